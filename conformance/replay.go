@@ -1,0 +1,261 @@
+// Package conformance replays conformance cases, machines with event traces
+// whose expected snapshots were recorded from real XState v5, against
+// chartgate's engines, and reports the first difference of each case.
+//
+// The case format is described in conformance-case-format.md: a machine,
+// declarative guards/actions/delays, steps ({"event": {...}} or
+// {"advance": ms}) and the expected snapshot before the first step and after
+// each one. Cases live under conformance/cases/; the node program in
+// conformance/oracle/ records their expected snapshots.
+package conformance
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/chartgate/chartgate/statechart"
+)
+
+// Case is one conformance case file.
+type Case struct {
+	Name          string            `json:"name"`
+	Description   string            `json:"description,omitempty"`
+	Machine       json.RawMessage   `json:"machine"`
+	Guards        json.RawMessage   `json:"guards,omitempty"`
+	Actions       json.RawMessage   `json:"actions,omitempty"`
+	Delays        json.RawMessage   `json:"delays,omitempty"`
+	Steps         []Step            `json:"steps"`
+	Expected      []json.RawMessage `json:"expected"`
+	ExpectedError string            `json:"expectedError,omitempty"`
+
+	// Path is the file the case was read from.
+	Path string `json:"-"`
+	raw  []byte
+}
+
+// Step is one step of a case: an event to send, or milliseconds to advance
+// the simulated clock by.
+type Step struct {
+	Event   *statechart.Event `json:"event,omitempty"`
+	Advance *float64          `json:"advance,omitempty"`
+}
+
+func (s Step) String() string {
+	if s.Event != nil {
+		b, _ := json.Marshal(s.Event)
+		return "event " + string(b)
+	}
+	if s.Advance != nil {
+		return fmt.Sprintf("advance %gms", *s.Advance)
+	}
+	return "empty step"
+}
+
+// ReadCase reads one case file.
+func ReadCase(path string) (*Case, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCase(data, path)
+}
+
+// ParseCase parses a case from JSON; path is used in messages only.
+func ParseCase(data []byte, path string) (*Case, error) {
+	var c Case
+	if err := json.Unmarshal(data, &c); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if len(c.Machine) == 0 {
+		return nil, fmt.Errorf("%s: no \"machine\"", path)
+	}
+	for i, s := range c.Steps {
+		if (s.Event == nil) == (s.Advance == nil) {
+			return nil, fmt.Errorf("%s: steps[%d]: a step is {\"event\": {...}} or {\"advance\": ms}", path, i)
+		}
+	}
+	if c.Name == "" {
+		c.Name = strings.TrimSuffix(filepath.Base(path), ".json")
+	}
+	c.Path, c.raw = path, data
+	return &c, nil
+}
+
+// ReadDir reads every *.json case file under dir, recursively, sorted by path.
+func ReadDir(dir string) ([]*Case, error) {
+	var paths []string
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && d.Name() == "node_modules" {
+			return filepath.SkipDir
+		}
+		if !d.IsDir() && strings.HasSuffix(p, ".json") {
+			paths = append(paths, p)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	sort.Strings(paths)
+	cases := make([]*Case, 0, len(paths))
+	for _, p := range paths {
+		c, err := ReadCase(p)
+		if err != nil {
+			return nil, err
+		}
+		cases = append(cases, c)
+	}
+	return cases, nil
+}
+
+// Implementations returns the case's declarative guards, actions and delays.
+func (c *Case) Implementations() (statechart.Implementations, error) {
+	return statechart.ParseImplementations(c.raw)
+}
+
+// Snapshot is the comparable form of a snapshot in a case file.
+func Snapshot(s *statechart.Snapshot) map[string]any {
+	out := map[string]any{
+		"value":   s.Value(),
+		"status":  string(s.Status()),
+		"context": s.Context(),
+	}
+	if tags := s.Tags(); len(tags) > 0 {
+		t := make([]any, len(tags))
+		for i, x := range tags {
+			t[i] = x
+		}
+		out["tags"] = t
+	}
+	if s.Status() == statechart.StatusDone && s.Output() != nil {
+		out["output"] = s.Output()
+	}
+	return out
+}
+
+// Runner runs a case on one engine and returns the snapshot before the
+// first step and after each step, in the comparable form of [Snapshot].
+// errored reports whether the engine ended in an error.
+type Runner func(ctx context.Context, c *Case) (snapshots []map[string]any, errored bool, err error)
+
+// RunStatechart runs a case on the statechart interpreter, with a simulated
+// clock and XState's late failure of missing guards.
+func RunStatechart(ctx context.Context, c *Case) ([]map[string]any, bool, error) {
+	impl, err := c.Implementations()
+	if err != nil {
+		return nil, false, err
+	}
+	m, err := statechart.Compile(c.Machine, &statechart.Options{Implementations: impl, AllowMissingGuards: true})
+	if err != nil {
+		return nil, false, err
+	}
+	clock := statechart.NewSimulatedClock()
+	a := statechart.NewActor(m, &statechart.ActorOptions{Clock: clock})
+	errored := a.Start(ctx) != nil
+	snaps := []map[string]any{Snapshot(a.Snapshot())}
+	for _, s := range c.Steps {
+		if s.Event != nil {
+			if a.Send(ctx, *s.Event) != nil {
+				errored = true
+			}
+		} else {
+			clock.Advance(time.Duration(*s.Advance * float64(time.Millisecond)))
+		}
+		snap := a.Snapshot()
+		errored = errored || snap.Status() == statechart.StatusError
+		snaps = append(snaps, Snapshot(snap))
+	}
+	return snaps, errored, nil
+}
+
+// Mismatch describes how a case failed.
+type Mismatch struct {
+	Case *Case
+	Step int // index into expected: 0 is the initial snapshot, i the snapshot after steps[i-1]; -1 when not about a step
+	Want string
+	Got  string
+	Err  error // the case could not run at all
+}
+
+func (m *Mismatch) String() string {
+	if m.Err != nil {
+		return fmt.Sprintf("%s: %v", m.Case.Name, m.Err)
+	}
+	where := "initial snapshot"
+	if m.Step > 0 {
+		where = fmt.Sprintf("step %d (%s)", m.Step, m.Case.Steps[m.Step-1])
+	} else if m.Step < 0 {
+		where = "error"
+	}
+	return fmt.Sprintf("%s: %s: want %s, got %s", m.Case.Name, where, m.Want, m.Got)
+}
+
+// Check runs the case with run and compares every snapshot with the
+// recorded ones. It returns nil when they all agree.
+func Check(ctx context.Context, c *Case, run Runner) *Mismatch {
+	if len(c.Expected) != len(c.Steps)+1 {
+		return &Mismatch{Case: c, Err: fmt.Errorf("has %d expected snapshots for %d steps; record it with the oracle", len(c.Expected), len(c.Steps))}
+	}
+	got, errored, err := run(ctx, c)
+	if err != nil {
+		return &Mismatch{Case: c, Err: err}
+	}
+	for i, raw := range c.Expected {
+		var want any
+		if err := json.Unmarshal(raw, &want); err != nil {
+			return &Mismatch{Case: c, Err: fmt.Errorf("expected[%d]: %w", i, err)}
+		}
+		if i >= len(got) {
+			return &Mismatch{Case: c, Step: i, Want: compact(raw), Got: "nothing"}
+		}
+		g := normalize(got[i])
+		if !equalJSON(want, g) {
+			gb, _ := json.Marshal(g)
+			return &Mismatch{Case: c, Step: i, Want: compact(raw), Got: string(gb)}
+		}
+	}
+	if (c.ExpectedError != "") != errored {
+		want, got := "no error", "an error"
+		if c.ExpectedError != "" {
+			want, got = fmt.Sprintf("error %q", c.ExpectedError), "no error"
+		}
+		return &Mismatch{Case: c, Step: -1, Want: want, Got: got}
+	}
+	return nil
+}
+
+func compact(raw json.RawMessage) string {
+	var v any
+	if json.Unmarshal(raw, &v) != nil {
+		return string(raw)
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// normalize round-trips a value through JSON so it compares with decoded JSON.
+func normalize(v any) any {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return v
+	}
+	var out any
+	_ = json.Unmarshal(b, &out)
+	return out
+}
+
+func equalJSON(a, b any) bool {
+	ab, _ := json.Marshal(a)
+	bb, _ := json.Marshal(b)
+	return string(ab) == string(bb)
+}

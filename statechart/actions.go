@@ -1,0 +1,160 @@
+// This file defines how guards are evaluated and actions executed, with the
+// arguments implementations receive, and the declared built-ins
+// (xstate.and/or/not/stateIn, xstate.assign/raise/cancel/log).
+
+package statechart
+
+import (
+	"fmt"
+	"maps"
+)
+
+// GuardArgs is what a guard implementation receives.
+type GuardArgs struct {
+	Context map[string]any // the context before the transition; do not modify
+	Event   Event          // the event being processed
+	Params  map[string]any // the params of the guard reference, if any
+	r       *runner
+}
+
+// InState reports whether the machine is in a state: "#id" tests whether
+// the state node with that id is active; a state value (or dotted string)
+// is matched like [Snapshot.Matches]. It is XState's stateIn.
+func (a GuardArgs) InState(v any) (bool, error) {
+	if a.r == nil {
+		return false, nil
+	}
+	if id, ok := v.(string); ok && len(id) > 0 && id[0] == '#' {
+		n, ok := a.r.m.byID[id[1:]]
+		if !ok {
+			return false, fmt.Errorf("stateIn: %q is not a state id", id)
+		}
+		return a.r.active[n], nil
+	}
+	return matchesState(toStateValue(v), a.r.s.Value()), nil
+}
+
+func (a GuardArgs) scope() scope { return scope{a.Context, a.Event} }
+
+// ActionArgs is what an action implementation receives.
+type ActionArgs struct {
+	Context map[string]any // the current context; do not modify, use Assign
+	Event   Event          // the event being processed
+	Params  map[string]any // the params of the action reference, if any
+	r       *runner
+}
+
+func (a *ActionArgs) scope() scope { return scope{a.Context, a.Event} }
+
+// Assign sets top-level context keys, like XState's assign. Later actions
+// of the same microstep see the new context.
+func (a *ActionArgs) Assign(updates map[string]any) {
+	if a.r == nil || len(updates) == 0 {
+		return
+	}
+	a.r.assign(updates)
+	a.Context = a.r.s.context
+}
+
+// Raise queues an internal event, processed before the next external event,
+// like XState's raise.
+func (a *ActionArgs) Raise(ev Event) {
+	if a.r != nil {
+		a.r.queue = append(a.r.queue, ev)
+	}
+}
+
+func (r *runner) assign(updates map[string]any) {
+	ctx := make(map[string]any, len(r.s.context)+len(updates))
+	maps.Copy(ctx, r.s.context)
+	for k, v := range updates {
+		if _, ok := v.(undefined); ok {
+			delete(ctx, k)
+			continue
+		}
+		ctx[k] = v
+	}
+	r.s.context = ctx
+	r.changed = true
+}
+
+// evaluateGuard reports whether transition t's guard passes.
+func (r *runner) evaluateGuard(t *transition, ev Event) bool {
+	if t.guard == nil {
+		return true
+	}
+	ok, err := r.evalGuard(t.guard, ev)
+	if err != nil {
+		r.fail(t.source, fmt.Errorf("guard %q in transition for event %q: %w", t.guard.String(), ev.Type, err))
+		return false
+	}
+	return ok
+}
+
+func (r *runner) evalGuard(g *guard, ev Event) (bool, error) {
+	switch g.kind {
+	case guardAnd:
+		for _, s := range g.subs {
+			if ok, err := r.evalGuard(s, ev); err != nil || !ok {
+				return false, err
+			}
+		}
+		return true, nil
+	case guardOr:
+		for _, s := range g.subs {
+			if ok, err := r.evalGuard(s, ev); err != nil || ok {
+				return ok, err
+			}
+		}
+		return false, nil
+	case guardNot:
+		ok, err := r.evalGuard(g.subs[0], ev)
+		return !ok && err == nil, err
+	case guardStateIn:
+		if g.inNode >= 0 {
+			return r.active[g.inNode], nil
+		}
+		return matchesState(toStateValue(g.inValue), r.s.Value()), nil
+	}
+	if g.impl == nil {
+		return false, fmt.Errorf("%w: %q", ErrGuardNotImplemented, g.name)
+	}
+	return g.impl(r.ctx, GuardArgs{Context: r.s.context, Event: ev, Params: g.params, r: r})
+}
+
+// executeActions runs actions in order; node is the state node they belong
+// to, for error messages.
+func (r *runner) executeActions(actions []*action, ev Event, node int) {
+	for _, a := range actions {
+		switch a.kind {
+		case actionCustom:
+			if a.impl == nil {
+				continue // XState: a missing action implementation is a no-op
+			}
+			r.args = ActionArgs{Context: r.s.context, Event: ev, Params: a.params, r: r}
+			if err := a.impl(r.ctx, &r.args); err != nil {
+				r.fail(node, fmt.Errorf("action %q: %w", a.name, err))
+				return
+			}
+		case actionAssign:
+			r.assign(evalAssign(a.assign, scope{r.s.context, ev}))
+		case actionRaise:
+			if !a.hasDelay {
+				// XState: a raise without a resolved delay is an internal event.
+				r.queue = append(r.queue, a.event)
+				continue
+			}
+			r.s.timers = append(r.s.timers, timer{id: a.id, event: a.event, due: r.now.Add(a.delay), seq: r.s.seq})
+			r.s.seq++
+		case actionCancel:
+			// XState's scheduler cancels the latest event scheduled with the id.
+			for i := len(r.s.timers) - 1; i >= 0; i-- {
+				if r.s.timers[i].id == a.id {
+					r.s.timers = append(r.s.timers[:i], r.s.timers[i+1:]...)
+					break
+				}
+			}
+		case actionLog:
+		}
+	}
+}

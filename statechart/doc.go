@@ -1,0 +1,52 @@
+// Package statechart loads XState v5 machine configs from JSON and runs
+// them with XState's semantics: hierarchical, parallel, final and history
+// states; guarded, eventless (always) and delayed (after) transitions;
+// entry, exit and transition actions; context; done events; tags and meta.
+// XState itself is the judge: conformance/ replays traces recorded from the
+// xstate npm package against this package.
+//
+// # Loading
+//
+// [Compile] reads the JSON that Stately Studio exports, or a
+// createMachine({...}) config written as JSON, validates it and returns an
+// immutable [*Machine]. Every problem is reported with its JSON path:
+//
+//	states.payment.on.PAY[1].target: "#nope" is not a state id
+//
+// Guards and actions are referenced by name, as in XState. Implement them in
+// Go ([GuardFunc], [ActionFunc]) or declaratively in JSON with
+// [ParseImplementations]; XState's built-ins are written as declared
+// objects: {"type": "xstate.and", "params": {"guards": [...]}}, xstate.or,
+// xstate.not, xstate.stateIn, xstate.assign, xstate.raise, xstate.cancel
+// and xstate.log.
+//
+// # Running
+//
+// An [Actor] is one running instance: [Actor.Send] processes an event as a
+// macrostep, and delayed events fire from its [Clock] (a [SimulatedClock] in
+// tests). The pure functions [Machine.Start], [Machine.Transition],
+// [Machine.Advance] and [Machine.Can] do the same on immutable [*Snapshot]
+// values, for callers that keep state elsewhere (a database, a shared
+// store). A snapshot marshals to JSON and restores with [Machine.Restore]
+// on another process, history and pending delayed events included.
+//
+// # Algorithm
+//
+// The interpreter follows the W3C SCXML algorithm as XState v5 implements it
+// (packages/core/src/stateUtils.ts); its functions carry the same names
+// (macrostep, microstep, selectTransitions, selectEventlessTransitions,
+// removeConflictingTransitions, getTransitionDomain, computeExitSet,
+// exitStates, computeEntrySet, enterStates). Where XState departs from
+// SCXML — transition domains that may be parallel states, reenter instead of
+// internal/external, wildcard priority, eventless priority by configuration
+// order — this package does what XState does.
+//
+// # Differences from XState
+//
+//   - Missing guards are reported by Compile (XState fails only when the
+//     guard is evaluated); [Options.AllowMissingGuards] restores XState's
+//     behaviour.
+//   - Persisted snapshots keep pending delayed events (XState loses them).
+//   - invoke, spawn, sendTo and other actor features are not supported:
+//     a machine is one actor.
+package statechart

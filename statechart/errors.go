@@ -1,0 +1,100 @@
+// This file defines the errors of the package: load errors that name the
+// JSON path of the offending value, and runtime errors of a running machine.
+
+package statechart
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Error is one problem found while loading a machine. Path is the JSON path
+// of the offending value in the machine config, written the way a reader
+// would look it up: "states.payment.on.PAY[1].target". An empty path means
+// the document itself.
+type Error struct {
+	Path string
+	Msg  string
+}
+
+func (e *Error) Error() string {
+	if e.Path == "" {
+		return e.Msg
+	}
+	return e.Path + ": " + e.Msg
+}
+
+// ErrorList is every problem found while loading a machine, in the order
+// they were found. Compile returns a non-empty ErrorList as its error; use
+// errors.As to get at the individual errors.
+type ErrorList []*Error
+
+func (l ErrorList) Error() string {
+	switch len(l) {
+	case 0:
+		return "no errors"
+	case 1:
+		return l[0].Error()
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d errors:", len(l))
+	for _, e := range l {
+		b.WriteString("\n\t")
+		b.WriteString(e.Error())
+	}
+	return b.String()
+}
+
+// Unwrap returns the individual errors, so errors.Is and errors.As see them.
+func (l ErrorList) Unwrap() []error {
+	errs := make([]error, len(l))
+	for i, e := range l {
+		errs[i] = e
+	}
+	return errs
+}
+
+// ErrLimit is wrapped by load errors caused by an input that exceeds one of
+// the hard limits of [Options] (size, nesting depth, number of states).
+var ErrLimit = errors.New("input exceeds a limit")
+
+// limitError is an *Error that also matches ErrLimit.
+type limitError struct{ Error }
+
+func (e *limitError) Unwrap() error { return ErrLimit }
+
+// RuntimeError reports a failure while a machine processed an event: a guard
+// or action implementation returned an error, a guard had no implementation,
+// or the machine looped without reaching a stable state. The snapshot that
+// comes with it has status [StatusError], as in XState.
+type RuntimeError struct {
+	State string // id of the state node whose guard or action failed, if known
+	Event string // type of the event being processed
+	Err   error
+}
+
+func (e *RuntimeError) Error() string {
+	var b strings.Builder
+	b.WriteString("statechart: ")
+	if e.State != "" {
+		fmt.Fprintf(&b, "in state %q ", e.State)
+	}
+	fmt.Fprintf(&b, "on event %q: %v", e.Event, e.Err)
+	return b.String()
+}
+
+func (e *RuntimeError) Unwrap() error { return e.Err }
+
+// ErrGuardNotImplemented is wrapped by the runtime error of a guard that has
+// no implementation (only possible with [Options.AllowMissingGuards]).
+var ErrGuardNotImplemented = errors.New("guard is not implemented")
+
+// ErrInfiniteLoop is wrapped by the runtime error of a macrostep that took
+// more than [Options.MaxMicrosteps] microsteps.
+var ErrInfiniteLoop = errors.New("infinite loop detected")
+
+// ErrNotActive is returned when an event is sent to a snapshot or actor whose
+// status is not active, with errors.Is. XState ignores such events silently;
+// the pure functions report it so callers can tell.
+var ErrNotActive = errors.New("machine is not active")

@@ -1,0 +1,960 @@
+// This file defines Compile: it reads an XState v5 machine config from JSON,
+// validates it, collecting every error with its JSON path, and builds the
+// immutable Machine. Target resolution follows XState's resolveTarget and
+// getStateNodeByPath; document order follows XState's (JavaScript key order).
+
+package statechart
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/tidwall/gjson"
+)
+
+// Compile loads an XState v5 machine config (the JSON that Stately Studio
+// exports, or a createMachine config written as JSON) and compiles it.
+// opts may be nil. On failure the error is an [ErrorList] holding every
+// problem found, each with its JSON path.
+func Compile(data []byte, opts *Options) (*Machine, error) {
+	l := &loader{opts: opts.withDefaults()}
+	m := l.load(data)
+	if len(l.errs) > 0 {
+		return nil, l.errs
+	}
+	return m, nil
+}
+
+// Validate reports every problem of a machine config, like Compile, without
+// keeping the machine. It returns nil when the config is valid.
+func Validate(data []byte, opts *Options) error {
+	_, err := Compile(data, opts)
+	return err
+}
+
+type loader struct {
+	opts  Options
+	m     *Machine
+	errs  ErrorList
+	raw   []rawNode // per node, the config values read in the second pass
+	idErr bool
+}
+
+// rawNode keeps what the second pass (transitions, actions) needs.
+type rawNode struct {
+	config    gjson.Result
+	defaultID string // machine id plus the path of keys: XState's default id
+}
+
+func (l *loader) errorf(path jsonPath, format string, args ...any) {
+	l.errs = append(l.errs, &Error{Path: string(path), Msg: fmt.Sprintf(format, args...)})
+}
+
+var rootOnlyKeys = map[string]bool{"context": true, "version": true}
+
+var nodeKeys = []string{
+	"id", "type", "initial", "states", "on", "always", "after", "onDone",
+	"entry", "exit", "output", "history", "target", "tags", "meta", "description",
+}
+
+var transitionKeys = []string{"target", "guard", "actions", "reenter", "description", "meta"}
+
+func (l *loader) load(data []byte) *Machine {
+	if e := checkDocument(data, l.opts.MaxBytes, l.opts.MaxDepth); e != nil {
+		l.errs = append(l.errs, e)
+		return nil
+	}
+	root := gjson.ParseBytes(data)
+	if !root.IsObject() {
+		l.errorf("", "a machine config must be a JSON object, not %s", jsonKind(root))
+		return nil
+	}
+	l.m = &Machine{id: "(machine)", byID: map[string]int{}, opts: l.opts}
+	if id := root.Get("id"); id.Exists() {
+		if id.Type != gjson.String || id.String() == "" {
+			l.errorf("id", "must be a non-empty string, not %s", jsonKind(id))
+		} else {
+			l.m.id = id.String()
+		}
+	}
+	l.m.context = map[string]any{}
+	if c := root.Get("context"); c.Exists() {
+		if !c.IsObject() {
+			l.errorf("context", "must be an object, not %s", jsonKind(c))
+		} else {
+			l.m.context = goValue(c).(map[string]any)
+		}
+	}
+	l.readNode(root, "", -1, "", l.m.id)
+	if len(l.errs) > 0 && len(l.m.nodes) == 0 {
+		return nil
+	}
+	for i := range l.m.nodes {
+		l.readBehaviour(i)
+	}
+	return l.m
+}
+
+// readNode is the first pass: the tree of state nodes, their kinds and ids.
+func (l *loader) readNode(v gjson.Result, key string, parent int, path jsonPath, defaultID string) int {
+	if len(l.m.nodes) >= l.opts.MaxStates {
+		if !l.idErr {
+			l.errs = append(l.errs, &(&limitError{Error{Path: string(path), Msg: fmt.Sprintf("more than %d state nodes", l.opts.MaxStates)}}).Error)
+			l.idErr = true
+		}
+		return -1
+	}
+	n := &stateNode{key: key, id: defaultID, path: path, order: len(l.m.nodes), parent: parent}
+	idx := n.order
+	l.m.nodes = append(l.m.nodes, n)
+	l.raw = append(l.raw, rawNode{config: v, defaultID: defaultID})
+	if !v.IsObject() {
+		l.errorf(path, "a state node must be an object, not %s", jsonKind(v))
+		return idx
+	}
+
+	members := objectMembers(v, func(k string) { l.errorf(path.key(k), "duplicate key %q", k) })
+	var states gjson.Result
+	var typ string
+	hasHistory := false
+	for _, mb := range members {
+		p := path.key(mb.key)
+		switch mb.key {
+		case "id":
+			if mb.value.Type != gjson.String || mb.value.String() == "" {
+				if parent >= 0 {
+					l.errorf(p, "must be a non-empty string, not %s", jsonKind(mb.value))
+				}
+			} else if parent >= 0 {
+				n.id = mb.value.String()
+			}
+		case "type":
+			typ = mb.value.String()
+			switch typ {
+			case "atomic", "compound", "parallel", "final", "history":
+			default:
+				l.errorf(p, "%s is not a state type (atomic, compound, parallel, final, history)", quoteJSON(mb.value))
+				typ = ""
+			}
+		case "states":
+			if !mb.value.IsObject() {
+				l.errorf(p, "must be an object, not %s", jsonKind(mb.value))
+			} else {
+				states = mb.value
+			}
+		case "history":
+			hasHistory = true
+			switch {
+			case mb.value.Type == gjson.True, mb.value.String() == "shallow":
+			case mb.value.String() == "deep":
+				n.deep = true
+			default:
+				l.errorf(p, `must be "shallow", "deep" or true, not %s`, quoteJSON(mb.value))
+			}
+		case "tags":
+			n.tags = l.readStrings(mb.value, p)
+		case "meta":
+			n.meta = goValue(mb.value)
+		case "description":
+			if mb.value.Type != gjson.String {
+				l.errorf(p, "must be a string, not %s", jsonKind(mb.value))
+			}
+			n.description = mb.value.String()
+		case "output":
+			n.output, n.hasOutput = goValue(mb.value), true
+		case "invoke":
+			l.errorf(p, "invoke is not supported: chartgate runs no child actors")
+		case "cond":
+			l.errorf(p, "unknown key %q", mb.key)
+		case "initial", "on", "always", "after", "onDone", "entry", "exit", "target":
+			// read in the second pass
+		default:
+			if parent < 0 && rootOnlyKeys[mb.key] {
+				continue
+			}
+			if parent >= 0 && rootOnlyKeys[mb.key] {
+				l.errorf(p, "%q is only allowed on the machine root", mb.key)
+				continue
+			}
+			l.errorf(p, "unknown key %q%s", mb.key, didYouMean(mb.key, nodeKeys))
+		}
+	}
+
+	hasStates := states.Exists() && len(objectMembers(states, nil)) > 0
+	switch typ {
+	case "":
+		switch {
+		case hasStates:
+			n.kind = kindCompound
+		case hasHistory:
+			n.kind = kindHistory
+		default:
+			n.kind = kindAtomic
+		}
+	case "atomic":
+		n.kind = kindAtomic
+	case "compound":
+		n.kind = kindCompound
+		if !hasStates {
+			l.errorf(path.key("states"), "a compound state needs child states")
+		}
+	case "parallel":
+		n.kind = kindParallel
+	case "final":
+		n.kind = kindFinal
+	case "history":
+		n.kind = kindHistory
+	}
+	if hasStates && (n.kind == kindAtomic || n.kind == kindFinal || n.kind == kindHistory) {
+		l.errorf(path.key("states"), "a state of type %q cannot have child states", n.kind)
+	}
+	if n.kind == kindHistory && parent < 0 {
+		l.errorf(path, "the machine root cannot be a history state")
+	}
+	if hasHistory && n.kind != kindHistory {
+		l.errorf(path.key("history"), "only history states have \"history\"; add \"type\": \"history\"")
+	}
+	if prev, dup := l.m.byID[n.id]; dup {
+		l.errorf(path.key("id"), "duplicate state id %q (also %s)", n.id, describePath(l.m.nodes[prev].path))
+	} else {
+		l.m.byID[n.id] = idx
+	}
+
+	if states.Exists() && n.kind != kindAtomic && n.kind != kindFinal && n.kind != kindHistory {
+		for _, mb := range objectMembers(states, func(k string) { l.errorf(path.key("states").key(k), "duplicate key %q", k) }) {
+			if mb.key == "" {
+				l.errorf(path.key("states"), "a state key cannot be empty")
+				continue
+			}
+			child := l.readNode(mb.value, mb.key, idx, path.key("states").key(mb.key), defaultID+"."+mb.key)
+			if child < 0 {
+				return idx
+			}
+			n.children = append(n.children, child)
+		}
+	}
+	return idx
+}
+
+func describePath(p jsonPath) string {
+	if p == "" {
+		return "the machine root"
+	}
+	return string(p)
+}
+
+func quoteJSON(v gjson.Result) string {
+	if !v.Exists() {
+		return "nothing"
+	}
+	return v.Raw
+}
+
+func (l *loader) readStrings(v gjson.Result, path jsonPath) []string {
+	if v.Type == gjson.String {
+		return []string{v.String()}
+	}
+	if !v.IsArray() {
+		l.errorf(path, "must be a string or an array of strings, not %s", jsonKind(v))
+		return nil
+	}
+	var out []string
+	for i, e := range v.Array() {
+		if e.Type != gjson.String {
+			l.errorf(path.index(i), "must be a string, not %s", jsonKind(e))
+			continue
+		}
+		out = append(out, e.String())
+	}
+	return out
+}
+
+// readBehaviour is the second pass over node i: initial, transitions, entry
+// and exit actions, delayed transitions and history defaults. It mirrors the
+// order in which XState's formatTransitions fills a node's transition map.
+func (l *loader) readBehaviour(i int) {
+	n := l.m.nodes[i]
+	v := l.raw[i].config
+	if !v.IsObject() {
+		return
+	}
+	path := n.path
+	n.entry = l.readActions(v.Get("entry"), path.key("entry"))
+	n.exit = l.readActions(v.Get("exit"), path.key("exit"))
+
+	// initial
+	init := v.Get("initial")
+	switch {
+	case n.kind == kindCompound && !init.Exists():
+		l.errorf(path, "compound state %q has no \"initial\"; add \"initial\": %q", n.id, l.m.nodes[n.children[0]].key)
+	case n.kind != kindCompound && init.Exists():
+		l.errorf(path.key("initial"), "only compound states have an initial state (this one is %s)", n.kind)
+	case init.Exists():
+		l.readInitial(n, init, path.key("initial"))
+	}
+
+	// history default target, resolved relative to the parent
+	if tg := v.Get("target"); tg.Exists() {
+		if n.kind != kindHistory {
+			l.errorf(path.key("target"), "only history states have a default \"target\"; put targets on transitions")
+		} else if n.parent >= 0 {
+			t := &transition{source: i}
+			for j, s := range l.targetStrings(tg, path.key("target")) {
+				p := path.key("target")
+				if tg.IsArray() {
+					p = p.index(j)
+				}
+				if idx, err := l.resolvePath(n.parent, s); err != "" {
+					l.errorf(p, "%q is not a child of %q: %s", s, l.m.nodes[n.parent].id, err)
+				} else {
+					t.targets = append(t.targets, idx)
+				}
+			}
+			n.historyDef = t
+		}
+	}
+
+	n.byEvent = map[string]*eventGroup{}
+	set := func(descriptor string, ts []*transition) {
+		if g, ok := n.byEvent[descriptor]; ok {
+			g.transitions = ts
+			return
+		}
+		g := &eventGroup{descriptor: descriptor, transitions: ts}
+		n.byEvent[descriptor] = g
+		n.on = append(n.on, g)
+	}
+	if on := v.Get("on"); on.Exists() {
+		p := path.key("on")
+		if !on.IsObject() {
+			l.errorf(p, "must be an object mapping events to transitions, not %s", jsonKind(on))
+		} else {
+			for _, mb := range objectMembers(on, func(k string) { l.errorf(p.key(k), "duplicate key %q", k) }) {
+				if mb.key == "" {
+					l.errorf(p, `an event descriptor cannot be empty; use "always" for eventless transitions`)
+					continue
+				}
+				if strings.Contains(strings.TrimSuffix(mb.key, "*"), "*") {
+					l.errorf(p.key(mb.key), "wildcards can only be the whole descriptor (\"*\") or its last token (\"event.*\")")
+				}
+				set(mb.key, l.readTransitions(i, mb.key, mb.value, p.key(mb.key)))
+			}
+		}
+	}
+	if od := v.Get("onDone"); od.Exists() {
+		if n.kind != kindCompound && n.kind != kindParallel {
+			l.errorf(path.key("onDone"), "only compound and parallel states are ever done; this one is %s", n.kind)
+		}
+		ev := doneStatePrefix + n.id
+		set(ev, l.readTransitions(i, ev, od, path.key("onDone")))
+	}
+	if after := v.Get("after"); after.Exists() {
+		l.readAfter(i, after, path.key("after"), set)
+	}
+	for _, g := range n.on {
+		if g.descriptor == "*" || strings.HasSuffix(g.descriptor, ".*") {
+			n.wildcards = append(n.wildcards, g)
+		}
+	}
+	sort.SliceStable(n.wildcards, func(a, b int) bool {
+		return len(n.wildcards[a].descriptor) > len(n.wildcards[b].descriptor)
+	})
+	if al := v.Get("always"); al.Exists() {
+		n.always = l.readTransitions(i, "", al, path.key("always"))
+	}
+}
+
+func (l *loader) readInitial(n *stateNode, init gjson.Result, path jsonPath) {
+	t := &transition{source: n.order}
+	var key string
+	switch {
+	case init.Type == gjson.String:
+		key = init.String()
+	case init.IsObject():
+		for _, mb := range objectMembers(init, func(k string) { l.errorf(path.key(k), "duplicate key %q", k) }) {
+			switch mb.key {
+			case "target":
+				if mb.value.Type != gjson.String {
+					l.errorf(path.key("target"), "must be the key of a child state, not %s", jsonKind(mb.value))
+				}
+				key = mb.value.String()
+			case "actions":
+				t.actions = l.readActions(mb.value, path.key("actions"))
+			default:
+				l.errorf(path.key(mb.key), "unknown key %q%s", mb.key, didYouMean(mb.key, []string{"target", "actions"}))
+			}
+		}
+		path = path.key("target")
+	default:
+		l.errorf(path, "must be the key of a child state, not %s", jsonKind(init))
+		return
+	}
+	for _, c := range n.children {
+		if l.m.nodes[c].key == key {
+			t.targets = []int{c}
+			n.initial = t
+			return
+		}
+	}
+	keys := make([]string, len(n.children))
+	for j, c := range n.children {
+		keys[j] = l.m.nodes[c].key
+	}
+	l.errorf(path, "%q is not a child state of %q%s", key, n.id, didYouMean(key, keys))
+}
+
+// readAfter reads delayed transitions. Like XState's getDelayedTransitions
+// it appends to the node's entry a delayed raise of
+// "xstate.after.<delay>.<id>" and to its exit the cancel of that event.
+func (l *loader) readAfter(i int, after gjson.Result, path jsonPath, set func(string, []*transition)) {
+	n := l.m.nodes[i]
+	if !after.IsObject() {
+		l.errorf(path, "must be an object mapping delays to transitions, not %s", jsonKind(after))
+		return
+	}
+	for _, mb := range objectMembers(after, func(k string) { l.errorf(path.key(k), "duplicate key %q", k) }) {
+		raise := &action{kind: actionRaise, name: "xstate.raise"}
+		delayKey := mb.key
+		if ms, err := strconv.ParseFloat(strings.TrimSpace(mb.key), 64); err == nil && ms >= 0 && !strings.ContainsAny(mb.key, "eEnN+") {
+			delayKey = strconv.FormatFloat(ms, 'f', -1, 64)
+			raise.hasDelay, raise.delay = true, msDuration(ms)
+		} else if d, ok := l.opts.Implementations.Delays[mb.key]; ok {
+			raise.hasDelay, raise.delay = true, d
+		} else {
+			raise.delayName = mb.key
+			if l.opts.Strict {
+				l.errorf(path.key(mb.key), "delay %q has no implementation (XState would fire it at once)", mb.key)
+			}
+		}
+		ev := afterPrefix + delayKey + "." + n.id
+		raise.event, raise.id = Event{Type: ev}, ev
+		n.entry = append(n.entry, raise)
+		n.exit = append(n.exit, &action{kind: actionCancel, name: "xstate.cancel", id: ev})
+		l.m.hasTimers = true
+		ts := l.readTransitions(i, ev, mb.value, path.key(mb.key))
+		if g, ok := n.byEvent[ev]; ok {
+			set(ev, append(g.transitions, ts...))
+		} else {
+			set(ev, ts)
+		}
+	}
+}
+
+func msDuration(ms float64) time.Duration { return time.Duration(ms * float64(time.Millisecond)) }
+
+// readTransitions reads a transition config: a target string, a transition
+// object, or an array of either (candidates in priority order).
+func (l *loader) readTransitions(src int, event string, v gjson.Result, path jsonPath) []*transition {
+	switch {
+	case v.Type == gjson.String || v.IsObject():
+		if t := l.readTransition(src, event, v, path); t != nil {
+			return []*transition{t}
+		}
+		return nil
+	case v.IsArray():
+		var ts []*transition
+		for j, e := range v.Array() {
+			if e.Type != gjson.String && !e.IsObject() {
+				l.errorf(path.index(j), "a transition must be a target string or an object, not %s", jsonKind(e))
+				continue
+			}
+			if t := l.readTransition(src, event, e, path.index(j)); t != nil {
+				ts = append(ts, t)
+			}
+		}
+		return ts
+	default:
+		l.errorf(path, "a transition must be a target string, an object or an array, not %s", jsonKind(v))
+		return nil
+	}
+}
+
+func (l *loader) readTransition(src int, event string, v gjson.Result, path jsonPath) *transition {
+	t := &transition{source: src, event: event}
+	var target gjson.Result
+	targetPath := path
+	if v.Type == gjson.String {
+		target = v
+	} else {
+		for _, mb := range objectMembers(v, func(k string) { l.errorf(path.key(k), "duplicate key %q", k) }) {
+			p := path.key(mb.key)
+			switch mb.key {
+			case "target":
+				target, targetPath = mb.value, p
+			case "guard":
+				t.guard = l.readGuard(mb.value, p)
+			case "actions":
+				t.actions = l.readActions(mb.value, p)
+			case "reenter":
+				if mb.value.Type != gjson.True && mb.value.Type != gjson.False {
+					l.errorf(p, "must be true or false, not %s", jsonKind(mb.value))
+				}
+				t.reenter = mb.value.Type == gjson.True
+			case "description", "meta":
+			case "cond":
+				l.errorf(p, `"cond" was renamed to "guard" in XState v5`)
+			case "internal":
+				l.errorf(p, `"internal" was replaced by "reenter" in XState v5 (internal: false is reenter: true)`)
+			default:
+				l.errorf(p, "unknown key %q%s", mb.key, didYouMean(mb.key, transitionKeys))
+			}
+		}
+	}
+	if !target.Exists() || (target.Type == gjson.String && target.String() == "") {
+		return t // targetless
+	}
+	strs := l.targetStrings(target, targetPath)
+	t.targets = []int{}
+	for j, s := range strs {
+		p := targetPath
+		if target.IsArray() {
+			p = p.index(j)
+		}
+		idx, ok := l.resolveTarget(src, s, p)
+		if ok {
+			t.targets = append(t.targets, idx)
+		}
+	}
+	l.checkTargets(t, targetPath)
+	return t
+}
+
+func (l *loader) targetStrings(v gjson.Result, path jsonPath) []string {
+	if v.Type == gjson.String {
+		return []string{v.String()}
+	}
+	if !v.IsArray() {
+		l.errorf(path, "a target must be a string or an array of strings, not %s", jsonKind(v))
+		return nil
+	}
+	var out []string
+	for j, e := range v.Array() {
+		if e.Type != gjson.String || e.String() == "" {
+			l.errorf(path.index(j), "a target must be a non-empty string, not %s", quoteJSON(e))
+			continue
+		}
+		out = append(out, e.String())
+	}
+	return out
+}
+
+// checkTargets rejects target sets that cannot form a legal configuration:
+// two targets in different children of one compound state.
+func (l *loader) checkTargets(t *transition, path jsonPath) {
+	for a := 0; a < len(t.targets); a++ {
+		for b := a + 1; b < len(t.targets); b++ {
+			x, y := t.targets[a], t.targets[b]
+			if l.isDescendantOrSelf(x, y) || l.isDescendantOrSelf(y, x) {
+				continue
+			}
+			lca := l.lca(x, y)
+			if lca >= 0 && l.m.nodes[lca].kind != kindParallel {
+				l.errorf(path, "targets %q and %q are in different children of compound state %q, so they cannot both be active",
+					l.m.nodes[x].id, l.m.nodes[y].id, l.m.nodes[lca].id)
+			}
+		}
+	}
+}
+
+func (l *loader) isDescendantOrSelf(a, b int) bool {
+	for ; a >= 0; a = l.m.nodes[a].parent {
+		if a == b {
+			return true
+		}
+	}
+	return false
+}
+
+func (l *loader) lca(a, b int) int {
+	for p := l.m.nodes[a].parent; p >= 0; p = l.m.nodes[p].parent {
+		if l.isDescendantOrSelf(b, p) {
+			return p
+		}
+	}
+	return -1
+}
+
+// resolveTarget resolves a target string declared on node src, following
+// XState's resolveTarget: "#id.path" is absolute, ".child" is relative to
+// the source, and anything else is relative to the source's parent.
+func (l *loader) resolveTarget(src int, target string, path jsonPath) (int, bool) {
+	n := l.m.nodes[src]
+	switch {
+	case strings.HasPrefix(target, "#"):
+		idx, err := l.resolveID(target)
+		if err != "" {
+			l.errorf(path, "%q is not a state id%s", target, err)
+			return 0, false
+		}
+		return idx, true
+	case strings.HasPrefix(target, "."):
+		idx, err := l.resolvePath(src, target[1:])
+		if err != "" {
+			l.errorf(path, "%q is not a descendant of %q: %s", target, n.id, err)
+			return 0, false
+		}
+		return idx, true
+	case n.parent < 0:
+		l.errorf(path, "%q is not a valid target from the root node; did you mean %q?", target, "."+target)
+		return 0, false
+	default:
+		idx, err := l.resolvePath(n.parent, target)
+		if err != "" {
+			l.errorf(path, "%q is not a sibling of %q: %s", target, n.key, err)
+			return 0, false
+		}
+		return idx, true
+	}
+}
+
+// resolveID looks up "#id" or "#id.child.path" (XState's getStateNodeById):
+// the first segment is an id, the rest a path below it.
+func (l *loader) resolveID(target string) (int, string) {
+	segs := toStatePath(target[1:])
+	idx, ok := l.m.byID[segs[0]]
+	if !ok {
+		ids := make([]string, 0, len(l.m.byID))
+		for id := range l.m.byID {
+			ids = append(ids, id)
+		}
+		sort.Strings(ids)
+		return 0, didYouMean(segs[0], ids)
+	}
+	if len(segs) == 1 {
+		return idx, ""
+	}
+	idx, err := l.resolvePath(idx, strings.Join(quoteSegments(segs[1:]), "."))
+	if err != "" {
+		return 0, ": " + err
+	}
+	return idx, ""
+}
+
+func quoteSegments(segs []string) []string {
+	out := make([]string, len(segs))
+	for i, s := range segs {
+		out[i] = strings.ReplaceAll(s, ".", `\.`)
+	}
+	return out
+}
+
+// resolvePath walks a dotted path of child keys down from node from
+// (XState's getStateNodeByPath); an empty segment stops the walk.
+func (l *loader) resolvePath(from int, path string) (int, string) {
+	cur := from
+	for _, key := range toStatePath(path) {
+		if key == "" {
+			break
+		}
+		if strings.HasPrefix(key, "#") {
+			idx, err := l.resolveID(key)
+			if err != "" {
+				return 0, fmt.Sprintf("%q is not a state id%s", key, err)
+			}
+			cur = idx
+			continue
+		}
+		next := -1
+		var keys []string
+		for _, c := range l.m.nodes[cur].children {
+			keys = append(keys, l.m.nodes[c].key)
+			if l.m.nodes[c].key == key {
+				next = c
+				break
+			}
+		}
+		if next < 0 {
+			return 0, fmt.Sprintf("state %q has no child %q%s", l.m.nodes[cur].id, key, didYouMean(key, keys))
+		}
+		cur = next
+	}
+	return cur, ""
+}
+
+// toStatePath splits a state path on dots; a backslash escapes the next
+// character (XState's toStatePath).
+func toStatePath(s string) []string {
+	var out []string
+	var seg strings.Builder
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '\\':
+			if i+1 < len(s) {
+				seg.WriteByte(s[i+1])
+				i++
+			}
+			continue
+		case '.':
+			out = append(out, seg.String())
+			seg.Reset()
+			continue
+		}
+		seg.WriteByte(s[i])
+	}
+	return append(out, seg.String())
+}
+
+// readGuard reads a guard reference: "name", {"type": name, "params": {...}},
+// or one of the declared built-ins xstate.and, xstate.or, xstate.not and
+// xstate.stateIn.
+func (l *loader) readGuard(v gjson.Result, path jsonPath) *guard {
+	g := &guard{inNode: -1}
+	switch {
+	case v.Type == gjson.String:
+		g.name = v.String()
+	case v.IsObject():
+		for _, mb := range objectMembers(v, func(k string) { l.errorf(path.key(k), "duplicate key %q", k) }) {
+			switch mb.key {
+			case "type":
+				if mb.value.Type != gjson.String || mb.value.String() == "" {
+					l.errorf(path.key("type"), "must be a non-empty string, not %s", jsonKind(mb.value))
+				}
+				g.name = mb.value.String()
+			case "params":
+				if !mb.value.IsObject() {
+					l.errorf(path.key("params"), "must be an object, not %s", jsonKind(mb.value))
+				} else {
+					g.params = goValue(mb.value).(map[string]any)
+				}
+			default:
+				l.errorf(path.key(mb.key), "unknown key %q%s", mb.key, didYouMean(mb.key, []string{"type", "params"}))
+			}
+		}
+		if g.name == "" {
+			l.errorf(path, `a guard object needs a "type"`)
+			return nil
+		}
+	default:
+		l.errorf(path, "a guard must be a name or an object with a \"type\", not %s", jsonKind(v))
+		return nil
+	}
+	params := v.Get("params")
+	switch g.name {
+	case "xstate.and", "xstate.or":
+		g.kind = guardAnd
+		if g.name == "xstate.or" {
+			g.kind = guardOr
+		}
+		subs := params.Get("guards")
+		if !subs.IsArray() {
+			l.errorf(path.key("params").key("guards"), "%s needs an array of guards", g.name)
+			return g
+		}
+		for j, s := range subs.Array() {
+			if sg := l.readGuard(s, path.key("params").key("guards").index(j)); sg != nil {
+				g.subs = append(g.subs, sg)
+			}
+		}
+	case "xstate.not":
+		g.kind = guardNot
+		sub := params.Get("guard")
+		if !sub.Exists() {
+			l.errorf(path.key("params").key("guard"), "xstate.not needs a guard")
+			return g
+		}
+		if sg := l.readGuard(sub, path.key("params").key("guard")); sg != nil {
+			g.subs = []*guard{sg}
+		}
+	case "xstate.stateIn":
+		g.kind = guardStateIn
+		sv := params.Get("stateValue")
+		p := path.key("params").key("stateValue")
+		switch {
+		case sv.Type == gjson.String && strings.HasPrefix(sv.String(), "#"):
+			idx, err := l.resolveID(sv.String())
+			if err != "" {
+				l.errorf(p, "%q is not a state id%s", sv.String(), err)
+			}
+			g.inNode = idx
+		case sv.Type == gjson.String || sv.IsObject():
+			g.inValue = goValue(sv)
+		default:
+			l.errorf(p, "xstate.stateIn needs a \"#id\" or a state value, not %s", jsonKind(sv))
+		}
+	default:
+		g.impl = l.opts.Implementations.Guards[g.name]
+		if g.impl == nil && !l.opts.AllowMissingGuards {
+			l.errorf(path, "guard %q is not implemented%s", g.name, didYouMean(g.name, keysOf(l.opts.Implementations.Guards)))
+		}
+	}
+	return g
+}
+
+// readActions reads an action list: one action or an array of actions,
+// each "name" or {"type": name, "params": {...}}, including the declared
+// built-ins xstate.assign, xstate.raise, xstate.cancel and xstate.log.
+func (l *loader) readActions(v gjson.Result, path jsonPath) []*action {
+	if !v.Exists() {
+		return nil
+	}
+	if v.IsArray() {
+		var out []*action
+		for j, e := range v.Array() {
+			if a := l.readAction(e, path.index(j)); a != nil {
+				out = append(out, a)
+			}
+		}
+		return out
+	}
+	if a := l.readAction(v, path); a != nil {
+		return []*action{a}
+	}
+	return nil
+}
+
+func (l *loader) readAction(v gjson.Result, path jsonPath) *action {
+	a := &action{}
+	var params gjson.Result
+	switch {
+	case v.Type == gjson.String && v.String() != "":
+		a.name = v.String()
+	case v.IsObject():
+		for _, mb := range objectMembers(v, func(k string) { l.errorf(path.key(k), "duplicate key %q", k) }) {
+			switch mb.key {
+			case "type":
+				if mb.value.Type != gjson.String || mb.value.String() == "" {
+					l.errorf(path.key("type"), "must be a non-empty string, not %s", jsonKind(mb.value))
+				}
+				a.name = mb.value.String()
+			case "params":
+				if !mb.value.IsObject() {
+					l.errorf(path.key("params"), "must be an object, not %s", jsonKind(mb.value))
+				} else {
+					params = mb.value
+					a.params = goValue(mb.value).(map[string]any)
+				}
+			default:
+				l.errorf(path.key(mb.key), "unknown key %q%s", mb.key, didYouMean(mb.key, []string{"type", "params"}))
+			}
+		}
+		if a.name == "" {
+			l.errorf(path, `an action object needs a "type"`)
+			return nil
+		}
+	default:
+		l.errorf(path, "an action must be a name or an object with a \"type\", not %s", quoteJSON(v))
+		return nil
+	}
+	pp := path.key("params")
+	switch a.name {
+	case "xstate.assign":
+		a.kind = actionAssign
+		if !params.IsObject() {
+			l.errorf(pp, "xstate.assign needs params: an object of context keys to expressions")
+			return a
+		}
+		for _, mb := range objectMembers(params, nil) {
+			e, err := compileExpr(mb.value, pp.key(mb.key))
+			if err != nil {
+				l.errs = append(l.errs, err)
+				continue
+			}
+			a.assign = append(a.assign, assignEntry{key: mb.key, expr: e})
+		}
+	case "xstate.raise":
+		a.kind = actionRaise
+		ev := params.Get("event")
+		if !ev.IsObject() || ev.Get("type").Type != gjson.String || ev.Get("type").String() == "" {
+			l.errorf(pp.key("event"), `xstate.raise needs an event object with a "type"`)
+			return a
+		}
+		a.event = eventFromJSON(ev)
+		if d := params.Get("delay"); d.Exists() {
+			switch {
+			case d.Type == gjson.Number && d.Float() >= 0:
+				a.hasDelay, a.delay = true, msDuration(d.Float())
+			case d.Type == gjson.String:
+				if dd, ok := l.opts.Implementations.Delays[d.String()]; ok {
+					a.hasDelay, a.delay = true, dd
+				} else {
+					a.delayName = d.String()
+					if l.opts.Strict {
+						l.errorf(pp.key("delay"), "delay %q has no implementation (XState would raise the event at once)", d.String())
+					}
+				}
+			default:
+				l.errorf(pp.key("delay"), "must be milliseconds or the name of a delay, not %s", quoteJSON(d))
+			}
+		}
+		a.id = params.Get("id").String()
+	case "xstate.cancel":
+		a.kind = actionCancel
+		id := params.Get("sendId")
+		if id.Type != gjson.String || id.String() == "" {
+			l.errorf(pp.key("sendId"), "xstate.cancel needs the id of the delayed event to cancel")
+		}
+		a.id = id.String()
+	case "xstate.log":
+		a.kind = actionLog
+	default:
+		a.kind = actionCustom
+		a.impl = l.opts.Implementations.Actions[a.name]
+		if a.impl == nil && l.opts.Strict {
+			l.errorf(path, "action %q is not implemented%s", a.name, didYouMean(a.name, keysOf(l.opts.Implementations.Actions)))
+		}
+	}
+	return a
+}
+
+func eventFromJSON(v gjson.Result) Event {
+	ev := Event{Type: v.Get("type").String()}
+	for _, mb := range objectMembers(v, nil) {
+		if mb.key == "type" {
+			continue
+		}
+		if ev.Data == nil {
+			ev.Data = map[string]any{}
+		}
+		ev.Data[mb.key] = goValue(mb.value)
+	}
+	return ev
+}
+
+func keysOf[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// didYouMean suggests the closest candidate, if one is close enough.
+func didYouMean(s string, candidates []string) string {
+	best, bestD := "", len(s)/2+2
+	for _, c := range candidates {
+		if d := editDistance(strings.ToLower(s), strings.ToLower(c)); d < bestD {
+			best, bestD = c, d
+		}
+	}
+	if best == "" || best == s {
+		return ""
+	}
+	return fmt.Sprintf(" (did you mean %q?)", best)
+}
+
+func editDistance(a, b string) int {
+	if len(a) > 64 || len(b) > 64 {
+		return 1 << 30
+	}
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			c := prev[j-1]
+			if a[i-1] != b[j-1] {
+				c++
+			}
+			cur[j] = min(c, prev[j]+1, cur[j-1]+1)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}

@@ -1,0 +1,295 @@
+// This file defines the compiled Machine, its options and implementations,
+// and the internal representation of state nodes, transitions, guards and
+// actions that the algorithm works on.
+
+package statechart
+
+import (
+	"context"
+	"time"
+)
+
+// Options configures [Compile]. The zero value (or nil) means the defaults.
+type Options struct {
+	// Guards, Actions and Delays implement the names the machine refers
+	// to, like XState's setup({guards, actions, delays}).
+	Implementations Implementations
+
+	// Strict also reports, as load errors, actions that have no
+	// implementation. XState skips them silently, and so does a machine
+	// compiled without Strict.
+	Strict bool
+
+	// AllowMissingGuards defers the error for a guard that has no
+	// implementation to the moment it is evaluated, as XState does: the
+	// snapshot then gets status error. By default Compile reports it.
+	AllowMissingGuards bool
+
+	// MaxBytes limits the size of the machine JSON (default 8 MiB).
+	MaxBytes int
+	// MaxDepth limits the nesting of the JSON document (default 256).
+	MaxDepth int
+	// MaxStates limits the number of state nodes (default 100,000).
+	MaxStates int
+	// MaxMicrosteps limits the microsteps of one macrostep, like XState's
+	// options.maxIterations; past it the snapshot gets status error.
+	// Default 100,000.
+	MaxMicrosteps int
+}
+
+func (o *Options) withDefaults() Options {
+	var r Options
+	if o != nil {
+		r = *o
+	}
+	if r.MaxBytes <= 0 {
+		r.MaxBytes = 8 << 20
+	}
+	if r.MaxDepth <= 0 {
+		r.MaxDepth = 256
+	}
+	if r.MaxStates <= 0 {
+		r.MaxStates = 100_000
+	}
+	if r.MaxMicrosteps <= 0 {
+		r.MaxMicrosteps = 100_000
+	}
+	return r
+}
+
+// Implementations holds the named guards, actions and delays a machine
+// refers to. Build them in Go, or from declarative JSON with
+// [ParseImplementations], or both (see [Implementations.Merge]).
+type Implementations struct {
+	Guards  map[string]GuardFunc
+	Actions map[string]ActionFunc
+	Delays  map[string]time.Duration
+}
+
+// Merge returns the union of impl and other; names in other win.
+func (impl Implementations) Merge(other Implementations) Implementations {
+	r := Implementations{
+		Guards:  map[string]GuardFunc{},
+		Actions: map[string]ActionFunc{},
+		Delays:  map[string]time.Duration{},
+	}
+	for _, src := range []Implementations{impl, other} {
+		for k, v := range src.Guards {
+			r.Guards[k] = v
+		}
+		for k, v := range src.Actions {
+			r.Actions[k] = v
+		}
+		for k, v := range src.Delays {
+			r.Delays[k] = v
+		}
+	}
+	return r
+}
+
+// GuardFunc implements a named guard. It must not modify args.Context.
+type GuardFunc func(ctx context.Context, args GuardArgs) (bool, error)
+
+// ActionFunc implements a named action. It may update the context with
+// args.Assign and queue internal events with args.Raise; both take effect
+// immediately, in action order, as XState's assign and raise do.
+type ActionFunc func(ctx context.Context, args *ActionArgs) error
+
+// Machine is a compiled statechart. It is immutable and safe for concurrent
+// use; every running instance keeps its own state in a [Snapshot] or an
+// [Actor].
+type Machine struct {
+	id        string
+	nodes     []*stateNode // in document order; nodes[0] is the root
+	byID      map[string]int
+	context   map[string]any
+	opts      Options
+	hasTimers bool
+}
+
+// ID returns the machine's id ("(machine)" when the config has none, as in XState).
+func (m *Machine) ID() string { return m.id }
+
+// StateIDs returns the id of every state node, in document order, root first.
+func (m *Machine) StateIDs() []string {
+	ids := make([]string, len(m.nodes))
+	for i, n := range m.nodes {
+		ids[i] = n.id
+	}
+	return ids
+}
+
+// Node describes one state node of a machine, for tools that inspect a
+// machine: diagrams, MCP bindings, documentation.
+type Node struct {
+	ID          string
+	Key         string // the property name under its parent's "states"; "" for the root
+	Parent      string // the parent's id; "" for the root
+	Type        string // atomic, compound, parallel, final or history
+	Initial     string // id of the initial child of a compound node
+	Tags        []string
+	Meta        any
+	Description string
+	Transitions []TransitionInfo
+}
+
+// TransitionInfo describes one transition of a [Node].
+type TransitionInfo struct {
+	Event   string   // event descriptor; "" for eventless (always) transitions
+	Targets []string // target ids; empty for a targetless transition
+	Guard   string   // name of the guard, "" if none
+	Actions []string // names of the actions
+	Reenter bool
+}
+
+// Nodes returns a description of every state node, in document order.
+func (m *Machine) Nodes() []Node {
+	out := make([]Node, len(m.nodes))
+	for i, n := range m.nodes {
+		d := Node{ID: n.id, Key: n.key, Type: n.kind.String(), Tags: n.tags, Meta: n.meta, Description: n.description}
+		if n.parent >= 0 {
+			d.Parent = m.nodes[n.parent].id
+		}
+		if n.initial != nil && len(n.initial.targets) > 0 {
+			d.Initial = m.nodes[n.initial.targets[0]].id
+		}
+		for _, g := range n.on {
+			for _, t := range g.transitions {
+				d.Transitions = append(d.Transitions, m.describe(t, g.descriptor))
+			}
+		}
+		for _, t := range n.always {
+			d.Transitions = append(d.Transitions, m.describe(t, ""))
+		}
+		out[i] = d
+	}
+	return out
+}
+
+func (m *Machine) describe(t *transition, event string) TransitionInfo {
+	ti := TransitionInfo{Event: event, Reenter: t.reenter}
+	for _, tg := range t.targets {
+		ti.Targets = append(ti.Targets, m.nodes[tg].id)
+	}
+	if t.guard != nil {
+		ti.Guard = t.guard.String()
+	}
+	for _, a := range t.actions {
+		ti.Actions = append(ti.Actions, a.name)
+	}
+	return ti
+}
+
+type nodeKind uint8
+
+const (
+	kindAtomic nodeKind = iota
+	kindCompound
+	kindParallel
+	kindFinal
+	kindHistory
+)
+
+func (k nodeKind) String() string {
+	return [...]string{"atomic", "compound", "parallel", "final", "history"}[k]
+}
+
+// stateNode is a compiled state node. Every reference to another node is
+// its index in Machine.nodes, which is also its document order.
+type stateNode struct {
+	key         string
+	id          string
+	path        jsonPath // where it is in the config, for messages
+	order       int
+	parent      int // -1 for the root
+	kind        nodeKind
+	children    []int // all children in document order, history nodes included
+	initial     *transition
+	deep        bool        // history nodes: deep rather than shallow
+	historyDef  *transition // history nodes: the explicit default target, nil if none
+	entry, exit []*action
+	on          []*eventGroup // in the order of XState's transitions map
+	byEvent     map[string]*eventGroup
+	wildcards   []*eventGroup // descriptors ending in "*", longest first
+	always      []*transition
+	output      any
+	hasOutput   bool
+	tags        []string
+	meta        any
+	description string
+}
+
+// eventGroup holds the transitions of one event descriptor, in priority order.
+type eventGroup struct {
+	descriptor  string
+	transitions []*transition
+}
+
+// transition is a compiled transition. targets == nil means targetless.
+type transition struct {
+	source  int
+	event   string
+	targets []int
+	guard   *guard
+	actions []*action
+	reenter bool
+}
+
+type guardKind uint8
+
+const (
+	guardNamed guardKind = iota
+	guardAnd
+	guardOr
+	guardNot
+	guardStateIn
+)
+
+// guard is a compiled guard reference.
+type guard struct {
+	kind    guardKind
+	name    string
+	params  map[string]any
+	impl    GuardFunc
+	subs    []*guard
+	inNode  int // stateIn("#id"): the node; -1 when inValue is used
+	inValue any // stateIn(stateValue)
+}
+
+func (g *guard) String() string {
+	switch g.kind {
+	case guardAnd:
+		return "xstate.and"
+	case guardOr:
+		return "xstate.or"
+	case guardNot:
+		return "xstate.not"
+	case guardStateIn:
+		return "xstate.stateIn"
+	}
+	return g.name
+}
+
+type actionKind uint8
+
+const (
+	actionCustom actionKind = iota
+	actionAssign
+	actionRaise
+	actionCancel
+	actionLog
+)
+
+// action is a compiled action reference.
+type action struct {
+	kind      actionKind
+	name      string
+	params    map[string]any
+	impl      ActionFunc    // actionCustom; nil when not implemented (a no-op)
+	assign    []assignEntry // actionAssign
+	event     Event         // actionRaise
+	hasDelay  bool          // actionRaise: delayed (scheduled) rather than internal
+	delay     time.Duration // actionRaise with a resolved delay
+	delayName string        // actionRaise: a named delay to resolve (unresolved fires at once)
+	id        string        // actionRaise: the send id; actionCancel: the id to cancel
+}

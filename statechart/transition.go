@@ -1,0 +1,147 @@
+// This file defines the pure functions of a Machine, XState's
+// transition.ts: the initial snapshot, the next snapshot for an event, the
+// processing of due delayed events, and Can. None of them modify their
+// input; all are safe for concurrent use.
+
+package statechart
+
+import (
+	"context"
+	"time"
+)
+
+// Start returns the initial snapshot: the initial states are entered, their
+// entry actions run, and eventless transitions and raised events are
+// processed (XState's initialTransition). now is the time delayed
+// transitions are scheduled from.
+func (m *Machine) Start(ctx context.Context, now time.Time) (*Snapshot, error) {
+	return m.StartWithContext(ctx, nil, now)
+}
+
+// StartWithContext is Start with an initial context that replaces the
+// machine's own (like XState's input-driven context). A nil context means
+// the machine's context.
+func (m *Machine) StartWithContext(ctx context.Context, context map[string]any, now time.Time) (*Snapshot, error) {
+	if context == nil {
+		context = cloneValue(m.context).(map[string]any)
+	}
+	s := &Snapshot{machine: m, status: StatusActive, context: context, nodes: []int{0}}
+	r := newRunner(m)
+	r.begin(ctx, s, now)
+	r.initialTransition()
+	if r.err != nil {
+		// XState keeps what the initial microstep entered.
+		s.status, s.err, s.timers = StatusError, r.runtimeError(Event{Type: EventInit}), nil
+		return s, s.err
+	}
+	return s, nil
+}
+
+// Transition returns the snapshot after processing one event as a
+// macrostep. An event sent to a snapshot that is not active is ignored, as
+// in XState: the same snapshot is returned. If a guard or action fails, the
+// result is the snapshot as it was before the event, with status error, and
+// the error is returned too.
+func (m *Machine) Transition(ctx context.Context, s *Snapshot, ev Event, now time.Time) (*Snapshot, error) {
+	if s.status != StatusActive {
+		return s, nil
+	}
+	next := s.clone()
+	r := newRunner(m)
+	r.begin(ctx, next, now)
+	r.macrostep(ev)
+	if r.err != nil {
+		return failed(s, r.runtimeError(ev))
+	}
+	return next, nil
+}
+
+func failed(s *Snapshot, err error) (*Snapshot, error) {
+	f := s.clone()
+	f.status, f.err, f.timers = StatusError, err, nil
+	return f, err
+}
+
+// Advance processes, in order, every delayed event due at or before now,
+// each as its own macrostep, and returns the resulting snapshot. Events
+// scheduled while advancing are scheduled from now (as XState's
+// SimulatedClock does), and processed too if they are due.
+func (m *Machine) Advance(ctx context.Context, s *Snapshot, now time.Time) (*Snapshot, error) {
+	if s.status != StatusActive || len(s.timers) == 0 {
+		return s, nil
+	}
+	next := s.clone()
+	r := newRunner(m)
+	if err := r.advance(ctx, next, now); err != nil {
+		return failed(s, err)
+	}
+	return next, nil
+}
+
+// advance processes due timers on the working snapshot s.
+func (r *runner) advance(ctx context.Context, s *Snapshot, now time.Time) error {
+	for s.status == StatusActive {
+		i := dueTimer(s.timers, now)
+		if i < 0 {
+			return nil
+		}
+		ev := s.timers[i].event
+		s.timers = append(s.timers[:i], s.timers[i+1:]...)
+		r.begin(ctx, s, now)
+		r.macrostep(ev)
+		if r.err != nil {
+			return r.runtimeError(ev)
+		}
+	}
+	return nil
+}
+
+// dueTimer returns the index of the earliest timer due at or before now
+// (ties broken by scheduling order), or -1.
+func dueTimer(ts []timer, now time.Time) int {
+	best := -1
+	for i, t := range ts {
+		if t.due.After(now) {
+			continue
+		}
+		if best < 0 || t.due.Before(ts[best].due) || (t.due.Equal(ts[best].due) && t.seq < ts[best].seq) {
+			best = i
+		}
+	}
+	return best
+}
+
+// Can reports whether the event would be handled in this snapshot: some
+// transition is enabled (guards evaluated) and it has a target or actions.
+// Eventless follow-ups are not considered. This is XState's snapshot.can.
+func (m *Machine) Can(ctx context.Context, s *Snapshot, ev Event) (bool, error) {
+	r := newRunner(m)
+	r.begin(ctx, s, time.Time{})
+	ts := r.selectTransitions(ev)
+	if r.err != nil {
+		return false, r.runtimeError(ev)
+	}
+	for _, t := range ts {
+		if t.targets != nil || len(t.actions) > 0 {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// Events returns every event descriptor the machine handles anywhere, in
+// document order, without duplicates (XState's machine.events), including
+// the generated done and after events.
+func (m *Machine) Events() []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, n := range m.nodes {
+		for _, g := range n.on {
+			if !seen[g.descriptor] {
+				seen[g.descriptor] = true
+				out = append(out, g.descriptor)
+			}
+		}
+	}
+	return out
+}
