@@ -2,9 +2,13 @@ module github.com/chartgate/chartgate
 
 go 1.24.0
 
-require github.com/tidwall/gjson v1.20.0
+require (
+	github.com/stretchr/testify v1.12.1
+	github.com/tidwall/gjson v1.20.0
+)
 
 require (
 	github.com/tidwall/match v1.1.1 // indirect
 	github.com/tidwall/pretty v1.2.0 // indirect
+	go.yaml.in/yaml/v3 v3.0.5 // indirect
 )

@@ -7,6 +7,7 @@ package statechart
 import (
 	"context"
 	"sync"
+	"time"
 )
 
 // ActorOptions configures [NewActor]. The zero value (or nil) means the
@@ -90,7 +91,11 @@ func (a *Actor) Send(ctx context.Context, ev Event) error {
 		return nil
 	}
 	a.prepareWork()
-	a.r.begin(ctx, a.work, a.clock.Now())
+	var now time.Time
+	if a.m.hasTimers {
+		now = a.clock.Now() // only delayed events need the time
+	}
+	a.r.begin(ctx, a.work, now)
 	a.r.macrostep(ev)
 	if a.r.err != nil {
 		err := a.r.runtimeError(ev)

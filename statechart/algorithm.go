@@ -10,7 +10,7 @@ package statechart
 import (
 	"context"
 	"fmt"
-	"sort"
+	"slices"
 	"time"
 )
 
@@ -32,8 +32,10 @@ type runner struct {
 	toEnter, defaultEntry nodeSet
 	toExit                []int
 	order, prevNodes      []int
+	targets               []int
 	exitA, exitB          nodeSet
 	selected              []*transition
+	filtered, eventless   []*transition
 	effective             []int
 	args                  ActionArgs
 }
@@ -283,7 +285,8 @@ func (r *runner) selectEventlessTransitions(ev Event) []*transition {
 			}
 		}
 	}
-	return r.removeConflictingTransitions(r.selected)
+	r.eventless = r.removeConflictingTransitions(r.selected, r.eventless[:0])
+	return r.eventless
 }
 
 func containsTransition(ts []*transition, t *transition) bool {
@@ -303,7 +306,8 @@ func (r *runner) microstep(ts []*transition, ev Event, isInitial bool) {
 	if len(ts) == 0 {
 		return
 	}
-	filtered := r.removeConflictingTransitions(ts)
+	r.filtered = r.removeConflictingTransitions(ts, r.filtered[:0])
+	filtered := r.filtered
 	r.prevNodes = append(r.prevNodes[:0], r.s.nodes...)
 	if !isInitial {
 		r.exitStates(filtered, ev)
@@ -325,7 +329,7 @@ func (r *runner) microstep(ts []*transition, ev Event, isInitial bool) {
 		// XState: reaching a top-level final state runs the exit actions of
 		// every active state, in reverse document order.
 		all := append([]int(nil), r.s.nodes...)
-		sort.Sort(sort.Reverse(sort.IntSlice(all)))
+		sortDescending(all)
 		for _, n := range all {
 			r.executeActions(r.m.nodes[n].exit, ev, n)
 			if r.err != nil {
@@ -356,12 +360,12 @@ func (r *runner) sameNodes() bool {
 
 // removeConflictingTransitions keeps, of two transitions whose exit sets
 // intersect, the one whose source is a descendant of the other's source;
-// otherwise the earlier one (document order of selection).
-func (r *runner) removeConflictingTransitions(ts []*transition) []*transition {
+// otherwise the earlier one (document order of selection). The result is
+// appended to kept, which must not alias ts.
+func (r *runner) removeConflictingTransitions(ts, kept []*transition) []*transition {
 	if len(ts) <= 1 {
-		return ts
+		return append(kept, ts...)
 	}
-	kept := make([]*transition, 0, len(ts))
 	for _, t1 := range ts {
 		preempted := false
 		var remove []*transition
@@ -537,7 +541,7 @@ func (r *runner) exitStates(ts []*transition, ev Event) {
 		return
 	}
 	r.toExit = append(r.toExit[:0], r.exitA.list...)
-	sort.Sort(sort.Reverse(sort.IntSlice(r.toExit)))
+	sortDescending(r.toExit)
 
 	var hist map[int][]int
 	for _, x := range r.toExit {
@@ -607,7 +611,7 @@ func (r *runner) enterStates(ts []*transition, ev Event, isInitial bool) {
 	}
 	order := append(r.order[:0], r.toEnter.list...)
 	r.order = order
-	sort.Ints(order)
+	slices.Sort(order)
 	var completed []int
 	for _, n := range order {
 		node := r.m.nodes[n]
@@ -715,19 +719,22 @@ func (r *runner) computeEntrySet(ts []*transition) {
 			}
 			r.addDescendantStatesToEnter(s)
 		}
-		targets := r.getEffectiveTargetStates(t, nil)
-		for _, s := range targets {
-			ancestors := r.m.properAncestors(s, domain)
-			if domain >= 0 && r.m.nodes[domain].kind == kindParallel {
-				ancestors = append(ancestors, domain)
-			}
+		r.targets = r.getEffectiveTargetStates(t, r.targets[:0])
+		for _, s := range r.targets {
 			reentrancy := domain
 			if t.source == 0 && t.reenter {
 				reentrancy = -2 // no reentrancy domain
 			}
-			r.addAncestorStatesToEnter(ancestors, reentrancy)
+			// the ancestors of s below the domain, and the domain itself
+			// when it is a parallel state
+			r.addAncestorStatesToEnter(s, domain, domain >= 0 && r.m.nodes[domain].kind == kindParallel, reentrancy)
 		}
 	}
+}
+
+func sortDescending(s []int) {
+	slices.Sort(s)
+	slices.Reverse(s)
 }
 
 // properAncestors returns the ancestors of n up to (not including) to;
@@ -800,27 +807,44 @@ func (r *runner) hasDescendantToEnter(c int) bool {
 	return false
 }
 
-// addAncestorStatesToEnter enters the ancestors (those inside the
-// reentrancy domain; -2 means all) and the other regions of any parallel
-// ancestor. XState: regions entered this way do not run initial actions.
-func (r *runner) addAncestorStatesToEnter(ancestors []int, reentrancy int) {
-	for _, anc := range ancestors {
-		if reentrancy == -2 || r.m.isDescendant(anc, reentrancy) {
-			r.toEnter.add(anc)
+// addAncestorStatesToEnter enters the proper ancestors of n below to (and
+// to itself if withTo), nearest first: those inside the reentrancy domain
+// (-2 means all), and the other regions of any parallel ancestor. XState:
+// regions entered this way do not run initial actions.
+func (r *runner) addAncestorStatesToEnter(n, to int, withTo bool, reentrancy int) {
+	if n == to {
+		if withTo {
+			r.enterAncestor(to, reentrancy)
 		}
-		if r.m.nodes[anc].kind != kindParallel {
+		return
+	}
+	for anc := r.m.nodes[n].parent; anc >= 0; anc = r.m.nodes[anc].parent {
+		if anc == to {
+			if withTo {
+				r.enterAncestor(anc, reentrancy)
+			}
+			return
+		}
+		r.enterAncestor(anc, reentrancy)
+	}
+}
+
+func (r *runner) enterAncestor(anc, reentrancy int) {
+	if reentrancy == -2 || r.m.isDescendant(anc, reentrancy) {
+		r.toEnter.add(anc)
+	}
+	if r.m.nodes[anc].kind != kindParallel {
+		return
+	}
+	for _, c := range r.m.nodes[anc].children {
+		if r.m.nodes[c].kind == kindHistory || r.hasDescendantToEnter(c) {
 			continue
 		}
-		for _, c := range r.m.nodes[anc].children {
-			if r.m.nodes[c].kind == kindHistory || r.hasDescendantToEnter(c) {
-				continue
-			}
-			r.toEnter.add(c)
-			r.addDescendantStatesToEnter(c)
-		}
+		r.toEnter.add(c)
+		r.addDescendantStatesToEnter(c)
 	}
 }
 
 func (r *runner) addProperAncestorStatesToEnter(n, to int) {
-	r.addAncestorStatesToEnter(r.m.properAncestors(n, to), -2)
+	r.addAncestorStatesToEnter(n, to, false, -2)
 }

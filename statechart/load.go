@@ -288,6 +288,8 @@ func (l *loader) readBehaviour(i int) {
 	// initial
 	init := v.Get("initial")
 	switch {
+	case n.kind == kindCompound && len(n.children) == 0:
+		// reported in the first pass: a compound state needs child states
 	case n.kind == kindCompound && !init.Exists():
 		l.errorf(path, "compound state %q has no \"initial\"; add \"initial\": %q", n.id, l.m.nodes[n.children[0]].key)
 	case n.kind != kindCompound && init.Exists():
@@ -880,6 +882,7 @@ func (l *loader) readAction(v gjson.Result, path jsonPath) *action {
 			}
 		}
 		a.id = params.Get("id").String()
+		l.m.hasTimers = l.m.hasTimers || a.hasDelay
 	case "xstate.cancel":
 		a.kind = actionCancel
 		id := params.Get("sendId")

@@ -1,0 +1,120 @@
+package statechart_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/chartgate/chartgate/statechart"
+)
+
+// Benchmark machines. The same JSON is used by conformance/bench to compare
+// with XState, so keep them plain XState configs.
+const (
+	benchToggle = `{"id":"t","initial":"off","states":{"off":{"on":{"TOGGLE":"on"}},"on":{"on":{"TOGGLE":"off"}}}}`
+
+	benchHierarchy = `{"id":"h","initial":"a","states":{
+	  "a":{"initial":"a1","states":{"a1":{"initial":"a11","states":{"a11":{"initial":"a111","states":{"a111":{"on":{"GO":"#h.b.b1.b11.b111"}}}}}}}},
+	  "b":{"initial":"b1","states":{"b1":{"initial":"b11","states":{"b11":{"initial":"b111","states":{"b111":{"on":{"GO":"#h.a.a1.a11.a111"}}}}}}}}}}`
+
+	benchParallel = `{"id":"p","type":"parallel","states":{
+	  "r1":{"initial":"x","states":{"x":{"on":{"GO":"y"}},"y":{"on":{"GO":"x"}}}},
+	  "r2":{"initial":"x","states":{"x":{"on":{"GO":"y"}},"y":{"on":{"GO":"x"}}}},
+	  "r3":{"initial":"x","states":{"x":{"on":{"GO":"y"}},"y":{"on":{"GO":"x"}}}},
+	  "r4":{"initial":"x","states":{"x":{"on":{"GO":"y"}},"y":{"on":{"GO":"x"}}}}}}`
+
+	benchAlways = `{"id":"c","initial":"idle","states":{
+	  "idle":{"on":{"GO":"s1"}},
+	  "s1":{"always":"s2"},"s2":{"always":"s3"},"s3":{"always":"s4"},"s4":{"always":"s5"},
+	  "s5":{"on":{"GO":"idle"}}}}`
+)
+
+func benchActor(b *testing.B, src string, events ...string) {
+	ctx := context.Background()
+	m, err := statechart.Compile([]byte(src), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	a := statechart.NewActor(m, nil)
+	if err := a.Start(ctx); err != nil {
+		b.Fatal(err)
+	}
+	evs := make([]statechart.Event, len(events))
+	for i, e := range events {
+		evs[i] = statechart.Event{Type: e}
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if err := a.Send(ctx, evs[i%len(evs)]); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkFlatToggle(b *testing.B)     { benchActor(b, benchToggle, "TOGGLE") }
+func BenchmarkHierarchy4(b *testing.B)     { benchActor(b, benchHierarchy, "GO") }
+func BenchmarkParallel4(b *testing.B)      { benchActor(b, benchParallel, "GO") }
+func BenchmarkAlwaysChain(b *testing.B)    { benchActor(b, benchAlways, "GO") }
+func BenchmarkUnhandledEvent(b *testing.B) { benchActor(b, benchToggle, "NOPE") }
+
+// BenchmarkPureTransition measures the immutable API, which copies the
+// snapshot on every event.
+func BenchmarkPureTransition(b *testing.B) {
+	ctx := context.Background()
+	m, err := statechart.Compile([]byte(benchToggle), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	s, _ := m.Start(ctx, epoch)
+	e := statechart.Event{Type: "TOGGLE"}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		s, _ = m.Transition(ctx, s, e, epoch)
+	}
+}
+
+// bigMachine returns a machine of n states: 10 compound groups of atomic
+// states, each with a transition and a guardless always-free path.
+func bigMachine(n int) []byte {
+	var b strings.Builder
+	groups := 10
+	per := n/groups - 1
+	b.WriteString(`{"id":"big","initial":"g0","states":{`)
+	for g := 0; g < groups; g++ {
+		if g > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `"g%d":{"initial":"s0","on":{"JUMP":"g%d"},"states":{`, g, (g+1)%groups)
+		for s := 0; s < per; s++ {
+			if s > 0 {
+				b.WriteByte(',')
+			}
+			fmt.Fprintf(&b, `"s%d":{"tags":["t%d"],"on":{"NEXT":"s%d","BACK":"#big.g%d.s0"}}`, s, s%7, (s+1)%per, g)
+		}
+		b.WriteString(`}}`)
+	}
+	b.WriteString(`}}`)
+	return []byte(b.String())
+}
+
+func BenchmarkCompile1000States(b *testing.B) {
+	data := bigMachine(1000)
+	m, err := statechart.Compile(data, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if got := len(m.StateIDs()); got < 1000 {
+		b.Fatalf("machine has %d states", got)
+	}
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := statechart.Compile(data, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

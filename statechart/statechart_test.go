@@ -1,0 +1,386 @@
+package statechart_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/chartgate/chartgate/statechart"
+)
+
+var epoch = time.UnixMilli(0).UTC()
+
+func compile(t testing.TB, src string, opts *statechart.Options) *statechart.Machine {
+	t.Helper()
+	m, err := statechart.Compile([]byte(src), opts)
+	require.NoError(t, err)
+	return m
+}
+
+func ev(typ string, kv ...any) statechart.Event {
+	e := statechart.Event{Type: typ}
+	for i := 0; i+1 < len(kv); i += 2 {
+		if e.Data == nil {
+			e.Data = map[string]any{}
+		}
+		e.Data[kv[i].(string)] = kv[i+1]
+	}
+	return e
+}
+
+const checkout = `{
+  "id": "checkout",
+  "initial": "empty",
+  "context": {"items": []},
+  "states": {
+    "empty": {"on": {"ADD_ITEM": {"target": "has_items", "actions": "add"}}},
+    "has_items": {
+      "tags": ["cart"],
+      "on": {
+        "ADD_ITEM": {"actions": "add"},
+        "CHECKOUT": {"target": "payment", "guard": "notEmpty"}
+      }
+    },
+    "payment": {
+      "tags": ["cart", "paying"],
+      "meta": {"mcp": {"tools": ["cart_pay"]}},
+      "on": {"PAY": [{"target": "confirmed", "guard": {"type": "methodIs", "params": {"method": "card"}}}]}
+    },
+    "confirmed": {"type": "final"}
+  },
+  "output": {"ok": true}
+}`
+
+func checkoutImpl() statechart.Implementations {
+	return statechart.Implementations{
+		Guards: map[string]statechart.GuardFunc{
+			"notEmpty": func(_ context.Context, a statechart.GuardArgs) (bool, error) {
+				return len(a.Context["items"].([]any)) > 0, nil
+			},
+			"methodIs": func(_ context.Context, a statechart.GuardArgs) (bool, error) {
+				return a.Event.Data["method"] == a.Params["method"], nil
+			},
+		},
+		Actions: map[string]statechart.ActionFunc{
+			"add": func(_ context.Context, a *statechart.ActionArgs) error {
+				items := append([]any{}, a.Context["items"].([]any)...)
+				a.Assign(map[string]any{"items": append(items, a.Event.Data["sku"])})
+				return nil
+			},
+		},
+	}
+}
+
+func TestPureTransitionsDoNotModifyTheirInput(t *testing.T) {
+	ctx := context.Background()
+	m := compile(t, checkout, &statechart.Options{Implementations: checkoutImpl()})
+	s0, err := m.Start(ctx, epoch)
+	require.NoError(t, err)
+	require.Equal(t, "empty", s0.Value())
+
+	s1, err := m.Transition(ctx, s0, ev("ADD_ITEM", "sku", "a1"), epoch)
+	require.NoError(t, err)
+	require.Equal(t, "has_items", s1.Value())
+	require.Equal(t, []any{"a1"}, s1.Context()["items"])
+	require.Equal(t, "empty", s0.Value(), "the input snapshot changed")
+	require.Equal(t, []any{}, s0.Context()["items"])
+
+	ok, err := m.Can(ctx, s1, ev("PAY"))
+	require.NoError(t, err)
+	require.False(t, ok)
+	ok, err = m.Can(ctx, s1, ev("CHECKOUT"))
+	require.NoError(t, err)
+	require.True(t, ok)
+
+	s2, _ := m.Transition(ctx, s1, ev("CHECKOUT"), epoch)
+	require.True(t, s2.Matches("payment"))
+	require.True(t, s2.HasTag("paying"))
+	require.Equal(t, []string{"cart", "paying"}, s2.Tags())
+	require.Equal(t, map[string]any{"checkout.payment": map[string]any{"mcp": map[string]any{"tools": []any{"cart_pay"}}}}, s2.Meta())
+	require.Equal(t, []string{"checkout", "checkout.payment"}, s2.StateIDs())
+
+	// the guard reads the event's data and the guard's params
+	s3, _ := m.Transition(ctx, s2, ev("PAY", "method", "cash"), epoch)
+	require.Equal(t, "payment", s3.Value())
+	s4, _ := m.Transition(ctx, s3, ev("PAY", "method", "card"), epoch)
+	require.Equal(t, statechart.StatusDone, s4.Status())
+	require.Equal(t, map[string]any{"ok": true}, s4.Output())
+
+	// events after done are ignored
+	s5, err := m.Transition(ctx, s4, ev("ADD_ITEM"), epoch)
+	require.NoError(t, err)
+	require.Same(t, s4, s5)
+}
+
+func TestFailingActionKeepsPreviousStateWithStatusError(t *testing.T) {
+	ctx := context.Background()
+	boom := errors.New("boom")
+	m := compile(t, `{"initial":"a","context":{"n":0},"states":{
+		"a":{"on":{"GO":{"target":"b","actions":["inc","fail"]}}},
+		"b":{}}}`, &statechart.Options{Implementations: statechart.Implementations{Actions: map[string]statechart.ActionFunc{
+		"inc":  func(_ context.Context, a *statechart.ActionArgs) error { a.Assign(map[string]any{"n": 1.0}); return nil },
+		"fail": func(context.Context, *statechart.ActionArgs) error { return boom },
+	}}})
+	a := statechart.NewActor(m, nil)
+	require.NoError(t, a.Start(ctx))
+	err := a.Send(ctx, ev("GO"))
+	require.ErrorIs(t, err, boom)
+	var re *statechart.RuntimeError
+	require.ErrorAs(t, err, &re)
+	require.Equal(t, "GO", re.Event)
+	s := a.Snapshot()
+	require.Equal(t, statechart.StatusError, s.Status())
+	require.Equal(t, "a", s.Value())
+	require.Equal(t, 0.0, s.Context()["n"], "a failed macrostep must not leak its assigns")
+	require.NoError(t, a.Send(ctx, ev("GO")), "an errored actor ignores events")
+}
+
+func TestInfiniteLoopIsAnErrorNotAHang(t *testing.T) {
+	m := compile(t, `{"initial":"a","states":{"a":{"always":"b"},"b":{"always":"a"}}}`, &statechart.Options{MaxMicrosteps: 1000})
+	s, err := m.Start(context.Background(), epoch)
+	require.ErrorIs(t, err, statechart.ErrInfiniteLoop)
+	require.Equal(t, statechart.StatusError, s.Status())
+}
+
+func TestMissingGuardFailsAtCompileOrAtRuntime(t *testing.T) {
+	src := `{"initial":"a","states":{"a":{"on":{"GO":{"target":"b","guard":"isReady"}}},"b":{}}}`
+	_, err := statechart.Compile([]byte(src), nil)
+	require.EqualError(t, err, `states.a.on.GO.guard: guard "isReady" is not implemented`)
+
+	m := compile(t, src, &statechart.Options{AllowMissingGuards: true})
+	s, _ := m.Start(context.Background(), epoch)
+	s, err = m.Transition(context.Background(), s, ev("GO"), epoch)
+	require.ErrorIs(t, err, statechart.ErrGuardNotImplemented)
+	require.Equal(t, statechart.StatusError, s.Status())
+}
+
+const persistMachine = `{
+  "id": "p",
+  "initial": "work",
+  "context": {"log": []},
+  "states": {
+    "work": {
+      "initial": "edit",
+      "states": {
+        "edit": {"on": {"NEXT": "review"}},
+        "review": {"after": {"1000": "approved"}},
+        "approved": {},
+        "hist": {"type": "history", "history": "deep"}
+      },
+      "on": {"PAUSE": "paused"}
+    },
+    "paused": {"on": {"RESUME": "work.hist"}}
+  }
+}`
+
+func TestPersistedSnapshotRestoresHistoryAndPendingTimers(t *testing.T) {
+	ctx := context.Background()
+	m := compile(t, persistMachine, nil)
+	clock := statechart.NewSimulatedClock()
+	a := statechart.NewActor(m, &statechart.ActorOptions{Clock: clock})
+	require.NoError(t, a.Start(ctx))
+	require.NoError(t, a.Send(ctx, ev("NEXT")))
+	clock.Advance(400 * time.Millisecond)
+	require.Equal(t, map[string]any{"work": "review"}, a.Snapshot().Value())
+
+	data, err := json.Marshal(a.Snapshot())
+	require.NoError(t, err)
+
+	// "another process": a new machine compiled from the same JSON, a new clock at the same time
+	m2 := compile(t, persistMachine, nil)
+	s, err := m2.Restore(data)
+	require.NoError(t, err)
+	require.Len(t, s.Pending(), 1)
+	require.Equal(t, "xstate.after.1000.p.work.review", s.Pending()[0].Event.Type)
+	clock2 := statechart.NewSimulatedClock()
+	clock2.Advance(400 * time.Millisecond)
+	b := statechart.NewActor(m2, &statechart.ActorOptions{Clock: clock2, Snapshot: s})
+	require.NoError(t, b.Start(ctx))
+	clock2.Advance(599 * time.Millisecond)
+	require.Equal(t, map[string]any{"work": "review"}, b.Snapshot().Value(), "fired early")
+	clock2.Advance(time.Millisecond)
+	require.Equal(t, map[string]any{"work": "approved"}, b.Snapshot().Value(), "the restored timer did not fire")
+
+	// deep history survives a second round trip
+	require.NoError(t, b.Send(ctx, ev("PAUSE")))
+	data, err = json.Marshal(b.Snapshot())
+	require.NoError(t, err)
+	s, err = m.Restore(data)
+	require.NoError(t, err)
+	s, err = m.Transition(ctx, s, ev("RESUME"), clock2.Now())
+	require.NoError(t, err)
+	require.Equal(t, map[string]any{"work": "approved"}, s.Value())
+}
+
+func TestRestoreRejectsForeignStates(t *testing.T) {
+	m := compile(t, persistMachine, nil)
+	_, err := m.Restore([]byte(`{"status":"active","value":{"work":"nope"},"context":{}}`))
+	require.ErrorContains(t, err, `state "p.work" has no child "nope"`)
+	_, err = m.Restore([]byte(`{"status":"active","value":"paused","nodes":["p","p.work"],"context":{}}`))
+	require.ErrorContains(t, err, `compound state "p.work" must have exactly one active child`)
+	_, err = m.Restore([]byte(`{"status":"weird","value":"paused"}`))
+	require.ErrorContains(t, err, `unknown status "weird"`)
+}
+
+func TestResolveStateStartsAnywhere(t *testing.T) {
+	ctx := context.Background()
+	m := compile(t, persistMachine, nil)
+	s, err := m.ResolveState("work", nil) // partial: completed with the initial child
+	require.NoError(t, err)
+	require.Equal(t, map[string]any{"work": "edit"}, s.Value())
+	s, err = m.ResolveState(map[string]any{"work": "review"}, map[string]any{"log": []any{"x"}})
+	require.NoError(t, err)
+	require.Empty(t, s.Pending(), "XState's resolveState schedules nothing")
+	a := statechart.NewActor(m, &statechart.ActorOptions{Snapshot: s})
+	require.NoError(t, a.Start(ctx))
+	require.NoError(t, a.Send(ctx, ev("PAUSE")))
+	require.Equal(t, "paused", a.Snapshot().Value())
+	require.Equal(t, []any{"x"}, a.Snapshot().Context()["log"])
+	_, err = m.ResolveState("nowhere", nil)
+	require.Error(t, err)
+}
+
+func TestMatches(t *testing.T) {
+	m := compile(t, `{"initial":"a","states":{"a":{"initial":"b","states":{"b":{}}},"p":{"type":"parallel","states":{"x":{},"y":{"initial":"y1","states":{"y1":{}}}}}}}`, nil)
+	s, _ := m.Start(context.Background(), epoch)
+	require.True(t, s.Matches("a"))
+	require.True(t, s.Matches("a.b"))
+	require.True(t, s.Matches(map[string]any{"a": "b"}))
+	require.False(t, s.Matches("b"))
+	s, err := m.ResolveState("p", nil)
+	require.NoError(t, err)
+	require.Equal(t, map[string]any{"p": map[string]any{"x": map[string]any{}, "y": "y1"}}, s.Value())
+	require.True(t, s.Matches("p.y.y1"))
+	require.True(t, s.In("#(machine).p.x"))
+}
+
+func TestGoActionsRaiseAndAssignInOrder(t *testing.T) {
+	ctx := context.Background()
+	var seen []string
+	log := func(name string) statechart.ActionFunc {
+		return func(_ context.Context, a *statechart.ActionArgs) error {
+			seen = append(seen, fmt.Sprintf("%s:%v", name, a.Context["n"]))
+			return nil
+		}
+	}
+	m := compile(t, `{"initial":"a","context":{"n":0},"states":{
+		"a":{"on":{"GO":{"target":"b","actions":["bump","logT","ping"]}},"exit":"logX"},
+		"b":{"entry":"logE","on":{"PING":{"actions":"logP"}}}}}`, &statechart.Options{Implementations: statechart.Implementations{Actions: map[string]statechart.ActionFunc{
+		"bump": func(_ context.Context, a *statechart.ActionArgs) error { a.Assign(map[string]any{"n": 1.0}); return nil },
+		"ping": func(_ context.Context, a *statechart.ActionArgs) error { a.Raise(ev("PING")); return nil },
+		"logT": log("t"), "logX": log("x"), "logE": log("e"), "logP": log("p"),
+	}}})
+	a := statechart.NewActor(m, nil)
+	require.NoError(t, a.Start(ctx))
+	require.NoError(t, a.Send(ctx, ev("GO")))
+	require.Equal(t, []string{"x:0", "t:1", "e:1", "p:1"}, seen)
+}
+
+func TestEngineAdapter(t *testing.T) {
+	ctx := context.Background()
+	m := compile(t, checkout, &statechart.Options{Implementations: checkoutImpl()})
+	var e statechart.Engine = m.Engine()
+	s, err := e.Start(ctx, epoch)
+	require.NoError(t, err)
+	s, err = e.Send(ctx, s, ev("ADD_ITEM", "sku", "x"), epoch)
+	require.NoError(t, err)
+	require.Equal(t, "has_items", s.Value())
+	data, err := s.MarshalJSON()
+	require.NoError(t, err)
+	s2, err := e.Restore(data)
+	require.NoError(t, err)
+	require.Equal(t, s.Value(), s2.Value())
+	require.Equal(t, s.Context(), s2.Context())
+	other := compile(t, checkout, &statechart.Options{Implementations: checkoutImpl()})
+	_, err = other.Engine().Send(ctx, s, ev("CHECKOUT"), epoch)
+	require.ErrorContains(t, err, "does not belong")
+	_, err = e.Restore([]byte(`{`))
+	require.Error(t, err)
+}
+
+// TestSharedMachineManyActors runs many actors of one machine at once;
+// run with -race, it proves the Machine is safe to share and that actors
+// never see each other's state.
+func TestSharedMachineManyActors(t *testing.T) {
+	ctx := context.Background()
+	m := compile(t, checkout, &statechart.Options{Implementations: checkoutImpl()})
+	var wg sync.WaitGroup
+	for g := 0; g < 16; g++ {
+		wg.Add(1)
+		go func(g int) {
+			defer wg.Done()
+			a := statechart.NewActor(m, nil)
+			if err := a.Start(ctx); err != nil {
+				t.Error(err)
+				return
+			}
+			for i := 0; i < g; i++ {
+				_ = a.Send(ctx, ev("ADD_ITEM", "sku", fmt.Sprint(g)))
+			}
+			if n := len(a.Snapshot().Context()["items"].([]any)); n != g {
+				t.Errorf("actor %d has %d items", g, n)
+			}
+		}(g)
+	}
+	// one actor shared by many goroutines: every event is applied exactly once
+	shared := statechart.NewActor(m, nil)
+	require.NoError(t, shared.Start(ctx))
+	for g := 0; g < 8; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 50; i++ {
+				_ = shared.Send(ctx, ev("ADD_ITEM", "sku", "s"))
+				_ = shared.Snapshot().Value()
+			}
+		}()
+	}
+	wg.Wait()
+	require.Len(t, shared.Snapshot().Context()["items"], 400)
+}
+
+func TestActorWithRealClockFiresDelayedTransition(t *testing.T) {
+	ctx := context.Background()
+	m := compile(t, `{"initial":"a","states":{"a":{"after":{"20":"b"}},"b":{}}}`, nil)
+	a := statechart.NewActor(m, nil)
+	done := make(chan struct{})
+	var once sync.Once
+	a.Subscribe(func(s *statechart.Snapshot) {
+		if s.Value() == "b" {
+			once.Do(func() { close(done) })
+		}
+	})
+	require.NoError(t, a.Start(ctx))
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the delayed transition never fired")
+	}
+	a.Stop()
+	require.Equal(t, statechart.StatusStopped, a.Snapshot().Status())
+}
+
+func TestAdvanceProcessesDueEventsInOrder(t *testing.T) {
+	ctx := context.Background()
+	m := compile(t, `{"initial":"a","context":{"log":[]},"states":{"a":{
+		"entry":[{"type":"xstate.raise","params":{"event":{"type":"LATE"},"delay":300}},
+		         {"type":"xstate.raise","params":{"event":{"type":"EARLY"},"delay":100}}],
+		"on":{"EARLY":{"actions":{"type":"xstate.assign","params":{"log":{"$push":"early"}}}},
+		      "LATE":{"actions":{"type":"xstate.assign","params":{"log":{"$push":"late"}}}}}}}}`, nil)
+	s, err := m.Start(ctx, epoch)
+	require.NoError(t, err)
+	due, ok := s.NextDue()
+	require.True(t, ok)
+	require.Equal(t, epoch.Add(100*time.Millisecond), due)
+	s2, err := m.Advance(ctx, s, epoch.Add(time.Second))
+	require.NoError(t, err)
+	require.Equal(t, []any{"early", "late"}, s2.Context()["log"])
+	require.Len(t, s.Pending(), 2, "Advance changed its input")
+	require.Empty(t, s2.Pending())
+}
