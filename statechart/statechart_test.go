@@ -124,7 +124,10 @@ func TestFailingActionKeepsPreviousStateWithStatusError(t *testing.T) {
 	m := compile(t, `{"initial":"a","context":{"n":0},"states":{
 		"a":{"on":{"GO":{"target":"b","actions":["inc","fail"]}}},
 		"b":{}}}`, &statechart.Options{Implementations: statechart.Implementations{Actions: map[string]statechart.ActionFunc{
-		"inc":  func(_ context.Context, a *statechart.ActionArgs) error { a.Assign(map[string]any{"n": 1.0}); return nil },
+		"inc": func(_ context.Context, a *statechart.ActionArgs) error {
+			a.Assign(map[string]any{"n": 1.0})
+			return nil
+		},
 		"fail": func(context.Context, *statechart.ActionArgs) error { return boom },
 	}}})
 	a := statechart.NewActor(m, nil)
@@ -272,7 +275,10 @@ func TestGoActionsRaiseAndAssignInOrder(t *testing.T) {
 	m := compile(t, `{"initial":"a","context":{"n":0},"states":{
 		"a":{"on":{"GO":{"target":"b","actions":["bump","logT","ping"]}},"exit":"logX"},
 		"b":{"entry":"logE","on":{"PING":{"actions":"logP"}}}}}`, &statechart.Options{Implementations: statechart.Implementations{Actions: map[string]statechart.ActionFunc{
-		"bump": func(_ context.Context, a *statechart.ActionArgs) error { a.Assign(map[string]any{"n": 1.0}); return nil },
+		"bump": func(_ context.Context, a *statechart.ActionArgs) error {
+			a.Assign(map[string]any{"n": 1.0})
+			return nil
+		},
 		"ping": func(_ context.Context, a *statechart.ActionArgs) error { a.Raise(ev("PING")); return nil },
 		"logT": log("t"), "logX": log("x"), "logE": log("e"), "logP": log("p"),
 	}}})
