@@ -16,7 +16,11 @@ import (
 type Error struct {
 	Path string
 	Msg  string
+	err  error // a sentinel such as ErrLimit, for errors.Is
 }
+
+// Unwrap returns the sentinel error the error matches, if any.
+func (e *Error) Unwrap() error { return e.err }
 
 func (e *Error) Error() string {
 	if e.Path == "" {
@@ -58,11 +62,6 @@ func (l ErrorList) Unwrap() []error {
 // ErrLimit is wrapped by load errors caused by an input that exceeds one of
 // the hard limits of [Options] (size, nesting depth, number of states).
 var ErrLimit = errors.New("input exceeds a limit")
-
-// limitError is an *Error that also matches ErrLimit.
-type limitError struct{ Error }
-
-func (e *limitError) Unwrap() error { return ErrLimit }
 
 // RuntimeError reports a failure while a machine processed an event: a guard
 // or action implementation returned an error, a guard had no implementation,

@@ -21,7 +21,7 @@ import (
 // nesting cannot exhaust the stack.
 func checkDocument(data []byte, maxBytes, maxDepth int) *Error {
 	if len(data) > maxBytes {
-		return &(&limitError{Error{Msg: fmt.Sprintf("document is %d bytes, more than the limit of %d", len(data), maxBytes)}}).Error
+		return &Error{Msg: fmt.Sprintf("document is %d bytes, more than the limit of %d", len(data), maxBytes), err: ErrLimit}
 	}
 	depth, inString, escaped := 0, false, false
 	for _, c := range data {
@@ -42,7 +42,7 @@ func checkDocument(data []byte, maxBytes, maxDepth int) *Error {
 		case '{', '[':
 			depth++
 			if depth > maxDepth {
-				return &(&limitError{Error{Msg: fmt.Sprintf("JSON nesting is deeper than the limit of %d", maxDepth)}}).Error
+				return &Error{Msg: fmt.Sprintf("JSON nesting is deeper than the limit of %d", maxDepth), err: ErrLimit}
 			}
 		case '}', ']':
 			depth--

@@ -23,6 +23,7 @@ func Compile(data []byte, opts *Options) (*Machine, error) {
 	l := &loader{opts: opts.withDefaults()}
 	m := l.load(data)
 	if len(l.errs) > 0 {
+		l.sortErrors()
 		return nil, l.errs
 	}
 	return m, nil
@@ -36,11 +37,13 @@ func Validate(data []byte, opts *Options) error {
 }
 
 type loader struct {
-	opts  Options
-	m     *Machine
-	errs  ErrorList
-	raw   []rawNode // per node, the config values read in the second pass
-	idErr bool
+	opts     Options
+	m        *Machine
+	errs     ErrorList
+	raw      []rawNode // per node, the config values read in the second pass
+	cur      int       // the state node being read, for ordering errors
+	errNodes []int     // per error, the state node it belongs to
+	idErr    bool
 }
 
 // rawNode keeps what the second pass (transitions, actions) needs.
@@ -50,7 +53,27 @@ type rawNode struct {
 }
 
 func (l *loader) errorf(path jsonPath, format string, args ...any) {
-	l.errs = append(l.errs, &Error{Path: string(path), Msg: fmt.Sprintf(format, args...)})
+	l.add(&Error{Path: string(path), Msg: fmt.Sprintf(format, args...)})
+}
+
+func (l *loader) add(e *Error) {
+	l.errs = append(l.errs, e)
+	l.errNodes = append(l.errNodes, l.cur)
+}
+
+// sortErrors puts the errors in document order of the state nodes they
+// belong to (the two passes over the tree would otherwise interleave them).
+func (l *loader) sortErrors() {
+	idx := make([]int, len(l.errs))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return l.errNodes[idx[a]] < l.errNodes[idx[b]] })
+	sorted := make(ErrorList, len(l.errs))
+	for i, j := range idx {
+		sorted[i] = l.errs[j]
+	}
+	l.errs = sorted
 }
 
 var rootOnlyKeys = map[string]bool{"context": true, "version": true}
@@ -64,7 +87,7 @@ var transitionKeys = []string{"target", "guard", "actions", "reenter", "descript
 
 func (l *loader) load(data []byte) *Machine {
 	if e := checkDocument(data, l.opts.MaxBytes, l.opts.MaxDepth); e != nil {
-		l.errs = append(l.errs, e)
+		l.add(e)
 		return nil
 	}
 	root := gjson.ParseBytes(data)
@@ -102,13 +125,14 @@ func (l *loader) load(data []byte) *Machine {
 func (l *loader) readNode(v gjson.Result, key string, parent int, path jsonPath, defaultID string) int {
 	if len(l.m.nodes) >= l.opts.MaxStates {
 		if !l.idErr {
-			l.errs = append(l.errs, &(&limitError{Error{Path: string(path), Msg: fmt.Sprintf("more than %d state nodes", l.opts.MaxStates)}}).Error)
+			l.add(&Error{Path: string(path), Msg: fmt.Sprintf("more than %d state nodes", l.opts.MaxStates), err: ErrLimit})
 			l.idErr = true
 		}
 		return -1
 	}
 	n := &stateNode{key: key, id: defaultID, path: path, order: len(l.m.nodes), parent: parent}
 	idx := n.order
+	l.cur = idx
 	l.m.nodes = append(l.m.nodes, n)
 	l.raw = append(l.raw, rawNode{config: v, defaultID: defaultID})
 	if !v.IsObject() {
@@ -230,6 +254,7 @@ func (l *loader) readNode(v gjson.Result, key string, parent int, path jsonPath,
 				continue
 			}
 			child := l.readNode(mb.value, mb.key, idx, path.key("states").key(mb.key), defaultID+"."+mb.key)
+			l.cur = idx
 			if child < 0 {
 				return idx
 			}
@@ -276,6 +301,7 @@ func (l *loader) readStrings(v gjson.Result, path jsonPath) []string {
 // and exit actions, delayed transitions and history defaults. It mirrors the
 // order in which XState's formatTransitions fills a node's transition map.
 func (l *loader) readBehaviour(i int) {
+	l.cur = i
 	n := l.m.nodes[i]
 	v := l.raw[i].config
 	if !v.IsObject() {
@@ -586,9 +612,9 @@ func (l *loader) resolveTarget(src int, target string, path jsonPath) (int, bool
 	n := l.m.nodes[src]
 	switch {
 	case strings.HasPrefix(target, "#"):
-		idx, err := l.resolveID(target)
-		if err != "" {
-			l.errorf(path, "%q is not a state id%s", target, err)
+		idx, hint, ok := l.resolveID(target)
+		if !ok {
+			l.errorf(path, "%q is not a state id%s", target, hint)
 			return 0, false
 		}
 		return idx, true
@@ -614,25 +640,26 @@ func (l *loader) resolveTarget(src int, target string, path jsonPath) (int, bool
 
 // resolveID looks up "#id" or "#id.child.path" (XState's getStateNodeById):
 // the first segment is an id, the rest a path below it.
-func (l *loader) resolveID(target string) (int, string) {
+// When ok is false, hint completes the message "... is not a state id".
+func (l *loader) resolveID(target string) (idx int, hint string, ok bool) {
 	segs := toStatePath(target[1:])
-	idx, ok := l.m.byID[segs[0]]
+	idx, ok = l.m.byID[segs[0]]
 	if !ok {
 		ids := make([]string, 0, len(l.m.byID))
 		for id := range l.m.byID {
 			ids = append(ids, id)
 		}
 		sort.Strings(ids)
-		return 0, didYouMean(segs[0], ids)
+		return 0, didYouMean(segs[0], ids), false
 	}
 	if len(segs) == 1 {
-		return idx, ""
+		return idx, "", true
 	}
 	idx, err := l.resolvePath(idx, strings.Join(quoteSegments(segs[1:]), "."))
 	if err != "" {
-		return 0, ": " + err
+		return 0, ": " + err, false
 	}
-	return idx, ""
+	return idx, "", true
 }
 
 func quoteSegments(segs []string) []string {
@@ -652,9 +679,9 @@ func (l *loader) resolvePath(from int, path string) (int, string) {
 			break
 		}
 		if strings.HasPrefix(key, "#") {
-			idx, err := l.resolveID(key)
-			if err != "" {
-				return 0, fmt.Sprintf("%q is not a state id%s", key, err)
+			idx, hint, ok := l.resolveID(key)
+			if !ok {
+				return 0, fmt.Sprintf("%q is not a state id%s", key, hint)
 			}
 			cur = idx
 			continue
@@ -766,9 +793,9 @@ func (l *loader) readGuard(v gjson.Result, path jsonPath) *guard {
 		p := path.key("params").key("stateValue")
 		switch {
 		case sv.Type == gjson.String && strings.HasPrefix(sv.String(), "#"):
-			idx, err := l.resolveID(sv.String())
-			if err != "" {
-				l.errorf(p, "%q is not a state id%s", sv.String(), err)
+			idx, hint, ok := l.resolveID(sv.String())
+			if !ok {
+				l.errorf(p, "%q is not a state id%s", sv.String(), hint)
 			}
 			g.inNode = idx
 		case sv.Type == gjson.String || sv.IsObject():
@@ -851,7 +878,7 @@ func (l *loader) readAction(v gjson.Result, path jsonPath) *action {
 		for _, mb := range objectMembers(params, nil) {
 			e, err := compileExpr(mb.value, pp.key(mb.key))
 			if err != nil {
-				l.errs = append(l.errs, err)
+				l.add(err)
 				continue
 			}
 			a.assign = append(a.assign, assignEntry{key: mb.key, expr: e})

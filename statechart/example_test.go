@@ -1,0 +1,138 @@
+package statechart_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/chartgate/chartgate/statechart"
+)
+
+func ExampleCompile() {
+	m, err := statechart.Compile([]byte(`{
+		"id": "light",
+		"initial": "green",
+		"states": {
+			"green":  {"on": {"TIMER": "yellow"}},
+			"yellow": {"on": {"TIMER": "red"}},
+			"red":    {"on": {"TIMER": "green"}}
+		}
+	}`), nil)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(m.ID(), m.StateIDs())
+	// Output: light [light light.green light.yellow light.red]
+}
+
+func ExampleCompile_errors() {
+	_, err := statechart.Compile([]byte(`{
+		"initial": "cart",
+		"states": {
+			"cart":    {"on": {"PAY": [{"target": "paid", "guard": "hasItems"}, {"target": "#nope"}]}},
+			"paid":    {"type": "final", "entyr": "thank"}
+		}
+	}`), nil)
+	fmt.Println(err)
+	// Output:
+	// 3 errors:
+	// 	states.cart.on.PAY[0].guard: guard "hasItems" is not implemented
+	// 	states.cart.on.PAY[1].target: "#nope" is not a state id
+	// 	states.paid.entyr: unknown key "entyr" (did you mean "entry"?)
+}
+
+func ExampleActor() {
+	ctx := context.Background()
+	m, _ := statechart.Compile([]byte(`{
+		"initial": "idle",
+		"context": {"count": 0},
+		"states": {
+			"idle":    {"on": {"START": "running"}},
+			"running": {
+				"on": {"TICK": {"actions": "count"}, "STOP": "idle"},
+				"after": {"1000": "idle"}
+			}
+		}
+	}`), &statechart.Options{Implementations: statechart.Implementations{
+		Actions: map[string]statechart.ActionFunc{
+			"count": func(_ context.Context, a *statechart.ActionArgs) error {
+				a.Assign(map[string]any{"count": a.Context["count"].(float64) + 1})
+				return nil
+			},
+		},
+	}})
+	clock := statechart.NewSimulatedClock()
+	actor := statechart.NewActor(m, &statechart.ActorOptions{Clock: clock})
+	_ = actor.Start(ctx)
+	_ = actor.Send(ctx, statechart.Event{Type: "START"})
+	_ = actor.Send(ctx, statechart.Event{Type: "TICK"})
+	fmt.Println(actor.Snapshot().Value(), actor.Snapshot().Context()["count"])
+	clock.Advance(time.Second)
+	fmt.Println(actor.Snapshot().Value())
+	// Output:
+	// running 1
+	// idle
+}
+
+func ExampleParseImplementations() {
+	// A workflow with no Go code: guards and actions are declarative JSON.
+	impl, err := statechart.ParseImplementations([]byte(`{
+		"guards":  {"bigOrder": {"field": "event.qty", "op": "gte", "value": 10}},
+		"actions": {"remember": {"assign": {"qty": {"$ref": "event.qty"}, "orders": {"$inc": 1}}}}
+	}`))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	m, _ := statechart.Compile([]byte(`{
+		"initial": "open",
+		"states": {
+			"open": {"on": {"ORDER": [
+				{"target": "review", "guard": "bigOrder", "actions": "remember"},
+				{"actions": "remember"}
+			]}},
+			"review": {}
+		}
+	}`), &statechart.Options{Implementations: impl})
+	ctx := context.Background()
+	s, _ := m.Start(ctx, time.Now())
+	s, _ = m.Transition(ctx, s, statechart.Event{Type: "ORDER", Data: map[string]any{"qty": 3.0}}, time.Now())
+	fmt.Println(s.Value(), s.Context())
+	s, _ = m.Transition(ctx, s, statechart.Event{Type: "ORDER", Data: map[string]any{"qty": 12.0}}, time.Now())
+	fmt.Println(s.Value(), s.Context())
+	// Output:
+	// open map[orders:1 qty:3]
+	// review map[orders:2 qty:12]
+}
+
+func ExampleMachine_Restore() {
+	ctx := context.Background()
+	src := []byte(`{
+		"id": "doc",
+		"initial": "draft",
+		"states": {
+			"draft":  {"on": {"SUBMIT": "review"}},
+			"review": {"after": {"60000": "expired"}, "on": {"APPROVE": "published"}},
+			"expired": {},
+			"published": {"type": "final"}
+		}
+	}`)
+	m, _ := statechart.Compile(src, nil)
+	start := time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC)
+	s, _ := m.Start(ctx, start)
+	s, _ = m.Transition(ctx, s, statechart.Event{Type: "SUBMIT"}, start)
+
+	// Persist anywhere; restore on another process, pending timer included.
+	data, _ := json.Marshal(s)
+	restored, _ := m.Restore(data)
+	for _, p := range restored.Pending() {
+		fmt.Println(p.Event.Type, "due", p.Due.Format(time.TimeOnly))
+	}
+	later, _ := m.Advance(ctx, restored, start.Add(2*time.Minute))
+	fmt.Println(later.Value())
+	// Output:
+	// xstate.after.60000.doc.review due 09:01:00
+	// expired
+}
