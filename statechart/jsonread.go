@@ -108,6 +108,11 @@ func isArrayIndex(k string) (uint64, bool) {
 	if k == "" || len(k) > 10 || (len(k) > 1 && k[0] == '0') {
 		return 0, false
 	}
+	for i := 0; i < len(k); i++ {
+		if k[i] < '0' || k[i] > '9' {
+			return 0, false
+		}
+	}
 	n, err := strconv.ParseUint(k, 10, 64)
 	if err != nil || n >= 1<<32-1 {
 		return 0, false
@@ -121,20 +126,46 @@ func isArrayIndex(k string) (uint64, bool) {
 // document order from that listing, so we must too. A duplicated key is
 // reported through dup, and only its first occurrence is kept.
 func objectMembers(v gjson.Result, dup func(key string)) []member {
-	var members []member
-	seen := map[string]bool{}
+	members := make([]member, 0, 8)
+	var seen map[string]bool // only for large objects; small ones are scanned
+	indexKeys := false
 	v.ForEach(func(k, val gjson.Result) bool {
 		key := k.String()
-		if seen[key] {
+		dupKey := false
+		if seen != nil {
+			dupKey = seen[key]
+		} else {
+			for _, m := range members {
+				if m.key == key {
+					dupKey = true
+					break
+				}
+			}
+		}
+		if dupKey {
 			if dup != nil {
 				dup(key)
 			}
 			return true
 		}
-		seen[key] = true
+		if seen == nil && len(members) >= 16 {
+			seen = make(map[string]bool, 2*len(members))
+			for _, m := range members {
+				seen[m.key] = true
+			}
+		}
+		if seen != nil {
+			seen[key] = true
+		}
+		if _, ok := isArrayIndex(key); ok {
+			indexKeys = true
+		}
 		members = append(members, member{key, val})
 		return true
 	})
+	if !indexKeys {
+		return members
+	}
 	sort.SliceStable(members, func(i, j int) bool {
 		a, aok := isArrayIndex(members[i].key)
 		b, bok := isArrayIndex(members[j].key)

@@ -20,7 +20,7 @@ import (
 // opts may be nil. On failure the error is an [ErrorList] holding every
 // problem found, each with its JSON path.
 func Compile(data []byte, opts *Options) (*Machine, error) {
-	l := &loader{opts: opts.withDefaults()}
+	l := &loader{opts: opts.withDefaults(), childByKey: map[int]map[string]int{}}
 	m := l.load(data)
 	if len(l.errs) > 0 {
 		l.sortErrors()
@@ -44,6 +44,8 @@ type loader struct {
 	cur      int       // the state node being read, for ordering errors
 	errNodes []int     // per error, the state node it belongs to
 	idErr    bool
+
+	childByKey map[int]map[string]int // per node, its children by key
 }
 
 // rawNode keeps what the second pass (transitions, actions) needs.
@@ -207,7 +209,8 @@ func (l *loader) readNode(v gjson.Result, key string, parent int, path jsonPath,
 		}
 	}
 
-	hasStates := states.Exists() && len(objectMembers(states, nil)) > 0
+	hasStates := false
+	states.ForEach(func(_, _ gjson.Result) bool { hasStates = true; return false })
 	switch typ {
 	case "":
 		switch {
@@ -259,6 +262,10 @@ func (l *loader) readNode(v gjson.Result, key string, parent int, path jsonPath,
 				return idx
 			}
 			n.children = append(n.children, child)
+			if l.childByKey[idx] == nil {
+				l.childByKey[idx] = map[string]int{}
+			}
+			l.childByKey[idx][mb.key] = child
 		}
 	}
 	return idx
@@ -686,16 +693,12 @@ func (l *loader) resolvePath(from int, path string) (int, string) {
 			cur = idx
 			continue
 		}
-		next := -1
-		var keys []string
-		for _, c := range l.m.nodes[cur].children {
-			keys = append(keys, l.m.nodes[c].key)
-			if l.m.nodes[c].key == key {
-				next = c
-				break
+		next, ok := l.childByKey[cur][key]
+		if !ok {
+			var keys []string
+			for _, c := range l.m.nodes[cur].children {
+				keys = append(keys, l.m.nodes[c].key)
 			}
-		}
-		if next < 0 {
 			return 0, fmt.Sprintf("state %q has no child %q%s", l.m.nodes[cur].id, key, didYouMean(key, keys))
 		}
 		cur = next
