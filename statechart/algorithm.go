@@ -737,19 +737,6 @@ func sortDescending(s []int) {
 	slices.Reverse(s)
 }
 
-// properAncestors returns the ancestors of n up to (not including) to;
-// to == -1 means up to and including the root.
-func (m *Machine) properAncestors(n, to int) []int {
-	var out []int
-	if n == to {
-		return out
-	}
-	for p := m.nodes[n].parent; p >= 0 && p != to; p = m.nodes[p].parent {
-		out = append(out, p)
-	}
-	return out
-}
-
 func (r *runner) addDescendantStatesToEnter(s int) {
 	node := r.m.nodes[s]
 	if node.kind == kindHistory {

@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/tidwall/gjson"
 )
@@ -47,6 +48,9 @@ func checkDocument(data []byte, maxBytes, maxDepth int) *Error {
 		case '}', ']':
 			depth--
 		}
+	}
+	if !utf8.Valid(data) {
+		return &Error{Msg: "the document is not valid UTF-8"}
 	}
 	if !gjson.ValidBytes(data) {
 		return &Error{Msg: "malformed JSON: " + syntaxErrorPosition(data)}

@@ -1,0 +1,477 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+const (
+	checkoutFile = "../../examples/machines/checkout.json"
+	trafficFile  = "../../examples/machines/traffic-light.json"
+)
+
+// chartgate runs the command in-process.
+func chartgate(args ...string) (code int, stdout, stderr string) {
+	var out, errOut bytes.Buffer
+	code = run(args, &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+// writeFile writes content to a new file in a temporary directory.
+func writeFile(t *testing.T, name, content string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name)
+	require.NoError(t, os.WriteFile(path, []byte(content), 0o644))
+	return path
+}
+
+func lines(s string) []string {
+	return strings.Split(strings.TrimSuffix(s, "\n"), "\n")
+}
+
+func TestUsage(t *testing.T) {
+	for _, args := range [][]string{nil, {"help"}, {"--help"}, {"help", "run"}} {
+		code, out, errOut := chartgate(args...)
+		assert.Equal(t, exitUsage, code, args)
+		assert.Empty(t, out, args)
+		assert.Contains(t, errOut, "usage: chartgate", args)
+	}
+	code, _, errOut := chartgate("frobnicate")
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, errOut, `unknown command "frobnicate"`)
+
+	for _, args := range [][]string{
+		{"validate"},
+		{"run"},
+		{"run", checkoutFile, trafficFile},
+		{"run", checkoutFile, "--clock", "sundial"},
+		{"run", checkoutFile, "--events", "A,"},
+		{"run", checkoutFile, "--nope"},
+		{"diagram", checkoutFile, "--format", "svg"},
+		{"bench", checkoutFile},
+		{"bench", checkoutFile, "--events", "A", "-n", "0"},
+		{"run", checkoutFile, "-h"},
+	} {
+		code, out, errOut := chartgate(args...)
+		assert.Equal(t, exitUsage, code, args)
+		assert.Empty(t, out, args)
+		assert.Contains(t, errOut, "usage: chartgate "+args[0], args)
+	}
+}
+
+func TestParseArgsFlagsAnywhere(t *testing.T) {
+	fs := newFlagSet("t")
+	a := fs.String("a", "", "")
+	b := fs.Bool("b", false, "")
+	pos, err := parseArgs(fs, []string{"x", "-a", "1", "y", "--b", "--", "-z", "w"})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"x", "y", "-z", "w"}, pos)
+	assert.Equal(t, "1", *a)
+	assert.True(t, *b)
+
+	_, err = parseArgs(newFlagSet("t"), []string{"x", "-h"})
+	assert.ErrorIs(t, err, flag.ErrHelp)
+}
+
+func TestValidateExamples(t *testing.T) {
+	code, out, errOut := chartgate("validate", checkoutFile, trafficFile)
+	assert.Equal(t, exitOK, code)
+	assert.Empty(t, errOut)
+	assert.Equal(t, checkoutFile+": ok (4 states)\n"+trafficFile+": ok (13 states)\n", out)
+
+	code, out, _ = chartgate("validate", "--strict", checkoutFile)
+	assert.Equal(t, exitOK, code)
+	assert.Equal(t, checkoutFile+": ok (4 states)\n", out)
+}
+
+func TestValidateReportsEveryError(t *testing.T) {
+	file := writeFile(t, "bad.json", `{
+  "id": "bad",
+  "initial": "nope",
+  "states": {
+    "idle": {"on": {"GO": {"target": "#missing", "guard": "isOk"}}},
+    "x": {"typo": 1, "type": "weird"}
+  }
+}`)
+	code, out, errOut := chartgate("validate", file)
+	assert.Equal(t, exitFail, code)
+	assert.Empty(t, errOut)
+	assert.ElementsMatch(t, []string{
+		file + `: initial: "nope" is not a child state of "bad" (did you mean "idle"?)`,
+		file + `: states.idle.on.GO.guard: guard "isOk" is not implemented`,
+		file + `: states.idle.on.GO.target: "#missing" is not a state id`,
+		file + `: states.x.typo: unknown key "typo" (did you mean "type"?)`,
+		file + `: states.x.type: "weird" is not a state type (atomic, compound, parallel, final, history)`,
+	}, lines(out))
+}
+
+func TestValidateCaseFile(t *testing.T) {
+	file := writeFile(t, "case.json", `{
+  "name": "broken",
+  "machine": {
+    "id": "c",
+    "initial": "a",
+    "states": {
+      "a": {"on": {"GO": {"target": "b", "guard": "g1", "actions": ["act", "nothere"]}}},
+      "b": {"after": {"SLOW": "a"}, "on": {"X": "zzz"}}
+    }
+  },
+  "guards": {"g1": {"field": "context.x", "op": "bogus", "value": 1}},
+  "actions": {"act": {"assign": {"x": {"$oops": 1}}}}
+}`)
+	want := []string{
+		file + `: guards.g1.op: unknown op "bogus"`,
+		file + `: actions.act.assign.x.$oops: unknown operator "$oops" (use $ref, $inc or $push)`,
+		file + `: machine.states.b.on.X: "zzz" is not a sibling of "b": state "c" has no child "zzz"`,
+	}
+	code, out, _ := chartgate("validate", file)
+	assert.Equal(t, exitFail, code)
+	// g1 and act are reported once, for their declarations, not again as
+	// missing implementations.
+	assert.Equal(t, want, lines(out))
+
+	code, out, _ = chartgate("validate", file, "--strict")
+	assert.Equal(t, exitFail, code)
+	got := lines(out)
+	assert.Subset(t, got, want)
+	assert.Contains(t, got, file+`: machine.states.a.on.GO.actions[1]: action "nothere" is not implemented`)
+	assert.Len(t, got, 5)
+}
+
+func TestValidateMalformedAndMissing(t *testing.T) {
+	file := writeFile(t, "malformed.json", "{\"id\": \"x\",\n  \"states\": {,}\n}")
+	code, out, _ := chartgate("validate", file)
+	assert.Equal(t, exitFail, code)
+	assert.Equal(t, file+": malformed JSON: line 2, column 14: invalid character ',' looking for beginning of object key string\n", out)
+
+	missing := filepath.Join(t.TempDir(), "nope.json")
+	code, out, errOut := chartgate("validate", missing, checkoutFile)
+	assert.Equal(t, exitFail, code)
+	assert.Equal(t, checkoutFile+": ok (4 states)\n", out, "the other files are still checked")
+	assert.True(t, strings.HasPrefix(errOut, "chartgate: "+missing+": cannot read: "), errOut)
+
+	code, out, errOut = chartgate("run", file, "--events", "A")
+	assert.Equal(t, exitFail, code)
+	assert.Empty(t, out)
+	assert.Contains(t, errOut, "malformed JSON")
+}
+
+func TestRunCheckoutDemo(t *testing.T) {
+	want := `{"step":0,"event":null,"value":"empty","status":"active","context":{"count":0,"items":[]}}
+{"step":1,"event":{"type":"ADD_ITEM"},"value":"has_items","status":"active","context":{"count":1,"items":[null]}}
+{"step":2,"event":{"type":"CHECKOUT"},"value":"payment","status":"active","context":{"count":1,"items":[null]},"tags":["awaiting_payment"]}
+{"step":3,"event":{"type":"PAY"},"value":"confirmed","status":"done","context":{"count":1,"items":[null]},"output":{"confirmed":true}}
+`
+	for _, args := range [][]string{
+		{"run", checkoutFile, "--events", "ADD_ITEM,CHECKOUT,PAY"},
+		{"run", "--events", "ADD_ITEM,CHECKOUT,PAY", checkoutFile},
+		{"run", "--events=ADD_ITEM", checkoutFile, "--events", "CHECKOUT", "--clock", "simulated", "--events", "PAY"},
+	} {
+		code, out, errOut := chartgate(args...)
+		assert.Equal(t, exitOK, code, args)
+		assert.Empty(t, errOut, args)
+		assert.Equal(t, want, out, args)
+	}
+}
+
+func TestRunCheckoutWithData(t *testing.T) {
+	code, out, _ := chartgate("run", checkoutFile, "--events",
+		`{"type":"ADD_ITEM","sku":"a,1"}, {"type":"ADD_ITEM","sku":"<b2>","qty":2},REMOVE_ITEM,CHECKOUT,ADD_ITEM,CHECKOUT,{"type":"PAY","method":"card"}`)
+	require.Equal(t, exitOK, code)
+	got := lines(out)
+	require.Len(t, got, 8)
+	assert.Equal(t, `{"step":1,"event":{"type":"ADD_ITEM","sku":"a,1"},"value":"has_items","status":"active","context":{"count":1,"items":["a,1"]}}`, got[1])
+	assert.Equal(t, `{"step":2,"event":{"type":"ADD_ITEM","qty":2,"sku":"<b2>"},"value":"has_items","status":"active","context":{"count":2,"items":["a,1","<b2>"]}}`, got[2])
+	assert.Equal(t, `{"step":3,"event":{"type":"REMOVE_ITEM"},"value":"empty","status":"active","context":{"count":0,"items":[]}}`, got[3])
+	assert.Equal(t, `{"step":4,"event":{"type":"CHECKOUT"},"value":"empty","status":"active","context":{"count":0,"items":[]}}`, got[4], "CHECKOUT with an empty cart is not handled")
+	assert.Equal(t, `{"step":7,"event":{"type":"PAY","method":"card"},"value":"confirmed","status":"done","context":{"count":1,"items":[null],"method":"card"},"output":{"confirmed":true}}`, got[7])
+}
+
+func TestRunAdvancesTheSimulatedClock(t *testing.T) {
+	file := writeFile(t, "timer.json", `{
+  "id": "timer",
+  "initial": "waiting",
+  "states": {
+    "waiting": {"after": {"100": "rung"}, "on": {"SNOOZE": {"target": "waiting", "reenter": true}}},
+    "rung": {"type": "final"}
+  }
+}`)
+	code, out, errOut := chartgate("run", file, "--events", "+60ms,SNOOZE,+60ms,+40ms")
+	require.Equal(t, exitOK, code, errOut)
+	assert.Equal(t, `{"step":0,"event":null,"value":"waiting","status":"active","context":{}}
+{"step":1,"event":null,"advance":60,"value":"waiting","status":"active","context":{}}
+{"step":2,"event":{"type":"SNOOZE"},"value":"waiting","status":"active","context":{}}
+{"step":3,"event":null,"advance":60,"value":"waiting","status":"active","context":{}}
+{"step":4,"event":null,"advance":40,"value":"rung","status":"done","context":{}}
+`, out)
+
+	code, out, _ = chartgate("run", file, "--events", "+100ms")
+	require.Equal(t, exitOK, code)
+	assert.Contains(t, out, `{"step":1,"event":null,"advance":100,"value":"rung","status":"done","context":{}}`)
+}
+
+func TestRunRealClock(t *testing.T) {
+	file := writeFile(t, "timer.json", `{"id": "t", "initial": "a", "states": {"a": {"after": {"20": "b"}}, "b": {}}}`)
+	code, out, errOut := chartgate("run", file, "--clock", "real", "--events", "+60ms")
+	require.Equal(t, exitOK, code, errOut)
+	assert.Equal(t, `{"step":0,"event":null,"value":"a","status":"active","context":{}}
+{"step":1,"event":null,"advance":60,"value":"b","status":"active","context":{}}
+`, out)
+}
+
+func TestRunTrafficLight(t *testing.T) {
+	code, out, errOut := chartgate("run", trafficFile, "--events", "PUSH,+3s,+1s,MAINTENANCE,+500ms,RESUME,+4000ms")
+	require.Equal(t, exitOK, code, errOut)
+	var values []string
+	for _, l := range lines(out) {
+		var v struct {
+			Value json.RawMessage `json:"value"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(l), &v))
+		values = append(values, string(v.Value))
+	}
+	assert.Equal(t, []string{
+		`{"operating":{"cars":"green","walkers":"dont_walk"}}`,
+		`{"operating":{"cars":"green","walkers":"waiting"}}`,
+		`{"operating":{"cars":"yellow","walkers":"waiting"}}`,
+		`{"operating":{"cars":"red","walkers":"walk"}}`,
+		`{"maintenance":"on"}`,
+		`{"maintenance":"off"}`,
+		`{"operating":{"cars":"red","walkers":"walk"}}`,
+		`{"operating":{"cars":"green","walkers":"dont_walk"}}`,
+	}, values)
+}
+
+func TestRunReportsActorErrors(t *testing.T) {
+	file := writeFile(t, "loop.json", `{"id": "loop", "initial": "idle", "states": {
+  "idle": {"on": {"GO": "a"}}, "a": {"always": "b"}, "b": {"always": "a"}}}`)
+	code, out, errOut := chartgate("run", file, "--events", "GO,GO")
+	assert.Equal(t, exitFail, code)
+	got := lines(out)
+	require.Len(t, got, 2, "no line after the failing step")
+	var last traceLine
+	require.NoError(t, json.Unmarshal([]byte(got[1]), &last))
+	assert.Equal(t, "error", string(last.Status))
+	assert.Contains(t, last.Error, "infinite loop")
+	assert.Contains(t, errOut, "chartgate run: statechart: on event \"GO\": infinite loop")
+}
+
+func TestSplitEvents(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want []string
+	}{
+		{`A`, []string{`A`}},
+		{`A,B,C`, []string{`A`, `B`, `C`}},
+		{`A,{"type":"B","s":"x,y"},C`, []string{`A`, `{"type":"B","s":"x,y"}`, `C`}},
+		{` A , {"type":"B", "o":{"a":[1,2,{"b":","}]}} ,C `, []string{`A`, `{"type":"B", "o":{"a":[1,2,{"b":","}]}}`, `C`}},
+		{`{"type":"Q","s":"a \"quoted\", } text"},+250ms`, []string{`{"type":"Q","s":"a \"quoted\", } text"}`, `+250ms`}},
+		{`{"type":"E","s":"\\"},X`, []string{`{"type":"E","s":"\\"}`, `X`}},
+		{`A,,B`, []string{`A`, ``, `B`}},
+	} {
+		got, err := splitEvents(tc.in)
+		require.NoError(t, err, tc.in)
+		assert.Equal(t, tc.want, got, tc.in)
+	}
+	for _, bad := range []string{`A,{"type":"B"`, `A}`, `{"type":"B","s":"x}`, `[1,2]]`} {
+		_, err := splitEvents(bad)
+		assert.Error(t, err, bad)
+	}
+}
+
+func TestParseSteps(t *testing.T) {
+	steps, err := parseSteps(`A, {"type":"B","n":1,"s":"x,y"}, +250ms, +2s`)
+	require.NoError(t, err)
+	require.Len(t, steps, 4)
+	assert.Equal(t, "A", steps[0].event.Type)
+	assert.Nil(t, steps[0].event.Data)
+	assert.Equal(t, "B", steps[1].event.Type)
+	assert.Equal(t, map[string]any{"n": 1.0, "s": "x,y"}, steps[1].event.Data)
+	assert.Nil(t, steps[2].event)
+	assert.Equal(t, "250ms", steps[2].advance.String())
+	assert.Equal(t, "2s", steps[3].advance.String())
+
+	steps, err = parseSteps("  ")
+	require.NoError(t, err)
+	assert.Empty(t, steps)
+
+	for _, bad := range []string{`A,`, `+`, `+soon`, `+-1s`, `{"n":1}`, `{"type":"A"} x`, `{"type":"A"`} {
+		_, err := parseSteps(bad)
+		assert.Error(t, err, bad)
+	}
+}
+
+const doorMachine = `{
+  "id": "door",
+  "initial": "closed",
+  "states": {
+    "closed": {"on": {"OPEN": {"target": "opened", "guard": "unlocked"}, "LOCK": "locked"}},
+    "locked": {"on": {"UNLOCK": "closed", "KICK": "broken"}},
+    "opened": {
+      "type": "parallel",
+      "on": {"CLOSE": "closed"},
+      "states": {
+        "light": {"initial": "on", "states": {"on": {"after": {"500": "off"}}, "off": {}}},
+        "alarm": {"initial": "quiet", "states": {
+          "quiet": {"always": {"target": "ringing", "guard": "tooLong"}},
+          "ringing": {"on": {"ACK": {}}}
+        }}
+      }
+    },
+    "broken": {"type": "final"}
+  }
+}`
+
+func TestDiagramMermaid(t *testing.T) {
+	file := writeFile(t, "door.json", doorMachine)
+	code, out, errOut := chartgate("diagram", file)
+	require.Equal(t, exitOK, code, errOut)
+	assert.Equal(t, `stateDiagram-v2
+    [*] --> door_closed
+    state "closed" as door_closed
+    state "locked" as door_locked
+    state "opened" as door_opened {
+        state "light" as door_opened_light {
+            [*] --> door_opened_light_on
+            state "on" as door_opened_light_on
+            state "off" as door_opened_light_off
+            door_opened_light_on --> door_opened_light_off : after 500ms
+        }
+        --
+        state "alarm" as door_opened_alarm {
+            [*] --> door_opened_alarm_quiet
+            state "quiet" as door_opened_alarm_quiet
+            state "ringing" as door_opened_alarm_ringing
+            door_opened_alarm_quiet --> door_opened_alarm_ringing : always [tooLong]
+            door_opened_alarm_ringing --> door_opened_alarm_ringing : ACK
+        }
+    }
+    state "broken" as door_broken
+    door_broken --> [*]
+    door_closed --> door_opened : OPEN [unlocked]
+    door_closed --> door_locked : LOCK
+    door_locked --> door_closed : UNLOCK
+    door_locked --> door_broken : KICK
+    door_opened --> door_closed : CLOSE
+`, out)
+
+	_, again, _ := chartgate("diagram", "--format", "mermaid", file)
+	assert.Equal(t, out, again, "deterministic")
+}
+
+func TestDiagramDot(t *testing.T) {
+	file := writeFile(t, "door.json", doorMachine)
+	code, out, errOut := chartgate("diagram", file, "--format", "dot")
+	require.Equal(t, exitOK, code, errOut)
+	assert.Equal(t, `digraph "door" {
+    compound=true;
+    node [shape=box, style=rounded];
+    "i:door" [shape=point, width=0.15];
+    "s:door.closed" [label="closed"];
+    "s:door.locked" [label="locked"];
+    subgraph "cluster_door.opened" {
+        label="opened";
+        style=rounded;
+        "i:door.opened" [shape=point, style=invis];
+        subgraph "cluster_door.opened.light" {
+            label="light";
+            style="rounded,dashed";
+            "i:door.opened.light" [shape=point, width=0.15];
+            "s:door.opened.light.on" [label="on"];
+            "s:door.opened.light.off" [label="off"];
+        }
+        subgraph "cluster_door.opened.alarm" {
+            label="alarm";
+            style="rounded,dashed";
+            "i:door.opened.alarm" [shape=point, width=0.15];
+            "s:door.opened.alarm.quiet" [label="quiet"];
+            "s:door.opened.alarm.ringing" [label="ringing"];
+        }
+    }
+    "s:door.broken" [label="broken", peripheries=2];
+    "i:door" -> "s:door.closed";
+    "s:door.closed" -> "i:door.opened" [label="OPEN [unlocked]", lhead="cluster_door.opened"];
+    "s:door.closed" -> "s:door.locked" [label="LOCK"];
+    "s:door.locked" -> "s:door.closed" [label="UNLOCK"];
+    "s:door.locked" -> "s:door.broken" [label="KICK"];
+    "i:door.opened" -> "s:door.closed" [label="CLOSE", ltail="cluster_door.opened"];
+    "i:door.opened.light" -> "s:door.opened.light.on";
+    "s:door.opened.light.on" -> "s:door.opened.light.off" [label="after 500ms"];
+    "i:door.opened.alarm" -> "s:door.opened.alarm.quiet";
+    "s:door.opened.alarm.quiet" -> "s:door.opened.alarm.ringing" [label="always [tooLong]"];
+    "s:door.opened.alarm.ringing" -> "s:door.opened.alarm.ringing" [label="ACK", style=dashed];
+}
+`, out)
+}
+
+func TestDiagramWrapsRootAndSanitizesIDs(t *testing.T) {
+	file := writeFile(t, "weird.json", `{"id": "my-machine", "type": "parallel", "on": {"RESET": ".left"}, "states": {
+  "left": {"initial": "default state", "states": {
+    "default state": {"on": {"go: now; #1 %%": "end-1"}},
+    "end-1": {"type": "final"}}, "onDone": "#my-machine.right.x_start"},
+  "right": {"initial": "x", "states": {"x": {"on": {"T": "x_start"}}, "x_start": {}}}}}`)
+	code, out, errOut := chartgate("diagram", file)
+	require.Equal(t, exitOK, code, errOut)
+	assert.Equal(t, `stateDiagram-v2
+    [*] --> my_machine
+    state "my-machine" as my_machine {
+        state "left" as my_machine_left {
+            [*] --> my_machine_left_default_state
+            state "default state" as my_machine_left_default_state
+            state "end-1" as my_machine_left_end_1
+            my_machine_left_end_1 --> [*]
+            my_machine_left_default_state --> my_machine_left_end_1 : go#58; now#59; #35;1 #37;#37;
+        }
+        my_machine_left --> my_machine_right_x_start_2 : onDone
+        --
+        state "right" as my_machine_right {
+            [*] --> my_machine_right_x
+            state "x" as my_machine_right_x
+            state "x_start" as my_machine_right_x_start_2
+            my_machine_right_x --> my_machine_right_x_start_2 : T
+        }
+    }
+    my_machine --> my_machine_left : RESET
+`, out)
+}
+
+func TestSanitizeID(t *testing.T) {
+	for in, want := range map[string]string{
+		"a.b-c d":   "a_b_c_d",
+		"état":      "_tat",
+		"1st":       "s_1st",
+		"":          "s_",
+		"state":     "s_state",
+		"defaultOn": "s_defaultOn",
+		"ok_ID_9":   "ok_ID_9",
+	} {
+		assert.Equal(t, want, sanitizeID(in), in)
+	}
+}
+
+func TestBench(t *testing.T) {
+	code, out, errOut := chartgate("bench", checkoutFile, "--events", "ADD_ITEM,REMOVE_ITEM", "-n", "1000")
+	require.Equal(t, exitOK, code, errOut)
+	assert.Empty(t, errOut)
+	got := lines(out)
+	require.Len(t, got, 2)
+	assert.Regexp(t, `^1000 events in \S+ \(\d+\.\d ns/event\)$`, got[0])
+	assert.Regexp(t, regexp.MustCompile(`^\d+ events/s$`), got[1])
+
+	// +DURATION items move the clock and are not counted; a machine that
+	// finishes is noted.
+	code, out, errOut = chartgate("bench", "-n", "7", "--events", "ADD_ITEM,+1s,CHECKOUT,PAY", checkoutFile)
+	require.Equal(t, exitOK, code)
+	assert.True(t, strings.HasPrefix(out, "7 events in "), out)
+	assert.Regexp(t, `\n\d+ events/s\n$`, out)
+	assert.Contains(t, errOut, "status done")
+}

@@ -1,0 +1,174 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"time"
+
+	"github.com/chartgate/chartgate/statechart"
+)
+
+// traceLine is one line of `chartgate run`: the snapshot after a step.
+type traceLine struct {
+	Step    int               `json:"step"`
+	Event   json.RawMessage   `json:"event"`             // null for the initial snapshot and +DURATION steps
+	Advance *float64          `json:"advance,omitempty"` // ms the clock moved, for +DURATION steps
+	Value   any               `json:"value"`
+	Status  statechart.Status `json:"status"`
+	Context map[string]any    `json:"context"`
+	Tags    []string          `json:"tags,omitempty"`
+	Output  any               `json:"output,omitempty"` // only when done
+	Error   string            `json:"error,omitempty"`  // only with status error
+}
+
+// cmdRun starts an actor and prints its snapshot before the first step and
+// after each one.
+func cmdRun(args []string, stdout, stderr io.Writer) int {
+	fs := newFlagSet("run")
+	var steps stepList
+	fs.Var(&steps, "events", "events to send")
+	clockName := fs.String("clock", "simulated", "simulated or real")
+	file, code := oneFile(fs, "run", args, stderr)
+	if code != exitOK {
+		return code
+	}
+	var clock statechart.Clock
+	var advance func(time.Duration)
+	switch *clockName {
+	case "simulated":
+		sim := statechart.NewSimulatedClock()
+		clock, advance = sim, sim.Advance
+	case "real":
+		clock = statechart.RealClock{}
+	default:
+		return usageError(stderr, "run", fmt.Errorf("unknown clock %q (simulated or real)", *clockName))
+	}
+	m, code := load(file, statechart.Options{}, stderr)
+	if code != exitOK {
+		return code
+	}
+
+	ctx := context.Background()
+	actor := statechart.NewActor(m, &statechart.ActorOptions{Clock: clock})
+	enc := json.NewEncoder(stdout)
+	enc.SetEscapeHTML(false)
+	emit := func(i int, st *step, err error) int {
+		line := snapshotLine(i, st, actor.Snapshot(), err)
+		if e := enc.Encode(line); e != nil {
+			fmt.Fprintf(stderr, "chartgate run: %v\n", e)
+			return exitFail
+		}
+		if line.Error != "" {
+			fmt.Fprintf(stderr, "chartgate run: %s\n", line.Error)
+			return exitFail
+		}
+		return exitOK
+	}
+	if code := emit(0, nil, actor.Start(ctx)); code != exitOK {
+		return code
+	}
+	for i := range steps {
+		st := &steps[i]
+		var err error
+		switch {
+		case st.event != nil:
+			err = actor.Send(ctx, *st.event)
+		case advance != nil:
+			advance(st.advance)
+		default:
+			time.Sleep(st.advance)
+			settle(actor, clock)
+		}
+		if code := emit(i+1, st, err); code != exitOK {
+			return code
+		}
+	}
+	return exitOK
+}
+
+// snapshotLine describes the snapshot after step i (st nil: the initial
+// snapshot). err is what sending the event returned.
+func snapshotLine(i int, st *step, s *statechart.Snapshot, err error) traceLine {
+	line := traceLine{
+		Step:    i,
+		Value:   s.Value(),
+		Status:  s.Status(),
+		Context: s.Context(),
+		Tags:    s.Tags(),
+	}
+	if line.Context == nil {
+		line.Context = map[string]any{}
+	}
+	if st != nil {
+		if st.event != nil {
+			line.Event = eventJSON(*st.event)
+		} else {
+			ms := float64(st.advance) / float64(time.Millisecond)
+			line.Advance = &ms
+		}
+	}
+	switch s.Status() {
+	case statechart.StatusDone:
+		line.Output = s.Output()
+	case statechart.StatusError:
+		if err == nil {
+			err = s.Err()
+		}
+		if err == nil {
+			err = errors.New("the actor failed")
+		}
+	}
+	if err != nil {
+		line.Error = err.Error()
+	}
+	return line
+}
+
+// eventJSON writes an event as one flat object with "type" first and the
+// other fields in sorted order.
+func eventJSON(ev statechart.Event) json.RawMessage {
+	var b bytes.Buffer
+	b.WriteString(`{"type":`)
+	writeJSON(&b, ev.Type)
+	keys := make([]string, 0, len(ev.Data))
+	for k := range ev.Data {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		b.WriteByte(',')
+		writeJSON(&b, k)
+		b.WriteByte(':')
+		writeJSON(&b, ev.Data[k])
+	}
+	b.WriteByte('}')
+	return b.Bytes()
+}
+
+// writeJSON appends v as compact JSON, without escaping <, > and &. The
+// values come from parsed JSON, so they always marshal.
+func writeJSON(b *bytes.Buffer, v any) {
+	enc := json.NewEncoder(b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v)
+	b.Truncate(b.Len() - 1) // Encode ends with a newline
+}
+
+// settle waits, with the real clock, until the delayed events that are due
+// have been processed by the actor's timer goroutines (one second at most).
+func settle(a *statechart.Actor, clock statechart.Clock) {
+	deadline := time.Now().Add(time.Second)
+	for time.Now().Before(deadline) {
+		s := a.Snapshot()
+		due, ok := s.NextDue()
+		if s.Status() != statechart.StatusActive || !ok || due.After(clock.Now()) {
+			return
+		}
+		time.Sleep(time.Millisecond)
+	}
+}

@@ -1,0 +1,155 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/chartgate/chartgate/statechart"
+)
+
+// source is one input file: a machine config, or a case file holding one.
+type source struct {
+	name    string // as given on the command line
+	data    []byte // the whole file
+	machine []byte // the machine config: data itself, or the case's "machine"
+	isCase  bool
+}
+
+// problem is one error found in a file, with the JSON path of the
+// offending value relative to the file (empty: the file itself).
+type problem struct {
+	path string
+	msg  string
+}
+
+func (p problem) format(file string) string {
+	if p.path == "" {
+		return file + ": " + p.msg
+	}
+	return file + ": " + p.path + ": " + p.msg
+}
+
+// readSource reads a file and tells a case file (a top-level object with a
+// "machine" object) from a plain machine config.
+func readSource(name string) (*source, error) {
+	data, err := os.ReadFile(name)
+	if err != nil {
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return nil, fmt.Errorf("%s: cannot read: %w", name, err)
+	}
+	s := &source{name: name, data: data, machine: data}
+	var top map[string]json.RawMessage
+	if json.Unmarshal(data, &top) == nil {
+		if raw, ok := top["machine"]; ok && bytes.HasPrefix(bytes.TrimSpace(raw), []byte("{")) {
+			s.machine, s.isCase = raw, true
+		}
+	}
+	return s, nil
+}
+
+// compile compiles the machine with the implementations a case file
+// declares. On failure it returns every problem found, paths relative to
+// the file.
+func (s *source) compile(opts statechart.Options) (*statechart.Machine, []problem) {
+	var probs []problem
+	if s.isCase {
+		impl, err := statechart.ParseImplementations(s.data)
+		probs = append(probs, problems(err, "")...)
+		if err != nil {
+			s.stubBroken(&impl)
+		}
+		opts.Implementations = opts.Implementations.Merge(impl)
+	}
+	m, err := statechart.Compile(s.machine, &opts)
+	prefix := ""
+	if s.isCase {
+		prefix = "machine"
+	}
+	probs = append(probs, problems(err, prefix)...)
+	if len(probs) > 0 {
+		return nil, probs
+	}
+	return m, nil
+}
+
+// stubBroken gives the guards and actions of a case file that failed to
+// parse (and so were reported already) a placeholder implementation, so
+// that Compile does not report them a second time as missing.
+func (s *source) stubBroken(impl *statechart.Implementations) {
+	var top struct {
+		Guards  map[string]json.RawMessage `json:"guards"`
+		Actions map[string]json.RawMessage `json:"actions"`
+	}
+	if json.Unmarshal(s.data, &top) != nil {
+		return
+	}
+	broken := errors.New("invalid declaration")
+	for name := range top.Guards {
+		if _, ok := impl.Guards[name]; !ok {
+			impl.Guards[name] = func(context.Context, statechart.GuardArgs) (bool, error) { return false, broken }
+		}
+	}
+	for name := range top.Actions {
+		if _, ok := impl.Actions[name]; !ok {
+			impl.Actions[name] = func(context.Context, *statechart.ActionArgs) error { return broken }
+		}
+	}
+}
+
+// problems turns an error of statechart's loader into problems, with
+// prefix put before every path.
+func problems(err error, prefix string) []problem {
+	if err == nil {
+		return nil
+	}
+	var list statechart.ErrorList
+	if !errors.As(err, &list) {
+		return []problem{{path: prefix, msg: err.Error()}}
+	}
+	out := make([]problem, len(list))
+	for i, e := range list {
+		out[i] = problem{path: joinPath(prefix, e.Path), msg: e.Msg}
+	}
+	return out
+}
+
+// joinPath joins two JSON paths written the way statechart writes them:
+// "a.b", `a["x.y"]`, "a[0]".
+func joinPath(prefix, path string) string {
+	switch {
+	case prefix == "":
+		return path
+	case path == "":
+		return prefix
+	case strings.HasPrefix(path, "["):
+		return prefix + path
+	}
+	return prefix + "." + path
+}
+
+// load reads and compiles FILE for the commands that use the machine; on
+// failure it reports to stderr and returns exitFail.
+func load(name string, opts statechart.Options, stderr io.Writer) (*statechart.Machine, int) {
+	src, err := readSource(name)
+	if err != nil {
+		fmt.Fprintf(stderr, "chartgate: %v\n", err)
+		return nil, exitFail
+	}
+	m, probs := src.compile(opts)
+	for _, p := range probs {
+		fmt.Fprintln(stderr, p.format(name))
+	}
+	if len(probs) > 0 {
+		return nil, exitFail
+	}
+	return m, exitOK
+}

@@ -1,0 +1,271 @@
+// This file defines Machine, the compiled flat machine, and its Engine
+// methods. Transitions run on one github.com/qmuntal/stateless state
+// machine per Machine, configured once; the current state of each call is
+// kept outside it, in the context of that call, so the stateless machine
+// holds no state and is shared by every goroutine.
+
+package flat
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/qmuntal/stateless"
+	"github.com/tidwall/gjson"
+
+	"github.com/chartgate/chartgate/statechart"
+)
+
+// Machine is a compiled flat machine. It implements [statechart.Engine],
+// is immutable and is safe for concurrent use: every instance lives in the
+// [*State] values its methods return.
+type Machine struct {
+	id          string
+	description string
+	meta        any
+	initial     int    // index of the initial state
+	nodes       []node // the states, in document order
+
+	sm       *stateless.StateMachine
+	triggers map[string]stateless.Trigger // event type -> trigger
+	events   []string                     // event types, in document order
+	stateVal []stateless.State            // node index -> the stateless state
+	states   []*State                     // node index -> its active or done State
+}
+
+var _ statechart.Engine = (*Machine)(nil)
+
+// node is one state of a flat machine.
+type node struct {
+	key         string
+	id          string // XState's default id: machine id + "." + key
+	path        jpath
+	final       bool
+	description string
+	meta        any
+	on          gjson.Result // the raw "on", read by the loader's second pass
+	transitions []edge       // in the order of XState's transition map
+	value       any          // key, boxed once
+	persisted   []byte       // `,"value":…,"context":{},…,"nodes":[…]}` of MarshalJSON
+}
+
+// edge is one transition: event type to target state.
+type edge struct {
+	event  string
+	target int
+}
+
+// Compile reads a machine config in the flat form and compiles it. On
+// failure the error is a [statechart.ErrorList] holding every problem, each
+// with its JSON path.
+func Compile(data []byte) (*Machine, error) {
+	m, errs := parse(data)
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	m.build()
+	return m, nil
+}
+
+// IsFlat reports whether data is a valid machine config in the flat form,
+// that is whether [Compile] accepts it. Use it to choose the engine: a
+// config that IsFlat accepts runs the same on this package and on
+// [statechart.Compile]; any other goes to statechart.Compile, which also
+// has the better error messages for configs that are not flat.
+func IsFlat(data []byte) bool {
+	_, errs := parse(data)
+	return len(errs) == 0
+}
+
+// fireCtx carries the state of one call into the stateless accessor and
+// mutator.
+type fireCtx struct {
+	context.Context
+	node int
+}
+
+type fireKey struct{}
+
+func (c *fireCtx) Value(key any) any {
+	if key == (fireKey{}) {
+		return c
+	}
+	return c.Context.Value(key)
+}
+
+var errNoState = errors.New("flat: stateless called without a state")
+
+// build configures the stateless machine and the precomputed states.
+func (m *Machine) build() {
+	m.stateVal = make([]stateless.State, len(m.nodes))
+	m.states = make([]*State, len(m.nodes))
+	for i := range m.nodes {
+		n := &m.nodes[i]
+		m.stateVal[i] = i
+		n.value = n.key
+		st := statechart.StatusActive
+		if n.final {
+			st = statechart.StatusDone
+		}
+		m.states[i] = &State{m: m, node: i, status: st}
+		b := []byte(`,"value":`)
+		b = appendJSONString(b, n.key)
+		b = append(b, `,"context":{},"historyValue":{},"children":{},"nodes":[`...)
+		b = appendJSONString(b, m.id)
+		b = append(b, ',')
+		b = appendJSONString(b, n.id)
+		n.persisted = append(b, "]}"...)
+	}
+	m.sm = stateless.NewStateMachineWithExternalStorage(
+		func(ctx context.Context) (stateless.State, error) {
+			c, ok := ctx.Value(fireKey{}).(*fireCtx)
+			if !ok {
+				return nil, errNoState
+			}
+			return m.stateVal[c.node], nil
+		},
+		func(ctx context.Context, s stateless.State) error {
+			c, ok := ctx.Value(fireKey{}).(*fireCtx)
+			if !ok {
+				return errNoState
+			}
+			c.node = s.(int)
+			return nil
+		},
+		stateless.FiringImmediate, // FiringQueued shares one queue between callers
+	)
+	// An event with no transition in the current state is ignored, as in
+	// XState. Send filters unknown event types before stateless sees them;
+	// this covers known types that the current state does not handle.
+	m.sm.OnUnhandledTrigger(func(context.Context, stateless.State, stateless.Trigger, []string) error { return nil })
+	m.triggers = map[string]stateless.Trigger{}
+	for i := range m.nodes {
+		sc := m.sm.Configure(m.stateVal[i])
+		for _, e := range m.nodes[i].transitions {
+			trig, ok := m.triggers[e.event]
+			if !ok {
+				trig = e.event
+				m.triggers[e.event] = trig
+				m.events = append(m.events, e.event)
+			}
+			if e.target == i {
+				sc.PermitReentry(trig)
+			} else {
+				sc.Permit(trig, m.stateVal[e.target])
+			}
+		}
+	}
+}
+
+// appendJSONString appends s as encoding/json writes it, so that
+// MarshalJSON matches statechart.Snapshot's byte for byte.
+func appendJSONString(b []byte, s string) []byte {
+	q, _ := json.Marshal(s) // a string always marshals
+	return append(b, q...)
+}
+
+// ID returns the machine id ("(machine)" when the config has none, as in
+// XState).
+func (m *Machine) ID() string { return m.id }
+
+// Events returns every event type the machine handles in some state, in
+// document order, without duplicates.
+func (m *Machine) Events() []string { return append([]string(nil), m.events...) }
+
+// Nodes describes the machine root (a compound node) and then every state,
+// in document order, the way [statechart.Machine.Nodes] does.
+func (m *Machine) Nodes() []statechart.Node {
+	out := make([]statechart.Node, 0, len(m.nodes)+1)
+	out = append(out, statechart.Node{
+		ID:          m.id,
+		Type:        "compound",
+		Initial:     m.nodes[m.initial].id,
+		Meta:        m.meta,
+		Description: m.description,
+	})
+	for _, n := range m.nodes {
+		d := statechart.Node{ID: n.id, Key: n.key, Parent: m.id, Type: "atomic", Meta: n.meta, Description: n.description}
+		if n.final {
+			d.Type = "final"
+		}
+		for _, e := range n.transitions {
+			d.Transitions = append(d.Transitions, statechart.TransitionInfo{Event: e.event, Targets: []string{m.nodes[e.target].id}})
+		}
+		out = append(out, d)
+	}
+	return out
+}
+
+// Start returns the initial state of a new instance: the initial state,
+// with status done if it is a final state.
+func (m *Machine) Start(ctx context.Context, now time.Time) (statechart.State, error) {
+	return m.states[m.initial], nil
+}
+
+// Send processes one event. An event the current state has no transition
+// for is ignored: s is returned, without an error, as XState does. So is
+// every event sent to a state whose status is not active: once a final state
+// is entered the instance is done and stays where it is.
+func (m *Machine) Send(ctx context.Context, s statechart.State, ev statechart.Event, now time.Time) (statechart.State, error) {
+	st, err := m.own(s)
+	if err != nil {
+		return s, err
+	}
+	if st.status != statechart.StatusActive {
+		return s, nil
+	}
+	trig, ok := m.triggers[ev.Type]
+	if !ok {
+		return s, nil
+	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	c := &fireCtx{Context: ctx, node: st.node}
+	if err := m.sm.FireCtx(c, trig); err != nil {
+		return s, fmt.Errorf("flat: on event %q: %w", ev.Type, err)
+	}
+	if c.node == st.node {
+		return s, nil
+	}
+	return m.states[c.node], nil
+}
+
+// Advance returns s: a flat machine has no delayed transitions.
+func (m *Machine) Advance(ctx context.Context, s statechart.State, now time.Time) (statechart.State, error) {
+	if _, err := m.own(s); err != nil {
+		return s, err
+	}
+	return s, nil
+}
+
+// Can reports whether the current state of s has a transition for the
+// event. Like XState's snapshot.can it does not look at the status: in a
+// done instance it reports the transitions of the final state, which Send
+// will not take.
+func (m *Machine) Can(ctx context.Context, s statechart.State, ev statechart.Event) (bool, error) {
+	st, err := m.own(s)
+	if err != nil {
+		return false, err
+	}
+	trig, ok := m.triggers[ev.Type]
+	if !ok {
+		return false, nil
+	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	return m.sm.CanFireCtx(&fireCtx{Context: ctx, node: st.node}, trig)
+}
+
+// own returns s as a state of m.
+func (m *Machine) own(s statechart.State) (*State, error) {
+	st, ok := s.(*State)
+	if !ok || st == nil || st.m != m {
+		return nil, fmt.Errorf("flat: state %T does not belong to machine %q", s, m.id)
+	}
+	return st, nil
+}
