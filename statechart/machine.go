@@ -6,6 +6,7 @@ package statechart
 
 import (
 	"context"
+	"sync"
 	"time"
 )
 
@@ -105,6 +106,7 @@ type Machine struct {
 	context   map[string]any
 	opts      Options
 	hasTimers bool
+	runners   sync.Pool // *runner scratch space for the pure functions
 }
 
 // ID returns the machine's id ("(machine)" when the config has none, as in XState).

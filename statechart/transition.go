@@ -10,6 +10,19 @@ import (
 	"time"
 )
 
+// getRunner takes a runner from the machine's pool; putRunner returns it.
+func (m *Machine) getRunner() *runner {
+	if r, ok := m.runners.Get().(*runner); ok {
+		return r
+	}
+	return newRunner(m)
+}
+
+func (m *Machine) putRunner(r *runner) {
+	r.ctx, r.s, r.err = nil, nil, nil
+	m.runners.Put(r)
+}
+
 // Start returns the initial snapshot: the initial states are entered, their
 // entry actions run, and eventless transitions and raised events are
 // processed (XState's initialTransition). now is the time delayed
@@ -26,7 +39,8 @@ func (m *Machine) StartWithContext(ctx context.Context, context map[string]any, 
 		context = cloneValue(m.context).(map[string]any)
 	}
 	s := &Snapshot{machine: m, status: StatusActive, context: context, nodes: []int{0}}
-	r := newRunner(m)
+	r := m.getRunner()
+	defer m.putRunner(r)
 	r.begin(ctx, s, now)
 	r.initialTransition()
 	if r.err != nil {
@@ -47,7 +61,8 @@ func (m *Machine) Transition(ctx context.Context, s *Snapshot, ev Event, now tim
 		return s, nil
 	}
 	next := s.clone()
-	r := newRunner(m)
+	r := m.getRunner()
+	defer m.putRunner(r)
 	r.begin(ctx, next, now)
 	r.macrostep(ev)
 	if r.err != nil {
@@ -71,7 +86,8 @@ func (m *Machine) Advance(ctx context.Context, s *Snapshot, now time.Time) (*Sna
 		return s, nil
 	}
 	next := s.clone()
-	r := newRunner(m)
+	r := m.getRunner()
+	defer m.putRunner(r)
 	if err := r.advance(ctx, next, now); err != nil {
 		return failed(s, err)
 	}
@@ -115,7 +131,8 @@ func dueTimer(ts []timer, now time.Time) int {
 // transition is enabled (guards evaluated) and it has a target or actions.
 // Eventless follow-ups are not considered. This is XState's snapshot.can.
 func (m *Machine) Can(ctx context.Context, s *Snapshot, ev Event) (bool, error) {
-	r := newRunner(m)
+	r := m.getRunner()
+	defer m.putRunner(r)
 	r.begin(ctx, s, time.Time{})
 	ts := r.selectTransitions(ev)
 	if r.err != nil {
