@@ -44,8 +44,6 @@ type ActionArgs struct {
 	r       *runner
 }
 
-func (a *ActionArgs) scope() scope { return scope{a.Context, a.Event} }
-
 // Assign sets top-level context keys, like XState's assign. Later actions
 // of the same microstep see the new context.
 func (a *ActionArgs) Assign(updates map[string]any) {
@@ -73,6 +71,25 @@ func (r *runner) assign(updates map[string]any) {
 			continue
 		}
 		ctx[k] = v
+	}
+	r.s.context = ctx
+	r.changed = true
+}
+
+// assignEntries is XState's assign with a property map: every value is
+// computed from the context before the assign, then set in one new context.
+func (r *runner) assignEntries(entries []assignEntry, ev Event) {
+	old := r.s.context
+	ctx := make(map[string]any, len(old)+len(entries))
+	maps.Copy(ctx, old)
+	sc := scope{old, ev}
+	for _, e := range entries {
+		v := e.expr.eval(sc, e.key)
+		if _, ok := v.(undefined); ok {
+			delete(ctx, e.key)
+			continue
+		}
+		ctx[e.key] = v
 	}
 	r.s.context = ctx
 	r.changed = true
@@ -137,7 +154,7 @@ func (r *runner) executeActions(actions []*action, ev Event, node int) {
 				return
 			}
 		case actionAssign:
-			r.assign(evalAssign(a.assign, scope{r.s.context, ev}))
+			r.assignEntries(a.assign, ev)
 		case actionRaise:
 			if !a.hasDelay {
 				// XState: a raise without a resolved delay is an internal event.

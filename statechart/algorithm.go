@@ -170,7 +170,9 @@ func (r *runner) macrostepLoop(ev Event) {
 				return
 			}
 			ev = r.queue[0]
-			r.queue = r.queue[1:]
+			n := copy(r.queue, r.queue[1:]) // keep the buffer's capacity for reuse
+			r.queue[n] = Event{}
+			r.queue = r.queue[:n]
 			enabled = r.selectTransitions(ev)
 			if r.err != nil {
 				return

@@ -108,7 +108,10 @@ func compileDeclarativeAction(v gjson.Result, path jsonPath) (ActionFunc, *Error
 			entries = append(entries, assignEntry{mb.key, e})
 		}
 		return func(_ context.Context, args *ActionArgs) error {
-			args.Assign(evalAssign(entries, args.scope()))
+			if args.r != nil {
+				args.r.assignEntries(entries, args.Event)
+				args.Context = args.r.s.context
+			}
 			return nil
 		}, nil
 	}
@@ -234,16 +237,6 @@ func compileRef(v gjson.Result, path jsonPath) ([]string, *Error) {
 		return nil, &Error{Path: string(path), Msg: fmt.Sprintf(`must be a path that starts with "context" or "event", not %s`, quoteJSON(v))}
 	}
 	return strings.Split(s, "."), nil
-}
-
-// evalAssign computes every entry from the same scope (the context before
-// the assign), as XState's assign does with a property map.
-func evalAssign(entries []assignEntry, s scope) map[string]any {
-	out := make(map[string]any, len(entries))
-	for _, e := range entries {
-		out[e.key] = e.expr.eval(s, e.key)
-	}
-	return out
 }
 
 // undefined is the value of a $ref to a missing path. Assigning it removes
@@ -383,7 +376,10 @@ func (c *cond) eval(s scope) bool {
 	}
 	var want any
 	if c.value != nil {
-		want = c.value.eval(s, "")
+		want = c.value.literal // compared, never stored: no copy needed
+		if c.value.kind == exprRef {
+			want = c.value.eval(s, "")
+		}
 	}
 	if _, missing := want.(undefined); missing {
 		present = false
