@@ -1,4 +1,141 @@
-// Package statesync will add cache-control signals and causal invalidation
-// notices to MCP tools built with the official go-sdk. It is not
-// implemented yet; see the project's issues.
+// Package statesync adds cache-control signals and causal invalidation to
+// MCP tools served with the official go-sdk
+// (github.com/modelcontextprotocol/go-sdk/mcp).
+//
+// A model calling tools has no sense of time: after sprints_list and then
+// sprints_create it still believes the list it read, and after tasks_update
+// moves a task it still trusts the sprint's old task count. statesync gives
+// it the two signals HTTP caches have taught it to read, following the State
+// Sync layer of MCP Fusion:
+//
+//   - in tools/list, each description ends with its cache directive:
+//     "List workspace sprints. [Cache-Control: no-store]" (re-read before
+//     relying on it) or "List country codes. [Cache-Control: immutable]"
+//     (never changes);
+//   - after a successful call that changes data, the result starts with a
+//     notice naming what is now stale and why:
+//     "[System: Cache invalidated for tasks.*, sprints.* — caused by tasks.update]".
+//
+// # Policies
+//
+// A [Layer] is built from an ordered list of [Policy] values and [Options]:
+//
+//	layer, err := statesync.New([]statesync.Policy{
+//		{Match: "sprints.update", Invalidates: []string{"sprints.*"}},
+//		{Match: "sprints.create", Invalidates: []string{"sprints.*"}},
+//		{Match: "sprints.delete", Invalidates: []string{"sprints.*"}},
+//		{Match: "tasks.update", Invalidates: []string{"tasks.*", "sprints.*"}},
+//		{Match: "countries.*", CacheControl: statesync.Immutable},
+//	}, &statesync.Options{Default: statesync.NoStore})
+//	if err != nil {
+//		log.Fatal(err) // every bad policy, with its index
+//	}
+//	server.AddReceivingMiddleware(layer.Middleware)
+//
+// The first policy whose Match matches a tool wins, even one that sets
+// nothing; a tool no policy matches gets [Options.Default] (none if empty).
+// [New] validates everything at once and returns a *[ConfigError] listing
+// every problem with its policy index: an empty match, a bad segment such
+// as "sp*" or "a..b", an unknown directive, a bad invalidates entry, a bad
+// default.
+//
+// # Globs
+//
+// Match and Invalidates are dot-separated globs ([Glob]): "*" matches
+// exactly one segment, "**" zero or more, anything else itself. "sprints.*"
+// matches sprints.get but not sprints.tasks.get; "sprints.**" matches both;
+// "**.get" matches a.b.c.get. The matcher simulates all pattern positions at
+// once, so no pattern can make it backtrack: matching is linear in the name
+// for a given pattern, with no iteration cap and so no false negatives.
+//
+// # Canonical keys
+//
+// Policies are written in the canonical dotted form group.action, whatever
+// separator the tools' wire names use. By default ([GroupAction] with "_")
+// sprints_update is read as sprints.update, tasks_move_to_sprint as
+// tasks.move_to_sprint, and a name that already contains a dot as itself.
+// [Options.Separator] changes the separator; [Options.Key] replaces the rule
+// ([SplitAll] reads every separator as a dot). Notices and events name tools
+// by their canonical name. [Layer.Unmatched] finds policies that match none
+// of a server's tools, the symptom of a separator mismatch.
+//
+// # Per-tool options and precedence
+//
+// A tool can carry its own declaration where it is registered, with [Cached],
+// [Stale] and [Invalidates]:
+//
+//	statesync.AddTool(server, layer, &mcp.Tool{Name: "countries_list"}, listCountries, statesync.Cached())
+//	mcp.AddTool(server, layer.Tool(&mcp.Tool{Name: "sprints_create"}, statesync.Invalidates("sprints.*")), createSprint)
+//
+// Precedence, field by field (see [Layer.Resolve]):
+//
+//   - the cache directive is the tool's own [Cached] or [Stale] if it has one
+//     (the last given wins), else that of the first matching policy, else
+//     [Options.Default]: the declaration next to the tool is the most
+//     specific statement about it;
+//   - invalidation patterns add up, in order and without duplicates: the
+//     first matching policy's, then the tool's own, then those a gate adds
+//     during the call with [Invalidate]. Dropping an invalidation is the
+//     unsafe direction, so nothing overrides one.
+//
+// Per-tool options do not take part in first-match-wins among policies.
+//
+// # Invalidation
+//
+// Only a completed, successful call invalidates: a result with IsError set,
+// a protocol error, or a result still waiting for client input changes
+// nothing, since the state did not change. The notice is prepended as
+// content[0]; the rest of the result is kept, and the handler's result is
+// never modified. [SystemNotice] is the default format and [XMLNotice] an
+// XML-style alternative (<cache_invalidation cause="…" domains="…" />);
+// [Options.Format] takes any function.
+//
+// [Options.OnInvalidation] observes each invalidation as an [Event] (cause,
+// patterns, time, session). [Options.Sink] receives one
+// notifications/resources/updated [Notification] per pattern, with the URI
+// <scheme>://stale/<pattern> ([Options.URIScheme], default "statesync");
+// [ServerSink] sends them to the sessions subscribed to that URI. A panic in
+// an observer, a sink or a formatter is recovered and logged with log/slog,
+// and the call is unaffected.
+//
+// # With a gate (mcpbind)
+//
+// A gate that hides tools by workflow state runs in the same middleware
+// chain, inside the layer. The go-sdk runs middleware added later outside
+// middleware added earlier, and the first of one call outermost, so either
+// install the gate first and the layer after it, or list the layer first:
+//
+//	server.AddReceivingMiddleware(layer.Middleware, gate.Middleware)
+//
+// tools/list results pass through the gate's filter before the layer
+// decorates them, so hidden tools are never resolved or copied. A call the
+// gate refuses comes back as an IsError result and invalidates nothing.
+// When an allowed call succeeds and the gate fires its statechart
+// transition, the gate reports what that transition makes stale (for
+// example cart_checkout invalidating "cart.*") by calling
+// [Invalidate](ctx, patterns...) with the request's context (from its
+// middleware, or from a transition callback that receives that context);
+// the patterns join the tool's own in a single notice, [Event] and set of
+// notifications.
+// The gate should check its patterns with [ValidatePattern] when it is
+// built; Invalidate returns [ErrNoLayer] when no layer wraps the call.
+//
+// # Overlaps
+//
+// [DetectOverlaps] decides, on the glob languages themselves, which policies
+// can never match because earlier ones match every name they match
+// ([Shadowed], including by several earlier policies together) and which
+// pairs compete for some names ([Partial], with an example name). An
+// exception written before its rule ("sprints.get" before "sprints.*") is
+// not reported. [New] runs it, logs each finding at Warn level, and keeps
+// them for [Layer.Overlaps].
+//
+// # Costs and bounds
+//
+// Resolutions are cached per wire name in a least-recently-used cache of
+// [DefaultCacheSize] entries ([Options.CacheSize]); a full cache evicts one
+// entry, never everything. A cached resolution costs a map lookup under a
+// mutex; decorating a tools/list reuses the copies made for unchanged tools.
+// A nil *Layer is valid and does nothing, so leaving the layer unconfigured
+// costs nothing.
 package statesync
