@@ -137,7 +137,7 @@ func Snapshot(s *statechart.Snapshot) map[string]any {
 		}
 		out["tags"] = t
 	}
-	if s.Status() == statechart.StatusDone && s.Output() != nil {
+	if s.Status() == statechart.StatusDone && s.HasOutput() {
 		out["output"] = s.Output()
 	}
 	return out

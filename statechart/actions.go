@@ -7,6 +7,7 @@ package statechart
 import (
 	"fmt"
 	"maps"
+	"strings"
 )
 
 // GuardArgs is what a guard implementation receives.
@@ -25,13 +26,40 @@ func (a GuardArgs) InState(v any) (bool, error) {
 		return false, nil
 	}
 	if id, ok := v.(string); ok && len(id) > 0 && id[0] == '#' {
-		n, ok := a.r.m.byID[id[1:]]
+		n, ok := a.r.m.stateByRef(id)
 		if !ok {
 			return false, fmt.Errorf("stateIn: %q is not a state id", id)
 		}
 		return a.r.active[n], nil
 	}
 	return matchesState(toStateValue(v), a.r.s.Value()), nil
+}
+
+// stateByRef resolves "#id" or "#id.child.path" like XState's
+// getStateNodeById: an id, then a path of child keys below it.
+func (m *Machine) stateByRef(ref string) (int, bool) {
+	segs := toStatePath(strings.TrimPrefix(ref, "#"))
+	n, ok := m.byID[segs[0]]
+	if !ok {
+		return 0, false
+	}
+	for _, key := range segs[1:] {
+		if key == "" {
+			break
+		}
+		next := -1
+		for _, c := range m.nodes[n].children {
+			if m.nodes[c].key == key {
+				next = c
+				break
+			}
+		}
+		if next < 0 {
+			return 0, false
+		}
+		n = next
+	}
+	return n, true
 }
 
 func (a GuardArgs) scope() scope { return scope{a.Context, a.Event} }
@@ -161,12 +189,21 @@ func (r *runner) executeActions(actions []*action, ev Event, node int) {
 				r.queue = append(r.queue, a.event)
 				continue
 			}
-			r.s.timers = append(r.s.timers, timer{id: a.id, event: a.event, due: r.now.Add(a.delay), seq: r.s.seq})
+			// XState's scheduler maps an id to the latest event scheduled
+			// with it; an earlier one keeps its timer but can no longer be
+			// cancelled.
+			if a.id != "" {
+				for i := range r.s.timers {
+					if r.s.timers[i].id == a.id {
+						r.s.timers[i].keyed = false
+					}
+				}
+			}
+			r.s.timers = append(r.s.timers, timer{id: a.id, event: a.event, due: r.now.Add(a.delay), seq: r.s.seq, keyed: a.id != ""})
 			r.s.seq++
 		case actionCancel:
-			// XState's scheduler cancels the latest event scheduled with the id.
-			for i := len(r.s.timers) - 1; i >= 0; i-- {
-				if r.s.timers[i].id == a.id {
+			for i := range r.s.timers {
+				if r.s.timers[i].keyed && r.s.timers[i].id == a.id {
 					r.s.timers = append(r.s.timers[:i], r.s.timers[i+1:]...)
 					break
 				}

@@ -231,8 +231,7 @@ func (a *Actor) fire(seq uint64) {
 		return
 	}
 	a.prepareWork()
-	ev := a.work.timers[idx].event
-	a.work.timers = append(a.work.timers[:idx], a.work.timers[idx+1:]...)
+	ev := a.work.takeTimer(idx)
 	a.r.begin(a.ctx, a.work, a.clock.Now())
 	a.r.macrostep(ev)
 	if a.r.err != nil {

@@ -11,6 +11,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -22,11 +23,12 @@ type runner struct {
 	s   *Snapshot // the working snapshot, modified in place
 	now time.Time
 
-	active  []bool // membership of s.nodes
-	queue   []Event
-	changed bool // the microstep changed the snapshot (XState: a new snapshot object)
-	err     error
-	errNode int
+	active         []bool // membership of s.nodes
+	queue          []Event
+	changed        bool // the microstep changed the snapshot (XState: a new snapshot object)
+	historyChanged bool
+	err            error
+	errNode        int
 
 	// scratch
 	toEnter, defaultEntry nodeSet
@@ -137,8 +139,24 @@ func (m *Machine) initialStateNodes() []int {
 // macrostep processes one external event to completion: its transitions,
 // then eventless transitions and raised events until the machine is stable.
 func (r *runner) macrostep(ev Event) {
+	switch {
+	case ev.Type == EventStop:
+		// XState: stops the machine; no transition is selected.
+		r.s.status = StatusStopped
+		r.s.timers = r.s.timers[:0]
+		return
+	case ev.Type == EventInit:
+		// XState: selects no transition, only eventless ones.
+		r.macrostepLoop(ev)
+		return
+	}
 	ts := r.selectTransitions(ev)
 	if r.err != nil {
+		return
+	}
+	if len(ts) == 0 && strings.HasPrefix(ev.Type, errorActorPrefix) {
+		// XState: an unhandled actor error puts the machine in error.
+		r.fail(-1, fmt.Errorf("unhandled error event %q: %v", ev.Type, ev.Data["error"]))
 		return
 	}
 	r.microstep(ts, ev, false)
@@ -194,8 +212,42 @@ func (r *runner) macrostepLoop(ev Event) {
 // its own transitions only when no region has one.
 func (r *runner) selectTransitions(ev Event) []*transition {
 	r.selected = r.selected[:0]
+	if !r.m.isComplete(r.s.nodes, r.active) {
+		// XState walks the state value; for a configuration its quirks
+		// left incomplete, walk the value's shape exactly.
+		r.transitionValue(0, r.m.adjacency(r.m.allStateNodes(r.s.nodes)), ev)
+		return r.selected
+	}
 	r.transitionNode(0, ev)
 	return r.selected
+}
+
+// transitionValue is XState's transitionNode(node, value(node)) over the
+// adjacency of the completed configuration: a compound node whose first
+// child is atomic has a string value; one key is walked like a compound
+// node; zero or several keys like a parallel node.
+func (r *runner) transitionValue(n int, adj map[int][]int, ev Event) {
+	before := len(r.selected)
+	kids := adj[n]
+	switch {
+	case len(kids) > 0 && r.m.nodes[n].kind == kindCompound && (r.m.nodes[kids[0]].kind == kindAtomic || r.m.nodes[kids[0]].kind == kindFinal):
+		if t := r.next(kids[0], ev); t != nil {
+			r.selected = append(r.selected, t)
+		}
+	default:
+		for _, c := range kids {
+			r.transitionValue(c, adj, ev)
+			if r.err != nil {
+				return
+			}
+		}
+	}
+	if r.err != nil || len(r.selected) > before {
+		return
+	}
+	if t := r.next(n, ev); t != nil {
+		r.selected = append(r.selected, t)
+	}
 }
 
 func (r *runner) transitionNode(n int, ev Event) {
@@ -304,7 +356,7 @@ func containsTransition(ts []*transition, t *transition) bool {
 // entry (https://www.w3.org/TR/scxml/#microstepProcedure). An empty set is
 // a no-op.
 func (r *runner) microstep(ts []*transition, ev Event, isInitial bool) {
-	r.changed = false
+	r.changed, r.historyChanged = false, false
 	if len(ts) == 0 {
 		return
 	}
@@ -343,6 +395,10 @@ func (r *runner) microstep(ts []*transition, ev Event, isInitial bool) {
 	}
 	if !r.sameNodes() {
 		r.changed = true
+	} else if !r.historyChanged {
+		// XState keeps the previous _nodes (and so its order) when a
+		// microstep ends with the same set of nodes and history.
+		r.s.nodes = append(r.s.nodes[:0], r.prevNodes...)
 	}
 }
 
@@ -573,7 +629,7 @@ func (r *runner) exitStates(ts []*transition, ev Event) {
 	}
 	if hist != nil {
 		r.s.history = hist
-		r.changed = true
+		r.changed, r.historyChanged = true, true
 	}
 	for _, x := range r.toExit {
 		r.executeActions(r.m.nodes[x].exit, ev, x)
@@ -664,17 +720,17 @@ func (r *runner) enterStates(ts []*transition, ev Event, isInitial bool) {
 			continue
 		}
 		r.s.status = StatusDone
-		r.s.output = r.machineOutput(completion)
+		r.s.output, r.s.hasOutput = r.machineOutput(completion)
 	}
 }
 
 // machineOutput is XState's getMachineOutput: the root's static output.
-func (r *runner) machineOutput(completion int) any {
+func (r *runner) machineOutput(completion int) (any, bool) {
 	root := r.m.nodes[0]
 	if !root.hasOutput {
-		return nil
+		return nil, false
 	}
-	return cloneValue(root.output)
+	return cloneValue(root.output), true
 }
 
 func containsInt(s []int, v int) bool {

@@ -11,7 +11,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
-	"strconv"
 	"strings"
 	"time"
 
@@ -30,60 +29,72 @@ import (
 // passed. Every error is reported with its path.
 func ParseImplementations(data []byte) (Implementations, error) {
 	impl := Implementations{Guards: map[string]GuardFunc{}, Actions: map[string]ActionFunc{}, Delays: map[string]time.Duration{}}
-	if !gjson.ValidBytes(data) {
-		return impl, ErrorList{{Msg: "malformed JSON: " + syntaxErrorPosition(data)}}
+	defaults := (*Options)(nil).withDefaults()
+	if e := checkDocument(data, defaults.MaxBytes, defaults.MaxDepth); e != nil {
+		return impl, ErrorList{e}
 	}
 	doc := gjson.ParseBytes(data)
+	if !doc.IsObject() {
+		return impl, ErrorList{{Msg: "implementations must be a JSON object, not " + jsonKind(doc)}}
+	}
 	var errs ErrorList
 	add := func(e *Error) { errs = append(errs, e) }
-	if g := doc.Get("guards"); g.Exists() {
-		if !g.IsObject() {
-			add(&Error{Path: "guards", Msg: "must be an object of named conditions"})
+	// section returns the members of a top-level object, reporting what is
+	// not an object and duplicate keys.
+	section := func(name, what string) []member {
+		v := doc.Get(name)
+		if !v.Exists() {
+			return nil
 		}
-		for _, mb := range objectMembers(g, func(k string) { add(&Error{Path: string(jsonPath("guards").key(k)), Msg: "duplicate key"}) }) {
-			p := jsonPath("guards").key(mb.key)
-			if in := mb.value.Get("stateIn"); mb.value.IsObject() && in.Exists() {
-				if in.Type != gjson.String && !in.IsObject() {
-					add(&Error{Path: string(p.key("stateIn")), Msg: `must be a "#id" or a state value`})
-					continue
-				}
-				target := goValue(in)
-				impl.Guards[mb.key] = func(_ context.Context, args GuardArgs) (bool, error) {
-					return args.InState(target)
-				}
+		if !v.IsObject() {
+			add(&Error{Path: name, Msg: "must be an object of " + what + ", not " + jsonKind(v)})
+			return nil
+		}
+		return objectMembers(v, func(k string) {
+			add(&Error{Path: string(jsonPath(name).key(k)), Msg: fmt.Sprintf("duplicate key %q", k)})
+		})
+	}
+	for _, mb := range section("guards", "named conditions") {
+		p := jsonPath("guards").key(mb.key)
+		if in := mb.value.Get("stateIn"); mb.value.IsObject() && in.Exists() {
+			if in.Type != gjson.String && !in.IsObject() {
+				add(&Error{Path: string(p.key("stateIn")), Msg: `must be a "#id" or a state value`})
 				continue
 			}
-			c, err := compileCond(mb.value, p)
-			if err != nil {
-				add(err)
-				continue
-			}
+			target := goValue(in)
 			impl.Guards[mb.key] = func(_ context.Context, args GuardArgs) (bool, error) {
-				return c.eval(args.scope()), nil
+				return args.InState(target)
 			}
+			continue
+		}
+		c, err := compileCond(mb.value, p)
+		if err != nil {
+			add(err)
+			continue
+		}
+		impl.Guards[mb.key] = func(_ context.Context, args GuardArgs) (bool, error) {
+			return c.eval(args.scope()), nil
 		}
 	}
-	if a := doc.Get("actions"); a.Exists() {
-		if !a.IsObject() {
-			add(&Error{Path: "actions", Msg: "must be an object of named actions"})
+	for _, mb := range section("actions", "named actions") {
+		f, err := compileDeclarativeAction(mb.value, jsonPath("actions").key(mb.key))
+		if err != nil {
+			add(err)
+			continue
 		}
-		for _, mb := range objectMembers(a, func(k string) { add(&Error{Path: string(jsonPath("actions").key(k)), Msg: "duplicate key"}) }) {
-			f, err := compileDeclarativeAction(mb.value, jsonPath("actions").key(mb.key))
-			if err != nil {
-				add(err)
-				continue
-			}
-			impl.Actions[mb.key] = f
-		}
+		impl.Actions[mb.key] = f
 	}
-	if d := doc.Get("delays"); d.Exists() {
-		for _, mb := range objectMembers(d, nil) {
-			if mb.value.Type != gjson.Number || mb.value.Float() < 0 {
-				add(&Error{Path: string(jsonPath("delays").key(mb.key)), Msg: "a delay must be a number of milliseconds, not " + quoteJSON(mb.value)})
-				continue
-			}
-			impl.Delays[mb.key] = msDuration(mb.value.Float())
+	for _, mb := range section("delays", "named delays in milliseconds") {
+		p := string(jsonPath("delays").key(mb.key))
+		if mb.value.Type != gjson.Number {
+			add(&Error{Path: p, Msg: "a delay must be a number of milliseconds, not " + quoteJSON(mb.value)})
+			continue
 		}
+		if problem := delayProblem(mb.value.Float()); problem != "" {
+			add(&Error{Path: p, Msg: problem})
+			continue
+		}
+		impl.Delays[mb.key] = msDuration(mb.value.Float())
 	}
 	if len(errs) > 0 {
 		return impl, errs
@@ -165,8 +176,8 @@ func (s scope) lookup(path []string) (any, bool) {
 			}
 			cur = v
 		case []any:
-			i, err := strconv.Atoi(k)
-			if err != nil || i < 0 || i >= len(c) {
+			i, ok := isArrayIndex(k) // canonical indexes only, as in JavaScript
+			if !ok || i >= uint64(len(c)) {
 				return nil, false
 			}
 			cur = c[i]

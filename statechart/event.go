@@ -68,6 +68,9 @@ func (e *Event) UnmarshalJSON(b []byte) error {
 const (
 	// EventInit is the event of the initial macrostep ("xstate.init").
 	EventInit = "xstate.init"
+	// EventStop stops a machine when sent to it ("xstate.stop").
+	EventStop        = "xstate.stop"
+	errorActorPrefix = "xstate.error.actor"
 	// doneStatePrefix starts the event raised when a compound state reaches
 	// a final child, or a parallel state has every region final.
 	doneStatePrefix = "xstate.done.state."

@@ -7,6 +7,8 @@ package statechart
 
 import (
 	"fmt"
+	"math"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -44,6 +46,8 @@ type loader struct {
 	cur      int       // the state node being read, for ordering errors
 	errNodes []int     // per error, the state node it belongs to
 	idErr    bool
+	hintWork int      // edit-distance cells spent on hints, see hintBudget
+	ids      []string // every state id, sorted, once needed for hints
 
 	childByKey map[int]map[string]int // per node, its children by key
 }
@@ -100,7 +104,7 @@ func (l *loader) load(data []byte) *Machine {
 	l.m = &Machine{id: "(machine)", byID: map[string]int{}, opts: l.opts}
 	if id := root.Get("id"); id.Exists() {
 		if id.Type != gjson.String || id.String() == "" {
-			l.errorf("id", "must be a non-empty string, not %s", jsonKind(id))
+			l.errorf("id", "must be a non-empty string, not %s", nonEmptyKind(id))
 		} else {
 			l.m.id = id.String()
 		}
@@ -152,7 +156,7 @@ func (l *loader) readNode(v gjson.Result, key string, parent int, path jsonPath,
 		case "id":
 			if mb.value.Type != gjson.String || mb.value.String() == "" {
 				if parent >= 0 {
-					l.errorf(p, "must be a non-empty string, not %s", jsonKind(mb.value))
+					l.errorf(p, "must be a non-empty string, not %s", nonEmptyKind(mb.value))
 				}
 			} else if parent >= 0 {
 				n.id = mb.value.String()
@@ -278,6 +282,14 @@ func describePath(p jsonPath) string {
 	return string(p)
 }
 
+// nonEmptyKind is jsonKind for messages that ask for a non-empty string.
+func nonEmptyKind(v gjson.Result) string {
+	if v.Type == gjson.String && v.String() == "" {
+		return "an empty string"
+	}
+	return jsonKind(v)
+}
+
 func quoteJSON(v gjson.Result) string {
 	if !v.Exists() {
 		return "nothing"
@@ -332,22 +344,30 @@ func (l *loader) readBehaviour(i int) {
 	}
 
 	// history default target, resolved relative to the parent
-	if tg := v.Get("target"); tg.Exists() {
+	if tg := v.Get("target"); tg.Exists() && !(tg.Type == gjson.String && tg.String() == "") {
 		if n.kind != kindHistory {
 			l.errorf(path.key("target"), "only history states have a default \"target\"; put targets on transitions")
 		} else if n.parent >= 0 {
 			t := &transition{source: i}
-			for j, s := range l.targetStrings(tg, path.key("target")) {
-				p := path.key("target")
-				if tg.IsArray() {
-					p = p.index(j)
-				}
-				if idx, err := l.resolvePath(n.parent, s); err != "" {
+			for _, ref := range l.targetStrings(tg, path.key("target")) {
+				s, p := ref.target, ref.path
+				idx, err := l.resolvePath(n.parent, s)
+				switch {
+				case err != "":
 					l.errorf(p, "%q is not a child of %q: %s", s, l.m.nodes[n.parent].id, err)
-				} else {
+				case !l.m.isDescendant(idx, n.parent):
+					l.errorf(p, "%q is not inside %q; a history state can only restore its parent's descendants", s, l.m.nodes[n.parent].id)
+				case l.m.nodes[idx].kind == kindHistory:
+					l.errorf(p, "%q is a history state; the default target must be a regular state", s)
+				default:
 					t.targets = append(t.targets, idx)
 				}
 			}
+			if tg.IsArray() && len(tg.Array()) == 0 {
+				l.errorf(path.key("target"), "must name at least one state; leave it out to use the parent's initial state")
+			}
+			t.targets = uniqueTargets(t.targets)
+			l.checkTargets(t, path.key("target"))
 			n.historyDef = t
 		}
 	}
@@ -372,7 +392,8 @@ func (l *loader) readBehaviour(i int) {
 					l.errorf(p, `an event descriptor cannot be empty; use "always" for eventless transitions`)
 					continue
 				}
-				if strings.Contains(strings.TrimSuffix(mb.key, "*"), "*") {
+				if l.opts.Strict && strings.Contains(strings.TrimSuffix(mb.key, "*"), "*") {
+					// XState accepts it (with a warning) and it matches nothing.
 					l.errorf(p.key(mb.key), "wildcards can only be the whole descriptor (\"*\") or its last token (\"event.*\")")
 				}
 				set(mb.key, l.readTransitions(i, mb.key, mb.value, p.key(mb.key)))
@@ -414,6 +435,7 @@ func (l *loader) readInitial(n *stateNode, init gjson.Result, path jsonPath) {
 			case "target":
 				if mb.value.Type != gjson.String {
 					l.errorf(path.key("target"), "must be the key of a child state, not %s", jsonKind(mb.value))
+					return
 				}
 				key = mb.value.String()
 			case "actions":
@@ -427,12 +449,15 @@ func (l *loader) readInitial(n *stateNode, init gjson.Result, path jsonPath) {
 		l.errorf(path, "must be the key of a child state, not %s", jsonKind(init))
 		return
 	}
-	for _, c := range n.children {
-		if l.m.nodes[c].key == key {
-			t.targets = []int{c}
-			n.initial = t
+	if c, ok := l.childByKey[n.order][key]; ok {
+		if tg := l.raw[c].config.Get("target"); l.m.nodes[c].kind == kindHistory && (!tg.Exists() || tg.String() == "") {
+			// XState would recurse until the stack overflows.
+			l.errorf(path, "%q is a history state without a \"target\", which would loop; give it a \"target\"", key)
 			return
 		}
+		t.targets = []int{c}
+		n.initial = t
+		return
 	}
 	keys := make([]string, len(n.children))
 	for j, c := range n.children {
@@ -453,8 +478,11 @@ func (l *loader) readAfter(i int, after gjson.Result, path jsonPath, set func(st
 	for _, mb := range objectMembers(after, func(k string) { l.errorf(path.key(k), "duplicate key %q", k) }) {
 		raise := &action{kind: actionRaise, name: "xstate.raise"}
 		delayKey := mb.key
-		if ms, err := strconv.ParseFloat(strings.TrimSpace(mb.key), 64); err == nil && ms >= 0 && !strings.ContainsAny(mb.key, "eEnN+") {
-			delayKey = strconv.FormatFloat(ms, 'f', -1, 64)
+		if ms, numeric, problem := parseDelayKey(mb.key); problem != "" {
+			l.errorf(path.key(mb.key), "%s", problem)
+			continue
+		} else if numeric {
+			delayKey = jsNumber(ms)
 			raise.hasDelay, raise.delay = true, msDuration(ms)
 		} else if d, ok := l.opts.Implementations.Delays[mb.key]; ok {
 			raise.hasDelay, raise.delay = true, d
@@ -469,7 +497,20 @@ func (l *loader) readAfter(i int, after gjson.Result, path jsonPath, set func(st
 		n.entry = append(n.entry, raise)
 		n.exit = append(n.exit, &action{kind: actionCancel, name: "xstate.cancel", id: ev})
 		l.m.hasTimers = true
-		ts := l.readTransitions(i, ev, mb.value, path.key(mb.key))
+		var ts []*transition
+		if mb.value.IsArray() {
+			// XState: in `after`, an array's string items are spread into
+			// objects without a target, so they are targetless.
+			for j, e := range mb.value.Array() {
+				if e.Type == gjson.String {
+					ts = append(ts, &transition{source: i, event: ev})
+					continue
+				}
+				ts = append(ts, l.readTransitions(i, ev, e, path.key(mb.key).index(j))...)
+			}
+		} else {
+			ts = l.readTransitions(i, ev, mb.value, path.key(mb.key))
+		}
 		if g, ok := n.byEvent[ev]; ok {
 			set(ev, append(g.transitions, ts...))
 		} else {
@@ -479,6 +520,61 @@ func (l *loader) readAfter(i int, after gjson.Result, path jsonPath, set func(st
 }
 
 func msDuration(ms float64) time.Duration { return time.Duration(ms * float64(time.Millisecond)) }
+
+// maxDelayMs is the longest delay a time.Duration holds: about 292 years.
+const maxDelayMs = float64(math.MaxInt64 / int64(time.Millisecond))
+
+// delayProblem says what is wrong with a delay in milliseconds, or "".
+func delayProblem(ms float64) string {
+	switch {
+	case math.IsNaN(ms) || math.IsInf(ms, 0):
+		return "a delay must be a finite number of milliseconds"
+	case ms < 0:
+		return "a delay cannot be negative"
+	case ms > maxDelayMs:
+		return "a delay cannot be longer than about 292 years"
+	}
+	return ""
+}
+
+var (
+	decimalKey = regexp.MustCompile(`^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$`)
+	radixKey   = regexp.MustCompile(`^[+-]?0[xXoObB]`)
+	infKey     = regexp.MustCompile(`^[+-]?Infinity$`)
+)
+
+// parseDelayKey reads a key of "after" the way XState does (+key, a
+// number unless NaN): numeric is false for the name of a delay. Keys that
+// JavaScript reads as numbers but are not plain decimal milliseconds, or
+// not usable delays, come back with a problem.
+func parseDelayKey(key string) (ms float64, numeric bool, problem string) {
+	k := strings.TrimSpace(key)
+	switch {
+	case k == "":
+		return 0, false, `a delay cannot be empty (XState reads it as 0); write "0"`
+	case radixKey.MatchString(k):
+		return 0, false, "write a delay as decimal milliseconds or as the name of a delay"
+	case infKey.MatchString(k):
+		return 0, false, delayProblem(math.Inf(1))
+	case !decimalKey.MatchString(k):
+		return 0, false, ""
+	}
+	ms, _ = strconv.ParseFloat(k, 64) // ±Inf when out of range
+	return ms, true, delayProblem(ms)
+}
+
+// jsNumber formats a delay as JavaScript's String(n) does, for the names
+// of after events ("xstate.after.1000.m.a"). Delays are below 1e21, where
+// JavaScript would switch to exponent notation for large numbers.
+func jsNumber(f float64) string {
+	switch {
+	case f == 0:
+		return "0" // also -0
+	case f < 1e-6:
+		return strings.Replace(strconv.FormatFloat(f, 'e', -1, 64), "e-0", "e-", 1) // 1e-7
+	}
+	return strconv.FormatFloat(f, 'f', -1, 64)
+}
 
 // readTransitions reads a transition config: a target string, a transition
 // object, or an array of either (candidates in priority order).
@@ -541,75 +637,87 @@ func (l *loader) readTransition(src int, event string, v gjson.Result, path json
 	if !target.Exists() || (target.Type == gjson.String && target.String() == "") {
 		return t // targetless
 	}
-	strs := l.targetStrings(target, targetPath)
 	t.targets = []int{}
-	for j, s := range strs {
-		p := targetPath
-		if target.IsArray() {
-			p = p.index(j)
-		}
-		idx, ok := l.resolveTarget(src, s, p)
-		if ok {
+	for _, ref := range l.targetStrings(target, targetPath) {
+		if idx, ok := l.resolveTarget(src, ref.target, ref.path); ok {
 			t.targets = append(t.targets, idx)
 		}
 	}
+	t.targets = uniqueTargets(t.targets)
 	l.checkTargets(t, targetPath)
 	return t
 }
 
-func (l *loader) targetStrings(v gjson.Result, path jsonPath) []string {
+// uniqueTargets drops repeated targets, keeping the first of each: a long
+// target array naming the same state again and again is one target.
+func uniqueTargets(targets []int) []int {
+	if len(targets) < 2 {
+		return targets
+	}
+	seen := make(map[int]bool, len(targets))
+	out := targets[:0]
+	for _, x := range targets {
+		if !seen[x] {
+			seen[x] = true
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// targetRef is one target string and its path.
+type targetRef struct {
+	target string
+	path   jsonPath
+}
+
+func (l *loader) targetStrings(v gjson.Result, path jsonPath) []targetRef {
 	if v.Type == gjson.String {
-		return []string{v.String()}
+		return []targetRef{{v.String(), path}}
 	}
 	if !v.IsArray() {
 		l.errorf(path, "a target must be a string or an array of strings, not %s", jsonKind(v))
 		return nil
 	}
-	var out []string
-	for j, e := range v.Array() {
+	var out []targetRef
+	j := 0
+	v.ForEach(func(_, e gjson.Result) bool {
 		if e.Type != gjson.String || e.String() == "" {
 			l.errorf(path.index(j), "a target must be a non-empty string, not %s", quoteJSON(e))
-			continue
+		} else {
+			out = append(out, targetRef{e.String(), path.index(j)})
 		}
-		out = append(out, e.String())
-	}
+		j++
+		return true
+	})
 	return out
 }
 
 // checkTargets rejects target sets that cannot form a legal configuration:
-// two targets in different children of one compound state.
+// two targets in different children of one compound state. Each target
+// walks up to the first ancestor an earlier target already reached, so the
+// check is linear in the number of targets and states.
 func (l *loader) checkTargets(t *transition, path jsonPath) {
-	for a := 0; a < len(t.targets); a++ {
-		for b := a + 1; b < len(t.targets); b++ {
-			x, y := t.targets[a], t.targets[b]
-			if l.isDescendantOrSelf(x, y) || l.isDescendantOrSelf(y, x) {
+	if len(t.targets) < 2 {
+		return
+	}
+	type via struct{ child, target int }
+	reached := map[int]via{} // ancestor -> the child and target that first reached it
+	for _, x := range t.targets {
+		for c := x; l.m.nodes[c].parent >= 0; c = l.m.nodes[c].parent {
+			p := l.m.nodes[c].parent
+			first, ok := reached[p]
+			if !ok {
+				reached[p] = via{c, x}
 				continue
 			}
-			lca := l.lca(x, y)
-			if lca >= 0 && l.m.nodes[lca].kind != kindParallel {
+			if first.child != c && l.m.nodes[p].kind != kindParallel {
 				l.errorf(path, "targets %q and %q are in different children of compound state %q, so they cannot both be active",
-					l.m.nodes[x].id, l.m.nodes[y].id, l.m.nodes[lca].id)
+					l.m.nodes[first.target].id, l.m.nodes[x].id, l.m.nodes[p].id)
 			}
+			break // p and its ancestors were reached before
 		}
 	}
-}
-
-func (l *loader) isDescendantOrSelf(a, b int) bool {
-	for ; a >= 0; a = l.m.nodes[a].parent {
-		if a == b {
-			return true
-		}
-	}
-	return false
-}
-
-func (l *loader) lca(a, b int) int {
-	for p := l.m.nodes[a].parent; p >= 0; p = l.m.nodes[p].parent {
-		if l.isDescendantOrSelf(b, p) {
-			return p
-		}
-	}
-	return -1
 }
 
 // resolveTarget resolves a target string declared on node src, following
@@ -652,36 +760,43 @@ func (l *loader) resolveID(target string) (idx int, hint string, ok bool) {
 	segs := toStatePath(target[1:])
 	idx, ok = l.m.byID[segs[0]]
 	if !ok {
-		ids := make([]string, 0, len(l.m.byID))
-		for id := range l.m.byID {
-			ids = append(ids, id)
-		}
-		sort.Strings(ids)
-		return 0, didYouMean(segs[0], ids), false
+		return 0, l.hint(segs[0], l.sortedIDs), false
 	}
 	if len(segs) == 1 {
 		return idx, "", true
 	}
-	idx, err := l.resolvePath(idx, strings.Join(quoteSegments(segs[1:]), "."))
+	idx, err := l.resolveSegments(idx, segs[1:])
 	if err != "" {
 		return 0, ": " + err, false
 	}
 	return idx, "", true
 }
 
-func quoteSegments(segs []string) []string {
-	out := make([]string, len(segs))
-	for i, s := range segs {
-		out[i] = strings.ReplaceAll(s, ".", `\.`)
+// sortedIDs returns every state id, sorted, for hints.
+func (l *loader) sortedIDs() []string {
+	if l.ids == nil {
+		l.ids = keysOf(l.m.byID)
 	}
-	return out
+	return l.ids
 }
 
 // resolvePath walks a dotted path of child keys down from node from
 // (XState's getStateNodeByPath); an empty segment stops the walk.
 func (l *loader) resolvePath(from int, path string) (int, string) {
+	idx, err := l.resolveSegments(from, toStatePath(path))
+	if _, isKey := l.childByKey[from][path]; err != "" && isKey {
+		// The path is a key with dots: in JSON, "a\\.b" names it.
+		err += fmt.Sprintf("; to target the key %q, escape its dots: %q", path, strings.ReplaceAll(path, ".", `\.`))
+	}
+	return idx, err
+}
+
+// resolveSegments is resolvePath on a path already split into keys. A key
+// that starts with "#" is looked up as a state id, as XState's getStateNode
+// does.
+func (l *loader) resolveSegments(from int, segs []string) (int, string) {
 	cur := from
-	for _, key := range toStatePath(path) {
+	for _, key := range segs {
 		if key == "" {
 			break
 		}
@@ -695,11 +810,14 @@ func (l *loader) resolvePath(from int, path string) (int, string) {
 		}
 		next, ok := l.childByKey[cur][key]
 		if !ok {
-			var keys []string
-			for _, c := range l.m.nodes[cur].children {
-				keys = append(keys, l.m.nodes[c].key)
-			}
-			return 0, fmt.Sprintf("state %q has no child %q%s", l.m.nodes[cur].id, key, didYouMean(key, keys))
+			hint := l.hint(key, func() []string {
+				keys := make([]string, len(l.m.nodes[cur].children))
+				for i, c := range l.m.nodes[cur].children {
+					keys[i] = l.m.nodes[c].key
+				}
+				return keys
+			})
+			return 0, fmt.Sprintf("state %q has no child %q%s", l.m.nodes[cur].id, key, hint)
 		}
 		cur = next
 	}
@@ -742,7 +860,7 @@ func (l *loader) readGuard(v gjson.Result, path jsonPath) *guard {
 			switch mb.key {
 			case "type":
 				if mb.value.Type != gjson.String || mb.value.String() == "" {
-					l.errorf(path.key("type"), "must be a non-empty string, not %s", jsonKind(mb.value))
+					l.errorf(path.key("type"), "must be a non-empty string, not %s", nonEmptyKind(mb.value))
 				}
 				g.name = mb.value.String()
 			case "params":
@@ -809,7 +927,7 @@ func (l *loader) readGuard(v gjson.Result, path jsonPath) *guard {
 	default:
 		g.impl = l.opts.Implementations.Guards[g.name]
 		if g.impl == nil && !l.opts.AllowMissingGuards {
-			l.errorf(path, "guard %q is not implemented%s", g.name, didYouMean(g.name, keysOf(l.opts.Implementations.Guards)))
+			l.errorf(path, "guard %q is not implemented%s", g.name, l.hint(g.name, func() []string { return keysOf(l.opts.Implementations.Guards) }))
 		}
 	}
 	return g
@@ -848,7 +966,7 @@ func (l *loader) readAction(v gjson.Result, path jsonPath) *action {
 			switch mb.key {
 			case "type":
 				if mb.value.Type != gjson.String || mb.value.String() == "" {
-					l.errorf(path.key("type"), "must be a non-empty string, not %s", jsonKind(mb.value))
+					l.errorf(path.key("type"), "must be a non-empty string, not %s", nonEmptyKind(mb.value))
 				}
 				a.name = mb.value.String()
 			case "params":
@@ -875,10 +993,12 @@ func (l *loader) readAction(v gjson.Result, path jsonPath) *action {
 	case "xstate.assign":
 		a.kind = actionAssign
 		if !params.IsObject() {
-			l.errorf(pp, "xstate.assign needs params: an object of context keys to expressions")
+			if !v.Get("params").Exists() { // otherwise reported above
+				l.errorf(pp, "xstate.assign needs params: an object of context keys to expressions")
+			}
 			return a
 		}
-		for _, mb := range objectMembers(params, nil) {
+		for _, mb := range objectMembers(params, func(k string) { l.errorf(pp.key(k), "duplicate key %q", k) }) {
 			e, err := compileExpr(mb.value, pp.key(mb.key))
 			if err != nil {
 				l.add(err)
@@ -896,7 +1016,10 @@ func (l *loader) readAction(v gjson.Result, path jsonPath) *action {
 		a.event = eventFromJSON(ev)
 		if d := params.Get("delay"); d.Exists() {
 			switch {
-			case d.Type == gjson.Number && d.Float() >= 0:
+			case d.Type == gjson.Number:
+				if problem := delayProblem(d.Float()); problem != "" {
+					l.errorf(pp.key("delay"), "%s", problem)
+				}
 				a.hasDelay, a.delay = true, msDuration(d.Float())
 			case d.Type == gjson.String:
 				if dd, ok := l.opts.Implementations.Delays[d.String()]; ok {
@@ -926,7 +1049,7 @@ func (l *loader) readAction(v gjson.Result, path jsonPath) *action {
 		a.kind = actionCustom
 		a.impl = l.opts.Implementations.Actions[a.name]
 		if a.impl == nil && l.opts.Strict {
-			l.errorf(path, "action %q is not implemented%s", a.name, didYouMean(a.name, keysOf(l.opts.Implementations.Actions)))
+			l.errorf(path, "action %q is not implemented%s", a.name, l.hint(a.name, func() []string { return keysOf(l.opts.Implementations.Actions) }))
 		}
 	}
 	return a
@@ -957,16 +1080,46 @@ func keysOf[V any](m map[string]V) []string {
 
 // didYouMean suggests the closest candidate, if one is close enough.
 func didYouMean(s string, candidates []string) string {
+	hint, _ := suggest(s, candidates)
+	return hint
+}
+
+// hintBudget bounds the edit-distance work (table cells) that one Compile
+// spends on did-you-mean hints: a document with thousands of misspelled
+// names among thousands of states would otherwise take quadratic time.
+// Past the budget, errors come without hints.
+const hintBudget = 20_000_000
+
+// hint is didYouMean within the loader's budget; candidates is only called
+// while the budget lasts.
+func (l *loader) hint(s string, candidates func() []string) string {
+	if l.hintWork >= hintBudget {
+		return ""
+	}
+	cs := candidates()
+	hint, work := suggest(s, cs)
+	l.hintWork += work + len(cs)
+	return hint
+}
+
+// suggest returns the did-you-mean hint for s and the number of
+// edit-distance cells it computed.
+func suggest(s string, candidates []string) (hint string, work int) {
 	best, bestD := "", len(s)/2+2
+	ls := strings.ToLower(s)
 	for _, c := range candidates {
-		if d := editDistance(strings.ToLower(s), strings.ToLower(c)); d < bestD {
+		if d := len(c) - len(s); d >= bestD || -d >= bestD {
+			continue // the distance is at least the difference in length
+		}
+		work += len(s) * len(c)
+		if d := editDistance(ls, strings.ToLower(c)); d < bestD {
 			best, bestD = c, d
 		}
 	}
 	if best == "" || best == s {
-		return ""
+		return "", work
 	}
-	return fmt.Sprintf(" (did you mean %q?)", best)
+	return fmt.Sprintf(" (did you mean %q?)", best), work
 }
 
 func editDistance(a, b string) int {

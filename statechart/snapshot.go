@@ -27,15 +27,16 @@ const (
 // Snapshot is the state of one machine instance. It is immutable: the
 // functions that process events return a new Snapshot.
 type Snapshot struct {
-	machine *Machine
-	status  Status
-	context map[string]any // copy-on-write: never modified once shared
-	output  any
-	err     error
-	nodes   []int         // active configuration in XState's _nodes order
-	history map[int][]int // history node -> the nodes it remembers; copy-on-write
-	timers  []timer       // pending delayed events, in scheduling order
-	seq     uint64        // scheduling counter, orders timers with equal due times
+	machine   *Machine
+	status    Status
+	context   map[string]any // copy-on-write: never modified once shared
+	output    any
+	hasOutput bool // output is defined (it may be null)
+	err       error
+	nodes     []int         // active configuration in XState's _nodes order
+	history   map[int][]int // history node -> the nodes it remembers; copy-on-write
+	timers    []timer       // pending delayed events, in scheduling order
+	seq       uint64        // scheduling counter, orders timers with equal due times
 }
 
 // timer is a pending delayed event (an `after` transition or a delayed raise).
@@ -44,6 +45,7 @@ type timer struct {
 	event Event
 	due   time.Time
 	seq   uint64
+	keyed bool // the timer its id names, the one a cancel of the id stops
 }
 
 // Machine returns the machine the snapshot belongs to.
@@ -58,6 +60,10 @@ func (s *Snapshot) Context() map[string]any { return s.context }
 // Output returns the machine's output once it is done (nil otherwise).
 func (s *Snapshot) Output() any { return s.output }
 
+// HasOutput reports whether the machine is done with a defined output
+// (which may be JSON null).
+func (s *Snapshot) HasOutput() bool { return s.hasOutput }
+
 // Err returns the error that put the snapshot in status error.
 func (s *Snapshot) Err() error { return s.err }
 
@@ -66,41 +72,157 @@ func (s *Snapshot) Err() error { return s.err }
 // ({"payment": "card"}), and an empty map for an atomic region of a parallel
 // state.
 func (s *Snapshot) Value() any {
-	return s.valueOf(0)
+	return s.machine.valueOf(0, s.machine.adjacency(s.machine.allStateNodes(s.nodes)))
 }
 
 // valueOf follows XState's getValueFromAdj.
-func (s *Snapshot) valueOf(n int) any {
-	var kids []int
-	for _, c := range s.nodes {
-		if s.machine.nodes[c].parent == n {
-			kids = append(kids, c)
-		}
-	}
+func (m *Machine) valueOf(n int, adj map[int][]int) any {
+	kids := adj[n]
 	if len(kids) == 0 {
 		return map[string]any{}
 	}
-	if s.machine.nodes[n].kind == kindCompound {
-		if k := s.machine.nodes[kids[0]]; k.kind == kindAtomic || k.kind == kindFinal {
+	if m.nodes[n].kind == kindCompound {
+		if k := m.nodes[kids[0]]; k.kind == kindAtomic || k.kind == kindFinal {
 			return k.key
 		}
 	}
 	v := make(map[string]any, len(kids))
 	for _, c := range kids {
-		v[s.machine.nodes[c].key] = s.valueOf(c)
+		v[m.nodes[c].key] = m.valueOf(c, adj)
 	}
 	return v
+}
+
+// completeConfiguration returns, in set (allocated when nil or too
+// short), the nodes plus what XState's getAllStateNodes adds for the state
+// value (see allStateNodes).
+func (m *Machine) completeConfiguration(nodes []int, set []bool) []bool {
+	if len(set) != len(m.nodes) {
+		set = make([]bool, len(m.nodes))
+	} else {
+		clear(set)
+	}
+	for _, n := range m.allStateNodes(nodes) {
+		set[n] = true
+	}
+	return set
+}
+
+// allStateNodes is XState's getAllStateNodes, insertion order included:
+// the nodes; then, for each node in turn (new ones too), the initial
+// descendants of a compound state that had no active child in the original
+// configuration and of each missing parallel region; then every ancestor.
+// A configuration from XState's own quirks (a history state restoring a
+// region without its parallel parent) gets its state value this way.
+func (m *Machine) allStateNodes(nodes []int) []int {
+	in := make([]bool, len(m.nodes))
+	hadChild := make([]bool, len(m.nodes))
+	order := make([]int, 0, len(nodes)+4)
+	add := func(n int) {
+		if !in[n] {
+			in[n] = true
+			order = append(order, n)
+		}
+	}
+	for _, n := range nodes {
+		add(n)
+	}
+	for _, n := range nodes {
+		if p := m.nodes[n].parent; p >= 0 && in[p] {
+			hadChild[p] = true
+		}
+	}
+	var initial func(n int)
+	initial = func(n int) { // getInitialStateNodes, pre-order
+		add(n)
+		switch m.nodes[n].kind {
+		case kindCompound:
+			initial(m.nodes[n].initial.targets[0])
+		case kindParallel:
+			for _, c := range m.nodes[n].children {
+				if m.nodes[c].kind != kindHistory {
+					initial(c)
+				}
+			}
+		}
+	}
+	for i := 0; i < len(order); i++ {
+		n := m.nodes[order[i]]
+		switch n.kind {
+		case kindCompound:
+			if !hadChild[order[i]] {
+				initial(order[i])
+			}
+		case kindParallel:
+			for _, c := range n.children {
+				if m.nodes[c].kind != kindHistory && !in[c] {
+					initial(c)
+				}
+			}
+		}
+	}
+	for i := 0; i < len(order); i++ {
+		for p := m.nodes[order[i]].parent; p >= 0; p = m.nodes[p].parent {
+			add(p)
+		}
+	}
+	return order
+}
+
+// adjacency returns each node's children in the configuration, in the
+// order of nodes (XState's getAdjList).
+func (m *Machine) adjacency(nodes []int) map[int][]int {
+	adj := make(map[int][]int, len(nodes))
+	for _, n := range nodes {
+		if p := m.nodes[n].parent; p >= 0 {
+			adj[p] = append(adj[p], n)
+		}
+	}
+	return adj
+}
+
+// isComplete reports whether the configuration needs no completion: every
+// active node's parent is active, every active compound state has an
+// active child and every active parallel state all its regions.
+func (m *Machine) isComplete(nodes []int, active []bool) bool {
+	for _, i := range nodes {
+		n := m.nodes[i]
+		if n.parent >= 0 && !active[n.parent] {
+			return false
+		}
+		switch n.kind {
+		case kindCompound:
+			has := false
+			for _, c := range n.children {
+				if active[c] {
+					has = true
+					break
+				}
+			}
+			if !has {
+				return false
+			}
+		case kindParallel:
+			for _, c := range n.children {
+				if !active[c] && m.nodes[c].kind != kindHistory {
+					return false
+				}
+			}
+		}
+	}
+	return true
 }
 
 // StateIDs returns the ids of the active state nodes, in document order,
 // root first. A compound or parallel state is active while any of its
 // descendants is.
 func (s *Snapshot) StateIDs() []string {
-	idx := append([]int(nil), s.nodes...)
-	sort.Ints(idx)
-	ids := make([]string, len(idx))
-	for i, n := range idx {
-		ids[i] = s.machine.nodes[n].id
+	set := s.machine.completeConfiguration(s.nodes, nil)
+	var ids []string
+	for i, on := range set {
+		if on {
+			ids = append(ids, s.machine.nodes[i].id)
+		}
 	}
 	return ids
 }
@@ -193,6 +315,22 @@ func (s *Snapshot) NextDue() (time.Time, bool) {
 	return due, true
 }
 
+// takeTimer removes timer i and returns its event. Like XState's
+// scheduler, firing a timer forgets its id: a later cancel of the same id
+// stops nothing.
+func (s *Snapshot) takeTimer(i int) Event {
+	t := s.timers[i]
+	s.timers = append(s.timers[:i], s.timers[i+1:]...)
+	if t.id != "" {
+		for j := range s.timers {
+			if s.timers[j].id == t.id {
+				s.timers[j].keyed = false
+			}
+		}
+	}
+	return t.event
+}
+
 func sortTimers(ts []timer) {
 	sort.SliceStable(ts, func(i, j int) bool {
 		if !ts[i].due.Equal(ts[j].due) {
@@ -218,14 +356,13 @@ type persisted struct {
 	Status          Status                        `json:"status"`
 	Value           any                           `json:"value"`
 	Context         map[string]any                `json:"context"`
-	Output          any                           `json:"output,omitempty"`
+	Output          json.RawMessage               `json:"output,omitempty"`
 	Error           string                        `json:"error,omitempty"`
 	HistoryValue    map[string][]persistedNodeRef `json:"historyValue"`
 	Children        map[string]any                `json:"children"`
 	Nodes           []string                      `json:"nodes,omitempty"`
 	ScheduledEvents []persistedTimer              `json:"scheduledEvents,omitempty"`
 	Seq             uint64                        `json:"seq,omitempty"`
-	Extra           map[string]json.RawMessage    `json:"-"`
 }
 
 type persistedNodeRef struct {
@@ -237,6 +374,7 @@ type persistedTimer struct {
 	Event Event     `json:"event"`
 	Due   time.Time `json:"due"`
 	Seq   uint64    `json:"seq"`
+	Keyed bool      `json:"keyed,omitempty"`
 }
 
 // MarshalJSON writes the persisted form of the snapshot. Restore it with
@@ -246,13 +384,19 @@ func (s *Snapshot) MarshalJSON() ([]byte, error) {
 		Status:       s.status,
 		Value:        s.Value(),
 		Context:      s.context,
-		Output:       s.output,
 		HistoryValue: map[string][]persistedNodeRef{},
 		Children:     map[string]any{},
 		Seq:          s.seq,
 	}
 	if s.err != nil {
 		p.Error = s.err.Error()
+	}
+	if s.hasOutput {
+		out, err := json.Marshal(s.output)
+		if err != nil {
+			return nil, err
+		}
+		p.Output = out
 	}
 	for h, ns := range s.history {
 		refs := make([]persistedNodeRef, len(ns))
@@ -265,7 +409,7 @@ func (s *Snapshot) MarshalJSON() ([]byte, error) {
 		p.Nodes = append(p.Nodes, s.machine.nodes[n].id)
 	}
 	for _, t := range s.timers {
-		p.ScheduledEvents = append(p.ScheduledEvents, persistedTimer{t.id, t.event, t.due, t.seq})
+		p.ScheduledEvents = append(p.ScheduledEvents, persistedTimer{t.id, t.event, t.due, t.seq, t.keyed})
 	}
 	return json.Marshal(p)
 }
@@ -278,7 +422,13 @@ func (m *Machine) Restore(data []byte) (*Snapshot, error) {
 	if err := json.Unmarshal(data, &p); err != nil {
 		return nil, fmt.Errorf("statechart: restore: %w", err)
 	}
-	s := &Snapshot{machine: m, status: p.Status, context: p.Context, output: p.Output, seq: p.Seq}
+	s := &Snapshot{machine: m, status: p.Status, context: p.Context, seq: p.Seq}
+	if len(p.Output) > 0 {
+		s.hasOutput = true
+		if err := json.Unmarshal(p.Output, &s.output); err != nil {
+			return nil, fmt.Errorf("statechart: restore: output: %w", err)
+		}
+	}
 	if s.context == nil {
 		s.context = map[string]any{}
 	}
@@ -300,7 +450,9 @@ func (m *Machine) Restore(data []byte) (*Snapshot, error) {
 			}
 			s.nodes = append(s.nodes, n)
 		}
-		if err := m.checkConfiguration(s.nodes); err != nil {
+		// XState's own quirks can leave a configuration without some
+		// ancestors (see allStateNodes), so only the basics are checked.
+		if err := m.checkNodes(s.nodes); err != nil {
 			return nil, fmt.Errorf("statechart: restore: %w", err)
 		}
 	} else {
@@ -327,7 +479,7 @@ func (m *Machine) Restore(data []byte) (*Snapshot, error) {
 		}
 	}
 	for _, t := range p.ScheduledEvents {
-		s.timers = append(s.timers, timer{id: t.ID, event: t.Event, due: t.Due, seq: t.Seq})
+		s.timers = append(s.timers, timer{id: t.ID, event: t.Event, due: t.Due, seq: t.Seq, keyed: t.Keyed})
 		if t.Seq >= s.seq {
 			s.seq = t.Seq + 1
 		}
@@ -449,6 +601,25 @@ func (m *Machine) markValue(n int, v any, set []bool, path string) error {
 	return nil
 }
 
+// checkNodes verifies that a persisted configuration holds the root, no
+// history state and no node twice.
+func (m *Machine) checkNodes(nodes []int) error {
+	seen := make([]bool, len(m.nodes))
+	for _, n := range nodes {
+		if seen[n] {
+			return fmt.Errorf("state %q is listed twice", m.nodes[n].id)
+		}
+		seen[n] = true
+		if m.nodes[n].kind == kindHistory {
+			return fmt.Errorf("history state %q cannot be active", m.nodes[n].id)
+		}
+	}
+	if !seen[0] {
+		return errors.New("the configuration does not contain the root")
+	}
+	return nil
+}
+
 // checkConfiguration verifies that nodes is a legal configuration: the
 // root, every parent of an active node, one child of each active compound
 // state and every region of each active parallel state.
@@ -502,8 +673,10 @@ func toStateValue(v any) any {
 	return out
 }
 
-// matchesState is XState's matchesState(parent, child).
+// matchesState is XState's matchesState(parent, child): dotted strings
+// are expanded at every level.
 func matchesState(parent, child any) bool {
+	parent, child = toStateValue(parent), toStateValue(child)
 	switch c := child.(type) {
 	case string:
 		p, ok := parent.(string)

@@ -225,8 +225,10 @@ func TestRestoreRejectsForeignStates(t *testing.T) {
 	m := compile(t, persistMachine, nil)
 	_, err := m.Restore([]byte(`{"status":"active","value":{"work":"nope"},"context":{}}`))
 	require.ErrorContains(t, err, `state "p.work" has no child "nope"`)
-	_, err = m.Restore([]byte(`{"status":"active","value":"paused","nodes":["p","p.work"],"context":{}}`))
-	require.ErrorContains(t, err, `compound state "p.work" must have exactly one active child`)
+	_, err = m.Restore([]byte(`{"status":"active","value":"paused","nodes":["p","p.work.hist"],"context":{}}`))
+	require.ErrorContains(t, err, `history state "p.work.hist" cannot be active`)
+	_, err = m.Restore([]byte(`{"status":"active","value":"paused","nodes":["p.paused"],"context":{}}`))
+	require.ErrorContains(t, err, `does not contain the root`)
 	_, err = m.Restore([]byte(`{"status":"weird","value":"paused"}`))
 	require.ErrorContains(t, err, `unknown status "weird"`)
 }

@@ -38,15 +38,17 @@ func (m *Machine) StartWithContext(ctx context.Context, context map[string]any, 
 	if context == nil {
 		context = cloneValue(m.context).(map[string]any)
 	}
+	preInitial := context
 	s := &Snapshot{machine: m, status: StatusActive, context: context, nodes: []int{0}}
 	r := m.getRunner()
 	defer m.putRunner(r)
 	r.begin(ctx, s, now)
 	r.initialTransition()
 	if r.err != nil {
-		// XState keeps what the initial microstep entered.
-		s.status, s.err, s.timers = StatusError, r.runtimeError(Event{Type: EventInit}), nil
-		return s, s.err
+		// XState's snapshot is then the pre-initial one: only the root,
+		// the context before any action ran.
+		err := r.runtimeError(Event{Type: EventInit})
+		return &Snapshot{machine: m, status: StatusError, err: err, context: preInitial, nodes: []int{0}}, err
 	}
 	return s, nil
 }
@@ -101,8 +103,7 @@ func (r *runner) advance(ctx context.Context, s *Snapshot, now time.Time) error 
 		if i < 0 {
 			return nil
 		}
-		ev := s.timers[i].event
-		s.timers = append(s.timers[:i], s.timers[i+1:]...)
+		ev := s.takeTimer(i)
 		r.begin(ctx, s, now)
 		r.macrostep(ev)
 		if r.err != nil {
