@@ -1,4 +1,191 @@
-// Package mcpbind will bind a statechart to an MCP server built with the
-// official go-sdk, so that each session sees only the tools its workflow
-// state allows. It is not implemented yet; see the project's issues.
+// Package mcpbind gates the tools of an MCP server built with the official
+// go-sdk (github.com/modelcontextprotocol/go-sdk) by the state of a
+// statechart. Each MCP session runs its own instance of the workflow; it
+// sees only the tools its current state allows, cannot call the others, and
+// a successful call of a tool sends the tool's event, which may change the
+// state and so the tools. It is the FSM State Gate of MCP Fusion and the
+// allowed_tools of Statewright, on a [statechart.Engine]: the full XState
+// interpreter ([statechart.Machine.Engine]) or the flat engine (package
+// statechart/flat).
+//
+//	m, _ := statechart.Compile(machineJSON, nil)
+//	gate, err := mcpbind.New(m.Engine(), nil) // validates the bindings in the JSON
+//	server := mcp.NewServer(&mcp.Implementation{Name: "shop"}, nil)
+//	mcp.AddTool(server, &mcp.Tool{Name: "cart_pay"}, pay)
+//	gate.Bind("cart_pay", mcpbind.Binding{States: []string{"payment"}, Event: "PAY"}) // or in the JSON
+//	gate.Attach(server)
+//
+// examples/checkout is a complete program.
+//
+// # Binding tools to states
+//
+// A tool is bound in Go, tool-centric, with [Gate.Bind] (or [AddTool]):
+// the states in which it is visible and the event a successful call sends.
+// Or it is bound in the machine JSON, state-centric, in each state's
+// meta.mcp (see [StateMCP]):
+//
+//	"payment": {
+//	  "on": {"PAY": "confirmed"},
+//	  "meta": {"mcp": {
+//	    "tools":        ["cart_pay", "cart_*"],  // visible while this state is active; "*" matches any run of characters
+//	    "events":       {"cart_pay": "PAY"},     // tool -> event sent after a successful call (machine-wide)
+//	    "instructions": "Ask for the payment method, then call cart_pay.",
+//	    "maxCalls":     10
+//	  }}
+//	}
+//
+// [New] validates every meta.mcp and reports all problems with their JSON
+// paths, like [statechart.Compile]:
+//
+//	states.payment.meta.mcp.tools[0]: "cart pay" is not a tool name or pattern: use letters, digits, "_", "-", "." and "*"
+//	states.payment.meta.mcp.events.cart_pay: no state handles event "PAI" (did you mean "PAY"?)
+//
+// The rules, for a tool named t:
+//
+//   - A Go binding of t decides alone (it replaces what the JSON says).
+//     Its States are "#id", a path of keys from the root ("payment",
+//     "payment.card") or an id. With no States, t is visible exactly when
+//     the machine would handle its Event now (XState's snapshot.can; guards
+//     are evaluated on the event without input).
+//   - Otherwise, if some state's meta.mcp.tools matches t, t is visible
+//     while one of those states is active; it sends the event that
+//     meta.mcp.events gives it, if any.
+//   - Otherwise, if meta.mcp.events gives t an event, t is visible when the
+//     machine would handle that event, as above.
+//   - Otherwise t is unbound: always visible, and it sends no event.
+//
+// A compound or parallel state counts as active while any of its
+// descendants is ([statechart.State.StateIDs]).
+//
+// # The event
+//
+// When a call of a bound tool returns a result that is not an error (the
+// handler returned no error, IsError is false, and no input is required),
+// the gate sends the tool's event to the session's workflow:
+//
+//	{"type": "PAY", "tool": "cart_pay", "input": {"payment_method": "card"}, "output": {...}}
+//
+// "input" is the call's arguments ({} if none), "output" the result's
+// structured content (absent if none), both as JSON values. Guards and
+// actions of the full interpreter read them as event.input.payment_method
+// and so on. The flat engine ignores event data, so with it the gate sends
+// only type and tool (unless [Options.OnTransition] is set). Delayed
+// (after) transitions happen at the session's next request.
+//
+// # Sessions and the middleware
+//
+// [Gate.Attach] installs a receiving middleware on the server. For each
+// session (keyed by its *mcp.ServerSession: the Mcp-Session-Id over
+// Streamable HTTP, else a key private to the process, or
+// [Options.SessionKey]) it
+//
+//   - filters tools/list to the visible tools;
+//   - refuses a tools/call of a hidden tool without running it (see
+//     below);
+//   - after a successful call, sends the tool's event, saves the new state,
+//     and, if the session's visible tools changed, sends
+//     notifications/tools/list_changed to that session alone, before the
+//     call's result;
+//   - advertises tools.listChanged in the initialize result.
+//
+// A call that moved the workflow also carries a [TransitionNote] under
+// [MetaKey] in its _meta (event, from, to, whether the tools changed), for
+// clients that ignore list_changed: many do.
+//
+// A session holds no state in the gate until its first transition: idle
+// sessions cost nothing (except with a machine whose initial state
+// schedules delayed events: their clock starts at the session's first
+// request, so its state is saved then). From then on the gate keeps its key, and a
+// goroutine waiting on [mcp.ServerSession.Wait] deletes the session's state
+// from the store when the session ends.
+//
+// # Notifying one session
+//
+// The go-sdk has no API to notify one session (go-sdk#666); Server.AddTool
+// and RemoveTools notify every session, after 10 ms. Attach therefore also
+// installs a sending middleware that keeps the server's inner sending
+// handler, and the gate calls it with notifications/tools/list_changed and
+// a request naming the calling session. It is called on the tools/call
+// request's context before the result is returned, so over Streamable HTTP
+// the notification travels on that POST's response stream. Sending
+// middleware added after Attach does not see these notifications.
+//
+// Whether the visible tools changed is decided from the machine, not from
+// the server's tool list: the set of active meta.mcp.tools patterns and the
+// visibility of the Go-bound and event-bound tools. Two states listing
+// different patterns that happen to match the same tools count as
+// different, so a notification may occasionally be sent although the list
+// is the same; a change is never missed.
+//
+// # Refusals
+//
+// A call of a hidden tool is not run. Its result has IsError true, a text
+// for the model, and a [Refusal] as structured content:
+//
+//	Tool "cart_pay" is not available in the current workflow state ("empty"). To make it available, call cart_add_item, then cart_checkout.
+//	Tools available now: cart_add_item, cart_view.
+//	Instructions: The cart is empty. Add a product with cart_add_item.
+//
+//	{"code": "FORBIDDEN", "tool": "cart_pay", "state": "empty",
+//	 "available": ["cart_add_item", "cart_view"],
+//	 "path": [{"tool": "cart_add_item", "event": "ADD_ITEM"}, {"tool": "cart_checkout", "event": "CHECKOUT"}],
+//	 "reachable": true, "instructions": ["The cart is empty. Add a product with cart_add_item."]}
+//
+// The path is the shortest sequence of calls of the server's tools that
+// makes the tool visible, found by a breadth-first search over the
+// machine's transitions (its [statechart.Node] list) from the current
+// configuration, with XState's rules for hierarchy, parallel regions,
+// eventless transitions and done events. Guards cannot be evaluated ahead
+// of time (they may depend on arguments not yet chosen), so the search
+// assumes every guard may pass or fail: each outcome is explored, the path
+// found is the shortest that can work, and each step lists the guards it
+// relies on ("call cart_checkout (if guard "hasStock" allows)"). History
+// states are entered by default; context is not modelled; the search stops
+// after 4,096 configurations or 64 steps. When no sequence makes the tool
+// available (say, in a final state), reachable is false.
+//
+// A name the server does not have is not refused: the server answers with
+// its own "unknown tool" error.
+//
+// # Workflow tools
+//
+// [Gate.AddWorkflowTools] adds two always-visible tools for the agent
+// (Statewright's get_state and transition): workflow_status (state, visible
+// tools, events it can send now, instructions of the active states) and
+// workflow_transition {"event", "data"}, which sends an event explicitly;
+// the machine's guards decide, reading data as event.input. By default
+// workflow_transition may send only the events no tool sends, so that it
+// cannot be used to skip a tool (say, PAY without calling cart_pay).
+//
+// # Store and concurrency
+//
+// The state of each session lives in a [Store]: versioned Load and
+// CompareAndSwap. The default is a [MemoryStore] (LRU-bounded, sliding
+// TTL); a store shared by several instances (Redis) implements the same
+// interface. A transition is saved with compare-and-swap; on a conflict
+// (another call of the same workflow saved first) the gate reloads and
+// sends the event again to the newer state, so two concurrent calls never
+// lose a transition. The handler is not run again; the event is applied to
+// the state the other call left, and the machine decides what it means
+// there.
+//
+// If the store fails when a call starts, the call is refused with a
+// JSON-RPC internal error before the handler runs ("the tool was not
+// run"), and tools/list fails likewise. If saving fails after the handler
+// ran (a store error, a machine error, or more than [Options.MaxRetries]
+// conflicts), the state is not lost silently: the tool's result is returned
+// as it is (the tool did its work), with a note appended to its content
+// and, under [MetaKey] in _meta, {"code": "STATE_NOT_SAVED", "event",
+// "state"}; the error is logged; the workflow stays where it was and no
+// list_changed is sent. Saving is not cut short by the cancellation of the
+// request (it has [Options.StoreTimeout]).
+//
+// # Protocol versions
+//
+// Protocol versions up to 2025-11-25 have sessions, and the gate works as
+// described. Protocol 2026-07-28 forbids tool lists that vary per
+// connection or as a side effect of calls: for such requests the gate
+// lists every tool and sends no list_changed, but still refuses hidden
+// tools, keyed by the connection. Workflow handles for sessionless servers
+// are not implemented yet.
 package mcpbind

@@ -1,0 +1,323 @@
+// Command checkout runs the checkout workflow of MCP Fusion's FSM State Gate
+// (empty → has_items → payment → confirmed) on a go-sdk MCP server gated by
+// package mcpbind. The workflow, and which tools each state shows, is the
+// XState machine in checkout.json.
+//
+// By default it runs a scripted in-memory MCP client that walks the flow:
+// it prints the tool list at each step, calls cart_pay too early (refused,
+// with the calls that make it available), uses workflow_status and
+// workflow_transition (CANCEL goes back from payment to has_items), and
+// shows each notifications/tools/list_changed the session receives.
+//
+//	go run ./examples/checkout
+//	go run ./examples/checkout -engine full   # the full interpreter instead of the flat engine
+//	go run ./examples/checkout -stdio         # serve over stdio, for an MCP client
+package main
+
+import (
+	"context"
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/chartgate/chartgate/mcpbind"
+	"github.com/chartgate/chartgate/statechart"
+	"github.com/chartgate/chartgate/statechart/flat"
+)
+
+//go:embed checkout.json
+var machineJSON []byte
+
+func main() {
+	stdio := flag.Bool("stdio", false, "serve the checkout server over stdio instead of running the scripted demo")
+	engineName := flag.String("engine", "auto", `engine: "flat", "full" (the statechart interpreter) or "auto" (flat when the machine is flat)`)
+	flag.Parse()
+	ctx := context.Background()
+	engine, name, err := newEngine(*engineName)
+	if err != nil {
+		log.Fatal(err)
+	}
+	if *stdio {
+		server, _, err := newServer(engine)
+		if err != nil {
+			log.Fatal(err)
+		}
+		if err := server.Run(ctx, &mcp.StdioTransport{}); err != nil && !errors.Is(err, io.EOF) {
+			log.Fatal(err)
+		}
+		return
+	}
+	if err := demo(ctx, os.Stdout, engine, name, "2025-11-25"); err != nil {
+		log.Fatal(err)
+	}
+}
+
+// newEngine compiles checkout.json with the chosen engine.
+func newEngine(name string) (statechart.Engine, string, error) {
+	if name == "auto" {
+		name = "full"
+		if flat.IsFlat(machineJSON) {
+			name = "flat"
+		}
+	}
+	switch name {
+	case "flat":
+		m, err := flat.Compile(machineJSON)
+		if err != nil {
+			return nil, "", err
+		}
+		return m, name, nil
+	case "full":
+		m, err := statechart.Compile(machineJSON, nil)
+		if err != nil {
+			return nil, "", err
+		}
+		return m.Engine(), name, nil
+	}
+	return nil, "", fmt.Errorf("unknown engine %q (flat, full or auto)", name)
+}
+
+// Tool inputs and outputs.
+type (
+	addItemIn struct {
+		ProductID string `json:"product_id" jsonschema:"the ID of the product to add"`
+	}
+	payIn struct {
+		PaymentMethod string `json:"payment_method" jsonschema:"the payment method ID, e.g. card or paypal"`
+	}
+	empty struct{}
+	cart  struct {
+		Items []string `json:"items"`
+	}
+	order struct {
+		OrderID       string   `json:"order_id"`
+		Items         []string `json:"items"`
+		PaymentMethod string   `json:"payment_method,omitempty"`
+	}
+)
+
+// shop keeps one cart per session.
+type shop struct {
+	mu     sync.Mutex
+	carts  map[*mcp.ServerSession][]string
+	orders int
+}
+
+func (s *shop) items(ss *mcp.ServerSession) []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.carts[ss])
+}
+
+func (s *shop) addItem(_ context.Context, req *mcp.CallToolRequest, in addItemIn) (*mcp.CallToolResult, cart, error) {
+	if in.ProductID == "" {
+		return nil, cart{}, errors.New("product_id is required")
+	}
+	s.mu.Lock()
+	if _, ok := s.carts[req.Session]; !ok {
+		ss := req.Session
+		go func() { // forget the cart when the session ends
+			_ = ss.Wait()
+			s.mu.Lock()
+			delete(s.carts, ss)
+			s.mu.Unlock()
+		}()
+	}
+	s.carts[req.Session] = append(s.carts[req.Session], in.ProductID)
+	s.mu.Unlock()
+	return nil, cart{Items: s.items(req.Session)}, nil
+}
+
+func (s *shop) view(_ context.Context, req *mcp.CallToolRequest, _ empty) (*mcp.CallToolResult, cart, error) {
+	return nil, cart{Items: append([]string{}, s.items(req.Session)...)}, nil
+}
+
+func (s *shop) checkout(_ context.Context, req *mcp.CallToolRequest, _ empty) (*mcp.CallToolResult, order, error) {
+	return nil, order{OrderID: "pending", Items: s.items(req.Session)}, nil
+}
+
+func (s *shop) pay(_ context.Context, req *mcp.CallToolRequest, in payIn) (*mcp.CallToolResult, order, error) {
+	if in.PaymentMethod == "" {
+		return nil, order{}, errors.New("payment_method is required")
+	}
+	s.mu.Lock()
+	s.orders++
+	id := fmt.Sprintf("order-%d", s.orders)
+	s.mu.Unlock()
+	return nil, order{OrderID: id, Items: s.items(req.Session), PaymentMethod: in.PaymentMethod}, nil
+}
+
+// newServer builds the checkout server: four tools, gated by the machine's
+// meta.mcp (cart_view is in no state's tools, so it is always visible).
+func newServer(engine statechart.Engine) (*mcp.Server, *mcpbind.Gate, error) {
+	gate, err := mcpbind.New(engine, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	server := mcp.NewServer(&mcp.Implementation{Name: "checkout", Version: "1.0.0"}, nil)
+	s := &shop{carts: map[*mcp.ServerSession][]string{}}
+	mcp.AddTool(server, &mcp.Tool{Name: "cart_add_item", Description: "Add a product to the cart"}, s.addItem)
+	mcp.AddTool(server, &mcp.Tool{Name: "cart_checkout", Description: "Proceed to payment"}, s.checkout)
+	mcp.AddTool(server, &mcp.Tool{Name: "cart_pay", Description: "Process payment"}, s.pay)
+	mcp.AddTool(server, &mcp.Tool{Name: "cart_view", Description: "View current cart contents"}, s.view)
+	gate.Attach(server)
+	// workflow_status, and workflow_transition for the events no tool sends
+	// (CLEAR, CANCEL).
+	if err := gate.AddWorkflowTools(server, nil); err != nil {
+		return nil, nil, err
+	}
+	return server, gate, nil
+}
+
+// demo connects a scripted client to the server in memory and walks the
+// checkout flow, printing what the client sees.
+func demo(ctx context.Context, w io.Writer, engine statechart.Engine, engineName, protocol string) error {
+	server, gate, err := newServer(engine)
+	if err != nil {
+		return err
+	}
+	ct, st := mcp.NewInMemoryTransports()
+	ss, err := server.Connect(ctx, st, nil)
+	if err != nil {
+		return err
+	}
+	changed := make(chan struct{}, 16)
+	client := mcp.NewClient(&mcp.Implementation{Name: "checkout-demo", Version: "1.0.0"}, &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} },
+	})
+	cs, err := client.Connect(ctx, ct, &mcp.ClientSessionOptions{ProtocolVersion: protocol})
+	if err != nil {
+		return err
+	}
+	defer cs.Close()
+
+	fmt.Fprintf(w, "checkout workflow (%s engine), MCP protocol %s\n", engineName, cs.InitializeResult().ProtocolVersion)
+	show := func() error {
+		st, err := gate.State(ctx, ss)
+		if err != nil {
+			return err
+		}
+		res, err := cs.ListTools(ctx, nil)
+		if err != nil {
+			return err
+		}
+		var names []string
+		for _, t := range res.Tools {
+			names = append(names, t.Name)
+		}
+		fmt.Fprintf(w, "  state %-12s tools: %s\n", quote(st.Value()), strings.Join(names, ", "))
+		return nil
+	}
+	call := func(name string, args map[string]any) error {
+		if args == nil {
+			args = map[string]any{}
+		}
+		a, _ := json.Marshal(args)
+		fmt.Fprintf(w, "\n→ %s %s\n", name, a)
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+		if err != nil {
+			return err
+		}
+		if res.IsError {
+			fmt.Fprintf(w, "  refused (isError):\n%s\n", indent(text(res), "    "))
+			var ref mcpbind.Refusal
+			if remarshal(res.StructuredContent, &ref) && len(ref.Path) > 0 {
+				var steps []string
+				for _, s := range ref.Path {
+					steps = append(steps, fmt.Sprintf("%s (%s)", s.Tool, s.Event))
+				}
+				fmt.Fprintf(w, "  structured path: %s\n", strings.Join(steps, " → "))
+			}
+		} else {
+			fmt.Fprintf(w, "  result:\n%s\n", indent(text(res), "    "))
+		}
+		// A call that moved the workflow says so in _meta; workflow_transition
+		// in its result.
+		var note mcpbind.TransitionNote
+		if raw, ok := res.Meta[mcpbind.MetaKey]; ok {
+			remarshal(raw, &note)
+		}
+		var tr mcpbind.TransitionResult
+		if name == "workflow_transition" && !res.IsError && remarshal(res.StructuredContent, &tr) && tr.Transitioned {
+			note = mcpbind.TransitionNote{Event: tr.Event, From: tr.From, To: tr.To, ToolsChanged: tr.ToolsChanged}
+		}
+		if note.Event != "" {
+			fmt.Fprintf(w, "  workflow: %s --%s--> %s\n", quote(note.From), note.Event, quote(note.To))
+		}
+		if note.ToolsChanged {
+			select {
+			case <-changed:
+				fmt.Fprintln(w, "  ← notifications/tools/list_changed")
+			case <-time.After(5 * time.Second):
+				return errors.New("no notifications/tools/list_changed after a change of the visible tools")
+			}
+		}
+		return show()
+	}
+
+	if err := show(); err != nil {
+		return err
+	}
+	steps := []struct {
+		tool string
+		args map[string]any
+	}{
+		{"cart_pay", map[string]any{"payment_method": "card"}}, // too early: refused
+		{"cart_add_item", map[string]any{"product_id": "sku-42"}},
+		{"cart_view", nil},
+		{"cart_checkout", nil},
+		{"workflow_status", nil},
+		{"workflow_transition", map[string]any{"event": "PAY"}}, // PAY is cart_pay's event: refused
+		{"workflow_transition", map[string]any{"event": "CANCEL", "data": map[string]any{"rationale": "add one more"}}},
+		{"cart_add_item", map[string]any{"product_id": "sku-7"}},
+		{"cart_checkout", nil},
+		{"cart_pay", map[string]any{"payment_method": "card"}},
+	}
+	for _, s := range steps {
+		if err := call(s.tool, s.args); err != nil {
+			return err
+		}
+	}
+	select {
+	case <-changed:
+		return errors.New("an unexpected notifications/tools/list_changed")
+	default:
+	}
+	return nil
+}
+
+func text(res *mcp.CallToolResult) string {
+	var parts []string
+	for _, c := range res.Content {
+		if t, ok := c.(*mcp.TextContent); ok {
+			parts = append(parts, t.Text)
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+// remarshal decodes a JSON value the client decoded generically into v.
+func remarshal(from, v any) bool {
+	b, err := json.Marshal(from)
+	return err == nil && json.Unmarshal(b, v) == nil
+}
+
+func indent(s, prefix string) string {
+	return prefix + strings.ReplaceAll(s, "\n", "\n"+prefix)
+}
+
+func quote(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}

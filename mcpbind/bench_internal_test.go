@@ -1,0 +1,151 @@
+package mcpbind
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/chartgate/chartgate/statechart/flat"
+)
+
+// ringMachine is a flat machine of n states in a ring; state s<i> lists
+// the tools "t<i>_*".
+func ringMachine(n int) string {
+	var b strings.Builder
+	b.WriteString(`{"id": "ring", "initial": "s0", "states": {`)
+	for i := range n {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		fmt.Fprintf(&b, `"s%d": {"on": {"NEXT": "s%d"}, "meta": {"mcp": {"tools": ["t%d_*"]}}}`, i, (i+1)%n, i)
+	}
+	b.WriteString("}}")
+	return b.String()
+}
+
+// BenchmarkListFilter measures the gate's tools/list middleware on a list
+// of 1,000 tools (900 bound to one of 10 states by a pattern or in Go, 100
+// unbound), for a session whose workflow is in the store: the result of
+// the server's own handler is given.
+func BenchmarkListFilter(b *testing.B) {
+	for _, mode := range []string{"json-patterns", "go-bindings"} {
+		b.Run(mode+"/1000-tools", func(b *testing.B) {
+			m, err := flat.Compile([]byte(ringMachine(10)))
+			if err != nil {
+				b.Fatal(err)
+			}
+			g, err := New(m, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			var tools []*mcp.Tool
+			for i := range 10 {
+				for j := range 90 {
+					name := fmt.Sprintf("t%d_%02d", i, j)
+					tools = append(tools, &mcp.Tool{Name: name})
+					if mode == "go-bindings" {
+						if err := g.Bind(name, Binding{States: []string{fmt.Sprintf("s%d", i)}}); err != nil {
+							b.Fatal(err)
+						}
+					}
+				}
+			}
+			for j := range 100 {
+				tools = append(tools, &mcp.Tool{Name: fmt.Sprintf("free_%02d", j)})
+			}
+			ss := connectSession(b, g)
+			ctx := context.Background()
+			// Move the session's workflow to s3, so that it is stored.
+			for range 3 {
+				v, err := g.load(ctx, ss)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, _, err := g.apply(ctx, ss, v, g.event("NEXT", "x", nil, nil)); err != nil {
+					b.Fatal(err)
+				}
+			}
+			next := func(context.Context, string, mcp.Request) (mcp.Result, error) {
+				// The server builds a new slice for every call.
+				return &mcp.ListToolsResult{Tools: append([]*mcp.Tool(nil), tools...)}, nil
+			}
+			req := &mcp.ListToolsRequest{Session: ss, Params: &mcp.ListToolsParams{}}
+			res, err := g.list(ctx, next, req)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if n := len(res.(*mcp.ListToolsResult).Tools); n != 190 {
+				b.Fatalf("%d visible tools, want 190", n)
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for b.Loop() {
+				if _, err := g.list(ctx, next, req); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkListCopy is the baseline of BenchmarkListFilter: the server
+// handler stand-in alone.
+func BenchmarkListCopy(b *testing.B) {
+	tools := make([]*mcp.Tool, 1000)
+	for i := range tools {
+		tools[i] = &mcp.Tool{Name: fmt.Sprint("t", i)}
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = &mcp.ListToolsResult{Tools: append([]*mcp.Tool(nil), tools...)}
+	}
+}
+
+// BenchmarkGateCall measures the work the gate adds to one tools/call, with
+// the server's handler stubbed out: for a tool that is not gated, one that
+// is gated without an event, and one whose event moves the workflow on
+// every call (load, transition, compare-and-swap, change detection).
+func BenchmarkGateCall(b *testing.B) {
+	const machine = `{
+	  "id": "flip", "initial": "a",
+	  "states": {
+	    "a": {"on": {"FLIP": "b"}, "meta": {"mcp": {"tools": ["flip", "look"], "events": {"flip": "FLIP"}}}},
+	    "b": {"on": {"FLIP": "a"}, "meta": {"mcp": {"tools": ["flip", "look"]}}}
+	  }
+	}`
+	for _, engine := range []string{"flat", "full"} {
+		for _, tool := range []string{"other", "look", "flip"} {
+			b.Run(engine+"/"+tool, func(b *testing.B) {
+				var g *Gate
+				if engine == "flat" {
+					m, err := flat.Compile([]byte(machine))
+					if err != nil {
+						b.Fatal(err)
+					}
+					g, err = New(m, nil)
+					if err != nil {
+						b.Fatal(err)
+					}
+				} else {
+					g = compileGate(b, machine, nil)
+				}
+				ss := connectSession(b, g)
+				ctx := context.Background()
+				next := func(context.Context, string, mcp.Request) (mcp.Result, error) {
+					return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok"}}, StructuredContent: map[string]any{"ok": true}}, nil
+				}
+				req := &mcp.CallToolRequest{Session: ss, Params: &mcp.CallToolParamsRaw{Name: tool, Arguments: []byte(`{"x":1}`)}}
+				b.ReportAllocs()
+				for b.Loop() {
+					res, err := g.call(ctx, next, &attachment{}, req)
+					if err != nil || res.(*mcp.CallToolResult).IsError {
+						b.Fatal(err, res)
+					}
+				}
+			})
+		}
+	}
+}

@@ -1,0 +1,129 @@
+package mcpbind_test
+
+import (
+	"context"
+	"runtime"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/chartgate/chartgate/mcpbind"
+)
+
+// flipJSON toggles between two states, both showing the tool "flip".
+const flipJSON = `{
+  "id": "flip",
+  "initial": "a",
+  "states": {
+    "a": {"on": {"FLIP": "b"}, "meta": {"mcp": {"tools": ["flip", "look"], "events": {"flip": "FLIP"}}}},
+    "b": {"on": {"FLIP": "a"}, "meta": {"mcp": {"tools": ["flip", "look"]}}}
+  }
+}`
+
+// BenchmarkCall measures an in-memory tools/call round trip through the
+// go-sdk client and server: on a plain server, and through the gate for a
+// tool that is not gated, one that is gated without an event (a load and a
+// visibility check) and one whose event moves the workflow every call (a
+// load, the handler, a transition and a compare-and-swap; no notification,
+// since both states show the same tools).
+func BenchmarkCall(b *testing.B) {
+	for _, engine := range engines {
+		for _, c := range []struct {
+			name, tool string
+			gated      bool
+		}{
+			{"plain", "flip", false},
+			{"gated/unbound-tool", "other", true},
+			{"gated/visibility-only", "look", true},
+			{"gated/transition", "flip", true},
+		} {
+			b.Run(engine+"/"+c.name, func(b *testing.B) {
+				f := &fixture{server: mcp.NewServer(&mcp.Implementation{Name: "bench", Version: "1"}, nil)}
+				for _, name := range []string{"flip", "look", "other"} {
+					f.addTool(name, false)
+				}
+				if c.gated {
+					g, err := mcpbind.New(compile(b, engine, flipJSON, nil), &mcpbind.Options{Logger: quietLogger()})
+					if err != nil {
+						b.Fatal(err)
+					}
+					g.Attach(f.server)
+					f.gate = g
+				}
+				cl := f.connect(b, "2025-11-25")
+				ctx := context.Background()
+				params := &mcp.CallToolParams{Name: c.tool, Arguments: map[string]any{"x": 1}}
+				b.ReportAllocs()
+				cpu0 := cpuTime()
+				for b.Loop() {
+					res, err := cl.cs.CallTool(ctx, params)
+					if err != nil || res.IsError {
+						b.Fatal(err, res)
+					}
+				}
+				// CPU time (client and server, both in this process) is less
+				// sensitive than wall time to other load on the machine.
+				if cpu := cpuTime() - cpu0; cpu > 0 {
+					b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/op")
+				}
+			})
+		}
+	}
+}
+
+// BenchmarkSessionMemory reports the heap a session costs, on a plain
+// server and through the gate: idle (initialized, tools listed: the gate
+// keeps nothing for it) and after one transition (a store record, the
+// gate's session record and the goroutine that removes them when the
+// session ends). The gate's share is the difference to "plain".
+func BenchmarkSessionMemory(b *testing.B) {
+	const sessions = 200
+	for _, c := range []struct {
+		name       string
+		gated, act bool
+	}{
+		{"plain", false, false},
+		{"gated/idle", true, false},
+		{"gated/after-transition", true, true},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			for b.Loop() {
+				f := &fixture{server: mcp.NewServer(&mcp.Implementation{Name: "bench", Version: "1"}, nil)}
+				f.addTool("flip", false)
+				f.addTool("look", false)
+				if c.gated {
+					g, err := mcpbind.New(compile(b, "flat", flipJSON, nil), &mcpbind.Options{Logger: quietLogger()})
+					if err != nil {
+						b.Fatal(err)
+					}
+					g.Attach(f.server)
+					f.gate = g
+				}
+				var clients []*client
+				before := heap()
+				for range sessions {
+					cl := f.connect(b, "2025-11-25")
+					cl.tools()
+					if c.act {
+						cl.call("flip", nil)
+					}
+					clients = append(clients, cl)
+				}
+				after := heap()
+				b.ReportMetric(float64(after-before)/sessions, "B/session")
+				for _, cl := range clients {
+					_ = cl.cs.Close()
+				}
+			}
+		})
+	}
+}
+
+// heap returns the bytes of live heap and goroutine stacks.
+func heap() int64 {
+	runtime.GC()
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return int64(ms.HeapAlloc + ms.StackInuse)
+}

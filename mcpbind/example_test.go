@@ -1,0 +1,124 @@
+package mcpbind_test
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/chartgate/chartgate/mcpbind"
+	"github.com/chartgate/chartgate/statechart"
+	"github.com/chartgate/chartgate/statechart/flat"
+)
+
+// The checkout workflow with tools bound in Go, as MCP Fusion's bindState
+// does, and a client that calls cart_pay too early.
+func Example() {
+	m, err := flat.Compile([]byte(`{
+		"id": "checkout",
+		"initial": "empty",
+		"states": {
+			"empty":     {"on": {"ADD_ITEM": "has_items"}},
+			"has_items": {"on": {"CHECKOUT": "payment", "CLEAR": "empty"}},
+			"payment":   {"on": {"PAY": "confirmed", "CANCEL": "has_items"}},
+			"confirmed": {"type": "final"}
+		}
+	}`))
+	if err != nil {
+		panic(err)
+	}
+	gate, err := mcpbind.New(m, nil)
+	if err != nil {
+		panic(err)
+	}
+	server := mcp.NewServer(&mcp.Implementation{Name: "shop", Version: "1"}, nil)
+	type addIn struct {
+		ProductID string `json:"product_id"`
+	}
+	type payIn struct {
+		PaymentMethod string `json:"payment_method"`
+	}
+	mcpbind.AddTool(server, gate, &mcp.Tool{Name: "cart_add_item"}, mcpbind.Binding{States: []string{"empty", "has_items"}, Event: "ADD_ITEM"},
+		func(context.Context, *mcp.CallToolRequest, addIn) (*mcp.CallToolResult, any, error) {
+			return nil, nil, nil
+		})
+	mcpbind.AddTool(server, gate, &mcp.Tool{Name: "cart_checkout"}, mcpbind.Binding{States: []string{"has_items"}, Event: "CHECKOUT"},
+		func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+			return nil, nil, nil
+		})
+	mcpbind.AddTool(server, gate, &mcp.Tool{Name: "cart_pay"}, mcpbind.Binding{States: []string{"payment"}, Event: "PAY"},
+		func(context.Context, *mcp.CallToolRequest, payIn) (*mcp.CallToolResult, any, error) {
+			return nil, nil, nil
+		})
+	mcp.AddTool(server, &mcp.Tool{Name: "cart_view"}, // unbound: always visible
+		func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+			return nil, nil, nil
+		})
+	gate.Attach(server)
+
+	ctx := context.Background()
+	ct, st := mcp.NewInMemoryTransports()
+	if _, err := server.Connect(ctx, st, nil); err != nil {
+		panic(err)
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "client", Version: "1"}, nil).
+		Connect(ctx, ct, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		panic(err)
+	}
+	defer cs.Close()
+	printTools := func() {
+		res, err := cs.ListTools(ctx, nil)
+		if err != nil {
+			panic(err)
+		}
+		fmt.Print("tools:")
+		for _, t := range res.Tools {
+			fmt.Print(" ", t.Name)
+		}
+		fmt.Println()
+	}
+	printTools()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "cart_pay", Arguments: map[string]any{"payment_method": "card"}})
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println("isError:", res.IsError)
+	fmt.Println(res.Content[0].(*mcp.TextContent).Text)
+	if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "cart_add_item", Arguments: map[string]any{"product_id": "p1"}}); err != nil {
+		panic(err)
+	}
+	printTools()
+	// Output:
+	// tools: cart_add_item cart_view
+	// isError: true
+	// Tool "cart_pay" is not available in the current workflow state ("empty"). To make it available, call cart_add_item, then cart_checkout.
+	// Tools available now: cart_add_item, cart_view.
+	// tools: cart_add_item cart_checkout cart_view
+}
+
+// New validates the bindings in the machine's meta and reports every
+// problem with its JSON path.
+func ExampleNew() {
+	m, err := statechart.Compile([]byte(`{
+		"id": "checkout",
+		"initial": "payment",
+		"states": {
+			"payment": {
+				"on": {"PAY": "confirmed"},
+				"meta": {"mcp": {"tools": ["cart pay"], "events": {"cart_pay": "PAI"}, "maxCall": 3}}
+			},
+			"confirmed": {"type": "final"}
+		}
+	}`), nil)
+	if err != nil {
+		panic(err)
+	}
+	_, err = mcpbind.New(m.Engine(), nil)
+	fmt.Println(err)
+	// Output:
+	// 3 errors:
+	// 	states.payment.meta.mcp.events.cart_pay: no state handles event "PAI" (did you mean "PAY"?)
+	// 	states.payment.meta.mcp.maxCall: unknown key "maxCall" (did you mean "maxCalls"?)
+	// 	states.payment.meta.mcp.tools[0]: "cart pay" is not a tool name or pattern: use letters, digits, "_", "-", "." and "*"
+}

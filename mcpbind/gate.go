@@ -1,0 +1,760 @@
+// This file defines Gate, its options and bindings: which tools are
+// visible in which states, and which event a successful call sends.
+
+package mcpbind
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"log/slog"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/chartgate/chartgate/statechart"
+	"github.com/chartgate/chartgate/statechart/flat"
+)
+
+// Options configures [New]. The zero value (or nil) means the defaults.
+type Options struct {
+	// Store keeps the workflow state of each session. Default: a new
+	// [MemoryStore] with its defaults.
+	Store Store
+	// KeyPrefix starts every store key, so that several gates can share
+	// one store. Default "mcpbind:<machine id>:".
+	KeyPrefix string
+	// SessionKey, if set, names the workflow of a session; the store key is
+	// KeyPrefix + "session:" + the name. Use it to key workflows by
+	// something other than the session, e.g. an id the client presents. A
+	// name must be unique among live sessions: the state is deleted when
+	// the session ends. An empty name means the default: the session's
+	// Mcp-Session-Id (Streamable HTTP), else a key private to this process
+	// (stdio, in-memory).
+	SessionKey func(*mcp.ServerSession) string
+	// Now returns the current time, for delayed transitions. Default
+	// time.Now.
+	Now func() time.Time
+	// Logger receives store and engine failures. Default slog.Default().
+	Logger *slog.Logger
+	// MaxRetries bounds how often a transition is retried after a
+	// compare-and-swap conflict (with a short randomised backoff). Default
+	// 100.
+	MaxRetries int
+	// StoreTimeout bounds the store operations that save a transition
+	// after the tool ran; they do not stop when the request is cancelled,
+	// since the tool has already had its effect. Default 10 s.
+	StoreTimeout time.Duration
+	// OnTransition, if set, is called after each saved transition that a
+	// tool call caused, before the call's result is returned.
+	OnTransition func(context.Context, Transition)
+}
+
+// Transition describes a saved transition, for [Options.OnTransition].
+type Transition struct {
+	Key   string           // the store key of the session's workflow
+	Tool  string           // the tool whose successful call sent the event
+	Event statechart.Event // the event, in the documented shape
+	From  any              // state value before
+	To    any              // state value after
+	Time  time.Time
+}
+
+// Binding binds one tool in Go (tool-centric, like MCP Fusion's
+// bindState(states, event)).
+type Binding struct {
+	// States lists the states in which the tool is visible: "#id" for a
+	// state id, otherwise the path of state keys from the root ("payment",
+	// "payment.card"), or else a state id. A compound or parallel state
+	// counts as active while any of its descendants is.
+	//
+	// With no States, the tool is visible exactly when the machine would
+	// handle Event in the current state (XState's snapshot.can, with guards
+	// evaluated on the event without input); Event is then required.
+	States []string
+	// Event is the event type sent after a successful call; "" sends none.
+	Event string
+}
+
+// Gate gates the tools of go-sdk servers by the state of a statechart, one
+// workflow instance per MCP session. It is safe for concurrent use; create
+// it with [New], bind tools with [Gate.Bind] or the machine's meta, and
+// install it with [Gate.Attach].
+type Gate struct {
+	engine  statechart.Engine
+	nodes   []statechart.Node
+	byID    map[string]int
+	byPath  map[string]int
+	events  eventSet
+	mcp     []*StateMCP // per node, nil when it has no meta.mcp
+	model   *model
+	store   Store
+	prefix  string
+	now     func() time.Time
+	log     *slog.Logger
+	retries int
+	timeout time.Duration
+	named   func(*mcp.ServerSession) string
+	// dataless: the engine ignores event data (the flat engine), so the
+	// call's arguments and result need not be decoded into the event.
+	dataless bool
+	onTrans  func(context.Context, Transition)
+
+	rules atomic.Pointer[rules]
+
+	jsonEvents   map[string]string
+	jsonPatterns []pattern
+
+	initial       *view // the initial state, shared by sessions without a record
+	initialTimers bool  // the initial state has pending delayed events: persist it per session
+
+	instance string // random, distinguishes keys of sessions without an id
+	seq      atomic.Uint64
+
+	mu       sync.Mutex
+	sessions map[*mcp.ServerSession]*session
+	attached map[*mcp.Server]*attachment
+
+	decoded sync.Map // store key -> *view, the last decoded record (by version)
+}
+
+// session is the gate's record of a session whose workflow has a key.
+type session struct {
+	key    string
+	closed bool        // guarded by Gate.mu
+	saved  atomic.Bool // the gate saved a state under key
+}
+
+type toolMode uint8
+
+const (
+	modeUnbound toolMode = iota // always visible
+	modeStates                  // visible when one of nodes is active
+	modeCan                     // visible when the machine can handle event
+)
+
+// toolInfo is how one tool is gated.
+type toolInfo struct {
+	mode  toolMode
+	nodes bitset
+	event string
+}
+
+var unboundInfo = &toolInfo{}
+
+// rules is an immutable set of Go bindings with the derived tables; Bind
+// replaces it.
+type rules struct {
+	bound      map[string]*toolInfo // Go bindings by tool name
+	eventTools []string             // tools that send an event, sorted
+	sigTools   []string             // Go-bound and "can" tools, for change detection
+	cache      sync.Map             // tool name -> *toolInfo
+	cached     atomic.Int64
+	lists      sync.Map // cursor -> *listMemo
+	nlists     atomic.Int64
+}
+
+// pattern is one distinct tool pattern of the machine's meta.mcp.tools,
+// with the nodes that list it.
+type pattern struct {
+	glob  string
+	nodes bitset
+}
+
+const maxCachedTools = 100_000
+
+// New returns a gate for the engine's machine. It reads and validates the
+// "mcp" object of every state node's meta (see [StateMCP]); on failure the
+// error is a [statechart.ErrorList] with the JSON path of every problem.
+// opts may be nil.
+func New(engine statechart.Engine, opts *Options) (*Gate, error) {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	g := &Gate{
+		engine:   engine,
+		nodes:    engine.Nodes(),
+		store:    o.Store,
+		prefix:   o.KeyPrefix,
+		now:      o.Now,
+		log:      o.Logger,
+		retries:  o.MaxRetries,
+		timeout:  o.StoreTimeout,
+		onTrans:  o.OnTransition,
+		named:    o.SessionKey,
+		sessions: map[*mcp.ServerSession]*session{},
+	}
+	if g.store == nil {
+		g.store = NewMemoryStore(nil)
+	}
+	if g.prefix == "" {
+		g.prefix = "mcpbind:" + engine.ID() + ":"
+	}
+	if g.now == nil {
+		g.now = time.Now
+	}
+	if g.log == nil {
+		g.log = slog.Default()
+	}
+	if g.retries <= 0 {
+		g.retries = 100
+	}
+	if g.timeout <= 0 {
+		g.timeout = 10 * time.Second
+	}
+	var rnd [8]byte
+	_, _ = rand.Read(rnd[:])
+	g.instance = hex.EncodeToString(rnd[:])
+
+	g.byID = make(map[string]int, len(g.nodes))
+	for i, n := range g.nodes {
+		g.byID[n.ID] = i
+	}
+	paths := nodePaths(g.nodes, g.byID)
+	g.byPath = make(map[string]int, len(g.nodes))
+	keyPaths := make([]string, len(g.nodes))
+	for i, n := range g.nodes {
+		if n.Parent == "" {
+			continue
+		}
+		p := n.Key
+		if pp := keyPaths[g.byID[n.Parent]]; pp != "" {
+			p = pp + "." + n.Key
+		}
+		keyPaths[i] = p
+		g.byPath[p] = i
+	}
+	_, g.dataless = engine.(*flat.Machine)
+	g.events = machineEvents(g.nodes)
+	g.model = newModel(g.nodes, g.byID)
+
+	var errs statechart.ErrorList
+	g.mcp = make([]*StateMCP, len(g.nodes))
+	g.jsonEvents = map[string]string{}
+	eventFrom := map[string]int{}
+	patIdx := map[string]int{}
+	for i, n := range g.nodes {
+		sm := parseMCP(n, paths[i], g.events, &errs)
+		if sm == nil {
+			continue
+		}
+		g.mcp[i] = sm
+		for _, t := range sm.Tools {
+			j, ok := patIdx[t]
+			if !ok {
+				j = len(g.jsonPatterns)
+				patIdx[t] = j
+				g.jsonPatterns = append(g.jsonPatterns, pattern{glob: t, nodes: newBitset(len(g.nodes))})
+			}
+			g.jsonPatterns[j].nodes.set(i)
+		}
+		for _, tool := range sortedKeys(sm.Events) {
+			ev := sm.Events[tool]
+			if prev, ok := g.jsonEvents[tool]; ok && prev != ev {
+				errs = append(errs, &statechart.Error{
+					Path: string(paths[i].key("meta").key("mcp").key("events").key(tool)),
+					Msg:  fmt.Sprintf("tool %q already sends event %q (in state %q)", tool, prev, g.nodes[eventFrom[tool]].ID),
+				})
+				continue
+			}
+			g.jsonEvents[tool] = ev
+			eventFrom[tool] = i
+		}
+	}
+	if len(errs) > 0 {
+		return nil, errs
+	}
+
+	s, err := engine.Start(context.Background(), g.now())
+	if err != nil {
+		return nil, fmt.Errorf("mcpbind: starting machine %q: %w", engine.ID(), err)
+	}
+	if p, ok := s.(interface{ NextDue() (time.Time, bool) }); ok {
+		_, g.initialTimers = p.NextDue()
+	}
+	g.initial, err = g.newView("", s, nil, 0)
+	if err != nil {
+		return nil, err
+	}
+	g.rules.Store(g.buildRules(map[string]*toolInfo{}))
+	return g, nil
+}
+
+// Engine returns the engine the gate runs.
+func (g *Gate) Engine() statechart.Engine { return g.engine }
+
+// States returns the parsed meta.mcp of the state nodes that have one, in
+// document order.
+func (g *Gate) States() []StateMCP {
+	var out []StateMCP
+	for _, sm := range g.mcp {
+		if sm != nil {
+			out = append(out, *sm)
+		}
+	}
+	return out
+}
+
+// Bind binds a tool in Go. A Go binding replaces whatever the machine's
+// meta says about the tool (its states and its event); binding a tool
+// again replaces the earlier binding. Bind may be called while the gate
+// serves; sessions see the new binding from their next request.
+func (g *Gate) Bind(tool string, b Binding) error {
+	if msg := checkToolName(tool, false); msg != "" {
+		return fmt.Errorf("mcpbind: Bind: %s", msg)
+	}
+	ti := &toolInfo{event: b.Event}
+	if b.Event != "" {
+		if msg := g.events.check(b.Event); msg != "" {
+			return fmt.Errorf("mcpbind: Bind(%q): machine %q: %s", tool, g.engine.ID(), msg)
+		}
+	}
+	if len(b.States) == 0 {
+		if b.Event == "" {
+			return fmt.Errorf("mcpbind: Bind(%q): a binding needs States, an Event, or both", tool)
+		}
+		ti.mode = modeCan
+	} else {
+		ti.mode = modeStates
+		ti.nodes = newBitset(len(g.nodes))
+		for _, st := range b.States {
+			i, err := g.resolveState(st)
+			if err != nil {
+				return fmt.Errorf("mcpbind: Bind(%q): %w", tool, err)
+			}
+			ti.nodes.set(i)
+		}
+	}
+	for {
+		old := g.rules.Load()
+		bound := make(map[string]*toolInfo, len(old.bound)+1)
+		for k, v := range old.bound {
+			bound[k] = v
+		}
+		bound[tool] = ti
+		if g.rules.CompareAndSwap(old, g.buildRules(bound)) {
+			return nil
+		}
+	}
+}
+
+// resolveState finds a state node by "#id", key path or id.
+func (g *Gate) resolveState(s string) (int, error) {
+	if id, ok := strings.CutPrefix(s, "#"); ok {
+		if i, ok := g.byID[id]; ok {
+			return i, nil
+		}
+	} else {
+		if i, ok := g.byPath[s]; ok {
+			return i, nil
+		}
+		if i, ok := g.byID[s]; ok {
+			return i, nil
+		}
+	}
+	cands := make([]string, 0, len(g.byPath)+len(g.byID))
+	for p := range g.byPath {
+		cands = append(cands, p)
+	}
+	for id := range g.byID {
+		cands = append(cands, "#"+id)
+	}
+	sort.Strings(cands)
+	if hint := didYouMean(s, cands); hint != "" {
+		return 0, fmt.Errorf("machine %q has no state %q (did you mean %q?)", g.engine.ID(), s, hint)
+	}
+	return 0, fmt.Errorf("machine %q has no state %q", g.engine.ID(), s)
+}
+
+func (g *Gate) buildRules(bound map[string]*toolInfo) *rules {
+	r := &rules{bound: bound}
+	evs := map[string]bool{}
+	sig := map[string]bool{}
+	for t, ti := range bound {
+		if ti.event != "" {
+			evs[t] = true
+		}
+		sig[t] = true
+	}
+	for t := range g.jsonEvents {
+		if _, ok := bound[t]; ok {
+			continue
+		}
+		evs[t] = true
+		if !g.matchedByPattern(t) {
+			sig[t] = true // a "can" tool
+		}
+	}
+	r.eventTools = sortedKeys(evs)
+	r.sigTools = sortedKeys(sig)
+	return r
+}
+
+func (g *Gate) matchedByPattern(tool string) bool {
+	for _, p := range g.jsonPatterns {
+		if matchGlob(p.glob, tool) {
+			return true
+		}
+	}
+	return false
+}
+
+// info returns how a tool is gated. When remember is set, the answer is
+// cached (only for names the server lists, so that clients cannot grow the
+// cache with made-up names).
+func (g *Gate) info(r *rules, tool string, remember bool) *toolInfo {
+	if ti, ok := r.bound[tool]; ok {
+		return ti
+	}
+	if v, ok := r.cache.Load(tool); ok {
+		return v.(*toolInfo)
+	}
+	ti := unboundInfo
+	var nodes bitset
+	for _, p := range g.jsonPatterns {
+		if matchGlob(p.glob, tool) {
+			if nodes == nil {
+				nodes = newBitset(len(g.nodes))
+			}
+			nodes.or(p.nodes)
+		}
+	}
+	ev := g.jsonEvents[tool]
+	switch {
+	case nodes != nil:
+		ti = &toolInfo{mode: modeStates, nodes: nodes, event: ev}
+	case ev != "":
+		ti = &toolInfo{mode: modeCan, event: ev}
+	}
+	if remember && r.cached.Load() < maxCachedTools {
+		if _, loaded := r.cache.LoadOrStore(tool, ti); !loaded {
+			r.cached.Add(1)
+		}
+	}
+	return ti
+}
+
+// view is a decoded workflow state of one session.
+type view struct {
+	key     string           // store key; "" for a session that has none yet
+	state   statechart.State // after Advance
+	data    []byte           // the persisted form as loaded (or of the initial state)
+	version uint64           // 0: no record
+	active  bitset           // active nodes of state
+	sig     atomic.Pointer[sigCache]
+}
+
+// withKey returns a copy of v under another store key.
+func (v *view) withKey(key string) *view {
+	return &view{key: key, state: v.state, data: v.data, version: v.version, active: v.active}
+}
+
+// sigCache is the signature of a view under some rules (a view's state
+// never changes, so neither does its signature).
+type sigCache struct {
+	rules *rules
+	bits  bitset
+}
+
+func (g *Gate) newView(key string, s statechart.State, data []byte, version uint64) (*view, error) {
+	if data == nil {
+		b, err := s.MarshalJSON()
+		if err != nil {
+			return nil, fmt.Errorf("mcpbind: marshaling state: %w", err)
+		}
+		data = b
+	}
+	v := &view{key: key, state: s, data: data, version: version, active: newBitset(len(g.nodes))}
+	for _, id := range s.StateIDs() {
+		if i, ok := g.byID[id]; ok {
+			v.active.set(i)
+		}
+	}
+	return v, nil
+}
+
+// keyOf returns the store key of a session's workflow, or "" if it has
+// none yet (a session without an id that never saved a transition: its
+// workflow is in the initial state), and the gate's record of the session
+// if it has one.
+func (g *Gate) keyOf(ss *mcp.ServerSession) (string, *session) {
+	g.mu.Lock()
+	s := g.sessions[ss]
+	g.mu.Unlock()
+	if s != nil {
+		return s.key, s
+	}
+	if name := g.sessionName(ss); name != "" {
+		return g.prefix + "session:" + name, nil
+	}
+	return "", nil
+}
+
+// sessionName is the name of a session's workflow: SessionKey's, else the
+// session id, else "".
+func (g *Gate) sessionName(ss *mcp.ServerSession) string {
+	if g.named != nil {
+		if name := g.named(ss); name != "" {
+			return name
+		}
+	}
+	return ss.ID()
+}
+
+// ensureSession returns the gate's record of a session, creating it (and
+// the goroutine that removes the session's state when it ends) if needed.
+func (g *Gate) ensureSession(ss *mcp.ServerSession) *session {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if s := g.sessions[ss]; s != nil {
+		return s
+	}
+	s := &session{}
+	if name := g.sessionName(ss); name != "" {
+		s.key = g.prefix + "session:" + name
+	} else {
+		s.key = fmt.Sprintf("%slocal:%s:%d", g.prefix, g.instance, g.seq.Add(1))
+	}
+	g.sessions[ss] = s
+	go func() {
+		_ = ss.Wait()
+		g.forget(ss, s)
+	}()
+	return s
+}
+
+// forget removes the state of a session that ended.
+func (g *Gate) forget(ss *mcp.ServerSession, s *session) {
+	g.mu.Lock()
+	s.closed = true
+	if g.sessions[ss] == s {
+		delete(g.sessions, ss)
+	}
+	g.mu.Unlock()
+	g.decoded.Delete(s.key)
+	ctx, cancel := context.WithTimeout(context.Background(), g.timeout)
+	defer cancel()
+	if err := g.store.Delete(ctx, s.key); err != nil {
+		g.log.Warn("mcpbind: removing the state of an ended session", "key", s.key, "error", err)
+	}
+}
+
+func (g *Gate) isClosed(s *session) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return s.closed
+}
+
+// load returns the current workflow state of a session.
+func (g *Gate) load(ctx context.Context, ss *mcp.ServerSession) (*view, error) {
+	key, sess := g.keyOf(ss)
+	var v *view
+	if key == "" {
+		v = g.initial
+	} else {
+		data, ver, err := g.store.Load(ctx, key)
+		if err != nil {
+			return nil, fmt.Errorf("mcpbind: loading the workflow state: %w", err)
+		}
+		if ver == 0 {
+			v = g.initial.withKey(key)
+			if sess != nil && sess.saved.Swap(false) {
+				g.log.Warn("mcpbind: the workflow state of a live session expired or was evicted from the store; it starts again from the initial state", "key", key)
+			}
+		} else if c, ok := g.decoded.Load(key); ok && c.(*view).version == ver {
+			v = c.(*view)
+		} else {
+			s, err := g.engine.Restore(data)
+			if err != nil {
+				return nil, fmt.Errorf("mcpbind: restoring the workflow state: %w", err)
+			}
+			if v, err = g.newView(key, s, data, ver); err != nil {
+				return nil, err
+			}
+			if sess != nil {
+				// Only for sessions the gate will forget when they end.
+				g.decoded.Store(key, v)
+			}
+		}
+	}
+	if v.version == 0 && g.initialTimers {
+		// Delayed events of the initial state run from when the session
+		// began, so the session needs its own initial state, saved.
+		return g.startSession(ctx, ss)
+	}
+	s, err := g.engine.Advance(ctx, v.state, g.now())
+	if err != nil {
+		g.log.Warn("mcpbind: delayed transition failed", "key", v.key, "error", err)
+		return v, nil
+	}
+	if s != v.state {
+		nv, err := g.newView(v.key, s, v.data, v.version)
+		if err != nil {
+			return nil, err
+		}
+		return nv, nil
+	}
+	return v, nil
+}
+
+// startSession saves a fresh initial state for a session (machines whose
+// initial state schedules delayed events).
+func (g *Gate) startSession(ctx context.Context, ss *mcp.ServerSession) (*view, error) {
+	sess := g.ensureSession(ss)
+	s, err := g.engine.Start(ctx, g.now())
+	if err != nil {
+		return nil, fmt.Errorf("mcpbind: starting the workflow: %w", err)
+	}
+	v, err := g.newView(sess.key, s, nil, 0)
+	if err != nil {
+		return nil, err
+	}
+	ver, err := g.store.CompareAndSwap(ctx, sess.key, 0, v.data)
+	if err == nil {
+		v.version = ver
+		sess.saved.Store(true)
+		return v, nil
+	}
+	if !isConflict(err) {
+		return nil, fmt.Errorf("mcpbind: saving the workflow state: %w", err)
+	}
+	// Another request of the session saved it first.
+	data, ver, err := g.store.Load(ctx, sess.key)
+	if err != nil {
+		return nil, fmt.Errorf("mcpbind: loading the workflow state: %w", err)
+	}
+	if ver == 0 {
+		return nil, fmt.Errorf("mcpbind: the workflow state of key %q vanished", sess.key)
+	}
+	s, err = g.engine.Restore(data)
+	if err != nil {
+		return nil, fmt.Errorf("mcpbind: restoring the workflow state: %w", err)
+	}
+	return g.newView(sess.key, s, data, ver)
+}
+
+// visible reports whether a tool is visible in a state.
+func (g *Gate) visible(ctx context.Context, v *view, tool string, ti *toolInfo) bool {
+	switch ti.mode {
+	case modeStates:
+		return ti.nodes.intersects(v.active)
+	case modeCan:
+		if v.state.Status() != statechart.StatusActive {
+			return false // the machine takes no more events
+		}
+		ok, err := g.engine.Can(ctx, v.state, g.event(ti.event, tool, nil, nil))
+		if err != nil {
+			g.log.Warn("mcpbind: evaluating whether the machine accepts an event", "event", ti.event, "error", err)
+			return false
+		}
+		return ok
+	}
+	return true
+}
+
+// event builds the event a successful call sends: the type, plus "tool",
+// "input" (the call's arguments) and "output" (its structured result).
+func (g *Gate) event(typ, tool string, input, output any) statechart.Event {
+	if input == nil {
+		input = map[string]any{}
+	}
+	data := map[string]any{"tool": tool, "input": input}
+	if output != nil {
+		data["output"] = output
+	}
+	return statechart.Event{Type: typ, Data: data}
+}
+
+// signature is what the visible set of a session depends on: which of the
+// machine's tool patterns are listed by an active state, and which Go-bound
+// and "can" tools are visible. Equal signatures mean equal visible sets.
+func (g *Gate) signature(ctx context.Context, r *rules, v *view) bitset {
+	if c := v.sig.Load(); c != nil && c.rules == r {
+		return c.bits
+	}
+	sig := newBitset(len(g.jsonPatterns) + len(r.sigTools))
+	defer func() { v.sig.Store(&sigCache{rules: r, bits: sig}) }()
+	for i, p := range g.jsonPatterns {
+		if p.nodes.intersects(v.active) {
+			sig.set(i)
+		}
+	}
+	for j, t := range r.sigTools {
+		if g.visible(ctx, v, t, g.info(r, t, false)) {
+			sig.set(len(g.jsonPatterns) + j)
+		}
+	}
+	return sig
+}
+
+// instructions returns the instructions of the active states, outermost
+// first.
+func (g *Gate) instructions(v *view) []string {
+	var out []string
+	for i, sm := range g.mcp {
+		if sm != nil && sm.Instructions != "" && v.active.has(i) {
+			out = append(out, sm.Instructions)
+		}
+	}
+	return out
+}
+
+// State returns the current workflow state of a session.
+func (g *Gate) State(ctx context.Context, ss *mcp.ServerSession) (statechart.State, error) {
+	v, err := g.load(ctx, ss)
+	if err != nil {
+		return nil, err
+	}
+	return v.state, nil
+}
+
+// Sessions returns the number of sessions whose workflow state the gate
+// holds a key for (sessions that saved a transition and have not ended).
+func (g *Gate) Sessions() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return len(g.sessions)
+}
+
+// bitset is a set of small non-negative integers.
+type bitset []uint64
+
+func newBitset(n int) bitset { return make(bitset, (n+63)/64) }
+
+func (b bitset) set(i int)      { b[i/64] |= 1 << (i % 64) }
+func (b bitset) has(i int) bool { return b[i/64]&(1<<(i%64)) != 0 }
+
+func (b bitset) or(o bitset) {
+	for i := range b {
+		b[i] |= o[i]
+	}
+}
+
+func (b bitset) intersects(o bitset) bool {
+	for i := range b {
+		if b[i]&o[i] != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+func (b bitset) equal(o bitset) bool {
+	if len(b) != len(o) {
+		return false
+	}
+	for i := range b {
+		if b[i] != o[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func (b bitset) clone() bitset { return append(bitset(nil), b...) }

@@ -1,0 +1,345 @@
+// This file reads and validates the "mcp" object of the state nodes' meta
+// in the machine JSON (the state-centric binding), and defines the tool-name
+// globs it may use.
+
+package mcpbind
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/chartgate/chartgate/statechart"
+)
+
+// StateMCP is the parsed "mcp" object of one state node's meta:
+//
+//	"meta": {
+//	  "mcp": {
+//	    "tools":        ["cart_pay", "cart_*"],
+//	    "events":       {"cart_pay": "PAY"},
+//	    "instructions": "Ask for the payment method, then call cart_pay.",
+//	    "maxCalls":     10
+//	  }
+//	}
+//
+// Every key is optional; no other key is allowed.
+type StateMCP struct {
+	// StateID is the id of the state node.
+	StateID string
+	// Tools lists the tools visible while this state is active: tool names,
+	// or patterns where "*" matches any run of characters ("cart_*").
+	Tools []string
+	// Events maps tool names (exact, no patterns) to the event a successful
+	// call of the tool sends. The map is machine-wide: it may be written on
+	// any state, and two states may not give one tool different events.
+	Events map[string]string
+	// Instructions tell the model what to do in this state. They are
+	// returned, for the active states, with every refused call.
+	Instructions string
+	// MaxCalls is the number of tool calls the model should make in this
+	// state before it moves on; 0 means no limit. It is validated and
+	// exposed, not enforced yet.
+	MaxCalls int
+}
+
+var mcpKeys = []string{"tools", "events", "instructions", "maxCalls"}
+
+// jpath builds JSON paths in the statechart package's format:
+// states.payment.meta.mcp.tools[0], or ["odd key"] for keys that need it.
+type jpath string
+
+func (p jpath) key(k string) jpath {
+	if k == "" || strings.ContainsAny(k, ".[]\" ") {
+		return jpath(string(p) + "[" + strconv.Quote(k) + "]")
+	}
+	if p == "" {
+		return jpath(k)
+	}
+	return jpath(string(p) + "." + k)
+}
+
+func (p jpath) index(i int) jpath { return jpath(string(p) + "[" + strconv.Itoa(i) + "]") }
+
+// nodePaths returns the JSON path of every node of the machine: "" for the
+// root, then states.a, states.a.states.b...
+func nodePaths(nodes []statechart.Node, byID map[string]int) []jpath {
+	paths := make([]jpath, len(nodes))
+	for i, n := range nodes {
+		if n.Parent == "" {
+			continue
+		}
+		// Nodes come in document order, so the parent's path is known.
+		paths[i] = paths[byID[n.Parent]].key("states").key(n.Key)
+	}
+	return paths
+}
+
+// parseMCP reads meta.mcp of a node; it returns nil when there is none.
+func parseMCP(n statechart.Node, path jpath, events eventSet, errs *statechart.ErrorList) *StateMCP {
+	meta, ok := n.Meta.(map[string]any)
+	if !ok {
+		return nil
+	}
+	raw, ok := meta["mcp"]
+	if !ok {
+		return nil
+	}
+	path = path.key("meta").key("mcp")
+	add := func(p jpath, format string, args ...any) {
+		*errs = append(*errs, &statechart.Error{Path: string(p), Msg: fmt.Sprintf(format, args...)})
+	}
+	obj, ok := raw.(map[string]any)
+	if !ok {
+		add(path, `must be an object with "tools", "events", "instructions" or "maxCalls", not %s`, describe(raw))
+		return nil
+	}
+	sm := &StateMCP{StateID: n.ID}
+	for _, k := range sortedKeys(obj) {
+		v := obj[k]
+		p := path.key(k)
+		switch k {
+		case "tools":
+			arr, ok := v.([]any)
+			if !ok {
+				add(p, "must be an array of tool names or patterns, not %s", describe(v))
+				continue
+			}
+			for i, e := range arr {
+				s, ok := e.(string)
+				if !ok {
+					add(p.index(i), "must be a tool name or pattern, not %s", describe(e))
+					continue
+				}
+				if msg := checkToolName(s, true); msg != "" {
+					add(p.index(i), "%s", msg)
+					continue
+				}
+				sm.Tools = append(sm.Tools, s)
+			}
+		case "events":
+			m, ok := v.(map[string]any)
+			if !ok {
+				add(p, "must be an object mapping tool names to event types, not %s", describe(v))
+				continue
+			}
+			for _, tool := range sortedKeys(m) {
+				tp := p.key(tool)
+				if msg := checkToolName(tool, false); msg != "" {
+					add(tp, "%s", msg)
+					continue
+				}
+				ev, ok := m[tool].(string)
+				if !ok || ev == "" {
+					add(tp, "must be a non-empty event type, not %s", describe(m[tool]))
+					continue
+				}
+				if msg := events.check(ev); msg != "" {
+					add(tp, "%s", msg)
+					continue
+				}
+				if sm.Events == nil {
+					sm.Events = map[string]string{}
+				}
+				sm.Events[tool] = ev
+			}
+		case "instructions":
+			s, ok := v.(string)
+			if !ok {
+				add(p, "must be a string, not %s", describe(v))
+				continue
+			}
+			sm.Instructions = s
+		case "maxCalls":
+			f, ok := v.(float64)
+			if !ok || f < 1 || f > math.MaxInt32 || f != math.Trunc(f) {
+				add(p, "must be a positive integer, not %s", describe(v))
+				continue
+			}
+			sm.MaxCalls = int(f)
+		default:
+			msg := fmt.Sprintf("unknown key %q: the keys are %s", k, strings.Join(quoteAll(mcpKeys), ", "))
+			if s := didYouMean(k, mcpKeys); s != "" {
+				msg = fmt.Sprintf("unknown key %q (did you mean %q?)", k, s)
+			}
+			add(p, "%s", msg)
+		}
+	}
+	return sm
+}
+
+// checkToolName returns why s is not a valid tool name (or pattern, if
+// globs are allowed), or "". Names follow the MCP spec: 1 to 128 letters,
+// digits, "_", "-" and ".".
+func checkToolName(s string, glob bool) string {
+	if s == "" {
+		return "a tool name must not be empty"
+	}
+	if len(s) > 128 {
+		return fmt.Sprintf("%q is longer than 128 characters", s)
+	}
+	for _, r := range s {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '_', r == '-', r == '.':
+		case r == '*' && glob:
+		default:
+			if glob {
+				return fmt.Sprintf(`%q is not a tool name or pattern: use letters, digits, "_", "-", "." and "*"`, s)
+			}
+			return fmt.Sprintf(`%q is not a tool name: use letters, digits, "_", "-" and "."`, s)
+		}
+	}
+	return ""
+}
+
+// matchGlob reports whether name matches pattern, where "*" matches any
+// run of characters (none included) and every other character itself.
+// It runs in O(len(pattern)·len(name)) at worst, with no recursion.
+func matchGlob(pattern, name string) bool {
+	p, n := 0, 0
+	star, mark := -1, 0
+	for n < len(name) {
+		switch {
+		case p < len(pattern) && pattern[p] == '*':
+			star, mark = p, n
+			p++
+		case p < len(pattern) && pattern[p] == name[n]:
+			p++
+			n++
+		case star >= 0:
+			p = star + 1
+			mark++
+			n = mark
+		default:
+			return false
+		}
+	}
+	for p < len(pattern) && pattern[p] == '*' {
+		p++
+	}
+	return p == len(pattern)
+}
+
+// eventSet is the set of event descriptors the machine handles anywhere,
+// to catch misspelt events in bindings.
+type eventSet struct {
+	descriptors []string
+	any         bool // some state handles "*"
+}
+
+func machineEvents(nodes []statechart.Node) eventSet {
+	var es eventSet
+	seen := map[string]bool{}
+	for _, n := range nodes {
+		for _, t := range n.Transitions {
+			if t.Event == "" || seen[t.Event] {
+				continue
+			}
+			seen[t.Event] = true
+			if t.Event == "*" {
+				es.any = true
+			}
+			es.descriptors = append(es.descriptors, t.Event)
+		}
+	}
+	return es
+}
+
+// check returns why no state of the machine handles ev, or "".
+func (es eventSet) check(ev string) string {
+	if es.any {
+		return ""
+	}
+	for _, d := range es.descriptors {
+		if matchesEvent(ev, d) {
+			return ""
+		}
+	}
+	if s := didYouMean(ev, es.descriptors); s != "" {
+		return fmt.Sprintf("no state handles event %q (did you mean %q?)", ev, s)
+	}
+	return fmt.Sprintf("no state handles event %q", ev)
+}
+
+// matchesEvent reports whether an event type matches a transition's event
+// descriptor: exactly, "*", or "prefix.*" for the prefix and every event
+// below it (XState's descriptors).
+func matchesEvent(ev, descriptor string) bool {
+	if descriptor == ev || descriptor == "*" {
+		return true
+	}
+	prefix, ok := strings.CutSuffix(descriptor, ".*")
+	if !ok || strings.Contains(prefix, "*") {
+		return false
+	}
+	return ev == prefix || strings.HasPrefix(ev, prefix+".")
+}
+
+func describe(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return "null"
+	case string:
+		return strconv.Quote(x)
+	case bool:
+		return strconv.FormatBool(x)
+	case float64:
+		return strconv.FormatFloat(x, 'g', -1, 64)
+	case []any:
+		return "an array"
+	case map[string]any:
+		return "an object"
+	}
+	return fmt.Sprintf("%T", v)
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}
+
+func quoteAll(ss []string) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = strconv.Quote(s)
+	}
+	return out
+}
+
+// didYouMean returns the candidate closest to s, if it is close enough to
+// be a likely typo.
+func didYouMean(s string, candidates []string) string {
+	best, bestD := "", len(s)/2+1
+	for _, c := range candidates {
+		if d := editDistance(s, c); d < bestD {
+			best, bestD = c, d
+		}
+	}
+	return best
+}
+
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}

@@ -1,0 +1,580 @@
+// This file defines Attach and the go-sdk middleware: tools/list
+// filtering, refusal of hidden tools/call, the event after a successful
+// call, and notifications/tools/list_changed for the calling session alone.
+
+package mcpbind
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/chartgate/chartgate/statechart"
+)
+
+// Protocol versions the gate tells apart.
+const (
+	// sessionlessVersion is the first protocol version without sessions,
+	// where tool lists must not vary per connection.
+	sessionlessVersion = "2026-07-28"
+)
+
+// CodeForbidden is the code of a refused call, as in MCP Fusion's
+// FORBIDDEN tool error.
+const CodeForbidden = "FORBIDDEN"
+
+// CodeStateNotSaved is the code, under [MetaKey] in the result's _meta, of
+// a call that ran but whose event could not be recorded.
+const CodeStateNotSaved = "STATE_NOT_SAVED"
+
+// MetaKey is the _meta key of the gate's notes on a call result.
+const MetaKey = "chartgate/mcpbind"
+
+// Refusal is the structured content of a refused call (IsError true). The
+// text content says the same in prose.
+type Refusal struct {
+	Code  string `json:"code"`  // CodeForbidden
+	Tool  string `json:"tool"`  // the tool that was called
+	State any    `json:"state"` // the current state value, in XState's shape
+	// Available lists the tools the session may call now, in the server's
+	// order.
+	Available []string `json:"available"`
+	// Path is the shortest sequence of tool calls after which Tool is
+	// visible; empty when Reachable is false, or when Tool is bound to an
+	// event that a guard refuses now.
+	Path      []Step `json:"path"`
+	Reachable bool   `json:"reachable"`
+	// Instructions are those of the active states (meta.mcp.instructions).
+	Instructions []string `json:"instructions,omitempty"`
+}
+
+// Attach installs the gate on a server: a receiving middleware that gates
+// tools/list and tools/call and advertises tools.listChanged in the
+// initialize result, and a sending middleware that gives the gate the
+// server's inner sending handler, to notify one session (the go-sdk has no
+// API for that). Call Attach once per server; a gate may serve several
+// servers.
+//
+// Middleware added to the server later runs before the gate's
+// (AddReceivingMiddleware wraps the current chain); sending middleware
+// added later does not see the gate's list_changed notifications.
+func (g *Gate) Attach(s *mcp.Server) {
+	a := &attachment{}
+	s.AddSendingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		a.send = next // called at once, by AddSendingMiddleware
+		return next
+	})
+	g.mu.Lock()
+	if g.attached == nil {
+		g.attached = map[*mcp.Server]*attachment{}
+	}
+	g.attached[s] = a
+	g.mu.Unlock()
+	s.AddReceivingMiddleware(g.middleware(a))
+}
+
+// attachment is the gate's link to one server.
+type attachment struct {
+	send mcp.MethodHandler // the server's sending handler, below the gate's
+	wf   atomic.Pointer[workflowTools]
+}
+
+// AddTool binds a tool and adds it to the server, like [mcp.AddTool]. It
+// panics if the binding is invalid, as mcp.AddTool does for a bad tool.
+func AddTool[In, Out any](s *mcp.Server, g *Gate, t *mcp.Tool, b Binding, h mcp.ToolHandlerFor[In, Out]) {
+	if err := g.Bind(t.Name, b); err != nil {
+		panic(err)
+	}
+	mcp.AddTool(s, t, h)
+}
+
+func (g *Gate) middleware(a *attachment) mcp.Middleware {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			switch method {
+			case "initialize":
+				res, err := next(ctx, method, req)
+				if ir, ok := res.(*mcp.InitializeResult); ok && err == nil && ir != nil {
+					return advertise(ir), nil
+				}
+				return res, err
+			case "tools/list":
+				if lr, ok := req.(*mcp.ListToolsRequest); ok && lr.Session != nil {
+					return g.list(ctx, next, lr)
+				}
+			case "tools/call":
+				if cr, ok := req.(*mcp.CallToolRequest); ok && cr.Session != nil && cr.Params != nil {
+					return g.call(ctx, next, a, cr)
+				}
+			}
+			return next(ctx, method, req)
+		}
+	}
+}
+
+// advertise returns the initialize result with tools.listChanged set.
+func advertise(ir *mcp.InitializeResult) *mcp.InitializeResult {
+	out := *ir
+	var caps mcp.ServerCapabilities
+	if ir.Capabilities != nil {
+		caps = *ir.Capabilities
+	}
+	caps.Tools = &mcp.ToolCapabilities{ListChanged: true}
+	out.Capabilities = &caps
+	return &out
+}
+
+// sessionless reports whether a request follows a protocol without
+// sessions (2026-07-28 or later), where lists must not vary per connection.
+func sessionless(req interface{ ProtocolVersion() string }) bool {
+	return req.ProtocolVersion() >= sessionlessVersion
+}
+
+func (g *Gate) unavailable(err error, ranTool bool) error {
+	g.log.Error("mcpbind: workflow state unavailable", "error", err)
+	msg := "workflow state unavailable; try again later"
+	if ranTool {
+		msg += " (the tool was not run)"
+	}
+	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: msg}
+}
+
+func (g *Gate) list(ctx context.Context, next mcp.MethodHandler, req *mcp.ListToolsRequest) (mcp.Result, error) {
+	res, err := next(ctx, "tools/list", req)
+	if err != nil {
+		return res, err
+	}
+	lr, ok := res.(*mcp.ListToolsResult)
+	if !ok || lr == nil || sessionless(req) {
+		return res, nil
+	}
+	r := g.rules.Load()
+	cursor := ""
+	if req.Params != nil {
+		cursor = req.Params.Cursor
+	}
+	memo := g.listInfos(r, cursor, lr.Tools)
+	if !memo.gated {
+		return res, nil
+	}
+	v, err := g.load(ctx, req.Session)
+	if err != nil {
+		return nil, g.unavailable(err, false)
+	}
+	filtered := *lr
+	filtered.Tools = g.filter(ctx, memo, v, lr.Tools)
+	return &filtered, nil
+}
+
+// filter returns the visible tools of a list. Without "can" tools the
+// answer depends only on the active states, and is memoized by them.
+func (g *Gate) filter(ctx context.Context, memo *listMemo, v *view, tools []*mcp.Tool) []*mcp.Tool {
+	var key string
+	if !memo.hasCan {
+		key = configKey(v.active)
+		if out, ok := memo.byConfig.Load(key); ok {
+			return slices.Clone(out.([]*mcp.Tool))
+		}
+	}
+	n := 0
+	for i, ti := range memo.infos {
+		if ti.mode == modeUnbound || g.visible(ctx, v, tools[i].Name, ti) {
+			n++
+		}
+	}
+	out := make([]*mcp.Tool, 0, n)
+	for i, ti := range memo.infos {
+		if ti.mode == modeUnbound || g.visible(ctx, v, tools[i].Name, ti) {
+			out = append(out, tools[i])
+		}
+	}
+	if !memo.hasCan && memo.nconfigs.Add(1) <= maxConfigMemos {
+		memo.byConfig.Store(key, slices.Clone(out))
+	}
+	return out
+}
+
+// listMemo remembers how the tools of one page of tools/list are gated:
+// the server lists the same *mcp.Tool values until its tools change, so
+// comparing pointers is enough to reuse the answer.
+type listMemo struct {
+	tools  []*mcp.Tool
+	infos  []*toolInfo
+	gated  bool // some tool is gated
+	hasCan bool // some tool is visible by the machine's "can"
+
+	byConfig sync.Map // configKey(active states) -> []*mcp.Tool, the visible tools
+	nconfigs atomic.Int64
+}
+
+const (
+	maxListMemos   = 64
+	maxConfigMemos = 1024
+)
+
+// listInfos returns how the listed tools are gated.
+func (g *Gate) listInfos(r *rules, cursor string, tools []*mcp.Tool) *listMemo {
+	if m, ok := r.lists.Load(cursor); ok {
+		if memo := m.(*listMemo); slices.Equal(memo.tools, tools) {
+			return memo
+		}
+	}
+	memo := &listMemo{tools: slices.Clone(tools), infos: make([]*toolInfo, len(tools))}
+	for i, t := range tools {
+		ti := g.info(r, t.Name, true)
+		memo.infos[i] = ti
+		memo.gated = memo.gated || ti.mode != modeUnbound
+		memo.hasCan = memo.hasCan || ti.mode == modeCan
+	}
+	if _, ok := r.lists.Load(cursor); ok || r.nlists.Add(1) <= maxListMemos {
+		r.lists.Store(cursor, memo)
+	}
+	return memo
+}
+
+func (g *Gate) call(ctx context.Context, next mcp.MethodHandler, a *attachment, req *mcp.CallToolRequest) (mcp.Result, error) {
+	name := req.Params.Name
+	if w := a.wf.Load(); w != nil && (name == w.statusName || name == w.transitionName) {
+		return g.workflowCall(ctx, next, a, w, req)
+	}
+	r := g.rules.Load()
+	ti := g.info(r, name, false)
+	if ti.mode == modeUnbound {
+		return next(ctx, "tools/call", req)
+	}
+	v, err := g.load(ctx, req.Session)
+	if err != nil {
+		return nil, g.unavailable(err, true)
+	}
+	if !g.visible(ctx, v, name, ti) {
+		return g.refuse(ctx, next, req, r, v, ti)
+	}
+	res, err := next(ctx, "tools/call", req)
+	if err != nil || ti.event == "" {
+		return res, err
+	}
+	cr, ok := res.(*mcp.CallToolResult)
+	if !ok || cr == nil || cr.IsError || cr.NeedsInput() {
+		return res, nil
+	}
+	var ev statechart.Event
+	if g.dataless && g.onTrans == nil {
+		ev = g.event(ti.event, name, nil, nil) // the engine would not look at the data
+	} else {
+		ev = g.event(ti.event, name, decodeJSON(req.Params.Arguments), normalize(cr.StructuredContent))
+	}
+	from, to, err := g.apply(ctx, req.Session, v, ev)
+	if err != nil {
+		return g.notSaved(cr, name, ev, from, err), nil
+	}
+	if to == nil {
+		return res, nil // the machine ignored the event
+	}
+	changed := g.transitioned(ctx, a, req, r, name, ev, from, to)
+	return withNote(cr, TransitionNote{Event: ev.Type, From: from.state.Value(), To: to.state.Value(), ToolsChanged: changed}), nil
+}
+
+// transitioned follows a saved transition: it notifies the session if its
+// visible tools changed (and reports whether they did), and calls
+// OnTransition.
+func (g *Gate) transitioned(ctx context.Context, a *attachment, req *mcp.CallToolRequest, r *rules, tool string, ev statechart.Event, from, to *view) bool {
+	changed := !g.signature(ctx, r, from).equal(g.signature(ctx, r, to))
+	if changed && a.send != nil && !sessionless(req) {
+		// The notification goes to this session only, on the request's
+		// context (over Streamable HTTP: on the POST's stream), before the
+		// result.
+		n := &mcp.ServerRequest[*mcp.ToolListChangedParams]{Session: req.Session, Params: &mcp.ToolListChangedParams{}}
+		if _, err := a.send(ctx, "notifications/tools/list_changed", n); err != nil {
+			g.log.Warn("mcpbind: sending notifications/tools/list_changed", "error", err)
+		}
+	}
+	if g.onTrans != nil {
+		g.onTrans(ctx, Transition{Key: to.key, Tool: tool, Event: ev, From: from.state.Value(), To: to.state.Value(), Time: g.now()})
+	}
+	return changed
+}
+
+// TransitionNote is the gate's note under [MetaKey] in the _meta of a call
+// result that moved the workflow, for clients that do not follow
+// notifications/tools/list_changed.
+type TransitionNote struct {
+	Event        string `json:"event"`
+	From         any    `json:"from"`
+	To           any    `json:"to"`
+	ToolsChanged bool   `json:"toolsChanged"` // the session's visible tools changed
+}
+
+// withNote returns a copy of res with note under MetaKey in _meta.
+func withNote(res *mcp.CallToolResult, note any) *mcp.CallToolResult {
+	out := *res
+	meta := maps.Clone(map[string]any(res.Meta))
+	if meta == nil {
+		meta = map[string]any{}
+	}
+	meta[MetaKey] = note
+	out.Meta = meta
+	return &out
+}
+
+// apply sends an event to the session's workflow and saves the result with
+// compare-and-swap, reloading and sending the event again on conflict. It
+// returns the state it was applied to and the new state (nil if the event
+// changed nothing).
+func (g *Gate) apply(ctx context.Context, ss *mcp.ServerSession, cur *view, ev statechart.Event) (from, to *view, err error) {
+	// The tool has run: finish recording its event even if the client
+	// goes away.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), g.timeout)
+	defer cancel()
+	sess := g.ensureSession(ss)
+	if cur.key != sess.key {
+		cur = cur.withKey(sess.key)
+	}
+	for attempt := 0; ; attempt++ {
+		ns, err := g.engine.Send(ctx, cur.state, ev, g.now())
+		if err != nil {
+			return cur, nil, fmt.Errorf("the machine failed on event %q: %w", ev.Type, err)
+		}
+		nb, err := ns.MarshalJSON()
+		if err != nil {
+			return cur, nil, fmt.Errorf("marshaling the new state: %w", err)
+		}
+		if string(nb) == string(cur.data) {
+			return cur, nil, nil
+		}
+		ver, err := g.store.CompareAndSwap(ctx, sess.key, cur.version, nb)
+		if err == nil {
+			nv, err := g.newView(sess.key, ns, nb, ver)
+			if err != nil {
+				return cur, nil, err
+			}
+			g.decoded.Store(sess.key, nv)
+			sess.saved.Store(true)
+			if g.isClosed(sess) {
+				// The session ended while the call ran.
+				g.forget(ss, sess)
+			}
+			return cur, nv, nil
+		}
+		if !isConflict(err) {
+			return cur, nil, fmt.Errorf("saving the workflow state: %w", err)
+		}
+		if attempt >= g.retries {
+			return cur, nil, fmt.Errorf("saving the workflow state: gave up after %d conflicts: %w", attempt+1, err)
+		}
+		backoff(ctx, attempt)
+		next, err := g.load(ctx, ss)
+		if err != nil {
+			return cur, nil, err
+		}
+		if next.key != sess.key {
+			next = next.withKey(sess.key)
+		}
+		cur = next
+	}
+}
+
+func isConflict(err error) bool { return errors.Is(err, ErrConflict) }
+
+// backoff sleeps a little, more after each conflict, with jitter.
+func backoff(ctx context.Context, attempt int) {
+	d := 20 * time.Microsecond << min(attempt, 9)
+	d = d/2 + rand.N(d)
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+	}
+}
+
+// notSaved returns the result of a call that ran but whose event could not
+// be recorded: the tool's own result, plus a note in the content and under
+// MetaKey in _meta. It is not an error result: the tool did its work.
+func (g *Gate) notSaved(res *mcp.CallToolResult, tool string, ev statechart.Event, v *view, err error) *mcp.CallToolResult {
+	state := v.state.Value()
+	g.log.Error("mcpbind: a tool ran but its event was not recorded", "tool", tool, "event", ev.Type, "key", v.key, "error", err)
+	out := *res
+	out.Content = append(slices.Clip(res.Content), &mcp.TextContent{Text: fmt.Sprintf(
+		"Note: %s ran, but the server could not record it in the workflow, so event %q was not applied and the workflow is still in state %s.",
+		tool, ev.Type, stateText(state))})
+	return withNote(&out, map[string]any{"code": CodeStateNotSaved, "event": ev.Type, "state": state})
+}
+
+// refuse answers a call of a hidden tool, without running it.
+func (g *Gate) refuse(ctx context.Context, next mcp.MethodHandler, req *mcp.CallToolRequest, r *rules, v *view, ti *toolInfo) (mcp.Result, error) {
+	name := req.Params.Name
+	tools, err := g.registered(ctx, next, req)
+	if err != nil {
+		g.log.Warn("mcpbind: listing tools for a refusal", "error", err)
+	} else if !slices.Contains(tools, name) {
+		// Not a tool of this server: let the server report it.
+		return next(ctx, "tools/call", req)
+	}
+	ref := Refusal{Code: CodeForbidden, Tool: name, State: v.state.Value(), Available: []string{}, Path: []Step{}, Instructions: g.instructions(v)}
+	var moves []move
+	for _, t := range tools {
+		tti := g.info(r, t, true)
+		if g.visible(ctx, v, t, tti) {
+			ref.Available = append(ref.Available, t)
+		}
+		if tti.event != "" {
+			moves = append(moves, move{tool: t, info: tti})
+		}
+	}
+	path, found := g.model.shortestPath(v.active, ti, moves)
+	ref.Reachable = found
+	if path != nil {
+		ref.Path = path
+	}
+	return &mcp.CallToolResult{
+		IsError:           true,
+		Content:           []mcp.Content{&mcp.TextContent{Text: ref.text(ti)}},
+		StructuredContent: ref,
+	}, nil
+}
+
+// registered lists the names of the server's tools, through the handlers
+// below the gate.
+func (g *Gate) registered(ctx context.Context, next mcp.MethodHandler, req *mcp.CallToolRequest) ([]string, error) {
+	lreq := &mcp.ListToolsRequest{Session: req.Session, Extra: req.Extra, Params: &mcp.ListToolsParams{}}
+	var names []string
+	for page := 0; page < 1000; page++ {
+		res, err := next(ctx, "tools/list", lreq)
+		if err != nil {
+			return nil, err
+		}
+		lr, ok := res.(*mcp.ListToolsResult)
+		if !ok || lr == nil {
+			return nil, fmt.Errorf("tools/list returned %T", res)
+		}
+		for _, t := range lr.Tools {
+			names = append(names, t.Name)
+		}
+		if lr.NextCursor == "" {
+			break
+		}
+		lreq = &mcp.ListToolsRequest{Session: req.Session, Extra: req.Extra, Params: &mcp.ListToolsParams{Cursor: lr.NextCursor}}
+	}
+	return names, nil
+}
+
+// text is the refusal in prose, for the model.
+func (ref *Refusal) text(ti *toolInfo) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Tool %q is not available in the current workflow state (%s).", ref.Tool, stateText(ref.State))
+	switch {
+	case !ref.Reachable:
+		b.WriteString(" No sequence of tool calls makes it available from this state.")
+	case len(ref.Path) == 0:
+		fmt.Fprintf(&b, " The workflow does not accept its event %q now: a guard refuses it.", ti.event)
+	default:
+		b.WriteString(" To make it available, call ")
+		for i, s := range ref.Path {
+			if i > 0 {
+				b.WriteString(", then ")
+			}
+			b.WriteString(s.Tool)
+			switch len(s.Guards) {
+			case 0:
+			case 1:
+				fmt.Fprintf(&b, " (if guard %q allows)", s.Guards[0])
+			default:
+				fmt.Fprintf(&b, " (if guards %s allow)", strings.Join(quoteAll(s.Guards), " and "))
+			}
+		}
+		b.WriteString(".")
+	}
+	if len(ref.Available) == 0 {
+		b.WriteString("\nTools available now: none.")
+	} else {
+		b.WriteString("\nTools available now: " + strings.Join(ref.Available, ", ") + ".")
+	}
+	for _, in := range ref.Instructions {
+		b.WriteString("\nInstructions: " + in)
+	}
+	return b.String()
+}
+
+// stateText writes a state value for prose: "empty" or {"payment":"card"}.
+func stateText(v any) string {
+	if s, ok := v.(string); ok {
+		return strconv.Quote(s)
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
+}
+
+// decodeJSON decodes a call's arguments for the event; invalid or absent
+// arguments give an empty object.
+func decodeJSON(raw json.RawMessage) any {
+	var v any
+	if len(raw) == 0 || json.Unmarshal(raw, &v) != nil || v == nil {
+		return map[string]any{}
+	}
+	return v
+}
+
+// normalize turns a structured result (any Go value) into JSON-shaped
+// values (maps, slices, float64...), as guards expect.
+func normalize(v any) any {
+	if v == nil {
+		return nil
+	}
+	if raw, ok := v.(json.RawMessage); ok {
+		return decodeJSON(raw)
+	}
+	if jsonShaped(v, 0) {
+		return v
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil
+	}
+	var out any
+	if json.Unmarshal(b, &out) != nil {
+		return nil
+	}
+	return out
+}
+
+// jsonShaped reports whether v is already made of the values
+// encoding/json decodes into (and is not too deep to check).
+func jsonShaped(v any, depth int) bool {
+	if depth > 32 {
+		return false
+	}
+	switch x := v.(type) {
+	case nil, string, float64, bool:
+		return true
+	case map[string]any:
+		for _, e := range x {
+			if !jsonShaped(e, depth+1) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		for _, e := range x {
+			if !jsonShaped(e, depth+1) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}

@@ -1,0 +1,310 @@
+// This file defines the agent-facing workflow tools: workflow_status, which
+// describes the session's workflow, and workflow_transition, which sends an
+// event explicitly (Statewright's statewright_get_state and
+// statewright_transition).
+
+package mcpbind
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/chartgate/chartgate/statechart"
+)
+
+// WorkflowToolsOptions configures [Gate.AddWorkflowTools]. The zero value
+// (or nil) means the defaults.
+type WorkflowToolsOptions struct {
+	// StatusName and TransitionName name the tools; defaults
+	// "workflow_status" and "workflow_transition".
+	StatusName, TransitionName string
+	// NoTransition adds workflow_status only.
+	NoTransition bool
+	// Events lists the events workflow_transition may send. By default it
+	// may send every event the machine handles (wildcards and xstate.*
+	// events aside) that no tool sends: an event bound to a tool is sent by
+	// calling the tool, so the agent cannot skip the tool's work.
+	Events []string
+}
+
+// WorkflowStatus is the structured result of workflow_status.
+type WorkflowStatus struct {
+	State  any               `json:"state"`  // the state value, in XState's shape
+	Status statechart.Status `json:"status"` // active, done, error or stopped
+	// Tools lists the tools the session may call now.
+	Tools []string `json:"tools"`
+	// Events lists the events workflow_transition would send now with
+	// effect (empty without workflow_transition).
+	Events []string `json:"events"`
+	// Instructions are those of the active states.
+	Instructions []string `json:"instructions,omitempty"`
+}
+
+// TransitionResult is the structured result of workflow_transition.
+type TransitionResult struct {
+	Transitioned bool   `json:"transitioned"`
+	Event        string `json:"event"`
+	From         any    `json:"from"`
+	To           any    `json:"to"`
+	// ToolsChanged reports that the session's visible tools changed (a
+	// notifications/tools/list_changed was sent).
+	ToolsChanged bool `json:"toolsChanged"`
+}
+
+type workflowTools struct {
+	statusName, transitionName string // transitionName "" without workflow_transition
+	events                     []string
+}
+
+// AddWorkflowTools adds workflow_status and workflow_transition to a server
+// the gate is attached to. Both are always visible.
+//
+// workflow_status takes no arguments and answers with a [WorkflowStatus]:
+// the state value and status, the visible tools, the events
+// workflow_transition would send now, and the instructions of the active
+// states.
+//
+// workflow_transition takes {"event": "CANCEL", "data": {...}} and sends
+// the event {"type": "CANCEL", "tool": "workflow_transition", "input":
+// data}, so guards read data as they read a tool's arguments
+// (event.input.x). The machine's guards decide. The answer is a
+// [TransitionResult] (from, to, whether the tools changed, and a
+// list_changed notification to the session if they did), or an error
+// result that says why not: the event is not one it may send (and which
+// tool sends it), the workflow is final, the state has no transition for
+// the event, or a guard refused it.
+func (g *Gate) AddWorkflowTools(s *mcp.Server, opts *WorkflowToolsOptions) error {
+	var o WorkflowToolsOptions
+	if opts != nil {
+		o = *opts
+	}
+	g.mu.Lock()
+	a := g.attached[s]
+	g.mu.Unlock()
+	if a == nil {
+		return errors.New("mcpbind: AddWorkflowTools: the gate is not attached to this server; call Attach first")
+	}
+	w := &workflowTools{statusName: o.StatusName, transitionName: o.TransitionName, events: o.Events}
+	if w.statusName == "" {
+		w.statusName = "workflow_status"
+	}
+	if w.transitionName == "" {
+		w.transitionName = "workflow_transition"
+	}
+	if o.NoTransition {
+		w.transitionName = ""
+	}
+	for _, name := range []string{w.statusName, w.transitionName} {
+		if name == "" {
+			continue
+		}
+		if msg := checkToolName(name, false); msg != "" {
+			return fmt.Errorf("mcpbind: AddWorkflowTools: %s", msg)
+		}
+	}
+	for _, ev := range w.events {
+		if strings.Contains(ev, "*") {
+			return fmt.Errorf("mcpbind: AddWorkflowTools: %q: events must not be wildcards", ev)
+		}
+		if msg := g.events.check(ev); msg != "" {
+			return fmt.Errorf("mcpbind: AddWorkflowTools: machine %q: %s", g.engine.ID(), msg)
+		}
+	}
+	// The handlers are never run: the gate's middleware answers these calls,
+	// since it needs the server's tool list.
+	unreachable := func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return nil, errors.New("mcpbind: workflow tools are answered by the gate's middleware")
+	}
+	s.AddTool(&mcp.Tool{
+		Name:        w.statusName,
+		Description: "Show the current state of the workflow: the state, the tools available now, the events workflow_transition can send now, and the instructions for this state.",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{}}`),
+	}, unreachable)
+	if w.transitionName != "" {
+		s.AddTool(&mcp.Tool{
+			Name:        w.transitionName,
+			Description: "Send an event to the workflow to move it to another state. The workflow's rules decide whether the event is accepted; data is passed to them.",
+			InputSchema: json.RawMessage(`{"type":"object","properties":{` +
+				`"event":{"type":"string","description":"the event to send, e.g. CANCEL"},` +
+				`"data":{"type":"object","description":"data for the workflow's rules (optional)"}` +
+				`},"required":["event"]}`),
+		}, unreachable)
+	}
+	a.wf.Store(w)
+	return nil
+}
+
+// transitionEvents returns the events workflow_transition may send, in the
+// machine's order.
+func (g *Gate) transitionEvents(r *rules, w *workflowTools) []string {
+	if w.transitionName == "" {
+		return nil
+	}
+	if w.events != nil {
+		return w.events
+	}
+	byTool := g.toolEvents(r)
+	var out []string
+	for _, d := range g.events.descriptors {
+		if strings.Contains(d, "*") || strings.HasPrefix(d, "xstate.") || byTool[d] != "" {
+			continue
+		}
+		out = append(out, d)
+	}
+	return out
+}
+
+// toolEvents maps each event a tool sends to (the first, by name) tool
+// that sends it.
+func (g *Gate) toolEvents(r *rules) map[string]string {
+	out := map[string]string{}
+	add := func(ev, tool string) {
+		if prev, ok := out[ev]; !ok || tool < prev {
+			out[ev] = tool
+		}
+	}
+	for tool, ti := range r.bound {
+		if ti.event != "" {
+			add(ti.event, tool)
+		}
+	}
+	for tool, ev := range g.jsonEvents {
+		if _, ok := r.bound[tool]; !ok {
+			add(ev, tool)
+		}
+	}
+	return out
+}
+
+// acceptedEvents returns the events of candidates the machine would handle
+// now.
+func (g *Gate) acceptedEvents(ctx context.Context, v *view, candidates []string, tool string) []string {
+	out := []string{}
+	if v.state.Status() != statechart.StatusActive {
+		return out
+	}
+	for _, ev := range candidates {
+		if ok, err := g.engine.Can(ctx, v.state, g.event(ev, tool, nil, nil)); err == nil && ok {
+			out = append(out, ev)
+		}
+	}
+	return out
+}
+
+func (g *Gate) workflowCall(ctx context.Context, next mcp.MethodHandler, a *attachment, w *workflowTools, req *mcp.CallToolRequest) (mcp.Result, error) {
+	v, err := g.load(ctx, req.Session)
+	if err != nil {
+		return nil, g.unavailable(err, true)
+	}
+	r := g.rules.Load()
+	candidates := g.transitionEvents(r, w)
+	if req.Params.Name == w.statusName {
+		tools, err := g.registered(ctx, next, req)
+		if err != nil {
+			return nil, err
+		}
+		st := WorkflowStatus{
+			State:        v.state.Value(),
+			Status:       v.state.Status(),
+			Tools:        []string{},
+			Events:       g.acceptedEvents(ctx, v, candidates, w.transitionName),
+			Instructions: g.instructions(v),
+		}
+		for _, t := range tools {
+			if t == w.statusName || t == w.transitionName || g.visible(ctx, v, t, g.info(r, t, true)) {
+				st.Tools = append(st.Tools, t)
+			}
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: st.text(w.transitionName)}}, StructuredContent: st}, nil
+	}
+
+	var in struct {
+		Event string         `json:"event"`
+		Data  map[string]any `json:"data"`
+	}
+	if err := json.Unmarshal(req.Params.Arguments, &in); err != nil || in.Event == "" {
+		return toolError(fmt.Sprintf(`%s needs {"event": "<EVENT>", "data": {...}}.`, w.transitionName)), nil
+	}
+	state := stateText(v.state.Value())
+	accepted := func() string {
+		evs := g.acceptedEvents(ctx, v, candidates, w.transitionName)
+		if len(evs) == 0 {
+			return " It accepts no event now."
+		}
+		return " Events it accepts now: " + strings.Join(evs, ", ") + "."
+	}
+	if !slices.Contains(candidates, in.Event) {
+		if tool := g.toolEvents(r)[in.Event]; tool != "" {
+			return toolError(fmt.Sprintf("Event %q is sent by calling %s, not with %s.", in.Event, tool, w.transitionName)), nil
+		}
+		return toolError(fmt.Sprintf("Event %q cannot be sent with %s.%s", in.Event, w.transitionName, accepted())), nil
+	}
+	switch st := v.state.Status(); st {
+	case statechart.StatusActive:
+	case statechart.StatusDone:
+		return toolError(fmt.Sprintf("Cannot transition: the workflow is in final state %s.", state)), nil
+	default:
+		return toolError(fmt.Sprintf("Cannot transition: the workflow is not active (status %s, state %s).", st, state)), nil
+	}
+	if in.Data == nil {
+		in.Data = map[string]any{}
+	}
+	ev := g.event(in.Event, w.transitionName, in.Data, nil)
+	ok, err := g.engine.Can(ctx, v.state, ev)
+	if err != nil {
+		return toolError(fmt.Sprintf("The workflow failed on event %q: %v", in.Event, err)), nil
+	}
+	if !ok {
+		if g.model.structurallyVisible(v.active, &toolInfo{mode: modeCan, event: in.Event}, false) {
+			return toolError(fmt.Sprintf("Event %q was refused by a guard in state %s.%s", in.Event, state, accepted())), nil
+		}
+		return toolError(fmt.Sprintf("No transition for event %q in state %s.%s", in.Event, state, accepted())), nil
+	}
+	from, to, err := g.apply(ctx, req.Session, v, ev)
+	if err != nil {
+		g.log.Error("mcpbind: workflow_transition not recorded", "event", in.Event, "key", from.key, "error", err)
+		return toolError(fmt.Sprintf("Event %q could not be recorded; the workflow is still in state %s. Try again later.", in.Event, state)), nil
+	}
+	res := TransitionResult{Event: in.Event, From: from.state.Value(), To: from.state.Value()}
+	if to == nil {
+		return &mcp.CallToolResult{
+			Content:           []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("Event %q changed nothing; the workflow is still in state %s.", in.Event, stateText(res.From))}},
+			StructuredContent: res,
+		}, nil
+	}
+	res.Transitioned, res.To = true, to.state.Value()
+	res.ToolsChanged = g.transitioned(ctx, a, req, r, req.Params.Name, ev, from, to)
+	text := fmt.Sprintf("Transitioned from %s to %s on %s.", stateText(res.From), stateText(res.To), in.Event)
+	if res.ToolsChanged {
+		text += " The available tools changed."
+	}
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}, StructuredContent: res}, nil
+}
+
+func toolError(text string) *mcp.CallToolResult {
+	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: text}}}
+}
+
+// text is the status in prose.
+func (st *WorkflowStatus) text(transitionName string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Workflow state: %s (%s).", stateText(st.State), st.Status)
+	b.WriteString("\nTools available now: " + strings.Join(st.Tools, ", ") + ".")
+	if transitionName != "" {
+		if len(st.Events) == 0 {
+			fmt.Fprintf(&b, "\nEvents %s can send now: none.", transitionName)
+		} else {
+			fmt.Fprintf(&b, "\nEvents %s can send now: %s.", transitionName, strings.Join(st.Events, ", "))
+		}
+	}
+	for _, in := range st.Instructions {
+		b.WriteString("\nInstructions: " + in)
+	}
+	return b.String()
+}
