@@ -3,14 +3,14 @@ module github.com/chartgate/chartgate
 go 1.25.0
 
 require (
+	github.com/modelcontextprotocol/go-sdk v1.8.0
+	github.com/qmuntal/stateless v1.7.2
 	github.com/stretchr/testify v1.12.1
 	github.com/tidwall/gjson v1.20.0
 )
 
 require (
 	github.com/google/jsonschema-go v0.4.3 // indirect
-	github.com/modelcontextprotocol/go-sdk v1.8.0 // indirect
-	github.com/qmuntal/stateless v1.7.2 // indirect
 	github.com/segmentio/asm v1.1.3 // indirect
 	github.com/segmentio/encoding v0.5.4 // indirect
 	github.com/tidwall/match v1.1.1 // indirect
