@@ -40,7 +40,13 @@ type SimulatedClock struct {
 	timers      map[uint64]*simTimer
 	flushing    bool
 	invalidated bool
+	fired       int
 }
+
+// maxSimulatedFires bounds the functions one Advance runs, so a delayed
+// event that keeps rescheduling itself with no delay cannot hang a test
+// (XState's SimulatedClock would loop forever).
+const maxSimulatedFires = 1_000_000
 
 type simTimer struct {
 	due time.Time
@@ -98,6 +104,7 @@ func (c *SimulatedClock) flush() {
 		return
 	}
 	c.flushing = true
+	c.fired = 0
 restart:
 	sorted := make([]*simTimer, 0, len(c.timers))
 	for _, t := range c.timers {
@@ -110,6 +117,9 @@ restart:
 		return sorted[i].seq < sorted[j].seq
 	})
 	for _, t := range sorted {
+		if c.fired++; c.fired > maxSimulatedFires {
+			break // a timer that keeps rescheduling itself at once
+		}
 		if c.invalidated {
 			c.invalidated = false
 			goto restart

@@ -556,7 +556,18 @@ func (m *Machine) markInitial(n int, set []bool) {
 	set[n] = true
 	switch m.nodes[n].kind {
 	case kindCompound:
-		m.markInitial(m.nodes[n].initial.targets[0], set)
+		init := m.nodes[n].initial.targets[0]
+		if m.nodes[init].kind != kindHistory {
+			m.markInitial(init, set)
+			return
+		}
+		// an initial history state enters its default target
+		for _, t := range m.historyDefaultTransition(init).targets {
+			for p := m.nodes[t].parent; p >= 0 && p != n; p = m.nodes[p].parent {
+				set[p] = true
+			}
+			m.markInitial(t, set)
+		}
 	case kindParallel:
 		for _, c := range m.nodes[n].children {
 			if m.nodes[c].kind != kindHistory {

@@ -392,3 +392,29 @@ func TestAdvanceProcessesDueEventsInOrder(t *testing.T) {
 	require.Len(t, s.Pending(), 2, "Advance changed its input")
 	require.Empty(t, s2.Pending())
 }
+
+func TestZeroDelayLoopsEndInsteadOfHanging(t *testing.T) {
+	ctx := context.Background()
+	m := compile(t, `{"initial":"a","states":{"a":{"after":{"0":{"target":"a","reenter":true}}}}}`, &statechart.Options{MaxMicrosteps: 100})
+	s, err := m.Start(ctx, epoch)
+	require.NoError(t, err)
+	s, err = m.Advance(ctx, s, epoch)
+	require.ErrorIs(t, err, statechart.ErrInfiniteLoop)
+	require.Equal(t, statechart.StatusError, s.Status())
+
+	clock := statechart.NewSimulatedClock()
+	a := statechart.NewActor(m, &statechart.ActorOptions{Clock: clock})
+	require.NoError(t, a.Start(ctx))
+	clock.Advance(0) // returns: the clock bounds one Advance
+	require.Equal(t, "a", a.Snapshot().Value())
+}
+
+func TestResolveStateThroughInitialHistory(t *testing.T) {
+	m := compile(t, `{"initial":"p","states":{"p":{"initial":"h","states":{"h":{"type":"history","target":"b"},"a":{},"b":{}}}}}`, nil)
+	s, err := m.ResolveState("p", nil)
+	require.NoError(t, err)
+	require.Equal(t, map[string]any{"p": "b"}, s.Value())
+	s0, err := m.Start(context.Background(), epoch)
+	require.NoError(t, err)
+	require.Equal(t, s0.Value(), s.Value())
+}

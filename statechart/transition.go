@@ -7,6 +7,7 @@ package statechart
 
 import (
 	"context"
+	"fmt"
 	"time"
 )
 
@@ -98,7 +99,11 @@ func (m *Machine) Advance(ctx context.Context, s *Snapshot, now time.Time) (*Sna
 
 // advance processes due timers on the working snapshot s.
 func (r *runner) advance(ctx context.Context, s *Snapshot, now time.Time) error {
-	for s.status == StatusActive {
+	for fired := 0; s.status == StatusActive; fired++ {
+		if fired > r.m.opts.MaxMicrosteps {
+			// delayed events that keep scheduling more that are already due
+			return &RuntimeError{Event: "xstate.after", Err: fmt.Errorf("%w: more than %d delayed events due at once", ErrInfiniteLoop, r.m.opts.MaxMicrosteps)}
+		}
 		i := dueTimer(s.timers, now)
 		if i < 0 {
 			return nil
