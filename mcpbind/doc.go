@@ -29,6 +29,7 @@
 //	  "meta": {"mcp": {
 //	    "tools":        ["cart_pay", "cart_*"],  // visible while this state is active; "*" matches any run of characters
 //	    "events":       {"cart_pay": "PAY"},     // tool -> event sent after a successful call (machine-wide)
+//	    "invalidates":  {"cart_pay": ["cart.*"]}, // tool -> what its transition makes stale (machine-wide; see "With statesync")
 //	    "instructions": "Ask for the payment method, then call cart_pay.",
 //	    "maxCalls":     10
 //	  }}
@@ -179,6 +180,53 @@
 // "state"}; the error is logged; the workflow stays where it was and no
 // list_changed is sent. Saving is not cut short by the cancellation of the
 // request (it has [Options.StoreTimeout]).
+//
+// # With statesync
+//
+// Package statesync tells the model which tool results it may keep
+// ([Cache-Control: …] in tools/list) and which are stale after a call (a
+// "[System: Cache invalidated for … — caused by …]" notice). Both run in
+// one go-sdk middleware chain, the statesync layer wrapping the gate:
+//
+//	layer, _ := statesync.New(policies, &statesync.Options{Default: statesync.NoStore})
+//	gate.AttachWith(server, layer) // = gate.Attach(server); server.AddReceivingMiddleware(layer.Middleware)
+//
+// In that order there is no double work: tools/list is filtered by the
+// gate first, so the layer resolves and decorates only the visible tools;
+// a refused call is an IsError result, which the layer leaves alone.
+//
+// A binding can also declare what the transition its tool causes makes
+// stale: [Binding.Invalidates] in Go, or meta.mcp.invalidates in the JSON
+// (tool -> list of statesync globs, machine-wide like events; the lists
+// several states give one tool add up, and the tool must send an event).
+// The patterns are validated when the gate is built or the tool bound
+// ([statesync.ValidatePattern]), with their JSON paths:
+//
+//	states.payment.meta.mcp.invalidates.cart_pay[0]: pattern "cart*" has invalid segment "cart*". Allowed: …
+//
+// After a call whose event the machine accepted and whose new state the
+// gate saved, the gate calls [statesync.Invalidate] with them on the
+// request's context; the layer merges them, after the tool's own policy
+// patterns and without duplicates, into the call's one notice, [statesync.Event]
+// and set of notifications:
+//
+//	[System: Cache invalidated for cart.* — caused by cart.checkout]
+//
+// A refused call, a failed call (no event is sent) and a transition that
+// was not saved (STATE_NOT_SAVED) invalidate nothing. "Saved" is the test,
+// not "the state value changed": a transition without a target whose
+// actions changed the context is saved, and invalidates, because the
+// workflow (and what the tools read from it) did change; an event the
+// machine ignores, or that leaves the persisted state byte for byte as it
+// was, saves nothing and invalidates nothing. What every successful call
+// of a tool changes, whatever the workflow does, belongs in a statesync
+// policy or tool option, not in the binding.
+//
+// A layer installed inside the gate (added before [Gate.Attach]) cannot
+// receive these patterns: Invalidate returns [statesync.ErrNoLayer], and
+// the gate logs at Warn level, once, that a binding declares patterns but
+// no layer wraps it. The same happens when no layer is configured; the
+// gate otherwise works as usual.
 //
 // # Protocol versions
 //

@@ -9,6 +9,7 @@ import (
 	"github.com/chartgate/chartgate/mcpbind"
 	"github.com/chartgate/chartgate/statechart"
 	"github.com/chartgate/chartgate/statechart/flat"
+	"github.com/chartgate/chartgate/statesync"
 )
 
 // The checkout workflow with tools bound in Go, as MCP Fusion's bindState
@@ -121,4 +122,72 @@ func ExampleNew() {
 	// 	states.payment.meta.mcp.events.cart_pay: no state handles event "PAI" (did you mean "PAY"?)
 	// 	states.payment.meta.mcp.maxCall: unknown key "maxCall" (did you mean "maxCalls"?)
 	// 	states.payment.meta.mcp.tools[0]: "cart pay" is not a tool name or pattern: use letters, digits, "_", "-", "." and "*"
+}
+
+// A statesync layer around the gate, in one middleware chain: only the
+// visible tools are decorated, and the transition of cart_checkout
+// invalidates cart.* in the same notice as the tool's own policy.
+func ExampleGate_AttachWith() {
+	m, err := flat.Compile([]byte(`{
+		"id": "checkout",
+		"initial": "has_items",
+		"states": {
+			"has_items": {"on": {"CHECKOUT": "payment"}},
+			"payment":   {"on": {"PAY": "confirmed"}},
+			"confirmed": {"type": "final"}
+		}
+	}`))
+	if err != nil {
+		panic(err)
+	}
+	gate, err := mcpbind.New(m, nil)
+	if err != nil {
+		panic(err)
+	}
+	layer, err := statesync.New([]statesync.Policy{
+		{Match: "cart.pay", Invalidates: []string{"orders.*"}},
+	}, &statesync.Options{Default: statesync.NoStore})
+	if err != nil {
+		panic(err)
+	}
+	server := mcp.NewServer(&mcp.Implementation{Name: "shop", Version: "1"}, nil)
+	done := func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "done"}}}, nil, nil
+	}
+	mcpbind.AddTool(server, gate, &mcp.Tool{Name: "cart_checkout", Description: "Check out."},
+		mcpbind.Binding{States: []string{"has_items"}, Event: "CHECKOUT", Invalidates: []string{"cart.*"}}, done)
+	mcpbind.AddTool(server, gate, &mcp.Tool{Name: "cart_pay", Description: "Pay."},
+		mcpbind.Binding{States: []string{"payment"}, Event: "PAY", Invalidates: []string{"cart.*"}}, done)
+	gate.AttachWith(server, layer) // the layer wraps the gate
+
+	ctx := context.Background()
+	ct, st := mcp.NewInMemoryTransports()
+	if _, err := server.Connect(ctx, st, nil); err != nil {
+		panic(err)
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "client", Version: "1"}, nil).
+		Connect(ctx, ct, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		panic(err)
+	}
+	defer cs.Close()
+	for _, tool := range []string{"cart_checkout", "cart_pay"} {
+		res, err := cs.ListTools(ctx, nil)
+		if err != nil {
+			panic(err)
+		}
+		for _, t := range res.Tools {
+			fmt.Printf("%s: %s\n", t.Name, t.Description)
+		}
+		cr, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: map[string]any{}})
+		if err != nil {
+			panic(err)
+		}
+		fmt.Println(cr.Content[0].(*mcp.TextContent).Text)
+	}
+	// Output:
+	// cart_checkout: Check out. [Cache-Control: no-store]
+	// [System: Cache invalidated for cart.* — caused by cart.checkout]
+	// cart_pay: Pay. [Cache-Control: no-store]
+	// [System: Cache invalidated for orders.*, cart.* — caused by cart.pay]
 }

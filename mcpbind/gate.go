@@ -9,6 +9,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -79,6 +80,15 @@ type Binding struct {
 	States []string
 	// Event is the event type sent after a successful call; "" sends none.
 	Event string
+	// Invalidates lists the statesync globs ("cart.*", see
+	// [statesync.Glob]) naming the data that the transition the call causes
+	// makes stale. After a successful call whose event the machine accepted
+	// and whose new state the gate saved, the gate reports them with
+	// [statesync.Invalidate] on the request's context, and the statesync
+	// layer wrapping the gate adds them to the call's invalidation notice
+	// (see the package documentation, "With statesync"). Event is then
+	// required.
+	Invalidates []string
 }
 
 // Gate gates the tools of go-sdk servers by the state of a statechart, one
@@ -107,8 +117,11 @@ type Gate struct {
 
 	rules atomic.Pointer[rules]
 
-	jsonEvents   map[string]string
-	jsonPatterns []pattern
+	jsonEvents      map[string]string
+	jsonInvalidates map[string][]string
+	jsonPatterns    []pattern
+
+	noLayerWarned atomic.Bool // the misordering of the chain was logged
 
 	initial       *view // the initial state, shared by sessions without a record
 	initialTimers bool  // the initial state has pending delayed events: persist it per session
@@ -140,9 +153,10 @@ const (
 
 // toolInfo is how one tool is gated.
 type toolInfo struct {
-	mode  toolMode
-	nodes bitset
-	event string
+	mode        toolMode
+	nodes       bitset
+	event       string
+	invalidates []string // reported with statesync.Invalidate after a saved transition
 }
 
 var unboundInfo = &toolInfo{}
@@ -237,7 +251,9 @@ func New(engine statechart.Engine, opts *Options) (*Gate, error) {
 	var errs statechart.ErrorList
 	g.mcp = make([]*StateMCP, len(g.nodes))
 	g.jsonEvents = map[string]string{}
+	g.jsonInvalidates = map[string][]string{}
 	eventFrom := map[string]int{}
+	invalFrom := map[string]int{}
 	patIdx := map[string]int{}
 	for i, n := range g.nodes {
 		sm := parseMCP(n, paths[i], g.events, &errs)
@@ -265,6 +281,20 @@ func New(engine statechart.Engine, opts *Options) (*Gate, error) {
 			}
 			g.jsonEvents[tool] = ev
 			eventFrom[tool] = i
+		}
+		for _, tool := range sortedKeys(sm.Invalidates) {
+			if _, ok := invalFrom[tool]; !ok {
+				invalFrom[tool] = i
+			}
+			g.jsonInvalidates[tool] = dedupe(g.jsonInvalidates[tool], sm.Invalidates[tool])
+		}
+	}
+	for _, tool := range sortedKeys(invalFrom) {
+		if _, ok := g.jsonEvents[tool]; !ok {
+			errs = append(errs, &statechart.Error{
+				Path: string(paths[invalFrom[tool]].key("meta").key("mcp").key("invalidates").key(tool)),
+				Msg:  fmt.Sprintf("tool %q sends no event (meta.mcp.events), so its calls cause no transition to invalidate anything: declare what every call of it invalidates with a statesync policy instead", tool),
+			})
 		}
 	}
 	if len(errs) > 0 {
@@ -310,6 +340,15 @@ func (g *Gate) Bind(tool string, b Binding) error {
 		return fmt.Errorf("mcpbind: Bind: %s", msg)
 	}
 	ti := &toolInfo{event: b.Event}
+	for i, p := range b.Invalidates {
+		if msg := checkInvalidates(p); msg != "" {
+			return fmt.Errorf("mcpbind: Bind(%q): Invalidates[%d]: %s", tool, i, msg)
+		}
+		ti.invalidates = dedupe(ti.invalidates, []string{p})
+	}
+	if len(ti.invalidates) > 0 && b.Event == "" {
+		return fmt.Errorf("mcpbind: Bind(%q): Invalidates needs an Event: without one the call causes no transition", tool)
+	}
 	if b.Event != "" {
 		if msg := g.events.check(b.Event); msg != "" {
 			return fmt.Errorf("mcpbind: Bind(%q): machine %q: %s", tool, g.engine.ID(), msg)
@@ -428,9 +467,9 @@ func (g *Gate) info(r *rules, tool string, remember bool) *toolInfo {
 	ev := g.jsonEvents[tool]
 	switch {
 	case nodes != nil:
-		ti = &toolInfo{mode: modeStates, nodes: nodes, event: ev}
+		ti = &toolInfo{mode: modeStates, nodes: nodes, event: ev, invalidates: g.jsonInvalidates[tool]}
 	case ev != "":
-		ti = &toolInfo{mode: modeCan, event: ev}
+		ti = &toolInfo{mode: modeCan, event: ev, invalidates: g.jsonInvalidates[tool]}
 	}
 	if remember && r.cached.Load() < maxCachedTools {
 		if _, loaded := r.cache.LoadOrStore(tool, ti); !loaded {
@@ -758,3 +797,13 @@ func (b bitset) equal(o bitset) bool {
 }
 
 func (b bitset) clone() bitset { return append(bitset(nil), b...) }
+
+// dedupe appends to dst the strings of src not already in it.
+func dedupe(dst, src []string) []string {
+	for _, x := range src {
+		if !slices.Contains(dst, x) {
+			dst = append(dst, x)
+		}
+	}
+	return dst
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -86,7 +87,7 @@ func TestMetaErrors(t *testing.T) {
 		got = append(got, e.Error())
 	}
 	want := []string{
-		`meta.mcp: must be an object with "tools", "events", "instructions" or "maxCalls", not "tools"`,
+		`meta.mcp: must be an object with "tools", "events", "invalidates", "instructions" or "maxCalls", not "tools"`,
 		`states.a.meta.mcp.events.ok_go: no state handles event "GOO" (did you mean "GO"?)`,
 		`states.a.meta.mcp.events.ok_z: must be a non-empty event type, not ""`,
 		`states.a.meta.mcp.events["x y"]: "x y" is not a tool name: use letters, digits, "_", "-" and "."`,
@@ -101,6 +102,68 @@ func TestMetaErrors(t *testing.T) {
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("errors:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+func TestInvalidatesMetaErrors(t *testing.T) {
+	config := `{
+		"id": "m",
+		"initial": "a",
+		"states": {
+			"a": {"on": {"GO": "b"}, "meta": {"mcp": {
+				"events": {"ok_go": "GO"},
+				"invalidates": {"ok_go": ["cart.*", "a..b", 3, "cart.*"], "x y": ["c"], "ok_list": "cart.*", "ok_none": ["c.*"]}
+			}}},
+			"b": {"on": {"BACK": "a"}, "meta": {"mcp": {"events": {"ok_back": "BACK"}, "invalidates": ["x"]}}},
+			"c": {"meta": {"mcp": {"invalidates": {"ok_back": ["orders.**"], "ok_go": ["c.**"]}}}}
+		}
+	}`
+	m, err := statechart.Compile([]byte(config), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = New(m.Engine(), nil)
+	var list statechart.ErrorList
+	if !errors.As(err, &list) {
+		t.Fatalf("err = %v, want a statechart.ErrorList", err)
+	}
+	var got []string
+	for _, e := range list {
+		got = append(got, e.Error())
+	}
+	want := []string{
+		`states.a.meta.mcp.invalidates.ok_go[1]: pattern "a..b" has invalid segment "". Allowed: alphanumeric, "_", "-", "*", "**"`,
+		`states.a.meta.mcp.invalidates.ok_go[2]: must be a pattern such as "cart.*", not 3`,
+		`states.a.meta.mcp.invalidates.ok_list: must be an array of patterns such as "cart.*", not "cart.*"`,
+		`states.a.meta.mcp.invalidates["x y"]: "x y" is not a tool name: use letters, digits, "_", "-" and "."`,
+		`states.b.meta.mcp.invalidates: must be an object mapping tool names to arrays of invalidated patterns, not an array`,
+		`states.a.meta.mcp.invalidates.ok_none: tool "ok_none" sends no event (meta.mcp.events), so its calls cause no transition to invalidate anything: declare what every call of it invalidates with a statesync policy instead`,
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("errors:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+
+	// Valid lists of several states add up, in document order, without
+	// duplicates.
+	m, err = statechart.Compile([]byte(`{
+		"id": "m", "initial": "a",
+		"states": {
+			"a": {"on": {"GO": "b"}, "meta": {"mcp": {"events": {"ok_go": "GO"}, "invalidates": {"ok_go": ["cart.*", "cart.*"]}}}},
+			"b": {"meta": {"mcp": {"invalidates": {"ok_go": ["orders.**", "cart.*"]}}}}
+		}
+	}`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := New(m.Engine(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := g.info(g.rules.Load(), "ok_go", false).invalidates; !slices.Equal(got, []string{"cart.*", "orders.**"}) {
+		t.Fatalf("invalidates %v", got)
+	}
+	if sm := g.States(); len(sm) != 2 || !slices.Equal(sm[0].Invalidates["ok_go"], []string{"cart.*"}) {
+		t.Fatalf("States() = %+v", sm)
 	}
 }
 
@@ -282,6 +345,9 @@ func TestBindErrors(t *testing.T) {
 		{"t", Binding{States: []string{"empty"}, Event: "ADD_ITEMS"}, `mcpbind: Bind("t"): machine "c": no state handles event "ADD_ITEMS" (did you mean "ADD_ITEM"?)`},
 		{"t", Binding{}, `mcpbind: Bind("t"): a binding needs States, an Event, or both`},
 		{"t*", Binding{States: []string{"empty"}}, `mcpbind: Bind: "t*" is not a tool name: use letters, digits, "_", "-" and "."`},
+		{"t", Binding{States: []string{"empty"}, Event: "ADD_ITEM", Invalidates: []string{"cart.*", "sp*"}}, `mcpbind: Bind("t"): Invalidates[1]: pattern "sp*" has invalid segment "sp*". Allowed: alphanumeric, "_", "-", "*", "**"`},
+		{"t", Binding{States: []string{"empty"}, Invalidates: []string{"cart.*"}}, `mcpbind: Bind("t"): Invalidates needs an Event: without one the call causes no transition`},
+		{"t", Binding{Event: "ADD_ITEM", Invalidates: []string{""}}, `mcpbind: Bind("t"): Invalidates[0]: pattern must be a non-empty string`},
 	} {
 		err := g.Bind(c.tool, c.b)
 		if err == nil || err.Error() != c.want {

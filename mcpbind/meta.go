@@ -7,11 +7,13 @@ package mcpbind
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/chartgate/chartgate/statechart"
+	"github.com/chartgate/chartgate/statesync"
 )
 
 // StateMCP is the parsed "mcp" object of one state node's meta:
@@ -20,6 +22,7 @@ import (
 //	  "mcp": {
 //	    "tools":        ["cart_pay", "cart_*"],
 //	    "events":       {"cart_pay": "PAY"},
+//	    "invalidates":  {"cart_pay": ["cart.*", "orders.*"]},
 //	    "instructions": "Ask for the payment method, then call cart_pay.",
 //	    "maxCalls":     10
 //	  }
@@ -36,6 +39,13 @@ type StateMCP struct {
 	// call of the tool sends. The map is machine-wide: it may be written on
 	// any state, and two states may not give one tool different events.
 	Events map[string]string
+	// Invalidates maps tool names (exact, no patterns) to the statesync
+	// globs ("cart.*", see [statesync.Glob]) that the transition a call of
+	// the tool causes makes stale (see [Binding.Invalidates]). Like Events
+	// it is machine-wide: it may be written on any state, the lists given
+	// to one tool on several states add up, and the tool must send an event
+	// (meta.mcp.events).
+	Invalidates map[string][]string
 	// Instructions tell the model what to do in this state. They are
 	// returned, for the active states, with every refused call.
 	Instructions string
@@ -45,7 +55,7 @@ type StateMCP struct {
 	MaxCalls int
 }
 
-var mcpKeys = []string{"tools", "events", "instructions", "maxCalls"}
+var mcpKeys = []string{"tools", "events", "invalidates", "instructions", "maxCalls"}
 
 // jpath builds JSON paths in the statechart package's format:
 // states.payment.meta.mcp.tools[0], or ["odd key"] for keys that need it.
@@ -93,7 +103,7 @@ func parseMCP(n statechart.Node, path jpath, events eventSet, errs *statechart.E
 	}
 	obj, ok := raw.(map[string]any)
 	if !ok {
-		add(path, `must be an object with "tools", "events", "instructions" or "maxCalls", not %s`, describe(raw))
+		add(path, `must be an object with "tools", "events", "invalidates", "instructions" or "maxCalls", not %s`, describe(raw))
 		return nil
 	}
 	sm := &StateMCP{StateID: n.ID}
@@ -145,6 +155,46 @@ func parseMCP(n statechart.Node, path jpath, events eventSet, errs *statechart.E
 				}
 				sm.Events[tool] = ev
 			}
+		case "invalidates":
+			m, ok := v.(map[string]any)
+			if !ok {
+				add(p, "must be an object mapping tool names to arrays of invalidated patterns, not %s", describe(v))
+				continue
+			}
+			for _, tool := range sortedKeys(m) {
+				tp := p.key(tool)
+				if msg := checkToolName(tool, false); msg != "" {
+					add(tp, "%s", msg)
+					continue
+				}
+				arr, ok := m[tool].([]any)
+				if !ok {
+					add(tp, `must be an array of patterns such as "cart.*", not %s`, describe(m[tool]))
+					continue
+				}
+				var pats []string
+				for i, e := range arr {
+					s, ok := e.(string)
+					if !ok {
+						add(tp.index(i), `must be a pattern such as "cart.*", not %s`, describe(e))
+						continue
+					}
+					if msg := checkInvalidates(s); msg != "" {
+						add(tp.index(i), "%s", msg)
+						continue
+					}
+					if !slices.Contains(pats, s) {
+						pats = append(pats, s)
+					}
+				}
+				if len(pats) == 0 {
+					continue
+				}
+				if sm.Invalidates == nil {
+					sm.Invalidates = map[string][]string{}
+				}
+				sm.Invalidates[tool] = pats
+			}
 		case "instructions":
 			s, ok := v.(string)
 			if !ok {
@@ -168,6 +218,15 @@ func parseMCP(n statechart.Node, path jpath, events eventSet, errs *statechart.E
 		}
 	}
 	return sm
+}
+
+// checkInvalidates returns why s is not a valid invalidation pattern (a
+// statesync glob), or "".
+func checkInvalidates(s string) string {
+	if err := statesync.ValidatePattern(s); err != nil {
+		return err.Error()
+	}
+	return ""
 }
 
 // checkToolName returns why s is not a valid tool name (or pattern, if

@@ -22,6 +22,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/chartgate/chartgate/statechart"
+	"github.com/chartgate/chartgate/statesync"
 )
 
 // Protocol versions the gate tells apart.
@@ -69,7 +70,8 @@ type Refusal struct {
 //
 // Middleware added to the server later runs before the gate's
 // (AddReceivingMiddleware wraps the current chain); sending middleware
-// added later does not see the gate's list_changed notifications.
+// added later does not see the gate's list_changed notifications. A
+// statesync layer belongs outside the gate: use [Gate.AttachWith].
 func (g *Gate) Attach(s *mcp.Server) {
 	a := &attachment{}
 	s.AddSendingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
@@ -83,6 +85,26 @@ func (g *Gate) Attach(s *mcp.Server) {
 	g.attached[s] = a
 	g.mu.Unlock()
 	s.AddReceivingMiddleware(g.middleware(a))
+}
+
+// AttachWith attaches the gate to s (see [Gate.Attach]) and installs the
+// statesync layer around it, in the one order in which both work together
+// without double work:
+//
+//	gate.AttachWith(server, layer)
+//	// same as: gate.Attach(server); server.AddReceivingMiddleware(layer.Middleware)
+//
+// tools/list is filtered by the gate before the layer decorates it, so only
+// the visible tools get their [Cache-Control: …] tag; a refused call is an
+// error result, which the layer leaves alone; and the patterns of a saved
+// transition ([Binding.Invalidates], meta.mcp.invalidates) join the tool's
+// own in the call's single invalidation notice. Middleware added to s later
+// runs outside both. A nil layer only attaches the gate.
+func (g *Gate) AttachWith(s *mcp.Server, layer *statesync.Layer) {
+	g.Attach(s)
+	if layer != nil {
+		s.AddReceivingMiddleware(layer.Middleware)
+	}
 }
 
 // attachment is the gate's link to one server.
@@ -280,10 +302,33 @@ func (g *Gate) call(ctx context.Context, next mcp.MethodHandler, a *attachment, 
 		return g.notSaved(cr, name, ev, from, err), nil
 	}
 	if to == nil {
-		return res, nil // the machine ignored the event
+		return res, nil // the machine ignored the event: nothing to invalidate
 	}
+	g.invalidate(ctx, name, ti)
 	changed := g.transitioned(ctx, a, req, r, name, ev, from, to)
 	return withNote(cr, TransitionNote{Event: ev.Type, From: from.state.Value(), To: to.state.Value(), ToolsChanged: changed}), nil
+}
+
+// invalidate reports the patterns a tool's binding declares for its saved
+// transition to the statesync layer wrapping the gate, which adds them to the
+// call's invalidation notice. Without a layer around the gate (none
+// configured, or one installed inside the gate) there is nothing to do, but
+// the declaration is lost, so the gate logs it once.
+func (g *Gate) invalidate(ctx context.Context, tool string, ti *toolInfo) {
+	if len(ti.invalidates) == 0 {
+		return
+	}
+	err := statesync.Invalidate(ctx, ti.invalidates...)
+	switch {
+	case err == nil:
+	case errors.Is(err, statesync.ErrNoLayer):
+		if g.noLayerWarned.CompareAndSwap(false, true) {
+			g.log.Warn("mcpbind: a binding declares invalidation patterns but no statesync layer wraps the gate, so they are dropped: install the layer after the gate (Gate.AttachWith), not before it; logged once",
+				"tool", tool, "patterns", ti.invalidates)
+		}
+	default: // the patterns were validated when bound: not expected
+		g.log.Error("mcpbind: reporting invalidation patterns", "tool", tool, "error", err)
+	}
 }
 
 // transitioned follows a saved transition: it notifies the session if its

@@ -100,25 +100,35 @@
 //
 // # With a gate (mcpbind)
 //
-// A gate that hides tools by workflow state runs in the same middleware
-// chain, inside the layer. The go-sdk runs middleware added later outside
-// middleware added earlier, and the first of one call outermost, so either
-// install the gate first and the layer after it, or list the layer first:
+// A gate that hides tools by workflow state, such as package mcpbind, runs
+// in the same middleware chain, inside the layer. The go-sdk runs
+// middleware added later outside middleware added earlier, and the first of
+// one call outermost, so install the gate first and the layer after it;
+// with mcpbind, AttachWith does exactly that:
 //
-//	server.AddReceivingMiddleware(layer.Middleware, gate.Middleware)
+//	gate.AttachWith(server, layer) // = gate.Attach(server); server.AddReceivingMiddleware(layer.Middleware)
 //
 // tools/list results pass through the gate's filter before the layer
-// decorates them, so hidden tools are never resolved or copied. A call the
-// gate refuses comes back as an IsError result and invalidates nothing.
-// When an allowed call succeeds and the gate fires its statechart
-// transition, the gate reports what that transition makes stale (for
-// example cart_checkout invalidating "cart.*") by calling
-// [Invalidate](ctx, patterns...) with the request's context (from its
-// middleware, or from a transition callback that receives that context);
-// the patterns join the tool's own in a single notice, [Event] and set of
-// notifications.
-// The gate should check its patterns with [ValidatePattern] when it is
-// built; Invalidate returns [ErrNoLayer] when no layer wraps the call.
+// decorates them, so hidden tools are never resolved or copied and each
+// visible tool is decorated once. A call the gate refuses comes back as an
+// IsError result and invalidates nothing.
+//
+// When an allowed call succeeds and the gate saves its statechart
+// transition, the gate reports what that transition makes stale by calling
+// [Invalidate](ctx, patterns...) with the request's context: with mcpbind,
+// the patterns of the tool's binding (Binding.Invalidates, or
+// "invalidates": {"cart_checkout": ["cart.*"]} in a state's meta.mcp).
+// They join the tool's own patterns (policy first, then per-tool options,
+// then the gate's) in a single notice, [Event] and set of notifications,
+// without duplicates: a policy and a binding that both invalidate
+// "cart.*" give
+//
+//	[System: Cache invalidated for cart.* — caused by cart.checkout]
+//
+// The gate checks its patterns with [ValidatePattern] when it is built.
+// Invalidate returns [ErrNoLayer] when no layer wraps the call (none
+// configured, or one installed inside the gate); mcpbind logs that once, so
+// a misordered chain does not go unnoticed.
 //
 // # Overlaps
 //

@@ -387,6 +387,7 @@ const (
 // middleware added later), or pass both at once, layer first:
 //
 //	server.AddReceivingMiddleware(layer.Middleware, gate.Middleware)
+//	gate.AttachWith(server, layer) // mcpbind's shorthand for the right order
 //
 // The gate then filters tools/list before the layer decorates it (hidden
 // tools are never resolved), refuses hidden calls with an IsError result

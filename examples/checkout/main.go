@@ -3,6 +3,15 @@
 // package mcpbind. The workflow, and which tools each state shows, is the
 // XState machine in checkout.json.
 //
+// Package statesync wraps the gate in the same middleware chain
+// (Gate.AttachWith): every tool's description ends with
+// [Cache-Control: no-store] (a cart changes), and a call that changes the
+// cart starts its result with a notice such as
+// "[System: Cache invalidated for cart.* — caused by cart.checkout]".
+// cart_add_item invalidates cart.* on every call (a statesync policy);
+// cart_checkout and cart_pay invalidate it through the transitions they
+// cause (meta.mcp.invalidates in checkout.json).
+//
 // By default it runs a scripted in-memory MCP client that walks the flow:
 // it prints the tool list at each step, calls cart_pay too early (refused,
 // with the calls that make it available), uses workflow_status and
@@ -34,6 +43,7 @@ import (
 	"github.com/chartgate/chartgate/mcpbind"
 	"github.com/chartgate/chartgate/statechart"
 	"github.com/chartgate/chartgate/statechart/flat"
+	"github.com/chartgate/chartgate/statesync"
 )
 
 //go:embed checkout.json
@@ -159,9 +169,20 @@ func (s *shop) pay(_ context.Context, req *mcp.CallToolRequest, in payIn) (*mcp.
 }
 
 // newServer builds the checkout server: four tools, gated by the machine's
-// meta.mcp (cart_view is in no state's tools, so it is always visible).
+// meta.mcp (cart_view is in no state's tools, so it is always visible), with
+// a statesync layer around the gate.
 func newServer(engine statechart.Engine) (*mcp.Server, *mcpbind.Gate, error) {
 	gate, err := mcpbind.New(engine, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	// Everything here changes as the session shops: no-store for every
+	// tool. Adding an item changes the cart whatever the workflow does, so
+	// that is a policy; checking out and paying invalidate the cart through
+	// their transitions, declared in checkout.json.
+	layer, err := statesync.New([]statesync.Policy{
+		{Match: "cart.add_item", Invalidates: []string{"cart.*"}},
+	}, &statesync.Options{Default: statesync.NoStore})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -171,7 +192,7 @@ func newServer(engine statechart.Engine) (*mcp.Server, *mcpbind.Gate, error) {
 	mcp.AddTool(server, &mcp.Tool{Name: "cart_checkout", Description: "Proceed to payment"}, s.checkout)
 	mcp.AddTool(server, &mcp.Tool{Name: "cart_pay", Description: "Process payment"}, s.pay)
 	mcp.AddTool(server, &mcp.Tool{Name: "cart_view", Description: "View current cart contents"}, s.view)
-	gate.Attach(server)
+	gate.AttachWith(server, layer) // the layer wraps the gate: filter, then decorate
 	// workflow_status, and workflow_transition for the events no tool sends
 	// (CLEAR, CANCEL).
 	if err := gate.AddWorkflowTools(server, nil); err != nil {
@@ -266,6 +287,14 @@ func demo(ctx context.Context, w io.Writer, engine statechart.Engine, engineName
 		return show()
 	}
 
+	// The descriptions, once: each carries its cache directive.
+	res, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		return err
+	}
+	for _, t := range res.Tools {
+		fmt.Fprintf(w, "  %s: %s\n", t.Name, t.Description)
+	}
 	if err := show(); err != nil {
 		return err
 	}

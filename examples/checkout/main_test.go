@@ -26,6 +26,10 @@ func TestMain(m *testing.M) {
 
 // wantDemo is the demo's output after its first line.
 const wantDemo = `
+  cart_add_item: Add a product to the cart [Cache-Control: no-store]
+  cart_view: View current cart contents [Cache-Control: no-store]
+  workflow_status: Show the current state of the workflow: the state, the tools available now, the events workflow_transition can send now, and the instructions for this state. [Cache-Control: no-store]
+  workflow_transition: Send an event to the workflow to move it to another state. The workflow's rules decide whether the event is accepted; data is passed to them. [Cache-Control: no-store]
   state "empty"      tools: cart_add_item, cart_view, workflow_status, workflow_transition
 
 → cart_pay {"payment_method":"card"}
@@ -38,6 +42,7 @@ const wantDemo = `
 
 → cart_add_item {"product_id":"sku-42"}
   result:
+    [System: Cache invalidated for cart.* — caused by cart.add_item]
     {"items":["sku-42"]}
   workflow: "empty" --ADD_ITEM--> "has_items"
   ← notifications/tools/list_changed
@@ -50,6 +55,7 @@ const wantDemo = `
 
 → cart_checkout {}
   result:
+    [System: Cache invalidated for cart.* — caused by cart.checkout]
     {"items":["sku-42"],"order_id":"pending"}
   workflow: "has_items" --CHECKOUT--> "payment"
   ← notifications/tools/list_changed
@@ -77,11 +83,13 @@ const wantDemo = `
 
 → cart_add_item {"product_id":"sku-7"}
   result:
+    [System: Cache invalidated for cart.* — caused by cart.add_item]
     {"items":["sku-42","sku-7"]}
   state "has_items"  tools: cart_add_item, cart_checkout, cart_view, workflow_status, workflow_transition
 
 → cart_checkout {}
   result:
+    [System: Cache invalidated for cart.* — caused by cart.checkout]
     {"items":["sku-42","sku-7"],"order_id":"pending"}
   workflow: "has_items" --CHECKOUT--> "payment"
   ← notifications/tools/list_changed
@@ -89,6 +97,7 @@ const wantDemo = `
 
 → cart_pay {"payment_method":"card"}
   result:
+    [System: Cache invalidated for cart.* — caused by cart.pay]
     {"items":["sku-42","sku-7"],"order_id":"order-1","payment_method":"card"}
   workflow: "payment" --PAY--> "confirmed"
   ← notifications/tools/list_changed
@@ -166,8 +175,12 @@ func TestStdio(t *testing.T) {
 	if err != nil || !res.IsError {
 		t.Fatalf("early cart_pay: %v, %+v", err, res)
 	}
-	if res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "cart_add_item", Arguments: map[string]any{"product_id": "p1"}}); err != nil || res.IsError {
+	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "cart_add_item", Arguments: map[string]any{"product_id": "p1"}})
+	if err != nil || res.IsError {
 		t.Fatalf("cart_add_item: %v, %+v", err, res)
+	}
+	if got := text(res); !strings.HasPrefix(got, "[System: Cache invalidated for cart.* — caused by cart.add_item]\n") {
+		t.Fatalf("cart_add_item result %q: no invalidation notice", got)
 	}
 	select {
 	case <-changed:
