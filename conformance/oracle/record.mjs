@@ -433,12 +433,17 @@ function errorMessage(err) {
 
 // Runs one case through XState. Returns {expected, expectedError?}.
 // Throws when the case cannot be built (createMachine / implementation errors).
-function runCase(kase) {
+//
+// maxIterations, when given, bounds the microsteps of one macrostep (XState's
+// machine option of that name, Infinity by default): a machine that loops
+// forever then ends in an "Infinite loop detected" error instead of hanging.
+function runCase(kase, { maxIterations } = {}) {
   if (!isPlainObject(kase.machine)) throw new Error('case has no machine object');
   const steps = kase.steps ?? [];
   if (!Array.isArray(steps)) throw new Error('steps must be an array');
 
   const config = convertNode(JSON.parse(JSON.stringify(kase.machine)));
+  if (maxIterations !== undefined) config.options = { ...config.options, maxIterations };
   const machine = createMachine(config, {
     guards: buildGuards(kase.guards),
     actions: buildActions(kase.actions),
@@ -578,6 +583,11 @@ function recordFiles(paths, check) {
   return failed > 0 ? 1 : 0;
 }
 
+// In --serve mode machines come from a random generator, so a machine that
+// loops forever must not hang the server: past this many microsteps in one
+// macrostep the case records XState's "Infinite loop detected" error.
+const SERVE_MAX_ITERATIONS = 1000;
+
 async function serve() {
   const rl = readline.createInterface({ input: process.stdin, crlfDelay: Infinity });
   for await (const line of rl) {
@@ -588,7 +598,7 @@ async function serve() {
       const ordered = parseOrdered(line);
       if (!isPlainObject(kase)) throw new Error('a case must be a JSON object');
       try {
-        out = stringifyOrdered(fillCase(ordered, runCase(kase)), 0);
+        out = stringifyOrdered(fillCase(ordered, runCase(kase, { maxIterations: SERVE_MAX_ITERATIONS })), 0);
       } catch (err) {
         // The case could not be built or run (e.g. createMachine threw).
         const entries = ordered[ORDERED].filter(([k]) => k !== 'oracleError');
