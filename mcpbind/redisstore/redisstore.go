@@ -1,0 +1,228 @@
+// Package redisstore is an [mcpbind.Store] on Redis
+// (github.com/redis/go-redis/v9), for gates that run in several server
+// instances and must share the workflow state of their sessions.
+//
+// # Usage
+//
+//	client := redis.NewClient(&redis.Options{Addr: "localhost:6379"})
+//	gate, err := mcpbind.New(engine, &mcpbind.Options{
+//		Store: redisstore.New(client, &redisstore.Options{TTL: 24 * time.Hour}),
+//	})
+//
+// It needs Redis 5 or newer (scripts that call TIME before writing).
+// Any [redis.UniversalClient] works: a single node, Sentinel (failover) or
+// Cluster. Every operation touches one Redis key, so the store is
+// cluster-safe without hash tags. The caller owns the client and closes it.
+//
+// # Layout
+//
+// A record is a Redis hash under Options.Prefix + key with two fields: "v",
+// the version (decimal), and "d", the data. The whole hash expires after
+// Options.TTL; every write sets the expiry again. A load does not refresh
+// it (loads are plain HMGET commands), so choose a TTL longer than the
+// longest time a live session may go without a transition.
+//
+// # Compare-and-swap
+//
+// [Store.CompareAndSwap] is one Lua script (run with EVALSHA, falling back
+// to EVAL when the server does not have it cached, by go-redis'
+// [redis.Script]): it reads the current version, compares it with the
+// expected one, and only if they are equal writes the data, the new version
+// and the expiry. Redis runs a script atomically, so two gate instances
+// that race in one workflow cannot both win: the loser gets an error that
+// matches [mcpbind.ErrConflict], and the gate reloads and applies its event
+// again. (Redis replication is asynchronous: a failover may still lose the
+// last writes the old master acknowledged, as for any data in Redis.)
+//
+// # Versions
+//
+// [mcpbind.Store] requires that a version is never reused for a key, even
+// after the record was deleted or expired. A per-key counter that outlives
+// the record would have to live forever (one key per session ever seen), and
+// a store-wide counter would be a second key in the script, which Redis
+// Cluster refuses unless it is in the same slot. So versions are derived
+// from the clock of the Redis server: a write's version is
+//
+//	max(current version + 1, server time in microseconds since 1970)
+//
+// taken inside the script (Redis TIME), where the current version may be a
+// tombstone's (see below). Versions of a key therefore always
+// increase while its hash exists, and a key created again after its record
+// expired starts above every version it had before (the previous versions
+// are at most the time of its last write, plus the writes that came faster
+// than one per microsecond), as long as the server's clock does not go back
+// by more than the TTL.
+//
+// [Store.Delete] removes only the data field and leaves the version as a
+// tombstone that expires with the record's remaining TTL, so that a record
+// created again soon after a delete continues from the old version even if
+// the clock went back or writes came faster than one per microsecond. A
+// tombstone is a record with no data: Load reports it as missing (version
+// 0) and CompareAndSwap treats it as missing (old version 0 creates).
+//
+// Versions stay below 2^53, so that the Lua script (whose numbers are
+// doubles) computes them exactly: that is the year 2255.
+package redisstore
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/chartgate/chartgate/mcpbind"
+)
+
+// DefaultTTL is the expiry of a record when Options.TTL is zero.
+const DefaultTTL = 24 * time.Hour
+
+// Options configures [New]. The zero value (or nil) means the defaults.
+type Options struct {
+	// TTL is how long a record lives after its last write (a delete
+	// included: the tombstone keeps the expiry it had). Default
+	// [DefaultTTL]. It is rounded up to whole milliseconds.
+	TTL time.Duration
+	// Prefix starts the Redis key of every record: the Redis key is
+	// Prefix + the gate's key. The gate's keys already start with
+	// mcpbind.Options.KeyPrefix ("mcpbind:<machine id>:" by default);
+	// Prefix separates, for example, several applications on one Redis.
+	// Default "".
+	Prefix string
+}
+
+// Store is an [mcpbind.Store] on Redis. It is safe for concurrent use; the
+// zero value is not usable: call [New].
+type Store struct {
+	client redis.UniversalClient
+	ttl    time.Duration
+	ttlMS  string // ttl in milliseconds, as the script's argument
+	prefix string
+}
+
+var _ mcpbind.Store = (*Store)(nil)
+
+// New returns a store on client. opts may be nil.
+func New(client redis.UniversalClient, opts *Options) *Store {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.TTL <= 0 {
+		o.TTL = DefaultTTL
+	}
+	ms := (o.TTL + time.Millisecond - 1) / time.Millisecond
+	return &Store{
+		client: client,
+		ttl:    ms * time.Millisecond,
+		ttlMS:  strconv.FormatInt(int64(ms), 10),
+		prefix: o.Prefix,
+	}
+}
+
+// TTL returns the expiry of records, after rounding.
+func (s *Store) TTL() time.Duration { return s.ttl }
+
+// Key returns the Redis key of a record.
+func (s *Store) Key(key string) string { return s.prefix + key }
+
+// Field names of a record's hash.
+const (
+	fieldVersion = "v"
+	fieldData    = "d"
+)
+
+// casScript is the compare-and-swap.
+//
+//	KEYS[1]  the record's key
+//	ARGV[1]  the expected version, decimal ("0": no record)
+//	ARGV[2]  the data
+//	ARGV[3]  the TTL in milliseconds
+//
+// It returns {1, new version} when it wrote, {0, current version} when the
+// current version is not the expected one. Versions are compared as
+// strings, exactly as stored; the new one is formatted with %.0f, since Lua
+// would print a number of 16 digits in exponent form.
+var casScript = redis.NewScript(`
+local r = redis.call("HMGET", KEYS[1], "v", "d")
+local cur = "0"
+if r[2] then
+	cur = r[1] or "?"
+end
+if cur ~= ARGV[1] then
+	return {0, cur}
+end
+local prev = tonumber(r[1] or "0") or 0
+local t = redis.call("TIME")
+local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+local v = prev + 1
+if now > v then
+	v = now
+end
+local vs = string.format("%.0f", v)
+redis.call("HSET", KEYS[1], "v", vs, "d", ARGV[2])
+redis.call("PEXPIRE", KEYS[1], ARGV[3])
+return {1, vs}
+`)
+
+// Load implements [mcpbind.Store]. A missing key, a deleted record (a
+// tombstone) and an expired one give nil, 0 and no error.
+func (s *Store) Load(ctx context.Context, key string) ([]byte, uint64, error) {
+	vals, err := s.client.HMGet(ctx, s.prefix+key, fieldVersion, fieldData).Result()
+	if err != nil {
+		return nil, 0, fmt.Errorf("redisstore: loading %q: %w", key, err)
+	}
+	if len(vals) != 2 || vals[1] == nil {
+		return nil, 0, nil
+	}
+	vs, ok1 := vals[0].(string)
+	data, ok2 := vals[1].(string)
+	if !ok1 || !ok2 {
+		return nil, 0, fmt.Errorf("redisstore: loading %q: unexpected reply %v", key, vals)
+	}
+	ver, err := strconv.ParseUint(vs, 10, 64)
+	if err != nil || ver == 0 {
+		return nil, 0, fmt.Errorf("redisstore: loading %q: bad version %q in the record", key, vs)
+	}
+	return []byte(data), ver, nil
+}
+
+// CompareAndSwap implements [mcpbind.Store], atomically, with a Lua
+// script. It writes data and a new version and sets the record's expiry to
+// the TTL if the current version is old (0: there is no record, or only a
+// tombstone). Otherwise the error matches [mcpbind.ErrConflict].
+func (s *Store) CompareAndSwap(ctx context.Context, key string, old uint64, data []byte) (uint64, error) {
+	res, err := casScript.Run(ctx, s.client, []string{s.prefix + key},
+		strconv.FormatUint(old, 10), data, s.ttlMS).Slice()
+	if err != nil {
+		return 0, fmt.Errorf("redisstore: compare-and-swap of %q: %w", key, err)
+	}
+	if len(res) != 2 {
+		return 0, fmt.Errorf("redisstore: compare-and-swap of %q: unexpected reply %v", key, res)
+	}
+	won, ok1 := res[0].(int64)
+	vs, ok2 := res[1].(string)
+	if !ok1 || !ok2 {
+		return 0, fmt.Errorf("redisstore: compare-and-swap of %q: unexpected reply %v", key, res)
+	}
+	if won == 0 {
+		return 0, fmt.Errorf("redisstore: compare-and-swap of %q: expected version %d, the record has %s: %w", key, old, vs, mcpbind.ErrConflict)
+	}
+	ver, err := strconv.ParseUint(vs, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("redisstore: compare-and-swap of %q: bad new version %q: %w", key, vs, err)
+	}
+	return ver, nil
+}
+
+// Delete implements [mcpbind.Store]. It removes the record's data and
+// leaves its version as a tombstone, which expires when the record would
+// have (see the package documentation). Deleting a missing key is not an
+// error.
+func (s *Store) Delete(ctx context.Context, key string) error {
+	if err := s.client.HDel(ctx, s.prefix+key, fieldData).Err(); err != nil {
+		return fmt.Errorf("redisstore: deleting %q: %w", key, err)
+	}
+	return nil
+}
