@@ -32,7 +32,7 @@ func (a GuardArgs) InState(v any) (bool, error) {
 		}
 		return a.r.active[n], nil
 	}
-	return matchesState(toStateValue(v), a.r.s.Value()), nil
+	return matchesState(v, a.r.s.Value()), nil
 }
 
 // stateByRef resolves "#id" or "#id.child.path" like XState's
@@ -159,7 +159,7 @@ func (r *runner) evalGuard(g *guard, ev Event) (bool, error) {
 		if g.inNode >= 0 {
 			return r.active[g.inNode], nil
 		}
-		return matchesState(toStateValue(g.inValue), r.s.Value()), nil
+		return matchesState(g.inValue, r.s.Value()), nil
 	}
 	if g.impl == nil {
 		return false, fmt.Errorf("%w: %q", ErrGuardNotImplemented, g.name)

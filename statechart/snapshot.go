@@ -181,9 +181,9 @@ func (m *Machine) adjacency(nodes []int) map[int][]int {
 	return adj
 }
 
-// isComplete reports whether the configuration needs no completion: every
-// active node's parent is active, every active compound state has an
-// active child and every active parallel state all its regions.
+// isComplete reports whether the configuration is an ordinary one: every
+// active node's parent is active, every active compound state has exactly
+// one active child and every active parallel state all its regions.
 func (m *Machine) isComplete(nodes []int, active []bool) bool {
 	for _, i := range nodes {
 		n := m.nodes[i]
@@ -192,14 +192,15 @@ func (m *Machine) isComplete(nodes []int, active []bool) bool {
 		}
 		switch n.kind {
 		case kindCompound:
-			has := false
+			// XState lets two transitions of one microstep enter two
+			// children of one compound state; the value then lists both.
+			count := 0
 			for _, c := range n.children {
 				if active[c] {
-					has = true
-					break
+					count++
 				}
 			}
-			if !has {
+			if count != 1 {
 				return false
 			}
 		case kindParallel:
@@ -245,7 +246,7 @@ func (s *Snapshot) In(id string) bool {
 // XState's snapshot.matches does: "a", "a.b" and {"a": "b"} all match a
 // state whose value is {"a": "b"}.
 func (s *Snapshot) Matches(value any) bool {
-	return matchesState(toStateValue(value), s.Value())
+	return matchesState(value, s.Value())
 }
 
 // HasTag reports whether any active state node has the tag.
