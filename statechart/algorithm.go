@@ -8,6 +8,7 @@
 package statechart
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -222,6 +223,26 @@ func (r *runner) selectTransitions(ev Event) []*transition {
 	return r.selected
 }
 
+// jsKeyOrder orders sibling nodes the way Object.keys lists the keys of a
+// state value: array-index keys ascending, then the rest in insertion order.
+func (m *Machine) jsKeyOrder(nodes []int) []int {
+	out := append([]int(nil), nodes...)
+	slices.SortStableFunc(out, func(a, b int) int {
+		x, xok := isArrayIndex(m.nodes[a].key)
+		y, yok := isArrayIndex(m.nodes[b].key)
+		switch {
+		case xok && yok:
+			return cmp.Compare(x, y)
+		case xok:
+			return -1
+		case yok:
+			return 1
+		}
+		return 0
+	})
+	return out
+}
+
 // transitionValue is XState's transitionNode(node, value(node)) over the
 // adjacency of the completed configuration: a compound node whose first
 // child is atomic has a string value; one key is walked like a compound
@@ -235,6 +256,9 @@ func (r *runner) transitionValue(n int, adj map[int][]int, ev Event) {
 			r.selected = append(r.selected, t)
 		}
 	default:
+		if len(kids) > 1 {
+			kids = r.m.jsKeyOrder(kids)
+		}
 		for _, c := range kids {
 			r.transitionValue(c, adj, ev)
 			if r.err != nil {
