@@ -9,6 +9,11 @@
 // conformance/oracle/ records their expected snapshots.
 package conformance
 
+// Re-record every case's expected snapshots from the pinned XState (needs
+// node and npm); CI runs `node record.mjs --check ../cases` to prove the
+// recorded corpus and the pinned XState agree.
+//go:generate sh -c "cd oracle && npm ci --no-audit --no-fund --loglevel=error && node record.mjs ../cases"
+
 import (
 	"context"
 	"encoding/json"
