@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"maps"
 	"strings"
+
+	"github.com/chartgate/chartgate/internal/jsonx"
 )
 
 // GuardArgs is what a guard implementation receives.
@@ -38,7 +40,7 @@ func (a GuardArgs) InState(v any) (bool, error) {
 // stateByRef resolves "#id" or "#id.child.path" like XState's
 // getStateNodeById: an id, then a path of child keys below it.
 func (m *Machine) stateByRef(ref string) (int, bool) {
-	segs := toStatePath(strings.TrimPrefix(ref, "#"))
+	segs := jsonx.StatePath(strings.TrimPrefix(ref, "#"))
 	n, ok := m.byID[segs[0]]
 	if !ok {
 		return 0, false

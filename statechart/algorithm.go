@@ -14,6 +14,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/chartgate/chartgate/internal/jsonx"
 )
 
 // runner processes events on a working snapshot. Its buffers are reused
@@ -228,8 +230,8 @@ func (r *runner) selectTransitions(ev Event) []*transition {
 func (m *Machine) jsKeyOrder(nodes []int) []int {
 	out := append([]int(nil), nodes...)
 	slices.SortStableFunc(out, func(a, b int) int {
-		x, xok := isArrayIndex(m.nodes[a].key)
-		y, yok := isArrayIndex(m.nodes[b].key)
+		x, xok := jsonx.ArrayIndex(m.nodes[a].key)
+		y, yok := jsonx.ArrayIndex(m.nodes[b].key)
 		switch {
 		case xok && yok:
 			return cmp.Compare(x, y)

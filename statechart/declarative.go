@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/chartgate/chartgate/internal/jsonx"
 )
 
 // ParseImplementations reads declarative implementations from JSON:
@@ -35,66 +37,66 @@ func ParseImplementations(data []byte) (Implementations, error) {
 	}
 	doc := gjson.ParseBytes(data)
 	if !doc.IsObject() {
-		return impl, ErrorList{{Msg: "implementations must be a JSON object, not " + jsonKind(doc)}}
+		return impl, ErrorList{{Msg: "implementations must be a JSON object, not " + jsonx.Kind(doc)}}
 	}
 	var errs ErrorList
 	add := func(e *Error) { errs = append(errs, e) }
 	// section returns the members of a top-level object, reporting what is
 	// not an object and duplicate keys.
-	section := func(name, what string) []member {
+	section := func(name, what string) []jsonx.Member {
 		v := doc.Get(name)
 		if !v.Exists() {
 			return nil
 		}
 		if !v.IsObject() {
-			add(&Error{Path: name, Msg: "must be an object of " + what + ", not " + jsonKind(v)})
+			add(&Error{Path: name, Msg: "must be an object of " + what + ", not " + jsonx.Kind(v)})
 			return nil
 		}
-		return objectMembers(v, func(k string) {
+		return jsonx.Members(v, func(k string) {
 			add(&Error{Path: string(jsonPath(name).key(k)), Msg: fmt.Sprintf("duplicate key %q", k)})
 		})
 	}
 	for _, mb := range section("guards", "named conditions") {
-		p := jsonPath("guards").key(mb.key)
-		if in := mb.value.Get("stateIn"); mb.value.IsObject() && in.Exists() {
+		p := jsonPath("guards").key(mb.Key)
+		if in := mb.Value.Get("stateIn"); mb.Value.IsObject() && in.Exists() {
 			if in.Type != gjson.String && !in.IsObject() {
 				add(&Error{Path: string(p.key("stateIn")), Msg: `must be a "#id" or a state value`})
 				continue
 			}
-			target := goValue(in)
-			impl.Guards[mb.key] = func(_ context.Context, args GuardArgs) (bool, error) {
+			target := jsonx.GoValue(in)
+			impl.Guards[mb.Key] = func(_ context.Context, args GuardArgs) (bool, error) {
 				return args.InState(target)
 			}
 			continue
 		}
-		c, err := compileCond(mb.value, p)
+		c, err := compileCond(mb.Value, p)
 		if err != nil {
 			add(err)
 			continue
 		}
-		impl.Guards[mb.key] = func(_ context.Context, args GuardArgs) (bool, error) {
+		impl.Guards[mb.Key] = func(_ context.Context, args GuardArgs) (bool, error) {
 			return c.eval(args.scope()), nil
 		}
 	}
 	for _, mb := range section("actions", "named actions") {
-		f, err := compileDeclarativeAction(mb.value, jsonPath("actions").key(mb.key))
+		f, err := compileDeclarativeAction(mb.Value, jsonPath("actions").key(mb.Key))
 		if err != nil {
 			add(err)
 			continue
 		}
-		impl.Actions[mb.key] = f
+		impl.Actions[mb.Key] = f
 	}
 	for _, mb := range section("delays", "named delays in milliseconds") {
-		p := string(jsonPath("delays").key(mb.key))
-		if mb.value.Type != gjson.Number {
-			add(&Error{Path: p, Msg: "a delay must be a number of milliseconds, not " + quoteJSON(mb.value)})
+		p := string(jsonPath("delays").key(mb.Key))
+		if mb.Value.Type != gjson.Number {
+			add(&Error{Path: p, Msg: "a delay must be a number of milliseconds, not " + quoteJSON(mb.Value)})
 			continue
 		}
-		if problem := delayProblem(mb.value.Float()); problem != "" {
+		if problem := delayProblem(mb.Value.Float()); problem != "" {
 			add(&Error{Path: p, Msg: problem})
 			continue
 		}
-		impl.Delays[mb.key] = msDuration(mb.value.Float())
+		impl.Delays[mb.Key] = msDuration(mb.Value.Float())
 	}
 	if len(errs) > 0 {
 		return impl, errs
@@ -111,12 +113,12 @@ func compileDeclarativeAction(v gjson.Result, path jsonPath) (ActionFunc, *Error
 			return nil, &Error{Path: string(path.key("assign")), Msg: "must be an object of context keys to expressions"}
 		}
 		var entries []assignEntry
-		for _, mb := range objectMembers(as, nil) {
-			e, err := compileExpr(mb.value, path.key("assign").key(mb.key))
+		for _, mb := range jsonx.Members(as, nil) {
+			e, err := compileExpr(mb.Value, path.key("assign").key(mb.Key))
 			if err != nil {
 				return nil, err
 			}
-			entries = append(entries, assignEntry{mb.key, e})
+			entries = append(entries, assignEntry{mb.Key, e})
 		}
 		return func(_ context.Context, args *ActionArgs) error {
 			if args.r != nil {
@@ -176,7 +178,7 @@ func (s scope) lookup(path []string) (any, bool) {
 			}
 			cur = v
 		case []any:
-			i, ok := isArrayIndex(k) // canonical indexes only, as in JavaScript
+			i, ok := jsonx.ArrayIndex(k) // canonical indexes only, as in JavaScript
 			if !ok || i >= uint64(len(c)) {
 				return nil, false
 			}
@@ -213,33 +215,33 @@ type assignEntry struct {
 
 func compileExpr(v gjson.Result, path jsonPath) (*expr, *Error) {
 	if v.IsObject() {
-		members := objectMembers(v, nil)
-		if len(members) == 1 && strings.HasPrefix(members[0].key, "$") {
+		members := jsonx.Members(v, nil)
+		if len(members) == 1 && strings.HasPrefix(members[0].Key, "$") {
 			mb := members[0]
-			switch mb.key {
+			switch mb.Key {
 			case "$ref":
-				ref, err := compileRef(mb.value, path.key("$ref"))
+				ref, err := compileRef(mb.Value, path.key("$ref"))
 				if err != nil {
 					return nil, err
 				}
 				return &expr{kind: exprRef, ref: ref}, nil
 			case "$inc":
-				if mb.value.Type != gjson.Number {
-					return nil, &Error{Path: string(path.key("$inc")), Msg: "must be a number, not " + jsonKind(mb.value)}
+				if mb.Value.Type != gjson.Number {
+					return nil, &Error{Path: string(path.key("$inc")), Msg: "must be a number, not " + jsonx.Kind(mb.Value)}
 				}
-				return &expr{kind: exprInc, inc: mb.value.Float()}, nil
+				return &expr{kind: exprInc, inc: mb.Value.Float()}, nil
 			case "$push":
-				e, err := compileExpr(mb.value, path.key("$push"))
+				e, err := compileExpr(mb.Value, path.key("$push"))
 				if err != nil {
 					return nil, err
 				}
 				return &expr{kind: exprPush, push: e}, nil
 			default:
-				return nil, &Error{Path: string(path.key(mb.key)), Msg: fmt.Sprintf("unknown operator %q (use $ref, $inc or $push)", mb.key)}
+				return nil, &Error{Path: string(path.key(mb.Key)), Msg: fmt.Sprintf("unknown operator %q (use $ref, $inc or $push)", mb.Key)}
 			}
 		}
 	}
-	return &expr{kind: exprLiteral, literal: goValue(v)}, nil
+	return &expr{kind: exprLiteral, literal: jsonx.GoValue(v)}, nil
 }
 
 func compileRef(v gjson.Result, path jsonPath) ([]string, *Error) {
@@ -316,26 +318,26 @@ func compileCond(v gjson.Result, path jsonPath) (*cond, *Error) {
 		return &cond{op: "not", subs: []*cond{sub}}, nil
 	}
 	c := &cond{}
-	for _, mb := range objectMembers(v, nil) {
-		p := path.key(mb.key)
-		switch mb.key {
+	for _, mb := range jsonx.Members(v, nil) {
+		p := path.key(mb.Key)
+		switch mb.Key {
 		case "field":
-			ref, err := compileRef(mb.value, p)
+			ref, err := compileRef(mb.Value, p)
 			if err != nil {
 				return nil, err
 			}
 			c.field = ref
 		case "op":
-			c.op = mb.value.String()
+			c.op = mb.Value.String()
 			found := false
 			for _, op := range condOps {
 				found = found || op == c.op
 			}
 			if !found {
-				return nil, &Error{Path: string(p), Msg: fmt.Sprintf("unknown op %s%s", quoteJSON(mb.value), didYouMean(c.op, condOps))}
+				return nil, &Error{Path: string(p), Msg: fmt.Sprintf("unknown op %s%s", quoteJSON(mb.Value), didYouMean(c.op, condOps))}
 			}
 		case "value":
-			e, err := compileExpr(mb.value, p)
+			e, err := compileExpr(mb.Value, p)
 			if err != nil {
 				return nil, err
 			}
@@ -344,7 +346,7 @@ func compileCond(v gjson.Result, path jsonPath) (*cond, *Error) {
 			}
 			c.value = e
 		default:
-			return nil, &Error{Path: string(p), Msg: fmt.Sprintf("unknown key %q%s", mb.key, didYouMean(mb.key, []string{"field", "op", "value", "and", "or", "not"}))}
+			return nil, &Error{Path: string(p), Msg: fmt.Sprintf("unknown key %q%s", mb.Key, didYouMean(mb.Key, []string{"field", "op", "value", "and", "or", "not"}))}
 		}
 	}
 	switch {

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/chartgate/chartgate/internal/jsonx"
 )
 
 // Compile loads an XState v5 machine config (the JSON that Stately Studio
@@ -98,7 +100,7 @@ func (l *loader) load(data []byte) *Machine {
 	}
 	root := gjson.ParseBytes(data)
 	if !root.IsObject() {
-		l.errorf("", "a machine config must be a JSON object, not %s", jsonKind(root))
+		l.errorf("", "a machine config must be a JSON object, not %s", jsonx.Kind(root))
 		return nil
 	}
 	l.m = &Machine{id: "(machine)", byID: map[string]int{}, opts: l.opts}
@@ -112,9 +114,9 @@ func (l *loader) load(data []byte) *Machine {
 	l.m.context = map[string]any{}
 	if c := root.Get("context"); c.Exists() {
 		if !c.IsObject() {
-			l.errorf("context", "must be an object, not %s", jsonKind(c))
+			l.errorf("context", "must be an object, not %s", jsonx.Kind(c))
 		} else {
-			l.m.context = goValue(c).(map[string]any)
+			l.m.context = jsonx.GoValue(c).(map[string]any)
 		}
 	}
 	l.readNode(root, "", -1, "", l.m.id)
@@ -142,74 +144,74 @@ func (l *loader) readNode(v gjson.Result, key string, parent int, path jsonPath,
 	l.m.nodes = append(l.m.nodes, n)
 	l.raw = append(l.raw, rawNode{config: v, defaultID: defaultID})
 	if !v.IsObject() {
-		l.errorf(path, "a state node must be an object, not %s", jsonKind(v))
+		l.errorf(path, "a state node must be an object, not %s", jsonx.Kind(v))
 		return idx
 	}
 
-	members := objectMembers(v, func(k string) { l.errorf(path.key(k), "duplicate key %q", k) })
+	members := jsonx.Members(v, func(k string) { l.errorf(path.key(k), "duplicate key %q", k) })
 	var states gjson.Result
 	var typ string
 	hasHistory := false
 	for _, mb := range members {
-		p := path.key(mb.key)
-		switch mb.key {
+		p := path.key(mb.Key)
+		switch mb.Key {
 		case "id":
-			if mb.value.Type != gjson.String || mb.value.String() == "" {
+			if mb.Value.Type != gjson.String || mb.Value.String() == "" {
 				if parent >= 0 {
-					l.errorf(p, "must be a non-empty string, not %s", nonEmptyKind(mb.value))
+					l.errorf(p, "must be a non-empty string, not %s", nonEmptyKind(mb.Value))
 				}
 			} else if parent >= 0 {
-				n.id = mb.value.String()
+				n.id = mb.Value.String()
 			}
 		case "type":
-			typ = mb.value.String()
+			typ = mb.Value.String()
 			switch typ {
 			case "atomic", "compound", "parallel", "final", "history":
 			default:
-				l.errorf(p, "%s is not a state type (atomic, compound, parallel, final, history)", quoteJSON(mb.value))
+				l.errorf(p, "%s is not a state type (atomic, compound, parallel, final, history)", quoteJSON(mb.Value))
 				typ = ""
 			}
 		case "states":
-			if !mb.value.IsObject() {
-				l.errorf(p, "must be an object, not %s", jsonKind(mb.value))
+			if !mb.Value.IsObject() {
+				l.errorf(p, "must be an object, not %s", jsonx.Kind(mb.Value))
 			} else {
-				states = mb.value
+				states = mb.Value
 			}
 		case "history":
 			hasHistory = true
 			switch {
-			case mb.value.Type == gjson.True, mb.value.String() == "shallow":
-			case mb.value.String() == "deep":
+			case mb.Value.Type == gjson.True, mb.Value.String() == "shallow":
+			case mb.Value.String() == "deep":
 				n.deep = true
 			default:
-				l.errorf(p, `must be "shallow", "deep" or true, not %s`, quoteJSON(mb.value))
+				l.errorf(p, `must be "shallow", "deep" or true, not %s`, quoteJSON(mb.Value))
 			}
 		case "tags":
-			n.tags = l.readStrings(mb.value, p)
+			n.tags = l.readStrings(mb.Value, p)
 		case "meta":
-			n.meta = goValue(mb.value)
+			n.meta = jsonx.GoValue(mb.Value)
 		case "description":
-			if mb.value.Type != gjson.String {
-				l.errorf(p, "must be a string, not %s", jsonKind(mb.value))
+			if mb.Value.Type != gjson.String {
+				l.errorf(p, "must be a string, not %s", jsonx.Kind(mb.Value))
 			}
-			n.description = mb.value.String()
+			n.description = mb.Value.String()
 		case "output":
-			n.output, n.hasOutput = goValue(mb.value), true
+			n.output, n.hasOutput = jsonx.GoValue(mb.Value), true
 		case "invoke":
 			l.errorf(p, "invoke is not supported: chartgate runs no child actors")
 		case "cond":
-			l.errorf(p, "unknown key %q", mb.key)
+			l.errorf(p, "unknown key %q", mb.Key)
 		case "initial", "on", "always", "after", "onDone", "entry", "exit", "target":
 			// read in the second pass
 		default:
-			if parent < 0 && rootOnlyKeys[mb.key] {
+			if parent < 0 && rootOnlyKeys[mb.Key] {
 				continue
 			}
-			if parent >= 0 && rootOnlyKeys[mb.key] {
-				l.errorf(p, "%q is only allowed on the machine root", mb.key)
+			if parent >= 0 && rootOnlyKeys[mb.Key] {
+				l.errorf(p, "%q is only allowed on the machine root", mb.Key)
 				continue
 			}
-			l.errorf(p, "unknown key %q%s", mb.key, didYouMean(mb.key, nodeKeys))
+			l.errorf(p, "unknown key %q%s", mb.Key, didYouMean(mb.Key, nodeKeys))
 		}
 	}
 
@@ -255,12 +257,12 @@ func (l *loader) readNode(v gjson.Result, key string, parent int, path jsonPath,
 	}
 
 	if states.Exists() && n.kind != kindAtomic && n.kind != kindFinal && n.kind != kindHistory {
-		for _, mb := range objectMembers(states, func(k string) { l.errorf(path.key("states").key(k), "duplicate key %q", k) }) {
-			if mb.key == "" {
+		for _, mb := range jsonx.Members(states, func(k string) { l.errorf(path.key("states").key(k), "duplicate key %q", k) }) {
+			if mb.Key == "" {
 				l.errorf(path.key("states"), "a state key cannot be empty")
 				continue
 			}
-			child := l.readNode(mb.value, mb.key, idx, path.key("states").key(mb.key), defaultID+"."+mb.key)
+			child := l.readNode(mb.Value, mb.Key, idx, path.key("states").key(mb.Key), defaultID+"."+mb.Key)
 			l.cur = idx
 			if child < 0 {
 				return idx
@@ -269,7 +271,7 @@ func (l *loader) readNode(v gjson.Result, key string, parent int, path jsonPath,
 			if l.childByKey[idx] == nil {
 				l.childByKey[idx] = map[string]int{}
 			}
-			l.childByKey[idx][mb.key] = child
+			l.childByKey[idx][mb.Key] = child
 		}
 	}
 	return idx
@@ -287,7 +289,7 @@ func nonEmptyKind(v gjson.Result) string {
 	if v.Type == gjson.String && v.String() == "" {
 		return "an empty string"
 	}
-	return jsonKind(v)
+	return jsonx.Kind(v)
 }
 
 func quoteJSON(v gjson.Result) string {
@@ -302,13 +304,13 @@ func (l *loader) readStrings(v gjson.Result, path jsonPath) []string {
 		return []string{v.String()}
 	}
 	if !v.IsArray() {
-		l.errorf(path, "must be a string or an array of strings, not %s", jsonKind(v))
+		l.errorf(path, "must be a string or an array of strings, not %s", jsonx.Kind(v))
 		return nil
 	}
 	var out []string
 	for i, e := range v.Array() {
 		if e.Type != gjson.String {
-			l.errorf(path.index(i), "must be a string, not %s", jsonKind(e))
+			l.errorf(path.index(i), "must be a string, not %s", jsonx.Kind(e))
 			continue
 		}
 		out = append(out, e.String())
@@ -385,18 +387,18 @@ func (l *loader) readBehaviour(i int) {
 	if on := v.Get("on"); on.Exists() {
 		p := path.key("on")
 		if !on.IsObject() {
-			l.errorf(p, "must be an object mapping events to transitions, not %s", jsonKind(on))
+			l.errorf(p, "must be an object mapping events to transitions, not %s", jsonx.Kind(on))
 		} else {
-			for _, mb := range objectMembers(on, func(k string) { l.errorf(p.key(k), "duplicate key %q", k) }) {
-				if mb.key == "" {
+			for _, mb := range jsonx.Members(on, func(k string) { l.errorf(p.key(k), "duplicate key %q", k) }) {
+				if mb.Key == "" {
 					l.errorf(p, `an event descriptor cannot be empty; use "always" for eventless transitions`)
 					continue
 				}
-				if l.opts.Strict && strings.Contains(strings.TrimSuffix(mb.key, "*"), "*") {
+				if l.opts.Strict && strings.Contains(strings.TrimSuffix(mb.Key, "*"), "*") {
 					// XState accepts it (with a warning) and it matches nothing.
-					l.errorf(p.key(mb.key), "wildcards can only be the whole descriptor (\"*\") or its last token (\"event.*\")")
+					l.errorf(p.key(mb.Key), "wildcards can only be the whole descriptor (\"*\") or its last token (\"event.*\")")
 				}
-				set(mb.key, l.readTransitions(i, mb.key, mb.value, p.key(mb.key)))
+				set(mb.Key, l.readTransitions(i, mb.Key, mb.Value, p.key(mb.Key)))
 			}
 		}
 	}
@@ -430,23 +432,23 @@ func (l *loader) readInitial(n *stateNode, init gjson.Result, path jsonPath) {
 	case init.Type == gjson.String:
 		key = init.String()
 	case init.IsObject():
-		for _, mb := range objectMembers(init, func(k string) { l.errorf(path.key(k), "duplicate key %q", k) }) {
-			switch mb.key {
+		for _, mb := range jsonx.Members(init, func(k string) { l.errorf(path.key(k), "duplicate key %q", k) }) {
+			switch mb.Key {
 			case "target":
-				if mb.value.Type != gjson.String {
-					l.errorf(path.key("target"), "must be the key of a child state, not %s", jsonKind(mb.value))
+				if mb.Value.Type != gjson.String {
+					l.errorf(path.key("target"), "must be the key of a child state, not %s", jsonx.Kind(mb.Value))
 					return
 				}
-				key = mb.value.String()
+				key = mb.Value.String()
 			case "actions":
-				t.actions = l.readActions(mb.value, path.key("actions"))
+				t.actions = l.readActions(mb.Value, path.key("actions"))
 			default:
-				l.errorf(path.key(mb.key), "unknown key %q%s", mb.key, didYouMean(mb.key, []string{"target", "actions"}))
+				l.errorf(path.key(mb.Key), "unknown key %q%s", mb.Key, didYouMean(mb.Key, []string{"target", "actions"}))
 			}
 		}
 		path = path.key("target")
 	default:
-		l.errorf(path, "must be the key of a child state, not %s", jsonKind(init))
+		l.errorf(path, "must be the key of a child state, not %s", jsonx.Kind(init))
 		return
 	}
 	if c, ok := l.childByKey[n.order][key]; ok {
@@ -472,24 +474,24 @@ func (l *loader) readInitial(n *stateNode, init gjson.Result, path jsonPath) {
 func (l *loader) readAfter(i int, after gjson.Result, path jsonPath, set func(string, []*transition)) {
 	n := l.m.nodes[i]
 	if !after.IsObject() {
-		l.errorf(path, "must be an object mapping delays to transitions, not %s", jsonKind(after))
+		l.errorf(path, "must be an object mapping delays to transitions, not %s", jsonx.Kind(after))
 		return
 	}
-	for _, mb := range objectMembers(after, func(k string) { l.errorf(path.key(k), "duplicate key %q", k) }) {
+	for _, mb := range jsonx.Members(after, func(k string) { l.errorf(path.key(k), "duplicate key %q", k) }) {
 		raise := &action{kind: actionRaise, name: "xstate.raise"}
-		delayKey := mb.key
-		if ms, numeric, problem := parseDelayKey(mb.key); problem != "" {
-			l.errorf(path.key(mb.key), "%s", problem)
+		delayKey := mb.Key
+		if ms, numeric, problem := parseDelayKey(mb.Key); problem != "" {
+			l.errorf(path.key(mb.Key), "%s", problem)
 			continue
 		} else if numeric {
 			delayKey = jsNumber(ms)
 			raise.hasDelay, raise.delay = true, msDuration(ms)
-		} else if d, ok := l.opts.Implementations.Delays[mb.key]; ok {
+		} else if d, ok := l.opts.Implementations.Delays[mb.Key]; ok {
 			raise.hasDelay, raise.delay = true, d
 		} else {
-			raise.delayName = mb.key
+			raise.delayName = mb.Key
 			if l.opts.Strict {
-				l.errorf(path.key(mb.key), "delay %q has no implementation (XState would fire it at once)", mb.key)
+				l.errorf(path.key(mb.Key), "delay %q has no implementation (XState would fire it at once)", mb.Key)
 			}
 		}
 		ev := afterPrefix + delayKey + "." + n.id
@@ -498,18 +500,18 @@ func (l *loader) readAfter(i int, after gjson.Result, path jsonPath, set func(st
 		n.exit = append(n.exit, &action{kind: actionCancel, name: "xstate.cancel", id: ev})
 		l.m.hasTimers = true
 		var ts []*transition
-		if mb.value.IsArray() {
+		if mb.Value.IsArray() {
 			// XState: in `after`, an array's string items are spread into
 			// objects without a target, so they are targetless.
-			for j, e := range mb.value.Array() {
+			for j, e := range mb.Value.Array() {
 				if e.Type == gjson.String {
 					ts = append(ts, &transition{source: i, event: ev})
 					continue
 				}
-				ts = append(ts, l.readTransitions(i, ev, e, path.key(mb.key).index(j))...)
+				ts = append(ts, l.readTransitions(i, ev, e, path.key(mb.Key).index(j))...)
 			}
 		} else {
-			ts = l.readTransitions(i, ev, mb.value, path.key(mb.key))
+			ts = l.readTransitions(i, ev, mb.Value, path.key(mb.Key))
 		}
 		if g, ok := n.byEvent[ev]; ok {
 			set(ev, append(g.transitions, ts...))
@@ -589,7 +591,7 @@ func (l *loader) readTransitions(src int, event string, v gjson.Result, path jso
 		var ts []*transition
 		for j, e := range v.Array() {
 			if e.Type != gjson.String && !e.IsObject() {
-				l.errorf(path.index(j), "a transition must be a target string or an object, not %s", jsonKind(e))
+				l.errorf(path.index(j), "a transition must be a target string or an object, not %s", jsonx.Kind(e))
 				continue
 			}
 			if t := l.readTransition(src, event, e, path.index(j)); t != nil {
@@ -598,7 +600,7 @@ func (l *loader) readTransitions(src int, event string, v gjson.Result, path jso
 		}
 		return ts
 	default:
-		l.errorf(path, "a transition must be a target string, an object or an array, not %s", jsonKind(v))
+		l.errorf(path, "a transition must be a target string, an object or an array, not %s", jsonx.Kind(v))
 		return nil
 	}
 }
@@ -610,27 +612,27 @@ func (l *loader) readTransition(src int, event string, v gjson.Result, path json
 	if v.Type == gjson.String {
 		target = v
 	} else {
-		for _, mb := range objectMembers(v, func(k string) { l.errorf(path.key(k), "duplicate key %q", k) }) {
-			p := path.key(mb.key)
-			switch mb.key {
+		for _, mb := range jsonx.Members(v, func(k string) { l.errorf(path.key(k), "duplicate key %q", k) }) {
+			p := path.key(mb.Key)
+			switch mb.Key {
 			case "target":
-				target, targetPath = mb.value, p
+				target, targetPath = mb.Value, p
 			case "guard":
-				t.guard = l.readGuard(mb.value, p)
+				t.guard = l.readGuard(mb.Value, p)
 			case "actions":
-				t.actions = l.readActions(mb.value, p)
+				t.actions = l.readActions(mb.Value, p)
 			case "reenter":
-				if mb.value.Type != gjson.True && mb.value.Type != gjson.False {
-					l.errorf(p, "must be true or false, not %s", jsonKind(mb.value))
+				if mb.Value.Type != gjson.True && mb.Value.Type != gjson.False {
+					l.errorf(p, "must be true or false, not %s", jsonx.Kind(mb.Value))
 				}
-				t.reenter = mb.value.Type == gjson.True
+				t.reenter = mb.Value.Type == gjson.True
 			case "description", "meta":
 			case "cond":
 				l.errorf(p, `"cond" was renamed to "guard" in XState v5`)
 			case "internal":
 				l.errorf(p, `"internal" was replaced by "reenter" in XState v5 (internal: false is reenter: true)`)
 			default:
-				l.errorf(p, "unknown key %q%s", mb.key, didYouMean(mb.key, transitionKeys))
+				l.errorf(p, "unknown key %q%s", mb.Key, didYouMean(mb.Key, transitionKeys))
 			}
 		}
 	}
@@ -676,7 +678,7 @@ func (l *loader) targetStrings(v gjson.Result, path jsonPath) []targetRef {
 		return []targetRef{{v.String(), path}}
 	}
 	if !v.IsArray() {
-		l.errorf(path, "a target must be a string or an array of strings, not %s", jsonKind(v))
+		l.errorf(path, "a target must be a string or an array of strings, not %s", jsonx.Kind(v))
 		return nil
 	}
 	var out []targetRef
@@ -757,7 +759,7 @@ func (l *loader) resolveTarget(src int, target string, path jsonPath) (int, bool
 // the first segment is an id, the rest a path below it.
 // When ok is false, hint completes the message "... is not a state id".
 func (l *loader) resolveID(target string) (idx int, hint string, ok bool) {
-	segs := toStatePath(target[1:])
+	segs := jsonx.StatePath(target[1:])
 	idx, ok = l.m.byID[segs[0]]
 	if !ok {
 		return 0, l.hint(segs[0], l.sortedIDs), false
@@ -783,7 +785,7 @@ func (l *loader) sortedIDs() []string {
 // resolvePath walks a dotted path of child keys down from node from
 // (XState's getStateNodeByPath); an empty segment stops the walk.
 func (l *loader) resolvePath(from int, path string) (int, string) {
-	idx, err := l.resolveSegments(from, toStatePath(path))
+	idx, err := l.resolveSegments(from, jsonx.StatePath(path))
 	if _, isKey := l.childByKey[from][path]; err != "" && isKey {
 		// The path is a key with dots: in JSON, "a\\.b" names it.
 		err += fmt.Sprintf("; to target the key %q, escape its dots: %q", path, strings.ReplaceAll(path, ".", `\.`))
@@ -824,29 +826,6 @@ func (l *loader) resolveSegments(from int, segs []string) (int, string) {
 	return cur, ""
 }
 
-// toStatePath splits a state path on dots; a backslash escapes the next
-// character (XState's toStatePath).
-func toStatePath(s string) []string {
-	var out []string
-	var seg strings.Builder
-	for i := 0; i < len(s); i++ {
-		switch s[i] {
-		case '\\':
-			if i+1 < len(s) {
-				seg.WriteByte(s[i+1])
-				i++
-			}
-			continue
-		case '.':
-			out = append(out, seg.String())
-			seg.Reset()
-			continue
-		}
-		seg.WriteByte(s[i])
-	}
-	return append(out, seg.String())
-}
-
 // readGuard reads a guard reference: "name", {"type": name, "params": {...}},
 // or one of the declared built-ins xstate.and, xstate.or, xstate.not and
 // xstate.stateIn.
@@ -856,21 +835,21 @@ func (l *loader) readGuard(v gjson.Result, path jsonPath) *guard {
 	case v.Type == gjson.String:
 		g.name = v.String()
 	case v.IsObject():
-		for _, mb := range objectMembers(v, func(k string) { l.errorf(path.key(k), "duplicate key %q", k) }) {
-			switch mb.key {
+		for _, mb := range jsonx.Members(v, func(k string) { l.errorf(path.key(k), "duplicate key %q", k) }) {
+			switch mb.Key {
 			case "type":
-				if mb.value.Type != gjson.String || mb.value.String() == "" {
-					l.errorf(path.key("type"), "must be a non-empty string, not %s", nonEmptyKind(mb.value))
+				if mb.Value.Type != gjson.String || mb.Value.String() == "" {
+					l.errorf(path.key("type"), "must be a non-empty string, not %s", nonEmptyKind(mb.Value))
 				}
-				g.name = mb.value.String()
+				g.name = mb.Value.String()
 			case "params":
-				if !mb.value.IsObject() {
-					l.errorf(path.key("params"), "must be an object, not %s", jsonKind(mb.value))
+				if !mb.Value.IsObject() {
+					l.errorf(path.key("params"), "must be an object, not %s", jsonx.Kind(mb.Value))
 				} else {
-					g.params = goValue(mb.value).(map[string]any)
+					g.params = jsonx.GoValue(mb.Value).(map[string]any)
 				}
 			default:
-				l.errorf(path.key(mb.key), "unknown key %q%s", mb.key, didYouMean(mb.key, []string{"type", "params"}))
+				l.errorf(path.key(mb.Key), "unknown key %q%s", mb.Key, didYouMean(mb.Key, []string{"type", "params"}))
 			}
 		}
 		if g.name == "" {
@@ -878,7 +857,7 @@ func (l *loader) readGuard(v gjson.Result, path jsonPath) *guard {
 			return nil
 		}
 	default:
-		l.errorf(path, "a guard must be a name or an object with a \"type\", not %s", jsonKind(v))
+		l.errorf(path, "a guard must be a name or an object with a \"type\", not %s", jsonx.Kind(v))
 		return nil
 	}
 	params := v.Get("params")
@@ -920,9 +899,9 @@ func (l *loader) readGuard(v gjson.Result, path jsonPath) *guard {
 			}
 			g.inNode = idx
 		case sv.Type == gjson.String || sv.IsObject():
-			g.inValue = goValue(sv)
+			g.inValue = jsonx.GoValue(sv)
 		default:
-			l.errorf(p, "xstate.stateIn needs a \"#id\" or a state value, not %s", jsonKind(sv))
+			l.errorf(p, "xstate.stateIn needs a \"#id\" or a state value, not %s", jsonx.Kind(sv))
 		}
 	default:
 		g.impl = l.opts.Implementations.Guards[g.name]
@@ -962,22 +941,22 @@ func (l *loader) readAction(v gjson.Result, path jsonPath) *action {
 	case v.Type == gjson.String && v.String() != "":
 		a.name = v.String()
 	case v.IsObject():
-		for _, mb := range objectMembers(v, func(k string) { l.errorf(path.key(k), "duplicate key %q", k) }) {
-			switch mb.key {
+		for _, mb := range jsonx.Members(v, func(k string) { l.errorf(path.key(k), "duplicate key %q", k) }) {
+			switch mb.Key {
 			case "type":
-				if mb.value.Type != gjson.String || mb.value.String() == "" {
-					l.errorf(path.key("type"), "must be a non-empty string, not %s", nonEmptyKind(mb.value))
+				if mb.Value.Type != gjson.String || mb.Value.String() == "" {
+					l.errorf(path.key("type"), "must be a non-empty string, not %s", nonEmptyKind(mb.Value))
 				}
-				a.name = mb.value.String()
+				a.name = mb.Value.String()
 			case "params":
-				if !mb.value.IsObject() {
-					l.errorf(path.key("params"), "must be an object, not %s", jsonKind(mb.value))
+				if !mb.Value.IsObject() {
+					l.errorf(path.key("params"), "must be an object, not %s", jsonx.Kind(mb.Value))
 				} else {
-					params = mb.value
-					a.params = goValue(mb.value).(map[string]any)
+					params = mb.Value
+					a.params = jsonx.GoValue(mb.Value).(map[string]any)
 				}
 			default:
-				l.errorf(path.key(mb.key), "unknown key %q%s", mb.key, didYouMean(mb.key, []string{"type", "params"}))
+				l.errorf(path.key(mb.Key), "unknown key %q%s", mb.Key, didYouMean(mb.Key, []string{"type", "params"}))
 			}
 		}
 		if a.name == "" {
@@ -998,13 +977,13 @@ func (l *loader) readAction(v gjson.Result, path jsonPath) *action {
 			}
 			return a
 		}
-		for _, mb := range objectMembers(params, func(k string) { l.errorf(pp.key(k), "duplicate key %q", k) }) {
-			e, err := compileExpr(mb.value, pp.key(mb.key))
+		for _, mb := range jsonx.Members(params, func(k string) { l.errorf(pp.key(k), "duplicate key %q", k) }) {
+			e, err := compileExpr(mb.Value, pp.key(mb.Key))
 			if err != nil {
 				l.add(err)
 				continue
 			}
-			a.assign = append(a.assign, assignEntry{key: mb.key, expr: e})
+			a.assign = append(a.assign, assignEntry{key: mb.Key, expr: e})
 		}
 	case "xstate.raise":
 		a.kind = actionRaise
@@ -1057,14 +1036,14 @@ func (l *loader) readAction(v gjson.Result, path jsonPath) *action {
 
 func eventFromJSON(v gjson.Result) Event {
 	ev := Event{Type: v.Get("type").String()}
-	for _, mb := range objectMembers(v, nil) {
-		if mb.key == "type" {
+	for _, mb := range jsonx.Members(v, nil) {
+		if mb.Key == "type" {
 			continue
 		}
 		if ev.Data == nil {
 			ev.Data = map[string]any{}
 		}
-		ev.Data[mb.key] = goValue(mb.value)
+		ev.Data[mb.Key] = jsonx.GoValue(mb.Value)
 	}
 	return ev
 }
@@ -1112,7 +1091,7 @@ func suggest(s string, candidates []string) (hint string, work int) {
 			continue // the distance is at least the difference in length
 		}
 		work += len(s) * len(c)
-		if d := editDistance(ls, strings.ToLower(c)); d < bestD {
+		if d := jsonx.Distance(ls, strings.ToLower(c)); d < bestD {
 			best, bestD = c, d
 		}
 	}
@@ -1120,27 +1099,4 @@ func suggest(s string, candidates []string) (hint string, work int) {
 		return "", work
 	}
 	return fmt.Sprintf(" (did you mean %q?)", best), work
-}
-
-func editDistance(a, b string) int {
-	if len(a) > 64 || len(b) > 64 {
-		return 1 << 30
-	}
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			c := prev[j-1]
-			if a[i-1] != b[j-1] {
-				c++
-			}
-			cur[j] = min(c, prev[j]+1, cur[j-1]+1)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }

@@ -12,6 +12,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/chartgate/chartgate/internal/jsonx"
 )
 
 // Status is the status of a snapshot, as in XState.
@@ -677,7 +679,7 @@ func toStateValue(v any) any {
 	if !ok || !strings.Contains(s, ".") {
 		return v
 	}
-	path := toStatePath(s)
+	path := jsonx.StatePath(s)
 	var out any = path[len(path)-1]
 	for i := len(path) - 2; i >= 0; i-- {
 		out = map[string]any{path[i]: out}

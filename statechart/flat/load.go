@@ -10,6 +10,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/chartgate/chartgate/internal/jsonx"
 	"github.com/chartgate/chartgate/statechart"
 )
 
@@ -76,18 +77,18 @@ func parse(data []byte) (*Machine, statechart.ErrorList) {
 	}
 	root := gjson.ParseBytes(data)
 	if !root.IsObject() {
-		return nil, statechart.ErrorList{{Msg: "a machine config must be a JSON object, not " + kind(root)}}
+		return nil, statechart.ErrorList{{Msg: "a machine config must be a JSON object, not " + jsonx.Kind(root)}}
 	}
 	l := &loader{m: &Machine{id: defaultID, initial: -1}}
 	var initial, states gjson.Result
-	for _, mb := range members(root, l.dups("")) {
-		p := jpath("").key(mb.key)
-		v := mb.value
-		switch mb.key {
+	for _, mb := range jsonx.Members(root, l.dups("")) {
+		p := jpath("").key(mb.Key)
+		v := mb.Value
+		switch mb.Key {
 		case "id":
 			switch {
 			case v.Type != gjson.String:
-				l.errorf(p, "must be a non-empty string, not %s", kind(v))
+				l.errorf(p, "must be a non-empty string, not %s", jsonx.Kind(v))
 			case v.String() == "":
 				l.errorf(p, "cannot be empty")
 			default:
@@ -100,12 +101,12 @@ func parse(data []byte) (*Machine, statechart.ErrorList) {
 		case "description":
 			l.m.description = l.description(v, p)
 		case "meta":
-			l.m.meta = goValue(v)
+			l.m.meta = jsonx.GoValue(v)
 		case "version":
 			// metadata that XState ignores
 		case "context":
 			if !v.IsObject() {
-				l.errorf(p, "must be an object, not %s", kind(v))
+				l.errorf(p, "must be an object, not %s", jsonx.Kind(v))
 			} else if !isEmpty(v) {
 				l.errorf(p, "%s", notFlatMsg("context"))
 			}
@@ -118,7 +119,7 @@ func parse(data []byte) (*Machine, statechart.ErrorList) {
 				l.badType(v, p)
 			}
 		default:
-			l.otherKey(mb.key, p)
+			l.otherKey(mb.Key, p)
 		}
 	}
 	l.readStates(states)
@@ -144,7 +145,7 @@ func isStateType(s string) bool {
 
 func (l *loader) badType(v gjson.Result, p jpath) {
 	if v.Type != gjson.String {
-		l.errorf(p, `must be "atomic" or "final", not %s`, kind(v))
+		l.errorf(p, `must be "atomic" or "final", not %s`, jsonx.Kind(v))
 		return
 	}
 	l.errorf(p, "%q is not a state type (atomic, compound, parallel, final, history)%s",
@@ -153,7 +154,7 @@ func (l *loader) badType(v gjson.Result, p jpath) {
 
 func (l *loader) description(v gjson.Result, p jpath) string {
 	if v.Type != gjson.String {
-		l.errorf(p, "must be a string, not %s", kind(v))
+		l.errorf(p, "must be a string, not %s", jsonx.Kind(v))
 	}
 	return v.String()
 }
@@ -182,14 +183,14 @@ func (l *loader) readStates(states gjson.Result) {
 		l.errorf("", `a flat machine needs "states": an object of states`)
 		return
 	case !states.IsObject():
-		l.errorf("states", "must be an object of states, not %s", kind(states))
+		l.errorf("states", "must be an object of states, not %s", jsonx.Kind(states))
 		return
 	}
 	sp := jpath("states")
 	l.byID = map[string]int{l.m.id: -1}
 	l.keyd = map[string]int{}
-	for _, mb := range members(states, l.dups(sp)) {
-		if mb.key == "" {
+	for _, mb := range jsonx.Members(states, l.dups(sp)) {
+		if mb.Key == "" {
 			l.errorf(sp, "a state key cannot be empty")
 			continue
 		}
@@ -197,32 +198,32 @@ func (l *loader) readStates(states gjson.Result) {
 			l.errorf(sp, "more than %d states", MaxStates)
 			return
 		}
-		p := sp.key(mb.key)
-		n := node{key: mb.key, id: l.m.id + "." + mb.key, path: p}
-		if !mb.value.IsObject() {
-			l.errorf(p, "a state must be an object, not %s", kind(mb.value))
+		p := sp.key(mb.Key)
+		n := node{key: mb.Key, id: l.m.id + "." + mb.Key, path: p}
+		if !mb.Value.IsObject() {
+			l.errorf(p, "a state must be an object, not %s", jsonx.Kind(mb.Value))
 		} else {
-			for _, f := range members(mb.value, l.dups(p)) {
-				fp := p.key(f.key)
-				switch f.key {
+			for _, f := range jsonx.Members(mb.Value, l.dups(p)) {
+				fp := p.key(f.Key)
+				switch f.Key {
 				case "on":
-					n.on = f.value
+					n.on = f.Value
 				case "type":
-					switch t := f.value.String(); {
-					case f.value.Type == gjson.String && t == "final":
+					switch t := f.Value.String(); {
+					case f.Value.Type == gjson.String && t == "final":
 						n.final = true
-					case f.value.Type == gjson.String && t == "atomic":
-					case f.value.Type == gjson.String && isStateType(t):
+					case f.Value.Type == gjson.String && t == "atomic":
+					case f.Value.Type == gjson.String && isStateType(t):
 						l.errorf(fp, "%s", notFlatMsg(t+" states"))
 					default:
-						l.badType(f.value, fp)
+						l.badType(f.Value, fp)
 					}
 				case "description":
-					n.description = l.description(f.value, fp)
+					n.description = l.description(f.Value, fp)
 				case "meta":
-					n.meta = goValue(f.value)
+					n.meta = jsonx.GoValue(f.Value)
 				default:
-					l.otherKey(f.key, fp)
+					l.otherKey(f.Key, fp)
 				}
 			}
 		}
@@ -243,7 +244,7 @@ func (l *loader) readInitial(v gjson.Result) {
 	case v.IsObject():
 		l.errorf("initial", `must be the name of a state, not an object (initial actions need the full interpreter, statechart.Compile)`)
 	case v.Type != gjson.String:
-		l.errorf("initial", "must be the name of a state, not %s", kind(v))
+		l.errorf("initial", "must be the name of a state, not %s", jsonx.Kind(v))
 	default:
 		for i, n := range l.m.nodes {
 			if n.key == v.String() {
@@ -276,11 +277,11 @@ func (l *loader) readOn(i int) {
 	}
 	op := n.path.key("on")
 	if !on.IsObject() {
-		l.errorf(op, "must be an object mapping events to target states, not %s", kind(on))
+		l.errorf(op, "must be an object mapping events to target states, not %s", jsonx.Kind(on))
 		return
 	}
-	for _, mb := range members(on, l.dups(op)) {
-		ev, p := mb.key, op.key(mb.key)
+	for _, mb := range jsonx.Members(on, l.dups(op)) {
+		ev, p := mb.Key, op.key(mb.Key)
 		switch {
 		case ev == "":
 			l.errorf(op, "an event name cannot be empty")
@@ -295,7 +296,7 @@ func (l *loader) readOn(i int) {
 			l.errorf(p, "%s", notFlatMsg(`handlers of XState's own events ("xstate.*")`))
 			continue
 		}
-		if t, ok := l.readTransition(i, mb.value, p); ok {
+		if t, ok := l.readTransition(i, mb.Value, p); ok {
 			n.transitions = append(n.transitions, edge{event: ev, target: t})
 		}
 	}
@@ -309,18 +310,18 @@ func (l *loader) readTransition(src int, v gjson.Result, p jpath) (int, bool) {
 	case v.Type == gjson.String:
 	case v.IsObject():
 		target = gjson.Result{}
-		for _, f := range members(v, l.dups(p)) {
-			fp := p.key(f.key)
-			switch f.key {
+		for _, f := range jsonx.Members(v, l.dups(p)) {
+			fp := p.key(f.Key)
+			switch f.Key {
 			case "target":
-				target, tp = f.value, fp
+				target, tp = f.Value, fp
 			case "description", "meta":
 			case "internal":
 				l.errorf(fp, `"internal" was replaced by "reenter" in XState v5, and %s`, notFlatMsg("reentering transitions"))
 			case "guard", "actions", "reenter", "cond":
-				l.otherKey(f.key, fp)
+				l.otherKey(f.Key, fp)
 			default:
-				l.errorf(fp, "unknown key %q%s", f.key, didYouMean(f.key, transitionKeys))
+				l.errorf(fp, "unknown key %q%s", f.Key, didYouMean(f.Key, transitionKeys))
 			}
 		}
 		if !target.Exists() {
@@ -331,7 +332,7 @@ func (l *loader) readTransition(src int, v gjson.Result, p jpath) (int, bool) {
 		l.errorf(p, "%s", notFlatMsg("lists of candidate transitions"))
 		return 0, false
 	default:
-		l.errorf(p, "a transition must be the name of the target state, not %s", kind(v))
+		l.errorf(p, "a transition must be the name of the target state, not %s", jsonx.Kind(v))
 		return 0, false
 	}
 	switch {
@@ -339,7 +340,7 @@ func (l *loader) readTransition(src int, v gjson.Result, p jpath) (int, bool) {
 		l.errorf(tp, "%s", notFlatMsg("multiple targets"))
 		return 0, false
 	case target.Type != gjson.String:
-		l.errorf(tp, "a target must be the name of a state, not %s", kind(target))
+		l.errorf(tp, "a target must be the name of a state, not %s", jsonx.Kind(target))
 		return 0, false
 	case target.String() == "":
 		l.errorf(tp, "a target cannot be empty; %s", notFlatMsg("targetless transitions"))
@@ -355,7 +356,7 @@ func (l *loader) readTransition(src int, v gjson.Result, p jpath) (int, bool) {
 	if strings.HasPrefix(t, "#") {
 		idx, ok = l.resolveID(t)
 	} else {
-		idx, ok = l.walk(-1, toStatePath(t))
+		idx, ok = l.walk(-1, jsonx.StatePath(t))
 	}
 	switch {
 	case !ok && strings.HasPrefix(t, "#"):
@@ -373,7 +374,7 @@ func (l *loader) readTransition(src int, v gjson.Result, p jpath) (int, bool) {
 // resolveID resolves "#id" or "#id.key" as XState does: the first segment
 // is a state id, the rest a path of keys below that state. The root is -1.
 func (l *loader) resolveID(t string) (int, bool) {
-	segs := toStatePath(t[1:])
+	segs := jsonx.StatePath(t[1:])
 	cur, ok := l.byID[segs[0]]
 	if !ok {
 		return 0, false

@@ -9,6 +9,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/chartgate/chartgate/internal/jsonx"
 	"github.com/chartgate/chartgate/statechart"
 )
 
@@ -84,16 +85,16 @@ func (m *Machine) restore(data []byte) (*State, error) {
 	}
 	doc := gjson.ParseBytes(data)
 	if !doc.IsObject() {
-		return nil, fmt.Errorf("a persisted state must be a JSON object, not %s", kind(doc))
+		return nil, fmt.Errorf("a persisted state must be a JSON object, not %s", jsonx.Kind(doc))
 	}
 	var dup string
 	fields := map[string]gjson.Result{}
-	for _, mb := range members(doc, func(k string) {
+	for _, mb := range jsonx.Members(doc, func(k string) {
 		if dup == "" {
 			dup = k
 		}
 	}) {
-		fields[mb.key] = mb.value
+		fields[mb.Key] = mb.Value
 	}
 	if dup != "" {
 		return nil, fmt.Errorf("duplicate key %q", dup)
@@ -103,7 +104,7 @@ func (m *Machine) restore(data []byte) (*State, error) {
 	switch v := fields["status"]; {
 	case !v.Exists():
 	case v.Type != gjson.String:
-		return nil, fmt.Errorf("status: must be a string, not %s", kind(v))
+		return nil, fmt.Errorf("status: must be a string, not %s", jsonx.Kind(v))
 	default:
 		switch st := statechart.Status(v.String()); st {
 		case statechart.StatusActive, statechart.StatusDone, statechart.StatusStopped:
@@ -117,7 +118,7 @@ func (m *Machine) restore(data []byte) (*State, error) {
 
 	v := fields["value"]
 	if v.Type != gjson.String {
-		return nil, fmt.Errorf("value: must be the name of a state of machine %q, not %s", m.id, kind(v))
+		return nil, fmt.Errorf("value: must be the name of a state of machine %q, not %s", m.id, jsonx.Kind(v))
 	}
 	idx := -1
 	keys := make([]string, 0, min(len(m.nodes), maxSuggest))
@@ -137,7 +138,7 @@ func (m *Machine) restore(data []byte) (*State, error) {
 
 	if ns := fields["nodes"]; ns.Exists() && ns.Type != gjson.Null {
 		if !ns.IsArray() {
-			return nil, fmt.Errorf("nodes: must be an array of state ids, not %s", kind(ns))
+			return nil, fmt.Errorf("nodes: must be an array of state ids, not %s", jsonx.Kind(ns))
 		}
 		ids := ns.Array()
 		ok := len(ids) == 2

@@ -1,0 +1,271 @@
+// Package jsonx holds the low-level JSON helpers shared by the statechart
+// loaders (package statechart and package statechart/flat): the iterative
+// nesting-depth scan and syntax-error location done before gjson parses a
+// document, object members in JavaScript's key order with duplicate keys
+// detected, conversion of JSON values to plain Go values, names of JSON
+// kinds for messages, XState's state-path splitting and the edit distance
+// behind did-you-mean hints.
+//
+// The helpers return plain values; the callers own their limits and error
+// messages.
+package jsonx
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/tidwall/gjson"
+)
+
+// TooDeep reports whether data nests objects and arrays more than maxDepth
+// levels deep. The scan is iterative, so hostile nesting cannot exhaust the
+// stack, and it does not require data to be valid JSON.
+func TooDeep(data []byte, maxDepth int) bool {
+	depth, inString, escaped := 0, false, false
+	for _, c := range data {
+		if inString {
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+			continue
+		}
+		switch c {
+		case '"':
+			inString = true
+		case '{', '[':
+			if depth++; depth > maxDepth {
+				return true
+			}
+		case '}', ']':
+			depth--
+		}
+	}
+	return false
+}
+
+// Position returns the line and column (1-based, in bytes) of data[off].
+func Position(data []byte, off int) (line, col int) {
+	line, col = 1, 1
+	for _, c := range data[:off] {
+		if c == '\n' {
+			line, col = line+1, 1
+		} else {
+			col++
+		}
+	}
+	return line, col
+}
+
+// SyntaxError locates the syntax error of an invalid document as
+// "line L, column C: message", using encoding/json's diagnosis. It returns
+// "invalid document" when encoding/json finds no error.
+func SyntaxError(data []byte) string {
+	var v any
+	err := json.Unmarshal(data, &v)
+	if err == nil {
+		return "invalid document"
+	}
+	var se *json.SyntaxError
+	if !errors.As(err, &se) {
+		return err.Error()
+	}
+	line, col := Position(data, max(0, min(int(se.Offset)-1, len(data))))
+	return fmt.Sprintf("line %d, column %d: %s", line, col, se.Error())
+}
+
+// Member is one key/value pair of a JSON object.
+type Member struct {
+	Key   string
+	Value gjson.Result
+}
+
+// ArrayIndex reports whether k is a canonical array index (a key that a
+// JavaScript object lists before all others, in ascending numeric order)
+// and its value.
+func ArrayIndex(k string) (uint64, bool) {
+	if k == "" || len(k) > 10 || (len(k) > 1 && k[0] == '0') {
+		return 0, false
+	}
+	for i := 0; i < len(k); i++ {
+		if k[i] < '0' || k[i] > '9' {
+			return 0, false
+		}
+	}
+	n, err := strconv.ParseUint(k, 10, 64)
+	if err != nil || n >= 1<<32-1 {
+		return 0, false
+	}
+	return n, true
+}
+
+// Members returns the members of a JSON object in the order a JavaScript
+// engine would list them (Object.keys), which is the order XState sees:
+// array-index keys first in ascending order, then the other keys in document
+// order. Only the first occurrence of a duplicated key is kept; dup, if not
+// nil, is called for every other one.
+func Members(v gjson.Result, dup func(key string)) []Member {
+	members := make([]Member, 0, 8)
+	var seen map[string]bool // only for large objects; small ones are scanned
+	indexKeys := false
+	v.ForEach(func(k, val gjson.Result) bool {
+		key := k.String()
+		dupKey := false
+		if seen != nil {
+			dupKey = seen[key]
+		} else {
+			for _, m := range members {
+				if m.Key == key {
+					dupKey = true
+					break
+				}
+			}
+		}
+		if dupKey {
+			if dup != nil {
+				dup(key)
+			}
+			return true
+		}
+		if seen == nil && len(members) >= 16 {
+			seen = make(map[string]bool, 2*len(members))
+			for _, m := range members {
+				seen[m.Key] = true
+			}
+		}
+		if seen != nil {
+			seen[key] = true
+		}
+		if _, ok := ArrayIndex(key); ok {
+			indexKeys = true
+		}
+		members = append(members, Member{key, val})
+		return true
+	})
+	if !indexKeys {
+		return members
+	}
+	sort.SliceStable(members, func(i, j int) bool {
+		a, aok := ArrayIndex(members[i].Key)
+		b, bok := ArrayIndex(members[j].Key)
+		if aok && bok {
+			return a < b
+		}
+		return aok && !bok
+	})
+	return members
+}
+
+// GoValue converts a JSON value to the shapes encoding/json produces:
+// map[string]any, []any, float64, string, bool and nil. The first
+// occurrence of a duplicated key wins.
+func GoValue(v gjson.Result) any {
+	switch v.Type {
+	case gjson.Null:
+		return nil
+	case gjson.False:
+		return false
+	case gjson.True:
+		return true
+	case gjson.Number:
+		return v.Float()
+	case gjson.String:
+		return v.String()
+	}
+	if v.IsArray() {
+		arr := []any{}
+		v.ForEach(func(_, e gjson.Result) bool {
+			arr = append(arr, GoValue(e))
+			return true
+		})
+		return arr
+	}
+	if v.IsObject() {
+		obj := map[string]any{}
+		v.ForEach(func(k, e gjson.Result) bool {
+			if _, ok := obj[k.String()]; !ok {
+				obj[k.String()] = GoValue(e)
+			}
+			return true
+		})
+		return obj
+	}
+	return nil
+}
+
+// Kind names the kind of a JSON value for messages: "nothing", "null",
+// "a boolean", "a number", "a string", "an array" or "an object".
+func Kind(v gjson.Result) string {
+	switch {
+	case !v.Exists():
+		return "nothing"
+	case v.Type == gjson.Null:
+		return "null"
+	case v.Type == gjson.True || v.Type == gjson.False:
+		return "a boolean"
+	case v.Type == gjson.Number:
+		return "a number"
+	case v.Type == gjson.String:
+		return "a string"
+	case v.IsArray():
+		return "an array"
+	default:
+		return "an object"
+	}
+}
+
+// StatePath splits a state path on dots; a backslash escapes the next
+// character. This is how XState's toStatePath reads target strings.
+func StatePath(s string) []string {
+	var out []string
+	var seg strings.Builder
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '\\':
+			if i+1 < len(s) {
+				seg.WriteByte(s[i+1])
+				i++
+			}
+			continue
+		case '.':
+			out = append(out, seg.String())
+			seg.Reset()
+			continue
+		}
+		seg.WriteByte(s[i])
+	}
+	return append(out, seg.String())
+}
+
+// Distance is the Levenshtein distance of a and b, in bytes; strings longer
+// than 64 bytes are never close (their distance is 1<<30).
+func Distance(a, b string) int {
+	if len(a) > 64 || len(b) > 64 {
+		return 1 << 30
+	}
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			c := prev[j-1]
+			if a[i-1] != b[j-1] {
+				c++
+			}
+			cur[j] = min(c, prev[j]+1, cur[j-1]+1)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}

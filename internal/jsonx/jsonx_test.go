@@ -1,0 +1,135 @@
+package jsonx
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/tidwall/gjson"
+)
+
+func TestTooDeep(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		max  int
+		want bool
+	}{
+		{`{}`, 1, false},
+		{`{"a":[1]}`, 1, true},
+		{`{"a":[1]}`, 2, false},
+		{`{"a":"[[[[["}`, 1, false},
+		{`{"a":"\"[[["}`, 1, false},
+		{strings.Repeat("[", 300), 256, true},
+	} {
+		if got := TooDeep([]byte(tc.in), tc.max); got != tc.want {
+			t.Errorf("TooDeep(%q, %d) = %v, want %v", tc.in, tc.max, got, tc.want)
+		}
+	}
+}
+
+func TestPositionAndSyntaxError(t *testing.T) {
+	if l, c := Position([]byte("ab\ncd"), 4); l != 2 || c != 2 {
+		t.Errorf("Position = %d:%d, want 2:2", l, c)
+	}
+	got := SyntaxError([]byte("{\n  \"a\": }"))
+	if !strings.HasPrefix(got, "line 2, column 8: ") {
+		t.Errorf("SyntaxError = %q", got)
+	}
+	if got := SyntaxError([]byte(`{}`)); got != "invalid document" {
+		t.Errorf("SyntaxError of valid JSON = %q", got)
+	}
+}
+
+func TestArrayIndex(t *testing.T) {
+	for k, want := range map[string]bool{
+		"0": true, "7": true, "4294967294": true,
+		"": false, "01": false, "-1": false, "+1": false, "1_0": false,
+		"4294967295": false, "12345678901": false, "a": false,
+	} {
+		if _, ok := ArrayIndex(k); ok != want {
+			t.Errorf("ArrayIndex(%q) ok = %v, want %v", k, ok, want)
+		}
+	}
+}
+
+func TestMembers(t *testing.T) {
+	for _, n := range []int{3, 40} { // small objects scan, large ones use a map
+		var b strings.Builder
+		b.WriteString(`{"b":1,"10":2,"a":3,"2":4,"b":5`)
+		for i := range n {
+			b.WriteString(`,"k` + strings.Repeat("x", i) + `":0`)
+		}
+		b.WriteString(`,"a":6}`)
+		var dups []string
+		ms := Members(gjson.Parse(b.String()), func(k string) { dups = append(dups, k) })
+		var keys []string
+		for _, m := range ms[:4] {
+			keys = append(keys, m.Key+"="+m.Value.Raw)
+		}
+		if want := []string{"2=4", "10=2", "b=1", "a=3"}; !reflect.DeepEqual(keys, want) {
+			t.Errorf("n=%d: keys = %v, want %v", n, keys, want)
+		}
+		if want := []string{"b", "a"}; !reflect.DeepEqual(dups, want) {
+			t.Errorf("n=%d: dups = %v, want %v", n, dups, want)
+		}
+		if len(ms) != 4+n {
+			t.Errorf("n=%d: %d members, want %d", n, len(ms), 4+n)
+		}
+	}
+	if ms := Members(gjson.Parse(`{"a":1,"a":2}`), nil); len(ms) != 1 || ms[0].Value.Raw != "1" {
+		t.Errorf("Members with nil dup = %v", ms)
+	}
+}
+
+func TestGoValue(t *testing.T) {
+	got := GoValue(gjson.Parse(`{"a":[1,"x",true,false,null,{}],"a":2,"b":[]}`))
+	want := map[string]any{"a": []any{1.0, "x", true, false, nil, map[string]any{}}, "b": []any{}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("GoValue = %#v, want %#v", got, want)
+	}
+}
+
+func TestKind(t *testing.T) {
+	doc := gjson.Parse(`{"n":null,"t":true,"f":false,"i":1,"s":"x","a":[],"o":{}}`)
+	for path, want := range map[string]string{
+		"missing": "nothing", "n": "null", "t": "a boolean", "f": "a boolean",
+		"i": "a number", "s": "a string", "a": "an array", "o": "an object",
+	} {
+		if got := Kind(doc.Get(path)); got != want {
+			t.Errorf("Kind(%s) = %q, want %q", path, got, want)
+		}
+	}
+}
+
+func TestStatePath(t *testing.T) {
+	for in, want := range map[string][]string{
+		"":       {""},
+		"a":      {"a"},
+		"a.b":    {"a", "b"},
+		`a\.b.c`: {"a.b", "c"},
+		`a\\.b`:  {`a\`, "b"},
+		`a.b\`:   {"a", "b"},
+		".a.":    {"", "a", ""},
+	} {
+		if got := StatePath(in); !reflect.DeepEqual(got, want) {
+			t.Errorf("StatePath(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestDistance(t *testing.T) {
+	for _, tc := range []struct {
+		a, b string
+		want int
+	}{
+		{"", "", 0},
+		{"kitten", "sitting", 3},
+		{"abc", "", 3},
+		{"flaw", "lawn", 2},
+		{strings.Repeat("a", 65), "a", 1 << 30},
+	} {
+		if got := Distance(tc.a, tc.b); got != tc.want {
+			t.Errorf("Distance(%q, %q) = %d, want %d", tc.a, tc.b, got, tc.want)
+		}
+	}
+}
