@@ -90,22 +90,29 @@ func (a *Actor) Send(ctx context.Context, ev Event) error {
 	if a.cur.status != StatusActive {
 		return nil
 	}
-	a.prepareWork()
 	var now time.Time
 	if a.m.hasTimers {
 		now = a.clock.Now() // only delayed events need the time
 	}
+	a.prepareWork()
+	return a.process(ctx, ev, now)
+}
+
+// process runs one macrostep on the work buffer (prepared by prepareWork)
+// and makes it current; if a guard or action fails, the current snapshot
+// keeps its state with status error instead.
+func (a *Actor) process(ctx context.Context, ev Event, now time.Time) error {
 	a.r.begin(ctx, a.work, now)
 	a.r.macrostep(ev)
+	var err error
 	if a.r.err != nil {
-		err := a.r.runtimeError(ev)
+		err = a.r.runtimeError(ev)
 		a.cur.status, a.cur.err, a.cur.timers = StatusError, err, nil
-		a.afterChange()
-		return err
+	} else {
+		a.cur, a.work = a.work, a.cur
 	}
-	a.cur, a.work = a.work, a.cur
 	a.afterChange()
-	return nil
+	return err
 }
 
 type actorError string
@@ -231,13 +238,5 @@ func (a *Actor) fire(seq uint64) {
 		return
 	}
 	a.prepareWork()
-	ev := a.work.takeTimer(idx)
-	a.r.begin(a.ctx, a.work, a.clock.Now())
-	a.r.macrostep(ev)
-	if a.r.err != nil {
-		a.cur.status, a.cur.err, a.cur.timers = StatusError, a.r.runtimeError(ev), nil
-	} else {
-		a.cur, a.work = a.work, a.cur
-	}
-	a.afterChange()
+	_ = a.process(a.ctx, a.work.takeTimer(idx), a.clock.Now()) // the error is in the snapshot
 }

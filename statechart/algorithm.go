@@ -107,7 +107,8 @@ func (r *runner) runtimeError(ev Event) error {
 // macrostep (XState's getInitialSnapshot: initialMicrostep, then macrostep
 // on xstate.init).
 func (r *runner) initialTransition() {
-	init := &transition{source: 0, reenter: true, targets: r.m.initialStateNodes()}
+	init := &transition{source: 0, reenter: true}
+	r.m.initialStateNodes(0, func(n int) { init.targets = append(init.targets, n) })
 	ev := Event{Type: EventInit}
 	r.microstep([]*transition{init}, ev, true)
 	if r.err != nil {
@@ -116,27 +117,21 @@ func (r *runner) initialTransition() {
 	r.macrostepLoop(ev)
 }
 
-// initialStateNodes is XState's getInitialStateNodes(root): the root and,
+// initialStateNodes is XState's getInitialStateNodes(n): n and,
 // recursively, the initial child of every compound and every region of
-// every parallel state.
-func (m *Machine) initialStateNodes() []int {
-	var out []int
-	var iter func(n int)
-	iter = func(n int) {
-		out = append(out, n)
-		switch m.nodes[n].kind {
-		case kindCompound:
-			iter(m.nodes[n].initial.targets[0])
-		case kindParallel:
-			for _, c := range m.nodes[n].children {
-				if m.nodes[c].kind != kindHistory {
-					iter(c)
-				}
+// every parallel state, in pre-order, each passed to add.
+func (m *Machine) initialStateNodes(n int, add func(int)) {
+	add(n)
+	switch m.nodes[n].kind {
+	case kindCompound:
+		m.initialStateNodes(m.nodes[n].initial.targets[0], add)
+	case kindParallel:
+		for _, c := range m.nodes[n].children {
+			if m.nodes[c].kind != kindHistory {
+				m.initialStateNodes(c, add)
 			}
 		}
 	}
-	iter(0)
-	return out
 }
 
 // macrostep processes one external event to completion: its transitions,

@@ -134,31 +134,17 @@ func (m *Machine) allStateNodes(nodes []int) []int {
 			hadChild[p] = true
 		}
 	}
-	var initial func(n int)
-	initial = func(n int) { // getInitialStateNodes, pre-order
-		add(n)
-		switch m.nodes[n].kind {
-		case kindCompound:
-			initial(m.nodes[n].initial.targets[0])
-		case kindParallel:
-			for _, c := range m.nodes[n].children {
-				if m.nodes[c].kind != kindHistory {
-					initial(c)
-				}
-			}
-		}
-	}
 	for i := 0; i < len(order); i++ {
 		n := m.nodes[order[i]]
 		switch n.kind {
 		case kindCompound:
 			if !hadChild[order[i]] {
-				initial(order[i])
+				m.initialStateNodes(order[i], add)
 			}
 		case kindParallel:
 			for _, c := range n.children {
 				if m.nodes[c].kind != kindHistory && !in[c] {
-					initial(c)
+					m.initialStateNodes(c, add)
 				}
 			}
 		}
