@@ -60,11 +60,11 @@ func BenchmarkListFilter(b *testing.B) {
 			ctx := context.Background()
 			// Move the session's workflow to s3, so that it is stored.
 			for range 3 {
-				v, err := g.load(ctx, ss)
+				v, err := g.load(ctx, target{ss: ss})
 				if err != nil {
 					b.Fatal(err)
 				}
-				if _, _, err := g.apply(ctx, ss, v, g.event("NEXT", "x", nil, nil)); err != nil {
+				if _, _, _, err := g.apply(ctx, target{ss: ss}, v, g.event("NEXT", "x", nil, nil), "x"); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -73,7 +73,7 @@ func BenchmarkListFilter(b *testing.B) {
 				return &mcp.ListToolsResult{Tools: append([]*mcp.Tool(nil), tools...)}, nil
 			}
 			req := &mcp.ListToolsRequest{Session: ss, Params: &mcp.ListToolsParams{}}
-			res, err := g.list(ctx, next, req)
+			res, err := g.list(ctx, next, &attachment{}, req)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -83,7 +83,7 @@ func BenchmarkListFilter(b *testing.B) {
 			b.ReportAllocs()
 			b.ResetTimer()
 			for b.Loop() {
-				if _, err := g.list(ctx, next, req); err != nil {
+				if _, err := g.list(ctx, next, &attachment{}, req); err != nil {
 					b.Fatal(err)
 				}
 			}

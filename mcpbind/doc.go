@@ -228,12 +228,67 @@
 // no layer wraps it. The same happens when no layer is configured; the
 // gate otherwise works as usual.
 //
-// # Protocol versions
+// # Call limits
+//
+// A state's meta.mcp.maxCalls bounds the calls of the workflow's tools (the
+// bound ones: unbound tools and the workflow tools are not counted) that
+// may run while the state is active. Each call that runs counts, whatever
+// its result; it is counted in the store, with compare-and-swap, before
+// the handler runs, so concurrent calls never exceed the budget. Once the
+// budget is used up, only tools that take the workflow out of the state
+// may run: tools whose event, sent with the call's arguments, leaves it.
+// The others are hidden (the session gets notifications/tools/list_changed
+// when the last call is used) and refused with code CALL_LIMIT and the
+// tools that remain. The count starts again when the state is entered
+// again after it was left; a transition that leaves and re-enters the
+// state in one step does not reset it. workflow_status shows the calls
+// used of each active budget.
+//
+// # Run history
+//
+// Every saved transition is kept in the workflow's record in the store (the
+// newest [Options.HistoryLimit], 20 by default), passed to
+// [Options.OnTransition] and logged at Info level ("mcpbind: transition",
+// with key, tool, event, from and to). [Gate.SessionWorkflow] and
+// [Gate.Workflow] return it as [Transition] values: tool, event (with the
+// call's arguments and result as data), from, to and time.
+//
+// The record is JSON: {"state": <the engine's persisted state>, "calls":
+// {"<state id>": n}, "history": [{"tool", "event", "from", "to", "time"},
+// ...]}; "calls" and "history" are omitted when empty.
+//
+// # Protocol versions and workflow handles
 //
 // Protocol versions up to 2025-11-25 have sessions, and the gate works as
-// described. Protocol 2026-07-28 forbids tool lists that vary per
-// connection or as a side effect of calls: for such requests the gate
-// lists every tool and sends no list_changed, but still refuses hidden
-// tools, keyed by the connection. Workflow handles for sessionless servers
-// are not implemented yet.
+// described above: one workflow per session, filtered lists,
+// list_changed. Protocol 2026-07-28 removed sessions and forbids tool lists
+// that vary per connection or as a side effect of calls. For its requests
+// (by default, [HandlesAuto]) the gate keys workflows by explicit handles:
+//
+//   - [Gate.Attach] adds a start tool, workflow_start, which starts a
+//     workflow, saves it in the store and returns its workflow_id (128
+//     random bits), its state and the tools available in it
+//     ([WorkflowStart]). Sessions of older protocols do not see it.
+//   - tools/list lists every tool, the same for every client. Each gated
+//     tool (and workflow_status and workflow_transition) gets a required
+//     workflow_id argument in its input schema and a sentence in its
+//     description saying in which states it works.
+//   - A call of a gated tool is gated by the workflow its workflow_id names.
+//     The gate removes the argument before the handler runs (the handler
+//     validates its own arguments) and passes the id in the context:
+//     [WorkflowID]. A call without a workflow_id is refused with code
+//     WORKFLOW_REQUIRED, one with an id that names no workflow (never
+//     started, or expired from the store) with UNKNOWN_WORKFLOW; both say
+//     to call workflow_start. A hidden tool is refused as above (FORBIDDEN,
+//     with the path).
+//   - No list_changed is sent: the list never changes.
+//
+// Nothing of a workflow lives in the server process, so the handle mode
+// also serves a stateless Streamable HTTP server
+// (mcp.StreamableHTTPOptions{Stateless: true}) behind several instances
+// that share a store (mcpbind/redisstore): any instance serves any call.
+// For older clients of such a server, which have no sessions there either,
+// set [Options.Handles] to [HandlesAlways]. [HandlesNever] turns handles
+// off: then requests of protocol 2026-07-28 see every tool listed and are
+// gated by their connection.
 package mcpbind

@@ -7,6 +7,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -52,18 +53,50 @@ type Options struct {
 	// since the tool has already had its effect. Default 10 s.
 	StoreTimeout time.Duration
 	// OnTransition, if set, is called after each saved transition that a
-	// tool call caused, before the call's result is returned.
+	// tool call (or workflow_transition) caused, before the call's result
+	// is returned. Every such transition is also logged at Info level and
+	// kept in the workflow's run history.
 	OnTransition func(context.Context, Transition)
+	// HistoryLimit bounds the run history kept with each workflow (see
+	// [Gate.Workflow]): the newest HistoryLimit transitions are kept.
+	// Default 20; a negative value keeps none.
+	HistoryLimit int
+
+	// Handles says when workflows are keyed by explicit handles instead of
+	// sessions (see the package documentation, "Workflow handles"). Default
+	// HandlesAuto.
+	Handles HandleMode
+	// StartTool names the tool that starts a workflow and returns its
+	// handle, the workflow_id. Default "workflow_start".
+	StartTool string
 }
 
-// Transition describes a saved transition, for [Options.OnTransition].
+// HandleMode says when a [Gate] keys workflows by explicit handles.
+type HandleMode uint8
+
+const (
+	// HandlesAuto keys requests of protocol 2026-07-28 and later, which
+	// have no sessions, by handles, and older ones by their session.
+	HandlesAuto HandleMode = iota
+	// HandlesAlways keys every request by a handle: for stateless
+	// Streamable HTTP servers (every request a new session) serving older
+	// clients too.
+	HandlesAlways
+	// HandlesNever keys every request by its session, and adds no start
+	// tool. Requests of protocol 2026-07-28 see every tool listed and are
+	// gated by their connection.
+	HandlesNever
+)
+
+// Transition describes a saved transition, for [Options.OnTransition] and
+// the run history ([Workflow.History]).
 type Transition struct {
-	Key   string           // the store key of the session's workflow
-	Tool  string           // the tool whose successful call sent the event
-	Event statechart.Event // the event, in the documented shape
-	From  any              // state value before
-	To    any              // state value after
-	Time  time.Time
+	Key   string           `json:"-"`     // the store key of the workflow
+	Tool  string           `json:"tool"`  // the tool whose successful call sent the event
+	Event statechart.Event `json:"event"` // the event, in the documented shape (its data is the call's arguments and result)
+	From  any              `json:"from"`  // state value before
+	To    any              `json:"to"`    // state value after
+	Time  time.Time        `json:"time"`
 }
 
 // Binding binds one tool in Go (tool-centric, like MCP Fusion's
@@ -110,6 +143,11 @@ type Gate struct {
 	retries int
 	timeout time.Duration
 	named   func(*mcp.ServerSession) string
+	hlimit  int        // run history bound; 0 keeps none
+	handles HandleMode // when workflows are keyed by handles
+	start   string     // the start tool's name ("" with HandlesNever)
+	paths   []string   // key path of each node ("" for the root)
+	limited bool       // some state has maxCalls
 	// dataless: the engine ignores event data (the flat engine), so the
 	// call's arguments and result need not be decoded into the event.
 	dataless bool
@@ -149,6 +187,7 @@ const (
 	modeUnbound toolMode = iota // always visible
 	modeStates                  // visible when one of nodes is active
 	modeCan                     // visible when the machine can handle event
+	modeStart                   // the start tool: listed only with handles
 )
 
 // toolInfo is how one tool is gated.
@@ -159,7 +198,10 @@ type toolInfo struct {
 	invalidates []string // reported with statesync.Invalidate after a saved transition
 }
 
-var unboundInfo = &toolInfo{}
+var (
+	unboundInfo = &toolInfo{}
+	startInfo   = &toolInfo{mode: modeStart}
+)
 
 // rules is an immutable set of Go bindings with the derived tables; Bind
 // replaces it.
@@ -202,7 +244,29 @@ func New(engine statechart.Engine, opts *Options) (*Gate, error) {
 		timeout:  o.StoreTimeout,
 		onTrans:  o.OnTransition,
 		named:    o.SessionKey,
+		hlimit:   o.HistoryLimit,
+		handles:  o.Handles,
+		start:    o.StartTool,
 		sessions: map[*mcp.ServerSession]*session{},
+	}
+	switch {
+	case g.hlimit == 0:
+		g.hlimit = 20
+	case g.hlimit < 0:
+		g.hlimit = 0
+	}
+	if g.handles > HandlesNever {
+		return nil, fmt.Errorf("mcpbind: Options.Handles: unknown mode %d", g.handles)
+	}
+	if g.handles == HandlesNever {
+		g.start = ""
+	} else if g.start == "" {
+		g.start = "workflow_start"
+	}
+	if g.start != "" {
+		if msg := checkToolName(g.start, false); msg != "" {
+			return nil, fmt.Errorf("mcpbind: Options.StartTool: %s", msg)
+		}
 	}
 	if g.store == nil {
 		g.store = NewMemoryStore(nil)
@@ -244,6 +308,7 @@ func New(engine statechart.Engine, opts *Options) (*Gate, error) {
 		keyPaths[i] = p
 		g.byPath[p] = i
 	}
+	g.paths = keyPaths
 	_, g.dataless = engine.(*flat.Machine)
 	g.events = machineEvents(g.nodes)
 	g.model = newModel(g.nodes, g.byID)
@@ -261,6 +326,7 @@ func New(engine statechart.Engine, opts *Options) (*Gate, error) {
 			continue
 		}
 		g.mcp[i] = sm
+		g.limited = g.limited || sm.MaxCalls > 0
 		for _, t := range sm.Tools {
 			j, ok := patIdx[t]
 			if !ok {
@@ -308,7 +374,7 @@ func New(engine statechart.Engine, opts *Options) (*Gate, error) {
 	if p, ok := s.(interface{ NextDue() (time.Time, bool) }); ok {
 		_, g.initialTimers = p.NextDue()
 	}
-	g.initial, err = g.newView("", s, nil, 0)
+	g.initial, err = g.newView("", s, record{}, nil, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -479,11 +545,12 @@ func (g *Gate) info(r *rules, tool string, remember bool) *toolInfo {
 	return ti
 }
 
-// view is a decoded workflow state of one session.
+// view is a decoded workflow record.
 type view struct {
 	key     string           // store key; "" for a session that has none yet
 	state   statechart.State // after Advance
-	data    []byte           // the persisted form as loaded (or of the initial state)
+	rec     record           // as loaded (rec.snap is older than state if Advance moved it)
+	data    []byte           // the encoded record as loaded (or of the initial state)
 	version uint64           // 0: no record
 	active  bitset           // active nodes of state
 	sig     atomic.Pointer[sigCache]
@@ -491,7 +558,7 @@ type view struct {
 
 // withKey returns a copy of v under another store key.
 func (v *view) withKey(key string) *view {
-	return &view{key: key, state: v.state, data: v.data, version: v.version, active: v.active}
+	return &view{key: key, state: v.state, rec: v.rec, data: v.data, version: v.version, active: v.active}
 }
 
 // sigCache is the signature of a view under some rules (a view's state
@@ -501,15 +568,20 @@ type sigCache struct {
 	bits  bitset
 }
 
-func (g *Gate) newView(key string, s statechart.State, data []byte, version uint64) (*view, error) {
-	if data == nil {
+// newView decodes a workflow state. A nil rec.snap or data is computed
+// from s and rec.
+func (g *Gate) newView(key string, s statechart.State, rec record, data []byte, version uint64) (*view, error) {
+	if rec.snap == nil {
 		b, err := s.MarshalJSON()
 		if err != nil {
 			return nil, fmt.Errorf("mcpbind: marshaling state: %w", err)
 		}
-		data = b
+		rec.snap = b
 	}
-	v := &view{key: key, state: s, data: data, version: version, active: newBitset(len(g.nodes))}
+	if data == nil {
+		data = rec.encode()
+	}
+	v := &view{key: key, state: s, rec: rec, data: data, version: version, active: newBitset(len(g.nodes))}
 	for _, id := range s.StateIDs() {
 		if i, ok := g.byID[id]; ok {
 			v.active.set(i)
@@ -517,6 +589,16 @@ func (g *Gate) newView(key string, s statechart.State, data []byte, version uint
 	}
 	return v, nil
 }
+
+// target names the workflow a request acts on: its session's, or the one
+// a handle names.
+type target struct {
+	ss     *mcp.ServerSession
+	handle string // the workflow id; "" for the session's workflow
+}
+
+// handleKey is the store key of the workflow a handle names.
+func (g *Gate) handleKey(id string) string { return g.prefix + "wf:" + id }
 
 // keyOf returns the store key of a session's workflow, or "" if it has
 // none yet (a session without an id that never saved a transition: its
@@ -590,9 +672,21 @@ func (g *Gate) isClosed(s *session) bool {
 	return s.closed
 }
 
-// load returns the current workflow state of a session.
-func (g *Gate) load(ctx context.Context, ss *mcp.ServerSession) (*view, error) {
-	key, sess := g.keyOf(ss)
+// ErrUnknownWorkflow is matched (errors.Is) by the error of [Gate.Workflow]
+// for a handle that names no workflow: never started, or expired from the
+// store.
+var ErrUnknownWorkflow = errors.New("mcpbind: unknown or expired workflow")
+
+// load returns the current state of a workflow. For a handle with no
+// record it returns ErrUnknownWorkflow.
+func (g *Gate) load(ctx context.Context, t target) (*view, error) {
+	var key string
+	var sess *session
+	if t.handle != "" {
+		key = g.handleKey(t.handle)
+	} else {
+		key, sess = g.keyOf(t.ss)
+	}
 	var v *view
 	if key == "" {
 		v = g.initial
@@ -601,23 +695,33 @@ func (g *Gate) load(ctx context.Context, ss *mcp.ServerSession) (*view, error) {
 		if err != nil {
 			return nil, fmt.Errorf("mcpbind: loading the workflow state: %w", err)
 		}
-		if ver == 0 {
+		switch {
+		case ver == 0 && t.handle != "":
+			return nil, ErrUnknownWorkflow
+		case ver == 0:
 			v = g.initial.withKey(key)
 			if sess != nil && sess.saved.Swap(false) {
 				g.log.Warn("mcpbind: the workflow state of a live session expired or was evicted from the store; it starts again from the initial state", "key", key)
 			}
-		} else if c, ok := g.decoded.Load(key); ok && c.(*view).version == ver {
-			v = c.(*view)
-		} else {
-			s, err := g.engine.Restore(data)
+		default:
+			if c, ok := g.decoded.Load(key); ok && c.(*view).version == ver {
+				v = c.(*view)
+				break
+			}
+			rec, err := decodeRecord(data)
+			if err != nil {
+				return nil, err
+			}
+			s, err := g.engine.Restore(rec.snap)
 			if err != nil {
 				return nil, fmt.Errorf("mcpbind: restoring the workflow state: %w", err)
 			}
-			if v, err = g.newView(key, s, data, ver); err != nil {
+			if v, err = g.newView(key, s, rec, data, ver); err != nil {
 				return nil, err
 			}
 			if sess != nil {
-				// Only for sessions the gate will forget when they end.
+				// Only for sessions the gate will forget when they end
+				// (handles live on in the store, not in this cache).
 				g.decoded.Store(key, v)
 			}
 		}
@@ -625,7 +729,7 @@ func (g *Gate) load(ctx context.Context, ss *mcp.ServerSession) (*view, error) {
 	if v.version == 0 && g.initialTimers {
 		// Delayed events of the initial state run from when the session
 		// began, so the session needs its own initial state, saved.
-		return g.startSession(ctx, ss)
+		return g.startSession(ctx, t.ss)
 	}
 	s, err := g.engine.Advance(ctx, v.state, g.now())
 	if err != nil {
@@ -633,7 +737,7 @@ func (g *Gate) load(ctx context.Context, ss *mcp.ServerSession) (*view, error) {
 		return v, nil
 	}
 	if s != v.state {
-		nv, err := g.newView(v.key, s, v.data, v.version)
+		nv, err := g.newView(v.key, s, v.rec, v.data, v.version)
 		if err != nil {
 			return nil, err
 		}
@@ -646,22 +750,13 @@ func (g *Gate) load(ctx context.Context, ss *mcp.ServerSession) (*view, error) {
 // initial state schedules delayed events).
 func (g *Gate) startSession(ctx context.Context, ss *mcp.ServerSession) (*view, error) {
 	sess := g.ensureSession(ss)
-	s, err := g.engine.Start(ctx, g.now())
-	if err != nil {
-		return nil, fmt.Errorf("mcpbind: starting the workflow: %w", err)
-	}
-	v, err := g.newView(sess.key, s, nil, 0)
-	if err != nil {
-		return nil, err
-	}
-	ver, err := g.store.CompareAndSwap(ctx, sess.key, 0, v.data)
+	v, err := g.create(ctx, sess.key)
 	if err == nil {
-		v.version = ver
 		sess.saved.Store(true)
 		return v, nil
 	}
 	if !isConflict(err) {
-		return nil, fmt.Errorf("mcpbind: saving the workflow state: %w", err)
+		return nil, err
 	}
 	// Another request of the session saved it first.
 	data, ver, err := g.store.Load(ctx, sess.key)
@@ -671,11 +766,37 @@ func (g *Gate) startSession(ctx context.Context, ss *mcp.ServerSession) (*view, 
 	if ver == 0 {
 		return nil, fmt.Errorf("mcpbind: the workflow state of key %q vanished", sess.key)
 	}
-	s, err = g.engine.Restore(data)
+	rec, err := decodeRecord(data)
+	if err != nil {
+		return nil, err
+	}
+	s, err := g.engine.Restore(rec.snap)
 	if err != nil {
 		return nil, fmt.Errorf("mcpbind: restoring the workflow state: %w", err)
 	}
-	return g.newView(sess.key, s, data, ver)
+	return g.newView(sess.key, s, rec, data, ver)
+}
+
+// create starts a new workflow under key and saves it, if the key has no
+// record; otherwise it returns an error matching ErrConflict.
+func (g *Gate) create(ctx context.Context, key string) (*view, error) {
+	s, err := g.engine.Start(ctx, g.now())
+	if err != nil {
+		return nil, fmt.Errorf("mcpbind: starting the workflow: %w", err)
+	}
+	v, err := g.newView(key, s, record{}, nil, 0)
+	if err != nil {
+		return nil, err
+	}
+	ver, err := g.store.CompareAndSwap(ctx, key, 0, v.data)
+	if err != nil {
+		if isConflict(err) {
+			return nil, err
+		}
+		return nil, fmt.Errorf("mcpbind: saving the workflow state: %w", err)
+	}
+	v.version = ver
+	return v, nil
 }
 
 // visible reports whether a tool is visible in a state.
@@ -693,6 +814,8 @@ func (g *Gate) visible(ctx context.Context, v *view, tool string, ti *toolInfo) 
 			return false
 		}
 		return ok
+	case modeStart:
+		return false // a session's own workflow needs no start
 	}
 	return true
 }
@@ -712,13 +835,28 @@ func (g *Gate) event(typ, tool string, input, output any) statechart.Event {
 
 // signature is what the visible set of a session depends on: which of the
 // machine's tool patterns are listed by an active state, and which Go-bound
-// and "can" tools are visible. Equal signatures mean equal visible sets.
+// and "can" tools are visible; or, when an active state's call limit is
+// used up, which tools that send an event may still run. Equal signatures
+// mean equal visible sets.
 func (g *Gate) signature(ctx context.Context, r *rules, v *view) bitset {
 	if c := v.sig.Load(); c != nil && c.rules == r {
 		return c.bits
 	}
-	sig := newBitset(len(g.jsonPatterns) + len(r.sigTools))
+	n := len(g.jsonPatterns) + len(r.sigTools)
+	var sig bitset
 	defer func() { v.sig.Store(&sigCache{rules: r, bits: sig}) }()
+	if lims := g.exhausted(v); len(lims) > 0 {
+		// Bit n marks the limited signature, which never equals another.
+		sig = newBitset(n + 1 + len(r.eventTools))
+		sig.set(n)
+		for j, t := range r.eventTools {
+			if g.allowed(ctx, v, t, g.info(r, t, false), lims, nil) {
+				sig.set(n + 1 + j)
+			}
+		}
+		return sig
+	}
+	sig = newBitset(n)
 	for i, p := range g.jsonPatterns {
 		if p.nodes.intersects(v.active) {
 			sig.set(i)
@@ -746,11 +884,47 @@ func (g *Gate) instructions(v *view) []string {
 
 // State returns the current workflow state of a session.
 func (g *Gate) State(ctx context.Context, ss *mcp.ServerSession) (statechart.State, error) {
-	v, err := g.load(ctx, ss)
+	v, err := g.load(ctx, target{ss: ss})
 	if err != nil {
 		return nil, err
 	}
 	return v.state, nil
+}
+
+// Workflow is what the gate keeps of one workflow, for the server.
+type Workflow struct {
+	Key   string           // the store key
+	State statechart.State // the current state, delayed transitions applied
+	// Limits gives the call budget of each active state with
+	// meta.mcp.maxCalls.
+	Limits []CallLimit
+	// History holds the workflow's newest transitions, oldest first, at
+	// most [Options.HistoryLimit].
+	History []Transition
+}
+
+// SessionWorkflow returns the workflow of a session (for sessions keyed by
+// their session, not by handles).
+func (g *Gate) SessionWorkflow(ctx context.Context, ss *mcp.ServerSession) (*Workflow, error) {
+	return g.workflow(ctx, target{ss: ss})
+}
+
+// Workflow returns the workflow a handle names (the id the start tool
+// returned). For an id that names none (never started, or expired from the
+// store) the error matches [ErrUnknownWorkflow].
+func (g *Gate) Workflow(ctx context.Context, id string) (*Workflow, error) {
+	if !validHandle(id) {
+		return nil, fmt.Errorf("mcpbind: %q is not a workflow id: %w", id, ErrUnknownWorkflow)
+	}
+	return g.workflow(ctx, target{handle: id})
+}
+
+func (g *Gate) workflow(ctx context.Context, t target) (*Workflow, error) {
+	v, err := g.load(ctx, t)
+	if err != nil {
+		return nil, err
+	}
+	return &Workflow{Key: v.key, State: v.state, Limits: g.limits(v), History: decodeHistory(v.rec.history, v.key)}, nil
 }
 
 // Sessions returns the number of sessions whose workflow state the gate

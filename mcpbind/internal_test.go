@@ -251,7 +251,7 @@ func TestShortestPath(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		v, err := g.newView("", s, nil, 0)
+		v, err := g.newView("", s, record{}, nil, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -414,12 +414,12 @@ func TestApplyRetriesOnConflict(t *testing.T) {
 	}
 	ss := connectSession(t, g)
 	ctx := context.Background()
-	v, err := g.load(ctx, ss)
+	v, err := g.load(ctx, target{ss: ss})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for range 2 {
-		if _, to, err := g.apply(ctx, ss, v, statechart.NewEvent("INC")); err != nil || to == nil {
+		if _, to, _, err := g.apply(ctx, target{ss: ss}, v, statechart.NewEvent("INC"), "inc"); err != nil || to == nil {
 			t.Fatalf("apply: %v, %v", to, err)
 		}
 	}

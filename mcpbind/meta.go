@@ -49,9 +49,10 @@ type StateMCP struct {
 	// Instructions tell the model what to do in this state. They are
 	// returned, for the active states, with every refused call.
 	Instructions string
-	// MaxCalls is the number of tool calls the model should make in this
-	// state before it moves on; 0 means no limit. It is validated and
-	// exposed, not enforced yet.
+	// MaxCalls bounds the calls of the workflow's tools that may run while
+	// this state is active; 0 means no limit. Once they are used up, only
+	// tools that take the workflow out of the state may run (see the
+	// package documentation, "Call limits").
 	MaxCalls int
 }
 

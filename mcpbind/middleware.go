@@ -5,10 +5,12 @@
 package mcpbind
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"maps"
 	"math/rand/v2"
 	"slices"
@@ -32,9 +34,21 @@ const (
 	sessionlessVersion = "2026-07-28"
 )
 
-// CodeForbidden is the code of a refused call, as in MCP Fusion's
-// FORBIDDEN tool error.
-const CodeForbidden = "FORBIDDEN"
+// Codes of refused calls ([Refusal.Code]).
+const (
+	// CodeForbidden: the tool is not available in the workflow's current
+	// state (MCP Fusion's FORBIDDEN).
+	CodeForbidden = "FORBIDDEN"
+	// CodeCallLimit: an active state's meta.mcp.maxCalls is used up; only
+	// tools that move the workflow out of that state may run.
+	CodeCallLimit = "CALL_LIMIT"
+	// CodeWorkflowRequired: with handles, the call has no workflow id
+	// argument; the start tool returns one.
+	CodeWorkflowRequired = "WORKFLOW_REQUIRED"
+	// CodeUnknownWorkflow: with handles, the workflow id names no workflow
+	// (never started, or expired).
+	CodeUnknownWorkflow = "UNKNOWN_WORKFLOW"
+)
 
 // CodeStateNotSaved is the code, under [MetaKey] in the result's _meta, of
 // a call that ran but whose event could not be recorded.
@@ -46,17 +60,26 @@ const MetaKey = "chartgate/mcpbind"
 // Refusal is the structured content of a refused call (IsError true). The
 // text content says the same in prose.
 type Refusal struct {
-	Code  string `json:"code"`  // CodeForbidden
-	Tool  string `json:"tool"`  // the tool that was called
-	State any    `json:"state"` // the current state value, in XState's shape
-	// Available lists the tools the session may call now, in the server's
+	Code string `json:"code"` // CodeForbidden, CodeCallLimit, CodeWorkflowRequired or CodeUnknownWorkflow
+	Tool string `json:"tool"` // the tool that was called
+	// Workflow is the workflow id the call named (with handles).
+	Workflow string `json:"workflow,omitempty"`
+	// State is the current state value, in XState's shape (null when the
+	// call names no workflow).
+	State any `json:"state"`
+	// Available lists the tools that may be called now, in the server's
 	// order.
 	Available []string `json:"available"`
 	// Path is the shortest sequence of tool calls after which Tool is
 	// visible; empty when Reachable is false, or when Tool is bound to an
-	// event that a guard refuses now.
+	// event that a guard refuses now. For the codes other than
+	// CodeForbidden it is empty and Reachable false, except that
+	// CodeWorkflowRequired and CodeUnknownWorkflow give the start tool as
+	// the one step.
 	Path      []Step `json:"path"`
 	Reachable bool   `json:"reachable"`
+	// Limits lists the used-up call limits (CodeCallLimit).
+	Limits []CallLimit `json:"limits,omitempty"`
 	// Instructions are those of the active states (meta.mcp.instructions).
 	Instructions []string `json:"instructions,omitempty"`
 }
@@ -65,8 +88,9 @@ type Refusal struct {
 // tools/list and tools/call and advertises tools.listChanged in the
 // initialize result, and a sending middleware that gives the gate the
 // server's inner sending handler, to notify one session (the go-sdk has no
-// API for that). Call Attach once per server; a gate may serve several
-// servers.
+// API for that). Unless [Options.Handles] is HandlesNever, it also adds
+// the start tool (workflow_start) for workflow handles. Call Attach once
+// per server; a gate may serve several servers.
 //
 // Middleware added to the server later runs before the gate's
 // (AddReceivingMiddleware wraps the current chain); sending middleware
@@ -84,6 +108,9 @@ func (g *Gate) Attach(s *mcp.Server) {
 	}
 	g.attached[s] = a
 	g.mu.Unlock()
+	if g.start != "" {
+		g.addStartTool(s)
+	}
 	s.AddReceivingMiddleware(g.middleware(a))
 }
 
@@ -134,7 +161,7 @@ func (g *Gate) middleware(a *attachment) mcp.Middleware {
 				return res, err
 			case "tools/list":
 				if lr, ok := req.(*mcp.ListToolsRequest); ok && lr.Session != nil {
-					return g.list(ctx, next, lr)
+					return g.list(ctx, next, a, lr)
 				}
 			case "tools/call":
 				if cr, ok := req.(*mcp.CallToolRequest); ok && cr.Session != nil && cr.Params != nil {
@@ -173,13 +200,13 @@ func (g *Gate) unavailable(err error, ranTool bool) error {
 	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: msg}
 }
 
-func (g *Gate) list(ctx context.Context, next mcp.MethodHandler, req *mcp.ListToolsRequest) (mcp.Result, error) {
+func (g *Gate) list(ctx context.Context, next mcp.MethodHandler, a *attachment, req *mcp.ListToolsRequest) (mcp.Result, error) {
 	res, err := next(ctx, "tools/list", req)
 	if err != nil {
 		return res, err
 	}
 	lr, ok := res.(*mcp.ListToolsResult)
-	if !ok || lr == nil || sessionless(req) {
+	if !ok || lr == nil {
 		return res, nil
 	}
 	r := g.rules.Load()
@@ -188,10 +215,15 @@ func (g *Gate) list(ctx context.Context, next mcp.MethodHandler, req *mcp.ListTo
 		cursor = req.Params.Cursor
 	}
 	memo := g.listInfos(r, cursor, lr.Tools)
-	if !memo.gated {
+	if g.useHandles(req) {
+		out := *lr
+		out.Tools = g.handleList(memo, a.wf.Load())
+		return &out, nil
+	}
+	if !memo.gated || sessionless(req) {
 		return res, nil
 	}
-	v, err := g.load(ctx, req.Session)
+	v, err := g.load(ctx, target{ss: req.Session})
 	if err != nil {
 		return nil, g.unavailable(err, false)
 	}
@@ -200,29 +232,34 @@ func (g *Gate) list(ctx context.Context, next mcp.MethodHandler, req *mcp.ListTo
 	return &filtered, nil
 }
 
-// filter returns the visible tools of a list. Without "can" tools the
-// answer depends only on the active states, and is memoized by them.
+// filter returns the visible tools of a list. Without "can" tools and
+// exhausted call limits the answer depends only on the active states, and
+// is memoized by them.
 func (g *Gate) filter(ctx context.Context, memo *listMemo, v *view, tools []*mcp.Tool) []*mcp.Tool {
+	lims := g.exhausted(v)
+	memoize := !memo.hasCan && len(lims) == 0
 	var key string
-	if !memo.hasCan {
+	if memoize {
 		key = configKey(v.active)
 		if out, ok := memo.byConfig.Load(key); ok {
 			return slices.Clone(out.([]*mcp.Tool))
 		}
 	}
+	keep := make([]bool, len(memo.infos))
 	n := 0
 	for i, ti := range memo.infos {
-		if ti.mode == modeUnbound || g.visible(ctx, v, tools[i].Name, ti) {
+		if ti.mode == modeUnbound || g.allowed(ctx, v, tools[i].Name, ti, lims, nil) {
+			keep[i] = true
 			n++
 		}
 	}
 	out := make([]*mcp.Tool, 0, n)
-	for i, ti := range memo.infos {
-		if ti.mode == modeUnbound || g.visible(ctx, v, tools[i].Name, ti) {
+	for i := range memo.infos {
+		if keep[i] {
 			out = append(out, tools[i])
 		}
 	}
-	if !memo.hasCan && memo.nconfigs.Add(1) <= maxConfigMemos {
+	if memoize && memo.nconfigs.Add(1) <= maxConfigMemos {
 		memo.byConfig.Store(key, slices.Clone(out))
 	}
 	return out
@@ -236,6 +273,8 @@ type listMemo struct {
 	infos  []*toolInfo
 	gated  bool // some tool is gated
 	hasCan bool // some tool is visible by the machine's "can"
+
+	handled atomic.Pointer[handledList] // the list for handle mode
 
 	byConfig sync.Map // configKey(active states) -> []*mcp.Tool, the visible tools
 	nconfigs atomic.Int64
@@ -256,6 +295,9 @@ func (g *Gate) listInfos(r *rules, cursor string, tools []*mcp.Tool) *listMemo {
 	memo := &listMemo{tools: slices.Clone(tools), infos: make([]*toolInfo, len(tools))}
 	for i, t := range tools {
 		ti := g.info(r, t.Name, true)
+		if t.Name == g.start {
+			ti = startInfo
+		}
 		memo.infos[i] = ti
 		memo.gated = memo.gated || ti.mode != modeUnbound
 		memo.hasCan = memo.hasCan || ti.mode == modeCan
@@ -268,45 +310,108 @@ func (g *Gate) listInfos(r *rules, cursor string, tools []*mcp.Tool) *listMemo {
 
 func (g *Gate) call(ctx context.Context, next mcp.MethodHandler, a *attachment, req *mcp.CallToolRequest) (mcp.Result, error) {
 	name := req.Params.Name
-	if w := a.wf.Load(); w != nil && (name == w.statusName || name == w.transitionName) {
-		return g.workflowCall(ctx, next, a, w, req)
+	handles := g.useHandles(req)
+	if name == g.start && g.start != "" {
+		return g.startCall(ctx, next, req, handles)
 	}
+	w := a.wf.Load()
+	isWF := w != nil && (name == w.statusName || name == w.transitionName)
 	r := g.rules.Load()
-	ti := g.info(r, name, false)
-	if ti.mode == modeUnbound {
-		return next(ctx, "tools/call", req)
+	ti := unboundInfo
+	if !isWF {
+		ti = g.info(r, name, false)
+		if ti.mode == modeUnbound {
+			return next(ctx, "tools/call", req)
+		}
 	}
-	v, err := g.load(ctx, req.Session)
+	t := target{ss: req.Session}
+	if handles {
+		id, stripped, refusal := g.takeHandle(ctx, next, req)
+		if refusal != nil {
+			return refusal, nil
+		}
+		t.handle, req = id, stripped
+		ctx = context.WithValue(ctx, workflowIDKey{}, id)
+	}
+	v, err := g.load(ctx, t)
+	if errors.Is(err, ErrUnknownWorkflow) {
+		return g.refuseHandle(ctx, next, req, CodeUnknownWorkflow, t.handle)
+	}
 	if err != nil {
 		return nil, g.unavailable(err, true)
 	}
+	if isWF {
+		return g.workflowCall(ctx, next, a, w, req, t, v)
+	}
 	if !g.visible(ctx, v, name, ti) {
-		return g.refuse(ctx, next, req, r, v, ti)
+		return g.refuse(ctx, next, req, r, t, v, ti)
+	}
+	before := v
+	if g.limited {
+		if lims := g.exhausted(v); len(lims) > 0 {
+			if !g.leaves(ctx, v, ti, name, decodeJSON(req.Params.Arguments), lims) {
+				return g.refuseLimit(ctx, next, req, r, t, v, lims)
+			}
+		} else if len(g.limits(v)) > 0 {
+			_, nv, err := g.reserve(ctx, t, v)
+			var le *limitError
+			switch {
+			case errors.As(err, &le):
+				// Concurrent calls used the last calls first.
+				return g.refuseLimit(ctx, next, req, r, t, le.view, le.lims)
+			case err != nil:
+				return nil, g.unavailable(err, true)
+			}
+			v = nv
+		}
 	}
 	res, err := next(ctx, "tools/call", req)
-	if err != nil || ti.event == "" {
+	if err != nil {
 		return res, err
 	}
 	cr, ok := res.(*mcp.CallToolResult)
-	if !ok || cr == nil || cr.IsError || cr.NeedsInput() {
+	if !ok || cr == nil {
+		return res, nil
+	}
+	if ti.event == "" || cr.IsError || cr.NeedsInput() {
+		if v != before {
+			// The call used the state's last allowed call: the tools
+			// changed.
+			g.toolsChanged(ctx, a, req, r, before, v, handles)
+		}
 		return res, nil
 	}
 	var ev statechart.Event
-	if g.dataless && g.onTrans == nil {
-		ev = g.event(ti.event, name, nil, nil) // the engine would not look at the data
+	if g.dataless && g.onTrans == nil && g.hlimit == 0 {
+		ev = g.event(ti.event, name, nil, nil) // nobody would look at the data
 	} else {
 		ev = g.event(ti.event, name, decodeJSON(req.Params.Arguments), normalize(cr.StructuredContent))
 	}
-	from, to, err := g.apply(ctx, req.Session, v, ev)
+	from, to, tr, err := g.apply(ctx, t, v, ev, name)
 	if err != nil {
 		return g.notSaved(cr, name, ev, from, err), nil
 	}
 	if to == nil {
+		if v != before {
+			g.toolsChanged(ctx, a, req, r, before, v, handles)
+		}
 		return res, nil // the machine ignored the event: nothing to invalidate
 	}
 	g.invalidate(ctx, name, ti)
-	changed := g.transitioned(ctx, a, req, r, name, ev, from, to)
+	changed := g.toolsChanged(ctx, a, req, r, before, to, handles)
+	g.transitioned(ctx, tr)
 	return withNote(cr, TransitionNote{Event: ev.Type, From: from.state.Value(), To: to.state.Value(), ToolsChanged: changed}), nil
+}
+
+// useHandles reports whether a request's workflow is named by a handle.
+func (g *Gate) useHandles(req interface{ ProtocolVersion() string }) bool {
+	switch g.handles {
+	case HandlesAlways:
+		return true
+	case HandlesNever:
+		return false
+	}
+	return sessionless(req)
 }
 
 // invalidate reports the patterns a tool's binding declares for its saved
@@ -331,12 +436,13 @@ func (g *Gate) invalidate(ctx context.Context, tool string, ti *toolInfo) {
 	}
 }
 
-// transitioned follows a saved transition: it notifies the session if its
-// visible tools changed (and reports whether they did), and calls
-// OnTransition.
-func (g *Gate) transitioned(ctx context.Context, a *attachment, req *mcp.CallToolRequest, r *rules, tool string, ev statechart.Event, from, to *view) bool {
+// toolsChanged reports whether the tools a workflow may call differ
+// between two of its states, and if they do, sends
+// notifications/tools/list_changed to the calling session (sessions only:
+// with handles, and under protocol 2026-07-28, lists do not vary).
+func (g *Gate) toolsChanged(ctx context.Context, a *attachment, req *mcp.CallToolRequest, r *rules, from, to *view, handles bool) bool {
 	changed := !g.signature(ctx, r, from).equal(g.signature(ctx, r, to))
-	if changed && a.send != nil && !sessionless(req) {
+	if changed && a.send != nil && !handles && !sessionless(req) {
 		// The notification goes to this session only, on the request's
 		// context (over Streamable HTTP: on the POST's stream), before the
 		// result.
@@ -345,10 +451,17 @@ func (g *Gate) transitioned(ctx context.Context, a *attachment, req *mcp.CallToo
 			g.log.Warn("mcpbind: sending notifications/tools/list_changed", "error", err)
 		}
 	}
-	if g.onTrans != nil {
-		g.onTrans(ctx, Transition{Key: to.key, Tool: tool, Event: ev, From: from.state.Value(), To: to.state.Value(), Time: g.now()})
-	}
 	return changed
+}
+
+// transitioned reports a saved transition: a log record and OnTransition.
+func (g *Gate) transitioned(ctx context.Context, tr Transition) {
+	g.log.LogAttrs(ctx, slog.LevelInfo, "mcpbind: transition",
+		slog.String("key", tr.Key), slog.String("tool", tr.Tool), slog.String("event", tr.Event.Type),
+		slog.Any("from", tr.From), slog.Any("to", tr.To))
+	if g.onTrans != nil {
+		g.onTrans(ctx, tr)
+	}
 }
 
 // TransitionNote is the gate's note under [MetaKey] in the _meta of a call
@@ -373,42 +486,46 @@ func withNote(res *mcp.CallToolResult, note any) *mcp.CallToolResult {
 	return &out
 }
 
-// apply sends an event to the session's workflow and saves the result with
-// compare-and-swap, reloading and sending the event again on conflict. It
-// returns the state it was applied to and the new state (nil if the event
-// changed nothing).
-func (g *Gate) apply(ctx context.Context, ss *mcp.ServerSession, cur *view, ev statechart.Event) (from, to *view, err error) {
-	// The tool has run: finish recording its event even if the client
+// update saves a change to a workflow with compare-and-swap. change maps
+// the current view to the new state and record (a nil state: nothing to
+// save); on a conflict (another call of the workflow saved first) the gate
+// reloads and calls change again on the newer view. update returns the
+// view change was last called with and the saved view (nil if none).
+func (g *Gate) update(ctx context.Context, t target, cur *view, change func(*view) (statechart.State, record, error)) (from, to *view, err error) {
+	// A change after the tool ran must be recorded even if the client
 	// goes away.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), g.timeout)
 	defer cancel()
-	sess := g.ensureSession(ss)
-	if cur.key != sess.key {
-		cur = cur.withKey(sess.key)
+	var sess *session
+	var key string
+	if t.handle != "" {
+		key = g.handleKey(t.handle)
+	} else {
+		sess = g.ensureSession(t.ss)
+		key = sess.key
 	}
 	for attempt := 0; ; attempt++ {
-		ns, err := g.engine.Send(ctx, cur.state, ev, g.now())
+		if cur.key != key {
+			cur = cur.withKey(key)
+		}
+		ns, rec, err := change(cur)
+		if err != nil || ns == nil {
+			return cur, nil, err
+		}
+		nv, err := g.newView(key, ns, rec, nil, 0)
 		if err != nil {
-			return cur, nil, fmt.Errorf("the machine failed on event %q: %w", ev.Type, err)
+			return cur, nil, err
 		}
-		nb, err := ns.MarshalJSON()
-		if err != nil {
-			return cur, nil, fmt.Errorf("marshaling the new state: %w", err)
-		}
-		if string(nb) == string(cur.data) {
-			return cur, nil, nil
-		}
-		ver, err := g.store.CompareAndSwap(ctx, sess.key, cur.version, nb)
+		ver, err := g.store.CompareAndSwap(ctx, key, cur.version, nv.data)
 		if err == nil {
-			nv, err := g.newView(sess.key, ns, nb, ver)
-			if err != nil {
-				return cur, nil, err
-			}
-			g.decoded.Store(sess.key, nv)
-			sess.saved.Store(true)
-			if g.isClosed(sess) {
-				// The session ended while the call ran.
-				g.forget(ss, sess)
+			nv.version = ver
+			if sess != nil {
+				g.decoded.Store(key, nv)
+				sess.saved.Store(true)
+				if g.isClosed(sess) {
+					// The session ended while the call ran.
+					g.forget(t.ss, sess)
+				}
 			}
 			return cur, nv, nil
 		}
@@ -419,15 +536,46 @@ func (g *Gate) apply(ctx context.Context, ss *mcp.ServerSession, cur *view, ev s
 			return cur, nil, fmt.Errorf("saving the workflow state: gave up after %d conflicts: %w", attempt+1, err)
 		}
 		backoff(ctx, attempt)
-		next, err := g.load(ctx, ss)
+		next, err := g.load(ctx, t)
 		if err != nil {
 			return cur, nil, err
 		}
-		if next.key != sess.key {
-			next = next.withKey(sess.key)
-		}
 		cur = next
 	}
+}
+
+// apply sends an event to a workflow and saves the result (see update). It
+// returns the state it was applied to, the new state (nil if the event
+// changed nothing) and the transition, as recorded in the run history.
+func (g *Gate) apply(ctx context.Context, t target, cur *view, ev statechart.Event, tool string) (from, to *view, tr Transition, err error) {
+	from, to, err = g.update(ctx, t, cur, func(cur *view) (statechart.State, record, error) {
+		ns, err := g.engine.Send(ctx, cur.state, ev, g.now())
+		if err != nil {
+			return nil, record{}, fmt.Errorf("the machine failed on event %q: %w", ev.Type, err)
+		}
+		snap, err := ns.MarshalJSON()
+		if err != nil {
+			return nil, record{}, fmt.Errorf("marshaling the new state: %w", err)
+		}
+		if bytes.Equal(snap, cur.rec.snap) {
+			return nil, record{}, nil
+		}
+		tr = Transition{Key: cur.key, Tool: tool, Event: ev, From: cur.state.Value(), To: ns.Value(), Time: g.now()}
+		rec := record{snap: snap}
+		if g.hlimit > 0 {
+			entry, err := json.Marshal(tr)
+			if err != nil {
+				return nil, record{}, fmt.Errorf("recording the transition: %w", err)
+			}
+			rec.history = appendHistory(cur.rec.history, entry, g.hlimit)
+		}
+		if len(cur.rec.calls) > 0 {
+			ids := ns.StateIDs()
+			rec.calls = carryCalls(cur.rec.calls, func(id string) bool { return slices.Contains(ids, id) })
+		}
+		return ns, rec, nil
+	})
+	return from, to, tr, err
 }
 
 func isConflict(err error) bool { return errors.Is(err, ErrConflict) }
@@ -458,7 +606,7 @@ func (g *Gate) notSaved(res *mcp.CallToolResult, tool string, ev statechart.Even
 }
 
 // refuse answers a call of a hidden tool, without running it.
-func (g *Gate) refuse(ctx context.Context, next mcp.MethodHandler, req *mcp.CallToolRequest, r *rules, v *view, ti *toolInfo) (mcp.Result, error) {
+func (g *Gate) refuse(ctx context.Context, next mcp.MethodHandler, req *mcp.CallToolRequest, r *rules, t target, v *view, ti *toolInfo) (mcp.Result, error) {
 	name := req.Params.Name
 	tools, err := g.registered(ctx, next, req)
 	if err != nil {
@@ -467,15 +615,12 @@ func (g *Gate) refuse(ctx context.Context, next mcp.MethodHandler, req *mcp.Call
 		// Not a tool of this server: let the server report it.
 		return next(ctx, "tools/call", req)
 	}
-	ref := Refusal{Code: CodeForbidden, Tool: name, State: v.state.Value(), Available: []string{}, Path: []Step{}, Instructions: g.instructions(v)}
+	ref := Refusal{Code: CodeForbidden, Tool: name, Workflow: t.handle, State: v.state.Value(), Path: []Step{}, Instructions: g.instructions(v)}
+	ref.Available = g.available(ctx, r, v, tools)
 	var moves []move
-	for _, t := range tools {
-		tti := g.info(r, t, true)
-		if g.visible(ctx, v, t, tti) {
-			ref.Available = append(ref.Available, t)
-		}
-		if tti.event != "" {
-			moves = append(moves, move{tool: t, info: tti})
+	for _, tool := range tools {
+		if tti := g.info(r, tool, true); tti.event != "" {
+			moves = append(moves, move{tool: tool, info: tti})
 		}
 	}
 	path, found := g.model.shortestPath(v.active, ti, moves)
@@ -541,15 +686,21 @@ func (ref *Refusal) text(ti *toolInfo) string {
 		}
 		b.WriteString(".")
 	}
-	if len(ref.Available) == 0 {
+	writeGuidance(&b, ref.Available, ref.Instructions)
+	return b.String()
+}
+
+// writeGuidance ends a refusal's text with the tools available now and the
+// instructions of the active states.
+func writeGuidance(b *strings.Builder, available, instructions []string) {
+	if len(available) == 0 {
 		b.WriteString("\nTools available now: none.")
 	} else {
-		b.WriteString("\nTools available now: " + strings.Join(ref.Available, ", ") + ".")
+		b.WriteString("\nTools available now: " + strings.Join(available, ", ") + ".")
 	}
-	for _, in := range ref.Instructions {
+	for _, in := range instructions {
 		b.WriteString("\nInstructions: " + in)
 	}
-	return b.String()
 }
 
 // stateText writes a state value for prose: "empty" or {"payment":"card"}.

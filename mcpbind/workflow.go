@@ -35,13 +35,18 @@ type WorkflowToolsOptions struct {
 
 // WorkflowStatus is the structured result of workflow_status.
 type WorkflowStatus struct {
-	State  any               `json:"state"`  // the state value, in XState's shape
-	Status statechart.Status `json:"status"` // active, done, error or stopped
+	// Workflow is the workflow id (with handles).
+	Workflow string            `json:"workflow,omitempty"`
+	State    any               `json:"state"`  // the state value, in XState's shape
+	Status   statechart.Status `json:"status"` // active, done, error or stopped
 	// Tools lists the tools the session may call now.
 	Tools []string `json:"tools"`
 	// Events lists the events workflow_transition would send now with
 	// effect (empty without workflow_transition).
 	Events []string `json:"events"`
+	// Limits gives the call budget of each active state with
+	// meta.mcp.maxCalls: calls used of the maximum.
+	Limits []CallLimit `json:"limits,omitempty"`
 	// Instructions are those of the active states.
 	Instructions []string `json:"instructions,omitempty"`
 }
@@ -197,11 +202,7 @@ func (g *Gate) acceptedEvents(ctx context.Context, v *view, candidates []string,
 	return out
 }
 
-func (g *Gate) workflowCall(ctx context.Context, next mcp.MethodHandler, a *attachment, w *workflowTools, req *mcp.CallToolRequest) (mcp.Result, error) {
-	v, err := g.load(ctx, req.Session)
-	if err != nil {
-		return nil, g.unavailable(err, true)
-	}
+func (g *Gate) workflowCall(ctx context.Context, next mcp.MethodHandler, a *attachment, w *workflowTools, req *mcp.CallToolRequest, t target, v *view) (mcp.Result, error) {
 	r := g.rules.Load()
 	candidates := g.transitionEvents(r, w)
 	if req.Params.Name == w.statusName {
@@ -210,16 +211,13 @@ func (g *Gate) workflowCall(ctx context.Context, next mcp.MethodHandler, a *atta
 			return nil, err
 		}
 		st := WorkflowStatus{
+			Workflow:     t.handle,
 			State:        v.state.Value(),
 			Status:       v.state.Status(),
-			Tools:        []string{},
+			Tools:        g.available(ctx, r, v, tools),
 			Events:       g.acceptedEvents(ctx, v, candidates, w.transitionName),
+			Limits:       g.limits(v),
 			Instructions: g.instructions(v),
-		}
-		for _, t := range tools {
-			if t == w.statusName || t == w.transitionName || g.visible(ctx, v, t, g.info(r, t, true)) {
-				st.Tools = append(st.Tools, t)
-			}
 		}
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: st.text(w.transitionName)}}, StructuredContent: st}, nil
 	}
@@ -266,7 +264,7 @@ func (g *Gate) workflowCall(ctx context.Context, next mcp.MethodHandler, a *atta
 		}
 		return toolError(fmt.Sprintf("No transition for event %q in state %s.%s", in.Event, state, accepted())), nil
 	}
-	from, to, err := g.apply(ctx, req.Session, v, ev)
+	from, to, tr, err := g.apply(ctx, t, v, ev, req.Params.Name)
 	if err != nil {
 		g.log.Error("mcpbind: workflow_transition not recorded", "event", in.Event, "key", from.key, "error", err)
 		return toolError(fmt.Sprintf("Event %q could not be recorded; the workflow is still in state %s. Try again later.", in.Event, state)), nil
@@ -279,7 +277,8 @@ func (g *Gate) workflowCall(ctx context.Context, next mcp.MethodHandler, a *atta
 		}, nil
 	}
 	res.Transitioned, res.To = true, to.state.Value()
-	res.ToolsChanged = g.transitioned(ctx, a, req, r, req.Params.Name, ev, from, to)
+	res.ToolsChanged = g.toolsChanged(ctx, a, req, r, v, to, t.handle != "")
+	g.transitioned(ctx, tr)
 	text := fmt.Sprintf("Transitioned from %s to %s on %s.", stateText(res.From), stateText(res.To), in.Event)
 	if res.ToolsChanged {
 		text += " The available tools changed."
@@ -302,6 +301,9 @@ func (st *WorkflowStatus) text(transitionName string) string {
 		} else {
 			fmt.Fprintf(&b, "\nEvents %s can send now: %s.", transitionName, strings.Join(st.Events, ", "))
 		}
+	}
+	for _, l := range st.Limits {
+		fmt.Fprintf(&b, "\nState %q: %d of %d tool calls used.", l.State, l.Calls, l.Max)
 	}
 	for _, in := range st.Instructions {
 		b.WriteString("\nInstructions: " + in)

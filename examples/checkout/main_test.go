@@ -66,6 +66,7 @@ const wantDemo = `
     Workflow state: "payment" (active).
     Tools available now: cart_pay, cart_view, workflow_status, workflow_transition.
     Events workflow_transition can send now: CANCEL.
+    State "payment": 0 of 5 tool calls used.
     Instructions: Ask the user for a payment method, then call cart_pay.
   state "payment"    tools: cart_pay, cart_view, workflow_status, workflow_transition
 

@@ -211,12 +211,23 @@ func TestTwoGatesOneRedis(t *testing.T) {
 			if err != nil || ver == 0 {
 				t.Fatalf("the record in Redis: version %d, %v", ver, err)
 			}
-			s, err := engine.Restore(data)
+			// The record's documented shape: {"state": <persisted state>, "history": [...]}.
+			var rec struct {
+				State   json.RawMessage   `json:"state"`
+				History []json.RawMessage `json:"history"`
+			}
+			if err := json.Unmarshal(data, &rec); err != nil {
+				t.Fatalf("the record in Redis: %v", err)
+			}
+			s, err := engine.Restore(rec.State)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if got := tc.count(s); got != want {
 				t.Errorf("record in Redis: transitions = %v, want %v", got, want)
+			}
+			if n := min(int(saved.Load()), 20); len(rec.History) != n {
+				t.Errorf("record in Redis: %d history entries, want %d (the default bound is 20)", len(rec.History), n)
 			}
 			if saved.Load() != calls || ran.Load() != calls {
 				t.Errorf("%d calls: %d saved, %d not saved, %d refused, %d failed; %d handler runs",

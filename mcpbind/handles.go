@@ -1,0 +1,281 @@
+// This file defines workflow handles, for protocol 2026-07-28 (no sessions,
+// tool lists that must not vary per connection) and stateless servers: the
+// start tool mints a workflow id, every gated tool is listed with a
+// workflow_id argument, and a call is gated by the workflow it names.
+
+package mcpbind
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// handleArg is the argument that carries a workflow id.
+const handleArg = "workflow_id"
+
+// WorkflowStart is the structured result of the start tool.
+type WorkflowStart struct {
+	WorkflowID string `json:"workflow_id"` // pass it to every tool of the workflow
+	State      any    `json:"state"`       // the initial state value
+	// Tools lists the tools that may be called now.
+	Tools []string `json:"tools"`
+	// Instructions are those of the active states.
+	Instructions []string `json:"instructions,omitempty"`
+}
+
+// workflowIDKey is the context key of WorkflowID.
+type workflowIDKey struct{}
+
+// WorkflowID returns the workflow id a tool call names, for the tool's
+// handler: with handles the gate removes the workflow_id argument before
+// the handler sees the arguments, and passes the id in the context
+// instead. It returns "" for calls keyed by their session (use the
+// request's session there).
+func WorkflowID(ctx context.Context) string {
+	id, _ := ctx.Value(workflowIDKey{}).(string)
+	return id
+}
+
+// newHandle returns a fresh workflow id: 128 random bits, in hex.
+func newHandle() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// validHandle reports whether id has the form newHandle gives.
+func validHandle(id string) bool {
+	if len(id) != 32 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// addStartTool adds the start tool to a server. The gate's middleware
+// answers its calls.
+func (g *Gate) addStartTool(s *mcp.Server) {
+	s.AddTool(&mcp.Tool{
+		Name: g.start,
+		Description: fmt.Sprintf("Start a new run of the %q workflow. Returns its workflow_id, its state and the tools available now. "+
+			"Pass the workflow_id to every tool of the workflow.", g.engine.ID()),
+		InputSchema: json.RawMessage(`{"type":"object","properties":{}}`),
+	}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return nil, fmt.Errorf("mcpbind: %s is answered by the gate's middleware", g.start)
+	})
+}
+
+// startCall answers a call of the start tool.
+func (g *Gate) startCall(ctx context.Context, next mcp.MethodHandler, req *mcp.CallToolRequest, handles bool) (mcp.Result, error) {
+	if !handles {
+		return toolError(fmt.Sprintf("This session has its own %q workflow already; %s is not needed. Call the workflow's tools directly.", g.engine.ID(), g.start)), nil
+	}
+	var v *view
+	var id string
+	for attempt := 0; v == nil; attempt++ {
+		id = newHandle()
+		var err error
+		v, err = g.create(ctx, g.handleKey(id))
+		if err != nil && (!isConflict(err) || attempt >= 2) {
+			return nil, g.unavailable(err, false)
+		}
+	}
+	tools, err := g.registered(ctx, next, req)
+	if err != nil {
+		return nil, err
+	}
+	st := WorkflowStart{
+		WorkflowID:   id,
+		State:        v.state.Value(),
+		Tools:        g.available(ctx, g.rules.Load(), v, tools),
+		Instructions: g.instructions(v),
+	}
+	g.log.InfoContext(ctx, "mcpbind: workflow started", "key", v.key, "state", st.State)
+	var b strings.Builder
+	fmt.Fprintf(&b, "Started workflow %s in state %s. Pass %s %q to every tool of the workflow.", id, stateText(st.State), handleArg, id)
+	b.WriteString("\nTools available now: " + strings.Join(st.Tools, ", ") + ".")
+	for _, in := range st.Instructions {
+		b.WriteString("\nInstructions: " + in)
+	}
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: b.String()}}, StructuredContent: st}, nil
+}
+
+// takeHandle reads the workflow id of a call and returns it with the call
+// stripped of it, as the tool's handler expects its arguments. A call
+// without a well-formed id gets a refusal instead.
+func (g *Gate) takeHandle(ctx context.Context, next mcp.MethodHandler, req *mcp.CallToolRequest) (string, *mcp.CallToolRequest, mcp.Result) {
+	var args map[string]json.RawMessage
+	if len(req.Params.Arguments) > 0 {
+		_ = json.Unmarshal(req.Params.Arguments, &args)
+	}
+	raw, ok := args[handleArg]
+	if !ok {
+		res, err := g.refuseHandle(ctx, next, req, CodeWorkflowRequired, "")
+		return "", nil, orError(res, err)
+	}
+	var id string
+	if json.Unmarshal(raw, &id) != nil || !validHandle(id) {
+		res, err := g.refuseHandle(ctx, next, req, CodeUnknownWorkflow, string(raw))
+		return "", nil, orError(res, err)
+	}
+	delete(args, handleArg)
+	b, err := json.Marshal(args)
+	if err != nil || len(args) == 0 {
+		b = []byte("{}")
+	}
+	params := *req.Params
+	params.Arguments = b
+	stripped := *req
+	stripped.Params = &params
+	return id, &stripped, nil
+}
+
+// orError turns a failed answer into an error result.
+func orError(res mcp.Result, err error) mcp.Result {
+	if err != nil {
+		return toolError(err.Error())
+	}
+	return res
+}
+
+// refuseHandle answers a call that names no workflow (code
+// CodeWorkflowRequired) or an unknown one (CodeUnknownWorkflow), without
+// running it. A name the server does not have goes to the server, which
+// reports it.
+func (g *Gate) refuseHandle(ctx context.Context, next mcp.MethodHandler, req *mcp.CallToolRequest, code, id string) (mcp.Result, error) {
+	name := req.Params.Name
+	tools, err := g.registered(ctx, next, req)
+	if err == nil && !slices.Contains(tools, name) {
+		return next(ctx, "tools/call", req)
+	}
+	ref := Refusal{Code: code, Tool: name, Available: []string{g.start}, Path: []Step{{Tool: g.start}}, Reachable: true}
+	var text string
+	if code == CodeWorkflowRequired {
+		text = fmt.Sprintf("Tool %q is part of the %q workflow and needs its %s argument. Call %s first to start a workflow, then pass the %s it returns to %s.",
+			name, g.engine.ID(), handleArg, g.start, handleArg, name)
+	} else {
+		if validHandle(id) {
+			ref.Workflow = id
+		}
+		text = fmt.Sprintf("Tool %q was not run: %s %s names no running %q workflow (it may have expired). Call %s to start a new one and pass the %s it returns.",
+			name, handleArg, truncate(id, 80), g.engine.ID(), g.start, handleArg)
+	}
+	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: text}}, StructuredContent: ref}, nil
+}
+
+// truncate quotes s, shortened to at most n bytes.
+func truncate(s string, n int) string {
+	if len(s) > n {
+		s = s[:n] + "…"
+	}
+	return strconv.Quote(s)
+}
+
+// handledList is the tool list of one page for handle mode, for one set of
+// workflow tools.
+type handledList struct {
+	wf    *workflowTools
+	tools []*mcp.Tool
+}
+
+// handleList returns a page of tools/list for handle mode: every tool, the
+// gated ones (and the workflow tools) with a workflow_id argument and a
+// description of the states in which they work. It is the same for every
+// client, as protocol 2026-07-28 requires.
+func (g *Gate) handleList(memo *listMemo, wf *workflowTools) []*mcp.Tool {
+	if l := memo.handled.Load(); l != nil && l.wf == wf {
+		return slices.Clone(l.tools)
+	}
+	out := make([]*mcp.Tool, len(memo.tools))
+	for i, t := range memo.tools {
+		ti := memo.infos[i]
+		switch {
+		case wf != nil && (t.Name == wf.statusName || t.Name == wf.transitionName):
+			out[i] = g.withHandle(t, "")
+		case ti.mode == modeStates || ti.mode == modeCan:
+			out[i] = g.withHandle(t, g.whereText(ti))
+		default:
+			out[i] = t
+		}
+	}
+	memo.handled.Store(&handledList{wf: wf, tools: out})
+	return slices.Clone(out)
+}
+
+// whereText says in which states a gated tool works.
+func (g *Gate) whereText(ti *toolInfo) string {
+	if ti.mode == modeCan {
+		return fmt.Sprintf("It works only when the workflow accepts event %q.", ti.event)
+	}
+	var names []string
+	for i := range g.nodes {
+		if ti.nodes.has(i) {
+			if g.paths[i] == "" {
+				return "It works in every state of the workflow."
+			}
+			names = append(names, strconv.Quote(g.paths[i]))
+		}
+	}
+	if len(names) == 1 {
+		return "It works only in state " + names[0] + "."
+	}
+	return "It works only in states " + strings.Join(names, ", ") + "."
+}
+
+// withHandle returns a copy of a tool that takes the workflow_id argument.
+func (g *Gate) withHandle(t *mcp.Tool, where string) *mcp.Tool {
+	out := *t
+	note := fmt.Sprintf("Part of the %q workflow: pass the %s that %s returned.", g.engine.ID(), handleArg, g.start)
+	if where != "" {
+		note += " " + where
+	}
+	if out.Description == "" {
+		out.Description = note
+	} else {
+		out.Description = strings.TrimRight(out.Description, " \n") + "\n\n" + note
+	}
+	out.InputSchema = withHandleProperty(t.InputSchema, fmt.Sprintf("The workflow id that %s returned.", g.start))
+	return &out
+}
+
+// withHandleProperty returns an input schema with a required string
+// property workflow_id added. A schema it cannot read is returned as it is.
+func withHandleProperty(schema any, desc string) any {
+	b, err := json.Marshal(schema)
+	if err != nil {
+		return schema
+	}
+	var m map[string]any
+	if json.Unmarshal(b, &m) != nil || m == nil {
+		return schema
+	}
+	props, _ := m["properties"].(map[string]any)
+	if props == nil {
+		props = map[string]any{}
+	}
+	props[handleArg] = map[string]any{"type": "string", "description": desc}
+	m["properties"] = props
+	req, _ := m["required"].([]any)
+	if !slices.Contains(req, any(handleArg)) {
+		req = append(req, handleArg)
+	}
+	m["required"] = req
+	out, err := json.Marshal(m)
+	if err != nil {
+		return schema
+	}
+	return json.RawMessage(out)
+}

@@ -1,0 +1,159 @@
+// This file enforces meta.mcp.maxCalls: how many tool calls may run while a
+// state is active before the workflow must move on.
+
+package mcpbind
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/chartgate/chartgate/statechart"
+)
+
+// CallLimit is the call budget of one active state with
+// meta.mcp.maxCalls.
+type CallLimit struct {
+	State string `json:"state"` // the state's path of keys ("payment.card"), or the machine id for the root
+	Calls int    `json:"calls"` // calls that ran since the state became active
+	Max   int    `json:"max"`   // its maxCalls
+
+	id string // the state's id, which the record counts by
+}
+
+// limits returns the call budgets of the active states with maxCalls, in
+// document order.
+func (g *Gate) limits(v *view) []CallLimit {
+	if !g.limited {
+		return nil
+	}
+	var out []CallLimit
+	for i, sm := range g.mcp {
+		if sm != nil && sm.MaxCalls > 0 && v.active.has(i) {
+			name := g.paths[i]
+			if name == "" {
+				name = g.engine.ID()
+			}
+			out = append(out, CallLimit{State: name, Calls: v.rec.calls[sm.StateID], Max: sm.MaxCalls, id: sm.StateID})
+		}
+	}
+	return out
+}
+
+// exhausted returns the used-up budgets among limits(v).
+func (g *Gate) exhausted(v *view) []CallLimit {
+	if !g.limited {
+		return nil
+	}
+	var out []CallLimit
+	for _, l := range g.limits(v) {
+		if l.Calls >= l.Max {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// leaves reports whether a call of a tool would take the workflow out of
+// every state whose budget is used up: the tool sends an event, and the
+// machine, sent that event with the call's arguments (input; nil when they
+// are not known yet) and no result, leaves those states.
+func (g *Gate) leaves(ctx context.Context, v *view, ti *toolInfo, tool string, input any, lims []CallLimit) bool {
+	if ti.event == "" || v.state.Status() != statechart.StatusActive {
+		return false
+	}
+	ns, err := g.engine.Send(ctx, v.state, g.event(ti.event, tool, input, nil), g.now())
+	if err != nil {
+		return false
+	}
+	ids := ns.StateIDs()
+	for _, l := range lims {
+		if slices.Contains(ids, l.id) {
+			return false
+		}
+	}
+	return true
+}
+
+// allowed reports whether a tool may run now: it is visible and, if some
+// budget is used up (lims), it leaves the states concerned.
+func (g *Gate) allowed(ctx context.Context, v *view, tool string, ti *toolInfo, lims []CallLimit, input any) bool {
+	if !g.visible(ctx, v, tool, ti) {
+		return false
+	}
+	return len(lims) == 0 || ti.mode == modeUnbound || g.leaves(ctx, v, ti, tool, input, lims)
+}
+
+// limitError is the error of a reservation that found a budget used up.
+type limitError struct {
+	view *view
+	lims []CallLimit
+}
+
+func (e *limitError) Error() string { return "call limit reached" }
+
+// reserve counts a call against the budgets of the active limited states,
+// before the tool runs, so that concurrent calls cannot exceed them. It
+// fails with a *limitError when another call used the last one first.
+func (g *Gate) reserve(ctx context.Context, t target, cur *view) (from, to *view, err error) {
+	return g.update(ctx, t, cur, func(cur *view) (statechart.State, record, error) {
+		if lims := g.exhausted(cur); len(lims) > 0 {
+			return nil, record{}, &limitError{view: cur, lims: lims}
+		}
+		// The state may have moved by delayed events since it was saved.
+		snap, err := cur.state.MarshalJSON()
+		if err != nil {
+			return nil, record{}, fmt.Errorf("marshaling the state: %w", err)
+		}
+		rec := record{snap: snap, history: cur.rec.history, calls: make(map[string]int, len(cur.rec.calls)+1)}
+		for _, l := range g.limits(cur) {
+			rec.calls[l.id] = l.Calls + 1
+		}
+		return cur.state, rec, nil
+	})
+}
+
+// available returns the tools of a server that may be called now, in its
+// order: the visible ones, less those a used-up budget stops. The start
+// tool is not among them (the workflow has started).
+func (g *Gate) available(ctx context.Context, r *rules, v *view, tools []string) []string {
+	lims := g.exhausted(v)
+	out := []string{}
+	for _, t := range tools {
+		if t == g.start && g.start != "" {
+			continue
+		}
+		if g.allowed(ctx, v, t, g.info(r, t, true), lims, nil) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// refuseLimit answers a call stopped by a used-up budget, without running
+// it.
+func (g *Gate) refuseLimit(ctx context.Context, next mcp.MethodHandler, req *mcp.CallToolRequest, r *rules, t target, v *view, lims []CallLimit) (mcp.Result, error) {
+	tools, err := g.registered(ctx, next, req)
+	if err != nil {
+		return nil, err
+	}
+	ref := Refusal{
+		Code: CodeCallLimit, Tool: req.Params.Name, Workflow: t.handle, State: v.state.Value(),
+		Available: g.available(ctx, r, v, tools), Path: []Step{}, Limits: lims,
+		Instructions: g.instructions(v),
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "Tool %q was not run: ", ref.Tool)
+	for i, l := range lims {
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		fmt.Fprintf(&b, "state %q allows %d tool calls and all of them are used", l.State, l.Max)
+	}
+	b.WriteString(". Move the workflow on to another state first.")
+	writeGuidance(&b, ref.Available, ref.Instructions)
+	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: b.String()}}, StructuredContent: ref}, nil
+}

@@ -1,0 +1,159 @@
+package mcpbind_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/chartgate/chartgate/mcpbind"
+)
+
+// researchJSON limits the research state to two tool calls; note's event
+// is handled there but keeps the workflow in it.
+const researchJSON = `{
+  "id": "research",
+  "initial": "research",
+  "states": {
+    "research": {
+      "on": {"SUBMIT": "writing", "NOTE": "research"},
+      "meta": {"mcp": {"tools": ["search", "note", "submit"], "maxCalls": 2,
+                       "events": {"submit": "SUBMIT", "note": "NOTE"}}}
+    },
+    "writing": {
+      "on": {"BACK": "research"},
+      "meta": {"mcp": {"tools": ["back"], "events": {"back": "BACK"}}}
+    }
+  }
+}`
+
+func workflowStatus(t *testing.T, c *client) mcpbind.WorkflowStatus {
+	t.Helper()
+	return decode[mcpbind.WorkflowStatus](t, c.call("workflow_status", nil))
+}
+
+// TestMaxCalls: once a state's maxCalls calls have run, only tools that
+// take the workflow out of the state may run; the budget starts again when
+// the state is entered again.
+func TestMaxCalls(t *testing.T) {
+	for _, engine := range engines {
+		t.Run(engine, func(t *testing.T) {
+			f := newFixture(t, compile(t, engine, researchJSON, nil), nil, "search", "note", "submit", "back", "help")
+			if err := f.gate.AddWorkflowTools(f.server, &mcpbind.WorkflowToolsOptions{NoTransition: true}); err != nil {
+				t.Fatal(err)
+			}
+			c := f.connect(t, "2025-11-25")
+			c.expectTools("start", "help", "note", "search", "submit", "workflow_status")
+			if st := workflowStatus(t, c); len(st.Limits) != 1 || st.Limits[0] != (mcpbind.CallLimit{State: "research", Calls: 0, Max: 2}) {
+				t.Fatalf("limits %+v", st.Limits)
+			}
+			c.call("search", nil)
+			c.expectQuiet("one call of two")
+			c.call("help", nil) // unbound tools do not count
+			c.call("search", nil)
+			c.expectChanged("budget used up")
+			c.expectTools("used up", "help", "submit", "workflow_status")
+			if st := workflowStatus(t, c); st.Limits[0].Calls != 2 || !strings.Contains(resultText(c.call("workflow_status", nil)), `State "research": 2 of 2 tool calls used.`) {
+				t.Fatalf("status %+v", st)
+			}
+			for _, tool := range []string{"search", "note"} {
+				res := c.call(tool, nil)
+				ref := refusal(t, res)
+				if ref.Code != mcpbind.CodeCallLimit || len(ref.Limits) != 1 || ref.Limits[0].Calls != 2 ||
+					!strings.Contains(resultText(res), `state "research" allows 2 tool calls and all of them are used`) ||
+					!strings.Contains(resultText(res), "Tools available now: help, submit, workflow_status.") {
+					t.Fatalf("%s: %+v\n%s", tool, ref, resultText(res))
+				}
+			}
+			if f.ran("search") != 2 || f.ran("note") != 0 {
+				t.Fatalf("runs: search %d, note %d", f.ran("search"), f.ran("note"))
+			}
+			c.call("help", nil)
+			if res := c.call("submit", nil); res.IsError {
+				t.Fatalf("submit: %s", resultText(res))
+			}
+			c.expectChanged("submitted")
+			c.call("back", nil)
+			c.expectChanged("back")
+			c.expectTools("back in research", "help", "note", "search", "submit", "workflow_status")
+			c.call("search", nil)
+			if st := workflowStatus(t, c); st.Limits[0].Calls != 1 {
+				t.Fatalf("budget after re-entry: %+v", st.Limits)
+			}
+		})
+	}
+}
+
+// TestMaxCallsConcurrent: concurrent calls never exceed a budget.
+func TestMaxCallsConcurrent(t *testing.T) {
+	f := newFixture(t, compile(t, "full", strings.Replace(researchJSON, `"maxCalls": 2`, `"maxCalls": 5`, 1), nil), nil, "search", "submit")
+	c := f.connect(t, "2025-11-25")
+	var wg sync.WaitGroup
+	for range 20 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, _ = c.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "search"})
+		}()
+	}
+	wg.Wait()
+	if n := f.ran("search"); n != 5 {
+		t.Fatalf("search ran %d times with maxCalls 5", n)
+	}
+}
+
+// TestHistory: every saved transition is kept in the workflow's bounded
+// run history, passed to OnTransition and logged.
+func TestHistory(t *testing.T) {
+	var logs bytes.Buffer
+	var mu sync.Mutex
+	var seen []mcpbind.Transition
+	f := newFixture(t, compile(t, "full", checkoutJSON, nil), &mcpbind.Options{
+		HistoryLimit: 2,
+		Logger:       slog.New(slog.NewJSONHandler(&logs, nil)),
+		OnTransition: func(_ context.Context, tr mcpbind.Transition) {
+			mu.Lock()
+			defer mu.Unlock()
+			seen = append(seen, tr)
+		},
+	})
+	c := f.connect(t, "2025-11-25")
+	c.call("cart_add_item", map[string]any{"product_id": "p1"})
+	c.call("cart_checkout", nil)
+	c.call("cart_pay", map[string]any{"payment_method": "card"})
+	w, err := f.gate.SessionWorkflow(context.Background(), c.ss)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(seen) != 3 || len(w.History) != 2 {
+		t.Fatalf("OnTransition saw %d, history has %d", len(seen), len(w.History))
+	}
+	for i, h := range w.History {
+		want := seen[i+1]
+		if h.Tool != want.Tool || h.Event.Type != want.Event.Type || h.From != want.From || h.To != want.To || !h.Time.Equal(want.Time) || h.Key != want.Key {
+			t.Errorf("history[%d] = %+v, want %+v", i, h, want)
+		}
+	}
+	last := w.History[1]
+	if last.Tool != "cart_pay" || last.From != "payment" || last.To != "confirmed" || last.Event.Data["input"].(map[string]any)["payment_method"] != "card" {
+		t.Fatalf("last transition %+v", last)
+	}
+	var records int
+	for _, line := range strings.Split(strings.TrimSpace(logs.String()), "\n") {
+		var rec map[string]any
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Fatal(err)
+		}
+		if rec["msg"] == "mcpbind: transition" && rec["level"] == "INFO" && rec["tool"] != nil && rec["from"] != nil && rec["to"] != nil {
+			records++
+		}
+	}
+	if records != 3 {
+		t.Fatalf("%d transition log records:\n%s", records, logs.String())
+	}
+}

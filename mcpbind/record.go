@@ -1,0 +1,126 @@
+// This file defines the record a Gate keeps in its Store for each workflow:
+// the engine's persisted state, the call counts of states with maxCalls,
+// and the bounded run history.
+
+package mcpbind
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strconv"
+)
+
+// record is the stored form of one workflow:
+//
+//	{"state": <the engine's persisted state>,
+//	 "calls": {"<state id>": 3},           // states with maxCalls only; omitted when empty
+//	 "history": [<Transition>, ...]}        // oldest first; omitted when empty
+type record struct {
+	snap    []byte            // the engine's persisted state (State.MarshalJSON)
+	calls   map[string]int    // calls that ran while a limited state was active
+	history []json.RawMessage // encoded Transitions, oldest first
+}
+
+// encode writes the record. Its history entries are kept encoded, so a
+// transition costs one entry's encoding, not the whole history's.
+func (r *record) encode() []byte {
+	n := len(r.snap) + 32
+	for _, h := range r.history {
+		n += len(h) + 1
+	}
+	b := make([]byte, 0, n)
+	b = append(b, `{"state":`...)
+	b = append(b, r.snap...)
+	if len(r.calls) > 0 {
+		b = append(b, `,"calls":{`...)
+		ids := make([]string, 0, len(r.calls))
+		for id := range r.calls {
+			ids = append(ids, id)
+		}
+		sort.Strings(ids)
+		for i, id := range ids {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = strconv.AppendQuote(b, id)
+			b = append(b, ':')
+			b = strconv.AppendInt(b, int64(r.calls[id]), 10)
+		}
+		b = append(b, '}')
+	}
+	if len(r.history) > 0 {
+		b = append(b, `,"history":[`...)
+		for i, h := range r.history {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, h...)
+		}
+		b = append(b, ']')
+	}
+	return append(b, '}')
+}
+
+// decodeRecord reads a record written by encode.
+func decodeRecord(data []byte) (record, error) {
+	var raw struct {
+		State   json.RawMessage   `json:"state"`
+		Calls   map[string]int    `json:"calls"`
+		History []json.RawMessage `json:"history"`
+	}
+	if err := json.Unmarshal(data, &raw); err != nil {
+		return record{}, fmt.Errorf("mcpbind: reading the workflow record: %w", err)
+	}
+	if len(raw.State) == 0 || bytes.Equal(raw.State, []byte("null")) {
+		return record{}, fmt.Errorf(`mcpbind: reading the workflow record: no "state"`)
+	}
+	return record{snap: raw.State, calls: raw.Calls, history: raw.History}, nil
+}
+
+// appendHistory returns history with entry added at the end, keeping at
+// most limit entries (the newest). The result never shares its backing
+// array with history, which other views may hold.
+func appendHistory(history []json.RawMessage, entry json.RawMessage, limit int) []json.RawMessage {
+	if limit <= 0 {
+		return nil
+	}
+	keep := history
+	if len(keep) >= limit {
+		keep = keep[len(keep)-limit+1:]
+	}
+	out := make([]json.RawMessage, 0, len(keep)+1)
+	out = append(out, keep...)
+	return append(out, entry)
+}
+
+// decodeHistory reads the encoded entries of a record's history. Entries
+// that cannot be read (written by a newer version, say) are skipped.
+func decodeHistory(history []json.RawMessage, key string) []Transition {
+	out := make([]Transition, 0, len(history))
+	for _, h := range history {
+		var t Transition
+		if json.Unmarshal(h, &t) == nil {
+			t.Key = key
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// carryCalls returns the call counts that survive a transition into a
+// state whose active nodes are active: a count lives while its state stays
+// active.
+func carryCalls(calls map[string]int, active func(id string) bool) map[string]int {
+	var out map[string]int
+	for id, n := range calls {
+		if active(id) {
+			if out == nil {
+				out = make(map[string]int, len(calls))
+			}
+			out[id] = n
+		}
+	}
+	return out
+}
