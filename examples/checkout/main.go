@@ -18,9 +18,18 @@
 // workflow_transition (CANCEL goes back from payment to has_items), and
 // shows each notifications/tools/list_changed the session receives.
 //
+// Under protocol 2026-07-28 (-protocol 2026-07-28), which has no sessions
+// and forbids tool lists that vary per connection, the client sees every
+// tool, starts a workflow with workflow_start and passes its workflow_id to
+// the workflow's tools; the gate refuses the calls the workflow's state
+// does not allow.
+//
 //	go run ./examples/checkout
-//	go run ./examples/checkout -engine full   # the full interpreter instead of the flat engine
-//	go run ./examples/checkout -stdio         # serve over stdio, for an MCP client
+//	go run ./examples/checkout -engine full             # the full interpreter instead of the flat engine
+//	go run ./examples/checkout -protocol 2026-07-28     # workflow handles instead of sessions
+//	go run ./examples/checkout -stdio                   # serve over stdio, for an MCP client
+//	go run ./examples/checkout -http localhost:8080     # serve over Streamable HTTP at /mcp
+//	go run ./examples/checkout -http localhost:8080 -stateless   # stateless: every client uses workflow handles
 package main
 
 import (
@@ -32,6 +41,8 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"log/slog"
+	"net/http"
 	"os"
 	"slices"
 	"strings"
@@ -51,26 +62,59 @@ var machineJSON []byte
 
 func main() {
 	stdio := flag.Bool("stdio", false, "serve the checkout server over stdio instead of running the scripted demo")
+	httpAddr := flag.String("http", "", "serve the checkout server over Streamable HTTP at http://ADDR/mcp instead of running the scripted demo")
+	stateless := flag.Bool("stateless", false, "with -http: a stateless server (no sessions): every client uses workflow handles")
 	engineName := flag.String("engine", "auto", `engine: "flat", "full" (the statechart interpreter) or "auto" (flat when the machine is flat)`)
+	protocol := flag.String("protocol", "2025-11-25", "the MCP protocol version of the demo's client; 2026-07-28 uses workflow handles")
 	flag.Parse()
 	ctx := context.Background()
 	engine, name, err := newEngine(*engineName)
 	if err != nil {
 		log.Fatal(err)
 	}
-	if *stdio {
-		server, _, err := newServer(engine)
+	// Servers log each transition (Info) to stderr; the demo only problems.
+	logger := slog.Default()
+	switch {
+	case *stdio:
+		server, _, err := newServer(engine, &mcpbind.Options{Logger: logger})
 		if err != nil {
 			log.Fatal(err)
 		}
 		if err := server.Run(ctx, &mcp.StdioTransport{}); err != nil && !errors.Is(err, io.EOF) {
 			log.Fatal(err)
 		}
-		return
+	case *httpAddr != "":
+		h, err := httpHandler(engine, *stateless, logger)
+		if err != nil {
+			log.Fatal(err)
+		}
+		log.Printf("checkout MCP server (%s engine) on http://%s/mcp, stateless=%v", name, *httpAddr, *stateless)
+		log.Fatal(http.ListenAndServe(*httpAddr, h))
+	default:
+		logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+		if err := demo(ctx, os.Stdout, engine, name, *protocol, logger); err != nil {
+			log.Fatal(err)
+		}
 	}
-	if err := demo(ctx, os.Stdout, engine, name, "2025-11-25"); err != nil {
-		log.Fatal(err)
+}
+
+// httpHandler serves the checkout server over Streamable HTTP at /mcp. A
+// stateless server has no sessions, so every client uses workflow handles
+// (mcpbind.HandlesAlways); otherwise clients of protocol 2026-07-28 do and
+// older ones have their session's workflow.
+func httpHandler(engine statechart.Engine, stateless bool, logger *slog.Logger) (http.Handler, error) {
+	opts := &mcpbind.Options{Logger: logger}
+	if stateless {
+		opts.Handles = mcpbind.HandlesAlways
 	}
+	server, _, err := newServer(engine, opts)
+	if err != nil {
+		return nil, err
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server },
+		&mcp.StreamableHTTPOptions{Stateless: stateless}))
+	return mux, nil
 }
 
 // newEngine compiles checkout.json with the chosen engine.
@@ -117,25 +161,37 @@ type (
 	}
 )
 
-// shop keeps one cart per session.
+// shop keeps one cart per workflow: per session, or per workflow id with
+// workflow handles. (A real shop keeps carts in its database; this one
+// forgets a session's cart when the session ends, and keeps the carts of
+// handles for the life of the process.)
 type shop struct {
 	mu     sync.Mutex
-	carts  map[*mcp.ServerSession][]string
+	carts  map[any][]string // by *mcp.ServerSession or workflow id
 	orders int
 }
 
-func (s *shop) items(ss *mcp.ServerSession) []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return slices.Clone(s.carts[ss])
+// cartOf names the cart a call works on.
+func cartOf(ctx context.Context, req *mcp.CallToolRequest) any {
+	if id := mcpbind.WorkflowID(ctx); id != "" {
+		return id
+	}
+	return req.Session
 }
 
-func (s *shop) addItem(_ context.Context, req *mcp.CallToolRequest, in addItemIn) (*mcp.CallToolResult, cart, error) {
+func (s *shop) items(key any) []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string{}, s.carts[key]...)
+}
+
+func (s *shop) addItem(ctx context.Context, req *mcp.CallToolRequest, in addItemIn) (*mcp.CallToolResult, cart, error) {
 	if in.ProductID == "" {
 		return nil, cart{}, errors.New("product_id is required")
 	}
+	key := cartOf(ctx, req)
 	s.mu.Lock()
-	if _, ok := s.carts[req.Session]; !ok {
+	if _, ok := s.carts[key]; !ok && key == any(req.Session) {
 		ss := req.Session
 		go func() { // forget the cart when the session ends
 			_ = ss.Wait()
@@ -144,20 +200,20 @@ func (s *shop) addItem(_ context.Context, req *mcp.CallToolRequest, in addItemIn
 			s.mu.Unlock()
 		}()
 	}
-	s.carts[req.Session] = append(s.carts[req.Session], in.ProductID)
+	s.carts[key] = append(s.carts[key], in.ProductID)
 	s.mu.Unlock()
-	return nil, cart{Items: s.items(req.Session)}, nil
+	return nil, cart{Items: s.items(key)}, nil
 }
 
-func (s *shop) view(_ context.Context, req *mcp.CallToolRequest, _ empty) (*mcp.CallToolResult, cart, error) {
-	return nil, cart{Items: append([]string{}, s.items(req.Session)...)}, nil
+func (s *shop) view(ctx context.Context, req *mcp.CallToolRequest, _ empty) (*mcp.CallToolResult, cart, error) {
+	return nil, cart{Items: s.items(cartOf(ctx, req))}, nil
 }
 
-func (s *shop) checkout(_ context.Context, req *mcp.CallToolRequest, _ empty) (*mcp.CallToolResult, order, error) {
-	return nil, order{OrderID: "pending", Items: s.items(req.Session)}, nil
+func (s *shop) checkout(ctx context.Context, req *mcp.CallToolRequest, _ empty) (*mcp.CallToolResult, order, error) {
+	return nil, order{OrderID: "pending", Items: s.items(cartOf(ctx, req))}, nil
 }
 
-func (s *shop) pay(_ context.Context, req *mcp.CallToolRequest, in payIn) (*mcp.CallToolResult, order, error) {
+func (s *shop) pay(ctx context.Context, req *mcp.CallToolRequest, in payIn) (*mcp.CallToolResult, order, error) {
 	if in.PaymentMethod == "" {
 		return nil, order{}, errors.New("payment_method is required")
 	}
@@ -165,14 +221,14 @@ func (s *shop) pay(_ context.Context, req *mcp.CallToolRequest, in payIn) (*mcp.
 	s.orders++
 	id := fmt.Sprintf("order-%d", s.orders)
 	s.mu.Unlock()
-	return nil, order{OrderID: id, Items: s.items(req.Session), PaymentMethod: in.PaymentMethod}, nil
+	return nil, order{OrderID: id, Items: s.items(cartOf(ctx, req)), PaymentMethod: in.PaymentMethod}, nil
 }
 
 // newServer builds the checkout server: four tools, gated by the machine's
-// meta.mcp (cart_view is in no state's tools, so it is always visible), with
-// a statesync layer around the gate.
-func newServer(engine statechart.Engine) (*mcp.Server, *mcpbind.Gate, error) {
-	gate, err := mcpbind.New(engine, nil)
+// meta.mcp (cart_view is bound to the root state, so it is always visible),
+// with a statesync layer around the gate.
+func newServer(engine statechart.Engine, opts *mcpbind.Options) (*mcp.Server, *mcpbind.Gate, error) {
+	gate, err := mcpbind.New(engine, opts)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -187,7 +243,7 @@ func newServer(engine statechart.Engine) (*mcp.Server, *mcpbind.Gate, error) {
 		return nil, nil, err
 	}
 	server := mcp.NewServer(&mcp.Implementation{Name: "checkout", Version: "1.0.0"}, nil)
-	s := &shop{carts: map[*mcp.ServerSession][]string{}}
+	s := &shop{carts: map[any][]string{}}
 	mcp.AddTool(server, &mcp.Tool{Name: "cart_add_item", Description: "Add a product to the cart"}, s.addItem)
 	mcp.AddTool(server, &mcp.Tool{Name: "cart_checkout", Description: "Proceed to payment"}, s.checkout)
 	mcp.AddTool(server, &mcp.Tool{Name: "cart_pay", Description: "Process payment"}, s.pay)
@@ -202,9 +258,10 @@ func newServer(engine statechart.Engine) (*mcp.Server, *mcpbind.Gate, error) {
 }
 
 // demo connects a scripted client to the server in memory and walks the
-// checkout flow, printing what the client sees.
-func demo(ctx context.Context, w io.Writer, engine statechart.Engine, engineName, protocol string) error {
-	server, gate, err := newServer(engine)
+// checkout flow, printing what the client sees. Under protocol 2026-07-28
+// the client starts a workflow and passes its workflow_id.
+func demo(ctx context.Context, w io.Writer, engine statechart.Engine, engineName, protocol string, logger *slog.Logger) error {
+	server, gate, err := newServer(engine, &mcpbind.Options{Logger: logger})
 	if err != nil {
 		return err
 	}
@@ -222,9 +279,41 @@ func demo(ctx context.Context, w io.Writer, engine statechart.Engine, engineName
 		return err
 	}
 	defer cs.Close()
+	negotiated := cs.InitializeResult().ProtocolVersion
+	handles := negotiated >= "2026-07-28"
+	fmt.Fprintf(w, "checkout workflow (%s engine), MCP protocol %s\n", engineName, negotiated)
 
-	fmt.Fprintf(w, "checkout workflow (%s engine), MCP protocol %s\n", engineName, cs.InitializeResult().ProtocolVersion)
+	// The descriptions, once: each carries its cache directive (and, with
+	// handles, where it works); needsID notes the tools that take a
+	// workflow_id.
+	res, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		return err
+	}
+	needsID := map[string]bool{}
+	for _, t := range res.Tools {
+		fmt.Fprintf(w, "  %s: %s\n", t.Name, strings.ReplaceAll(t.Description, "\n\n", "\n      "))
+		var schema struct{ Required []string }
+		needsID[t.Name] = remarshal(t.InputSchema, &schema) && slices.Contains(schema.Required, "workflow_id")
+	}
+	workflowID := ""
+
 	show := func() error {
+		if handles {
+			if workflowID == "" {
+				return nil
+			}
+			// The list is the same for everyone; the workflow says what
+			// may be called now.
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "workflow_status", Arguments: map[string]any{"workflow_id": workflowID}})
+			if err != nil {
+				return err
+			}
+			var st mcpbind.WorkflowStatus
+			remarshal(res.StructuredContent, &st)
+			fmt.Fprintf(w, "  state %-12s callable: %s\n", quote(st.State), strings.Join(st.Tools, ", "))
+			return nil
+		}
 		st, err := gate.State(ctx, ss)
 		if err != nil {
 			return err
@@ -245,6 +334,9 @@ func demo(ctx context.Context, w io.Writer, engine statechart.Engine, engineName
 			args = map[string]any{}
 		}
 		a, _ := json.Marshal(args)
+		if needsID[name] && workflowID != "" {
+			args["workflow_id"] = workflowID
+		}
 		fmt.Fprintf(w, "\n→ %s %s\n", name, a)
 		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
 		if err != nil {
@@ -256,12 +348,20 @@ func demo(ctx context.Context, w io.Writer, engine statechart.Engine, engineName
 			if remarshal(res.StructuredContent, &ref) && len(ref.Path) > 0 {
 				var steps []string
 				for _, s := range ref.Path {
-					steps = append(steps, fmt.Sprintf("%s (%s)", s.Tool, s.Event))
+					if s.Event == "" {
+						steps = append(steps, s.Tool)
+					} else {
+						steps = append(steps, fmt.Sprintf("%s (%s)", s.Tool, s.Event))
+					}
 				}
-				fmt.Fprintf(w, "  structured path: %s\n", strings.Join(steps, " → "))
+				fmt.Fprintf(w, "  structured: %s, path: %s\n", ref.Code, strings.Join(steps, " → "))
 			}
 		} else {
 			fmt.Fprintf(w, "  result:\n%s\n", indent(text(res), "    "))
+		}
+		var start mcpbind.WorkflowStart
+		if name == "workflow_start" && !res.IsError && remarshal(res.StructuredContent, &start) {
+			workflowID = start.WorkflowID
 		}
 		// A call that moved the workflow says so in _meta; workflow_transition
 		// in its result.
@@ -276,7 +376,7 @@ func demo(ctx context.Context, w io.Writer, engine statechart.Engine, engineName
 		if note.Event != "" {
 			fmt.Fprintf(w, "  workflow: %s --%s--> %s\n", quote(note.From), note.Event, quote(note.To))
 		}
-		if note.ToolsChanged {
+		if note.ToolsChanged && !handles {
 			select {
 			case <-changed:
 				fmt.Fprintln(w, "  ← notifications/tools/list_changed")
@@ -287,21 +387,20 @@ func demo(ctx context.Context, w io.Writer, engine statechart.Engine, engineName
 		return show()
 	}
 
-	// The descriptions, once: each carries its cache directive.
-	res, err := cs.ListTools(ctx, nil)
-	if err != nil {
-		return err
-	}
-	for _, t := range res.Tools {
-		fmt.Fprintf(w, "  %s: %s\n", t.Name, t.Description)
-	}
 	if err := show(); err != nil {
 		return err
 	}
-	steps := []struct {
+	type step struct {
 		tool string
 		args map[string]any
-	}{
+	}
+	var steps []step
+	if handles {
+		steps = append(steps,
+			step{"cart_add_item", map[string]any{"product_id": "sku-42"}}, // no workflow yet: refused
+			step{"workflow_start", nil})
+	}
+	steps = append(steps, []step{
 		{"cart_pay", map[string]any{"payment_method": "card"}}, // too early: refused
 		{"cart_add_item", map[string]any{"product_id": "sku-42"}},
 		{"cart_view", nil},
@@ -312,7 +411,7 @@ func demo(ctx context.Context, w io.Writer, engine statechart.Engine, engineName
 		{"cart_add_item", map[string]any{"product_id": "sku-7"}},
 		{"cart_checkout", nil},
 		{"cart_pay", map[string]any{"payment_method": "card"}},
-	}
+	}...)
 	for _, s := range steps {
 		if err := call(s.tool, s.args); err != nil {
 			return err

@@ -4,8 +4,12 @@ import (
 	"bytes"
 	"context"
 	"flag"
+	"io"
+	"log/slog"
+	"net/http/httptest"
 	"os"
 	"os/exec"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -37,7 +41,7 @@ const wantDemo = `
     Tool "cart_pay" is not available in the current workflow state ("empty"). To make it available, call cart_add_item, then cart_checkout.
     Tools available now: cart_add_item, cart_view, workflow_status, workflow_transition.
     Instructions: The cart is empty. Add a product with cart_add_item.
-  structured path: cart_add_item (ADD_ITEM) → cart_checkout (CHECKOUT)
+  structured: FORBIDDEN, path: cart_add_item (ADD_ITEM) → cart_checkout (CHECKOUT)
   state "empty"      tools: cart_add_item, cart_view, workflow_status, workflow_transition
 
 → cart_add_item {"product_id":"sku-42"}
@@ -114,7 +118,7 @@ func TestDemo(t *testing.T) {
 					t.Fatal(err)
 				}
 				var out bytes.Buffer
-				if err := demo(context.Background(), &out, e, name, protocol); err != nil {
+				if err := demo(context.Background(), &out, e, name, protocol, quietLogger()); err != nil {
 					t.Fatal(err)
 				}
 				first, rest, _ := strings.Cut(out.String(), "\n")
@@ -191,4 +195,147 @@ func TestStdio(t *testing.T) {
 	if got := tools(); got != "cart_add_item cart_checkout cart_view workflow_status workflow_transition" {
 		t.Fatalf("tools %q", got)
 	}
+}
+
+func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+// TestDemoHandles runs the demo under protocol 2026-07-28: every tool is
+// listed, the client starts a workflow and passes its id, and the gate
+// refuses what the workflow's state does not allow.
+func TestDemoHandles(t *testing.T) {
+	for _, engine := range []string{"flat", "full"} {
+		t.Run(engine, func(t *testing.T) {
+			e, name, err := newEngine(engine)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var out bytes.Buffer
+			if err := demo(context.Background(), &out, e, name, "2026-07-28", quietLogger()); err != nil {
+				t.Fatal(err)
+			}
+			got := regexp.MustCompile(`[0-9a-f]{32}`).ReplaceAllString(out.String(), "<id>")
+			for _, want := range []string{
+				"MCP protocol 2026-07-28\n",
+				`  cart_pay: Process payment` + "\n      " + `Part of the "checkout" workflow: pass the workflow_id that workflow_start returned. It works only in state "payment". [Cache-Control: no-store]`,
+				"→ cart_add_item {\"product_id\":\"sku-42\"}\n  refused (isError):\n    Tool \"cart_add_item\" is part of the \"checkout\" workflow and needs its workflow_id argument.",
+				"  structured: WORKFLOW_REQUIRED, path: workflow_start\n",
+				"Started workflow <id> in state \"empty\".",
+				"  structured: FORBIDDEN, path: cart_add_item (ADD_ITEM) → cart_checkout (CHECKOUT)\n",
+				"  workflow: \"empty\" --ADD_ITEM--> \"has_items\"\n  state \"has_items\"  callable: cart_add_item, cart_checkout, cart_view, workflow_status, workflow_transition\n",
+				"{\"items\":[\"sku-42\",\"sku-7\"],\"order_id\":\"order-1\",\"payment_method\":\"card\"}\n  workflow: \"payment\" --PAY--> \"confirmed\"\n",
+			} {
+				if !strings.Contains(got, want) {
+					t.Errorf("the output lacks %q:\n%s", want, got)
+				}
+			}
+			if strings.Contains(got, "list_changed") {
+				t.Errorf("list_changed under 2026-07-28:\n%s", got)
+			}
+		})
+	}
+}
+
+// TestHTTP serves the checkout server over Streamable HTTP (-http): with
+// sessions, list_changed reaches the caller on its POST; stateless, two
+// clients share nothing but the workflow id, each on its own connection.
+func TestHTTP(t *testing.T) {
+	engine, _, err := newEngine("auto")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	names := func(cs *mcp.ClientSession) string {
+		res, err := cs.ListTools(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, tool := range res.Tools {
+			out = append(out, tool.Name)
+		}
+		return strings.Join(out, " ")
+	}
+	t.Run("sessions", func(t *testing.T) {
+		h, err := httpHandler(engine, false, quietLogger())
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv := httptest.NewServer(h)
+		defer srv.Close()
+		changed := make(chan struct{}, 10)
+		client := mcp.NewClient(&mcp.Implementation{Name: "http-test", Version: "1"}, &mcp.ClientOptions{
+			ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} },
+		})
+		cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: srv.URL + "/mcp"}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cs.Close()
+		if v := cs.InitializeResult().ProtocolVersion; v != "2025-11-25" {
+			t.Fatalf("negotiated %s", v)
+		}
+		if got := names(cs); got != "cart_add_item cart_view workflow_status workflow_transition" {
+			t.Fatalf("tools %q", got)
+		}
+		if res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "cart_pay", Arguments: map[string]any{"payment_method": "card"}}); err != nil || !res.IsError {
+			t.Fatalf("early cart_pay: %v %+v", err, res)
+		}
+		if res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "cart_add_item", Arguments: map[string]any{"product_id": "p"}}); err != nil || res.IsError {
+			t.Fatalf("cart_add_item: %v %+v", err, res)
+		}
+		select {
+		case <-changed:
+		case <-time.After(10 * time.Second):
+			t.Fatal("no notifications/tools/list_changed")
+		}
+		if got := names(cs); got != "cart_add_item cart_checkout cart_view workflow_status workflow_transition" {
+			t.Fatalf("tools %q", got)
+		}
+	})
+	t.Run("stateless", func(t *testing.T) {
+		h, err := httpHandler(engine, true, quietLogger())
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv := httptest.NewServer(h)
+		defer srv.Close()
+		connect := func(protocol string) *mcp.ClientSession {
+			cs, err := mcp.NewClient(&mcp.Implementation{Name: "http-test", Version: "1"}, nil).
+				Connect(ctx, &mcp.StreamableClientTransport{Endpoint: srv.URL + "/mcp"}, &mcp.ClientSessionOptions{ProtocolVersion: protocol})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = cs.Close() })
+			return cs
+		}
+		a, b := connect("2026-07-28"), connect("2025-11-25")
+		call := func(cs *mcp.ClientSession, tool string, args map[string]any) *mcp.CallToolResult {
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
+			if err != nil {
+				t.Fatalf("%s: %v", tool, err)
+			}
+			return res
+		}
+		if got := names(b); got != "cart_add_item cart_checkout cart_pay cart_view workflow_start workflow_status workflow_transition" {
+			t.Fatalf("tools %q", got)
+		}
+		res := call(a, "workflow_start", nil)
+		id, _ := res.StructuredContent.(map[string]any)["workflow_id"].(string)
+		if id == "" {
+			t.Fatalf("workflow_start: %+v", res)
+		}
+		if res := call(b, "cart_add_item", map[string]any{"product_id": "p"}); !res.IsError || !strings.Contains(text(res), "Call workflow_start first") {
+			t.Fatalf("cart_add_item without workflow_id: %s", text(res))
+		}
+		if res := call(b, "cart_add_item", map[string]any{"product_id": "p", "workflow_id": id}); res.IsError {
+			t.Fatalf("cart_add_item: %s", text(res))
+		}
+		if res := call(a, "cart_checkout", map[string]any{"workflow_id": id}); res.IsError {
+			t.Fatalf("cart_checkout: %s", text(res))
+		}
+		res = call(b, "cart_pay", map[string]any{"payment_method": "card", "workflow_id": id})
+		if res.IsError || !strings.Contains(text(res), `"items":["p"]`) {
+			t.Fatalf("cart_pay: %s", text(res))
+		}
+	})
 }
