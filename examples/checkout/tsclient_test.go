@@ -1,0 +1,58 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestTypeScriptClient runs tsclient/client.mjs, the MCP TypeScript SDK's
+// client walking the checkout flow, against the command served over stdio
+// (the test binary, as in TestStdio). It needs Node.js and the pinned SDK:
+//
+//	cd examples/checkout/tsclient && npm ci
+func TestTypeScriptClient(t *testing.T) {
+	const enable = "cd examples/checkout/tsclient && npm ci"
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skipf("node is not on PATH; to run this test, install Node.js and npm, then: %s", enable)
+	}
+	sdk := filepath.Join("tsclient", "node_modules", "@modelcontextprotocol", "sdk", "package.json")
+	if _, err := os.Stat(sdk); err != nil {
+		t.Skipf("the MCP TypeScript SDK is not installed (no %s); to run this test: %s", sdk, enable)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, "client.mjs", exe)
+	cmd.Dir = "tsclient"
+	// client.mjs hands its whole environment to the server it starts.
+	cmd.Env = append(os.Environ(), "CHECKOUT_AS_COMMAND=1")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	cmd.WaitDelay = 5 * time.Second // the server shares stderr; don't wait on it forever
+	err = cmd.Run()
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		t.Fatalf("client.mjs timed out\ntranscript:\n%s\nstderr:\n%s", stdout.String(), stderr.String())
+	}
+	if err != nil {
+		t.Fatalf("client.mjs: %v\ntranscript:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
+	}
+	if !strings.Contains(stdout.String(), "\nok: checkout flow passed") {
+		t.Fatalf("client.mjs exited 0 without its final ok line\ntranscript:\n%s\nstderr:\n%s", stdout.String(), stderr.String())
+	}
+	for _, line := range strings.Split(stdout.String(), "\n") {
+		if strings.HasPrefix(line, "MCP protocol ") {
+			t.Log(line)
+		}
+	}
+}
