@@ -3,6 +3,8 @@ package mcpbind
 import (
 	"context"
 	"fmt"
+	"io"
+	"log/slog"
 	"strings"
 	"testing"
 
@@ -116,6 +118,8 @@ func BenchmarkGateCall(b *testing.B) {
 	    "b": {"on": {"FLIP": "a"}, "meta": {"mcp": {"tools": ["flip", "look"]}}}
 	  }
 	}`
+	// Transitions are logged at Info level: measure without output.
+	quiet := &Options{Logger: slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelWarn}))}
 	for _, engine := range []string{"flat", "full"} {
 		for _, tool := range []string{"other", "look", "flip"} {
 			b.Run(engine+"/"+tool, func(b *testing.B) {
@@ -125,12 +129,12 @@ func BenchmarkGateCall(b *testing.B) {
 					if err != nil {
 						b.Fatal(err)
 					}
-					g, err = New(m, nil)
+					g, err = New(m, quiet)
 					if err != nil {
 						b.Fatal(err)
 					}
 				} else {
-					g = compileGate(b, machine, nil)
+					g = compileGate(b, machine, quiet)
 				}
 				ss := connectSession(b, g)
 				ctx := context.Background()

@@ -25,17 +25,21 @@ const flipJSON = `{
 // tool that is not gated, one that is gated without an event (a load and a
 // visibility check) and one whose event moves the workflow every call (a
 // load, the handler, a transition and a compare-and-swap; no notification,
-// since both states show the same tools).
+// since both states show the same tools); and the last under protocol
+// 2026-07-28, with a workflow handle instead of the session.
 func BenchmarkCall(b *testing.B) {
 	for _, engine := range engines {
 		for _, c := range []struct {
 			name, tool string
 			gated      bool
+			protocol   string
 		}{
-			{"plain", "flip", false},
-			{"gated/unbound-tool", "other", true},
-			{"gated/visibility-only", "look", true},
-			{"gated/transition", "flip", true},
+			{"plain", "flip", false, "2025-11-25"},
+			{"gated/unbound-tool", "other", true, "2025-11-25"},
+			{"gated/visibility-only", "look", true, "2025-11-25"},
+			{"gated/transition", "flip", true, "2025-11-25"},
+			{"plain-2026", "flip", false, "2026-07-28"},
+			{"handles/transition", "flip", true, "2026-07-28"},
 		} {
 			b.Run(engine+"/"+c.name, func(b *testing.B) {
 				f := &fixture{server: mcp.NewServer(&mcp.Implementation{Name: "bench", Version: "1"}, nil)}
@@ -50,9 +54,12 @@ func BenchmarkCall(b *testing.B) {
 					g.Attach(f.server)
 					f.gate = g
 				}
-				cl := f.connect(b, "2025-11-25")
+				cl := f.connect(b, c.protocol)
 				ctx := context.Background()
 				params := &mcp.CallToolParams{Name: c.tool, Arguments: map[string]any{"x": 1}}
+				if c.gated && c.protocol >= "2026-07-28" {
+					params.Arguments = map[string]any{"x": 1, "workflow_id": cl.start()}
+				}
 				b.ReportAllocs()
 				cpu0 := cpuTime()
 				for b.Loop() {
