@@ -191,3 +191,79 @@ func ExampleGate_AttachWith() {
 	// cart_pay: Pay. [Cache-Control: no-store]
 	// [System: Cache invalidated for orders.*, cart.* — caused by cart.pay]
 }
+
+// Under protocol 2026-07-28 a client starts a workflow with workflow_start
+// and passes its workflow_id to the workflow's tools; every tool is listed.
+func Example_handles() {
+	m, err := flat.Compile([]byte(`{
+		"id": "deploy",
+		"initial": "untested",
+		"states": {
+			"untested": {"on": {"TESTED": "tested"}, "meta": {"mcp": {"tools": ["run_tests"], "events": {"run_tests": "TESTED"}}}},
+			"tested":   {"meta": {"mcp": {"tools": ["deploy"]}}}
+		}
+	}`))
+	if err != nil {
+		panic(err)
+	}
+	gate, err := mcpbind.New(m, nil)
+	if err != nil {
+		panic(err)
+	}
+	server := mcp.NewServer(&mcp.Implementation{Name: "ci", Version: "1"}, nil)
+	for _, name := range []string{"run_tests", "deploy"} {
+		mcp.AddTool(server, &mcp.Tool{Name: name}, func(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+			fmt.Printf("  %s runs for workflow %d chars long\n", name, len(mcpbind.WorkflowID(ctx)))
+			return nil, nil, nil
+		})
+	}
+	gate.Attach(server)
+
+	ctx := context.Background()
+	ct, st := mcp.NewInMemoryTransports()
+	if _, err := server.Connect(ctx, st, nil); err != nil {
+		panic(err)
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "1"}, nil).
+		Connect(ctx, ct, &mcp.ClientSessionOptions{ProtocolVersion: "2026-07-28"})
+	if err != nil {
+		panic(err)
+	}
+	defer cs.Close()
+	res, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Print("tools:")
+	for _, t := range res.Tools {
+		fmt.Print(" ", t.Name)
+	}
+	fmt.Println()
+	call := func(name string, args map[string]any) *mcp.CallToolResult {
+		fmt.Println("call", name)
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+		if err != nil {
+			panic(err)
+		}
+		if res.IsError {
+			fmt.Println("  refused:", res.StructuredContent.(map[string]any)["code"])
+		}
+		return res
+	}
+	call("deploy", nil)
+	id := call("workflow_start", nil).StructuredContent.(map[string]any)["workflow_id"].(string)
+	call("deploy", map[string]any{"workflow_id": id})
+	call("run_tests", map[string]any{"workflow_id": id})
+	call("deploy", map[string]any{"workflow_id": id})
+	// Output:
+	// tools: deploy run_tests workflow_start
+	// call deploy
+	//   refused: WORKFLOW_REQUIRED
+	// call workflow_start
+	// call deploy
+	//   refused: FORBIDDEN
+	// call run_tests
+	//   run_tests runs for workflow 32 chars long
+	// call deploy
+	//   deploy runs for workflow 32 chars long
+}
