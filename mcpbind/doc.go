@@ -152,11 +152,13 @@
 //
 // [Gate.AddWorkflowTools] adds two always-visible tools for the agent
 // (Statewright's get_state and transition): workflow_status (state, visible
-// tools, events it can send now, instructions of the active states) and
-// workflow_transition {"event", "data"}, which sends an event explicitly;
-// the machine's guards decide, reading data as event.input. By default
-// workflow_transition may send only the events no tool sends, so that it
-// cannot be used to skip a tool (say, PAY without calling cart_pay).
+// tools, events it can send now, the calls used of each active maxCalls
+// budget, instructions of the active states) and workflow_transition
+// {"event", "data"}, which sends an event explicitly; the machine's guards
+// decide, reading data as event.input. By default workflow_transition may
+// send only the events no tool sends, so that it cannot be used to skip a
+// tool (say, PAY without calling cart_pay). Neither counts against a
+// budget. With workflow handles both take the workflow_id too.
 //
 // # Store and concurrency
 //
