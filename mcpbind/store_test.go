@@ -2,13 +2,12 @@ package mcpbind_test
 
 import (
 	"context"
-	"errors"
-	"strconv"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/chartgate/chartgate/mcpbind"
+	"github.com/chartgate/chartgate/mcpbind/storetest"
 )
 
 type fakeClock struct {
@@ -28,42 +27,9 @@ func (c *fakeClock) Add(d time.Duration) {
 	c.mu.Unlock()
 }
 
-func TestMemoryStoreCompareAndSwap(t *testing.T) {
-	ctx := context.Background()
-	s := mcpbind.NewMemoryStore(nil)
-	if d, v, err := s.Load(ctx, "k"); d != nil || v != 0 || err != nil {
-		t.Fatalf("Load of a missing key = %q, %d, %v; want nil, 0, nil", d, v, err)
-	}
-	v1, err := s.CompareAndSwap(ctx, "k", 0, []byte("a"))
-	if err != nil || v1 == 0 {
-		t.Fatalf("create = %d, %v", v1, err)
-	}
-	if _, err := s.CompareAndSwap(ctx, "k", 0, []byte("b")); !errors.Is(err, mcpbind.ErrConflict) {
-		t.Fatalf("second create: err = %v, want ErrConflict", err)
-	}
-	v2, err := s.CompareAndSwap(ctx, "k", v1, []byte("b"))
-	if err != nil || v2 == v1 {
-		t.Fatalf("update = %d, %v (old version %d)", v2, err, v1)
-	}
-	if _, err := s.CompareAndSwap(ctx, "k", v1, []byte("c")); !errors.Is(err, mcpbind.ErrConflict) {
-		t.Fatalf("update from a stale version: err = %v, want ErrConflict", err)
-	}
-	if d, v, _ := s.Load(ctx, "k"); string(d) != "b" || v != v2 {
-		t.Fatalf("Load = %q, %d; want b, %d", d, v, v2)
-	}
-	if err := s.Delete(ctx, "k"); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Delete(ctx, "k"); err != nil {
-		t.Fatalf("deleting a missing key: %v", err)
-	}
-	if _, err := s.CompareAndSwap(ctx, "k", v2, []byte("d")); !errors.Is(err, mcpbind.ErrConflict) {
-		t.Fatalf("update of a deleted key: err = %v, want ErrConflict", err)
-	}
-	v3, err := s.CompareAndSwap(ctx, "k", 0, []byte("e"))
-	if err != nil || v3 == v1 || v3 == v2 {
-		t.Fatalf("re-create = %d, %v: versions must never be reused (had %d, %d)", v3, err, v1, v2)
-	}
+// TestMemoryStoreContract: the Store contract (storetest).
+func TestMemoryStoreContract(t *testing.T) {
+	storetest.Run(t, func(*testing.T) mcpbind.Store { return mcpbind.NewMemoryStore(nil) })
 }
 
 func TestMemoryStoreTTL(t *testing.T) {
@@ -138,41 +104,3 @@ func TestMemoryStoreLRU(t *testing.T) {
 
 // TestMemoryStoreConcurrentCAS increments a counter from many goroutines
 // with load/compare-and-swap/retry: no increment may be lost.
-func TestMemoryStoreConcurrentCAS(t *testing.T) {
-	ctx := context.Background()
-	s := mcpbind.NewMemoryStore(nil)
-	const workers, each = 32, 50
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for range each {
-				for {
-					d, v, err := s.Load(ctx, "n")
-					if err != nil {
-						t.Error(err)
-						return
-					}
-					n := 0
-					if d != nil {
-						n, _ = strconv.Atoi(string(d))
-					}
-					_, err = s.CompareAndSwap(ctx, "n", v, []byte(strconv.Itoa(n+1)))
-					if err == nil {
-						break
-					}
-					if !errors.Is(err, mcpbind.ErrConflict) {
-						t.Error(err)
-						return
-					}
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	d, _, _ := s.Load(ctx, "n")
-	if string(d) != strconv.Itoa(workers*each) {
-		t.Fatalf("counter = %s, want %d", d, workers*each)
-	}
-}

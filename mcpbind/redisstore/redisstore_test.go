@@ -4,72 +4,22 @@ import (
 	"context"
 	"errors"
 	"strconv"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/chartgate/chartgate/mcpbind"
 	"github.com/chartgate/chartgate/mcpbind/redisstore"
+	"github.com/chartgate/chartgate/mcpbind/storetest"
 )
 
-// The same contract as mcpbind's TestMemoryStoreCompareAndSwap.
-func TestCompareAndSwap(t *testing.T) {
+// TestContract: the Store contract (storetest), each subtest under its own
+// prefix in one redis-server.
+func TestContract(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	s := redisstore.New(startRedis(t), nil)
-	if d, v, err := s.Load(ctx, "k"); d != nil || v != 0 || err != nil {
-		t.Fatalf("Load of a missing key = %q, %d, %v; want nil, 0, nil", d, v, err)
-	}
-	v1, err := s.CompareAndSwap(ctx, "k", 0, []byte("a"))
-	if err != nil || v1 == 0 {
-		t.Fatalf("create = %d, %v", v1, err)
-	}
-	if _, err := s.CompareAndSwap(ctx, "k", 0, []byte("b")); !errors.Is(err, mcpbind.ErrConflict) {
-		t.Fatalf("second create: err = %v, want ErrConflict", err)
-	}
-	v2, err := s.CompareAndSwap(ctx, "k", v1, []byte("b"))
-	if err != nil || v2 <= v1 {
-		t.Fatalf("update = %d, %v (old version %d): want a greater version", v2, err, v1)
-	}
-	if _, err := s.CompareAndSwap(ctx, "k", v1, []byte("c")); !errors.Is(err, mcpbind.ErrConflict) {
-		t.Fatalf("update from a stale version: err = %v, want ErrConflict", err)
-	}
-	if _, err := s.CompareAndSwap(ctx, "k", v2+1, []byte("c")); !errors.Is(err, mcpbind.ErrConflict) {
-		t.Fatalf("update from a future version: err = %v, want ErrConflict", err)
-	}
-	if d, v, err := s.Load(ctx, "k"); string(d) != "b" || v != v2 || err != nil {
-		t.Fatalf("Load = %q, %d, %v; want b, %d", d, v, err, v2)
-	}
-	if err := s.Delete(ctx, "k"); err != nil {
-		t.Fatal(err)
-	}
-	if d, v, err := s.Load(ctx, "k"); d != nil || v != 0 || err != nil {
-		t.Fatalf("Load after Delete = %q, %d, %v; want nil, 0, nil", d, v, err)
-	}
-	if err := s.Delete(ctx, "k"); err != nil {
-		t.Fatalf("deleting a deleted key: %v", err)
-	}
-	if err := s.Delete(ctx, "never-written"); err != nil {
-		t.Fatalf("deleting a missing key: %v", err)
-	}
-	if _, err := s.CompareAndSwap(ctx, "k", v2, []byte("d")); !errors.Is(err, mcpbind.ErrConflict) {
-		t.Fatalf("update of a deleted key: err = %v, want ErrConflict", err)
-	}
-	v3, err := s.CompareAndSwap(ctx, "k", 0, []byte("e"))
-	if err != nil || v3 <= v2 {
-		t.Fatalf("re-create = %d, %v: versions must never be reused (had %d, %d)", v3, err, v1, v2)
-	}
-	if d, v, err := s.Load(ctx, "k"); string(d) != "e" || v != v3 || err != nil {
-		t.Fatalf("Load = %q, %d, %v; want e, %d", d, v, err, v3)
-	}
-	// Empty data is a record, not a missing one.
-	ve, err := s.CompareAndSwap(ctx, "empty", 0, []byte{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if d, v, err := s.Load(ctx, "empty"); d == nil || len(d) != 0 || v != ve || err != nil {
-		t.Fatalf("Load of empty data = %q (nil %v), %d, %v; want empty, %d", d, d == nil, v, err, ve)
-	}
+	client := startRedis(t)
+	storetest.Run(t, func(t *testing.T) mcpbind.Store {
+		return redisstore.New(client, &redisstore.Options{Prefix: t.Name() + ":"})
+	})
 }
 
 // TestVersionsIncrease writes many times in a row, deleting now and then:
@@ -98,24 +48,6 @@ func TestVersionsIncrease(t *testing.T) {
 	// The versions are microseconds of the server's clock (or above).
 	if now := uint64(time.Now().UnixMicro()); last < now-uint64(time.Hour/time.Microsecond) || last > now+uint64(time.Hour/time.Microsecond) {
 		t.Errorf("last version %d is not near the time in microseconds (%d)", last, now)
-	}
-}
-
-func TestBinaryData(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
-	s := redisstore.New(startRedis(t), nil)
-	data := make([]byte, 256*3)
-	for i := range data {
-		data[i] = byte(i)
-	}
-	v, err := s.CompareAndSwap(ctx, "bin", 0, data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, gv, err := s.Load(ctx, "bin")
-	if err != nil || gv != v || string(got) != string(data) {
-		t.Fatalf("Load = %d bytes, %d, %v; want the %d bytes written, %d", len(got), gv, err, len(data), v)
 	}
 }
 
@@ -271,62 +203,4 @@ func TestErrors(t *testing.T) {
 	if _, _, err := s.Load(ctx, "bad"); err == nil {
 		t.Error("Load of a record with a bad version: no error")
 	}
-}
-
-// TestConcurrentCAS increments a counter from many goroutines with
-// load/compare-and-swap/retry: no increment may be lost.
-func TestConcurrentCAS(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
-	client := startRedis(t)
-	const workers, each = 32, 25
-	var (
-		wg        sync.WaitGroup
-		mu        sync.Mutex
-		conflicts int
-		versions  = map[uint64]bool{}
-	)
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			s := redisstore.New(client, nil) // a store per worker, as gate instances would have
-			for range each {
-				for {
-					d, v, err := s.Load(ctx, "n")
-					if err != nil {
-						t.Error(err)
-						return
-					}
-					n := 0
-					if d != nil {
-						n, _ = strconv.Atoi(string(d))
-					}
-					nv, err := s.CompareAndSwap(ctx, "n", v, []byte(strconv.Itoa(n+1)))
-					if err == nil {
-						mu.Lock()
-						if versions[nv] {
-							t.Errorf("version %d handed out twice", nv)
-						}
-						versions[nv] = true
-						mu.Unlock()
-						break
-					}
-					if !errors.Is(err, mcpbind.ErrConflict) {
-						t.Error(err)
-						return
-					}
-					mu.Lock()
-					conflicts++
-					mu.Unlock()
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	d, _, err := redisstore.New(client, nil).Load(ctx, "n")
-	if err != nil || string(d) != strconv.Itoa(workers*each) {
-		t.Fatalf("counter = %s, %v; want %d", d, err, workers*each)
-	}
-	t.Logf("%d increments, %d conflicts", workers*each, conflicts)
 }

@@ -1,0 +1,193 @@
+// Package storetest checks that an implementation of [mcpbind.Store] keeps
+// the contract a [mcpbind.Gate] relies on: versioned loads, atomic
+// compare-and-swap, versions that are never reused, and deletes. It is for
+// the tests of store implementations, as testing/fstest is for file
+// systems:
+//
+//	func TestContract(t *testing.T) {
+//		storetest.Run(t, func(t *testing.T) mcpbind.Store { return newMyStore(t) })
+//	}
+//
+// Expiry and eviction are the implementation's own business and are not
+// checked here.
+package storetest
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"strconv"
+	"sync"
+	"testing"
+
+	"github.com/chartgate/chartgate/mcpbind"
+)
+
+// Run runs the contract checks as subtests of t. newStore is called once
+// per subtest and must return an empty store (or one whose keys no other
+// subtest sees, for stores that share a backend).
+func Run(t *testing.T, newStore func(t *testing.T) mcpbind.Store) {
+	t.Run("CompareAndSwap", func(t *testing.T) { testCompareAndSwap(t, newStore(t)) })
+	t.Run("Data", func(t *testing.T) { testData(t, newStore(t)) })
+	t.Run("VersionsNeverReused", func(t *testing.T) { testVersionsNeverReused(t, newStore(t)) })
+	t.Run("ConcurrentCompareAndSwap", func(t *testing.T) { testConcurrent(t, newStore(t)) })
+}
+
+func conflict(t *testing.T, what string, err error) {
+	t.Helper()
+	if !errors.Is(err, mcpbind.ErrConflict) {
+		t.Fatalf("%s: err = %v, want one matching mcpbind.ErrConflict", what, err)
+	}
+}
+
+func testCompareAndSwap(t *testing.T, s mcpbind.Store) {
+	ctx := context.Background()
+	if d, v, err := s.Load(ctx, "k"); d != nil || v != 0 || err != nil {
+		t.Fatalf("Load of a missing key = %q, %d, %v; want nil, 0, nil", d, v, err)
+	}
+	v1, err := s.CompareAndSwap(ctx, "k", 0, []byte("a"))
+	if err != nil || v1 == 0 {
+		t.Fatalf("create = %d, %v; want a version other than 0", v1, err)
+	}
+	_, err = s.CompareAndSwap(ctx, "k", 0, []byte("b"))
+	conflict(t, "second create", err)
+	v2, err := s.CompareAndSwap(ctx, "k", v1, []byte("b"))
+	if err != nil || v2 == v1 || v2 == 0 {
+		t.Fatalf("update = %d, %v (old version %d): want a new version", v2, err, v1)
+	}
+	_, err = s.CompareAndSwap(ctx, "k", v1, []byte("c"))
+	conflict(t, "update from a stale version", err)
+	_, err = s.CompareAndSwap(ctx, "k", v2+1, []byte("c"))
+	conflict(t, "update from a version the key never had", err)
+	if d, v, err := s.Load(ctx, "k"); string(d) != "b" || v != v2 || err != nil {
+		t.Fatalf("Load = %q, %d, %v; want b, %d", d, v, err, v2)
+	}
+	if err := s.Delete(ctx, "k"); err != nil {
+		t.Fatal(err)
+	}
+	if d, v, err := s.Load(ctx, "k"); d != nil || v != 0 || err != nil {
+		t.Fatalf("Load after Delete = %q, %d, %v; want nil, 0, nil", d, v, err)
+	}
+	if err := s.Delete(ctx, "k"); err != nil {
+		t.Fatalf("deleting a deleted key: %v", err)
+	}
+	if err := s.Delete(ctx, "never-written"); err != nil {
+		t.Fatalf("deleting a missing key: %v", err)
+	}
+	_, err = s.CompareAndSwap(ctx, "k", v2, []byte("d"))
+	conflict(t, "update of a deleted key", err)
+	v3, err := s.CompareAndSwap(ctx, "k", 0, []byte("e"))
+	if err != nil || v3 == 0 || v3 == v1 || v3 == v2 {
+		t.Fatalf("re-create = %d, %v: versions must never be reused for a key (it had %d, %d)", v3, err, v1, v2)
+	}
+	if d, v, err := s.Load(ctx, "k"); string(d) != "e" || v != v3 || err != nil {
+		t.Fatalf("Load = %q, %d, %v; want e, %d", d, v, err, v3)
+	}
+	// Keys are independent.
+	if d, v, err := s.Load(ctx, "k2"); d != nil || v != 0 || err != nil {
+		t.Fatalf("Load of another key = %q, %d, %v; want nil, 0, nil", d, v, err)
+	}
+}
+
+func testData(t *testing.T, s mcpbind.Store) {
+	ctx := context.Background()
+	// Empty data is a record, not a missing one.
+	ve, err := s.CompareAndSwap(ctx, "empty", 0, []byte{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d, v, err := s.Load(ctx, "empty"); d == nil || len(d) != 0 || v != ve || err != nil {
+		t.Fatalf("Load of empty data = %q (nil: %v), %d, %v; want empty data, %d", d, d == nil, v, err, ve)
+	}
+	// Any bytes, and records of some size.
+	data := make([]byte, 256*1024)
+	for i := range data {
+		data[i] = byte(i * 7)
+	}
+	v, err := s.CompareAndSwap(ctx, "bin", 0, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, gv, err := s.Load(ctx, "bin")
+	if err != nil || gv != v || !bytes.Equal(got, data) {
+		t.Fatalf("Load = %d bytes, %d, %v; want the %d bytes written, %d", len(got), gv, err, len(data), v)
+	}
+}
+
+// testVersionsNeverReused writes one key many times, deleting it now and
+// then, and a second key in between.
+func testVersionsNeverReused(t *testing.T, s mcpbind.Store) {
+	ctx := context.Background()
+	seen := map[uint64]bool{}
+	var cur uint64
+	for i := range 300 {
+		if i%30 == 29 {
+			if err := s.Delete(ctx, "k"); err != nil {
+				t.Fatal(err)
+			}
+			cur = 0
+		}
+		v, err := s.CompareAndSwap(ctx, "k", cur, []byte(strconv.Itoa(i)))
+		if err != nil {
+			t.Fatalf("write %d: %v", i, err)
+		}
+		if seen[v] || v == 0 {
+			t.Fatalf("write %d: version %d was handed out before", i, v)
+		}
+		seen[v] = true
+		cur = v
+		if _, err := s.CompareAndSwap(ctx, "other"+strconv.Itoa(i), 0, []byte("x")); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// testConcurrent increments a counter from many goroutines with
+// load/compare-and-swap/retry: no increment may be lost, and no version
+// handed out twice.
+func testConcurrent(t *testing.T, s mcpbind.Store) {
+	ctx := context.Background()
+	const workers, each = 16, 25
+	var (
+		wg       sync.WaitGroup
+		mu       sync.Mutex
+		versions = map[uint64]bool{}
+	)
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range each {
+				for {
+					d, v, err := s.Load(ctx, "n")
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					n := 0
+					if d != nil {
+						n, _ = strconv.Atoi(string(d))
+					}
+					nv, err := s.CompareAndSwap(ctx, "n", v, []byte(strconv.Itoa(n+1)))
+					if err == nil {
+						mu.Lock()
+						if versions[nv] {
+							t.Errorf("version %d handed out twice", nv)
+						}
+						versions[nv] = true
+						mu.Unlock()
+						break
+					}
+					if !errors.Is(err, mcpbind.ErrConflict) {
+						t.Error(err)
+						return
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if d, _, err := s.Load(ctx, "n"); err != nil || string(d) != strconv.Itoa(workers*each) {
+		t.Fatalf("counter = %s, %v; want %d", d, err, workers*each)
+	}
+}
