@@ -3,8 +3,8 @@
 // (statechart.Node and TransitionInfo), from the current configuration.
 //
 // The search follows XState's algorithm on configurations (sets of active
-// state nodes): transition selection from the atomic states outwards,
-// conflict removal, transition domains, exit and entry sets with initial
+// state nodes): transition selection (XState's transitionNode for events,
+// the atomic states outwards for eventless transitions), conflict removal, transition domains, exit and entry sets with initial
 // states and parallel regions, eventless (always) transitions and done
 // events. What it cannot know, it treats as follows:
 //
@@ -19,6 +19,8 @@
 package mcpbind
 
 import (
+	"slices"
+
 	"github.com/chartgate/chartgate/statechart"
 )
 
@@ -155,6 +157,109 @@ const maxAlternatives = 16
 // selectTransitions returns the possible transition sets for an event (ev
 // "" selects eventless transitions), one per combination of guard outcomes.
 func (m *model) selectTransitions(c bitset, ev string) []alternative {
+	var alts []alternative
+	if ev == "" {
+		alts = m.selectEventlessTransitions(c)
+	} else {
+		alts = m.transitionNode(0, c, ev)
+	}
+	for i := range alts {
+		alts[i].ts = m.removeConflicts(c, alts[i].ts)
+	}
+	return alts
+}
+
+// transitionNode is XState's transitionNode on the model: the deepest
+// handler wins; a compound node consults its own transitions only when its
+// active child selected none, a parallel node only when none of its
+// regions did (unlike SCXML, where each atomic state walks up on its own).
+func (m *model) transitionNode(n int, c bitset, ev string) []alternative {
+	inner := []alternative{{}}
+	switch m.kind[n] {
+	case kCompound:
+		for _, ch := range m.children[n] {
+			if c.has(ch) {
+				inner = m.transitionNode(ch, c, ev)
+				break
+			}
+		}
+	case kParallel:
+		for _, ch := range m.children[n] {
+			if c.has(ch) {
+				inner = product(inner, m.transitionNode(ch, c, ev))
+			}
+		}
+	}
+	var own []alternative
+	var out []alternative
+	for _, alt := range inner {
+		if len(alt.ts) > 0 {
+			out = append(out, alt)
+			continue
+		}
+		if own == nil {
+			own = m.next(n, ev)
+		}
+		for _, o := range own {
+			out = append(out, alternative{ts: o.ts, guards: joinGuards(alt.guards, o.guards)})
+		}
+	}
+	if len(out) > maxAlternatives {
+		// Too many combinations: keep the first ones, where the first
+		// candidates are taken.
+		out = out[:maxAlternatives]
+	}
+	return out
+}
+
+// next is XState's StateNode.next on the model: the possible outcomes of
+// node n's own candidates for an event, in XState's order (the exact
+// descriptor, then wildcards, longest first). A guarded candidate may be
+// taken or not; an unguarded one ends the list; if every candidate is
+// guarded, taking none is possible too.
+func (m *model) next(n int, ev string) []alternative {
+	var exact, wild []*mtrans
+	for _, t := range m.on[n] {
+		switch {
+		case t.event == ev:
+			exact = append(exact, t)
+		case matchesEvent(ev, t.event):
+			wild = append(wild, t)
+		}
+	}
+	slices.SortStableFunc(wild, func(a, b *mtrans) int { return len(b.event) - len(a.event) })
+	var out []alternative
+	for _, t := range append(exact, wild...) {
+		if t.guard == "" {
+			return append(out, alternative{ts: []*mtrans{t}})
+		}
+		out = append(out, alternative{ts: []*mtrans{t}, guards: []string{t.guard}})
+	}
+	return append(out, alternative{})
+}
+
+// product combines the alternatives of parallel regions.
+func product(a, b []alternative) []alternative {
+	out := make([]alternative, 0, min(len(a)*len(b), maxAlternatives))
+	for _, x := range a {
+		for _, y := range b {
+			out = append(out, alternative{
+				ts:     append(append([]*mtrans(nil), x.ts...), y.ts...),
+				guards: joinGuards(x.guards, y.guards),
+			})
+			if len(out) == maxAlternatives {
+				return out
+			}
+		}
+	}
+	return out
+}
+
+// selectEventlessTransitions returns the possible sets of eventless
+// transitions: XState (like SCXML) takes, for each atomic state, the first
+// enabled always transition of the state or its nearest ancestor that has
+// one.
+func (m *model) selectEventlessTransitions(c bitset) []alternative {
 	leaves := m.leaves(c)
 	type option struct{ t *mtrans } // t nil: no transition from this leaf
 	opts := make([][]option, len(leaves))
@@ -163,14 +268,7 @@ func (m *model) selectTransitions(c bitset, ev string) []alternative {
 		var os []option
 		stop := false
 		for s := leaf; s >= 0 && !stop; s = m.parent[s] {
-			list := m.on[s]
-			if ev == "" {
-				list = m.always[s]
-			}
-			for _, t := range list {
-				if ev != "" && !matchesEvent(ev, t.event) {
-					continue
-				}
+			for _, t := range m.always[s] {
 				os = append(os, option{t})
 				if t.guard == "" {
 					stop = true
@@ -203,7 +301,6 @@ func (m *model) selectTransitions(c bitset, ev string) []alternative {
 				alt.guards = append(alt.guards, t.guard)
 			}
 		}
-		alt.ts = m.removeConflicts(c, alt.ts)
 		alts = append(alts, alt)
 		if total > maxAlternatives {
 			// Too many combinations: assume the first candidate of every
@@ -323,6 +420,14 @@ func (m *model) apply(c bitset, ts []*mtrans) (bitset, bitset) {
 			continue
 		}
 		for _, tg := range t.targets {
+			if tg == t.source && tg == d && !t.reenter {
+				// XState's computeEntrySet: a transition to its own source
+				// that does not reenter enters the source's defaults, not
+				// the source (which stays inactive if another transition
+				// exited it).
+				m.enterDescendants(tg, next, entered)
+				continue
+			}
 			m.enterDefault(tg, next, entered)
 			if tg == d {
 				continue
@@ -353,6 +458,11 @@ func (m *model) enterDefault(n int, c, entered bitset) {
 		entered.set(n)
 	}
 	c.set(n)
+	m.enterDescendants(n, c, entered)
+}
+
+// enterDescendants enters the default descendants of a node.
+func (m *model) enterDescendants(n int, c, entered bitset) {
 	switch m.kind[n] {
 	case kCompound:
 		if m.initial[n] >= 0 {
