@@ -140,6 +140,10 @@ func (g *Gate) refuseLimit(ctx context.Context, next mcp.MethodHandler, req *mcp
 	if err != nil {
 		return nil, err
 	}
+	if !slices.Contains(tools, req.Params.Name) {
+		// Not a tool of this server: let the server report it.
+		return next(ctx, "tools/call", req)
+	}
 	ref := Refusal{
 		Code: CodeCallLimit, Tool: req.Params.Name, Workflow: t.handle, State: v.state.Value(),
 		Available: g.available(ctx, r, v, tools), Path: []Step{}, Limits: lims,

@@ -353,6 +353,10 @@ func (g *Gate) call(ctx context.Context, next mcp.MethodHandler, a *attachment, 
 				return g.refuseLimit(ctx, next, req, r, t, v, lims)
 			}
 		} else if len(g.limits(v)) > 0 {
+			// Count only calls of tools the server has.
+			if tools, err := g.registered(ctx, next, req); err == nil && !slices.Contains(tools, name) {
+				return next(ctx, "tools/call", req)
+			}
 			_, nv, err := g.reserve(ctx, t, v)
 			var le *limitError
 			switch {
@@ -366,20 +370,14 @@ func (g *Gate) call(ctx context.Context, next mcp.MethodHandler, a *attachment, 
 		}
 	}
 	res, err := next(ctx, "tools/call", req)
-	if err != nil {
-		return res, err
-	}
 	cr, ok := res.(*mcp.CallToolResult)
-	if !ok || cr == nil {
-		return res, nil
-	}
-	if ti.event == "" || cr.IsError || cr.NeedsInput() {
+	if err != nil || !ok || cr == nil || ti.event == "" || cr.IsError || cr.NeedsInput() {
 		if v != before {
-			// The call used the state's last allowed call: the tools
-			// changed.
+			// The call was counted against a budget, which may be used
+			// up now: the tools may have changed.
 			g.toolsChanged(ctx, a, req, r, before, v, handles)
 		}
-		return res, nil
+		return res, err
 	}
 	var ev statechart.Event
 	if g.dataless && g.onTrans == nil && g.hlimit == 0 {
@@ -389,6 +387,9 @@ func (g *Gate) call(ctx context.Context, next mcp.MethodHandler, a *attachment, 
 	}
 	from, to, tr, err := g.apply(ctx, t, v, ev, name)
 	if err != nil {
+		if v != before {
+			g.toolsChanged(ctx, a, req, r, before, v, handles)
+		}
 		return g.notSaved(cr, name, ev, from, err), nil
 	}
 	if to == nil {

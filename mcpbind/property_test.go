@@ -33,7 +33,6 @@ var (
 	propSeed     = flag.Uint64("prop.seed", 1, "seed of the random machines of TestPropertyExecutedIffVisible")
 	propMachines = flag.Int("prop.machines", 0, "machines TestPropertyExecutedIffVisible runs (default 200, 40 with -short)")
 	propSteps    = flag.Int("prop.steps", 0, "calls per machine in TestPropertyExecutedIffVisible (default 30, 16 with -short)")
-	propStrict   = flag.Bool("prop.strict", false, "TestPropertyExecutedIffVisible: fail on refusal paths broken by the known bugs too")
 )
 
 // TestPropertyExecutedIffVisible runs random machines (hierarchy, parallel
@@ -59,9 +58,12 @@ var (
 //   - following a refusal's path makes the tool visible (the guards of the
 //     machines are decided by the arguments, so each step can be made to
 //     take the transitions the path relies on), and a tool the refusal
-//     calls unreachable never becomes visible in that session. A failure
-//     that a known bug of the path search may explain (see
-//     pMachine.bugStep) is counted instead, unless -prop.strict.
+//     calls unreachable never becomes visible in that session;
+//   - meta.mcp.maxCalls budgets: the calls of bound tools that ran are
+//     counted per active limited state; once a budget is used up, only
+//     tools whose event (with the call's arguments) leaves the state run,
+//     the others are hidden and refused with CALL_LIMIT, and the session
+//     is notified when its list changes because of it.
 //
 // Flat machines run on both engines, which must then behave identically.
 func TestPropertyExecutedIffVisible(t *testing.T) {
@@ -555,98 +557,6 @@ func (m *pMachine) transJSON(cands []pTrans) any {
 	return list
 }
 
-// The refusal's path search (path.go) has known bugs, each with a failing
-// test in path_bugs_test.go. It models an event's step wrongly when
-//
-//   - a region of a parallel state handles the event with a transition
-//     that exits nothing (targetless, or an atomic state targeting itself
-//     without reenter), and an ancestor handles it too: XState ignores the
-//     ancestor's transition, the search takes it
-//     (TestRefusalPathBugRegionHandlesEvent);
-//   - such a self-transition is selected with another transition that
-//     exits its state: the search enters the state again
-//     (TestRefusalPathBugSelfLoopInExitedRegion);
-//   - a state above several active atomic states (a parallel state or an
-//     ancestor of one) has several candidates for the event, one of them
-//     guarded: the search picks a candidate per atomic state, and can pick
-//     two, keeping one while listing the guard of the other, which must
-//     fail (TestRefusalPathBugGuardsOfSharedCandidates);
-//   - the guard outcomes of the atomic states make more than 16
-//     combinations: the search then assumes the first candidate of each is
-//     taken, and misses the others (TestRefusalPathBugManyGuardCombinations).
-//
-// bugStep tells whether a step may be one of these, so that a broken path
-// or a wrong "unreachable" is let off when a step of it was (counted in the
-// stats, or failed with -prop.strict). Delete it when those tests pass.
-func (m *pMachine) bugStep(ids []string, event string) bool {
-	active := map[string]bool{}
-	for _, id := range ids {
-		active[id] = true
-	}
-	// leaves counts the active atomic states at or below a node.
-	leaves := map[*pNode]int{}
-	combos, exitsNothing, targeted := 1, 0, 0
-	for _, n := range m.nodes {
-		if !active[n.id] || slices.ContainsFunc(n.children, func(c *pNode) bool { return active[c.id] }) {
-			continue
-		}
-		options, stop := 0, false
-		for a := n; a != nil; a = a.parent {
-			leaves[a]++
-			for _, o := range a.on {
-				if o.event != event || stop {
-					continue
-				}
-				for _, tr := range o.cands {
-					options++
-					if tr.guard == "" {
-						stop = true
-						break
-					}
-				}
-			}
-		}
-		if !stop {
-			options++
-		}
-		combos = min(combos*options, 1000)
-	}
-	for _, n := range m.nodes {
-		if !active[n.id] {
-			continue
-		}
-		for _, o := range n.on {
-			if o.event != event {
-				continue
-			}
-			for i, tr := range o.cands {
-				switch {
-				case exitsNothingInRegion(n, tr):
-					exitsNothing++
-				case tr.target != nil:
-					targeted++
-				}
-				if tr.guard != "" && i < len(o.cands)-1 && leaves[n] > 1 {
-					return true // shared guarded candidates
-				}
-			}
-		}
-	}
-	return combos > 16 || exitsNothing > 0 && targeted > 0
-}
-
-func exitsNothingInRegion(n *pNode, tr pTrans) bool {
-	if tr.target != nil && (tr.target != n || n.kind != "atomic" || tr.reenter) {
-		return false
-	}
-	for p := n.parent; p != nil; p = p.parent {
-		if p.kind == "parallel" {
-			return true
-		}
-	}
-	return false
-}
-
 // ---- the documented rules, as the test's oracle ----
 
 const (
@@ -747,6 +657,29 @@ func (m *pMachine) sigTools() []string {
 	return out
 }
 
+// eventTools are the tools (of the server or bound in Go) that send an
+// event.
+func (m *pMachine) eventTools() []string {
+	var out []string
+	add := func(t string) {
+		if !slices.Contains(out, t) && m.info(t).event != "" {
+			out = append(out, t)
+		}
+	}
+	for _, t := range m.tools {
+		add(t)
+	}
+	for _, b := range m.bindings {
+		add(b.tool)
+	}
+	for _, n := range m.nodes {
+		for _, e := range n.events {
+			add(e[0])
+		}
+	}
+	return out
+}
+
 // globMatch matches a whole name; "*" matches any run of characters.
 func globMatch(pattern, name string) bool {
 	for pattern != "" {
@@ -780,17 +713,18 @@ type propSession struct {
 	list    []string // the last tools/list, sorted
 	shadow  statechart.State
 	plan    *propPlan
-	// never holds the tools a refusal called unreachable; true once a
-	// step since then may have been one the search models wrongly.
+	// never holds the tools a refusal called unreachable.
 	never map[string]bool
+	// calls counts, per state id with maxCalls, the calls of bound tools
+	// that ran since the state became active (the gate's call budgets).
+	calls map[string]int
 }
 
 // propPlan is a refusal's path that the session follows.
 type propPlan struct {
-	target  string
-	steps   []mcpbind.Step
-	next    int
-	suspect bool // a step was taken where a known bug of the search may apply
+	target string
+	steps  []mcpbind.Step
+	next   int
 }
 
 type propHarness struct {
@@ -842,17 +776,6 @@ func runProperty(t *testing.T, m *pMachine, kind string, steps int, stats *propS
 		}
 	}
 	return h.trace.String()
-}
-
-// pathBug fails like fatalf, unless a known bug of the path search may
-// explain the failure: then it counts the case and returns.
-func (h *propHarness) pathBug(known bool, format string, args ...any) {
-	h.t.Helper()
-	if *propStrict || !known {
-		h.fatalf(format, args...)
-	}
-	h.stats.add("path checks failed by the known bugs", 1)
-	fmt.Fprintf(&h.log, "\t   (known bug: "+format+")\n", args...)
 }
 
 func (h *propHarness) fatalf(format string, args ...any) {
@@ -945,7 +868,7 @@ func (h *propHarness) setUp() {
 	})
 	gate.Attach(server)
 	for i, name := range []string{"a", "b"} {
-		s := &propSession{name: name, never: map[string]bool{}, changed: make(chan struct{}, 1000)}
+		s := &propSession{name: name, never: map[string]bool{}, calls: map[string]int{}, changed: make(chan struct{}, 1000)}
 		ct, st := mcp.NewInMemoryTransports()
 		if s.ss, err = server.Connect(ctx, st, nil); err != nil {
 			h.fatalf("server.Connect: %v", err)
@@ -966,7 +889,7 @@ func (h *propHarness) setUp() {
 	}
 	for _, s := range h.ses {
 		s.list = h.listTools(s)
-		if want := h.oracleList(s.shadow); !slices.Equal(s.list, want) {
+		if want := h.oracleList(s.shadow, s.calls); !slices.Equal(s.list, want) {
 			h.fatalf("session %s, initial tools %v, want %v", s.name, s.list, want)
 		}
 	}
@@ -1051,10 +974,11 @@ func (h *propHarness) can(s statechart.State, tool, event string) bool {
 	return ok
 }
 
-func (h *propHarness) oracleList(s statechart.State) []string {
+func (h *propHarness) oracleList(s statechart.State, calls map[string]int) []string {
+	ex := h.exhausted(s, calls)
 	var out []string
 	for _, tool := range h.m.tools {
-		if h.visible(s, tool) {
+		if h.allowed(s, tool, ex) {
 			out = append(out, tool)
 		}
 	}
@@ -1062,11 +986,62 @@ func (h *propHarness) oracleList(s statechart.State) []string {
 	return out
 }
 
+// allowed is the documented rule with call budgets: visible, and with a
+// budget used up (ex), unbound or leaving the states concerned (the event
+// without input, as the gate decides for lists).
+func (h *propHarness) allowed(s statechart.State, tool string, ex []string) bool {
+	return h.visible(s, tool) && (len(ex) == 0 || h.m.info(tool).mode == pUnbound || h.leaves(s, tool, map[string]any{}, ex))
+}
+
+// limited reports whether an active state has maxCalls.
+func (h *propHarness) limited(s statechart.State) bool {
+	ids := s.StateIDs()
+	return slices.ContainsFunc(h.m.nodes, func(n *pNode) bool { return n.maxCalls > 0 && slices.Contains(ids, n.id) })
+}
+
+// exhausted returns the ids of the active states whose budget is used up.
+func (h *propHarness) exhausted(s statechart.State, calls map[string]int) []string {
+	ids := s.StateIDs()
+	var out []string
+	for _, n := range h.m.nodes {
+		if n.maxCalls > 0 && slices.Contains(ids, n.id) && calls[n.id] >= n.maxCalls {
+			out = append(out, n.id)
+		}
+	}
+	return out
+}
+
+// leaves reports whether a tool's event, sent with input, takes the
+// workflow out of every state of ex.
+func (h *propHarness) leaves(s statechart.State, tool string, input map[string]any, ex []string) bool {
+	in := h.m.info(tool)
+	if in.event == "" || s.Status() != statechart.StatusActive {
+		return false
+	}
+	ns, err := h.engine.Send(context.Background(), s, statechart.Event{Type: in.event, Data: map[string]any{"tool": tool, "input": input}}, time.Now())
+	if err != nil {
+		h.fatalf("Send(%s): %v", in.event, err)
+	}
+	ids := ns.StateIDs()
+	return !slices.ContainsFunc(ex, func(id string) bool { return slices.Contains(ids, id) })
+}
+
 // signature is what the package documents its change detection on: the
 // active meta.mcp.tools patterns and the visibility of the Go-bound and
 // event-bound tools.
-func (h *propHarness) signature(s statechart.State) string {
+func (h *propHarness) signature(s statechart.State, calls map[string]int) string {
 	var b strings.Builder
+	if ex := h.exhausted(s, calls); len(ex) > 0 {
+		// With a budget used up, the tools that send an event and may
+		// still run.
+		b.WriteString("budget used up; ")
+		for _, t := range h.m.eventTools() {
+			if h.allowed(s, t, ex) {
+				b.WriteString("tool " + t + "; ")
+			}
+		}
+		return b.String()
+	}
 	ids := s.StateIDs()
 	for _, p := range h.m.patterns() {
 		for _, n := range h.m.nodes {
@@ -1193,9 +1168,27 @@ func (h *propHarness) step(i int) {
 	}
 	h.log.WriteString("\n")
 	if planned && !wasVisible {
-		h.pathBug(x.plan.suspect, "session %s: step %d of the path to %s, %s, is not visible (tools %v)", x.name, x.plan.next+1, x.plan.target, name, x.list)
+		if !h.visible(x.shadow, name) {
+			h.fatalf("session %s: step %d of the path to %s, %s, is not visible (tools %v)", x.name, x.plan.next+1, x.plan.target, name, x.list)
+		}
+		// The path search does not model call budgets.
+		h.stats.add("paths cut short by a call budget", 1)
 		x.plan, planned = nil, false
 	}
+	// The call budgets: with one used up, a bound tool runs only if its
+	// event, sent with the call's arguments, leaves the states concerned.
+	input := map[string]any{}
+	_ = json.Unmarshal(argJSON, &input)
+	exhausted := h.exhausted(x.shadow, x.calls)
+	bound := in.mode != pUnbound
+	// The list decides by the event without input, the call with its
+	// arguments, which guards may read.
+	expectRun := wasVisible
+	if len(exhausted) > 0 && bound && h.m.registered(name) {
+		expectRun = h.visible(x.shadow, name) && h.leaves(x.shadow, name, input, exhausted)
+	}
+	counted := expectRun && bound && len(exhausted) == 0 && h.limited(x.shadow)
+	oldCalls := maps.Clone(x.calls)
 
 	before, otherBefore := h.ran(x, name), h.ranAll(y)
 	res, callErr := x.cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
@@ -1213,8 +1206,18 @@ func (h *propHarness) step(i int) {
 
 	// The handler ran iff the tool was visible, and only for the caller.
 	ran := h.ran(x, name) - before
-	if ran != 0 && ran != 1 || (ran == 1) != wasVisible {
-		h.fatalf("session %s called %s: handler ran %d times; the tool was visible: %v (tools %v)", x.name, name, ran, wasVisible, x.list)
+	if expectRun != wasVisible {
+		h.stats.add("calls whose arguments decided against the list under a used-up budget", 1)
+	}
+	if ran != 0 && ran != 1 || (ran == 1) != expectRun {
+		h.fatalf("session %s called %s: handler ran %d times; the tool was visible: %v, allowed by the call budgets: %v (tools %v)", x.name, name, ran, wasVisible, expectRun, x.list)
+	}
+	if counted {
+		for _, n := range h.m.nodes {
+			if n.maxCalls > 0 && slices.Contains(x.shadow.StateIDs(), n.id) {
+				x.calls[n.id]++
+			}
+		}
 	}
 	if h.ranAll(y) != otherBefore {
 		h.fatalf("session %s called %s: a handler ran for session %s", x.name, name, y.name)
@@ -1229,11 +1232,11 @@ func (h *propHarness) step(i int) {
 			h.fatalf("session %s called %s, which the server does not have: %v, %+v", x.name, name, callErr, res)
 		}
 		outcome = "unknown tool"
-	case !wasVisible:
+	case !expectRun:
 		if callErr != nil {
 			h.fatalf("session %s called hidden %s: %v", x.name, name, callErr)
 		}
-		outcome = h.checkRefusal(x, name, res)
+		outcome = h.checkRefusal(x, name, res, oldCalls)
 	case args["fail"] == "error":
 		if callErr == nil {
 			h.fatalf("session %s called %s, whose handler errs: no error", x.name, name)
@@ -1257,24 +1260,19 @@ func (h *propHarness) step(i int) {
 	// The event: sent after a success only.
 	old := x.shadow
 	if succeeded && in.event != "" {
-		input := map[string]any{}
-		_ = json.Unmarshal(argJSON, &input)
 		ev := statechart.Event{Type: in.event, Data: map[string]any{"tool": name, "input": input, "output": map[string]any{"tool": name}}}
 		s, err := h.engine.Send(ctx, old, ev, time.Now())
 		if err != nil {
 			h.fatalf("shadow Send(%s): %v", in.event, err)
 		}
 		x.shadow = s
-		if h.m.bugStep(old.StateIDs(), in.event) {
-			if planned {
-				x.plan.suspect = true
-			}
-			for tool := range x.never {
-				x.never[tool] = true
-			}
-		}
 	}
 	moved := stateJSON(old) != stateJSON(x.shadow)
+	if moved {
+		// A count lives while its state stays active.
+		ids := x.shadow.StateIDs()
+		maps.DeleteFunc(x.calls, func(id string, _ int) bool { return !slices.Contains(ids, id) })
+	}
 	gs, err := h.gate.State(ctx, x.ss)
 	if err != nil {
 		h.fatalf("gate.State: %v", err)
@@ -1309,7 +1307,7 @@ func (h *propHarness) step(i int) {
 			h.fatalf("session %s called %s: the tools of session %s changed from %v to %v", x.name, name, y.name, y.list, newY)
 		}
 	}
-	if want := h.oracleList(x.shadow); !slices.Equal(newX, want) {
+	if want := h.oracleList(x.shadow, x.calls); !slices.Equal(newX, want) {
 		h.fatalf("session %s in state %s lists %v, want %v", x.name, valueJSON(x.shadow.Value()), newX, want)
 	}
 	if ny != 0 {
@@ -1324,26 +1322,22 @@ func (h *propHarness) step(i int) {
 	if slices.Equal(newX, x.list) && nx == 1 {
 		h.stats.add("list_changed with the same list (documented)", 1)
 	}
-	sigOld, sigNew := h.signature(old), h.signature(x.shadow)
-	if want := moved && sigOld != sigNew; (nx == 1) != want {
-		h.fatalf("session %s called %s: list_changed %d, want %v (moved %v; signature %q -> %q)", x.name, name, nx, want, moved, sigOld, sigNew)
+	sigOld, sigNew := h.signature(old, oldCalls), h.signature(x.shadow, x.calls)
+	if want := (moved || counted) && sigOld != sigNew; (nx == 1) != want {
+		h.fatalf("session %s called %s: list_changed %d, want %v (moved %v, counted %v; signature %q -> %q)", x.name, name, nx, want, moved, counted, sigOld, sigNew)
 	}
 	x.list = newX
-	for tool, suspect := range x.never {
+	for tool := range x.never {
 		if slices.Contains(newX, tool) {
-			h.pathBug(suspect, "session %s: %s is visible, but an earlier refusal said no sequence of calls makes it available", x.name, tool)
-			delete(x.never, tool)
+			h.fatalf("session %s: %s is visible, but an earlier refusal said no sequence of calls makes it available", x.name, tool)
 		}
 	}
 	if planned {
 		if x.plan.next++; x.plan.next == len(x.plan.steps) {
-			if !slices.Contains(newX, x.plan.target) {
-				h.pathBug(x.plan.suspect, "session %s followed the refusal's path %+v, but %s is not visible (tools %v)", x.name, x.plan.steps, x.plan.target, newX)
+			if !h.visible(x.shadow, x.plan.target) {
+				h.fatalf("session %s followed the refusal's path %+v, but %s is not visible (tools %v)", x.name, x.plan.steps, x.plan.target, newX)
 			}
 			h.stats.add("paths followed", 1)
-			if x.plan.suspect {
-				h.stats.add("paths followed through a step the known bugs may affect", 1)
-			}
 			if slices.ContainsFunc(x.plan.steps, func(st mcpbind.Step) bool { return len(st.Guards) > 0 }) {
 				h.stats.add("paths followed relying on guards", 1)
 			}
@@ -1364,7 +1358,7 @@ func (h *propHarness) step(i int) {
 
 // checkRefusal checks a refused call's result and may start following its
 // path.
-func (h *propHarness) checkRefusal(x *propSession, name string, res *mcp.CallToolResult) string {
+func (h *propHarness) checkRefusal(x *propSession, name string, res *mcp.CallToolResult, calls map[string]int) string {
 	if !res.IsError {
 		h.fatalf("session %s called hidden %s: not refused: %s", x.name, name, resultText(res))
 	}
@@ -1373,17 +1367,27 @@ func (h *propHarness) checkRefusal(x *propSession, name string, res *mcp.CallToo
 	if err := json.Unmarshal(b, &ref); err != nil {
 		h.fatalf("session %s called hidden %s: structured content %s: %v", x.name, name, b, err)
 	}
+	code := mcpbind.CodeForbidden
+	if h.visible(x.shadow, name) {
+		code = mcpbind.CodeCallLimit // visible, but stopped by a used-up budget
+	}
 	avail := slices.Sorted(slices.Values(ref.Available))
-	if ref.Code != mcpbind.CodeForbidden || ref.Tool != name || !slices.Equal(avail, x.list) ||
+	if ref.Code != code || ref.Tool != name || !slices.Equal(avail, x.list) ||
 		valueJSON(ref.State) != valueJSON(x.shadow.Value()) || !slices.Equal(ref.Instructions, h.instructions(x.shadow)) {
-		h.fatalf("session %s called hidden %s: refusal %s; want tools %v, state %s, instructions %q", x.name, name, b,
-			x.list, valueJSON(x.shadow.Value()), h.instructions(x.shadow))
+		h.fatalf("session %s called hidden %s: refusal %s; want code %s, tools %v, state %s, instructions %q", x.name, name, b,
+			code, x.list, valueJSON(x.shadow.Value()), h.instructions(x.shadow))
+	}
+	if code == mcpbind.CodeCallLimit {
+		if len(ref.Limits) != len(h.exhausted(x.shadow, calls)) || len(ref.Path) != 0 || ref.Reachable {
+			h.fatalf("session %s called %s: call-limit refusal %s; want the %d used-up budgets, no path", x.name, name, b, len(h.exhausted(x.shadow, calls)))
+		}
+		return "refused, call limit"
 	}
 	if !ref.Reachable {
 		if len(ref.Path) != 0 {
 			h.fatalf("refusal %s: a path although unreachable", b)
 		}
-		x.never[name] = false
+		x.never[name] = true
 		return "refused, unreachable"
 	}
 	// The guards pass on an event without input, so a tool bound to an

@@ -1,8 +1,8 @@
 package mcpbind_test
 
-// Known bugs of the refusal's path search (path.go), found by a property
-// test over random machines and reduced by hand. Each test follows a
-// refusal as the package documents it and fails while the bug is there.
+// Regression tests of the refusal's path search (path.go): bugs that
+// TestPropertyExecutedIffVisible found over random machines, reduced by
+// hand. Each test follows a refusal as the package documents it.
 
 import (
 	"fmt"
@@ -78,13 +78,13 @@ func wantUnreachable(t *testing.T, f *fixture, c *client, tool, why string) {
 	}
 }
 
-// TestRefusalPathBugRegionHandlesEvent: XState takes a transition of a
+// TestRefusalPathRegionHandlesEvent: XState takes a transition of a
 // parallel state (or of an ancestor) only when no region handles the event
 // (conformance case parallel/own-transition-only-if-unhandled). Here region
 // r2 handles LEAVE with a targetless transition, so p's LEAVE -> out is never
 // taken and "next" can never become visible; the search takes both and
 // says: call leave.
-func TestRefusalPathBugRegionHandlesEvent(t *testing.T) {
+func TestRefusalPathRegionHandlesEvent(t *testing.T) {
 	const machine = `{
 	  "id": "m", "initial": "p", "context": {"n": 0},
 	  "states": {
@@ -106,12 +106,12 @@ func TestRefusalPathBugRegionHandlesEvent(t *testing.T) {
 	wantUnreachable(t, f, c, "next", "r2 handles LEAVE, so p's LEAVE is never taken")
 }
 
-// TestRefusalPathBugSelfLoopInExitedRegion: GO selects a -> out and x -> x
+// TestRefusalPathSelfLoopInExitedRegion: GO selects a -> out and x -> x
 // (no reenter: exits and enters nothing). The search enters x again after
 // a -> out has exited p, reaching the impossible configuration {out, x},
 // where NEXT takes x -> y: it says call go, then next. In fact the workflow
 // is in "out", where NEXT does nothing, and y is unreachable.
-func TestRefusalPathBugSelfLoopInExitedRegion(t *testing.T) {
+func TestRefusalPathSelfLoopInExitedRegion(t *testing.T) {
 	const machine = `{
 	  "id": "m", "initial": "p",
 	  "states": {
@@ -133,13 +133,13 @@ func TestRefusalPathBugSelfLoopInExitedRegion(t *testing.T) {
 	wantUnreachable(t, f, c, "fin", "GO leaves p, and NEXT is only visible outside it")
 }
 
-// TestRefusalPathBugGuardsOfSharedCandidates: p's E candidates are checked
+// TestRefusalPathGuardsOfSharedCandidates: p's E candidates are checked
 // once, in order: "b" needs ga to refuse and gb to allow. The search picks
 // a candidate per active atomic state (x and y), so one of its outcomes
 // takes E -> b for x and E -> a for y, keeps E -> b, and lists both guards
 // as relied on: "call e (if guards gb and ga allow)". With both allowing,
 // E goes to a.
-func TestRefusalPathBugGuardsOfSharedCandidates(t *testing.T) {
+func TestRefusalPathGuardsOfSharedCandidates(t *testing.T) {
 	const machine = `{
 	  "id": "m", "initial": "p",
 	  "states": {
@@ -172,12 +172,12 @@ func TestRefusalPathBugGuardsOfSharedCandidates(t *testing.T) {
 	}
 }
 
-// TestRefusalPathBugManyGuardCombinations: with three regions whose atomic
+// TestRefusalPathManyGuardCombinations: with three regions whose atomic
 // states each have two guarded candidates for E, the guard outcomes make
 // 27 combinations; past 16 the search assumes the first candidate of each
 // is taken, so it never sees a1 -> a3 and says that no sequence of calls
 // makes "fin" available. One call does: e with g1 refusing.
-func TestRefusalPathBugManyGuardCombinations(t *testing.T) {
+func TestRefusalPathManyGuardCombinations(t *testing.T) {
 	const machine = `{
 	  "id": "m", "initial": "p",
 	  "states": {
