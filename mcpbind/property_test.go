@@ -67,19 +67,7 @@ var (
 //
 // Flat machines run on both engines, which must then behave identically.
 func TestPropertyExecutedIffVisible(t *testing.T) {
-	machines, steps := 200, 30
-	if testing.Short() {
-		machines, steps = 40, 16
-	}
-	if *propMachines > 0 {
-		machines = *propMachines
-	}
-	if *propSteps > 0 {
-		steps = *propSteps
-	}
-	seed := *propSeed
-	stats := &propStats{}
-	t.Cleanup(func() { t.Logf("seed %d, %d machines: %s", seed, machines, stats) })
+	seed, machines, steps, stats := propRun(t, 200, 30, 40, 16)
 	for i := range machines {
 		t.Run(fmt.Sprint(i), func(t *testing.T) {
 			t.Parallel()
@@ -101,6 +89,24 @@ func TestPropertyExecutedIffVisible(t *testing.T) {
 			}
 		})
 	}
+}
+
+// propRun returns the seed, the number of machines and of calls per
+// machine (the given defaults, those for -short, or the flags'), and the
+// stats, logged when the test ends.
+func propRun(t *testing.T, machines, steps, shortMachines, shortSteps int) (uint64, int, int, *propStats) {
+	if testing.Short() {
+		machines, steps = shortMachines, shortSteps
+	}
+	if *propMachines > 0 {
+		machines = *propMachines
+	}
+	if *propSteps > 0 {
+		steps = *propSteps
+	}
+	seed, stats := *propSeed, &propStats{}
+	t.Cleanup(func() { t.Logf("seed %d, %d machines: %s", seed, machines, stats) })
+	return seed, machines, steps, stats
 }
 
 // propStats counts what the runs exercised, for -v.
@@ -740,6 +746,8 @@ type propHarness struct {
 	mu   sync.Mutex
 	runs map[*mcp.ServerSession]map[string]int // handler executions
 	sent map[*mcp.ServerSession]*atomic.Int32  // list_changed notifications sent
+	// wfRuns counts handler executions per workflow id (handle mode).
+	wfRuns map[string]map[string]int
 
 	log   strings.Builder // the calls so far, for the failure report
 	trace strings.Builder // what the test observed, to compare engines
@@ -813,6 +821,39 @@ func indentJSON(data []byte) string {
 
 func (h *propHarness) setUp() {
 	ctx := context.Background()
+	server := h.newServer(nil)
+	var err error
+	for i, name := range []string{"a", "b"} {
+		s := &propSession{name: name, never: map[string]bool{}, calls: map[string]int{}, changed: make(chan struct{}, 1000)}
+		ct, st := mcp.NewInMemoryTransports()
+		if s.ss, err = server.Connect(ctx, st, nil); err != nil {
+			h.fatalf("server.Connect: %v", err)
+		}
+		h.mu.Lock()
+		h.sent[s.ss] = &s.sent
+		h.mu.Unlock()
+		client := mcp.NewClient(&mcp.Implementation{Name: "client-" + name, Version: "1"}, &mcp.ClientOptions{
+			ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { s.changed <- struct{}{} },
+		})
+		if s.cs, err = client.Connect(ctx, ct, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"}); err != nil {
+			h.fatalf("client.Connect: %v", err)
+		}
+		if s.shadow, err = h.engine.Start(ctx, time.Now()); err != nil {
+			h.fatalf("Start: %v", err)
+		}
+		h.ses[i] = s
+	}
+	for _, s := range h.ses {
+		s.list = h.listTools(s)
+		if want := h.oracleList(s.shadow, s.calls); !slices.Equal(s.list, want) {
+			h.fatalf("session %s, initial tools %v, want %v", s.name, s.list, want)
+		}
+	}
+	fmt.Fprintf(&h.log, "\tinitially: state %s, tools %v\n", valueJSON(h.ses[0].shadow.Value()), h.ses[0].list)
+}
+
+// newServer compiles the machine for h.kind and builds the gated server.
+func (h *propHarness) newServer(opts *mcpbind.Options) *mcp.Server {
 	switch h.kind {
 	case "flat":
 		fm, err := flat.Compile(h.m.json)
@@ -835,7 +876,11 @@ func (h *propHarness) setUp() {
 		}
 		h.engine = sm.Engine()
 	}
-	gate, err := mcpbind.New(h.engine, &mcpbind.Options{Logger: quietLogger()})
+	if opts == nil {
+		opts = &mcpbind.Options{}
+	}
+	opts.Logger = quietLogger()
+	gate, err := mcpbind.New(h.engine, opts)
 	if err != nil {
 		h.fatalf("mcpbind.New: %v", err)
 	}
@@ -867,45 +912,28 @@ func (h *propHarness) setUp() {
 		}
 	})
 	gate.Attach(server)
-	for i, name := range []string{"a", "b"} {
-		s := &propSession{name: name, never: map[string]bool{}, calls: map[string]int{}, changed: make(chan struct{}, 1000)}
-		ct, st := mcp.NewInMemoryTransports()
-		if s.ss, err = server.Connect(ctx, st, nil); err != nil {
-			h.fatalf("server.Connect: %v", err)
-		}
-		h.mu.Lock()
-		h.sent[s.ss] = &s.sent
-		h.mu.Unlock()
-		client := mcp.NewClient(&mcp.Implementation{Name: "client-" + name, Version: "1"}, &mcp.ClientOptions{
-			ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { s.changed <- struct{}{} },
-		})
-		if s.cs, err = client.Connect(ctx, ct, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"}); err != nil {
-			h.fatalf("client.Connect: %v", err)
-		}
-		if s.shadow, err = h.engine.Start(ctx, time.Now()); err != nil {
-			h.fatalf("Start: %v", err)
-		}
-		h.ses[i] = s
-	}
-	for _, s := range h.ses {
-		s.list = h.listTools(s)
-		if want := h.oracleList(s.shadow, s.calls); !slices.Equal(s.list, want) {
-			h.fatalf("session %s, initial tools %v, want %v", s.name, s.list, want)
-		}
-	}
-	fmt.Fprintf(&h.log, "\tinitially: state %s, tools %v\n", valueJSON(h.ses[0].shadow.Value()), h.ses[0].list)
+	return server
 }
 
 // handler records its executions per session; it fails (IsError) when the
 // arguments say {"fail": true} and returns a Go error (a protocol error)
 // on {"fail": "error"}.
 func (h *propHarness) handler(name string) mcp.ToolHandler {
-	return func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		h.mu.Lock()
 		if h.runs[req.Session] == nil {
 			h.runs[req.Session] = map[string]int{}
 		}
 		h.runs[req.Session][name]++
+		if id := mcpbind.WorkflowID(ctx); id != "" {
+			if h.wfRuns == nil {
+				h.wfRuns = map[string]map[string]int{}
+			}
+			if h.wfRuns[id] == nil {
+				h.wfRuns[id] = map[string]int{}
+			}
+			h.wfRuns[id][name]++
+		}
 		h.mu.Unlock()
 		var args map[string]any
 		_ = json.Unmarshal(req.Params.Arguments, &args)
