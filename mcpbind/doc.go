@@ -164,8 +164,9 @@
 //
 // The state of each session lives in a [Store]: versioned Load and
 // CompareAndSwap. The default is a [MemoryStore] (LRU-bounded, sliding
-// TTL); a store shared by several instances (Redis) implements the same
-// interface. A transition is saved with compare-and-swap; on a conflict
+// TTL); a store shared by several instances (Redis, package
+// mcpbind/redisstore) implements the same interface, and package
+// mcpbind/storetest checks an implementation against its contract. A transition is saved with compare-and-swap; on a conflict
 // (another call of the same workflow saved first) the gate reloads and
 // sends the event again to the newer state, so two concurrent calls never
 // lose a transition. The handler is not run again; the event is applied to
