@@ -564,7 +564,7 @@ func (g *Gate) apply(ctx context.Context, t target, cur *view, ev statechart.Eve
 		tr = Transition{Key: cur.key, Tool: tool, Event: ev, From: cur.state.Value(), To: ns.Value(), Time: g.now()}
 		rec := record{snap: snap}
 		if g.hlimit > 0 {
-			entry, err := json.Marshal(tr)
+			entry, err := appendTransition(nil, tr)
 			if err != nil {
 				return nil, record{}, fmt.Errorf("recording the transition: %w", err)
 			}

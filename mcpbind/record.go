@@ -8,8 +8,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"sort"
 	"strconv"
+	"time"
 )
 
 // record is the stored form of one workflow:
@@ -123,4 +125,111 @@ func carryCalls(calls map[string]int, active func(id string) bool) map[string]in
 		}
 	}
 	return out
+}
+
+// appendTransition appends the JSON of a run-history entry, as
+// json.Marshal(tr) would write it but without its reflection: history is
+// written on every transition.
+func appendTransition(b []byte, tr Transition) ([]byte, error) {
+	b = append(b, `{"tool":`...)
+	b = appendJSONString(b, tr.Tool)
+	b = append(b, `,"event":{"type":`...)
+	b = appendJSONString(b, tr.Event.Type)
+	keys := make([]string, 0, len(tr.Event.Data))
+	for k := range tr.Event.Data {
+		if k != "type" {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	var err error
+	for _, k := range keys {
+		b = append(b, ',')
+		b = appendJSONString(b, k)
+		b = append(b, ':')
+		if b, err = appendJSONValue(b, tr.Event.Data[k], 0); err != nil {
+			return nil, err
+		}
+	}
+	b = append(b, `},"from":`...)
+	if b, err = appendJSONValue(b, tr.From, 0); err != nil {
+		return nil, err
+	}
+	b = append(b, `,"to":`...)
+	if b, err = appendJSONValue(b, tr.To, 0); err != nil {
+		return nil, err
+	}
+	b = append(b, `,"time":"`...)
+	b = tr.Time.AppendFormat(b, time.RFC3339Nano)
+	return append(b, `"}`...), nil
+}
+
+// appendJSONString appends s as a JSON string.
+func appendJSONString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c >= 0x7f {
+			q, _ := json.Marshal(s) // escapes and invalid UTF-8: the general case
+			return append(b, q...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
+}
+
+// appendJSONValue appends a JSON-shaped value (what encoding/json decodes
+// into); anything else is marshaled with encoding/json.
+func appendJSONValue(b []byte, v any, depth int) ([]byte, error) {
+	if depth > 64 {
+		return nil, fmt.Errorf("value nested deeper than 64 levels")
+	}
+	switch x := v.(type) {
+	case nil:
+		return append(b, "null"...), nil
+	case string:
+		return appendJSONString(b, x), nil
+	case bool:
+		return strconv.AppendBool(b, x), nil
+	case float64:
+		if math.IsInf(x, 0) || math.IsNaN(x) {
+			return nil, fmt.Errorf("unsupported number %v", x)
+		}
+		return strconv.AppendFloat(b, x, 'g', -1, 64), nil
+	case map[string]any:
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		b = append(b, '{')
+		var err error
+		for i, k := range keys {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendJSONString(b, k)
+			b = append(b, ':')
+			if b, err = appendJSONValue(b, x[k], depth+1); err != nil {
+				return nil, err
+			}
+		}
+		return append(b, '}'), nil
+	case []any:
+		b = append(b, '[')
+		var err error
+		for i, e := range x {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			if b, err = appendJSONValue(b, e, depth+1); err != nil {
+				return nil, err
+			}
+		}
+		return append(b, ']'), nil
+	}
+	out, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	return append(b, out...), nil
 }

@@ -1,0 +1,82 @@
+package mcpbind
+
+import (
+	"encoding/json"
+	"math"
+	"math/rand/v2"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chartgate/chartgate/statechart"
+)
+
+// randomValue returns a random JSON-shaped value.
+func randomValue(r *rand.Rand, depth int) any {
+	strs := []string{"", "a", "cart_pay", `quo"te`, `back\slash`, "tab\there", "new\nline", "ctl\x01", "é ü 😀", "<b>&amp;</b>", "\xff\xfe bad utf-8", "\u2028"}
+	switch k := r.IntN(7); {
+	case k == 0 || depth > 3:
+		return strs[r.IntN(len(strs))]
+	case k == 1:
+		return []float64{0, -1, 0.1, 1e300, -2.5e-300, 123456789012345, math.Copysign(0, -1)}[r.IntN(7)]
+	case k == 2:
+		return r.IntN(2) == 0
+	case k == 3:
+		return nil
+	case k == 4:
+		n := r.IntN(4)
+		a := make([]any, n)
+		for i := range a {
+			a[i] = randomValue(r, depth+1)
+		}
+		return a
+	default:
+		m := map[string]any{}
+		for range r.IntN(4) {
+			m[strs[r.IntN(len(strs))]] = randomValue(r, depth+1)
+		}
+		return m
+	}
+}
+
+// TestAppendTransition: the hand-written encoding of a history entry
+// decodes to what encoding/json's does.
+func TestAppendTransition(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	zone := time.FixedZone("X", -5*3600-1800)
+	for i := range 2000 {
+		tr := Transition{
+			Tool:  []string{"cart_pay", `we"ird`, "workflow_transition"}[i%3],
+			Event: statechart.Event{Type: []string{"PAY", "xstate.done.state.m", "é"}[i%3], Data: map[string]any{"tool": "t", "input": randomValue(r, 0), "output": randomValue(r, 0)}},
+			From:  randomValue(r, 1),
+			To:    randomValue(r, 1),
+			Time:  time.Unix(r.Int64N(4e9), r.Int64N(1e9)).In([]*time.Location{time.UTC, zone}[i%2]),
+		}
+		got, err := appendTransition(nil, tr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := json.Marshal(tr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var g, w any
+		if err := json.Unmarshal(got, &g); err != nil {
+			t.Fatalf("invalid JSON %s: %v", got, err)
+		}
+		if err := json.Unmarshal(want, &w); err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(g, w) {
+			t.Fatalf("appendTransition:\n%s\njson.Marshal:\n%s", got, want)
+		}
+		var back Transition
+		if err := json.Unmarshal(got, &back); err != nil || !back.Time.Equal(tr.Time) || back.Tool != tr.Tool || back.Event.Type != tr.Event.Type {
+			t.Fatalf("read back %+v, %v", back, err)
+		}
+	}
+	if _, err := appendTransition(nil, Transition{From: math.NaN()}); err == nil || !strings.Contains(err.Error(), "unsupported number") {
+		t.Fatalf("NaN: %v", err)
+	}
+}
