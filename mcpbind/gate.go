@@ -171,7 +171,8 @@ type Gate struct {
 	sessions map[*mcp.ServerSession]*session
 	attached map[*mcp.Server]*attachment
 
-	decoded sync.Map // store key -> *view, the last decoded record (by version)
+	decoded sync.Map  // store key -> *view, the last decoded record (by version), of sessions
+	handled viewCache // the same for workflows named by handles, bounded
 }
 
 // session is the gate's record of a session whose workflow has a key.
@@ -708,6 +709,10 @@ func (g *Gate) load(ctx context.Context, t target) (*view, error) {
 				v = c.(*view)
 				break
 			}
+			if c := g.handled.get(key, ver); c != nil {
+				v = c
+				break
+			}
 			rec, err := decodeRecord(data)
 			if err != nil {
 				return nil, err
@@ -720,9 +725,10 @@ func (g *Gate) load(ctx context.Context, t target) (*view, error) {
 				return nil, err
 			}
 			if sess != nil {
-				// Only for sessions the gate will forget when they end
-				// (handles live on in the store, not in this cache).
+				// Only for sessions the gate will forget when they end.
 				g.decoded.Store(key, v)
+			} else if t.handle != "" {
+				g.handled.put(key, v)
 			}
 		}
 	}
@@ -933,6 +939,47 @@ func (g *Gate) Sessions() int {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return len(g.sessions)
+}
+
+// viewCache keeps the last decoded view of the most recently stored
+// workflows named by handles, at most maxHandleViews of them (the oldest
+// entry goes first): handles do not end in the process, so unlike the
+// sessions' cache it must be bounded. The zero value is ready to use.
+type viewCache struct {
+	mu    sync.Mutex
+	views map[string]*view
+	ring  []string // keys in insertion order, circular
+	next  int
+}
+
+const maxHandleViews = 4096
+
+// get returns the cached view of key if it has version ver.
+func (c *viewCache) get(key string, ver uint64) *view {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if v := c.views[key]; v != nil && v.version == ver {
+		return v
+	}
+	return nil
+}
+
+func (c *viewCache) put(key string, v *view) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.views == nil {
+		c.views = map[string]*view{}
+	}
+	if _, ok := c.views[key]; !ok {
+		if len(c.ring) < maxHandleViews {
+			c.ring = append(c.ring, key)
+		} else {
+			delete(c.views, c.ring[c.next])
+			c.ring[c.next] = key
+			c.next = (c.next + 1) % maxHandleViews
+		}
+	}
+	c.views[key] = v
 }
 
 // bitset is a set of small non-negative integers.

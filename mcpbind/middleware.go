@@ -520,7 +520,9 @@ func (g *Gate) update(ctx context.Context, t target, cur *view, change func(*vie
 		ver, err := g.store.CompareAndSwap(ctx, key, cur.version, nv.data)
 		if err == nil {
 			nv.version = ver
-			if sess != nil {
+			if sess == nil {
+				g.handled.put(key, nv)
+			} else {
 				g.decoded.Store(key, nv)
 				sess.saved.Store(true)
 				if g.isClosed(sess) {
