@@ -705,23 +705,15 @@ func (g *Gate) load(ctx context.Context, t target) (*view, error) {
 				g.log.Warn("mcpbind: the workflow state of a live session expired or was evicted from the store; it starts again from the initial state", "key", key)
 			}
 		default:
-			if c, ok := g.decoded.Load(key); ok && c.(*view).version == ver {
+			if t.handle != "" {
+				v = g.handled.get(key, ver)
+			} else if c, ok := g.decoded.Load(key); ok && c.(*view).version == ver {
 				v = c.(*view)
+			}
+			if v != nil {
 				break
 			}
-			if c := g.handled.get(key, ver); c != nil {
-				v = c
-				break
-			}
-			rec, err := decodeRecord(data)
-			if err != nil {
-				return nil, err
-			}
-			s, err := g.engine.Restore(rec.snap)
-			if err != nil {
-				return nil, fmt.Errorf("mcpbind: restoring the workflow state: %w", err)
-			}
-			if v, err = g.newView(key, s, rec, data, ver); err != nil {
+			if v, err = g.decode(key, data, ver); err != nil {
 				return nil, err
 			}
 			if sess != nil {
@@ -772,6 +764,11 @@ func (g *Gate) startSession(ctx context.Context, ss *mcp.ServerSession) (*view, 
 	if ver == 0 {
 		return nil, fmt.Errorf("mcpbind: the workflow state of key %q vanished", sess.key)
 	}
+	return g.decode(sess.key, data, ver)
+}
+
+// decode reads a stored record into a view.
+func (g *Gate) decode(key string, data []byte, ver uint64) (*view, error) {
 	rec, err := decodeRecord(data)
 	if err != nil {
 		return nil, err
@@ -780,7 +777,7 @@ func (g *Gate) startSession(ctx context.Context, ss *mcp.ServerSession) (*view, 
 	if err != nil {
 		return nil, fmt.Errorf("mcpbind: restoring the workflow state: %w", err)
 	}
-	return g.newView(sess.key, s, rec, data, ver)
+	return g.newView(key, s, rec, data, ver)
 }
 
 // create starts a new workflow under key and saves it, if the key has no
