@@ -207,21 +207,11 @@ func runHandles(t *testing.T, m *pMachine, steps int, stats *propStats) {
 		// one sends the event.
 		if w != nil && ran == 1 {
 			if len(h.exhausted(w.shadow, w.calls)) == 0 && h.limited(w.shadow) {
-				for _, n := range m.nodes {
-					if n.maxCalls > 0 && slices.Contains(w.shadow.StateIDs(), n.id) {
-						w.calls[n.id]++
-					}
-				}
+				h.count(w.shadow, w.calls)
 			}
 			if outcome == "ok" && in.event != "" {
-				ev := statechart.Event{Type: in.event, Data: map[string]any{"tool": name, "input": input, "output": map[string]any{"tool": name}}}
 				old := w.shadow
-				if w.shadow, err = h.engine.Send(ctx, old, ev, time.Now()); err != nil {
-					h.fatalf("shadow Send(%s): %v", in.event, err)
-				}
-				if stateJSON(old) != stateJSON(w.shadow) {
-					ids := w.shadow.StateIDs()
-					maps.DeleteFunc(w.calls, func(id string, _ int) bool { return !slices.Contains(ids, id) })
+				if w.shadow = h.send(old, w.calls, name, input); stateJSON(old) != stateJSON(w.shadow) {
 					stats.add("transitions", 1)
 				}
 			}

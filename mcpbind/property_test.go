@@ -1021,6 +1021,33 @@ func (h *propHarness) allowed(s statechart.State, tool string, ex []string) bool
 	return h.visible(s, tool) && (len(ex) == 0 || h.m.info(tool).mode == pUnbound || h.leaves(s, tool, map[string]any{}, ex))
 }
 
+// count counts a call against the budgets of the active limited states of
+// s.
+func (h *propHarness) count(s statechart.State, calls map[string]int) {
+	for _, n := range h.m.nodes {
+		if n.maxCalls > 0 && slices.Contains(s.StateIDs(), n.id) {
+			calls[n.id]++
+		}
+	}
+}
+
+// send sends a successful call's event to a shadow state, as the gate
+// does, and drops the counts of the states it left (a count lives while
+// its state stays active).
+func (h *propHarness) send(s statechart.State, calls map[string]int, tool string, input map[string]any) statechart.State {
+	event := h.m.info(tool).event
+	ev := statechart.Event{Type: event, Data: map[string]any{"tool": tool, "input": input, "output": map[string]any{"tool": tool}}}
+	ns, err := h.engine.Send(context.Background(), s, ev, time.Now())
+	if err != nil {
+		h.fatalf("shadow Send(%s): %v", event, err)
+	}
+	if stateJSON(ns) != stateJSON(s) {
+		ids := ns.StateIDs()
+		maps.DeleteFunc(calls, func(id string, _ int) bool { return !slices.Contains(ids, id) })
+	}
+	return ns
+}
+
 // limited reports whether an active state has maxCalls.
 func (h *propHarness) limited(s statechart.State) bool {
 	ids := s.StateIDs()
@@ -1241,11 +1268,7 @@ func (h *propHarness) step(i int) {
 		h.fatalf("session %s called %s: handler ran %d times; the tool was visible: %v, allowed by the call budgets: %v (tools %v)", x.name, name, ran, wasVisible, expectRun, x.list)
 	}
 	if counted {
-		for _, n := range h.m.nodes {
-			if n.maxCalls > 0 && slices.Contains(x.shadow.StateIDs(), n.id) {
-				x.calls[n.id]++
-			}
-		}
+		h.count(x.shadow, x.calls)
 	}
 	if h.ranAll(y) != otherBefore {
 		h.fatalf("session %s called %s: a handler ran for session %s", x.name, name, y.name)
@@ -1288,19 +1311,9 @@ func (h *propHarness) step(i int) {
 	// The event: sent after a success only.
 	old := x.shadow
 	if succeeded && in.event != "" {
-		ev := statechart.Event{Type: in.event, Data: map[string]any{"tool": name, "input": input, "output": map[string]any{"tool": name}}}
-		s, err := h.engine.Send(ctx, old, ev, time.Now())
-		if err != nil {
-			h.fatalf("shadow Send(%s): %v", in.event, err)
-		}
-		x.shadow = s
+		x.shadow = h.send(x.shadow, x.calls, name, input)
 	}
 	moved := stateJSON(old) != stateJSON(x.shadow)
-	if moved {
-		// A count lives while its state stays active.
-		ids := x.shadow.StateIDs()
-		maps.DeleteFunc(x.calls, func(id string, _ int) bool { return !slices.Contains(ids, id) })
-	}
 	gs, err := h.gate.State(ctx, x.ss)
 	if err != nil {
 		h.fatalf("gate.State: %v", err)
