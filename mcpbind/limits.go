@@ -44,12 +44,12 @@ func (g *Gate) limits(v *view) []CallLimit {
 }
 
 // exhausted returns the used-up budgets among limits(v).
-func (g *Gate) exhausted(v *view) []CallLimit {
-	if !g.limited {
-		return nil
-	}
+func (g *Gate) exhausted(v *view) []CallLimit { return usedUp(g.limits(v)) }
+
+// usedUp returns the budgets of lims that are used up.
+func usedUp(lims []CallLimit) []CallLimit {
 	var out []CallLimit
-	for _, l := range g.limits(v) {
+	for _, l := range lims {
 		if l.Calls >= l.Max {
 			out = append(out, l)
 		}

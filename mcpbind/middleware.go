@@ -347,12 +347,19 @@ func (g *Gate) call(ctx context.Context, next mcp.MethodHandler, a *attachment, 
 		return g.refuse(ctx, next, req, r, t, v, ti)
 	}
 	before := v
-	if g.limited {
-		if lims := g.exhausted(v); len(lims) > 0 {
-			if !g.leaves(ctx, v, ti, name, decodeJSON(req.Params.Arguments), lims) {
-				return g.refuseLimit(ctx, next, req, r, t, v, lims)
+	// budgetChanged notifies the session if counting this call used up a
+	// budget, for the exits where no transition decides it.
+	budgetChanged := func() {
+		if v != before {
+			g.toolsChanged(ctx, a, req, r, before, v, handles)
+		}
+	}
+	if lims := g.limits(v); len(lims) > 0 {
+		if used := usedUp(lims); len(used) > 0 {
+			if !g.leaves(ctx, v, ti, name, decodeJSON(req.Params.Arguments), used) {
+				return g.refuseLimit(ctx, next, req, r, t, v, used)
 			}
-		} else if len(g.limits(v)) > 0 {
+		} else {
 			// Count only calls of tools the server has.
 			if tools, err := g.registered(ctx, next, req); err == nil && !slices.Contains(tools, name) {
 				return next(ctx, "tools/call", req)
@@ -372,11 +379,7 @@ func (g *Gate) call(ctx context.Context, next mcp.MethodHandler, a *attachment, 
 	res, err := next(ctx, "tools/call", req)
 	cr, ok := res.(*mcp.CallToolResult)
 	if err != nil || !ok || cr == nil || ti.event == "" || cr.IsError || cr.NeedsInput() {
-		if v != before {
-			// The call was counted against a budget, which may be used
-			// up now: the tools may have changed.
-			g.toolsChanged(ctx, a, req, r, before, v, handles)
-		}
+		budgetChanged()
 		return res, err
 	}
 	var ev statechart.Event
@@ -387,15 +390,11 @@ func (g *Gate) call(ctx context.Context, next mcp.MethodHandler, a *attachment, 
 	}
 	from, to, tr, err := g.apply(ctx, t, v, ev, name)
 	if err != nil {
-		if v != before {
-			g.toolsChanged(ctx, a, req, r, before, v, handles)
-		}
+		budgetChanged()
 		return g.notSaved(cr, name, ev, from, err), nil
 	}
 	if to == nil {
-		if v != before {
-			g.toolsChanged(ctx, a, req, r, before, v, handles)
-		}
+		budgetChanged()
 		return res, nil // the machine ignored the event: nothing to invalidate
 	}
 	g.invalidate(ctx, name, ti)
