@@ -143,47 +143,6 @@ func (g *Gate) takeHandle(ctx context.Context, next mcp.MethodHandler, req *mcp.
 	return id, &stripped, nil
 }
 
-// orError turns a failed answer into an error result.
-func orError(res mcp.Result, err error) mcp.Result {
-	if err != nil {
-		return toolError(err.Error())
-	}
-	return res
-}
-
-// refuseHandle answers a call that names no workflow (code
-// CodeWorkflowRequired) or an unknown one (CodeUnknownWorkflow), without
-// running it. A name the server does not have goes to the server, which
-// reports it.
-func (g *Gate) refuseHandle(ctx context.Context, next mcp.MethodHandler, req *mcp.CallToolRequest, code, id string) (mcp.Result, error) {
-	name := req.Params.Name
-	tools, err := g.registered(ctx, next, req)
-	if err == nil && !slices.Contains(tools, name) {
-		return next(ctx, "tools/call", req)
-	}
-	ref := Refusal{Code: code, Tool: name, Available: []string{g.start}, Path: []Step{{Tool: g.start}}, Reachable: true}
-	var text string
-	if code == CodeWorkflowRequired {
-		text = fmt.Sprintf("Tool %q is part of the %q workflow and needs its %s argument. Call %s first to start a workflow, then pass the %s it returns to %s.",
-			name, g.engine.ID(), handleArg, g.start, handleArg, name)
-	} else {
-		if validHandle(id) {
-			ref.Workflow = id
-		}
-		text = fmt.Sprintf("Tool %q was not run: %s %s names no running %q workflow (it may have expired). Call %s to start a new one and pass the %s it returns.",
-			name, handleArg, truncate(id, 80), g.engine.ID(), g.start, handleArg)
-	}
-	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: text}}, StructuredContent: ref}, nil
-}
-
-// truncate quotes s, shortened to at most n bytes.
-func truncate(s string, n int) string {
-	if len(s) > n {
-		s = s[:n] + "…"
-	}
-	return strconv.Quote(s)
-}
-
 // handledList is the tool list of one page for handle mode, for one set of
 // workflow tools.
 type handledList struct {

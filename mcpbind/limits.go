@@ -7,9 +7,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strings"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/chartgate/chartgate/statechart"
 )
@@ -131,33 +128,4 @@ func (g *Gate) available(ctx context.Context, r *rules, v *view, tools []string)
 		}
 	}
 	return out
-}
-
-// refuseLimit answers a call stopped by a used-up budget, without running
-// it.
-func (g *Gate) refuseLimit(ctx context.Context, next mcp.MethodHandler, req *mcp.CallToolRequest, r *rules, t target, v *view, lims []CallLimit) (mcp.Result, error) {
-	tools, err := g.registered(ctx, next, req)
-	if err != nil {
-		return nil, err
-	}
-	if !slices.Contains(tools, req.Params.Name) {
-		// Not a tool of this server: let the server report it.
-		return next(ctx, "tools/call", req)
-	}
-	ref := Refusal{
-		Code: CodeCallLimit, Tool: req.Params.Name, Workflow: t.handle, State: v.state.Value(),
-		Available: g.available(ctx, r, v, tools), Path: []Step{}, Limits: lims,
-		Instructions: g.instructions(v),
-	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "Tool %q was not run: ", ref.Tool)
-	for i, l := range lims {
-		if i > 0 {
-			b.WriteString("; ")
-		}
-		fmt.Fprintf(&b, "state %q allows %d tool calls and all of them are used", l.State, l.Max)
-	}
-	b.WriteString(". Move the workflow on to another state first.")
-	writeGuidance(&b, ref.Available, ref.Instructions)
-	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: b.String()}}, StructuredContent: ref}, nil
 }

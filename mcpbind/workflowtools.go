@@ -286,10 +286,6 @@ func (g *Gate) workflowCall(ctx context.Context, next mcp.MethodHandler, a *atta
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}, StructuredContent: res}, nil
 }
 
-func toolError(text string) *mcp.CallToolResult {
-	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: text}}}
-}
-
 // text is the status in prose.
 func (st *WorkflowStatus) text(transitionName string) string {
 	var b strings.Builder

@@ -1,0 +1,137 @@
+// This file defines Attach and the go-sdk middleware that routes
+// initialize, tools/list and tools/call to the gate.
+
+package mcpbind
+
+import (
+	"context"
+	"sync/atomic"
+
+	"github.com/chartgate/chartgate/statesync"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Protocol versions the gate tells apart.
+const (
+	// sessionlessVersion is the first protocol version without sessions,
+	// where tool lists must not vary per connection.
+	sessionlessVersion = "2026-07-28"
+)
+
+// Attach installs the gate on a server: a receiving middleware that gates
+// tools/list and tools/call and advertises tools.listChanged in the
+// initialize result, and a sending middleware that gives the gate the
+// server's inner sending handler, to notify one session (the go-sdk has no
+// API for that). Unless [Options.Handles] is HandlesNever, it also adds
+// the start tool (workflow_start) for workflow handles. Call Attach once
+// per server; a gate may serve several servers.
+//
+// Middleware added to the server later runs before the gate's
+// (AddReceivingMiddleware wraps the current chain); sending middleware
+// added later does not see the gate's list_changed notifications. A
+// statesync layer belongs outside the gate: use [Gate.AttachWith].
+func (g *Gate) Attach(s *mcp.Server) {
+	a := &attachment{}
+	s.AddSendingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		a.send = next // called at once, by AddSendingMiddleware
+		return next
+	})
+	g.mu.Lock()
+	if g.attached == nil {
+		g.attached = map[*mcp.Server]*attachment{}
+	}
+	g.attached[s] = a
+	g.mu.Unlock()
+	if g.start != "" {
+		g.addStartTool(s)
+	}
+	s.AddReceivingMiddleware(g.middleware(a))
+}
+
+// AttachWith attaches the gate to s (see [Gate.Attach]) and installs the
+// statesync layer around it, in the one order in which both work together
+// without double work:
+//
+//	gate.AttachWith(server, layer)
+//	// same as: gate.Attach(server); server.AddReceivingMiddleware(layer.Middleware)
+//
+// tools/list is filtered by the gate before the layer decorates it, so only
+// the visible tools get their [Cache-Control: …] tag; a refused call is an
+// error result, which the layer leaves alone; and the patterns of a saved
+// transition ([Binding.Invalidates], meta.mcp.invalidates) join the tool's
+// own in the call's single invalidation notice. Middleware added to s later
+// runs outside both. A nil layer only attaches the gate.
+func (g *Gate) AttachWith(s *mcp.Server, layer *statesync.Layer) {
+	g.Attach(s)
+	if layer != nil {
+		s.AddReceivingMiddleware(layer.Middleware)
+	}
+}
+
+// attachment is the gate's link to one server.
+type attachment struct {
+	send mcp.MethodHandler // the server's sending handler, below the gate's
+	wf   atomic.Pointer[workflowTools]
+}
+
+// AddTool binds a tool and adds it to the server, like [mcp.AddTool]. It
+// panics if the binding is invalid, as mcp.AddTool does for a bad tool.
+func AddTool[In, Out any](s *mcp.Server, g *Gate, t *mcp.Tool, b Binding, h mcp.ToolHandlerFor[In, Out]) {
+	if err := g.Bind(t.Name, b); err != nil {
+		panic(err)
+	}
+	mcp.AddTool(s, t, h)
+}
+
+func (g *Gate) middleware(a *attachment) mcp.Middleware {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			switch method {
+			case "initialize":
+				res, err := next(ctx, method, req)
+				if ir, ok := res.(*mcp.InitializeResult); ok && err == nil && ir != nil {
+					return advertise(ir), nil
+				}
+				return res, err
+			case "tools/list":
+				if lr, ok := req.(*mcp.ListToolsRequest); ok && lr.Session != nil {
+					return g.list(ctx, next, a, lr)
+				}
+			case "tools/call":
+				if cr, ok := req.(*mcp.CallToolRequest); ok && cr.Session != nil && cr.Params != nil {
+					return g.call(ctx, next, a, cr)
+				}
+			}
+			return next(ctx, method, req)
+		}
+	}
+}
+
+// advertise returns the initialize result with tools.listChanged set.
+func advertise(ir *mcp.InitializeResult) *mcp.InitializeResult {
+	out := *ir
+	var caps mcp.ServerCapabilities
+	if ir.Capabilities != nil {
+		caps = *ir.Capabilities
+	}
+	caps.Tools = &mcp.ToolCapabilities{ListChanged: true}
+	out.Capabilities = &caps
+	return &out
+}
+
+// sessionless reports whether a request follows a protocol without
+// sessions (2026-07-28 or later), where lists must not vary per connection.
+func sessionless(req interface{ ProtocolVersion() string }) bool {
+	return req.ProtocolVersion() >= sessionlessVersion
+}
+
+// useHandles reports whether a request's workflow is named by a handle.
+func (g *Gate) useHandles(req interface{ ProtocolVersion() string }) bool {
+	switch g.handles {
+	case HandlesAlways:
+		return true
+	case HandlesNever:
+		return false
+	}
+	return sessionless(req)
+}

@@ -1,0 +1,83 @@
+// This file builds the event a successful call sends: its type, the
+// tool, the call's arguments and its structured result as JSON values.
+
+package mcpbind
+
+import (
+	"encoding/json"
+
+	"github.com/chartgate/chartgate/statechart"
+)
+
+// event builds the event a successful call sends: the type, plus "tool",
+// "input" (the call's arguments) and "output" (its structured result).
+func (g *Gate) event(typ, tool string, input, output any) statechart.Event {
+	if input == nil {
+		input = map[string]any{}
+	}
+	data := map[string]any{"tool": tool, "input": input}
+	if output != nil {
+		data["output"] = output
+	}
+	return statechart.Event{Type: typ, Data: data}
+}
+
+// decodeJSON decodes a call's arguments for the event; invalid or absent
+// arguments give an empty object.
+func decodeJSON(raw json.RawMessage) any {
+	var v any
+	if len(raw) == 0 || json.Unmarshal(raw, &v) != nil || v == nil {
+		return map[string]any{}
+	}
+	return v
+}
+
+// normalize turns a structured result (any Go value) into JSON-shaped
+// values (maps, slices, float64...), as guards expect.
+func normalize(v any) any {
+	if v == nil {
+		return nil
+	}
+	if raw, ok := v.(json.RawMessage); ok {
+		return decodeJSON(raw)
+	}
+	if jsonShaped(v, 0) {
+		return v
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil
+	}
+	var out any
+	if json.Unmarshal(b, &out) != nil {
+		return nil
+	}
+	return out
+}
+
+// jsonShaped reports whether v is already made of the values
+// encoding/json decodes into (and is not too deep to check).
+func jsonShaped(v any, depth int) bool {
+	if depth > 32 {
+		return false
+	}
+	switch x := v.(type) {
+	case nil, string, float64, bool:
+		return true
+	case map[string]any:
+		for _, e := range x {
+			if !jsonShaped(e, depth+1) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		for _, e := range x {
+			if !jsonShaped(e, depth+1) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}

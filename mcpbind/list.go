@@ -1,0 +1,121 @@
+// This file filters tools/list: the visible tools of a session's
+// workflow, memoized per page and per configuration.
+
+package mcpbind
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+func (g *Gate) list(ctx context.Context, next mcp.MethodHandler, a *attachment, req *mcp.ListToolsRequest) (mcp.Result, error) {
+	res, err := next(ctx, "tools/list", req)
+	if err != nil {
+		return res, err
+	}
+	lr, ok := res.(*mcp.ListToolsResult)
+	if !ok || lr == nil {
+		return res, nil
+	}
+	r := g.rules.Load()
+	cursor := ""
+	if req.Params != nil {
+		cursor = req.Params.Cursor
+	}
+	memo := g.listInfos(r, cursor, lr.Tools)
+	if g.useHandles(req) {
+		out := *lr
+		out.Tools = g.handleList(memo, a.wf.Load())
+		return &out, nil
+	}
+	if !memo.gated || sessionless(req) {
+		return res, nil
+	}
+	v, err := g.load(ctx, target{ss: req.Session})
+	if err != nil {
+		return nil, g.unavailable(err, false)
+	}
+	filtered := *lr
+	filtered.Tools = g.filter(ctx, memo, v, lr.Tools)
+	return &filtered, nil
+}
+
+// filter returns the visible tools of a list. Without "can" tools and
+// exhausted call limits the answer depends only on the active states, and
+// is memoized by them.
+func (g *Gate) filter(ctx context.Context, memo *listMemo, v *view, tools []*mcp.Tool) []*mcp.Tool {
+	lims := g.exhausted(v)
+	memoize := !memo.hasCan && len(lims) == 0
+	var key string
+	if memoize {
+		key = configKey(v.active)
+		if out, ok := memo.byConfig.Load(key); ok {
+			return slices.Clone(out.([]*mcp.Tool))
+		}
+	}
+	keep := make([]bool, len(memo.infos))
+	n := 0
+	for i, ti := range memo.infos {
+		if ti.mode == modeUnbound || g.allowed(ctx, v, tools[i].Name, ti, lims, nil) {
+			keep[i] = true
+			n++
+		}
+	}
+	out := make([]*mcp.Tool, 0, n)
+	for i := range memo.infos {
+		if keep[i] {
+			out = append(out, tools[i])
+		}
+	}
+	if memoize && memo.nconfigs.Add(1) <= maxConfigMemos {
+		memo.byConfig.Store(key, slices.Clone(out))
+	}
+	return out
+}
+
+// listMemo remembers how the tools of one page of tools/list are gated:
+// the server lists the same *mcp.Tool values until its tools change, so
+// comparing pointers is enough to reuse the answer.
+type listMemo struct {
+	tools  []*mcp.Tool
+	infos  []*toolInfo
+	gated  bool // some tool is gated
+	hasCan bool // some tool is visible by the machine's "can"
+
+	handled atomic.Pointer[handledList] // the list for handle mode
+
+	byConfig sync.Map // configKey(active states) -> []*mcp.Tool, the visible tools
+	nconfigs atomic.Int64
+}
+
+const (
+	maxListMemos   = 64
+	maxConfigMemos = 1024
+)
+
+// listInfos returns how the listed tools are gated.
+func (g *Gate) listInfos(r *rules, cursor string, tools []*mcp.Tool) *listMemo {
+	if m, ok := r.lists.Load(cursor); ok {
+		if memo := m.(*listMemo); slices.Equal(memo.tools, tools) {
+			return memo
+		}
+	}
+	memo := &listMemo{tools: slices.Clone(tools), infos: make([]*toolInfo, len(tools))}
+	for i, t := range tools {
+		ti := g.info(r, t.Name, true)
+		if t.Name == g.start {
+			ti = startInfo
+		}
+		memo.infos[i] = ti
+		memo.gated = memo.gated || ti.mode != modeUnbound
+		memo.hasCan = memo.hasCan || ti.mode == modeCan
+	}
+	if _, ok := r.lists.Load(cursor); ok || r.nlists.Add(1) <= maxListMemos {
+		r.lists.Store(cursor, memo)
+	}
+	return memo
+}

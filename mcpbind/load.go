@@ -1,0 +1,276 @@
+// This file defines how the gate loads a workflow: the view of a decoded
+// store record (delayed transitions applied), the creation of new
+// workflows, the caches of decoded records, and the Workflow accessors.
+
+package mcpbind
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/chartgate/chartgate/statechart"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// view is a decoded workflow record.
+type view struct {
+	key     string           // store key; "" for a session that has none yet
+	state   statechart.State // after Advance
+	rec     record           // as loaded (rec.snap is older than state if Advance moved it)
+	data    []byte           // the encoded record as loaded (or of the initial state)
+	version uint64           // 0: no record
+	active  bitset           // active nodes of state
+	sig     atomic.Pointer[sigCache]
+}
+
+// withKey returns a copy of v under another store key.
+func (v *view) withKey(key string) *view {
+	return &view{key: key, state: v.state, rec: v.rec, data: v.data, version: v.version, active: v.active}
+}
+
+// sigCache is the signature of a view under some rules (a view's state
+// never changes, so neither does its signature).
+type sigCache struct {
+	rules *rules
+	bits  bitset
+}
+
+// newView decodes a workflow state. A nil rec.snap or data is computed
+// from s and rec.
+func (g *Gate) newView(key string, s statechart.State, rec record, data []byte, version uint64) (*view, error) {
+	if rec.snap == nil {
+		b, err := s.MarshalJSON()
+		if err != nil {
+			return nil, fmt.Errorf("mcpbind: marshaling state: %w", err)
+		}
+		rec.snap = b
+	}
+	if data == nil {
+		data = rec.encode()
+	}
+	v := &view{key: key, state: s, rec: rec, data: data, version: version, active: newBitset(len(g.nodes))}
+	for _, id := range s.StateIDs() {
+		if i, ok := g.byID[id]; ok {
+			v.active.set(i)
+		}
+	}
+	return v, nil
+}
+
+// ErrUnknownWorkflow is matched (errors.Is) by the error of [Gate.Workflow]
+// for a handle that names no workflow: never started, or expired from the
+// store.
+var ErrUnknownWorkflow = errors.New("mcpbind: unknown or expired workflow")
+
+// load returns the current state of a workflow. For a handle with no
+// record it returns ErrUnknownWorkflow.
+func (g *Gate) load(ctx context.Context, t target) (*view, error) {
+	var key string
+	var sess *session
+	if t.handle != "" {
+		key = g.handleKey(t.handle)
+	} else {
+		key, sess = g.keyOf(t.ss)
+	}
+	var v *view
+	if key == "" {
+		v = g.initial
+	} else {
+		data, ver, err := g.store.Load(ctx, key)
+		if err != nil {
+			return nil, fmt.Errorf("mcpbind: loading the workflow state: %w", err)
+		}
+		switch {
+		case ver == 0 && t.handle != "":
+			return nil, ErrUnknownWorkflow
+		case ver == 0:
+			v = g.initial.withKey(key)
+			if sess != nil && sess.saved.Swap(false) {
+				g.log.Warn("mcpbind: the workflow state of a live session expired or was evicted from the store; it starts again from the initial state", "key", key)
+			}
+		default:
+			if t.handle != "" {
+				v = g.handled.get(key, ver)
+			} else if c, ok := g.decoded.Load(key); ok && c.(*view).version == ver {
+				v = c.(*view)
+			}
+			if v != nil {
+				break
+			}
+			if v, err = g.decode(key, data, ver); err != nil {
+				return nil, err
+			}
+			if sess != nil {
+				// Only for sessions the gate will forget when they end.
+				g.decoded.Store(key, v)
+			} else if t.handle != "" {
+				g.handled.put(key, v)
+			}
+		}
+	}
+	if v.version == 0 && g.initialTimers {
+		// Delayed events of the initial state run from when the session
+		// began, so the session needs its own initial state, saved.
+		return g.startSession(ctx, t.ss)
+	}
+	s, err := g.engine.Advance(ctx, v.state, g.now())
+	if err != nil {
+		g.log.Warn("mcpbind: delayed transition failed", "key", v.key, "error", err)
+		return v, nil
+	}
+	if s != v.state {
+		nv, err := g.newView(v.key, s, v.rec, v.data, v.version)
+		if err != nil {
+			return nil, err
+		}
+		return nv, nil
+	}
+	return v, nil
+}
+
+// startSession saves a fresh initial state for a session (machines whose
+// initial state schedules delayed events).
+func (g *Gate) startSession(ctx context.Context, ss *mcp.ServerSession) (*view, error) {
+	sess := g.ensureSession(ss)
+	v, err := g.create(ctx, sess.key)
+	if err == nil {
+		sess.saved.Store(true)
+		return v, nil
+	}
+	if !isConflict(err) {
+		return nil, err
+	}
+	// Another request of the session saved it first.
+	data, ver, err := g.store.Load(ctx, sess.key)
+	if err != nil {
+		return nil, fmt.Errorf("mcpbind: loading the workflow state: %w", err)
+	}
+	if ver == 0 {
+		return nil, fmt.Errorf("mcpbind: the workflow state of key %q vanished", sess.key)
+	}
+	return g.decode(sess.key, data, ver)
+}
+
+// decode reads a stored record into a view.
+func (g *Gate) decode(key string, data []byte, ver uint64) (*view, error) {
+	rec, err := decodeRecord(data)
+	if err != nil {
+		return nil, err
+	}
+	s, err := g.engine.Restore(rec.snap)
+	if err != nil {
+		return nil, fmt.Errorf("mcpbind: restoring the workflow state: %w", err)
+	}
+	return g.newView(key, s, rec, data, ver)
+}
+
+// create starts a new workflow under key and saves it, if the key has no
+// record; otherwise it returns an error matching ErrConflict.
+func (g *Gate) create(ctx context.Context, key string) (*view, error) {
+	s, err := g.engine.Start(ctx, g.now())
+	if err != nil {
+		return nil, fmt.Errorf("mcpbind: starting the workflow: %w", err)
+	}
+	v, err := g.newView(key, s, record{}, nil, 0)
+	if err != nil {
+		return nil, err
+	}
+	ver, err := g.store.CompareAndSwap(ctx, key, 0, v.data)
+	if err != nil {
+		if isConflict(err) {
+			return nil, err
+		}
+		return nil, fmt.Errorf("mcpbind: saving the workflow state: %w", err)
+	}
+	v.version = ver
+	return v, nil
+}
+
+// State returns the current workflow state of a session.
+func (g *Gate) State(ctx context.Context, ss *mcp.ServerSession) (statechart.State, error) {
+	v, err := g.load(ctx, target{ss: ss})
+	if err != nil {
+		return nil, err
+	}
+	return v.state, nil
+}
+
+// Workflow is what the gate keeps of one workflow, for the server.
+type Workflow struct {
+	Key   string           // the store key
+	State statechart.State // the current state, delayed transitions applied
+	// Limits gives the call budget of each active state with
+	// meta.mcp.maxCalls.
+	Limits []CallLimit
+	// History holds the workflow's newest transitions, oldest first, at
+	// most [Options.HistoryLimit].
+	History []Transition
+}
+
+// SessionWorkflow returns the workflow of a session (for sessions keyed by
+// their session, not by handles).
+func (g *Gate) SessionWorkflow(ctx context.Context, ss *mcp.ServerSession) (*Workflow, error) {
+	return g.workflow(ctx, target{ss: ss})
+}
+
+// Workflow returns the workflow a handle names (the id the start tool
+// returned). For an id that names none (never started, or expired from the
+// store) the error matches [ErrUnknownWorkflow].
+func (g *Gate) Workflow(ctx context.Context, id string) (*Workflow, error) {
+	if !validHandle(id) {
+		return nil, fmt.Errorf("mcpbind: %q is not a workflow id: %w", id, ErrUnknownWorkflow)
+	}
+	return g.workflow(ctx, target{handle: id})
+}
+
+func (g *Gate) workflow(ctx context.Context, t target) (*Workflow, error) {
+	v, err := g.load(ctx, t)
+	if err != nil {
+		return nil, err
+	}
+	return &Workflow{Key: v.key, State: v.state, Limits: g.limits(v), History: decodeHistory(v.rec.history, v.key)}, nil
+}
+
+// viewCache keeps the last decoded view of the most recently stored
+// workflows named by handles, at most maxHandleViews of them (the oldest
+// entry goes first): handles do not end in the process, so unlike the
+// sessions' cache it must be bounded. The zero value is ready to use.
+type viewCache struct {
+	mu    sync.Mutex
+	views map[string]*view
+	ring  []string // keys in insertion order, circular
+	next  int
+}
+
+const maxHandleViews = 4096
+
+// get returns the cached view of key if it has version ver.
+func (c *viewCache) get(key string, ver uint64) *view {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if v := c.views[key]; v != nil && v.version == ver {
+		return v
+	}
+	return nil
+}
+
+func (c *viewCache) put(key string, v *view) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.views == nil {
+		c.views = map[string]*view{}
+	}
+	if _, ok := c.views[key]; !ok {
+		if len(c.ring) < maxHandleViews {
+			c.ring = append(c.ring, key)
+		} else {
+			delete(c.views, c.ring[c.next])
+			c.ring[c.next] = key
+			c.next = (c.next + 1) % maxHandleViews
+		}
+	}
+	c.views[key] = v
+}

@@ -1,0 +1,125 @@
+// This file tells others about a saved transition: list_changed to the
+// calling session when its tools changed, the statesync layer's
+// invalidation patterns, the log record and OnTransition, and the note in
+// the call's _meta.
+
+package mcpbind
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"maps"
+
+	"github.com/chartgate/chartgate/statesync"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// invalidate reports the patterns a tool's binding declares for its saved
+// transition to the statesync layer wrapping the gate, which adds them to the
+// call's invalidation notice. Without a layer around the gate (none
+// configured, or one installed inside the gate) there is nothing to do, but
+// the declaration is lost, so the gate logs it once.
+func (g *Gate) invalidate(ctx context.Context, tool string, ti *toolInfo) {
+	if len(ti.invalidates) == 0 {
+		return
+	}
+	err := statesync.Invalidate(ctx, ti.invalidates...)
+	switch {
+	case err == nil:
+	case errors.Is(err, statesync.ErrNoLayer):
+		if g.noLayerWarned.CompareAndSwap(false, true) {
+			g.log.Warn("mcpbind: a binding declares invalidation patterns but no statesync layer wraps the gate, so they are dropped: install the layer after the gate (Gate.AttachWith), not before it; logged once",
+				"tool", tool, "patterns", ti.invalidates)
+		}
+	default: // the patterns were validated when bound: not expected
+		g.log.Error("mcpbind: reporting invalidation patterns", "tool", tool, "error", err)
+	}
+}
+
+// toolsChanged reports whether the tools a workflow may call differ
+// between two of its states, and if they do, sends
+// notifications/tools/list_changed to the calling session (sessions only:
+// with handles, and under protocol 2026-07-28, lists do not vary).
+func (g *Gate) toolsChanged(ctx context.Context, a *attachment, req *mcp.CallToolRequest, r *rules, from, to *view, handles bool) bool {
+	changed := !g.signature(ctx, r, from).equal(g.signature(ctx, r, to))
+	if changed && a.send != nil && !handles && !sessionless(req) {
+		// The notification goes to this session only, on the request's
+		// context (over Streamable HTTP: on the POST's stream), before the
+		// result.
+		n := &mcp.ServerRequest[*mcp.ToolListChangedParams]{Session: req.Session, Params: &mcp.ToolListChangedParams{}}
+		if _, err := a.send(ctx, "notifications/tools/list_changed", n); err != nil {
+			g.log.Warn("mcpbind: sending notifications/tools/list_changed", "error", err)
+		}
+	}
+	return changed
+}
+
+// transitioned reports a saved transition: a log record and OnTransition.
+func (g *Gate) transitioned(ctx context.Context, tr Transition) {
+	g.log.LogAttrs(ctx, slog.LevelInfo, "mcpbind: transition",
+		slog.String("key", tr.Key), slog.String("tool", tr.Tool), slog.String("event", tr.Event.Type),
+		slog.Any("from", tr.From), slog.Any("to", tr.To))
+	if g.onTrans != nil {
+		g.onTrans(ctx, tr)
+	}
+}
+
+// TransitionNote is the gate's note under [MetaKey] in the _meta of a call
+// result that moved the workflow, for clients that do not follow
+// notifications/tools/list_changed.
+type TransitionNote struct {
+	Event        string `json:"event"`
+	From         any    `json:"from"`
+	To           any    `json:"to"`
+	ToolsChanged bool   `json:"toolsChanged"` // the session's visible tools changed
+}
+
+// withNote returns a copy of res with note under MetaKey in _meta.
+func withNote(res *mcp.CallToolResult, note any) *mcp.CallToolResult {
+	out := *res
+	meta := maps.Clone(map[string]any(res.Meta))
+	if meta == nil {
+		meta = map[string]any{}
+	}
+	meta[MetaKey] = note
+	out.Meta = meta
+	return &out
+}
+
+// signature is what the visible set of a session depends on: which of the
+// machine's tool patterns are listed by an active state, and which Go-bound
+// and "can" tools are visible; or, when an active state's call limit is
+// used up, which tools that send an event may still run. Equal signatures
+// mean equal visible sets.
+func (g *Gate) signature(ctx context.Context, r *rules, v *view) bitset {
+	if c := v.sig.Load(); c != nil && c.rules == r {
+		return c.bits
+	}
+	n := len(g.jsonPatterns) + len(r.sigTools)
+	var sig bitset
+	defer func() { v.sig.Store(&sigCache{rules: r, bits: sig}) }()
+	if lims := g.exhausted(v); len(lims) > 0 {
+		// Bit n marks the limited signature, which never equals another.
+		sig = newBitset(n + 1 + len(r.eventTools))
+		sig.set(n)
+		for j, t := range r.eventTools {
+			if g.allowed(ctx, v, t, g.info(r, t, false), lims, nil) {
+				sig.set(n + 1 + j)
+			}
+		}
+		return sig
+	}
+	sig = newBitset(n)
+	for i, p := range g.jsonPatterns {
+		if p.nodes.intersects(v.active) {
+			sig.set(i)
+		}
+	}
+	for j, t := range r.sigTools {
+		if g.visible(ctx, v, t, g.info(r, t, false)) {
+			sig.set(len(g.jsonPatterns) + j)
+		}
+	}
+	return sig
+}

@@ -1,0 +1,271 @@
+// This file defines refusals: the answer to a call the gate does not run,
+// with the guidance that tells the agent what it may do instead.
+
+package mcpbind
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Codes of refused calls ([Refusal.Code]).
+const (
+	// CodeForbidden: the tool is not available in the workflow's current
+	// state (MCP Fusion's FORBIDDEN).
+	CodeForbidden = "FORBIDDEN"
+	// CodeCallLimit: an active state's meta.mcp.maxCalls is used up; only
+	// tools that move the workflow out of that state may run.
+	CodeCallLimit = "CALL_LIMIT"
+	// CodeWorkflowRequired: with handles, the call has no workflow id
+	// argument; the start tool returns one.
+	CodeWorkflowRequired = "WORKFLOW_REQUIRED"
+	// CodeUnknownWorkflow: with handles, the workflow id names no workflow
+	// (never started, or expired).
+	CodeUnknownWorkflow = "UNKNOWN_WORKFLOW"
+)
+
+// CodeStateNotSaved is the code, under [MetaKey] in the result's _meta, of
+// a call that ran but whose event could not be recorded.
+const CodeStateNotSaved = "STATE_NOT_SAVED"
+
+// MetaKey is the _meta key of the gate's notes on a call result.
+const MetaKey = "chartgate/mcpbind"
+
+// Refusal is the structured content of a refused call (IsError true). The
+// text content says the same in prose.
+type Refusal struct {
+	Code string `json:"code"` // CodeForbidden, CodeCallLimit, CodeWorkflowRequired or CodeUnknownWorkflow
+	Tool string `json:"tool"` // the tool that was called
+	// Workflow is the workflow id the call named (with handles).
+	Workflow string `json:"workflow,omitempty"`
+	// State is the current state value, in XState's shape (null when the
+	// call names no workflow).
+	State any `json:"state"`
+	// Available lists the tools that may be called now, in the server's
+	// order.
+	Available []string `json:"available"`
+	// Path is the shortest sequence of tool calls after which Tool is
+	// visible; empty when Reachable is false, or when Tool is bound to an
+	// event that a guard refuses now. For the codes other than
+	// CodeForbidden it is empty and Reachable false, except that
+	// CodeWorkflowRequired and CodeUnknownWorkflow give the start tool as
+	// the one step.
+	Path      []Step `json:"path"`
+	Reachable bool   `json:"reachable"`
+	// Limits lists the used-up call limits (CodeCallLimit).
+	Limits []CallLimit `json:"limits,omitempty"`
+	// Instructions are those of the active states (meta.mcp.instructions).
+	Instructions []string `json:"instructions,omitempty"`
+}
+
+func (g *Gate) unavailable(err error, ranTool bool) error {
+	g.log.Error("mcpbind: workflow state unavailable", "error", err)
+	msg := "workflow state unavailable; try again later"
+	if ranTool {
+		msg += " (the tool was not run)"
+	}
+	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: msg}
+}
+
+// refuse answers a call of a hidden tool, without running it.
+func (g *Gate) refuse(ctx context.Context, next mcp.MethodHandler, req *mcp.CallToolRequest, r *rules, t target, v *view, ti *toolInfo) (mcp.Result, error) {
+	name := req.Params.Name
+	tools, err := g.registered(ctx, next, req)
+	if err != nil {
+		g.log.Warn("mcpbind: listing tools for a refusal", "error", err)
+	} else if !slices.Contains(tools, name) {
+		// Not a tool of this server: let the server report it.
+		return next(ctx, "tools/call", req)
+	}
+	ref := Refusal{Code: CodeForbidden, Tool: name, Workflow: t.handle, State: v.state.Value(), Path: []Step{}, Instructions: g.instructions(v)}
+	ref.Available = g.available(ctx, r, v, tools)
+	var moves []move
+	for _, tool := range tools {
+		if tti := g.info(r, tool, true); tti.event != "" {
+			moves = append(moves, move{tool: tool, info: tti})
+		}
+	}
+	path, found := g.model.shortestPath(v.active, ti, moves)
+	ref.Reachable = found
+	if path != nil {
+		ref.Path = path
+	}
+	return &mcp.CallToolResult{
+		IsError:           true,
+		Content:           []mcp.Content{&mcp.TextContent{Text: ref.text(ti)}},
+		StructuredContent: ref,
+	}, nil
+}
+
+// registered lists the names of the server's tools, through the handlers
+// below the gate.
+func (g *Gate) registered(ctx context.Context, next mcp.MethodHandler, req *mcp.CallToolRequest) ([]string, error) {
+	lreq := &mcp.ListToolsRequest{Session: req.Session, Extra: req.Extra, Params: &mcp.ListToolsParams{}}
+	var names []string
+	for page := 0; page < 1000; page++ {
+		res, err := next(ctx, "tools/list", lreq)
+		if err != nil {
+			return nil, err
+		}
+		lr, ok := res.(*mcp.ListToolsResult)
+		if !ok || lr == nil {
+			return nil, fmt.Errorf("tools/list returned %T", res)
+		}
+		for _, t := range lr.Tools {
+			names = append(names, t.Name)
+		}
+		if lr.NextCursor == "" {
+			break
+		}
+		lreq = &mcp.ListToolsRequest{Session: req.Session, Extra: req.Extra, Params: &mcp.ListToolsParams{Cursor: lr.NextCursor}}
+	}
+	return names, nil
+}
+
+// text is the refusal in prose, for the model.
+func (ref *Refusal) text(ti *toolInfo) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Tool %q is not available in the current workflow state (%s).", ref.Tool, stateText(ref.State))
+	switch {
+	case !ref.Reachable:
+		b.WriteString(" No sequence of tool calls makes it available from this state.")
+	case len(ref.Path) == 0:
+		fmt.Fprintf(&b, " The workflow does not accept its event %q now: a guard refuses it.", ti.event)
+	default:
+		b.WriteString(" To make it available, call ")
+		for i, s := range ref.Path {
+			if i > 0 {
+				b.WriteString(", then ")
+			}
+			b.WriteString(s.Tool)
+			switch len(s.Guards) {
+			case 0:
+			case 1:
+				fmt.Fprintf(&b, " (if guard %q allows)", s.Guards[0])
+			default:
+				fmt.Fprintf(&b, " (if guards %s allow)", strings.Join(quoteAll(s.Guards), " and "))
+			}
+		}
+		b.WriteString(".")
+	}
+	writeGuidance(&b, ref.Available, ref.Instructions)
+	return b.String()
+}
+
+// writeGuidance ends a refusal's text with the tools available now and the
+// instructions of the active states.
+func writeGuidance(b *strings.Builder, available, instructions []string) {
+	if len(available) == 0 {
+		b.WriteString("\nTools available now: none.")
+	} else {
+		b.WriteString("\nTools available now: " + strings.Join(available, ", ") + ".")
+	}
+	for _, in := range instructions {
+		b.WriteString("\nInstructions: " + in)
+	}
+}
+
+// stateText writes a state value for prose: "empty" or {"payment":"card"}.
+func stateText(v any) string {
+	if s, ok := v.(string); ok {
+		return strconv.Quote(s)
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
+}
+
+// refuseLimit answers a call stopped by a used-up budget, without running
+// it.
+func (g *Gate) refuseLimit(ctx context.Context, next mcp.MethodHandler, req *mcp.CallToolRequest, r *rules, t target, v *view, lims []CallLimit) (mcp.Result, error) {
+	tools, err := g.registered(ctx, next, req)
+	if err != nil {
+		return nil, err
+	}
+	if !slices.Contains(tools, req.Params.Name) {
+		// Not a tool of this server: let the server report it.
+		return next(ctx, "tools/call", req)
+	}
+	ref := Refusal{
+		Code: CodeCallLimit, Tool: req.Params.Name, Workflow: t.handle, State: v.state.Value(),
+		Available: g.available(ctx, r, v, tools), Path: []Step{}, Limits: lims,
+		Instructions: g.instructions(v),
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "Tool %q was not run: ", ref.Tool)
+	for i, l := range lims {
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		fmt.Fprintf(&b, "state %q allows %d tool calls and all of them are used", l.State, l.Max)
+	}
+	b.WriteString(". Move the workflow on to another state first.")
+	writeGuidance(&b, ref.Available, ref.Instructions)
+	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: b.String()}}, StructuredContent: ref}, nil
+}
+
+// orError turns a failed answer into an error result.
+func orError(res mcp.Result, err error) mcp.Result {
+	if err != nil {
+		return toolError(err.Error())
+	}
+	return res
+}
+
+// refuseHandle answers a call that names no workflow (code
+// CodeWorkflowRequired) or an unknown one (CodeUnknownWorkflow), without
+// running it. A name the server does not have goes to the server, which
+// reports it.
+func (g *Gate) refuseHandle(ctx context.Context, next mcp.MethodHandler, req *mcp.CallToolRequest, code, id string) (mcp.Result, error) {
+	name := req.Params.Name
+	tools, err := g.registered(ctx, next, req)
+	if err == nil && !slices.Contains(tools, name) {
+		return next(ctx, "tools/call", req)
+	}
+	ref := Refusal{Code: code, Tool: name, Available: []string{g.start}, Path: []Step{{Tool: g.start}}, Reachable: true}
+	var text string
+	if code == CodeWorkflowRequired {
+		text = fmt.Sprintf("Tool %q is part of the %q workflow and needs its %s argument. Call %s first to start a workflow, then pass the %s it returns to %s.",
+			name, g.engine.ID(), handleArg, g.start, handleArg, name)
+	} else {
+		if validHandle(id) {
+			ref.Workflow = id
+		}
+		text = fmt.Sprintf("Tool %q was not run: %s %s names no running %q workflow (it may have expired). Call %s to start a new one and pass the %s it returns.",
+			name, handleArg, truncate(id, 80), g.engine.ID(), g.start, handleArg)
+	}
+	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: text}}, StructuredContent: ref}, nil
+}
+
+// truncate quotes s, shortened to at most n bytes.
+func truncate(s string, n int) string {
+	if len(s) > n {
+		s = s[:n] + "…"
+	}
+	return strconv.Quote(s)
+}
+
+func toolError(text string) *mcp.CallToolResult {
+	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: text}}}
+}
+
+// instructions returns the instructions of the active states, outermost
+// first.
+func (g *Gate) instructions(v *view) []string {
+	var out []string
+	for i, sm := range g.mcp {
+		if sm != nil && sm.Instructions != "" && v.active.has(i) {
+			out = append(out, sm.Instructions)
+		}
+	}
+	return out
+}

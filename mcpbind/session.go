@@ -1,0 +1,110 @@
+// This file defines how a request names its workflow (its session's, or
+// the one a handle names) and the gate's record of sessions: their store
+// keys, and the removal of their state when they end.
+
+package mcpbind
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// session is the gate's record of a session whose workflow has a key.
+type session struct {
+	key    string
+	closed bool        // guarded by Gate.mu
+	saved  atomic.Bool // the gate saved a state under key
+}
+
+// target names the workflow a request acts on: its session's, or the one
+// a handle names.
+type target struct {
+	ss     *mcp.ServerSession
+	handle string // the workflow id; "" for the session's workflow
+}
+
+// handleKey is the store key of the workflow a handle names.
+func (g *Gate) handleKey(id string) string { return g.prefix + "wf:" + id }
+
+// keyOf returns the store key of a session's workflow, or "" if it has
+// none yet (a session without an id that never saved a transition: its
+// workflow is in the initial state), and the gate's record of the session
+// if it has one.
+func (g *Gate) keyOf(ss *mcp.ServerSession) (string, *session) {
+	g.mu.Lock()
+	s := g.sessions[ss]
+	g.mu.Unlock()
+	if s != nil {
+		return s.key, s
+	}
+	if name := g.sessionName(ss); name != "" {
+		return g.prefix + "session:" + name, nil
+	}
+	return "", nil
+}
+
+// sessionName is the name of a session's workflow: SessionKey's, else the
+// session id, else "".
+func (g *Gate) sessionName(ss *mcp.ServerSession) string {
+	if g.named != nil {
+		if name := g.named(ss); name != "" {
+			return name
+		}
+	}
+	return ss.ID()
+}
+
+// ensureSession returns the gate's record of a session, creating it (and
+// the goroutine that removes the session's state when it ends) if needed.
+func (g *Gate) ensureSession(ss *mcp.ServerSession) *session {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if s := g.sessions[ss]; s != nil {
+		return s
+	}
+	s := &session{}
+	if name := g.sessionName(ss); name != "" {
+		s.key = g.prefix + "session:" + name
+	} else {
+		s.key = fmt.Sprintf("%slocal:%s:%d", g.prefix, g.instance, g.seq.Add(1))
+	}
+	g.sessions[ss] = s
+	go func() {
+		_ = ss.Wait()
+		g.forget(ss, s)
+	}()
+	return s
+}
+
+// forget removes the state of a session that ended.
+func (g *Gate) forget(ss *mcp.ServerSession, s *session) {
+	g.mu.Lock()
+	s.closed = true
+	if g.sessions[ss] == s {
+		delete(g.sessions, ss)
+	}
+	g.mu.Unlock()
+	g.decoded.Delete(s.key)
+	ctx, cancel := context.WithTimeout(context.Background(), g.timeout)
+	defer cancel()
+	if err := g.store.Delete(ctx, s.key); err != nil {
+		g.log.Warn("mcpbind: removing the state of an ended session", "key", s.key, "error", err)
+	}
+}
+
+func (g *Gate) isClosed(s *session) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return s.closed
+}
+
+// Sessions returns the number of sessions whose workflow state the gate
+// holds a key for (sessions that saved a transition and have not ended).
+func (g *Gate) Sessions() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return len(g.sessions)
+}
