@@ -62,12 +62,8 @@ func BenchmarkListFilter(b *testing.B) {
 			ctx := context.Background()
 			// Move the session's workflow to s3, so that it is stored.
 			for range 3 {
-				v, err := g.load(ctx, target{ss: ss})
-				if err != nil {
-					b.Fatal(err)
-				}
-				if _, _, _, err := g.apply(ctx, target{ss: ss}, v, g.event("NEXT", "x", nil, nil), "x"); err != nil {
-					b.Fatal(err)
+				if out := send(b, g, target{ss: ss}, g.event("NEXT", "x", nil, nil)); out.err != nil {
+					b.Fatal(out.err)
 				}
 			}
 			next := func(context.Context, string, mcp.Request) (mcp.Result, error) {

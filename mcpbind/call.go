@@ -1,109 +1,164 @@
 // This file defines the path of a gated tools/call, from the workflow it
-// names to the notification of the transition it caused.
+// names to the notification of the transition it caused: one function per
+// step, called in order by Gate.call.
 
 package mcpbind
 
 import (
 	"context"
 	"errors"
-	"slices"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/chartgate/chartgate/statechart"
 )
 
+// callKind says what a gated call is.
+type callKind uint8
+
+const (
+	callTool       callKind = iota // a tool of the server (or, in a gateway, of an upstream server)
+	callStatus                     // workflow_status
+	callTransition                 // workflow_transition
+)
+
+// gatedCall is one gated tools/call on its way through the steps.
+type gatedCall struct {
+	a       *attachment
+	next    mcp.MethodHandler    // the handlers below the gate: the tool runs there
+	req     *mcp.CallToolRequest // as the handler gets it (workflow_id removed)
+	name    string
+	kind    callKind
+	rules   *rules
+	info    *toolInfo      // how the tool is gated; unboundInfo for the workflow tools
+	wf      *workflowTools // the attachment's workflow tools, if any
+	target  target
+	handles bool
+	args    arguments // the call's arguments, checked and decoded
+	// event is the event workflow_transition sends (callTransition).
+	event statechart.Event
+}
+
+// serialised reports whether the call takes the workflow's lease: it may
+// send an event, so no other such call of the workflow may run between
+// its authorisation and the saving of its event.
+func (c *gatedCall) serialised() bool {
+	return c.kind == callTransition || (c.kind == callTool && c.info.event != "")
+}
+
+// call is the path of a gated tools/call:
+//
+//	resolve    which workflow the call acts on: its session's, or the one its workflow_id names
+//	load       the workflow's state, delayed transitions applied
+//	authorize  whether the tool may run now: visible, within its budget, its arguments and event acceptable
+//	reserve    the call's place: counted against budgets and, for a call that may send an event, the
+//	           workflow's lease, so that no other such call runs until this one is recorded
+//	run        the tool's handler (the next handler of the chain: a local tool, or an upstream server's)
+//	commit     the tool's event sent to the workflow, the new state saved, the lease released
+//	notify     list_changed to the calling session, invalidations, the log and OnTransition
+//
+// Each step that refuses the call answers it without running the tool.
 func (g *Gate) call(ctx context.Context, next mcp.MethodHandler, a *attachment, req *mcp.CallToolRequest) (mcp.Result, error) {
-	name := req.Params.Name
-	handles := g.useHandles(req)
-	if name == g.start && g.start != "" {
-		return g.startCall(ctx, next, req, handles)
+	c, res, err := g.resolve(ctx, next, a, req)
+	if c == nil {
+		return res, err // not gated, the start tool, or refused
 	}
-	w := a.wf.Load()
-	isWF := w != nil && (name == w.statusName || name == w.transitionName)
-	r := g.rules.Load()
-	ti := unboundInfo
-	if !isWF {
-		ti = g.info(r, name, false)
-		if ti.mode == modeUnbound {
-			return next(ctx, "tools/call", req)
-		}
+	if c.handles {
+		ctx = context.WithValue(ctx, workflowIDKey{}, c.target.handle)
 	}
-	t := target{ss: req.Session}
-	if handles {
-		id, stripped, refusal := g.takeHandle(ctx, next, req)
-		if refusal != nil {
-			return refusal, nil
-		}
-		t.handle, req = id, stripped
-		ctx = context.WithValue(ctx, workflowIDKey{}, id)
+	v, err := g.load(ctx, c.target)
+	if err != nil {
+		return g.loadFailed(ctx, c, err)
 	}
-	v, err := g.load(ctx, t)
-	if errors.Is(err, ErrUnknownWorkflow) {
-		return g.refuseHandle(ctx, next, req, CodeUnknownWorkflow, t.handle)
+	if c.kind == callStatus {
+		return g.status(ctx, c, v)
 	}
+	if vd := g.authorize(ctx, c, v); vd != nil {
+		return vd.res, vd.err
+	}
+	before := v
+	v, h, vd, err := g.reserve(ctx, c, v)
 	if err != nil {
 		return nil, g.unavailable(err, true)
 	}
-	if isWF {
-		return g.workflowCall(ctx, next, a, w, req, t, v)
+	if vd != nil {
+		return vd.res, vd.err
 	}
-	if !g.visible(ctx, v, name, ti) {
-		return g.refuse(ctx, next, req, r, t, v, ti)
-	}
-	before := v
-	// budgetChanged notifies the session if counting this call used up a
-	// budget, for the exits where no transition decides it.
-	budgetChanged := func() {
-		if v != before {
-			g.toolsChanged(ctx, a, req, r, before, v, handles)
+	res, err = g.run(ctx, c, h)
+	out := g.commit(ctx, c, h, v, res, err)
+	return g.notify(ctx, c, before, out, res, err)
+}
+
+// resolve decides whether a call is gated and which workflow it acts on.
+// It returns nil and the answer for calls that are not gated (they go
+// straight to the handler), for the start tool, and for calls refused
+// before any workflow is loaded.
+func (g *Gate) resolve(ctx context.Context, next mcp.MethodHandler, a *attachment, req *mcp.CallToolRequest) (*gatedCall, mcp.Result, error) {
+	c := &gatedCall{a: a, next: next, req: req, name: req.Params.Name, rules: g.rules.Load(), info: unboundInfo, wf: a.wf.Load()}
+	switch {
+	case c.name == g.start && g.start != "":
+		res, err := g.startCall(ctx, next, req, g.useHandles(req))
+		return nil, res, err
+	case c.wf != nil && c.name == c.wf.statusName:
+		c.kind = callStatus
+	case c.wf != nil && c.name == c.wf.transitionName:
+		c.kind = callTransition
+	default:
+		c.info = g.info(c.rules, c.name, false)
+		if c.info.mode == modeUnbound {
+			res, err := next(ctx, "tools/call", req)
+			return nil, res, err
 		}
 	}
-	if lims := g.limits(v); len(lims) > 0 {
-		if used := usedUp(lims); len(used) > 0 {
-			if !g.leaves(ctx, v, ti, name, decodeJSON(req.Params.Arguments), used) {
-				return g.refuseLimit(ctx, next, req, r, t, v, used)
-			}
-		} else {
-			// Count only calls of tools the server has.
-			if tools, err := g.registered(ctx, next, req); err == nil && !slices.Contains(tools, name) {
-				return next(ctx, "tools/call", req)
-			}
-			_, nv, err := g.reserve(ctx, t, v)
-			var le *limitError
-			switch {
-			case errors.As(err, &le):
-				// Concurrent calls used the last calls first.
-				return g.refuseLimit(ctx, next, req, r, t, le.view, le.lims)
-			case err != nil:
-				return nil, g.unavailable(err, true)
-			}
-			v = nv
+	c.target = target{ss: req.Session}
+	if c.handles = g.useHandles(req); c.handles {
+		id, stripped, refusal := g.takeHandle(ctx, next, req)
+		if refusal != nil {
+			return nil, refusal, nil
 		}
+		c.target.handle, c.req = id, stripped
 	}
-	res, err := next(ctx, "tools/call", req)
+	return c, nil, nil
+}
+
+// loadFailed answers a call whose workflow could not be loaded.
+func (g *Gate) loadFailed(ctx context.Context, c *gatedCall, err error) (mcp.Result, error) {
+	if errors.Is(err, ErrUnknownWorkflow) {
+		return g.refuseHandle(ctx, c.next, c.req, CodeUnknownWorkflow, c.target.handle)
+	}
+	return nil, g.unavailable(err, true)
+}
+
+// run runs the tool's handler: the next handler of the chain. While it
+// runs, the lease the call holds (if any) is kept alive.
+func (g *Gate) run(ctx context.Context, c *gatedCall, h *holder) (mcp.Result, error) {
+	if c.kind != callTool {
+		return nil, nil // workflow_transition has no handler: its event is its effect
+	}
+	if h != nil {
+		defer g.keepAlive(ctx, h)()
+	}
+	return c.next(ctx, "tools/call", c.req)
+}
+
+// succeeded reports whether a tool's answer is a success, which sends the
+// tool's event: no error, not IsError, and no input required.
+func succeeded(res mcp.Result, err error) (*mcp.CallToolResult, bool) {
 	cr, ok := res.(*mcp.CallToolResult)
-	if err != nil || !ok || cr == nil || ti.event == "" || cr.IsError || cr.NeedsInput() {
-		budgetChanged()
-		return res, err
+	if err != nil || !ok || cr == nil || cr.IsError || cr.NeedsInput() {
+		return cr, false
 	}
-	var ev statechart.Event
-	if g.dataless && g.onTrans == nil && g.hlimit == 0 {
-		ev = g.event(ti.event, name, nil, nil) // nobody would look at the data
-	} else {
-		ev = g.event(ti.event, name, decodeJSON(req.Params.Arguments), normalize(cr.StructuredContent))
+	return cr, true
+}
+
+// unavailable is the JSON-RPC error of a call or list the gate could not
+// serve because the store failed.
+func (g *Gate) unavailable(err error, ranTool bool) error {
+	g.log.Error("mcpbind: workflow state unavailable", "error", err)
+	msg := "workflow state unavailable; try again later"
+	if ranTool {
+		msg += " (the tool was not run)"
 	}
-	from, to, tr, err := g.apply(ctx, t, v, ev, name)
-	if err != nil {
-		budgetChanged()
-		return g.notSaved(cr, name, ev, from, err), nil
-	}
-	if to == nil {
-		budgetChanged()
-		return res, nil // the machine ignored the event: nothing to invalidate
-	}
-	g.invalidate(ctx, name, ti)
-	changed := g.toolsChanged(ctx, a, req, r, before, to, handles)
-	g.transitioned(ctx, tr)
-	return withNote(cr, TransitionNote{Event: ev.Type, From: from.state.Value(), To: to.state.Value(), ToolsChanged: changed}), nil
+	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: msg}
 }

@@ -1,6 +1,7 @@
-// This file records a call's event in the workflow: the event is sent to
-// the engine and the new state saved with compare-and-swap, retried on
-// conflicts; a call whose event could not be saved gets a note.
+// This file records a call in its workflow once its tool has run: the
+// tool's event is sent to the engine and the new state saved, with the
+// call's lease released, in one compare-and-swap, retried on conflicts. A
+// call whose event could not be saved gets a note.
 
 package mcpbind
 
@@ -13,102 +14,137 @@ import (
 	"slices"
 	"time"
 
-	"github.com/chartgate/chartgate/statechart"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/chartgate/chartgate/statechart"
 )
 
-// update saves a change to a workflow with compare-and-swap. change maps
-// the current view to the new state and record (a nil state: nothing to
-// save); on a conflict (another call of the workflow saved first) the gate
-// reloads and calls change again on the newer view. update returns the
-// view change was last called with and the saved view (nil if none).
-func (g *Gate) update(ctx context.Context, t target, cur *view, change func(*view) (statechart.State, record, error)) (from, to *view, err error) {
-	// A change after the tool ran must be recorded even if the client
-	// goes away.
+// committed is what a call left in its workflow.
+type committed struct {
+	after *view            // the workflow's newest known state after the call
+	from  *view            // the state the event was sent to (commit only)
+	ev    statechart.Event // the event sent, if any
+	sent  bool             // an event was sent
+	tr    *Transition      // the transition, if the event changed the workflow and it was saved
+	err   error            // the event could not be recorded
+}
+
+// commit records a call that ran: for a call that holds the lease, the
+// tool's event (if the tool succeeded) and the release of the lease, in
+// one write. v is the workflow as the call's reservation left it.
+func (g *Gate) commit(ctx context.Context, c *gatedCall, h *holder, v *view, res mcp.Result, runErr error) committed {
+	if h == nil {
+		return committed{after: v}
+	}
+	out := committed{}
+	cr, ok := succeeded(res, runErr)
+	if ok || c.kind == callTransition {
+		out.ev, out.sent = g.callEvent(c, cr), true
+	}
+	// The tool has run: its event is recorded even if the client goes away.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), g.timeout)
 	defer cancel()
-	var sess *session
-	var key string
-	if t.handle != "" {
-		key = g.handleKey(t.handle)
-	} else {
-		sess = g.ensureSession(t.ss)
-		key = sess.key
-	}
+	cur := h.latest()
+	defer g.leases.released(h.key)
 	for attempt := 0; ; attempt++ {
-		if cur.key != key {
-			cur = cur.withKey(key)
+		ours := cur.rec.lease != nil && cur.rec.lease.ID == h.id
+		if !ours && attempt == 0 {
+			g.log.Warn("mcpbind: a call's hold on the workflow expired while its tool ran; its event is applied to the newer state",
+				"key", fingerprint(h.key), "tool", c.name)
 		}
-		ns, rec, err := change(cur)
-		if err != nil || ns == nil {
-			return cur, nil, err
-		}
-		nv, err := g.newView(key, ns, rec, nil, 0)
-		if err != nil {
-			return cur, nil, err
-		}
-		ver, err := g.store.CompareAndSwap(ctx, key, cur.version, nv.data)
-		if err == nil {
-			nv.version = ver
-			if sess == nil {
-				g.handled.put(key, nv)
-			} else {
-				g.decoded.Store(key, nv)
-				sess.saved.Store(true)
-				if g.isClosed(sess) {
-					// The session ended while the call ran.
-					g.forget(t.ss, sess)
+		state, changed := cur.state, false
+		var entry []byte
+		if out.sent {
+			ns, err := g.engine.Send(ctx, cur.state, out.ev, g.now())
+			if err != nil {
+				out.err = fmt.Errorf("the machine failed on event %q: %w", out.ev.Type, err)
+			} else if snap, err := ns.MarshalJSON(); err != nil {
+				out.err = fmt.Errorf("marshaling the new state: %w", err)
+			} else if !bytes.Equal(snap, cur.rec.snap) {
+				state, changed = ns, true
+				out.tr = &Transition{Key: cur.key, Tool: c.name, Event: out.ev, From: cur.state.Value(), To: ns.Value(), Time: g.now()}
+				if g.hlimit > 0 {
+					entry = appendTransition(nil, *out.tr)
 				}
 			}
-			return cur, nv, nil
 		}
-		if !isConflict(err) {
-			return cur, nil, fmt.Errorf("saving the workflow state: %w", err)
+		if !ours && !changed {
+			out.from, out.after, out.tr = cur, cur, nil
+			return out // nothing of the call's to write
 		}
-		if attempt >= g.retries {
-			return cur, nil, fmt.Errorf("saving the workflow state: gave up after %d conflicts: %w", attempt+1, err)
+		rec := record{calls: cur.rec.calls, history: cur.rec.history}
+		if ours {
+			rec.lease = nil
+		} else {
+			rec.lease = cur.rec.lease // another call's
+		}
+		if changed {
+			rec.history = appendHistory(cur.rec.history, entry, g.hlimit)
+			if len(cur.rec.calls) > 0 {
+				ids := state.StateIDs()
+				rec.calls = carryCalls(cur.rec.calls, func(id string) bool { return slices.Contains(ids, id) })
+			}
+		}
+		snap, err := state.MarshalJSON()
+		if err != nil {
+			out.from, out.tr, out.err = cur, nil, fmt.Errorf("marshaling the state: %w", err)
+			return out
+		}
+		rec.snap = snap
+		nv, err := g.save(ctx, c.target, cur.version, state, rec)
+		if err == nil {
+			out.from, out.after = cur, nv
+			if !changed {
+				out.tr = nil
+			}
+			return out
+		}
+		if !isConflict(err) || attempt >= g.retries {
+			if isConflict(err) {
+				err = fmt.Errorf("saving the workflow state: gave up after %d conflicts: %w", attempt+1, err)
+			}
+			out.from, out.after, out.tr, out.err = cur, nil, nil, err
+			return out
 		}
 		backoff(ctx, attempt)
-		next, err := g.load(ctx, t)
+		next, err := g.load(ctx, c.target)
 		if err != nil {
-			return cur, nil, err
+			out.from, out.after, out.tr, out.err = cur, nil, nil, err
+			return out
 		}
 		cur = next
+		out.tr, out.err = nil, nil
 	}
 }
 
-// apply sends an event to a workflow and saves the result (see update). It
-// returns the state it was applied to, the new state (nil if the event
-// changed nothing) and the transition, as recorded in the run history.
-func (g *Gate) apply(ctx context.Context, t target, cur *view, ev statechart.Event, tool string) (from, to *view, tr Transition, err error) {
-	from, to, err = g.update(ctx, t, cur, func(cur *view) (statechart.State, record, error) {
-		ns, err := g.engine.Send(ctx, cur.state, ev, g.now())
-		if err != nil {
-			return nil, record{}, fmt.Errorf("the machine failed on event %q: %w", ev.Type, err)
+// save writes rec under the target's key if the key's version is still
+// old, and returns the saved view; state is rec.snap's decoded form, with
+// delayed transitions applied. On a conflict the error matches ErrConflict.
+func (g *Gate) save(ctx context.Context, t target, old uint64, state statechart.State, rec record) (*view, error) {
+	key, sess := g.keyFor(t)
+	data := rec.encode()
+	ver, err := g.store.CompareAndSwap(ctx, key, old, data)
+	if err != nil {
+		if isConflict(err) {
+			return nil, err
 		}
-		snap, err := ns.MarshalJSON()
-		if err != nil {
-			return nil, record{}, fmt.Errorf("marshaling the new state: %w", err)
+		return nil, fmt.Errorf("saving the workflow state: %w", err)
+	}
+	nv, err := g.newView(key, state, rec, data, ver)
+	if err != nil {
+		return nil, err
+	}
+	if sess == nil {
+		g.handled.put(key, nv)
+	} else {
+		g.decoded.Store(key, nv)
+		sess.saved.Store(true)
+		if g.isClosed(sess) {
+			// The session ended while the call ran.
+			g.forget(t.ss, sess)
 		}
-		if bytes.Equal(snap, cur.rec.snap) {
-			return nil, record{}, nil
-		}
-		tr = Transition{Key: cur.key, Tool: tool, Event: ev, From: cur.state.Value(), To: ns.Value(), Time: g.now()}
-		rec := record{snap: snap}
-		if g.hlimit > 0 {
-			entry, err := appendTransition(nil, tr)
-			if err != nil {
-				return nil, record{}, fmt.Errorf("recording the transition: %w", err)
-			}
-			rec.history = appendHistory(cur.rec.history, entry, g.hlimit)
-		}
-		if len(cur.rec.calls) > 0 {
-			ids := ns.StateIDs()
-			rec.calls = carryCalls(cur.rec.calls, func(id string) bool { return slices.Contains(ids, id) })
-		}
-		return ns, rec, nil
-	})
-	return from, to, tr, err
+	}
+	return nv, nil
 }
 
 func isConflict(err error) bool { return errors.Is(err, ErrConflict) }
@@ -130,7 +166,7 @@ func backoff(ctx context.Context, attempt int) {
 // MetaKey in _meta. It is not an error result: the tool did its work.
 func (g *Gate) notSaved(res *mcp.CallToolResult, tool string, ev statechart.Event, v *view, err error) *mcp.CallToolResult {
 	state := v.state.Value()
-	g.log.Error("mcpbind: a tool ran but its event was not recorded", "tool", tool, "event", ev.Type, "key", v.key, "error", err)
+	g.log.Error("mcpbind: a tool ran but its event was not recorded", "tool", tool, "event", ev.Type, "key", fingerprint(v.key), "error", err)
 	out := *res
 	out.Content = append(slices.Clip(res.Content), &mcp.TextContent{Text: fmt.Sprintf(
 		"Note: %s ran, but the server could not record it in the workflow, so event %q was not applied and the workflow is still in state %s.",

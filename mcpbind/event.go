@@ -6,8 +6,40 @@ package mcpbind
 import (
 	"encoding/json"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/chartgate/chartgate/statechart"
 )
+
+// maxDataDepth bounds the nesting of a call's arguments: deeper ones are
+// refused before the tool runs (they could not be recorded after it).
+const maxDataDepth = 64
+
+// arguments are a call's arguments as the gate uses them, decoded once.
+type arguments struct {
+	checked bool
+	value   any // the decoded arguments; {} when absent or not JSON
+}
+
+// input returns the decoded arguments of a call.
+func (c *gatedCall) input() any {
+	if !c.args.checked {
+		c.args.value = decodeJSON(c.req.Params.Arguments)
+		c.args.checked = true
+	}
+	return c.args.value
+}
+
+// callEvent builds the event of a call whose tool succeeded with res.
+func (g *Gate) callEvent(c *gatedCall, res *mcp.CallToolResult) statechart.Event {
+	if c.kind == callTransition {
+		return c.event
+	}
+	if g.dataless && g.onTrans == nil && g.hlimit == 0 {
+		return g.event(c.info.event, c.name, nil, nil) // nobody would look at the data
+	}
+	return g.event(c.info.event, c.name, c.input(), normalize(res.StructuredContent))
+}
 
 // event builds the event a successful call sends: the type, plus "tool",
 // "input" (the call's arguments) and "output" (its structured result).

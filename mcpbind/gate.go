@@ -61,6 +61,23 @@ type Options struct {
 	// Default 20; a negative value keeps none.
 	HistoryLimit int
 
+	// LeaseTTL is how long a call whose tool may send an event holds its
+	// workflow without renewing the hold (see the package documentation,
+	// "Concurrent calls"). The gate renews it every third of LeaseTTL
+	// while the tool runs, so it matters only when a server instance dies
+	// during a call: the workflow is free again at most LeaseTTL later.
+	// Default 30 s.
+	LeaseTTL time.Duration
+	// BusyWait bounds how long such a call waits for another call of the
+	// same workflow to finish before it is refused with
+	// CodeWorkflowBusy; the request's cancellation also ends the wait.
+	// Default 30 s.
+	BusyWait time.Duration
+	// MaxArgumentBytes bounds the size of a gated call's arguments, as
+	// JSON; a larger call is refused with CodeTooLarge without running.
+	// Default 1 MiB.
+	MaxArgumentBytes int
+
 	// Handles says when workflows are keyed by explicit handles instead of
 	// sessions (see the package documentation, "Workflow handles"). Default
 	// HandlesAuto.
@@ -128,25 +145,29 @@ type Binding struct {
 // it with [New], bind tools with [Gate.Bind] or the machine's meta, and
 // install it with [Gate.Attach].
 type Gate struct {
-	engine  statechart.Engine
-	nodes   []statechart.Node
-	byID    map[string]int
-	byPath  map[string]int
-	events  eventSet
-	mcp     []*StateMCP // per node, nil when it has no meta.mcp
-	model   *model
-	store   Store
-	prefix  string
-	now     func() time.Time
-	log     *slog.Logger
-	retries int
-	timeout time.Duration
-	named   func(*mcp.ServerSession) string
-	hlimit  int        // run history bound; 0 keeps none
-	handles HandleMode // when workflows are keyed by handles
-	start   string     // the start tool's name ("" with HandlesNever)
-	paths   []string   // key path of each node ("" for the root)
-	limited bool       // some state has maxCalls
+	engine   statechart.Engine
+	nodes    []statechart.Node
+	byID     map[string]int
+	byPath   map[string]int
+	events   eventSet
+	mcp      []*StateMCP // per node, nil when it has no meta.mcp
+	model    *model
+	store    Store
+	prefix   string
+	now      func() time.Time
+	log      *slog.Logger
+	retries  int
+	timeout  time.Duration
+	named    func(*mcp.ServerSession) string
+	hlimit   int // run history bound; 0 keeps none
+	leaseTTL time.Duration
+	busyWait time.Duration
+	maxArgs  int
+	leases   leaseWatchers // calls waiting for a lease
+	handles  HandleMode    // when workflows are keyed by handles
+	start    string        // the start tool's name ("" with HandlesNever)
+	paths    []string      // key path of each node ("" for the root)
+	limited  bool          // some state has maxCalls
 	// dataless: the engine ignores event data (the flat engine), so the
 	// call's arguments and result need not be decoded into the event.
 	dataless bool
@@ -238,6 +259,9 @@ func New(engine statechart.Engine, opts *Options) (*Gate, error) {
 		onTrans:  o.OnTransition,
 		named:    o.SessionKey,
 		hlimit:   o.HistoryLimit,
+		leaseTTL: o.LeaseTTL,
+		busyWait: o.BusyWait,
+		maxArgs:  o.MaxArgumentBytes,
 		handles:  o.Handles,
 		start:    o.StartTool,
 		sessions: map[*mcp.ServerSession]*session{},
@@ -278,6 +302,15 @@ func New(engine statechart.Engine, opts *Options) (*Gate, error) {
 	}
 	if g.timeout <= 0 {
 		g.timeout = 10 * time.Second
+	}
+	if g.leaseTTL <= 0 {
+		g.leaseTTL = 30 * time.Second
+	}
+	if g.busyWait <= 0 {
+		g.busyWait = 30 * time.Second
+	}
+	if g.maxArgs <= 0 {
+		g.maxArgs = 1 << 20
 	}
 	var rnd [8]byte
 	_, _ = rand.Read(rnd[:])
@@ -536,27 +569,6 @@ func (g *Gate) info(r *rules, tool string, remember bool) *toolInfo {
 		}
 	}
 	return ti
-}
-
-// visible reports whether a tool is visible in a state.
-func (g *Gate) visible(ctx context.Context, v *view, tool string, ti *toolInfo) bool {
-	switch ti.mode {
-	case modeStates:
-		return ti.nodes.intersects(v.active)
-	case modeCan:
-		if v.state.Status() != statechart.StatusActive {
-			return false // the machine takes no more events
-		}
-		ok, err := g.engine.Can(ctx, v.state, g.event(ti.event, tool, nil, nil))
-		if err != nil {
-			g.log.Warn("mcpbind: evaluating whether the machine accepts an event", "event", ti.event, "error", err)
-			return false
-		}
-		return ok
-	case modeStart:
-		return false // a session's own workflow needs no start
-	}
-	return true
 }
 
 // bitset is a set of small non-negative integers.

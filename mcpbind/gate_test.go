@@ -487,10 +487,12 @@ func TestSharedStore(t *testing.T) {
 	}
 }
 
-// failingStore fails loads or saves on demand.
+// failingStore fails loads or saves on demand. While failSave is set,
+// the first passSaves saves still succeed.
 type failingStore struct {
 	mcpbind.Store
 	failLoad, failSave atomic.Bool
+	passSaves          atomic.Int32
 }
 
 var errStore = errors.New("store is down")
@@ -503,7 +505,7 @@ func (s *failingStore) Load(ctx context.Context, key string) ([]byte, uint64, er
 }
 
 func (s *failingStore) CompareAndSwap(ctx context.Context, key string, old uint64, data []byte) (uint64, error) {
-	if s.failSave.Load() {
+	if s.failSave.Load() && s.passSaves.Add(-1) < 0 {
 		return 0, errStore
 	}
 	return s.Store.CompareAndSwap(ctx, key, old, data)
@@ -511,7 +513,8 @@ func (s *failingStore) CompareAndSwap(ctx context.Context, key string, old uint6
 
 func TestStoreErrors(t *testing.T) {
 	store := &failingStore{Store: mcpbind.NewMemoryStore(nil)}
-	f := newFixture(t, compile(t, "flat", checkoutJSON, nil), &mcpbind.Options{Store: store, SessionKey: func(*mcp.ServerSession) string { return "s" }})
+	f := newFixture(t, compile(t, "flat", checkoutJSON, nil), &mcpbind.Options{Store: store, SessionKey: func(*mcp.ServerSession) string { return "s" },
+		LeaseTTL: 50 * time.Millisecond})
 	c := f.connect(t, "2025-11-25")
 
 	// A load failure refuses the call before the handler runs, and fails
@@ -532,10 +535,22 @@ func TestStoreErrors(t *testing.T) {
 	}
 	store.failLoad.Store(false)
 
+	// A save failure before the handler runs (the call's reservation)
+	// refuses the call: the tool is not run.
+	store.failSave.Store(true)
+	_, err = c.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "cart_add_item", Arguments: map[string]any{"product_id": "p"}})
+	if err == nil || !strings.Contains(err.Error(), "workflow state unavailable") || !strings.Contains(err.Error(), "the tool was not run") {
+		t.Fatalf("call with a failing store: %v", err)
+	}
+	if f.ran("cart_add_item") != 0 {
+		t.Fatal("the handler ran although its reservation could not be saved")
+	}
+
 	// A save failure after the handler ran: the tool's result is returned,
 	// with a note in the content and in _meta; the state does not move and
-	// no list_changed is sent.
-	store.failSave.Store(true)
+	// no list_changed is sent. (The call's lease stays in the store until
+	// it expires, after LeaseTTL.)
+	store.passSaves.Store(1)
 	res := c.call("cart_add_item", map[string]any{"product_id": "p"})
 	if res.IsError || f.ran("cart_add_item") != 1 {
 		t.Fatalf("save failure: isError %v, runs %d", res.IsError, f.ran("cart_add_item"))

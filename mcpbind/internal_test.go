@@ -394,10 +394,27 @@ func (s *countingStore) CompareAndSwap(ctx context.Context, key string, old uint
 	return v, err
 }
 
-// TestApplyRetriesOnConflict applies two events to the same loaded state,
-// as two racing calls would: the second conflicts, reloads and applies its
-// event on the first one's result.
-func TestApplyRetriesOnConflict(t *testing.T) {
+// send sends an event to a target's workflow as workflow_transition does:
+// reserve (the lease), then commit.
+func send(t testing.TB, g *Gate, tgt target, ev statechart.Event) committed {
+	t.Helper()
+	ctx := context.Background()
+	c := &gatedCall{kind: callTransition, name: "test", rules: g.rules.Load(), info: unboundInfo, target: tgt, event: ev, a: &attachment{}}
+	v, err := g.load(ctx, tgt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, h, vd, err := g.reserve(ctx, c, v)
+	if err != nil || vd != nil {
+		t.Fatalf("reserve: %v %v", vd, err)
+	}
+	return g.commit(ctx, c, h, v, nil, nil)
+}
+
+// TestCommitRetriesOnConflict: a call's commit that finds its workflow
+// saved since its reservation (by a call that was only counted) reloads
+// and applies its event to the newer state, keeping both changes.
+func TestCommitRetriesOnConflict(t *testing.T) {
 	impl, err := statechart.ParseImplementations([]byte(`{"actions": {"inc": {"assign": {"n": {"$inc": 1}}}}}`))
 	if err != nil {
 		t.Fatal(err)
@@ -414,20 +431,32 @@ func TestApplyRetriesOnConflict(t *testing.T) {
 	}
 	ss := connectSession(t, g)
 	ctx := context.Background()
-	v, err := g.load(ctx, target{ss: ss})
+	tgt := target{ss: ss}
+	c := &gatedCall{kind: callTransition, name: "inc", rules: g.rules.Load(), info: unboundInfo, target: tgt, event: statechart.NewEvent("INC"), a: &attachment{}}
+	v, err := g.load(ctx, tgt)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for range 2 {
-		if _, to, _, err := g.apply(ctx, target{ss: ss}, v, statechart.NewEvent("INC"), "inc"); err != nil || to == nil {
-			t.Fatalf("apply: %v, %v", to, err)
-		}
+	v, h, vd, err := g.reserve(ctx, c, v)
+	if err != nil || vd != nil {
+		t.Fatalf("reserve: %v %v", vd, err)
+	}
+	// Another call saves the record (as a counted call does), keeping the lease.
+	if _, err := g.save(ctx, tgt, v.version, v.state, v.rec); err != nil {
+		t.Fatal(err)
+	}
+	out := g.commit(ctx, c, h, v, nil, nil)
+	if out.err != nil || out.tr == nil {
+		t.Fatalf("commit: %+v", out)
 	}
 	s, err := g.State(ctx, ss)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := s.Context()["n"]; n != 2.0 || store.conflicts.Load() != 1 {
-		t.Fatalf("n = %v after two events, %d conflicts; want 2 and 1", n, store.conflicts.Load())
+	if n := s.Context()["n"]; n != 1.0 || store.conflicts.Load() != 1 {
+		t.Fatalf("n = %v, %d conflicts; want 1 and 1", n, store.conflicts.Load())
+	}
+	if out.after.rec.lease != nil {
+		t.Fatalf("the lease was kept: %+v", out.after.rec.lease)
 	}
 }

@@ -5,7 +5,6 @@ package mcpbind
 
 import (
 	"context"
-	"fmt"
 	"slices"
 
 	"github.com/chartgate/chartgate/statechart"
@@ -82,35 +81,6 @@ func (g *Gate) allowed(ctx context.Context, v *view, tool string, ti *toolInfo, 
 		return false
 	}
 	return len(lims) == 0 || ti.mode == modeUnbound || g.leaves(ctx, v, ti, tool, input, lims)
-}
-
-// limitError is the error of a reservation that found a budget used up.
-type limitError struct {
-	view *view
-	lims []CallLimit
-}
-
-func (e *limitError) Error() string { return "call limit reached" }
-
-// reserve counts a call against the budgets of the active limited states,
-// before the tool runs, so that concurrent calls cannot exceed them. It
-// fails with a *limitError when another call used the last one first.
-func (g *Gate) reserve(ctx context.Context, t target, cur *view) (from, to *view, err error) {
-	return g.update(ctx, t, cur, func(cur *view) (statechart.State, record, error) {
-		if lims := g.exhausted(cur); len(lims) > 0 {
-			return nil, record{}, &limitError{view: cur, lims: lims}
-		}
-		// The state may have moved by delayed events since it was saved.
-		snap, err := cur.state.MarshalJSON()
-		if err != nil {
-			return nil, record{}, fmt.Errorf("marshaling the state: %w", err)
-		}
-		rec := record{snap: snap, history: cur.rec.history, calls: make(map[string]int, len(cur.rec.calls)+1)}
-		for _, l := range g.limits(cur) {
-			rec.calls[l.id] = l.Calls + 1
-		}
-		return cur.state, rec, nil
-	})
 }
 
 // available returns the tools of a server that may be called now, in its

@@ -1,5 +1,5 @@
-// This file tells others about a saved transition: list_changed to the
-// calling session when its tools changed, the statesync layer's
+// This file tells others what a call did to its workflow: list_changed to
+// the calling session when its tools changed, the statesync layer's
 // invalidation patterns, the log record and OnTransition, and the note in
 // the call's _meta.
 
@@ -14,6 +14,34 @@ import (
 	"github.com/chartgate/chartgate/statesync"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
+
+// notify is the last step of a call: it tells the calling session, the
+// statesync layer, the log and OnTransition what the call did, and returns
+// the call's answer. before is the workflow as the call found it.
+func (g *Gate) notify(ctx context.Context, c *gatedCall, before *view, out committed, res mcp.Result, err error) (mcp.Result, error) {
+	after := out.after
+	if after == nil {
+		after = before
+	}
+	if out.tr != nil {
+		g.invalidate(ctx, c.name, c.info)
+	}
+	changed := g.toolsChanged(ctx, c, before, after)
+	if out.tr != nil {
+		g.transitioned(ctx, *out.tr)
+	}
+	if c.kind == callTransition {
+		return g.transitionAnswer(c, out, changed), nil
+	}
+	cr, _ := res.(*mcp.CallToolResult)
+	switch {
+	case out.err != nil:
+		return g.notSaved(cr, c.name, out.ev, out.from, out.err), nil
+	case out.tr != nil:
+		return withNote(cr, TransitionNote{Event: out.ev.Type, From: out.tr.From, To: out.tr.To, ToolsChanged: changed}), nil
+	}
+	return res, err
+}
 
 // invalidate reports the patterns a tool's binding declares for its saved
 // transition to the statesync layer wrapping the gate, which adds them to the
@@ -41,14 +69,17 @@ func (g *Gate) invalidate(ctx context.Context, tool string, ti *toolInfo) {
 // between two of its states, and if they do, sends
 // notifications/tools/list_changed to the calling session (sessions only:
 // with handles, and under protocol 2026-07-28, lists do not vary).
-func (g *Gate) toolsChanged(ctx context.Context, a *attachment, req *mcp.CallToolRequest, r *rules, from, to *view, handles bool) bool {
-	changed := !g.signature(ctx, r, from).equal(g.signature(ctx, r, to))
-	if changed && a.send != nil && !handles && !sessionless(req) {
+func (g *Gate) toolsChanged(ctx context.Context, c *gatedCall, from, to *view) bool {
+	if from == to {
+		return false
+	}
+	changed := !g.signature(ctx, c.rules, from).equal(g.signature(ctx, c.rules, to))
+	if changed && c.a.send != nil && !c.handles && !sessionless(c.req) {
 		// The notification goes to this session only, on the request's
 		// context (over Streamable HTTP: on the POST's stream), before the
 		// result.
-		n := &mcp.ServerRequest[*mcp.ToolListChangedParams]{Session: req.Session, Params: &mcp.ToolListChangedParams{}}
-		if _, err := a.send(ctx, "notifications/tools/list_changed", n); err != nil {
+		n := &mcp.ServerRequest[*mcp.ToolListChangedParams]{Session: c.req.Session, Params: &mcp.ToolListChangedParams{}}
+		if _, err := c.a.send(ctx, "notifications/tools/list_changed", n); err != nil {
 			g.log.Warn("mcpbind: sending notifications/tools/list_changed", "error", err)
 		}
 	}
@@ -58,7 +89,7 @@ func (g *Gate) toolsChanged(ctx context.Context, a *attachment, req *mcp.CallToo
 // transitioned reports a saved transition: a log record and OnTransition.
 func (g *Gate) transitioned(ctx context.Context, tr Transition) {
 	g.log.LogAttrs(ctx, slog.LevelInfo, "mcpbind: transition",
-		slog.String("key", tr.Key), slog.String("tool", tr.Tool), slog.String("event", tr.Event.Type),
+		slog.String("key", fingerprint(tr.Key)), slog.String("tool", tr.Tool), slog.String("event", tr.Event.Type),
 		slog.Any("from", tr.From), slog.Any("to", tr.To))
 	if g.onTrans != nil {
 		g.onTrans(ctx, tr)

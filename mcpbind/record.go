@@ -1,12 +1,15 @@
 // This file defines the record a Gate keeps in its Store for each workflow:
 // the engine's persisted state, the call counts of states with maxCalls,
-// and the bounded run history.
+// the bounded run history, and the lease of a call in progress.
 
 package mcpbind
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"sort"
@@ -18,12 +21,26 @@ import (
 //
 //	{"state": <the engine's persisted state>,
 //	 "calls": {"<state id>": 3},           // states with maxCalls only; omitted when empty
-//	 "history": [<Transition>, ...]}        // oldest first; omitted when empty
+//	 "history": [<Transition>, ...],        // oldest first; omitted when empty
+//	 "lease": {"id", "tool", "until"}}      // while a call that sends an event runs; omitted otherwise
 type record struct {
 	snap    []byte            // the engine's persisted state (State.MarshalJSON)
 	calls   map[string]int    // calls that ran while a limited state was active
 	history []json.RawMessage // encoded Transitions, oldest first
+	lease   *lease            // the call that holds the workflow, if any
 }
+
+// lease is the hold a call whose tool sends an event has on its workflow
+// from before its handler runs until its event is saved: while it is live,
+// no other such call of the workflow runs (see reserve.go).
+type lease struct {
+	ID    string    `json:"id"`    // random; the holder's fencing token
+	Tool  string    `json:"tool"`  // the tool being called, for diagnostics
+	Until time.Time `json:"until"` // the lease ends then unless renewed
+}
+
+// live reports whether a lease holds the workflow at now.
+func (l *lease) live(now time.Time) bool { return l != nil && now.Before(l.Until) }
 
 // encode writes the record. Its history entries are kept encoded, so a
 // transition costs one entry's encoding, not the whole history's.
@@ -62,6 +79,15 @@ func (r *record) encode() []byte {
 		}
 		b = append(b, ']')
 	}
+	if l := r.lease; l != nil {
+		b = append(b, `,"lease":{"id":`...)
+		b = appendJSONString(b, l.ID)
+		b = append(b, `,"tool":`...)
+		b = appendJSONString(b, l.Tool)
+		b = append(b, `,"until":"`...)
+		b = l.Until.UTC().AppendFormat(b, time.RFC3339Nano)
+		b = append(b, `"}`...)
+	}
 	return append(b, '}')
 }
 
@@ -71,6 +97,7 @@ func decodeRecord(data []byte) (record, error) {
 		State   json.RawMessage   `json:"state"`
 		Calls   map[string]int    `json:"calls"`
 		History []json.RawMessage `json:"history"`
+		Lease   *lease            `json:"lease"`
 	}
 	if err := json.Unmarshal(data, &raw); err != nil {
 		return record{}, fmt.Errorf("mcpbind: reading the workflow record: %w", err)
@@ -78,7 +105,7 @@ func decodeRecord(data []byte) (record, error) {
 	if len(raw.State) == 0 || bytes.Equal(raw.State, []byte("null")) {
 		return record{}, fmt.Errorf(`mcpbind: reading the workflow record: no "state"`)
 	}
-	return record{snap: raw.State, calls: raw.Calls, history: raw.History}, nil
+	return record{snap: raw.State, calls: raw.Calls, history: raw.History, lease: raw.Lease}, nil
 }
 
 // appendHistory returns history with entry added at the end, keeping at
@@ -127,10 +154,16 @@ func carryCalls(calls map[string]int, active func(id string) bool) map[string]in
 	return out
 }
 
+// maxHistoryValue bounds the JSON of one value of a history entry's event
+// (the call's arguments, its result): a larger or deeper value is kept as
+// a digest, {"$digest": {"sha256": "<hex>", "bytes": n}}, so that an entry
+// is always small and can always be written.
+const maxHistoryValue = 1024
+
 // appendTransition appends the JSON of a run-history entry, as
-// json.Marshal(tr) would write it but without its reflection: history is
-// written on every transition.
-func appendTransition(b []byte, tr Transition) ([]byte, error) {
+// json.Marshal(tr) would write it (with large values as digests) but
+// without its reflection: history is written on every transition.
+func appendTransition(b []byte, tr Transition) []byte {
 	b = append(b, `{"tool":`...)
 	b = appendJSONString(b, tr.Tool)
 	b = append(b, `,"event":{"type":`...)
@@ -142,27 +175,44 @@ func appendTransition(b []byte, tr Transition) ([]byte, error) {
 		}
 	}
 	sort.Strings(keys)
-	var err error
 	for _, k := range keys {
 		b = append(b, ',')
 		b = appendJSONString(b, k)
 		b = append(b, ':')
-		if b, err = appendJSONValue(b, tr.Event.Data[k], 0); err != nil {
-			return nil, err
-		}
+		b = appendHistoryValue(b, tr.Event.Data[k])
 	}
 	b = append(b, `},"from":`...)
-	if b, err = appendJSONValue(b, tr.From, 0); err != nil {
-		return nil, err
-	}
+	b = appendHistoryValue(b, tr.From)
 	b = append(b, `,"to":`...)
-	if b, err = appendJSONValue(b, tr.To, 0); err != nil {
-		return nil, err
-	}
+	b = appendHistoryValue(b, tr.To)
 	b = append(b, `,"time":"`...)
 	b = tr.Time.AppendFormat(b, time.RFC3339Nano)
-	return append(b, `"}`...), nil
+	return append(b, `"}`...)
 }
+
+// appendHistoryValue appends a value of a history entry: its JSON if that
+// is at most maxHistoryValue bytes, else its digest.
+func appendHistoryValue(b []byte, v any) []byte {
+	start := len(b)
+	out, err := appendJSONValue(b, v, 0, start+maxHistoryValue)
+	if err == nil && len(out)-start <= maxHistoryValue {
+		return out
+	}
+	b = out[:start]
+	full, err := json.Marshal(v)
+	if err != nil {
+		return append(b, `{"$digest":{"error":"not JSON"}}`...)
+	}
+	sum := sha256.Sum256(full)
+	b = append(b, `{"$digest":{"sha256":"`...)
+	b = hex.AppendEncode(b, sum[:])
+	b = append(b, `","bytes":`...)
+	b = strconv.AppendInt(b, int64(len(full)), 10)
+	return append(b, `}}`...)
+}
+
+// errValueTooLarge stops appendJSONValue at its limit.
+var errValueTooLarge = errors.New("value too large")
 
 // appendJSONString appends s as a JSON string.
 func appendJSONString(b []byte, s string) []byte {
@@ -178,10 +228,15 @@ func appendJSONString(b []byte, s string) []byte {
 }
 
 // appendJSONValue appends a JSON-shaped value (what encoding/json decodes
-// into); anything else is marshaled with encoding/json.
-func appendJSONValue(b []byte, v any, depth int) ([]byte, error) {
-	if depth > 64 {
-		return nil, fmt.Errorf("value nested deeper than 64 levels")
+// into); anything else is marshaled with encoding/json. It fails, with b
+// as far as it got, when the value nests deeper than maxDataDepth or b
+// grows past limit bytes.
+func appendJSONValue(b []byte, v any, depth, limit int) ([]byte, error) {
+	if depth > maxDataDepth {
+		return b, fmt.Errorf("value nested deeper than %d levels", maxDataDepth)
+	}
+	if len(b) > limit {
+		return b, errValueTooLarge
 	}
 	switch x := v.(type) {
 	case nil:
@@ -192,7 +247,7 @@ func appendJSONValue(b []byte, v any, depth int) ([]byte, error) {
 		return strconv.AppendBool(b, x), nil
 	case float64:
 		if math.IsInf(x, 0) || math.IsNaN(x) {
-			return nil, fmt.Errorf("unsupported number %v", x)
+			return b, fmt.Errorf("unsupported number %v", x)
 		}
 		return strconv.AppendFloat(b, x, 'g', -1, 64), nil
 	case map[string]any:
@@ -209,8 +264,8 @@ func appendJSONValue(b []byte, v any, depth int) ([]byte, error) {
 			}
 			b = appendJSONString(b, k)
 			b = append(b, ':')
-			if b, err = appendJSONValue(b, x[k], depth+1); err != nil {
-				return nil, err
+			if b, err = appendJSONValue(b, x[k], depth+1, limit); err != nil {
+				return b, err
 			}
 		}
 		return append(b, '}'), nil
@@ -221,15 +276,15 @@ func appendJSONValue(b []byte, v any, depth int) ([]byte, error) {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			if b, err = appendJSONValue(b, e, depth+1); err != nil {
-				return nil, err
+			if b, err = appendJSONValue(b, e, depth+1, limit); err != nil {
+				return b, err
 			}
 		}
 		return append(b, ']'), nil
 	}
 	out, err := json.Marshal(v)
 	if err != nil {
-		return nil, err
+		return b, err
 	}
 	return append(b, out...), nil
 }

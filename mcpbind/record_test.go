@@ -1,6 +1,8 @@
 package mcpbind
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"math"
 	"math/rand/v2"
@@ -41,8 +43,23 @@ func randomValue(r *rand.Rand, depth int) any {
 	}
 }
 
+// digested is what a history entry keeps of a value: the value, or its
+// digest when its JSON is longer than maxHistoryValue.
+func digested(t *testing.T, v any) any {
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b) <= maxHistoryValue {
+		return v
+	}
+	sum := sha256.Sum256(b)
+	return map[string]any{"$digest": map[string]any{"sha256": hex.EncodeToString(sum[:]), "bytes": len(b)}}
+}
+
 // TestAppendTransition: the hand-written encoding of a history entry
-// decodes to what encoding/json's does.
+// decodes to what encoding/json's does, with values over maxHistoryValue
+// bytes replaced by their digest.
 func TestAppendTransition(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	zone := time.FixedZone("X", -5*3600-1800)
@@ -54,11 +71,14 @@ func TestAppendTransition(t *testing.T) {
 			To:    randomValue(r, 1),
 			Time:  time.Unix(r.Int64N(4e9), r.Int64N(1e9)).In([]*time.Location{time.UTC, zone}[i%2]),
 		}
-		got, err := appendTransition(nil, tr)
-		if err != nil {
-			t.Fatal(err)
+		got := appendTransition(nil, tr)
+		kept := tr
+		kept.Event.Data = map[string]any{}
+		for k, v := range tr.Event.Data {
+			kept.Event.Data[k] = digested(t, v)
 		}
-		want, err := json.Marshal(tr)
+		kept.From, kept.To = digested(t, tr.From), digested(t, tr.To)
+		want, err := json.Marshal(kept)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -77,8 +97,34 @@ func TestAppendTransition(t *testing.T) {
 			t.Fatalf("read back %+v, %v", back, err)
 		}
 	}
-	if _, err := appendTransition(nil, Transition{From: math.NaN()}); err == nil || !strings.Contains(err.Error(), "unsupported number") {
-		t.Fatalf("NaN: %v", err)
+	if got := appendTransition(nil, Transition{From: math.NaN()}); !json.Valid(got) || !strings.Contains(string(got), `"from":{"$digest":{"error":"not JSON"}}`) {
+		t.Fatalf("NaN: %s", got)
+	}
+}
+
+// TestAppendTransitionBounded: an entry is valid JSON of bounded size
+// whatever the call's data: large values and values nested deeper than
+// any decoder accepts are kept as digests.
+func TestAppendTransitionBounded(t *testing.T) {
+	deep := any("x")
+	for range 200 {
+		deep = map[string]any{"a": deep}
+	}
+	big := strings.Repeat("x", 1<<20)
+	tr := Transition{Tool: "t", Event: statechart.Event{Type: "E", Data: map[string]any{"input": deep, "output": big}}, From: "a", To: "b", Time: time.Unix(0, 0)}
+	got := appendTransition(nil, tr)
+	if len(got) > 600 {
+		t.Fatalf("entry of %d bytes: %.300s", len(got), got)
+	}
+	var back Transition
+	if err := json.Unmarshal(got, &back); err != nil {
+		t.Fatalf("%v: %s", err, got)
+	}
+	for _, k := range []string{"input", "output"} {
+		d, ok := back.Event.Data[k].(map[string]any)["$digest"].(map[string]any)
+		if !ok || len(d["sha256"].(string)) != 64 || d["bytes"].(float64) < 400 {
+			t.Fatalf("%s kept as %v", k, back.Event.Data[k])
+		}
 	}
 }
 

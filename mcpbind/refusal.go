@@ -11,7 +11,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -29,6 +28,16 @@ const (
 	// CodeUnknownWorkflow: with handles, the workflow id names no workflow
 	// (never started, or expired).
 	CodeUnknownWorkflow = "UNKNOWN_WORKFLOW"
+	// CodeWorkflowBusy: another call of the workflow that may send an
+	// event was in progress for longer than Options.BusyWait.
+	CodeWorkflowBusy = "WORKFLOW_BUSY"
+	// CodeTooLarge: the call's arguments are larger than
+	// Options.MaxArgumentBytes or nested deeper than 64 levels.
+	CodeTooLarge = "TOO_LARGE"
+	// CodeWorkflowError: the machine fails on the event the call would
+	// send (an action or guard returned an error), so the call is not
+	// run: its event could not be recorded.
+	CodeWorkflowError = "WORKFLOW_ERROR"
 )
 
 // CodeStateNotSaved is the code, under [MetaKey] in the result's _meta, of
@@ -41,7 +50,7 @@ const MetaKey = "chartgate/mcpbind"
 // Refusal is the structured content of a refused call (IsError true). The
 // text content says the same in prose.
 type Refusal struct {
-	Code string `json:"code"` // CodeForbidden, CodeCallLimit, CodeWorkflowRequired or CodeUnknownWorkflow
+	Code string `json:"code"` // one of the Code constants
 	Tool string `json:"tool"` // the tool that was called
 	// Workflow is the workflow id the call named (with handles).
 	Workflow string `json:"workflow,omitempty"`
@@ -65,43 +74,56 @@ type Refusal struct {
 	Instructions []string `json:"instructions,omitempty"`
 }
 
-func (g *Gate) unavailable(err error, ranTool bool) error {
-	g.log.Error("mcpbind: workflow state unavailable", "error", err)
-	msg := "workflow state unavailable; try again later"
-	if ranTool {
-		msg += " (the tool was not run)"
-	}
-	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: msg}
-}
-
-// refuse answers a call of a hidden tool, without running it.
-func (g *Gate) refuse(ctx context.Context, next mcp.MethodHandler, req *mcp.CallToolRequest, r *rules, t target, v *view, ti *toolInfo) (mcp.Result, error) {
-	name := req.Params.Name
-	tools, err := g.registered(ctx, next, req)
+// refusal begins the answer to a call of a tool of the server that will
+// not run: a Refusal with the code, the state, the tools available now
+// and the instructions, and the server's tool names. For a name the server
+// does not have, it returns instead the server's own answer (its "unknown
+// tool" error) as the verdict.
+func (g *Gate) refusal(ctx context.Context, c *gatedCall, v *view, code string) (*Refusal, []string, *verdict) {
+	tools, err := g.registered(ctx, c.next, c.req)
 	if err != nil {
 		g.log.Warn("mcpbind: listing tools for a refusal", "error", err)
-	} else if !slices.Contains(tools, name) {
-		// Not a tool of this server: let the server report it.
-		return next(ctx, "tools/call", req)
+	} else if c.kind == callTool && !slices.Contains(tools, c.name) {
+		res, err := c.next(ctx, "tools/call", c.req)
+		return nil, nil, &verdict{res, err}
 	}
-	ref := Refusal{Code: CodeForbidden, Tool: name, Workflow: t.handle, State: v.state.Value(), Path: []Step{}, Instructions: g.instructions(v)}
-	ref.Available = g.available(ctx, r, v, tools)
+	ref := &Refusal{Code: code, Tool: c.name, Workflow: c.target.handle, Path: []Step{}}
+	if v != nil {
+		ref.State = v.state.Value()
+		ref.Available = g.available(ctx, c.rules, v, tools)
+		ref.Instructions = g.instructions(v)
+	}
+	return ref, tools, nil
+}
+
+// refused is the answer to a call that did not run: IsError, the text for
+// the model, and the Refusal for programs.
+func refused(ref *Refusal, text string) *verdict {
+	return &verdict{res: &mcp.CallToolResult{
+		IsError:           true,
+		Content:           []mcp.Content{&mcp.TextContent{Text: text}},
+		StructuredContent: ref,
+	}}
+}
+
+// refuse answers a call of a hidden tool.
+func (g *Gate) refuse(ctx context.Context, c *gatedCall, v *view) *verdict {
+	ref, tools, vd := g.refusal(ctx, c, v, CodeForbidden)
+	if vd != nil {
+		return vd
+	}
 	var moves []move
 	for _, tool := range tools {
-		if tti := g.info(r, tool, true); tti.event != "" {
+		if tti := g.info(c.rules, tool, true); tti.event != "" {
 			moves = append(moves, move{tool: tool, info: tti})
 		}
 	}
-	path, found := g.model.shortestPath(v.active, ti, moves)
+	path, found := g.model.shortestPath(v.active, c.info, moves)
 	ref.Reachable = found
 	if path != nil {
 		ref.Path = path
 	}
-	return &mcp.CallToolResult{
-		IsError:           true,
-		Content:           []mcp.Content{&mcp.TextContent{Text: ref.text(ti)}},
-		StructuredContent: ref,
-	}, nil
+	return refused(ref, ref.text(c.info))
 }
 
 // registered lists the names of the server's tools, through the handlers
@@ -184,22 +206,13 @@ func stateText(v any) string {
 	return string(b)
 }
 
-// refuseLimit answers a call stopped by a used-up budget, without running
-// it.
-func (g *Gate) refuseLimit(ctx context.Context, next mcp.MethodHandler, req *mcp.CallToolRequest, r *rules, t target, v *view, lims []CallLimit) (mcp.Result, error) {
-	tools, err := g.registered(ctx, next, req)
-	if err != nil {
-		return nil, err
+// refuseLimit answers a call stopped by a used-up budget.
+func (g *Gate) refuseLimit(ctx context.Context, c *gatedCall, v *view, lims []CallLimit) *verdict {
+	ref, _, vd := g.refusal(ctx, c, v, CodeCallLimit)
+	if vd != nil {
+		return vd
 	}
-	if !slices.Contains(tools, req.Params.Name) {
-		// Not a tool of this server: let the server report it.
-		return next(ctx, "tools/call", req)
-	}
-	ref := Refusal{
-		Code: CodeCallLimit, Tool: req.Params.Name, Workflow: t.handle, State: v.state.Value(),
-		Available: g.available(ctx, r, v, tools), Path: []Step{}, Limits: lims,
-		Instructions: g.instructions(v),
-	}
+	ref.Limits = lims
 	var b strings.Builder
 	fmt.Fprintf(&b, "Tool %q was not run: ", ref.Tool)
 	for i, l := range lims {
@@ -210,7 +223,47 @@ func (g *Gate) refuseLimit(ctx context.Context, next mcp.MethodHandler, req *mcp
 	}
 	b.WriteString(". Move the workflow on to another state first.")
 	writeGuidance(&b, ref.Available, ref.Instructions)
-	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: b.String()}}, StructuredContent: ref}, nil
+	return refused(ref, b.String())
+}
+
+// refuseBusy answers a call that waited too long for another call of its
+// workflow to finish.
+func (g *Gate) refuseBusy(ctx context.Context, c *gatedCall, v *view) *verdict {
+	ref, _, vd := g.refusal(ctx, c, v, CodeWorkflowBusy)
+	if vd != nil {
+		return vd
+	}
+	other := "another call"
+	if l := v.rec.lease; l != nil && l.Tool != "" {
+		other = fmt.Sprintf("a call of %s", l.Tool)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "Tool %q was not run: %s in the same workflow is still in progress (it did not finish within %s). The workflow runs such calls one at a time; call %s again once it has finished.",
+		c.name, other, g.busyWait, c.name)
+	writeGuidance(&b, ref.Available, ref.Instructions)
+	return refused(ref, b.String())
+}
+
+// refuseArguments answers a call whose arguments the gate cannot take.
+func (g *Gate) refuseArguments(ctx context.Context, c *gatedCall, why string) *verdict {
+	ref, _, vd := g.refusal(ctx, c, nil, CodeTooLarge)
+	if vd != nil {
+		return vd
+	}
+	return refused(ref, fmt.Sprintf("Tool %q was not run: %s. Pass smaller arguments (for large data, a reference such as a file path).", c.name, why))
+}
+
+// refuseEvent answers a call whose event the workflow would fail on.
+func (g *Gate) refuseEvent(ctx context.Context, c *gatedCall, v *view, err error) *verdict {
+	g.log.Warn("mcpbind: the machine fails on a call's event; the call is refused", "tool", c.name, "event", c.info.event, "key", fingerprint(v.key), "error", err)
+	ref, _, vd := g.refusal(ctx, c, v, CodeWorkflowError)
+	if vd != nil {
+		return vd
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "Tool %q was not run: the workflow cannot take its event %q with these arguments (%v).", c.name, c.info.event, err)
+	writeGuidance(&b, ref.Available, ref.Instructions)
+	return refused(ref, b.String())
 }
 
 // orError turns a failed answer into an error result.
@@ -243,7 +296,7 @@ func (g *Gate) refuseHandle(ctx context.Context, next mcp.MethodHandler, req *mc
 		text = fmt.Sprintf("Tool %q was not run: %s %s names no running %q workflow (it may have expired). Call %s to start a new one and pass the %s it returns.",
 			name, handleArg, truncate(id, 80), g.engine.ID(), g.start, handleArg)
 	}
-	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: text}}, StructuredContent: ref}, nil
+	return refused(&ref, text).res, nil
 }
 
 // truncate quotes s, shortened to at most n bytes.

@@ -6,6 +6,8 @@ package mcpbind
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"sync/atomic"
 
@@ -24,6 +26,29 @@ type session struct {
 type target struct {
 	ss     *mcp.ServerSession
 	handle string // the workflow id; "" for the session's workflow
+}
+
+// keyFor returns the store key of a target's workflow, and the gate's
+// record of its session (nil for a handle). A session gets a key, and the
+// gate a record of it, if it had none.
+func (g *Gate) keyFor(t target) (string, *session) {
+	if t.handle != "" {
+		return g.handleKey(t.handle), nil
+	}
+	s := g.ensureSession(t.ss)
+	return s.key, s
+}
+
+// fingerprint stands for a store key in logs: keys hold workflow ids and
+// session ids, which are bearer tokens. It is the first 12 hex digits of
+// the key's SHA-256, enough to tell workflows apart in a log and not to
+// recover the key.
+func fingerprint(key string) string {
+	if key == "" {
+		return ""
+	}
+	sum := sha256.Sum256([]byte(key))
+	return hex.EncodeToString(sum[:6])
 }
 
 // handleKey is the store key of the workflow a handle names.

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -353,7 +354,7 @@ func TestUnsavedTransitionInvalidatesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	store := &failingStore{Store: mcpbind.NewMemoryStore(nil)}
-	g, err := mcpbind.New(compile(t, "flat", invalidatingJSON, nil), &mcpbind.Options{Store: store, Logger: quietLogger()})
+	g, err := mcpbind.New(compile(t, "flat", invalidatingJSON, nil), &mcpbind.Options{Store: store, Logger: quietLogger(), LeaseTTL: 50 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -362,6 +363,7 @@ func TestUnsavedTransitionInvalidatesNothing(t *testing.T) {
 	g.AttachWith(f.server, layer)
 	c := f.connect(t, "2025-11-25")
 	store.failSave.Store(true)
+	store.passSaves.Store(1) // the reservation, not the commit
 	res := c.call("cart_add_item", map[string]any{"product_id": "p"})
 	if res.IsError || !strings.Contains(resultText(res), "was not applied") {
 		t.Fatalf("result %q", resultText(res))

@@ -202,33 +202,36 @@ func (g *Gate) acceptedEvents(ctx context.Context, v *view, candidates []string,
 	return out
 }
 
-func (g *Gate) workflowCall(ctx context.Context, next mcp.MethodHandler, a *attachment, w *workflowTools, req *mcp.CallToolRequest, t target, v *view) (mcp.Result, error) {
-	r := g.rules.Load()
-	candidates := g.transitionEvents(r, w)
-	if req.Params.Name == w.statusName {
-		tools, err := g.registered(ctx, next, req)
-		if err != nil {
-			return nil, err
-		}
-		st := WorkflowStatus{
-			Workflow:     t.handle,
-			State:        v.state.Value(),
-			Status:       v.state.Status(),
-			Tools:        g.available(ctx, r, v, tools),
-			Events:       g.acceptedEvents(ctx, v, candidates, w.transitionName),
-			Limits:       g.limits(v),
-			Instructions: g.instructions(v),
-		}
-		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: st.text(w.transitionName)}}, StructuredContent: st}, nil
+// status answers workflow_status.
+func (g *Gate) status(ctx context.Context, c *gatedCall, v *view) (mcp.Result, error) {
+	tools, err := g.registered(ctx, c.next, c.req)
+	if err != nil {
+		return nil, err
 	}
+	st := WorkflowStatus{
+		Workflow:     c.target.handle,
+		State:        v.state.Value(),
+		Status:       v.state.Status(),
+		Tools:        g.available(ctx, c.rules, v, tools),
+		Events:       g.acceptedEvents(ctx, v, g.transitionEvents(c.rules, c.wf), c.wf.transitionName),
+		Limits:       g.limits(v),
+		Instructions: g.instructions(v),
+	}
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: st.text(c.wf.transitionName)}}, StructuredContent: st}, nil
+}
 
+// authorizeTransition decides whether workflow_transition may send the
+// event its arguments name, in the state v; it sets the call's event.
+func (g *Gate) authorizeTransition(ctx context.Context, c *gatedCall, v *view) *verdict {
+	w := c.wf
 	var in struct {
 		Event string         `json:"event"`
 		Data  map[string]any `json:"data"`
 	}
-	if err := json.Unmarshal(req.Params.Arguments, &in); err != nil || in.Event == "" {
-		return toolError(fmt.Sprintf(`%s needs {"event": "<EVENT>", "data": {...}}.`, w.transitionName)), nil
+	if err := json.Unmarshal(c.req.Params.Arguments, &in); err != nil || in.Event == "" {
+		return &verdict{res: toolError(fmt.Sprintf(`%s needs {"event": "<EVENT>", "data": {...}}.`, w.transitionName))}
 	}
+	candidates := g.transitionEvents(c.rules, w)
 	state := stateText(v.state.Value())
 	accepted := func() string {
 		evs := g.acceptedEvents(ctx, v, candidates, w.transitionName)
@@ -237,53 +240,62 @@ func (g *Gate) workflowCall(ctx context.Context, next mcp.MethodHandler, a *atta
 		}
 		return " Events it accepts now: " + strings.Join(evs, ", ") + "."
 	}
+	refuse := func(format string, args ...any) *verdict {
+		return &verdict{res: toolError(fmt.Sprintf(format, args...))}
+	}
 	if !slices.Contains(candidates, in.Event) {
-		if tool := g.toolEvents(r)[in.Event]; tool != "" {
-			return toolError(fmt.Sprintf("Event %q is sent by calling %s, not with %s.", in.Event, tool, w.transitionName)), nil
+		if tool := g.toolEvents(c.rules)[in.Event]; tool != "" {
+			return refuse("Event %q is sent by calling %s, not with %s.", in.Event, tool, w.transitionName)
 		}
-		return toolError(fmt.Sprintf("Event %q cannot be sent with %s.%s", in.Event, w.transitionName, accepted())), nil
+		return refuse("Event %q cannot be sent with %s.%s", in.Event, w.transitionName, accepted())
 	}
 	switch st := v.state.Status(); st {
 	case statechart.StatusActive:
 	case statechart.StatusDone:
-		return toolError(fmt.Sprintf("Cannot transition: the workflow is in final state %s.", state)), nil
+		return refuse("Cannot transition: the workflow is in final state %s.", state)
 	default:
-		return toolError(fmt.Sprintf("Cannot transition: the workflow is not active (status %s, state %s).", st, state)), nil
+		return refuse("Cannot transition: the workflow is not active (status %s, state %s).", st, state)
 	}
 	if in.Data == nil {
 		in.Data = map[string]any{}
 	}
-	ev := g.event(in.Event, w.transitionName, in.Data, nil)
-	ok, err := g.engine.Can(ctx, v.state, ev)
+	c.event = g.event(in.Event, w.transitionName, in.Data, nil)
+	ok, err := g.engine.Can(ctx, v.state, c.event)
 	if err != nil {
-		return toolError(fmt.Sprintf("The workflow failed on event %q: %v", in.Event, err)), nil
+		return refuse("The workflow failed on event %q: %v", in.Event, err)
 	}
 	if !ok {
 		if g.model.structurallyVisible(v.active, &toolInfo{mode: modeCan, event: in.Event}, false) {
-			return toolError(fmt.Sprintf("Event %q was refused by a guard in state %s.%s", in.Event, state, accepted())), nil
+			return refuse("Event %q was refused by a guard in state %s.%s", in.Event, state, accepted())
 		}
-		return toolError(fmt.Sprintf("No transition for event %q in state %s.%s", in.Event, state, accepted())), nil
+		return refuse("No transition for event %q in state %s.%s", in.Event, state, accepted())
 	}
-	from, to, tr, err := g.apply(ctx, t, v, ev, req.Params.Name)
-	if err != nil {
-		g.log.Error("mcpbind: workflow_transition not recorded", "event", in.Event, "key", from.key, "error", err)
-		return toolError(fmt.Sprintf("Event %q could not be recorded; the workflow is still in state %s. Try again later.", in.Event, state)), nil
+	if _, err := g.engine.Send(ctx, v.state, c.event, g.now()); err != nil {
+		return refuse("The workflow failed on event %q: %v", in.Event, err)
 	}
-	res := TransitionResult{Event: in.Event, From: from.state.Value(), To: from.state.Value()}
-	if to == nil {
+	return nil
+}
+
+// transitionAnswer is the answer of workflow_transition once its event was
+// sent.
+func (g *Gate) transitionAnswer(c *gatedCall, out committed, toolsChanged bool) *mcp.CallToolResult {
+	if out.err != nil {
+		g.log.Error("mcpbind: workflow_transition not recorded", "event", c.event.Type, "key", fingerprint(out.from.key), "error", out.err)
+		return toolError(fmt.Sprintf("Event %q could not be recorded; the workflow is still in state %s. Try again later.", c.event.Type, stateText(out.from.state.Value())))
+	}
+	res := TransitionResult{Event: c.event.Type, From: out.from.state.Value(), To: out.from.state.Value()}
+	if out.tr == nil {
 		return &mcp.CallToolResult{
-			Content:           []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("Event %q changed nothing; the workflow is still in state %s.", in.Event, stateText(res.From))}},
+			Content:           []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("Event %q changed nothing; the workflow is still in state %s.", c.event.Type, stateText(res.From))}},
 			StructuredContent: res,
-		}, nil
+		}
 	}
-	res.Transitioned, res.To = true, to.state.Value()
-	res.ToolsChanged = g.toolsChanged(ctx, a, req, r, v, to, t.handle != "")
-	g.transitioned(ctx, tr)
-	text := fmt.Sprintf("Transitioned from %s to %s on %s.", stateText(res.From), stateText(res.To), in.Event)
+	res.Transitioned, res.To, res.ToolsChanged = true, out.tr.To, toolsChanged
+	text := fmt.Sprintf("Transitioned from %s to %s on %s.", stateText(res.From), stateText(res.To), c.event.Type)
 	if res.ToolsChanged {
 		text += " The available tools changed."
 	}
-	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}, StructuredContent: res}, nil
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}, StructuredContent: res}
 }
 
 // text is the status in prose.

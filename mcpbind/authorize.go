@@ -1,0 +1,89 @@
+// This file decides whether a gated call may run in the workflow's
+// current state: its arguments are within bounds, the tool is visible, no
+// used-up budget stops it, and the workflow can take its event. Everything
+// that could fail once the tool has run is checked here, before it runs.
+
+package mcpbind
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/chartgate/chartgate/internal/jsonx"
+	"github.com/chartgate/chartgate/statechart"
+)
+
+// verdict is the answer to a call that does not run.
+type verdict struct {
+	res mcp.Result
+	err error
+}
+
+// authorize returns nil if the call may run in the state v, and otherwise
+// the answer that refuses it.
+func (g *Gate) authorize(ctx context.Context, c *gatedCall, v *view) *verdict {
+	if vd := g.checkArguments(ctx, c); vd != nil {
+		return vd
+	}
+	if c.kind == callTransition {
+		return g.authorizeTransition(ctx, c, v)
+	}
+	if !g.visible(ctx, v, c.name, c.info) {
+		return g.refuse(ctx, c, v)
+	}
+	if used := g.exhausted(v); len(used) > 0 && !g.leaves(ctx, v, c.info, c.name, c.input(), used) {
+		return g.refuseLimit(ctx, c, v, used)
+	}
+	if c.info.event != "" {
+		// What the event will do is decided once the tool has run, with
+		// its result; what can fail without the result fails now.
+		if _, err := g.engine.Send(ctx, v.state, g.event(c.info.event, c.name, c.input(), nil), g.now()); err != nil {
+			return g.refuseEvent(ctx, c, v, err)
+		}
+	}
+	return nil
+}
+
+// checkArguments refuses arguments the gate could not record: larger than
+// Options.MaxArgumentBytes or nested deeper than maxDataDepth. It checks a
+// call once.
+func (g *Gate) checkArguments(ctx context.Context, c *gatedCall) *verdict {
+	if c.args.checked {
+		return nil
+	}
+	raw := c.req.Params.Arguments
+	var why string
+	switch {
+	case len(raw) > g.maxArgs:
+		why = fmt.Sprintf("its arguments take %d bytes, more than the %d this server accepts for a workflow's tools", len(raw), g.maxArgs)
+	case jsonx.TooDeep(raw, maxDataDepth):
+		why = fmt.Sprintf("its arguments are nested more than %d levels deep", maxDataDepth)
+	default:
+		c.input() // decoded once, for the checks and the event
+		return nil
+	}
+	return g.refuseArguments(ctx, c, why)
+}
+
+// visible reports whether a tool is visible in a state.
+func (g *Gate) visible(ctx context.Context, v *view, tool string, ti *toolInfo) bool {
+	switch ti.mode {
+	case modeStates:
+		return ti.nodes.intersects(v.active)
+	case modeCan:
+		if v.state.Status() != statechart.StatusActive {
+			return false // the machine takes no more events
+		}
+		ok, err := g.engine.Can(ctx, v.state, g.event(ti.event, tool, nil, nil))
+		if err != nil {
+			g.log.Warn("mcpbind: evaluating whether the machine accepts an event", "event", ti.event, "error", err)
+			return false
+		}
+		return ok
+	case modeStart:
+		return false // a session's own workflow needs no start
+	}
+	return true
+}

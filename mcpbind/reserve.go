@@ -1,0 +1,282 @@
+// This file reserves a call's place in its workflow before the tool runs:
+// the call is counted against the budgets of the active limited states,
+// and a call that may send an event takes the workflow's lease, a hold
+// kept in the store record so that it works across server instances.
+//
+// While a lease is live, no other call of the workflow that may send an
+// event runs: it waits for the lease to be released (then it is authorized
+// again against the new state) or to expire, up to Options.BusyWait, and is
+// then refused with CodeWorkflowBusy. The holder renews the lease while
+// its tool runs; if its instance dies, the lease expires after
+// Options.LeaseTTL. Each lease has a random id, its fencing token: the
+// holder's commit checks that the record still carries its lease. Calls of
+// tools that send no event take no lease and never wait.
+
+package mcpbind
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+)
+
+// holder is a call's hold on its workflow: the lease it took and the
+// newest view of the record that carries it.
+type holder struct {
+	t     target
+	key   string
+	id    string
+	tool  string
+	mu    sync.Mutex
+	view  *view       // the newest record saved or loaded with the lease
+	timer *time.Timer // the next renewal
+	done  bool        // the call has finished: no more renewals
+	lost  bool        // the lease was lost (expired and taken, or the record vanished)
+}
+
+// latest returns the newest view of the holder's record.
+func (h *holder) latest() *view {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.view
+}
+
+// reserve saves what a call takes from its workflow before its tool runs:
+// a count against active budgets and, for a call that may send an event,
+// the lease. It returns the view as saved and the holder of the lease
+// (nil if the call takes none), or a verdict if, once the workflow was
+// free, the call was no longer allowed.
+func (g *Gate) reserve(ctx context.Context, c *gatedCall, v *view) (*view, *holder, *verdict, error) {
+	serial := c.serialised()
+	if !serial && !g.counts(ctx, c, v) {
+		return v, nil, nil, nil
+	}
+	key, _ := g.keyFor(c.target)
+	deadline := time.Now().Add(g.busyWait)
+	for attempt := 0; ; attempt++ {
+		if v.key != key {
+			v = v.withKey(key)
+		}
+		if serial && v.rec.lease.live(g.now()) {
+			var vd *verdict
+			var err error
+			if v, vd, err = g.awaitLease(ctx, c, key, v, deadline); vd != nil || err != nil {
+				return nil, nil, vd, err
+			}
+			continue
+		}
+		snap, err := v.state.MarshalJSON() // delayed transitions since it was saved
+		if err != nil {
+			return nil, nil, nil, fmt.Errorf("marshaling the state: %w", err)
+		}
+		rec := record{snap: snap, calls: v.rec.calls, history: v.rec.history, lease: v.rec.lease}
+		if g.counts(ctx, c, v) {
+			rec.calls = make(map[string]int, len(v.rec.calls)+1)
+			for id, n := range v.rec.calls {
+				rec.calls[id] = n
+			}
+			for _, l := range g.limits(v) {
+				rec.calls[l.id] = l.Calls + 1
+			}
+		}
+		var h *holder
+		if serial {
+			h = &holder{t: c.target, key: key, id: newLeaseID(), tool: c.name}
+			rec.lease = &lease{ID: h.id, Tool: c.name, Until: g.now().Add(g.leaseTTL)}
+		}
+		nv, err := g.save(ctx, c.target, v.version, v.state, rec)
+		if err == nil {
+			if h != nil {
+				h.view = nv
+			}
+			return nv, h, nil, nil
+		}
+		if !isConflict(err) {
+			return nil, nil, nil, err
+		}
+		if attempt >= g.retries {
+			return nil, nil, nil, fmt.Errorf("reserving the call: gave up after %d conflicts: %w", attempt+1, err)
+		}
+		backoff(ctx, attempt)
+		if v, err = g.load(ctx, c.target); err != nil {
+			vd, err := g.loadFailed(ctx, c, err)
+			return nil, nil, &verdict{vd, err}, nil
+		}
+		if vd := g.authorize(ctx, c, v); vd != nil {
+			return nil, nil, vd, nil
+		}
+	}
+}
+
+// counts reports whether a call is counted against the budgets of the
+// active limited states: some are active, none is used up (a call that
+// runs past a used-up budget leaves its state), and the server has the
+// tool (calls of names it does not have are not counted).
+func (g *Gate) counts(ctx context.Context, c *gatedCall, v *view) bool {
+	if c.kind != callTool {
+		return false // the workflow tools do not count
+	}
+	lims := g.limits(v)
+	if len(lims) == 0 || len(usedUp(lims)) > 0 {
+		return false
+	}
+	tools, err := g.registered(ctx, c.next, c.req)
+	return err != nil || slices.Contains(tools, c.name)
+}
+
+// awaitLease waits until the lease on a workflow is released or expires,
+// then returns the workflow's newest state, if the call is still allowed
+// there. Past the deadline it refuses the call with CodeWorkflowBusy.
+func (g *Gate) awaitLease(ctx context.Context, c *gatedCall, key string, v *view, deadline time.Time) (*view, *verdict, error) {
+	for i := 0; ; i++ {
+		w := g.leases.watch(key) // before the check, so that no release is missed
+		l := v.rec.lease
+		now := g.now()
+		if !l.live(now) {
+			g.leases.unwatch(key, w)
+			return v, nil, nil
+		}
+		left := time.Until(deadline)
+		if left <= 0 {
+			g.leases.unwatch(key, w)
+			return nil, g.refuseBusy(ctx, c, v), nil
+		}
+		// A release in this process wakes the call at once; a lease held
+		// by another instance is polled, more slowly each time.
+		wait := min(time.Millisecond<<min(i, 6), l.Until.Sub(now), left)
+		t := time.NewTimer(wait)
+		select {
+		case <-w:
+		case <-t.C:
+		case <-ctx.Done():
+		}
+		t.Stop()
+		g.leases.unwatch(key, w)
+		if err := ctx.Err(); err != nil {
+			return nil, nil, err
+		}
+		var err error
+		if v, err = g.load(ctx, c.target); err != nil {
+			res, err := g.loadFailed(ctx, c, err)
+			return nil, &verdict{res, err}, nil
+		}
+		if vd := g.authorize(ctx, c, v); vd != nil {
+			return nil, vd, nil
+		}
+	}
+}
+
+// keepAlive renews a holder's lease every third of Options.LeaseTTL while
+// the call runs. The returned function stops the renewals.
+func (g *Gate) keepAlive(ctx context.Context, h *holder) func() {
+	every := g.leaseTTL / 3
+	h.mu.Lock()
+	h.timer = time.AfterFunc(every, func() { g.renew(context.WithoutCancel(ctx), h, every) })
+	h.mu.Unlock()
+	return func() {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		h.done = true
+		h.timer.Stop()
+	}
+}
+
+// renew extends a holder's lease, and schedules the next renewal.
+func (g *Gate) renew(base context.Context, h *holder, every time.Duration) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.done || h.lost {
+		return
+	}
+	ctx, cancel := context.WithTimeout(base, g.timeout)
+	defer cancel()
+	cur := h.view
+	for attempt := 0; attempt < 10; attempt++ {
+		if cur.rec.lease == nil || cur.rec.lease.ID != h.id {
+			h.lost = true
+			g.log.Warn("mcpbind: a call lost its hold on the workflow while its tool ran (the lease expired and another call took it)",
+				"key", fingerprint(h.key), "tool", h.tool)
+			return
+		}
+		rec := cur.rec
+		l := *cur.rec.lease
+		l.Until = g.now().Add(g.leaseTTL)
+		rec.lease = &l
+		nv, err := g.save(ctx, h.t, cur.version, cur.state, rec)
+		if err == nil {
+			h.view = nv
+			break
+		}
+		if !isConflict(err) {
+			g.log.Warn("mcpbind: renewing a call's hold on the workflow", "key", fingerprint(h.key), "tool", h.tool, "error", err)
+			break // try again at the next renewal
+		}
+		if cur, err = g.load(ctx, h.t); err != nil {
+			h.lost = true
+			g.log.Warn("mcpbind: the workflow of a running call vanished", "key", fingerprint(h.key), "tool", h.tool, "error", err)
+			return
+		}
+	}
+	h.timer = time.AfterFunc(every, func() { g.renew(base, h, every) })
+}
+
+// newLeaseID returns a random lease id.
+func newLeaseID() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// leaseWatchers lets calls waiting for a workflow's lease in this process
+// be woken when a call of this process releases it. The zero value is
+// ready to use.
+type leaseWatchers struct {
+	mu sync.Mutex
+	m  map[string]*leaseWatch
+}
+
+type leaseWatch struct {
+	ch chan struct{}
+	n  int // waiters
+}
+
+// watch returns a channel closed at the next release of key's lease.
+func (lw *leaseWatchers) watch(key string) chan struct{} {
+	lw.mu.Lock()
+	defer lw.mu.Unlock()
+	if lw.m == nil {
+		lw.m = map[string]*leaseWatch{}
+	}
+	w := lw.m[key]
+	if w == nil {
+		w = &leaseWatch{ch: make(chan struct{})}
+		lw.m[key] = w
+	}
+	w.n++
+	return w.ch
+}
+
+// unwatch ends a watch of key.
+func (lw *leaseWatchers) unwatch(key string, ch chan struct{}) {
+	lw.mu.Lock()
+	defer lw.mu.Unlock()
+	if w := lw.m[key]; w != nil && w.ch == ch {
+		if w.n--; w.n == 0 {
+			delete(lw.m, key)
+		}
+	}
+}
+
+// released wakes the calls waiting for key's lease.
+func (lw *leaseWatchers) released(key string) {
+	lw.mu.Lock()
+	defer lw.mu.Unlock()
+	if w := lw.m[key]; w != nil {
+		close(w.ch)
+		delete(lw.m, key)
+	}
+}
