@@ -15,6 +15,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/chartgate/chartgate/internal/redistest"
 	"github.com/chartgate/chartgate/mcpbind"
 	"github.com/chartgate/chartgate/mcpbind/redisstore"
 	"github.com/chartgate/chartgate/statechart"
@@ -112,7 +113,7 @@ func TestTwoGatesOneRedis(t *testing.T) {
 		count: func(s statechart.State) any { return s.Value() },
 		want:  func(n int64) any { return fmt.Sprintf("s%d", n) },
 	}}
-	client := startRedis(t)
+	client := redistest.Start(t)
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := context.Background()

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chartgate/chartgate/internal/redistest"
 	"github.com/chartgate/chartgate/mcpbind"
 	"github.com/chartgate/chartgate/mcpbind/redisstore"
 	"github.com/chartgate/chartgate/mcpbind/storetest"
@@ -16,7 +17,7 @@ import (
 // prefix in one redis-server.
 func TestContract(t *testing.T) {
 	t.Parallel()
-	client := startRedis(t)
+	client := redistest.Start(t)
 	storetest.Run(t, func(t *testing.T) mcpbind.Store {
 		return redisstore.New(client, &redisstore.Options{Prefix: t.Name() + ":"})
 	})
@@ -27,7 +28,7 @@ func TestContract(t *testing.T) {
 func TestVersionsIncrease(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	s := redisstore.New(startRedis(t), nil)
+	s := redisstore.New(redistest.Start(t), nil)
 	var last, cur uint64
 	for i := range 500 {
 		if i%50 == 49 {
@@ -55,7 +56,7 @@ func TestVersionsIncrease(t *testing.T) {
 func TestTTL(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	client := startRedis(t)
+	client := redistest.Start(t)
 	const ttl = 400 * time.Millisecond
 	s := redisstore.New(client, &redisstore.Options{TTL: ttl, Prefix: "test:"})
 	if s.TTL() != ttl {
@@ -140,7 +141,7 @@ func TestDefaults(t *testing.T) {
 func TestPrefix(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	client := startRedis(t)
+	client := redistest.Start(t)
 	a := redisstore.New(client, &redisstore.Options{Prefix: "a:"})
 	b := redisstore.New(client, &redisstore.Options{Prefix: "b:"})
 	if _, err := a.CompareAndSwap(ctx, "k", 0, []byte("a")); err != nil {
@@ -159,7 +160,7 @@ func TestPrefix(t *testing.T) {
 func TestScriptFlushed(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	client := startRedis(t)
+	client := redistest.Start(t)
 	s := redisstore.New(client, nil)
 	v, err := s.CompareAndSwap(ctx, "k", 0, []byte("a"))
 	if err != nil {
@@ -178,7 +179,7 @@ func TestScriptFlushed(t *testing.T) {
 func TestErrors(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	client := startRedis(t)
+	client := redistest.Start(t)
 	s := redisstore.New(client, nil)
 	if err := client.Set(ctx, "str", "x", 0).Err(); err != nil {
 		t.Fatal(err)

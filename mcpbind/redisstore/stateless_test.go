@@ -13,6 +13,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/chartgate/chartgate/internal/redistest"
 	"github.com/chartgate/chartgate/mcpbind"
 	"github.com/chartgate/chartgate/mcpbind/redisstore"
 	"github.com/chartgate/chartgate/statechart"
@@ -24,7 +25,7 @@ import (
 // through all three: every call is counted, none is lost.
 func TestStatelessInstancesOneRedis(t *testing.T) {
 	t.Parallel()
-	client := startRedis(t)
+	client := redistest.Start(t)
 	m, err := statechart.Compile([]byte(counterJSON), nil)
 	if err != nil {
 		t.Fatal(err)

@@ -1,4 +1,6 @@
-package redisstore_test
+// Package redistest starts a redis-server of its own for a test: the
+// Redis store's tests and the gate's tests on a real Redis use it.
+package redistest
 
 import (
 	"bytes"
@@ -14,8 +16,8 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// skipMessage is how the tests say that redis-server is missing.
-const skipMessage = "redis-server not found: install it (apt-get install -y redis-server) to run the Redis store tests"
+// SkipMessage is how the tests say that redis-server is missing.
+const SkipMessage = "redis-server not found: install it (apt-get install -y redis-server) to run the Redis store tests"
 
 // syncBuffer collects the output of redis-server, for failure messages.
 type syncBuffer struct {
@@ -35,15 +37,15 @@ func (b *syncBuffer) String() string {
 	return b.b.String()
 }
 
-// startRedis starts a redis-server of its own for the test, on a free
-// loopback port, without persistence, and returns a client connected to
-// it. Both are stopped when the test ends. Without redis-server the test
-// is skipped.
-func startRedis(t testing.TB) *redis.Client {
+// Start starts a redis-server of its own for the test, on a free loopback
+// port, without persistence, and returns a client connected to it. Both
+// are stopped when the test ends. Without redis-server the test is
+// skipped.
+func Start(t testing.TB) *redis.Client {
 	t.Helper()
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
-		t.Skip(skipMessage)
+		t.Skip(SkipMessage)
 	}
 	var lastErr error
 	for range 3 { // the free port may be taken before the server binds it
