@@ -1,0 +1,102 @@
+package mcpbind_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/chartgate/chartgate/mcpbind"
+	"github.com/chartgate/chartgate/statechart"
+)
+
+// nested returns arguments nested depth levels deep.
+func nested(depth int) map[string]any {
+	v := any("x")
+	for range depth - 1 {
+		v = map[string]any{"a": v}
+	}
+	return map[string]any{"a": v}
+}
+
+// TestDeepArgumentsRefusedBeforeRun: arguments nested deeper than the gate
+// can record are refused before the tool runs; before, the tool ran and
+// its event was never applied, so a once-only tool could be called again
+// and again.
+func TestDeepArgumentsRefusedBeforeRun(t *testing.T) {
+	s := newGatedServer(t, &mcpbind.Options{})
+	close(s.release)
+	c := (&fixture{server: s.server, gate: s.gate}).connect(t, "2025-11-25")
+	for range 3 {
+		res := c.call("claim_bonus", nested(100))
+		if ref := refusal(t, res); ref.Code != mcpbind.CodeTooLarge || !strings.Contains(resultText(res), "nested more than 64 levels") {
+			t.Fatalf("refusal %+v: %s", ref, resultText(res))
+		}
+	}
+	if n := s.claimed.Load(); n != 0 {
+		t.Fatalf("the handler ran %d times", n)
+	}
+	if res := c.call("claim_bonus", nested(60)); res.IsError {
+		t.Fatalf("60 levels: %s", resultText(res))
+	}
+	if st := stateOf(t, &fixture{gate: s.gate}, c); st != "b" || s.claimed.Load() != 1 {
+		t.Fatalf("state %v, runs %d", st, s.claimed.Load())
+	}
+	if res := c.call("claim_bonus", nil); refusal(t, res).Code != mcpbind.CodeForbidden {
+		t.Fatalf("second claim: %s", resultText(res))
+	}
+}
+
+// TestLargeArgumentsRefused: arguments over Options.MaxArgumentBytes are
+// refused with CodeTooLarge, without running; tools that are not gated
+// are not limited.
+func TestLargeArgumentsRefused(t *testing.T) {
+	s := newGatedServer(t, &mcpbind.Options{MaxArgumentBytes: 1000})
+	close(s.release)
+	s.server.AddTool(&mcp.Tool{Name: "free", InputSchema: map[string]any{"type": "object"}}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok"}}}, nil
+	})
+	c := (&fixture{server: s.server, gate: s.gate}).connect(t, "2025-11-25")
+	big := map[string]any{"data": strings.Repeat("x", 2000)}
+	res := c.call("claim_bonus", big)
+	if ref := refusal(t, res); ref.Code != mcpbind.CodeTooLarge || !strings.Contains(resultText(res), "more than the 1000 this server accepts") {
+		t.Fatalf("refusal %+v: %s", ref, resultText(res))
+	}
+	if res := c.call("free", big); res.IsError {
+		t.Fatalf("ungated tool: %s", resultText(res))
+	}
+	if s.claimed.Load() != 0 {
+		t.Fatal("the handler ran")
+	}
+}
+
+// TestEventErrorRefusedBeforeRun: a call whose event the machine would fail
+// on (here a Go action that rejects the input) is refused with
+// CodeWorkflowError before the tool runs, instead of running a tool whose
+// effect could not be recorded.
+func TestEventErrorRefusedBeforeRun(t *testing.T) {
+	engine := compile(t, "full", `{"id": "w", "initial": "a", "states": {
+		"a": {"on": {"GO": {"target": "b", "actions": "check"}}, "meta": {"mcp": {"tools": ["go"], "events": {"go": "GO"}}}},
+		"b": {}}}`, &statechart.Options{Implementations: statechart.Implementations{Actions: map[string]statechart.ActionFunc{
+		"check": func(_ context.Context, a *statechart.ActionArgs) error {
+			if in, _ := a.Event.Data["input"].(map[string]any); in["bad"] == true {
+				return errors.New("bad input")
+			}
+			return nil
+		},
+	}}})
+	f := newFixture(t, engine, nil, "go")
+	c := f.connect(t, "2025-11-25")
+	res := c.call("go", map[string]any{"bad": true})
+	if ref := refusal(t, res); ref.Code != mcpbind.CodeWorkflowError || ref.State != "a" || !strings.Contains(resultText(res), "bad input") {
+		t.Fatalf("refusal %+v: %s", ref, resultText(res))
+	}
+	if f.ran("go") != 0 {
+		t.Fatal("the tool ran")
+	}
+	if res := c.call("go", nil); res.IsError || f.ran("go") != 1 || stateOf(t, f, c) != "b" {
+		t.Fatalf("good call: %s, runs %d, state %v", resultText(res), f.ran("go"), stateOf(t, f, c))
+	}
+}
