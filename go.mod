@@ -8,6 +8,7 @@ require (
 	github.com/redis/go-redis/v9 v9.22.0
 	github.com/stretchr/testify v1.12.1
 	github.com/tidwall/gjson v1.20.0
+	golang.org/x/time v0.15.0
 )
 
 require (
@@ -23,5 +24,4 @@ require (
 	golang.org/x/oauth2 v0.35.0 // indirect
 	golang.org/x/sync v0.20.0 // indirect
 	golang.org/x/sys v0.41.0 // indirect
-	golang.org/x/time v0.15.0 // indirect
 )

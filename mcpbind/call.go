@@ -124,8 +124,12 @@ func (g *Gate) resolve(ctx context.Context, next mcp.MethodHandler, a *attachmen
 
 // loadFailed answers a call whose workflow could not be loaded.
 func (g *Gate) loadFailed(ctx context.Context, c *gatedCall, err error) (mcp.Result, error) {
-	if errors.Is(err, ErrUnknownWorkflow) {
+	switch {
+	case errors.Is(err, ErrUnknownWorkflow):
 		return g.refuseHandle(ctx, c.next, c.req, CodeUnknownWorkflow, c.target.handle)
+	case errors.Is(err, ErrWorkflowExpired):
+		vd := g.refuseExpired(ctx, c)
+		return vd.res, vd.err
 	}
 	return nil, g.unavailable(err, true)
 }
@@ -157,6 +161,9 @@ func succeeded(res mcp.Result, err error) (*mcp.CallToolResult, bool) {
 func (g *Gate) unavailable(err error, ranTool bool) error {
 	g.log.Error("mcpbind: workflow state unavailable", "error", err)
 	msg := "workflow state unavailable; try again later"
+	if errors.Is(err, ErrStoreFull) {
+		msg = "the server holds as many workflows as it can; try again later"
+	}
 	if ranTool {
 		msg += " (the tool was not run)"
 	}

@@ -85,6 +85,9 @@ type Options struct {
 	// StartTool names the tool that starts a workflow and returns its
 	// handle, the workflow_id. Default "workflow_start".
 	StartTool string
+	// StartLimit, if set, limits how often each client may call the start
+	// tool. Recommended for servers open to clients you do not trust.
+	StartLimit *StartLimit
 }
 
 // HandleMode says when a [Gate] keys workflows by explicit handles.
@@ -145,29 +148,30 @@ type Binding struct {
 // it with [New], bind tools with [Gate.Bind] or the machine's meta, and
 // install it with [Gate.Attach].
 type Gate struct {
-	engine   statechart.Engine
-	nodes    []statechart.Node
-	byID     map[string]int
-	byPath   map[string]int
-	events   eventSet
-	mcp      []*StateMCP // per node, nil when it has no meta.mcp
-	model    *model
-	store    Store
-	prefix   string
-	now      func() time.Time
-	log      *slog.Logger
-	retries  int
-	timeout  time.Duration
-	named    func(*mcp.ServerSession) string
-	hlimit   int // run history bound; 0 keeps none
-	leaseTTL time.Duration
-	busyWait time.Duration
-	maxArgs  int
-	leases   leaseWatchers // calls waiting for a lease
-	handles  HandleMode    // when workflows are keyed by handles
-	start    string        // the start tool's name ("" with HandlesNever)
-	paths    []string      // key path of each node ("" for the root)
-	limited  bool          // some state has maxCalls
+	engine     statechart.Engine
+	nodes      []statechart.Node
+	byID       map[string]int
+	byPath     map[string]int
+	events     eventSet
+	mcp        []*StateMCP // per node, nil when it has no meta.mcp
+	model      *model
+	store      Store
+	prefix     string
+	now        func() time.Time
+	log        *slog.Logger
+	retries    int
+	timeout    time.Duration
+	named      func(*mcp.ServerSession) string
+	hlimit     int // run history bound; 0 keeps none
+	leaseTTL   time.Duration
+	busyWait   time.Duration
+	maxArgs    int
+	leases     leaseWatchers // calls waiting for a lease
+	handles    HandleMode    // when workflows are keyed by handles
+	start      string        // the start tool's name ("" with HandlesNever)
+	startLimit *startLimiter // nil: no limit
+	paths      []string      // key path of each node ("" for the root)
+	limited    bool          // some state has maxCalls
 	// dataless: the engine ignores event data (the flat engine), so the
 	// call's arguments and result need not be decoded into the event.
 	dataless bool
@@ -248,23 +252,24 @@ func New(engine statechart.Engine, opts *Options) (*Gate, error) {
 		o = *opts
 	}
 	g := &Gate{
-		engine:   engine,
-		nodes:    engine.Nodes(),
-		store:    o.Store,
-		prefix:   o.KeyPrefix,
-		now:      o.Now,
-		log:      o.Logger,
-		retries:  o.MaxRetries,
-		timeout:  o.StoreTimeout,
-		onTrans:  o.OnTransition,
-		named:    o.SessionKey,
-		hlimit:   o.HistoryLimit,
-		leaseTTL: o.LeaseTTL,
-		busyWait: o.BusyWait,
-		maxArgs:  o.MaxArgumentBytes,
-		handles:  o.Handles,
-		start:    o.StartTool,
-		sessions: map[*mcp.ServerSession]*session{},
+		engine:     engine,
+		nodes:      engine.Nodes(),
+		store:      o.Store,
+		prefix:     o.KeyPrefix,
+		now:        o.Now,
+		log:        o.Logger,
+		retries:    o.MaxRetries,
+		timeout:    o.StoreTimeout,
+		onTrans:    o.OnTransition,
+		named:      o.SessionKey,
+		hlimit:     o.HistoryLimit,
+		leaseTTL:   o.LeaseTTL,
+		busyWait:   o.BusyWait,
+		maxArgs:    o.MaxArgumentBytes,
+		handles:    o.Handles,
+		start:      o.StartTool,
+		startLimit: newStartLimiter(o.StartLimit),
+		sessions:   map[*mcp.ServerSession]*session{},
 	}
 	switch {
 	case g.hlimit == 0:

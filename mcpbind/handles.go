@@ -10,6 +10,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -83,12 +84,21 @@ func (g *Gate) startCall(ctx context.Context, next mcp.MethodHandler, req *mcp.C
 	if !handles {
 		return toolError(fmt.Sprintf("This session has its own %q workflow already; %s is not needed. Call the workflow's tools directly.", g.engine.ID(), g.start)), nil
 	}
+	if g.startLimit != nil {
+		if ok, wait := g.startLimit.allow(req, g.now()); !ok {
+			return g.refuseStart(wait), nil
+		}
+	}
 	var v *view
 	var id string
 	for attempt := 0; v == nil; attempt++ {
 		id = newHandle()
 		var err error
 		v, err = g.create(ctx, g.handleKey(id))
+		if errors.Is(err, ErrStoreFull) {
+			g.log.Warn("mcpbind: the store is full: a workflow was not started", "error", err)
+			return toolError(fmt.Sprintf("Tool %q was not run: the server holds as many workflows as it can and cannot start another now. Try again later, or go on with a workflow already started.", g.start)), nil
+		}
 		if err != nil && (!isConflict(err) || attempt >= 2) {
 			return nil, g.unavailable(err, false)
 		}
@@ -103,7 +113,7 @@ func (g *Gate) startCall(ctx context.Context, next mcp.MethodHandler, req *mcp.C
 		Tools:        g.available(ctx, g.rules.Load(), v, tools),
 		Instructions: g.instructions(v),
 	}
-	g.log.InfoContext(ctx, "mcpbind: workflow started", "key", v.key, "state", st.State)
+	g.log.InfoContext(ctx, "mcpbind: workflow started", "key", fingerprint(v.key), "state", st.State)
 	var b strings.Builder
 	fmt.Fprintf(&b, "Started workflow %s in state %s. Pass %s %q to every tool of the workflow.", id, stateText(st.State), handleArg, id)
 	b.WriteString("\nTools available now: " + strings.Join(st.Tools, ", ") + ".")

@@ -5,6 +5,7 @@ package mcpbind
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -36,11 +37,21 @@ func (g *Gate) list(ctx context.Context, next mcp.MethodHandler, a *attachment, 
 		return res, nil
 	}
 	v, err := g.load(ctx, target{ss: req.Session})
-	if err != nil {
-		return nil, g.unavailable(err, false)
-	}
 	filtered := *lr
-	filtered.Tools = g.filter(ctx, memo, v, lr.Tools)
+	switch {
+	case errors.Is(err, ErrWorkflowExpired):
+		// Its gated tools are refused: only the others are listed.
+		filtered.Tools = nil
+		for i, ti := range memo.infos {
+			if ti.mode == modeUnbound {
+				filtered.Tools = append(filtered.Tools, lr.Tools[i])
+			}
+		}
+	case err != nil:
+		return nil, g.unavailable(err, false)
+	default:
+		filtered.Tools = g.filter(ctx, memo, v, lr.Tools)
+	}
 	return &filtered, nil
 }
 

@@ -65,6 +65,14 @@ func (g *Gate) newView(key string, s statechart.State, rec record, data []byte, 
 // store.
 var ErrUnknownWorkflow = errors.New("mcpbind: unknown or expired workflow")
 
+// ErrWorkflowExpired is matched (errors.Is) by the error of
+// [Gate.SessionWorkflow] and [Gate.State] for a session whose workflow had
+// been saved and is no longer in the store (it expired, or was deleted).
+// The gate refuses the session's gated calls with CodeWorkflowExpired: the
+// workflow is not started again, since what it had allowed once would be
+// allowed again.
+var ErrWorkflowExpired = errors.New("mcpbind: the session's workflow expired")
+
 // load returns the current state of a workflow. For a handle with no
 // record it returns ErrUnknownWorkflow.
 func (g *Gate) load(ctx context.Context, t target) (*view, error) {
@@ -86,11 +94,12 @@ func (g *Gate) load(ctx context.Context, t target) (*view, error) {
 		switch {
 		case ver == 0 && t.handle != "":
 			return nil, ErrUnknownWorkflow
+		case ver == 0 && sess != nil && sess.saved.Load():
+			// Never silently restarted: the workflow had moved, and
+			// whatever it had allowed once would be allowed again.
+			return nil, ErrWorkflowExpired
 		case ver == 0:
 			v = g.initial.withKey(key)
-			if sess != nil && sess.saved.Swap(false) {
-				g.log.Warn("mcpbind: the workflow state of a live session expired or was evicted from the store; it starts again from the initial state", "key", key)
-			}
 		default:
 			if t.handle != "" {
 				v = g.handled.get(key, ver)
@@ -118,7 +127,7 @@ func (g *Gate) load(ctx context.Context, t target) (*view, error) {
 	}
 	s, err := g.engine.Advance(ctx, v.state, g.now())
 	if err != nil {
-		g.log.Warn("mcpbind: delayed transition failed", "key", v.key, "error", err)
+		g.log.Warn("mcpbind: delayed transition failed", "key", fingerprint(v.key), "error", err)
 		return v, nil
 	}
 	if s != v.state {

@@ -28,6 +28,14 @@ const (
 	// CodeUnknownWorkflow: with handles, the workflow id names no workflow
 	// (never started, or expired).
 	CodeUnknownWorkflow = "UNKNOWN_WORKFLOW"
+	// CodeWorkflowExpired: the session's workflow is no longer in the
+	// store (it was not used for longer than the store keeps records, or
+	// was deleted). It is not started again; a new session starts a new
+	// workflow.
+	CodeWorkflowExpired = "WORKFLOW_EXPIRED"
+	// CodeRateLimited: the client called the start tool more often than
+	// Options.StartLimit allows.
+	CodeRateLimited = "RATE_LIMITED"
 	// CodeWorkflowBusy: another call of the workflow that may send an
 	// event was in progress for longer than Options.BusyWait.
 	CodeWorkflowBusy = "WORKFLOW_BUSY"
@@ -242,6 +250,16 @@ func (g *Gate) refuseBusy(ctx context.Context, c *gatedCall, v *view) *verdict {
 		c.name, other, g.busyWait, c.name)
 	writeGuidance(&b, ref.Available, ref.Instructions)
 	return refused(ref, b.String())
+}
+
+// refuseExpired answers a call of a session whose workflow expired.
+func (g *Gate) refuseExpired(ctx context.Context, c *gatedCall) *verdict {
+	ref, _, vd := g.refusal(ctx, c, nil, CodeWorkflowExpired)
+	if vd != nil {
+		return vd
+	}
+	return refused(ref, fmt.Sprintf("Tool %q was not run: this session's %q workflow is no longer kept by the server (it was not used for too long, or was removed), and it is not started again. Start a new session to start a new workflow.",
+		c.name, g.engine.ID()))
 }
 
 // refuseArguments answers a call whose arguments the gate cannot take.

@@ -97,6 +97,9 @@ func (g *Gate) ensureSession(ss *mcp.ServerSession) *session {
 		s.key = fmt.Sprintf("%slocal:%s:%d", g.prefix, g.instance, g.seq.Add(1))
 	}
 	g.sessions[ss] = s
+	if k, ok := g.store.(Keeper); ok {
+		k.Keep(s.key) // the record lives as long as the session
+	}
 	go func() {
 		_ = ss.Wait()
 		g.forget(ss, s)
@@ -116,7 +119,7 @@ func (g *Gate) forget(ss *mcp.ServerSession, s *session) {
 	ctx, cancel := context.WithTimeout(context.Background(), g.timeout)
 	defer cancel()
 	if err := g.store.Delete(ctx, s.key); err != nil {
-		g.log.Warn("mcpbind: removing the state of an ended session", "key", s.key, "error", err)
+		g.log.Warn("mcpbind: removing the state of an ended session", "key", fingerprint(s.key), "error", err)
 	}
 }
 

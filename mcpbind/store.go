@@ -1,6 +1,7 @@
 // This file defines Store, where a Gate keeps the workflow state of each
 // session, with versioned loads and compare-and-swap, and MemoryStore, the
-// bounded in-memory implementation (LRU plus a sliding TTL).
+// bounded in-memory implementation (a sliding TTL, no eviction of live
+// records).
 
 package mcpbind
 
@@ -24,14 +25,21 @@ import (
 //   - a version is never reused for the same key, not even after the record
 //     was deleted or expired (the Gate caches decoded states by version).
 //
+// A store must never drop a record to make room for another: a workflow
+// whose record vanished is refused as expired, not restarted, so a store
+// that evicted live records would let one client end the workflows of
+// others. A full store refuses new records instead ([ErrStoreFull]).
+// Records may expire after a time without use (a TTL); a store that can
+// keep the records of live sessions from expiring implements [Keeper].
+//
 // Implementations must be safe for concurrent use. A store shared by several
 // server instances (Redis) implements CompareAndSwap atomically on the
 // server side, for example with a Lua script comparing a version field and
 // taking the new version from a counter.
 type Store interface {
 	// Load returns the record stored under key and its version. A key with
-	// no record (never written, deleted, expired or evicted) gives nil, 0
-	// and no error. The returned data must not be modified.
+	// no record (never written, deleted or expired) gives nil, 0 and no
+	// error. The returned data must not be modified.
 	Load(ctx context.Context, key string) (data []byte, version uint64, err error)
 
 	// CompareAndSwap stores data under key if the key's current version is
@@ -46,38 +54,63 @@ type Store interface {
 	Delete(ctx context.Context, key string) error
 }
 
+// Keeper is implemented by a [Store] that can keep a record from expiring
+// while the session it belongs to lives. The gate calls Keep with the key
+// of a session's workflow when the session first needs one, and deletes
+// the record when the session ends. [MemoryStore] implements it. A store
+// shared by several server instances (Redis) relies on its TTL instead: an
+// instance that dies cannot delete its sessions' records.
+type Keeper interface {
+	Keep(key string)
+}
+
 // ErrConflict is matched (errors.Is) by the error of a
 // [Store.CompareAndSwap] whose expected version is not the current one.
 var ErrConflict = errors.New("mcpbind: store: version conflict")
 
+// ErrStoreFull is matched (errors.Is) by the error of a
+// [Store.CompareAndSwap] that would create a record in a store that holds
+// as many as it may. The gate then refuses the call that would have
+// started a workflow; the workflows the store holds are not affected.
+var ErrStoreFull = errors.New("mcpbind: store: full")
+
 // MemoryStoreOptions configures [NewMemoryStore]. The zero value (or nil)
 // means the defaults.
 type MemoryStoreOptions struct {
-	// MaxEntries bounds the number of records; when a new record would
-	// exceed it, the least recently used record is evicted. Default 10,000
-	// (MCP Fusion's bound).
+	// MaxEntries bounds the number of records. No record is evicted to
+	// make room for another: once the store is full (after the expired
+	// records are dropped), creating a record fails with an error that
+	// matches [ErrStoreFull]. Default 100,000.
 	MaxEntries int
+	// MaxBytes bounds the total size of the records' data in the same way:
+	// a record that would take the store past it is not created. (An
+	// existing record may still grow; the gate bounds each record.)
+	// Default 256 MiB.
+	MaxBytes int64
 	// TTL is how long a record lives after it was last loaded or written
-	// (a sliding expiry). Default one hour. Choose it longer than the
-	// longest idle time of a live session: an expired record is gone, and
-	// the session's workflow starts again from the initial state.
+	// (a sliding expiry), except the records of live sessions
+	// ([MemoryStore.Keep]), which live until they are deleted. A negative
+	// TTL keeps every record until it is deleted. Default 24 hours.
 	TTL time.Duration
 	// Now returns the current time; default time.Now. For tests.
 	Now func() time.Time
 }
 
-// MemoryStore is a [Store] in process memory: bounded (LRU) with a sliding
-// TTL. It suits stdio and single-instance servers; servers behind several
-// instances need a shared store. The zero value is not usable; call
-// [NewMemoryStore].
+// MemoryStore is a [Store] in process memory, bounded in records and bytes,
+// with a sliding TTL. It suits stdio and single-instance servers; servers
+// behind several instances need a shared store. The zero value is not
+// usable; call [NewMemoryStore].
 type MemoryStore struct {
-	mu      sync.Mutex
-	max     int
-	ttl     time.Duration
-	now     func() time.Time
-	seq     uint64 // last version handed out, for every key: versions are never reused
-	entries map[string]*list.Element
-	lru     list.List // of *memEntry, most recently used at the front
+	mu       sync.Mutex
+	max      int
+	maxBytes int64
+	ttl      time.Duration // < 0: no expiry
+	now      func() time.Time
+	seq      uint64 // last version handed out, for every key: versions are never reused
+	bytes    int64
+	entries  map[string]*memEntry
+	kept     map[string]bool
+	byUse    list.List // of *memEntry that may expire, most recently used at the front
 }
 
 type memEntry struct {
@@ -85,7 +118,10 @@ type memEntry struct {
 	data    []byte
 	version uint64
 	expires time.Time
+	el      *list.Element // in byUse; nil for kept records
 }
+
+var _ Keeper = (*MemoryStore)(nil)
 
 // NewMemoryStore returns an empty MemoryStore. opts may be nil.
 func NewMemoryStore(opts *MemoryStoreOptions) *MemoryStore {
@@ -94,82 +130,124 @@ func NewMemoryStore(opts *MemoryStoreOptions) *MemoryStore {
 		o = *opts
 	}
 	if o.MaxEntries <= 0 {
-		o.MaxEntries = 10_000
+		o.MaxEntries = 100_000
 	}
-	if o.TTL <= 0 {
-		o.TTL = time.Hour
+	if o.MaxBytes <= 0 {
+		o.MaxBytes = 256 << 20
+	}
+	if o.TTL == 0 {
+		o.TTL = 24 * time.Hour
 	}
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	return &MemoryStore{max: o.MaxEntries, ttl: o.TTL, now: o.Now, entries: map[string]*list.Element{}}
+	return &MemoryStore{max: o.MaxEntries, maxBytes: o.MaxBytes, ttl: o.TTL, now: o.Now, entries: map[string]*memEntry{}, kept: map[string]bool{}}
 }
 
-// Load implements [Store]. A hit refreshes the record's expiry and makes it
-// the most recently used.
+// expired reports whether e has expired at now.
+func (s *MemoryStore) expired(e *memEntry, now time.Time) bool {
+	return e.el != nil && s.ttl >= 0 && !now.Before(e.expires)
+}
+
+// used refreshes e's expiry at now.
+func (s *MemoryStore) used(e *memEntry, now time.Time) {
+	if e.el != nil {
+		e.expires = now.Add(s.ttl)
+		s.byUse.MoveToFront(e.el)
+	}
+}
+
+// Load implements [Store]. A hit refreshes the record's expiry.
 func (s *MemoryStore) Load(_ context.Context, key string) ([]byte, uint64, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	el, ok := s.entries[key]
+	e, ok := s.entries[key]
 	if !ok {
 		return nil, 0, nil
 	}
-	e := el.Value.(*memEntry)
 	now := s.now()
-	if !now.Before(e.expires) {
-		s.remove(el)
+	if s.expired(e, now) {
+		s.remove(e)
 		return nil, 0, nil
 	}
-	e.expires = now.Add(s.ttl)
-	s.lru.MoveToFront(el)
+	s.used(e, now)
 	return e.data, e.version, nil
 }
 
-// CompareAndSwap implements [Store].
+// CompareAndSwap implements [Store]. Creating a record in a full store
+// fails with an error that matches [ErrStoreFull].
 func (s *MemoryStore) CompareAndSwap(_ context.Context, key string, old uint64, data []byte) (uint64, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.now()
-	el, ok := s.entries[key]
-	if ok && !now.Before(el.Value.(*memEntry).expires) {
-		s.remove(el)
+	e, ok := s.entries[key]
+	if ok && s.expired(e, now) {
+		s.remove(e)
 		ok = false
 	}
 	var cur uint64
 	if ok {
-		cur = el.Value.(*memEntry).version
+		cur = e.version
 	}
 	if cur != old {
 		return 0, ErrConflict
 	}
-	s.seq++
 	if ok {
-		e := el.Value.(*memEntry)
-		e.data, e.version, e.expires = data, s.seq, now.Add(s.ttl)
-		s.lru.MoveToFront(el)
+		s.bytes += int64(len(data) - len(e.data))
+		e.data = data
+		s.seq++
+		e.version = s.seq
+		s.used(e, now)
 		return s.seq, nil
 	}
-	s.entries[key] = s.lru.PushFront(&memEntry{key: key, data: data, version: s.seq, expires: now.Add(s.ttl)})
-	// The expiry is sliding, so the least recently used records are also
-	// the first to expire: drop expired ones from the back, then evict.
-	for s.lru.Len() > 0 {
-		back := s.lru.Back()
-		if s.lru.Len() <= s.max && now.Before(back.Value.(*memEntry).expires) {
-			break
-		}
-		s.remove(back)
+	s.dropExpired(now)
+	if len(s.entries) >= s.max || s.bytes+int64(len(data)) > s.maxBytes {
+		return 0, ErrStoreFull
 	}
+	s.seq++
+	e = &memEntry{key: key, data: data, version: s.seq, expires: now.Add(s.ttl)}
+	if !s.kept[key] && s.ttl >= 0 {
+		e.el = s.byUse.PushFront(e)
+	}
+	s.entries[key] = e
+	s.bytes += int64(len(data))
 	return s.seq, nil
 }
 
-// Delete implements [Store].
+// dropExpired removes the expired records. The expiry is sliding, so the
+// least recently used records are the first to expire: they are at the
+// back.
+func (s *MemoryStore) dropExpired(now time.Time) {
+	for s.byUse.Len() > 0 {
+		e := s.byUse.Back().Value.(*memEntry)
+		if !s.expired(e, now) {
+			return
+		}
+		s.remove(e)
+	}
+}
+
+// Delete implements [Store]. It also ends a [MemoryStore.Keep].
 func (s *MemoryStore) Delete(_ context.Context, key string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if el, ok := s.entries[key]; ok {
-		s.remove(el)
+	if e, ok := s.entries[key]; ok {
+		s.remove(e)
 	}
+	delete(s.kept, key)
 	return nil
+}
+
+// Keep implements [Keeper]: the record under key (now or once it is
+// created) does not expire until it is deleted.
+func (s *MemoryStore) Keep(key string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.kept[key] = true
+	if e, ok := s.entries[key]; ok && e.el != nil {
+		s.byUse.Remove(e.el)
+		e.el = nil
+	}
 }
 
 // Len returns the number of records held, expired ones not yet dropped
@@ -177,10 +255,13 @@ func (s *MemoryStore) Delete(_ context.Context, key string) error {
 func (s *MemoryStore) Len() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.lru.Len()
+	return len(s.entries)
 }
 
-func (s *MemoryStore) remove(el *list.Element) {
-	delete(s.entries, el.Value.(*memEntry).key)
-	s.lru.Remove(el)
+func (s *MemoryStore) remove(e *memEntry) {
+	delete(s.entries, e.key)
+	if e.el != nil {
+		s.byUse.Remove(e.el)
+	}
+	s.bytes -= int64(len(e.data))
 }

@@ -2,6 +2,7 @@ package mcpbind_test
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"testing"
 	"time"
@@ -72,33 +73,79 @@ func TestMemoryStoreTTL(t *testing.T) {
 	}
 }
 
-func TestMemoryStoreLRU(t *testing.T) {
+// TestMemoryStoreNeverEvicts: a full store refuses new records (by count
+// and by bytes) instead of evicting live ones; updates still work, and
+// expired records make room.
+func TestMemoryStoreNeverEvicts(t *testing.T) {
 	ctx := context.Background()
-	s := mcpbind.NewMemoryStore(&mcpbind.MemoryStoreOptions{MaxEntries: 3})
+	clock := &fakeClock{t: time.Unix(1_000_000, 0)}
+	s := mcpbind.NewMemoryStore(&mcpbind.MemoryStoreOptions{MaxEntries: 3, MaxBytes: 100, TTL: time.Minute, Now: clock.Now})
 	for _, k := range []string{"a", "b", "c"} {
 		if _, err := s.CompareAndSwap(ctx, k, 0, []byte(k)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, _, err := s.Load(ctx, "a"); err != nil { // a is now the most recently used
-		t.Fatal(err)
+	if _, err := s.CompareAndSwap(ctx, "d", 0, []byte("d")); !errors.Is(err, mcpbind.ErrStoreFull) {
+		t.Fatalf("a fourth record: %v, want ErrStoreFull", err)
 	}
-	if _, err := s.CompareAndSwap(ctx, "d", 0, []byte("d")); err != nil {
-		t.Fatal(err)
-	}
-	if s.Len() != 3 {
-		t.Fatalf("Len = %d, want 3", s.Len())
-	}
-	for k, want := range map[string]bool{"a": true, "b": false, "c": true, "d": true} {
-		d, _, _ := s.Load(ctx, k)
-		if (d != nil) != want {
-			t.Errorf("%s present = %v, want %v (b was the least recently used)", k, d != nil, want)
+	for _, k := range []string{"a", "b", "c"} {
+		if d, _, _ := s.Load(ctx, k); string(d) != k {
+			t.Fatalf("%s was evicted: %q", k, d)
 		}
 	}
-	// Updating a record does not grow the store.
-	_, v, _ := s.Load(ctx, "d")
-	if _, err := s.CompareAndSwap(ctx, "d", v, []byte("d2")); err != nil || s.Len() != 3 {
-		t.Fatalf("update: %v, Len %d", err, s.Len())
+	_, v, _ := s.Load(ctx, "c")
+	if _, err := s.CompareAndSwap(ctx, "c", v, []byte("c2")); err != nil || s.Len() != 3 {
+		t.Fatalf("update in a full store: %v, Len %d", err, s.Len())
+	}
+	// Expired records make room.
+	clock.Add(50 * time.Second)
+	if _, _, err := s.Load(ctx, "a"); err != nil {
+		t.Fatal(err)
+	}
+	clock.Add(20 * time.Second) // b and c expired, a was used 20 s ago
+	if _, err := s.CompareAndSwap(ctx, "d", 0, []byte("d")); err != nil {
+		t.Fatalf("after b and c expired: %v", err)
+	}
+	if d, _, _ := s.Load(ctx, "a"); string(d) != "a" {
+		t.Fatalf("a: %q", d)
+	}
+	// The byte bound.
+	if _, err := s.CompareAndSwap(ctx, "e", 0, make([]byte, 99)); !errors.Is(err, mcpbind.ErrStoreFull) {
+		t.Fatalf("a record past MaxBytes: %v", err)
+	}
+	if _, err := s.CompareAndSwap(ctx, "e", 0, make([]byte, 90)); err != nil {
+		t.Fatalf("a record within MaxBytes: %v", err)
+	}
+}
+
+// TestMemoryStoreKeep: a kept record (a live session's) does not expire;
+// Delete ends the keep.
+func TestMemoryStoreKeep(t *testing.T) {
+	ctx := context.Background()
+	clock := &fakeClock{t: time.Unix(1_000_000, 0)}
+	s := mcpbind.NewMemoryStore(&mcpbind.MemoryStoreOptions{TTL: time.Minute, Now: clock.Now})
+	s.Keep("session")
+	for _, k := range []string{"session", "handle"} {
+		if _, err := s.CompareAndSwap(ctx, k, 0, []byte(k)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	clock.Add(time.Hour)
+	if d, _, _ := s.Load(ctx, "handle"); d != nil {
+		t.Fatalf("the handle's record did not expire: %q", d)
+	}
+	if d, _, _ := s.Load(ctx, "session"); string(d) != "session" {
+		t.Fatalf("the kept record expired: %q", d)
+	}
+	if err := s.Delete(ctx, "session"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.CompareAndSwap(ctx, "session", 0, []byte("again")); err != nil {
+		t.Fatal(err)
+	}
+	clock.Add(time.Hour)
+	if d, _, _ := s.Load(ctx, "session"); d != nil {
+		t.Fatalf("Delete did not end the keep: %q", d)
 	}
 }
 

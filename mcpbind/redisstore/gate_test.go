@@ -274,3 +274,91 @@ func noteCode(res *mcp.CallToolResult) string {
 	_ = json.Unmarshal(b, &n)
 	return n.Code
 }
+
+// TestExpiredWorkflowRefused: a session whose workflow expired from Redis
+// (unused for longer than the TTL) is refused with CodeWorkflowExpired,
+// and a handle's with CodeUnknownWorkflow; neither starts again. A call
+// within the TTL keeps the record alive.
+func TestExpiredWorkflowRefused(t *testing.T) {
+	t.Parallel()
+	client := redistest.Start(t)
+	const ttl = 300 * time.Millisecond
+	m, err := statechart.Compile([]byte(`{"id": "once", "initial": "a", "states": {
+		"a": {"on": {"CLAIM": "b"}, "meta": {"mcp": {"tools": ["claim", "peek"], "events": {"claim": "CLAIM"}}}},
+		"b": {"meta": {"mcp": {"tools": ["peek"]}}}}}`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := mcpbind.New(m.Engine(), &mcpbind.Options{
+		Store:  redisstore.New(client, &redisstore.Options{TTL: ttl, Prefix: "test:expiry:"}),
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	server := mcp.NewServer(&mcp.Implementation{Name: "once", Version: "1"}, nil)
+	var claims atomic.Int32
+	for _, name := range []string{"claim", "peek"} {
+		server.AddTool(&mcp.Tool{Name: name, InputSchema: json.RawMessage(`{"type":"object"}`)},
+			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				if name == "claim" {
+					claims.Add(1)
+				}
+				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok"}}}, nil
+			})
+	}
+	g.Attach(server)
+	ctx := context.Background()
+	connect := func(protocol string) *mcp.ClientSession {
+		ct, st := mcp.NewInMemoryTransports()
+		if _, err := server.Connect(ctx, st, nil); err != nil {
+			t.Fatal(err)
+		}
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, nil).Connect(ctx, ct, &mcp.ClientSessionOptions{ProtocolVersion: protocol})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = cs.Close() })
+		return cs
+	}
+	code := func(res *mcp.CallToolResult, err error) string {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !res.IsError {
+			return ""
+		}
+		var ref mcpbind.Refusal
+		b, _ := json.Marshal(res.StructuredContent)
+		_ = json.Unmarshal(b, &ref)
+		return ref.Code
+	}
+	session := connect("2025-11-25")
+	if c := code(session.CallTool(ctx, &mcp.CallToolParams{Name: "claim"})); c != "" {
+		t.Fatalf("claim: %s", c)
+	}
+	// Calls within the TTL keep the record alive past its first expiry.
+	for range 4 {
+		time.Sleep(ttl / 2)
+		if c := code(session.CallTool(ctx, &mcp.CallToolParams{Name: "peek"})); c != "" {
+			t.Fatalf("peek within the TTL: %s", c)
+		}
+	}
+	time.Sleep(2 * ttl)
+	if c := code(session.CallTool(ctx, &mcp.CallToolParams{Name: "claim"})); c != mcpbind.CodeWorkflowExpired {
+		t.Fatalf("claim after expiry: %q, want %s", c, mcpbind.CodeWorkflowExpired)
+	}
+	if n := claims.Load(); n != 1 {
+		t.Fatalf("claim ran %d times", n)
+	}
+	handles := connect("2026-07-28")
+	res, err := handles.CallTool(ctx, &mcp.CallToolParams{Name: "workflow_start"})
+	if err != nil || res.IsError {
+		t.Fatalf("workflow_start: %v %v", err, res)
+	}
+	id := res.StructuredContent.(map[string]any)["workflow_id"].(string)
+	time.Sleep(2 * ttl)
+	if c := code(handles.CallTool(ctx, &mcp.CallToolParams{Name: "claim", Arguments: map[string]any{"workflow_id": id}})); c != mcpbind.CodeUnknownWorkflow {
+		t.Fatalf("claim with an expired handle: %q", c)
+	}
+}

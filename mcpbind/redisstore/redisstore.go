@@ -18,9 +18,13 @@
 //
 // A record is a Redis hash under Options.Prefix + key with two fields: "v",
 // the version (decimal), and "d", the data. The whole hash expires after
-// Options.TTL; every write sets the expiry again. A load does not refresh
-// it (loads are plain HMGET commands), so choose a TTL longer than the
-// longest time a live session may go without a transition.
+// Options.TTL without use: every write, and every load of a record, sets
+// the expiry again (a load is one small script: HMGET, then PEXPIRE if the
+// record has data). A session's gated calls all load its record, so a
+// workflow expires only after it went unused for the TTL; the gate then
+// refuses its calls (mcpbind.CodeWorkflowExpired, or
+// mcpbind.CodeUnknownWorkflow for a handle) rather than starting it
+// again. Choose a TTL longer than the longest pause of a live session.
 //
 // # Compare-and-swap
 //
@@ -66,6 +70,7 @@ package redisstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -80,9 +85,9 @@ const DefaultTTL = 24 * time.Hour
 
 // Options configures [New]. The zero value (or nil) means the defaults.
 type Options struct {
-	// TTL is how long a record lives after its last write (a delete
-	// included: the tombstone keeps the expiry it had). Default
-	// [DefaultTTL]. It is rounded up to whole milliseconds.
+	// TTL is how long a record lives after it was last loaded or written
+	// (a tombstone keeps the expiry it had when its record was deleted).
+	// Default [DefaultTTL]. It is rounded up to whole milliseconds.
 	TTL time.Duration
 	// Prefix starts the Redis key of every record: the Redis key is
 	// Prefix + the gate's key. The gate's keys already start with
@@ -166,11 +171,26 @@ redis.call("PEXPIRE", KEYS[1], ARGV[3])
 return {1, vs}
 `)
 
+// loadScript reads a record and, if it has data, refreshes its expiry.
+//
+//	KEYS[1]  the record's key
+//	ARGV[1]  the TTL in milliseconds
+//
+// It returns the HMGET reply: {version or false, data or false}.
+var loadScript = redis.NewScript(`
+local r = redis.call("HMGET", KEYS[1], "v", "d")
+if r[2] then
+	redis.call("PEXPIRE", KEYS[1], ARGV[1])
+end
+return r
+`)
+
 // Load implements [mcpbind.Store]. A missing key, a deleted record (a
-// tombstone) and an expired one give nil, 0 and no error.
+// tombstone) and an expired one give nil, 0 and no error. Loading a record
+// refreshes its expiry.
 func (s *Store) Load(ctx context.Context, key string) ([]byte, uint64, error) {
-	vals, err := s.client.HMGet(ctx, s.prefix+key, fieldVersion, fieldData).Result()
-	if err != nil {
+	vals, err := loadScript.Run(ctx, s.client, []string{s.prefix + key}, s.ttlMS).Slice()
+	if err != nil && !errors.Is(err, redis.Nil) {
 		return nil, 0, fmt.Errorf("redisstore: loading %q: %w", key, err)
 	}
 	if len(vals) != 2 || vals[1] == nil {

@@ -83,6 +83,7 @@ func TestTTL(t *testing.T) {
 	}
 	time.Sleep(time.Until(t1.Add(ttl + 50*time.Millisecond))) // past the first write's expiry
 	d, v, err := s.Load(ctx, "k")
+	t3 := time.Now()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,8 +91,12 @@ func TestTTL(t *testing.T) {
 		if string(d) != "b" || v != v2 {
 			t.Fatalf("Load before the TTL = %q, %d; a write must refresh the expiry", d, v)
 		}
+		// A load refreshes the expiry too.
+		if pttl, err := client.PTTL(ctx, s.Key("k")).Result(); err != nil || pttl <= ttl-time.Since(t3)-50*time.Millisecond {
+			t.Fatalf("PTTL after a load = %v, %v; want about %v: a load must refresh the expiry", pttl, err, ttl)
+		}
 	}
-	time.Sleep(time.Until(t2.Add(ttl + 50*time.Millisecond)))
+	time.Sleep(time.Until(t3.Add(ttl + 50*time.Millisecond)))
 	if d, v, err := s.Load(ctx, "k"); d != nil || v != 0 || err != nil {
 		t.Fatalf("Load after the TTL = %q, %d, %v; want nil, 0, nil", d, v, err)
 	}
