@@ -90,7 +90,9 @@ func (g *Gate) middleware(a *attachment) mcp.Middleware {
 			case "initialize":
 				res, err := next(ctx, method, req)
 				if ir, ok := res.(*mcp.InitializeResult); ok && err == nil && ir != nil {
-					return advertise(ir), nil
+					// A session that ends with its request receives no
+					// list_changed from the gate: none is advertised.
+					return advertise(ir, !g.ephemeral(req)), nil
 				}
 				return res, err
 			case "tools/list":
@@ -107,31 +109,83 @@ func (g *Gate) middleware(a *attachment) mcp.Middleware {
 	}
 }
 
-// advertise returns the initialize result with tools.listChanged set.
-func advertise(ir *mcp.InitializeResult) *mcp.InitializeResult {
+// advertise returns the initialize result with tools.listChanged set as
+// given.
+func advertise(ir *mcp.InitializeResult, listChanged bool) *mcp.InitializeResult {
 	out := *ir
 	var caps mcp.ServerCapabilities
 	if ir.Capabilities != nil {
 		caps = *ir.Capabilities
 	}
-	caps.Tools = &mcp.ToolCapabilities{ListChanged: true}
+	caps.Tools = &mcp.ToolCapabilities{ListChanged: listChanged}
 	out.Capabilities = &caps
 	return &out
 }
 
-// sessionless reports whether a request follows a protocol without
-// sessions (2026-07-28 or later), where lists must not vary per connection.
-func sessionless(req interface{ ProtocolVersion() string }) bool {
-	return req.ProtocolVersion() >= sessionlessVersion
+// keying says how the workflow of a request is named.
+type keying uint8
+
+const (
+	bySession keying = iota // its session's own workflow
+	byHandle                // the workflow its workflow_id names
+	// unkeyed: HandlesNever, and the request has no session that outlives
+	// it (stateless HTTP): every gated call is refused.
+	unkeyed
+)
+
+// keyingOf decides how a request's workflow is named, from the gate's
+// HandleMode, the request's protocol and its transport:
+//
+//   - a request of protocol 2026-07-28 or later has no session;
+//   - a request that came over HTTP in a session without an id has a
+//     session that ends with the request: a stateless Streamable HTTP
+//     server (StreamableHTTPOptions.Stateless) makes one per request. A
+//     workflow keyed by it would start afresh at every request, so such
+//     requests use handles whatever their protocol, unless
+//     Options.SessionKey names their workflow;
+//   - otherwise (stdio, in-memory, stateful HTTP) the session carries the
+//     workflow.
+func (g *Gate) keyingOf(req mcp.Request) keying {
+	switch {
+	case g.handles == HandlesAlways:
+		return byHandle
+	case g.ephemeral(req):
+		if g.handles == HandlesNever {
+			return unkeyed
+		}
+		return byHandle
+	case g.handles == HandlesAuto && newProtocol(req):
+		return byHandle
+	}
+	return bySession
 }
 
-// useHandles reports whether a request's workflow is named by a handle.
-func (g *Gate) useHandles(req interface{ ProtocolVersion() string }) bool {
-	switch g.handles {
-	case HandlesAlways:
-		return true
-	case HandlesNever:
-		return false
+// ephemeral reports whether a request's session ends with it: it came
+// over HTTP, its session has no id, and SessionKey gives it no name.
+func (g *Gate) ephemeral(req mcp.Request) bool {
+	ss, _ := req.GetSession().(*mcp.ServerSession)
+	extra := req.GetExtra()
+	return ss != nil && extra != nil && extra.Header != nil && g.sessionName(ss) == ""
+}
+
+// newProtocol reports whether a request follows protocol 2026-07-28 or
+// later, which has no sessions and where tool lists must not vary per
+// connection. The version is the one in the request's own _meta: a client
+// that asked for 2026-07-28 in an initialize handshake was answered with
+// an older version (the handshake cannot negotiate a newer one), and
+// follows that one.
+func newProtocol(req mcp.Request) bool {
+	var meta map[string]any
+	switch r := req.(type) {
+	case *mcp.CallToolRequest:
+		if r.Params != nil {
+			meta = r.Params.Meta
+		}
+	case *mcp.ListToolsRequest:
+		if r.Params != nil {
+			meta = r.Params.Meta
+		}
 	}
-	return sessionless(req)
+	v, _ := meta[mcp.MetaKeyProtocolVersion].(string)
+	return v >= sessionlessVersion
 }

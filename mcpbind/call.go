@@ -34,8 +34,11 @@ type gatedCall struct {
 	info    *toolInfo      // how the tool is gated; unboundInfo for the workflow tools
 	wf      *workflowTools // the attachment's workflow tools, if any
 	target  target
-	handles bool
-	args    arguments // the call's arguments, checked and decoded
+	handles bool // the workflow is named by a handle
+	// listsVary: the session's tool list follows its workflow, and it gets
+	// list_changed (sessions of protocols before 2026-07-28).
+	listsVary bool
+	args      arguments // the call's arguments, checked and decoded
 	// event is the event workflow_transition sends (callTransition).
 	event statechart.Event
 }
@@ -98,7 +101,7 @@ func (g *Gate) resolve(ctx context.Context, next mcp.MethodHandler, a *attachmen
 	c := &gatedCall{a: a, next: next, req: req, name: req.Params.Name, rules: g.rules.Load(), info: unboundInfo, wf: a.wf.Load()}
 	switch {
 	case c.name == g.start && g.start != "":
-		res, err := g.startCall(ctx, next, req, g.useHandles(req))
+		res, err := g.startCall(ctx, next, req, g.keyingOf(req) == byHandle)
 		return nil, res, err
 	case c.wf != nil && c.name == c.wf.statusName:
 		c.kind = callStatus
@@ -112,12 +115,17 @@ func (g *Gate) resolve(ctx context.Context, next mcp.MethodHandler, a *attachmen
 		}
 	}
 	c.target = target{ss: req.Session}
-	if c.handles = g.useHandles(req); c.handles {
+	switch g.keyingOf(req) {
+	case byHandle:
 		id, stripped, refusal := g.takeHandle(ctx, next, req)
 		if refusal != nil {
 			return nil, refusal, nil
 		}
-		c.target.handle, c.req = id, stripped
+		c.handles, c.target.handle, c.req = true, id, stripped
+	case unkeyed:
+		return nil, nil, g.unkeyed()
+	default:
+		c.listsVary = !newProtocol(req)
 	}
 	return c, nil, nil
 }
@@ -154,6 +162,16 @@ func succeeded(res mcp.Result, err error) (*mcp.CallToolResult, bool) {
 		return cr, false
 	}
 	return cr, true
+}
+
+// unkeyed is the JSON-RPC error of a gated call that no workflow can be
+// kept for: HandlesNever on a server that makes a session per request.
+func (g *Gate) unkeyed() error {
+	if g.unkeyedLogged.CompareAndSwap(false, true) {
+		g.log.Error("mcpbind: the server makes a new session for every request (stateless Streamable HTTP) and Options.Handles is HandlesNever, so no workflow can outlive a request: every gated call is refused. Use HandlesAuto or HandlesAlways, or name workflows with Options.SessionKey; logged once")
+	}
+	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError,
+		Message: "this server cannot keep a workflow between requests (stateless, without workflow handles); the tool was not run"}
 }
 
 // unavailable is the JSON-RPC error of a call or list the gate could not

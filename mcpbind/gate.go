@@ -184,6 +184,7 @@ type Gate struct {
 	jsonPatterns    []pattern
 
 	noLayerWarned atomic.Bool // the misordering of the chain was logged
+	unkeyedLogged atomic.Bool // HandlesNever on a stateless server was logged
 
 	initial       *view // the initial state, shared by sessions without a record
 	initialTimers bool  // the initial state has pending delayed events: persist it per session

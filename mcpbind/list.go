@@ -28,31 +28,43 @@ func (g *Gate) list(ctx context.Context, next mcp.MethodHandler, a *attachment, 
 		cursor = req.Params.Cursor
 	}
 	memo := g.listInfos(r, cursor, lr.Tools)
-	if g.useHandles(req) {
+	switch k := g.keyingOf(req); {
+	case k == byHandle:
 		out := *lr
 		out.Tools = g.handleList(memo, a.wf.Load())
 		return &out, nil
-	}
-	if !memo.gated || sessionless(req) {
+	case k == unkeyed:
+		// Its gated tools are refused: only the others are listed.
+		return ungatedList(lr, memo), nil
+	case !memo.gated || newProtocol(req):
 		return res, nil
 	}
 	v, err := g.load(ctx, target{ss: req.Session})
 	filtered := *lr
 	switch {
 	case errors.Is(err, ErrWorkflowExpired):
-		// Its gated tools are refused: only the others are listed.
-		filtered.Tools = nil
-		for i, ti := range memo.infos {
-			if ti.mode == modeUnbound {
-				filtered.Tools = append(filtered.Tools, lr.Tools[i])
-			}
-		}
+		return ungatedList(lr, memo), nil
 	case err != nil:
 		return nil, g.unavailable(err, false)
 	default:
 		filtered.Tools = g.filter(ctx, memo, v, lr.Tools)
 	}
+	// The list depends on the session's workflow: only this client may
+	// cache it, and only until it changes (list_changed).
+	filtered.CacheScope, filtered.TTLMs = "private", 0
 	return &filtered, nil
+}
+
+// ungatedList returns a list with only the tools that are not gated.
+func ungatedList(lr *mcp.ListToolsResult, memo *listMemo) *mcp.ListToolsResult {
+	out := *lr
+	out.Tools = nil
+	for i, ti := range memo.infos {
+		if ti.mode == modeUnbound {
+			out.Tools = append(out.Tools, lr.Tools[i])
+		}
+	}
+	return &out
 }
 
 // filter returns the visible tools of a list. Without "can" tools and

@@ -74,7 +74,7 @@ func (g *Gate) toolsChanged(ctx context.Context, c *gatedCall, from, to *view) b
 		return false
 	}
 	changed := !g.signature(ctx, c.rules, from).equal(g.signature(ctx, c.rules, to))
-	if changed && c.a.send != nil && !c.handles && !sessionless(c.req) {
+	if changed && c.a.send != nil && c.listsVary {
 		// The notification goes to this session only, on the request's
 		// context (over Streamable HTTP: on the POST's stream), before the
 		// result.
