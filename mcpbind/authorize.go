@@ -39,11 +39,31 @@ func (g *Gate) authorize(ctx context.Context, c *gatedCall, v *view) *verdict {
 	if c.info.event != "" {
 		// What the event will do is decided once the tool has run, with
 		// its result; what can fail without the result fails now.
-		if _, err := g.engine.Send(ctx, v.state, g.event(c.info.event, c.name, c.input(), nil), g.now()); err != nil {
+		ns, err := g.engine.Send(ctx, v.state, g.event(c.info.event, c.name, c.input(), nil), g.now())
+		if err != nil {
 			return g.refuseEvent(ctx, c, v, err)
 		}
+		return g.checkRecordSize(ctx, c, v, ns)
 	}
 	return nil
+}
+
+// checkRecordSize refuses a call after which the workflow's record would
+// be larger than Options.MaxRecordBytes: ns is the state its event gives
+// (without the tool's result, not known yet).
+func (g *Gate) checkRecordSize(ctx context.Context, c *gatedCall, v *view, ns statechart.State) *verdict {
+	if ns == v.state {
+		return nil // the event changes nothing
+	}
+	snap, err := ns.MarshalJSON()
+	if err != nil {
+		return g.refuseEvent(ctx, c, v, err)
+	}
+	size := len(snap) + v.rec.historyBytes() + maxEntryBytes
+	if size <= g.maxRecord {
+		return nil
+	}
+	return g.refuseArguments(ctx, c, fmt.Sprintf("after its event the workflow's record would take about %d bytes, more than the %d this server keeps for a workflow", size, g.maxRecord))
 }
 
 // checkArguments refuses arguments the gate could not record: larger than

@@ -100,3 +100,74 @@ func TestEventErrorRefusedBeforeRun(t *testing.T) {
 		t.Fatalf("good call: %s, runs %d, state %v", resultText(res), f.ran("go"), stateOf(t, f, c))
 	}
 }
+
+// recordSize returns the size of the record the store holds for a
+// session's workflow.
+func recordSize(t *testing.T, store *mcpbind.MemoryStore, f *fixture, c *client) int {
+	t.Helper()
+	w, err := f.gate.SessionWorkflow(context.Background(), c.ss)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _, err := store.Load(context.Background(), w.Key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(data)
+}
+
+// TestRecordBoundedWithLargeArguments: twenty calls with 500 KB arguments
+// leave a small record (the history keeps digests of large values); before,
+// they made a 10 MB record that every later call decoded.
+func TestRecordBoundedWithLargeArguments(t *testing.T) {
+	store := mcpbind.NewMemoryStore(nil)
+	f := newFixture(t, counterEngine(t), &mcpbind.Options{Store: store}, "inc")
+	if err := f.gate.Bind("inc", mcpbind.Binding{States: []string{"open"}, Event: "INC"}); err != nil {
+		t.Fatal(err)
+	}
+	c := f.connect(t, "2025-11-25")
+	big := map[string]any{"data": strings.Repeat("x", 500_000)}
+	for range 20 {
+		if res := c.call("inc", big); res.IsError {
+			t.Fatal(resultText(res))
+		}
+	}
+	if n := recordSize(t, store, f, c); n > 64<<10 {
+		t.Fatalf("the record takes %d bytes after 20 calls with 500 KB arguments", n)
+	}
+	w, err := f.gate.SessionWorkflow(context.Background(), c.ss)
+	if err != nil || len(w.History) != 20 {
+		t.Fatalf("history: %v %v", w, err)
+	}
+	in, _ := w.History[0].Event.Data["input"].(map[string]any)
+	if d, ok := in["$digest"].(map[string]any); !ok || d["bytes"].(float64) < 500_000 {
+		t.Fatalf("the history keeps %v of the input", w.History[0].Event.Data["input"])
+	}
+}
+
+// TestRecordBoundRefusesBeforeRun: a machine that copies each call's
+// arguments into its context grows its record; the call that would take
+// it past MaxRecordBytes is refused with CodeTooLarge before running, and
+// the workflow stays as it was.
+func TestRecordBoundRefusesBeforeRun(t *testing.T) {
+	store := mcpbind.NewMemoryStore(nil)
+	engine := compile(t, "full", `{"id": "keep", "initial": "open", "context": {"items": []}, "states": {
+		"open": {"on": {"ADD": {"actions": {"type": "xstate.assign", "params": {"items": {"$push": {"$ref": "event.input.data"}}}}}},
+		         "meta": {"mcp": {"tools": ["add"], "events": {"add": "ADD"}}}}}}`, nil)
+	f := newFixture(t, engine, &mcpbind.Options{Store: store, MaxRecordBytes: 1 << 20}, "add")
+	c := f.connect(t, "2025-11-25")
+	item := map[string]any{"data": strings.Repeat("x", 300_000)}
+	for range 3 {
+		if res := c.call("add", item); res.IsError {
+			t.Fatal(resultText(res))
+		}
+	}
+	before := recordSize(t, store, f, c)
+	res := c.call("add", item)
+	if ref := refusal(t, res); ref.Code != mcpbind.CodeTooLarge || !strings.Contains(resultText(res), "workflow's record would take about") {
+		t.Fatalf("fourth add: %+v %s", ref, resultText(res))
+	}
+	if f.ran("add") != 3 || recordSize(t, store, f, c) != before {
+		t.Fatalf("runs %d; record %d bytes, was %d", f.ran("add"), recordSize(t, store, f, c), before)
+	}
+}

@@ -77,6 +77,13 @@ type Options struct {
 	// JSON; a larger call is refused with CodeTooLarge without running.
 	// Default 1 MiB.
 	MaxArgumentBytes int
+	// MaxRecordBytes bounds the size of a workflow's record in the store
+	// (its state, context included, and its run history, whose entries
+	// keep large values as digests). A call after which the record would
+	// be larger is refused with CodeTooLarge without running. The call's
+	// result is not known then: a machine that copies results into its
+	// context may exceed the bound by one result. Default 4 MiB.
+	MaxRecordBytes int
 
 	// Handles says when workflows are keyed by explicit handles instead of
 	// sessions (see the package documentation, "Workflow handles"). Default
@@ -166,6 +173,7 @@ type Gate struct {
 	leaseTTL   time.Duration
 	busyWait   time.Duration
 	maxArgs    int
+	maxRecord  int
 	leases     leaseWatchers // calls waiting for a lease
 	handles    HandleMode    // when workflows are keyed by handles
 	start      string        // the start tool's name ("" with HandlesNever)
@@ -267,6 +275,7 @@ func New(engine statechart.Engine, opts *Options) (*Gate, error) {
 		leaseTTL:   o.LeaseTTL,
 		busyWait:   o.BusyWait,
 		maxArgs:    o.MaxArgumentBytes,
+		maxRecord:  o.MaxRecordBytes,
 		handles:    o.Handles,
 		start:      o.StartTool,
 		startLimit: newStartLimiter(o.StartLimit),
@@ -317,6 +326,9 @@ func New(engine statechart.Engine, opts *Options) (*Gate, error) {
 	}
 	if g.maxArgs <= 0 {
 		g.maxArgs = 1 << 20
+	}
+	if g.maxRecord <= 0 {
+		g.maxRecord = 4 << 20
 	}
 	var rnd [8]byte
 	_, _ = rand.Read(rnd[:])

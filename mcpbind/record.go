@@ -45,11 +45,7 @@ func (l *lease) live(now time.Time) bool { return l != nil && now.Before(l.Until
 // encode writes the record. Its history entries are kept encoded, so a
 // transition costs one entry's encoding, not the whole history's.
 func (r *record) encode() []byte {
-	n := len(r.snap) + 32
-	for _, h := range r.history {
-		n += len(h) + 1
-	}
-	b := make([]byte, 0, n)
+	b := make([]byte, 0, len(r.snap)+r.historyBytes()+32)
 	b = append(b, `{"state":`...)
 	b = append(b, r.snap...)
 	if len(r.calls) > 0 {
@@ -152,6 +148,20 @@ func carryCalls(calls map[string]int, active func(id string) bool) map[string]in
 		}
 	}
 	return out
+}
+
+// maxEntryBytes bounds the size of one history entry: its tool and event
+// names, and five values of at most maxHistoryValue bytes each (with
+// quoting, and a margin).
+const maxEntryBytes = 8 << 10
+
+// historyBytes returns the size of a record's history.
+func (r *record) historyBytes() int {
+	n := 0
+	for _, h := range r.history {
+		n += len(h) + 1
+	}
+	return n
 }
 
 // maxHistoryValue bounds the JSON of one value of a history entry's event
