@@ -11,11 +11,11 @@ import (
 
 // cmdDiagram draws the machine's structure. Missing guard implementations
 // do not matter for a drawing, so they are allowed.
-func cmdDiagram(args []string, stdout, stderr io.Writer) int {
+func cmdDiagram(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := newFlagSet("diagram")
 	format := fs.String("format", "mermaid", "mermaid or dot")
-	file, code := oneFile(fs, "diagram", args, stderr)
-	if code != exitOK {
+	file, code, ok := oneFile(fs, "diagram", args, stdout, stderr)
+	if !ok {
 		return code
 	}
 	var render func(*chart) string
@@ -27,7 +27,7 @@ func cmdDiagram(args []string, stdout, stderr io.Writer) int {
 	default:
 		return usageError(stderr, "diagram", fmt.Errorf("unknown format %q (mermaid or dot)", *format))
 	}
-	m, code := load(file, statechart.Options{AllowMissingGuards: true}, stderr)
+	m, code := load(file, statechart.Options{AllowMissingGuards: true}, stdin, stderr)
 	if code != exitOK {
 		return code
 	}
