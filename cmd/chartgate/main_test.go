@@ -547,7 +547,6 @@ func TestDiagramWrapsRootAndSanitizesIDs(t *testing.T) {
             my_machine_left_end_1 --> [*]
             my_machine_left_default_state --> my_machine_left_end_1 : go#58; now#59; #35;1 #37;#37;
         }
-        my_machine_left --> my_machine_right_x_start_2 : onDone
         --
         state "right" as my_machine_right {
             [*] --> my_machine_right_x
@@ -557,6 +556,7 @@ func TestDiagramWrapsRootAndSanitizesIDs(t *testing.T) {
         }
     }
     my_machine --> my_machine_left : RESET
+    my_machine_left --> my_machine_right_x_start_2 : onDone
 `, out)
 }
 
