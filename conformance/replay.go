@@ -2,7 +2,7 @@
 // whose expected snapshots were recorded from real XState v5, against
 // chartgate's engines, and reports the first difference of each case.
 //
-// The case format is described in conformance-case-format.md: a machine,
+// The case format is described in docs/conformance-case-format.md: a machine,
 // declarative guards/actions/delays, steps ({"event": {...}} or
 // {"advance": ms}) and the expected snapshot before the first step and after
 // each one. Cases live under conformance/cases/; the node program in

@@ -90,7 +90,9 @@ func newSeedServer(t *testing.T, opts *statesync.Options) (*mcp.Server, *statesy
 	return s, l
 }
 
-func connect(t *testing.T, s *mcp.Server, version string, copts *mcp.ClientOptions) *mcp.ClientSession {
+// connect connects a go-sdk client to s in memory; mws, if any, see every
+// message the client receives.
+func connect(t *testing.T, s *mcp.Server, version string, copts *mcp.ClientOptions, mws ...mcp.Middleware) *mcp.ClientSession {
 	t.Helper()
 	ctx := context.Background()
 	st, ct := mcp.NewInMemoryTransports()
@@ -99,6 +101,7 @@ func connect(t *testing.T, s *mcp.Server, version string, copts *mcp.ClientOptio
 		t.Fatal(err)
 	}
 	c := mcp.NewClient(&mcp.Implementation{Name: "client", Version: "1"}, copts)
+	c.AddReceivingMiddleware(mws...)
 	cs, err := c.Connect(ctx, ct, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		t.Fatal(err)
@@ -119,6 +122,44 @@ func call(t *testing.T, cs *mcp.ClientSession, name string, args any) *mcp.CallT
 	return res
 }
 
+// subscribe subscribes cs to uri and returns once the server has recorded
+// the subscription. Under the legacy protocol that is when
+// ClientSession.Subscribe returns (the server answers resources/subscribe
+// after recording it). Under protocol 2026-07-28 (SEP-2575) Subscribe only
+// sends subscriptions/listen and returns; the server records the
+// subscription while handling that request, concurrently with the calls
+// that follow, and then sends notifications/subscriptions/acknowledged,
+// which acked (fed by ackWatcher) passes on. A notification sent before
+// that reaches no one.
+func subscribe(t *testing.T, cs *mcp.ClientSession, uri string, acked <-chan struct{}) {
+	t.Helper()
+	if err := cs.Subscribe(context.Background(), &mcp.SubscribeParams{URI: uri}); err != nil {
+		t.Fatal(err)
+	}
+	if cs.InitializeResult().ProtocolVersion < "2026-07-28" {
+		return
+	}
+	select {
+	case <-acked:
+	case <-time.After(5 * time.Second):
+		t.Fatal("no notifications/subscriptions/acknowledged")
+	}
+}
+
+// ackWatcher is client middleware that sends on acked for each
+// notifications/subscriptions/acknowledged the client receives.
+func ackWatcher(acked chan<- struct{}) mcp.Middleware {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			res, err := next(ctx, method, req)
+			if method == "notifications/subscriptions/acknowledged" {
+				acked <- struct{}{}
+			}
+			return res, err
+		}
+	}
+}
+
 // TestEndToEnd drives the layer with the go-sdk client over in-memory
 // transports, for the newest protocol and for the last one with sessions.
 func TestEndToEnd(t *testing.T) {
@@ -130,6 +171,7 @@ func TestEndToEnd(t *testing.T) {
 				events  []statesync.Event
 			)
 			gotUpdate := make(chan struct{}, 16)
+			acked := make(chan struct{}, 16)
 			s, _ := newSeedServer(t, &statesync.Options{
 				Default: statesync.NoStore,
 				OnInvalidation: func(e statesync.Event) {
@@ -145,7 +187,7 @@ func TestEndToEnd(t *testing.T) {
 					mu.Unlock()
 					gotUpdate <- struct{}{}
 				},
-			})
+			}, ackWatcher(acked))
 			ctx := context.Background()
 
 			lt, err := cs.ListTools(ctx, nil)
@@ -175,9 +217,7 @@ func TestEndToEnd(t *testing.T) {
 				}
 			}
 
-			if err := cs.Subscribe(ctx, &mcp.SubscribeParams{URI: "statesync://stale/sprints.*"}); err != nil {
-				t.Fatal(err)
-			}
+			subscribe(t, cs, "statesync://stale/sprints.*", acked)
 
 			if got := texts(call(t, cs, "sprints_list", map[string]any{})); !slices.Equal(got, []string{""}) {
 				t.Errorf("sprints_list before = %q", got)

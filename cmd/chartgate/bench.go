@@ -13,13 +13,13 @@ import (
 // cmdBench sends the events list round and round to one actor, n events in
 // all, and reports the rate. +DURATION items move the simulated clock and
 // are not counted as events.
-func cmdBench(args []string, stdout, stderr io.Writer) int {
+func cmdBench(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := newFlagSet("bench")
 	var steps stepList
 	fs.Var(&steps, "events", "events to send")
 	n := fs.Int("n", 1_000_000, "number of events to send")
-	file, code := oneFile(fs, "bench", args, stderr)
-	if code != exitOK {
+	file, code, ok := oneFile(fs, "bench", args, stdout, stderr)
+	if !ok {
 		return code
 	}
 	if *n <= 0 {
@@ -32,7 +32,7 @@ func cmdBench(args []string, stdout, stderr io.Writer) int {
 	if !hasEvent {
 		return usageError(stderr, "bench", errors.New("--events needs at least one event"))
 	}
-	m, code := load(file, statechart.Options{}, stderr)
+	m, code := load(file, statechart.Options{}, stdin, stderr)
 	if code != exitOK {
 		return code
 	}

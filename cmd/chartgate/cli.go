@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"runtime/debug"
 	"strings"
 )
 
@@ -12,7 +13,7 @@ import (
 const (
 	exitOK    = 0
 	exitFail  = 1 // the input is invalid, or running it failed
-	exitUsage = 2 // the command line is wrong, or help was asked for
+	exitUsage = 2 // the command line is wrong
 )
 
 const usageText = `usage: chartgate <command> [arguments]
@@ -28,11 +29,14 @@ commands:
         send the events of LIST round and round, N in all (default 1000000),
         and print the rate as the last line: <rate> events/s
   help [command]
-        show this help
+        show this help, or a command's
+  version, --version
+        print chartgate's version
 
 FILE is an XState v5 machine config in JSON, or a case file: an object whose
 "machine" is the config, with declarative "guards", "actions" and "delays"
-beside it. Flags may come before or after FILE.
+beside it. "-" reads it from standard input. Flags may come before or after
+FILE.
 
 LIST is comma-separated; each item is an event type (ADD_ITEM), a JSON event
 ({"type":"PAY","method":"card"}; its commas do not split), or +DURATION
@@ -47,8 +51,10 @@ var commandUsage = map[string]string{
 }
 
 // run is the whole command: it parses args (without the program name),
-// writes to stdout and stderr, and returns the exit code.
-func run(args []string, stdout, stderr io.Writer) int {
+// reads a FILE given as "-" from stdin, writes to stdout and stderr, and
+// returns the exit code. Help that was asked for goes to stdout (exit 0);
+// usage shown because the command line is wrong goes to stderr (exit 2).
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usageText)
 		return exitUsage
@@ -56,29 +62,59 @@ func run(args []string, stdout, stderr io.Writer) int {
 	cmd, rest := args[0], args[1:]
 	switch cmd {
 	case "validate":
-		return cmdValidate(rest, stdout, stderr)
+		return cmdValidate(rest, stdin, stdout, stderr)
 	case "run":
-		return cmdRun(rest, stdout, stderr)
+		return cmdRun(rest, stdin, stdout, stderr)
 	case "diagram":
-		return cmdDiagram(rest, stdout, stderr)
+		return cmdDiagram(rest, stdin, stdout, stderr)
 	case "bench":
-		return cmdBench(rest, stdout, stderr)
+		return cmdBench(rest, stdin, stdout, stderr)
+	case "version", "-version", "--version":
+		fmt.Fprintf(stdout, "chartgate %s\n", version(debug.ReadBuildInfo()))
+		return exitOK
 	case "help", "-h", "-help", "--help":
-		if len(rest) > 0 {
-			if u, ok := commandUsage[rest[0]]; ok {
-				fmt.Fprint(stderr, u)
-				return exitUsage
-			}
+		if len(rest) == 0 {
+			fmt.Fprint(stdout, usageText)
+			return exitOK
 		}
-		fmt.Fprint(stderr, usageText)
-		return exitUsage
+		if u, ok := commandUsage[rest[0]]; ok {
+			fmt.Fprint(stdout, u)
+			return exitOK
+		}
+		cmd = rest[0]
 	}
 	fmt.Fprintf(stderr, "chartgate: unknown command %q\n\n%s", cmd, usageText)
 	return exitUsage
 }
 
-// newFlagSet returns a flag set that reports nothing itself: parseArgs and
-// usageError do.
+// version is the module's version from the build information: a release
+// tag such as v1.2.0 when built by go install module@version, the version
+// go build derives from the VCS (v0.0.0-…+dirty and the like), else
+// "(devel)". A VCS revision the build recorded follows in parentheses.
+func version(info *debug.BuildInfo, ok bool) string {
+	if !ok || info.Main.Version == "" {
+		return "(devel)"
+	}
+	v := info.Main.Version
+	var rev, modified string
+	for _, s := range info.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			if s.Value == "true" {
+				modified = ", modified"
+			}
+		}
+	}
+	if rev != "" && !strings.Contains(v, rev[:min(len(rev), 12)]) {
+		v += " (" + rev + modified + ")"
+	}
+	return v
+}
+
+// newFlagSet returns a flag set that reports nothing itself: parseArgs,
+// argsError and usageError do.
 func newFlagSet(name string) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
@@ -109,26 +145,37 @@ func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
 }
 
 // usageError reports a command-line problem of command cmd and returns
-// exitUsage. err may be flag.ErrHelp, for which only the usage is printed.
+// exitUsage.
 func usageError(stderr io.Writer, cmd string, err error) int {
-	if err != nil && !errors.Is(err, flag.ErrHelp) {
-		fmt.Fprintf(stderr, "chartgate %s: %v\n", cmd, err)
-	}
+	fmt.Fprintf(stderr, "chartgate %s: %v\n", cmd, err)
 	fmt.Fprint(stderr, commandUsage[cmd])
 	return exitUsage
 }
 
-// oneFile parses args and checks that exactly one FILE was given.
-func oneFile(fs *flag.FlagSet, cmd string, args []string, stderr io.Writer) (string, int) {
+// argsError reports an error of parseArgs: for flag.ErrHelp (-h, --help)
+// the command's usage on stdout and exitOK, for anything else a usage
+// error.
+func argsError(stdout, stderr io.Writer, cmd string, err error) int {
+	if errors.Is(err, flag.ErrHelp) {
+		fmt.Fprint(stdout, commandUsage[cmd])
+		return exitOK
+	}
+	return usageError(stderr, cmd, err)
+}
+
+// oneFile parses args and checks that exactly one FILE was given. When ok
+// is false the command is over (help was shown, or the command line is
+// wrong) and exits with code.
+func oneFile(fs *flag.FlagSet, cmd string, args []string, stdout, stderr io.Writer) (file string, code int, ok bool) {
 	pos, err := parseArgs(fs, args)
 	if err != nil {
-		return "", usageError(stderr, cmd, err)
+		return "", argsError(stdout, stderr, cmd, err), false
 	}
 	switch len(pos) {
 	case 0:
-		return "", usageError(stderr, cmd, errors.New("missing FILE"))
+		return "", usageError(stderr, cmd, errors.New("missing FILE")), false
 	case 1:
-		return pos[0], exitOK
+		return pos[0], exitOK, true
 	}
-	return "", usageError(stderr, cmd, fmt.Errorf("one FILE expected, got %d: %s", len(pos), strings.Join(pos, " ")))
+	return "", usageError(stderr, cmd, fmt.Errorf("one FILE expected, got %d: %s", len(pos), strings.Join(pos, " "))), false
 }

@@ -11,11 +11,11 @@ import (
 
 // cmdDiagram draws the machine's structure. Missing guard implementations
 // do not matter for a drawing, so they are allowed.
-func cmdDiagram(args []string, stdout, stderr io.Writer) int {
+func cmdDiagram(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := newFlagSet("diagram")
 	format := fs.String("format", "mermaid", "mermaid or dot")
-	file, code := oneFile(fs, "diagram", args, stderr)
-	if code != exitOK {
+	file, code, ok := oneFile(fs, "diagram", args, stdout, stderr)
+	if !ok {
 		return code
 	}
 	var render func(*chart) string
@@ -27,7 +27,7 @@ func cmdDiagram(args []string, stdout, stderr io.Writer) int {
 	default:
 		return usageError(stderr, "diagram", fmt.Errorf("unknown format %q (mermaid or dot)", *format))
 	}
-	m, code := load(file, statechart.Options{AllowMissingGuards: true}, stderr)
+	m, code := load(file, statechart.Options{AllowMissingGuards: true}, stdin, stderr)
 	if code != exitOK {
 		return code
 	}
@@ -63,7 +63,11 @@ type edge struct {
 	label      string
 	targetless bool
 	initial    bool
-	scope      int // the innermost state that contains both ends strictly (-1: the top level); for initial, src
+	// home is the compound state in whose Mermaid block the edge is
+	// written: the parent of both ends when they are children of one
+	// compound state (a loop included), else -1, the top level of the
+	// diagram. See mermaid.
+	home int
 }
 
 func newChart(m *statechart.Machine) *chart {
@@ -113,10 +117,11 @@ func newChart(m *statechart.Machine) *chart {
 	}
 	for i := range c.edges {
 		e := &c.edges[i]
-		if e.initial {
-			e.scope = e.src
-		} else {
-			e.scope = c.lca(c.parent[e.src], c.parent[e.tgt])
+		e.home = -1
+		if p := c.parent[e.src]; e.initial {
+			e.home = e.src
+		} else if p >= 0 && p == c.parent[e.tgt] && nodes[p].Type == "compound" {
+			e.home = p
 		}
 	}
 	c.mid = mermaidIDs(nodes)
@@ -139,20 +144,6 @@ func eventLabel(source, event string) string {
 		return "onDone"
 	}
 	return event
-}
-
-// lca returns the innermost common ancestor-or-self of a and b; -1 is above
-// every node.
-func (c *chart) lca(a, b int) int {
-	if a < 0 || b < 0 {
-		return -1
-	}
-	for x := a; x >= 0; x = c.parent[x] {
-		if c.within(b, x) {
-			return x
-		}
-	}
-	return -1
 }
 
 // within reports whether x is anc or one of its descendants.
@@ -182,14 +173,6 @@ func (c *chart) regions(i int) (regions, history []int) {
 		}
 	}
 	return regions, history
-}
-
-// childToward returns the child of scope that contains x.
-func (c *chart) childToward(scope, x int) int {
-	for c.parent[x] != scope {
-		x = c.parent[x]
-	}
-	return x
 }
 
 // label is what a state's box says.
@@ -276,16 +259,28 @@ func (w *lineWriter) line(depth int, format string, args ...any) {
 
 // mermaid renders a stateDiagram-v2: compound states as composite states,
 // parallel regions separated by "--", [*] for initial and final states.
+//
+// Mermaid has no way to say which composite state a state belongs to other
+// than where its id is written: depending on the version, the block that
+// first mentions it (mermaid 11.x since #6337) or the last nested block
+// that does (earlier versions) becomes its parent, while a mention at the
+// top level never changes a parent. So every state is declared in its own
+// parent's block before any edge mentions it, and the only ids written in
+// another block are those of edges at the top level: an edge goes into
+// the block of a compound state when both its ends are children of it, and
+// to the top level otherwise (between regions, into or out of a composite
+// state, across levels). The history states of a parallel state belong to
+// none of its regions; they get a section of their own after the regions.
 func (c *chart) mermaid() string {
 	w := &lineWriter{}
 	w.line(0, "stateDiagram-v2")
 	if c.wrapRoot {
 		w.line(1, "[*] --> %s", c.mid[0])
 		c.mermaidState(w, 0, 1)
-		c.mermaidEdges(w, -1, -1, 1)
 	} else {
 		c.mermaidContents(w, 0, 1)
 	}
+	c.mermaidEdges(w, -1, 1)
 	return w.b.String()
 }
 
@@ -303,20 +298,17 @@ func (c *chart) mermaidState(w *lineWriter, i, depth int) {
 func (c *chart) mermaidContents(w *lineWriter, i, depth int) {
 	if c.nodes[i].Type == "parallel" {
 		regions, history := c.regions(i)
-		if len(regions) == 0 {
-			regions, history = history, nil
-		}
 		for k, r := range regions {
 			if k > 0 {
 				w.line(depth, "--")
 			}
 			c.mermaidState(w, r, depth)
-			if k == 0 {
-				for _, h := range history {
-					c.mermaidState(w, h, depth)
-				}
-			}
-			c.mermaidEdges(w, i, r, depth)
+		}
+		if len(history) > 0 && len(regions) > 0 {
+			w.line(depth, "--")
+		}
+		for _, h := range history {
+			c.mermaidState(w, h, depth)
 		}
 		return
 	}
@@ -331,14 +323,13 @@ func (c *chart) mermaidContents(w *lineWriter, i, depth int) {
 			w.line(depth, "%s --> [*]", c.mid[ch])
 		}
 	}
-	c.mermaidEdges(w, i, -1, depth)
+	c.mermaidEdges(w, i, depth)
 }
 
-// mermaidEdges draws the edges whose scope is the given one; in a parallel
-// scope, only those leaving from the given region.
-func (c *chart) mermaidEdges(w *lineWriter, scope, region, depth int) {
+// mermaidEdges draws the transition edges whose home is the given one.
+func (c *chart) mermaidEdges(w *lineWriter, home, depth int) {
 	for _, e := range c.edges {
-		if e.initial || e.scope != scope || region >= 0 && c.childToward(scope, e.src) != region {
+		if e.initial || e.home != home {
 			continue
 		}
 		w.line(depth, "%s --> %s : %s", c.mid[e.src], c.mid[e.tgt], mermaidText(e.label))

@@ -5,14 +5,22 @@
 //	chartgate run FILE --events A,B,{"type":"C","x":1},+250ms [--clock simulated|real]
 //	chartgate diagram FILE [--format mermaid|dot]
 //	chartgate bench FILE --events A,B,C [-n N]
+//	chartgate help [command]
+//	chartgate --version
 //
 // FILE is an XState v5 machine config in JSON, or a conformance case file
 // whose "machine" is run with the declarative "guards", "actions" and
-// "delays" beside it.
+// "delays" beside it (the format is described in
+// docs/conformance-case-format.md); "-" reads it from standard input. A
+// UTF-8 byte order mark at the start of the file is ignored.
+//
+// Help that was asked for (help, -h, --help) is printed on stdout and exits
+// 0; a wrong command line prints the usage on stderr and exits 2; invalid
+// input or a failed run exits 1.
 package main
 
 import "os"
 
 func main() {
-	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }

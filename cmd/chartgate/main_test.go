@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime/debug"
 	"strings"
 	"testing"
 
@@ -19,10 +20,15 @@ const (
 	trafficFile  = "../../examples/machines/traffic-light.json"
 )
 
-// chartgate runs the command in-process.
+// chartgate runs the command in-process, with nothing on stdin.
 func chartgate(args ...string) (code int, stdout, stderr string) {
+	return chartgateIn("", args...)
+}
+
+// chartgateIn runs the command in-process with stdin on its standard input.
+func chartgateIn(stdin string, args ...string) (code int, stdout, stderr string) {
 	var out, errOut bytes.Buffer
-	code = run(args, &out, &errOut)
+	code = run(args, strings.NewReader(stdin), &out, &errOut)
 	return code, out.String(), errOut.String()
 }
 
@@ -39,18 +45,46 @@ func lines(s string) []string {
 }
 
 func TestUsage(t *testing.T) {
-	for _, args := range [][]string{nil, {"help"}, {"--help"}, {"help", "run"}} {
+	// Help asked for: on stdout, exit 0.
+	for _, args := range [][]string{{"help"}, {"--help"}, {"-h"}, {"-help"}} {
+		code, out, errOut := chartgate(args...)
+		assert.Equal(t, exitOK, code, args)
+		assert.Empty(t, errOut, args)
+		assert.Equal(t, usageText, out, args)
+	}
+	for _, args := range [][]string{
+		{"help", "run"},
+		{"--help", "validate"},
+		{"run", checkoutFile, "-h"},
+		{"diagram", "--help"},
+		{"validate", "a.json", "-help", "b.json"},
+		{"bench", "-h", checkoutFile},
+	} {
+		cmd := args[0]
+		if cmd == "help" || cmd == "--help" {
+			cmd = args[1]
+		}
+		code, out, errOut := chartgate(args...)
+		assert.Equal(t, exitOK, code, args)
+		assert.Empty(t, errOut, args)
+		assert.Equal(t, commandUsage[cmd], out, args)
+	}
+
+	// Usage shown because the command line is wrong: on stderr, exit 2.
+	code, out, errOut := chartgate()
+	assert.Equal(t, exitUsage, code)
+	assert.Empty(t, out)
+	assert.Equal(t, usageText, errOut)
+	for _, args := range [][]string{{"frobnicate"}, {"help", "frobnicate"}} {
 		code, out, errOut := chartgate(args...)
 		assert.Equal(t, exitUsage, code, args)
 		assert.Empty(t, out, args)
-		assert.Contains(t, errOut, "usage: chartgate", args)
+		assert.Equal(t, "chartgate: unknown command \"frobnicate\"\n\n"+usageText, errOut, args)
 	}
-	code, _, errOut := chartgate("frobnicate")
-	assert.Equal(t, exitUsage, code)
-	assert.Contains(t, errOut, `unknown command "frobnicate"`)
 
 	for _, args := range [][]string{
 		{"validate"},
+		{"validate", "-", checkoutFile, "-"},
 		{"run"},
 		{"run", checkoutFile, trafficFile},
 		{"run", checkoutFile, "--clock", "sundial"},
@@ -59,13 +93,95 @@ func TestUsage(t *testing.T) {
 		{"diagram", checkoutFile, "--format", "svg"},
 		{"bench", checkoutFile},
 		{"bench", checkoutFile, "--events", "A", "-n", "0"},
-		{"run", checkoutFile, "-h"},
 	} {
 		code, out, errOut := chartgate(args...)
 		assert.Equal(t, exitUsage, code, args)
 		assert.Empty(t, out, args)
 		assert.Contains(t, errOut, "usage: chartgate "+args[0], args)
 	}
+}
+
+func TestVersion(t *testing.T) {
+	for _, args := range [][]string{{"--version"}, {"-version"}, {"version"}} {
+		code, out, errOut := chartgate(args...)
+		assert.Equal(t, exitOK, code, args)
+		assert.Empty(t, errOut, args)
+		// A test binary's main module has no version: "(devel)", possibly
+		// with the VCS revision.
+		assert.Regexp(t, `^chartgate \(devel\)( \([0-9a-f]+(, modified)?\))?\n$`, out, args)
+	}
+
+	mod := func(v string, settings ...debug.BuildSetting) *debug.BuildInfo {
+		return &debug.BuildInfo{Main: debug.Module{Path: "github.com/chartgate/chartgate", Version: v}, Settings: settings}
+	}
+	rev := debug.BuildSetting{Key: "vcs.revision", Value: "0123456789abcdef0123456789abcdef01234567"}
+	dirty := debug.BuildSetting{Key: "vcs.modified", Value: "true"}
+	for _, c := range []struct {
+		info *debug.BuildInfo
+		ok   bool
+		want string
+	}{
+		{nil, false, "(devel)"},
+		{mod(""), true, "(devel)"},
+		{mod("v1.2.0"), true, "v1.2.0"},
+		{mod("(devel)", rev, dirty), true, "(devel) (0123456789abcdef0123456789abcdef01234567, modified)"},
+		// go build's pseudo-version already names the revision.
+		{mod("v0.0.0-20260101120000-0123456789ab+dirty", rev, dirty), true, "v0.0.0-20260101120000-0123456789ab+dirty"},
+	} {
+		assert.Equal(t, c.want, version(c.info, c.ok))
+	}
+}
+
+func TestStdinAndBOM(t *testing.T) {
+	traffic, err := os.ReadFile(trafficFile)
+	require.NoError(t, err)
+	bom := "\xEF\xBB\xBF"
+
+	code, out, errOut := chartgateIn(string(traffic), "validate", "-")
+	assert.Equal(t, exitOK, code, errOut)
+	assert.Equal(t, "<stdin>: ok (13 states)\n", out)
+
+	// A file and stdin; with a byte order mark, which is dropped.
+	code, out, errOut = chartgateIn(bom+string(traffic), "validate", checkoutFile, "-")
+	assert.Equal(t, exitOK, code, errOut)
+	assert.Equal(t, checkoutFile+": ok (4 states)\n<stdin>: ok (13 states)\n", out)
+
+	file := writeFile(t, "bom.json", bom+string(traffic))
+	code, out, errOut = chartgate("validate", file)
+	assert.Equal(t, exitOK, code, errOut)
+	assert.Equal(t, file+": ok (13 states)\n", out)
+
+	// A case file with a BOM: its declarations are read too.
+	caseFile := bom + `{"machine": {"id": "c", "initial": "a", "context": {"n": 0},
+  "states": {"a": {"on": {"GO": {"target": "b", "guard": "small", "actions": "inc"}}}, "b": {}}},
+  "guards": {"small": {"field": "context.n", "op": "lt", "value": 1}},
+  "actions": {"inc": {"assign": {"n": {"$inc": 1}}}}}`
+	code, out, errOut = chartgateIn(caseFile, "run", "-", "--events", "GO")
+	assert.Equal(t, exitOK, code, errOut)
+	assert.Equal(t, `{"step":0,"event":null,"value":"a","status":"active","context":{"n":0}}
+{"step":1,"event":{"type":"GO"},"value":"b","status":"active","context":{"n":1}}
+`, out)
+
+	code, out, errOut = chartgateIn(string(traffic), "diagram", "-", "--format", "dot")
+	assert.Equal(t, exitOK, code, errOut)
+	assert.True(t, strings.HasPrefix(out, "digraph "), out)
+
+	code, out, errOut = chartgateIn(string(traffic), "bench", "-", "--events", "PUSH", "-n", "10")
+	assert.Equal(t, exitOK, code, errOut)
+	assert.Contains(t, out, "10 events in ")
+
+	// Errors name stdin as <stdin>; only a BOM at the very start is dropped.
+	code, out, _ = chartgateIn(`{"id": "x", "initial": "a", "states": {"a": {"type": "weird"}}}`, "validate", "-")
+	assert.Equal(t, exitFail, code)
+	assert.Equal(t, `<stdin>: states.a.type: "weird" is not a state type (atomic, compound, parallel, final, history)`+"\n", out)
+	code, out, errOut = chartgateIn(" "+bom+string(traffic), "run", "-")
+	assert.Equal(t, exitFail, code)
+	assert.Empty(t, out)
+	assert.True(t, strings.HasPrefix(errOut, "<stdin>: malformed JSON: line 1, column 2: "), errOut)
+	code, out, errOut = chartgateIn("", "diagram", "-")
+	assert.Equal(t, exitFail, code)
+	assert.Empty(t, out)
+	assert.True(t, strings.HasPrefix(errOut, "<stdin>: "), errOut)
 }
 
 func TestParseArgsFlagsAnywhere(t *testing.T) {
@@ -431,7 +547,6 @@ func TestDiagramWrapsRootAndSanitizesIDs(t *testing.T) {
             my_machine_left_end_1 --> [*]
             my_machine_left_default_state --> my_machine_left_end_1 : go#58; now#59; #35;1 #37;#37;
         }
-        my_machine_left --> my_machine_right_x_start_2 : onDone
         --
         state "right" as my_machine_right {
             [*] --> my_machine_right_x
@@ -441,6 +556,7 @@ func TestDiagramWrapsRootAndSanitizesIDs(t *testing.T) {
         }
     }
     my_machine --> my_machine_left : RESET
+    my_machine_left --> my_machine_right_x_start_2 : onDone
 `, out)
 }
 

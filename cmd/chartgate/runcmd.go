@@ -28,13 +28,13 @@ type traceLine struct {
 
 // cmdRun starts an actor and prints its snapshot before the first step and
 // after each one.
-func cmdRun(args []string, stdout, stderr io.Writer) int {
+func cmdRun(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := newFlagSet("run")
 	var steps stepList
 	fs.Var(&steps, "events", "events to send")
 	clockName := fs.String("clock", "simulated", "simulated or real")
-	file, code := oneFile(fs, "run", args, stderr)
-	if code != exitOK {
+	file, code, ok := oneFile(fs, "run", args, stdout, stderr)
+	if !ok {
 		return code
 	}
 	var clock statechart.Clock
@@ -48,7 +48,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	default:
 		return usageError(stderr, "run", fmt.Errorf("unknown clock %q (simulated or real)", *clockName))
 	}
-	m, code := load(file, statechart.Options{}, stderr)
+	m, code := load(file, statechart.Options{}, stdin, stderr)
 	if code != exitOK {
 		return code
 	}

@@ -15,7 +15,7 @@ import (
 
 // source is one input file: a machine config, or a case file holding one.
 type source struct {
-	name    string // as given on the command line
+	name    string // as given on the command line ("-": stdin)
 	data    []byte // the whole file
 	machine []byte // the machine config: data itself, or the case's "machine"
 	isCase  bool
@@ -35,17 +35,45 @@ func (p problem) format(file string) string {
 	return file + ": " + p.path + ": " + p.msg
 }
 
-// readSource reads a file and tells a case file (a top-level object with a
-// "machine" object) from a plain machine config.
-func readSource(name string) (*source, error) {
-	data, err := os.ReadFile(name)
+// stdinName is the FILE that stands for standard input, and stdinPretty
+// what messages call it.
+const (
+	stdinName   = "-"
+	stdinPretty = "<stdin>"
+)
+
+// displayName is how messages name the file given as name.
+func displayName(name string) string {
+	if name == stdinName {
+		return stdinPretty
+	}
+	return name
+}
+
+// utf8BOM is the byte order mark some editors put at the start of a UTF-8
+// file. JSON forbids it (RFC 8259 §8.1) and statechart.Compile refuses it,
+// so the CLI drops it.
+var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
+
+// readSource reads a file ("-": stdin), drops a leading UTF-8 byte order
+// mark, and tells a case file (a top-level object with a "machine" object)
+// from a plain machine config.
+func readSource(name string, stdin io.Reader) (*source, error) {
+	var data []byte
+	var err error
+	if name == stdinName {
+		data, err = io.ReadAll(stdin)
+	} else {
+		data, err = os.ReadFile(name)
+	}
 	if err != nil {
 		var pe *os.PathError
 		if errors.As(err, &pe) {
 			err = pe.Err
 		}
-		return nil, fmt.Errorf("%s: cannot read: %w", name, err)
+		return nil, fmt.Errorf("%s: cannot read: %w", displayName(name), err)
 	}
+	data = bytes.TrimPrefix(data, utf8BOM)
 	s := &source{name: name, data: data, machine: data}
 	var top map[string]json.RawMessage
 	if json.Unmarshal(data, &top) == nil {
@@ -136,17 +164,17 @@ func joinPath(prefix, path string) string {
 	return prefix + "." + path
 }
 
-// load reads and compiles FILE for the commands that use the machine; on
-// failure it reports to stderr and returns exitFail.
-func load(name string, opts statechart.Options, stderr io.Writer) (*statechart.Machine, int) {
-	src, err := readSource(name)
+// load reads and compiles FILE ("-": stdin) for the commands that use the
+// machine; on failure it reports to stderr and returns exitFail.
+func load(name string, opts statechart.Options, stdin io.Reader, stderr io.Writer) (*statechart.Machine, int) {
+	src, err := readSource(name, stdin)
 	if err != nil {
 		fmt.Fprintf(stderr, "chartgate: %v\n", err)
 		return nil, exitFail
 	}
 	m, probs := src.compile(opts)
 	for _, p := range probs {
-		fmt.Fprintln(stderr, p.format(name))
+		fmt.Fprintln(stderr, p.format(displayName(name)))
 	}
 	if len(probs) > 0 {
 		return nil, exitFail

@@ -45,7 +45,7 @@ const { xstate, version: xstateVersion } = loadXState();
 const { createMachine, createActor, assign, raise } = xstate;
 
 // ---------------------------------------------------------------------------
-// Declarative guards and actions (shared/conformance-case-format.md).
+// Declarative guards and actions (docs/conformance-case-format.md).
 
 const own = (o, k) => Object.prototype.hasOwnProperty.call(o, k);
 const isObject = (v) => v !== null && typeof v === 'object' && !Array.isArray(v);

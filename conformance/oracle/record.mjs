@@ -5,9 +5,8 @@
 //   node record.mjs [--check] PATH...   PATH = a case file or a directory (recursive, *.json)
 //   node record.mjs --serve             one case JSON per stdin line -> one filled case per stdout line
 //
-// The case format is documented in shared/conformance-case-format.md; the
-// declared JSON extensions (xstate.and, xstate.raise, ...) in
-// shared/xstate-semantics.md.
+// The case format, declared JSON extensions (xstate.and, xstate.raise, ...)
+// included, is documented in docs/conformance-case-format.md.
 
 import fs from 'node:fs';
 import path from 'node:path';

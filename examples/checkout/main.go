@@ -30,6 +30,12 @@
 //	go run ./examples/checkout -stdio                   # serve over stdio, for an MCP client
 //	go run ./examples/checkout -http localhost:8080     # serve over Streamable HTTP at /mcp
 //	go run ./examples/checkout -http localhost:8080 -stateless   # stateless: every client uses workflow handles
+//
+// Over stdio, a line that is not a JSON-RPC message is answered with a
+// JSON-RPC error (-32700 parse error, or -32600 invalid request) and the
+// server goes on serving. Over HTTP, a session that has made no request
+// for -session-timeout (default 30m) is closed, and its cart forgotten; the
+// client gets 404 and must initialize a new session.
 package main
 
 import (
@@ -51,6 +57,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/chartgate/chartgate/internal/stdio"
 	"github.com/chartgate/chartgate/mcpbind"
 	"github.com/chartgate/chartgate/statechart"
 	"github.com/chartgate/chartgate/statechart/flat"
@@ -61,9 +68,10 @@ import (
 var machineJSON []byte
 
 func main() {
-	stdio := flag.Bool("stdio", false, "serve the checkout server over stdio instead of running the scripted demo")
+	serveStdio := flag.Bool("stdio", false, "serve the checkout server over stdio instead of running the scripted demo")
 	httpAddr := flag.String("http", "", "serve the checkout server over Streamable HTTP at http://ADDR/mcp instead of running the scripted demo")
 	stateless := flag.Bool("stateless", false, "with -http: a stateless server (no sessions): every client uses workflow handles")
+	sessionTimeout := flag.Duration("session-timeout", defaultSessionTimeout, "with -http: close a session after this long without a request from its client (0: never)")
 	engineName := flag.String("engine", "auto", `engine: "flat", "full" (the statechart interpreter) or "auto" (flat when the machine is flat)`)
 	protocol := flag.String("protocol", "2025-11-25", "the MCP protocol version of the demo's client; 2026-07-28 uses workflow handles")
 	flag.Parse()
@@ -75,16 +83,19 @@ func main() {
 	// Servers log each transition (Info) to stderr; the demo only problems.
 	logger := slog.Default()
 	switch {
-	case *stdio:
+	case *serveStdio:
 		server, _, err := newServer(engine, &mcpbind.Options{Logger: logger})
 		if err != nil {
 			log.Fatal(err)
 		}
-		if err := server.Run(ctx, &mcp.StdioTransport{}); err != nil && !errors.Is(err, io.EOF) {
+		// stdio.Transport answers a line that is not a JSON-RPC message
+		// with an error and keeps serving (go-sdk's StdioTransport would
+		// end the session).
+		if err := server.Run(ctx, &stdio.Transport{Logger: logger}); err != nil && !errors.Is(err, io.EOF) {
 			log.Fatal(err)
 		}
 	case *httpAddr != "":
-		h, err := httpHandler(engine, *stateless, logger)
+		h, _, err := httpHandler(engine, &httpOptions{Stateless: *stateless, SessionTimeout: *sessionTimeout, Logger: logger})
 		if err != nil {
 			log.Fatal(err)
 		}
@@ -98,23 +109,40 @@ func main() {
 	}
 }
 
-// httpHandler serves the checkout server over Streamable HTTP at /mcp. A
-// stateless server has no sessions, so every client uses workflow handles
-// (mcpbind.HandlesAlways); otherwise clients of protocol 2026-07-28 do and
-// older ones have their session's workflow.
-func httpHandler(engine statechart.Engine, stateless bool, logger *slog.Logger) (http.Handler, error) {
-	opts := &mcpbind.Options{Logger: logger}
-	if stateless {
+// defaultSessionTimeout is how long an HTTP session may go without a
+// request before it is closed: long enough for a person to think between
+// two steps of a checkout, short enough that abandoned sessions and their
+// carts do not pile up.
+const defaultSessionTimeout = 30 * time.Minute
+
+// httpOptions configures httpHandler.
+type httpOptions struct {
+	// Stateless serves without sessions: every client uses workflow
+	// handles.
+	Stateless bool
+	// SessionTimeout closes a session whose client has sent no request for
+	// that long; 0 never does.
+	SessionTimeout time.Duration
+	Logger         *slog.Logger
+}
+
+// httpHandler serves the checkout server over Streamable HTTP at /mcp, and
+// returns the server too. A stateless server has no sessions, so every
+// client uses workflow handles (mcpbind.HandlesAlways); otherwise clients
+// of protocol 2026-07-28 do and older ones have their session's workflow.
+func httpHandler(engine statechart.Engine, o *httpOptions) (http.Handler, *mcp.Server, error) {
+	opts := &mcpbind.Options{Logger: o.Logger}
+	if o.Stateless {
 		opts.Handles = mcpbind.HandlesAlways
 	}
 	server, _, err := newServer(engine, opts)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server },
-		&mcp.StreamableHTTPOptions{Stateless: stateless}))
-	return mux, nil
+		&mcp.StreamableHTTPOptions{Stateless: o.Stateless, SessionTimeout: o.SessionTimeout}))
+	return mux, server, nil
 }
 
 // newEngine compiles checkout.json with the chosen engine.

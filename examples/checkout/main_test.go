@@ -1,9 +1,12 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"flag"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http/httptest"
@@ -256,7 +259,7 @@ func TestHTTP(t *testing.T) {
 		return strings.Join(out, " ")
 	}
 	t.Run("sessions", func(t *testing.T) {
-		h, err := httpHandler(engine, false, quietLogger())
+		h, _, err := httpHandler(engine, &httpOptions{SessionTimeout: defaultSessionTimeout, Logger: quietLogger()})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -293,7 +296,7 @@ func TestHTTP(t *testing.T) {
 		}
 	})
 	t.Run("stateless", func(t *testing.T) {
-		h, err := httpHandler(engine, true, quietLogger())
+		h, _, err := httpHandler(engine, &httpOptions{Stateless: true, SessionTimeout: defaultSessionTimeout, Logger: quietLogger()})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -338,4 +341,139 @@ func TestHTTP(t *testing.T) {
 			t.Fatalf("cart_pay: %s", text(res))
 		}
 	})
+}
+
+// TestStdioKeepsServingAfterBadInput sends the -stdio command lines that
+// are not JSON-RPC messages, between requests: each gets a JSON-RPC error
+// and the next request is served; the end of stdin ends the command
+// cleanly.
+func TestStdioKeepsServingAfterBadInput(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, exe)
+	cmd.Env = append(os.Environ(), "CHECKOUT_AS_COMMAND=1")
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	out := bufio.NewScanner(stdout)
+	out.Buffer(nil, 1<<20)
+	exchange := func(line string) map[string]any {
+		t.Helper()
+		if _, err := io.WriteString(stdin, line+"\n"); err != nil {
+			t.Fatalf("writing %q: %v (stderr: %s)", line, err, stderr.String())
+		}
+		if !out.Scan() {
+			t.Fatalf("no answer to %q: the server's output ended (stderr: %s)", line, stderr.String())
+		}
+		var msg map[string]any
+		if err := json.Unmarshal(out.Bytes(), &msg); err != nil {
+			t.Fatalf("answer to %q: %v: %s", line, err, out.Text())
+		}
+		return msg
+	}
+	init := exchange(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"probe","version":"1"}}}`)
+	if init["result"] == nil {
+		t.Fatalf("initialize: %v", init)
+	}
+	if _, err := io.WriteString(stdin, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n"); err != nil {
+		t.Fatal(err)
+	}
+	for i, c := range []struct {
+		line string
+		code float64
+		id   any
+	}{
+		{"hello", -32700, nil},
+		{`{"jsonrpc":"2.0","id":1,"method":"tools/list"`, -32700, nil},
+		{`{"jsonrpc":"2.0","id":1,"method":"tools/list"}}`, -32700, nil},
+		{`{"jsonrpc":"2.0","id":1,"method":"ping"} {"jsonrpc":"2.0","id":2,"method":"ping"}`, -32700, nil},
+		{"\xff\xfe", -32700, nil},
+		{`[]`, -32600, nil},
+		{`[{"jsonrpc":"2.0","id":3,"method":"ping"}]`, -32600, nil}, // no batches in 2025-11-25
+		{`42`, -32600, nil},
+		{`"tools/list"`, -32600, nil},
+		{`{"id":4,"method":"tools/list"}`, -32600, float64(4)},
+		{`{"jsonrpc":"2.0","id":true,"method":"ping"}`, -32600, nil},
+	} {
+		msg := exchange(c.line)
+		e, _ := msg["error"].(map[string]any)
+		if e == nil || e["code"] != c.code || msg["id"] != c.id {
+			t.Errorf("%q: answer %v, want error %v with id %v", c.line, msg, c.code, c.id)
+		}
+		ping := exchange(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"ping"}`, 100+i))
+		if ping["error"] != nil || ping["id"] != float64(100+i) {
+			t.Fatalf("ping after %q: %v", c.line, ping)
+		}
+	}
+	list := exchange(`{"jsonrpc":"2.0","id":"tools","method":"tools/list"}`)
+	tools, _ := list["result"].(map[string]any)["tools"].([]any)
+	if len(tools) != 4 {
+		t.Errorf("tools/list after bad input: %v", list)
+	}
+	stdin.Close()
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("the command ended with %v at the end of its input (stderr: %s)", err, stderr.String())
+	}
+}
+
+// TestHTTPSessionTimeout checks that a session whose client stops sending
+// requests is closed: it leaves the server's sessions, and the client's
+// next request is refused.
+func TestHTTPSessionTimeout(t *testing.T) {
+	engine, _, err := newEngine("auto")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	h, server, err := httpHandler(engine, &httpOptions{SessionTimeout: 50 * time.Millisecond, Logger: quietLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "idle", Version: "1"}, nil).
+		Connect(ctx, &mcp.StreamableClientTransport{Endpoint: srv.URL + "/mcp"}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	if res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "cart_add_item", Arguments: map[string]any{"product_id": "p"}}); err != nil || res.IsError {
+		t.Fatalf("cart_add_item: %v %+v", err, res)
+	}
+	sessions := func() int {
+		n := 0
+		for range server.Sessions() {
+			n++
+		}
+		return n
+	}
+	if n := sessions(); n != 1 {
+		t.Fatalf("%d sessions, want 1", n)
+	}
+	// Wait for the server to close the idle session (the client sends
+	// nothing meanwhile); the deadline only stops a hung test.
+	deadline := time.Now().Add(20 * time.Second)
+	for sessions() > 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the idle session was not closed")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if _, err := cs.ListTools(ctx, nil); err == nil {
+		t.Fatal("the closed session still answers")
+	}
 }

@@ -1,0 +1,309 @@
+// This file defines Transport: the line filter in front of go-sdk's
+// IOTransport, and the writer both share.
+
+package stdio
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Transport is an [mcp.Transport] over newline-delimited JSON that answers
+// a line it cannot use with a JSON-RPC error and keeps serving. Its zero
+// value serves on os.Stdin and os.Stdout. Like every go-sdk transport, use
+// it for one connection only.
+type Transport struct {
+	// Reader is read line by line; nil means os.Stdin. It is closed when
+	// the connection is.
+	Reader io.ReadCloser
+	// Writer receives go-sdk's messages and the error answers, one line
+	// each, never two at once; nil means os.Stdout, which is not closed.
+	// It is closed when the connection is.
+	Writer io.WriteCloser
+	// MaxLineLength is the longest line, in bytes, accepted as a message;
+	// a longer one is answered with an error and skipped. 0 means
+	// mcp.DefaultMaxLineLength, a negative value no limit.
+	MaxLineLength int
+	// Logger, if set, gets a warning for every line answered with an
+	// error.
+	Logger *slog.Logger
+}
+
+// Connect implements [mcp.Transport]: it starts reading Reader and returns
+// go-sdk's connection over the lines that are JSON-RPC messages.
+func (t *Transport) Connect(ctx context.Context) (mcp.Connection, error) {
+	in, out := t.Reader, t.Writer
+	if in == nil {
+		in = os.Stdin
+	}
+	if out == nil {
+		out = nopCloser{os.Stdout}
+	}
+	limit := t.MaxLineLength
+	if limit == 0 {
+		limit = mcp.DefaultMaxLineLength
+	}
+	logger := t.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	pr, pw := io.Pipe()
+	f := &filter{out: &lineWriter{w: out}, logger: logger, limit: limit}
+	go f.run(in, pw)
+	return (&mcp.IOTransport{
+		Reader:        closeBoth{pr, in},
+		Writer:        f.out,
+		MaxLineLength: -1, // run enforces limit
+	}).Connect(ctx)
+}
+
+// filter reads the input lines, passes the usable ones to go-sdk and
+// answers the others.
+type filter struct {
+	out    *lineWriter
+	logger *slog.Logger
+	limit  int // < 0: none
+}
+
+// run reads lines from in until it fails or ends, writing the usable ones
+// to pw, and then closes pw with the reason.
+func (f *filter) run(in io.Reader, pw *io.PipeWriter) {
+	r := bufio.NewReaderSize(in, 64*1024)
+	for {
+		line, over, readErr := f.readLine(r)
+		if line = bytes.TrimSpace(line); len(line) > 0 || over {
+			var err error
+			if over {
+				err = f.answer(nil, jsonrpc.CodeInvalidRequest, fmt.Sprintf("invalid request: line longer than %d bytes", f.limit))
+			} else if reply := f.check(line); reply != nil {
+				err = f.answer(reply.id, reply.code, reply.msg)
+			} else {
+				_, err = pw.Write(append(line, '\n'))
+			}
+			if err != nil { // the connection is closed
+				pw.CloseWithError(err)
+				return
+			}
+		}
+		if readErr != nil {
+			if readErr == io.EOF {
+				readErr = nil
+			}
+			pw.CloseWithError(readErr)
+			return
+		}
+	}
+}
+
+// readLine returns the next line without its end; over reports a line
+// longer than the limit, whose bytes are dropped.
+func (f *filter) readLine(r *bufio.Reader) (line []byte, over bool, err error) {
+	for {
+		chunk, err := r.ReadSlice('\n')
+		if !over {
+			line = append(line, chunk...)
+			if f.limit >= 0 && len(line) > f.limit+len("\r\n") {
+				over, line = true, nil
+			}
+		}
+		if err != bufio.ErrBufferFull {
+			if !over && f.limit >= 0 && len(bytes.TrimRight(line, "\r\n")) > f.limit {
+				over, line = true, nil
+			}
+			return line, over, err
+		}
+	}
+}
+
+// reply is an error answer to a line.
+type reply struct {
+	id   json.RawMessage // a JSON string or number, or nil (null)
+	code int64
+	msg  string
+}
+
+// check returns nil when go-sdk can read line (a single JSON value), or
+// the answer to it.
+func (f *filter) check(line []byte) *reply {
+	if !json.Valid(line) {
+		var v any
+		err := json.Unmarshal(line, &v)
+		if err == nil { // valid JSON values with something after them
+			err = errors.New("more than one JSON value on the line")
+		}
+		var se *json.SyntaxError
+		if errors.As(err, &se) {
+			err = fmt.Errorf("%w (offset %d)", err, se.Offset)
+		}
+		return &reply{code: jsonrpc.CodeParseError, msg: "parse error: " + err.Error()}
+	}
+	invalid := func(id json.RawMessage, format string, args ...any) *reply {
+		return &reply{id: id, code: jsonrpc.CodeInvalidRequest, msg: "invalid request: " + fmt.Sprintf(format, args...)}
+	}
+	if line[0] != '[' {
+		if line[0] != '{' {
+			return invalid(nil, "a JSON-RPC message is an object or a batch (array) of them, not %s", kind(line[0]))
+		}
+		msg, err := jsonrpc.DecodeMessage(line)
+		if err != nil {
+			return invalid(lineID(line), "%v", err)
+		}
+		if req, ok := msg.(*jsonrpc.Request); ok && req.Method == "initialize" && req.ID.IsValid() {
+			f.out.watchInitialize(req.ID)
+		}
+		return nil
+	}
+	var batch []json.RawMessage
+	if err := json.Unmarshal(line, &batch); err != nil {
+		return invalid(nil, "%v", err)
+	}
+	if len(batch) == 0 {
+		return invalid(nil, "empty batch")
+	}
+	if v := f.out.protocolVersion(); v >= "2025-06-18" {
+		return invalid(nil, "JSON-RPC batches are not supported in protocol %s", v)
+	}
+	ids := map[jsonrpc.ID]bool{}
+	for i, raw := range batch {
+		if raw[0] != '{' {
+			return invalid(nil, "batch element %d is %s, not an object", i, kind(raw[0]))
+		}
+		msg, err := jsonrpc.DecodeMessage(raw)
+		if err != nil {
+			return invalid(nil, "batch element %d: %v", i, err)
+		}
+		if req, ok := msg.(*jsonrpc.Request); ok && req.ID.IsValid() {
+			if ids[req.ID] {
+				return invalid(nil, "batch element %d: request id %v used twice", i, req.ID.Raw())
+			}
+			ids[req.ID] = true
+		}
+	}
+	return nil
+}
+
+// kind names the kind of JSON value that starts with c.
+func kind(c byte) string {
+	switch c {
+	case '"':
+		return "a string"
+	case 't', 'f':
+		return "a boolean"
+	case 'n':
+		return "null"
+	case '[':
+		return "an array"
+	case '{':
+		return "an object"
+	}
+	return "a number"
+}
+
+// lineID returns the "id" of a JSON object when it is a string or a
+// number, as written, else nil.
+func lineID(line []byte) json.RawMessage {
+	var m struct {
+		ID json.RawMessage `json:"id"`
+	}
+	if json.Unmarshal(line, &m) != nil || len(m.ID) == 0 {
+		return nil
+	}
+	if c := m.ID[0]; c == '"' || c == '-' || c >= '0' && c <= '9' {
+		return m.ID
+	}
+	return nil
+}
+
+// answer writes a JSON-RPC error response.
+func (f *filter) answer(id json.RawMessage, code int64, msg string) error {
+	f.logger.Warn("stdio: answered an unusable line with an error", "code", code, "error", msg)
+	if id == nil {
+		id = json.RawMessage("null")
+	}
+	data, err := json.Marshal(struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Error   *jsonrpc.Error  `json:"error"`
+	}{"2.0", id, &jsonrpc.Error{Code: code, Message: msg}})
+	if err != nil {
+		return err
+	}
+	return f.out.writeLine(data)
+}
+
+// lineWriter writes whole lines one at a time (go-sdk writes each message
+// with one Write call), and learns the session's protocol version from
+// the server's answer to initialize.
+type lineWriter struct {
+	mu      sync.Mutex
+	w       io.WriteCloser
+	initID  jsonrpc.ID // the initialize request awaiting its answer
+	version string     // the protocol version the server chose
+}
+
+// Write implements io.Writer for go-sdk's connection.
+func (w *lineWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.initID.IsValid() && len(p) > 0 && p[0] == '{' {
+		if msg, err := jsonrpc.DecodeMessage(bytes.TrimSpace(p)); err == nil {
+			if resp, ok := msg.(*jsonrpc.Response); ok && resp.ID == w.initID {
+				var res struct{ ProtocolVersion string }
+				if resp.Error == nil && json.Unmarshal(resp.Result, &res) == nil {
+					w.version = res.ProtocolVersion
+				}
+				w.initID = jsonrpc.ID{}
+			}
+		}
+	}
+	return w.w.Write(p)
+}
+
+func (w *lineWriter) writeLine(data []byte) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	_, err := w.w.Write(append(data, '\n'))
+	return err
+}
+
+func (w *lineWriter) Close() error { return w.w.Close() }
+
+func (w *lineWriter) watchInitialize(id jsonrpc.ID) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.version == "" {
+		w.initID = id
+	}
+}
+
+func (w *lineWriter) protocolVersion() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.version
+}
+
+// closeBoth is the pipe go-sdk reads; closing it also closes the input,
+// so that a read blocked on it returns where the input allows that.
+type closeBoth struct {
+	*io.PipeReader
+	in io.Closer
+}
+
+func (c closeBoth) Close() error {
+	return errors.Join(c.PipeReader.Close(), c.in.Close())
+}
+
+type nopCloser struct{ io.Writer }
+
+func (nopCloser) Close() error { return nil }
