@@ -246,7 +246,8 @@ func Example_handles() {
 			panic(err)
 		}
 		if res.IsError {
-			fmt.Println("  refused:", res.StructuredContent.(map[string]any)["code"])
+			ref, _ := mcpbind.RefusalOf(res)
+			fmt.Println("  refused:", ref.Code)
 		}
 		return res
 	}

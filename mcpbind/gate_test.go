@@ -215,12 +215,14 @@ func refusal(t testing.TB, res *mcp.CallToolResult) mcpbind.Refusal {
 	if !res.IsError {
 		t.Fatalf("call was not refused: %s", resultText(res))
 	}
-	var ref mcpbind.Refusal
-	b, _ := json.Marshal(res.StructuredContent)
-	if err := json.Unmarshal(b, &ref); err != nil {
-		t.Fatal(err)
+	if res.StructuredContent != nil {
+		t.Fatalf("a refusal has structured content, which a tool's output schema may reject: %v", res.StructuredContent)
 	}
-	return ref
+	ref, ok := mcpbind.RefusalOf(res)
+	if !ok {
+		t.Fatalf("no refusal in _meta: %v", res.Meta)
+	}
+	return *ref
 }
 
 func resultText(res *mcp.CallToolResult) string {

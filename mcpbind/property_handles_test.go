@@ -179,7 +179,7 @@ func runHandles(t *testing.T, m *pMachine, steps int, stats *propStats) {
 			if callErr != nil || !res.IsError {
 				h.fatalf("%s: want a refusal with code %s: %v %+v", name, code, callErr, res)
 			}
-			ref := decode[mcpbind.Refusal](t, res)
+			ref := refusal(t, res)
 			if ref.Code != code || ref.Tool != name {
 				h.fatalf("%s: refusal %+v, want code %s", name, ref, code)
 			}

@@ -1322,7 +1322,7 @@ func (h *propHarness) step(i int) {
 		h.fatalf("session %s after %s (%s): the gate's state is %s (%v), want %s (%v)", x.name, name, outcome,
 			valueJSON(gs.Value()), gs.Status(), valueJSON(x.shadow.Value()), x.shadow.Status())
 	}
-	if res != nil {
+	if _, isRefusal := mcpbind.RefusalOf(res); res != nil && !isRefusal {
 		raw, hasNote := res.Meta[mcpbind.MetaKey]
 		if hasNote != moved {
 			h.fatalf("session %s after %s (%s): transition note %v, but the workflow moved: %v", x.name, name, outcome, raw, moved)
@@ -1403,11 +1403,12 @@ func (h *propHarness) checkRefusal(x *propSession, name string, res *mcp.CallToo
 	if !res.IsError {
 		h.fatalf("session %s called hidden %s: not refused: %s", x.name, name, resultText(res))
 	}
-	var ref mcpbind.Refusal
-	b, _ := json.Marshal(res.StructuredContent)
-	if err := json.Unmarshal(b, &ref); err != nil {
-		h.fatalf("session %s called hidden %s: structured content %s: %v", x.name, name, b, err)
+	pref, ok := mcpbind.RefusalOf(res)
+	if !ok || res.StructuredContent != nil {
+		h.fatalf("session %s called hidden %s: no refusal in _meta (%v), or structured content %v", x.name, name, res.Meta, res.StructuredContent)
 	}
+	ref := *pref
+	b, _ := json.Marshal(ref)
 	code := mcpbind.CodeForbidden
 	if h.visible(x.shadow, name) {
 		code = mcpbind.CodeCallLimit // visible, but stopped by a used-up budget

@@ -55,8 +55,10 @@ const CodeStateNotSaved = "STATE_NOT_SAVED"
 // MetaKey is the _meta key of the gate's notes on a call result.
 const MetaKey = "chartgate/mcpbind"
 
-// Refusal is the structured content of a refused call (IsError true). The
-// text content says the same in prose.
+// Refusal describes a refused call (IsError true) under [MetaKey] in the
+// result's _meta; the text content says the same in prose. It is not the
+// result's structuredContent, which clients check against the tool's
+// output schema.
 type Refusal struct {
 	Code string `json:"code"` // one of the Code constants
 	Tool string `json:"tool"` // the tool that was called
@@ -82,6 +84,31 @@ type Refusal struct {
 	Instructions []string `json:"instructions,omitempty"`
 }
 
+// RefusalOf returns the refusal of a call result the gate refused (for Go
+// clients: the refusal is under [MetaKey] in the result's _meta). It
+// returns false for a result that is not a refusal: the call ran.
+func RefusalOf(res *mcp.CallToolResult) (*Refusal, bool) {
+	if res == nil || !res.IsError {
+		return nil, false
+	}
+	switch v := res.Meta[MetaKey].(type) {
+	case *Refusal:
+		return v, true
+	case nil:
+		return nil, false
+	default:
+		b, err := json.Marshal(v)
+		if err != nil {
+			return nil, false
+		}
+		var ref Refusal
+		if json.Unmarshal(b, &ref) != nil || ref.Code == "" {
+			return nil, false
+		}
+		return &ref, true
+	}
+}
+
 // refusal begins the answer to a call of a tool of the server that will
 // not run: a Refusal with the code, the state, the tools available now
 // and the instructions, and the server's tool names. For a name the server
@@ -105,12 +132,15 @@ func (g *Gate) refusal(ctx context.Context, c *gatedCall, v *view, code string) 
 }
 
 // refused is the answer to a call that did not run: IsError, the text for
-// the model, and the Refusal for programs.
+// the model, and the Refusal for programs under MetaKey in _meta. Not in
+// structuredContent: a client validates that against the tool's output
+// schema, error results included (the TypeScript SDK throws on a mismatch,
+// and the agent never sees the refusal).
 func refused(ref *Refusal, text string) *verdict {
 	return &verdict{res: &mcp.CallToolResult{
-		IsError:           true,
-		Content:           []mcp.Content{&mcp.TextContent{Text: text}},
-		StructuredContent: ref,
+		IsError: true,
+		Content: []mcp.Content{&mcp.TextContent{Text: text}},
+		Meta:    mcp.Meta{MetaKey: ref},
 	}}
 }
 

@@ -372,8 +372,7 @@ func demo(ctx context.Context, w io.Writer, engine statechart.Engine, engineName
 		}
 		if res.IsError {
 			fmt.Fprintf(w, "  refused (isError):\n%s\n", indent(text(res), "    "))
-			var ref mcpbind.Refusal
-			if remarshal(res.StructuredContent, &ref) && len(ref.Path) > 0 {
+			if ref, ok := mcpbind.RefusalOf(res); ok && len(ref.Path) > 0 {
 				var steps []string
 				for _, s := range ref.Path {
 					if s.Event == "" {

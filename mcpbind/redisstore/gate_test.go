@@ -328,9 +328,7 @@ func TestExpiredWorkflowRefused(t *testing.T) {
 		if !res.IsError {
 			return ""
 		}
-		var ref mcpbind.Refusal
-		b, _ := json.Marshal(res.StructuredContent)
-		_ = json.Unmarshal(b, &ref)
+		ref, _ := mcpbind.RefusalOf(res)
 		return ref.Code
 	}
 	session := connect("2025-11-25")

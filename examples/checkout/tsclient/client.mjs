@@ -1,10 +1,17 @@
-// client.mjs drives the checkout example's stdio server with the MCP
-// TypeScript SDK's client, as an external client would: it starts the
-// server, walks the checkout flow, checks what the gate shows and refuses at
-// each step, and prints what it sees.
+// client.mjs drives the checkout example's server with the MCP TypeScript
+// SDK's client, as an external client would: it walks the checkout flow,
+// checks what the gate shows and refuses at each step, and prints what it
+// sees. Over stdio it starts the server and follows the session flow; with
+// --url it connects to a stateless Streamable HTTP server and follows the
+// flow with workflow handles.
 //
-//	node client.mjs <command> [args...]
-//	node client.mjs go run .. -stdio
+//	node client.mjs <command> [args...]         # e.g. node client.mjs go run .. -stdio
+//	node client.mjs --url http://HOST:PORT/mcp  # a server run with -http HOST:PORT -stateless
+//
+// The SDK's client validates a tool's structured content against the
+// tool's output schema, error results included: refusals must be readable
+// by it, for tools it has listed (all of them with handles; with sessions,
+// one listed before the workflow hid it).
 //
 // It exits 0 when every expectation holds, and 1 with a message naming the
 // first one that failed. TestTypeScriptClient (../tsclient_test.go) runs it
@@ -12,6 +19,7 @@
 
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { LATEST_PROTOCOL_VERSION, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 
 // The first protocol version without sessions: there the gate lists every
@@ -58,16 +66,19 @@ function indent(text, prefix = '    ') {
 }
 
 const argv = process.argv.slice(2);
-if (argv.length === 0) {
+if (argv.length === 0 || (argv[0] === '--url' && argv.length !== 2)) {
 	process.stderr.write('usage: node client.mjs <command> [args...]   (e.g. node client.mjs go run .. -stdio)\n');
+	process.stderr.write('       node client.mjs --url http://HOST:PORT/mcp\n');
 	process.exit(2);
 }
-const [command, ...args] = argv;
+const stateless = argv[0] === '--url';
 
-// The whole environment goes to the server: the SDK's default passes only a
-// few variables, and go run (or the test binary, CHECKOUT_AS_COMMAND=1)
-// needs the rest.
-const transport = new StdioClientTransport({ command, args, env: { ...process.env }, stderr: 'inherit' });
+// Over stdio the whole environment goes to the server: the SDK's default
+// passes only a few variables, and go run (or the test binary,
+// CHECKOUT_AS_COMMAND=1) needs the rest.
+const transport = stateless
+	? new StreamableHTTPClientTransport(new URL(argv[1]))
+	: new StdioClientTransport({ command: argv[0], args: argv.slice(1), env: { ...process.env }, stderr: 'inherit' });
 
 // The Client does not expose the negotiated protocol version; it hands it to
 // the transport's optional setProtocolVersion after initialize.
@@ -152,13 +163,21 @@ async function call(name, args = {}) {
 	return res;
 }
 
+// expectRefused checks a refused call and returns its refusal, which the
+// gate puts in _meta (structured content would have to match the tool's
+// output schema).
 function expectRefused(what, res) {
 	if (res.isError !== true) {
 		fail(`${what}: the call was not refused (isError ${json(res.isError)}): ${json(res)}`);
 	}
-	if (res._meta?.[META_KEY] !== undefined) {
-		fail(`${what}: a refused call reports a transition: ${json(res._meta[META_KEY])}`);
+	if (res.structuredContent !== undefined) {
+		fail(`${what}: a refusal has structured content, which a tool's output schema may reject: ${json(res.structuredContent)}`);
 	}
+	const ref = res._meta?.[META_KEY];
+	if (typeof ref?.code !== 'string' || ref.event !== undefined) {
+		fail(`${what}: no refusal under _meta ${META_KEY}: ${json(res._meta)}`);
+	}
+	return ref;
 }
 
 // expectRan checks a call that ran, the statesync notice its text starts
@@ -202,6 +221,15 @@ async function run() {
 	if (negotiated === undefined) {
 		fail('the negotiated protocol version was not seen: the SDK no longer calls transport.setProtocolVersion');
 	}
+	if (stateless) {
+		await runHandles();
+	} else {
+		await runSession();
+	}
+}
+
+// runSession follows the checkout flow in the session's own workflow.
+async function runSession() {
 	if (negotiated >= SESSIONLESS_VERSION) {
 		fail(
 			`the session negotiated protocol ${negotiated}, which has no sessions: there the gate lists every tool ` +
@@ -222,8 +250,7 @@ async function run() {
 	// Too early: the gate refuses cart_pay, says how to get there, and does
 	// not run it (the order number below would be 2 otherwise).
 	let res = await call('cart_pay', { payment_method: 'card' });
-	expectRefused('early cart_pay', res);
-	const refusal = res.structuredContent ?? {};
+	const refusal = expectRefused('early cart_pay', res);
 	expectEqual('early cart_pay: refusal code, tool, state', [refusal.code, refusal.tool, refusal.state], ['FORBIDDEN', 'cart_pay', 'empty']);
 	expectEqual('early cart_pay: refusal available', refusal.available, ['cart_add_item', 'cart_view', 'workflow_status', 'workflow_transition']);
 	expectEqual('early cart_pay: refusal reachable', refusal.reachable, true);
@@ -258,6 +285,14 @@ async function run() {
 		transition: { event: 'CHECKOUT', from: 'has_items', to: 'payment', toolsChanged: true },
 	});
 	await expectListChanged('cart_checkout');
+
+	// cart_checkout again, before the client lists the tools again: it still
+	// has cart_checkout, with its output schema, from the last list. The
+	// refusal must reach it all the same.
+	res = await call('cart_checkout');
+	const again = expectRefused('cart_checkout again before re-listing', res);
+	expectEqual('cart_checkout again: refusal code, state', [again.code, again.state], ['FORBIDDEN', 'payment']);
+	expectNoListChanged('the refused cart_checkout');
 	await expectTools('state payment', ['cart_pay', 'cart_view', 'workflow_status', 'workflow_transition']);
 
 	res = await call('cart_pay', { payment_method: 'card' });
@@ -273,10 +308,10 @@ async function run() {
 
 	// After the final state nothing leads back to cart_add_item.
 	res = await call('cart_add_item', { product_id: 'sku-7' });
-	expectRefused('cart_add_item after confirmation', res);
+	const late = expectRefused('cart_add_item after confirmation', res);
 	expectEqual(
 		'cart_add_item after confirmation: refusal code, state, reachable, path',
-		[res.structuredContent?.code, res.structuredContent?.state, res.structuredContent?.reachable, res.structuredContent?.path ?? []],
+		[late.code, late.state, late.reachable, late.path ?? []],
 		['FORBIDDEN', 'confirmed', false, []],
 	);
 
@@ -287,6 +322,72 @@ async function run() {
 	expectEqual('notifications/tools/list_changed received', changesReceived, 3);
 	log();
 	log(`ok: checkout flow passed with the TypeScript SDK client, protocol ${negotiated}`);
+}
+
+// runHandles follows the checkout flow on a stateless server: every tool is
+// listed (with its output schema), and the workflow is named by the
+// workflow_id that workflow_start returns.
+async function runHandles() {
+	if (client.getServerCapabilities()?.tools?.listChanged === true) {
+		fail(`a stateless server advertises tools.listChanged, which it never sends: ${json(client.getServerCapabilities())}`);
+	}
+	log();
+	const listed = await client.listTools(undefined, { timeout: REQUEST_TIMEOUT_MS });
+	const names = listed.tools.map((t) => t.name).sort();
+	log(`  tools: ${names.join(', ')}`);
+	expectEqual('tools/list', names, ['cart_add_item', 'cart_checkout', 'cart_pay', 'cart_view', 'workflow_start', 'workflow_status', 'workflow_transition']);
+	const pay = listed.tools.find((t) => t.name === 'cart_pay');
+	if (pay.outputSchema === undefined || !pay.inputSchema.required?.includes('workflow_id')) {
+		fail(`cart_pay should have an output schema and take a workflow_id: ${json(pay)}`);
+	}
+
+	// Without a workflow id: refused, and readable although cart_pay has an
+	// output schema.
+	let res = await call('cart_pay', { payment_method: 'card' });
+	let ref = expectRefused('cart_pay without a workflow id', res);
+	expectEqual('cart_pay without a workflow id: refusal code, path', [ref.code, (ref.path ?? []).map((s) => s.tool)], ['WORKFLOW_REQUIRED', ['workflow_start']]);
+
+	res = await call('workflow_start');
+	if (res.isError) {
+		fail(`workflow_start: ${json(text(res))}`);
+	}
+	const id = res.structuredContent?.workflow_id;
+	if (typeof id !== 'string' || id.length !== 32) {
+		fail(`workflow_start returned no workflow_id: ${json(res.structuredContent)}`);
+	}
+
+	res = await call('cart_pay', { payment_method: 'card', workflow_id: id });
+	ref = expectRefused('early cart_pay', res);
+	expectEqual(
+		'early cart_pay: refusal code, state, workflow, path',
+		[ref.code, ref.state, ref.workflow, (ref.path ?? []).map((s) => [s.tool, s.event])],
+		['FORBIDDEN', 'empty', id, [['cart_add_item', 'ADD_ITEM'], ['cart_checkout', 'CHECKOUT']]],
+	);
+
+	res = await call('cart_add_item', { product_id: 'sku-42', workflow_id: id });
+	expectRan('cart_add_item', res, {
+		notice: 'cart.add_item',
+		structured: { items: ['sku-42'] },
+		transition: { event: 'ADD_ITEM', from: 'empty', to: 'has_items', toolsChanged: true },
+	});
+	res = await call('cart_checkout', { workflow_id: id });
+	expectRan('cart_checkout', res, {
+		notice: 'cart.checkout',
+		structured: { order_id: 'pending', items: ['sku-42'] },
+		transition: { event: 'CHECKOUT', from: 'has_items', to: 'payment', toolsChanged: true },
+	});
+	res = await call('cart_pay', { payment_method: 'card', workflow_id: id });
+	expectRan('cart_pay', res, {
+		notice: 'cart.pay',
+		structured: { order_id: 'order-1', items: ['sku-42'], payment_method: 'card' },
+		transition: { event: 'PAY', from: 'payment', to: 'confirmed', toolsChanged: true },
+	});
+	res = await call('cart_pay', { payment_method: 'card', workflow_id: id });
+	ref = expectRefused('cart_pay again', res);
+	expectEqual('cart_pay again: refusal code, state, reachable', [ref.code, ref.state, ref.reachable], ['FORBIDDEN', 'confirmed', false]);
+	expectEqual('notifications/tools/list_changed received', changesReceived, 0);
+	log();
+	log(`ok: checkout flow with workflow handles passed with the TypeScript SDK client, protocol ${negotiated}`);
 }
 
 let code = 0;
