@@ -1,0 +1,128 @@
+// This file holds the benchmarks: Open (what a hook process pays on every
+// tool call), Load and CompareAndSwap, and a whole hook process.
+
+package sqlitestore_test
+
+import (
+	"bytes"
+	"context"
+	"path/filepath"
+	"testing"
+
+	"github.com/chartgate/chartgate/mcpbind/sqlitestore"
+)
+
+// record is a workflow record of a typical size.
+var record = bytes.Repeat([]byte(`{"value":"payment","context":{}}`), 32) // 1 KiB
+
+// BenchmarkOpen opens and closes a store on a file that is set up: alone
+// (Close is the file's last connection, so SQLite checkpoints and removes
+// the WAL, and the next Open creates it again), and beside a gateway that
+// keeps the file open, as hook processes do.
+func BenchmarkOpen(b *testing.B) {
+	for _, gateway := range []bool{false, true} {
+		name := "alone"
+		if gateway {
+			name = "beside-gateway"
+		}
+		b.Run(name, func(b *testing.B) {
+			path := filepath.Join(b.TempDir(), "state.db")
+			g := openAt(b, path, nil)
+			if _, err := g.CompareAndSwap(context.Background(), "k", 0, record); err != nil {
+				b.Fatal(err)
+			}
+			if !gateway {
+				g.Close()
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				s, err := sqlitestore.Open(path, nil)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := s.Close(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkHookCall is what a hook process does with the store for one
+// tool call, beside a gateway: open, load, one compare-and-swap, close.
+func BenchmarkHookCall(b *testing.B) {
+	ctx := context.Background()
+	path := filepath.Join(b.TempDir(), "state.db")
+	openAt(b, path, nil) // the gateway
+	b.ReportAllocs()
+	for b.Loop() {
+		s, err := sqlitestore.Open(path, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		_, v, err := s.Load(ctx, "k")
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := s.CompareAndSwap(ctx, "k", v, record); err != nil {
+			b.Fatal(err)
+		}
+		if err := s.Close(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkHookProcess runs a whole process: "start" is the test binary
+// starting and exiting, "hook" the same process doing BenchmarkHookCall's
+// work once, beside a gateway (this process) that keeps the file open.
+func BenchmarkHookProcess(b *testing.B) {
+	path := filepath.Join(b.TempDir(), "state.db")
+	openAt(b, path, nil)
+	for _, mode := range []string{"start", "hook"} {
+		b.Run(mode, func(b *testing.B) {
+			for b.Loop() {
+				if out, err := helper(mode, path, 0).CombinedOutput(); err != nil {
+					b.Fatalf("%v\n%s", err, out)
+				}
+			}
+		})
+	}
+}
+
+func BenchmarkLoad(b *testing.B) {
+	ctx := context.Background()
+	s := open(b, nil)
+	if _, err := s.CompareAndSwap(ctx, "k", 0, record); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if d, _, err := s.Load(ctx, "k"); err != nil || len(d) != len(record) {
+			b.Fatal(len(d), err)
+		}
+	}
+}
+
+// BenchmarkCompareAndSwap updates one record, with each commit synced
+// (the default) and with RelaxedSync.
+func BenchmarkCompareAndSwap(b *testing.B) {
+	ctx := context.Background()
+	for _, relaxed := range []bool{false, true} {
+		name := "full-sync"
+		if relaxed {
+			name = "relaxed-sync"
+		}
+		b.Run(name, func(b *testing.B) {
+			s := open(b, &sqlitestore.Options{RelaxedSync: relaxed})
+			var v uint64
+			b.ReportAllocs()
+			for b.Loop() {
+				var err error
+				if v, err = s.CompareAndSwap(ctx, "k", v, record); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,128 @@
+// Package sqlitestore is an [mcpbind.Store] in a SQLite database file, for
+// gates whose processes run on one machine and must share the workflow
+// state of their sessions: the `chartgate serve` gateway and the hook
+// processes that agents start for each tool call, for example. It is
+// embedded (no server to run), durable, and safe for several processes
+// using one file at once. It uses modernc.org/sqlite, SQLite compiled to
+// pure Go, so it needs no cgo and no C compiler.
+//
+// # Usage
+//
+//	store, err := sqlitestore.Open(sqlitestore.DefaultPath, nil) // .chartgate/state.db
+//	if err != nil {
+//		return err
+//	}
+//	defer store.Close()
+//	gate, err := mcpbind.New(engine, &mcpbind.Options{Store: store})
+//
+// [Open] creates the file and its parent directories if they are missing,
+// and the schema in a new file. Opening a file that is set up reads one
+// pragma and writes nothing, so a short-lived process may open the store
+// for each tool call (see the benchmarks: well under a millisecond on
+// top of the process' start).
+//
+// # Layout
+//
+// The database has two tables, and its PRAGMA user_version holds the
+// version of the schema (1), which Open creates or migrates in one
+// transaction (several processes opening a new file at once are fine: one
+// creates the schema, the others find it):
+//
+//	records (key TEXT PRIMARY KEY, version INTEGER, data BLOB, expires INTEGER)
+//	counter (id INTEGER PRIMARY KEY CHECK (id = 1), last INTEGER)
+//
+// records holds one row per key, with its data, its version and its expiry
+// in Unix milliseconds (0: never; a partial index on expires serves the
+// purge). counter holds one row, the last version handed out. Open refuses
+// a file whose schema is newer than this package knows, and a database of
+// some other application (tables, but user_version 0). The file is in WAL
+// mode, and SQLite keeps two files next to it while it is in use,
+// state.db-wal and state.db-shm; a new file is created with mode 0600.
+//
+// # Compare-and-swap
+//
+// [Store.CompareAndSwap] runs one BEGIN IMMEDIATE transaction, which takes
+// the database's write lock before it reads anything: it reads the key's
+// version (0 if there is no row or the row expired), compares it with the
+// expected one, and only if they are equal takes a new version from the
+// counter and writes the row, then commits. SQLite lets one connection at
+// a time hold the write lock, across processes, so two writers that race
+// on one key cannot both win: the loser gets an error that matches
+// [mcpbind.ErrConflict], and the gate reloads and applies its event again.
+// A version is returned only once its transaction committed. Within one
+// process, the writes of a Store queue in Go, and only writes of different
+// Stores (other processes) wait for SQLite's lock. Loads read without
+// waiting for writers (WAL mode) and see the last committed write.
+//
+// # Versions
+//
+// [mcpbind.Store] requires that a version is never reused for a key, even
+// after the record was deleted or expired. A version kept only in the
+// key's row would start again at 1 after a delete. Instead, every write
+// takes its version from one store-wide counter, in the transaction that
+// writes the row: the counter row outlives every record, and SQLite
+// already lets only one writer at a time in, so a single counter costs no
+// concurrency. Versions therefore increase across all keys of a file.
+// Each new version is
+//
+//	max(last version + 1, the time of the write in microseconds since 1970)
+//
+// so that a file that was deleted and created again also starts above the
+// versions the old file handed out, unless the clock went back or the old
+// file took more than one write per microsecond. (Versions stay far below
+// 2^63, SQLite's largest integer, until the year 294,000.)
+//
+// # Expiry
+//
+// With Options.TTL zero (the default), records never expire: a workflow's
+// state lives until the gate deletes it or the file is removed. With a TTL,
+// a record expires that long after its last write; a load does not extend
+// it (a load is a read, and making it a write would make every load wait
+// for the one writer), so choose a TTL longer than the longest time a live
+// session may go without a transition. This is the expiry of
+// mcpbind/redisstore, not the sliding expiry of [mcpbind.MemoryStore]. Each
+// row carries its own expiry, set by the Store that last wrote it, with the
+// clock of its machine.
+//
+// An expired row is absent at once: Load reports no record, and
+// CompareAndSwap treats it as none (old version 0 creates the record
+// again). Rows are purged lazily: a Store's writes delete up to 1,000
+// expired rows, in the write's own transaction, at the first write of the
+// Store and then at most once a minute. No goroutine runs in the
+// background, so nothing outlives [Store.Close].
+//
+// # Durability
+//
+// By default (synchronous=FULL), a write that returned is on disk: SQLite
+// syncs the WAL at every commit, so it survives a crash of the process,
+// of the operating system or of the power (as far as the disk honours
+// fsync). That costs one fsync per CompareAndSwap, well within a tool
+// call. With Options.RelaxedSync (synchronous=NORMAL), a commit is synced
+// only at checkpoints: it still survives a crash of the process, but the
+// last writes may be lost, with the database consistent, when the machine
+// crashes. A transaction that did not commit leaves nothing behind.
+//
+// # Several processes
+//
+// Any number of processes on one machine may open one file; each should
+// have its own Store (one per process is enough: a Store is safe for
+// concurrent use). They see each other's writes as soon as these
+// committed. When a process holds the write lock, another waits for it up
+// to Options.BusyTimeout (default 5 s); if the lock is still held then,
+// the operation changes nothing and fails with an error that matches
+// [ErrBusy], never [mcpbind.ErrConflict]. Writes are short (a few
+// statements and one fsync), so this takes something else that holds the
+// lock: a process stuck in a transaction of its own, a backup tool, or a
+// process that writes without pause: waiters poll for the lock (SQLite's
+// backoff, 1 to 100 ms between tries), so the lock does not go to the
+// one that waited longest. Open also waits, up to the busy timeout, for
+// another process that is creating the schema of a new file.
+//
+// SQLite's locks in WAL mode rely on shared memory and POSIX advisory
+// locks of the local operating system: keep the file on a local disk, not
+// on a network file system, and only on a machine whose processes share
+// it (use a Redis store across machines). SQLite drops a process' POSIX
+// locks when the process closes any descriptor of the database file, so
+// the processes that use the store must not open the file otherwise (to
+// copy it, use SQLite's backup, e.g. `sqlite3 state.db .backup copy.db`).
+package sqlitestore

@@ -1,0 +1,324 @@
+// This file defines Store, the mcpbind.Store in a SQLite file: Load,
+// CompareAndSwap and Delete, the expiry of records, the purge of expired
+// ones, and the errors of a database that stays locked.
+
+package sqlitestore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+
+	"github.com/chartgate/chartgate/mcpbind"
+)
+
+// ErrBusy is matched (errors.Is) by the error of an operation that gave up
+// because another connection, usually another process, held the database's
+// lock for longer than Options.BusyTimeout. Such an operation changed
+// nothing: it is not a conflict, and it may be retried.
+var ErrBusy = errors.New("sqlitestore: database locked by another connection")
+
+// purgeInterval is the least time between two purges of expired records by
+// one Store, and purgeBatch the most records one purge deletes (so that a
+// write after a long pause does not hold the write lock for long).
+const (
+	purgeInterval = time.Minute
+	purgeBatch    = 1000
+)
+
+// Store is an [mcpbind.Store] in a SQLite database file. It is safe for
+// concurrent use, and several Stores, in one process or in several, may
+// use one file at once. The zero value is not usable: call [Open].
+type Store struct {
+	db    *sql.DB
+	path  string
+	ttlMS int64 // 0: records never expire
+	busy  time.Duration
+	now   func() time.Time
+
+	// writer holds a token while a write of this Store is in progress.
+	// The writes of one process queue here, in Go, instead of in SQLite's
+	// busy handler, which waits by sleeping; SQLite's lock orders them with
+	// the writes of other processes.
+	writer chan struct{}
+	// nextPurge is when the next write purges expired records (the zero
+	// time: at the first write). Guarded by writer.
+	nextPurge time.Time
+
+	// The statements.
+	load, current, next, upsert, remove, purge stmt
+}
+
+// The statements' SQL.
+const (
+	sqlLoad    = `SELECT version, data, expires FROM records WHERE key = ?`
+	sqlCurrent = `SELECT version, expires FROM records WHERE key = ?`
+	// The counter only grows, and never below the time in microseconds:
+	// see "Versions" in the package documentation.
+	sqlNext   = `UPDATE counter SET last = max(last + 1, ?) RETURNING last`
+	sqlUpsert = `INSERT INTO records (key, version, data, expires) VALUES (?1, ?2, ?3, ?4)
+		ON CONFLICT (key) DO UPDATE SET version = ?2, data = ?3, expires = ?4`
+	sqlRemove = `DELETE FROM records WHERE key = ?`
+	sqlPurge  = `DELETE FROM records WHERE key IN
+		(SELECT key FROM records WHERE expires > 0 AND expires <= ? LIMIT ?)`
+)
+
+// stmt is a statement prepared at its first use, then reused: preparing
+// (parsing) these statements costs about as much as running them.
+// database/sql prepares it again on each connection of the pool that has
+// not got it.
+type stmt struct {
+	query  string
+	ready  atomic.Pointer[sql.Stmt]
+	mu     sync.Mutex // held while preparing or closing
+	closed bool
+}
+
+var errClosed = errors.New("sqlitestore: the store is closed")
+
+// get returns the prepared statement, preparing it on db the first time.
+func (st *stmt) get(ctx context.Context, db *sql.DB) (*sql.Stmt, error) {
+	if p := st.ready.Load(); p != nil {
+		return p, nil
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.closed {
+		return nil, errClosed
+	}
+	if p := st.ready.Load(); p != nil {
+		return p, nil
+	}
+	p, err := db.PrepareContext(ctx, st.query)
+	if err != nil {
+		return nil, err
+	}
+	st.ready.Store(p)
+	return p, nil
+}
+
+// close closes the statement, if it was prepared, and makes get fail from
+// now on (a statement left open would keep its connection, and so the
+// file, open).
+func (st *stmt) close() error {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.closed = true
+	if p := st.ready.Swap(nil); p != nil {
+		return p.Close()
+	}
+	return nil
+}
+
+var _ mcpbind.Store = (*Store)(nil)
+
+// Path returns the absolute path of the database file.
+func (s *Store) Path() string { return s.path }
+
+// TTL returns the expiry of records after rounding (0: they never expire).
+func (s *Store) TTL() time.Duration { return time.Duration(s.ttlMS) * time.Millisecond }
+
+// Close closes the database. It waits for the operations in progress;
+// operations started after it fail.
+func (s *Store) Close() error {
+	var errs []error
+	for _, st := range []*stmt{&s.load, &s.current, &s.next, &s.upsert, &s.remove, &s.purge} {
+		errs = append(errs, st.close())
+	}
+	if err := errors.Join(append(errs, s.db.Close())...); err != nil {
+		return fmt.Errorf("sqlitestore: closing %s: %w", s.path, err)
+	}
+	return nil
+}
+
+// Load implements [mcpbind.Store]. A missing key, a deleted record and an
+// expired one give nil, 0 and no error. Load only reads: it neither waits
+// for writers nor extends the record's expiry.
+func (s *Store) Load(ctx context.Context, key string) ([]byte, uint64, error) {
+	var (
+		data    []byte
+		version uint64
+		expires int64
+	)
+	load, err := s.load.get(ctx, s.db)
+	if err == nil {
+		err = load.QueryRowContext(ctx, key).Scan(&version, &data, &expires)
+	}
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, 0, nil
+	}
+	if err != nil {
+		return nil, 0, s.fail(ctx, "loading", key, err)
+	}
+	if expired(expires, s.now()) {
+		return nil, 0, nil
+	}
+	if version == 0 {
+		return nil, 0, fmt.Errorf("sqlitestore: loading %q: bad version 0 in the record", key)
+	}
+	if data == nil {
+		data = []byte{} // an empty record, not a missing one
+	}
+	return data, version, nil
+}
+
+// CompareAndSwap implements [mcpbind.Store]. In one transaction that holds
+// the database's write lock, it reads the key's current version (0 if there
+// is no record or it expired), and only if that is old writes data, a new
+// version from the store-wide counter and, with a TTL, a new expiry.
+// Otherwise the error matches [mcpbind.ErrConflict]. It returns the new
+// version only once the transaction committed.
+func (s *Store) CompareAndSwap(ctx context.Context, key string, old uint64, data []byte) (uint64, error) {
+	if data == nil {
+		data = []byte{}
+	}
+	var cur, version uint64
+	err := s.write(ctx, []*stmt{&s.current, &s.next, &s.upsert}, func(tx *sql.Tx, now time.Time) error {
+		var expires int64
+		err := s.current.in(ctx, tx).QueryRowContext(ctx, key).Scan(&cur, &expires)
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+			cur = 0
+		case err != nil:
+			return err
+		case expired(expires, now):
+			cur = 0
+		}
+		if cur != old {
+			return mcpbind.ErrConflict
+		}
+		if err := s.next.in(ctx, tx).QueryRowContext(ctx, now.UnixMicro()).Scan(&version); err != nil {
+			return err
+		}
+		expires = 0
+		if s.ttlMS > 0 {
+			expires = now.UnixMilli() + s.ttlMS
+		}
+		_, err = s.upsert.in(ctx, tx).ExecContext(ctx, key, version, data, expires)
+		return err
+	})
+	switch {
+	case err == mcpbind.ErrConflict:
+		if cur == 0 {
+			return 0, fmt.Errorf("sqlitestore: compare-and-swap of %q: expected version %d, there is no record: %w", key, old, err)
+		}
+		return 0, fmt.Errorf("sqlitestore: compare-and-swap of %q: expected version %d, the record has %d: %w", key, old, cur, err)
+	case err != nil:
+		return 0, s.fail(ctx, "compare-and-swap of", key, err)
+	}
+	return version, nil
+}
+
+// Delete implements [mcpbind.Store]. It removes the record; the versions
+// it had are never handed out again, since they come from a counter that
+// outlives every record. Deleting a missing key is not an error.
+func (s *Store) Delete(ctx context.Context, key string) error {
+	err := s.write(ctx, []*stmt{&s.remove}, func(tx *sql.Tx, _ time.Time) error {
+		_, err := s.remove.in(ctx, tx).ExecContext(ctx, key)
+		return err
+	})
+	if err != nil {
+		return s.fail(ctx, "deleting", key, err)
+	}
+	return nil
+}
+
+// in returns the statement for use in tx. get must have prepared it.
+func (st *stmt) in(ctx context.Context, tx *sql.Tx) *sql.Stmt {
+	return tx.StmtContext(ctx, st.ready.Load())
+}
+
+// write runs fn in a transaction that holds the database's write lock (a
+// BEGIN IMMEDIATE transaction; see dsn), purges expired records when a
+// purge is due, and commits. now is the time of the write. fn may use the
+// statements uses, which write prepares before the transaction, on the
+// connection that the transaction then takes (the pool hands out the
+// connection returned last): preparing them in the transaction would
+// take a second connection.
+func (s *Store) write(ctx context.Context, uses []*stmt, fn func(tx *sql.Tx, now time.Time) error) error {
+	select {
+	case s.writer <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	defer func() { <-s.writer }()
+	now := s.now()
+	purge := !now.Before(s.nextPurge)
+	if purge {
+		uses = append(uses, &s.purge)
+	}
+	for _, st := range uses {
+		if _, err := st.get(ctx, s.db); err != nil {
+			return err
+		}
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback() // a no-op after Commit; the error of a failed operation is the one to report
+	if err := fn(tx, now); err != nil {
+		return err
+	}
+	if purge {
+		if _, err := s.purge.in(ctx, tx).ExecContext(ctx, now.UnixMilli(), purgeBatch); err != nil {
+			return fmt.Errorf("purging expired records: %w", err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return err
+	}
+	if purge {
+		s.nextPurge = now.Add(purgeInterval)
+	}
+	return nil
+}
+
+// expired reports whether a record with the given expiry (Unix
+// milliseconds, 0 for none) has expired at now.
+func expired(expires int64, now time.Time) bool {
+	return expires != 0 && expires <= now.UnixMilli()
+}
+
+// fail wraps an error of an operation on key: what the operation was, and
+// whether the database was locked for the whole busy timeout.
+func (s *Store) fail(ctx context.Context, what, key string, err error) error {
+	err = busyError(err, s.busy)
+	if cerr := ctx.Err(); cerr != nil && !errors.Is(err, cerr) {
+		// The driver may report a wait that the context ended as a
+		// plain SQLite error.
+		err = fmt.Errorf("%w: %w", cerr, err)
+	}
+	return fmt.Errorf("sqlitestore: %s %q: %w", what, key, err)
+}
+
+// busyError makes err match [ErrBusy] if it is SQLite's SQLITE_BUSY or
+// SQLITE_LOCKED (with any extended code), which SQLite returns once the
+// busy timeout has passed.
+func busyError(err error, waited time.Duration) error {
+	if isBusy(err) {
+		return fmt.Errorf("%w (waited up to %v): %w", ErrBusy, waited, err)
+	}
+	return err
+}
+
+// isBusy reports whether err is SQLite's SQLITE_BUSY or SQLITE_LOCKED,
+// with any extended code.
+func isBusy(err error) bool {
+	var se *sqlite.Error
+	if !errors.As(err, &se) {
+		return false
+	}
+	switch se.Code() & 0xff {
+	case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED:
+		return true
+	}
+	return false
+}
