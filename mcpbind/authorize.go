@@ -104,6 +104,8 @@ func (g *Gate) visible(ctx context.Context, v *view, tool string, ti *toolInfo) 
 		return ok
 	case modeStart:
 		return false // a session's own workflow needs no start
+	case modeDenied:
+		return false
 	}
 	return true
 }

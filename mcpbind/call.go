@@ -98,6 +98,12 @@ func (g *Gate) call(ctx context.Context, next mcp.MethodHandler, a *attachment, 
 // straight to the handler), for the start tool, and for calls refused
 // before any workflow is loaded.
 func (g *Gate) resolve(ctx context.Context, next mcp.MethodHandler, a *attachment, req *mcp.CallToolRequest) (*gatedCall, mcp.Result, error) {
+	if g.names.first.CompareAndSwap(false, true) {
+		// A client may call tools without listing them: the workflow's
+		// names are checked against the server's tools at the first call
+		// too.
+		g.checkNames(ctx, next, req.Session, req.Extra)
+	}
 	c := &gatedCall{a: a, next: next, req: req, name: req.Params.Name, rules: g.rules.Load(), info: unboundInfo, wf: a.wf.Load()}
 	switch {
 	case c.name == g.start && g.start != "":

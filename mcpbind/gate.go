@@ -95,6 +95,21 @@ type Options struct {
 	// StartLimit, if set, limits how often each client may call the start
 	// tool. Recommended for servers open to clients you do not trust.
 	StartLimit *StartLimit
+
+	// DefaultDeny refuses every tool that the workflow does not name: a
+	// tool that no state lists in meta.mcp.tools, that sends no event
+	// (meta.mcp.events) and that has no Go binding is hidden and refused
+	// like a tool of another state, unless it is declared ungated
+	// (meta.mcp.ungated on the machine's root state, or Ungated). Without
+	// it such a tool is always visible, so a misspelt name in the machine
+	// leaves the tool it meant ungated (the gate logs, once, every name
+	// the machine gives that no tool of the server has; see
+	// [Gate.CheckTools]). Recommended.
+	DefaultDeny bool
+	// Ungated lists tools, by name or pattern ("*" matches any run of
+	// characters), that DefaultDeny leaves visible, in addition to the
+	// machine's meta.mcp.ungated.
+	Ungated []string
 }
 
 // HandleMode says when a [Gate] keys workflows by explicit handles.
@@ -190,6 +205,12 @@ type Gate struct {
 	jsonEvents      map[string]string
 	jsonInvalidates map[string][]string
 	jsonPatterns    []pattern
+	refs            []nameRef // every tool name and pattern the machine gives
+
+	defaultDeny bool
+	ungated     []string // tool names and patterns DefaultDeny leaves visible
+	ownTools    sync.Map // the gate's own tools (start, workflow tools) -> struct{}
+	names       nameCheck
 
 	noLayerWarned atomic.Bool // the misordering of the chain was logged
 	unkeyedLogged atomic.Bool // HandlesNever on a stateless server was logged
@@ -215,6 +236,7 @@ const (
 	modeStates                  // visible when one of nodes is active
 	modeCan                     // visible when the machine can handle event
 	modeStart                   // the start tool: listed only with handles
+	modeDenied                  // not named by the workflow, under DefaultDeny: never visible
 )
 
 // toolInfo is how one tool is gated.
@@ -228,6 +250,7 @@ type toolInfo struct {
 var (
 	unboundInfo = &toolInfo{}
 	startInfo   = &toolInfo{mode: modeStart}
+	deniedInfo  = &toolInfo{mode: modeDenied}
 )
 
 // rules is an immutable set of Go bindings with the derived tables; Bind
@@ -371,6 +394,8 @@ func New(engine statechart.Engine, opts *Options) (*Gate, error) {
 		}
 		g.mcp[i] = sm
 		g.limited = g.limited || sm.MaxCalls > 0
+		g.refs = append(g.refs, sm.refs...)
+		g.ungated = append(g.ungated, sm.Ungated...)
 		for _, t := range sm.Tools {
 			j, ok := patIdx[t]
 			if !ok {
@@ -407,8 +432,19 @@ func New(engine statechart.Engine, opts *Options) (*Gate, error) {
 			})
 		}
 	}
+	g.defaultDeny = o.DefaultDeny
+	for i, u := range o.Ungated {
+		if msg := checkToolName(u, true); msg != "" {
+			errs = append(errs, &statechart.Error{Path: fmt.Sprintf("Options.Ungated[%d]", i), Msg: msg})
+			continue
+		}
+		g.ungated = append(g.ungated, u)
+	}
 	if len(errs) > 0 {
 		return nil, errs
+	}
+	if g.start != "" {
+		g.ownTools.Store(g.start, struct{}{})
 	}
 
 	s, err := engine.Start(context.Background(), g.now())
@@ -554,6 +590,20 @@ func (g *Gate) matchedByPattern(tool string) bool {
 	return false
 }
 
+// isUngated reports whether DefaultDeny leaves a tool visible: it is one of
+// the gate's own tools, or declared ungated.
+func (g *Gate) isUngated(tool string) bool {
+	if _, ok := g.ownTools.Load(tool); ok {
+		return true
+	}
+	for _, u := range g.ungated {
+		if matchGlob(u, tool) {
+			return true
+		}
+	}
+	return false
+}
+
 // info returns how a tool is gated. When remember is set, the answer is
 // cached (only for names the server lists, so that clients cannot grow the
 // cache with made-up names).
@@ -580,6 +630,8 @@ func (g *Gate) info(r *rules, tool string, remember bool) *toolInfo {
 		ti = &toolInfo{mode: modeStates, nodes: nodes, event: ev, invalidates: g.jsonInvalidates[tool]}
 	case ev != "":
 		ti = &toolInfo{mode: modeCan, event: ev, invalidates: g.jsonInvalidates[tool]}
+	case g.defaultDeny && !g.isUngated(tool):
+		ti = deniedInfo
 	}
 	if remember && r.cached.Load() < maxCachedTools {
 		if _, loaded := r.cache.LoadOrStore(tool, ti); !loaded {

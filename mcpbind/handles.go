@@ -160,24 +160,26 @@ type handledList struct {
 	tools []*mcp.Tool
 }
 
-// handleList returns a page of tools/list for handle mode: every tool, the
-// gated ones (and the workflow tools) with a workflow_id argument and a
+// handleList returns a page of tools/list for handle mode: every tool (but
+// those DefaultDeny refuses), the gated ones (and the workflow tools) with a workflow_id argument and a
 // description of the states in which they work. It is the same for every
 // client, as protocol 2026-07-28 requires.
 func (g *Gate) handleList(memo *listMemo, wf *workflowTools) []*mcp.Tool {
 	if l := memo.handled.Load(); l != nil && l.wf == wf {
 		return slices.Clone(l.tools)
 	}
-	out := make([]*mcp.Tool, len(memo.tools))
+	out := make([]*mcp.Tool, 0, len(memo.tools))
 	for i, t := range memo.tools {
 		ti := memo.infos[i]
 		switch {
 		case wf != nil && (t.Name == wf.statusName || t.Name == wf.transitionName):
-			out[i] = g.withHandle(t, "")
+			out = append(out, g.withHandle(t, ""))
 		case ti.mode == modeStates || ti.mode == modeCan:
-			out[i] = g.withHandle(t, g.whereText(ti))
+			out = append(out, g.withHandle(t, g.whereText(ti)))
+		case ti.mode == modeDenied:
+			// Not part of the workflow (DefaultDeny): never callable.
 		default:
-			out[i] = t
+			out = append(out, t)
 		}
 	}
 	memo.handled.Store(&handledList{wf: wf, tools: out})

@@ -27,7 +27,12 @@ func (g *Gate) list(ctx context.Context, next mcp.MethodHandler, a *attachment, 
 	if req.Params != nil {
 		cursor = req.Params.Cursor
 	}
-	memo := g.listInfos(r, cursor, lr.Tools)
+	memo, fresh := g.listInfos(r, cursor, lr.Tools)
+	if fresh {
+		// The server's tools (or the bindings) changed: check the
+		// workflow's names against them.
+		g.checkNames(ctx, next, req.Session, req.Extra)
+	}
 	switch k := g.keyingOf(req); {
 	case k == byHandle:
 		out := *lr
@@ -120,11 +125,12 @@ const (
 	maxConfigMemos = 1024
 )
 
-// listInfos returns how the listed tools are gated.
-func (g *Gate) listInfos(r *rules, cursor string, tools []*mcp.Tool) *listMemo {
+// listInfos returns how the listed tools are gated, and whether it
+// computed that anew (the tools or the bindings changed).
+func (g *Gate) listInfos(r *rules, cursor string, tools []*mcp.Tool) (*listMemo, bool) {
 	if m, ok := r.lists.Load(cursor); ok {
 		if memo := m.(*listMemo); slices.Equal(memo.tools, tools) {
-			return memo
+			return memo, false
 		}
 	}
 	memo := &listMemo{tools: slices.Clone(tools), infos: make([]*toolInfo, len(tools))}
@@ -140,5 +146,5 @@ func (g *Gate) listInfos(r *rules, cursor string, tools []*mcp.Tool) *listMemo {
 	if _, ok := r.lists.Load(cursor); ok || r.nlists.Add(1) <= maxListMemos {
 		r.lists.Store(cursor, memo)
 	}
-	return memo
+	return memo, true
 }

@@ -25,7 +25,8 @@ import (
 //	    "events":       {"cart_pay": "PAY"},
 //	    "invalidates":  {"cart_pay": ["cart.*", "orders.*"]},
 //	    "instructions": "Ask for the payment method, then call cart_pay.",
-//	    "maxCalls":     10
+//	    "maxCalls":     10,
+//	    "ungated":      ["help", "search_*"]   // the root state only
 //	  }
 //	}
 //
@@ -55,9 +56,23 @@ type StateMCP struct {
 	// tools that take the workflow out of the state may run (see the
 	// package documentation, "Call limits").
 	MaxCalls int
+	// Ungated lists tools (names or patterns) that are not part of the
+	// workflow: with [Options.DefaultDeny], the tools the machine does not
+	// name are refused, except these. It applies to the whole machine and
+	// is allowed on the root state only.
+	Ungated []string
+
+	refs []nameRef // the tool names and patterns given, with their paths
 }
 
-var mcpKeys = []string{"tools", "events", "invalidates", "instructions", "maxCalls"}
+// nameRef is a tool name or pattern the machine gives, and where.
+type nameRef struct {
+	path    string
+	name    string
+	pattern bool // a meta.mcp.tools or ungated entry: may hold "*"
+}
+
+var mcpKeys = []string{"tools", "events", "invalidates", "instructions", "maxCalls", "ungated"}
 
 // jpath builds JSON paths in the statechart package's format:
 // states.payment.meta.mcp.tools[0], or ["odd key"] for keys that need it.
@@ -105,7 +120,7 @@ func parseMCP(n statechart.Node, path jpath, events eventSet, errs *statechart.E
 	}
 	obj, ok := raw.(map[string]any)
 	if !ok {
-		add(path, `must be an object with "tools", "events", "invalidates", "instructions" or "maxCalls", not %s`, describe(raw))
+		add(path, `must be an object with "tools", "events", "invalidates", "instructions", "maxCalls" or "ungated", not %s`, describe(raw))
 		return nil
 	}
 	sm := &StateMCP{StateID: n.ID}
@@ -113,7 +128,11 @@ func parseMCP(n statechart.Node, path jpath, events eventSet, errs *statechart.E
 		v := obj[k]
 		p := path.key(k)
 		switch k {
-		case "tools":
+		case "tools", "ungated":
+			if k == "ungated" && n.Parent != "" {
+				add(p, "ungated applies to the whole machine: write it in the root state's meta.mcp")
+				continue
+			}
 			arr, ok := v.([]any)
 			if !ok {
 				add(p, "must be an array of tool names or patterns, not %s", describe(v))
@@ -129,7 +148,12 @@ func parseMCP(n statechart.Node, path jpath, events eventSet, errs *statechart.E
 					add(p.index(i), "%s", msg)
 					continue
 				}
-				sm.Tools = append(sm.Tools, s)
+				if k == "tools" {
+					sm.Tools = append(sm.Tools, s)
+				} else {
+					sm.Ungated = append(sm.Ungated, s)
+				}
+				sm.refs = append(sm.refs, nameRef{path: string(p.index(i)), name: s, pattern: true})
 			}
 		case "events":
 			m, ok := v.(map[string]any)
@@ -156,6 +180,7 @@ func parseMCP(n statechart.Node, path jpath, events eventSet, errs *statechart.E
 					sm.Events = map[string]string{}
 				}
 				sm.Events[tool] = ev
+				sm.refs = append(sm.refs, nameRef{path: string(tp), name: tool})
 			}
 		case "invalidates":
 			m, ok := v.(map[string]any)
@@ -196,6 +221,7 @@ func parseMCP(n statechart.Node, path jpath, events eventSet, errs *statechart.E
 					sm.Invalidates = map[string][]string{}
 				}
 				sm.Invalidates[tool] = pats
+				sm.refs = append(sm.refs, nameRef{path: string(tp), name: tool})
 			}
 		case "instructions":
 			s, ok := v.(string)

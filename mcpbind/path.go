@@ -671,6 +671,8 @@ func (m *model) structurallyVisible(c bitset, ti *toolInfo, done bool) bool {
 			}
 		}
 		return false
+	case modeDenied:
+		return false
 	}
 	return true
 }

@@ -161,6 +161,12 @@ func (g *Gate) refuse(ctx context.Context, c *gatedCall, v *view) *verdict {
 	if path != nil {
 		ref.Path = path
 	}
+	if c.info.mode == modeDenied {
+		var b strings.Builder
+		fmt.Fprintf(&b, "Tool %q is not part of the %q workflow: no state of it allows the tool, so this server does not run it.", c.name, g.engine.ID())
+		writeGuidance(&b, ref.Available, ref.Instructions)
+		return refused(ref, b.String())
+	}
 	return refused(ref, ref.text(c.info))
 }
 

@@ -141,6 +141,11 @@ func (g *Gate) AddWorkflowTools(s *mcp.Server, opts *WorkflowToolsOptions) error
 				`},"required":["event"]}`),
 		}, unreachable)
 	}
+	for _, name := range []string{w.statusName, w.transitionName} {
+		if name != "" {
+			g.ownTools.Store(name, struct{}{})
+		}
+	}
 	a.wf.Store(w)
 	return nil
 }

@@ -19,7 +19,7 @@ const (
 const usageText = `usage: chartgate <command> [arguments]
 
 commands:
-  validate FILE... [--strict]
+  validate FILE... [--strict] [--tools a,b,c]
         check machines; print every error as FILE: path: message
   run FILE --events LIST [--clock simulated|real]
         run the machine; print one JSON snapshot line per step
@@ -44,7 +44,7 @@ LIST is comma-separated; each item is an event type (ADD_ITEM), a JSON event
 `
 
 var commandUsage = map[string]string{
-	"validate": "usage: chartgate validate FILE... [--strict]\n\n  --strict  also report actions and delays that have no implementation\n",
+	"validate": "usage: chartgate validate FILE... [--strict] [--tools a,b,c]\n\n  --strict  also report actions and delays that have no implementation\n  --tools   the server's tool names: check the names meta.mcp gives against them\n",
 	"run":      "usage: chartgate run FILE --events LIST [--clock simulated|real]\n\n  --events LIST  events to send, comma-separated: TYPE, {JSON event} or +DURATION\n  --clock CLOCK  simulated (default: +DURATION moves it at once) or real (+DURATION sleeps)\n",
 	"diagram":  "usage: chartgate diagram FILE [--format mermaid|dot]\n\n  --format FORMAT  mermaid (default) or dot\n",
 	"bench":    "usage: chartgate bench FILE --events LIST [-n N]\n\n  --events LIST  events to send round and round: TYPE, {JSON event} or +DURATION\n  -n N           number of events to send (default 1000000)\n",

@@ -1,7 +1,7 @@
 // Command chartgate validates, runs, draws and benchmarks XState v5
 // machines with package statechart.
 //
-//	chartgate validate FILE... [--strict]
+//	chartgate validate FILE... [--strict] [--tools a,b,c]
 //	chartgate run FILE --events A,B,{"type":"C","x":1},+250ms [--clock simulated|real]
 //	chartgate diagram FILE [--format mermaid|dot]
 //	chartgate bench FILE --events A,B,C [-n N]

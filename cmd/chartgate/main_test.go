@@ -591,3 +591,32 @@ func TestBench(t *testing.T) {
 	assert.Regexp(t, `\n\d+ events/s\n$`, out)
 	assert.Contains(t, errOut, "status done")
 }
+
+// TestValidateTools: --tools checks the names the machine's meta.mcp gives
+// against the server's tools, with did-you-mean; meta.mcp itself is
+// checked as mcpbind checks it.
+func TestValidateTools(t *testing.T) {
+	file := writeFile(t, "doc.json", `{
+  "id": "doc", "initial": "draft",
+  "states": {
+    "draft": {"on": {"APPROVE": "approved"}, "meta": {"mcp": {"tools": ["edit_doc", "aprove_doc"], "events": {"aprove_doc": "APPROVE"}}}},
+    "approved": {"meta": {"mcp": {"tools": ["publish_*"]}}}
+  }
+}`)
+	code, out, errOut := chartgate("validate", file, "--tools", "edit_doc,approve_doc,publish_doc,help")
+	assert.Equal(t, exitFail, code)
+	assert.Empty(t, errOut)
+	assert.Equal(t, []string{
+		file + `: states.draft.meta.mcp.events.aprove_doc: "aprove_doc" matches no tool of the server (did you mean "approve_doc"?)`,
+		file + `: states.draft.meta.mcp.tools[1]: "aprove_doc" matches no tool of the server (did you mean "approve_doc"?)`,
+	}, lines(out))
+
+	code, out, _ = chartgate("validate", file, "--tools", "edit_doc,aprove_doc,publish_doc,help")
+	assert.Equal(t, exitOK, code)
+	assert.Equal(t, file+": ok (2 states)\n"+file+": note: tools the workflow does not name (always visible; refused with mcpbind.Options.DefaultDeny unless meta.mcp.ungated lists them): help\n", out)
+
+	bad := writeFile(t, "bad.json", `{"id": "m", "initial": "a", "states": {"a": {"meta": {"mcp": {"tool": ["x"]}}}}}`)
+	code, out, _ = chartgate("validate", bad)
+	assert.Equal(t, exitFail, code)
+	assert.Equal(t, bad+`: states.a.meta.mcp.tool: unknown key "tool" (did you mean "tools"?)`+"\n", out)
+}

@@ -98,15 +98,19 @@ func (s *source) compile(opts statechart.Options) (*statechart.Machine, []proble
 		opts.Implementations = opts.Implementations.Merge(impl)
 	}
 	m, err := statechart.Compile(s.machine, &opts)
-	prefix := ""
-	if s.isCase {
-		prefix = "machine"
-	}
-	probs = append(probs, problems(err, prefix)...)
+	probs = append(probs, problems(err, s.prefix())...)
 	if len(probs) > 0 {
 		return nil, probs
 	}
 	return m, nil
+}
+
+// prefix is the JSON path of the machine in the file.
+func (s *source) prefix() string {
+	if s.isCase {
+		return "machine"
+	}
+	return ""
 }
 
 // stubBroken gives the guards and actions of a case file that failed to

@@ -1,0 +1,115 @@
+// This file checks the tool names a workflow gives against the tools a
+// server has: a name that matches no tool is most often a misspelling,
+// which leaves the tool it meant ungated (unless Options.DefaultDeny).
+
+package mcpbind
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/chartgate/chartgate/statechart"
+)
+
+// CheckTools returns, with their JSON paths, the tool names and patterns
+// that the machine's meta.mcp (tools, events, invalidates, ungated) and
+// the Go bindings ([Gate.Bind]) give but that match none of tools, the
+// names of the server's tools; nil if every one matches. A name that no
+// tool has is most often misspelt, and then the tool it meant is not
+// gated by it:
+//
+//	states.draft.meta.mcp.tools[0]: "aprove_doc" matches no tool of the server (did you mean "approve_doc"?)
+//
+// The gate checks this itself when it first lists or calls the server's
+// tools, and logs each such name once, at Error level.
+func (g *Gate) CheckTools(tools []string) statechart.ErrorList {
+	var errs statechart.ErrorList
+	report := func(path, name string, pattern bool) {
+		if slices.ContainsFunc(tools, func(t string) bool { return matchGlob(name, t) }) {
+			return
+		}
+		what := fmt.Sprintf("%q matches no tool of the server", name)
+		if !pattern || !strings.Contains(name, "*") {
+			if hint := didYouMean(name, tools); hint != "" {
+				what += fmt.Sprintf(" (did you mean %q?)", hint)
+			}
+		}
+		errs = append(errs, &statechart.Error{Path: path, Msg: what})
+	}
+	for _, ref := range g.refs {
+		report(ref.path, ref.name, ref.pattern)
+	}
+	r := g.rules.Load()
+	for _, name := range sortedKeys(r.bound) {
+		report(fmt.Sprintf("Bind(%q)", name), name, false)
+	}
+	return errs
+}
+
+// Unnamed returns the tools among tools that the workflow does not name
+// (no state lists them, they send no event, no Go binding): without
+// [Options.DefaultDeny] they are always visible; with it, refused unless
+// ungated. The gate's own tools are not among them.
+func (g *Gate) Unnamed(tools []string) []string {
+	r := g.rules.Load()
+	var out []string
+	for _, t := range tools {
+		if _, own := g.ownTools.Load(t); own {
+			continue
+		}
+		if m := g.info(r, t, false).mode; m == modeUnbound || m == modeDenied {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// nameCheck remembers which tool lists the gate checked its names
+// against, and which problems it logged.
+type nameCheck struct {
+	first  atomic.Bool // the first call checked them
+	mu     sync.Mutex
+	lists  map[string]bool // the lists checked, as their names joined
+	logged map[string]bool // the problems logged
+}
+
+// checkNames checks the workflow's names against the server's tools (see
+// CheckTools), once per distinct list, and logs each problem once.
+func (g *Gate) checkNames(ctx context.Context, next mcp.MethodHandler, session *mcp.ServerSession, extra *mcp.RequestExtra) {
+	tools, err := g.registered(ctx, next, &mcp.CallToolRequest{Session: session, Extra: extra})
+	if err != nil {
+		return
+	}
+	key := strings.Join(tools, "\x00")
+	n := &g.names
+	n.mu.Lock()
+	if n.lists[key] || len(n.lists) >= 64 {
+		n.mu.Unlock()
+		return
+	}
+	if n.lists == nil {
+		n.lists, n.logged = map[string]bool{}, map[string]bool{}
+	}
+	n.lists[key] = true
+	n.mu.Unlock()
+	for _, e := range g.CheckTools(tools) {
+		msg := e.Error()
+		n.mu.Lock()
+		seen := n.logged[msg]
+		n.logged[msg] = true
+		n.mu.Unlock()
+		if !seen {
+			consequence := "the tool it was meant for is not gated by it"
+			if g.defaultDeny {
+				consequence = "the tool it was meant for is refused (DefaultDeny)"
+			}
+			g.log.Error("mcpbind: machine "+g.engine.ID()+": "+msg+": "+consequence, "machine", g.engine.ID())
+		}
+	}
+}
