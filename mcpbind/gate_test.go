@@ -327,6 +327,34 @@ Instructions: Add a product.`
 	}
 }
 
+// TestRefusalPathThroughWorkflowTransition: the path search includes the
+// events workflow_transition may send. In payment, cart_add_item is one
+// CANCEL away (payment → has_items); before, it was called unreachable.
+func TestRefusalPathThroughWorkflowTransition(t *testing.T) {
+	f := newFixture(t, compile(t, "flat", checkoutJSON, nil), nil)
+	if err := f.gate.AddWorkflowTools(f.server, nil); err != nil {
+		t.Fatal(err)
+	}
+	c := f.connect(t, "2025-11-25")
+	c.call("cart_add_item", map[string]any{"product_id": "p"})
+	c.call("cart_checkout", nil)
+	res := c.call("cart_add_item", map[string]any{"product_id": "q"})
+	ref := refusal(t, res)
+	if !ref.Reachable || len(ref.Path) != 1 || ref.Path[0].Tool != "workflow_transition" || ref.Path[0].Event != "CANCEL" {
+		t.Fatalf("refusal %+v", ref)
+	}
+	if !strings.Contains(resultText(res), `To make it available, call workflow_transition with event "CANCEL".`) {
+		t.Fatalf("text: %s", resultText(res))
+	}
+	// Following it works.
+	if res := c.call("workflow_transition", map[string]any{"event": "CANCEL"}); res.IsError {
+		t.Fatal(resultText(res))
+	}
+	if res := c.call("cart_add_item", map[string]any{"product_id": "q"}); res.IsError {
+		t.Fatal(resultText(res))
+	}
+}
+
 // TestListChangedOnlyToCaller checks that the notification goes to the
 // session whose call changed its tools, and that sessions have independent
 // workflows.

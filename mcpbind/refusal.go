@@ -156,6 +156,14 @@ func (g *Gate) refuse(ctx context.Context, c *gatedCall, v *view) *verdict {
 			moves = append(moves, move{tool: tool, info: tti})
 		}
 	}
+	transitionTool := ""
+	if c.wf != nil && c.wf.transitionName != "" {
+		// The events workflow_transition may send are steps too.
+		transitionTool = c.wf.transitionName
+		for _, ev := range g.transitionEvents(c.rules, c.wf) {
+			moves = append(moves, move{tool: transitionTool, info: &toolInfo{mode: modeCan, event: ev}})
+		}
+	}
 	path, found := g.model.shortestPath(v.active, c.info, moves)
 	ref.Reachable = found
 	if path != nil {
@@ -167,7 +175,7 @@ func (g *Gate) refuse(ctx context.Context, c *gatedCall, v *view) *verdict {
 		writeGuidance(&b, ref.Available, ref.Instructions)
 		return refused(ref, b.String())
 	}
-	return refused(ref, ref.text(c.info))
+	return refused(ref, ref.text(c.info, transitionTool))
 }
 
 // registered lists the names of the server's tools, through the handlers
@@ -195,8 +203,9 @@ func (g *Gate) registered(ctx context.Context, next mcp.MethodHandler, req *mcp.
 	return names, nil
 }
 
-// text is the refusal in prose, for the model.
-func (ref *Refusal) text(ti *toolInfo) string {
+// text is the refusal in prose, for the model. transitionTool names
+// workflow_transition, whose steps say which event to send.
+func (ref *Refusal) text(ti *toolInfo, transitionTool string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Tool %q is not available in the current workflow state (%s).", ref.Tool, stateText(ref.State))
 	switch {
@@ -211,6 +220,9 @@ func (ref *Refusal) text(ti *toolInfo) string {
 				b.WriteString(", then ")
 			}
 			b.WriteString(s.Tool)
+			if s.Tool == transitionTool && transitionTool != "" {
+				fmt.Fprintf(&b, " with event %q", s.Event)
+			}
 			switch len(s.Guards) {
 			case 0:
 			case 1:
