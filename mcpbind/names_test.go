@@ -101,3 +101,23 @@ func TestUngatedOnlyOnRoot(t *testing.T) {
 		t.Fatalf("New: %v", err)
 	}
 }
+
+// TestLogsCarryNoWorkflowID: workflow ids are bearer tokens; the gate's
+// logs name a workflow by a short fingerprint of its key, never by the id
+// (before, "workflow started" and "transition" logged the key in clear).
+func TestLogsCarryNoWorkflowID(t *testing.T) {
+	var logs syncBuffer
+	s := newGatedServer(t, &mcpbind.Options{Handles: mcpbind.HandlesAlways, Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+	close(s.release)
+	c := (&fixture{server: s.server, gate: s.gate}).connect(t, "2025-11-25")
+	id := c.start()
+	c.call("claim_bonus", withID(id, nil))
+	c.call("claim_bonus", withID(id, nil))
+	out := logs.String()
+	if !strings.Contains(out, "workflow started") || !strings.Contains(out, "mcpbind: transition") {
+		t.Fatalf("log:\n%s", out)
+	}
+	if strings.Contains(out, id) || strings.Contains(out, id[:16]) {
+		t.Fatalf("the log holds the workflow id %s:\n%s", id, out)
+	}
+}
