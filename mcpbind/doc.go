@@ -121,19 +121,26 @@
 // # Refusals
 //
 // A call of a hidden tool is not run. Its result has IsError true, a text
-// for the model, and a [Refusal] as structured content:
+// for the model, and a [Refusal] under [MetaKey] in its _meta (read it with
+// [RefusalOf]):
 //
 //	Tool "cart_pay" is not available in the current workflow state ("empty"). To make it available, call cart_add_item, then cart_checkout.
 //	Tools available now: cart_add_item, cart_view.
 //	Instructions: The cart is empty. Add a product with cart_add_item.
 //
-//	{"code": "FORBIDDEN", "tool": "cart_pay", "state": "empty",
-//	 "available": ["cart_add_item", "cart_view"],
-//	 "path": [{"tool": "cart_add_item", "event": "ADD_ITEM"}, {"tool": "cart_checkout", "event": "CHECKOUT"}],
-//	 "reachable": true, "instructions": ["The cart is empty. Add a product with cart_add_item."]}
+//	"_meta": {"chartgate/mcpbind": {"code": "FORBIDDEN", "tool": "cart_pay", "state": "empty",
+//	  "available": ["cart_add_item", "cart_view"],
+//	  "path": [{"tool": "cart_add_item", "event": "ADD_ITEM"}, {"tool": "cart_checkout", "event": "CHECKOUT"}],
+//	  "reachable": true, "instructions": ["The cart is empty. Add a product with cart_add_item."]}}
 //
-// The path is the shortest sequence of calls of the server's tools that
-// makes the tool visible, found by a breadth-first search over the
+// The refusal is not the result's structuredContent: clients check that
+// against the tool's output schema, error results included (the MCP
+// TypeScript SDK throws on a mismatch, and the agent would never see the
+// guidance).
+//
+// The path is the shortest sequence of calls of the server's tools (and of
+// workflow_transition with the events it may send) that makes the tool
+// visible, found by a breadth-first search over the
 // machine's transitions (its [statechart.Node] list) from the current
 // configuration, with XState's rules for hierarchy, parallel regions,
 // eventless transitions and done events. Guards cannot be evaluated ahead
@@ -145,8 +152,27 @@
 // after 4,096 configurations or 64 steps. When no sequence makes the tool
 // available (say, in a final state), reachable is false.
 //
+// The codes: CodeForbidden (hidden), CodeCallLimit (a used-up budget),
+// CodeWorkflowBusy (another call held the workflow too long, see
+// "Concurrent calls"), CodeTooLarge and CodeWorkflowError (see "Bounds"),
+// CodeWorkflowRequired and CodeUnknownWorkflow (handles),
+// CodeWorkflowExpired (see "Expiry") and CodeRateLimited (the start tool).
+//
 // A name the server does not have is not refused: the server answers with
 // its own "unknown tool" error.
+//
+// # Names the server does not have, and DefaultDeny
+//
+// A tool that the machine does not name is always visible, so a misspelt
+// name in meta.mcp.tools would leave the tool it meant ungated. The gate
+// checks the names the machine and the Go bindings give against the
+// server's tools when it first lists or calls them, and logs each name
+// that matches no tool once, at Error level, with its JSON path and a
+// did-you-mean; [Gate.CheckTools] returns them, and `chartgate validate
+// --tools a,b,c` prints them. [Options.DefaultDeny] (recommended) goes
+// further: a tool the workflow does not name is refused like a tool of
+// another state, unless the root state's meta.mcp.ungated (or
+// [Options.Ungated]) lists it.
 //
 // # Workflow tools
 //
@@ -160,29 +186,94 @@
 // tool (say, PAY without calling cart_pay). Neither counts against a
 // budget. With workflow handles both take the workflow_id too.
 //
-// # Store and concurrency
+// # Concurrent calls
 //
-// The state of each session lives in a [Store]: versioned Load and
-// CompareAndSwap. The default is a [MemoryStore] (LRU-bounded, sliding
-// TTL); a store shared by several instances (Redis, package
-// mcpbind/redisstore) implements the same interface, and package
-// mcpbind/storetest checks an implementation against its contract. A transition is saved with compare-and-swap; on a conflict
-// (another call of the same workflow saved first) the gate reloads and
-// sends the event again to the newer state, so two concurrent calls never
-// lose a transition. The handler is not run again; the event is applied to
-// the state the other call left, and the machine decides what it means
-// there.
+// A call of a tool that sends an event runs exactly when the workflow
+// allows it, even when calls come at once, from one session or through
+// several server instances sharing a store: a tool the workflow allows once
+// runs once. Every gated call goes through the same steps (call.go):
 //
-// If the store fails when a call starts, the call is refused with a
-// JSON-RPC internal error before the handler runs ("the tool was not
-// run"), and tools/list fails likewise. If saving fails after the handler
-// ran (a store error, a machine error, or more than [Options.MaxRetries]
-// conflicts), the state is not lost silently: the tool's result is returned
-// as it is (the tool did its work), with a note appended to its content
-// and, under [MetaKey] in _meta, {"code": "STATE_NOT_SAVED", "event",
-// "state"}; the error is logged; the workflow stays where it was and no
+//	resolve    which workflow: the session's, or the one its workflow_id names
+//	load       its state, delayed transitions applied
+//	authorize  visible, within its budget, arguments and event acceptable
+//	reserve    counted against budgets; a call that may send an event takes the workflow's lease
+//	run        the tool's handler (the next handler of the chain)
+//	commit     the event sent, the new state saved, the lease released, in one write
+//	notify     list_changed, invalidations, the log, OnTransition
+//
+// The lease is kept in the workflow's record in the store, so it holds
+// across instances: an id (the holder's fencing token) and an expiry,
+// [Options.LeaseTTL] (30 s), renewed while the tool runs. While it is
+// live, another call of the workflow that may send an event waits (the
+// gate wakes it when a call of the same process releases the lease, and
+// polls a lease held by another instance), then is authorized again
+// against the new state: the second of two concurrent calls of a
+// once-only tool is refused with CodeForbidden, as it would have been
+// after the first. A call that waited [Options.BusyWait] (30 s) is
+// refused with CodeWorkflowBusy, not run. Calls of tools that send no event
+// take no lease and never wait. workflow_transition takes the lease too.
+// If an instance dies during a call, its lease expires after LeaseTTL and
+// the workflow goes on; its tool's event is lost with it. A holder whose
+// lease expired and was taken meanwhile (its store was unreachable for a
+// whole LeaseTTL) still records its event, on the newer state, and logs a
+// warning.
+//
+// The commit is a compare-and-swap: on a conflict (a call counted against
+// a budget, a renewal) the gate reloads and applies the event again to the
+// newer state; [Options.MaxRetries] bounds the attempts.
+//
+// If the store fails when a call starts or is reserved, the call is
+// refused with a JSON-RPC internal error before the handler runs ("the
+// tool was not run"), and tools/list fails likewise. If saving fails after
+// the handler ran (a store error, or more than MaxRetries conflicts), the
+// tool's result is returned as it is (the tool did its work), with a note
+// appended to its content and, under [MetaKey] in _meta, {"code":
+// "STATE_NOT_SAVED", "event", "state"}; the error is logged; the workflow
+// stays where it was, its lease expires after LeaseTTL, and no
 // list_changed is sent. Saving is not cut short by the cancellation of the
 // request (it has [Options.StoreTimeout]).
+//
+// The tests prove it: a property test runs random machines with several
+// goroutines calling random tools at once, through one instance, two
+// instances on one memory store and two on a real Redis, and checks that
+// the handlers' log is a run of the machine made one call at a time.
+//
+// # Bounds
+//
+// What could fail once a tool has run is checked before it runs. A gated
+// call whose arguments are larger than [Options.MaxArgumentBytes] (1 MiB)
+// or nested deeper than 64 levels is refused with CodeTooLarge; so is a
+// call after which the workflow's record would be larger than
+// [Options.MaxRecordBytes] (4 MiB; the check uses the state the call's
+// event gives without the result, not known yet). A call whose event the
+// machine fails on (a Go guard or action returns an error) is refused
+// with CodeWorkflowError. History entries keep a value longer than 1 KiB
+// as its digest ({"$digest": {"sha256", "bytes"}}), so an entry is at most
+// 8 KiB and writing one cannot fail.
+//
+// # Store and expiry
+//
+// The state of each workflow lives in a [Store]: versioned Load and
+// CompareAndSwap. The default is a [MemoryStore]; a store shared by several
+// instances (Redis, package mcpbind/redisstore) or processes (SQLite,
+// package mcpbind/sqlitestore) implements the same interface, and package
+// mcpbind/storetest checks an implementation against its contract.
+//
+// A workflow that existed is never started again silently: whatever it had
+// allowed once would be allowed again. A store never evicts a live record
+// to make room (a [MemoryStore] holds at most MaxEntries records and
+// MaxBytes bytes, and refuses new ones with [ErrStoreFull]: the gate then
+// refuses to start a workflow, and the workflows it holds go on). A
+// record may expire after a time without use (the memory store's sliding
+// TTL, 24 h; Redis's TTL, refreshed by loads and writes); a session whose
+// workflow expired is refused with CodeWorkflowExpired, and a handle with
+// CodeUnknownWorkflow. A store that implements [Keeper] (the memory store)
+// keeps the record of a live session until the session ends, however long
+// it is idle. [Options.StartLimit] limits how often each client may call
+// the start tool, so that no client can fill the store.
+//
+// Logs never carry a workflow id or a session id (bearer tokens): they
+// name a workflow by the first 12 hex digits of its store key's SHA-256.
 //
 // # With statesync
 //
@@ -290,8 +381,22 @@
 // also serves a stateless Streamable HTTP server
 // (mcp.StreamableHTTPOptions{Stateless: true}) behind several instances
 // that share a store (mcpbind/redisstore): any instance serves any call.
-// For older clients of such a server, which have no sessions there either,
-// set [Options.Handles] to [HandlesAlways]. [HandlesNever] turns handles
-// off: then requests of protocol 2026-07-28 see every tool listed and are
-// gated by their connection.
+//
+// A gate never fails open on a stateless server. It learns that a request
+// has no session that outlives it from the request itself: it came over
+// HTTP (it has headers) in a session without an id, which is what a
+// stateless Streamable HTTP server makes for every request. Such requests
+// use handles whatever their protocol (unless [Options.SessionKey] names
+// their workflow), and their initialize result advertises no listChanged.
+// [HandlesAlways] uses handles for every request, [HandlesNever] for none:
+// then requests of protocol 2026-07-28 over a persistent connection see
+// every tool listed and are gated by their connection, and gated calls of
+// a stateless server are refused (a JSON-RPC error, logged once).
+//
+// A request's protocol is the version in its own _meta: a client that asks
+// for 2026-07-28 in an initialize handshake is answered with an older
+// version, and is served as a session of that version. A tool list that
+// depends on the session's workflow carries cacheScope "private" (and
+// ttlMs 0); the list of handle mode, the same for every client, stays
+// public.
 package mcpbind
