@@ -24,6 +24,9 @@ type verdict struct {
 // authorize returns nil if the call may run in the state v, and otherwise
 // the answer that refuses it.
 func (g *Gate) authorize(ctx context.Context, c *gatedCall, v *view) *verdict {
+	if c.kind == callSend {
+		return nil // the caller, not the agent, decides
+	}
 	if vd := g.checkArguments(ctx, c); vd != nil {
 		return vd
 	}
@@ -89,6 +92,9 @@ func (g *Gate) checkArguments(ctx context.Context, c *gatedCall) *verdict {
 
 // visible reports whether a tool is visible in a state.
 func (g *Gate) visible(ctx context.Context, v *view, tool string, ti *toolInfo) bool {
+	if ti.deny != nil && ti.deny.intersects(v.active) {
+		return false // an active state's meta.mcp.deny hides it
+	}
 	switch ti.mode {
 	case modeStates:
 		return ti.nodes.intersects(v.active)

@@ -21,6 +21,7 @@ const (
 	callTool       callKind = iota // a tool of the server (or, in a gateway, of an upstream server)
 	callStatus                     // workflow_status
 	callTransition                 // workflow_transition
+	callSend                       // Gate.Send: an event from outside an MCP request
 )
 
 // gatedCall is one gated tools/call on its way through the steps.
@@ -39,15 +40,16 @@ type gatedCall struct {
 	// list_changed (sessions of protocols before 2026-07-28).
 	listsVary bool
 	args      arguments // the call's arguments, checked and decoded
-	// event is the event workflow_transition sends (callTransition).
+	// event is the event workflow_transition or Send sends.
 	event statechart.Event
+	by    string // who sent it, for Send
 }
 
 // serialised reports whether the call takes the workflow's lease: it may
 // send an event, so no other such call of the workflow may run between
 // its authorisation and the saving of its event.
 func (c *gatedCall) serialised() bool {
-	return c.kind == callTransition || (c.kind == callTool && c.info.event != "")
+	return c.kind == callTransition || c.kind == callSend || (c.kind == callTool && c.info.event != "")
 }
 
 // call is the path of a gated tools/call:
@@ -90,6 +92,7 @@ func (g *Gate) call(ctx context.Context, next mcp.MethodHandler, a *attachment, 
 	}
 	res, err = g.run(ctx, c, h)
 	out := g.commit(ctx, c, h, v, res, err)
+	out.checkpoints = checkpoints(g.limits(v)) // the budgets that warn, as the call found them
 	return g.notify(ctx, c, before, out, res, err)
 }
 
@@ -139,6 +142,8 @@ func (g *Gate) resolve(ctx context.Context, next mcp.MethodHandler, a *attachmen
 // loadFailed answers a call whose workflow could not be loaded.
 func (g *Gate) loadFailed(ctx context.Context, c *gatedCall, err error) (mcp.Result, error) {
 	switch {
+	case c.kind == callSend:
+		return nil, err
 	case errors.Is(err, ErrUnknownWorkflow):
 		return g.refuseHandle(ctx, c.next, c.req, CodeUnknownWorkflow, c.target.handle)
 	case errors.Is(err, ErrWorkflowExpired):
@@ -152,7 +157,7 @@ func (g *Gate) loadFailed(ctx context.Context, c *gatedCall, err error) (mcp.Res
 // runs, the lease the call holds (if any) is kept alive.
 func (g *Gate) run(ctx context.Context, c *gatedCall, h *holder) (mcp.Result, error) {
 	if c.kind != callTool {
-		return nil, nil // workflow_transition has no handler: its event is its effect
+		return nil, nil // workflow_transition and Send have no handler: the event is their effect
 	}
 	if h != nil {
 		defer g.keepAlive(ctx, h)()

@@ -27,6 +27,9 @@ type committed struct {
 	sent  bool             // an event was sent
 	tr    *Transition      // the transition, if the event changed the workflow and it was saved
 	err   error            // the event could not be recorded
+	// checkpoints are the budgets that warn (onMaxCalls "warn") that the
+	// call went past.
+	checkpoints []CallLimit
 }
 
 // commit records a call that ran: for a call that holds the lease, the
@@ -38,7 +41,7 @@ func (g *Gate) commit(ctx context.Context, c *gatedCall, h *holder, v *view, res
 	}
 	out := committed{}
 	cr, ok := succeeded(res, runErr)
-	if ok || c.kind == callTransition {
+	if ok || c.kind == callTransition || c.kind == callSend {
 		out.ev, out.sent = g.callEvent(c, cr), true
 	}
 	// The tool has run: its event is recorded even if the client goes away.
@@ -62,7 +65,7 @@ func (g *Gate) commit(ctx context.Context, c *gatedCall, h *holder, v *view, res
 				out.err = fmt.Errorf("marshaling the new state: %w", err)
 			} else if !bytes.Equal(snap, cur.rec.snap) {
 				state, changed = ns, true
-				out.tr = &Transition{Key: cur.key, Tool: c.name, Event: out.ev, From: cur.state.Value(), To: ns.Value(), Time: g.now()}
+				out.tr = &Transition{Key: cur.key, Tool: c.name, By: c.by, Event: out.ev, From: cur.state.Value(), To: ns.Value(), Time: g.now()}
 				if g.hlimit > 0 {
 					entry = appendTransition(nil, *out.tr)
 				}

@@ -31,7 +31,8 @@
 //	    "events":       {"cart_pay": "PAY"},     // tool -> event sent after a successful call (machine-wide)
 //	    "invalidates":  {"cart_pay": ["cart.*"]}, // tool -> what its transition makes stale (machine-wide; see "With statesync")
 //	    "instructions": "Ask for the payment method, then call cart_pay.",
-//	    "maxCalls":     10
+//	    "maxCalls":     10,                      // a budget of calls in this state ("onMaxCalls": "warn" only warns)
+//	    "deny":         ["cart_clear"]           // hidden while this state is active, whatever "tools" says
 //	  }}
 //	}
 //
@@ -337,6 +338,28 @@
 // again after it was left; a transition that leaves and re-enters the
 // state in one step does not reset it. workflow_status shows the calls
 // used of each active budget.
+//
+// # Approvals
+//
+// A transition may wait for a person: the machine moves to a state whose
+// meta.mcp.approval describes it ({"event", "from", "to", "message"}) and
+// which leaves on the reserved events [EventApprove] and [EventReject]
+// (the Statewright compiler of package workflow writes requires_approval
+// so). While it waits, workflow_transition refuses every event ("A
+// transition is pending approval …"), workflow_status shows it, and the
+// agent cannot approve it: no tool may send a chartgate.* event and
+// workflow_transition refuses them. [Gate.Approve] (behind `chartgate
+// approve`) approves or rejects it, recording the approver in the run
+// history; with [Options.ElicitApprovals], the gate first asks the
+// client's user, by MCP elicitation, when the client supports it.
+//
+// # Events from outside a call
+//
+// [Gate.Send] sends an event to a workflow named by a [Ref] (its workflow
+// id, or the name [Options.SessionKey] gives a session) from outside an MCP
+// request: an interrupt a gateway detects, a host's hook reporting a tool
+// it ran. It takes the workflow's lease like a call, and the transition is
+// recorded with its sender.
 //
 // # Run history
 //

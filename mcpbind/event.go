@@ -32,7 +32,7 @@ func (c *gatedCall) input() any {
 
 // callEvent builds the event of a call whose tool succeeded with res.
 func (g *Gate) callEvent(c *gatedCall, res *mcp.CallToolResult) statechart.Event {
-	if c.kind == callTransition {
+	if c.kind == callTransition || c.kind == callSend {
 		return c.event
 	}
 	if g.dataless && g.onTrans == nil && g.hlimit == 0 {

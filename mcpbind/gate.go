@@ -110,6 +110,19 @@ type Options struct {
 	// characters), that DefaultDeny leaves visible, in addition to the
 	// machine's meta.mcp.ungated.
 	Ungated []string
+
+	// ElicitApprovals asks the user, through the client, to approve a
+	// transition that workflow_transition parks for approval (a state with
+	// meta.mcp.approval), when the session's client supports MCP
+	// elicitation; otherwise, or when the user dismisses the question, the
+	// transition waits for [Gate.Approve] (chartgate approve).
+	ElicitApprovals bool
+
+	// CheckpointNotice, if set, writes the notice appended to the result
+	// of a call past a budget whose meta.mcp.onMaxCalls is "warn". The
+	// default says how many calls ran of how many allowed, and to move the
+	// workflow on.
+	CheckpointNotice func(CallLimit) string
 }
 
 // HandleMode says when a [Gate] keys workflows by explicit handles.
@@ -132,11 +145,12 @@ const (
 // Transition describes a saved transition, for [Options.OnTransition] and
 // the run history ([Workflow.History]).
 type Transition struct {
-	Key   string           `json:"-"`     // the store key of the workflow
-	Tool  string           `json:"tool"`  // the tool whose successful call sent the event
-	Event statechart.Event `json:"event"` // the event, in the documented shape (its data is the call's arguments and result)
-	From  any              `json:"from"`  // state value before
-	To    any              `json:"to"`    // state value after
+	Key   string           `json:"-"`            // the store key of the workflow
+	Tool  string           `json:"tool"`         // the tool whose successful call sent the event ("" for Send)
+	By    string           `json:"by,omitempty"` // who sent the event with Gate.Send (an approver, a hook)
+	Event statechart.Event `json:"event"`        // the event, in the documented shape (its data is the call's arguments and result)
+	From  any              `json:"from"`         // state value before
+	To    any              `json:"to"`           // state value after
 	Time  time.Time        `json:"time"`
 }
 
@@ -205,12 +219,15 @@ type Gate struct {
 	jsonEvents      map[string]string
 	jsonInvalidates map[string][]string
 	jsonPatterns    []pattern
+	allNodes        bitset    // every node
 	refs            []nameRef // every tool name and pattern the machine gives
 
-	defaultDeny bool
-	ungated     []string // tool names and patterns DefaultDeny leaves visible
-	ownTools    sync.Map // the gate's own tools (start, workflow tools) -> struct{}
-	names       nameCheck
+	elicit         bool
+	defaultDeny    bool
+	checkpointText func(CallLimit) string
+	ungated        []string // tool names and patterns DefaultDeny leaves visible
+	ownTools       sync.Map // the gate's own tools (start, workflow tools) -> struct{}
+	names          nameCheck
 
 	noLayerWarned atomic.Bool // the misordering of the chain was logged
 	unkeyedLogged atomic.Bool // HandlesNever on a stateless server was logged
@@ -242,7 +259,8 @@ const (
 // toolInfo is how one tool is gated.
 type toolInfo struct {
 	mode        toolMode
-	nodes       bitset
+	nodes       bitset // modeStates: the nodes that list it
+	deny        bitset // the nodes whose meta.mcp.deny hides it; nil if none
 	event       string
 	invalidates []string // reported with statesync.Invalidate after a saved transition
 }
@@ -265,11 +283,21 @@ type rules struct {
 	nlists     atomic.Int64
 }
 
-// pattern is one distinct tool pattern of the machine's meta.mcp.tools,
-// with the nodes that list it.
+// pattern is one distinct tool pattern of the machine's meta.mcp.tools
+// (or, deny set, of its meta.mcp.deny), with the nodes that list it.
 type pattern struct {
 	glob  string
+	deny  bool
 	nodes bitset
+}
+
+// patterns returns globs as patterns (without nodes, to be compared).
+func patterns(globs []string, deny bool) []pattern {
+	out := make([]pattern, len(globs))
+	for i, g := range globs {
+		out[i] = pattern{glob: g, deny: deny}
+	}
+	return out
 }
 
 const maxCachedTools = 100_000
@@ -358,8 +386,10 @@ func New(engine statechart.Engine, opts *Options) (*Gate, error) {
 	g.instance = hex.EncodeToString(rnd[:])
 
 	g.byID = make(map[string]int, len(g.nodes))
+	g.allNodes = newBitset(len(g.nodes))
 	for i, n := range g.nodes {
 		g.byID[n.ID] = i
+		g.allNodes.set(i)
 	}
 	paths := nodePaths(g.nodes, g.byID)
 	g.byPath = make(map[string]int, len(g.nodes))
@@ -386,7 +416,11 @@ func New(engine statechart.Engine, opts *Options) (*Gate, error) {
 	g.jsonInvalidates = map[string][]string{}
 	eventFrom := map[string]int{}
 	invalFrom := map[string]int{}
-	patIdx := map[string]int{}
+	type patKey struct {
+		glob string
+		deny bool
+	}
+	patIdx := map[patKey]int{}
 	for i, n := range g.nodes {
 		sm := parseMCP(n, paths[i], g.events, &errs)
 		if sm == nil {
@@ -396,12 +430,13 @@ func New(engine statechart.Engine, opts *Options) (*Gate, error) {
 		g.limited = g.limited || sm.MaxCalls > 0
 		g.refs = append(g.refs, sm.refs...)
 		g.ungated = append(g.ungated, sm.Ungated...)
-		for _, t := range sm.Tools {
-			j, ok := patIdx[t]
+		for _, p := range append(patterns(sm.Tools, false), patterns(sm.Deny, true)...) {
+			j, ok := patIdx[patKey{p.glob, p.deny}]
 			if !ok {
 				j = len(g.jsonPatterns)
-				patIdx[t] = j
-				g.jsonPatterns = append(g.jsonPatterns, pattern{glob: t, nodes: newBitset(len(g.nodes))})
+				patIdx[patKey{p.glob, p.deny}] = j
+				p.nodes = newBitset(len(g.nodes))
+				g.jsonPatterns = append(g.jsonPatterns, p)
 			}
 			g.jsonPatterns[j].nodes.set(i)
 		}
@@ -433,6 +468,8 @@ func New(engine statechart.Engine, opts *Options) (*Gate, error) {
 		}
 	}
 	g.defaultDeny = o.DefaultDeny
+	g.elicit = o.ElicitApprovals
+	g.checkpointText = o.CheckpointNotice
 	for i, u := range o.Ungated {
 		if msg := checkToolName(u, true); msg != "" {
 			errs = append(errs, &statechart.Error{Path: fmt.Sprintf("Options.Ungated[%d]", i), Msg: msg})
@@ -496,6 +533,9 @@ func (g *Gate) Bind(tool string, b Binding) error {
 		return fmt.Errorf("mcpbind: Bind(%q): Invalidates needs an Event: without one the call causes no transition", tool)
 	}
 	if b.Event != "" {
+		if reservedEvent(b.Event) {
+			return fmt.Errorf("mcpbind: Bind(%q): event %q is reserved: the chartgate.* events are sent by the gate, never by a tool", tool, b.Event)
+		}
 		if msg := g.events.check(b.Event); msg != "" {
 			return fmt.Errorf("mcpbind: Bind(%q): machine %q: %s", tool, g.engine.ID(), msg)
 		}
@@ -583,7 +623,7 @@ func (g *Gate) buildRules(bound map[string]*toolInfo) *rules {
 
 func (g *Gate) matchedByPattern(tool string) bool {
 	for _, p := range g.jsonPatterns {
-		if matchGlob(p.glob, tool) {
+		if !p.deny && matchGlob(p.glob, tool) {
 			return true
 		}
 	}
@@ -608,6 +648,9 @@ func (g *Gate) isUngated(tool string) bool {
 // cached (only for names the server lists, so that clients cannot grow the
 // cache with made-up names).
 func (g *Gate) info(r *rules, tool string, remember bool) *toolInfo {
+	if _, own := g.ownTools.Load(tool); own {
+		return unboundInfo // workflow_status and workflow_transition: never gated, whatever the patterns
+	}
 	if ti, ok := r.bound[tool]; ok {
 		return ti
 	}
@@ -615,21 +658,29 @@ func (g *Gate) info(r *rules, tool string, remember bool) *toolInfo {
 		return v.(*toolInfo)
 	}
 	ti := unboundInfo
-	var nodes bitset
+	var nodes, deny bitset
 	for _, p := range g.jsonPatterns {
-		if matchGlob(p.glob, tool) {
-			if nodes == nil {
-				nodes = newBitset(len(g.nodes))
-			}
-			nodes.or(p.nodes)
+		if !matchGlob(p.glob, tool) {
+			continue
 		}
+		set := &nodes
+		if p.deny {
+			set = &deny
+		}
+		if *set == nil {
+			*set = newBitset(len(g.nodes))
+		}
+		set.or(p.nodes)
 	}
 	ev := g.jsonEvents[tool]
 	switch {
 	case nodes != nil:
-		ti = &toolInfo{mode: modeStates, nodes: nodes, event: ev, invalidates: g.jsonInvalidates[tool]}
+		ti = &toolInfo{mode: modeStates, nodes: nodes, deny: deny, event: ev, invalidates: g.jsonInvalidates[tool]}
 	case ev != "":
-		ti = &toolInfo{mode: modeCan, event: ev, invalidates: g.jsonInvalidates[tool]}
+		ti = &toolInfo{mode: modeCan, deny: deny, event: ev, invalidates: g.jsonInvalidates[tool]}
+	case deny != nil:
+		// Only denied somewhere: visible elsewhere, like an unbound tool.
+		ti = &toolInfo{mode: modeStates, nodes: g.allNodes, deny: deny}
 	case g.defaultDeny && !g.isUngated(tool):
 		ti = deniedInfo
 	}

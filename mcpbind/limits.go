@@ -5,6 +5,7 @@ package mcpbind
 
 import (
 	"context"
+	"fmt"
 	"slices"
 
 	"github.com/chartgate/chartgate/statechart"
@@ -16,6 +17,9 @@ type CallLimit struct {
 	State string `json:"state"` // the state's path of keys ("payment.card"), or the machine id for the root
 	Calls int    `json:"calls"` // calls that ran since the state became active
 	Max   int    `json:"max"`   // its maxCalls
+	// Warn: the state's meta.mcp.onMaxCalls is "warn": calls past Max run,
+	// with a checkpoint notice.
+	Warn bool `json:"warn,omitempty"`
 
 	id string // the state's id, which the record counts by
 }
@@ -33,24 +37,47 @@ func (g *Gate) limits(v *view) []CallLimit {
 			if name == "" {
 				name = g.engine.ID()
 			}
-			out = append(out, CallLimit{State: name, Calls: v.rec.calls[sm.StateID], Max: sm.MaxCalls, id: sm.StateID})
+			out = append(out, CallLimit{State: name, Calls: v.rec.calls[sm.StateID], Max: sm.MaxCalls, Warn: sm.OnMaxCalls == "warn", id: sm.StateID})
 		}
 	}
 	return out
 }
 
-// exhausted returns the used-up budgets among limits(v).
+// exhausted returns the used-up budgets among limits(v) that stop calls.
 func (g *Gate) exhausted(v *view) []CallLimit { return usedUp(g.limits(v)) }
 
-// usedUp returns the budgets of lims that are used up.
+// usedUp returns the budgets of lims that are used up and stop calls (not
+// those that only warn).
 func usedUp(lims []CallLimit) []CallLimit {
 	var out []CallLimit
 	for _, l := range lims {
-		if l.Calls >= l.Max {
+		if l.Calls >= l.Max && !l.Warn {
 			out = append(out, l)
 		}
 	}
 	return out
+}
+
+// checkpoints returns the budgets that only warn and that a call counted
+// in v went past.
+func checkpoints(lims []CallLimit) []CallLimit {
+	var out []CallLimit
+	for _, l := range lims {
+		if l.Warn && l.Calls > l.Max {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// checkpointNotice is the default notice of a call past a budget that
+// warns.
+func checkpointNotice(l CallLimit, transitionTool string) string {
+	next := "call the tool that moves the workflow on"
+	if transitionTool != "" {
+		next = "call " + transitionTool + " with the next event"
+	}
+	return fmt.Sprintf("[CHECKPOINT: %d tool calls in state %q, which allows %d. Finish this state's work and move the workflow on: %s.]", l.Calls, l.State, l.Max, next)
 }
 
 // leaves reports whether a call of a tool would take the workflow out of

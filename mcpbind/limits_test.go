@@ -157,3 +157,51 @@ func TestHistory(t *testing.T) {
 		t.Fatalf("%d transition log records:\n%s", records, logs.String())
 	}
 }
+
+// TestMaxCallsWarn: with onMaxCalls "warn" (Statewright's soft
+// max_iterations) every call runs; those past the budget end with a
+// checkpoint notice.
+func TestMaxCallsWarn(t *testing.T) {
+	engine := compile(t, "full", `{"id": "w", "initial": "work", "states": {
+		"work": {"on": {"DONE": "done"}, "meta": {"mcp": {"tools": ["edit", "finish"], "events": {"finish": "DONE"}, "maxCalls": 2, "onMaxCalls": "warn"}}},
+		"done": {"type": "final"}}}`, nil)
+	f := newFixture(t, engine, nil, "edit", "finish")
+	if err := f.gate.AddWorkflowTools(f.server, nil); err != nil {
+		t.Fatal(err)
+	}
+	c := f.connect(t, "2025-11-25")
+	for i := 1; i <= 4; i++ {
+		res := c.call("edit", nil)
+		notice := strings.Contains(resultText(res), "[CHECKPOINT:")
+		if res.IsError || notice != (i > 2) {
+			t.Fatalf("call %d: %s", i, resultText(res))
+		}
+		if i == 4 && !strings.Contains(resultText(res), `[CHECKPOINT: 4 tool calls in state "work", which allows 2. Finish this state's work and move the workflow on: call workflow_transition with the next event.]`) {
+			t.Fatalf("notice: %s", resultText(res))
+		}
+	}
+	c.expectTools("the budget only warns", "edit", "finish", "workflow_status", "workflow_transition")
+	if f.ran("edit") != 4 {
+		t.Fatalf("runs %d", f.ran("edit"))
+	}
+}
+
+// TestDenyHides: meta.mcp.deny hides tools while its state is active,
+// whatever tools says (Statewright's disallowed_tools).
+func TestDenyHides(t *testing.T) {
+	engine := compile(t, "full", `{"id": "d", "initial": "plan", "states": {
+		"plan": {"on": {"GO": "build"}, "meta": {"mcp": {"tools": ["*"], "deny": ["write_*"]}}},
+		"build": {"meta": {"mcp": {"tools": ["*"]}}}}}`, nil)
+	f := newFixture(t, engine, nil, "read_file", "write_file", "go")
+	if err := f.gate.Bind("go", mcpbind.Binding{States: []string{"plan"}, Event: "GO"}); err != nil {
+		t.Fatal(err)
+	}
+	c := f.connect(t, "2025-11-25")
+	c.expectTools("plan", "go", "read_file")
+	if ref := refusal(t, c.call("write_file", nil)); ref.Code != mcpbind.CodeForbidden || len(ref.Path) != 1 || ref.Path[0].Tool != "go" {
+		t.Fatalf("write_file in plan: %+v", ref)
+	}
+	c.call("go", nil)
+	c.expectChanged("plan → build")
+	c.expectTools("build", "read_file", "write_file")
+}

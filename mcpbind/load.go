@@ -78,9 +78,12 @@ var ErrWorkflowExpired = errors.New("mcpbind: the session's workflow expired")
 func (g *Gate) load(ctx context.Context, t target) (*view, error) {
 	var key string
 	var sess *session
-	if t.handle != "" {
+	switch {
+	case t.handle != "":
 		key = g.handleKey(t.handle)
-	} else {
+	case t.name != "":
+		key = g.nameKey(t.name)
+	default:
 		key, sess = g.keyOf(t.ss)
 	}
 	var v *view
@@ -123,7 +126,7 @@ func (g *Gate) load(ctx context.Context, t target) (*view, error) {
 	if v.version == 0 && g.initialTimers {
 		// Delayed events of the initial state run from when the session
 		// began, so the session needs its own initial state, saved.
-		return g.startSession(ctx, t.ss)
+		return g.startSession(ctx, t)
 	}
 	s, err := g.engine.Advance(ctx, v.state, g.now())
 	if err != nil {
@@ -140,27 +143,29 @@ func (g *Gate) load(ctx context.Context, t target) (*view, error) {
 	return v, nil
 }
 
-// startSession saves a fresh initial state for a session (machines whose
-// initial state schedules delayed events).
-func (g *Gate) startSession(ctx context.Context, ss *mcp.ServerSession) (*view, error) {
-	sess := g.ensureSession(ss)
-	v, err := g.create(ctx, sess.key)
+// startSession saves a fresh initial state for a session, or a named
+// workflow (machines whose initial state schedules delayed events).
+func (g *Gate) startSession(ctx context.Context, t target) (*view, error) {
+	key, sess := g.keyFor(t)
+	v, err := g.create(ctx, key)
 	if err == nil {
-		sess.saved.Store(true)
+		if sess != nil {
+			sess.saved.Store(true)
+		}
 		return v, nil
 	}
 	if !isConflict(err) {
 		return nil, err
 	}
 	// Another request of the session saved it first.
-	data, ver, err := g.store.Load(ctx, sess.key)
+	data, ver, err := g.store.Load(ctx, key)
 	if err != nil {
 		return nil, fmt.Errorf("mcpbind: loading the workflow state: %w", err)
 	}
 	if ver == 0 {
-		return nil, fmt.Errorf("mcpbind: the workflow state of key %q vanished", sess.key)
+		return nil, fmt.Errorf("mcpbind: the workflow state of key %s vanished", fingerprint(key))
 	}
-	return g.decode(sess.key, data, ver)
+	return g.decode(key, data, ver)
 }
 
 // decode reads a stored record into a view.

@@ -56,6 +56,19 @@ type StateMCP struct {
 	// tools that take the workflow out of the state may run (see the
 	// package documentation, "Call limits").
 	MaxCalls int
+	// OnMaxCalls says what happens to a call once MaxCalls is used up:
+	// "refuse" (the default: only calls that leave the state run) or
+	// "warn" (every call runs, and its result ends with a checkpoint notice
+	// telling the agent to move the workflow on: Statewright's soft
+	// max_iterations).
+	OnMaxCalls string
+	// Approval marks a state in which a transition waits for a person's
+	// approval (see the package documentation, "Approvals").
+	Approval *Approval
+	// Deny lists tools (names or patterns) hidden while this state is
+	// active, whatever the Tools of any state say (Statewright's
+	// disallowed_tools).
+	Deny []string
 	// Ungated lists tools (names or patterns) that are not part of the
 	// workflow: with [Options.DefaultDeny], the tools the machine does not
 	// name are refused, except these. It applies to the whole machine and
@@ -65,6 +78,27 @@ type StateMCP struct {
 	refs []nameRef // the tool names and patterns given, with their paths
 }
 
+// Approval describes a transition that waits, in a state of its own, for a
+// person to approve or reject it: the machine leaves that state on
+// [EventApprove] (to To) or [EventReject] (back to From). Events whose type
+// starts with "chartgate." are reserved: no tool sends them, and
+// workflow_transition refuses them; only [Gate.Approve] does.
+type Approval struct {
+	Event   string `json:"event"`             // the event that asked for the transition
+	From    string `json:"from"`              // the state it left
+	To      string `json:"to"`                // the state it goes to once approved
+	Message string `json:"message,omitempty"` // what the approver is asked
+}
+
+// The events of an approval.
+const (
+	EventApprove = "chartgate.approve"
+	EventReject  = "chartgate.reject"
+)
+
+// reservedEvent reports whether an event type is reserved to the gate.
+func reservedEvent(ev string) bool { return strings.HasPrefix(ev, "chartgate.") }
+
 // nameRef is a tool name or pattern the machine gives, and where.
 type nameRef struct {
 	path    string
@@ -72,7 +106,7 @@ type nameRef struct {
 	pattern bool // a meta.mcp.tools or ungated entry: may hold "*"
 }
 
-var mcpKeys = []string{"tools", "events", "invalidates", "instructions", "maxCalls", "ungated"}
+var mcpKeys = []string{"tools", "deny", "events", "invalidates", "instructions", "maxCalls", "onMaxCalls", "approval", "ungated"}
 
 // jpath builds JSON paths in the statechart package's format:
 // states.payment.meta.mcp.tools[0], or ["odd key"] for keys that need it.
@@ -120,7 +154,7 @@ func parseMCP(n statechart.Node, path jpath, events eventSet, errs *statechart.E
 	}
 	obj, ok := raw.(map[string]any)
 	if !ok {
-		add(path, `must be an object with "tools", "events", "invalidates", "instructions", "maxCalls" or "ungated", not %s`, describe(raw))
+		add(path, "must be an object with the keys %s, not %s", strings.Join(quoteAll(mcpKeys), ", "), describe(raw))
 		return nil
 	}
 	sm := &StateMCP{StateID: n.ID}
@@ -128,7 +162,7 @@ func parseMCP(n statechart.Node, path jpath, events eventSet, errs *statechart.E
 		v := obj[k]
 		p := path.key(k)
 		switch k {
-		case "tools", "ungated":
+		case "tools", "deny", "ungated":
 			if k == "ungated" && n.Parent != "" {
 				add(p, "ungated applies to the whole machine: write it in the root state's meta.mcp")
 				continue
@@ -148,9 +182,12 @@ func parseMCP(n statechart.Node, path jpath, events eventSet, errs *statechart.E
 					add(p.index(i), "%s", msg)
 					continue
 				}
-				if k == "tools" {
+				switch k {
+				case "tools":
 					sm.Tools = append(sm.Tools, s)
-				} else {
+				case "deny":
+					sm.Deny = append(sm.Deny, s)
+				default:
 					sm.Ungated = append(sm.Ungated, s)
 				}
 				sm.refs = append(sm.refs, nameRef{path: string(p.index(i)), name: s, pattern: true})
@@ -170,6 +207,10 @@ func parseMCP(n statechart.Node, path jpath, events eventSet, errs *statechart.E
 				ev, ok := m[tool].(string)
 				if !ok || ev == "" {
 					add(tp, "must be a non-empty event type, not %s", describe(m[tool]))
+					continue
+				}
+				if reservedEvent(ev) {
+					add(tp, "event %q is reserved: the chartgate.* events are sent by the gate, never by a tool", ev)
 					continue
 				}
 				if msg := events.check(ev); msg != "" {
@@ -230,6 +271,19 @@ func parseMCP(n statechart.Node, path jpath, events eventSet, errs *statechart.E
 				continue
 			}
 			sm.Instructions = s
+		case "onMaxCalls":
+			str, ok := v.(string)
+			if !ok || (str != "refuse" && str != "warn") {
+				add(p, `must be "refuse" or "warn", not %s`, describe(v))
+				continue
+			}
+			if _, has := obj["maxCalls"]; !has {
+				add(p, "needs maxCalls: it says what happens once maxCalls calls ran")
+				continue
+			}
+			sm.OnMaxCalls = str
+		case "approval":
+			sm.Approval = parseApproval(v, p, events, add)
 		case "maxCalls":
 			f, ok := v.(float64)
 			if !ok || f < 1 || f > math.MaxInt32 || f != math.Trunc(f) {
@@ -246,6 +300,39 @@ func parseMCP(n statechart.Node, path jpath, events eventSet, errs *statechart.E
 		}
 	}
 	return sm
+}
+
+// parseApproval reads meta.mcp.approval.
+func parseApproval(v any, p jpath, events eventSet, add func(jpath, string, ...any)) *Approval {
+	m, ok := v.(map[string]any)
+	if !ok {
+		add(p, `must be an object {"event", "from", "to", "message"}, not %s`, describe(v))
+		return nil
+	}
+	a := &Approval{}
+	fields := map[string]*string{"event": &a.Event, "from": &a.From, "to": &a.To, "message": &a.Message}
+	for _, k := range sortedKeys(m) {
+		dst, known := fields[k]
+		if !known {
+			add(p.key(k), `unknown key %q: the keys are "event", "from", "to" and "message"`, k)
+			continue
+		}
+		str, ok := m[k].(string)
+		if !ok {
+			add(p.key(k), "must be a string, not %s", describe(m[k]))
+			continue
+		}
+		*dst = str
+	}
+	for _, k := range []string{"event", "from", "to"} {
+		if _, has := m[k]; !has {
+			add(p, "needs %q", k)
+		}
+	}
+	if msg := events.check(EventApprove); msg != "" {
+		add(p, "the machine must handle %s (and %s) to leave this state: %s", EventApprove, EventReject, msg)
+	}
+	return a
 }
 
 // checkInvalidates returns why s is not a valid invalidation pattern (a

@@ -8,9 +8,12 @@ package mcpbind
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"maps"
+	"slices"
 
+	"github.com/chartgate/chartgate/statechart"
 	"github.com/chartgate/chartgate/statesync"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -31,9 +34,16 @@ func (g *Gate) notify(ctx context.Context, c *gatedCall, before *view, out commi
 		g.transitioned(ctx, *out.tr)
 	}
 	if c.kind == callTransition {
+		if out.tr != nil && g.elicit {
+			out = g.elicitApproval(ctx, c, out)
+		}
 		return g.transitionAnswer(c, out, changed), nil
 	}
 	cr, _ := res.(*mcp.CallToolResult)
+	if cr != nil && len(out.checkpoints) > 0 {
+		cr = g.withCheckpoints(cr, c, out.checkpoints)
+		res = cr
+	}
 	switch {
 	case out.err != nil:
 		return g.notSaved(cr, c.name, out.ev, out.from, out.err), nil
@@ -41,6 +51,77 @@ func (g *Gate) notify(ctx context.Context, c *gatedCall, before *view, out commi
 		return withNote(cr, TransitionNote{Event: out.ev.Type, From: out.tr.From, To: out.tr.To, ToolsChanged: changed}), nil
 	}
 	return res, err
+}
+
+// withCheckpoints returns a copy of a result with a checkpoint notice
+// appended for each budget that warns and that the call went past.
+func (g *Gate) withCheckpoints(res *mcp.CallToolResult, c *gatedCall, lims []CallLimit) *mcp.CallToolResult {
+	out := *res
+	out.Content = slices.Clip(res.Content)
+	transitionTool := ""
+	if c.wf != nil {
+		transitionTool = c.wf.transitionName
+	}
+	for _, l := range lims {
+		text := checkpointNotice(l, transitionTool)
+		if g.checkpointText != nil {
+			text = g.checkpointText(l)
+		}
+		out.Content = append(out.Content, &mcp.TextContent{Text: text})
+	}
+	return &out
+}
+
+// elicitApproval asks the user, through the client, to approve the
+// transition a workflow_transition call just parked (Options.ElicitApprovals),
+// when the session's client can be asked (MCP elicitation), and applies
+// the answer. The agent is not asked: the client shows the question to
+// its user. Any other answer, or none, leaves the approval pending.
+func (g *Gate) elicitApproval(ctx context.Context, c *gatedCall, out committed) committed {
+	a := g.pending(out.after)
+	ss := c.req.Session
+	if a == nil || c.handles || ss == nil {
+		return out
+	}
+	if p := ss.InitializeParams(); p == nil || p.Capabilities == nil || p.Capabilities.Elicitation == nil {
+		return out
+	}
+	res, err := ss.Elicit(ctx, &mcp.ElicitParams{
+		Message: fmt.Sprintf("The agent asks to move the %q workflow from %q to %q (event %s)%s. Approve?",
+			g.engine.ID(), a.From, a.To, a.Event, messageText(a.Message)),
+		RequestedSchema: map[string]any{
+			"type":       "object",
+			"properties": map[string]any{"approve": map[string]any{"type": "boolean", "description": "approve the transition"}},
+			"required":   []string{"approve"},
+		},
+	})
+	if err != nil {
+		g.log.Warn("mcpbind: asking the user to approve a transition", "key", fingerprint(out.after.key), "error", err)
+		return out
+	}
+	approve, answered := res.Content["approve"].(bool)
+	if res.Action != "accept" || !answered {
+		return out // declined or dismissed: still pending, for chartgate approve
+	}
+	ev := EventReject
+	if approve {
+		ev = EventApprove
+	}
+	send := &gatedCall{kind: callSend, rules: c.rules, info: unboundInfo, target: c.target, a: c.a, by: "user (elicitation)",
+		event: statechart.Event{Type: ev, Data: map[string]any{"by": "user (elicitation)", "approval": a.Event}}}
+	v, h, vd, err := g.reserve(ctx, send, out.after)
+	if err != nil || vd != nil {
+		return out
+	}
+	approved := g.commit(ctx, send, h, v, nil, nil)
+	if approved.err != nil || approved.tr == nil {
+		return out
+	}
+	g.transitioned(ctx, *approved.tr)
+	// The call's answer reports where the workflow is now.
+	out.after = approved.after
+	out.tr.To = approved.tr.To
+	return out
 }
 
 // invalidate reports the patterns a tool's binding declares for its saved

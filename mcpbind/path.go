@@ -656,6 +656,9 @@ type move struct {
 // structurallyVisible reports whether a tool may be visible in a
 // configuration (guards assumed satisfiable).
 func (m *model) structurallyVisible(c bitset, ti *toolInfo, done bool) bool {
+	if ti.deny != nil && ti.deny.intersects(c) {
+		return false
+	}
 	switch ti.mode {
 	case modeStates:
 		return ti.nodes.intersects(c)

@@ -176,6 +176,10 @@ const maxHistoryValue = 1024
 func appendTransition(b []byte, tr Transition) []byte {
 	b = append(b, `{"tool":`...)
 	b = appendJSONString(b, tr.Tool)
+	if tr.By != "" {
+		b = append(b, `,"by":`...)
+		b = appendJSONString(b, tr.By)
+	}
 	b = append(b, `,"event":{"type":`...)
 	b = appendJSONString(b, tr.Event.Type)
 	keys := make([]string, 0, len(tr.Event.Data))

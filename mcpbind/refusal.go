@@ -285,6 +285,9 @@ func (g *Gate) refuseLimit(ctx context.Context, c *gatedCall, v *view, lims []Ca
 // refuseBusy answers a call that waited too long for another call of its
 // workflow to finish.
 func (g *Gate) refuseBusy(ctx context.Context, c *gatedCall, v *view) *verdict {
+	if c.kind == callSend {
+		return &verdict{err: ErrWorkflowBusy}
+	}
 	ref, _, vd := g.refusal(ctx, c, v, CodeWorkflowBusy)
 	if vd != nil {
 		return vd

@@ -26,14 +26,18 @@ type session struct {
 type target struct {
 	ss     *mcp.ServerSession
 	handle string // the workflow id; "" for the session's workflow
+	name   string // a named workflow (Ref.Name), outside a session
 }
 
 // keyFor returns the store key of a target's workflow, and the gate's
 // record of its session (nil for a handle). A session gets a key, and the
 // gate a record of it, if it had none.
 func (g *Gate) keyFor(t target) (string, *session) {
-	if t.handle != "" {
+	switch {
+	case t.handle != "":
 		return g.handleKey(t.handle), nil
+	case t.name != "":
+		return g.nameKey(t.name), nil
 	}
 	s := g.ensureSession(t.ss)
 	return s.key, s
@@ -51,6 +55,10 @@ func fingerprint(key string) string {
 	return hex.EncodeToString(sum[:6])
 }
 
+// nameKey is the store key of the workflow of a name: the name a session
+// gets from Options.SessionKey, or a Ref.Name.
+func (g *Gate) nameKey(name string) string { return g.prefix + "session:" + name }
+
 // handleKey is the store key of the workflow a handle names.
 func (g *Gate) handleKey(id string) string { return g.prefix + "wf:" + id }
 
@@ -66,7 +74,7 @@ func (g *Gate) keyOf(ss *mcp.ServerSession) (string, *session) {
 		return s.key, s
 	}
 	if name := g.sessionName(ss); name != "" {
-		return g.prefix + "session:" + name, nil
+		return g.nameKey(name), nil
 	}
 	return "", nil
 }
@@ -92,7 +100,7 @@ func (g *Gate) ensureSession(ss *mcp.ServerSession) *session {
 	}
 	s := &session{}
 	if name := g.sessionName(ss); name != "" {
-		s.key = g.prefix + "session:" + name
+		s.key = g.nameKey(name)
 	} else {
 		s.key = fmt.Sprintf("%slocal:%s:%d", g.prefix, g.instance, g.seq.Add(1))
 	}

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -49,6 +50,17 @@ type WorkflowStatus struct {
 	Limits []CallLimit `json:"limits,omitempty"`
 	// Instructions are those of the active states.
 	Instructions []string `json:"instructions,omitempty"`
+	// Pending is the transition that waits for a person's approval, if
+	// any: until it is approved or rejected, no transition can be made.
+	Pending *Approval `json:"pending,omitempty"`
+}
+
+// messageText is an approval's message for prose: ": message" or "".
+func messageText(m string) string {
+	if m == "" {
+		return ""
+	}
+	return ": " + m
 }
 
 // TransitionResult is the structured result of workflow_transition.
@@ -162,7 +174,7 @@ func (g *Gate) transitionEvents(r *rules, w *workflowTools) []string {
 	byTool := g.toolEvents(r)
 	var out []string
 	for _, d := range g.events.descriptors {
-		if strings.Contains(d, "*") || strings.HasPrefix(d, "xstate.") || byTool[d] != "" {
+		if strings.Contains(d, "*") || strings.HasPrefix(d, "xstate.") || reservedEvent(d) || byTool[d] != "" {
 			continue
 		}
 		out = append(out, d)
@@ -221,6 +233,7 @@ func (g *Gate) status(ctx context.Context, c *gatedCall, v *view) (mcp.Result, e
 		Events:       g.acceptedEvents(ctx, v, g.transitionEvents(c.rules, c.wf), c.wf.transitionName),
 		Limits:       g.limits(v),
 		Instructions: g.instructions(v),
+		Pending:      g.pending(v),
 	}
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: st.text(c.wf.transitionName)}}, StructuredContent: st}, nil
 }
@@ -238,6 +251,13 @@ func (g *Gate) authorizeTransition(ctx context.Context, c *gatedCall, v *view) *
 	}
 	candidates := g.transitionEvents(c.rules, w)
 	state := stateText(v.state.Value())
+	if a := g.pending(v); a != nil {
+		return &verdict{res: toolError(fmt.Sprintf("A transition is pending approval (%s to %s on %s%s). A person approves or rejects it; no transition can be made until then.",
+			strconv.Quote(a.From), strconv.Quote(a.To), a.Event, messageText(a.Message)))}
+	}
+	if reservedEvent(in.Event) {
+		return &verdict{res: toolError(fmt.Sprintf("Event %q is reserved: approvals and interrupts are sent by the server or by a person, not with %s.", in.Event, w.transitionName))}
+	}
 	accepted := func() string {
 		evs := g.acceptedEvents(ctx, v, candidates, w.transitionName)
 		if len(evs) == 0 {
@@ -317,6 +337,10 @@ func (st *WorkflowStatus) text(transitionName string) string {
 	}
 	for _, l := range st.Limits {
 		fmt.Fprintf(&b, "\nState %q: %d of %d tool calls used.", l.State, l.Calls, l.Max)
+	}
+	if a := st.Pending; a != nil {
+		fmt.Fprintf(&b, "\nPending approval: %s to %s on %s%s. A person approves or rejects it; until then no transition can be made.",
+			strconv.Quote(a.From), strconv.Quote(a.To), a.Event, messageText(a.Message))
 	}
 	for _, in := range st.Instructions {
 		b.WriteString("\nInstructions: " + in)

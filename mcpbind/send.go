@@ -1,0 +1,137 @@
+// This file defines how events reach a workflow from outside an MCP
+// request: a person's approval, an interrupt a gateway or a hook detects,
+// a host's hook reporting a tool it ran. They take the same path as a
+// call of workflow_transition: the workflow's lease, the event, the saved
+// state, the run history.
+
+package mcpbind
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/chartgate/chartgate/statechart"
+)
+
+// Ref names a workflow for a caller outside an MCP request: by the
+// workflow id the start tool returned (a handle), or by a name, the one
+// [Options.SessionKey] gives a session's workflow.
+type Ref struct {
+	ID   string
+	Name string
+}
+
+func (g *Gate) refTarget(ref Ref) (target, error) {
+	switch {
+	case ref.ID != "" && ref.Name != "":
+		return target{}, errors.New("mcpbind: a Ref names a workflow by its ID or by its Name, not both")
+	case ref.ID != "":
+		if !validHandle(ref.ID) {
+			return target{}, fmt.Errorf("mcpbind: %q is not a workflow id: %w", ref.ID, ErrUnknownWorkflow)
+		}
+		return target{handle: ref.ID}, nil
+	case ref.Name != "":
+		return target{name: ref.Name}, nil
+	}
+	return target{}, errors.New("mcpbind: an empty Ref names no workflow")
+}
+
+// WorkflowOf returns the workflow a Ref names. A named workflow that has
+// no record is in its initial state; a handle that names none is
+// [ErrUnknownWorkflow].
+func (g *Gate) WorkflowOf(ctx context.Context, ref Ref) (*Workflow, error) {
+	t, err := g.refTarget(ref)
+	if err != nil {
+		return nil, err
+	}
+	return g.workflow(ctx, t)
+}
+
+// Send sends an event to a workflow from outside an MCP request, as
+// workflow_transition would, but any event, the reserved ones (chartgate.*)
+// included: it waits for a call of the workflow that holds it, and the
+// transition is saved, kept in the run history with By as who sent it,
+// logged and passed to Options.OnTransition. It returns the transition,
+// or nil if the event changed nothing.
+func (g *Gate) Send(ctx context.Context, ref Ref, ev statechart.Event, by string) (*Transition, error) {
+	t, err := g.refTarget(ref)
+	if err != nil {
+		return nil, err
+	}
+	c := &gatedCall{kind: callTransition, rules: g.rules.Load(), info: unboundInfo, target: t, event: ev, by: by, a: &attachment{}}
+	v, err := g.load(ctx, t)
+	if err != nil {
+		return nil, err
+	}
+	v, h, vd, err := g.reserve(ctx, c, v)
+	if err == nil && vd != nil {
+		err = vd.err // Send is never refused: only an error stops it
+	}
+	if err != nil {
+		return nil, fmt.Errorf("mcpbind: sending %q: %w", ev.Type, err)
+	}
+	out := g.commit(ctx, c, h, v, nil, nil)
+	if out.err != nil {
+		return nil, fmt.Errorf("mcpbind: sending %q: %w", ev.Type, out.err)
+	}
+	if out.tr != nil {
+		g.transitioned(ctx, *out.tr)
+	}
+	return out.tr, nil
+}
+
+// ErrWorkflowBusy is matched by the error of [Gate.Send] when another call
+// held the workflow for longer than Options.BusyWait.
+var ErrWorkflowBusy = errors.New("mcpbind: the workflow is busy")
+
+// ErrNoPendingApproval is matched by the error of [Gate.Approve] for a
+// workflow that waits for no approval.
+var ErrNoPendingApproval = errors.New("mcpbind: no transition of the workflow waits for approval")
+
+// Pending returns the approval a workflow waits for, or nil.
+func (g *Gate) Pending(ctx context.Context, ref Ref) (*Approval, error) {
+	t, err := g.refTarget(ref)
+	if err != nil {
+		return nil, err
+	}
+	v, err := g.load(ctx, t)
+	if err != nil {
+		return nil, err
+	}
+	return g.pending(v), nil
+}
+
+// pending returns the approval an active state of v waits for, or nil.
+func (g *Gate) pending(v *view) *Approval {
+	for i, sm := range g.mcp {
+		if sm != nil && sm.Approval != nil && v.active.has(i) {
+			return sm.Approval
+		}
+	}
+	return nil
+}
+
+// Approve approves (or, with approve false, rejects) the transition a
+// workflow waits for: it sends [EventApprove] or [EventReject], with by,
+// the approver, in the run history. It fails with [ErrNoPendingApproval]
+// if the workflow waits for none. Only a person should call it: the agent
+// can neither send those events nor see this method.
+func (g *Gate) Approve(ctx context.Context, ref Ref, approve bool, by string) (*Transition, error) {
+	a, err := g.Pending(ctx, ref)
+	if err != nil {
+		return nil, err
+	}
+	if a == nil {
+		return nil, ErrNoPendingApproval
+	}
+	ev := EventApprove
+	if !approve {
+		ev = EventReject
+	}
+	tr, err := g.Send(ctx, ref, statechart.Event{Type: ev, Data: map[string]any{"by": by, "approval": a.Event}}, by)
+	if err == nil && tr == nil {
+		err = fmt.Errorf("mcpbind: the machine did not take %s in its approval state", ev)
+	}
+	return tr, err
+}
