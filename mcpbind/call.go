@@ -80,6 +80,7 @@ func (g *Gate) call(ctx context.Context, next mcp.MethodHandler, a *attachment, 
 		return g.status(ctx, c, v)
 	}
 	if vd := g.authorize(ctx, c, v); vd != nil {
+		g.auditVerdict(ctx, c, v, vd)
 		return vd.res, vd.err
 	}
 	before := v
@@ -88,10 +89,14 @@ func (g *Gate) call(ctx context.Context, next mcp.MethodHandler, a *attachment, 
 		return nil, g.unavailable(err, true)
 	}
 	if vd != nil {
+		g.auditVerdict(ctx, c, before, vd)
 		return vd.res, vd.err
 	}
 	res, err = g.run(ctx, c, h)
 	out := g.commit(ctx, c, h, v, res, err)
+	if h == nil && c.kind == callTool {
+		g.auditCall(ctx, c, v, callOutcome(res, err)) // a call that held nothing: recorded on its own
+	}
 	out.checkpoints = checkpoints(g.limits(v)) // the budgets that warn, as the call found them
 	return g.notify(ctx, c, before, out, res, err)
 }

@@ -81,8 +81,18 @@ func (g *Gate) commit(ctx context.Context, c *gatedCall, h *holder, v *view, res
 		} else {
 			rec.lease = cur.rec.lease // another call's
 		}
+		if !changed && ours && g.audit && g.hlimit > 0 {
+			// The call moved nothing: its entry records it.
+			o := "refused"
+			if c.kind == callTool {
+				o = callOutcome(res, runErr)
+			} else if out.sent && out.err == nil {
+				o = "ran"
+			}
+			rec.history = appendHistory(cur.rec.history, g.callEntry(c, cur, o), g.hlimit, g.hbytes)
+		}
 		if changed {
-			rec.history = appendHistory(cur.rec.history, entry, g.hlimit)
+			rec.history = appendHistory(cur.rec.history, entry, g.hlimit, g.hbytes)
 			if len(cur.rec.calls) > 0 {
 				ids := state.StateIDs()
 				rec.calls = carryCalls(cur.rec.calls, func(id string) bool { return slices.Contains(ids, id) })

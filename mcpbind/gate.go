@@ -57,9 +57,16 @@ type Options struct {
 	// kept in the workflow's run history.
 	OnTransition func(context.Context, Transition)
 	// HistoryLimit bounds the run history kept with each workflow (see
-	// [Gate.Workflow]): the newest HistoryLimit transitions are kept.
+	// [Gate.Workflow]): the newest HistoryLimit entries are kept.
 	// Default 20; a negative value keeps none.
 	HistoryLimit int
+	// HistoryBytes bounds the size of the run history kept with each
+	// workflow: the oldest entries go first. Default 256 KiB.
+	HistoryBytes int
+	// AuditCalls records every gated call in the run history too, not only
+	// the transitions: the calls that ran (or failed) and those that were
+	// refused, with the refusal's code. Each costs a write to the store.
+	AuditCalls bool
 
 	// LeaseTTL is how long a call whose tool may send an event holds its
 	// workflow without renewing the hold (see the package documentation,
@@ -145,13 +152,18 @@ const (
 // Transition describes a saved transition, for [Options.OnTransition] and
 // the run history ([Workflow.History]).
 type Transition struct {
-	Key   string           `json:"-"`            // the store key of the workflow
-	Tool  string           `json:"tool"`         // the tool whose successful call sent the event ("" for Send)
-	By    string           `json:"by,omitempty"` // who sent the event with Gate.Send (an approver, a hook)
-	Event statechart.Event `json:"event"`        // the event, in the documented shape (its data is the call's arguments and result)
-	From  any              `json:"from"`         // state value before
-	To    any              `json:"to"`           // state value after
-	Time  time.Time        `json:"time"`
+	Key  string `json:"-"`            // the store key of the workflow
+	Tool string `json:"tool"`         // the tool whose successful call sent the event ("" for Send)
+	By   string `json:"by,omitempty"` // who sent the event with Gate.Send (an approver, a hook)
+	// Outcome is set on the history entries that record a call rather
+	// than a transition (Options.AuditCalls): "ran", "failed" (the tool
+	// reported an error) or the code of its refusal. Event is then empty
+	// and To nil; From is the state the call found.
+	Outcome string           `json:"outcome,omitempty"`
+	Event   statechart.Event `json:"event"` // the event, in the documented shape (its data is the call's arguments and result)
+	From    any              `json:"from"`  // state value before
+	To      any              `json:"to"`    // state value after
+	Time    time.Time        `json:"time"`
 }
 
 // Binding binds one tool in Go (tool-centric, like MCP Fusion's
@@ -199,6 +211,8 @@ type Gate struct {
 	timeout    time.Duration
 	named      func(*mcp.ServerSession) string
 	hlimit     int // run history bound; 0 keeps none
+	hbytes     int
+	audit      bool
 	leaseTTL   time.Duration
 	busyWait   time.Duration
 	maxArgs    int
@@ -323,6 +337,8 @@ func New(engine statechart.Engine, opts *Options) (*Gate, error) {
 		onTrans:    o.OnTransition,
 		named:      o.SessionKey,
 		hlimit:     o.HistoryLimit,
+		hbytes:     o.HistoryBytes,
+		audit:      o.AuditCalls,
 		leaseTTL:   o.LeaseTTL,
 		busyWait:   o.BusyWait,
 		maxArgs:    o.MaxArgumentBytes,
@@ -337,6 +353,9 @@ func New(engine statechart.Engine, opts *Options) (*Gate, error) {
 		g.hlimit = 20
 	case g.hlimit < 0:
 		g.hlimit = 0
+	}
+	if g.hbytes <= 0 {
+		g.hbytes = 256 << 10
 	}
 	if g.handles > HandlesNever {
 		return nil, fmt.Errorf("mcpbind: Options.Handles: unknown mode %d", g.handles)

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -204,4 +206,38 @@ func TestDenyHides(t *testing.T) {
 	c.call("go", nil)
 	c.expectChanged("plan → build")
 	c.expectTools("build", "read_file", "write_file")
+}
+
+// TestAuditCalls: with AuditCalls the run history records every gated
+// call: the ones that ran, failed or were refused, and the transitions;
+// HistoryBytes bounds it.
+func TestAuditCalls(t *testing.T) {
+	f := newFixture(t, compile(t, "flat", checkoutJSON, nil), &mcpbind.Options{AuditCalls: true, HistoryLimit: 100})
+	c := f.connect(t, "2025-11-25")
+	c.call("cart_pay", nil)                                    // refused
+	c.call("cart_add_item", map[string]any{"product_id": "p"}) // transition
+	c.call("cart_add_item", map[string]any{"product_id": "q"}) // ran, no transition
+	c.call("cart_view", nil)                                   // not gated: not recorded
+	w, err := f.gate.SessionWorkflow(context.Background(), c.ss)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range w.History {
+		got = append(got, fmt.Sprintf("%s %s %s", e.Tool, e.Outcome, e.Event.Type))
+	}
+	want := []string{"cart_pay FORBIDDEN ", "cart_add_item  ADD_ITEM", "cart_add_item ran "}
+	if !slices.Equal(got, want) {
+		t.Fatalf("history %q, want %q", got, want)
+	}
+
+	small := newFixture(t, compile(t, "flat", checkoutJSON, nil), &mcpbind.Options{AuditCalls: true, HistoryLimit: 1000, HistoryBytes: 1000})
+	sc := small.connect(t, "2025-11-25")
+	for range 30 {
+		sc.call("cart_pay", nil)
+	}
+	w, err = small.gate.SessionWorkflow(context.Background(), sc.ss)
+	if err != nil || len(w.History) >= 30 || len(w.History) < 5 {
+		t.Fatalf("%d entries kept in 1000 bytes: %v", len(w.History), err)
+	}
 }

@@ -104,16 +104,25 @@ func decodeRecord(data []byte) (record, error) {
 	return record{snap: raw.State, calls: raw.Calls, history: raw.History, lease: raw.Lease}, nil
 }
 
-// appendHistory returns history with entry added at the end, keeping at
-// most limit entries (the newest). The result never shares its backing
-// array with history, which other views may hold.
-func appendHistory(history []json.RawMessage, entry json.RawMessage, limit int) []json.RawMessage {
+// appendHistory returns history with entry added at the end, keeping the
+// newest entries, at most limit of them and at most maxBytes bytes in all.
+// The result never shares its backing array with history, which other
+// views may hold.
+func appendHistory(history []json.RawMessage, entry json.RawMessage, limit, maxBytes int) []json.RawMessage {
 	if limit <= 0 {
 		return nil
 	}
 	keep := history
 	if len(keep) >= limit {
 		keep = keep[len(keep)-limit+1:]
+	}
+	size := len(entry) + 1
+	for _, h := range keep {
+		size += len(h) + 1
+	}
+	for len(keep) > 0 && size > maxBytes {
+		size -= len(keep[0]) + 1
+		keep = keep[1:]
 	}
 	out := make([]json.RawMessage, 0, len(keep)+1)
 	out = append(out, keep...)
@@ -180,22 +189,29 @@ func appendTransition(b []byte, tr Transition) []byte {
 		b = append(b, `,"by":`...)
 		b = appendJSONString(b, tr.By)
 	}
-	b = append(b, `,"event":{"type":`...)
-	b = appendJSONString(b, tr.Event.Type)
-	keys := make([]string, 0, len(tr.Event.Data))
-	for k := range tr.Event.Data {
-		if k != "type" {
-			keys = append(keys, k)
+	if tr.Outcome != "" {
+		b = append(b, `,"outcome":`...)
+		b = appendJSONString(b, tr.Outcome)
+	}
+	if tr.Event.Type != "" { // a call's entry (Outcome) has no event
+		b = append(b, `,"event":{"type":`...)
+		b = appendJSONString(b, tr.Event.Type)
+		keys := make([]string, 0, len(tr.Event.Data))
+		for k := range tr.Event.Data {
+			if k != "type" {
+				keys = append(keys, k)
+			}
 		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			b = append(b, ',')
+			b = appendJSONString(b, k)
+			b = append(b, ':')
+			b = appendHistoryValue(b, tr.Event.Data[k])
+		}
+		b = append(b, '}')
 	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		b = append(b, ',')
-		b = appendJSONString(b, k)
-		b = append(b, ':')
-		b = appendHistoryValue(b, tr.Event.Data[k])
-	}
-	b = append(b, `},"from":`...)
+	b = append(b, `,"from":`...)
 	b = appendHistoryValue(b, tr.From)
 	b = append(b, `,"to":`...)
 	b = appendHistoryValue(b, tr.To)

@@ -1,0 +1,81 @@
+// This file records gated calls in their workflow's run history
+// (Options.AuditCalls): those that ran and those that were refused, not
+// only the transitions.
+
+package mcpbind
+
+import (
+	"context"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// callEntry is the history entry of a call that moved nothing.
+func (g *Gate) callEntry(c *gatedCall, v *view, outcome string) []byte {
+	return appendTransition(nil, Transition{Tool: c.name, By: c.by, Outcome: outcome, From: v.state.Value(), Time: g.now()})
+}
+
+// callOutcome names how a call that ran ended, for its history entry.
+func callOutcome(res mcp.Result, err error) string {
+	if _, ok := succeeded(res, err); ok {
+		return "ran"
+	}
+	return "failed"
+}
+
+// auditVerdict records a refused call (not the server's own answer to a
+// name it does not have).
+func (g *Gate) auditVerdict(ctx context.Context, c *gatedCall, v *view, vd *verdict) {
+	if !g.audit || v == nil {
+		return
+	}
+	code := ""
+	if ref, ok := RefusalOf(asResult(vd.res)); ok {
+		code = ref.Code
+	} else if c.kind == callTransition && vd.err == nil {
+		code = "REFUSED"
+	}
+	if code != "" {
+		g.auditCall(ctx, c, v, code)
+	}
+}
+
+func asResult(r mcp.Result) *mcp.CallToolResult {
+	cr, _ := r.(*mcp.CallToolResult)
+	return cr
+}
+
+// auditCall appends a call's entry to its workflow's history, with
+// compare-and-swap (keeping whatever lease the record holds). A failure is
+// logged: the call's answer does not depend on it.
+func (g *Gate) auditCall(ctx context.Context, c *gatedCall, v *view, outcome string) {
+	if !g.audit || g.hlimit == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), g.timeout)
+	defer cancel()
+	key, _ := g.keyFor(c.target)
+	for attempt := 0; attempt <= g.retries; attempt++ {
+		if v.key != key {
+			v = v.withKey(key)
+		}
+		snap, err := v.state.MarshalJSON()
+		if err != nil {
+			break
+		}
+		rec := v.rec
+		rec.snap = snap
+		rec.history = appendHistory(v.rec.history, g.callEntry(c, v, outcome), g.hlimit, g.hbytes)
+		if _, err = g.save(ctx, c.target, v.version, v.state, rec); err == nil {
+			return
+		}
+		if !isConflict(err) {
+			g.log.Warn("mcpbind: recording a call in the run history", "key", fingerprint(key), "tool", c.name, "error", err)
+			return
+		}
+		if v, err = g.load(ctx, c.target); err != nil {
+			return
+		}
+	}
+	g.log.Warn("mcpbind: recording a call in the run history: too many conflicts", "key", fingerprint(key), "tool", c.name)
+}
