@@ -59,7 +59,7 @@ func (g *Gate) auditCall(ctx context.Context, c *gatedCall, v *view, outcome str
 		if v.key != key {
 			v = v.withKey(key)
 		}
-		snap, err := v.state.MarshalJSON()
+		snap, err := v.snapshot()
 		if err != nil {
 			break
 		}

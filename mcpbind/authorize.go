@@ -73,7 +73,7 @@ func (g *Gate) checkRecordSize(ctx context.Context, c *gatedCall, v *view, ns st
 // Options.MaxArgumentBytes or nested deeper than maxDataDepth. It checks a
 // call once.
 func (g *Gate) checkArguments(ctx context.Context, c *gatedCall) *verdict {
-	if c.args.checked {
+	if c.args.bounded {
 		return nil
 	}
 	raw := c.req.Params.Arguments
@@ -84,7 +84,7 @@ func (g *Gate) checkArguments(ctx context.Context, c *gatedCall) *verdict {
 	case jsonx.TooDeep(raw, maxDataDepth):
 		why = fmt.Sprintf("its arguments are nested more than %d levels deep", maxDataDepth)
 	default:
-		c.input() // decoded once, for the checks and the event
+		c.args.bounded = true // decoded when needed, once
 		return nil
 	}
 	return g.refuseArguments(ctx, c, why)

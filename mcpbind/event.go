@@ -17,15 +17,16 @@ const maxDataDepth = 64
 
 // arguments are a call's arguments as the gate uses them, decoded once.
 type arguments struct {
-	checked bool
+	bounded bool // checked against the bounds
+	decoded bool
 	value   any // the decoded arguments; {} when absent or not JSON
 }
 
 // input returns the decoded arguments of a call.
 func (c *gatedCall) input() any {
-	if !c.args.checked {
+	if !c.args.decoded {
 		c.args.value = decodeJSON(c.req.Params.Arguments)
-		c.args.checked = true
+		c.args.decoded = true
 	}
 	return c.args.value
 }

@@ -22,13 +22,15 @@ type view struct {
 	rec     record           // as loaded (rec.snap is older than state if Advance moved it)
 	data    []byte           // the encoded record as loaded (or of the initial state)
 	version uint64           // 0: no record
-	active  bitset           // active nodes of state
-	sig     atomic.Pointer[sigCache]
+	// advanced: delayed transitions moved state since rec.snap was saved.
+	advanced bool
+	active   bitset // active nodes of state
+	sig      atomic.Pointer[sigCache]
 }
 
 // withKey returns a copy of v under another store key.
 func (v *view) withKey(key string) *view {
-	return &view{key: key, state: v.state, rec: v.rec, data: v.data, version: v.version, active: v.active}
+	return &view{key: key, state: v.state, rec: v.rec, data: v.data, version: v.version, active: v.active, advanced: v.advanced}
 }
 
 // sigCache is the signature of a view under some rules (a view's state
@@ -36,6 +38,15 @@ func (v *view) withKey(key string) *view {
 type sigCache struct {
 	rules *rules
 	bits  bitset
+}
+
+// snapshot returns the persisted form of v's state: the stored one unless
+// delayed transitions moved it.
+func (v *view) snapshot() ([]byte, error) {
+	if !v.advanced && v.rec.snap != nil {
+		return v.rec.snap, nil
+	}
+	return v.state.MarshalJSON()
 }
 
 // newView decodes a workflow state. A nil rec.snap or data is computed
@@ -138,6 +149,7 @@ func (g *Gate) load(ctx context.Context, t target) (*view, error) {
 		if err != nil {
 			return nil, err
 		}
+		nv.advanced = true
 		return nv, nil
 	}
 	return v, nil

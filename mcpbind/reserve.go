@@ -69,7 +69,7 @@ func (g *Gate) reserve(ctx context.Context, c *gatedCall, v *view) (*view, *hold
 			}
 			continue
 		}
-		snap, err := v.state.MarshalJSON() // delayed transitions since it was saved
+		snap, err := v.snapshot() // with the delayed transitions since it was saved
 		if err != nil {
 			return nil, nil, nil, fmt.Errorf("marshaling the state: %w", err)
 		}
