@@ -36,7 +36,7 @@ func (k *call) write(w Word) {
 	if !w.Dynamic && harmlessDevice(w.Value) {
 		return
 	}
-	k.c.Writes = append(k.c.Writes, k.sc.resolve(w))
+	k.c.addWrite(k.sc.resolve(w))
 }
 
 // writeUnknown records files certainly written that cannot be named.
@@ -149,7 +149,7 @@ func prefixLen(c *Command, words []Word, sc *scope) int {
 		for _, v := range p.values("-o", "--output") {
 			if v.Dynamic || !harmlessDevice(v.Value) {
 				c.Class |= FileWrite
-				c.Writes = append(c.Writes, sc.resolve(v))
+				c.addWrite(sc.resolve(v))
 			}
 		}
 		if p.has("-p", "--attach") && name != "time" {
@@ -523,7 +523,7 @@ scan:
 			}
 			continue
 		}
-		if (v[0] == '-' || v[0] == '+') && len(v) > 1 {
+		if len(v) > 1 && (v[0] == '-' || v[0] == '+') {
 			for _, ch := range v[1:] {
 				switch ch {
 				case 'c':

@@ -374,9 +374,6 @@ func (k *call) copy() {
 	}
 	p := parseArgs(k.args, spec)
 	ops := p.words(k.args)
-	if p.dynamic {
-		k.writeUnknown()
-	}
 	if k.name == "install" && p.has("-d", "--directory") {
 		for _, w := range ops {
 			k.write(w)

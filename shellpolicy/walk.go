@@ -129,7 +129,30 @@ func (w *walker) store(i int, c Command) {
 
 // newCmd starts an entry for node n.
 func newCmd(kind Kind, n syntax.Node, sc *scope) Command {
-	return Command{Kind: kind, Text: sc.text(n), Pos: position(n.Pos()), Origin: sc.origin}
+	text := sc.text(n)
+	if s, ok := n.(*syntax.Stmt); ok {
+		text = sc.stmtText(s)
+	}
+	return Command{Kind: kind, Text: text, Pos: position(n.Pos()), Origin: sc.origin}
+}
+
+// stmtText returns the source text of a statement without the ";" or "&"
+// that ends it.
+func (sc *scope) stmtText(s *syntax.Stmt) string {
+	start := s.Pos().Offset()
+	end := start
+	if s.Cmd != nil {
+		end = max(end, s.Cmd.End().Offset())
+	}
+	for _, r := range s.Redirs {
+		if r.Word != nil {
+			end = max(end, r.Word.End().Offset()) // not a here-document's body
+		}
+	}
+	if !s.Pos().IsValid() || end > uint(len(sc.src)) || start > end {
+		return ""
+	}
+	return sc.src[start:end]
 }
 
 // file walks a parsed text.
@@ -492,7 +515,16 @@ func (c *Command) redirWrite(target Word, sc *scope) {
 		return
 	}
 	c.Class |= FileWrite
-	c.Writes = append(c.Writes, sc.resolve(target))
+	c.addWrite(sc.resolve(target))
+}
+
+// addWrite records a written path; writing to a device (a disk) is
+// Destructive.
+func (c *Command) addWrite(p Path) {
+	if !p.Dynamic && strings.HasPrefix(p.Path, "/dev/") && !harmlessDevice(p.Path) {
+		c.explain(Destructive, "it writes to the device "+p.Path)
+	}
+	c.Writes = append(c.Writes, p)
 }
 
 // isFD reports whether s is a descriptor number, a number followed by "-"
@@ -545,7 +577,11 @@ func (w *walker) heredoc(body *syntax.Word, c *Command, sc *scope) Word {
 // variables read and set) go to c, and its value is returned.
 func (w *walker) word(wd *syntax.Word, c *Command, sc *scope) Word {
 	w.expansions(wd, c, sc)
-	return w.value(wd, c, sc)
+	v := w.value(wd, c, sc)
+	if strings.HasPrefix(v.Value, "/proc/") && strings.HasSuffix(v.Value, "/environ") {
+		c.EnvReads = append(c.EnvReads, "*") // a process's environment
+	}
+	return v
 }
 
 // expansions walks every expansion in n: command and process
