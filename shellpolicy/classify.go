@@ -160,8 +160,30 @@ func prefixLen(c *Command, words []Word, sc *scope) int {
 			return 0
 		}
 		return p.rest + 1
+	case "taskset", "chrt", "repeat":
+		// One operand (a CPU mask, a priority, a count), then the command.
+		p := parseArgs(args, optSpec{firstOperandEnds: true})
+		if p.has("-p", "--pid") {
+			return 0
+		}
+		if p.dynamic || p.rest < len(args) && args[p.rest].Split {
+			c.unknown("the arguments of " + name + " are only known when the line runs")
+			return 0
+		}
+		return p.rest + 2
 	case "nice":
 		spec = optSpec{short: "n", long: []string{"adjustment"}}
+	case "valgrind", "firejail", "dbus-run-session", "catchsegv", "eatmydata", "fakeroot", "ssh-agent", "nq":
+	case "numactl":
+		spec = optSpec{short: "NmCipPw", long: []string{"cpunodebind", "membind", "physcpubind", "interleave", "preferred", "weighted-interleave"}}
+	case "unshare":
+		spec = optSpec{short: "RwSG", long: []string{"root", "wd", "setuid", "setgid", "map-user", "map-group", "propagation"}}
+	case "xvfb-run":
+		spec = optSpec{short: "nsefpw", long: []string{"server-num", "server-args", "error-file", "auth-file", "xauth-protocol", "wait"}}
+	case "proxychains", "proxychains4", "torsocks":
+		spec = optSpec{short: "fuPai", long: []string{"user", "pass", "address", "port"}}
+	case "sshpass":
+		spec = optSpec{short: "pfdP"}
 	case "nohup", "setsid", "builtin", "busybox", "toybox", "nocorrect", "noglob", "unbuffer":
 	case "exec":
 		spec = optSpec{short: "a"}
@@ -213,6 +235,8 @@ func (k *call) dispatch() {
 		k.sudo()
 	case n == "su" || n == "runuser":
 		k.su()
+	case n == "chroot" || n == "pkexec" || n == "sg":
+		k.privilegedRunner()
 	case n == "xargs":
 		k.xargs()
 	case n == "find":
@@ -240,7 +264,7 @@ func (k *call) dispatch() {
 		}
 	case n == "parallel" || n == "tmux" || n == "screen" || n == "at" || n == "batch" || n == "sched" ||
 		n == "zmodload" || n == "autoload" || n == "enable" || n == "fc" || n == "expect" || n == "systemd-run" ||
-		n == "r" && k.w.dialect == Zsh:
+		n == "gdb" || n == "lldb" || n == "perf" || n == "hyperfine" || n == "zpty" || n == "r" && k.w.dialect == Zsh:
 		k.unknown(n + " runs or loads commands that are not in the line")
 	case n == "crontab":
 		if p := parseArgs(k.args, optSpec{short: "u"}); !p.has("-l") || p.dynamic {
@@ -307,6 +331,40 @@ func (k *call) sudo() {
 	case len(rest) > 0:
 		k.child(rest, k.name)
 	case p.has("-s", "--shell", "-i", "--login"):
+		k.unknown(k.name + " opens a shell reading commands from standard input")
+	}
+}
+
+// privilegedRunner handles chroot, pkexec and sg: Privileged, and the
+// command they run (after the new root, or the group) is analysed.
+func (k *call) privilegedRunner() {
+	k.c.Class |= Privileged
+	k.c.keys = append(k.c.keys, 0)
+	spec := optSpec{long: []string{"userspec", "groups", "user"}, firstOperandEnds: true}
+	p := parseArgs(k.args, spec)
+	if p.dynamic {
+		k.unknown("the arguments of " + k.name + " are only known when the line runs")
+		return
+	}
+	rest := k.args[p.rest:]
+	if k.name != "pkexec" && len(rest) > 0 {
+		rest = rest[1:] // the new root, or the group
+	}
+	switch {
+	case k.name == "sg" && len(rest) > 0:
+		if !rest[0].Dynamic && rest[0].Value == "-c" {
+			rest = rest[1:]
+		}
+		for _, w := range rest {
+			if w.Dynamic {
+				k.unknown("the command of sg is only known when the line runs")
+				return
+			}
+		}
+		k.w.reparse(joinValues(rest), Bash, "sg", k.c, k.sc)
+	case len(rest) > 0:
+		k.child(rest, k.name)
+	default:
 		k.unknown(k.name + " opens a shell reading commands from standard input")
 	}
 }
@@ -550,7 +608,7 @@ scan:
 			return
 		}
 		k.runString(k.args[operand], d, k.name+" -c")
-	case operand >= 0 && !stdinMode:
+	case operand >= 0 && !stdinMode && !stdinPath(k.args[operand].Value):
 		// A script file: its commands are not in the line.
 	default:
 		switch k.in.stdin {

@@ -347,6 +347,19 @@ func scanAwk(prog string) (writes []string, dynamicWrite, exec bool) {
 			}
 			i = j + 1
 			kind = tokString
+		case ch >= '0' && ch <= '9' || ch == '.' && i+1 < len(prog) && prog[i+1] >= '0' && prog[i+1] <= '9':
+			// A number is an operand: a / after it divides.
+			j := i
+			for j < len(prog) && (prog[j] >= '0' && prog[j] <= '9' || prog[j] == '.' || prog[j] == 'e' || prog[j] == 'E' ||
+				prog[j] == 'x' || prog[j] == 'X' || prog[j] >= 'a' && prog[j] <= 'f' || prog[j] >= 'A' && prog[j] <= 'F') {
+				j++
+			}
+			kind, text = tokName, prog[i:j]
+			i = j
+		case ch == '@':
+			exec = true // @load and @include bring in code this scanner does not see
+			i++
+			continue
 		case ch == '_' || ch >= 'a' && ch <= 'z' || ch >= 'A' && ch <= 'Z':
 			j := i
 			for j < len(prog) && (prog[j] == '_' || prog[j] >= 'a' && prog[j] <= 'z' || prog[j] >= 'A' && prog[j] <= 'Z' || prog[j] >= '0' && prog[j] <= '9') {
@@ -462,7 +475,11 @@ options:
 		k.inline("perl", code)
 	case stdin || len(operands) == 0 && !info:
 		k.inline("perl", []Word{{Value: k.in.stdinText, Dynamic: k.in.stdin != stdinStatic}})
-	case len(operands) > 0:
+	case len(operands) == 0:
+	case stdinPath(operands[0].Value) && !operands[0].Dynamic:
+		k.inline("perl", []Word{{Value: k.in.stdinText, Dynamic: k.in.stdin != stdinStatic}})
+		files = operands[1:]
+	default:
 		files = operands[1:] // a script file
 	}
 	if inPlace {
@@ -627,6 +644,9 @@ scan:
 			script = i
 			break scan
 		}
+	}
+	if script >= 0 && !args[script].Dynamic && stdinPath(args[script].Value) {
+		script = -1 // "python3 /dev/stdin": the program is the input
 	}
 	switch {
 	case len(code) > 0:

@@ -129,7 +129,7 @@ func (k *call) builtin() bool {
 func (k *call) files() bool {
 	c := k.c
 	switch n := k.name; n {
-	case "cat", "head", "tail", "less", "more", "bat", "batcat", "tac", "nl", "od", "hexdump", "strings",
+	case "cat", "head", "tail", "bat", "batcat", "tac", "nl", "od", "hexdump", "strings",
 		"zcat", "bzcat", "xzcat", "zless", "zmore":
 		c.Class |= FileRead
 	case "xxd":
@@ -153,6 +153,29 @@ func (k *call) files() bool {
 		}
 	case "locate", "plocate", "mlocate", "mdfind":
 		c.Class |= FileSearch
+	case "less", "more", "most":
+		c.Class |= FileRead
+		for _, a := range k.args {
+			if a.Dynamic && a.mayBeOption() || strings.HasPrefix(a.Value, "+") {
+				k.unknown(n + " runs the commands given with +, which can run shell commands")
+				break
+			}
+		}
+	case "man":
+		p := parseArgs(k.args, optSpec{short: "PHMLmSsCRE", long: []string{"pager", "html", "manpath", "locale", "systems", "sections", "config-file", "recode", "encoding"}})
+		if p.has("-P", "--pager", "-H", "--html") || p.dynamic {
+			k.unknown("man -P and -H run the program they name")
+		}
+	case "make", "gmake", "bmake":
+		p := parseArgs(k.args, optSpec{short: "fCIjlOWoE", long: []string{"file", "makefile", "directory", "include-dir", "jobs", "load-average", "output-sync", "what-if", "new-file", "assume-new", "old-file", "assume-old", "eval"}})
+		for _, f := range p.values("-f", "--file", "--makefile") {
+			if f.Dynamic || stdinPath(f.Value) {
+				c.explain(FileWrite, "make runs rules read from standard input, which can write files")
+			}
+		}
+		if p.has("-E", "--eval") || p.dynamic {
+			c.explain(FileWrite, "make runs the rules given on its command line, which can write files")
+		}
 	case "patch":
 		k.patch()
 	case "ed", "red":

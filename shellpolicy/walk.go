@@ -472,6 +472,10 @@ func (w *walker) redirects(c *Command, rs []*syntax.Redirect, sc *scope) input {
 		if r.Word != nil {
 			target = w.word(r.Word, c, sc)
 		}
+		if !target.Dynamic && (strings.HasPrefix(target.Value, "/dev/tcp/") || strings.HasPrefix(target.Value, "/dev/udp/")) {
+			c.explain(Network, "it opens a network connection through "+target.Value)
+			continue
+		}
 		switch r.Op {
 		case syntax.RdrOut, syntax.AppOut, syntax.RdrClob, syntax.AppClob,
 			syntax.RdrAll, syntax.RdrAllClob, syntax.AppAll, syntax.AppAllClob:
@@ -486,7 +490,12 @@ func (w *walker) redirects(c *Command, rs []*syntax.Redirect, sc *scope) input {
 				c.redirWrite(target, sc)
 			}
 		case syntax.RdrIn, syntax.DplIn:
+			// "< script.sh" is like a script file; "< <(cmd)" or "< $F" feed
+			// text that is not in the line.
 			in = input{stdin: stdinFile}
+			if target.Dynamic || stdinPath(target.Value) {
+				in = input{stdin: stdinDynamic}
+			}
 		case syntax.Hdoc, syntax.DashHdoc:
 			if r.Hdoc == nil {
 				in = input{stdin: stdinStatic}
@@ -518,13 +527,33 @@ func (c *Command) redirWrite(target Word, sc *scope) {
 	c.addWrite(sc.resolve(target))
 }
 
-// addWrite records a written path; writing to a device (a disk) is
+// addWrite records a written path; writing to a disk or memory device is
 // Destructive.
 func (c *Command) addWrite(p Path) {
-	if !p.Dynamic && strings.HasPrefix(p.Path, "/dev/") && !harmlessDevice(p.Path) {
+	if !p.Dynamic && blockDevice(p.Path) {
 		c.explain(Destructive, "it writes to the device "+p.Path)
 	}
 	c.Writes = append(c.Writes, p)
+}
+
+// blockDevice reports whether p names a disk, a partition or memory.
+func blockDevice(p string) bool {
+	dev, ok := strings.CutPrefix(p, "/dev/")
+	if !ok {
+		return false
+	}
+	for _, prefix := range []string{"sd", "hd", "vd", "xvd", "nvme", "mmcblk", "disk", "rdisk", "mapper/", "dm-",
+		"md", "loop", "nbd", "sr", "mem", "kmem", "port", "fd0"} {
+		if strings.HasPrefix(dev, prefix) {
+			return true
+		}
+	}
+	return false
+}
+
+// stdinPath reports whether a file name is the standard input itself.
+func stdinPath(p string) bool {
+	return p == "-" || p == "/dev/stdin" || p == "/dev/fd/0" || p == "/proc/self/fd/0"
 }
 
 // isFD reports whether s is a descriptor number, a number followed by "-"
