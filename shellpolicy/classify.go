@@ -450,9 +450,9 @@ func (k *call) find() {
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		if a.Dynamic {
+			// Keep reading: an -exec further on is still analysed.
 			if a.Split || a.mayBeOption() {
 				k.c.unknown("the find expression is only known when the line runs")
-				return
 			}
 			continue
 		}
@@ -495,7 +495,6 @@ func (k *call) find() {
 		case slices.Contains(findValued, v):
 			if i+1 < len(args) && args[i+1].Split {
 				k.c.unknown("the find expression is only known when the line runs")
-				return
 			}
 			i++
 		}

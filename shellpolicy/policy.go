@@ -47,6 +47,10 @@ func DefaultRequirements() Requirements {
 	}
 }
 
+// defaultRequirements is the table Decide uses when Policy.Requires is nil;
+// it is never modified.
+var defaultRequirements = DefaultRequirements()
+
 // A Policy is the shell policy of one workflow state, built from its
 // allowed_commands, allowed_tools and blocked_env. The zero Policy allows
 // every command whose classes need tools (all tools being allowed) and
@@ -124,7 +128,7 @@ func (p *Policy) Decide(a *Analysis) Decision {
 	d := Decision{Allowed: true, Analysis: a, Commands: make([]Verdict, len(a.Commands))}
 	req := p.Requires
 	if req == nil {
-		req = DefaultRequirements()
+		req = defaultRequirements
 	}
 	denied := 0
 	for i := range a.Commands {
