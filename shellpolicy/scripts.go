@@ -203,7 +203,8 @@ func scanSed(s string) (writes []string, exec, ok bool) {
 			}
 			d := s[i]
 			i++
-			if !skipDelimited(d) || !skipDelimited(d) {
+			pattern := skipDelimited(d)
+			if !pattern || !skipDelimited(d) { // the replacement (or y's target)
 				return nil, false, false
 			}
 			if cmd == 'y' {
