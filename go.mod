@@ -10,6 +10,7 @@ require (
 	github.com/tidwall/gjson v1.20.0
 	golang.org/x/time v0.15.0
 	modernc.org/sqlite v1.59.0
+	mvdan.cc/sh/v3 v3.13.1
 )
 
 require (
