@@ -24,8 +24,8 @@ type verdict struct {
 // authorize returns nil if the call may run in the state v, and otherwise
 // the answer that refuses it.
 func (g *Gate) authorize(ctx context.Context, c *gatedCall, v *view) *verdict {
-	if c.kind == callSend {
-		return nil // the caller, not the agent, decides
+	if c.kind == callSend || c.ran {
+		return nil // the caller, not the agent, decides; or the tool already ran
 	}
 	if vd := g.checkArguments(ctx, c); vd != nil {
 		return vd

@@ -43,6 +43,25 @@ type gatedCall struct {
 	// event is the event workflow_transition or Send sends.
 	event statechart.Event
 	by    string // who sent it, for Send
+	ran   bool   // the tool already ran (Record): nothing to authorize
+
+	// tools are the names of the tools the caller may call; nil until
+	// asked (toolNames), or given by a caller outside MCP.
+	tools []string
+}
+
+// toolNames returns the names of the tools of the call's server (through
+// the handlers below the gate, once per call), or those a caller outside
+// MCP gave.
+func (g *Gate) toolNames(ctx context.Context, c *gatedCall) ([]string, error) {
+	if c.tools != nil || c.next == nil {
+		return c.tools, nil
+	}
+	tools, err := g.registered(ctx, c.next, c.req)
+	if err == nil {
+		c.tools = tools
+	}
+	return tools, err
 }
 
 // serialised reports whether the call takes the workflow's lease: it may

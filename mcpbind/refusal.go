@@ -115,10 +115,10 @@ func RefusalOf(res *mcp.CallToolResult) (*Refusal, bool) {
 // does not have, it returns instead the server's own answer (its "unknown
 // tool" error) as the verdict.
 func (g *Gate) refusal(ctx context.Context, c *gatedCall, v *view, code string) (*Refusal, []string, *verdict) {
-	tools, err := g.registered(ctx, c.next, c.req)
+	tools, err := g.toolNames(ctx, c)
 	if err != nil {
 		g.log.Warn("mcpbind: listing tools for a refusal", "error", err)
-	} else if c.kind == callTool && !slices.Contains(tools, c.name) {
+	} else if c.kind == callTool && c.next != nil && !slices.Contains(tools, c.name) {
 		res, err := c.next(ctx, "tools/call", c.req)
 		return nil, nil, &verdict{res, err}
 	}

@@ -124,7 +124,10 @@ func (g *Gate) counts(ctx context.Context, c *gatedCall, v *view) bool {
 	if len(lims) == 0 || len(usedUp(lims)) > 0 {
 		return false
 	}
-	tools, err := g.registered(ctx, c.next, c.req)
+	if c.next == nil {
+		return true // a caller outside MCP reports a tool that ran
+	}
+	tools, err := g.toolNames(ctx, c)
 	return err != nil || slices.Contains(tools, c.name)
 }
 

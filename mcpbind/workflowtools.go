@@ -221,7 +221,7 @@ func (g *Gate) acceptedEvents(ctx context.Context, v *view, candidates []string,
 
 // status answers workflow_status.
 func (g *Gate) status(ctx context.Context, c *gatedCall, v *view) (mcp.Result, error) {
-	tools, err := g.registered(ctx, c.next, c.req)
+	tools, err := g.toolNames(ctx, c)
 	if err != nil {
 		return nil, err
 	}
