@@ -168,3 +168,24 @@ func TestSend(t *testing.T) {
 }
 
 func slicesEqual(a, b []string) bool { return strings.Join(a, "\x00") == strings.Join(b, "\x00") }
+
+// TestWorkflows: the workflows a store holds, with their state and the
+// approval they wait for.
+func TestWorkflows(t *testing.T) {
+	f, c := approvalFixture(t, &mcpbind.Options{SessionKey: func(*mcp.ServerSession) string { return "alice" }}, "2025-11-25")
+	c.call("workflow_transition", map[string]any{"event": "DEPLOY"})
+	h := f.connect(t, "2026-07-28")
+	id := h.start()
+	ws, err := f.gate.Workflows(context.Background())
+	if err != nil || len(ws) != 2 {
+		t.Fatalf("Workflows: %+v %v", ws, err)
+	}
+	byRef := map[mcpbind.Ref]mcpbind.WorkflowInfo{}
+	for _, w := range ws {
+		byRef[w.Ref] = w
+	}
+	a, b := byRef[mcpbind.Ref{Name: "alice"}], byRef[mcpbind.Ref{ID: id}]
+	if a.State != "tested__approval__DEPLOY" || a.Pending == nil || a.Updated.IsZero() || b.State != "tested" || b.Pending != nil {
+		t.Fatalf("workflows %+v", ws)
+	}
+}

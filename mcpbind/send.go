@@ -10,6 +10,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
+	"time"
 
 	"github.com/chartgate/chartgate/statechart"
 )
@@ -134,4 +136,63 @@ func (g *Gate) Approve(ctx context.Context, ref Ref, approve bool, by string) (*
 		err = fmt.Errorf("mcpbind: the machine did not take %s in its approval state", ev)
 	}
 	return tr, err
+}
+
+// WorkflowInfo describes one workflow the store holds, for
+// [Gate.Workflows].
+type WorkflowInfo struct {
+	// Ref names it: by ID (a handle) or Name (a named session's); empty
+	// for the workflow of a session without a name, known by Key only.
+	Ref     Ref
+	Key     string
+	State   any               // the state value, in XState's shape
+	Status  statechart.Status // active, done, error or stopped
+	Pending *Approval         // the transition that waits for approval, if any
+	// Updated is the time of the newest entry of its run history (zero
+	// if it has none).
+	Updated time.Time
+}
+
+// ErrNoListing is matched by the error of [Gate.Workflows] when the
+// store cannot list its keys (it does not implement [Lister]).
+var ErrNoListing = errors.New("mcpbind: the store cannot list its workflows")
+
+// Workflows lists the workflows of this gate's machine that the store
+// holds (those under Options.KeyPrefix), sorted by key. The store must
+// implement [Lister].
+func (g *Gate) Workflows(ctx context.Context) ([]WorkflowInfo, error) {
+	l, ok := g.store.(Lister)
+	if !ok {
+		return nil, ErrNoListing
+	}
+	keys, err := l.Keys(ctx, g.prefix)
+	if err != nil {
+		return nil, err
+	}
+	var out []WorkflowInfo
+	for _, key := range keys {
+		data, ver, err := g.store.Load(ctx, key)
+		if err != nil {
+			return nil, err
+		}
+		if ver == 0 {
+			continue // gone since it was listed
+		}
+		v, err := g.decode(key, data, ver)
+		if err != nil {
+			return nil, err
+		}
+		wi := WorkflowInfo{Key: key, State: v.state.Value(), Status: v.state.Status(), Pending: g.pending(v)}
+		rest := strings.TrimPrefix(key, g.prefix)
+		if id, ok := strings.CutPrefix(rest, "wf:"); ok {
+			wi.Ref.ID = id
+		} else if name, ok := strings.CutPrefix(rest, "session:"); ok {
+			wi.Ref.Name = name
+		}
+		if h := decodeHistory(v.rec.history, key); len(h) > 0 {
+			wi.Updated = h[len(h)-1].Time
+		}
+		out = append(out, wi)
+	}
+	return out, nil
 }

@@ -9,6 +9,8 @@ import (
 	"container/list"
 	"context"
 	"errors"
+	"sort"
+	"strings"
 	"sync"
 	"time"
 )
@@ -62,6 +64,14 @@ type Store interface {
 // instance that dies cannot delete its sessions' records.
 type Keeper interface {
 	Keep(key string)
+}
+
+// Lister is implemented by a [Store] that can list its keys (the
+// records that are there, not expired). [Gate.Workflows] (behind
+// `chartgate status`) uses it.
+type Lister interface {
+	// Keys returns the keys that start with prefix, sorted.
+	Keys(ctx context.Context, prefix string) ([]string, error)
 }
 
 // ErrConflict is matched (errors.Is) by the error of a
@@ -121,7 +131,10 @@ type memEntry struct {
 	el      *list.Element // in byUse; nil for kept records
 }
 
-var _ Keeper = (*MemoryStore)(nil)
+var (
+	_ Keeper = (*MemoryStore)(nil)
+	_ Lister = (*MemoryStore)(nil)
+)
 
 // NewMemoryStore returns an empty MemoryStore. opts may be nil.
 func NewMemoryStore(opts *MemoryStoreOptions) *MemoryStore {
@@ -248,6 +261,21 @@ func (s *MemoryStore) Keep(key string) {
 		s.byUse.Remove(e.el)
 		e.el = nil
 	}
+}
+
+// Keys implements [Lister].
+func (s *MemoryStore) Keys(_ context.Context, prefix string) ([]string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.now()
+	var out []string
+	for k, e := range s.entries {
+		if strings.HasPrefix(k, prefix) && !s.expired(e, now) {
+			out = append(out, k)
+		}
+	}
+	sort.Strings(out)
+	return out, nil
 }
 
 // Len returns the number of records held, expired ones not yet dropped

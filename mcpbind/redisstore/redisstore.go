@@ -72,7 +72,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
 	"strconv"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -106,7 +109,10 @@ type Store struct {
 	prefix string
 }
 
-var _ mcpbind.Store = (*Store)(nil)
+var (
+	_ mcpbind.Store  = (*Store)(nil)
+	_ mcpbind.Lister = (*Store)(nil)
+)
 
 // New returns a store on client. opts may be nil.
 func New(client redis.UniversalClient, opts *Options) *Store {
@@ -234,6 +240,56 @@ func (s *Store) CompareAndSwap(ctx context.Context, key string, old uint64, data
 		return 0, fmt.Errorf("redisstore: compare-and-swap of %q: bad new version %q: %w", key, vs, err)
 	}
 	return ver, nil
+}
+
+// Keys implements [mcpbind.Lister] with SCAN: the keys of the records
+// (not tombstones) that start with prefix, sorted. On a Cluster client it
+// scans every master.
+func (s *Store) Keys(ctx context.Context, prefix string) ([]string, error) {
+	var out []string
+	scan := func(ctx context.Context, c *redis.Client) error {
+		it := c.Scan(ctx, 0, escapeGlob(s.prefix+prefix)+"*", 1000).Iterator()
+		for it.Next(ctx) {
+			k := it.Val()
+			if has, err := c.HExists(ctx, k, fieldData).Result(); err != nil {
+				return err
+			} else if has {
+				out = append(out, strings.TrimPrefix(k, s.prefix))
+			}
+		}
+		return it.Err()
+	}
+	var err error
+	switch c := s.client.(type) {
+	case *redis.ClusterClient:
+		var mu sync.Mutex
+		err = c.ForEachMaster(ctx, func(ctx context.Context, node *redis.Client) error {
+			mu.Lock()
+			defer mu.Unlock()
+			return scan(ctx, node)
+		})
+	case *redis.Client:
+		err = scan(ctx, c)
+	default:
+		return nil, fmt.Errorf("redisstore: listing keys needs a *redis.Client or *redis.ClusterClient, not %T", s.client)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("redisstore: listing %q: %w", prefix, err)
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// escapeGlob escapes the characters SCAN's MATCH pattern gives a meaning.
+func escapeGlob(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if strings.ContainsRune(`*?[]\`, r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }
 
 // Delete implements [mcpbind.Store]. It removes the record's data and

@@ -169,6 +169,30 @@ func (s *Store) Load(ctx context.Context, key string) ([]byte, uint64, error) {
 	return data, version, nil
 }
 
+// Keys implements [mcpbind.Lister]: the keys of the records that start
+// with prefix and have not expired, sorted.
+func (s *Store) Keys(ctx context.Context, prefix string) ([]string, error) {
+	rows, err := s.db.QueryContext(ctx,
+		`SELECT key FROM records WHERE substr(key, 1, ?) = ? AND (expires = 0 OR expires > ?) ORDER BY key`,
+		len(prefix), prefix, s.now().UnixMilli())
+	if err != nil {
+		return nil, s.fail(ctx, "listing", prefix, err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var k string
+		if err := rows.Scan(&k); err != nil {
+			return nil, s.fail(ctx, "listing", prefix, err)
+		}
+		out = append(out, k)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, s.fail(ctx, "listing", prefix, err)
+	}
+	return out, nil
+}
+
 // CompareAndSwap implements [mcpbind.Store]. In one transaction that holds
 // the database's write lock, it reads the key's current version (0 if there
 // is no record or it expired), and only if that is old writes data, a new

@@ -17,6 +17,7 @@ import (
 	"context"
 	"errors"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 
@@ -31,6 +32,38 @@ func Run(t *testing.T, newStore func(t *testing.T) mcpbind.Store) {
 	t.Run("Data", func(t *testing.T) { testData(t, newStore(t)) })
 	t.Run("VersionsNeverReused", func(t *testing.T) { testVersionsNeverReused(t, newStore(t)) })
 	t.Run("ConcurrentCompareAndSwap", func(t *testing.T) { testConcurrent(t, newStore(t)) })
+	t.Run("Keys", func(t *testing.T) {
+		s := newStore(t)
+		if l, ok := s.(mcpbind.Lister); ok {
+			testKeys(t, s, l)
+		} else {
+			t.Skip("the store does not implement mcpbind.Lister")
+		}
+	})
+}
+
+// testKeys checks a Lister: the keys of the records under a prefix,
+// sorted, without deleted ones.
+func testKeys(t *testing.T, s mcpbind.Store, l mcpbind.Lister) {
+	ctx := context.Background()
+	for _, k := range []string{"app:b", "app:a", "app:c", "other:a", "app"} {
+		if _, err := s.CompareAndSwap(ctx, k, 0, []byte(k)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Delete(ctx, "app:c"); err != nil {
+		t.Fatal(err)
+	}
+	keys, err := l.Keys(ctx, "app:")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(keys, ",") != "app:a,app:b" {
+		t.Fatalf("Keys(app:) = %q, want [app:a app:b]", keys)
+	}
+	if keys, err := l.Keys(ctx, "nothing:"); err != nil || len(keys) != 0 {
+		t.Fatalf("Keys(nothing:) = %q, %v", keys, err)
+	}
 }
 
 func conflict(t *testing.T, what string, err error) {
