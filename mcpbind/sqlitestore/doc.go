@@ -108,7 +108,9 @@
 // have its own Store (one per process is enough: a Store is safe for
 // concurrent use). They see each other's writes as soon as these
 // committed. When a process holds the write lock, another waits for it up
-// to Options.BusyTimeout (default 5 s); if the lock is still held then,
+// to Options.BusyTimeout (default 5 s), or until its context ends (the
+// wait is made of slices of at most 100 ms, between which the context is
+// checked); if the lock is still held then,
 // the operation changes nothing and fails with an error that matches
 // [ErrBusy], never [mcpbind.ErrConflict]. Writes are short (a few
 // statements and one fsync), so this takes something else that holds the

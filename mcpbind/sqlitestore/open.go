@@ -84,7 +84,10 @@ func Open(path string, opts *Options) (*Store, error) {
 		return nil, fmt.Errorf("sqlitestore: opening %s: %w", abs, err)
 	}
 	busyMS := roundMS(o.BusyTimeout)
-	db, err := sql.Open("sqlite", dsn(abs, busyMS, o.RelaxedSync))
+	// SQLite's own busy handler waits without looking at a context, so it
+	// waits a slice at a time (busySlice) and retryBusy waits the rest,
+	// between slices, until BusyTimeout or the context ends.
+	db, err := sql.Open("sqlite", dsn(abs, min(busyMS, busySlice.Milliseconds()), o.RelaxedSync))
 	if err != nil {
 		return nil, fmt.Errorf("sqlitestore: opening %s: %w", abs, err)
 	}
@@ -245,6 +248,9 @@ func migrate(ctx context.Context, db *sql.DB) error {
 	return tx.Commit()
 }
 
+// busySlice is the longest SQLite's busy handler waits at once.
+const busySlice = 100 * time.Millisecond
+
 // retryBusy calls fn again while it fails with SQLITE_BUSY, for up to
 // wait, after pauses that double from 1 ms to at most 50 ms (each shortened
 // at random, so that processes that collided once do not collide again).
@@ -265,7 +271,7 @@ func retryBusy(ctx context.Context, wait time.Duration, fn func() error) error {
 		case <-t.C:
 		case <-ctx.Done():
 			t.Stop()
-			return err
+			return ctx.Err()
 		}
 		pause = min(2*pause, 50*time.Millisecond)
 	}

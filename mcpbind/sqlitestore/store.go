@@ -283,7 +283,14 @@ func (s *Store) write(ctx context.Context, uses []*stmt, fn func(tx *sql.Tx, now
 			return err
 		}
 	}
-	tx, err := s.db.BeginTx(ctx, nil)
+	// BEGIN IMMEDIATE waits for the write lock: in slices, so that the
+	// context can end the wait.
+	var tx *sql.Tx
+	err := retryBusy(ctx, s.busy, func() error {
+		var err error
+		tx, err = s.db.BeginTx(ctx, nil)
+		return err
+	})
 	if err != nil {
 		return err
 	}

@@ -607,7 +607,9 @@ func TestCancelled(t *testing.T) {
 }
 
 // TestConnectionSettings: every connection of the pool has the busy
-// timeout and the synchronous mode of the options.
+// timeout (SQLite's busy handler waits at most a 100 ms slice at once;
+// the store waits the rest, between slices) and the synchronous mode of
+// the options.
 func TestConnectionSettings(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -615,7 +617,7 @@ func TestConnectionSettings(t *testing.T) {
 		opts        *sqlitestore.Options
 		busy, synch int
 	}{
-		{nil, 5000, 2}, // FULL
+		{nil, 100, 2}, // FULL
 		{&sqlitestore.Options{BusyTimeout: 1500 * time.Microsecond, RelaxedSync: true}, 2, 1}, // NORMAL
 	} {
 		s := open(t, tc.opts)
