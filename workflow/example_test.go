@@ -1,3 +1,6 @@
+// This file holds the runnable examples of the package: a Statewright
+// workflow loaded and run, its errors, and the interrupt glob.
+
 package workflow_test
 
 import (

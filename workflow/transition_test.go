@@ -635,3 +635,42 @@ func gjsonKey(k string) string {
 }
 
 var _ = context.Background
+
+// Names with dots, backslashes, spaces and colons survive the compilation:
+// targets escape them, and absolute targets name the machine's id.
+func TestOddNames(t *testing.T) {
+	w := mustLoad(t, `{
+		"id": "my.flow\\v1",
+		"initial": "step.1",
+		"states": {
+			"step.1": {"on": {"GO": {"fork": {
+				"branches": {"b.x": {"initial": "a\\b", "terminal": "ok: yes"}},
+				"on_complete": "step 2", "on_fail": "step.1"
+			}}, "ASK": {"target": "step 2", "requires_approval": true}}},
+			"a\\b": {"on": {"OK": "ok: yes", "NO": "bad.end"}},
+			"ok: yes": {"type": "final"},
+			"bad.end": {"type": "final"},
+			"step 2": {"on": {"BACK": "$return", "END": "ok: yes"}}
+		},
+		"interrupts": {"i.j": {"trigger": {"file_pattern": "*"}, "target": "step 2"}}
+	}`, nil)
+	r := start(t, w)
+	r.send("GO", nil)
+	r.want(`{"step.1:GO:fork":{"b.x":"a\\b"}}`)
+	r.send("b.x.NO", nil)
+	r.want("step.1") // on_fail, through an absolute target
+	r.send("GO", nil)
+	r.send("b.x.OK", nil)
+	r.want("step 2")
+	r = start(t, w)
+	r.send("GO", nil)
+	r.gate("chartgate.interrupt.i.j")
+	r.want("step 2")
+	r.send("BACK", nil)
+	r.want(`{"step.1:GO:fork":{"b.x":"a\\b"}}`) // through the fork's history
+	r = start(t, w)
+	r.send("ASK", nil)
+	r.want("step.1:ASK:approval")
+	r.gate("chartgate.approve")
+	r.want("step 2")
+}

@@ -1,3 +1,6 @@
+// This file tests validate on Statewright workflows: detection, --format,
+// errors at their paths in the file, --tools and --subflows.
+
 package main
 
 import (
