@@ -81,7 +81,8 @@
 // that some state is final, that targets, guards, interrupt targets and
 // fork branch states exist, and that every state is reachable. Load checks
 // all of that, and also: every branch of a guarded array (Statewright
-// checks none; its engine passes a guard it does not know), safe_next,
+// checks the first branch's target and no branch's guards, and its engine
+// passes a guard it does not know), safe_next,
 // on_fail, invoke continuations, that "$return" is used only where the
 // workflow has interrupts, that a final state has no transitions and is
 // not the initial state, that every fork branch can reach its terminal
