@@ -19,8 +19,9 @@ const (
 const usageText = `usage: chartgate <command> [arguments]
 
 commands:
-  validate FILE... [--strict] [--tools a,b,c]
-        check machines; print every error as FILE: path: message
+  validate FILE... [--strict] [--tools a,b,c] [--format auto|xstate|statewright] [--subflows DIR]
+        check machines and Statewright workflows; print every error as
+        FILE: path: message
   run FILE --events LIST [--clock simulated|real]
         run the machine; print one JSON snapshot line per step
   diagram FILE [--format mermaid|dot]
@@ -35,8 +36,8 @@ commands:
 
 FILE is an XState v5 machine config in JSON, or a case file: an object whose
 "machine" is the config, with declarative "guards", "actions" and "delays"
-beside it. "-" reads it from standard input. Flags may come before or after
-FILE.
+beside it; validate also reads Statewright workflow JSON, told apart by its
+keys. "-" reads it from standard input. Flags may come before or after FILE.
 
 LIST is comma-separated; each item is an event type (ADD_ITEM), a JSON event
 ({"type":"PAY","method":"card"}; its commas do not split), or +DURATION
@@ -44,7 +45,7 @@ LIST is comma-separated; each item is an event type (ADD_ITEM), a JSON event
 `
 
 var commandUsage = map[string]string{
-	"validate": "usage: chartgate validate FILE... [--strict] [--tools a,b,c]\n\n  --strict  also report actions and delays that have no implementation\n  --tools   the server's tool names: check the names meta.mcp gives against them\n",
+	"validate": "usage: chartgate validate FILE... [--strict] [--tools a,b,c] [--format auto|xstate|statewright] [--subflows DIR]\n\n  --strict    also report actions and delays that have no implementation\n  --tools     the server's tool names: check the names meta.mcp gives against them\n  --format    the files' format: auto (default: told by their keys), xstate or statewright\n  --subflows  the directory of the Statewright workflows invoke names (DIR/<name>.json)\n",
 	"run":      "usage: chartgate run FILE --events LIST [--clock simulated|real]\n\n  --events LIST  events to send, comma-separated: TYPE, {JSON event} or +DURATION\n  --clock CLOCK  simulated (default: +DURATION moves it at once) or real (+DURATION sleeps)\n",
 	"diagram":  "usage: chartgate diagram FILE [--format mermaid|dot]\n\n  --format FORMAT  mermaid (default) or dot\n",
 	"bench":    "usage: chartgate bench FILE --events LIST [-n N]\n\n  --events LIST  events to send round and round: TYPE, {JSON event} or +DURATION\n  -n N           number of events to send (default 1000000)\n",

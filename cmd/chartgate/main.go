@@ -1,7 +1,7 @@
 // Command chartgate validates, runs, draws and benchmarks XState v5
 // machines with package statechart.
 //
-//	chartgate validate FILE... [--strict] [--tools a,b,c]
+//	chartgate validate FILE... [--strict] [--tools a,b,c] [--format auto|xstate|statewright] [--subflows DIR]
 //	chartgate run FILE --events A,B,{"type":"C","x":1},+250ms [--clock simulated|real]
 //	chartgate diagram FILE [--format mermaid|dot]
 //	chartgate bench FILE --events A,B,C [-n N]
@@ -12,7 +12,8 @@
 // whose "machine" is run with the declarative "guards", "actions" and
 // "delays" beside it (the format is described in
 // docs/conformance-case-format.md); "-" reads it from standard input. A
-// UTF-8 byte order mark at the start of the file is ignored.
+// UTF-8 byte order mark at the start of the file is ignored. validate also
+// reads Statewright workflow JSON (see package workflow).
 //
 // Help that was asked for (help, -h, --help) is printed on stdout and exits
 // 0; a wrong command line prints the usage on stderr and exits 2; invalid

@@ -1,15 +1,22 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
+
+	"github.com/tidwall/gjson"
 
 	"github.com/chartgate/chartgate/mcpbind"
 	"github.com/chartgate/chartgate/statechart"
+	"github.com/chartgate/chartgate/workflow"
 )
 
 // cmdValidate checks every FILE and prints, on stdout, either every problem
@@ -21,16 +28,29 @@ import (
 // tool names: a name no tool has is a problem (a misspelt name leaves the
 // tool it meant ungated), and the tools the workflow does not name are
 // listed in a note.
+//
+// A Statewright workflow (detected by package workflow, or forced with
+// --format statewright) is loaded by workflow.Load: its problems have
+// paths in the file, and it is reported as FILE: ok (Statewright workflow,
+// N states), N the states of the file. Its invoked subflows are read from
+// --subflows DIR (DIR/<name>.json).
 func cmdValidate(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := newFlagSet("validate")
 	strict := fs.Bool("strict", false, "also report actions and delays that have no implementation")
 	toolList := fs.String("tools", "", "the server's tool names, comma-separated: check the machine's meta.mcp names against them")
+	format := fs.String("format", "auto", "the files' format: auto, xstate or statewright")
+	subflows := fs.String("subflows", "", "the directory of the Statewright workflows invoke names (DIR/<name>.json)")
 	files, err := parseArgs(fs, args)
 	if err != nil {
 		return argsError(stdout, stderr, "validate", err)
 	}
 	if len(files) == 0 {
 		return usageError(stderr, "validate", errors.New("missing FILE"))
+	}
+	switch workflow.Format(*format) {
+	case "auto", workflow.FormatXState, workflow.FormatStatewright:
+	default:
+		return usageError(stderr, "validate", fmt.Errorf("--format %q: use auto, xstate or statewright", *format))
 	}
 	if i := slices.Index(files, stdinName); i >= 0 && slices.Contains(files[i+1:], stdinName) {
 		return usageError(stderr, "validate", errors.New(`"-" (stdin) given more than once`))
@@ -43,10 +63,32 @@ func cmdValidate(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			code = exitFail
 			continue
 		}
-		m, probs := src.compile(statechart.Options{Strict: *strict})
+		f := workflow.Format(*format)
+		if f == "auto" {
+			f = workflow.FormatXState
+			if !src.isCase {
+				f = workflow.DetectFormat(src.data)
+			}
+		}
+		var m *statechart.Machine
+		var probs []problem
+		var kind string
+		var n int
+		if f == workflow.FormatStatewright {
+			m, n, probs = validateStatewright(src, *strict, *subflows)
+			kind = "Statewright workflow, "
+		} else {
+			m, probs = src.compile(statechart.Options{Strict: *strict})
+			if m != nil {
+				n = len(m.StateIDs()) - 1
+			}
+		}
 		var unnamed []string
 		if len(probs) == 0 {
 			unnamed, probs = checkBindings(m, tools(*toolList), src.prefix())
+			if f == workflow.FormatStatewright {
+				probs = statewrightPaths(probs, src.data)
+			}
 		}
 		if len(probs) > 0 {
 			for _, p := range probs {
@@ -55,12 +97,11 @@ func cmdValidate(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			code = exitFail
 			continue
 		}
-		n := len(m.StateIDs()) - 1
 		unit := "states"
 		if n == 1 {
 			unit = "state"
 		}
-		fmt.Fprintf(stdout, "%s: ok (%d %s)\n", displayName(name), n, unit)
+		fmt.Fprintf(stdout, "%s: ok (%s%d %s)\n", displayName(name), kind, n, unit)
 		if len(unnamed) > 0 {
 			fmt.Fprintf(stdout, "%s: note: tools the workflow does not name (always visible; refused with mcpbind.Options.DefaultDeny unless meta.mcp.ungated lists them): %s\n",
 				displayName(name), strings.Join(unnamed, ", "))
@@ -95,4 +136,125 @@ func checkBindings(m *statechart.Machine, tools []string, prefix string) ([]stri
 		return nil, problems(errs, prefix)
 	}
 	return gate.Unnamed(tools), nil
+}
+
+// validateStatewright loads a Statewright workflow; it returns the
+// compiled machine and the number of states of the file, or the problems,
+// with their paths in the file.
+func validateStatewright(src *source, strict bool, subflows string) (*statechart.Machine, int, []problem) {
+	opts := &workflow.Options{Format: workflow.FormatStatewright, Statechart: statechart.Options{Strict: strict}}
+	if subflows != "" {
+		opts.Resolve = func(name string) ([]byte, error) {
+			if name == "" || strings.ContainsAny(name, `/\`) || name == "." || name == ".." {
+				return nil, fmt.Errorf("%q is not a file name in %s", name, subflows)
+			}
+			data, err := os.ReadFile(filepath.Join(subflows, name+".json"))
+			if err != nil {
+				var pe *os.PathError
+				if errors.As(err, &pe) {
+					err = fmt.Errorf("%s: %w", pe.Path, pe.Err)
+				}
+				return nil, err
+			}
+			return bytes.TrimPrefix(data, utf8BOM), nil
+		}
+	}
+	w, err := workflow.Load(src.data, opts)
+	if err != nil {
+		return nil, 0, problems(err, "")
+	}
+	return w.Machine, len(gjson.GetBytes(src.data, "states").Map()), nil
+}
+
+// statewrightPaths puts the problems mcpbind finds in a compiled
+// Statewright workflow (tool names the server does not have) at their
+// place in the file: states.S.meta.mcp.tools[i] is states.S.allowed_tools[i]
+// (and deny, disallowed_tools), also for the copies of S in a fork. The
+// same problem found in several copies is given once; problems of the
+// states the compilation adds (approvals, forks) are those of the states
+// they come from.
+func statewrightPaths(probs []problem, file []byte) []problem {
+	states := gjson.GetBytes(file, "states")
+	var out []problem
+	seen := map[string]bool{}
+	for _, p := range probs {
+		segs := pathSegments(p.path)
+		n := len(segs)
+		if n >= 4 && segs[n-4] == "meta" && segs[n-3] == "mcp" && (segs[n-2] == "tools" || segs[n-2] == "deny") && n >= 5 {
+			key := segs[n-5]
+			if !stateExists(states, key) {
+				continue // a state the compilation added
+			}
+			field := "allowed_tools"
+			if segs[n-2] == "deny" {
+				field = "disallowed_tools"
+			}
+			p.path = joinPath(joinPath(pathKey("states", key), field), "["+segs[n-1]+"]")
+		}
+		if id := p.path + "\x00" + p.msg; !seen[id] {
+			seen[id] = true
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// pathSegments splits a path written the way statechart writes them
+// (a.b["c.d"][2]) into its keys and indexes.
+func pathSegments(path string) []string {
+	var segs []string
+	for i := 0; i < len(path); {
+		switch path[i] {
+		case '.':
+			i++
+		case '[':
+			if i+1 < len(path) && path[i+1] == '"' {
+				end := i + 2
+				for end < len(path) && path[end] != '"' {
+					if path[end] == '\\' {
+						end++
+					}
+					end++
+				}
+				k, err := strconv.Unquote(path[i+1 : min(end+1, len(path))])
+				if err != nil {
+					k = path[i+1 : min(end+1, len(path))]
+				}
+				segs = append(segs, k)
+				i = end + 2
+				continue
+			}
+			end := strings.IndexByte(path[i:], ']')
+			if end < 0 {
+				return append(segs, path[i:])
+			}
+			segs = append(segs, path[i+1:i+end])
+			i += end + 1
+		default:
+			end := strings.IndexAny(path[i:], ".[")
+			if end < 0 {
+				return append(segs, path[i:])
+			}
+			segs = append(segs, path[i:i+end])
+			i += end
+		}
+	}
+	return segs
+}
+
+// pathKey appends key to a path, quoted when it needs to be.
+func pathKey(path, key string) string {
+	if key == "" || strings.ContainsAny(key, ".[]\" ") {
+		return path + "[" + strconv.Quote(key) + "]"
+	}
+	return joinPath(path, key)
+}
+
+func stateExists(states gjson.Result, key string) bool {
+	found := false
+	states.ForEach(func(k, _ gjson.Result) bool {
+		found = k.String() == key
+		return !found
+	})
+	return found
 }

@@ -1,0 +1,100 @@
+// This file tests validate on Statewright workflows: detection, --format,
+// errors at their paths in the file, --tools and --subflows.
+
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+const statewrightFile = `{
+  "id": "fix",
+  "initial": "plan",
+  "states": {
+    "plan": {"allowed_tools": ["Read", "Grep"], "max_iterations": 5, "on": {"READY": "work", "FAIL": "failed"}},
+    "work": {"allowed_tools": ["Read", "Edit"], "on": {"DONE": {"fork": {
+      "branches": {"lint": {"initial": "lint", "terminal": "lint_ok"}},
+      "on_complete": "done"
+    }}, "DEBUG": {"invoke": "debugger", "on_complete": "work"}}},
+    "lint": {"allowed_tools": ["Bash", "Read"], "on": {"OK": "lint_ok"}},
+    "lint_ok": {"type": "final"},
+    "done": {"type": "final"},
+    "failed": {"type": "final"}
+  },
+  "guards": {}
+}`
+
+const debuggerFile = `{"id": "debugger", "initial": "look", "states": {"look": {"allowed_tools": ["Read"], "on": {"FOUND": "found"}}, "found": {"type": "final"}}}`
+
+func TestValidateStatewright(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "debugger.json"), []byte(debuggerFile), 0o644))
+	file := writeFile(t, "fix.json", statewrightFile)
+
+	code, out, errOut := chartgate("validate", file, "--subflows", dir)
+	assert.Equal(t, exitOK, code, errOut)
+	assert.Equal(t, file+": ok (Statewright workflow, 6 states)\n", out)
+
+	// Without the subflow, the invoke cannot be checked.
+	code, out, _ = chartgate("validate", file)
+	assert.Equal(t, exitFail, code)
+	assert.Equal(t, file+`: states.work.on.DEBUG.invoke: subflow "debugger": no resolver (Options.Resolve) to load it`+"\n", out)
+	code, out, _ = chartgate("validate", file, "--subflows", t.TempDir())
+	assert.Equal(t, exitFail, code)
+	assert.Contains(t, out, file+`: states.work.on.DEBUG.invoke: subflow "debugger": `)
+	assert.Contains(t, out, "debugger.json: no such file or directory")
+
+	// --tools: the names of the file are checked against the server's, at
+	// their place in the file, once (lint is also copied into the fork).
+	code, out, _ = chartgate("validate", file, "--subflows", dir, "--tools", "Read,Grep,Edit,Bsh")
+	assert.Equal(t, exitFail, code)
+	assert.Equal(t, []string{file + `: states.lint.allowed_tools[0]: "Bash" matches no tool of the server (did you mean "Bsh"?)`}, lines(out))
+
+	// Every error, with its path in the file.
+	bad := writeFile(t, "bad.json", `{
+  "id": "bad", "initial": "plan",
+  "states": {
+    "plan": {"allowed_tool": ["Read"], "on": {"GO": [{"target": "done"}, {"target": "dnoe", "guard": "ready"}]}},
+    "done": {"type": "final"}
+  },
+  "guards": {}
+}`)
+	code, out, _ = chartgate("validate", bad)
+	assert.Equal(t, exitFail, code)
+	assert.Equal(t, []string{
+		bad + `: states.plan.allowed_tool: unknown key "allowed_tool" (did you mean "allowed_tools"?)`,
+		bad + `: states.plan.on.GO[1].target: "dnoe" is not a state (did you mean "done"?)`,
+		bad + `: states.plan.on.GO[1].guard: guard "ready" is not defined in "guards"`,
+	}, lines(out))
+}
+
+func TestValidateFormatFlag(t *testing.T) {
+	// A file both formats read is XState unless told otherwise.
+	both := writeFile(t, "both.json", `{"id": "x", "initial": "a", "states": {"a": {"on": {"GO": "b"}}, "b": {"type": "final"}}}`)
+	code, out, _ := chartgate("validate", both)
+	assert.Equal(t, exitOK, code)
+	assert.Equal(t, both+": ok (2 states)\n", out)
+	code, out, _ = chartgate("validate", both, "--format", "statewright")
+	assert.Equal(t, exitOK, code)
+	assert.Equal(t, both+": ok (Statewright workflow, 2 states)\n", out)
+
+	// A Statewright file read as XState.
+	sw := writeFile(t, "sw.json", `{"id": "x", "initial": "a", "states": {"a": {"on": {"GO": "b"}}, "b": {"type": "final"}}, "guards": {}}`)
+	code, out, _ = chartgate("validate", sw, "--format", "xstate")
+	assert.Equal(t, exitFail, code)
+	assert.Equal(t, sw+`: guards: unknown key "guards" (did you mean "states"?)`+"\n", out)
+
+	code, _, errOut := chartgate("validate", sw, "--format", "yaml")
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, errOut, `--format "yaml": use auto, xstate or statewright`)
+
+	// Case files stay XState.
+	code, out, _ = chartgate("validate", checkoutFile)
+	assert.Equal(t, exitOK, code)
+	assert.Equal(t, checkoutFile+": ok (4 states)\n", out)
+}

@@ -1,0 +1,184 @@
+// Package workflow loads the workflows `chartgate serve` enforces on the
+// tools of an MCP server: XState machines whose states carry meta.mcp
+// (package mcpbind's bindings), and Statewright workflow files, taken as
+// they are and compiled to such a machine.
+//
+//	w, err := workflow.Load(data, nil) // either format
+//	gate, err := mcpbind.New(w.Machine.Engine(), nil)
+//
+// [Load] returns a [Workflow]: the compiled [statechart.Machine] (with every
+// guard and action it needs), the machine's JSON, the file interrupts, the
+// per-state policies the gateway and the hooks apply (allowed_commands,
+// blocked_env, max_edit_lines …) and the workflow's meta. Every problem of
+// a file is reported at once, each with its JSON path, as a
+// [statechart.ErrorList]:
+//
+//	states.plan.allowed_tool: unknown key "allowed_tool" (did you mean "allowed_tools"?)
+//	states.plan.on.GO.target: "dnoe" is not a state (did you mean "done"?)
+//
+// # Formats
+//
+// [DetectFormat] tells the formats apart by their keys: a file is a
+// Statewright workflow when it has a top-level "guards" or "interrupts",
+// a state with a key only Statewright has (allowed_tools, instructions,
+// max_iterations, safe_next …), or a transition only Statewright writes
+// ("$return", fork, invoke, guards, requires_approval). Anything else is
+// XState, including the small files both formats read the same way;
+// [Options.Format] forces either.
+//
+// # Statewright workflows
+//
+// Each field of Statewright's schema compiles to the machine as follows.
+//
+//   - id, initial, context: the machine's id (default "workflow"), initial
+//     state and context. A missing or null context is {} (in Statewright it
+//     is null, which silently drops every transition's data).
+//   - states: one top-level state each, with the same key.
+//   - allowed_tools: meta.mcp.tools (names, "*" patterns); omitted, ["*"]
+//     (every tool). disallowed_tools: meta.mcp.deny, hidden whatever tools
+//     says. instructions: meta.mcp.instructions.
+//   - max_iterations: meta.mcp.maxCalls, with onMaxCalls "warn" (the call
+//     runs and carries a checkpoint notice, Statewright's behaviour) or
+//     "refuse" with [Options.Checkpoint] [CheckpointHard].
+//   - type "final": a final state, meta.mcp.tools ["*"]: reaching it ends
+//     the workflow and its enforcement (Statewright's gateway blocks every
+//     tool in a final state; its documentation, and we, end enforcement).
+//     type "parallel" has no meaning in Statewright's engine, nor here.
+//   - on: transitions the agent sends with mcpbind's workflow_transition
+//     {event, data}. Every one merges data (the event's input) into the
+//     context, shallowly, after the transition (action [ActionMerge]); the
+//     reserved keys _interrupt_return and _fork are not merged. Guards see
+//     the context before the merge, as in Statewright.
+//   - guards {field, op, value} (eq, neq, gt, gte, lt, lte, exists,
+//     not_exists, in, contains; see [Guard.Eval]): named guards of the machine; a transition's guard and
+//     guards must all pass (xstate.and). A guarded array is an XState
+//     array: the first branch whose guards pass is taken.
+//   - safe_next: for every event of the workflow the state does not handle,
+//     a transition to safe_next (with the data merge). Only the workflow's
+//     own events: an event it never uses cannot be sent at all, so a
+//     misspelt event does not silently take the fallback, and interrupts
+//     and approvals are never taken for unknown events.
+//   - requires_approval, approval_message: see "Approvals".
+//   - interrupts, $return: see "Interrupts".
+//   - fork: see "Forks". invoke: see "Subflows".
+//   - allowed_commands, allowed_commands_tool, blocked_env (deny_env),
+//     env_overrides (env), max_edit_lines, max_files_per_state,
+//     context_budget_bytes, max_iterations, model, thinking_level,
+//     model_ladder: the state's [StatePolicy], in [Workflow.Policies] and in
+//     the state's meta.chartgate; the gateway and the hooks apply them.
+//   - meta (task_type, estimated_steps, danger_level,
+//     requires_human_approval, capture_output, debug, approval_mode, and any
+//     other key, kept as JSON): [Workflow.Meta], and the root's
+//     meta.chartgate.workflow.
+//   - "$schema" is allowed and ignored.
+//
+// Every state of the file is compiled at the top level, also the states
+// only fork branches go through (they are never entered there).
+//
+// # Checked beyond Statewright
+//
+// Statewright's validate_definition checks that the initial state exists,
+// that some state is final, that targets, guards, interrupt targets and
+// fork branch states exist, and that every state is reachable. Load checks
+// all of that, and also: every branch of a guarded array (Statewright
+// checks the first branch's target and no branch's guards, and its engine
+// passes a guard it does not know), safe_next,
+// on_fail, invoke continuations, that "$return" is used only where the
+// workflow has interrupts, that a final state has no transitions and is
+// not the initial state, that every fork branch can reach its terminal
+// state and that a branch that can fail has somewhere to go, that no fork
+// contains itself and no subflow invokes itself, the types of every value,
+// tool names mcpbind can gate, reserved names, and unknown keys (with a
+// did-you-mean; Statewright ignores them). Unreachable states are reported
+// once every target exists, so that a misspelt target does not also report
+// the state it meant.
+//
+// # Interrupts
+//
+// An interrupt {"trigger": {"file_pattern"}, "target"} sends the event
+// "chartgate.interrupt.<name>" ([InterruptEventPrefix]) when a file
+// matching the pattern changes ([MatchFile], Statewright's glob; the
+// gateway sends it, from a hook's PostToolUse or from an upstream tool
+// whose arguments name a path, with [Workflow.MatchInterrupt]: the first
+// interrupt by name, as Statewright does). Events starting with
+// "chartgate." are reserved: the agent cannot send them.
+//
+// Every top-level state that is not final and not an interrupt target
+// handles the event: it moves to the target and sets
+// context._interrupt_return to its own key, unless an interrupt is being
+// handled (_interrupt_return is set: Statewright skips the interrupt then).
+// A transition to "$return" becomes one guarded branch per such state
+// ([GuardReturnTo]), which removes _interrupt_return; into a fork or a
+// subflow it returns through a deep history state, so their branches resume
+// where they were. With _interrupt_return unset, "$return" matches no
+// branch and the event is refused (Statewright answers an error).
+//
+// # Approvals
+//
+// A transition from S on E to T with requires_approval moves to a state of
+// its own, "S:E:approval", whose meta.mcp has S's tools and deny, the
+// instructions "Waiting for approval: <approval_message>" and
+// approval {"event", "from", "to", "message"}; it leaves on
+// chartgate.approve (to T) or chartgate.reject (back to S), which only the
+// gate sends (mcpbind's Gate.Approve). E's guards and data merge apply when
+// it parks. Two fork branches waiting at once are approved together.
+//
+// # Forks
+//
+// A fork in state S on event E, {"branches": {b: {initial, terminal}},
+// "join", "on_complete", "on_fail"}, moves to "S:E:fork", a parallel state
+// with one region per branch. Region b holds copies of the states the
+// branch goes through: those reachable from initial, up to its terminal
+// state and the final states. Each copy keeps its meta.mcp and policies
+// (the tools visible in a fork are those of every branch's state, less
+// what any of them denies), and its events are prefixed "b.": the agent
+// moves branch lint with workflow_transition {"event": "lint.PASS"}. The
+// fork's instructions say so.
+//
+// A branch succeeds in its terminal state and fails in any other final
+// state it reaches (such as "failed" or "lint_failed"). With join "all"
+// (the default) the fork goes to on_complete when every branch succeeded
+// (XState's onDone), and to on_fail as soon as one fails; with join "any"
+// the first branch to succeed takes it to on_complete, and it goes to
+// on_fail when every branch failed. Without on_fail a failing fork goes to
+// the state "failed"; if there is none, a fork whose branches can fail does
+// not load. Statewright runs branches as separate sessions the agent joins
+// with BRANCH_DONE:<b>, trusting it; here a branch is done when its state
+// is.
+//
+// # Subflows
+//
+// {"invoke": name, "on_complete", "on_fail", "input"} loads the named
+// workflow with [Options.Resolve] and inlines it as the compound state
+// "S:E:invoke": its states nested (its guards named "<name>/<guard>"), its
+// final states moving on to on_complete, or to on_fail for a final state
+// named "failed" (on_fail defaults to the state "failed"; without either,
+// such a subflow does not load). On entry its context and then input are
+// merged into the context: the subflow shares the workflow's context
+// (Statewright gives it its own). A subflow cannot have interrupts yet, and
+// its meta is ignored. Problems of a subflow are reported at the invoke,
+// with their paths in the subflow.
+//
+// # XState workflows
+//
+// An XState workflow is compiled by [statechart.Compile] with the
+// built-ins ([ActionMerge], [ActionAssign], [GuardReturnTo],
+// [GuardNotInterrupted]) and [Options.Statechart]'s implementations. Its
+// bindings are meta.mcp, as mcpbind reads them. What else a workflow holds
+// is in meta.chartgate:
+//
+//	"meta": {"chartgate": {                              // the root state's
+//	  "interrupts": {"env": {"file_pattern": "**/*.env*", "event": "chartgate.interrupt.env"}},
+//	  "guards":     {"tests_passed": {"field": "test_result", "op": "eq", "value": "pass"}},
+//	  "workflow":   {"task_type": "feature", "danger_level": "moderate"}
+//	}}
+//	"meta": {"chartgate": {"allowed_commands": ["go test"], "max_edit_lines": 200}}  // any state's
+//
+// interrupts maps names to a file pattern and the event to send (default
+// "chartgate.interrupt.<name>", which some state must handle); guards
+// declares Statewright guards the machine may name; workflow is the
+// [MachineMeta]; any state may set the policy keys of Statewright states
+// (the aliases deny_env and env included). Every key is checked, with its
+// JSON path. The machine a Statewright workflow compiles to is such a
+// workflow: loading [Workflow.JSON] as XState gives the same workflow.
+package workflow

@@ -1,0 +1,240 @@
+// This file defines Load, its options, the loaded Workflow, and the rule
+// that tells a Statewright workflow from an XState machine.
+
+package workflow
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/chartgate/chartgate/statechart"
+)
+
+// Format is the format of a workflow file.
+type Format string
+
+// The formats. The zero value (or "auto") detects the format with
+// [DetectFormat].
+const (
+	FormatAuto        Format = ""
+	FormatXState      Format = "xstate"
+	FormatStatewright Format = "statewright"
+)
+
+// Checkpoint says what happens to a tool call once a Statewright state's
+// max_iterations calls ran.
+type Checkpoint string
+
+// The checkpoint behaviours. The zero value is soft.
+const (
+	// CheckpointSoft is Statewright's behaviour: the call runs, and its
+	// result carries a checkpoint notice asking the agent to move on
+	// (meta.mcp.onMaxCalls "warn").
+	CheckpointSoft Checkpoint = "soft"
+	// CheckpointHard refuses the calls that do not leave the state
+	// (meta.mcp.onMaxCalls "refuse").
+	CheckpointHard Checkpoint = "hard"
+)
+
+// Options configures [Load]. The zero value (or nil) means the defaults.
+type Options struct {
+	// Format of the file: FormatAuto (the default, also "auto"),
+	// FormatXState or FormatStatewright.
+	Format Format
+	// Resolve returns the Statewright workflow an invoke names, for
+	// subflows. Without it, a workflow that invokes one does not load.
+	Resolve func(name string) ([]byte, error)
+	// Checkpoint is what max_iterations does: CheckpointSoft (the default,
+	// also "") or CheckpointHard.
+	Checkpoint Checkpoint
+	// Statechart passes options to [statechart.Compile]: limits, Strict,
+	// and Go implementations of the guards and actions an XState workflow
+	// names. The workflow's own guards and the built-ins (see
+	// [ActionMerge]) are added to them; a name given twice is an error.
+	Statechart statechart.Options
+}
+
+// Workflow is a loaded workflow: a compiled machine whose states carry
+// meta.mcp for package mcpbind, and what the gateway and the hooks need
+// besides.
+type Workflow struct {
+	// Format is the format the file was read as.
+	Format Format
+	// Machine is the compiled machine, with every implementation it needs.
+	Machine *statechart.Machine
+	// JSON is the XState machine config Machine was compiled from: the
+	// file itself for an XState workflow, the compilation of a Statewright
+	// one. Loading it again as FormatXState gives the same workflow.
+	JSON []byte
+	// Interrupts are the workflow's file interrupts, sorted by name: the
+	// first that matches a file is the one Statewright applies.
+	Interrupts []Interrupt
+	// Policies are the per-state policies, by state id (as
+	// [statechart.Snapshot.StateIDs] gives them), for the states that set
+	// any.
+	Policies map[string]StatePolicy
+	// Meta is the workflow-wide meta.
+	Meta MachineMeta
+}
+
+// Interrupt sends Event to the workflow when a file matching FilePattern
+// (see [MatchFile]) changes.
+type Interrupt struct {
+	Name        string
+	FilePattern string
+	Event       string
+}
+
+// MatchInterrupt returns the first interrupt (by name) whose pattern
+// matches path.
+func (w *Workflow) MatchInterrupt(path string) (Interrupt, bool) {
+	for _, in := range w.Interrupts {
+		if MatchFile(in.FilePattern, path) {
+			return in, true
+		}
+	}
+	return Interrupt{}, false
+}
+
+// Load reads a workflow, in either format, and compiles it. On failure the
+// error is a [statechart.ErrorList] holding every problem found, each with
+// its JSON path in the file.
+func Load(data []byte, opts *Options) (*Workflow, error) {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	switch o.Checkpoint {
+	case "":
+		o.Checkpoint = CheckpointSoft
+	case CheckpointSoft, CheckpointHard:
+	default:
+		return nil, fmt.Errorf("workflow: Options.Checkpoint is %q: it must be %q or %q", o.Checkpoint, CheckpointSoft, CheckpointHard)
+	}
+	format := o.Format
+	switch format {
+	case FormatAuto, "auto":
+		format = DetectFormat(data)
+	case FormatXState, FormatStatewright:
+	default:
+		return nil, fmt.Errorf("workflow: Options.Format is %q: it must be %q, %q or %q", o.Format, "auto", FormatXState, FormatStatewright)
+	}
+	if format == FormatXState {
+		return loadXState(data, o)
+	}
+	var e errs
+	d := parseStatewright(data, o.Statechart, &e)
+	if d == nil {
+		return nil, e.err()
+	}
+	d.validate(&e)
+	if len(e.list) > 0 {
+		return nil, e.err()
+	}
+	machine := compile(d, o, &e)
+	if len(e.list) > 0 {
+		return nil, e.err()
+	}
+	w, err := loadXState(machine, o)
+	if err != nil {
+		// The compilation is ours: a failure is a bug, or a limit of
+		// Options.Statechart.
+		return nil, fmt.Errorf("workflow: the machine compiled from the Statewright workflow does not load: %w", err)
+	}
+	w.Format = FormatStatewright
+	return w, nil
+}
+
+// statewrightStateKeys are the state keys only Statewright uses.
+var statewrightStateKeys = func() []string {
+	ks := []string{"allowed_tools", "disallowed_tools", "instructions", "safe_next"}
+	ks = append(ks, policyKeys...)
+	for a := range policyAliases {
+		ks = append(ks, a)
+	}
+	return ks
+}()
+
+// DetectFormat tells a Statewright workflow from an XState machine config.
+// A document is a Statewright workflow when it is a JSON object with a
+// "states" object and one of:
+//
+//   - a top-level "guards" or "interrupts" key (XState configs have
+//     neither);
+//   - a state (a member of the top-level "states") with a key only
+//     Statewright states have: allowed_tools, disallowed_tools,
+//     instructions, safe_next, max_iterations, max_edit_lines,
+//     allowed_commands, allowed_commands_tool, max_files_per_state,
+//     context_budget_bytes, blocked_env, deny_env, env_overrides, env,
+//     model, thinking_level or model_ladder;
+//   - a transition (a value of a state's "on") in a form only Statewright
+//     has: "$return", an object with "fork", "invoke", "guards",
+//     "requires_approval" or "approval_message", or an array element with
+//     "guards".
+//
+// Anything else, including a file both formats would read (states with
+// only "on" and "type": "final"), is XState.
+func DetectFormat(data []byte) Format {
+	if !gjson.ValidBytes(data) {
+		return FormatXState
+	}
+	root := gjson.ParseBytes(data)
+	states := root.Get("states")
+	if !root.IsObject() || !states.IsObject() {
+		return FormatXState
+	}
+	for _, k := range []string{"guards", "interrupts"} {
+		if member(root, k).Exists() {
+			return FormatStatewright
+		}
+	}
+	sw := false
+	states.ForEach(func(_, st gjson.Result) bool {
+		if !st.IsObject() {
+			return true
+		}
+		st.ForEach(func(k, _ gjson.Result) bool {
+			sw = slices.Contains(statewrightStateKeys, k.String())
+			return !sw
+		})
+		if sw {
+			return false
+		}
+		on := st.Get("on")
+		if !on.IsObject() {
+			return true
+		}
+		on.ForEach(func(_, t gjson.Result) bool {
+			sw = statewrightTransition(t)
+			return !sw
+		})
+		return !sw
+	})
+	if sw {
+		return FormatStatewright
+	}
+	return FormatXState
+}
+
+func statewrightTransition(t gjson.Result) bool {
+	switch {
+	case t.Type == gjson.String:
+		return t.String() == returnTarget
+	case t.IsObject():
+		for _, k := range []string{"fork", "invoke", "guards", "requires_approval", "approval_message"} {
+			if t.Get(k).Exists() {
+				return true
+			}
+		}
+		return t.Get("target").String() == returnTarget
+	case t.IsArray():
+		for _, e := range t.Array() {
+			if e.IsObject() && (e.Get("guards").Exists() || e.Get("target").String() == returnTarget) {
+				return true
+			}
+		}
+	}
+	return false
+}
