@@ -11,8 +11,9 @@ import (
 	"github.com/chartgate/chartgate/statechart"
 )
 
-// deployJSON parks DEPLOY for a person's approval, as the Statewright
-// compiler writes requires_approval.
+// deployJSON parks DEPLOY for a person's approval, in a state of its own
+// (the Statewright compiler of package workflow writes requires_approval
+// in this shape, naming the state "tested:DEPLOY:approval").
 const deployJSON = `{
   "id": "deploy", "initial": "tested",
   "states": {
