@@ -29,6 +29,12 @@ commands:
   bench FILE --events LIST [-n N]
         send the events of LIST round and round, N in all (default 1000000),
         and print the rate as the last line: <rate> events/s
+  status [--json]
+        list the workflows the project's store holds: state, pending approval
+  history WORKFLOW [--json]
+        print a workflow's run history (transitions, and calls when audited)
+  approve WORKFLOW [--reject] [--by NAME]
+        approve (or reject) the transition a workflow waits for
   help [command]
         show this help, or a command's
   version, --version
@@ -39,6 +45,11 @@ FILE is an XState v5 machine config in JSON, or a case file: an object whose
 beside it; validate also reads Statewright workflow JSON, told apart by its
 keys. "-" reads it from standard input. Flags may come before or after FILE.
 
+WORKFLOW is a workflow id (workflow_start returns it) or the name of a
+session's workflow (name:ID). status, history and approve find the project's
+workflow and store with --workflow FILE (default .chartgate/workflow.json) and
+--store (default .chartgate/state.db; redis://HOST:PORT; memory).
+
 LIST is comma-separated; each item is an event type (ADD_ITEM), a JSON event
 ({"type":"PAY","method":"card"}; its commas do not split), or +DURATION
 (+250ms, +2s) to move the clock forward and fire the delayed events due.
@@ -46,6 +57,9 @@ LIST is comma-separated; each item is an event type (ADD_ITEM), a JSON event
 
 var commandUsage = map[string]string{
 	"validate": "usage: chartgate validate FILE... [--strict] [--tools a,b,c] [--format auto|xstate|statewright] [--subflows DIR]\n\n  --strict    also report actions and delays that have no implementation\n  --tools     the server's tool names: check the names meta.mcp gives against them\n  --format    the files' format: auto (default: told by their keys), xstate or statewright\n  --subflows  the directory of the Statewright workflows invoke names (DIR/<name>.json)\n",
+	"status":   "usage: chartgate status [--json] [project flags]\n\n  --json           print one JSON object per workflow\n" + projectFlagsUsage,
+	"history":  "usage: chartgate history WORKFLOW [--json] [project flags]\n\n  --json           print the entries as JSON, one per line\n" + projectFlagsUsage,
+	"approve":  "usage: chartgate approve WORKFLOW [--reject] [--by NAME] [project flags]\n\n  --reject         reject the transition: the workflow goes back to where it was\n  --by NAME        who approves, for the run history (default $USER)\n" + projectFlagsUsage,
 	"run":      "usage: chartgate run FILE --events LIST [--clock simulated|real]\n\n  --events LIST  events to send, comma-separated: TYPE, {JSON event} or +DURATION\n  --clock CLOCK  simulated (default: +DURATION moves it at once) or real (+DURATION sleeps)\n",
 	"diagram":  "usage: chartgate diagram FILE [--format mermaid|dot]\n\n  --format FORMAT  mermaid (default) or dot\n",
 	"bench":    "usage: chartgate bench FILE --events LIST [-n N]\n\n  --events LIST  events to send round and round: TYPE, {JSON event} or +DURATION\n  -n N           number of events to send (default 1000000)\n",
@@ -70,6 +84,12 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return cmdDiagram(rest, stdin, stdout, stderr)
 	case "bench":
 		return cmdBench(rest, stdin, stdout, stderr)
+	case "status":
+		return cmdStatus(rest, stdout, stderr)
+	case "history":
+		return cmdHistory(rest, stdout, stderr)
+	case "approve":
+		return cmdApprove(rest, stdout, stderr)
 	case "version", "-version", "--version":
 		fmt.Fprintf(stdout, "chartgate %s\n", version(debug.ReadBuildInfo()))
 		return exitOK

@@ -1,0 +1,145 @@
+package main
+
+// This file opens what the commands that act on running workflows share
+// with `chartgate serve` and `chartgate hook`: the workflow file, the store
+// and the gate over them.
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/chartgate/chartgate/mcpbind"
+	"github.com/chartgate/chartgate/mcpbind/redisstore"
+	"github.com/chartgate/chartgate/mcpbind/sqlitestore"
+	"github.com/chartgate/chartgate/workflow"
+)
+
+// Defaults of the project files, relative to the folder the command runs
+// in.
+const (
+	defaultWorkflowFile = ".chartgate/workflow.json"
+	defaultStore        = sqlitestore.DefaultPath // .chartgate/state.db
+)
+
+// projectFlags are the flags that say where a project's workflow and
+// store are.
+type projectFlags struct {
+	workflow, store, format, subflows *string
+}
+
+func addProjectFlags(fs *flag.FlagSet) projectFlags {
+	return projectFlags{
+		workflow: fs.String("workflow", defaultWorkflowFile, "the workflow file (XState or Statewright JSON)"),
+		store:    fs.String("store", defaultStore, "where workflows are kept: a SQLite file, redis://HOST:PORT[/DB], or memory"),
+		format:   fs.String("format", "auto", "the workflow's format: auto, xstate or statewright"),
+		subflows: fs.String("subflows", "", "the directory of the Statewright workflows invoke names (default: the workflow file's)"),
+	}
+}
+
+const projectFlagsUsage = `  --workflow FILE  the workflow file, XState or Statewright JSON (default .chartgate/workflow.json)
+  --store STORE    a SQLite file (default .chartgate/state.db), redis://HOST:PORT[/DB], or memory
+  --format FORMAT  the workflow's format: auto (default), xstate or statewright
+  --subflows DIR   the directory of the Statewright workflows invoke names (default: the workflow file's)
+`
+
+// project is an open workflow and store.
+type project struct {
+	workflow *workflow.Workflow
+	store    mcpbind.Store
+	close    func() error
+}
+
+// openProject loads the workflow and opens the store the flags name.
+func openProject(f projectFlags) (*project, error) {
+	data, err := os.ReadFile(*f.workflow)
+	if err != nil {
+		return nil, fmt.Errorf("reading the workflow: %w", err)
+	}
+	opts := &workflow.Options{Format: workflow.Format(*f.format)}
+	dir := *f.subflows
+	if dir == "" {
+		dir = filepath.Dir(*f.workflow)
+	}
+	opts.Resolve = func(name string) ([]byte, error) { return os.ReadFile(filepath.Join(dir, name+".json")) }
+	w, err := workflow.Load(data, opts)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", *f.workflow, err)
+	}
+	store, closeStore, err := openStore(*f.store)
+	if err != nil {
+		return nil, err
+	}
+	return &project{workflow: w, store: store, close: closeStore}, nil
+}
+
+// openStore opens a store by its flag value.
+func openStore(spec string) (mcpbind.Store, func() error, error) {
+	switch {
+	case spec == "memory":
+		return mcpbind.NewMemoryStore(nil), func() error { return nil }, nil
+	case strings.HasPrefix(spec, "redis://"), strings.HasPrefix(spec, "rediss://"):
+		opt, err := redis.ParseURL(spec)
+		if err != nil {
+			return nil, nil, fmt.Errorf("--store %s: %w", redactURL(spec), err)
+		}
+		client := redis.NewClient(opt)
+		return redisstore.New(client, nil), client.Close, nil
+	case spec == "":
+		return nil, nil, errors.New("--store: empty")
+	}
+	s, err := sqlitestore.Open(spec, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	return s, s.Close, nil
+}
+
+// redactURL hides a URL's password, for messages.
+func redactURL(s string) string {
+	return regexp.MustCompile(`//([^:/@]*):[^@/]*@`).ReplaceAllString(s, "//$1:***@")
+}
+
+// gate returns a gate of the project's workflow on its store, with the
+// options every command that shares workflows with `chartgate serve` must
+// agree on (the store keys).
+func (p *project) gate() (*mcpbind.Gate, error) {
+	return mcpbind.New(p.workflow.Machine.Engine(), &mcpbind.Options{
+		Store:  p.store,
+		Logger: slog.New(slog.DiscardHandler),
+	})
+}
+
+// refOf reads a WORKFLOW argument: a workflow id (32 hex digits, as
+// workflow_start returns), or the name of a session's workflow (an agent
+// session id). "id:" or "name:" before it says which.
+func refOf(s string) mcpbind.Ref {
+	if id, ok := strings.CutPrefix(s, "id:"); ok {
+		return mcpbind.Ref{ID: id}
+	}
+	if name, ok := strings.CutPrefix(s, "name:"); ok {
+		return mcpbind.Ref{Name: name}
+	}
+	if len(s) == 32 && strings.Trim(s, "0123456789abcdef") == "" {
+		return mcpbind.Ref{ID: s}
+	}
+	return mcpbind.Ref{Name: s}
+}
+
+// refText writes a Ref for people.
+func refText(r mcpbind.Ref, key string) string {
+	switch {
+	case r.ID != "":
+		return r.ID
+	case r.Name != "":
+		return "name:" + r.Name
+	}
+	return "key:" + key
+}
