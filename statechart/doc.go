@@ -30,6 +30,29 @@
 // store). A snapshot marshals to JSON and restores with [Machine.Restore]
 // on another process, history and pending delayed events included.
 //
+// # Limits
+//
+// A machine is input: a gate compiles configs it did not write and runs
+// them on every request. Compile bounds the document ([Options.MaxBytes],
+// [Options.MaxDepth], [Options.MaxStates]), and what it keeps is linear in
+// the document, however deep guards nest. Every call that runs the machine
+// — [Machine.Start], [Machine.Transition], [Machine.Advance],
+// [Actor.Send], and each delayed event an Actor fires — has one step
+// budget, [Options.MaxSteps] (default 100,000): every microstep counts,
+// and so does every event taken that selects no transition, across all the
+// macrosteps of the call (all the delayed events one Advance fires). The
+// work of a step is linear in the active configuration and the
+// transitions it takes: the internal event queue, conflict resolution,
+// exit and entry sets, done events and pending delayed events cost no
+// more, whatever the number of parallel regions, raised events or timers.
+// A call that runs out of steps returns a [*StepBudgetError] (errors.Is
+// [ErrStepBudget]) and changes nothing: Transition and Advance return
+// their input snapshot, Actor.Send leaves the actor as it was. A delayed
+// event an Actor fires has no caller to tell, so the actor then keeps its
+// state with status error. [Options.MaxMicrosteps] is XState's
+// maxIterations, a limit per macrostep that ends in status error; by
+// default the step budget comes first.
+//
 // # Algorithm
 //
 // The interpreter follows the W3C SCXML algorithm as XState v5 implements it

@@ -30,6 +30,7 @@ func Compile(data []byte, opts *Options) (*Machine, error) {
 		l.sortErrors()
 		return nil, l.errs
 	}
+	m.index()
 	return m, nil
 }
 
@@ -124,6 +125,7 @@ func (l *loader) load(data []byte) *Machine {
 	if len(l.errs) > 0 && len(l.m.nodes) == 0 {
 		return nil
 	}
+	l.m.layout()
 	for i := range l.m.nodes {
 		l.readBehaviour(i)
 	}

@@ -9,7 +9,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sort"
 	"strings"
 	"time"
 
@@ -37,17 +36,8 @@ type Snapshot struct {
 	err       error
 	nodes     []int         // active configuration in XState's _nodes order
 	history   map[int][]int // history node -> the nodes it remembers; copy-on-write
-	timers    []timer       // pending delayed events, in scheduling order
+	timers    *timerQueue   // pending delayed events; copy-on-write (nil: none)
 	seq       uint64        // scheduling counter, orders timers with equal due times
-}
-
-// timer is a pending delayed event (an `after` transition or a delayed raise).
-type timer struct {
-	id    string
-	event Event
-	due   time.Time
-	seq   uint64
-	keyed bool // the timer its id names, the one a cancel of the id stops
 }
 
 // Machine returns the machine the snapshot belongs to.
@@ -169,39 +159,6 @@ func (m *Machine) adjacency(nodes []int) map[int][]int {
 	return adj
 }
 
-// isComplete reports whether the configuration is an ordinary one: every
-// active node's parent is active, every active compound state has exactly
-// one active child and every active parallel state all its regions.
-func (m *Machine) isComplete(nodes []int, active []bool) bool {
-	for _, i := range nodes {
-		n := m.nodes[i]
-		if n.parent >= 0 && !active[n.parent] {
-			return false
-		}
-		switch n.kind {
-		case kindCompound:
-			// XState lets two transitions of one microstep enter two
-			// children of one compound state; the value then lists both.
-			count := 0
-			for _, c := range n.children {
-				if active[c] {
-					count++
-				}
-			}
-			if count != 1 {
-				return false
-			}
-		case kindParallel:
-			for _, c := range n.children {
-				if !active[c] && m.nodes[c].kind != kindHistory {
-					return false
-				}
-			}
-		}
-	}
-	return true
-}
-
 // StateIDs returns the ids of the active state nodes, in document order,
 // root first. A compound or parallel state is active while any of its
 // descendants is.
@@ -281,8 +238,7 @@ type PendingEvent struct {
 
 // Pending returns the delayed events waiting to be processed, earliest first.
 func (s *Snapshot) Pending() []PendingEvent {
-	ts := append([]timer(nil), s.timers...)
-	sortTimers(ts)
+	ts := s.timers.byDue()
 	out := make([]PendingEvent, len(ts))
 	for i, t := range ts {
 		out[i] = PendingEvent{ID: t.id, Event: t.event, Due: t.due}
@@ -292,48 +248,17 @@ func (s *Snapshot) Pending() []PendingEvent {
 
 // NextDue returns the time of the earliest pending delayed event, if any.
 func (s *Snapshot) NextDue() (time.Time, bool) {
-	if len(s.timers) == 0 {
-		return time.Time{}, false
-	}
-	due := s.timers[0].due
-	for _, t := range s.timers[1:] {
-		if t.due.Before(due) {
-			due = t.due
-		}
-	}
-	return due, true
+	t, ok := s.timers.next()
+	return t.due, ok
 }
 
-// takeTimer removes timer i and returns its event. Like XState's
-// scheduler, firing a timer forgets its id: a later cancel of the same id
-// stops nothing.
-func (s *Snapshot) takeTimer(i int) Event {
-	t := s.timers[i]
-	s.timers = append(s.timers[:i], s.timers[i+1:]...)
-	if t.id != "" {
-		for j := range s.timers {
-			if s.timers[j].id == t.id {
-				s.timers[j].keyed = false
-			}
-		}
-	}
-	return t.event
-}
-
-func sortTimers(ts []timer) {
-	sort.SliceStable(ts, func(i, j int) bool {
-		if !ts[i].due.Equal(ts[j].due) {
-			return ts[i].due.Before(ts[j].due)
-		}
-		return ts[i].seq < ts[j].seq
-	})
-}
+// clearTimers drops every pending delayed event.
+func (s *Snapshot) clearTimers() { s.timers = nil }
 
 // clone returns a copy that shares the copy-on-write parts.
 func (s *Snapshot) clone() *Snapshot {
 	c := *s
 	c.nodes = append([]int(nil), s.nodes...)
-	c.timers = append([]timer(nil), s.timers...)
 	return &c
 }
 
@@ -397,8 +322,8 @@ func (s *Snapshot) MarshalJSON() ([]byte, error) {
 	for _, n := range s.nodes {
 		p.Nodes = append(p.Nodes, s.machine.nodes[n].id)
 	}
-	for _, t := range s.timers {
-		p.ScheduledEvents = append(p.ScheduledEvents, persistedTimer{t.id, t.event, t.due, t.seq, t.keyed})
+	for _, t := range s.timers.bySeq() {
+		p.ScheduledEvents = append(p.ScheduledEvents, persistedTimer{t.id, t.event, t.due, t.seq, s.timers.isKeyed(t)})
 	}
 	return json.Marshal(p)
 }
@@ -468,7 +393,10 @@ func (m *Machine) Restore(data []byte) (*Snapshot, error) {
 		}
 	}
 	for _, t := range p.ScheduledEvents {
-		s.timers = append(s.timers, timer{id: t.ID, event: t.Event, due: t.Due, seq: t.Seq, keyed: t.Keyed})
+		if s.timers == nil {
+			s.timers = (*timerQueue)(nil).clone()
+		}
+		s.timers.push(timer{id: t.ID, event: t.Event, due: t.Due, seq: t.Seq}, t.Keyed)
 		if t.Seq >= s.seq {
 			s.seq = t.Seq + 1
 		}

@@ -395,12 +395,14 @@ func TestAdvanceProcessesDueEventsInOrder(t *testing.T) {
 
 func TestZeroDelayLoopsEndInsteadOfHanging(t *testing.T) {
 	ctx := context.Background()
-	m := compile(t, `{"initial":"a","states":{"a":{"after":{"0":{"target":"a","reenter":true}}}}}`, &statechart.Options{MaxMicrosteps: 100})
+	m := compile(t, `{"initial":"a","states":{"a":{"after":{"0":{"target":"a","reenter":true}}}}}`, &statechart.Options{MaxSteps: 100})
 	s, err := m.Start(ctx, epoch)
 	require.NoError(t, err)
-	s, err = m.Advance(ctx, s, epoch)
-	require.ErrorIs(t, err, statechart.ErrInfiniteLoop)
-	require.Equal(t, statechart.StatusError, s.Status())
+	s2, err := m.Advance(ctx, s, epoch)
+	require.ErrorIs(t, err, statechart.ErrStepBudget)
+	require.Same(t, s, s2, "Advance out of steps returns its input")
+	require.Equal(t, statechart.StatusActive, s2.Status())
+	require.Len(t, s2.Pending(), 1)
 
 	clock := statechart.NewSimulatedClock()
 	a := statechart.NewActor(m, &statechart.ActorOptions{Clock: clock})
