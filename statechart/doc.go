@@ -29,6 +29,13 @@
 // values, for callers that keep state elsewhere (a database, a shared
 // store). A snapshot marshals to JSON and restores with [Machine.Restore]
 // on another process, history and pending delayed events included.
+// Restore accepts only a state the machine can be in — known states in a
+// legal configuration, a value that agrees with it, history values its
+// history states can hold, delayed events only while active — and says
+// what is wrong otherwise; whatever it accepts, MarshalJSON writes back in
+// a form Restore reads as the same snapshot. (A machine with history
+// states can reach configurations that are not legal, as XState does, and
+// Restore accepts those.)
 //
 // # Limits
 //
