@@ -64,6 +64,8 @@ type runner struct {
 	sortedNodes         []int
 	order, prevNodes    []int
 	targets, effective  []int
+	domains             []int    // per transition id: its domain, while domainKnown has it
+	domainKnown         stampSet // cleared every microstep
 	effectiveSeen       stampSet
 	picked              stampSet // transitions selected by selectEventlessTransitions
 	regionsDone         stampSet // parallel states whose regions enterAncestor has entered
@@ -153,6 +155,14 @@ func (r *runner) currentValue() any {
 // configurationChanged forgets what was derived from the configuration.
 func (r *runner) configurationChanged() {
 	r.valueOK, r.value, r.belowOK, r.belowAsked, r.completeOK = false, nil, false, false, false
+	r.forgetDomains()
+}
+
+// forgetDomains empties the cache of domainOf.
+func (r *runner) forgetDomains() {
+	if len(r.domains) == r.m.transitions {
+		r.domainKnown.clear(r.m.transitions)
+	}
 }
 
 // initialTransition enters the initial configuration and runs the initial
@@ -570,6 +580,9 @@ func (r *runner) sameNodes() bool {
 // remember, or by their default targets. The result is appended to out,
 // each state once.
 func (r *runner) getEffectiveTargetStates(t *transition, out []int) []int {
+	if len(t.targets) == 1 && r.m.nodes[t.targets[0]].kind != kindHistory {
+		return append(out, t.targets[0])
+	}
 	r.effectiveSeen.clear(len(r.m.nodes))
 	return r.addEffectiveTargetStates(t, out)
 }
@@ -608,6 +621,24 @@ func (m *Machine) historyDefaultTransition(h int) *transition {
 		return n.parallelDef
 	}
 	return p.initial
+}
+
+// domainOf is getTransitionDomain, computed once per transition while the
+// history values stay the same (conflicts, exit set and entry set all need
+// it; recording history forgets the answers, as a domain depends on the
+// states a history target stands for).
+func (r *runner) domainOf(t *transition) int {
+	if t.id < 0 {
+		return r.getTransitionDomain(t)
+	}
+	if len(r.domains) != r.m.transitions {
+		r.domains = make([]int, r.m.transitions)
+		r.domainKnown.clear(r.m.transitions)
+	}
+	if r.domainKnown.add(t.id) {
+		r.domains[t.id] = r.getTransitionDomain(t)
+	}
+	return r.domains[t.id]
 }
 
 // getTransitionDomain returns the state whose descendants the transition
@@ -769,6 +800,7 @@ func (r *runner) recordHistory() {
 	clear(buckets)
 	r.s.history = hist
 	r.changed, r.historyChanged = true, true
+	r.forgetDomains()
 }
 
 // enterStates enters the entry set in document order, running entry
@@ -931,7 +963,7 @@ func (m *Machine) isInFinalState(active []bool, n int) bool {
 // defaultEntry with those entered by default (whose initial actions run).
 func (r *runner) computeEntrySet(ts []*transition) {
 	for _, t := range ts {
-		domain := r.getTransitionDomain(t)
+		domain := r.domainOf(t)
 		for _, s := range t.targets {
 			if r.m.nodes[s].kind != kindHistory && (t.source != s || t.source != domain || t.reenter) {
 				r.toEnter.add(s)

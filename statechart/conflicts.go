@@ -27,7 +27,7 @@ func (r *runner) exitRegionOf(t *transition) exitRegion {
 	if len(t.targets) == 0 {
 		return exitRegion{domain: -1, empty: true}
 	}
-	d := r.getTransitionDomain(t)
+	d := r.domainOf(t)
 	e := exitRegion{domain: d, self: t.reenter && t.source == d, inner: r.hasActiveBelow(d)}
 	e.empty = !e.self && !e.inner
 	e.visible = e.inner || (e.self && r.active[d])

@@ -510,3 +510,33 @@ func TestResolveStateThroughInitialHistory(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, s0.Value(), s.Value())
 }
+
+// TestActorSnapshotsStayAsTheyWere checks that the snapshots an actor hands
+// out (Snapshot, subscribers, ActorOptions.Snapshot) keep their pending
+// delayed events when the actor fires or cancels them later: the actor
+// changes its timers in place only while no snapshot shares them.
+func TestActorSnapshotsStayAsTheyWere(t *testing.T) {
+	ctx := context.Background()
+	m := compile(t, `{"initial":"a","states":{"a":{"after":{"10":{"actions":"tick"},"20":{"actions":"tick"},"30":"b"},"on":{"STOP":"b"}},"b":{}}}`, nil)
+	clock := statechart.NewSimulatedClock()
+	start, err := m.Start(ctx, clock.Now())
+	require.NoError(t, err)
+	a := statechart.NewActor(m, &statechart.ActorOptions{Clock: clock, Snapshot: start})
+	var seen []*statechart.Snapshot
+	a.Subscribe(func(s *statechart.Snapshot) { seen = append(seen, s) })
+	require.NoError(t, a.Start(ctx))
+	before := a.Snapshot()
+	clock.Advance(10 * time.Millisecond)
+	clock.Advance(10 * time.Millisecond)
+	require.Len(t, a.Snapshot().Pending(), 1)
+	require.Len(t, start.Pending(), 3, "the snapshot the actor started from")
+	require.Len(t, before.Pending(), 3, "a snapshot taken before")
+	require.Len(t, seen, 3, "start and two delayed events")
+	for i, want := range []int{3, 2, 1} {
+		require.Len(t, seen[i].Pending(), want, "the subscriber's snapshot %d", i)
+	}
+	require.NoError(t, a.Send(ctx, ev("STOP")))
+	require.Empty(t, a.Snapshot().Pending())
+	require.Len(t, seen[2].Pending(), 1)
+	require.Equal(t, "b", a.Snapshot().Value())
+}
