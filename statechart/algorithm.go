@@ -433,14 +433,51 @@ func (r *runner) next(n int, ev Event) *transition {
 			}
 		}
 	}
+	if len(node.wildcards) > maxWildcardScan {
+		return r.nextByPrefix(node, ev)
+	}
 	for _, g := range node.wildcards {
-		if g.descriptor == ev.Type || !matchesEventDescriptor(ev.Type, g.descriptor) {
-			continue
+		if t, done := r.tryWildcard(g, ev); done {
+			return t
 		}
-		for _, t := range g.transitions {
-			if ok := r.evaluateGuard(t, ev); r.err != nil || ok {
-				return okTransition(ok, t)
+	}
+	return nil
+}
+
+// maxWildcardScan is the number of wildcard descriptors next compares with
+// the event one by one; a node with more looks up the descriptors the
+// event could match instead.
+const maxWildcardScan = 8
+
+// tryWildcard tries the transitions of a wildcard descriptor; done is true
+// when it matched the event and a guard passed or failed with an error.
+func (r *runner) tryWildcard(g *eventGroup, ev Event) (t *transition, done bool) {
+	if g.descriptor == ev.Type || !matchesEventDescriptor(ev.Type, g.descriptor) {
+		return nil, false
+	}
+	for _, t := range g.transitions {
+		if ok := r.evaluateGuard(t, ev); r.err != nil || ok {
+			return okTransition(ok, t), true
+		}
+	}
+	return nil, false
+}
+
+// nextByPrefix tries, longest first, the only wildcard descriptors that
+// can match the event: "p.*" for each prefix p of its type that ends
+// before a "." (the empty one too), the type itself included, then "*". Matching descriptors
+// differ in length, so this is the order of node.wildcards.
+func (r *runner) nextByPrefix(node *stateNode, ev Event) *transition {
+	for end := len(ev.Type); end >= 0; end = strings.LastIndexByte(ev.Type[:end], '.') {
+		if g := node.byEvent[ev.Type[:end]+".*"]; g != nil {
+			if t, done := r.tryWildcard(g, ev); done {
+				return t
 			}
+		}
+	}
+	if g := node.byEvent["*"]; g != nil {
+		if t, done := r.tryWildcard(g, ev); done {
+			return t
 		}
 	}
 	return nil

@@ -552,3 +552,49 @@ func describeTs(m *Machine, ts []*transition) string {
 	}
 	return strings.Join(parts, " ")
 }
+
+// TestWildcardLookupMatchesScan checks that a node with many wildcard
+// descriptors picks, by looking up the prefixes of the event, the
+// transition that comparing every descriptor (longest first) picks.
+func TestWildcardLookupMatchesScan(t *testing.T) {
+	tokens := []string{"a", "b", "c", "*", ""}
+	word := func(rng *rand.Rand) string {
+		var parts []string
+		for range 1 + rng.IntN(4) {
+			parts = append(parts, tokens[rng.IntN(len(tokens))])
+		}
+		return strings.Join(parts, ".")
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	for range 300 {
+		var b strings.Builder
+		b.WriteString(`{"initial": "s", "states": {"s": {"on": {"*": {"actions": "star"}`)
+		for i := range 10 + rng.IntN(20) {
+			fmt.Fprintf(&b, `, %q: {"actions": "a%d"}`, word(rng)+".*", i)
+		}
+		b.WriteString(`}}}}`)
+		m, err := Compile([]byte(b.String()), nil)
+		if err != nil {
+			continue // a descriptor twice
+		}
+		node := m.nodes[1]
+		if len(node.wildcards) <= maxWildcardScan {
+			t.Fatalf("only %d wildcards", len(node.wildcards))
+		}
+		r := newRunner(m)
+		r.begin(context.Background(), &Snapshot{machine: m, nodes: []int{0, 1}}, time.Time{})
+		for range 50 {
+			ev := Event{Type: word(rng)}
+			var want *transition
+			for _, g := range node.wildcards {
+				if tr, done := r.tryWildcard(g, ev); done {
+					want = tr
+					break
+				}
+			}
+			if got := r.nextByPrefix(node, ev); got != want {
+				t.Fatalf("event %q: lookup picks %v, scan %v (descriptors %v)", ev.Type, describeTs(m, []*transition{got}), describeTs(m, []*transition{want}), b.String())
+			}
+		}
+	}
+}

@@ -98,6 +98,45 @@ func hostileTimers(n int, reschedule bool) string {
 	return b.String()
 }
 
+// hostileCounter is the guard "more" (context.n below limit) and the
+// action "inc" (n + 1) of the counting machines below.
+func hostileCounter(t testing.TB, limit int) statechart.Implementations {
+	impl, err := statechart.ParseImplementations([]byte(fmt.Sprintf(`{
+	  "guards": {"more": {"field": "context.n", "op": "lt", "value": %d}},
+	  "actions": {"inc": {"assign": {"n": {"$inc": 1}}}}}`, limit)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return impl
+}
+
+// hostileStateInValue counts in an always loop whose guard also tests the
+// state value (xstate.stateIn with a value, not an id), in a machine of n
+// more states: the value is computed for every guard evaluation.
+func hostileStateInValue(n int) string {
+	var b strings.Builder
+	b.WriteString(`{"id":"m","context":{"n":0},"initial":"a","states":{"a":{"always":{"guard":{"type":"xstate.and","params":{"guards":[` +
+		`{"type":"xstate.stateIn","params":{"stateValue":"a"}},"more"]}},"actions":"inc"}}`)
+	for i := range n {
+		fmt.Fprintf(&b, `,"s%d":{}`, i)
+	}
+	b.WriteString(`}}`)
+	return b.String()
+}
+
+// hostileWildcards gives one state n wildcard descriptors that the event
+// E.y does not match, and E.*, which counts and raises E.y again.
+func hostileWildcards(n int) string {
+	var b strings.Builder
+	b.WriteString(`{"id":"m","context":{"n":0},"initial":"a","states":{"a":{"on":{` +
+		`"E.*":{"guard":"more","actions":["inc",{"type":"xstate.raise","params":{"event":{"type":"E.y"}}}]}`)
+	for i := range n {
+		fmt.Fprintf(&b, `,"wildcard%d.*":{}`, i)
+	}
+	b.WriteString(`}}}}`)
+	return b.String()
+}
+
 // hostileNestedGuard nests xstate.and depth levels deep; every level also
 // lists width references to the guard g.
 func hostileNestedGuard(depth, width int) string {
@@ -349,6 +388,57 @@ func TestHostileNestedGuard(t *testing.T) {
 	}
 	require.Less(t, allocated(40, 4000)/allocated(40, 2000), 2.5)
 	require.Less(t, allocated(40, 2000)/allocated(20, 2000), 2.5)
+}
+
+func TestHostileStateInValueAndWildcards(t *testing.T) {
+	ctx := context.Background()
+	for _, n := range []int{10, 20_000} {
+		m := hostileCompile(t, hostileStateInValue(n), &statechart.Options{Implementations: hostileCounter(t, 1000)})
+		s, err := m.Start(ctx, epoch)
+		require.NoError(t, err)
+		require.Equal(t, 1000.0, s.Context()["n"], "states: %d", n)
+
+		m = hostileCompile(t, hostileWildcards(n), &statechart.Options{Implementations: hostileCounter(t, 1000)})
+		s, err = m.Start(ctx, epoch)
+		require.NoError(t, err)
+		s, err = m.Transition(ctx, s, statechart.NewEvent("E.go"), epoch)
+		require.NoError(t, err)
+		require.Equal(t, 1000.0, s.Context()["n"], "wildcards: %d", n)
+	}
+}
+
+func BenchmarkHostileStateInValue(b *testing.B) {
+	ctx := context.Background()
+	for _, n := range []int{10, 1000, 50_000} {
+		b.Run(fmt.Sprintf("states=%d", n), func(b *testing.B) {
+			m := hostileCompile(b, hostileStateInValue(n), &statechart.Options{Implementations: hostileCounter(b, 1000)})
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := m.Start(ctx, epoch); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+func BenchmarkHostileWildcards(b *testing.B) {
+	ctx := context.Background()
+	for _, n := range []int{10, 1000, 20_000} {
+		b.Run(fmt.Sprintf("descriptors=%d", n), func(b *testing.B) {
+			m := hostileCompile(b, hostileWildcards(n), &statechart.Options{Implementations: hostileCounter(b, 1000)})
+			s, err := m.Start(ctx, epoch)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := m.Transition(ctx, s, statechart.NewEvent("E.go"), epoch); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }
 
 func BenchmarkHostileRaiseTwice(b *testing.B) {

@@ -131,3 +131,35 @@ func (ss *stampSet) add(i int) bool {
 	ss.mark[i] = ss.stamp
 	return true
 }
+
+// nodeMarks is a set of node indexes for one computation over a
+// configuration, outside a runner (the state value of a snapshot): a slice
+// when the machine is not much larger than the configuration (hint), a map
+// otherwise, so that its cost follows the configuration, not the machine.
+type nodeMarks struct {
+	small []bool
+	large map[int]struct{}
+}
+
+func newNodeMarks(m *Machine, hint int) nodeMarks {
+	if len(m.nodes) <= 4*hint+64 {
+		return nodeMarks{small: make([]bool, len(m.nodes))}
+	}
+	return nodeMarks{large: make(map[int]struct{}, hint)}
+}
+
+func (s nodeMarks) has(i int) bool {
+	if s.small != nil {
+		return s.small[i]
+	}
+	_, ok := s.large[i]
+	return ok
+}
+
+func (s nodeMarks) add(i int) {
+	if s.small != nil {
+		s.small[i] = true
+		return
+	}
+	s.large[i] = struct{}{}
+}

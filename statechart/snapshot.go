@@ -6,6 +6,7 @@
 package statechart
 
 import (
+	"slices"
 	"strings"
 	"time"
 
@@ -82,21 +83,6 @@ func (m *Machine) valueOf(n int, adj map[int][]int) any {
 	return v
 }
 
-// completeConfiguration returns, in set (allocated when nil or too
-// short), the nodes plus what XState's getAllStateNodes adds for the state
-// value (see allStateNodes).
-func (m *Machine) completeConfiguration(nodes []int, set []bool) []bool {
-	if len(set) != len(m.nodes) {
-		set = make([]bool, len(m.nodes))
-	} else {
-		clear(set)
-	}
-	for _, n := range m.allStateNodes(nodes) {
-		set[n] = true
-	}
-	return set
-}
-
 // allStateNodes is XState's getAllStateNodes, insertion order included:
 // the nodes; then, for each node in turn (new ones too), the initial
 // descendants of a compound state that had no active child in the original
@@ -104,12 +90,12 @@ func (m *Machine) completeConfiguration(nodes []int, set []bool) []bool {
 // A configuration from XState's own quirks (a history state restoring a
 // region without its parallel parent) gets its state value this way.
 func (m *Machine) allStateNodes(nodes []int) []int {
-	in := make([]bool, len(m.nodes))
-	hadChild := make([]bool, len(m.nodes))
+	in := newNodeMarks(m, 2*len(nodes))
+	hadChild := newNodeMarks(m, len(nodes))
 	order := make([]int, 0, len(nodes)+4)
 	add := func(n int) {
-		if !in[n] {
-			in[n] = true
+		if !in.has(n) {
+			in.add(n)
 			order = append(order, n)
 		}
 	}
@@ -117,20 +103,20 @@ func (m *Machine) allStateNodes(nodes []int) []int {
 		add(n)
 	}
 	for _, n := range nodes {
-		if p := m.nodes[n].parent; p >= 0 && in[p] {
-			hadChild[p] = true
+		if p := m.nodes[n].parent; p >= 0 && in.has(p) {
+			hadChild.add(p)
 		}
 	}
 	for i := 0; i < len(order); i++ {
 		n := m.nodes[order[i]]
 		switch n.kind {
 		case kindCompound:
-			if !hadChild[order[i]] {
+			if !hadChild.has(order[i]) {
 				m.initialStateNodes(order[i], add)
 			}
 		case kindParallel:
-			for _, c := range n.children {
-				if m.nodes[c].kind != kindHistory && !in[c] {
+			for _, c := range n.regions {
+				if !in.has(c) {
 					m.initialStateNodes(c, add)
 				}
 			}
@@ -160,12 +146,11 @@ func (m *Machine) adjacency(nodes []int) map[int][]int {
 // root first. A compound or parallel state is active while any of its
 // descendants is.
 func (s *Snapshot) StateIDs() []string {
-	set := s.machine.completeConfiguration(s.nodes, nil)
-	var ids []string
-	for i, on := range set {
-		if on {
-			ids = append(ids, s.machine.nodes[i].id)
-		}
+	all := s.machine.allStateNodes(s.nodes)
+	slices.Sort(all)
+	ids := make([]string, len(all))
+	for i, n := range all {
+		ids[i] = s.machine.nodes[n].id
 	}
 	return ids
 }
