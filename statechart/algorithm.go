@@ -276,7 +276,7 @@ func (r *runner) selectTransitions(ev Event) []*transition {
 		r.transitionValue(0, r.m.adjacency(r.m.allStateNodes(r.s.nodes)), ev)
 		return r.selected
 	}
-	if r.mayTake(ev) {
+	if len(r.s.nodes) <= 16 || r.mayTake(ev) {
 		r.transitionNode(0, ev)
 	}
 	return r.selected
@@ -786,6 +786,9 @@ func (r *runner) exitStates(ts []*transition, ev Event) {
 // children of its parent, for a deep one the active atomic descendants, in
 // configuration order.
 func (r *runner) recordHistory() {
+	if !r.m.hasHistory {
+		return
+	}
 	any := false
 	for _, x := range r.toExit {
 		if len(r.m.nodes[x].histories) > 0 {
