@@ -34,7 +34,7 @@ func (a GuardArgs) InState(v any) (bool, error) {
 		}
 		return a.r.active[n], nil
 	}
-	return matchesState(v, a.r.s.Value()), nil
+	return matchesState(v, a.r.currentValue()), nil
 }
 
 // stateByRef resolves "#id" or "#id.child.path" like XState's
@@ -88,7 +88,7 @@ func (a *ActionArgs) Assign(updates map[string]any) {
 // like XState's raise.
 func (a *ActionArgs) Raise(ev Event) {
 	if a.r != nil {
-		a.r.queue = append(a.r.queue, ev)
+		a.r.queue.push(ev)
 	}
 }
 
@@ -161,7 +161,7 @@ func (r *runner) evalGuard(g *guard, ev Event) (bool, error) {
 		if g.inNode >= 0 {
 			return r.active[g.inNode], nil
 		}
-		return matchesState(g.inValue, r.s.Value()), nil
+		return matchesState(g.inValue, r.currentValue()), nil
 	}
 	if g.impl == nil {
 		return false, fmt.Errorf("%w: %q", ErrGuardNotImplemented, g.name)
@@ -188,27 +188,20 @@ func (r *runner) executeActions(actions []*action, ev Event, node int) {
 		case actionRaise:
 			if !a.hasDelay {
 				// XState: a raise without a resolved delay is an internal event.
-				r.queue = append(r.queue, a.event)
+				r.queue.push(a.event)
 				continue
 			}
 			// XState's scheduler maps an id to the latest event scheduled
 			// with it; an earlier one keeps its timer but can no longer be
 			// cancelled.
-			if a.id != "" {
-				for i := range r.s.timers {
-					if r.s.timers[i].id == a.id {
-						r.s.timers[i].keyed = false
-					}
-				}
-			}
-			r.s.timers = append(r.s.timers, timer{id: a.id, event: a.event, due: r.now.Add(a.delay), seq: r.s.seq, keyed: a.id != ""})
+			seq := r.s.seq
+			r.mutableTimers().push(timer{id: a.id, event: a.event, due: r.now.Add(a.delay), seq: seq}, true)
 			r.s.seq++
+			r.logTimer(seq, true)
 		case actionCancel:
-			for i := range r.s.timers {
-				if r.s.timers[i].keyed && r.s.timers[i].id == a.id {
-					r.s.timers = append(r.s.timers[:i], r.s.timers[i+1:]...)
-					break
-				}
+			if _, ok := r.s.timers.keyedSeq(a.id); ok {
+				seq, _ := r.mutableTimers().cancel(a.id)
+				r.logTimer(seq, false)
 			}
 		case actionLog:
 		}

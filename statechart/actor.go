@@ -37,8 +37,11 @@ type Actor struct {
 	started   bool
 	ctx       context.Context
 	armed     map[uint64]func() bool // clock registrations, by timer seq
-	subs      map[int]func(*Snapshot)
-	nextSub   int
+	// timersShared: a snapshot handed out (or given in ActorOptions)
+	// shares cur's timer queue, so it must not change in place.
+	timersShared bool
+	subs         map[int]func(*Snapshot)
+	nextSub      int
 }
 
 // NewActor returns an actor for m. Call Start before sending events.
@@ -69,18 +72,21 @@ func (a *Actor) Start(ctx context.Context) error {
 	var err error
 	if a.opts.Snapshot != nil {
 		a.cur = a.opts.Snapshot.clone()
+		a.timersShared = true
 	} else {
 		a.cur, err = a.m.StartWithContext(ctx, a.opts.Context, a.clock.Now())
 	}
 	a.work = a.cur.clone()
-	a.afterChange()
+	a.afterChange(nil, false)
 	return err
 }
 
 // Send processes one event as a macrostep. Events sent to an actor that is
 // not active are ignored, as in XState. If a guard or action fails, the
 // actor keeps its previous state with status error and the error is
-// returned.
+// returned. If the event needs more than [Options.MaxSteps] steps, the
+// actor keeps its previous state, still active, and the
+// [*StepBudgetError] is returned.
 func (a *Actor) Send(ctx context.Context, ev Event) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -95,23 +101,33 @@ func (a *Actor) Send(ctx context.Context, ev Event) error {
 		now = a.clock.Now() // only delayed events need the time
 	}
 	a.prepareWork()
-	return a.process(ctx, ev, now)
+	a.r.begin(ctx, a.work, now)
+	// Copy the timers before changing them: a Send that runs out of steps
+	// leaves the actor's snapshot, timers included, as it was.
+	a.r.logTimers = true
+	a.r.macrostep(ev)
+	if a.r.outOfSteps != nil {
+		return a.r.runtimeError(ev)
+	}
+	return a.finish(ev)
 }
 
-// process runs one macrostep on the work buffer (prepared by prepareWork)
-// and makes it current; if a guard or action fails, the current snapshot
-// keeps its state with status error instead.
-func (a *Actor) process(ctx context.Context, ev Event, now time.Time) error {
-	a.r.begin(ctx, a.work, now)
-	a.r.macrostep(ev)
+// finish ends a macrostep run on the work buffer (prepared by
+// prepareWork): the work buffer becomes current; if a guard or action
+// failed, or a delayed event ran out of steps, the current snapshot keeps
+// its state with status error instead.
+func (a *Actor) finish(ev Event) error {
 	var err error
 	if a.r.err != nil {
 		err = a.r.runtimeError(ev)
 		a.cur.status, a.cur.err, a.cur.timers = StatusError, err, nil
 	} else {
 		a.cur, a.work = a.work, a.cur
+		if a.r.copiedTimers {
+			a.timersShared = false // the runner's copy is the actor's alone
+		}
 	}
-	a.afterChange()
+	a.afterChange(a.r.timerLog, true)
 	return err
 }
 
@@ -122,13 +138,13 @@ func (e actorError) Error() string { return string(e) }
 const errNotStarted = actorError("statechart: actor not started")
 
 // prepareWork copies the current snapshot into the work buffer, reusing
-// its slices.
+// its slices. The timer queue is shared: the runner copies it before
+// changing it unless the actor lets it change it in place.
 func (a *Actor) prepareWork() {
 	w, c := a.work, a.cur
-	nodes, timers := w.nodes[:0], w.timers[:0]
+	nodes := w.nodes[:0]
 	*w = *c
 	w.nodes = append(nodes, c.nodes...)
-	w.timers = append(timers, c.timers...)
 }
 
 // Snapshot returns the current snapshot.
@@ -138,6 +154,7 @@ func (a *Actor) Snapshot() *Snapshot {
 	if a.cur == nil {
 		return nil
 	}
+	a.timersShared = true
 	return a.cur.clone()
 }
 
@@ -174,49 +191,85 @@ func (a *Actor) Stop() {
 		a.cur.status = StatusStopped
 	}
 	a.cur.timers = nil
-	a.afterChange()
+	a.afterChange(nil, false)
 }
 
 // afterChange keeps one clock registration per pending delayed event (as
-// XState's scheduler does) and notifies subscribers.
-func (a *Actor) afterChange() {
-	if len(a.armed) > 0 || len(a.cur.timers) > 0 {
+// XState's scheduler does) and notifies subscribers. changes are the
+// timer changes of the macrostep that made the current snapshot;
+// incremental is false when the snapshot is new and is compared as a whole.
+func (a *Actor) afterChange(changes []timerChange, incremental bool) {
+	switch {
+	case a.cur.status != StatusActive:
+		for seq, stop := range a.armed {
+			stop()
+			delete(a.armed, seq)
+		}
+	case !incremental:
 		a.syncTimers()
+	default:
+		a.applyTimerChanges(changes)
 	}
 	if len(a.subs) > 0 {
 		s := a.cur.clone()
+		a.timersShared = true
 		for _, f := range a.subs {
 			f(s)
 		}
 	}
 }
 
+// syncTimers registers every pending delayed event with the clock, in
+// scheduling order, and drops registrations of events no longer pending.
 func (a *Actor) syncTimers() {
 	if a.armed == nil {
 		a.armed = map[uint64]func() bool{}
 	}
-	active := a.cur.status == StatusActive
 	for seq, stop := range a.armed {
-		pending := false
-		for _, t := range a.cur.timers {
-			pending = pending || t.seq == seq
-		}
-		if !pending || !active {
+		if !a.cur.timers.has(seq) {
 			stop()
 			delete(a.armed, seq)
 		}
 	}
-	if !active {
-		return
-	}
 	now := a.clock.Now()
-	for _, t := range a.cur.timers {
-		if _, ok := a.armed[t.seq]; ok {
+	for _, t := range a.cur.timers.bySeq() {
+		if _, ok := a.armed[t.seq]; !ok {
+			a.arm(t, now)
+		}
+	}
+}
+
+// applyTimerChanges does what syncTimers would, from the macrostep's
+// changes alone: registrations of events that are gone are stopped, and
+// events scheduled and still pending are registered, in scheduling order.
+func (a *Actor) applyTimerChanges(changes []timerChange) {
+	if a.armed == nil {
+		a.armed = map[uint64]func() bool{}
+	}
+	for _, c := range changes {
+		if stop, ok := a.armed[c.seq]; ok && !c.added {
+			stop()
+			delete(a.armed, c.seq)
+		}
+	}
+	var now time.Time
+	for _, c := range changes {
+		if !c.added || !a.cur.timers.has(c.seq) {
 			continue
 		}
-		seq := t.seq
-		a.armed[seq] = a.clock.AfterFunc(max(0, t.due.Sub(now)), func() { a.fire(seq) })
+		if _, ok := a.armed[c.seq]; ok {
+			continue
+		}
+		if now.IsZero() {
+			now = a.clock.Now()
+		}
+		a.arm(a.cur.timers.heap[a.cur.timers.pos[c.seq]], now)
 	}
+}
+
+func (a *Actor) arm(t timer, now time.Time) {
+	seq := t.seq
+	a.armed[seq] = a.clock.AfterFunc(max(0, t.due.Sub(now)), func() { a.fire(seq) })
 }
 
 // fire processes the delayed event with the given seq, if still pending,
@@ -225,18 +278,16 @@ func (a *Actor) fire(seq uint64) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	delete(a.armed, seq)
-	if a.cur.status != StatusActive {
-		return
-	}
-	idx := -1
-	for i, t := range a.cur.timers {
-		if t.seq == seq {
-			idx = i
-		}
-	}
-	if idx < 0 {
+	if a.cur.status != StatusActive || !a.cur.timers.has(seq) {
 		return
 	}
 	a.prepareWork()
-	_ = a.process(a.ctx, a.work.takeTimer(idx), a.clock.Now()) // the error is in the snapshot
+	a.r.begin(a.ctx, a.work, a.clock.Now())
+	// A delayed event that fails, or runs out of steps, ends in status
+	// error, which drops the timers: they may change in place, unless a
+	// snapshot handed out shares them.
+	a.r.ownsTimers, a.r.logTimers = !a.timersShared, true
+	ev := a.r.takeTimer(seq)
+	a.r.macrostep(ev)
+	_ = a.finish(ev) // the error is in the snapshot
 }

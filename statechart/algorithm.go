@@ -3,7 +3,11 @@
 // https://www.w3.org/TR/scxml/#AlgorithmforSCXMLInterpretation) and after
 // XState's packages/core/src/stateUtils.ts, so each function can be checked
 // against both. Where XState departs from SCXML we follow XState, and the
-// comment says "XState:".
+// comment says "XState:". The cost of a microstep is linear in the active
+// configuration and the transitions it takes (times the depth of the
+// machine), never in the number of transitions squared: conflicts, exit and
+// entry sets are computed from subtrees (see conflicts.go) and counted sets
+// (see scratch.go).
 
 package statechart
 
@@ -27,65 +31,83 @@ type runner struct {
 	now time.Time
 
 	active         []bool // membership of s.nodes
-	queue          []Event
+	queue          eventQueue
 	changed        bool // the microstep changed the snapshot (XState: a new snapshot object)
 	historyChanged bool
 	err            error
 	errNode        int
+	steps          int              // microsteps taken by this call, against Options.MaxSteps
+	outOfSteps     *StepBudgetError // set, as err, when the call ran out of steps
+
+	// ownsTimers: s.timers may be changed in place (else it is copied
+	// first, see mutableTimers); copiedTimers: it was copied in this call.
+	ownsTimers, copiedTimers bool
+	ownsHistory              bool          // s.history was copied in this call and may change in place
+	logTimers                bool          // record timer changes in timerLog (for an Actor)
+	timerLog                 []timerChange // this call's changes to s.timers
+
+	value   any  // the state value of s, while valueOK
+	valueOK bool // false once the configuration changes
+	// complete: inspectConfiguration's answer (and r.kid), while completeOK
+	complete, completeOK bool
 
 	// scratch
-	toEnter, defaultEntry nodeSet
-	toExit                []int
-	order, prevNodes      []int
-	targets               []int
-	exitA, exitB          nodeSet
-	selected              []*transition
-	filtered, eventless   []*transition
-	effective             []int
-	args                  ActionArgs
-}
-
-// nodeSet is a set of node indexes with insertion order and O(1) membership.
-type nodeSet struct {
-	has  []bool
-	list []int
-}
-
-func (ns *nodeSet) reset(n int) {
-	if len(ns.has) != n {
-		ns.has = make([]bool, n)
-		ns.list = ns.list[:0]
-		return
-	}
-	for _, i := range ns.list {
-		ns.has[i] = false
-	}
-	ns.list = ns.list[:0]
-}
-
-func (ns *nodeSet) add(i int) {
-	if !ns.has[i] {
-		ns.has[i] = true
-		ns.list = append(ns.list, i)
-	}
+	kid, kidCount       []int32 // per compound: an active child, and how many
+	kidTouched          []int
+	below               []bool // nodes with an active proper descendant, while belowOK
+	belowTouched        []int
+	belowOK, belowAsked bool
+	toEnter             entrySet
+	defaultEntry        nodeSet
+	toExit              []int
+	exiting             stampSet // the members of toExit
+	sortedNodes         []int
+	order, prevNodes    []int
+	targets, effective  []int
+	domains             []int    // per transition id: its domain, while domainKnown has it
+	domainKnown         stampSet // cleared every microstep
+	effectiveSeen       stampSet
+	picked              stampSet // transitions selected by selectEventlessTransitions
+	regionsDone         stampSet // parallel states whose regions enterAncestor has entered
+	selected            []*transition
+	filtered, eventless []*transition
+	conflicts           conflictSet
+	hasFinal, completed stampSet // enterStates: compounds with an active final child; parallel states done
+	finalCursor         []int32  // enterStates: per parallel state, the leading regions known final
+	finalTouched        []int
+	args                ActionArgs
+	historyBuckets      map[int][]int
+	exitDomains         []exitRegion
+	exitSelves          []int
 }
 
 func newRunner(m *Machine) *runner {
 	return &runner{m: m}
 }
 
-// begin makes s the working snapshot.
+// begin makes s the working snapshot and starts a new call: the step count
+// starts again from zero.
 func (r *runner) begin(ctx context.Context, s *Snapshot, now time.Time) {
 	r.ctx, r.s, r.now, r.err, r.errNode = ctx, s, now, nil, -1
-	if len(r.active) != len(r.m.nodes) {
-		r.active = make([]bool, len(r.m.nodes))
+	r.steps, r.outOfSteps, r.valueOK, r.value = 0, nil, false, nil
+	r.ownsTimers, r.copiedTimers, r.logTimers, r.timerLog = false, false, false, r.timerLog[:0]
+	r.ownsHistory = false
+	n := len(r.m.nodes)
+	if len(r.active) != n {
+		r.active = make([]bool, n)
+		r.kid = make([]int32, n)
+		r.kidCount = make([]int32, n)
+		r.below = make([]bool, n)
+		r.finalCursor = make([]int32, n)
+		r.kidTouched, r.belowTouched, r.finalTouched = r.kidTouched[:0], r.belowTouched[:0], r.finalTouched[:0]
 	} else {
 		clear(r.active)
 	}
 	for _, n := range s.nodes {
 		r.active[n] = true
 	}
-	r.queue = r.queue[:0]
+	r.queue.reset()
+	r.configurationChanged()
 }
 
 func (r *runner) fail(node int, err error) {
@@ -94,8 +116,13 @@ func (r *runner) fail(node int, err error) {
 	}
 }
 
-// runtimeError wraps r.err for the event being processed.
+// runtimeError wraps r.err for the event the call processed (ev); a call
+// that ran out of steps returns its *StepBudgetError.
 func (r *runner) runtimeError(ev Event) error {
+	if r.outOfSteps != nil {
+		r.outOfSteps.Event = ev.Type
+		return r.outOfSteps
+	}
 	re := &RuntimeError{Event: ev.Type, Err: r.err}
 	if r.errNode >= 0 {
 		re.State = r.m.nodes[r.errNode].id
@@ -103,11 +130,46 @@ func (r *runner) runtimeError(ev Event) error {
 	return re
 }
 
+// step counts one microstep against the call's budget, and stops the call
+// when the budget is spent.
+func (r *runner) step(ev Event) bool {
+	if r.steps++; r.steps <= r.m.opts.MaxSteps {
+		return true
+	}
+	if r.err == nil {
+		r.outOfSteps = &StepBudgetError{Event: ev.Type, Limit: r.m.opts.MaxSteps} // Event: see runtimeError
+		r.err = r.outOfSteps
+	}
+	return false
+}
+
+// currentValue is the state value of the working snapshot, computed once
+// per configuration (stateIn guards with a state value read it).
+func (r *runner) currentValue() any {
+	if !r.valueOK {
+		r.value, r.valueOK = r.s.Value(), true
+	}
+	return r.value
+}
+
+// configurationChanged forgets what was derived from the configuration.
+func (r *runner) configurationChanged() {
+	r.valueOK, r.value, r.belowOK, r.belowAsked, r.completeOK = false, nil, false, false, false
+	r.forgetDomains()
+}
+
+// forgetDomains empties the cache of domainOf.
+func (r *runner) forgetDomains() {
+	if len(r.domains) == r.m.transitions {
+		r.domainKnown.clear(r.m.transitions)
+	}
+}
+
 // initialTransition enters the initial configuration and runs the initial
 // macrostep (XState's getInitialSnapshot: initialMicrostep, then macrostep
 // on xstate.init).
 func (r *runner) initialTransition() {
-	init := &transition{source: 0, reenter: true}
+	init := &transition{id: -1, source: 0, reenter: true}
 	r.m.initialStateNodes(0, func(n int) { init.targets = append(init.targets, n) })
 	ev := Event{Type: EventInit}
 	r.microstep([]*transition{init}, ev, true)
@@ -126,10 +188,8 @@ func (m *Machine) initialStateNodes(n int, add func(int)) {
 	case kindCompound:
 		m.initialStateNodes(m.nodes[n].initial.targets[0], add)
 	case kindParallel:
-		for _, c := range m.nodes[n].children {
-			if m.nodes[c].kind != kindHistory {
-				m.initialStateNodes(c, add)
-			}
+		for _, c := range m.nodes[n].regions {
+			m.initialStateNodes(c, add)
 		}
 	}
 }
@@ -141,7 +201,7 @@ func (r *runner) macrostep(ev Event) {
 	case ev.Type == EventStop:
 		// XState: stops the machine; no transition is selected.
 		r.s.status = StatusStopped
-		r.s.timers = r.s.timers[:0]
+		r.s.clearTimers()
 		return
 	case ev.Type == EventInit:
 		// XState: selects no transition, only eventless ones.
@@ -182,13 +242,10 @@ func (r *runner) macrostepLoop(ev Event) {
 		}
 		eventless := len(enabled) > 0
 		if !eventless {
-			if len(r.queue) == 0 {
+			if r.queue.len() == 0 {
 				return
 			}
-			ev = r.queue[0]
-			n := copy(r.queue, r.queue[1:]) // keep the buffer's capacity for reuse
-			r.queue[n] = Event{}
-			r.queue = r.queue[:n]
+			ev = r.queue.pop()
 			enabled = r.selectTransitions(ev)
 			if r.err != nil {
 				return
@@ -210,14 +267,106 @@ func (r *runner) macrostepLoop(ev Event) {
 // its own transitions only when no region has one.
 func (r *runner) selectTransitions(ev Event) []*transition {
 	r.selected = r.selected[:0]
-	if !r.m.isComplete(r.s.nodes, r.active) {
+	if !r.completeOK {
+		r.complete, r.completeOK = r.inspectConfiguration(), true
+	}
+	if !r.complete {
 		// XState walks the state value; for a configuration its quirks
 		// left incomplete, walk the value's shape exactly.
 		r.transitionValue(0, r.m.adjacency(r.m.allStateNodes(r.s.nodes)), ev)
 		return r.selected
 	}
-	r.transitionNode(0, ev)
+	if len(r.s.nodes) <= 16 || r.mayTake(ev) {
+		r.transitionNode(0, ev)
+	}
 	return r.selected
+}
+
+// mayTake reports whether an active node has transitions for the event
+// (or a wildcard): if none has, no transition is selected and no guard is
+// evaluated, so the walk is skipped. Done events of regions nobody waits
+// for are typical. The answer costs at most the size of the configuration.
+func (r *runner) mayTake(ev Event) bool {
+	hs := r.m.handlers[ev.Type]
+	if len(hs)+len(r.m.wildcardNodes) > len(r.s.nodes) {
+		return true
+	}
+	for _, n := range hs {
+		if r.active[n] {
+			return true
+		}
+	}
+	for _, n := range r.m.wildcardNodes {
+		if r.active[n] {
+			return true
+		}
+	}
+	return false
+}
+
+// mayTakeEventless reports whether a node with eventless transitions is
+// active or above an active node; if none is, the selection is empty.
+func (r *runner) mayTakeEventless() bool {
+	if len(r.m.alwaysNodes) > len(r.s.nodes) {
+		return true
+	}
+	for _, n := range r.m.alwaysNodes {
+		if r.active[n] || r.hasActiveBelow(n) {
+			return true
+		}
+	}
+	return false
+}
+
+// inspectConfiguration reports whether the configuration is an ordinary
+// one: every active node's parent is active, every active compound state
+// has exactly one active child and every active parallel state all its
+// regions. It also records the active child of each compound state in
+// r.kid. The cost is linear in the configuration.
+func (r *runner) inspectConfiguration() bool {
+	for _, p := range r.kidTouched {
+		r.kidCount[p] = 0
+	}
+	r.kidTouched = r.kidTouched[:0]
+	inner := 0 // active compound and parallel states
+	for _, n := range r.s.nodes {
+		node := r.m.nodes[n]
+		if node.kind == kindCompound || node.kind == kindParallel {
+			inner++
+		}
+		p := node.parent
+		if p < 0 {
+			continue
+		}
+		if !r.active[p] {
+			return false
+		}
+		if r.kidCount[p] == 0 {
+			r.kidTouched = append(r.kidTouched, p)
+		}
+		r.kidCount[p]++
+		r.kid[p] = int32(n)
+	}
+	// Every active compound or parallel state must have active children
+	// (it is then in kidTouched), in the right number.
+	if len(r.kidTouched) != inner {
+		return false
+	}
+	for _, p := range r.kidTouched {
+		switch n := r.m.nodes[p]; n.kind {
+		case kindCompound:
+			// XState lets two transitions of one microstep enter two
+			// children of one compound state; the value then lists both.
+			if r.kidCount[p] != 1 {
+				return false
+			}
+		case kindParallel:
+			if int(r.kidCount[p]) != len(n.regions) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // jsKeyOrder orders sibling nodes the way Object.keys lists the keys of a
@@ -271,35 +420,6 @@ func (r *runner) transitionValue(n int, adj map[int][]int, ev Event) {
 	}
 }
 
-func (r *runner) transitionNode(n int, ev Event) {
-	before := len(r.selected)
-	node := r.m.nodes[n]
-	switch node.kind {
-	case kindCompound:
-		for _, c := range node.children {
-			if r.active[c] {
-				r.transitionNode(c, ev)
-				break
-			}
-		}
-	case kindParallel:
-		for _, c := range node.children {
-			if r.active[c] {
-				r.transitionNode(c, ev)
-				if r.err != nil {
-					return
-				}
-			}
-		}
-	}
-	if r.err != nil || len(r.selected) > before {
-		return
-	}
-	if t := r.next(n, ev); t != nil {
-		r.selected = append(r.selected, t)
-	}
-}
-
 // next returns the first candidate of node n for the event whose guard
 // passes (XState's StateNode.next). Candidates are the exact descriptor's
 // transitions, then the matching wildcard descriptors, longest first
@@ -313,14 +433,51 @@ func (r *runner) next(n int, ev Event) *transition {
 			}
 		}
 	}
+	if len(node.wildcards) > maxWildcardScan {
+		return r.nextByPrefix(node, ev)
+	}
 	for _, g := range node.wildcards {
-		if g.descriptor == ev.Type || !matchesEventDescriptor(ev.Type, g.descriptor) {
-			continue
+		if t, done := r.tryWildcard(g, ev); done {
+			return t
 		}
-		for _, t := range g.transitions {
-			if ok := r.evaluateGuard(t, ev); r.err != nil || ok {
-				return okTransition(ok, t)
+	}
+	return nil
+}
+
+// maxWildcardScan is the number of wildcard descriptors next compares with
+// the event one by one; a node with more looks up the descriptors the
+// event could match instead.
+const maxWildcardScan = 8
+
+// tryWildcard tries the transitions of a wildcard descriptor; done is true
+// when it matched the event and a guard passed or failed with an error.
+func (r *runner) tryWildcard(g *eventGroup, ev Event) (t *transition, done bool) {
+	if g.descriptor == ev.Type || !matchesEventDescriptor(ev.Type, g.descriptor) {
+		return nil, false
+	}
+	for _, t := range g.transitions {
+		if ok := r.evaluateGuard(t, ev); r.err != nil || ok {
+			return okTransition(ok, t), true
+		}
+	}
+	return nil, false
+}
+
+// nextByPrefix tries, longest first, the only wildcard descriptors that
+// can match the event: "p.*" for each prefix p of its type that ends
+// before a "." (the empty one too), the type itself included, then "*". Matching descriptors
+// differ in length, so this is the order of node.wildcards.
+func (r *runner) nextByPrefix(node *stateNode, ev Event) *transition {
+	for end := len(ev.Type); end >= 0; end = strings.LastIndexByte(ev.Type[:end], '.') {
+		if g := node.byEvent[ev.Type[:end]+".*"]; g != nil {
+			if t, done := r.tryWildcard(g, ev); done {
+				return t
 			}
+		}
+	}
+	if g := node.byEvent["*"]; g != nil {
+		if t, done := r.tryWildcard(g, ev); done {
+			return t
 		}
 	}
 	return nil
@@ -333,6 +490,28 @@ func okTransition(ok bool, t *transition) *transition {
 	return nil
 }
 
+func (r *runner) transitionNode(n int, ev Event) {
+	before := len(r.selected)
+	node := r.m.nodes[n]
+	switch node.kind {
+	case kindCompound:
+		r.transitionNode(int(r.kid[n]), ev)
+	case kindParallel:
+		for _, c := range node.regions {
+			r.transitionNode(c, ev)
+			if r.err != nil {
+				return
+			}
+		}
+	}
+	if r.err != nil || len(r.selected) > before {
+		return
+	}
+	if t := r.next(n, ev); t != nil {
+		r.selected = append(r.selected, t)
+	}
+}
+
 // selectEventlessTransitions takes, for each atomic state in
 // configuration order, the first enabled `always` transition of the state
 // or its nearest ancestor that has one, then removes conflicts.
@@ -340,6 +519,11 @@ func okTransition(ok bool, t *transition) *transition {
 // document order.
 func (r *runner) selectEventlessTransitions(ev Event) []*transition {
 	r.selected = r.selected[:0]
+	if !r.mayTakeEventless() {
+		r.eventless = r.eventless[:0]
+		return r.eventless
+	}
+	r.picked.clear(r.m.transitions)
 	for _, a := range r.s.nodes {
 		if k := r.m.nodes[a].kind; k != kindAtomic && k != kindFinal {
 			continue
@@ -352,7 +536,7 @@ func (r *runner) selectEventlessTransitions(ev Event) []*transition {
 					return nil
 				}
 				if ok {
-					if !containsTransition(r.selected, t) {
+					if r.picked.add(t.id) {
 						r.selected = append(r.selected, t)
 					}
 					break loop
@@ -364,23 +548,15 @@ func (r *runner) selectEventlessTransitions(ev Event) []*transition {
 	return r.eventless
 }
 
-func containsTransition(ts []*transition, t *transition) bool {
-	for _, x := range ts {
-		if x == t {
-			return true
-		}
-	}
-	return false
-}
-
 // microstep takes one set of enabled transitions: exit, transition actions,
 // entry (https://www.w3.org/TR/scxml/#microstepProcedure). An empty set is
-// a no-op.
+// a no-op, but still a step of the call's budget, as is every event taken.
 func (r *runner) microstep(ts []*transition, ev Event, isInitial bool) {
 	r.changed, r.historyChanged = false, false
-	if len(ts) == 0 {
+	if !r.step(ev) || len(ts) == 0 {
 		return
 	}
+	defer r.configurationChanged()
 	r.filtered = r.removeConflictingTransitions(ts, r.filtered[:0])
 	filtered := r.filtered
 	r.prevNodes = append(r.prevNodes[:0], r.s.nodes...)
@@ -411,7 +587,7 @@ func (r *runner) microstep(ts []*transition, ev Event, isInitial bool) {
 				return
 			}
 		}
-		r.s.timers = r.s.timers[:0]
+		r.s.clearTimers()
 		r.changed = true
 	}
 	if !r.sameNodes() {
@@ -437,102 +613,36 @@ func (r *runner) sameNodes() bool {
 	return true
 }
 
-// removeConflictingTransitions keeps, of two transitions whose exit sets
-// intersect, the one whose source is a descendant of the other's source;
-// otherwise the earlier one (document order of selection). The result is
-// appended to kept, which must not alias ts.
-func (r *runner) removeConflictingTransitions(ts, kept []*transition) []*transition {
-	if len(ts) <= 1 {
-		return append(kept, ts...)
-	}
-	for _, t1 := range ts {
-		preempted := false
-		var remove []*transition
-		r.exitA.reset(len(r.m.nodes))
-		r.computeExitSet(t1, &r.exitA)
-		for _, t2 := range kept {
-			r.exitB.reset(len(r.m.nodes))
-			r.computeExitSet(t2, &r.exitB)
-			if !intersects(&r.exitA, &r.exitB) {
-				continue
-			}
-			if r.m.isDescendant(t1.source, t2.source) {
-				remove = append(remove, t2)
-			} else {
-				preempted = true
-				break
-			}
-		}
-		if preempted {
-			continue
-		}
-		if len(remove) > 0 {
-			k := kept[:0]
-			for _, t := range kept {
-				if !containsTransition(remove, t) {
-					k = append(k, t)
-				}
-			}
-			kept = k
-		}
-		kept = append(kept, t1)
-	}
-	return kept
-}
-
-func intersects(a, b *nodeSet) bool {
-	for _, i := range a.list {
-		if b.has[i] {
-			return true
-		}
-	}
-	return false
-}
-
-// isDescendant reports whether a is a proper descendant of b; b == -1
-// stands for "above the root", of which every node (root included) is a
-// descendant, as in XState.
-func (m *Machine) isDescendant(a, b int) bool {
-	if b < 0 {
-		return true
-	}
-	for p := m.nodes[a].parent; p >= 0; p = m.nodes[p].parent {
-		if p == b {
-			return true
-		}
-	}
-	return false
-}
-
 // getEffectiveTargetStates replaces history targets by the states they
-// remember, or by their default targets.
+// remember, or by their default targets. The result is appended to out,
+// each state once.
 func (r *runner) getEffectiveTargetStates(t *transition, out []int) []int {
+	if len(t.targets) == 1 && r.m.nodes[t.targets[0]].kind != kindHistory {
+		return append(out, t.targets[0])
+	}
+	r.effectiveSeen.clear(len(r.m.nodes))
+	return r.addEffectiveTargetStates(t, out)
+}
+
+func (r *runner) addEffectiveTargetStates(t *transition, out []int) []int {
 	for _, tg := range t.targets {
-		if r.m.nodes[tg].kind == kindHistory {
-			if h, ok := r.s.history[tg]; ok {
-				for _, n := range h {
-					out = appendUnique(out, n)
-				}
-			} else {
-				def := r.m.historyDefaultTransition(tg)
-				for _, n := range r.getEffectiveTargetStates(def, nil) {
-					out = appendUnique(out, n)
+		if r.m.nodes[tg].kind != kindHistory {
+			if r.effectiveSeen.add(tg) {
+				out = append(out, tg)
+			}
+			continue
+		}
+		if h, ok := r.s.history[tg]; ok {
+			for _, n := range h {
+				if r.effectiveSeen.add(n) {
+					out = append(out, n)
 				}
 			}
 			continue
 		}
-		out = appendUnique(out, tg)
+		out = r.addEffectiveTargetStates(r.m.historyDefaultTransition(tg), out)
 	}
 	return out
-}
-
-func appendUnique(s []int, v int) []int {
-	for _, x := range s {
-		if x == v {
-			return s
-		}
-	}
-	return append(s, v)
 }
 
 // historyDefaultTransition is XState's resolveHistoryDefaultTransition: the
@@ -545,9 +655,27 @@ func (m *Machine) historyDefaultTransition(h int) *transition {
 	}
 	p := m.nodes[n.parent]
 	if p.kind == kindParallel {
-		return &transition{source: h, targets: []int{n.parent}}
+		return n.parallelDef
 	}
 	return p.initial
+}
+
+// domainOf is getTransitionDomain, computed once per transition while the
+// history values stay the same (conflicts, exit set and entry set all need
+// it; recording history forgets the answers, as a domain depends on the
+// states a history target stands for).
+func (r *runner) domainOf(t *transition) int {
+	if t.id < 0 {
+		return r.getTransitionDomain(t)
+	}
+	if len(r.domains) != r.m.transitions {
+		r.domains = make([]int, r.m.transitions)
+		r.domainKnown.clear(r.m.transitions)
+	}
+	if r.domainKnown.add(t.id) {
+		r.domains[t.id] = r.getTransitionDomain(t)
+	}
+	return r.domains[t.id]
 }
 
 // getTransitionDomain returns the state whose descendants the transition
@@ -593,85 +721,126 @@ func (r *runner) getTransitionDomain(t *transition) int {
 	return 0
 }
 
-// computeExitSet adds to set the active states a transition exits.
-func (r *runner) computeExitSet(t *transition, set *nodeSet) {
-	if len(t.targets) == 0 {
-		return
-	}
-	domain := r.getTransitionDomain(t)
-	if t.reenter && t.source == domain {
-		set.add(domain)
-	}
-	for _, n := range r.s.nodes {
-		if r.m.isDescendant(n, domain) {
-			set.add(n)
-		}
-	}
-}
-
 // exitStates exits the exit set in reverse document order, recording
-// history first (https://www.w3.org/TR/scxml/#exitStates).
+// history first (https://www.w3.org/TR/scxml/#exitStates). The transitions
+// are free of conflicts, so their exit sets are disjoint: each is the
+// active nodes inside its domain (a range of node indexes), plus the
+// domain itself when the transition re-enters its source.
 func (r *runner) exitStates(ts []*transition, ev Event) {
-	r.exitA.reset(len(r.m.nodes))
+	r.toExit = r.toExit[:0]
+	r.exitSelves = r.exitSelves[:0]
+	r.exitDomains = r.exitDomains[:0]
 	for _, t := range ts {
-		r.computeExitSet(t, &r.exitA)
-	}
-	if len(r.exitA.list) == 0 {
-		return
-	}
-	r.toExit = append(r.toExit[:0], r.exitA.list...)
-	sortDescending(r.toExit)
-
-	var hist map[int][]int
-	for _, x := range r.toExit {
-		for _, h := range r.m.nodes[x].children {
-			hn := r.m.nodes[h]
-			if hn.kind != kindHistory {
-				continue
-			}
-			if hist == nil {
-				hist = make(map[int][]int, len(r.s.history)+1)
-				for k, v := range r.s.history {
-					hist[k] = v
-				}
-			}
-			var remembered []int
-			for _, n := range r.s.nodes {
-				if hn.deep {
-					if k := r.m.nodes[n].kind; (k == kindAtomic || k == kindFinal) && r.m.isDescendant(n, x) {
-						remembered = append(remembered, n)
-					}
-				} else if r.m.nodes[n].parent == x {
-					remembered = append(remembered, n)
-				}
-			}
-			hist[h] = remembered
+		if e := r.exitRegionOf(t); !e.empty {
+			r.exitDomains = append(r.exitDomains, e)
 		}
 	}
-	if hist != nil {
-		r.s.history = hist
-		r.changed, r.historyChanged = true, true
+	if len(r.exitDomains) == 0 {
+		return
 	}
+	r.exiting.clear(len(r.m.nodes))
+	nodes := r.s.nodes
+	if len(r.exitDomains) > 1 {
+		// Several domains: find the active nodes of each by binary search.
+		nodes = append(r.sortedNodes[:0], r.s.nodes...)
+		slices.Sort(nodes)
+		r.sortedNodes = nodes
+	}
+	for _, e := range r.exitDomains {
+		in := nodes
+		if e.domain >= 0 && len(r.exitDomains) > 1 {
+			from, _ := slices.BinarySearch(nodes, e.domain+1)
+			to, _ := slices.BinarySearch(nodes, r.m.nodes[e.domain].end)
+			in = nodes[from:to]
+		}
+		for _, n := range in {
+			if r.m.isDescendant(n, e.domain) && r.exiting.add(n) {
+				r.toExit = append(r.toExit, n)
+			}
+		}
+		if e.self && r.exiting.add(e.domain) {
+			r.toExit = append(r.toExit, e.domain)
+		}
+	}
+	sortDescending(r.toExit)
+	r.recordHistory()
 	for _, x := range r.toExit {
 		r.executeActions(r.m.nodes[x].exit, ev, x)
 		if r.err != nil {
 			return
 		}
-		r.removeNode(x)
+		r.active[x] = false
 	}
-}
-
-func (r *runner) removeNode(x int) {
-	if !r.active[x] {
-		return
-	}
-	r.active[x] = false
-	for i, n := range r.s.nodes {
-		if n == x {
-			r.s.nodes = append(r.s.nodes[:i], r.s.nodes[i+1:]...)
-			return
+	kept := r.s.nodes[:0]
+	for _, n := range r.s.nodes {
+		if r.active[n] {
+			kept = append(kept, n)
 		}
 	}
+	clear(r.s.nodes[len(kept):])
+	r.s.nodes = kept
+}
+
+// recordHistory sets the value of every history state of an exited state,
+// from the configuration before the exit: for a shallow history the active
+// children of its parent, for a deep one the active atomic descendants, in
+// configuration order.
+func (r *runner) recordHistory() {
+	if !r.m.hasHistory {
+		return
+	}
+	any := false
+	for _, x := range r.toExit {
+		if len(r.m.nodes[x].histories) > 0 {
+			any = true
+			break
+		}
+	}
+	if !any {
+		return
+	}
+	if r.historyBuckets == nil {
+		r.historyBuckets = map[int][]int{}
+	}
+	buckets := r.historyBuckets
+	clear(buckets)
+	for _, n := range r.s.nodes {
+		node := r.m.nodes[n]
+		if p := node.parent; p >= 0 && r.exiting.has(p) && len(r.m.nodes[p].histories) > 0 {
+			buckets[2*p] = append(buckets[2*p], n) // shallow: children of p
+		}
+		if node.kind != kindAtomic && node.kind != kindFinal {
+			continue
+		}
+		for a := node.parent; a >= 0; a = r.m.nodes[a].parent {
+			if r.exiting.has(a) && len(r.m.nodes[a].histories) > 0 {
+				buckets[2*a+1] = append(buckets[2*a+1], n) // deep: atomic descendants of a
+			}
+		}
+	}
+	// The history map is shared with the snapshot the call started from:
+	// copy it once per call, then change the copy.
+	hist := r.s.history
+	if !r.ownsHistory || hist == nil {
+		hist = make(map[int][]int, len(r.s.history)+1)
+		for k, v := range r.s.history {
+			hist[k] = v
+		}
+		r.ownsHistory = true
+	}
+	for _, x := range r.toExit {
+		for _, h := range r.m.nodes[x].histories {
+			key := 2 * x
+			if r.m.nodes[h].deep {
+				key++
+			}
+			hist[h] = append([]int{}, buckets[key]...)
+		}
+	}
+	clear(buckets)
+	r.s.history = hist
+	r.changed, r.historyChanged = true, true
+	r.forgetDomains()
 }
 
 // enterStates enters the entry set in document order, running entry
@@ -679,8 +848,9 @@ func (r *runner) removeNode(x int) {
 // raises done events for completed compound and parallel states
 // (https://www.w3.org/TR/scxml/#enterStates).
 func (r *runner) enterStates(ts []*transition, ev Event, isInitial bool) {
-	r.toEnter.reset(len(r.m.nodes))
+	r.toEnter.reset(r.m)
 	r.defaultEntry.reset(len(r.m.nodes))
+	r.regionsDone.clear(len(r.m.nodes))
 	r.computeEntrySet(ts)
 	if isInitial {
 		r.defaultEntry.add(0)
@@ -691,7 +861,7 @@ func (r *runner) enterStates(ts []*transition, ev Event, isInitial bool) {
 	order := append(r.order[:0], r.toEnter.list...)
 	r.order = order
 	slices.Sort(order)
-	var completed []int
+	finalChecks := false
 	for _, n := range order {
 		node := r.m.nodes[n]
 		if !r.active[n] {
@@ -711,7 +881,14 @@ func (r *runner) enterStates(ts []*transition, ev Event, isInitial bool) {
 		if node.kind != kindFinal {
 			continue
 		}
+		if !finalChecks {
+			r.startFinalChecks()
+			finalChecks = true
+		}
 		parent := node.parent
+		if parent >= 0 {
+			r.hasFinal.add(parent)
+		}
 		ancestor := -1
 		if parent >= 0 {
 			if r.m.nodes[parent].kind == kindParallel {
@@ -729,11 +906,11 @@ func (r *runner) enterStates(ts []*transition, ev Event, isInitial bool) {
 			if node.hasOutput {
 				done.Data = map[string]any{"output": cloneValue(node.output)}
 			}
-			r.queue = append(r.queue, done)
+			r.queue.push(done)
 		}
-		for ancestor >= 0 && r.m.nodes[ancestor].kind == kindParallel && !containsInt(completed, ancestor) && r.m.isInFinalState(r.active, ancestor) {
-			completed = append(completed, ancestor)
-			r.queue = append(r.queue, Event{Type: doneStatePrefix + r.m.nodes[ancestor].id})
+		for ancestor >= 0 && r.m.nodes[ancestor].kind == kindParallel && !r.completed.has(ancestor) && r.parallelIsFinal(ancestor) {
+			r.completed.add(ancestor)
+			r.queue.push(Event{Type: doneStatePrefix + r.m.nodes[ancestor].id})
 			completion = ancestor
 			ancestor = r.m.nodes[ancestor].parent
 		}
@@ -745,6 +922,51 @@ func (r *runner) enterStates(ts []*transition, ev Event, isInitial bool) {
 	}
 }
 
+// startFinalChecks prepares parallelIsFinal for one enterStates, when it
+// enters its first final state: the compound states that have an active
+// final child, and no region known final yet.
+func (r *runner) startFinalChecks() {
+	r.hasFinal.clear(len(r.m.nodes))
+	r.completed.clear(len(r.m.nodes))
+	for _, p := range r.finalTouched {
+		r.finalCursor[p] = 0
+	}
+	r.finalTouched = r.finalTouched[:0]
+	for _, n := range r.s.nodes {
+		if r.m.nodes[n].kind == kindFinal && r.m.nodes[n].parent >= 0 {
+			r.hasFinal.add(r.m.nodes[n].parent)
+		}
+	}
+}
+
+// parallelIsFinal is isInFinalState for a parallel state during
+// enterStates. States are only added while entering, so a region once
+// final stays final: each parallel state keeps a cursor past its leading
+// final regions, and the checks of one microstep cost, in total, the
+// regions plus one region per check.
+func (r *runner) parallelIsFinal(p int) bool {
+	regions := r.m.nodes[p].regions
+	c := int(r.finalCursor[p])
+	for c < len(regions) && r.regionIsFinal(regions[c]) {
+		if c == 0 {
+			r.finalTouched = append(r.finalTouched, p)
+		}
+		c++
+		r.finalCursor[p] = int32(c)
+	}
+	return c == len(regions)
+}
+
+func (r *runner) regionIsFinal(n int) bool {
+	switch r.m.nodes[n].kind {
+	case kindCompound:
+		return r.hasFinal.has(n)
+	case kindParallel:
+		return r.parallelIsFinal(n)
+	}
+	return r.m.nodes[n].kind == kindFinal
+}
+
 // machineOutput is XState's getMachineOutput: the root's static output.
 func (r *runner) machineOutput(completion int) (any, bool) {
 	root := r.m.nodes[0]
@@ -752,15 +974,6 @@ func (r *runner) machineOutput(completion int) (any, bool) {
 		return nil, false
 	}
 	return cloneValue(root.output), true
-}
-
-func containsInt(s []int, v int) bool {
-	for _, x := range s {
-		if x == v {
-			return true
-		}
-	}
-	return false
 }
 
 // isInFinalState: a compound state is in a final state when a final child
@@ -776,8 +989,8 @@ func (m *Machine) isInFinalState(active []bool, n int) bool {
 		}
 		return false
 	case kindParallel:
-		for _, c := range node.children {
-			if m.nodes[c].kind != kindHistory && !m.isInFinalState(active, c) {
+		for _, c := range node.regions {
+			if !m.isInFinalState(active, c) {
 				return false
 			}
 		}
@@ -790,7 +1003,7 @@ func (m *Machine) isInFinalState(active []bool, n int) bool {
 // defaultEntry with those entered by default (whose initial actions run).
 func (r *runner) computeEntrySet(ts []*transition) {
 	for _, t := range ts {
-		domain := r.getTransitionDomain(t)
+		domain := r.domainOf(t)
 		for _, s := range t.targets {
 			if r.m.nodes[s].kind != kindHistory && (t.source != s || t.source != domain || t.reenter) {
 				r.toEnter.add(s)
@@ -853,8 +1066,8 @@ func (r *runner) addDescendantStatesToEnter(s int) {
 		r.addDescendantStatesToEnter(init)
 		r.addProperAncestorStatesToEnter(init, s)
 	case kindParallel:
-		for _, c := range node.children {
-			if r.m.nodes[c].kind == kindHistory || r.hasDescendantToEnter(c) {
+		for _, c := range node.regions {
+			if r.toEnter.hasDescendant(c) {
 				continue
 			}
 			r.toEnter.add(c)
@@ -862,15 +1075,6 @@ func (r *runner) addDescendantStatesToEnter(s int) {
 			r.addDescendantStatesToEnter(c)
 		}
 	}
-}
-
-func (r *runner) hasDescendantToEnter(c int) bool {
-	for _, s := range r.toEnter.list {
-		if r.m.isDescendant(s, c) {
-			return true
-		}
-	}
-	return false
 }
 
 // addAncestorStatesToEnter enters the proper ancestors of n below to (and
@@ -899,11 +1103,13 @@ func (r *runner) enterAncestor(anc, reentrancy int) {
 	if reentrancy == -2 || r.m.isDescendant(anc, reentrancy) {
 		r.toEnter.add(anc)
 	}
-	if r.m.nodes[anc].kind != kindParallel {
+	// The entry set only grows, so once the regions of anc are entered a
+	// second pass over them would change nothing.
+	if r.m.nodes[anc].kind != kindParallel || !r.regionsDone.add(anc) {
 		return
 	}
-	for _, c := range r.m.nodes[anc].children {
-		if r.m.nodes[c].kind == kindHistory || r.hasDescendantToEnter(c) {
+	for _, c := range r.m.nodes[anc].regions {
+		if r.toEnter.hasDescendant(c) {
 			continue
 		}
 		r.toEnter.add(c)

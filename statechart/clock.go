@@ -4,7 +4,7 @@
 package statechart
 
 import (
-	"sort"
+	"container/heap"
 	"sync"
 	"time"
 )
@@ -37,7 +37,7 @@ type SimulatedClock struct {
 	mu          sync.Mutex
 	now         time.Time
 	seq         uint64
-	timers      map[uint64]*simTimer
+	timers      simHeap // by due time, then registration order
 	flushing    bool
 	invalidated bool
 	fired       int
@@ -49,14 +49,43 @@ type SimulatedClock struct {
 const maxSimulatedFires = 1_000_000
 
 type simTimer struct {
-	due time.Time
-	seq uint64
-	f   func()
+	due   time.Time
+	seq   uint64
+	f     func()
+	index int // in the heap; -1 once removed
+}
+
+// simHeap is a min-heap of timers for container/heap.
+type simHeap []*simTimer
+
+func (h simHeap) Len() int { return len(h) }
+func (h simHeap) Less(i, j int) bool {
+	if !h[i].due.Equal(h[j].due) {
+		return h[i].due.Before(h[j].due)
+	}
+	return h[i].seq < h[j].seq
+}
+func (h simHeap) Swap(i, j int) {
+	h[i], h[j] = h[j], h[i]
+	h[i].index, h[j].index = i, j
+}
+func (h *simHeap) Push(x any) {
+	t := x.(*simTimer)
+	t.index = len(*h)
+	*h = append(*h, t)
+}
+func (h *simHeap) Pop() any {
+	old := *h
+	t := old[len(old)-1]
+	old[len(old)-1] = nil
+	*h = old[:len(old)-1]
+	t.index = -1
+	return t
 }
 
 // NewSimulatedClock returns a simulated clock at the Unix epoch.
 func NewSimulatedClock() *SimulatedClock {
-	return &SimulatedClock{now: time.UnixMilli(0).UTC(), timers: map[uint64]*simTimer{}}
+	return &SimulatedClock{now: time.UnixMilli(0).UTC()}
 }
 
 // Now returns the simulated time.
@@ -71,16 +100,18 @@ func (c *SimulatedClock) AfterFunc(d time.Duration, f func()) func() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.invalidated = c.flushing
-	id := c.seq
+	t := &simTimer{due: c.now.Add(d), seq: c.seq, f: f}
 	c.seq++
-	c.timers[id] = &simTimer{due: c.now.Add(d), seq: id, f: f}
+	heap.Push(&c.timers, t)
 	return func() bool {
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		c.invalidated = c.flushing
-		_, ok := c.timers[id]
-		delete(c.timers, id)
-		return ok
+		if t.index < 0 {
+			return false
+		}
+		heap.Remove(&c.timers, t.index)
+		return true
 	}
 }
 
@@ -96,6 +127,10 @@ func (c *SimulatedClock) Advance(d time.Duration) {
 	c.flush()
 }
 
+// flush is XState's flushTimeouts. A walk visits the timers present when
+// it started, in order; as long as no function schedules or cancels a
+// timer, the earliest timer left is the next one of the walk, so the heap
+// stands in for XState's sorted copy and a walk costs O(log n) per timer.
 func (c *SimulatedClock) flush() {
 	c.mu.Lock()
 	if c.flushing {
@@ -106,17 +141,7 @@ func (c *SimulatedClock) flush() {
 	c.flushing = true
 	c.fired = 0
 restart:
-	sorted := make([]*simTimer, 0, len(c.timers))
-	for _, t := range c.timers {
-		sorted = append(sorted, t)
-	}
-	sort.Slice(sorted, func(i, j int) bool {
-		if !sorted[i].due.Equal(sorted[j].due) {
-			return sorted[i].due.Before(sorted[j].due)
-		}
-		return sorted[i].seq < sorted[j].seq
-	})
-	for _, t := range sorted {
+	for walk := len(c.timers); walk > 0; walk-- {
 		if c.fired++; c.fired > maxSimulatedFires {
 			break // a timer that keeps rescheduling itself at once
 		}
@@ -124,10 +149,11 @@ restart:
 			c.invalidated = false
 			goto restart
 		}
+		t := c.timers[0]
 		if t.due.After(c.now) {
-			continue
+			break // and so are the rest of the walk
 		}
-		delete(c.timers, t.seq)
+		heap.Pop(&c.timers)
 		c.mu.Unlock()
 		t.f()
 		c.mu.Lock()

@@ -29,6 +29,36 @@
 // values, for callers that keep state elsewhere (a database, a shared
 // store). A snapshot marshals to JSON and restores with [Machine.Restore]
 // on another process, history and pending delayed events included.
+// Restore accepts only a state the machine can be in — known states in a
+// legal configuration, a value that agrees with it, history values its
+// history states can hold, delayed events only while active — and says
+// what is wrong otherwise; whatever it accepts, MarshalJSON writes back in
+// a form Restore reads as the same snapshot. (A machine with history
+// states can reach configurations that are not legal, as XState does, and
+// Restore accepts those.)
+//
+// # Limits
+//
+// A machine is input: a gate compiles configs it did not write and runs
+// them on every request. Compile bounds the document ([Options.MaxBytes],
+// [Options.MaxDepth], [Options.MaxStates]), and what it keeps is linear in
+// the document, however deep guards nest. Every call that runs the machine
+// — [Machine.Start], [Machine.Transition], [Machine.Advance],
+// [Actor.Send], and each delayed event an Actor fires — has one step
+// budget, [Options.MaxSteps] (default 100,000): every microstep counts,
+// and so does every event taken that selects no transition, across all the
+// macrosteps of the call (all the delayed events one Advance fires). The
+// work of a step is linear in the active configuration and the
+// transitions it takes: the internal event queue, conflict resolution,
+// exit and entry sets, done events and pending delayed events cost no
+// more, whatever the number of parallel regions, raised events or timers.
+// A call that runs out of steps returns a [*StepBudgetError] (errors.Is
+// [ErrStepBudget]) and changes nothing: Transition and Advance return
+// their input snapshot, Actor.Send leaves the actor as it was. A delayed
+// event an Actor fires has no caller to tell, so the actor then keeps its
+// state with status error. [Options.MaxMicrosteps] is XState's
+// maxIterations, a limit per macrostep that ends in status error; by
+// default the step budget comes first.
 //
 // # Algorithm
 //

@@ -93,6 +93,28 @@ var ErrGuardNotImplemented = errors.New("guard is not implemented")
 // more than [Options.MaxMicrosteps] microsteps.
 var ErrInfiniteLoop = errors.New("infinite loop detected")
 
+// ErrStepBudget is matched, with errors.Is, by the [*StepBudgetError] of a
+// call that ran out of its step budget ([Options.MaxSteps]).
+var ErrStepBudget = errors.New("step budget exhausted")
+
+// StepBudgetError reports that one call (Start, Transition, Advance,
+// Actor.Send, or a delayed event fired by an Actor) needed more than
+// [Options.MaxSteps] steps. The call changed nothing: the caller's snapshot,
+// or the Actor's, is the one it had before the call. (A delayed event fired
+// by an Actor has no caller to return the error to: the actor then keeps
+// its state with status error, and Snapshot.Err returns this error.)
+type StepBudgetError struct {
+	Event string // the type of the event the call processed (Advance: the delayed event it was at)
+	Limit int    // the budget: Options.MaxSteps
+}
+
+func (e *StepBudgetError) Error() string {
+	return fmt.Sprintf("statechart: on event %q: more than %d steps in one call (Options.MaxSteps): the machine loops, or needs a larger budget; nothing was changed", e.Event, e.Limit)
+}
+
+// Is reports whether target is ErrStepBudget.
+func (e *StepBudgetError) Is(target error) bool { return target == ErrStepBudget }
+
 // ErrNotActive is returned when an event is sent to a snapshot or actor whose
 // status is not active, with errors.Is. XState ignores such events silently;
 // the pure functions report it so callers can tell.

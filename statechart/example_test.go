@@ -3,6 +3,7 @@ package statechart_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -135,4 +136,26 @@ func ExampleMachine_Restore() {
 	// Output:
 	// xstate.after.60000.doc.review due 09:01:00
 	// expired
+}
+
+// A machine that raises more events than it takes never settles; the call
+// stops at the step budget and leaves the snapshot as it was.
+func ExampleStepBudgetError() {
+	ctx := context.Background()
+	m, _ := statechart.Compile([]byte(`{
+		"initial": "idle",
+		"states": {
+			"idle": {"on": {"PING": {"actions": [
+				{"type": "xstate.raise", "params": {"event": {"type": "PING"}}},
+				{"type": "xstate.raise", "params": {"event": {"type": "PING"}}}
+			]}}}
+		}
+	}`), &statechart.Options{MaxSteps: 1000})
+	s, _ := m.Start(ctx, time.Time{})
+	next, err := m.Transition(ctx, s, statechart.NewEvent("PING"), time.Time{})
+	fmt.Println(errors.Is(err, statechart.ErrStepBudget), next == s, next.Status())
+	fmt.Println(err)
+	// Output:
+	// true true active
+	// statechart: on event "PING": more than 1000 steps in one call (Options.MaxSteps): the machine loops, or needs a larger budget; nothing was changed
 }

@@ -546,3 +546,119 @@ func TestFuzzMachinesReachEveryStatus(t *testing.T) {
 	require.Equal(t, 1.0, s.Context()["unknown"])
 	require.Equal(t, false, s.Context()["dirty"])
 }
+
+// restoreCase is a conformance case, as FuzzRestore reads it.
+type restoreCase struct {
+	Machine json.RawMessage `json:"machine"`
+	Steps   []struct {
+		Event   *statechart.Event `json:"event"`
+		Advance *float64          `json:"advance"`
+	} `json:"steps"`
+}
+
+// restoreMachines compiles the machine of every conformance case, and
+// returns with them the persisted snapshots a simulated-clock actor goes
+// through on the case's steps.
+func restoreMachines(tb testing.TB) ([]*statechart.Machine, [][][]byte) {
+	var files []string
+	for _, pattern := range []string{"../conformance/cases/*.json", "../conformance/cases/*/*.json"} {
+		matches, err := filepath.Glob(pattern)
+		require.NoError(tb, err)
+		files = append(files, matches...)
+	}
+	require.NotEmpty(tb, files, "no conformance cases")
+	var machines []*statechart.Machine
+	var snapshots [][][]byte
+	ctx := context.Background()
+	for _, file := range files {
+		data, err := os.ReadFile(file)
+		require.NoError(tb, err)
+		var c restoreCase
+		require.NoError(tb, json.Unmarshal(data, &c), file)
+		impl, err := statechart.ParseImplementations(data)
+		require.NoError(tb, err, file)
+		m, err := statechart.Compile(c.Machine, &statechart.Options{Implementations: impl, AllowMissingGuards: true, MaxSteps: 2000})
+		if err != nil {
+			continue // cases of load errors
+		}
+		clock := statechart.NewSimulatedClock()
+		a := statechart.NewActor(m, &statechart.ActorOptions{Clock: clock})
+		_ = a.Start(ctx)
+		var snaps [][]byte
+		add := func() {
+			b, err := json.Marshal(a.Snapshot())
+			require.NoError(tb, err)
+			snaps = append(snaps, b)
+		}
+		add()
+		for _, st := range c.Steps {
+			if st.Event != nil {
+				_ = a.Send(ctx, *st.Event)
+			} else if st.Advance != nil {
+				clock.Advance(time.Duration(*st.Advance * float64(time.Millisecond)))
+			}
+			add()
+		}
+		machines = append(machines, m)
+		snapshots = append(snapshots, snaps)
+	}
+	return machines, snapshots
+}
+
+// FuzzRestore feeds Restore arbitrary snapshots for the machine of a
+// conformance case, seeded with the snapshots the case goes through.
+// Restore must never panic; whatever it accepts must marshal to a form it
+// accepts again as the same snapshot, and must run: an event and a clock
+// advance on it give snapshots that round-trip too.
+func FuzzRestore(f *testing.F) {
+	machines, snapshots := restoreMachines(f)
+	for i, snaps := range snapshots {
+		for _, s := range snaps {
+			f.Add(uint16(i), s)
+		}
+	}
+	for _, broken := range []string{
+		``, `{}`, `null`, `[]`, `{"status":"active","value":"nope"}`, `{"status":"done"}`,
+		`{"status":"active","value":{},"nodes":["x"]}`, `{"status":"error","error":"boom"}`,
+		`{"status":"active","scheduledEvents":[{"id":"a","event":{"type":"E"},"seq":1,"keyed":true},{"id":"a","event":{"type":"E"},"seq":2,"keyed":true}]}`,
+	} {
+		f.Add(uint16(0), []byte(broken))
+	}
+	ctx := context.Background()
+	f.Fuzz(func(t *testing.T, which uint16, data []byte) {
+		m := machines[int(which)%len(machines)]
+		s, err := m.Restore(data)
+		if err != nil {
+			require.Nil(t, s)
+			require.True(t, strings.HasPrefix(err.Error(), "statechart: restore: "), err.Error())
+			return
+		}
+		requireRestoresToItself(t, m, s)
+		if s.Status() != statechart.StatusActive {
+			return
+		}
+		for _, ev := range append(m.Events(), "OTHER")[:1] {
+			next, err := m.Transition(ctx, s, statechart.NewEvent(ev), epoch)
+			if err == nil || next.Status() == statechart.StatusError {
+				requireRestoresToItself(t, m, next)
+			}
+		}
+		if due, ok := s.NextDue(); ok {
+			next, _ := m.Advance(ctx, s, due)
+			requireRestoresToItself(t, m, next)
+		}
+	})
+}
+
+// requireRestoresToItself checks that s marshals to a form Restore reads
+// back as the same snapshot.
+func requireRestoresToItself(t *testing.T, m *statechart.Machine, s *statechart.Snapshot) {
+	t.Helper()
+	data, err := json.Marshal(s)
+	require.NoError(t, err)
+	back, err := m.Restore(data)
+	require.NoError(t, err, "a snapshot does not restore: %s", data)
+	again, err := json.Marshal(back)
+	require.NoError(t, err)
+	require.Equal(t, string(data), string(again), "the restored snapshot differs")
+}

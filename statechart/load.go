@@ -30,6 +30,7 @@ func Compile(data []byte, opts *Options) (*Machine, error) {
 		l.sortErrors()
 		return nil, l.errs
 	}
+	m.index()
 	return m, nil
 }
 
@@ -51,7 +52,8 @@ type loader struct {
 	hintWork int      // edit-distance cells spent on hints, see hintBudget
 	ids      []string // every state id, sorted, once needed for hints
 
-	childByKey map[int]map[string]int // per node, its children by key
+	childByKey  map[int]map[string]int // per node, its children by key
+	namedGuards map[string]*guard      // guards referenced by name without params
 }
 
 // rawNode keeps what the second pass (transitions, actions) needs.
@@ -123,6 +125,7 @@ func (l *loader) load(data []byte) *Machine {
 	if len(l.errs) > 0 && len(l.m.nodes) == 0 {
 		return nil
 	}
+	l.m.layout()
 	for i := range l.m.nodes {
 		l.readBehaviour(i)
 	}
@@ -826,15 +829,44 @@ func (l *loader) resolveSegments(from int, segs []string) (int, string) {
 	return cur, ""
 }
 
+// guardPath is the JSON path of a guard, built only when a message needs
+// it: a guard nested deep with wide xstate.and/xstate.or levels would
+// otherwise cost a path string as long as the nesting for every element.
+type guardPath struct {
+	parent *guardPath
+	path   jsonPath // the whole path when parent is nil, else unused
+	key    string   // below parent: "guard" (xstate.not) or "guards" (and/or)
+	index  int      // below parent, for "guards": the element
+}
+
+func (p *guardPath) jsonPath() jsonPath {
+	if p.parent == nil {
+		return p.path
+	}
+	jp := p.parent.jsonPath().key("params").key(p.key)
+	if p.key == "guards" {
+		jp = jp.index(p.index)
+	}
+	return jp
+}
+
 // readGuard reads a guard reference: "name", {"type": name, "params": {...}},
 // or one of the declared built-ins xstate.and, xstate.or, xstate.not and
-// xstate.stateIn.
+// xstate.stateIn. Only a named guard keeps its params (its implementation
+// receives them); the built-ins are compiled into the guard tree, so the
+// memory a guard takes is linear in its JSON, however deep it nests.
 func (l *loader) readGuard(v gjson.Result, path jsonPath) *guard {
+	return l.readGuardAt(v, &guardPath{path: path})
+}
+
+func (l *loader) readGuardAt(v gjson.Result, gp *guardPath) *guard {
 	g := &guard{inNode: -1}
+	var params gjson.Result
 	switch {
 	case v.Type == gjson.String:
 		g.name = v.String()
 	case v.IsObject():
+		path := gp.jsonPath()
 		for _, mb := range jsonx.Members(v, func(k string) { l.errorf(path.key(k), "duplicate key %q", k) }) {
 			switch mb.Key {
 			case "type":
@@ -846,7 +878,7 @@ func (l *loader) readGuard(v gjson.Result, path jsonPath) *guard {
 				if !mb.Value.IsObject() {
 					l.errorf(path.key("params"), "must be an object, not %s", jsonx.Kind(mb.Value))
 				} else {
-					g.params = jsonx.GoValue(mb.Value).(map[string]any)
+					params = mb.Value
 				}
 			default:
 				l.errorf(path.key(mb.Key), "unknown key %q%s", mb.Key, didYouMean(mb.Key, []string{"type", "params"}))
@@ -857,10 +889,9 @@ func (l *loader) readGuard(v gjson.Result, path jsonPath) *guard {
 			return nil
 		}
 	default:
-		l.errorf(path, "a guard must be a name or an object with a \"type\", not %s", jsonx.Kind(v))
+		l.errorf(gp.jsonPath(), "a guard must be a name or an object with a \"type\", not %s", jsonx.Kind(v))
 		return nil
 	}
-	params := v.Get("params")
 	switch g.name {
 	case "xstate.and", "xstate.or":
 		g.kind = guardAnd
@@ -869,28 +900,33 @@ func (l *loader) readGuard(v gjson.Result, path jsonPath) *guard {
 		}
 		subs := params.Get("guards")
 		if !subs.IsArray() {
-			l.errorf(path.key("params").key("guards"), "%s needs an array of guards", g.name)
+			l.errorf(gp.jsonPath().key("params").key("guards"), "%s needs an array of guards", g.name)
 			return g
 		}
-		for j, s := range subs.Array() {
-			if sg := l.readGuard(s, path.key("params").key("guards").index(j)); sg != nil {
+		j := 0
+		subs.ForEach(func(_, s gjson.Result) bool {
+			if shared, ok := l.namedGuards[s.Str]; ok && s.Type == gjson.String {
+				g.subs = append(g.subs, shared)
+			} else if sg := l.readGuardAt(s, &guardPath{parent: gp, key: "guards", index: j}); sg != nil {
 				g.subs = append(g.subs, sg)
 			}
-		}
+			j++
+			return true
+		})
 	case "xstate.not":
 		g.kind = guardNot
 		sub := params.Get("guard")
 		if !sub.Exists() {
-			l.errorf(path.key("params").key("guard"), "xstate.not needs a guard")
+			l.errorf(gp.jsonPath().key("params").key("guard"), "xstate.not needs a guard")
 			return g
 		}
-		if sg := l.readGuard(sub, path.key("params").key("guard")); sg != nil {
+		if sg := l.readGuardAt(sub, &guardPath{parent: gp, key: "guard"}); sg != nil {
 			g.subs = []*guard{sg}
 		}
 	case "xstate.stateIn":
 		g.kind = guardStateIn
 		sv := params.Get("stateValue")
-		p := path.key("params").key("stateValue")
+		p := gp.jsonPath().key("params").key("stateValue")
 		switch {
 		case sv.Type == gjson.String && strings.HasPrefix(sv.String(), "#"):
 			idx, hint, ok := l.resolveID(sv.String())
@@ -906,8 +942,24 @@ func (l *loader) readGuard(v gjson.Result, path jsonPath) *guard {
 	default:
 		g.impl = l.opts.Implementations.Guards[g.name]
 		if g.impl == nil && !l.opts.AllowMissingGuards {
-			l.errorf(path, "guard %q is not implemented%s", g.name, l.hint(g.name, func() []string { return keysOf(l.opts.Implementations.Guards) }))
+			l.errorf(gp.jsonPath(), "guard %q is not implemented%s", g.name, l.hint(g.name, func() []string { return keysOf(l.opts.Implementations.Guards) }))
 		}
+		if params.Exists() {
+			g.params = jsonx.GoValue(params).(map[string]any)
+			break
+		}
+		// A reference without params is the same wherever it appears
+		// (once it is known not to be an error).
+		if shared, ok := l.namedGuards[g.name]; ok {
+			return shared
+		}
+		if g.impl == nil && !l.opts.AllowMissingGuards {
+			break
+		}
+		if l.namedGuards == nil {
+			l.namedGuards = map[string]*guard{}
+		}
+		l.namedGuards[g.name] = g
 	}
 	return g
 }

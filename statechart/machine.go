@@ -32,8 +32,22 @@ type Options struct {
 	MaxDepth int
 	// MaxStates limits the number of state nodes (default 100,000).
 	MaxStates int
+	// MaxSteps is the step budget of one call: [Machine.Start],
+	// [Machine.Transition], [Machine.Advance], [Actor.Send], or one
+	// delayed event an Actor fires. Every microstep counts as a step, and
+	// so does every event taken that selects no transition; the work of a
+	// step is linear in the active configuration and the transitions it
+	// takes. A call that would take more steps stops with a
+	// [*StepBudgetError] (errors.Is(err, [ErrStepBudget])) and changes
+	// nothing: Transition and Advance return their input snapshot, and an
+	// Actor keeps its snapshot. Default 100,000.
+	MaxSteps int
 	// MaxMicrosteps limits the microsteps of one macrostep, like XState's
-	// options.maxIterations; past it the snapshot gets status error.
+	// options.maxIterations: past it the machine is considered to loop,
+	// and the snapshot gets status error (ErrInfiniteLoop). The step budget
+	// counts every macrostep of the call, so with the defaults it stops a
+	// loop first, leaving the state as it was; set MaxMicrosteps below
+	// MaxSteps to have a looping macrostep end in status error instead.
 	// Default 100,000.
 	MaxMicrosteps int
 }
@@ -51,6 +65,9 @@ func (o *Options) withDefaults() Options {
 	}
 	if r.MaxStates <= 0 {
 		r.MaxStates = 100_000
+	}
+	if r.MaxSteps <= 0 {
+		r.MaxSteps = 100_000
 	}
 	if r.MaxMicrosteps <= 0 {
 		r.MaxMicrosteps = 100_000
@@ -106,7 +123,17 @@ type Machine struct {
 	context   map[string]any
 	opts      Options
 	hasTimers bool
-	runners   sync.Pool // *runner scratch space for the pure functions
+	// hasHistory: the machine has history states, so XState's history
+	// quirks can leave configurations that are not legal (see Restore).
+	hasHistory  bool
+	transitions int // number of compiled transitions (see transition.id)
+	// The nodes that can take an event: by exact descriptor, with a
+	// wildcard descriptor, and with eventless transitions. An event that no
+	// active node can take is skipped without walking the configuration.
+	handlers      map[string][]int
+	wildcardNodes []int
+	alwaysNodes   []int
+	runners       sync.Pool // *runner scratch space for the pure functions
 }
 
 // ID returns the machine's id ("(machine)" when the config has none, as in XState).
@@ -206,9 +233,14 @@ type stateNode struct {
 	parent      int // -1 for the root
 	kind        nodeKind
 	children    []int // all children in document order, history nodes included
+	regions     []int // the children that are not history states
+	histories   []int // the children that are history states
+	end         int   // the nodes order+1 .. end-1 are the descendants (pre-order)
+	depth       int   // 0 for the root
 	initial     *transition
 	deep        bool        // history nodes: deep rather than shallow
 	historyDef  *transition // history nodes: the explicit default target, nil if none
+	parallelDef *transition // history nodes of a parallel state without historyDef: enter the parent
 	entry, exit []*action
 	on          []*eventGroup // in the order of XState's transitions map
 	byEvent     map[string]*eventGroup
@@ -229,6 +261,7 @@ type eventGroup struct {
 
 // transition is a compiled transition. targets == nil means targetless.
 type transition struct {
+	id      int // index among the machine's transitions; -1 if made at run time
 	source  int
 	event   string
 	targets []int
@@ -294,4 +327,77 @@ type action struct {
 	delay     time.Duration // actionRaise with a resolved delay
 	delayName string        // actionRaise: a named delay to resolve (unresolved fires at once)
 	id        string        // actionRaise: the send id; actionCancel: the id to cancel
+}
+
+// layout computes, once the tree of state nodes is read, what the
+// interpreter looks up on every event: each node's subtree (nodes are in
+// pre-order, so a subtree is a range of indexes), depth, regions and
+// history children.
+func (m *Machine) layout() {
+	for i := len(m.nodes) - 1; i >= 0; i-- {
+		n := m.nodes[i]
+		n.end = max(n.end, i+1)
+		if n.parent >= 0 {
+			m.nodes[n.parent].end = max(m.nodes[n.parent].end, n.end)
+		}
+	}
+	for _, n := range m.nodes {
+		if n.parent >= 0 {
+			n.depth = m.nodes[n.parent].depth + 1
+		}
+		for _, c := range n.children {
+			if m.nodes[c].kind == kindHistory {
+				n.histories = append(n.histories, c)
+				m.hasHistory = true
+			} else {
+				n.regions = append(n.regions, c)
+			}
+		}
+	}
+}
+
+// index gives every compiled transition its id, and lists the nodes that
+// handle each event.
+func (m *Machine) index() {
+	m.handlers = map[string][]int{}
+	for i, n := range m.nodes {
+		for _, g := range n.on {
+			m.handlers[g.descriptor] = append(m.handlers[g.descriptor], i)
+		}
+		if len(n.wildcards) > 0 {
+			m.wildcardNodes = append(m.wildcardNodes, i)
+		}
+		if len(n.always) > 0 {
+			m.alwaysNodes = append(m.alwaysNodes, i)
+		}
+	}
+	number := func(t *transition) {
+		if t != nil {
+			t.id = m.transitions
+			m.transitions++
+		}
+	}
+	for _, n := range m.nodes {
+		if n.kind == kindHistory && n.historyDef == nil && m.nodes[n.parent].kind == kindParallel {
+			n.parallelDef = &transition{source: n.order, targets: []int{n.parent}}
+		}
+		number(n.initial)
+		number(n.historyDef)
+		number(n.parallelDef)
+		for _, g := range n.on {
+			for _, t := range g.transitions {
+				number(t)
+			}
+		}
+		for _, t := range n.always {
+			number(t)
+		}
+	}
+}
+
+// isDescendant reports whether a is a proper descendant of b; b == -1
+// stands for "above the root", of which every node (root included) is a
+// descendant, as in XState.
+func (m *Machine) isDescendant(a, b int) bool {
+	return b < 0 || (b < a && a < m.nodes[b].end)
 }

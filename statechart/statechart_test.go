@@ -227,10 +227,100 @@ func TestRestoreRejectsForeignStates(t *testing.T) {
 	require.ErrorContains(t, err, `state "p.work" has no child "nope"`)
 	_, err = m.Restore([]byte(`{"status":"active","value":"paused","nodes":["p","p.work.hist"],"context":{}}`))
 	require.ErrorContains(t, err, `history state "p.work.hist" cannot be active`)
-	_, err = m.Restore([]byte(`{"status":"active","value":"paused","nodes":["p.paused"],"context":{}}`))
-	require.ErrorContains(t, err, `does not contain the root`)
+	_, err = m.Restore([]byte(`{"status":"active","value":"work","nodes":["p","p.paused"],"context":{}}`))
+	require.ErrorContains(t, err, `value: "work" does not match the nodes, whose value is "paused"`)
 	_, err = m.Restore([]byte(`{"status":"weird","value":"paused"}`))
 	require.ErrorContains(t, err, `unknown status "weird"`)
+}
+
+// restoreMachine has no history states, so every configuration it can be
+// in is legal.
+const restoreMachine = `{"id": "m", "initial": "a", "states": {
+  "a": {"initial": "x", "states": {"x": {"on": {"GO": "y"}}, "y": {}}},
+  "p": {"type": "parallel", "states": {"r1": {}, "r2": {}}},
+  "f": {"type": "final"}
+}}`
+
+func TestRestoreRejectsImpossibleSnapshots(t *testing.T) {
+	m := compile(t, restoreMachine, nil)
+	h := compile(t, persistMachine, nil)
+	for _, tc := range []struct {
+		m    *statechart.Machine
+		json string
+		want string
+	}{
+		{m, `{"nodes": ["m", "m.a", "m.a.x", "m.a.y"]}`, `nodes: compound state "m.a" has 2 active children ("m.a.x" and "m.a.y"); it can only be in one`},
+		{m, `{"nodes": ["m", "m.a"]}`, `nodes: compound state "m.a" is active but none of its children is`},
+		{m, `{"nodes": ["m", "m.p", "m.p.r1"]}`, `nodes: region "m.p.r2" of parallel state "m.p" is not active`},
+		{m, `{"nodes": ["m", "m.a.x"]}`, `nodes: state "m.a.x" is active but its parent "m.a" is not`},
+		{m, `{"nodes": ["m.a", "m.a.x"]}`, `nodes: the configuration does not contain the root`},
+		{m, `{"nodes": ["m", "m.a", "m.a.x", "m.a"]}`, `nodes: state "m.a" is listed twice`},
+		{m, `{"nodes": ["m", "m.zz"]}`, `nodes[1]: "m.zz" is not a state of machine "m"`},
+		{m, `{"nodes": ["m"]}`, `nodes: compound state "m" is active but none of its children is`},
+		{m, `{"value": {"a": "y"}, "nodes": ["m", "m.a", "m.a.x"]}`, `value: {"a":"y"} does not match the nodes, whose value is {"a":"x"}`},
+		{m, `{"value": {"a": ["x"]}}`, `value.a: a state value is a string or an object, not []interface {}`},
+		{m, `{"value": {"a": "x", "p": {}}}`, `value: compound state "m" has 2 active children ("m.a" and "m.p"); it can only be in one`},
+		{m, `{"value": "a", "output": 1}`, `output: only a done snapshot has an output, and this one is active`},
+		{m, `{"value": "a", "error": "boom"}`, `error: only a snapshot with status error has an error, and this one is active`},
+		{m, `{"status": "done", "value": "a"}`, `status: the snapshot is done, but the machine is not in a final state`},
+		{m, `{"status": "done", "value": "f", "scheduledEvents": [{"event": {"type": "E"}, "seq": 1}]}`, `scheduledEvents: a snapshot with status done has no pending delayed events`},
+		{m, `{"value": "a", "scheduledEvents": [{"event": {"type": "E"}, "seq": 1}, {"event": {"type": "F"}, "seq": 1}]}`, `scheduledEvents[1]: seq 1 is used twice`},
+		{m, `{"value": "a", "scheduledEvents": [{"id": "t", "event": {"type": "E"}, "seq": 1, "keyed": true}, {"id": "t", "event": {"type": "F"}, "seq": 2, "keyed": true}]}`, `scheduledEvents[1]: a cancel of "t" would stop two events (only the latest is keyed)`},
+		{m, `{"value": "a", "scheduledEvents": [{"event": {"type": "E"}, "seq": 1, "keyed": true}]}`, `scheduledEvents[0]: keyed, but it has no id to cancel it by`},
+		{m, `{"value": "a", "scheduledEvents": [{"id": "t", "seq": 1}]}`, `scheduledEvents[0]: needs an event with a type`},
+		{m, `{"value": "a", "scheduledEvents": [{"event": {"type": 1}, "seq": 1}]}`, `scheduledEvents[0]: event needs a non-empty string "type"`},
+		{m, `{"value": "a", "historyValue": {"m.a": []}}`, `historyValue: "m.a" is not a history state`},
+		{h, `{"value": "paused", "historyValue": {"p.work.hist": [{"id": "p.work"}]}}`, `historyValue["p.work.hist"][0]: deep history remembers atomic states inside "p.work", not "p.work"`},
+		{h, `{"value": "paused", "historyValue": {"p.work.hist": [{"id": "p.paused"}]}}`, `historyValue["p.work.hist"][0]: deep history remembers atomic states inside "p.work", not "p.paused"`},
+		{h, `{"value": "paused", "historyValue": {"p.work.hist": [{"id": "p.work.edit"}, {"id": "p.work.edit"}]}}`, `historyValue["p.work.hist"][1]: "p.work.edit" is listed twice`},
+		{h, `{"value": "paused", "historyValue": {"p.work.hist": [{"id": "nope"}]}}`, `historyValue["p.work.hist"][0]: "nope" is not a state`},
+	} {
+		s, err := tc.m.Restore([]byte(tc.json))
+		require.EqualError(t, err, "statechart: restore: "+tc.want, tc.json)
+		require.Nil(t, s)
+	}
+
+	// The pre-initial snapshot of a machine that failed to start holds
+	// only the root; it restores as it was written.
+	s, err := m.Restore([]byte(`{"status": "error", "error": "boom", "nodes": ["m"]}`))
+	require.NoError(t, err)
+	require.Equal(t, "boom", s.Err().Error())
+	s, err = m.Restore([]byte(`{"status": "error", "value": "a"}`))
+	require.NoError(t, err)
+	require.Error(t, s.Err(), "status error always comes with an error")
+}
+
+// quirkMachine is conformance case random/6001-5927, where XState enters
+// two children of the compound state s1 in one microstep: a history state
+// restores s2 while the always transition of s1 enters s13.
+const quirkMachine = `{"id": "machine", "context": {"k1": 0}, "type": "parallel", "states": {
+  "s1": {"initial": "s2",
+    "always": {"target": "#machine.s1.s13", "guard": "lt_k1", "actions": "inc_k1"},
+    "states": {
+      "s2": {"type": "parallel", "states": {
+        "s3": {"type": "parallel", "states": {"s6": {"type": "parallel", "states": {
+          "s8": {"always": {"target": "#machine.s1.s14", "guard": "lt_k1", "actions": "inc_k1"}}}}}},
+        "s11": {}}},
+      "s13": {},
+      "s14": {"type": "history", "history": "shallow", "target": "s2.s3.s6.s8"}}}}}`
+
+func TestRestoreAcceptsWhatTheInterpreterProduces(t *testing.T) {
+	impl, err := statechart.ParseImplementations([]byte(`{
+	  "guards": {"lt_k1": {"field": "context.k1", "op": "lt", "value": 2}},
+	  "actions": {"inc_k1": {"assign": {"k1": {"$inc": 1}}}}}`))
+	require.NoError(t, err)
+	m := compile(t, quirkMachine, &statechart.Options{Implementations: impl})
+	s, err := m.Start(context.Background(), epoch)
+	require.NoError(t, err)
+	// As recorded from XState: s1 has two active children.
+	require.Equal(t, map[string]any{"s1": map[string]any{"s2": map[string]any{"s3": map[string]any{"s6": map[string]any{"s8": map[string]any{}}}, "s11": map[string]any{}}, "s13": map[string]any{}}}, s.Value())
+	data, err := json.Marshal(s)
+	require.NoError(t, err)
+	back, err := m.Restore(data)
+	require.NoError(t, err, "a machine with history states can be in such a configuration")
+	again, err := json.Marshal(back)
+	require.NoError(t, err)
+	require.JSONEq(t, string(data), string(again))
 }
 
 func TestResolveStateStartsAnywhere(t *testing.T) {
@@ -395,12 +485,14 @@ func TestAdvanceProcessesDueEventsInOrder(t *testing.T) {
 
 func TestZeroDelayLoopsEndInsteadOfHanging(t *testing.T) {
 	ctx := context.Background()
-	m := compile(t, `{"initial":"a","states":{"a":{"after":{"0":{"target":"a","reenter":true}}}}}`, &statechart.Options{MaxMicrosteps: 100})
+	m := compile(t, `{"initial":"a","states":{"a":{"after":{"0":{"target":"a","reenter":true}}}}}`, &statechart.Options{MaxSteps: 100})
 	s, err := m.Start(ctx, epoch)
 	require.NoError(t, err)
-	s, err = m.Advance(ctx, s, epoch)
-	require.ErrorIs(t, err, statechart.ErrInfiniteLoop)
-	require.Equal(t, statechart.StatusError, s.Status())
+	s2, err := m.Advance(ctx, s, epoch)
+	require.ErrorIs(t, err, statechart.ErrStepBudget)
+	require.Same(t, s, s2, "Advance out of steps returns its input")
+	require.Equal(t, statechart.StatusActive, s2.Status())
+	require.Len(t, s2.Pending(), 1)
 
 	clock := statechart.NewSimulatedClock()
 	a := statechart.NewActor(m, &statechart.ActorOptions{Clock: clock})
@@ -417,4 +509,34 @@ func TestResolveStateThroughInitialHistory(t *testing.T) {
 	s0, err := m.Start(context.Background(), epoch)
 	require.NoError(t, err)
 	require.Equal(t, s0.Value(), s.Value())
+}
+
+// TestActorSnapshotsStayAsTheyWere checks that the snapshots an actor hands
+// out (Snapshot, subscribers, ActorOptions.Snapshot) keep their pending
+// delayed events when the actor fires or cancels them later: the actor
+// changes its timers in place only while no snapshot shares them.
+func TestActorSnapshotsStayAsTheyWere(t *testing.T) {
+	ctx := context.Background()
+	m := compile(t, `{"initial":"a","states":{"a":{"after":{"10":{"actions":"tick"},"20":{"actions":"tick"},"30":"b"},"on":{"STOP":"b"}},"b":{}}}`, nil)
+	clock := statechart.NewSimulatedClock()
+	start, err := m.Start(ctx, clock.Now())
+	require.NoError(t, err)
+	a := statechart.NewActor(m, &statechart.ActorOptions{Clock: clock, Snapshot: start})
+	var seen []*statechart.Snapshot
+	a.Subscribe(func(s *statechart.Snapshot) { seen = append(seen, s) })
+	require.NoError(t, a.Start(ctx))
+	before := a.Snapshot()
+	clock.Advance(10 * time.Millisecond)
+	clock.Advance(10 * time.Millisecond)
+	require.Len(t, a.Snapshot().Pending(), 1)
+	require.Len(t, start.Pending(), 3, "the snapshot the actor started from")
+	require.Len(t, before.Pending(), 3, "a snapshot taken before")
+	require.Len(t, seen, 3, "start and two delayed events")
+	for i, want := range []int{3, 2, 1} {
+		require.Len(t, seen[i].Pending(), want, "the subscriber's snapshot %d", i)
+	}
+	require.NoError(t, a.Send(ctx, ev("STOP")))
+	require.Empty(t, a.Snapshot().Pending())
+	require.Len(t, seen[2].Pending(), 1)
+	require.Equal(t, "b", a.Snapshot().Value())
 }

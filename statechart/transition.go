@@ -7,7 +7,6 @@ package statechart
 
 import (
 	"context"
-	"fmt"
 	"time"
 )
 
@@ -27,7 +26,9 @@ func (m *Machine) putRunner(r *runner) {
 // Start returns the initial snapshot: the initial states are entered, their
 // entry actions run, and eventless transitions and raised events are
 // processed (XState's initialTransition). now is the time delayed
-// transitions are scheduled from.
+// transitions are scheduled from. If an action or guard fails, or the
+// start needs more than [Options.MaxSteps] steps, the snapshot has status
+// error and holds only the root, and the error is returned.
 func (m *Machine) Start(ctx context.Context, now time.Time) (*Snapshot, error) {
 	return m.StartWithContext(ctx, nil, now)
 }
@@ -47,7 +48,8 @@ func (m *Machine) StartWithContext(ctx context.Context, context map[string]any, 
 	r.initialTransition()
 	if r.err != nil {
 		// XState's snapshot is then the pre-initial one: only the root,
-		// the context before any action ran.
+		// the context before any action ran. (A start that runs out of
+		// steps has no earlier state to keep: it ends the same way.)
 		err := r.runtimeError(Event{Type: EventInit})
 		return &Snapshot{machine: m, status: StatusError, err: err, context: preInitial, nodes: []int{0}}, err
 	}
@@ -58,7 +60,9 @@ func (m *Machine) StartWithContext(ctx context.Context, context map[string]any, 
 // macrostep. An event sent to a snapshot that is not active is ignored, as
 // in XState: the same snapshot is returned. If a guard or action fails, the
 // result is the snapshot as it was before the event, with status error, and
-// the error is returned too.
+// the error is returned too. If the event needs more than
+// [Options.MaxSteps] steps, the result is s itself, unchanged, with a
+// [*StepBudgetError].
 func (m *Machine) Transition(ctx context.Context, s *Snapshot, ev Event, now time.Time) (*Snapshot, error) {
 	if s.status != StatusActive {
 		return s, nil
@@ -68,6 +72,9 @@ func (m *Machine) Transition(ctx context.Context, s *Snapshot, ev Event, now tim
 	defer m.putRunner(r)
 	r.begin(ctx, next, now)
 	r.macrostep(ev)
+	if r.outOfSteps != nil {
+		return s, r.runtimeError(ev)
+	}
 	if r.err != nil {
 		return failed(s, r.runtimeError(ev))
 	}
@@ -83,54 +90,44 @@ func failed(s *Snapshot, err error) (*Snapshot, error) {
 // Advance processes, in order, every delayed event due at or before now,
 // each as its own macrostep, and returns the resulting snapshot. Events
 // scheduled while advancing are scheduled from now (as XState's
-// SimulatedClock does), and processed too if they are due.
+// SimulatedClock does), and processed too if they are due. All of them
+// share one step budget ([Options.MaxSteps]): past it, Advance returns s
+// itself, unchanged, with a [*StepBudgetError] — delayed events that keep
+// scheduling more that are already due end this way. If a guard or action
+// fails, the result is s with status error.
 func (m *Machine) Advance(ctx context.Context, s *Snapshot, now time.Time) (*Snapshot, error) {
-	if s.status != StatusActive || len(s.timers) == 0 {
+	if t, ok := s.timers.next(); s.status != StatusActive || !ok || t.due.After(now) {
 		return s, nil
 	}
 	next := s.clone()
 	r := m.getRunner()
 	defer m.putRunner(r)
-	if err := r.advance(ctx, next, now); err != nil {
-		return failed(s, err)
+	r.begin(ctx, next, now)
+	if ev, ok := r.advance(); !ok {
+		if r.outOfSteps != nil {
+			return s, r.runtimeError(ev)
+		}
+		return failed(s, r.runtimeError(ev))
 	}
 	return next, nil
 }
 
-// advance processes due timers on the working snapshot s.
-func (r *runner) advance(ctx context.Context, s *Snapshot, now time.Time) error {
-	for fired := 0; s.status == StatusActive; fired++ {
-		if fired > r.m.opts.MaxMicrosteps {
-			// delayed events that keep scheduling more that are already due
-			return &RuntimeError{Event: "xstate.after", Err: fmt.Errorf("%w: more than %d delayed events due at once", ErrInfiniteLoop, r.m.opts.MaxMicrosteps)}
+// advance processes the timers of the working snapshot that are due at
+// r.now. It stops at the first error, and returns the event it was
+// processing.
+func (r *runner) advance() (Event, bool) {
+	for r.s.status == StatusActive {
+		t, ok := r.s.timers.next()
+		if !ok || t.due.After(r.now) {
+			break
 		}
-		i := dueTimer(s.timers, now)
-		if i < 0 {
-			return nil
-		}
-		ev := s.takeTimer(i)
-		r.begin(ctx, s, now)
+		ev := r.takeTimer(t.seq)
 		r.macrostep(ev)
 		if r.err != nil {
-			return r.runtimeError(ev)
+			return ev, false
 		}
 	}
-	return nil
-}
-
-// dueTimer returns the index of the earliest timer due at or before now
-// (ties broken by scheduling order), or -1.
-func dueTimer(ts []timer, now time.Time) int {
-	best := -1
-	for i, t := range ts {
-		if t.due.After(now) {
-			continue
-		}
-		if best < 0 || t.due.Before(ts[best].due) || (t.due.Equal(ts[best].due) && t.seq < ts[best].seq) {
-			best = i
-		}
-	}
-	return best
+	return Event{}, true
 }
 
 // Can reports whether the event would be handled in this snapshot: some

@@ -376,9 +376,11 @@ func TestRunReportsActorErrors(t *testing.T) {
 	require.Len(t, got, 2, "no line after the failing step")
 	var last traceLine
 	require.NoError(t, json.Unmarshal([]byte(got[1]), &last))
-	assert.Equal(t, "error", string(last.Status))
-	assert.Contains(t, last.Error, "infinite loop")
-	assert.Contains(t, errOut, "chartgate run: statechart: on event \"GO\": infinite loop")
+	// The loop runs out of the step budget, which leaves the state as it was.
+	assert.Equal(t, "active", string(last.Status))
+	assert.Equal(t, "idle", last.Value)
+	assert.Contains(t, last.Error, "more than 100000 steps")
+	assert.Contains(t, errOut, "chartgate run: statechart: on event \"GO\": more than 100000 steps in one call (Options.MaxSteps): the machine loops")
 }
 
 func TestSplitEvents(t *testing.T) {

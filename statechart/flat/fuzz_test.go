@@ -2,8 +2,10 @@ package flat_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/chartgate/chartgate/statechart"
@@ -117,4 +119,87 @@ func sameState(t *testing.T, step int, s, fs statechart.State) {
 	if err != nil || back != s {
 		t.Fatalf("step %d: Restore(%s) = %v, %v; want the same state", step, want, back, err)
 	}
+}
+
+// FuzzRestore feeds Restore arbitrary documents for the machine of a flat
+// conformance case (or the job machine), seeded with the persisted form of
+// every state of those machines. Restore must not panic; a state it
+// accepts must marshal to a form it reads back as the same state, which
+// the full interpreter reads as the same snapshot too.
+func FuzzRestore(f *testing.F) {
+	sources := []string{job}
+	if paths, err := filepath.Glob("../../conformance/cases/flat/*.json"); err == nil {
+		for _, p := range paths {
+			if b, err := os.ReadFile(p); err == nil {
+				sources = append(sources, gjson.GetBytes(b, "machine").Raw)
+			}
+		}
+	}
+	var machines []*flat.Machine
+	var fulls []*statechart.Machine
+	for _, src := range sources {
+		m, err := flat.Compile([]byte(src))
+		if err != nil {
+			continue
+		}
+		full, err := statechart.Compile([]byte(src), nil)
+		if err != nil {
+			f.Fatalf("the full interpreter rejects a flat machine: %v", err)
+		}
+		i := uint8(len(machines))
+		machines, fulls = append(machines, m), append(fulls, full)
+		for _, n := range m.Nodes()[1:] {
+			for _, status := range []string{"active", "done", "stopped"} {
+				f.Add(i, []byte(fmt.Sprintf(`{"status":%q,"value":%q,"nodes":[%q,%q]}`, status, n.Key, m.ID(), n.ID)))
+			}
+		}
+		s, err := m.Start(bg, now)
+		if err != nil {
+			f.Fatal(err)
+		}
+		for _, ev := range m.Events() {
+			if s, err = m.Send(bg, s, statechart.NewEvent(ev), now); err != nil {
+				f.Fatal(err)
+			}
+			b, err := json.Marshal(s)
+			if err != nil {
+				f.Fatal(err)
+			}
+			f.Add(i, b)
+		}
+	}
+	for _, seed := range []string{``, `[]`, `{"value":"idle","value":"running"}`, `{"value":"idle","context":{"n":1}}`, `{"value":"idle","nodes":"job"}`} {
+		f.Add(uint8(0), []byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, which uint8, data []byte) {
+		i := int(which) % len(machines)
+		m := machines[i]
+		st, err := m.Restore(data)
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), "flat: restore: ") {
+				t.Fatalf("error %q does not say where it comes from", err)
+			}
+			return
+		}
+		b, err := json.Marshal(st)
+		if err != nil {
+			t.Fatal(err)
+		}
+		back, err := m.Restore(b)
+		if err != nil {
+			t.Fatalf("Restore rejects its own %s: %v", b, err)
+		}
+		again, _ := json.Marshal(back)
+		if string(again) != string(b) || back.Value() != st.Value() || back.Status() != st.Status() {
+			t.Fatalf("Restore(%s) gives %s", b, again)
+		}
+		full, err := fulls[i].Restore(b)
+		if err != nil {
+			t.Fatalf("the full interpreter rejects %s: %v", b, err)
+		}
+		fb, _ := json.Marshal(full)
+		if string(fb) != string(b) {
+			t.Fatalf("the full interpreter re-saves %s as %s", b, fb)
+		}
+	})
 }

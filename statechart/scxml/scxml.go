@@ -2,8 +2,8 @@
 // configs that statechart.Compile accepts.
 //
 // Only the parts of SCXML that need no data model are supported: <scxml>,
-// <state>, <parallel>, <final>, <history> (shallow or deep, with its default
-// <transition>), <initial>, <transition> (event lists, eventless, targetless,
+// <state>, <parallel>, <final>, <history> (shallow or deep, with the
+// default <transition> SCXML requires), <initial>, <transition> (event lists, eventless, targetless,
 // multiple targets, type="internal"|"external"), <onentry>, <onexit> and the
 // executable content <raise>, <log> (dropped), <send> to the session itself
 // (with a literal event and delay) and <cancel sendid>, plus the conditions
@@ -228,9 +228,12 @@ func unsupported(e *element, format string, args ...any) error {
 
 const needsDataModel = "needs an ECMAScript data model"
 
-// Convert turns an SCXML document into an XState v5 JSON machine config.
-// It returns an *UnsupportedError for constructs it cannot express and a
-// plain error for malformed documents.
+// Convert turns an SCXML document into an XState v5 JSON machine config,
+// which statechart.Compile accepts. It returns an *UnsupportedError for
+// constructs it cannot express and a plain error for malformed documents,
+// including those whose machine Compile would reject: a <history> without
+// its default <transition>, a default target outside the history's parent
+// or that is a history state, and targets that cannot be active together.
 func Convert(data []byte) ([]byte, error) {
 	root, err := parse(data)
 	if err != nil {
@@ -529,7 +532,9 @@ func (c *converter) convertState(e *element) (*obj, error) {
 			}
 		}
 		if t == nil {
-			return cfg, nil
+			// SCXML requires it: without it the history state has no
+			// default, and as an initial state it would loop in XState.
+			return nil, fmt.Errorf("scxml: line %d: <history> needs a <transition> to its default states", e.line)
 		}
 		if _, ok := t.attr("event"); ok {
 			return nil, unsupported(t, "a history default transition cannot have an event")
@@ -546,6 +551,14 @@ func (c *converter) convertState(e *element) (*obj, error) {
 		}
 		if tg == nil {
 			return nil, unsupported(t, "a history default transition needs a target")
+		}
+		for _, id := range strings.Fields(t.attrs["target"]) {
+			switch x := c.byID[id]; {
+			case !isDescendant(x, e.parent):
+				return nil, fmt.Errorf("scxml: line %d: the default target %q of a <history> must be inside its parent %q", t.line, id, describe(e.parent))
+			case x.name == "history":
+				return nil, fmt.Errorf("scxml: line %d: the default target %q of a <history> is a history state; name the states to restore", t.line, id)
+			}
 		}
 		cfg.set("target", tg)
 		return cfg, nil
@@ -566,17 +579,52 @@ func (c *converter) targets(t *element) (any, error) {
 		return nil, nil
 	}
 	out := make([]any, len(ts))
+	elems := make([]*element, len(ts))
 	for i, id := range ts {
 		s, ok := c.byID[id]
 		if !ok {
 			return nil, fmt.Errorf("scxml: line %d: target %q is not a state id", t.line, id)
 		}
-		out[i] = "#" + c.xid[s]
+		out[i], elems[i] = "#"+c.xid[s], s
+	}
+	if err := checkTargets(t, elems); err != nil {
+		return nil, err
 	}
 	if len(out) == 1 {
 		return out[0], nil
 	}
 	return out, nil
+}
+
+// checkTargets rejects targets that cannot be active together: two of
+// them in different children of a <state> (or of <scxml>). Each target
+// walks up to the first ancestor an earlier one reached.
+func checkTargets(t *element, targets []*element) error {
+	type via struct{ child, target *element }
+	reached := map[*element]via{}
+	for _, x := range targets {
+		for c := x; c.parent != nil; c = c.parent {
+			p := c.parent
+			first, ok := reached[p]
+			if !ok {
+				reached[p] = via{c, x}
+				continue
+			}
+			if first.child != c && p.name != "parallel" {
+				return fmt.Errorf("scxml: line %d: targets %q and %q are in different children of %q, so they cannot both be active", t.line, first.target.attrs["id"], x.attrs["id"], describe(p))
+			}
+			break
+		}
+	}
+	return nil
+}
+
+// describe names a state element for messages: its id, or its tag.
+func describe(e *element) string {
+	if id := e.attrs["id"]; id != "" {
+		return id
+	}
+	return "<" + e.name + ">"
 }
 
 func isDescendant(x, anc *element) bool {

@@ -101,17 +101,20 @@ func TestStructure(t *testing.T) {
     <onexit><raise event="left"/></onexit>
     <state id="b1"/>
     <state id="b2"><transition target="b1"/></state>
-    <transition event="go" target="a b1" type="external"/>
+    <transition event="go" target="r1 r2" type="external"/>
   </state>
   <parallel id="p"><state id="r1"/><state id="r2"/></parallel>
   <final id="f"/>
 </scxml>`)
 	got, _ := json.Marshal(m)
+	if _, err := statechart.Compile(got, nil); err != nil {
+		t.Fatal(err)
+	}
 	const want = `{"initial":"b","states":{` +
 		`"a":{"id":"a","on":{"go":[{"reenter":true,"target":"#b"}],"go.*":[{"reenter":true,"target":"#b"}]}},` +
 		`"b":{"entry":[{"params":{"event":{"type":"entered"}},"type":"xstate.raise"}],` +
 		`"exit":[{"params":{"event":{"type":"left"}},"type":"xstate.raise"}],"id":"b","initial":"b2",` +
-		`"on":{"go":[{"reenter":true,"target":["#a","#b1"]}],"go.*":[{"reenter":true,"target":["#a","#b1"]}]},` +
+		`"on":{"go":[{"reenter":true,"target":["#r1","#r2"]}],"go.*":[{"reenter":true,"target":["#r1","#r2"]}]},` +
 		`"states":{"b1":{"id":"b1"},"b2":{"always":[{"reenter":true,"target":"#b1"}],"id":"b2"}}},` +
 		`"f":{"id":"f","type":"final"},` +
 		`"p":{"id":"p","states":{"r1":{"id":"r1"},"r2":{"id":"r2"}},"type":"parallel"}}}`
@@ -333,6 +336,27 @@ func TestMalformed(t *testing.T) {
 		var ue *UnsupportedError
 		if err == nil || errors.As(err, &ue) {
 			t.Errorf("%s: err = %v, want a plain error", name, err)
+		}
+	}
+}
+
+// TestRejectsWhatWouldNotCompile checks the documents whose conversion
+// Compile would reject, found by FuzzConvert: each gets an error with its
+// line instead.
+func TestRejectsWhatWouldNotCompile(t *testing.T) {
+	for doc, want := range map[string]string{
+		header + `><state id="s" initial="h">
+  <history id="h"/><state id="a"/></state></scxml>`: `scxml: line 3: <history> needs a <transition> to its default states`,
+		header + `><parallel id="p">
+  <history id="h"><transition target="p"/></history><state id="a"/></parallel></scxml>`: `scxml: line 3: the default target "p" of a <history> must be inside its parent "p"`,
+		header + `><state id="s">
+  <history id="h"><transition target="h2"/></history><history id="h2"><transition target="a"/></history><state id="a"/></state></scxml>`: `scxml: line 3: the default target "h2" of a <history> is a history state; name the states to restore`,
+		header + `><state id="a"/><state id="b">
+  <transition event="e" target="a b"/></state></scxml>`: `scxml: line 3: targets "a" and "b" are in different children of "<scxml>", so they cannot both be active`,
+	} {
+		_, err := Convert([]byte(doc))
+		if err == nil || err.Error() != want {
+			t.Errorf("Convert(%s)\n = %v\nwant %s", doc, err, want)
 		}
 	}
 }

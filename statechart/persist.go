@@ -1,0 +1,469 @@
+// This file defines the persisted form of a snapshot: MarshalJSON writes
+// it, Restore reads it back and checks that it describes a state the
+// machine can be in, and ResolveState builds a snapshot from a state value.
+
+package statechart
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"time"
+)
+
+// persisted is the JSON form of a snapshot. Its shape follows XState's
+// getPersistedSnapshot (status, value, context, historyValue, children),
+// plus what XState loses: the pending delayed events and the order of the
+// active configuration.
+type persisted struct {
+	Status          Status                        `json:"status"`
+	Value           any                           `json:"value"`
+	Context         map[string]any                `json:"context"`
+	Output          json.RawMessage               `json:"output,omitempty"`
+	Error           string                        `json:"error,omitempty"`
+	HistoryValue    map[string][]persistedNodeRef `json:"historyValue"`
+	Children        map[string]any                `json:"children"`
+	Nodes           []string                      `json:"nodes,omitempty"`
+	ScheduledEvents []persistedTimer              `json:"scheduledEvents,omitempty"`
+	Seq             uint64                        `json:"seq,omitempty"`
+}
+
+// restoring is persisted as Restore reads it: each delayed event on its
+// own, so an error can say which one is wrong.
+type restoring struct {
+	persisted
+	ScheduledEvents []json.RawMessage `json:"scheduledEvents,omitempty"`
+}
+
+type persistedNodeRef struct {
+	ID string `json:"id"`
+}
+
+type persistedTimer struct {
+	ID    string    `json:"id"`
+	Event Event     `json:"event"`
+	Due   time.Time `json:"due"`
+	Seq   uint64    `json:"seq"`
+	Keyed bool      `json:"keyed,omitempty"`
+}
+
+// MarshalJSON writes the persisted form of the snapshot. Restore it with
+// [Machine.Restore], on this process or another.
+func (s *Snapshot) MarshalJSON() ([]byte, error) {
+	p := persisted{
+		Status:       s.status,
+		Value:        s.Value(),
+		Context:      s.context,
+		HistoryValue: map[string][]persistedNodeRef{},
+		Children:     map[string]any{},
+		Seq:          s.seq,
+	}
+	if s.err != nil {
+		p.Error = s.err.Error()
+	}
+	if s.hasOutput {
+		out, err := json.Marshal(s.output)
+		if err != nil {
+			return nil, err
+		}
+		p.Output = out
+	}
+	for h, ns := range s.history {
+		refs := make([]persistedNodeRef, len(ns))
+		for i, n := range ns {
+			refs[i] = persistedNodeRef{s.machine.nodes[n].id}
+		}
+		p.HistoryValue[s.machine.nodes[h].id] = refs
+	}
+	for _, n := range s.nodes {
+		p.Nodes = append(p.Nodes, s.machine.nodes[n].id)
+	}
+	for _, t := range s.timers.bySeq() {
+		p.ScheduledEvents = append(p.ScheduledEvents, persistedTimer{t.id, t.event, t.due, t.seq, s.timers.isKeyed(t)})
+	}
+	return json.Marshal(p)
+}
+
+// errRestoredStatusError is the error of a snapshot restored with status
+// error but no error message, so that Err is never nil for status error.
+var errRestoredStatusError = errors.New("the snapshot was saved with status error and no message")
+
+// Restore reads a snapshot written by [Snapshot.MarshalJSON] (or XState's
+// getPersistedSnapshot, whose children are ignored) and returns it as a
+// snapshot of m. No entry actions run; pending delayed events are kept.
+//
+// Restore accepts only a state the machine can be in, and says what is
+// wrong otherwise: unknown state ids; an active history state; a
+// configuration that is not legal (an active state whose parent is not, a
+// compound state with no active child or with several, a parallel state
+// missing a region) — though for a machine with history states, XState's
+// history quirks (reproduced for conformance) can leave such
+// configurations, so there only the basics are checked; a state value that
+// disagrees with the configuration; a history value that names a state its
+// history state cannot remember; output without status done, an error
+// without status error, a done snapshot whose root is not final, delayed
+// events on a snapshot that is not active, and two delayed events with one
+// seq or one cancellable id. Whatever Restore accepts, MarshalJSON writes
+// back in a form Restore accepts and reads as the same snapshot.
+func (m *Machine) Restore(data []byte) (*Snapshot, error) {
+	s, err := m.restore(data)
+	if err != nil {
+		return nil, fmt.Errorf("statechart: restore: %w", err)
+	}
+	return s, nil
+}
+
+func (m *Machine) restore(data []byte) (*Snapshot, error) {
+	var p restoring
+	if err := json.Unmarshal(data, &p); err != nil {
+		return nil, err
+	}
+	s := &Snapshot{machine: m, status: p.Status, context: p.Context, seq: p.Seq}
+	switch s.status {
+	case StatusActive, StatusDone, StatusError, StatusStopped:
+	case "":
+		s.status = StatusActive
+	default:
+		return nil, fmt.Errorf("status: unknown status %q (active, done, error or stopped)", p.Status)
+	}
+	if s.context == nil {
+		s.context = map[string]any{}
+	}
+	if len(p.Output) > 0 {
+		if s.status != StatusDone {
+			return nil, fmt.Errorf("output: only a done snapshot has an output, and this one is %s", s.status)
+		}
+		s.hasOutput = true
+		if err := json.Unmarshal(p.Output, &s.output); err != nil {
+			return nil, fmt.Errorf("output: %w", err)
+		}
+	}
+	switch {
+	case p.Error != "" && s.status != StatusError:
+		return nil, fmt.Errorf("error: only a snapshot with status error has an error, and this one is %s", s.status)
+	case p.Error != "":
+		s.err = errors.New(p.Error)
+	case s.status == StatusError:
+		s.err = errRestoredStatusError
+	}
+	if err := m.restoreNodes(s, &p); err != nil {
+		return nil, err
+	}
+	if err := m.restoreHistory(s, &p); err != nil {
+		return nil, err
+	}
+	if err := m.restoreTimers(s, &p); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// restoreNodes sets the configuration: from "nodes" (this package's form,
+// which keeps XState's _nodes order), checked against "value" when both
+// are given, or else from the state value as XState does.
+func (m *Machine) restoreNodes(s *Snapshot, p *restoring) error {
+	if len(p.Nodes) == 0 {
+		nodes, err := m.nodesForValue(p.Value)
+		if err != nil {
+			return err
+		}
+		s.nodes = nodes
+	} else {
+		for i, id := range p.Nodes {
+			n, ok := m.byID[id]
+			if !ok {
+				return fmt.Errorf("nodes[%d]: %q is not a state of machine %q", i, id, m.id)
+			}
+			s.nodes = append(s.nodes, n)
+		}
+		if err := m.checkNodes(s.nodes, s.status); err != nil {
+			return fmt.Errorf("nodes: %w", err)
+		}
+		if p.Value != nil {
+			if want := s.Value(); !reflect.DeepEqual(p.Value, want) {
+				got, _ := json.Marshal(p.Value)
+				w, _ := json.Marshal(want)
+				return fmt.Errorf("value: %s does not match the nodes, whose value is %s", got, w)
+			}
+		}
+	}
+	active := make([]bool, len(m.nodes))
+	for _, n := range s.nodes {
+		active[n] = true
+	}
+	if s.status == StatusDone && !m.isInFinalState(active, 0) {
+		return fmt.Errorf("status: the snapshot is done, but the machine is not in a final state")
+	}
+	return nil
+}
+
+// restoreHistory sets the history values: a shallow history state
+// remembers children of its parent, a deep one atomic or final
+// descendants of it, each once.
+func (m *Machine) restoreHistory(s *Snapshot, p *restoring) error {
+	for hid, refs := range p.HistoryValue {
+		h, ok := m.byID[hid]
+		if !ok || m.nodes[h].kind != kindHistory {
+			return fmt.Errorf("historyValue: %q is not a history state", hid)
+		}
+		hn := m.nodes[h]
+		remembered := make([]int, 0, len(refs))
+		for i, r := range refs {
+			n, ok := m.byID[r.ID]
+			if !ok {
+				return fmt.Errorf("historyValue[%q][%d]: %q is not a state", hid, i, r.ID)
+			}
+			node := m.nodes[n]
+			switch {
+			case hn.deep && (node.kind == kindAtomic || node.kind == kindFinal) && m.isDescendant(n, hn.parent):
+			case !hn.deep && node.parent == hn.parent && node.kind != kindHistory:
+			case hn.deep:
+				return fmt.Errorf("historyValue[%q][%d]: deep history remembers atomic states inside %q, not %q", hid, i, m.nodes[hn.parent].id, r.ID)
+			default:
+				return fmt.Errorf("historyValue[%q][%d]: shallow history remembers children of %q, not %q", hid, i, m.nodes[hn.parent].id, r.ID)
+			}
+			for _, x := range remembered {
+				if x == n {
+					return fmt.Errorf("historyValue[%q][%d]: %q is listed twice", hid, i, r.ID)
+				}
+			}
+			remembered = append(remembered, n)
+		}
+		if s.history == nil {
+			s.history = map[int][]int{}
+		}
+		s.history[h] = remembered
+	}
+	return nil
+}
+
+// restoreTimers sets the pending delayed events: only an active snapshot
+// has any, each seq is used once, and at most one timer per send id can be
+// cancelled.
+func (m *Machine) restoreTimers(s *Snapshot, p *restoring) error {
+	if len(p.ScheduledEvents) > 0 && s.status != StatusActive {
+		return fmt.Errorf("scheduledEvents: a snapshot with status %s has no pending delayed events", s.status)
+	}
+	for i, raw := range p.ScheduledEvents {
+		var t persistedTimer
+		if err := json.Unmarshal(raw, &t); err != nil {
+			return fmt.Errorf("scheduledEvents[%d]: %w", i, err)
+		}
+		if s.timers == nil {
+			s.timers = (*timerQueue)(nil).clone()
+		}
+		switch {
+		case t.Event.Type == "":
+			return fmt.Errorf("scheduledEvents[%d]: needs an event with a type", i)
+		case s.timers.has(t.Seq):
+			return fmt.Errorf("scheduledEvents[%d]: seq %d is used twice", i, t.Seq)
+		case t.Keyed && t.ID == "":
+			return fmt.Errorf("scheduledEvents[%d]: keyed, but it has no id to cancel it by", i)
+		case t.Keyed:
+			if _, dup := s.timers.keyedSeq(t.ID); dup {
+				return fmt.Errorf("scheduledEvents[%d]: a cancel of %q would stop two events (only the latest is keyed)", i, t.ID)
+			}
+		}
+		s.timers.push(timer{id: t.ID, event: t.Event, due: t.Due, seq: t.Seq}, t.Keyed)
+		if t.Seq >= s.seq {
+			s.seq = t.Seq + 1
+		}
+	}
+	return nil
+}
+
+// ResolveState returns a snapshot in the given state value (partial values
+// are completed with initial states, as XState's resolveState does) and
+// context (nil means the machine's context). No actions run and no delayed
+// events are scheduled.
+func (m *Machine) ResolveState(value any, context map[string]any) (*Snapshot, error) {
+	nodes, err := m.nodesForValue(value)
+	if err != nil {
+		return nil, err
+	}
+	if context == nil {
+		context = cloneValue(m.context).(map[string]any)
+	}
+	s := &Snapshot{machine: m, status: StatusActive, context: context, nodes: nodes}
+	set := make([]bool, len(m.nodes))
+	for _, n := range nodes {
+		set[n] = true
+	}
+	if m.isInFinalState(set, 0) {
+		s.status = StatusDone
+	}
+	return s, nil
+}
+
+// nodesForValue returns the full configuration for a (partial) state value,
+// in document order: the nodes the value names, their ancestors, and the
+// initial descendants of any compound state the value leaves open.
+func (m *Machine) nodesForValue(value any) ([]int, error) {
+	set := make([]bool, len(m.nodes))
+	set[0] = true
+	if err := m.markValue(0, toStateValue(value), set, "value"); err != nil {
+		return nil, err
+	}
+	// complete: every active compound needs one active child, every active
+	// parallel all its regions (XState's getAllStateNodes).
+	for i := 0; i < len(m.nodes); i++ {
+		if !set[i] {
+			continue
+		}
+		n := m.nodes[i]
+		switch n.kind {
+		case kindCompound:
+			has := false
+			for _, c := range n.children {
+				has = has || set[c]
+			}
+			if !has {
+				m.markInitial(i, set)
+			}
+		case kindParallel:
+			for _, c := range n.children {
+				if m.nodes[c].kind != kindHistory && !set[c] {
+					m.markInitial(c, set)
+				}
+			}
+		}
+	}
+	var out []int
+	for i, on := range set {
+		if on {
+			out = append(out, i)
+		}
+	}
+	if err := m.checkConfiguration(out); err != nil {
+		return nil, fmt.Errorf("value: %w", err)
+	}
+	return out, nil
+}
+
+func (m *Machine) markInitial(n int, set []bool) {
+	set[n] = true
+	switch m.nodes[n].kind {
+	case kindCompound:
+		init := m.nodes[n].initial.targets[0]
+		if m.nodes[init].kind != kindHistory {
+			m.markInitial(init, set)
+			return
+		}
+		// an initial history state enters its default target
+		for _, t := range m.historyDefaultTransition(init).targets {
+			for p := m.nodes[t].parent; p >= 0 && p != n; p = m.nodes[p].parent {
+				set[p] = true
+			}
+			m.markInitial(t, set)
+		}
+	case kindParallel:
+		for _, c := range m.nodes[n].children {
+			if m.nodes[c].kind != kindHistory {
+				m.markInitial(c, set)
+			}
+		}
+	}
+}
+
+func (m *Machine) markValue(n int, v any, set []bool, path string) error {
+	child := func(key string) (int, error) {
+		for _, c := range m.nodes[n].children {
+			if m.nodes[c].key == key && m.nodes[c].kind != kindHistory {
+				return c, nil
+			}
+		}
+		return 0, fmt.Errorf("%s: state %q has no child %q", path, m.nodes[n].id, key)
+	}
+	switch x := v.(type) {
+	case string:
+		c, err := child(x)
+		if err != nil {
+			return err
+		}
+		set[c] = true
+	case map[string]any:
+		keys := keysOf(x)
+		for _, k := range keys {
+			c, err := child(k)
+			if err != nil {
+				return err
+			}
+			set[c] = true
+			if err := m.markValue(c, x[k], set, path+"."+k); err != nil {
+				return err
+			}
+		}
+	case nil:
+	default:
+		return fmt.Errorf("%s: a state value is a string or an object, not %T", path, v)
+	}
+	return nil
+}
+
+// checkNodes verifies a persisted configuration. It holds each state
+// once and no history state. For a machine without history states it must
+// be legal (see checkConfiguration), except that a snapshot that is not
+// active may hold only the root: the pre-initial configuration of a
+// machine that failed to start. With history states, XState's history
+// quirks (which the interpreter reproduces) can leave an active state
+// without its parent, a compound state with two active children, or a
+// parallel state without a region, so only the basics are checked.
+func (m *Machine) checkNodes(nodes []int, status Status) error {
+	seen := make([]bool, len(m.nodes))
+	for _, n := range nodes {
+		if seen[n] {
+			return fmt.Errorf("state %q is listed twice", m.nodes[n].id)
+		}
+		seen[n] = true
+		if m.nodes[n].kind == kindHistory {
+			return fmt.Errorf("history state %q cannot be active", m.nodes[n].id)
+		}
+	}
+	if m.hasHistory || (len(nodes) == 1 && nodes[0] == 0 && status != StatusActive) {
+		return nil
+	}
+	return m.checkConfiguration(nodes)
+}
+
+// checkConfiguration verifies that nodes is a legal configuration: the
+// root, every parent of an active node, one child of each active compound
+// state and every region of each active parallel state.
+func (m *Machine) checkConfiguration(nodes []int) error {
+	set := make([]bool, len(m.nodes))
+	children := make([][]int, len(m.nodes)) // the active children of each node
+	for _, n := range nodes {
+		set[n] = true
+		if p := m.nodes[n].parent; p >= 0 {
+			children[p] = append(children[p], n)
+		}
+	}
+	if len(nodes) == 0 || !set[0] {
+		return errors.New("the configuration does not contain the root")
+	}
+	for _, i := range nodes {
+		n := m.nodes[i]
+		if n.kind == kindHistory {
+			return fmt.Errorf("history state %q cannot be active", n.id)
+		}
+		if n.parent >= 0 && !set[n.parent] {
+			return fmt.Errorf("state %q is active but its parent %q is not", n.id, m.nodes[n.parent].id)
+		}
+	}
+	for _, i := range nodes {
+		n := m.nodes[i]
+		switch kids := children[i]; {
+		case n.kind == kindCompound && len(kids) == 0:
+			return fmt.Errorf("compound state %q is active but none of its children is", n.id)
+		case n.kind == kindCompound && len(kids) > 1:
+			return fmt.Errorf("compound state %q has %d active children (%q and %q); it can only be in one", n.id, len(kids), m.nodes[kids[0]].id, m.nodes[kids[1]].id)
+		case n.kind == kindParallel && len(kids) != len(n.regions):
+			for _, c := range n.regions {
+				if !set[c] {
+					return fmt.Errorf("region %q of parallel state %q is not active", m.nodes[c].id, n.id)
+				}
+			}
+		}
+	}
+	return nil
+}
