@@ -2,11 +2,13 @@
 // whose expected snapshots were recorded from real XState v5, against
 // chartgate's engines, and reports the first difference of each case.
 //
-// The case format is described in conformance-case-format.md: a machine,
-// declarative guards/actions/delays, steps ({"event": {...}} or
-// {"advance": ms}) and the expected snapshot before the first step and after
-// each one. Cases live under conformance/cases/; the node program in
-// conformance/oracle/ records their expected snapshots.
+// A case (format v1) is a machine, declarative guards/actions/delays, steps
+// ({"event": {...}} or {"advance": ms}) and the expected snapshot before the
+// first step and after each one. Format v2 adds machine input, declarative
+// actors, the event-loop clock and persist/restore/query steps; the runners
+// here read v2 cases but do not run them yet (see format_v2.go). Cases live
+// under conformance/cases/; the node program in conformance/oracle/ records
+// their expected snapshots, and its README describes every key.
 package conformance
 
 // Re-record every case's expected snapshots from the pinned XState (needs

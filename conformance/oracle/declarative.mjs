@@ -30,7 +30,7 @@ function isRef(v) {
   return isPlainObject(v) && Object.keys(v).length === 1 && hasOwn(v, '$ref');
 }
 
-export function validateCond(cond, where) {
+function validateCond(cond, where) {
   if (!isPlainObject(cond)) throw new Error(`${where}: condition must be an object`);
   if (hasOwn(cond, 'and') || hasOwn(cond, 'or')) {
     const list = cond.and ?? cond.or;
@@ -43,7 +43,7 @@ export function validateCond(cond, where) {
   if (!OPS.has(cond.op)) throw new Error(`${where}: unknown op ${JSON.stringify(cond.op)}`);
 }
 
-export function evalCond(cond, scope) {
+function evalCond(cond, scope) {
   if (hasOwn(cond, 'and')) return cond.and.every((c) => evalCond(c, scope));
   if (hasOwn(cond, 'or')) return cond.or.some((c) => evalCond(c, scope));
   if (hasOwn(cond, 'not')) return !evalCond(cond.not, scope);
@@ -123,7 +123,7 @@ function makeAssign(spec, where) {
 // is replaced by a copy of the value at that path of the scope. A path that
 // is missing gives undefined, so the key is absent from the JSON.
 
-export function hasRef(v) {
+function hasRef(v) {
   if (isRef(v)) return true;
   if (Array.isArray(v)) return v.some(hasRef);
   if (isPlainObject(v)) return Object.values(v).some(hasRef);
