@@ -1,7 +1,7 @@
 // This file defines what the Go side reads of case format v2 (query steps,
 // the clock, the checks on steps and persisted-snapshot names) and
-// V2Features, which names the v2 features a case uses. The runners of this
-// package do not run v2 cases yet: they return an *UnsupportedError.
+// V2Features, which names the v2 features a case uses. RunStatechart runs
+// v2 cases; RunFlat returns an *UnsupportedError for them.
 
 package conformance
 
@@ -164,6 +164,16 @@ func (c *Case) V2Features() []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// Restores reports whether the case has a restore step.
+func (c *Case) Restores() bool {
+	for _, s := range c.Steps {
+		if s.Restore != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // UnsupportedError is returned by a runner for a case that uses format v2

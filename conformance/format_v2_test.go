@@ -1,6 +1,6 @@
 // This file tests reading case format v2: every step kind and key parses,
-// bad v2 steps are errors that say where, and the runners refuse v2 cases
-// with an *UnsupportedError instead of replaying them wrongly.
+// bad v2 steps are errors that say where, and the flat runner refuses v2
+// cases with an *UnsupportedError instead of replaying them wrongly.
 
 package conformance_test
 
@@ -106,20 +106,18 @@ func TestQueryRoundTrip(t *testing.T) {
 	}
 }
 
-func TestRunnersRefuseV2Cases(t *testing.T) {
+func TestFlatRunnerRefusesV2Cases(t *testing.T) {
 	c, err := conformance.ParseCase([]byte(v2Case), "all-keys.json")
 	require.NoError(t, err)
 	c.Expected = make([]json.RawMessage, len(c.Steps)+1)
 	for i := range c.Expected {
 		c.Expected[i] = json.RawMessage(`{}`)
 	}
-	for name, run := range map[string]conformance.Runner{"statechart": conformance.RunStatechart, "flat": conformance.RunFlat} {
-		_, _, err := run(context.Background(), c)
-		var unsupported *conformance.UnsupportedError
-		require.True(t, errors.As(err, &unsupported), "%s: got %v", name, err)
-		assert.Equal(t, c.V2Features(), unsupported.Features)
-	}
-	m := conformance.Check(context.Background(), c, conformance.RunStatechart)
+	_, _, err = conformance.RunFlat(context.Background(), c)
+	var unsupported *conformance.UnsupportedError
+	require.True(t, errors.As(err, &unsupported), "got %v", err)
+	assert.Equal(t, c.V2Features(), unsupported.Features)
+	m := conformance.Check(context.Background(), c, conformance.RunFlat)
 	require.NotNil(t, m)
 	assert.Equal(t, "v2/all-keys: uses case format v2 (actors, clock, input, persist, query, restore), which this runner does not run yet", m.String())
 }

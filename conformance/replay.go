@@ -26,7 +26,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"time"
 
 	"github.com/chartgate/chartgate/statechart"
 )
@@ -140,12 +139,9 @@ func ReadDir(dir string) ([]*Case, error) {
 	return cases, nil
 }
 
-// Implementations returns the case's declarative guards, actions and delays.
-func (c *Case) Implementations() (statechart.Implementations, error) {
-	return statechart.ParseImplementations(c.raw)
-}
-
-// Snapshot is the comparable form of a snapshot in a case file.
+// Snapshot is the comparable form of a snapshot in a case file: value,
+// status, context, tags and output, and children (format v2) when it has
+// any.
 func Snapshot(s *statechart.Snapshot) map[string]any {
 	out := map[string]any{
 		"value":   s.Value(),
@@ -162,6 +158,35 @@ func Snapshot(s *statechart.Snapshot) map[string]any {
 	if s.Status() == statechart.StatusDone && s.HasOutput() {
 		out["output"] = s.Output()
 	}
+	if children := s.Children(); len(children) > 0 {
+		list := make(map[string]any, len(children))
+		for _, c := range children {
+			list[c.ID] = childSnapshot(c)
+		}
+		out["children"] = list
+	}
+	return out
+}
+
+// childSnapshot is the comparable form of a child: src and status, output
+// when done, error when failed (a Go error is XState's Error object through
+// JSON, {}), and a child machine's value and context.
+func childSnapshot(c statechart.Child) map[string]any {
+	out := map[string]any{"src": c.Src, "status": string(c.Status)}
+	if c.Status == statechart.StatusDone && c.HasOutput {
+		out["output"] = c.Output
+	}
+	if c.Status == statechart.StatusError && c.Error != nil {
+		if _, isErr := c.Error.(error); isErr {
+			out["error"] = map[string]any{}
+		} else {
+			out["error"] = c.Error
+		}
+	}
+	if c.Snapshot != nil {
+		out["value"] = c.Snapshot.Value()
+		out["context"] = c.Snapshot.Context()
+	}
 	return out
 }
 
@@ -169,40 +194,6 @@ func Snapshot(s *statechart.Snapshot) map[string]any {
 // first step and after each step, in the comparable form of [Snapshot].
 // errored reports whether the engine ended in an error.
 type Runner func(ctx context.Context, c *Case) (snapshots []map[string]any, errored bool, err error)
-
-// RunStatechart runs a case on the statechart interpreter, with a simulated
-// clock and XState's late failure of missing guards. It does not run format
-// v2 cases yet: for them it returns an *UnsupportedError.
-func RunStatechart(ctx context.Context, c *Case) ([]map[string]any, bool, error) {
-	if err := unsupportedV2(c); err != nil {
-		return nil, false, err
-	}
-	impl, err := c.Implementations()
-	if err != nil {
-		return nil, false, err
-	}
-	m, err := statechart.Compile(c.Machine, &statechart.Options{Implementations: impl, AllowMissingGuards: true})
-	if err != nil {
-		return nil, false, err
-	}
-	clock := statechart.NewSimulatedClock()
-	a := statechart.NewActor(m, &statechart.ActorOptions{Clock: clock})
-	errored := a.Start(ctx) != nil
-	snaps := []map[string]any{Snapshot(a.Snapshot())}
-	for _, s := range c.Steps {
-		if s.Event != nil {
-			if a.Send(ctx, *s.Event) != nil {
-				errored = true
-			}
-		} else {
-			clock.Advance(time.Duration(*s.Advance * float64(time.Millisecond)))
-		}
-		snap := a.Snapshot()
-		errored = errored || snap.Status() == statechart.StatusError
-		snaps = append(snaps, Snapshot(snap))
-	}
-	return snaps, errored, nil
-}
 
 // Mismatch describes how a case failed.
 type Mismatch struct {

@@ -90,7 +90,7 @@ var rootOnlyKeys = map[string]bool{"context": true, "version": true}
 
 var nodeKeys = []string{
 	"id", "type", "initial", "states", "on", "always", "after", "onDone",
-	"entry", "exit", "output", "history", "target", "tags", "meta", "description",
+	"entry", "exit", "output", "history", "target", "tags", "meta", "description", "invoke",
 }
 
 var transitionKeys = []string{"target", "guard", "actions", "reenter", "description", "meta"}
@@ -192,16 +192,21 @@ func (l *loader) readNode(v gjson.Result, key string, parent int, path jsonPath,
 		case "tags":
 			n.tags = l.readStrings(mb.Value, p)
 		case "meta":
-			n.meta = jsonx.GoValue(mb.Value)
+			n.meta, n.hasMeta = jsonx.GoValue(mb.Value), true
 		case "description":
 			if mb.Value.Type != gjson.String {
 				l.errorf(p, "must be a string, not %s", jsonx.Kind(mb.Value))
 			}
 			n.description = mb.Value.String()
 		case "output":
-			n.output, n.hasOutput = jsonx.GoValue(mb.Value), true
+			t, err := compileTemplate(mb.Value, p, machineRoots)
+			if err != nil {
+				l.add(err)
+			} else {
+				n.output = t
+			}
 		case "invoke":
-			l.errorf(p, "invoke is not supported: chartgate runs no child actors")
+			// read in the second pass, once the state's id is known
 		case "cond":
 			l.errorf(p, "unknown key %q", mb.Key)
 		case "initial", "on", "always", "after", "onDone", "entry", "exit", "target":
@@ -411,6 +416,9 @@ func (l *loader) readBehaviour(i int) {
 		}
 		ev := doneStatePrefix + n.id
 		set(ev, l.readTransitions(i, ev, od, path.key("onDone")))
+	}
+	if inv := v.Get("invoke"); inv.Exists() {
+		l.readInvokes(i, inv, path.key("invoke"), set)
 	}
 	if after := v.Get("after"); after.Exists() {
 		l.readAfter(i, after, path.key("after"), set)
@@ -1076,6 +1084,8 @@ func (l *loader) readAction(v gjson.Result, path jsonPath) *action {
 		a.id = id.String()
 	case "xstate.log":
 		a.kind = actionLog
+	case "xstate.sendTo", "xstate.sendParent", "xstate.forwardTo", "xstate.spawnChild", "xstate.stopChild", "xstate.emit", "xstate.enqueueActions":
+		l.readActorAction(a, v.Get("params"), pp)
 	default:
 		a.kind = actionCustom
 		a.impl = l.opts.Implementations.Actions[a.name]

@@ -5,28 +5,36 @@
 package statechart
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"reflect"
 	"time"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/chartgate/chartgate/internal/jsonx"
 )
 
-// persisted is the JSON form of a snapshot. Its shape follows XState's
-// getPersistedSnapshot (status, value, context, historyValue, children),
-// plus what XState loses: the pending delayed events and the order of the
-// active configuration.
+// persisted is the JSON form of a snapshot. Its shape is XState's
+// getPersistedSnapshot (status, output, error, value, historyValue,
+// context, children), plus what XState loses, in keys XState ignores: the
+// pending delayed events, the order of the active configuration, the
+// message of a Go error, and the session counter of the actor system.
 type persisted struct {
 	Status          Status                        `json:"status"`
 	Value           any                           `json:"value"`
 	Context         map[string]any                `json:"context"`
 	Output          json.RawMessage               `json:"output,omitempty"`
-	Error           string                        `json:"error,omitempty"`
+	Error           json.RawMessage               `json:"error,omitempty"`
 	HistoryValue    map[string][]persistedNodeRef `json:"historyValue"`
-	Children        map[string]any                `json:"children"`
+	Children        json.RawMessage               `json:"children"`
+	ErrorMessage    string                        `json:"errorMessage,omitempty"`
 	Nodes           []string                      `json:"nodes,omitempty"`
 	ScheduledEvents []persistedTimer              `json:"scheduledEvents,omitempty"`
 	Seq             uint64                        `json:"seq,omitempty"`
+	Sessions        uint64                        `json:"sessions,omitempty"`
 }
 
 // restoring is persisted as Restore reads it: each delayed event on its
@@ -46,21 +54,48 @@ type persistedTimer struct {
 	Due   time.Time `json:"due"`
 	Seq   uint64    `json:"seq"`
 	Keyed bool      `json:"keyed,omitempty"`
+	To    string    `json:"to,omitempty"` // the session of the actor it is for
 }
 
-// MarshalJSON writes the persisted form of the snapshot. Restore it with
-// [Machine.Restore], on this process or another.
+// persistedChild is a child in XState's persisted shape ({snapshot, src,
+// systemId, syncSnapshot}), plus its session.
+type persistedChild struct {
+	Snapshot     json.RawMessage `json:"snapshot"`
+	Src          string          `json:"src"`
+	SystemID     string          `json:"systemId,omitempty"`
+	SyncSnapshot bool            `json:"syncSnapshot"`
+	Session      string          `json:"session,omitempty"`
+}
+
+// persistedLogicSnapshot is the persisted snapshot of a promise or
+// callback child, as XState's logic persists it.
+type persistedLogicSnapshot struct {
+	Status Status          `json:"status"`
+	Output json.RawMessage `json:"output,omitempty"`
+	Error  json.RawMessage `json:"error,omitempty"`
+	Input  json.RawMessage `json:"input,omitempty"`
+}
+
+// MarshalJSON writes the persisted form of the snapshot: XState's
+// persisted snapshot, which XState's createActor(machine, {snapshot})
+// restores, with its children (a child machine with its own persisted
+// snapshot), plus the pending delayed events that XState loses. Restore it
+// with [Machine.Restore], on this process or another.
 func (s *Snapshot) MarshalJSON() ([]byte, error) {
 	p := persisted{
 		Status:       s.status,
 		Value:        s.Value(),
 		Context:      s.context,
 		HistoryValue: map[string][]persistedNodeRef{},
-		Children:     map[string]any{},
 		Seq:          s.seq,
+		Sessions:     s.sessions,
 	}
-	if s.err != nil {
-		p.Error = s.err.Error()
+	if s.status == StatusError {
+		v, msg, err := marshalErrorValue(s.errorValue())
+		if err != nil {
+			return nil, err
+		}
+		p.Error, p.ErrorMessage = v, msg
 	}
 	if s.hasOutput {
 		out, err := json.Marshal(s.output)
@@ -80,7 +115,84 @@ func (s *Snapshot) MarshalJSON() ([]byte, error) {
 		p.Nodes = append(p.Nodes, s.machine.nodes[n].id)
 	}
 	for _, t := range s.timers.bySeq() {
-		p.ScheduledEvents = append(p.ScheduledEvents, persistedTimer{t.id, t.event, t.due, t.seq, s.timers.isKeyed(t)})
+		p.ScheduledEvents = append(p.ScheduledEvents, persistedTimer{t.id, t.event, t.due, t.seq, s.timers.isKeyed(t), t.to})
+	}
+	children, err := marshalChildren(s.children)
+	if err != nil {
+		return nil, err
+	}
+	p.Children = children
+	return json.Marshal(p)
+}
+
+// marshalErrorValue writes what an actor failed with as XState persists
+// it: a JSON value as it is, a Go error as {} (an Error object through
+// JSON) with its message on the side.
+func marshalErrorValue(v any) (json.RawMessage, string, error) {
+	if err, ok := v.(error); ok || v == nil {
+		msg := ""
+		if err != nil {
+			msg = err.Error()
+		}
+		return json.RawMessage("{}"), msg, nil
+	}
+	b, err := json.Marshal(v)
+	return b, "", err
+}
+
+// marshalChildren writes the children in their order (XState restores
+// them in the order of the JSON object's keys). Entries without an actor
+// are left out.
+func marshalChildren(l *childList) (json.RawMessage, error) {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	first := true
+	for _, e := range l.all() {
+		if e.rec == nil {
+			continue
+		}
+		snap, err := e.rec.marshalSnapshot()
+		if err != nil {
+			return nil, err
+		}
+		entry, err := json.Marshal(persistedChild{Snapshot: snap, Src: e.rec.src, SystemID: e.rec.systemID, SyncSnapshot: e.rec.sync, Session: e.rec.session})
+		if err != nil {
+			return nil, err
+		}
+		key, _ := json.Marshal(e.id)
+		if !first {
+			b.WriteByte(',')
+		}
+		first = false
+		b.Write(key)
+		b.WriteByte(':')
+		b.Write(entry)
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
+
+// marshalSnapshot writes the persisted snapshot of a child.
+func (r *childRecord) marshalSnapshot() (json.RawMessage, error) {
+	if r.snap != nil {
+		return r.snap.MarshalJSON()
+	}
+	p := persistedLogicSnapshot{Status: r.status}
+	var err error
+	if r.hasOutput {
+		if p.Output, err = json.Marshal(r.output); err != nil {
+			return nil, err
+		}
+	}
+	if r.status == StatusError {
+		if p.Error, _, err = marshalErrorValue(r.errValue); err != nil {
+			return nil, err
+		}
+	}
+	if r.hasInput {
+		if p.Input, err = json.Marshal(r.input); err != nil {
+			return nil, err
+		}
 	}
 	return json.Marshal(p)
 }
@@ -89,9 +201,13 @@ func (s *Snapshot) MarshalJSON() ([]byte, error) {
 // error but no error message, so that Err is never nil for status error.
 var errRestoredStatusError = errors.New("the snapshot was saved with status error and no message")
 
-// Restore reads a snapshot written by [Snapshot.MarshalJSON] (or XState's
-// getPersistedSnapshot, whose children are ignored) and returns it as a
-// snapshot of m. No entry actions run; pending delayed events are kept.
+// Restore reads a snapshot written by [Snapshot.MarshalJSON] or by
+// XState's getPersistedSnapshot and returns it as a snapshot of m. No entry
+// actions run; pending delayed events are kept. Children are restored with
+// the logic their src names in m's implementations (a child whose src
+// names none is dropped, as XState does); a child machine's snapshot is
+// restored by that machine. An [Actor] started from the snapshot starts
+// its active children again (see [ActorOptions.Resume]).
 //
 // Restore accepts only a state the machine can be in, and says what is
 // wrong otherwise: unknown state ids; an active history state; a
@@ -139,14 +255,10 @@ func (m *Machine) restore(data []byte) (*Snapshot, error) {
 			return nil, fmt.Errorf("output: %w", err)
 		}
 	}
-	switch {
-	case p.Error != "" && s.status != StatusError:
-		return nil, fmt.Errorf("error: only a snapshot with status error has an error, and this one is %s", s.status)
-	case p.Error != "":
-		s.err = errors.New(p.Error)
-	case s.status == StatusError:
-		s.err = errRestoredStatusError
+	if err := restoreError(s, p.Error, p.ErrorMessage); err != nil {
+		return nil, err
 	}
+	s.sessions = p.Sessions
 	if err := m.restoreNodes(s, &p); err != nil {
 		return nil, err
 	}
@@ -156,7 +268,120 @@ func (m *Machine) restore(data []byte) (*Snapshot, error) {
 	if err := m.restoreTimers(s, &p); err != nil {
 		return nil, err
 	}
+	if err := m.restoreChildren(s, p.Children); err != nil {
+		return nil, err
+	}
 	return s, nil
+}
+
+// restoreError reads the error of a snapshot: XState's persisted error (a
+// JSON value; an Error object is {}), with chartgate's message of a Go
+// error, or chartgate's older form, the message as a string.
+func restoreError(s *Snapshot, raw json.RawMessage, msg string) error {
+	present := len(raw) > 0 && string(raw) != "null"
+	if (present || msg != "") && s.status != StatusError {
+		return fmt.Errorf("error: only a snapshot with status error has an error, and this one is %s", s.status)
+	}
+	if s.status != StatusError {
+		return nil
+	}
+	var v any
+	if present {
+		if err := json.Unmarshal(raw, &v); err != nil {
+			return fmt.Errorf("error: %w", err)
+		}
+	}
+	if str, ok := v.(string); ok && msg == "" {
+		msg = str // chartgate before XState's shape
+	}
+	switch {
+	case msg != "":
+		s.err = errors.New(msg)
+	case present:
+		s.errValue = v
+		s.err = &RejectionError{Value: v}
+	default:
+		s.err = errRestoredStatusError
+	}
+	return nil
+}
+
+// restoreChildren reads the children of a persisted snapshot, in the
+// order of its keys.
+func (m *Machine) restoreChildren(s *Snapshot, raw json.RawMessage) error {
+	v := gjson.ParseBytes(raw)
+	if len(raw) == 0 || v.Type == gjson.Null {
+		return nil
+	}
+	if !v.IsObject() {
+		return fmt.Errorf("children: must be an object of child ids to children, not %s", jsonx.Kind(v))
+	}
+	var list *childList
+	for _, mb := range jsonx.Members(v, nil) {
+		path := "children." + mb.Key
+		var pc persistedChild
+		if err := json.Unmarshal([]byte(mb.Value.Raw), &pc); err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		logic := m.opts.Implementations.Actors[pc.Src]
+		if logic == nil {
+			continue // XState: no logic for the src, no child
+		}
+		rec := &childRecord{src: pc.Src, systemID: pc.SystemID, session: pc.Session, sync: pc.SyncSnapshot, logic: logic}
+		if child, ok := logic.(*Machine); ok {
+			snap, err := child.restore(pc.Snapshot)
+			if err != nil {
+				return fmt.Errorf("%s.snapshot: %w", path, err)
+			}
+			rec.snap, rec.status = snap, snap.status
+			rec.output, rec.hasOutput = snap.output, snap.hasOutput
+			if snap.status == StatusError {
+				rec.errValue = snap.errorValue()
+			}
+		} else if err := restoreLogicSnapshot(rec, pc.Snapshot); err != nil {
+			return fmt.Errorf("%s.snapshot: %w", path, err)
+		}
+		list = list.with(childEntry{id: mb.Key, rec: rec})
+	}
+	s.children = list
+	return nil
+}
+
+// restoreLogicSnapshot reads the persisted snapshot of a promise or
+// callback child.
+func restoreLogicSnapshot(rec *childRecord, raw json.RawMessage) error {
+	var p persistedLogicSnapshot
+	if err := json.Unmarshal(raw, &p); err != nil {
+		return err
+	}
+	switch p.Status {
+	case StatusActive, StatusDone, StatusError, StatusStopped:
+	default:
+		return fmt.Errorf("status: unknown status %q (active, done, error or stopped)", p.Status)
+	}
+	rec.status = p.Status
+	if len(p.Output) > 0 {
+		if err := json.Unmarshal(p.Output, &rec.output); err != nil {
+			return fmt.Errorf("output: %w", err)
+		}
+		rec.hasOutput = true
+	}
+	if len(p.Input) > 0 {
+		if err := json.Unmarshal(p.Input, &rec.input); err != nil {
+			return fmt.Errorf("input: %w", err)
+		}
+		rec.hasInput = true
+	}
+	if rec.status == StatusError {
+		var v any
+		if len(p.Error) > 0 {
+			if err := json.Unmarshal(p.Error, &v); err != nil {
+				return fmt.Errorf("error: %w", err)
+			}
+		}
+		rec.errValue = v
+	}
+	return nil
 }
 
 // restoreNodes sets the configuration: from "nodes" (this package's form,
@@ -265,7 +490,7 @@ func (m *Machine) restoreTimers(s *Snapshot, p *restoring) error {
 				return fmt.Errorf("scheduledEvents[%d]: a cancel of %q would stop two events (only the latest is keyed)", i, t.ID)
 			}
 		}
-		s.timers.push(timer{id: t.ID, event: t.Event, due: t.Due, seq: t.Seq}, t.Keyed)
+		s.timers.push(timer{id: t.ID, event: t.Event, due: t.Due, seq: t.Seq, to: t.To}, t.Keyed)
 		if t.Seq >= s.seq {
 			s.seq = t.Seq + 1
 		}
@@ -466,4 +691,25 @@ func (m *Machine) checkConfiguration(nodes []int) error {
 		}
 	}
 	return nil
+}
+
+// WithoutPending returns the snapshot without its pending delayed events,
+// nor those of its child machines: what XState restores from a persisted
+// snapshot, which does not hold them.
+func (s *Snapshot) WithoutPending() *Snapshot {
+	c := s.clone()
+	c.timers = nil
+	if s.children.len() > 0 {
+		l := &childList{entries: make([]childEntry, len(s.children.entries))}
+		for i, e := range s.children.entries {
+			if e.rec != nil && e.rec.snap != nil {
+				rec := *e.rec
+				rec.snap = rec.snap.WithoutPending()
+				e.rec = &rec
+			}
+			l.entries[i] = e
+		}
+		c.children = l
+	}
+	return c
 }

@@ -32,10 +32,15 @@ type Snapshot struct {
 	output    any
 	hasOutput bool // output is defined (it may be null)
 	err       error
-	nodes     []int         // active configuration in XState's _nodes order
-	history   map[int][]int // history node -> the nodes it remembers; copy-on-write
-	timers    *timerQueue   // pending delayed events; copy-on-write (nil: none)
-	seq       uint64        // scheduling counter, orders timers with equal due times
+	// errValue is what XState's snapshot.error holds: the rejection value
+	// of an unhandled actor error, or a Go error (see errorOf).
+	errValue any
+	nodes    []int         // active configuration in XState's _nodes order
+	history  map[int][]int // history node -> the nodes it remembers; copy-on-write
+	timers   *timerQueue   // pending delayed events; copy-on-write (nil: none)
+	seq      uint64        // scheduling counter, orders timers with equal due times
+	children *childList    // child actors; immutable (nil: none)
+	sessions uint64        // the root's: session ids given out in its actor system
 }
 
 // Machine returns the machine the snapshot belongs to.
@@ -200,15 +205,50 @@ func (s *Snapshot) Tags() []string {
 }
 
 // Meta returns the meta of every active state node that has one, by id
-// (XState's getMeta).
+// (XState's getMeta); a meta of JSON null is listed with the value nil.
 func (s *Snapshot) Meta() map[string]any {
 	out := map[string]any{}
 	for _, n := range s.nodes {
-		if m := s.machine.nodes[n].meta; m != nil {
-			out[s.machine.nodes[n].id] = m
+		if node := s.machine.nodes[n]; node.hasMeta {
+			out[node.id] = node.meta
 		}
 	}
 	return out
+}
+
+// field is a property of the snapshot as XState's snapshot object has it,
+// for $ref paths through the snapshot of an xstate.snapshot.<id> event.
+func (s *Snapshot) field(name string) (any, bool) {
+	switch name {
+	case "value":
+		return s.Value(), true
+	case "context":
+		return s.context, true
+	case "status":
+		return string(s.status), true
+	case "output":
+		return s.output, s.hasOutput
+	case "error":
+		if s.status == StatusError {
+			return s.errorValue(), true
+		}
+	case "tags":
+		tags := s.Tags()
+		out := make([]any, len(tags))
+		for i, t := range tags {
+			out[i] = t
+		}
+		return out, true
+	}
+	return nil, false
+}
+
+// errorValue is what XState's snapshot.error holds (see errValue).
+func (s *Snapshot) errorValue() any {
+	if s.errValue != nil {
+		return s.errValue
+	}
+	return s.err
 }
 
 // PendingEvent is a delayed event waiting for its time.
