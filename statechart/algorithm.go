@@ -99,6 +99,7 @@ type runner struct {
 	deferredIDs   []string
 	pendingFx     []int
 	pendingTimers []pendingTimer
+	ownsChildren  bool // s.children was cloned in this call and may change in place
 }
 
 // pendingTimer is a delayed send to a child of the state being entered.
@@ -120,6 +121,7 @@ func (r *runner) begin(ctx context.Context, s *Snapshot, now time.Time) {
 	r.ownsHistory = false
 	r.sys, r.self, r.fx = nil, nil, r.fx[:0]
 	r.deferCustom, r.customErr, r.customNode = false, nil, -1
+	r.ownsChildren = false
 	r.deferredIDs, r.pendingFx, r.pendingTimers = nil, r.pendingFx[:0], r.pendingTimers[:0]
 	n := len(r.m.nodes)
 	if len(r.active) != n {
@@ -311,7 +313,7 @@ func (r *runner) stopChildren(remove bool) {
 			continue
 		}
 		if remove {
-			r.s.children = r.s.children.without(e.id)
+			r.ownChildren().remove(e.id)
 		}
 		r.stopCell(e.cell)
 	}

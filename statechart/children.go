@@ -7,6 +7,7 @@
 package statechart
 
 import (
+	"cmp"
 	"errors"
 	"slices"
 
@@ -68,78 +69,146 @@ type childEntry struct {
 	id   string
 	rec  *childRecord
 	cell *cell // the live child, inside a running system
+	dead bool  // removed (see childList.remove)
 }
 
 // ghost reports whether the entry has no actor.
 func (e childEntry) ghost() bool { return e.rec == nil && e.cell == nil }
 
-// childList is the children of a snapshot, immutable once built.
+// childList is the children of a snapshot, in JavaScript's key order: the
+// ids that are array indexes, ascending, then the others in the order they
+// were added. A list shared by snapshots is never changed: the runner
+// clones it once per call before changing it (see runner.ownChildren), and
+// then sets and removes in place, each in constant time (amortized);
+// removed entries stay as tombstones until compact.
 type childList struct {
-	entries []childEntry
+	index []childEntry // array-index ids, ascending
+	named []childEntry // other ids, in insertion order
+	pos   map[string]int
+	dead  int
+}
+
+// position encodes where an entry is: i >= 0 in index, -1-i in named.
+func (l *childList) at(p int) *childEntry {
+	if p >= 0 {
+		return &l.index[p]
+	}
+	return &l.named[-1-p]
 }
 
 func (l *childList) len() int {
 	if l == nil {
 		return 0
 	}
-	return len(l.entries)
-}
-
-func (l *childList) find(id string) int {
-	if l == nil {
-		return -1
-	}
-	for i, e := range l.entries {
-		if e.id == id {
-			return i
-		}
-	}
-	return -1
+	return len(l.pos)
 }
 
 func (l *childList) get(id string) (childEntry, bool) {
-	if i := l.find(id); i >= 0 {
-		return l.entries[i], true
+	if l == nil {
+		return childEntry{}, false
+	}
+	if p, ok := l.pos[id]; ok {
+		return *l.at(p), true
 	}
 	return childEntry{}, false
 }
 
-// with returns a copy of l in which id is e: replaced where it is, or added
-// where JavaScript puts a new key (an array index among the array indexes,
-// in ascending order, any other key last).
-func (l *childList) with(e childEntry) *childList {
-	out := &childList{}
-	if l != nil {
-		out.entries = slices.Clone(l.entries)
-	}
-	if i := out.find(e.id); i >= 0 {
-		out.entries[i] = e
+// clone returns a copy that can be changed.
+func (l *childList) clone() *childList {
+	out := &childList{pos: map[string]int{}}
+	if l == nil {
 		return out
 	}
-	pos := len(out.entries)
-	if n, ok := jsonx.ArrayIndex(e.id); ok {
-		pos = 0
-		for pos < len(out.entries) {
-			m, isIndex := jsonx.ArrayIndex(out.entries[pos].id)
-			if !isIndex || m > n {
-				break
-			}
-			pos++
-		}
+	out.index = slices.Clone(l.index)
+	out.named = slices.Clone(l.named)
+	out.dead = l.dead
+	for k, v := range l.pos {
+		out.pos[k] = v
 	}
-	out.entries = slices.Insert(out.entries, pos, e)
 	return out
 }
 
-// without returns a copy of l without id.
-func (l *childList) without(id string) *childList {
-	i := l.find(id)
-	if i < 0 {
+// set makes id e, in place: replaced where it is, or added where
+// JavaScript puts a new key.
+func (l *childList) set(e childEntry) {
+	if p, ok := l.pos[e.id]; ok {
+		*l.at(p) = e
+		return
+	}
+	n, isIndex := jsonx.ArrayIndex(e.id)
+	if !isIndex {
+		l.named = append(l.named, e)
+		l.pos[e.id] = -len(l.named)
+		return
+	}
+	i := len(l.index)
+	if i > 0 {
+		if last, _ := jsonx.ArrayIndex(l.index[i-1].id); last > n {
+			i, _ = slices.BinarySearchFunc(l.index, n, func(x childEntry, n uint64) int {
+				m, _ := jsonx.ArrayIndex(x.id)
+				return cmp.Compare(m, n)
+			})
+		}
+	}
+	l.index = slices.Insert(l.index, i, e)
+	for j := i; j < len(l.index); j++ {
+		if !l.index[j].dead {
+			l.pos[l.index[j].id] = j
+		}
+	}
+}
+
+// remove takes id out, in place.
+func (l *childList) remove(id string) {
+	p, ok := l.pos[id]
+	if !ok {
+		return
+	}
+	e := l.at(p)
+	*e = childEntry{id: e.id, dead: true}
+	delete(l.pos, id)
+	l.dead++
+}
+
+// compact drops the tombstones; it returns nil for an empty list.
+func (l *childList) compact() *childList {
+	if l == nil || len(l.pos) == 0 {
+		return nil
+	}
+	if l.dead == 0 {
 		return l
 	}
-	out := &childList{entries: slices.Delete(slices.Clone(l.entries), i, i+1)}
-	if len(out.entries) == 0 {
+	out := &childList{pos: make(map[string]int, len(l.pos))}
+	for _, e := range l.all() {
+		out.set(e)
+	}
+	return out
+}
+
+// all returns the live entries in order.
+func (l *childList) all() []childEntry {
+	if l.len() == 0 {
 		return nil
+	}
+	out := make([]childEntry, 0, len(l.pos))
+	for _, seg := range [][]childEntry{l.index, l.named} {
+		for _, e := range seg {
+			if !e.dead {
+				out = append(out, e)
+			}
+		}
+	}
+	return out
+}
+
+// mapEntries returns a new list of the entries f returns.
+func (l *childList) mapEntries(f func(childEntry) childEntry) *childList {
+	if l.len() == 0 {
+		return nil
+	}
+	out := &childList{pos: make(map[string]int, len(l.pos))}
+	for _, e := range l.all() {
+		out.set(f(e))
 	}
 	return out
 }
@@ -165,13 +234,6 @@ func (s *Snapshot) Child(id string) (Child, bool) {
 		return Child{}, false
 	}
 	return e.rec.public(id), true
-}
-
-func (l *childList) all() []childEntry {
-	if l == nil {
-		return nil
-	}
-	return l.entries
 }
 
 func (r *childRecord) public(id string) Child {

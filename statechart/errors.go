@@ -136,3 +136,19 @@ func (e *RejectionError) Error() string {
 	}
 	return string(b)
 }
+
+// ErrorObject is a Go error in the event.error of an xstate.error.actor.<id>
+// event: it unwraps to the error, and reads, through JSON, as XState's
+// Error object does: {} (so that a context holding it persists as in
+// XState).
+type ErrorObject struct {
+	Err error
+}
+
+func (e *ErrorObject) Error() string { return e.Err.Error() }
+
+// Unwrap returns the error.
+func (e *ErrorObject) Unwrap() error { return e.Err }
+
+// MarshalJSON writes {}.
+func (e *ErrorObject) MarshalJSON() ([]byte, error) { return []byte("{}"), nil }

@@ -341,9 +341,12 @@ func (m *Machine) restoreChildren(s *Snapshot, raw json.RawMessage) error {
 		} else if err := restoreLogicSnapshot(rec, pc.Snapshot); err != nil {
 			return fmt.Errorf("%s.snapshot: %w", path, err)
 		}
-		list = list.with(childEntry{id: mb.Key, rec: rec})
+		if list == nil {
+			list = (*childList)(nil).clone()
+		}
+		list.set(childEntry{id: mb.Key, rec: rec})
 	}
-	s.children = list
+	s.children = list.compact()
 	return nil
 }
 
@@ -699,17 +702,13 @@ func (m *Machine) checkConfiguration(nodes []int) error {
 func (s *Snapshot) WithoutPending() *Snapshot {
 	c := s.clone()
 	c.timers = nil
-	if s.children.len() > 0 {
-		l := &childList{entries: make([]childEntry, len(s.children.entries))}
-		for i, e := range s.children.entries {
-			if e.rec != nil && e.rec.snap != nil {
-				rec := *e.rec
-				rec.snap = rec.snap.WithoutPending()
-				e.rec = &rec
-			}
-			l.entries[i] = e
+	c.children = s.children.mapEntries(func(e childEntry) childEntry {
+		if e.rec != nil && e.rec.snap != nil {
+			rec := *e.rec
+			rec.snap = rec.snap.WithoutPending()
+			e.rec = &rec
 		}
-		c.children = l
-	}
+		return e
+	})
 	return c
 }

@@ -78,7 +78,7 @@ func (m *Machine) TransitionEffects(ctx context.Context, s *Snapshot, ev Event, 
 // AdvanceEffects is [Machine.Advance] for a machine with actors: every
 // delayed event of the system (the root's and its child machines') due at
 // or before now is processed, earliest first (ties in scheduling order),
-// each with what it causes.
+// each with what it causes. When none is due it returns s.
 func (m *Machine) AdvanceEffects(ctx context.Context, s *Snapshot, now time.Time) (*Snapshot, []Effect, error) {
 	if s.status != StatusActive {
 		return s, nil, nil
@@ -86,12 +86,17 @@ func (m *Machine) AdvanceEffects(ctx context.Context, s *Snapshot, now time.Time
 	sys := newPureSystem(ctx, m, now)
 	root := sys.adoptRoot(m, s, false)
 	sys.root = root
+	fired := false
 	for sys.halted == nil && root.statusNow() == StatusActive {
 		c, seq, ok := sys.nextDue(now)
 		if !ok {
 			break
 		}
 		sys.fire(c, seq)
+		fired = true
+	}
+	if !fired {
+		return s, nil, nil
 	}
 	return sys.result(s)
 }

@@ -37,10 +37,29 @@ func (r *runner) spawnChild(def *spawnDef, ev Event, node int) {
 		r.fail(node, err)
 		return
 	}
-	r.s.children = r.s.children.with(childEntry{id: def.id, cell: c})
+	r.ownChildren().set(childEntry{id: def.id, cell: c})
 	r.changed = true
 	if c != nil {
 		r.fx = append(r.fx, effect{kind: fxStart, cell: c})
+	}
+}
+
+// ownChildren returns the working snapshot's children, ready to be
+// changed: a copy, the first time in a call.
+func (r *runner) ownChildren() *childList {
+	if !r.ownsChildren {
+		r.s.children = r.s.children.clone()
+		r.ownsChildren = true
+	}
+	return r.s.children
+}
+
+// endChildren drops what the call removed from the children, once it is
+// over.
+func (r *runner) endChildren() {
+	if r.ownsChildren {
+		r.s.children = r.s.children.compact()
+		r.ownsChildren = false
 	}
 }
 
@@ -51,7 +70,7 @@ func (r *runner) stopChildByID(id string) {
 	if !ok || e.cell == nil {
 		return
 	}
-	r.s.children = r.s.children.without(id)
+	r.ownChildren().remove(id)
 	r.changed = true
 	r.stopCell(e.cell)
 }
@@ -59,14 +78,26 @@ func (r *runner) stopChildByID(id string) {
 // stopCell stops a child (XState's executeStop): its system ids are free
 // at once; a child that has not started is stopped now, so that it never
 // starts, and a running one once the snapshot is in place, after the
-// events sent to it before.
+// events sent to it before. An actor that has not started yet (its
+// initial macrostep) defers all of it to its start, as XState defers the
+// execution of every action then: the system ids stay taken meanwhile.
 func (r *runner) stopCell(c *cell) {
-	r.sys.unregisterRecursively(c)
+	if r.self.proc != procRunning {
+		r.fx = append(r.fx, effect{kind: fxStopExec, cell: c})
+		return
+	}
+	r.sys.stopExec(c, func() { r.fx = append(r.fx, effect{kind: fxStop, cell: c}) })
+}
+
+// stopExec is the execution of a stop: the child's system ids are freed,
+// and it is stopped now when it has not started, or by defer otherwise.
+func (sys *system) stopExec(c *cell, deferStop func()) {
+	sys.unregisterRecursively(c)
 	if c.proc != procRunning {
 		c.stop()
 		return
 	}
-	r.fx = append(r.fx, effect{kind: fxStop, cell: c})
+	deferStop()
 }
 
 // sendTo is XState's sendTo (and sendParent, forwardTo): the target is

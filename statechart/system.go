@@ -79,6 +79,7 @@ type cell struct {
 	processing bool    // the mailbox is being flushed
 	mbActive   bool    // the mailbox was started
 	deferred   []effect
+	initialFx  bool // deferred holds the effects of the initial macrostep (see executeInitialEffects)
 
 	// machine cells
 	m     *Machine
@@ -102,13 +103,14 @@ type cell struct {
 type effectKind uint8
 
 const (
-	fxArm    effectKind = iota // register a delayed event with the clock
-	fxDisarm                   // cancel it
-	fxStart                    // start a child
-	fxStop                     // stop a child
-	fxSend                     // relay an event to an actor
-	fxEmit                     // emit an event to the actor's listeners
-	fxFail                     // a custom action of the initial macrostep failed: nothing after it runs
+	fxArm      effectKind = iota // register a delayed event with the clock
+	fxDisarm                     // cancel it
+	fxStart                      // start a child
+	fxStop                       // stop a child
+	fxSend                       // relay an event to an actor
+	fxEmit                       // emit an event to the actor's listeners
+	fxFail                       // a custom action of the initial macrostep failed: nothing after it runs
+	fxStopExec                   // a stop decided during an initial macrostep (see runner.stopCell)
 )
 
 // effect is one deferred effect of a cell: what XState's built-in actions
@@ -318,6 +320,7 @@ func (c *cell) initMachine(context map[string]any) error {
 	r.deferCustom = true
 	ev := initEvent(c.input, c.hasInput)
 	r.initialTransition(ev)
+	r.endChildren()
 	c.sys.count(r.steps, ev)
 	if r.err != nil {
 		err := r.runtimeError(ev)
@@ -330,7 +333,30 @@ func (c *cell) initMachine(context map[string]any) error {
 		return nil
 	}
 	c.deferred = append([]effect(nil), r.fx...)
+	c.initialFx = true
 	return nil
+}
+
+// executeInitialEffects is the first of the two rounds in which XState
+// runs the effects of an initial macrostep, once the actor starts: each
+// action is executed, in order, which for a stop of a child that has not
+// started stops it at once, and defers everything else to the second
+// round. So a child spawned and stopped during the initial macrostep never
+// starts, whatever came between.
+func (c *cell) executeInitialEffects() {
+	first := c.deferred
+	c.deferred = nil
+	for _, e := range first {
+		switch e.kind {
+		case fxFail:
+			c.deferred = []effect{e}
+			return
+		case fxStopExec:
+			c.sys.stopExec(e.cell, func() { c.deferred = append(c.deferred, effect{kind: fxStop, cell: e.cell}) })
+		default:
+			c.deferred = append(c.deferred, e)
+		}
+	}
 }
 
 // start is XState's Actor.start.
@@ -446,6 +472,7 @@ func (c *cell) processMachine(ev Event) {
 	r.begin(sys.ctx, next, sys.timeNow())
 	r.attach(c)
 	r.macrostep(ev)
+	r.endChildren()
 	if !sys.count(r.steps+1, ev) {
 		return
 	}
@@ -476,6 +503,10 @@ func failedSnapshot(s *Snapshot, err error, errValue any) *Snapshot {
 // tells its parent, an errored one stops and reports its error.
 func (c *cell) update(fx []effect) {
 	sys := c.sys
+	if c.initialFx {
+		c.initialFx = false
+		c.executeInitialEffects()
+	}
 	c.deferred = append(c.deferred, fx...)
 	for len(c.deferred) > 0 && sys.halted == nil {
 		e := c.deferred[0]
@@ -558,7 +589,19 @@ func (c *cell) reportError() {
 		}
 		return
 	}
-	c.parent.send(Event{Type: errorActorPrefixDot + c.id, Data: map[string]any{"error": errValue, "actorId": c.id}})
+	c.parent.send(Event{Type: errorActorPrefixDot + c.id, Data: map[string]any{"error": eventError(errValue), "actorId": c.id}})
+}
+
+// eventError is what an error event carries: a JSON value as it is, a Go
+// error wrapped so that it reads, through JSON, as XState's Error object:
+// {}.
+func eventError(v any) any {
+	if err, ok := v.(error); ok {
+		if _, wrapped := err.(*ErrorObject); !wrapped {
+			return &ErrorObject{Err: err}
+		}
+	}
+	return v
 }
 
 // stopProcedure is XState's Actor._stopProcedure: the actor's delayed
@@ -609,6 +652,7 @@ func (c *cell) exec(e effect) error {
 		}
 	case fxStop:
 		e.cell.stop()
+
 	case fxSend:
 		if e.cell == nil {
 			return fmt.Errorf("cannot send %q to %q: there is no such actor", e.event.Type, e.id)
@@ -883,16 +927,12 @@ func (c *cell) cancelLogic() {
 // state frozen into records: what Actor.Snapshot and the pure API return.
 func (c *cell) materialize() *Snapshot {
 	s := c.snap.clone()
-	if s.children.len() > 0 {
-		l := &childList{entries: make([]childEntry, len(s.children.entries))}
-		for i, e := range s.children.entries {
-			if e.cell != nil {
-				e = childEntry{id: e.id, rec: e.cell.record()}
-			}
-			l.entries[i] = e
+	s.children = s.children.mapEntries(func(e childEntry) childEntry {
+		if e.cell != nil {
+			return childEntry{id: e.id, rec: e.cell.record()}
 		}
-		s.children = l
-	}
+		return e
+	})
 	if c.parent == nil {
 		s.seq, s.sessions = c.sys.seq, c.sys.sessions
 	}
@@ -948,14 +988,12 @@ func (sys *system) adoptChildren(parent *cell, s *Snapshot, restore bool) *Snaps
 		return s
 	}
 	out := s.clone()
-	l := &childList{entries: make([]childEntry, 0, len(s.children.entries))}
-	for _, e := range s.children.entries {
+	out.children = s.children.mapEntries(func(e childEntry) childEntry {
 		if e.rec != nil {
-			e = childEntry{id: e.id, cell: sys.adopt(parent, e.id, e.rec, restore)}
+			return childEntry{id: e.id, cell: sys.adopt(parent, e.id, e.rec, restore)}
 		}
-		l.entries = append(l.entries, e)
-	}
-	out.children = l
+		return e
+	})
 	return out
 }
 
