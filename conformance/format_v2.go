@@ -108,6 +108,11 @@ func (c *Case) checkV2() error {
 			return errors.New("actors: must be an object of name -> actor")
 		}
 	}
+	if len(c.Snapshot) > 0 {
+		if t := bytes.TrimSpace(c.Snapshot); len(t) == 0 || t[0] != '{' {
+			return errors.New("snapshot: must be a persisted snapshot object")
+		}
+	}
 	persisted := map[string]bool{}
 	for i, s := range c.Steps {
 		n := 0
@@ -135,7 +140,8 @@ func (c *Case) checkV2() error {
 }
 
 // V2Features lists, sorted, the format v2 features the case uses: "actors",
-// "clock", "input", "persist", "query", "restore". A v1 case uses none.
+// "clock", "input", "persist", "query", "restore", "snapshot". A v1 case
+// uses none.
 // A case that uses any records `received` in every expected snapshot.
 func (c *Case) V2Features() []string {
 	set := map[string]bool{}
@@ -147,6 +153,9 @@ func (c *Case) V2Features() []string {
 	}
 	if c.Clock != nil {
 		set["clock"] = true
+	}
+	if len(c.Snapshot) > 0 {
+		set["snapshot"] = true
 	}
 	for _, s := range c.Steps {
 		switch {

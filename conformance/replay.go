@@ -44,6 +44,9 @@ type Case struct {
 	Input         json.RawMessage   `json:"input,omitempty"`
 	Actors        json.RawMessage   `json:"actors,omitempty"`
 	Clock         *string           `json:"clock,omitempty"`
+	// Snapshot, format v2, is a persisted snapshot the actor starts from
+	// instead of the machine's initial state (the input is then unused).
+	Snapshot json.RawMessage `json:"snapshot,omitempty"`
 	Steps         []Step            `json:"steps"`
 	Expected      []json.RawMessage `json:"expected"`
 	ExpectedError string            `json:"expectedError,omitempty"`

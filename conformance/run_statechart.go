@@ -57,30 +57,65 @@ type caseRun struct {
 	v2       bool
 	clock    caseClock
 	elapsed  time.Duration
-	actor    *statechart.Actor
-	received []any
-	emitted  []any
-	errored  bool
+	actor     *statechart.Actor
+	received  []any
+	emitted   []any
+	errored   bool
+	persisted map[string]json.RawMessage
 }
 
 func runStatechart(ctx context.Context, c *Case, fromXState bool) ([]map[string]any, bool, error) {
-	impl, err := c.Implementations()
+	run, err := newCaseRun(ctx, c)
 	if err != nil {
 		return nil, false, err
+	}
+	return run.steps(fromXState)
+}
+
+// PersistedByGo runs the case on the statechart interpreter and returns
+// what each persist step persisted, by name (the last one of a name wins):
+// the snapshots chartgate writes, for a test that restores them in XState.
+func PersistedByGo(ctx context.Context, c *Case) (map[string]json.RawMessage, error) {
+	run, err := newCaseRun(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	if _, _, err := run.steps(false); err != nil {
+		return nil, err
+	}
+	return run.persisted, nil
+}
+
+func newCaseRun(ctx context.Context, c *Case) (*caseRun, error) {
+	impl, err := c.Implementations()
+	if err != nil {
+		return nil, err
 	}
 	m, err := statechart.Compile(c.Machine, &statechart.Options{Implementations: impl, AllowMissingGuards: true})
 	if err != nil {
-		return nil, false, err
+		return nil, err
 	}
-	run := &caseRun{ctx: ctx, c: c, m: m, v2: len(c.V2Features()) > 0}
+	return &caseRun{ctx: ctx, c: c, m: m, v2: len(c.V2Features()) > 0, persisted: map[string]json.RawMessage{}}, nil
+}
+
+// steps runs the case; fromXState: see RunStatechartFromXState.
+func (run *caseRun) steps(fromXState bool) ([]map[string]any, bool, error) {
+	ctx, c := run.ctx, run.c
 	run.clock = run.newClock()
 	opts := run.actorOptions()
-	if len(c.Input) > 0 {
+	switch {
+	case len(c.Snapshot) > 0:
+		snap, err := run.m.Restore(c.Snapshot)
+		if err != nil {
+			return nil, false, fmt.Errorf("snapshot: %w", err)
+		}
+		opts.Snapshot = snap.WithoutPending()
+	case len(c.Input) > 0:
 		opts.Input = json.RawMessage(c.Input)
 	}
 	run.start(opts)
 	snaps := []map[string]any{run.take(nil)}
-	persisted := map[string][]byte{}
+	persisted := run.persisted
 	for i, s := range c.Steps {
 		extra := map[string]any{}
 		switch {

@@ -316,6 +316,9 @@ func (r *runner) stopChildren(remove bool) {
 			r.ownChildren().remove(e.id)
 		}
 		r.stopCell(e.cell)
+		if r.err != nil {
+			return
+		}
 	}
 }
 
@@ -866,6 +869,9 @@ func (r *runner) exitStates(ts []*transition, ev Event) {
 		}
 		for _, inv := range r.m.nodes[x].invokes {
 			r.stopChildByID(inv.id)
+			if r.err != nil {
+				return
+			}
 		}
 		r.active[x] = false
 	}

@@ -86,18 +86,23 @@ func (r *runner) stopCell(c *cell) {
 		r.fx = append(r.fx, effect{kind: fxStopExec, cell: c})
 		return
 	}
-	r.sys.stopExec(c, func() { r.fx = append(r.fx, effect{kind: fxStop, cell: c}) })
+	if err := r.sys.stopExec(c, func() { r.fx = append(r.fx, effect{kind: fxStop, cell: c}) }); err != nil {
+		r.fail(-1, err)
+	}
 }
 
 // stopExec is the execution of a stop: the child's system ids are freed,
 // and it is stopped now when it has not started, or by defer otherwise.
-func (sys *system) stopExec(c *cell, deferStop func()) {
-	sys.unregisterRecursively(c)
+func (sys *system) stopExec(c *cell, deferStop func()) error {
+	if err := sys.unregisterRecursively(c); err != nil {
+		return err
+	}
 	if c.proc != procRunning {
 		c.stop()
-		return
+		return nil
 	}
 	deferStop()
+	return nil
 }
 
 // sendTo is XState's sendTo (and sendParent, forwardTo): the target is

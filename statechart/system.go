@@ -214,16 +214,21 @@ func (sys *system) unregister(c *cell) {
 
 // unregisterRecursively unregisters a child about to be stopped and its
 // descendants, so that their system ids are free at once (XState's
-// executeStop).
-func (sys *system) unregisterRecursively(c *cell) {
+// executeStop). Like XState, it fails on the entry an invoke or spawn of
+// an unknown src left among a descendant's children.
+func (sys *system) unregisterRecursively(c *cell) error {
 	if c.kind == cellMachine && c.snap != nil {
 		for _, e := range c.snap.children.all() {
-			if e.cell != nil {
-				sys.unregisterRecursively(e.cell)
+			if e.cell == nil {
+				return fmt.Errorf("cannot stop actor %q: its child %q has no actor logic (unknown src)", c.id, e.id)
+			}
+			if err := sys.unregisterRecursively(e.cell); err != nil {
+				return err
 			}
 		}
 	}
 	sys.unregister(c)
+	return nil
 }
 
 // setSystemID registers c under its system id; another actor holding it is
@@ -352,7 +357,10 @@ func (c *cell) executeInitialEffects() {
 			c.deferred = []effect{e}
 			return
 		case fxStopExec:
-			c.sys.stopExec(e.cell, func() { c.deferred = append(c.deferred, effect{kind: fxStop, cell: e.cell}) })
+			if err := c.sys.stopExec(e.cell, func() { c.deferred = append(c.deferred, effect{kind: fxStop, cell: e.cell}) }); err != nil {
+				c.deferred = []effect{{kind: fxFail, err: err}}
+				return
+			}
 		default:
 			c.deferred = append(c.deferred, e)
 		}
@@ -636,6 +644,8 @@ func (c *cell) exec(e effect) error {
 	switch e.kind {
 	case fxFail:
 		return e.err
+	case fxStopExec:
+		return sys.stopExec(e.cell, func() { c.deferred = append(c.deferred, effect{kind: fxStop, cell: e.cell}) })
 	case fxArm:
 		c.arm(e.seq)
 	case fxDisarm:

@@ -27,6 +27,7 @@ const KEY_ORDER = [
   'actions',
   'delays',
   'actors',
+  'snapshot',
   'steps',
   'expected',
   'expectedError'

@@ -6,11 +6,11 @@ import { hasOwn, isPlainObject, clone } from './json.mjs';
 import { buildMachine } from './actors.mjs';
 import { newClock, settle } from './clock.mjs';
 
-// A case is v2 when it uses a v2 key: `input`, `actors` or `clock` at the
-// top level, or a persist, restore or query step. Only v2 cases record
+// A case is v2 when it uses a v2 key: `input`, `actors`, `clock` or
+// `snapshot` at the top level, or a persist, restore or query step. Only v2 cases record
 // `received`, so v1 cases keep their v1 snapshots exactly.
 export function isV2(kase) {
-  if (['input', 'actors', 'clock'].some((k) => hasOwn(kase, k))) return true;
+  if (['input', 'actors', 'clock', 'snapshot'].some((k) => hasOwn(kase, k))) return true;
   const steps = Array.isArray(kase.steps) ? kase.steps : [];
   return steps.some((s) => isPlainObject(s) && ['persist', 'restore', 'query'].some((k) => hasOwn(s, k)));
 }
@@ -169,7 +169,14 @@ export async function runCase(kase, { maxIterations } = {}) {
   };
 
   const persisted = new Map();
-  const startOptions = hasOwn(kase, 'input') ? { input: clone(kase.input) } : {};
+  // `snapshot`: the actor starts from that persisted snapshot (for example
+  // one chartgate persisted) instead of the machine's initial state.
+  if (hasOwn(kase, 'snapshot') && !isPlainObject(kase.snapshot)) throw new Error('snapshot: must be a persisted snapshot object');
+  const startOptions = hasOwn(kase, 'snapshot')
+    ? { snapshot: clone(kase.snapshot) }
+    : hasOwn(kase, 'input')
+      ? { input: clone(kase.input) }
+      : {};
   let actor = await start(startOptions);
   const expected = [take('the initial snapshot')];
   for (const [i, step] of steps.entries()) {

@@ -15,7 +15,7 @@ const loading = {
 test('isV2: a v2 top-level key or a v2 step', () => {
   const m = { initial: 'a', states: { a: {} } };
   assert.equal(isV2({ machine: m, steps: [{ event: { type: 'E' } }, { advance: 1 }] }), false);
-  for (const extra of [{ input: null }, { actors: {} }, { clock: 'simulated' }]) {
+  for (const extra of [{ input: null }, { actors: {} }, { clock: 'simulated' }, { snapshot: {} }]) {
     assert.equal(isV2({ machine: m, steps: [], ...extra }), true, JSON.stringify(extra));
   }
   for (const step of [{ persist: 'x' }, { query: { hasTag: 't' } }]) {
@@ -90,4 +90,27 @@ test('bad v2 forms name where they are', async () => {
     [{ machine: m, actions: { boom: { throw: 3 } }, steps: [] }, /actions\.boom: throw needs a message string/]
   ];
   for (const [kase, want] of cases) await assert.rejects(runCase(kase), want);
+});
+
+test('snapshot: the actor starts from a persisted snapshot, children restarted', async () => {
+  const kase = {
+    clock: 'eventloop',
+    machine: { ...loading, context: { n: 0 } },
+    actors: { p: { promise: { resolve: { $ref: 'input.x' }, after: 10 } } },
+    snapshot: {
+      status: 'active',
+      value: 'loading',
+      context: { n: 5 },
+      historyValue: {},
+      children: { p: { snapshot: { status: 'active', input: { x: 'again' } }, src: 'p', syncSnapshot: false } },
+      nodes: ['m', 'm.loading'],
+      seq: 3
+    },
+    steps: [{ advance: 10 }]
+  };
+  const { expected } = await runCase(kase);
+  assert.deepEqual(expected[0], { value: 'loading', status: 'active', context: { n: 5 }, children: { p: { src: 'p', status: 'active' } }, received: [] });
+  assert.deepEqual(expected[1].value, 'ready');
+  assert.deepEqual(expected[1].received, ['xstate.done.actor.p']);
+  await assert.rejects(runCase({ ...kase, snapshot: 3 }), /snapshot: must be a persisted snapshot object/);
 });
