@@ -41,12 +41,12 @@ type Case struct {
 	// Input, Actors and Clock are format v2 (see format_v2.go): the
 	// machine's input, the declarative actors its invoke/spawn src names
 	// refer to, and "simulated" (the default) or "eventloop".
-	Input         json.RawMessage   `json:"input,omitempty"`
-	Actors        json.RawMessage   `json:"actors,omitempty"`
-	Clock         *string           `json:"clock,omitempty"`
+	Input  json.RawMessage `json:"input,omitempty"`
+	Actors json.RawMessage `json:"actors,omitempty"`
+	Clock  *string         `json:"clock,omitempty"`
 	// Snapshot, format v2, is a persisted snapshot the actor starts from
 	// instead of the machine's initial state (the input is then unused).
-	Snapshot json.RawMessage `json:"snapshot,omitempty"`
+	Snapshot      json.RawMessage   `json:"snapshot,omitempty"`
 	Steps         []Step            `json:"steps"`
 	Expected      []json.RawMessage `json:"expected"`
 	ExpectedError string            `json:"expectedError,omitempty"`

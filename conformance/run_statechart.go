@@ -51,12 +51,12 @@ func (c *Case) Implementations() (statechart.Implementations, error) {
 
 // caseRun is one run of a case.
 type caseRun struct {
-	ctx      context.Context
-	c        *Case
-	m        *statechart.Machine
-	v2       bool
-	clock    caseClock
-	elapsed  time.Duration
+	ctx       context.Context
+	c         *Case
+	m         *statechart.Machine
+	v2        bool
+	clock     caseClock
+	elapsed   time.Duration
 	actor     *statechart.Actor
 	received  []any
 	emitted   []any
