@@ -172,6 +172,17 @@ type Node struct {
 	Meta        any
 	Description string
 	Transitions []TransitionInfo
+	// Invokes are the actors the state invokes while it is active.
+	Invokes []InvokeInfo
+}
+
+// InvokeInfo describes one invoke of a [Node].
+type InvokeInfo struct {
+	ID  string // the child's id (by default "<index>.<state id>")
+	Src string // the name of its logic in the implementations
+	// Known reports whether the machine's implementations have logic for
+	// Src (XState starts nothing for one that has none).
+	Known bool
 }
 
 // TransitionInfo describes one transition of a [Node].
@@ -201,6 +212,9 @@ func (m *Machine) Nodes() []Node {
 		}
 		for _, t := range n.always {
 			d.Transitions = append(d.Transitions, m.describe(t, ""))
+		}
+		for _, inv := range n.invokes {
+			d.Invokes = append(d.Invokes, InvokeInfo{ID: inv.id, Src: inv.src, Known: inv.logic != nil})
 		}
 		out[i] = d
 	}
