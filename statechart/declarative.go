@@ -320,7 +320,7 @@ func (e *expr) eval(s scope, key string) any {
 		if !ok {
 			return undefined{}
 		}
-		return v
+		return cloneValue(v)
 	case exprInc:
 		n, _ := s.context[key].(float64)
 		return n + e.inc
@@ -448,7 +448,11 @@ func (c *cond) eval(s scope) bool {
 	if c.value != nil {
 		want = c.value.literal // compared, never stored: no copy needed
 		if c.value.kind == exprRef {
-			want = c.value.eval(s, "")
+			if v, ok := s.lookup(c.value.ref); ok {
+				want = v
+			} else {
+				want = undefined{}
+			}
 		}
 	}
 	if _, missing := want.(undefined); missing {
@@ -548,9 +552,13 @@ func normalizeJSON(v any) any {
 }
 
 // cloneValue deep-copies a JSON-shaped value, so literals compiled into a
-// machine are never shared with (and mutated through) a context.
+// machine are never shared with (and mutated through) a context. A child's
+// snapshot (the event.snapshot of xstate.snapshot.<id>) is copied as the
+// JSON XState gives for it.
 func cloneValue(v any) any {
 	switch x := v.(type) {
+	case *Snapshot:
+		return x.xstateJSON()
 	case map[string]any:
 		out := make(map[string]any, len(x))
 		for k, e := range x {

@@ -323,3 +323,51 @@ func matchesState(parent, child any) bool {
 	}
 	return false
 }
+
+// xstateJSON is the snapshot as XState's snapshot.toJSON() gives it:
+// status, output and error when defined, context, value, children (as
+// actor references), history value and tags (in the order of the active
+// states). A history value names states by id, where XState writes whole
+// state node definitions.
+func (s *Snapshot) xstateJSON() map[string]any {
+	out := map[string]any{"status": string(s.status), "context": cloneValue(s.context), "value": s.Value()}
+	if s.hasOutput {
+		out["output"] = cloneValue(s.output)
+	}
+	if s.status == StatusError {
+		if v := s.errorValue(); v != nil {
+			if _, isErr := v.(error); isErr {
+				v = map[string]any{}
+			}
+			out["error"] = cloneValue(v)
+		}
+	}
+	children := map[string]any{}
+	for _, e := range s.children.all() {
+		if !e.ghost() {
+			children[e.id] = map[string]any{"xstate$$type": 1.0, "id": e.id}
+		}
+	}
+	out["children"] = children
+	hist := map[string]any{}
+	for h, ns := range s.history {
+		refs := make([]any, len(ns))
+		for i, n := range ns {
+			refs[i] = map[string]any{"id": s.machine.nodes[n].id}
+		}
+		hist[s.machine.nodes[h].id] = refs
+	}
+	out["historyValue"] = hist
+	tags := []any{}
+	seen := map[string]bool{}
+	for _, n := range s.nodes {
+		for _, t := range s.machine.nodes[n].tags {
+			if !seen[t] {
+				seen[t] = true
+				tags = append(tags, t)
+			}
+		}
+	}
+	out["tags"] = tags
+	return out
+}
