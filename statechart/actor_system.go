@@ -57,7 +57,7 @@ func (a *Actor) sendSystem(ev Event) error {
 	if root.proc != procRunning {
 		return nil
 	}
-	a.callErr = nil
+	a.callErr, a.sys.steps = nil, 0
 	root.send(ev)
 	a.afterEntry()
 	return a.callResult()
@@ -103,6 +103,7 @@ func (a *Actor) enterLocked(f func()) {
 	if a.sys == nil {
 		return
 	}
+	a.sys.steps = 0 // a new call, with its own step budget
 	f()
 	a.afterEntry()
 }

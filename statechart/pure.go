@@ -9,6 +9,7 @@
 package statechart
 
 import (
+	"container/heap"
 	"context"
 	"errors"
 	"time"
@@ -86,19 +87,62 @@ func (m *Machine) AdvanceEffects(ctx context.Context, s *Snapshot, now time.Time
 	sys := newPureSystem(ctx, m, now)
 	root := sys.adoptRoot(m, s, false)
 	sys.root = root
+	sys.due = &dueHeap{}
+	sys.collectDue(root)
 	fired := false
-	for sys.halted == nil && root.statusNow() == StatusActive {
-		c, seq, ok := sys.nextDue(now)
-		if !ok {
-			break
+	for sys.halted == nil && root.statusNow() == StatusActive && sys.due.Len() > 0 {
+		d := heap.Pop(sys.due).(dueTimer)
+		if d.c.proc != procRunning || !d.c.snap.timers.has(d.t.seq) {
+			continue // cancelled, fired, or its actor stopped
 		}
-		sys.fire(c, seq)
+		sys.fire(d.c, d.t.seq)
 		fired = true
 	}
 	if !fired {
 		return s, nil, nil
 	}
 	return sys.result(s)
+}
+
+// dueTimer is a delayed event of a machine cell that is due.
+type dueTimer struct {
+	c *cell
+	t timer
+}
+
+// dueHeap orders the due delayed events of a system as they fire: by due
+// time, then scheduling order (the seq of the whole system).
+type dueHeap []dueTimer
+
+func (h dueHeap) Len() int           { return len(h) }
+func (h dueHeap) Less(i, j int) bool { return compareTimers(h[i].t, h[j].t) < 0 }
+func (h dueHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *dueHeap) Push(x any)        { *h = append(*h, x.(dueTimer)) }
+func (h *dueHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
+// collectDue adds the due delayed events of c and its running child
+// machines to the system's heap.
+func (sys *system) collectDue(c *cell) {
+	if c.kind != cellMachine || c.proc != procRunning {
+		return
+	}
+	if q := c.snap.timers; q.len() > 0 {
+		for _, t := range q.heap {
+			if !t.due.After(sys.now) {
+				heap.Push(sys.due, dueTimer{c, t})
+			}
+		}
+	}
+	for _, e := range c.snap.children.all() {
+		if e.cell != nil {
+			sys.collectDue(e.cell)
+		}
+	}
 }
 
 // Deliver feeds back what an external child reports: its output (the
@@ -155,32 +199,6 @@ func (sys *system) result(in *Snapshot) (*Snapshot, []Effect, error) {
 		err = snap.err
 	}
 	return snap, sys.effects, err
-}
-
-// nextDue finds the earliest delayed event of the system due at or before
-// now: the machine cell that scheduled it and its seq.
-func (sys *system) nextDue(now time.Time) (*cell, uint64, bool) {
-	var best *cell
-	var bt timer
-	var walk func(c *cell)
-	walk = func(c *cell) {
-		if c.kind != cellMachine || c.proc != procRunning {
-			return
-		}
-		if t, ok := c.snap.timers.next(); ok && !t.due.After(now) && (best == nil || compareTimers(t, bt) < 0) {
-			best, bt = c, t
-		}
-		for _, e := range c.snap.children.all() {
-			if e.cell != nil {
-				walk(e.cell)
-			}
-		}
-	}
-	walk(sys.root)
-	if best == nil {
-		return nil, 0, false
-	}
-	return best, bt.seq, true
 }
 
 func cloneContext(ctx map[string]any) map[string]any {

@@ -235,3 +235,29 @@ func TestPureAPIRunsOutOfStepsWithoutChangingAnything(t *testing.T) {
 	require.True(t, errors.As(err, &budget), "%v", err)
 	assert.Equal(t, statechart.StatusError, a.Snapshot().Status())
 }
+
+func TestEngineGivesTheEffects(t *testing.T) {
+	ctx := context.Background()
+	m := jobMachineFor(t)
+	e, ok := m.Engine().(statechart.EffectEngine)
+	require.True(t, ok)
+	assert.True(t, e.UsesActors())
+	s, _, err := e.StartEffects(ctx, nil, time.Time{})
+	require.NoError(t, err)
+	s, fx, err := e.SendEffects(ctx, s, statechart.NewEvent("BUILD"), time.Time{})
+	require.NoError(t, err)
+	job := effectsOf[statechart.StartChild](fx)[0]
+	s, _, err = e.Deliver(ctx, s, statechart.Report{Session: job.Child.Session, Kind: statechart.ReportDone, Output: 1}, time.Time{})
+	require.NoError(t, err)
+	assert.Equal(t, statechart.StatusDone, s.Status())
+	// The plain Engine drops the effects, and still runs the machine.
+	s2, err := e.Send(ctx, mustStart(t, e), statechart.NewEvent("BUILD"), time.Time{})
+	require.NoError(t, err)
+	assert.Equal(t, "building", s2.Value())
+}
+
+func mustStart(t *testing.T, e statechart.Engine) statechart.State {
+	s, err := e.Start(context.Background(), time.Time{})
+	require.NoError(t, err)
+	return s
+}

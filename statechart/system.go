@@ -18,6 +18,7 @@
 package statechart
 
 import (
+	"container/heap"
 	"context"
 	"fmt"
 	"slices"
@@ -147,6 +148,7 @@ type system struct {
 	seq       uint64           // scheduling counter of every delayed event of the system
 	micro     []func()         // promise settlements waiting for the synchronous work to end
 	effects   []Effect         // pure mode: for the caller
+	due       *dueHeap         // pure mode, AdvanceEffects: the delayed events due, in firing order
 	maxSteps  int
 	steps     int
 	halted    *StepBudgetError // the call ran out of steps: everything stops
@@ -691,6 +693,9 @@ func (c *cell) arm(seq uint64) {
 	}
 	t := q.heap[q.pos[seq]]
 	if sys.pure {
+		if sys.due != nil && !t.due.After(sys.now) {
+			heap.Push(sys.due, dueTimer{c, t}) // due within the advance under way
+		}
 		to := c.path()
 		if t.to != "" {
 			if target := sys.bySession[t.to]; target != nil {
