@@ -391,8 +391,15 @@ func restoreLogicSnapshot(rec *childRecord, raw json.RawMessage) error {
 // which keeps XState's _nodes order), checked against "value" when both
 // are given, or else from the state value as XState does.
 func (m *Machine) restoreNodes(s *Snapshot, p *restoring) error {
+	if len(p.Nodes) == 1 && p.Nodes[0] == m.nodes[0].id && s.status != StatusActive && p.Value != nil {
+		// The configuration of a machine that failed to start: only the
+		// root. XState restores every snapshot from its value, which here
+		// names the initial states.
+		p.Nodes = nil
+	}
 	if len(p.Nodes) == 0 {
-		nodes, err := m.nodesForValue(p.Value)
+		// XState's getStateNodes: a string value is a key, even with a dot.
+		nodes, err := m.nodesForValue(p.Value, false)
 		if err != nil {
 			return err
 		}
@@ -506,7 +513,7 @@ func (m *Machine) restoreTimers(s *Snapshot, p *restoring) error {
 // context (nil means the machine's context). No actions run and no delayed
 // events are scheduled.
 func (m *Machine) ResolveState(value any, context map[string]any) (*Snapshot, error) {
-	nodes, err := m.nodesForValue(value)
+	nodes, err := m.nodesForValue(value, true)
 	if err != nil {
 		return nil, err
 	}
@@ -526,11 +533,15 @@ func (m *Machine) ResolveState(value any, context map[string]any) (*Snapshot, er
 
 // nodesForValue returns the full configuration for a (partial) state value,
 // in document order: the nodes the value names, their ancestors, and the
-// initial descendants of any compound state the value leaves open.
-func (m *Machine) nodesForValue(value any) ([]int, error) {
+// initial descendants of any compound state the value leaves open. With
+// dotted, a string "a.b" is the path {"a": "b"}.
+func (m *Machine) nodesForValue(value any, dotted bool) ([]int, error) {
 	set := make([]bool, len(m.nodes))
 	set[0] = true
-	if err := m.markValue(0, toStateValue(value), set, "value"); err != nil {
+	if dotted {
+		value = toStateValue(value)
+	}
+	if err := m.markValue(0, value, set, "value"); err != nil {
 		return nil, err
 	}
 	// complete: every active compound needs one active child, every active

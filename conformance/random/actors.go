@@ -342,3 +342,38 @@ func (g *gen) actorActions(src *State) []*Action {
 	a, id := spawn()
 	return []*Action{a, decl("xstate.sendTo", obj{{"to", id}, {"event", sendEvent()}})}
 }
+
+// v2Steps inserts, in a machine with actors, a persist step and a later
+// restore of it, and query steps.
+func (g *gen) v2Steps() {
+	if !g.actors {
+		return
+	}
+	g.withActorRand(func() {
+		steps := g.m.Steps
+		insert := func(at int, s Step) {
+			steps = append(steps[:at:at], append([]Step{s}, steps[at:]...)...)
+		}
+		if g.chance(0.45) && len(steps) > 1 {
+			i := g.r.IntN(len(steps))
+			j := i + 1 + g.r.IntN(len(steps)-i)
+			insert(j, Step{Restore: "p"})
+			insert(i, Step{Persist: "p"})
+		}
+		for g.chance(0.25) {
+			var q obj
+			switch g.r.IntN(4) {
+			case 0:
+				q = obj{{"can", obj{{"type", pick(g, externalEvents)}}}}
+			case 1:
+				q = obj{{"matches", stateValue(g.m.Root, pick(g, g.nonHistory()))}}
+			case 2:
+				q = obj{{"hasTag", pick(g, []string{"busy", "idle", "t1"})}}
+			default:
+				q = obj{{"getMeta", obj{}}}
+			}
+			insert(g.r.IntN(len(steps)+1), Step{Query: q})
+		}
+		g.m.Steps = steps
+	})
+}

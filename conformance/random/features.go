@@ -165,7 +165,17 @@ func (m *Machine) FeatureList() []string {
 		}
 	}
 	for _, st := range m.Steps {
-		if st.Event == nil {
+		switch {
+		case st.Persist != "":
+			add("persist-step")
+			continue
+		case st.Restore != "":
+			add("restore-step")
+			continue
+		case st.Query != nil:
+			add("query-step")
+			continue
+		case st.Event == nil:
 			add("advance-step")
 			continue
 		}

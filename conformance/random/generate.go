@@ -148,6 +148,7 @@ func GenerateWith(seed uint64, index int, cfg Config) *Machine {
 		g.actorBehaviour(s)
 	}
 	g.steps()
+	g.v2Steps()
 	return m
 }
 

@@ -151,10 +151,19 @@ type Action struct {
 	Inline any
 }
 
-// Step is one step of a case.
+// Step is one step of a case: an event, an advance, or (format v2) a
+// persist, a restore or a query.
 type Step struct {
-	Event   obj     // the event object, "type" first; nil for an advance
-	Advance float64 // milliseconds
+	Event   obj     // the event object, "type" first; nil for the other steps
+	Advance float64 // milliseconds, when Event, Persist, Restore and Query are unset
+	Persist string  // the name of the snapshot to persist
+	Restore string  // the name of the snapshot to restore
+	Query   obj     // {"can": event}, {"matches": value}, {"hasTag": tag} or {"getMeta": {}}
+}
+
+// isAdvance reports whether the step is an advance.
+func (s Step) isAdvance() bool {
+	return s.Event == nil && s.Persist == "" && s.Restore == "" && s.Query == nil
 }
 
 // ---------------------------------------------------------------------------
@@ -294,9 +303,12 @@ func (m *Machine) Clone() *Machine {
 	}
 	c.Steps = make([]Step, len(m.Steps))
 	for i, s := range m.Steps {
-		c.Steps[i] = Step{Advance: s.Advance}
+		c.Steps[i] = Step{Advance: s.Advance, Persist: s.Persist, Restore: s.Restore}
 		if s.Event != nil {
 			c.Steps[i].Event = cloneJSON(s.Event).(obj)
+		}
+		if s.Query != nil {
+			c.Steps[i].Query = cloneJSON(s.Query).(obj)
 		}
 	}
 	// Implementations are never mutated in place, so maps are shared
@@ -908,9 +920,16 @@ func (m *Machine) CaseJSON(name, description string) []byte {
 	}
 	steps := make([]any, len(m.Steps))
 	for i, s := range m.Steps {
-		if s.Event != nil {
+		switch {
+		case s.Event != nil:
 			steps[i] = obj{{"event", s.Event}}
-		} else {
+		case s.Persist != "":
+			steps[i] = obj{{"persist", s.Persist}}
+		case s.Restore != "":
+			steps[i] = obj{{"restore", s.Restore}}
+		case s.Query != nil:
+			steps[i] = obj{{"query", s.Query}}
+		default:
 			steps[i] = obj{{"advance", s.Advance}}
 		}
 	}
