@@ -5,8 +5,8 @@
 // A case (format v1) is a machine, declarative guards/actions/delays, steps
 // ({"event": {...}} or {"advance": ms}) and the expected snapshot before the
 // first step and after each one. Format v2 adds machine input, declarative
-// actors, the event-loop clock and persist/restore/query steps; the runners
-// here read v2 cases but do not run them yet (see format_v2.go). The format
+// actors, the event-loop clock and persist/restore/query steps, which
+// RunStatechart runs (RunFlat does not: see format_v2.go). The format
 // is described in docs/conformance-case-format.md; cases live under
 // conformance/cases/; the node program in conformance/oracle/ records their
 // expected snapshots, and its README says what it does with every key.
