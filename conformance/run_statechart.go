@@ -24,11 +24,12 @@ type caseClock interface {
 // RunStatechart runs a case on the statechart interpreter with XState's
 // late failure of missing guards. Its persist steps persist with
 // [statechart.Snapshot.MarshalJSON]; the step records the persisted
-// snapshot without chartgate's own keys (see [XStateShape]), and a
-// restore step restores what Go persisted, minus the pending delayed
-// events ([statechart.Snapshot.WithoutPending]), which XState does not
-// persist (chartgate's one deliberate difference). So every case also
-// checks that Go reads back what it writes.
+// snapshot without chartgate's own keys (see [XStateShape]), and a restore
+// step restores what Go persisted as XState restores a snapshot
+// ([statechart.Machine.RestoreLikeXState]: the configuration from the
+// value, no pending delayed events, where [statechart.Machine.Restore]
+// keeps both). So every case also checks that Go reads back what it
+// writes.
 func RunStatechart(ctx context.Context, c *Case) ([]map[string]any, bool, error) {
 	return runStatechart(ctx, c, false)
 }
@@ -105,11 +106,11 @@ func (run *caseRun) steps(fromXState bool) ([]map[string]any, bool, error) {
 	opts := run.actorOptions()
 	switch {
 	case len(c.Snapshot) > 0:
-		snap, err := run.m.Restore(c.Snapshot)
+		snap, err := run.m.RestoreLikeXState(c.Snapshot)
 		if err != nil {
 			return nil, false, fmt.Errorf("snapshot: %w", err)
 		}
-		opts.Snapshot = snap.WithoutPending()
+		opts.Snapshot = snap
 	case len(c.Input) > 0:
 		opts.Input = json.RawMessage(c.Input)
 	}
@@ -147,11 +148,10 @@ func (run *caseRun) steps(fromXState bool) ([]map[string]any, bool, error) {
 				}
 			}
 		case s.Restore != nil:
-			snap, err := run.m.Restore(persisted[*s.Restore])
+			snap, err := run.m.RestoreLikeXState(persisted[*s.Restore])
 			if err != nil {
 				return nil, false, fmt.Errorf("steps[%d]: restore: %w", i, err)
 			}
-			snap = snap.WithoutPending()
 			run.actor.Stop()
 			run.received, run.emitted = nil, nil
 			run.clock = run.newClock()

@@ -99,7 +99,11 @@
 // snapshot — which XState's createActor(machine, {snapshot}) restores,
 // plus keys XState ignores: the pending delayed events, the order of the
 // active configuration, the message of a Go error and the children's
-// sessions. [Machine.Restore] reads both. An Actor started from a restored
+// sessions. [Machine.Restore] reads both, and restores the snapshot exactly
+// as it was, configuration and pending delayed events included;
+// [Machine.RestoreLikeXState] restores it as XState does, rebuilding the
+// configuration from the state value and dropping the delayed events.
+// An Actor started from a restored
 // snapshot ([ActorOptions.Snapshot]) resumes child machines in their
 // state and, as XState does, starts every active promise and callback
 // child again from scratch with its input; [ActorOptions.Resume] lets the
@@ -168,7 +172,11 @@
 //     behaviour.
 //   - Persisted snapshots keep pending delayed events, the root's and its
 //     child machines' (XState loses them): a durable workflow's timeouts
-//     survive a restart.
+//     survive a restart. Restore also keeps the configuration exactly
+//     (the order of the active states, which decides the order of
+//     eventless transitions, and what XState's history quirks made of it),
+//     where XState rebuilds it from the value; [Machine.RestoreLikeXState]
+//     does what XState does.
 //   - Every call has a step budget (see Limits), where XState would loop
 //     forever.
 //   - In the pure API, a child that is no longer listed — replaced by a

@@ -104,15 +104,6 @@ func requireRoundTrip(t *testing.T, m *statechart.Machine, s *statechart.Snapsho
 	require.Equal(t, s.Status(), r.Status())
 	again, err := r.MarshalJSON()
 	require.NoError(t, err)
-	if var1, var2 := jsonValue(t, data), jsonValue(t, again); s.Status() != statechart.StatusActive && !reflect.DeepEqual(var1, var2) {
-		// A machine that failed to start holds only its root; like XState,
-		// Restore reads its configuration from the value, which names the
-		// initial states. From there on the round trip is exact.
-		r2, err := m.Restore(again)
-		require.NoError(t, err)
-		data, err = r2.MarshalJSON()
-		require.NoError(t, err)
-	}
 	require.JSONEq(t, string(data), string(again))
 }
 
@@ -670,11 +661,4 @@ func requireRestoresToItself(t *testing.T, m *statechart.Machine, s *statechart.
 	again, err := json.Marshal(back)
 	require.NoError(t, err)
 	require.Equal(t, string(data), string(again), "the restored snapshot differs")
-}
-
-func jsonValue(t *testing.T, data []byte) any {
-	t.Helper()
-	var v any
-	require.NoError(t, json.Unmarshal(data, &v))
-	return v
 }

@@ -38,10 +38,13 @@ type persisted struct {
 }
 
 // restoring is persisted as Restore reads it: each delayed event on its
-// own, so an error can say which one is wrong.
+// own, so an error can say which one is wrong; the value as written, for
+// its key order; and whether to restore as XState does.
 type restoring struct {
 	persisted
 	ScheduledEvents []json.RawMessage `json:"scheduledEvents,omitempty"`
+	rawValue        gjson.Result
+	likeXState      bool
 }
 
 type persistedNodeRef struct {
@@ -84,7 +87,7 @@ type persistedLogicSnapshot struct {
 func (s *Snapshot) MarshalJSON() ([]byte, error) {
 	p := persisted{
 		Status:       s.status,
-		Value:        s.Value(),
+		Value:        s.valueJSON(),
 		Context:      s.context,
 		HistoryValue: map[string][]persistedNodeRef{},
 		Seq:          s.seq,
@@ -230,10 +233,31 @@ func (m *Machine) Restore(data []byte) (*Snapshot, error) {
 	return s, nil
 }
 
-func (m *Machine) restore(data []byte) (*Snapshot, error) {
+// RestoreLikeXState reads a persisted snapshot as XState's restoreSnapshot
+// does: like [Machine.Restore], except that the configuration comes from
+// the state value, in XState's order, and pending delayed events are
+// dropped, in the snapshot and in its child machines'. What XState's
+// history quirks and the order of active states made of the configuration
+// before it was persisted is then lost, as in XState, where Restore keeps
+// it.
+func (m *Machine) RestoreLikeXState(data []byte) (*Snapshot, error) {
+	s, err := m.restoreAs(data, true)
+	if err != nil {
+		return nil, fmt.Errorf("statechart: restore: %w", err)
+	}
+	return s, nil
+}
+
+func (m *Machine) restore(data []byte) (*Snapshot, error) { return m.restoreAs(data, false) }
+
+func (m *Machine) restoreAs(data []byte, likeXState bool) (*Snapshot, error) {
 	var p restoring
 	if err := json.Unmarshal(data, &p); err != nil {
 		return nil, err
+	}
+	p.rawValue, p.likeXState = gjson.GetBytes(data, "value"), likeXState
+	if likeXState {
+		p.ScheduledEvents = nil
 	}
 	s := &Snapshot{machine: m, status: p.Status, context: p.Context, seq: p.Seq}
 	switch s.status {
@@ -268,10 +292,81 @@ func (m *Machine) restore(data []byte) (*Snapshot, error) {
 	if err := m.restoreTimers(s, &p); err != nil {
 		return nil, err
 	}
-	if err := m.restoreChildren(s, p.Children); err != nil {
+	if err := m.restoreChildren(s, p.Children, likeXState); err != nil {
 		return nil, err
 	}
 	return s, nil
+}
+
+// stateNodesOfValue is XState's getAllStateNodes(getStateNodes(root,
+// value)): the state nodes a persisted state value names, in the order
+// XState lists them (which decides the order of eventless transitions), a
+// string naming a key even with a dot in it. For a snapshot that is not
+// active the configuration is not checked: XState's snapshot of a machine
+// that failed to start may name a history state.
+func (m *Machine) stateNodesOfValue(v gjson.Result, status Status) ([]int, error) {
+	var list []int
+	if err := m.stateNodesOf(0, v, &list, "value"); err != nil {
+		return nil, err
+	}
+	nodes := m.allStateNodes(list)
+	if status == StatusActive {
+		if err := m.checkConfiguration(nodes); err != nil {
+			return nil, fmt.Errorf("value: %w", err)
+		}
+	}
+	return nodes, nil
+}
+
+// stateNodesOf is XState's getStateNodes(node n, value v).
+func (m *Machine) stateNodesOf(n int, v gjson.Result, out *[]int, path string) error {
+	child := func(key string) (int, error) {
+		if c, ok := m.childByKey(n, key); ok {
+			return c, nil
+		}
+		return 0, fmt.Errorf("%s: state %q has no child %q", path, m.nodes[n].id, key)
+	}
+	switch {
+	case v.Type == gjson.String:
+		c, err := child(v.String())
+		if err != nil {
+			return err
+		}
+		*out = append(*out, n, c)
+		return nil
+	case v.IsObject():
+		members := jsonx.Members(v, nil)
+		*out = append(*out, 0, n)
+		kids := make([]int, len(members))
+		for i, mb := range members {
+			c, err := child(mb.Key)
+			if err != nil {
+				return err
+			}
+			kids[i] = c
+			*out = append(*out, c)
+		}
+		for i, mb := range members {
+			if err := m.stateNodesOf(kids[i], mb.Value, out, path+"."+mb.Key); err != nil {
+				return err
+			}
+		}
+		return nil
+	case !v.Exists() && n == 0:
+		*out = append(*out, 0)
+		return nil
+	}
+	return fmt.Errorf("%s: a state value is a string or an object, not %s", path, jsonx.Kind(v))
+}
+
+// childByKey returns the child of n with the key (a history state too).
+func (m *Machine) childByKey(n int, key string) (int, bool) {
+	for _, c := range m.nodes[n].children {
+		if m.nodes[c].key == key {
+			return c, true
+		}
+	}
+	return 0, false
 }
 
 // restoreError reads the error of a snapshot: XState's persisted error (a
@@ -308,7 +403,7 @@ func restoreError(s *Snapshot, raw json.RawMessage, msg string) error {
 
 // restoreChildren reads the children of a persisted snapshot, in the
 // order of its keys.
-func (m *Machine) restoreChildren(s *Snapshot, raw json.RawMessage) error {
+func (m *Machine) restoreChildren(s *Snapshot, raw json.RawMessage, likeXState bool) error {
 	v := gjson.ParseBytes(raw)
 	if len(raw) == 0 || v.Type == gjson.Null {
 		return nil
@@ -329,7 +424,7 @@ func (m *Machine) restoreChildren(s *Snapshot, raw json.RawMessage) error {
 		}
 		rec := &childRecord{src: pc.Src, systemID: pc.SystemID, session: pc.Session, sync: pc.SyncSnapshot, logic: logic}
 		if child, ok := logic.(*Machine); ok {
-			snap, err := child.restore(pc.Snapshot)
+			snap, err := child.restoreAs(pc.Snapshot, likeXState)
 			if err != nil {
 				return fmt.Errorf("%s.snapshot: %w", path, err)
 			}
@@ -391,15 +486,8 @@ func restoreLogicSnapshot(rec *childRecord, raw json.RawMessage) error {
 // which keeps XState's _nodes order), checked against "value" when both
 // are given, or else from the state value as XState does.
 func (m *Machine) restoreNodes(s *Snapshot, p *restoring) error {
-	if len(p.Nodes) == 1 && p.Nodes[0] == m.nodes[0].id && s.status != StatusActive && p.Value != nil {
-		// The configuration of a machine that failed to start: only the
-		// root. XState restores every snapshot from its value, which here
-		// names the initial states.
-		p.Nodes = nil
-	}
-	if len(p.Nodes) == 0 {
-		// XState's getStateNodes: a string value is a key, even with a dot.
-		nodes, err := m.nodesForValue(p.Value, false)
+	if len(p.Nodes) == 0 || p.likeXState {
+		nodes, err := m.stateNodesOfValue(p.rawValue, s.status)
 		if err != nil {
 			return err
 		}
@@ -513,7 +601,7 @@ func (m *Machine) restoreTimers(s *Snapshot, p *restoring) error {
 // context (nil means the machine's context). No actions run and no delayed
 // events are scheduled.
 func (m *Machine) ResolveState(value any, context map[string]any) (*Snapshot, error) {
-	nodes, err := m.nodesForValue(value, true)
+	nodes, err := m.nodesForValue(value)
 	if err != nil {
 		return nil, err
 	}
@@ -533,15 +621,12 @@ func (m *Machine) ResolveState(value any, context map[string]any) (*Snapshot, er
 
 // nodesForValue returns the full configuration for a (partial) state value,
 // in document order: the nodes the value names, their ancestors, and the
-// initial descendants of any compound state the value leaves open. With
-// dotted, a string "a.b" is the path {"a": "b"}.
-func (m *Machine) nodesForValue(value any, dotted bool) ([]int, error) {
+// initial descendants of any compound state the value leaves open; a string
+// "a.b" is the path {"a": "b"}.
+func (m *Machine) nodesForValue(value any) ([]int, error) {
 	set := make([]bool, len(m.nodes))
 	set[0] = true
-	if dotted {
-		value = toStateValue(value)
-	}
-	if err := m.markValue(0, value, set, "value"); err != nil {
+	if err := m.markValue(0, toStateValue(value), set, "value"); err != nil {
 		return nil, err
 	}
 	// complete: every active compound needs one active child, every active
@@ -707,19 +792,43 @@ func (m *Machine) checkConfiguration(nodes []int) error {
 	return nil
 }
 
-// WithoutPending returns the snapshot without its pending delayed events,
-// nor those of its child machines: what XState restores from a persisted
-// snapshot, which does not hold them.
-func (s *Snapshot) WithoutPending() *Snapshot {
-	c := s.clone()
-	c.timers = nil
-	c.children = s.children.mapEntries(func(e childEntry) childEntry {
-		if e.rec != nil && e.rec.snap != nil {
-			rec := *e.rec
-			rec.snap = rec.snap.WithoutPending()
-			e.rec = &rec
+
+// valueJSON writes the state value with its keys in XState's order (the
+// order of the active states, as JavaScript orders an object's keys:
+// array indexes first), which XState's restore reads the configuration in.
+func (s *Snapshot) valueJSON() json.RawMessage {
+	m := s.machine
+	var b bytes.Buffer
+	m.writeValue(&b, 0, m.adjacency(m.allStateNodes(s.nodes)))
+	return b.Bytes()
+}
+
+// writeValue is valueOf written as JSON.
+func (m *Machine) writeValue(b *bytes.Buffer, n int, adj map[int][]int) {
+	kids := adj[n]
+	if len(kids) == 0 {
+		b.WriteString("{}")
+		return
+	}
+	if m.nodes[n].kind == kindCompound {
+		if k := m.nodes[kids[0]]; k.kind == kindAtomic || k.kind == kindFinal {
+			key, _ := json.Marshal(k.key)
+			b.Write(key)
+			return
 		}
-		return e
-	})
-	return c
+	}
+	if len(kids) > 1 {
+		kids = m.jsKeyOrder(kids)
+	}
+	b.WriteByte('{')
+	for i, c := range kids {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		key, _ := json.Marshal(m.nodes[c].key)
+		b.Write(key)
+		b.WriteByte(':')
+		m.writeValue(b, c, adj)
+	}
+	b.WriteByte('}')
 }

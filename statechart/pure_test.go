@@ -261,3 +261,40 @@ func mustStart(t *testing.T, e statechart.Engine) statechart.State {
 	require.NoError(t, err)
 	return s
 }
+
+func TestRestoreLikeXStateRebuildsTheConfigurationFromTheValue(t *testing.T) {
+	ctx := context.Background()
+	// A shallow history of a parallel state, entered before it remembers
+	// anything, leaves a configuration without s18's descendants; XState's
+	// value still names them (random/6-121).
+	m, err := statechart.Compile([]byte(`{"id": "m", "type": "parallel", "states": {
+		"s1": {"type": "parallel", "states": {"h": {"type": "history"}, "s15": {"on": {"B": "#m.s1.h"}}}},
+		"s18": {"initial": "s21", "states": {"s21": {"initial": "s26", "states": {"s26": {"tags": "idle"}}}}}}}`), nil)
+	require.NoError(t, err)
+	s, err := m.Start(ctx, time.Time{})
+	require.NoError(t, err)
+	s, err = m.Transition(ctx, s, statechart.NewEvent("B"), time.Time{})
+	require.NoError(t, err)
+	require.False(t, s.HasTag("idle"))
+	data, err := json.Marshal(s)
+	require.NoError(t, err)
+
+	exact, err := m.Restore(data)
+	require.NoError(t, err)
+	assert.False(t, exact.HasTag("idle"), "Restore keeps the configuration as it was")
+	like, err := m.RestoreLikeXState(data)
+	require.NoError(t, err)
+	assert.True(t, like.HasTag("idle"), "XState rebuilds it from the value")
+	assert.Equal(t, s.Value(), like.Value())
+}
+
+func TestPersistedValueKeepsXStatesKeyOrder(t *testing.T) {
+	m, err := statechart.Compile([]byte(`{"id": "m", "type": "parallel", "states": {
+		"b": {}, "10": {}, "a": {"initial": "x", "states": {"x": {}}}, "2": {}}}`), nil)
+	require.NoError(t, err)
+	s, err := m.Start(context.Background(), time.Time{})
+	require.NoError(t, err)
+	data, err := json.Marshal(s)
+	require.NoError(t, err)
+	assert.Contains(t, string(data), `"value":{"2":{},"10":{},"b":{},"a":"x"}`)
+}
