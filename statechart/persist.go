@@ -792,7 +792,6 @@ func (m *Machine) checkConfiguration(nodes []int) error {
 	return nil
 }
 
-
 // valueJSON writes the state value with its keys in XState's order (the
 // order of the active states, as JavaScript orders an object's keys:
 // array indexes first), which XState's restore reads the configuration in.
