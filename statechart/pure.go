@@ -69,10 +69,8 @@ func (m *Machine) TransitionEffects(ctx context.Context, s *Snapshot, ev Event, 
 	if s.status != StatusActive {
 		return s, nil, nil
 	}
-	sys := newPureSystem(ctx, m, now)
-	root := sys.adoptRoot(m, s, false)
-	sys.root = root
-	root.send(ev)
+	sys := continuePure(ctx, m, s, now)
+	sys.root.send(ev)
 	return sys.result(s)
 }
 
@@ -84,9 +82,8 @@ func (m *Machine) AdvanceEffects(ctx context.Context, s *Snapshot, now time.Time
 	if s.status != StatusActive {
 		return s, nil, nil
 	}
-	sys := newPureSystem(ctx, m, now)
-	root := sys.adoptRoot(m, s, false)
-	sys.root = root
+	sys := continuePure(ctx, m, s, now)
+	root := sys.root
 	sys.due = &dueHeap{}
 	sys.collectDue(root)
 	fired := false
@@ -156,9 +153,7 @@ func (m *Machine) Deliver(ctx context.Context, s *Snapshot, rep Report, now time
 	if s.status != StatusActive {
 		return s, nil, ErrNoChild
 	}
-	sys := newPureSystem(ctx, m, now)
-	root := sys.adoptRoot(m, s, false)
-	sys.root = root
+	sys := continuePure(ctx, m, s, now)
 	c := sys.bySession[rep.Session]
 	if c == nil || c.kind == cellMachine || c.proc != procRunning || c.status != StatusActive {
 		return s, nil, ErrNoChild
@@ -183,6 +178,13 @@ func (m *Machine) Deliver(ctx context.Context, s *Snapshot, rep Report, now time
 func newPureSystem(ctx context.Context, m *Machine, now time.Time) *system {
 	sys := newSystem(ctx, m)
 	sys.pure, sys.now = true, now
+	return sys
+}
+
+// continuePure builds the system of snapshot s for one pure call.
+func continuePure(ctx context.Context, m *Machine, s *Snapshot, now time.Time) *system {
+	sys := newPureSystem(ctx, m, now)
+	sys.root = sys.adoptRoot(m, s, false)
 	return sys
 }
 

@@ -313,35 +313,20 @@ func (sys *system) createChild(parent *cell, def *spawnDef, input any, hasInput 
 // action failed, the start ends the cell in status error, and nothing else
 // runs, as in XState, which runs custom actions of the initial macrostep
 // only once the actor starts.
-func (c *cell) initMachine(context map[string]any) error {
-	m := c.m
-	if context == nil {
-		context = cloneValue(m.context).(map[string]any)
-	}
-	preInitial := context
-	s := &Snapshot{machine: m, status: StatusActive, context: context, nodes: []int{0}}
-	r := m.getRunner()
-	defer m.putRunner(r)
-	r.begin(c.sys.ctx, s, c.sys.timeNow())
-	r.attach(c)
-	r.deferCustom = true
+func (c *cell) initMachine(context map[string]any) (err error) {
 	ev := initEvent(c.input, c.hasInput)
-	r.initialTransition(ev)
-	r.endChildren()
-	c.sys.count(r.steps, ev)
-	if r.err != nil {
-		err := r.runtimeError(ev)
-		c.snap = &Snapshot{machine: m, status: StatusError, err: err, context: preInitial, nodes: []int{0}}
-		return err
-	}
-	c.snap = s
-	if r.customErr != nil {
-		c.deferred = []effect{{kind: fxFail, err: r.customError(ev)}}
-		return nil
-	}
-	c.deferred = append([]effect(nil), r.fx...)
-	c.initialFx = true
-	return nil
+	c.m.initialSnapshot(c.sys.ctx, context, ev, c.sys.timeNow(), c, func(r *runner, computed, failed *Snapshot) {
+		c.sys.count(r.steps, ev)
+		switch {
+		case failed != nil:
+			c.snap, err = failed, failed.err
+		case r.customErr != nil:
+			c.snap, c.deferred = computed, []effect{{kind: fxFail, err: r.customError(ev)}}
+		default:
+			c.snap, c.deferred, c.initialFx = computed, append([]effect(nil), r.fx...), true
+		}
+	})
+	return err
 }
 
 // executeInitialEffects is the first of the two rounds in which XState

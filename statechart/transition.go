@@ -48,7 +48,30 @@ func (m *Machine) StartWithContext(ctx context.Context, context map[string]any, 
 }
 
 // start computes the initial snapshot of a machine without actors.
-func (m *Machine) start(ctx context.Context, context map[string]any, init Event, now time.Time) (*Snapshot, error) {
+func (m *Machine) start(ctx context.Context, context map[string]any, init Event, now time.Time) (s *Snapshot, err error) {
+	m.initialSnapshot(ctx, context, init, now, nil, func(r *runner, computed, failed *Snapshot) {
+		switch {
+		case failed != nil:
+			s, err = failed, failed.err
+		case r.customErr != nil:
+			s, err = computed, r.customError(init)
+			s.status, s.err, s.timers = StatusError, err, nil
+		default:
+			s = computed
+		}
+	})
+	return s, err
+}
+
+// initialSnapshot computes XState's getInitialSnapshot with the given
+// context (nil: the machine's), for the actor c of a system (nil for a
+// machine without actors), and calls done before the runner goes back to
+// its pool: with the computed snapshot, or, when a guard or a built-in
+// action failed or the start ran out of steps, with the snapshot XState
+// keeps then, the pre-initial one (only the root, the context before any
+// action ran). A custom action that failed is in r.customErr: XState runs
+// custom actions of the initial macrostep once the snapshot is computed.
+func (m *Machine) initialSnapshot(ctx context.Context, context map[string]any, init Event, now time.Time, c *cell, done func(r *runner, computed, failed *Snapshot)) {
 	if context == nil {
 		context = cloneValue(m.context).(map[string]any)
 	}
@@ -57,21 +80,18 @@ func (m *Machine) start(ctx context.Context, context map[string]any, init Event,
 	r := m.getRunner()
 	defer m.putRunner(r)
 	r.begin(ctx, s, now)
+	if c != nil {
+		r.attach(c)
+	}
 	r.deferCustom = true
 	r.initialTransition(init)
+	r.endChildren()
 	if r.err != nil {
-		// XState's snapshot is then the pre-initial one: only the root,
-		// the context before any action ran. (A start that runs out of
-		// steps has no earlier state to keep: it ends the same way.)
 		err := r.runtimeError(init)
-		return &Snapshot{machine: m, status: StatusError, err: err, context: preInitial, nodes: []int{0}}, err
+		done(r, nil, &Snapshot{machine: m, status: StatusError, err: err, context: preInitial, nodes: []int{0}})
+		return
 	}
-	if r.customErr != nil {
-		err := r.customError(init)
-		s.status, s.err, s.timers = StatusError, err, nil
-		return s, err
-	}
-	return s, nil
+	done(r, s, nil)
 }
 
 // Transition returns the snapshot after processing one event as a
