@@ -235,11 +235,12 @@ func (m *Machine) Restore(data []byte) (*Snapshot, error) {
 
 // RestoreLikeXState reads a persisted snapshot as XState's restoreSnapshot
 // does: like [Machine.Restore], except that the configuration comes from
-// the state value, in XState's order, and pending delayed events are
-// dropped, in the snapshot and in its child machines'. What XState's
-// history quirks and the order of active states made of the configuration
-// before it was persisted is then lost, as in XState, where Restore keeps
-// it.
+// the state value, in XState's order, pending delayed events are dropped,
+// in the snapshot and in its child machines', and a history value names
+// states by id the way XState's getStateNodeById reads them (an id with a
+// dot in it names nothing, and is forgotten). What XState's history quirks
+// and the order of active states made of the configuration before it was
+// persisted is then lost, as in XState, where Restore keeps it.
 func (m *Machine) RestoreLikeXState(data []byte) (*Snapshot, error) {
 	s, err := m.restoreAs(data, true)
 	if err != nil {
@@ -534,6 +535,14 @@ func (m *Machine) restoreHistory(s *Snapshot, p *restoring) error {
 		remembered := make([]int, 0, len(refs))
 		for i, r := range refs {
 			n, ok := m.byID[r.ID]
+			if p.likeXState {
+				// XState's getStateNodeById reads the id as a path: an id
+				// with a dot in it finds nothing, and the state is not
+				// remembered.
+				if n, ok = m.stateByRef(r.ID); !ok {
+					continue
+				}
+			}
 			if !ok {
 				return fmt.Errorf("historyValue[%q][%d]: %q is not a state", hid, i, r.ID)
 			}
@@ -552,6 +561,9 @@ func (m *Machine) restoreHistory(s *Snapshot, p *restoring) error {
 				}
 			}
 			remembered = append(remembered, n)
+		}
+		if p.likeXState && len(remembered) == 0 {
+			continue
 		}
 		if s.history == nil {
 			s.history = map[int][]int{}
