@@ -297,6 +297,45 @@ func (g *Gateway) Tools() []ToolInfo {
 	return out
 }
 
+// UpstreamStatus is the state of one upstream, for logs and health
+// checks.
+type UpstreamStatus struct {
+	Name      string
+	Transport string // TransportStdio, TransportHTTP or TransportSSE
+	// Connected reports whether the upstream's session is up; false
+	// while it is being restarted.
+	Connected bool
+	// PID is the process id of a stdio upstream's current child, 0 if none.
+	PID int
+	// Restarts counts the sessions started after the first.
+	Restarts int
+	// LastError is why the upstream last went down or failed to restart,
+	// "" if it never did.
+	LastError string
+}
+
+// Status returns the state of each upstream, in configuration order.
+func (g *Gateway) Status() []UpstreamStatus {
+	out := make([]UpstreamStatus, 0, len(g.upstreams))
+	for _, u := range g.upstreams {
+		u.mu.Lock()
+		st := UpstreamStatus{Name: u.name, Transport: u.cfg.Transport, Connected: u.cs != nil, Restarts: max(u.sessions-1, 0)}
+		if u.child != nil {
+			select {
+			case <-u.child.done:
+			default:
+				st.PID = u.child.cmd.Process.Pid
+			}
+		}
+		if u.lastErr != nil {
+			st.LastError = u.lastErr.Error()
+		}
+		u.mu.Unlock()
+		out = append(out, st)
+	}
+	return out
+}
+
 // Close stops every upstream (closing a child's stdin, then SIGTERM, then
 // SIGKILL of its process group) and waits for them. Requests still
 // waiting for an upstream fail with [ErrClosed]. The downstream sessions

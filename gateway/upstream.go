@@ -37,10 +37,12 @@ type upstream struct {
 	cs       *mcp.ClientSession // nil while not connected
 	ended    chan struct{}      // closed when cs has ended
 	up       chan struct{}      // closed when cs is set; replaced when it goes down
-	downErr  error              // why it went down
+	downErr  error              // why it went down, while it is down
+	lastErr  error              // why it last went down or failed to restart
 	child    *child             // the running child of a stdio upstream
 	init     *mcp.InitializeResult
 	closed   bool
+	sessions int            // sessions started
 	lists    features       // as last listed
 	subs     map[string]int // resource URI → downstream subscriptions through this upstream
 	pending  int            // kinds to list again
@@ -194,6 +196,7 @@ func (u *upstream) connect(ctx context.Context) (*mcp.ClientSession, error) {
 	}
 	u.mu.Lock()
 	u.cs, u.ended, u.init, u.lists, u.downErr = cs, make(chan struct{}), init, lists, nil
+	u.sessions++
 	close(u.up)
 	subs := make([]string, 0, len(u.subs))
 	for uri := range u.subs {
@@ -325,7 +328,7 @@ func (u *upstream) supervise(ctx context.Context, cs *mcp.ClientSession) {
 				return
 			}
 			u.mu.Lock()
-			u.downErr = err
+			u.downErr, u.lastErr = err, err
 			u.mu.Unlock()
 			u.logger.Warn("restart failed", "error", err, "next attempt in", backoff)
 		}
@@ -355,7 +358,7 @@ func (u *upstream) markDown(cs *mcp.ClientSession, waitErr error) error {
 		why = errors.New("the connection closed")
 	}
 	u.mu.Lock()
-	u.downErr = why
+	u.downErr, u.lastErr = why, why
 	u.mu.Unlock()
 	return why
 }
