@@ -28,6 +28,9 @@ commands:
   bench FILE --events LIST [-n N]
         send the events of LIST round and round, N in all (default 1000000),
         and print the rate as the last line: <rate> events/s
+  serve [--config FILE] [--http ADDR [--stateless]] [-- COMMAND ARG...]
+        serve one MCP server in front of the MCP servers of FILE (a host's
+        mcpServers JSON) and COMMAND, over stdio or Streamable HTTP
   help [command]
         show this help, or a command's
   version, --version
@@ -48,6 +51,7 @@ var commandUsage = map[string]string{
 	"run":      "usage: chartgate run FILE --events LIST [--clock simulated|real]\n\n  --events LIST  events to send, comma-separated: TYPE, {JSON event} or +DURATION\n  --clock CLOCK  simulated (default: +DURATION moves it at once) or real (+DURATION sleeps)\n",
 	"diagram":  "usage: chartgate diagram FILE [--format mermaid|dot]\n\n  --format FORMAT  mermaid (default) or dot\n",
 	"bench":    "usage: chartgate bench FILE --events LIST [-n N]\n\n  --events LIST  events to send round and round: TYPE, {JSON event} or +DURATION\n  -n N           number of events to send (default 1000000)\n",
+	"serve":    serveUsage,
 }
 
 // run is the whole command: it parses args (without the program name),
@@ -69,6 +73,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return cmdDiagram(rest, stdin, stdout, stderr)
 	case "bench":
 		return cmdBench(rest, stdin, stdout, stderr)
+	case "serve":
+		return cmdServe(rest, stdin, stdout, stderr)
 	case "version", "-version", "--version":
 		fmt.Fprintf(stdout, "chartgate %s\n", version(debug.ReadBuildInfo()))
 		return exitOK
