@@ -175,9 +175,10 @@ func (g *Gateway) readResource(ctx context.Context, req *mcp.ReadResourceRequest
 
 // middleware sits in the downstream server's receiving chain, inside any
 // middleware added later (a workflow gate): it tells the upstreams the
-// logging level the downstream clients asked for, and reads resources
-// that no upstream lists (and no listed template matches) from the
-// upstreams that serve resources.
+// logging level the downstream clients asked for; it sends a call of a
+// tool or prompt the server does not have to the upstream if there is only
+// one; and it reads resources that no upstream lists (and no listed
+// template matches) from the upstreams that serve resources.
 func (g *Gateway) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		res, err := next(ctx, method, req)
@@ -185,6 +186,18 @@ func (g *Gateway) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 		case "logging/setLevel":
 			if r, ok := req.(*mcp.ServerRequest[*mcp.SetLoggingLevelParams]); ok && err == nil && r.Params != nil {
 				g.setLevel(ctx, r.Session, r.Params.Level)
+			}
+		case "tools/call":
+			if r, ok := req.(*mcp.CallToolRequest); ok && r.Params != nil && isUnknown(err, "tool", r.Params.Name) {
+				if u := g.soleUpstream(); u != nil {
+					return g.callTool(ctx, r, u, r.Params.Name)
+				}
+			}
+		case "prompts/get":
+			if r, ok := req.(*mcp.GetPromptRequest); ok && r.Params != nil && isUnknown(err, "prompt", r.Params.Name) {
+				if u := g.soleUpstream(); u != nil {
+					return g.getPrompt(ctx, r, u, r.Params.Name)
+				}
 			}
 		case "resources/read":
 			if r, ok := req.(*mcp.ReadResourceRequest); ok && isNotFound(err) && r.Params != nil {
@@ -195,6 +208,24 @@ func (g *Gateway) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		return res, err
 	}
+}
+
+// isUnknown reports whether err is go-sdk's answer to a call of a tool or
+// prompt the server does not have.
+func isUnknown(err error, kind, name string) bool {
+	var werr *jsonrpc.Error
+	return errors.As(err, &werr) && werr.Code == jsonrpc.CodeInvalidParams && werr.Message == fmt.Sprintf("unknown %s %q", kind, name)
+}
+
+// soleUpstream returns the upstream when there is only one: a name that
+// it does not list is still its to answer (it may serve tools it does not
+// list, and its error for an unknown name is its own). With several
+// upstreams, the gateway's server answers.
+func (g *Gateway) soleUpstream() *upstream {
+	if len(g.upstreams) == 1 {
+		return g.upstreams[0]
+	}
+	return nil
 }
 
 // isNotFound reports whether err says a resource does not exist: -32002

@@ -112,7 +112,7 @@ func cmdServe(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if o.http == "" {
 		err = serveStdio(ctx, server, stdin, stdout, logger)
 	} else {
-		err = serveHTTP(ctx, server, &o, logger)
+		err = serveHTTP(ctx, server, &o, stderr, logger)
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "chartgate serve: %v\n", err)
@@ -234,8 +234,9 @@ type nopWriteCloser struct{ io.Writer }
 
 func (nopWriteCloser) Close() error { return nil }
 
-// serveHTTP serves Streamable HTTP at /mcp until ctx is done.
-func serveHTTP(ctx context.Context, server *mcp.Server, o *serveOptions, logger *slog.Logger) error {
+// serveHTTP serves Streamable HTTP at /mcp until ctx is done. It says
+// where on stderr, whatever the log level.
+func serveHTTP(ctx context.Context, server *mcp.Server, o *serveOptions, stderr io.Writer, logger *slog.Logger) error {
 	ln, err := net.Listen("tcp", o.http)
 	if err != nil {
 		return err
@@ -244,7 +245,7 @@ func serveHTTP(ctx context.Context, server *mcp.Server, o *serveOptions, logger 
 	mux.Handle("/mcp", mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server },
 		&mcp.StreamableHTTPOptions{Stateless: o.stateless, Logger: logger}))
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	logger.Info("serving MCP over Streamable HTTP", "url", "http://"+ln.Addr().String()+"/mcp", "stateless", o.stateless)
+	fmt.Fprintf(stderr, "chartgate serve: MCP over Streamable HTTP at http://%s/mcp (stateless: %v)\n", ln.Addr(), o.stateless)
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ln) }()
 	select {

@@ -223,7 +223,7 @@ func startServeHTTP(t *testing.T, args ...string) (string, *exec.Cmd) {
 	})
 	urls := make(chan string, 1)
 	go func() {
-		re := regexp.MustCompile(`url=(http://\S+/mcp)`)
+		re := regexp.MustCompile(`at (http://\S+/mcp)`)
 		sc := bufio.NewScanner(stderr)
 		for sc.Scan() {
 			t.Log(sc.Text())
