@@ -308,8 +308,12 @@ func (p *configParser) server(path, name string, v gjson.Result) *ServerConfig {
 		}
 		if !url.Exists() {
 			p.errorf(path+".url", `required: an HTTP server needs "url"`)
-		} else if s.URL = p.str(path+".url", url); s.URL != "" && !strings.HasPrefix(s.URL, "http://") && !strings.HasPrefix(s.URL, "https://") {
-			p.errorf(path+".url", "%q is not an http:// or https:// URL", s.URL)
+		} else {
+			before := len(p.errs)
+			s.URL = p.str(path+".url", url)
+			if len(p.errs) == before && !strings.HasPrefix(s.URL, "http://") && !strings.HasPrefix(s.URL, "https://") {
+				p.errorf(path+".url", "%q is not an http:// or https:// URL", s.URL)
+			}
 		}
 		s.Headers = p.strMap(path+".headers", v.Get("headers"))
 		for _, k := range []string{"args", "env", "cwd"} {
