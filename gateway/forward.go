@@ -4,6 +4,8 @@
 // requests to the downstream sessions (progress, log messages, sampling,
 // elicitation).
 
+//lint:file-ignore SA1019 logging and sampling are deprecated from protocol 2026-07-28 on; the gateway passes them through for the versions that have them.
+
 package gateway
 
 import (

@@ -1,6 +1,8 @@
 // This file defines the Gateway: its options, its construction from a
 // Config, the downstream server it exposes, and its end.
 
+//lint:file-ignore SA1019 logging and sampling are deprecated from protocol 2026-07-28 on; the gateway passes them through for the versions that have them.
+
 package gateway
 
 import (

@@ -1,6 +1,8 @@
 // This file tests the gateway with Go upstreams: children running the test
 // binary over stdio, and an HTTP server in process.
 
+//lint:file-ignore SA1019 logging and sampling are deprecated from protocol 2026-07-28 on; the gateway passes them through for the versions that have them.
+
 package gateway_test
 
 import (

@@ -2,6 +2,8 @@
 // process or HTTP), the supervisor that restarts it, and the features it
 // last listed.
 
+//lint:file-ignore SA1019 logging and sampling are deprecated from protocol 2026-07-28 on; the gateway passes them through for the versions that have them.
+
 package gateway
 
 import (

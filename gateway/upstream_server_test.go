@@ -2,6 +2,8 @@
 // binary itself, started again as a child with GATEWAY_TEST_UPSTREAM set,
 // serving over stdio; or the same server in process over HTTP.
 
+//lint:file-ignore SA1019 logging and sampling are deprecated from protocol 2026-07-28 on; the gateway passes them through for the versions that have them.
+
 package gateway_test
 
 import (

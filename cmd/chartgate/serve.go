@@ -90,7 +90,7 @@ func cmdServe(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return usageError(stderr, "serve", fmt.Errorf("put the upstream's command after --: chartgate serve -- %s", strings.Join(pos, " ")))
 	}
 	if o.config == "" && len(o.command) == 0 {
-		return usageError(stderr, "serve", errors.New("no upstream server: give --config FILE, or -- COMMAND ARG..."))
+		return usageError(stderr, "serve", errors.New("no upstream server: give --config FILE, or -- COMMAND ARG"))
 	}
 	if o.stateless && o.http == "" {
 		return usageError(stderr, "serve", errors.New("--stateless needs --http"))

@@ -79,7 +79,7 @@ func upstreamConfig(t *testing.T) string {
 func TestServeCommandLine(t *testing.T) {
 	code, _, errOut := chartgate("serve")
 	assert.Equal(t, exitUsage, code)
-	assert.Contains(t, errOut, "no upstream server: give --config FILE, or -- COMMAND ARG...")
+	assert.Contains(t, errOut, "no upstream server: give --config FILE, or -- COMMAND ARG")
 
 	code, _, errOut = chartgate("serve", "--stateless", "--config", "x.json")
 	assert.Equal(t, exitUsage, code)
