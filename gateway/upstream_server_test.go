@@ -112,6 +112,15 @@ func newUpstreamServer(mode, name, marks string) *mcp.Server {
 		opts = nil
 	}
 	s := mcp.NewServer(&mcp.Implementation{Name: name, Version: "1.0.0"}, opts)
+	if mode == "many" {
+		for i := range 1000 {
+			mcp.AddTool(s, &mcp.Tool{Name: fmt.Sprintf("tool_%04d", i), Description: fmt.Sprintf("Tool number %d, which takes a text.", i)},
+				func(context.Context, *mcp.CallToolRequest, echoIn) (*mcp.CallToolResult, any, error) {
+					return &mcp.CallToolResult{}, nil, nil
+				})
+		}
+		return s
+	}
 	echo := func(_ context.Context, req *mcp.CallToolRequest, in echoIn) (*mcp.CallToolResult, echoOut, error) {
 		return &mcp.CallToolResult{
 			Content: []mcp.Content{&mcp.TextContent{Text: in.Text}},
@@ -124,11 +133,6 @@ func newUpstreamServer(mode, name, marks string) *mcp.Server {
 		mcp.AddTool(s, &mcp.Tool{Name: "only_" + name}, func(context.Context, *mcp.CallToolRequest, empty) (*mcp.CallToolResult, any, error) {
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: name}}}, nil, nil
 		})
-		return s
-	case "many":
-		for i := range 1000 {
-			mcp.AddTool(s, &mcp.Tool{Name: fmt.Sprintf("tool_%04d", i), Description: fmt.Sprintf("Tool number %d, which echoes its text.", i)}, echo)
-		}
 		return s
 	}
 	mcp.AddTool(s, &mcp.Tool{Name: "fail", Description: "Fails as a tool."}, func(context.Context, *mcp.CallToolRequest, empty) (*mcp.CallToolResult, any, error) {
