@@ -29,6 +29,9 @@ commands:
   bench FILE --events LIST [-n N]
         send the events of LIST round and round, N in all (default 1000000),
         and print the rate as the last line: <rate> events/s
+  serve [--config FILE] [--http ADDR [--stateless]] [-- COMMAND ARG...]
+        serve one MCP server in front of the MCP servers of FILE (a host's
+        mcpServers JSON) and COMMAND, over stdio or Streamable HTTP
   status [--json]
         list the workflows the project's store holds: state, pending approval
   history WORKFLOW [--json]
@@ -63,6 +66,7 @@ var commandUsage = map[string]string{
 	"run":      "usage: chartgate run FILE --events LIST [--clock simulated|real]\n\n  --events LIST  events to send, comma-separated: TYPE, {JSON event} or +DURATION\n  --clock CLOCK  simulated (default: +DURATION moves it at once) or real (+DURATION sleeps)\n",
 	"diagram":  "usage: chartgate diagram FILE [--format mermaid|dot]\n\n  --format FORMAT  mermaid (default) or dot\n",
 	"bench":    "usage: chartgate bench FILE --events LIST [-n N]\n\n  --events LIST  events to send round and round: TYPE, {JSON event} or +DURATION\n  -n N           number of events to send (default 1000000)\n",
+	"serve":    serveUsage,
 }
 
 // run is the whole command: it parses args (without the program name),
@@ -84,6 +88,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return cmdDiagram(rest, stdin, stdout, stderr)
 	case "bench":
 		return cmdBench(rest, stdin, stdout, stderr)
+	case "serve":
+		return cmdServe(rest, stdin, stdout, stderr)
 	case "status":
 		return cmdStatus(rest, stdout, stderr)
 	case "history":

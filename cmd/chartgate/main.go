@@ -5,6 +5,7 @@
 //	chartgate run FILE --events A,B,{"type":"C","x":1},+250ms [--clock simulated|real]
 //	chartgate diagram FILE [--format mermaid|dot]
 //	chartgate bench FILE --events A,B,C [-n N]
+//	chartgate serve [--config FILE] [--http ADDR [--stateless]] [-- COMMAND ARG...]
 //	chartgate help [command]
 //	chartgate --version
 //
@@ -14,6 +15,10 @@
 // docs/conformance-case-format.md); "-" reads it from standard input. A
 // UTF-8 byte order mark at the start of the file is ignored. validate also
 // reads Statewright workflow JSON (see package workflow).
+//
+// serve runs the gateway of package gateway: one MCP server in front of
+// the MCP servers of FILE (the "mcpServers" JSON of MCP hosts) and of the
+// command after "--".
 //
 // Help that was asked for (help, -h, --help) is printed on stdout and exits
 // 0; a wrong command line prints the usage on stderr and exits 2; invalid
