@@ -117,6 +117,7 @@ func (g *Gate) call(ctx context.Context, next mcp.MethodHandler, a *attachment, 
 		g.auditCall(ctx, c, v, callOutcome(res, err)) // a call that held nothing: recorded on its own
 	}
 	out.checkpoints = checkpoints(g.limits(v)) // the budgets that warn, as the call found them
+	out, out.notices = g.followUps(ctx, c, out, res, err)
 	return g.notify(ctx, c, before, out, res, err)
 }
 

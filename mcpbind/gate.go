@@ -125,6 +125,15 @@ type Options struct {
 	// transition waits for [Gate.Approve] (chartgate approve).
 	ElicitApprovals bool
 
+	// AfterCall, if set, is called after a gated call of a tool ran (its
+	// own event recorded), and returns events to send to the workflow
+	// next: a gateway's file interrupts (a tool that wrote a file the
+	// workflow watches). Each is sent as [Gate.Send] sends, with its
+	// reason as the sender; one that moves the workflow appends a notice
+	// to the call's result, and the session is notified once if its tools
+	// changed.
+	AfterCall func(context.Context, Call) []FollowUp
+
 	// CheckpointNotice, if set, writes the notice appended to the result
 	// of a call past a budget whose meta.mcp.onMaxCalls is "warn". The
 	// default says how many calls ran of how many allowed, and to move the
@@ -237,6 +246,7 @@ type Gate struct {
 	refs            []nameRef // every tool name and pattern the machine gives
 
 	elicit         bool
+	afterCall      func(context.Context, Call) []FollowUp
 	defaultDeny    bool
 	checkpointText func(CallLimit) string
 	ungated        []string // tool names and patterns DefaultDeny leaves visible
@@ -488,6 +498,7 @@ func New(engine statechart.Engine, opts *Options) (*Gate, error) {
 	}
 	g.defaultDeny = o.DefaultDeny
 	g.elicit = o.ElicitApprovals
+	g.afterCall = o.AfterCall
 	g.checkpointText = o.CheckpointNotice
 	for i, u := range o.Ungated {
 		if msg := checkToolName(u, true); msg != "" {

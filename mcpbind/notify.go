@@ -44,6 +44,10 @@ func (g *Gate) notify(ctx context.Context, c *gatedCall, before *view, out commi
 		cr = g.withCheckpoints(cr, c, out.checkpoints)
 		res = cr
 	}
+	if cr != nil && len(out.notices) > 0 {
+		cr = withNotices(cr, out.notices)
+		res = cr
+	}
 	switch {
 	case out.err != nil:
 		return g.notSaved(cr, c.name, out.ev, out.from, out.err), nil
