@@ -59,11 +59,17 @@ type project struct {
 
 // openProject loads the workflow and opens the store the flags name.
 func openProject(f projectFlags) (*project, error) {
+	return openProjectOpts(f, &workflow.Options{})
+}
+
+// openProjectOpts is openProject with more options for loading the
+// workflow.
+func openProjectOpts(f projectFlags, opts *workflow.Options) (*project, error) {
 	data, err := os.ReadFile(*f.workflow)
 	if err != nil {
 		return nil, fmt.Errorf("reading the workflow: %w", err)
 	}
-	opts := &workflow.Options{Format: workflow.Format(*f.format)}
+	opts.Format = workflow.Format(*f.format)
 	dir := *f.subflows
 	if dir == "" {
 		dir = filepath.Dir(*f.workflow)

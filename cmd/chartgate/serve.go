@@ -27,7 +27,7 @@ import (
 	"github.com/chartgate/chartgate/internal/stdio"
 )
 
-const serveUsage = `usage: chartgate serve [--config FILE] [--http ADDR [--stateless]] [--log-level LEVEL] [-- COMMAND ARG...]
+const serveUsage = `usage: chartgate serve [--config FILE] [--http ADDR [--stateless]] [--log-level LEVEL] [--workflow FILE ...] [-- COMMAND ARG...]
 
 Serve one MCP server that proxies the MCP servers of FILE and of COMMAND:
 their tools, prompts, resources, completions, logging and progress. Over
@@ -81,6 +81,7 @@ func cmdServe(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := newFlagSet("serve")
 	var o serveOptions
 	addServeFlags(fs, &o)
+	wf := addServeWorkflowFlags(fs)
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return argsError(stdout, stderr, "serve", err)
@@ -100,6 +101,19 @@ func cmdServe(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return usageError(stderr, "serve", fmt.Errorf("--log-level %q: use debug, info, warn or error", o.logLevel))
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	var closers []func() error
+	defer func() {
+		for _, c := range closers {
+			_ = c()
+		}
+	}()
+	hook, err := workflowHook(wf, logger, &closers)
+	if err != nil {
+		return usageError(stderr, "serve", err)
+	}
+	if hook != nil {
+		o.hooks = append(o.hooks, hook)
+	}
 	if os.Getenv("GOGC") == "" {
 		// Every message is decoded by go-sdk, allocating tens of KB, twice
 		// per hop: collecting less often takes ~35% off the gateway's

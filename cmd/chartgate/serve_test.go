@@ -91,7 +91,7 @@ func TestServeCommandLine(t *testing.T) {
 
 	code, out, _ := chartgate("serve", "--help")
 	assert.Equal(t, exitOK, code)
-	assert.Equal(t, serveUsage, out)
+	assert.Equal(t, serveUsage+serveWorkflowUsage, out)
 
 	bad := writeFile(t, "bad.json", `{"mcpServers": {"fs": {"args": ["x"]}, "remote": {"url": "ftp://x", "headers": {"A": 1}}}}`)
 	code, _, errOut = chartgate("serve", "--config", bad)
