@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -30,6 +31,7 @@ type serveWorkflowFlags struct {
 	checkpoint  *string
 	defaultDeny *bool
 	session     *string
+	leaseTTL    *time.Duration
 }
 
 func addServeWorkflowFlags(fs *flag.FlagSet) serveWorkflowFlags {
@@ -39,6 +41,7 @@ func addServeWorkflowFlags(fs *flag.FlagSet) serveWorkflowFlags {
 	f.checkpoint = fs.String("checkpoint", "soft", "what a Statewright state's max_iterations does once used up: soft (warn) or hard (refuse)")
 	f.defaultDeny = fs.Bool("default-deny", false, "refuse the tools the workflow does not name (unless meta.mcp.ungated lists them)")
 	f.session = fs.String("session", "", "the name of the workflow the session works in (default: one of its own); the hooks of an agent session use the same name")
+	f.leaseTTL = fs.Duration("lease-ttl", 10*time.Second, "how long a call's hold on its workflow outlives a gateway that died during the call")
 	return f
 }
 
@@ -58,6 +61,8 @@ is kept in the workflow's run history (chartgate history).
   --checkpoint MODE  a Statewright state's max_iterations: soft (the call runs, with a notice; default) or hard (refused)
   --default-deny     refuse tools the workflow does not name (unless meta.mcp.ungated lists them)
   --session NAME     the name of the session's workflow (default: one of its own)
+  --lease-ttl D      how long the hold of a call on its workflow outlives a gateway that
+                     died during the call (default 10s); it is renewed while the call runs
 `
 
 // workflowHook returns the serve hook that attaches the gate, or nil
@@ -95,6 +100,7 @@ func workflowHook(f serveWorkflowFlags, logger *slog.Logger, closers *[]func() e
 			ElicitApprovals: true,
 			DefaultDeny:     *f.defaultDeny,
 			AfterCall:       interrupts(w, g),
+			LeaseTTL:        *f.leaseTTL,
 		}
 		if name := *f.session; name != "" {
 			opts.SessionKey = func(*mcp.ServerSession) string { return name }
