@@ -8,8 +8,10 @@ package gateway_test
 
 import (
 	"context"
+	"log/slog"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -18,6 +20,9 @@ import (
 
 	"github.com/chartgate/chartgate/gateway"
 	"github.com/chartgate/chartgate/internal/stdio"
+	"github.com/chartgate/chartgate/mcpbind"
+	"github.com/chartgate/chartgate/mcpbind/sqlitestore"
+	"github.com/chartgate/chartgate/statechart"
 )
 
 // directSession connects a client straight to the upstream s, over its
@@ -38,9 +43,18 @@ func directSession(b *testing.B, s *gateway.ServerConfig) *mcp.ClientSession {
 // gatewaySession connects a client to a gateway in front of s, over a
 // pair of OS pipes framed as stdio, as a host would run chartgate serve.
 func gatewaySession(b *testing.B, s *gateway.ServerConfig) *mcp.ClientSession {
+	return gatedSession(b, s, nil)
+}
+
+// gatedSession is gatewaySession with a workflow gate on the gateway's
+// server, if gate is not nil (as chartgate serve --workflow attaches it).
+func gatedSession(b *testing.B, s *gateway.ServerConfig, gate *mcpbind.Gate) *mcp.ClientSession {
 	g, err := gateway.New(context.Background(), &gateway.Config{Servers: []*gateway.ServerConfig{s}}, nil)
 	require.NoError(b, err)
 	b.Cleanup(func() { g.Close() })
+	if gate != nil {
+		gate.Attach(g.Server())
+	}
 	toServer, fromClient, err := os.Pipe()
 	require.NoError(b, err)
 	toClient, fromServer, err := os.Pipe()
@@ -92,7 +106,39 @@ func BenchmarkCall(b *testing.B) {
 	for _, u := range upstreams {
 		b.Run(u.name+"/direct", func(b *testing.B) { benchCalls(b, directSession(b, u.cfg(b)), u.tool, u.args) })
 		b.Run(u.name+"/gateway", func(b *testing.B) { benchCalls(b, gatewaySession(b, u.cfg(b)), u.tool, u.args) })
+		for _, store := range []string{"memory", "sqlite", "sqlite-relaxed"} {
+			b.Run(u.name+"/gated/visible/"+store, func(b *testing.B) {
+				benchCalls(b, gatedSession(b, u.cfg(b), benchGate(b, store, false)), u.tool, u.args)
+			})
+			b.Run(u.name+"/gated/transition/"+store, func(b *testing.B) {
+				benchCalls(b, gatedSession(b, u.cfg(b), benchGate(b, store, true)), u.tool, u.args)
+			})
+		}
 	}
+}
+
+// benchGate is the gate chartgate serve --workflow would attach: every
+// tool visible; with moving, echo's success sends an event that changes
+// the context (a lease, the event and two writes per call).
+func benchGate(b *testing.B, store string, moving bool) *mcpbind.Gate {
+	machine := `{"id": "w", "initial": "a", "context": {"n": 0}, "states": {"a": {"meta": {"mcp": {"tools": ["*"]}}}}}`
+	if moving {
+		machine = `{"id": "w", "initial": "a", "context": {"n": 0}, "states": {"a": {
+			"on": {"E": {"actions": {"type": "xstate.assign", "params": {"n": {"$inc": 1}}}}},
+			"meta": {"mcp": {"tools": ["*"], "events": {"echo": "E"}}}}}}`
+	}
+	m, err := statechart.Compile([]byte(machine), nil)
+	require.NoError(b, err)
+	opts := &mcpbind.Options{Logger: slog.New(slog.DiscardHandler), AuditCalls: true}
+	if store != "memory" {
+		s, err := sqlitestore.Open(filepath.Join(b.TempDir(), "state.db"), &sqlitestore.Options{RelaxedSync: store == "sqlite-relaxed"})
+		require.NoError(b, err)
+		b.Cleanup(func() { s.Close() })
+		opts.Store = s
+	}
+	g, err := mcpbind.New(m.Engine(), opts)
+	require.NoError(b, err)
+	return g
 }
 
 // BenchmarkListTools lists the 1,000 tools of an upstream (one page each

@@ -33,6 +33,7 @@ const (
 // store are.
 type projectFlags struct {
 	workflow, store, format, subflows *string
+	durable                           *bool
 }
 
 func addProjectFlags(fs *flag.FlagSet) projectFlags {
@@ -41,6 +42,7 @@ func addProjectFlags(fs *flag.FlagSet) projectFlags {
 		store:    fs.String("store", defaultStore, "where workflows are kept: a SQLite file, redis://HOST:PORT[/DB], or memory"),
 		format:   fs.String("format", "auto", "the workflow's format: auto, xstate or statewright"),
 		subflows: fs.String("subflows", "", "the directory of the Statewright workflows invoke names (default: the workflow file's)"),
+		durable:  fs.Bool("durable", false, "with a SQLite store: sync every write to disk (survives a power loss; slower)"),
 	}
 }
 
@@ -48,6 +50,8 @@ const projectFlagsUsage = `  --workflow FILE  the workflow file, XState or State
   --store STORE    a SQLite file (default .chartgate/state.db), redis://HOST:PORT[/DB], or memory
   --format FORMAT  the workflow's format: auto (default), xstate or statewright
   --subflows DIR   the directory of the Statewright workflows invoke names (default: the workflow file's)
+  --durable        with a SQLite store: sync every write to disk, so that a power loss loses
+                   nothing (by default a write survives the process, not the machine, crashing)
 `
 
 // project is an open workflow and store.
@@ -79,15 +83,17 @@ func openProjectOpts(f projectFlags, opts *workflow.Options) (*project, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", *f.workflow, err)
 	}
-	store, closeStore, err := openStore(*f.store)
+	store, closeStore, err := openStore(*f.store, f.durable != nil && *f.durable)
 	if err != nil {
 		return nil, err
 	}
 	return &project{workflow: w, store: store, close: closeStore}, nil
 }
 
-// openStore opens a store by its flag value.
-func openStore(spec string) (mcpbind.Store, func() error, error) {
+// openStore opens a store by its flag value. A SQLite store syncs every
+// write to disk only if durable (WAL's synchronous=NORMAL otherwise: a
+// write survives the process crashing, not the machine).
+func openStore(spec string, durable bool) (mcpbind.Store, func() error, error) {
 	switch {
 	case spec == "memory":
 		return mcpbind.NewMemoryStore(nil), func() error { return nil }, nil
@@ -101,7 +107,7 @@ func openStore(spec string) (mcpbind.Store, func() error, error) {
 	case spec == "":
 		return nil, nil, errors.New("--store: empty")
 	}
-	s, err := sqlitestore.Open(spec, nil)
+	s, err := sqlitestore.Open(spec, &sqlitestore.Options{RelaxedSync: !durable})
 	if err != nil {
 		return nil, nil, err
 	}

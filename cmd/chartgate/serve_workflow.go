@@ -57,6 +57,7 @@ is kept in the workflow's run history (chartgate history).
   --store STORE      a SQLite file (default .chartgate/state.db), redis://HOST:PORT[/DB], or memory
   --format FORMAT    the workflow's format: auto (default), xstate or statewright
   --subflows DIR     the directory of the Statewright workflows invoke names
+  --durable          with a SQLite store: sync every write to disk (survives a power loss; slower)
   --compat NAME      statewright: also serve statewright_get_state and statewright_transition
   --checkpoint MODE  a Statewright state's max_iterations: soft (the call runs, with a notice; default) or hard (refused)
   --default-deny     refuse tools the workflow does not name (unless meta.mcp.ungated lists them)

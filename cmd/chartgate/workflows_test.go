@@ -74,6 +74,6 @@ func TestOutOfBandCommands(t *testing.T) {
 }
 
 func projectFlagsOf(wf, store string) projectFlags {
-	format, subflows := "auto", ""
-	return projectFlags{workflow: &wf, store: &store, format: &format, subflows: &subflows}
+	format, subflows, durable := "auto", "", false
+	return projectFlags{workflow: &wf, store: &store, format: &format, subflows: &subflows, durable: &durable}
 }
