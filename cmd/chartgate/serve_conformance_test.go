@@ -73,32 +73,42 @@ func TestConformanceThroughServe(t *testing.T) {
 	want := runConformance(t, node22, runner, fmt.Sprintf("http://localhost:%d/mcp", port))
 
 	// Through the gateway: chartgate serve --http in front of
-	// server-everything over stdio.
+	// server-everything over stdio, with no workflow, and with a workflow
+	// that gates nothing (the gate in the chain, every tool passing).
 	cfg := writeFile(t, "servers.json", fmt.Sprintf(`{"mcpServers": {"everything": {"command": %q, "args": [%q, "stdio"]}}}`, node22, everything))
-	url, serve := startServeHTTP(t, "--config", cfg, "--log-level", "warn")
-	// The suite checks DNS-rebinding protection with the Host header:
-	// localhost, as it connects to it.
-	url = strings.Replace(url, "127.0.0.1", "localhost", 1)
-	got := runConformance(t, node22, runner, url)
-	serve.Process.Signal(os.Interrupt)
-	serve.Wait()
+	ungated := writeFile(t, "workflow.json", `{"id": "open", "initial": "work", "states": {"work": {}}}`)
+	results := map[string]conformanceResult{}
+	var passed []string
+	lostAny := false
+	for _, variant := range [][]string{nil, {"--workflow", ungated, "--store", "memory"}} {
+		url, serve := startServeHTTP(t, append([]string{"--config", cfg, "--log-level", "warn"}, variant...)...)
+		// The suite checks DNS-rebinding protection with the Host header:
+		// localhost, as it connects to it.
+		url = strings.Replace(url, "127.0.0.1", "localhost", 1)
+		got := runConformance(t, node22, runner, url)
+		results[strings.Join(variant, " ")] = got
+		serve.Process.Signal(os.Interrupt)
+		serve.Wait()
 
-	// Every check that passes directly passes through the gateway.
-	var passed, lost []string
-	for sc, checks := range want {
-		for id, st := range checks {
-			if st != "SUCCESS" {
-				continue
-			}
-			passed = append(passed, sc+"/"+id)
-			if got[sc][id] != "SUCCESS" {
-				lost = append(lost, fmt.Sprintf("%s/%s: %s through the gateway", sc, id, orNone(got[sc][id])))
+		// Every check that passes directly passes through the gateway.
+		var lost []string
+		passed = nil
+		for sc, checks := range want {
+			for id, st := range checks {
+				if st != "SUCCESS" {
+					continue
+				}
+				passed = append(passed, sc+"/"+id)
+				if got[sc][id] != "SUCCESS" {
+					lost = append(lost, fmt.Sprintf("%s/%s: %s through the gateway", sc, id, orNone(got[sc][id])))
+				}
 			}
 		}
-	}
-	sort.Strings(lost)
-	if len(lost) > 0 {
-		t.Errorf("checks that pass against server-everything but not through chartgate serve:\n\t%s", strings.Join(lost, "\n\t"))
+		sort.Strings(lost)
+		if len(lost) > 0 {
+			lostAny = true
+			t.Errorf("checks that pass against server-everything but not through chartgate serve %v:\n\t%s", variant, strings.Join(lost, "\n\t"))
+		}
 	}
 
 	// The scenarios that fail directly are those of the baseline: the
@@ -106,11 +116,13 @@ func TestConformanceThroughServe(t *testing.T) {
 	// has not. A change there (a new suite or server version) shows here.
 	baseline := readBaseline(t, filepath.Join(conformanceDir, "baseline.txt"))
 	require.Equal(t, baseline, want.failing(), "scenarios failing against server-everything directly; update %s/baseline.txt", conformanceDir)
-	t.Logf("scenarios: %d run directly, %d failing (the baseline); through the gateway %d failing; checks passing directly: %d, all passing through the gateway: %v",
-		len(want), len(want.failing()), len(got.failing()), len(passed), len(lost) == 0)
-	for _, sc := range got.failing() {
-		if !slices.Contains(baseline, sc) {
-			t.Errorf("scenario %s fails through the gateway only", sc)
+	for variant, got := range results {
+		t.Logf("scenarios: %d run directly, %d failing (the baseline); through the gateway [%s] %d failing; checks passing directly: %d, all passing through the gateway: %v",
+			len(want), len(want.failing()), variant, len(got.failing()), len(passed), !lostAny)
+		for _, sc := range got.failing() {
+			if !slices.Contains(baseline, sc) {
+				t.Errorf("scenario %s fails through the gateway [%s] only", sc, variant)
+			}
 		}
 	}
 }
