@@ -77,3 +77,21 @@ func projectFlagsOf(wf, store string) projectFlags {
 	format, subflows := "auto", ""
 	return projectFlags{workflow: &wf, store: &store, format: &format, subflows: &subflows}
 }
+
+// TestProjectCommandsPrintWarnings: status, history and approve print the
+// warnings of an XState workflow on stderr, and still work.
+func TestProjectCommandsPrintWarnings(t *testing.T) {
+	wf := writeFile(t, "workflow.json", `{"id": "w", "initial": "a", "tsTypes": {},
+  "states": {"a": {"on": {"GO": {"target": "b", "cond": "ready"}}}, "b": {"type": "final"}}}`)
+	flags := []string{"--workflow", wf, "--store", "memory"}
+	for _, args := range [][]string{{"status"}, {"history", "w:1"}} {
+		code, _, errOut := chartgate(append(args, flags...)...)
+		assert.Equal(t, []string{
+			wf + `: tsTypes: warning: "tsTypes" is ignored: XState v4's typegen, for TypeScript only`,
+			wf + `: states.a.on.GO.cond: warning: "cond" is ignored: it is XState v4's name of "guard", so the transition is unguarded (XState's development build refuses it)`,
+		}, lines(errOut)[:2], args)
+		if args[0] == "status" {
+			assert.Equal(t, exitOK, code, errOut)
+		}
+	}
+}
