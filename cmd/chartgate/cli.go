@@ -21,12 +21,12 @@ const usageText = `usage: chartgate <command> [arguments]
 commands:
   validate FILE... [--strict] [--tools a,b,c] [--format auto|xstate|statewright] [--subflows DIR]
         check machines and Statewright workflows; print every error as
-        FILE: path: message
-  run FILE --events LIST [--clock simulated|real]
+        FILE: path: message, every warning as FILE: path: warning: message
+  run FILE --events LIST [--clock simulated|real] [--allow-missing-guards]
         run the machine; print one JSON snapshot line per step
   diagram FILE [--format mermaid|dot]
         draw the machine as a Mermaid state diagram or a Graphviz digraph
-  bench FILE --events LIST [-n N]
+  bench FILE --events LIST [-n N] [--allow-missing-guards]
         send the events of LIST round and round, N in all (default 1000000),
         and print the rate as the last line: <rate> events/s
   serve [--config FILE] [--http ADDR [--stateless]] [-- COMMAND ARG...]
@@ -48,6 +48,13 @@ FILE is an XState v5 machine config in JSON, or a case file: an object whose
 beside it; validate also reads Statewright workflow JSON, told apart by its
 keys. "-" reads it from standard input. Flags may come before or after FILE.
 
+What XState accepts but is most likely a mistake (an unknown key, an XState
+v4 key such as "cond", a negative delay, an empty action name) is a warning:
+XState's behaviour, with its path. validate prints warnings and exits 0 when
+there are no errors (--strict makes them errors); the other commands print
+them on stderr. A guard without implementation is a warning for validate and
+diagram; run and bench refuse it unless --allow-missing-guards is given.
+
 WORKFLOW is a workflow id (workflow_start returns it) or the name of a
 session's workflow (name:ID). status, history and approve find the project's
 workflow and store with --workflow FILE (default .chartgate/workflow.json) and
@@ -59,13 +66,13 @@ LIST is comma-separated; each item is an event type (ADD_ITEM), a JSON event
 `
 
 var commandUsage = map[string]string{
-	"validate": "usage: chartgate validate FILE... [--strict] [--tools a,b,c] [--format auto|xstate|statewright] [--subflows DIR]\n\n  --strict    also report actions and delays that have no implementation\n  --tools     the server's tool names: check the names meta.mcp gives against them\n  --format    the files' format: auto (default: told by their keys), xstate or statewright\n  --subflows  the directory of the Statewright workflows invoke names (DIR/<name>.json)\n",
+	"validate": "usage: chartgate validate FILE... [--strict] [--tools a,b,c] [--format auto|xstate|statewright] [--subflows DIR]\n\n  --strict    make warnings errors; also report guards, actions and delays that have no implementation\n  --tools     the server's tool names: check the names meta.mcp gives against them\n  --format    the files' format: auto (default: told by their keys), xstate or statewright\n  --subflows  the directory of the Statewright workflows invoke names (DIR/<name>.json)\n",
 	"status":   "usage: chartgate status [--json] [project flags]\n\n  --json           print one JSON object per workflow\n" + projectFlagsUsage,
 	"history":  "usage: chartgate history WORKFLOW [--json] [project flags]\n\n  --json           print the entries as JSON, one per line\n" + projectFlagsUsage,
 	"approve":  "usage: chartgate approve WORKFLOW [--reject] [--by NAME] [project flags]\n\n  --reject         reject the transition: the workflow goes back to where it was\n  --by NAME        who approves, for the run history (default $USER)\n" + projectFlagsUsage,
-	"run":      "usage: chartgate run FILE --events LIST [--clock simulated|real]\n\n  --events LIST  events to send, comma-separated: TYPE, {JSON event} or +DURATION\n  --clock CLOCK  simulated (default: +DURATION moves it at once) or real (+DURATION sleeps)\n",
+	"run":      "usage: chartgate run FILE --events LIST [--clock simulated|real] [--allow-missing-guards]\n\n  --events LIST  events to send, comma-separated: TYPE, {JSON event} or +DURATION\n  --clock CLOCK  simulated (default: +DURATION moves it at once) or real (+DURATION sleeps)\n  --allow-missing-guards  run a machine whose guards have no implementation: evaluating one\n                 puts it in status error, as in XState\n",
 	"diagram":  "usage: chartgate diagram FILE [--format mermaid|dot]\n\n  --format FORMAT  mermaid (default) or dot\n",
-	"bench":    "usage: chartgate bench FILE --events LIST [-n N]\n\n  --events LIST  events to send round and round: TYPE, {JSON event} or +DURATION\n  -n N           number of events to send (default 1000000)\n",
+	"bench":    "usage: chartgate bench FILE --events LIST [-n N] [--allow-missing-guards]\n\n  --events LIST  events to send round and round: TYPE, {JSON event} or +DURATION\n  -n N           number of events to send (default 1000000)\n  --allow-missing-guards  run a machine whose guards have no implementation\n",
 	"serve":    serveUsage + serveWorkflowUsage,
 }
 

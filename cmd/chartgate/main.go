@@ -2,10 +2,11 @@
 // machines with package statechart.
 //
 //	chartgate validate FILE... [--strict] [--tools a,b,c] [--format auto|xstate|statewright] [--subflows DIR]
-//	chartgate run FILE --events A,B,{"type":"C","x":1},+250ms [--clock simulated|real]
+//	chartgate run FILE --events A,B,{"type":"C","x":1},+250ms [--clock simulated|real] [--allow-missing-guards]
 //	chartgate diagram FILE [--format mermaid|dot]
-//	chartgate bench FILE --events A,B,C [-n N]
-//	chartgate serve [--config FILE] [--http ADDR [--stateless]] [-- COMMAND ARG...]
+//	chartgate bench FILE --events A,B,C [-n N] [--allow-missing-guards]
+//	chartgate serve [--config FILE] [--http ADDR [--stateless]] [--workflow FILE ...] [-- COMMAND ARG...]
+//	chartgate status | history WORKFLOW | approve WORKFLOW [--reject]
 //	chartgate help [command]
 //	chartgate --version
 //
@@ -19,6 +20,14 @@
 // serve runs the gateway of package gateway: one MCP server in front of
 // the MCP servers of FILE (the "mcpServers" JSON of MCP hosts) and of the
 // command after "--".
+//
+// What XState accepts but is most likely a mistake (an unknown key, an
+// XState v4 key such as "cond", a negative delay, an empty action name) is
+// a warning, printed as FILE: path: warning: message: by validate on stdout
+// (exit 0 unless there are errors; --strict makes warnings errors), by the
+// other commands on stderr. A guard without implementation is a warning for
+// validate and diagram; run and bench refuse it unless
+// --allow-missing-guards is given, and evaluating it is then an error.
 //
 // Help that was asked for (help, -h, --help) is printed on stdout and exits
 // 0; a wrong command line prints the usage on stderr and exits 2; invalid

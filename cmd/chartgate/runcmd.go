@@ -33,6 +33,7 @@ func cmdRun(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	var steps stepList
 	fs.Var(&steps, "events", "events to send")
 	clockName := fs.String("clock", "simulated", "simulated or real")
+	allowMissingGuards := fs.Bool("allow-missing-guards", false, "run a machine whose guards have no implementation (evaluating one is an error)")
 	file, code, ok := oneFile(fs, "run", args, stdout, stderr)
 	if !ok {
 		return code
@@ -48,7 +49,7 @@ func cmdRun(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	default:
 		return usageError(stderr, "run", fmt.Errorf("unknown clock %q (simulated or real)", *clockName))
 	}
-	m, code := load(file, statechart.Options{}, stdin, stderr)
+	m, code := load("run", file, statechart.Options{AllowMissingGuards: *allowMissingGuards}, stdin, stderr)
 	if code != exitOK {
 		return code
 	}
