@@ -160,3 +160,49 @@ func TestServeWorkflowFilesystem(t *testing.T) {
 	assert.Contains(t, out, "(by ada)")
 	assert.Contains(t, out, "now: released (done)")
 }
+
+// TestServeWorkflowStatelessHandles: serve --http --stateless with a
+// workflow serves every protocol through workflow handles (a stateless
+// server has no sessions): workflow_start, then calls that name the
+// workflow; two clients share it by its id only.
+func TestServeWorkflowStatelessHandles(t *testing.T) {
+	wf := writeFile(t, "workflow.json", `{"id": "w", "initial": "locked", "states": {
+		"locked": {"on": {"UNLOCK": "open"}, "meta": {"mcp": {"tools": ["pid"], "events": {"pid": "UNLOCK"}}}},
+		"open": {"meta": {"mcp": {"tools": ["echo"]}}}}}`)
+	url, _ := startServeHTTP(t, "--stateless", "--log-level", "warn", "--workflow", wf, "--store", filepath.Join(t.TempDir(), "state.db"),
+		"--", "env", envUpstream+"=1", testExe(t))
+	ctx := context.Background()
+	for _, protocol := range []string{"2026-07-28", "2025-11-25", "2025-06-18"} {
+		t.Run(protocol, func(t *testing.T) {
+			connect := func() *mcp.ClientSession {
+				cs, err := mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "1"}, nil).Connect(ctx,
+					&mcp.StreamableClientTransport{Endpoint: url}, &mcp.ClientSessionOptions{ProtocolVersion: protocol})
+				require.NoError(t, err)
+				t.Cleanup(func() { cs.Close() })
+				return cs
+			}
+			a, b := connect(), connect()
+			res, err := a.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "x"}})
+			require.NoError(t, err)
+			ref, ok := mcpbind.RefusalOf(res)
+			require.True(t, ok)
+			assert.Equal(t, mcpbind.CodeWorkflowRequired, ref.Code)
+			res, err = a.CallTool(ctx, &mcp.CallToolParams{Name: "workflow_start"})
+			require.NoError(t, err)
+			require.False(t, res.IsError)
+			id := res.StructuredContent.(map[string]any)["workflow_id"].(string)
+			res, err = b.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "x", "workflow_id": id}})
+			require.NoError(t, err)
+			ref, ok = mcpbind.RefusalOf(res)
+			require.True(t, ok)
+			assert.Equal(t, "locked", ref.State)
+			res, err = a.CallTool(ctx, &mcp.CallToolParams{Name: "pid", Arguments: map[string]any{"workflow_id": id}})
+			require.NoError(t, err)
+			require.False(t, res.IsError)
+			res, err = b.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "through the handle", "workflow_id": id}})
+			require.NoError(t, err)
+			require.False(t, res.IsError, "%v", res.Content)
+			assert.Equal(t, "through the handle", res.Content[0].(*mcp.TextContent).Text)
+		})
+	}
+}
