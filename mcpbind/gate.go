@@ -264,6 +264,7 @@ type Gate struct {
 
 	mu       sync.Mutex
 	sessions map[*mcp.ServerSession]*session
+	sweeping bool // a goroutine forgets the sessions that ended (sweep)
 	attached map[*mcp.Server]*attachment
 
 	decoded sync.Map  // store key -> *view, the last decoded record (by version), of sessions

@@ -9,7 +9,9 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"maps"
 	"sync/atomic"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -108,11 +110,45 @@ func (g *Gate) ensureSession(ss *mcp.ServerSession) *session {
 	if k, ok := g.store.(Keeper); ok {
 		k.Keep(s.key) // the record lives as long as the session
 	}
-	go func() {
-		_ = ss.Wait()
-		g.forget(ss, s)
-	}()
+	if !g.sweeping {
+		g.sweeping = true
+		go g.sweep()
+	}
 	return s
+}
+
+// sweepEvery is how often the gate looks for sessions that ended.
+const sweepEvery = 500 * time.Millisecond
+
+// sweep forgets the sessions that ended: those that the servers the gate
+// is attached to no longer have. It runs while the gate has sessions (one
+// goroutine for all of them, not one per session).
+func (g *Gate) sweep() {
+	t := time.NewTicker(sweepEvery)
+	defer t.Stop()
+	for range t.C {
+		g.mu.Lock()
+		if len(g.sessions) == 0 {
+			g.sweeping = false
+			g.mu.Unlock()
+			return
+		}
+		servers := make([]*mcp.Server, 0, len(g.attached))
+		for s := range g.attached {
+			servers = append(servers, s)
+		}
+		known := make(map[*mcp.ServerSession]*session, len(g.sessions))
+		maps.Copy(known, g.sessions)
+		g.mu.Unlock()
+		for _, srv := range servers {
+			for ss := range srv.Sessions() {
+				delete(known, ss)
+			}
+		}
+		for ss, s := range known {
+			g.forget(ss, s) // its server no longer has it: it ended
+		}
+	}
 }
 
 // forget removes the state of a session that ended.
