@@ -184,8 +184,17 @@
 // with the reason: the gate does not fail open. Other events report the
 // error on stderr and exit 1, which the hosts show and go on from. An
 // input that is not a hook event at all (not JSON) cannot be answered in
-// the host's format, and exits 1. A project without a .chartgate folder is
-// not gated.
+// the host's format, and exits 1.
+//
+// # The project
+//
+// The project folder holds .chartgate/ (the workflow, the store). A hook
+// finds it ([FindProject]) from the folder the host names first
+// ($CLAUDE_PROJECT_DIR, $GEMINI_PROJECT_DIR, Cursor's workspace root),
+// then the event's cwd, then its own working directory, walking up each
+// to the nearest .chartgate: an agent whose shell moved out of the project
+// stays gated. Without one, nothing is gated. Files are matched against
+// the interrupts relative to the project folder.
 //
 // # Speed
 //

@@ -96,6 +96,9 @@ type Event struct {
 	SessionID string
 	// Cwd is the directory the agent works in, as the host gives it.
 	Cwd string
+	// Root is the workspace's folder, when the host gives it apart from
+	// Cwd (Cursor's workspace_roots[0]).
+	Root string
 	// Tool is the tool's name as the host gives it ("Bash",
 	// "run_shell_command", "mcp__github__create_issue"); for pre and post
 	// tool events only.

@@ -308,11 +308,12 @@ func (r *reader) cursor(ev *Event) {
 	if ev.SessionID == "" {
 		ev.SessionID = r.str("conversation_id")
 	}
+	if w := r.root.Get("workspace_roots.0"); w.Type == gjson.String {
+		ev.Root = w.String()
+	}
 	ev.Cwd = r.str("cwd")
 	if ev.Cwd == "" {
-		if w := r.root.Get("workspace_roots.0"); w.Type == gjson.String {
-			ev.Cwd = w.String()
-		}
+		ev.Cwd = ev.Root
 	}
 	switch ev.Name {
 	case "beforeShellExecution", "afterShellExecution":

@@ -11,6 +11,24 @@ import (
 // its workflow (workflow.json) and store (state.db).
 const ConfigDir = ".chartgate"
 
+// FindProject returns the project folder of a hook event: the first of
+// dirs (in order: the folders the host names, then the event's cwd and the
+// process' working directory) whose ProjectDir holds a .chartgate folder,
+// and false when none does (the project is not gated). Empty entries are
+// skipped.
+func FindProject(dirs ...string) (string, bool) {
+	for _, d := range dirs {
+		if d == "" {
+			continue
+		}
+		p := ProjectDir(d)
+		if fi, err := os.Stat(filepath.Join(p, ConfigDir)); err == nil && fi.IsDir() {
+			return p, true
+		}
+	}
+	return "", false
+}
+
 // ProjectDir returns the project folder of dir: the nearest of dir and its
 // parents that holds a .chartgate folder, else dir itself; made absolute
 // and clean.

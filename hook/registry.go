@@ -302,7 +302,9 @@ type Resolver struct {
 	// Store is the store the hooks record their sessions in.
 	Store mcpbind.Store
 	// Project is the gateway's project folder; default the one
-	// [ProjectDir] gives for its working directory.
+	// [FindProject] finds from $CLAUDE_PROJECT_DIR, $GEMINI_PROJECT_DIR
+	// and the working directory (else [ProjectDir] of the working
+	// directory), as `chartgate hook` does.
 	Project string
 	// Ancestry is the gateway's ancestry; default [Ancestry]().
 	Ancestry []Proc
@@ -344,7 +346,10 @@ func (r *Resolver) Session(ctx context.Context) string {
 		if err != nil {
 			wd = "."
 		}
-		r.Project = ProjectDir(wd)
+		var ok bool
+		if r.Project, ok = FindProject(os.Getenv("CLAUDE_PROJECT_DIR"), os.Getenv("GEMINI_PROJECT_DIR"), wd); !ok {
+			r.Project = ProjectDir(wd)
+		}
 	}
 	if r.Ancestry == nil {
 		r.Ancestry = Ancestry()

@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -30,10 +29,13 @@ on stdout. HOST is claude-code, codex, gemini, cursor or copilot.
   --gateway NAME   the chartgate gateway's entry in the host's MCP
                    configuration, whose tools the gateway gates itself
                    (default chartgate)
+  --project DIR    the project folder (default: found, see below)
 ` + projectFlagsUsage + `
-Relative --workflow, --store and --subflows are relative to the project
-folder: the nearest of the event's cwd and its parents with a .chartgate
-folder. A project without .chartgate is not gated: every event goes on.
+The project folder is the nearest folder with a .chartgate folder holding
+(or above) the first of: --project, $CLAUDE_PROJECT_DIR, $GEMINI_PROJECT_DIR,
+the workspace root the event names (Cursor), the event's cwd, the current
+directory. Without one, nothing is gated: every event goes on. Relative
+--workflow, --store and --subflows are relative to the project folder.
 A pre tool event that cannot be decided (unreadable input, a workflow that
 does not load, a store that fails) is refused with the reason; other
 events report it on stderr and exit 1, which hosts show and go on.
@@ -47,6 +49,7 @@ func cmdHook(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	pf := addProjectFlags(flags)
 	event := flags.String("event", "", "the event's name")
 	gateway := flags.String("gateway", "chartgate", "the gateway's MCP server name")
+	projectDir := flags.String("project", "", "the project folder")
 	pos, err := parseArgs(flags, args)
 	if err != nil {
 		return argsError(stdout, stderr, "hook", err)
@@ -71,21 +74,22 @@ func cmdHook(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		_, _ = stdout.Write(hook.Encode(ev, hook.Result{}))
 		return exitOK
 	}
-	cwd := ev.Cwd
-	if cwd == "" {
-		if cwd, err = os.Getwd(); err != nil {
-			return hookFailed(ev, err, stdout, stderr)
-		}
+	wd, _ := os.Getwd()
+	// The project: the folder the host names (Claude Code's
+	// CLAUDE_PROJECT_DIR, Gemini CLI's GEMINI_PROJECT_DIR, Cursor's
+	// workspace root), else the event's cwd, else the hook's own working
+	// directory; the first inside a chartgate project wins, so that an agent
+	// that changed its shell's directory outside the project is still gated.
+	project, ok := hook.FindProject(*projectDir, os.Getenv("CLAUDE_PROJECT_DIR"), os.Getenv("GEMINI_PROJECT_DIR"), ev.Root, ev.Cwd, wd)
+	if !ok {
+		// Not a chartgate project: nothing is gated.
+		_, _ = stdout.Write(hook.Encode(ev, hook.Result{}))
+		return exitOK
 	}
-	project := hook.ProjectDir(cwd)
+	if ev.Cwd == "" {
+		ev.Cwd = project
+	}
 	inProject(project, pf)
-	if _, err := os.Stat(*pf.workflow); errors.Is(err, fs.ErrNotExist) {
-		if _, err := os.Stat(filepath.Join(project, hook.ConfigDir)); errors.Is(err, fs.ErrNotExist) {
-			// Not a chartgate project: nothing is gated.
-			_, _ = stdout.Write(hook.Encode(ev, hook.Result{}))
-			return exitOK
-		}
-	}
 	p, err := openProject(pf)
 	if err != nil {
 		return hookFailed(ev, err, stdout, stderr)

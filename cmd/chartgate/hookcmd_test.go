@@ -89,9 +89,10 @@ func TestHookBinary(t *testing.T) {
 	project := hookProject(t)
 	sub := filepath.Join(project, "src", "pkg")
 	require.NoError(t, os.MkdirAll(sub, 0o755))
-	run := func(stdin string) (string, string, int) {
+	run := func(stdin string, env ...string) (string, string, int) {
 		cmd := exec.Command(bin, "hook", "claude-code")
 		cmd.Dir = t.TempDir() // not the project: the input's cwd says where it is
+		cmd.Env = append(hostlessEnv(), env...)
 		cmd.Stdin = strings.NewReader(stdin)
 		var out, errOut bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &out, &errOut
@@ -129,9 +130,15 @@ func TestHookBinary(t *testing.T) {
 	assert.NoError(t, err)
 
 	// A folder that is not a chartgate project: nothing is gated.
-	out, errOut, code = run(fixture(t, "claude-code", "pre-tool-use-write.json", t.TempDir(), "s1"))
+	elsewhere := t.TempDir()
+	out, errOut, code = run(fixture(t, "claude-code", "pre-tool-use-write.json", elsewhere, "s1"))
 	assert.Equal(t, 0, code, errOut)
 	assert.Empty(t, out)
+	// Unless the host says the project is elsewhere: an agent whose shell
+	// left the project is still gated.
+	out, errOut, code = run(fixture(t, "claude-code", "pre-tool-use-write.json", elsewhere, "s1"), "CLAUDE_PROJECT_DIR="+project)
+	assert.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, `"permissionDecision":"deny"`)
 
 	// A workflow that does not load: a pre tool event is refused with the
 	// reason, others exit 1 with it on stderr.
@@ -152,9 +159,23 @@ func TestHookBinary(t *testing.T) {
 	assert.Contains(t, errOut, "hook input: not valid JSON")
 }
 
+// hostlessEnv is the test's environment without the variables hosts set
+// for their hooks.
+func hostlessEnv() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "CLAUDE_PROJECT_DIR=") && !strings.HasPrefix(kv, "GEMINI_PROJECT_DIR=") {
+			env = append(env, kv)
+		}
+	}
+	return env
+}
+
 // TestHookEveryHost: each host's documented pre tool input gets its
 // host's refusal from the same workflow (in-process).
 func TestHookEveryHost(t *testing.T) {
+	t.Setenv("CLAUDE_PROJECT_DIR", "")
+	t.Setenv("GEMINI_PROJECT_DIR", "")
 	project := hookProject(t)
 	cases := []struct {
 		host, file, event, want string
@@ -174,8 +195,16 @@ func TestHookEveryHost(t *testing.T) {
 		assert.Equal(t, exitOK, code, errOut)
 		assert.Contains(t, out, c.want, c.host)
 	}
+	// Cursor's shell may run outside the workspace: the workspace root is
+	// the project.
+	in := strings.Replace(fixture(t, "cursor", "before-shell-execution.json", project, "s-cursor"), `"cwd":"`+project+`"`, `"cwd":"/"`, 1)
+	require.Contains(t, in, `"cwd":"/"`)
+	code, out, errOut := chartgateIn(in, "hook", "cursor")
+	assert.Equal(t, exitOK, code, errOut)
+	assert.Contains(t, out, `"permission":"deny"`)
+
 	// Cursor's gateway tools are the gateway's.
-	code, out, errOut := chartgateIn(fixture(t, "cursor", "before-mcp-execution-gateway.json", project, "s-cursor"), "hook", "cursor")
+	code, out, errOut = chartgateIn(fixture(t, "cursor", "before-mcp-execution-gateway.json", project, "s-cursor"), "hook", "cursor")
 	assert.Equal(t, exitOK, code, errOut)
 	assert.Equal(t, "{\"permission\":\"allow\"}\n", out)
 
