@@ -141,8 +141,13 @@ var (
 	claudeEvents = []string{"SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "PostToolUseFailure", "Stop"}
 	codexEvents  = []string{"SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop"}
 	geminiEvents = []string{"SessionStart", "BeforeAgent", "BeforeTool", "AfterTool", "AfterAgent"}
-	cursorEvents = []string{"sessionStart", "beforeShellExecution", "beforeMCPExecution", "beforeReadFile",
+	cursorEvents = []string{"sessionStart", "preToolUse", "beforeShellExecution", "beforeMCPExecution", "beforeReadFile",
 		"afterShellExecution", "afterMCPExecution", "afterFileEdit", "stop"}
+	// cursorMatchers narrow Cursor's generic preToolUse to its file tools,
+	// so that edits are refused before they happen; the shell, MCP calls and
+	// reads have their dedicated events (a second check of them would only
+	// cost time: pre tool events record nothing).
+	cursorMatchers = map[string]string{"preToolUse": "Write|StrReplace|Edit|Delete|MultiEdit"}
 )
 
 // installer plans one host's installation. Files two steps touch (Gemini
@@ -345,6 +350,9 @@ func (in *installer) cursorHooks(rel string) (FileChange, error) {
 			return FileChange{}, err
 		}
 		entry := jobj(member{"command", jstr(in.hookCommand())})
+		if m := cursorMatchers[ev]; m != "" {
+			entry.set("matcher", jstr(m))
+		}
 		placed := false
 		var kept []*jvalue
 		for _, e := range list.vals {

@@ -36,6 +36,14 @@ HOST is claude-code (.claude/settings.json, .mcp.json), codex
   --name NAME      the gateway's MCP server name (default chartgate)
 `
 
+// installNotes are what a host needs besides its files, as its
+// documentation says.
+var installNotes = map[hook.Host]string{
+	hook.Codex:  "Codex runs a project's hooks once they are trusted: review them with /hooks, and trust the project (.codex/ is read only in trusted projects)",
+	hook.Gemini: "Gemini CLI runs hooks when its hooks system is enabled (/settings, Advanced, Enable Hooks System; tools.enableHooks in settings.json)",
+	hook.Cursor: "Cursor refuses edits before they happen through its generic preToolUse hook (recent versions); older versions only report them after the fact (afterFileEdit)",
+}
+
 func cmdInstall(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("install")
 	dryRun := fs.Bool("dry-run", false, "print the diff without writing")
@@ -71,6 +79,9 @@ func cmdInstall(args []string, stdout, stderr io.Writer) int {
 	}
 	if _, err := os.Stat(filepath.Join(*dir, wf)); err != nil {
 		fmt.Fprintf(stderr, "chartgate install: note: %s does not exist yet; write the workflow there (XState or Statewright JSON), and check it with chartgate validate\n", wf)
+	}
+	if note := installNotes[host]; note != "" {
+		fmt.Fprintf(stderr, "chartgate install: note: %s\n", note)
 	}
 	switch {
 	case len(changes) == 0:
