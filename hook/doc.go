@@ -232,6 +232,9 @@
 //   - Cursor: better than Statewright's advisory mode where Cursor lets a
 //     hook refuse (shell, MCP, reads, preToolUse); its edits can only be
 //     seen after they happen (afterFileEdit).
+//   - chartgate's own files (.chartgate/, the hosts' hook and MCP
+//     configuration): new, refused to the agent in every state, where
+//     Statewright's hook leaves its state and workflow files writable.
 //   - Not yet: context_budget_bytes and the read-dedup warning (they need
 //     the tools' outputs' sizes), env_overrides (a hook cannot set a
 //     tool's environment), model and thinking_level (no hook chooses the
