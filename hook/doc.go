@@ -127,8 +127,10 @@
 //     ps on other Unix systems, none on Windows). The record is rewritten
 //     at most every 30 s, and at every session start (a resumed session
 //     runs in a new host process).
-//   - The gateway calls [ResolveSession] (through a [Resolver], whose
-//     SessionKey suits mcpbind.Options.SessionKey) with its own ancestry:
+//   - The gateway (`chartgate serve --session auto`, which `chartgate
+//     install` configures) calls [ResolveSession] through a [Resolver],
+//     whose SessionKey is its mcpbind.Options.SessionKey, with its own
+//     ancestry:
 //     among the sessions of its project seen in the last 12 hours, the one
 //     whose ancestry shares the nearest common ancestor with the
 //     gateway's, init aside; ties go to the session seen last. The agent

@@ -36,6 +36,11 @@ type InstallOptions struct {
 	// (default "chartgate"; the hooks are told it with --gateway when it
 	// differs).
 	ServerName string
+	// Checkpoint ("soft" or "hard") and DefaultDeny are passed to the
+	// gateway and the hooks alike (--checkpoint, --default-deny), which
+	// must decide the same way; unset, neither gets them.
+	Checkpoint  string
+	DefaultDeny bool
 }
 
 // FileChange is one configuration file and what installing changes in it.
@@ -217,21 +222,29 @@ func (in *installer) readJSON(rel string) (old []byte, doc *jvalue, indent strin
 }
 
 // projectArgs returns the flags that give the hooks and the gateway the
-// workflow and store, when they are not the defaults.
+// store, when it is not the default, and how to decide (checkpoint,
+// default-deny).
 func (in *installer) projectArgs() []string {
 	var args []string
-	if w := in.o.Workflow; w != "" && filepath.Clean(w) != filepath.Join(ConfigDir, "workflow.json") {
-		args = append(args, "--workflow", filepath.ToSlash(w))
-	}
 	if s := in.o.Store; s != "" && filepath.Clean(s) != filepath.Join(ConfigDir, "state.db") {
 		args = append(args, "--store", filepath.ToSlash(s))
+	}
+	if in.o.Checkpoint != "" {
+		args = append(args, "--checkpoint", in.o.Checkpoint)
+	}
+	if in.o.DefaultDeny {
+		args = append(args, "--default-deny")
 	}
 	return args
 }
 
 // hookCommand is the command of every hook: chartgate hook HOST [flags].
 func (in *installer) hookCommand() string {
-	words := append([]string{in.o.Command, "hook", string(in.host)}, in.projectArgs()...)
+	words := []string{in.o.Command, "hook", string(in.host)}
+	if w := in.o.Workflow; w != "" && filepath.Clean(w) != filepath.Join(ConfigDir, "workflow.json") {
+		words = append(words, "--workflow", filepath.ToSlash(w))
+	}
+	words = append(words, in.projectArgs()...)
 	if in.o.ServerName != "chartgate" {
 		words = append(words, "--gateway", in.o.ServerName)
 	}
@@ -241,17 +254,15 @@ func (in *installer) hookCommand() string {
 	return strings.Join(words, " ")
 }
 
-// serveArgs are the gateway's arguments: serve --workflow FILE [--store
-// STORE] [--config SERVERS].
+// serveArgs are the gateway's arguments: serve --workflow FILE --session
+// auto [flags] [--config SERVERS]. --session auto makes it keep the
+// workflow of the agent session whose hooks run beside it.
 func (in *installer) serveArgs() []string {
 	w := in.o.Workflow
 	if w == "" {
 		w = filepath.Join(ConfigDir, "workflow.json")
 	}
-	args := []string{"serve", "--workflow", filepath.ToSlash(w)}
-	if s := in.o.Store; s != "" && filepath.Clean(s) != filepath.Join(ConfigDir, "state.db") {
-		args = append(args, "--store", filepath.ToSlash(s))
-	}
+	args := append([]string{"serve", "--workflow", filepath.ToSlash(w), "--session", "auto"}, in.projectArgs()...)
 	servers := in.o.Servers
 	if !filepath.IsAbs(servers) {
 		servers = filepath.Join(in.dir, servers)

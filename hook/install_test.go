@@ -120,16 +120,19 @@ func TestInstallClaudeCodeKeepsTheRest(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(mcpJSON), &m))
 	gw := m.MCPServers["chartgate"]
 	assert.Equal(t, "chartgate", gw.Command)
-	assert.Equal(t, []string{"serve", "--workflow", ".chartgate/workflow.json", "--config", ".chartgate/servers.json"}, gw.Args)
+	assert.Equal(t, []string{"serve", "--workflow", ".chartgate/workflow.json", "--session", "auto", "--config", ".chartgate/servers.json"}, gw.Args)
 	assert.Equal(t, map[string]string{"X": "1"}, gw.Env, "the entry's other keys stay")
 
-	// Another workflow: the hooks' command changes where it is.
-	install(t, ClaudeCode, dir, &InstallOptions{Workflow: "flows/review.json", Command: "/opt/bin/chartgate"})
+	// Another workflow: the hooks' command changes where it is; how to
+	// decide goes to the hooks and the gateway alike.
+	install(t, ClaudeCode, dir, &InstallOptions{Workflow: "flows/review.json", Command: "/opt/bin/chartgate", Checkpoint: "hard", DefaultDeny: true})
 	got = readFile(t, settings)
 	require.NoError(t, json.Unmarshal([]byte(got), &s))
 	pre = s.Hooks["PreToolUse"]
 	require.Len(t, pre, 2)
-	assert.Equal(t, "/opt/bin/chartgate hook claude-code --workflow flows/review.json", pre[1].Hooks[0].Command)
+	assert.Equal(t, "/opt/bin/chartgate hook claude-code --workflow flows/review.json --checkpoint hard --default-deny", pre[1].Hooks[0].Command)
+	require.NoError(t, json.Unmarshal([]byte(readFile(t, filepath.Join(dir, ".mcp.json"))), &m))
+	assert.Equal(t, []string{"serve", "--workflow", "flows/review.json", "--session", "auto", "--checkpoint", "hard", "--default-deny", "--config", ".chartgate/servers.json"}, m.MCPServers["chartgate"].Args)
 	assert.Equal(t, 1, strings.Count(got, "PostToolUseFailure"))
 	assert.Equal(t, 6, strings.Count(got, "chartgate hook claude-code"))
 }
@@ -166,14 +169,14 @@ func TestInstallCodexTOML(t *testing.T) {
 	writeTestFile(t, cfg, orig)
 	install(t, Codex, dir, nil)
 	got := readFile(t, cfg)
-	assert.Equal(t, orig+"\n[mcp_servers.chartgate]\ncommand = \"chartgate\"\nargs = [\"serve\", \"--workflow\", \".chartgate/workflow.json\"]\n", got)
+	assert.Equal(t, orig+"\n[mcp_servers.chartgate]\ncommand = \"chartgate\"\nargs = [\"serve\", \"--workflow\", \".chartgate/workflow.json\", \"--session\", \"auto\"]\n", got)
 
 	// The user adds env to the table and a table after it.
 	got = strings.Replace(got, "[mcp_servers.chartgate]\n", "[mcp_servers.chartgate]\nstartup_timeout_sec = 20\n", 1) +
 		"\n# local servers\n[mcp_servers.chartgate.env]\nTOKEN = \"x\"\n\n[profiles.fast]\nmodel = \"o4-mini\"\n"
 	writeTestFile(t, cfg, got)
 	install(t, Codex, dir, &InstallOptions{Store: "/var/state.db"})
-	want := orig + "\n[mcp_servers.chartgate]\ncommand = \"chartgate\"\nargs = [\"serve\", \"--workflow\", \".chartgate/workflow.json\", \"--store\", \"/var/state.db\"]\n" +
+	want := orig + "\n[mcp_servers.chartgate]\ncommand = \"chartgate\"\nargs = [\"serve\", \"--workflow\", \".chartgate/workflow.json\", \"--session\", \"auto\", \"--store\", \"/var/state.db\"]\n" +
 		"\n# local servers\n[mcp_servers.chartgate.env]\nTOKEN = \"x\"\n\n[profiles.fast]\nmodel = \"o4-mini\"\n"
 	assert.Equal(t, want, readFile(t, cfg))
 	again, err := Plan(Codex, dir, &InstallOptions{Store: "/var/state.db"})

@@ -7,6 +7,7 @@ package hook
 import (
 	"encoding/json"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/tidwall/gjson"
@@ -22,6 +23,12 @@ const (
 	toolMultiEdit    = "MultiEdit"
 	toolNotebookEdit = "NotebookEdit"
 )
+
+// CanonicalTools returns the names of the agent hosts' own tools in the
+// workflow's vocabulary (Bash, Read, Edit …): names a workflow gives that
+// the hooks gate, not an MCP server (a gateway need not warn that its
+// upstreams lack them).
+func CanonicalTools() []string { return slices.Clone(vocabulary) }
 
 // vocabulary lists the canonical tools, for the lists of tools allowed
 // now.
