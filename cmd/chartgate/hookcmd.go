@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/chartgate/chartgate/hook"
 	"github.com/chartgate/chartgate/mcpbind"
+	"github.com/chartgate/chartgate/workflow"
 )
 
 const hookUsage = `usage: chartgate hook HOST [--event NAME] [--gateway NAME] [project flags] < EVENT.json
@@ -30,6 +30,8 @@ on stdout. HOST is claude-code, codex, gemini, cursor or copilot.
                    configuration, whose tools the gateway gates itself
                    (default chartgate)
   --project DIR    the project folder (default: found, see below)
+  --checkpoint MODE, --default-deny
+                   as chartgate serve's: give the hooks what the gateway gets
 ` + projectFlagsUsage + `
 The project folder is the nearest folder with a .chartgate folder holding
 (or above) the first of: --project, $CLAUDE_PROJECT_DIR, $GEMINI_PROJECT_DIR,
@@ -50,6 +52,8 @@ func cmdHook(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	event := flags.String("event", "", "the event's name")
 	gateway := flags.String("gateway", "chartgate", "the gateway's MCP server name")
 	projectDir := flags.String("project", "", "the project folder")
+	checkpoint := flags.String("checkpoint", "soft", "a Statewright state's max_iterations: soft or hard, as serve's")
+	defaultDeny := flags.Bool("default-deny", false, "refuse the tools the workflow does not name, as serve's")
 	pos, err := parseArgs(flags, args)
 	if err != nil {
 		return argsError(stdout, stderr, "hook", err)
@@ -90,18 +94,20 @@ func cmdHook(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		ev.Cwd = project
 	}
 	inProject(project, pf)
-	p, err := openProject(pf)
+	cp := workflow.Checkpoint(*checkpoint)
+	if cp != workflow.CheckpointSoft && cp != workflow.CheckpointHard {
+		return usageError(stderr, "hook", fmt.Errorf("--checkpoint %q: use soft or hard", *checkpoint))
+	}
+	p, err := openProjectOpts(pf, &workflow.Options{Checkpoint: cp})
 	if err != nil {
 		return hookFailed(ev, err, stdout, stderr)
 	}
 	defer p.close()
-	gate, err := mcpbind.New(p.workflow.Machine.Engine(), &mcpbind.Options{
-		Store:  p.store,
-		Logger: slog.New(slog.DiscardHandler),
-		// The host's own tools are not bounded by the gate's default
-		// argument size: a Write of a large file is decided like a small one.
-		MaxArgumentBytes: hook.MaxInput,
-	})
+	opts := agreedGateOptions(p.store, nil, *defaultDeny, defaultLeaseTTL)
+	// The host's own tools are not bounded by the gate's default argument
+	// size: a Write of a large file is decided like a small one.
+	opts.MaxArgumentBytes = hook.MaxInput
+	gate, err := mcpbind.New(p.workflow.Machine.Engine(), opts)
 	if err != nil {
 		return hookFailed(ev, err, stdout, stderr)
 	}

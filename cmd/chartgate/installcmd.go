@@ -14,13 +14,15 @@ import (
 	"github.com/chartgate/chartgate/hook"
 )
 
-const installUsage = `usage: chartgate install HOST [--dry-run] [--dir DIR] [--command CMD]
-                         [--workflow FILE] [--store STORE] [--servers FILE] [--name NAME]
+const installUsage = `usage: chartgate install HOST [--dry-run] [--dir DIR] [--command CMD] [--workflow FILE]
+                         [--store STORE] [--servers FILE] [--name NAME] [--checkpoint MODE] [--default-deny]
 
 Adds chartgate to an agent host's project configuration: hooks that run
 "chartgate hook HOST" on its events, and the MCP server entry that runs the
-gateway ("chartgate serve"). Entries already there are updated in place and
-everything else is kept; installing twice changes nothing. Prints the diff.
+gateway ("chartgate serve --session auto", which keeps the workflow of the
+agent session whose hooks run beside it). Entries already there are updated
+in place and everything else is kept; installing twice changes nothing.
+Prints the diff.
 
 HOST is claude-code (.claude/settings.json, .mcp.json), codex
 (.codex/hooks.json, .codex/config.toml), cursor (.cursor/hooks.json,
@@ -34,6 +36,8 @@ HOST is claude-code (.claude/settings.json, .mcp.json), codex
   --servers FILE   the gateway's upstream MCP servers (default
                    .chartgate/servers.json, used when it exists)
   --name NAME      the gateway's MCP server name (default chartgate)
+  --checkpoint MODE, --default-deny
+                   passed to the gateway and the hooks alike (see chartgate help serve)
 `
 
 // installNotes are what a host needs besides its files, as its
@@ -54,6 +58,8 @@ func cmdInstall(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.Store, "store", "", "the store")
 	fs.StringVar(&o.Servers, "servers", "", "the gateway's upstream servers")
 	fs.StringVar(&o.ServerName, "name", "chartgate", "the gateway's MCP server name")
+	fs.StringVar(&o.Checkpoint, "checkpoint", "", "soft or hard, for the gateway and the hooks")
+	fs.BoolVar(&o.DefaultDeny, "default-deny", false, "refuse the tools the workflow does not name, in the gateway and the hooks")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return argsError(stdout, stderr, "install", err)
