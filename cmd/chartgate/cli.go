@@ -38,6 +38,12 @@ commands:
         print a workflow's run history (transitions, and calls when audited)
   approve WORKFLOW [--reject] [--by NAME]
         approve (or reject) the transition a workflow waits for
+  hook HOST [--event NAME] < EVENT.json
+        answer one hook event of an agent host (claude-code, codex, gemini,
+        cursor, copilot) from the workflow of its agent session
+  install HOST [--dry-run]
+        add chartgate's hooks and gateway to the host's configuration
+        (claude-code, codex, cursor, gemini) and print the diff
   help [command]
         show this help, or a command's
   version, --version
@@ -70,6 +76,8 @@ var commandUsage = map[string]string{
 	"status":   "usage: chartgate status [--json] [project flags]\n\n  --json           print one JSON object per workflow\n" + projectFlagsUsage,
 	"history":  "usage: chartgate history WORKFLOW [--json] [project flags]\n\n  --json           print the entries as JSON, one per line\n" + projectFlagsUsage,
 	"approve":  "usage: chartgate approve WORKFLOW [--reject] [--by NAME] [project flags]\n\n  --reject         reject the transition: the workflow goes back to where it was\n  --by NAME        who approves, for the run history (default $USER)\n" + projectFlagsUsage,
+	"hook":     hookUsage,
+	"install":  installUsage,
 	"run":      "usage: chartgate run FILE --events LIST [--clock simulated|real] [--allow-missing-guards]\n\n  --events LIST  events to send, comma-separated: TYPE, {JSON event} or +DURATION\n  --clock CLOCK  simulated (default: +DURATION moves it at once) or real (+DURATION sleeps)\n  --allow-missing-guards  run a machine whose guards have no implementation: evaluating one\n                 puts it in status error, as in XState\n",
 	"diagram":  "usage: chartgate diagram FILE [--format mermaid|dot]\n\n  --format FORMAT  mermaid (default) or dot\n",
 	"bench":    "usage: chartgate bench FILE --events LIST [-n N] [--allow-missing-guards]\n\n  --events LIST  events to send round and round: TYPE, {JSON event} or +DURATION\n  -n N           number of events to send (default 1000000)\n  --allow-missing-guards  run a machine whose guards have no implementation\n",
@@ -103,6 +111,10 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return cmdHistory(rest, stdout, stderr)
 	case "approve":
 		return cmdApprove(rest, stdout, stderr)
+	case "hook":
+		return cmdHook(rest, stdin, stdout, stderr)
+	case "install":
+		return cmdInstall(rest, stdout, stderr)
 	case "version", "-version", "--version":
 		fmt.Fprintf(stdout, "chartgate %s\n", version(debug.ReadBuildInfo()))
 		return exitOK

@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/chartgate/chartgate/gateway"
+	"github.com/chartgate/chartgate/hook"
 	"github.com/chartgate/chartgate/mcpbind"
 )
 
@@ -45,7 +46,25 @@ func TestExampleGatewayFiles(t *testing.T) {
 		require.NoError(t, json.Unmarshal(data, &doc), host)
 		entry := doc[key]["workflow"]
 		assert.Equal(t, "chartgate", entry.Command, host)
-		assert.Equal(t, []string{"serve", "--workflow", ".chartgate/workflow.json", "--config", ".chartgate/servers.json", "--compat", "statewright"}, entry.Args, host)
+		args := []string{"serve", "--workflow", ".chartgate/workflow.json", "--config", ".chartgate/servers.json", "--compat", "statewright"}
+		if host == "claude-code/.mcp.json" {
+			// Claude Code's gateway shares the workflow of the agent session
+			// with the hooks of hosts/claude-code/.claude/settings.json.
+			args = append(args, "--session", "auto")
+		}
+		assert.Equal(t, args, entry.Args, host)
+	}
+	// The hooks are what chartgate install writes for a gateway named
+	// "workflow": installing them again into the example changes nothing.
+	dir := t.TempDir()
+	settings, err := os.ReadFile(filepath.Join(exampleDir, "hosts", "claude-code", ".claude", "settings.json"))
+	require.NoError(t, err)
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, ".claude"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, ".claude", "settings.json"), settings, 0o644))
+	changes, err := hook.Plan(hook.ClaudeCode, dir, &hook.InstallOptions{ServerName: "workflow"})
+	require.NoError(t, err)
+	for _, c := range changes {
+		assert.NotEqual(t, ".claude/settings.json", c.Path, "the example's hooks are not what install writes:\n%s", c.Diff())
 	}
 }
 

@@ -7,6 +7,8 @@
 //	chartgate bench FILE --events A,B,C [-n N] [--allow-missing-guards]
 //	chartgate serve [--config FILE] [--http ADDR [--stateless]] [--workflow FILE ...] [-- COMMAND ARG...]
 //	chartgate status | history WORKFLOW | approve WORKFLOW [--reject]
+//	chartgate hook HOST [--event NAME] < EVENT.json
+//	chartgate install HOST [--dry-run]
 //	chartgate help [command]
 //	chartgate --version
 //
@@ -20,6 +22,11 @@
 // serve runs the gateway of package gateway: one MCP server in front of
 // the MCP servers of FILE (the "mcpServers" JSON of MCP hosts) and of the
 // command after "--".
+//
+// hook answers one hook event of an agent host (Claude Code, Codex, Gemini
+// CLI, Cursor, Copilot CLI) from the workflow of its agent session, which
+// serve --session auto shares (package hook); install writes those hooks
+// and the gateway into the host's configuration.
 //
 // What XState accepts but is most likely a mistake (an unknown key, an
 // XState v4 key such as "cond", a negative delay, an empty action name) is

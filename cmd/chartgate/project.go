@@ -8,7 +8,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -121,12 +120,9 @@ func redactURL(s string) string {
 
 // gate returns a gate of the project's workflow on its store, with the
 // options every command that shares workflows with `chartgate serve` must
-// agree on (the store keys).
+// agree on (agreedGateOptions: the store keys, the run history kept).
 func (p *project) gate() (*mcpbind.Gate, error) {
-	return mcpbind.New(p.workflow.Machine.Engine(), &mcpbind.Options{
-		Store:  p.store,
-		Logger: slog.New(slog.DiscardHandler),
-	})
+	return mcpbind.New(p.workflow.Machine.Engine(), agreedGateOptions(p.store, nil, false, defaultLeaseTTL))
 }
 
 // refOf reads a WORKFLOW argument: a workflow id (32 hex digits, as

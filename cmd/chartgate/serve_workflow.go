@@ -19,6 +19,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/chartgate/chartgate/gateway"
+	"github.com/chartgate/chartgate/hook"
 	"github.com/chartgate/chartgate/mcpbind"
 	"github.com/chartgate/chartgate/statechart"
 	"github.com/chartgate/chartgate/workflow"
@@ -40,8 +41,8 @@ func addServeWorkflowFlags(fs *flag.FlagSet) serveWorkflowFlags {
 	f.compat = fs.String("compat", "", `"statewright": also serve statewright_get_state and statewright_transition`)
 	f.checkpoint = fs.String("checkpoint", "soft", "what a Statewright state's max_iterations does once used up: soft (warn) or hard (refuse)")
 	f.defaultDeny = fs.Bool("default-deny", false, "refuse the tools the workflow does not name (unless meta.mcp.ungated lists them)")
-	f.session = fs.String("session", "", "the name of the workflow the session works in (default: one of its own); the hooks of an agent session use the same name")
-	f.leaseTTL = fs.Duration("lease-ttl", 10*time.Second, "how long a call's hold on its workflow outlives a gateway that died during the call")
+	f.session = fs.String("session", "", `the name of the workflow the session works in (default: one of its own); "auto": the agent session whose chartgate hooks run beside this gateway`)
+	f.leaseTTL = fs.Duration("lease-ttl", defaultLeaseTTL, "how long a call's hold on its workflow outlives a gateway that died during the call")
 	return f
 }
 
@@ -61,7 +62,9 @@ is kept in the workflow's run history (chartgate history).
   --compat NAME      statewright: also serve statewright_get_state and statewright_transition
   --checkpoint MODE  a Statewright state's max_iterations: soft (the call runs, with a notice; default) or hard (refused)
   --default-deny     refuse tools the workflow does not name (unless meta.mcp.ungated lists them)
-  --session NAME     the name of the session's workflow (default: one of its own)
+  --session NAME     the name of the session's workflow (default: one of its own); "auto": the
+                     agent session whose chartgate hooks run beside this gateway, found in the
+                     store by the processes they share (see chartgate help hook)
   --lease-ttl D      how long the hold of a call on its workflow outlives a gateway that
                      died during the call (default 10s); it is renewed while the call runs
 `
@@ -93,17 +96,16 @@ func workflowHook(f serveWorkflowFlags, logger *slog.Logger, closers *[]func() e
 		}
 		*closers = append(*closers, p.close)
 		w := p.workflow
-		opts := &mcpbind.Options{
-			Store:           p.store,
-			Logger:          logger,
-			AuditCalls:      true,
-			HistoryLimit:    500,
-			ElicitApprovals: true,
-			DefaultDeny:     *f.defaultDeny,
-			AfterCall:       interrupts(w, g),
-			LeaseTTL:        *f.leaseTTL,
-		}
-		if name := *f.session; name != "" {
+		opts := agreedGateOptions(p.store, logger, *f.defaultDeny, *f.leaseTTL)
+		opts.ElicitApprovals = true
+		opts.AfterCall = interrupts(w, g)
+		switch name := *f.session; name {
+		case "":
+		case "auto":
+			// The agent session whose chartgate hooks run beside this
+			// gateway (package hook's registry): both then keep its workflow.
+			opts.SessionKey = (&hook.Resolver{Store: p.store, Logger: logger}).SessionKey()
+		default:
 			opts.SessionKey = func(*mcp.ServerSession) string { return name }
 		}
 		if *f.compat == "statewright" {
