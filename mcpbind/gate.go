@@ -31,12 +31,14 @@ type Options struct {
 	// one store. Default "mcpbind:<machine id>:".
 	KeyPrefix string
 	// SessionKey, if set, names the workflow of a session; the store key is
-	// KeyPrefix + "session:" + the name. Use it to key workflows by
-	// something other than the session, e.g. an id the client presents. A
-	// name must be unique among live sessions: the state is deleted when
-	// the session ends. An empty name means the default: the session's
+	// KeyPrefix + "session:" + the name, the same as [Ref].Name's. Use it to
+	// key workflows by something other than the session: an id the client
+	// presents, a user, an agent session that hooks share (see package
+	// hook). A named workflow belongs to its name, not to the session: it
+	// outlives the session (a reconnecting client finds it), and expires
+	// with the store's TTL. An empty name means the default: the session's
 	// Mcp-Session-Id (Streamable HTTP), else a key private to this process
-	// (stdio, in-memory).
+	// (stdio, in-memory); those workflows end with their session.
 	SessionKey func(*mcp.ServerSession) string
 	// Now returns the current time, for delayed transitions. Default
 	// time.Now.
@@ -117,6 +119,11 @@ type Options struct {
 	// characters), that DefaultDeny leaves visible, in addition to the
 	// machine's meta.mcp.ungated.
 	Ungated []string
+	// ExternalTools lists tools the workflow names that run outside the
+	// server, gated through [Gate.Check] and [Gate.Record] (an agent host's
+	// own tools, gated by its hooks): [Gate.CheckTools] and the gate's log
+	// do not report them as names no tool of the server has.
+	ExternalTools []string
 
 	// ElicitApprovals asks the user, through the client, to approve a
 	// transition that workflow_transition parks for approval (a state with
@@ -251,6 +258,7 @@ type Gate struct {
 	checkpointText func(CallLimit) string
 	ungated        []string // tool names and patterns DefaultDeny leaves visible
 	ownTools       sync.Map // the gate's own tools (start, workflow tools) -> struct{}
+	external       []string // Options.ExternalTools: gated outside the server
 	names          nameCheck
 
 	noLayerWarned atomic.Bool // the misordering of the chain was logged
@@ -498,6 +506,7 @@ func New(engine statechart.Engine, opts *Options) (*Gate, error) {
 		}
 	}
 	g.defaultDeny = o.DefaultDeny
+	g.external = slices.Clone(o.ExternalTools)
 	g.elicit = o.ElicitApprovals
 	g.afterCall = o.AfterCall
 	g.checkpointText = o.CheckpointNotice

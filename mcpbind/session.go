@@ -19,6 +19,7 @@ import (
 // session is the gate's record of a session whose workflow has a key.
 type session struct {
 	key    string
+	named  bool        // SessionKey named its workflow: it outlives the session
 	closed bool        // guarded by Gate.mu
 	saved  atomic.Bool // the gate saved a state under key
 }
@@ -101,13 +102,15 @@ func (g *Gate) ensureSession(ss *mcp.ServerSession) *session {
 		return s
 	}
 	s := &session{}
-	if name := g.sessionName(ss); name != "" {
-		s.key = g.nameKey(name)
+	if g.named != nil && g.named(ss) != "" {
+		s.key, s.named = g.nameKey(g.named(ss)), true
+	} else if id := ss.ID(); id != "" {
+		s.key = g.nameKey(id)
 	} else {
 		s.key = fmt.Sprintf("%slocal:%s:%d", g.prefix, g.instance, g.seq.Add(1))
 	}
 	g.sessions[ss] = s
-	if k, ok := g.store.(Keeper); ok {
+	if k, ok := g.store.(Keeper); ok && !s.named {
 		k.Keep(s.key) // the record lives as long as the session
 	}
 	if !g.sweeping {
@@ -151,7 +154,8 @@ func (g *Gate) sweep() {
 	}
 }
 
-// forget removes the state of a session that ended.
+// forget removes the state of a session that ended (unless SessionKey
+// named its workflow).
 func (g *Gate) forget(ss *mcp.ServerSession, s *session) {
 	g.mu.Lock()
 	s.closed = true
@@ -160,6 +164,9 @@ func (g *Gate) forget(ss *mcp.ServerSession, s *session) {
 	}
 	g.mu.Unlock()
 	g.decoded.Delete(s.key)
+	if s.named {
+		return // the workflow belongs to its name, not to the session
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), g.timeout)
 	defer cancel()
 	if err := g.store.Delete(ctx, s.key); err != nil {
