@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/chartgate/chartgate/hook"
 	"github.com/chartgate/chartgate/mcpbind"
 )
 
@@ -35,5 +36,7 @@ func agreedGateOptions(store mcpbind.Store, logger *slog.Logger, defaultDeny boo
 		HistoryLimit: historyLimit,
 		DefaultDeny:  defaultDeny,
 		LeaseTTL:     leaseTTL,
+		// The hosts' own tools are gated by the hooks, not by a server.
+		ExternalTools: hook.CanonicalTools(),
 	}
 }

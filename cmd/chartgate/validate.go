@@ -83,10 +83,14 @@ func cmdValidate(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		var probs []problem
 		var kind string
 		var n int
-		if f == workflow.FormatStatewright {
-			m, n, probs = validateStatewright(src, *strict, *subflows)
+		switch {
+		case f == workflow.FormatStatewright:
+			m, n, probs = validateWorkflow(src, f, *strict, *subflows)
 			kind = "Statewright workflow, "
-		} else {
+		case !src.isCase && hasChartgateMeta(src.data):
+			m, n, probs = validateWorkflow(src, f, *strict, *subflows)
+			kind = "workflow, "
+		default:
 			m, probs = src.compile(statechart.Options{Strict: *strict, AllowMissingGuards: !*strict})
 			if m != nil {
 				n = len(m.StateIDs()) - 1
@@ -161,13 +165,37 @@ func checkBindings(m *statechart.Machine, tools []string, prefix string) ([]stri
 	return gate.Unnamed(tools), nil
 }
 
-// validateStatewright loads a Statewright workflow; it returns the
-// compiled machine, the number of states of the file and its warnings, or
-// the problems, with their paths in the file. (The machine a Statewright
-// workflow compiles to is chartgate's own: its warnings, if any, have
-// paths in that machine.)
-func validateStatewright(src *source, strict bool, subflows string) (*statechart.Machine, int, []problem) {
-	opts := &workflow.Options{Format: workflow.FormatStatewright, Statechart: statechart.Options{Strict: strict}}
+// hasChartgateMeta reports whether some state of an XState machine has
+// meta.chartgate: the machine is a chartgate workflow, which serve and hook
+// load with package workflow.
+func hasChartgateMeta(data []byte) bool {
+	var walk func(state gjson.Result, depth int) bool
+	walk = func(state gjson.Result, depth int) bool {
+		if depth > 256 || !state.IsObject() {
+			return false
+		}
+		if state.Get("meta.chartgate").Exists() {
+			return true
+		}
+		found := false
+		state.Get("states").ForEach(func(_, child gjson.Result) bool {
+			found = walk(child, depth+1)
+			return !found
+		})
+		return found
+	}
+	return gjson.ValidBytes(data) && walk(gjson.ParseBytes(data), 0)
+}
+
+// validateWorkflow loads a workflow as serve and hook do (package
+// workflow: a Statewright file, or an XState machine with meta.chartgate,
+// whose guards the workflow declares and whose warnings are errors); it
+// returns the compiled machine, the number of states of the file and its
+// warnings, or the problems, with their paths in the file. (The machine a
+// Statewright workflow compiles to is chartgate's own: its warnings, if
+// any, have paths in that machine.)
+func validateWorkflow(src *source, format workflow.Format, strict bool, subflows string) (*statechart.Machine, int, []problem) {
+	opts := &workflow.Options{Format: format, Statechart: statechart.Options{Strict: strict}}
 	if subflows != "" {
 		opts.Resolve = func(name string) ([]byte, error) {
 			if name == "" || strings.ContainsAny(name, `/\`) || name == "." || name == ".." {
@@ -192,7 +220,11 @@ func validateStatewright(src *source, strict bool, subflows string) (*statechart
 	if ws := w.Machine.Warnings(); len(ws) > 0 {
 		warnings = problems(ws, "")
 	}
-	return w.Machine, len(gjson.GetBytes(src.data, "states").Map()), warnings
+	n := len(w.Machine.StateIDs()) - 1
+	if format == workflow.FormatStatewright {
+		n = len(gjson.GetBytes(src.data, "states").Map())
+	}
+	return w.Machine, n, warnings
 }
 
 // statewrightPaths puts the problems mcpbind finds in a compiled
