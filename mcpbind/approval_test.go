@@ -2,6 +2,7 @@ package mcpbind_test
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -188,5 +189,38 @@ func TestWorkflows(t *testing.T) {
 	a, b := byRef[mcpbind.Ref{Name: "alice"}], byRef[mcpbind.Ref{ID: id}]
 	if a.State != "tested__approval__DEPLOY" || a.Pending == nil || a.Updated.IsZero() || b.State != "tested" || b.Pending != nil {
 		t.Fatalf("workflows %+v", ws)
+	}
+}
+
+// TestAfterCall: events that follow a call (a gateway's file interrupt)
+// move the workflow after the call, are recorded with their reason, add a
+// notice to the call's result, and the session is told once that its
+// tools changed.
+func TestAfterCall(t *testing.T) {
+	engine := compile(t, "full", `{"id": "w", "initial": "work", "states": {
+		"work": {"on": {"chartgate.interrupt.env": "check"}, "meta": {"mcp": {"tools": ["write_file", "read_file"]}}},
+		"check": {"meta": {"mcp": {"tools": ["read_file"]}}}}}`, nil)
+	f := newFixture(t, engine, &mcpbind.Options{AfterCall: func(_ context.Context, c mcpbind.Call) []mcpbind.FollowUp {
+		var args struct{ Path string }
+		_ = json.Unmarshal(c.Arguments, &args)
+		if c.Tool == "write_file" && c.Result != nil && !c.Result.IsError && strings.HasSuffix(args.Path, ".env") {
+			return []mcpbind.FollowUp{{Event: statechart.Event{Type: "chartgate.interrupt.env"}, Reason: "file " + args.Path + " matches interrupt env"}}
+		}
+		return nil
+	}}, "write_file", "read_file")
+	c := f.connect(t, "2025-11-25")
+	if res := c.call("write_file", map[string]any{"path": "main.go"}); res.IsError || strings.Contains(resultText(res), "[Workflow:") {
+		t.Fatalf("main.go: %s", resultText(res))
+	}
+	c.expectQuiet("no interrupt")
+	res := c.call("write_file", map[string]any{"path": "config/.env"})
+	if !strings.Contains(resultText(res), `[Workflow: file config/.env matches interrupt env, so the workflow moved from "work" to "check".`) {
+		t.Fatalf("result: %s", resultText(res))
+	}
+	c.expectChanged("the interrupt")
+	c.expectTools("check", "read_file")
+	w, err := f.gate.SessionWorkflow(context.Background(), c.ss)
+	if err != nil || w.History[len(w.History)-1].By != "file config/.env matches interrupt env" {
+		t.Fatalf("history %+v %v", w, err)
 	}
 }

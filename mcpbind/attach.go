@@ -71,7 +71,7 @@ func (g *Gate) AttachWith(s *mcp.Server, layer *statesync.Layer) {
 // attachment is the gate's link to one server.
 type attachment struct {
 	send mcp.MethodHandler // the server's sending handler, below the gate's
-	wf   atomic.Pointer[workflowTools]
+	wf   atomic.Pointer[workflowToolSets]
 }
 
 // AddTool binds a tool and adds it to the server, like [mcp.AddTool]. It

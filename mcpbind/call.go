@@ -117,6 +117,7 @@ func (g *Gate) call(ctx context.Context, next mcp.MethodHandler, a *attachment, 
 		g.auditCall(ctx, c, v, callOutcome(res, err)) // a call that held nothing: recorded on its own
 	}
 	out.checkpoints = checkpoints(g.limits(v)) // the budgets that warn, as the call found them
+	out, out.notices = g.followUps(ctx, c, out, res, err)
 	return g.notify(ctx, c, before, out, res, err)
 }
 
@@ -131,15 +132,17 @@ func (g *Gate) resolve(ctx context.Context, next mcp.MethodHandler, a *attachmen
 		// too.
 		g.checkNames(ctx, next, req.Session, req.Extra)
 	}
-	c := &gatedCall{a: a, next: next, req: req, name: req.Params.Name, rules: g.rules.Load(), info: unboundInfo, wf: a.wf.Load()}
+	sets := a.wf.Load()
+	c := &gatedCall{a: a, next: next, req: req, name: req.Params.Name, rules: g.rules.Load(), info: unboundInfo, wf: sets.primary()}
+	wf, status := sets.byName(c.name)
 	switch {
 	case c.name == g.start && g.start != "":
 		res, err := g.startCall(ctx, next, req, g.keyingOf(req) == byHandle)
 		return nil, res, err
-	case c.wf != nil && c.name == c.wf.statusName:
-		c.kind = callStatus
-	case c.wf != nil && c.name == c.wf.transitionName:
-		c.kind = callTransition
+	case wf != nil && status:
+		c.kind, c.wf = callStatus, wf
+	case wf != nil:
+		c.kind, c.wf = callTransition, wf
 	default:
 		c.info = g.info(c.rules, c.name, false)
 		if c.info.mode == modeUnbound {

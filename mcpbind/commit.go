@@ -30,6 +30,9 @@ type committed struct {
 	// checkpoints are the budgets that warn (onMaxCalls "warn") that the
 	// call went past.
 	checkpoints []CallLimit
+	// notices are appended to the call's result: the follow-up events
+	// that moved the workflow (Options.AfterCall).
+	notices []string
 }
 
 // commit records a call that ran: for a call that holds the lease, the

@@ -157,3 +157,26 @@ func TestStartLimit(t *testing.T) {
 		t.Fatalf("a minute later: %s", resultText(res))
 	}
 }
+
+// TestNamedWorkflowOutlivesSession: a workflow SessionKey names belongs to
+// the name: when its session ends it stays (a client that reconnects, or
+// an agent host's hooks, find it), while an unnamed session's is removed.
+func TestNamedWorkflowOutlivesSession(t *testing.T) {
+	store := mcpbind.NewMemoryStore(nil)
+	s := newGatedServer(t, &mcpbind.Options{Store: store, SessionKey: func(*mcp.ServerSession) string { return "agent-1" }})
+	close(s.release)
+	f := &fixture{server: s.server, gate: s.gate}
+	c := f.connect(t, "2025-11-25")
+	if res := c.call("claim_bonus", nil); res.IsError {
+		t.Fatal(resultText(res))
+	}
+	_ = c.cs.Close()
+	waitFor(t, "the gate to forget the session", func() bool { return s.gate.Sessions() == 0 })
+	if w, err := s.gate.WorkflowOf(context.Background(), mcpbind.Ref{Name: "agent-1"}); err != nil || w.State.Value() != "b" {
+		t.Fatalf("the named workflow after its session ended: %v %v", w, err)
+	}
+	again := f.connect(t, "2025-11-25")
+	if ref := refusal(t, again.call("claim_bonus", nil)); ref.Code != mcpbind.CodeForbidden || ref.State != "b" {
+		t.Fatalf("a new session of the name: %+v", ref)
+	}
+}

@@ -31,12 +31,14 @@ type Options struct {
 	// one store. Default "mcpbind:<machine id>:".
 	KeyPrefix string
 	// SessionKey, if set, names the workflow of a session; the store key is
-	// KeyPrefix + "session:" + the name. Use it to key workflows by
-	// something other than the session, e.g. an id the client presents. A
-	// name must be unique among live sessions: the state is deleted when
-	// the session ends. An empty name means the default: the session's
+	// KeyPrefix + "session:" + the name, the same as [Ref].Name's. Use it to
+	// key workflows by something other than the session: an id the client
+	// presents, a user, an agent session that hooks share (see package
+	// hook). A named workflow belongs to its name, not to the session: it
+	// outlives the session (a reconnecting client finds it), and expires
+	// with the store's TTL. An empty name means the default: the session's
 	// Mcp-Session-Id (Streamable HTTP), else a key private to this process
-	// (stdio, in-memory).
+	// (stdio, in-memory); those workflows end with their session.
 	SessionKey func(*mcp.ServerSession) string
 	// Now returns the current time, for delayed transitions. Default
 	// time.Now.
@@ -117,6 +119,11 @@ type Options struct {
 	// characters), that DefaultDeny leaves visible, in addition to the
 	// machine's meta.mcp.ungated.
 	Ungated []string
+	// ExternalTools lists tools the workflow names that run outside the
+	// server, gated through [Gate.Check] and [Gate.Record] (an agent host's
+	// own tools, gated by its hooks): [Gate.CheckTools] and the gate's log
+	// do not report them as names no tool of the server has.
+	ExternalTools []string
 
 	// ElicitApprovals asks the user, through the client, to approve a
 	// transition that workflow_transition parks for approval (a state with
@@ -124,6 +131,15 @@ type Options struct {
 	// elicitation; otherwise, or when the user dismisses the question, the
 	// transition waits for [Gate.Approve] (chartgate approve).
 	ElicitApprovals bool
+
+	// AfterCall, if set, is called after a gated call of a tool ran (its
+	// own event recorded), and returns events to send to the workflow
+	// next: a gateway's file interrupts (a tool that wrote a file the
+	// workflow watches). Each is sent as [Gate.Send] sends, with its
+	// reason as the sender; one that moves the workflow appends a notice
+	// to the call's result, and the session is notified once if its tools
+	// changed.
+	AfterCall func(context.Context, Call) []FollowUp
 
 	// CheckpointNotice, if set, writes the notice appended to the result
 	// of a call past a budget whose meta.mcp.onMaxCalls is "warn". The
@@ -237,10 +253,12 @@ type Gate struct {
 	refs            []nameRef // every tool name and pattern the machine gives
 
 	elicit         bool
+	afterCall      func(context.Context, Call) []FollowUp
 	defaultDeny    bool
 	checkpointText func(CallLimit) string
 	ungated        []string // tool names and patterns DefaultDeny leaves visible
 	ownTools       sync.Map // the gate's own tools (start, workflow tools) -> struct{}
+	external       []string // Options.ExternalTools: gated outside the server
 	names          nameCheck
 
 	noLayerWarned atomic.Bool // the misordering of the chain was logged
@@ -254,6 +272,7 @@ type Gate struct {
 
 	mu       sync.Mutex
 	sessions map[*mcp.ServerSession]*session
+	sweeping bool // a goroutine forgets the sessions that ended (sweep)
 	attached map[*mcp.Server]*attachment
 
 	decoded sync.Map  // store key -> *view, the last decoded record (by version), of sessions
@@ -487,7 +506,9 @@ func New(engine statechart.Engine, opts *Options) (*Gate, error) {
 		}
 	}
 	g.defaultDeny = o.DefaultDeny
+	g.external = slices.Clone(o.ExternalTools)
 	g.elicit = o.ElicitApprovals
+	g.afterCall = o.AfterCall
 	g.checkpointText = o.CheckpointNotice
 	for i, u := range o.Ungated {
 		if msg := checkToolName(u, true); msg != "" {

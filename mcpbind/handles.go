@@ -156,7 +156,7 @@ func (g *Gate) takeHandle(ctx context.Context, next mcp.MethodHandler, req *mcp.
 // handledList is the tool list of one page for handle mode, for one set of
 // workflow tools.
 type handledList struct {
-	wf    *workflowTools
+	wf    *workflowToolSets
 	tools []*mcp.Tool
 }
 
@@ -164,7 +164,7 @@ type handledList struct {
 // those DefaultDeny refuses), the gated ones (and the workflow tools) with a workflow_id argument and a
 // description of the states in which they work. It is the same for every
 // client, as protocol 2026-07-28 requires.
-func (g *Gate) handleList(memo *listMemo, wf *workflowTools) []*mcp.Tool {
+func (g *Gate) handleList(memo *listMemo, wf *workflowToolSets) []*mcp.Tool {
 	if l := memo.handled.Load(); l != nil && l.wf == wf {
 		return slices.Clone(l.tools)
 	}
@@ -172,7 +172,7 @@ func (g *Gate) handleList(memo *listMemo, wf *workflowTools) []*mcp.Tool {
 	for i, t := range memo.tools {
 		ti := memo.infos[i]
 		switch {
-		case wf != nil && (t.Name == wf.statusName || t.Name == wf.transitionName):
+		case isWorkflowTool(wf, t.Name):
 			out = append(out, g.withHandle(t, ""))
 		case ti.mode == modeStates || ti.mode == modeCan:
 			out = append(out, g.withHandle(t, g.whereText(ti)))
@@ -184,6 +184,12 @@ func (g *Gate) handleList(memo *listMemo, wf *workflowTools) []*mcp.Tool {
 	}
 	memo.handled.Store(&handledList{wf: wf, tools: out})
 	return slices.Clone(out)
+}
+
+// isWorkflowTool reports whether name is one of the workflow tools.
+func isWorkflowTool(sets *workflowToolSets, name string) bool {
+	w, _ := sets.byName(name)
+	return w != nil
 }
 
 // whereText says in which states a gated tool works.

@@ -257,7 +257,12 @@ func (g *Gate) workflow(ctx context.Context, t target) (*Workflow, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Workflow{Key: v.key, State: v.state, Limits: g.limits(v), History: decodeHistory(v.rec.history, v.key)}, nil
+	return g.workflowOf(v), nil
+}
+
+// workflowOf describes a view.
+func (g *Gate) workflowOf(v *view) *Workflow {
+	return &Workflow{Key: v.key, State: v.state, Limits: g.limits(v), History: decodeHistory(v.rec.history, v.key)}
 }
 
 // viewCache keeps the last decoded view of the most recently stored

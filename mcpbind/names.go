@@ -20,7 +20,8 @@ import (
 // CheckTools returns, with their JSON paths, the tool names and patterns
 // that the machine's meta.mcp (tools, events, invalidates, ungated) and
 // the Go bindings ([Gate.Bind]) give but that match none of tools, the
-// names of the server's tools; nil if every one matches. A name that no
+// names of the server's tools (and Options.ExternalTools); nil if every
+// one matches. A name that no
 // tool has is most often misspelt, and then the tool it meant is not
 // gated by it:
 //
@@ -29,6 +30,7 @@ import (
 // The gate checks this itself when it first lists or calls the server's
 // tools, and logs each such name once, at Error level.
 func (g *Gate) CheckTools(tools []string) statechart.ErrorList {
+	tools = append(slices.Clip(tools), g.external...) // gated elsewhere, but tools all the same
 	var errs statechart.ErrorList
 	report := func(path, name string, pattern bool) {
 		if slices.ContainsFunc(tools, func(t string) bool { return matchGlob(name, t) }) {

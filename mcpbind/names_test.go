@@ -121,3 +121,17 @@ func TestLogsCarryNoWorkflowID(t *testing.T) {
 		t.Fatalf("the log holds the workflow id %s:\n%s", id, out)
 	}
 }
+
+// TestExternalToolsNotReported: names of tools gated outside the server
+// (an agent host's own, through its hooks) are not reported as unknown.
+func TestExternalToolsNotReported(t *testing.T) {
+	g, err := mcpbind.New(compile(t, "full", `{"id": "m", "initial": "a", "states": {"a": {"meta": {"mcp": {"tools": ["Read", "read_file", "Raed"]}}}}}`, nil),
+		&mcpbind.Options{ExternalTools: []string{"Read", "Bash"}, Logger: quietLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	errs := g.CheckTools([]string{"read_file"})
+	if len(errs) != 1 || !strings.Contains(errs[0].Error(), `"Raed" matches no tool of the server (did you mean "Read"?)`) {
+		t.Fatalf("CheckTools: %v", errs)
+	}
+}

@@ -37,11 +37,15 @@ func (g *Gate) notify(ctx context.Context, c *gatedCall, before *view, out commi
 		if out.tr != nil && g.elicit {
 			out = g.elicitApproval(ctx, c, out)
 		}
-		return g.transitionAnswer(c, out, changed), nil
+		return g.transitionAnswer(ctx, c, out, changed), nil
 	}
 	cr, _ := res.(*mcp.CallToolResult)
 	if cr != nil && len(out.checkpoints) > 0 {
 		cr = g.withCheckpoints(cr, c, out.checkpoints)
+		res = cr
+	}
+	if cr != nil && len(out.notices) > 0 {
+		cr = withNotices(cr, out.notices)
 		res = cr
 	}
 	switch {

@@ -9,7 +9,9 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"maps"
 	"sync/atomic"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -17,6 +19,7 @@ import (
 // session is the gate's record of a session whose workflow has a key.
 type session struct {
 	key    string
+	named  bool        // SessionKey named its workflow: it outlives the session
 	closed bool        // guarded by Gate.mu
 	saved  atomic.Bool // the gate saved a state under key
 }
@@ -99,23 +102,60 @@ func (g *Gate) ensureSession(ss *mcp.ServerSession) *session {
 		return s
 	}
 	s := &session{}
-	if name := g.sessionName(ss); name != "" {
-		s.key = g.nameKey(name)
+	if g.named != nil && g.named(ss) != "" {
+		s.key, s.named = g.nameKey(g.named(ss)), true
+	} else if id := ss.ID(); id != "" {
+		s.key = g.nameKey(id)
 	} else {
 		s.key = fmt.Sprintf("%slocal:%s:%d", g.prefix, g.instance, g.seq.Add(1))
 	}
 	g.sessions[ss] = s
-	if k, ok := g.store.(Keeper); ok {
+	if k, ok := g.store.(Keeper); ok && !s.named {
 		k.Keep(s.key) // the record lives as long as the session
 	}
-	go func() {
-		_ = ss.Wait()
-		g.forget(ss, s)
-	}()
+	if !g.sweeping {
+		g.sweeping = true
+		go g.sweep()
+	}
 	return s
 }
 
-// forget removes the state of a session that ended.
+// sweepEvery is how often the gate looks for sessions that ended.
+const sweepEvery = 500 * time.Millisecond
+
+// sweep forgets the sessions that ended: those that the servers the gate
+// is attached to no longer have. It runs while the gate has sessions (one
+// goroutine for all of them, not one per session).
+func (g *Gate) sweep() {
+	t := time.NewTicker(sweepEvery)
+	defer t.Stop()
+	for range t.C {
+		g.mu.Lock()
+		if len(g.sessions) == 0 {
+			g.sweeping = false
+			g.mu.Unlock()
+			return
+		}
+		servers := make([]*mcp.Server, 0, len(g.attached))
+		for s := range g.attached {
+			servers = append(servers, s)
+		}
+		known := make(map[*mcp.ServerSession]*session, len(g.sessions))
+		maps.Copy(known, g.sessions)
+		g.mu.Unlock()
+		for _, srv := range servers {
+			for ss := range srv.Sessions() {
+				delete(known, ss)
+			}
+		}
+		for ss, s := range known {
+			g.forget(ss, s) // its server no longer has it: it ended
+		}
+	}
+}
+
+// forget removes the state of a session that ended (unless SessionKey
+// named its workflow).
 func (g *Gate) forget(ss *mcp.ServerSession, s *session) {
 	g.mu.Lock()
 	s.closed = true
@@ -124,6 +164,9 @@ func (g *Gate) forget(ss *mcp.ServerSession, s *session) {
 	}
 	g.mu.Unlock()
 	g.decoded.Delete(s.key)
+	if s.named {
+		return // the workflow belongs to its name, not to the session
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), g.timeout)
 	defer cancel()
 	if err := g.store.Delete(ctx, s.key); err != nil {

@@ -1,7 +1,9 @@
 package mcpbind_test
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -131,5 +133,43 @@ func TestAddWorkflowToolsErrors(t *testing.T) {
 	}
 	if err := g.AddWorkflowTools(s, &mcpbind.WorkflowToolsOptions{StatusName: "status!"}); err == nil {
 		t.Fatal("bad name accepted")
+	}
+}
+
+// TestWorkflowToolSets: a second set of workflow tools under other names
+// answers in its own shape (RenderStatus, RenderTransition), alongside the
+// first.
+func TestWorkflowToolSets(t *testing.T) {
+	f := newFixture(t, compile(t, "flat", checkoutJSON, nil), nil)
+	if err := f.gate.AddWorkflowTools(f.server, nil); err != nil {
+		t.Fatal(err)
+	}
+	err := f.gate.AddWorkflowTools(f.server, &mcpbind.WorkflowToolsOptions{
+		StatusName: "compat_state", TransitionName: "compat_transition",
+		RenderStatus: func(_ context.Context, st mcpbind.WorkflowStatus, w *mcpbind.Workflow) *mcp.CallToolResult {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("state=%v tools=%d history=%d", st.State, len(st.Tools), len(w.History))}}}
+		},
+		RenderTransition: func(_ context.Context, tr mcpbind.TransitionResult, w *mcpbind.Workflow) *mcp.CallToolResult {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("%v->%v now %v", tr.From, tr.To, w.State.Value())}}}
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := f.connect(t, "2025-11-25")
+	c.call("cart_add_item", map[string]any{"product_id": "p"})
+	c.call("cart_checkout", nil)
+	if got := resultText(c.call("compat_transition", map[string]any{"event": "CANCEL"})); got != "payment->has_items now has_items" {
+		t.Fatalf("compat_transition: %q", got)
+	}
+	if got := resultText(c.call("compat_state", nil)); got != "state=has_items tools=7 history=3" {
+		t.Fatalf("compat_state: %q", got)
+	}
+	if st := decode[mcpbind.WorkflowStatus](t, c.call("workflow_status", nil)); st.State != "has_items" || len(st.Events) != 1 {
+		t.Fatalf("workflow_status %+v", st)
+	}
+	// Refusals keep the gate's text.
+	if res := c.call("compat_transition", map[string]any{"event": "PAY"}); !res.IsError || !strings.Contains(resultText(res), "is sent by calling cart_pay") {
+		t.Fatalf("compat refusal: %s", resultText(res))
 	}
 }

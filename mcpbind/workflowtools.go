@@ -32,6 +32,15 @@ type WorkflowToolsOptions struct {
 	// events aside) that no tool sends: an event bound to a tool is sent by
 	// calling the tool, so the agent cannot skip the tool's work.
 	Events []string
+	// Descriptions replace the tools' descriptions, if set.
+	StatusDescription, TransitionDescription string
+	// RenderStatus and RenderTransition, if set, write the answers of the
+	// two tools in another shape (the gateway's Statewright-compatible
+	// statewright_get_state and statewright_transition): from the status,
+	// or the transition that was made (refusals keep the gate's text), and
+	// the workflow as it is after the call.
+	RenderStatus     func(context.Context, WorkflowStatus, *Workflow) *mcp.CallToolResult
+	RenderTransition func(context.Context, TransitionResult, *Workflow) *mcp.CallToolResult
 }
 
 // WorkflowStatus is the structured result of workflow_status.
@@ -77,6 +86,8 @@ type TransitionResult struct {
 type workflowTools struct {
 	statusName, transitionName string // transitionName "" without workflow_transition
 	events                     []string
+	renderStatus               func(context.Context, WorkflowStatus, *Workflow) *mcp.CallToolResult
+	renderTransition           func(context.Context, TransitionResult, *Workflow) *mcp.CallToolResult
 }
 
 // AddWorkflowTools adds workflow_status and workflow_transition to a server
@@ -107,7 +118,8 @@ func (g *Gate) AddWorkflowTools(s *mcp.Server, opts *WorkflowToolsOptions) error
 	if a == nil {
 		return errors.New("mcpbind: AddWorkflowTools: the gate is not attached to this server; call Attach first")
 	}
-	w := &workflowTools{statusName: o.StatusName, transitionName: o.TransitionName, events: o.Events}
+	w := &workflowTools{statusName: o.StatusName, transitionName: o.TransitionName, events: o.Events,
+		renderStatus: o.RenderStatus, renderTransition: o.RenderTransition}
 	if w.statusName == "" {
 		w.statusName = "workflow_status"
 	}
@@ -138,15 +150,21 @@ func (g *Gate) AddWorkflowTools(s *mcp.Server, opts *WorkflowToolsOptions) error
 	unreachable := func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return nil, errors.New("mcpbind: workflow tools are answered by the gate's middleware")
 	}
+	if o.StatusDescription == "" {
+		o.StatusDescription = "Show the current state of the workflow: the state, the tools available now, the events workflow_transition can send now, and the instructions for this state."
+	}
+	if o.TransitionDescription == "" {
+		o.TransitionDescription = "Send an event to the workflow to move it to another state. The workflow's rules decide whether the event is accepted; data is passed to them."
+	}
 	s.AddTool(&mcp.Tool{
 		Name:        w.statusName,
-		Description: "Show the current state of the workflow: the state, the tools available now, the events workflow_transition can send now, and the instructions for this state.",
+		Description: o.StatusDescription,
 		InputSchema: json.RawMessage(`{"type":"object","properties":{}}`),
 	}, unreachable)
 	if w.transitionName != "" {
 		s.AddTool(&mcp.Tool{
 			Name:        w.transitionName,
-			Description: "Send an event to the workflow to move it to another state. The workflow's rules decide whether the event is accepted; data is passed to them.",
+			Description: o.TransitionDescription,
 			InputSchema: json.RawMessage(`{"type":"object","properties":{` +
 				`"event":{"type":"string","description":"the event to send, e.g. CANCEL"},` +
 				`"data":{"type":"object","description":"data for the workflow's rules (optional)"}` +
@@ -158,8 +176,46 @@ func (g *Gate) AddWorkflowTools(s *mcp.Server, opts *WorkflowToolsOptions) error
 			g.ownTools.Store(name, struct{}{})
 		}
 	}
-	a.wf.Store(w)
-	return nil
+	for {
+		old := a.wf.Load()
+		sets := &workflowToolSets{list: append(slices.Clone(old.all()), w)}
+		if a.wf.CompareAndSwap(old, sets) {
+			return nil
+		}
+	}
+}
+
+// workflowToolSets are the workflow tools added to one server: usually one
+// set, and another for a compatible set of names and answers.
+type workflowToolSets struct{ list []*workflowTools }
+
+func (s *workflowToolSets) all() []*workflowTools {
+	if s == nil {
+		return nil
+	}
+	return s.list
+}
+
+// primary is the first set, whose transition tool refusals name.
+func (s *workflowToolSets) primary() *workflowTools {
+	if s == nil || len(s.list) == 0 {
+		return nil
+	}
+	return s.list[0]
+}
+
+// byName returns the set a tool belongs to, and whether it is its status
+// tool.
+func (s *workflowToolSets) byName(name string) (*workflowTools, bool) {
+	for _, w := range s.all() {
+		switch name {
+		case w.statusName:
+			return w, true
+		case w.transitionName:
+			return w, false
+		}
+	}
+	return nil, false
 }
 
 // transitionEvents returns the events workflow_transition may send, in the
@@ -235,6 +291,9 @@ func (g *Gate) status(ctx context.Context, c *gatedCall, v *view) (mcp.Result, e
 		Instructions: g.instructions(v),
 		Pending:      g.pending(v),
 	}
+	if c.wf.renderStatus != nil {
+		return c.wf.renderStatus(ctx, st, g.workflowOf(v)), nil
+	}
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: st.text(c.wf.transitionName)}}, StructuredContent: st}, nil
 }
 
@@ -303,7 +362,20 @@ func (g *Gate) authorizeTransition(ctx context.Context, c *gatedCall, v *view) *
 
 // transitionAnswer is the answer of workflow_transition once its event was
 // sent.
-func (g *Gate) transitionAnswer(c *gatedCall, out committed, toolsChanged bool) *mcp.CallToolResult {
+func (g *Gate) transitionAnswer(ctx context.Context, c *gatedCall, out committed, toolsChanged bool) *mcp.CallToolResult {
+	res := g.transitionResult(c, out, toolsChanged)
+	if c.wf.renderTransition != nil && out.err == nil {
+		after := out.after
+		if after == nil {
+			after = out.from
+		}
+		return c.wf.renderTransition(ctx, res.StructuredContent.(TransitionResult), g.workflowOf(after))
+	}
+	return res
+}
+
+// transitionResult is workflow_transition's own answer.
+func (g *Gate) transitionResult(c *gatedCall, out committed, toolsChanged bool) *mcp.CallToolResult {
 	if out.err != nil {
 		g.log.Error("mcpbind: workflow_transition not recorded", "event", c.event.Type, "key", fingerprint(out.from.key), "error", out.err)
 		return toolError(fmt.Sprintf("Event %q could not be recorded; the workflow is still in state %s. Try again later.", c.event.Type, stateText(out.from.state.Value())))

@@ -163,6 +163,9 @@ func (r *runner) evalGuard(g *guard, ev Event) (bool, error) {
 			return r.active[g.inNode], nil
 		}
 		return matchesState(g.inValue, r.currentValue()), nil
+	case guardRoute:
+		to, ok := ev.Data["to"].(string)
+		return ok && to == g.to, nil
 	}
 	if g.impl == nil {
 		return false, fmt.Errorf("%w: %q", ErrGuardNotImplemented, g.name)

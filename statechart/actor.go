@@ -325,9 +325,13 @@ func (a *Actor) applyTimerChanges(changes []timerChange) {
 	}
 }
 
+// arm registers t with the clock. A timer already due (a negative delay,
+// or a restored one) keeps its due time in the past, so that the clock
+// fires it before later ones, as XState's SimulatedClock orders timeouts
+// by due time; a real clock fires it at once.
 func (a *Actor) arm(t timer, now time.Time) {
 	seq := t.seq
-	a.armed[seq] = a.clock.AfterFunc(max(0, t.due.Sub(now)), func() { a.fire(seq) })
+	a.armed[seq] = a.clock.AfterFunc(t.due.Sub(now), func() { a.fire(seq) })
 }
 
 // fire processes the delayed event with the given seq, if still pending,

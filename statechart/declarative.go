@@ -114,7 +114,11 @@ func parseImplementations(doc gjson.Result, opts *Options) (Implementations, err
 			add(&Error{Path: p, Msg: "a delay must be a number of milliseconds, not " + quoteJSON(mb.Value)})
 			continue
 		}
-		if problem := delayProblem(mb.Value.Float()); problem != "" {
+		problem := delayProblem(mb.Value.Float())
+		if problem == "" && mb.Value.Float() < 0 {
+			problem = "a delay cannot be negative"
+		}
+		if problem != "" {
 			add(&Error{Path: p, Msg: problem})
 			continue
 		}

@@ -15,6 +15,21 @@
 //
 //	states.payment.on.PAY[1].target: "#nope" is not a state id
 //
+// What XState accepts, Compile accepts too, and runs as XState does. What
+// is most likely a mistake comes back as a warning, with its path, from
+// [Machine.Warnings]: unknown keys (ignored, with a did-you-mean hint, so
+// that "intial" stays visible), XState v4 and TypeScript-only keys
+// (predictableActionArguments, tsTypes, types; a transition's "cond", which
+// v5 ignores, leaving the transition unguarded), negative delays, empty
+// action names and empty guards, infix wildcards, an invoke or spawn of a
+// src that names no actor logic. [Options.Strict] makes every warning an
+// error:
+//
+//	states.cart.on.ADD.cond: warning: "cond" is ignored: it is XState v4's name of "guard", so the transition is unguarded (XState's development build refuses it)
+//
+// A state with an id and a "route" is reached from anywhere by the event
+// {"type": "xstate.route", "to": "#id"}, as in XState.
+//
 // Guards, actions, delays and actor logic are referenced by name, as in
 // XState. Implement them in Go ([GuardFunc], [ActionFunc], [ActorLogic]) or
 // declaratively in JSON with [ParseImplementations]; XState's built-ins
@@ -169,7 +184,11 @@
 //
 //   - Missing guards are reported by Compile (XState fails only when the
 //     guard is evaluated); [Options.AllowMissingGuards] restores XState's
-//     behaviour.
+//     behaviour, with a warning.
+//   - A transition's "cond" is ignored, as XState's production build does;
+//     its development build refuses the machine.
+//   - The machine's "options" (XState's maxIterations) are not read:
+//     [Options.MaxMicrosteps] bounds a macrostep.
 //   - Persisted snapshots keep pending delayed events, the root's and its
 //     child machines' (XState loses them): a durable workflow's timeouts
 //     survive a restart. Restore also keeps the configuration exactly

@@ -14,25 +14,41 @@ import (
 // of the offending value in the machine config, written the way a reader
 // would look it up: "states.payment.on.PAY[1].target". An empty path means
 // the document itself.
+//
+// A warning is something XState accepts, and Compile compiles as XState
+// runs it, but that is most likely a mistake: an unknown key (ignored), an
+// XState v4 key such as "cond" (ignored, so the transition is unguarded), a
+// negative delay, an empty action name. [Machine.Warnings] lists the
+// warnings of a machine that compiled; [Options.Strict] makes every warning
+// an error.
 type Error struct {
-	Path string
-	Msg  string
-	err  error // a sentinel such as ErrLimit, for errors.Is
+	Path    string
+	Msg     string
+	Warning bool  // a warning rather than an error
+	err     error // a sentinel such as ErrLimit, for errors.Is
 }
 
 // Unwrap returns the sentinel error the error matches, if any.
 func (e *Error) Unwrap() error { return e.err }
 
+// Error returns "path: message", or "path: warning: message" for a warning.
 func (e *Error) Error() string {
-	if e.Path == "" {
-		return e.Msg
+	msg := e.Msg
+	if e.Warning {
+		msg = "warning: " + msg
 	}
-	return e.Path + ": " + e.Msg
+	if e.Path == "" {
+		return msg
+	}
+	return e.Path + ": " + msg
 }
 
-// ErrorList is every problem found while loading a machine, in the order
-// they were found. Compile returns a non-empty ErrorList as its error; use
-// errors.As to get at the individual errors.
+// ErrorList is every problem found while loading a machine, in document
+// order. Compile returns a non-empty ErrorList as its error when it found
+// at least one error; the list then holds the warnings too (Warning set),
+// since a warning often explains an error: an unknown key "intial" beside
+// the error that the state has no "initial". Use errors.As to get at the
+// individual problems.
 type ErrorList []*Error
 
 func (l ErrorList) Error() string {
@@ -42,8 +58,21 @@ func (l ErrorList) Error() string {
 	case 1:
 		return l[0].Error()
 	}
+	warnings := 0
+	for _, e := range l {
+		if e.Warning {
+			warnings++
+		}
+	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%d errors:", len(l))
+	switch errs := len(l) - warnings; {
+	case warnings == 0:
+		fmt.Fprintf(&b, "%d errors:", errs)
+	case errs == 0:
+		fmt.Fprintf(&b, "%d warnings:", warnings)
+	default:
+		fmt.Fprintf(&b, "%s and %s:", plural(errs, "error"), plural(warnings, "warning"))
+	}
 	for _, e := range l {
 		b.WriteString("\n\t")
 		b.WriteString(e.Error())
@@ -51,7 +80,14 @@ func (l ErrorList) Error() string {
 	return b.String()
 }
 
-// Unwrap returns the individual errors, so errors.Is and errors.As see them.
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// Unwrap returns the individual problems, so errors.Is and errors.As see them.
 func (l ErrorList) Unwrap() []error {
 	errs := make([]error, len(l))
 	for i, e := range l {
@@ -87,7 +123,9 @@ func (e *RuntimeError) Error() string {
 func (e *RuntimeError) Unwrap() error { return e.Err }
 
 // ErrGuardNotImplemented is wrapped by the runtime error of a guard that has
-// no implementation (only possible with [Options.AllowMissingGuards]).
+// no implementation (only possible with [Options.AllowMissingGuards]), and
+// by the load error (or, with AllowMissingGuards, the warning) that names
+// such a guard.
 var ErrGuardNotImplemented = errors.New("guard is not implemented")
 
 // ErrInfiniteLoop is wrapped by the runtime error of a macrostep that took

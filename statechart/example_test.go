@@ -38,10 +38,38 @@ func ExampleCompile_errors() {
 	}`), nil)
 	fmt.Println(err)
 	// Output:
-	// 3 errors:
+	// 2 errors and 1 warning:
 	// 	states.cart.on.PAY[0].guard: guard "hasItems" is not implemented
 	// 	states.cart.on.PAY[1].target: "#nope" is not a state id
-	// 	states.paid.entyr: unknown key "entyr" (did you mean "entry"?)
+	// 	states.paid.entyr: warning: unknown key "entyr" (did you mean "entry"?)
+}
+
+// What XState accepts, Compile accepts too; what is most likely a mistake
+// comes back as a warning. Strict makes warnings errors.
+func ExampleMachine_Warnings() {
+	config := []byte(`{
+		"initial": "cart",
+		"predictableActionArguments": true,
+		"states": {
+			"cart": {"on": {"PAY": {"target": "paid", "cond": "hasItems"}}},
+			"paid": {"type": "final", "entyr": "thank"}
+		}
+	}`)
+	m, err := statechart.Compile(config, nil)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, w := range m.Warnings() {
+		fmt.Println(w)
+	}
+	_, err = statechart.Compile(config, &statechart.Options{Strict: true})
+	fmt.Println(err != nil)
+	// Output:
+	// predictableActionArguments: warning: "predictableActionArguments" is ignored: an XState v4 option; v5 always works that way
+	// states.cart.on.PAY.cond: warning: "cond" is ignored: it is XState v4's name of "guard", so the transition is unguarded (XState's development build refuses it)
+	// states.paid.entyr: warning: unknown key "entyr" (did you mean "entry"?)
+	// true
 }
 
 func ExampleActor() {

@@ -3,6 +3,7 @@ package statechart_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -45,6 +46,8 @@ func FuzzCompile(f *testing.F) {
 		`{"initial": "a", "states": {"a": {"on": {"E": "#a\\.#a.b"}, "id": "a"}}}`,
 		`{"type": "parallel", "states": {"a": {"after": {"1e3": "a", "-1": "a"}}, "h": {"type": "history", "target": "#x"}}}`,
 		`{"initial": "a", "states": {"a": {"entry": [{"type": "xstate.raise", "params": {"event": {"type": "E"}, "delay": 1e400}}]}}}`,
+		`{"initial": "a", "route": {}, "on": {"xstate.route": ".a"}, "states": {"a": {"id": "x.y", "route": {"target": "b"}}, "b": {"id": "b", "route": {"guard": {"type": "xstate.not", "params": {"guard": ""}}}}}}`,
+		`{"initial": "a", "cond": 1, "tsTypes": {}, "states": {"a": {"entry": ["", {"type": ""}], "after": {"-1e300": "a", "-5": {"target": "a", "cond": "x"}}}}}`,
 		studioExport,
 	} {
 		f.Add([]byte(broken))
@@ -57,12 +60,18 @@ func FuzzCompile(f *testing.F) {
 			var list statechart.ErrorList
 			require.ErrorAs(t, err, &list)
 			require.NotEmpty(t, list)
+			errs := 0
 			for _, e := range list {
 				require.NotEmpty(t, e.Msg, "error without a message at %q", e.Path)
+				if !e.Warning {
+					errs++
+				}
 			}
+			require.NotZero(t, errs, "Compile failed with warnings only: %v", err)
 			return
 		}
 		require.NotNil(t, m)
+		requireStrictWarnings(t, data, m.Warnings())
 		_ = m.Nodes()
 		_ = m.Events()
 
@@ -84,6 +93,49 @@ func FuzzCompile(f *testing.F) {
 			requireRoundTrip(t, m, a.Snapshot())
 		}
 	})
+}
+
+// requireStrictWarnings checks the warnings of a machine compiled with
+// AllowMissingGuards against Strict: every warning but a missing guard's
+// is one of Strict's errors, with the same path and message, and a
+// machine with no other warnings fails under Strict only for actions and
+// delays that have no implementation.
+func requireStrictWarnings(t *testing.T, data []byte, warnings statechart.ErrorList) {
+	t.Helper()
+	var want []string
+	for _, w := range warnings {
+		require.True(t, w.Warning, "Warnings holds an error: %v", w)
+		require.NotEmpty(t, w.Msg, "warning without a message at %q", w.Path)
+		if !errors.Is(w, statechart.ErrGuardNotImplemented) {
+			want = append(want, w.Path+": "+w.Msg)
+		}
+	}
+	strict, err := statechart.Compile(data, &statechart.Options{AllowMissingGuards: true, Strict: true, MaxMicrosteps: 1000})
+	if err == nil {
+		require.Empty(t, want, "Strict accepted a machine with warnings")
+		for _, w := range strict.Warnings() {
+			require.ErrorIs(t, w, statechart.ErrGuardNotImplemented, "Strict left a warning")
+		}
+		return
+	}
+	var list statechart.ErrorList
+	require.ErrorAs(t, err, &list)
+	got := map[string]bool{}
+	for _, e := range list {
+		if !e.Warning {
+			got[e.Path+": "+e.Msg] = true
+		} else {
+			require.ErrorIs(t, e, statechart.ErrGuardNotImplemented, "Strict left a warning")
+		}
+	}
+	for _, w := range want {
+		require.True(t, got[w], "Strict did not make the warning %q an error", w)
+	}
+	if len(want) == 0 {
+		for msg := range got {
+			require.Regexp(t, `(action ".*" is not implemented|delay ".*" has no implementation)`, msg)
+		}
+	}
 }
 
 // requireRoundTrip reads s through every query and checks that its

@@ -22,20 +22,29 @@ import (
 // Compile loads an XState v5 machine config (the JSON that Stately Studio
 // exports, or a createMachine config written as JSON) and compiles it.
 // opts may be nil. On failure the error is an [ErrorList] holding every
-// problem found, each with its JSON path.
+// problem found, each with its JSON path, warnings included.
+//
+// What XState accepts, Compile accepts too, and runs as XState does; what
+// is most likely a mistake it reports as a warning (see [Error]), which
+// [Machine.Warnings] returns: an unknown key, an XState v4 key, a negative
+// delay, an empty action name. [Options.Strict] makes them errors.
 func Compile(data []byte, opts *Options) (*Machine, error) {
 	l := &loader{opts: opts.withDefaults(), childByKey: map[int]map[string]int{}}
 	m := l.load(data)
-	if len(l.errs) > 0 {
-		l.sortErrors()
-		return nil, l.errs
+	l.sortErrors()
+	for _, e := range l.errs {
+		if !e.Warning {
+			return nil, l.errs
+		}
 	}
+	m.warnings = l.errs
 	m.index()
 	return m, nil
 }
 
-// Validate reports every problem of a machine config, like Compile, without
-// keeping the machine. It returns nil when the config is valid.
+// Validate reports the errors of a machine config, like Compile, without
+// keeping the machine. It returns nil when the config compiles, warnings
+// or not; [Machine.Warnings] has those.
 func Validate(data []byte, opts *Options) error {
 	_, err := Compile(data, opts)
 	return err
@@ -44,7 +53,7 @@ func Validate(data []byte, opts *Options) error {
 type loader struct {
 	opts     Options
 	m        *Machine
-	errs     ErrorList
+	errs     ErrorList // errors and warnings
 	raw      []rawNode // per node, the config values read in the second pass
 	cur      int       // the state node being read, for ordering errors
 	errNodes []int     // per error, the state node it belongs to
@@ -54,6 +63,15 @@ type loader struct {
 
 	childByKey  map[int]map[string]int // per node, its children by key
 	namedGuards map[string]*guard      // guards referenced by name without params
+	routes      []route                // the states' routes, in document order
+}
+
+// route is the "route" of a state with an explicit id, read once the tree
+// is known.
+type route struct {
+	node   int
+	config gjson.Result
+	path   jsonPath
 }
 
 // rawNode keeps what the second pass (transitions, actions) needs.
@@ -66,13 +84,20 @@ func (l *loader) errorf(path jsonPath, format string, args ...any) {
 	l.add(&Error{Path: string(path), Msg: fmt.Sprintf(format, args...)})
 }
 
+// warnf reports a warning: what XState accepts but is most likely a
+// mistake. With Options.Strict it is an error.
+func (l *loader) warnf(path jsonPath, format string, args ...any) {
+	l.add(&Error{Path: string(path), Msg: fmt.Sprintf(format, args...), Warning: !l.opts.Strict})
+}
+
 func (l *loader) add(e *Error) {
 	l.errs = append(l.errs, e)
 	l.errNodes = append(l.errNodes, l.cur)
 }
 
-// sortErrors puts the errors in document order of the state nodes they
-// belong to (the two passes over the tree would otherwise interleave them).
+// sortErrors puts the errors and warnings in document order of the state
+// nodes they belong to (the two passes over the tree would otherwise
+// interleave them).
 func (l *loader) sortErrors() {
 	idx := make([]int, len(l.errs))
 	for i := range idx {
@@ -86,14 +111,48 @@ func (l *loader) sortErrors() {
 	l.errs = sorted
 }
 
-var rootOnlyKeys = map[string]bool{"context": true, "version": true}
+// rootOnlyKeys are read on the machine root only; "schemas" is XState's
+// metadata, kept by its machine and never read.
+var rootOnlyKeys = map[string]bool{"context": true, "version": true, "schemas": true}
 
 var nodeKeys = []string{
 	"id", "type", "initial", "states", "on", "always", "after", "onDone",
-	"entry", "exit", "output", "history", "target", "tags", "meta", "description", "invoke",
+	"entry", "exit", "output", "history", "target", "tags", "meta", "description",
+	"invoke", "route",
 }
 
 var transitionKeys = []string{"target", "guard", "actions", "reenter", "description", "meta"}
+
+// ignoredNodeKeys are keys of state nodes that XState v5 ignores but that
+// have a meaning elsewhere: in XState v4, or in TypeScript. The warning
+// says which.
+var ignoredNodeKeys = map[string]string{
+	"predictableActionArguments": "an XState v4 option; v5 always works that way",
+	"preserveActionOrder":        "an XState v4 option; v5 always works that way",
+	"tsTypes":                    "XState v4's typegen, for TypeScript only",
+	"schema":                     "XState v4's TypeScript typing (v5 types machines with setup({types}))",
+	"types":                      "it types the machine for TypeScript and does nothing at run time",
+	"data":                       `XState v4's done data; v5 reads "output"`,
+	"activities":                 `XState v4's activities; v5 runs actors with "invoke"`,
+	"onEntry":                    `XState v4's old name of "entry"`,
+	"onExit":                     `XState v4's old name of "exit"`,
+	"cond":                       `XState v4's guard, which belongs on a transition (as "guard" in v5)`,
+}
+
+// ignoredTransitionKeys are the XState v4 keys of transitions that v5
+// ignores.
+var ignoredTransitionKeys = map[string]string{
+	"cond":     `it is XState v4's name of "guard", so the transition is unguarded (XState's development build refuses it)`,
+	"internal": `XState v5 replaced it by "reenter" (internal: false is reenter: true)`,
+	"in":       `XState v4's state condition; in v5 it is the guard {"type": "xstate.stateIn", "params": {"stateValue": ...}}`,
+}
+
+// routeEvent is the event of the transitions XState adds to the root for
+// the states' routes.
+const routeEvent = "xstate.route"
+
+// negativeDelay is the warning of a negative delay.
+const negativeDelay = "a negative delay: XState schedules its event in the past, so it fires at once, before the zero delays scheduled with it"
 
 func (l *loader) load(data []byte) *Machine {
 	if e := checkDocument(data, l.opts.MaxBytes, l.opts.MaxDepth); e != nil {
@@ -129,6 +188,7 @@ func (l *loader) load(data []byte) *Machine {
 	for i := range l.m.nodes {
 		l.readBehaviour(i)
 	}
+	l.readRoutes()
 	return l.m
 }
 
@@ -152,9 +212,9 @@ func (l *loader) readNode(v gjson.Result, key string, parent int, path jsonPath,
 	}
 
 	members := jsonx.Members(v, func(k string) { l.errorf(path.key(k), "duplicate key %q", k) })
-	var states gjson.Result
+	var states, routeConfig gjson.Result
 	var typ string
-	hasHistory := false
+	hasHistory, explicitID := false, false
 	for _, mb := range members {
 		p := path.key(mb.Key)
 		switch mb.Key {
@@ -164,7 +224,7 @@ func (l *loader) readNode(v gjson.Result, key string, parent int, path jsonPath,
 					l.errorf(p, "must be a non-empty string, not %s", nonEmptyKind(mb.Value))
 				}
 			} else if parent >= 0 {
-				n.id = mb.Value.String()
+				n.id, explicitID = mb.Value.String(), true
 			}
 		case "type":
 			typ = mb.Value.String()
@@ -207,20 +267,30 @@ func (l *loader) readNode(v gjson.Result, key string, parent int, path jsonPath,
 			}
 		case "invoke":
 			// read in the second pass, once the state's id is known
-		case "cond":
-			l.errorf(p, "unknown key %q", mb.Key)
+		case "route":
+			routeConfig = mb.Value
+		case "options":
+			if parent < 0 {
+				l.warnf(p, "%q is not read: XState's maxIterations is Options.MaxMicrosteps here", mb.Key)
+				continue
+			}
+			l.warnf(p, "unknown key %q%s", mb.Key, didYouMean(mb.Key, nodeKeys))
 		case "initial", "on", "always", "after", "onDone", "entry", "exit", "target":
 			// read in the second pass
 		default:
-			if parent < 0 && rootOnlyKeys[mb.Key] {
-				continue
+			switch why, ignored := ignoredNodeKeys[mb.Key]; {
+			case parent < 0 && rootOnlyKeys[mb.Key]:
+			case rootOnlyKeys[mb.Key]:
+				l.warnf(p, "%q is ignored: XState reads it on the machine root only", mb.Key)
+			case ignored:
+				l.warnf(p, "%q is ignored: %s", mb.Key, why)
+			default:
+				l.warnf(p, "unknown key %q%s", mb.Key, didYouMean(mb.Key, nodeKeys))
 			}
-			if parent >= 0 && rootOnlyKeys[mb.Key] {
-				l.errorf(p, "%q is only allowed on the machine root", mb.Key)
-				continue
-			}
-			l.errorf(p, "unknown key %q%s", mb.Key, didYouMean(mb.Key, nodeKeys))
 		}
+	}
+	if routeConfig.Exists() {
+		l.readRouteConfig(idx, routeConfig, path.key("route"), explicitID)
 	}
 
 	hasStates := false
@@ -402,9 +472,9 @@ func (l *loader) readBehaviour(i int) {
 					l.errorf(p, `an event descriptor cannot be empty; use "always" for eventless transitions`)
 					continue
 				}
-				if l.opts.Strict && strings.Contains(strings.TrimSuffix(mb.Key, "*"), "*") {
+				if strings.Contains(strings.TrimSuffix(mb.Key, "*"), "*") {
 					// XState accepts it (with a warning) and it matches nothing.
-					l.errorf(p.key(mb.Key), "wildcards can only be the whole descriptor (\"*\") or its last token (\"event.*\")")
+					l.warnf(p.key(mb.Key), "wildcards can only be the whole descriptor (\"*\") or its last token (\"event.*\")")
 				}
 				set(mb.Key, l.readTransitions(i, mb.Key, mb.Value, p.key(mb.Key)))
 			}
@@ -454,7 +524,7 @@ func (l *loader) readInitial(n *stateNode, init gjson.Result, path jsonPath) {
 			case "actions":
 				t.actions = l.readActions(mb.Value, path.key("actions"))
 			default:
-				l.errorf(path.key(mb.Key), "unknown key %q%s", mb.Key, didYouMean(mb.Key, []string{"target", "actions"}))
+				l.warnf(path.key(mb.Key), "unknown key %q%s", mb.Key, didYouMean(mb.Key, []string{"target", "actions"}))
 			}
 		}
 		path = path.key("target")
@@ -495,6 +565,9 @@ func (l *loader) readAfter(i int, after gjson.Result, path jsonPath, set func(st
 			l.errorf(path.key(mb.Key), "%s", problem)
 			continue
 		} else if numeric {
+			if ms < 0 {
+				l.warnf(path.key(mb.Key), negativeDelay)
+			}
 			delayKey = jsNumber(ms)
 			raise.hasDelay, raise.delay = true, msDuration(ms)
 		} else if d, ok := l.opts.Implementations.Delays[mb.Key]; ok {
@@ -537,15 +610,16 @@ func msDuration(ms float64) time.Duration { return time.Duration(ms * float64(ti
 // maxDelayMs is the longest delay a time.Duration holds: about 292 years.
 const maxDelayMs = float64(math.MaxInt64 / int64(time.Millisecond))
 
-// delayProblem says what is wrong with a delay in milliseconds, or "".
+// delayProblem says what is wrong with a delay in milliseconds, or "". A
+// negative delay is only a warning (negativeDelay).
 func delayProblem(ms float64) string {
 	switch {
 	case math.IsNaN(ms) || math.IsInf(ms, 0):
 		return "a delay must be a finite number of milliseconds"
-	case ms < 0:
-		return "a delay cannot be negative"
 	case ms > maxDelayMs:
 		return "a delay cannot be longer than about 292 years"
+	case ms < -maxDelayMs:
+		return "a negative delay cannot be longer than about 292 years"
 	}
 	return ""
 }
@@ -577,13 +651,14 @@ func parseDelayKey(key string) (ms float64, numeric bool, problem string) {
 }
 
 // jsNumber formats a delay as JavaScript's String(n) does, for the names
-// of after events ("xstate.after.1000.m.a"). Delays are below 1e21, where
-// JavaScript would switch to exponent notation for large numbers.
+// of after events ("xstate.after.1000.m.a", "xstate.after.-5.m.a"). Delays
+// are within 1e21 of 0, where JavaScript would switch to exponent notation
+// for large numbers.
 func jsNumber(f float64) string {
 	switch {
 	case f == 0:
 		return "0" // also -0
-	case f < 1e-6:
+	case math.Abs(f) < 1e-6:
 		return strings.Replace(strconv.FormatFloat(f, 'e', -1, 64), "e-0", "e-", 1) // 1e-7
 	}
 	return strconv.FormatFloat(f, 'f', -1, 64)
@@ -623,29 +698,7 @@ func (l *loader) readTransition(src int, event string, v gjson.Result, path json
 	if v.Type == gjson.String {
 		target = v
 	} else {
-		for _, mb := range jsonx.Members(v, func(k string) { l.errorf(path.key(k), "duplicate key %q", k) }) {
-			p := path.key(mb.Key)
-			switch mb.Key {
-			case "target":
-				target, targetPath = mb.Value, p
-			case "guard":
-				t.guard = l.readGuard(mb.Value, p)
-			case "actions":
-				t.actions = l.readActions(mb.Value, p)
-			case "reenter":
-				if mb.Value.Type != gjson.True && mb.Value.Type != gjson.False {
-					l.errorf(p, "must be true or false, not %s", jsonx.Kind(mb.Value))
-				}
-				t.reenter = mb.Value.Type == gjson.True
-			case "description", "meta":
-			case "cond":
-				l.errorf(p, `"cond" was renamed to "guard" in XState v5`)
-			case "internal":
-				l.errorf(p, `"internal" was replaced by "reenter" in XState v5 (internal: false is reenter: true)`)
-			default:
-				l.errorf(p, "unknown key %q%s", mb.Key, didYouMean(mb.Key, transitionKeys))
-			}
-		}
+		target, targetPath = l.readTransitionKeys(t, v, path, false)
 	}
 	if !target.Exists() || (target.Type == gjson.String && target.String() == "") {
 		return t // targetless
@@ -659,6 +712,103 @@ func (l *loader) readTransition(src int, event string, v gjson.Result, path json
 	t.targets = uniqueTargets(t.targets)
 	l.checkTargets(t, targetPath)
 	return t
+}
+
+// readTransitionKeys reads the keys of a transition object into t, and
+// returns its target, left for the caller to resolve, with its path. A
+// route's target is ignored.
+func (l *loader) readTransitionKeys(t *transition, v gjson.Result, path jsonPath, isRoute bool) (target gjson.Result, targetPath jsonPath) {
+	targetPath = path
+	for _, mb := range jsonx.Members(v, func(k string) { l.errorf(path.key(k), "duplicate key %q", k) }) {
+		p := path.key(mb.Key)
+		switch mb.Key {
+		case "target":
+			if isRoute {
+				l.warnf(p, `"target" is ignored: a route always targets its own state`)
+				continue
+			}
+			target, targetPath = mb.Value, p
+		case "guard":
+			if mb.Value.Type == gjson.Null || (mb.Value.Type == gjson.String && mb.Value.Str == "") {
+				l.warnf(p, "an empty guard (%s) is no guard: XState takes the transition unguarded", mb.Value.Raw)
+				continue
+			}
+			t.guard = l.readGuard(mb.Value, p)
+		case "actions":
+			t.actions = l.readActions(mb.Value, p)
+		case "reenter":
+			if mb.Value.Type != gjson.True && mb.Value.Type != gjson.False {
+				l.errorf(p, "must be true or false, not %s", jsonx.Kind(mb.Value))
+			}
+			t.reenter = mb.Value.Type == gjson.True
+		case "description", "meta":
+		default:
+			if why, ok := ignoredTransitionKeys[mb.Key]; ok {
+				l.warnf(p, "%q is ignored: %s", mb.Key, why)
+			} else {
+				l.warnf(p, "unknown key %q%s", mb.Key, didYouMean(mb.Key, transitionKeys))
+			}
+		}
+	}
+	return target, targetPath
+}
+
+// readRouteConfig checks the "route" of state node i in the first pass and
+// keeps it for readRoutes. Like XState, only a state below the root with
+// an explicit id has a route.
+func (l *loader) readRouteConfig(i int, v gjson.Result, path jsonPath, explicitID bool) {
+	switch {
+	case !v.IsObject():
+		l.errorf(path, "must be an object (the route's guard, actions, meta and description), not %s", jsonx.Kind(v))
+	case l.m.nodes[i].parent < 0:
+		l.warnf(path, "the machine root has no route: XState collects the routes of the states below it")
+	case !explicitID:
+		l.warnf(path, `a route needs the state's own "id": XState ignores it without one`)
+	default:
+		l.routes = append(l.routes, route{node: i, config: v, path: path})
+	}
+}
+
+// readRoutes gives the root, as XState's formatRouteTransitions does, one
+// transition on the event "xstate.route" per state with a route, in
+// document order: to the state, guarded by the event's "to" being "#" and
+// the state's id, and by the route's own guard after it. They replace the
+// root's own transitions on "xstate.route".
+func (l *loader) readRoutes() {
+	if len(l.routes) == 0 {
+		return
+	}
+	var ts []*transition
+	for _, r := range l.routes {
+		l.cur = r.node
+		t := &transition{source: 0, event: routeEvent}
+		l.readTransitionKeys(t, r.config, r.path, true)
+		to := "#" + l.m.nodes[r.node].id
+		idx, hint, ok := l.resolveID(to)
+		if !ok {
+			// XState reads the id as a path, as in any "#id.child" target.
+			l.errorf(r.path, "a route targets %q, which is not a state id%s; give the state an id without dots", to, hint)
+			continue
+		}
+		t.targets = []int{idx}
+		match := &guard{kind: guardRoute, name: routeEvent, inNode: -1, to: to}
+		if t.guard == nil {
+			t.guard = match
+		} else {
+			t.guard = &guard{kind: guardAnd, name: "xstate.and", inNode: -1, subs: []*guard{match, t.guard}}
+		}
+		ts = append(ts, t)
+	}
+	root := l.m.nodes[0]
+	l.cur = 0
+	if g, ok := root.byEvent[routeEvent]; ok {
+		l.warnf(root.path.key("on").key(routeEvent), "never taken: as in XState, the routes of the states replace the root's transitions on %q", routeEvent)
+		g.transitions = ts
+		return
+	}
+	g := &eventGroup{descriptor: routeEvent, transitions: ts}
+	root.byEvent[routeEvent] = g
+	root.on = append(root.on, g)
 }
 
 // uniqueTargets drops repeated targets, keeping the first of each: a long
@@ -889,7 +1039,7 @@ func (l *loader) readGuardAt(v gjson.Result, gp *guardPath) *guard {
 					params = mb.Value
 				}
 			default:
-				l.errorf(path.key(mb.Key), "unknown key %q%s", mb.Key, didYouMean(mb.Key, []string{"type", "params"}))
+				l.warnf(path.key(mb.Key), "unknown key %q%s", mb.Key, didYouMean(mb.Key, []string{"type", "params"}))
 			}
 		}
 		if g.name == "" {
@@ -949,19 +1099,20 @@ func (l *loader) readGuardAt(v gjson.Result, gp *guardPath) *guard {
 		}
 	default:
 		g.impl = l.opts.Implementations.Guards[g.name]
-		if g.impl == nil && !l.opts.AllowMissingGuards {
-			l.errorf(gp.jsonPath(), "guard %q is not implemented%s", g.name, l.hint(g.name, func() []string { return keysOf(l.opts.Implementations.Guards) }))
+		if g.impl == nil {
+			l.missingGuard(g.name, gp.jsonPath())
 		}
 		if params.Exists() {
 			g.params = jsonx.GoValue(params).(map[string]any)
 			break
 		}
 		// A reference without params is the same wherever it appears
-		// (once it is known not to be an error).
+		// (once it is known to be implemented: each reference to a missing
+		// guard is reported).
 		if shared, ok := l.namedGuards[g.name]; ok {
 			return shared
 		}
-		if g.impl == nil && !l.opts.AllowMissingGuards {
+		if g.impl == nil {
 			break
 		}
 		if l.namedGuards == nil {
@@ -970,6 +1121,19 @@ func (l *loader) readGuardAt(v gjson.Result, gp *guardPath) *guard {
 		l.namedGuards[g.name] = g
 	}
 	return g
+}
+
+// missingGuard reports a guard without implementation: an error, or with
+// Options.AllowMissingGuards a warning (Strict or not: that option asks
+// for it), as XState fails only when the guard is evaluated.
+func (l *loader) missingGuard(name string, path jsonPath) {
+	e := &Error{Path: string(path), err: ErrGuardNotImplemented,
+		Msg: fmt.Sprintf("guard %q is not implemented%s", name, l.hint(name, func() []string { return keysOf(l.opts.Implementations.Guards) }))}
+	if l.opts.AllowMissingGuards {
+		e.Warning = true
+		e.Msg += ": evaluating it is an error, as in XState"
+	}
+	l.add(e)
 }
 
 // readActions reads an action list: one action or an array of actions,
@@ -998,13 +1162,21 @@ func (l *loader) readAction(v gjson.Result, path jsonPath) *action {
 	a := &action{}
 	var params gjson.Result
 	switch {
-	case v.Type == gjson.String && v.String() != "":
+	case v.Type == gjson.String && v.Str == "":
+		l.warnf(path, "an empty action name does nothing: XState skips it")
+		return nil
+	case v.Type == gjson.String:
 		a.name = v.String()
 	case v.IsObject():
+		emptyName := false
 		for _, mb := range jsonx.Members(v, func(k string) { l.errorf(path.key(k), "duplicate key %q", k) }) {
 			switch mb.Key {
 			case "type":
-				if mb.Value.Type != gjson.String || mb.Value.String() == "" {
+				if mb.Value.Type == gjson.String && mb.Value.Str == "" {
+					emptyName = true
+					continue
+				}
+				if mb.Value.Type != gjson.String {
 					l.errorf(path.key("type"), "must be a non-empty string, not %s", nonEmptyKind(mb.Value))
 				}
 				a.name = mb.Value.String()
@@ -1016,8 +1188,12 @@ func (l *loader) readAction(v gjson.Result, path jsonPath) *action {
 					a.params = jsonx.GoValue(mb.Value).(map[string]any)
 				}
 			default:
-				l.errorf(path.key(mb.Key), "unknown key %q%s", mb.Key, didYouMean(mb.Key, []string{"type", "params"}))
+				l.warnf(path.key(mb.Key), "unknown key %q%s", mb.Key, didYouMean(mb.Key, []string{"type", "params"}))
 			}
+		}
+		if emptyName {
+			l.warnf(path.key("type"), "an empty action name does nothing: XState skips it")
+			return nil
 		}
 		if a.name == "" {
 			l.errorf(path, `an action object needs a "type"`)
@@ -1053,26 +1229,7 @@ func (l *loader) readAction(v gjson.Result, path jsonPath) *action {
 			return a
 		}
 		a.event = eventFromJSON(ev)
-		if d := params.Get("delay"); d.Exists() {
-			switch {
-			case d.Type == gjson.Number:
-				if problem := delayProblem(d.Float()); problem != "" {
-					l.errorf(pp.key("delay"), "%s", problem)
-				}
-				a.hasDelay, a.delay = true, msDuration(d.Float())
-			case d.Type == gjson.String:
-				if dd, ok := l.opts.Implementations.Delays[d.String()]; ok {
-					a.hasDelay, a.delay = true, dd
-				} else {
-					a.delayName = d.String()
-					if l.opts.Strict {
-						l.errorf(pp.key("delay"), "delay %q has no implementation (XState would raise the event at once)", d.String())
-					}
-				}
-			default:
-				l.errorf(pp.key("delay"), "must be milliseconds or the name of a delay, not %s", quoteJSON(d))
-			}
-		}
+		a.hasDelay, a.delay, a.delayName = l.readDelay(params.Get("delay"), pp.key("delay"), "raise")
 		a.id = params.Get("id").String()
 		l.m.hasTimers = l.m.hasTimers || a.hasDelay
 	case "xstate.cancel":
@@ -1094,6 +1251,34 @@ func (l *loader) readAction(v gjson.Result, path jsonPath) *action {
 		}
 	}
 	return a
+}
+
+// readDelay reads the delay of a delayed raise or send (what says which):
+// milliseconds, or the name of a delay, which without implementation is no
+// delay at all (XState then raises or sends at once). hasDelay is false
+// when there is no delay.
+func (l *loader) readDelay(d gjson.Result, path jsonPath, what string) (hasDelay bool, delay time.Duration, name string) {
+	switch {
+	case !d.Exists():
+	case d.Type == gjson.Number:
+		if problem := delayProblem(d.Float()); problem != "" {
+			l.errorf(path, "%s", problem)
+		} else if d.Float() < 0 {
+			l.warnf(path, negativeDelay)
+		}
+		return true, msDuration(d.Float()), ""
+	case d.Type == gjson.String:
+		if dd, ok := l.opts.Implementations.Delays[d.String()]; ok {
+			return true, dd, ""
+		}
+		if l.opts.Strict {
+			l.errorf(path, "delay %q has no implementation (XState would %s the event at once)", d.String(), what)
+		}
+		return false, 0, d.String()
+	default:
+		l.errorf(path, "must be milliseconds or the name of a delay, not %s", quoteJSON(d))
+	}
+	return false, 0, ""
 }
 
 func eventFromJSON(v gjson.Result) Event {

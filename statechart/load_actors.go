@@ -82,13 +82,16 @@ func (l *loader) readInvokes(i int, v gjson.Result, path jsonPath, set func(stri
 				onSnapshot = mb.Value
 				def.sync = true
 			default:
-				l.errorf(mp, "unknown key %q%s", mb.Key, didYouMean(mb.Key, invokeKeys))
+				l.warnf(mp, "unknown key %q%s", mb.Key, didYouMean(mb.Key, invokeKeys))
 			}
 		}
 		if !item.Get("src").Exists() {
 			l.errorf(p, `an invoke needs a "src": the name of an actor in the implementations`)
 		}
 		def.logic = l.opts.Implementations.Actors[def.src]
+		if def.logic == nil && item.Get("src").Type == gjson.String {
+			l.warnUnknownSrc(p.key("src"), def.src)
+		}
 		n.invokes = append(n.invokes, def)
 		l.m.usesActors = true
 		for _, h := range []struct {
@@ -102,6 +105,13 @@ func (l *loader) readInvokes(i int, v gjson.Result, path jsonPath, set func(stri
 			}
 		}
 	}
+}
+
+// warnUnknownSrc reports a src that names no actor logic: XState starts
+// nothing for it (and fails to start when an initial state invokes it).
+func (l *loader) warnUnknownSrc(path jsonPath, src string) {
+	l.warnf(path, "no actor logic is named %q: XState starts nothing for it (and fails to start when an initial state invokes it)%s",
+		src, l.hint(src, func() []string { return keysOf(l.opts.Implementations.Actors) }))
 }
 
 // checkParams reports params that are not allowed and missing ones.
@@ -174,26 +184,7 @@ func (l *loader) readActorAction(a *action, params gjson.Result, pp jsonPath) {
 			}
 			d.event = ev
 		}
-		if delay := params.Get("delay"); delay.Exists() {
-			switch {
-			case delay.Type == gjson.Number:
-				if problem := delayProblem(delay.Float()); problem != "" {
-					l.errorf(pp.key("delay"), "%s", problem)
-				}
-				d.hasDelay, d.delay = true, msDuration(delay.Float())
-			case delay.Type == gjson.String:
-				if dd, ok := l.opts.Implementations.Delays[delay.String()]; ok {
-					d.hasDelay, d.delay = true, dd
-				} else {
-					d.delayName = delay.String()
-					if l.opts.Strict {
-						l.errorf(pp.key("delay"), "delay %q has no implementation (XState would send the event at once)", delay.String())
-					}
-				}
-			default:
-				l.errorf(pp.key("delay"), "must be milliseconds or the name of a delay, not %s", quoteJSON(delay))
-			}
-		}
+		d.hasDelay, d.delay, d.delayName = l.readDelay(params.Get("delay"), pp.key("delay"), "send")
 		if id := params.Get("id"); id.Exists() {
 			if id.Type != gjson.String {
 				l.errorf(pp.key("id"), "must be a string, not %s", jsonx.Kind(id))
@@ -230,6 +221,9 @@ func (l *loader) readActorAction(a *action, params gjson.Result, pp jsonPath) {
 		}
 		def.sync = params.Get("syncSnapshot").Type == gjson.True
 		def.logic = l.opts.Implementations.Actors[def.src]
+		if def.logic == nil && src.Type == gjson.String {
+			l.warnUnknownSrc(pp.key("src"), def.src)
+		}
 		a.spawn = def
 	case "xstate.stopChild":
 		a.kind = actionStopChild

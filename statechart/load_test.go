@@ -94,22 +94,9 @@ func TestCompileReportsEveryErrorWithItsPath(t *testing.T) {
 			name: "misspelled initial gets a hint, and the missing initial is reported",
 			src:  `{"intial": "a", "states": {"a": {}, "b": {}}}`,
 			want: []string{
-				`intial: unknown key "intial" (did you mean "initial"?)`,
+				`intial: warning: unknown key "intial" (did you mean "initial"?)`,
 				`compound state "(machine)" has no "initial"; add "initial": "a"`,
 			},
-		},
-		{
-			name: "misspelled keys in a state node and in a transition",
-			src:  `{"initial": "a", "states": {"a": {"entyr": "x", "on": {"GO": {"taget": "b"}}}, "b": {}}}`,
-			want: []string{
-				`states.a.entyr: unknown key "entyr" (did you mean "entry"?)`,
-				`states.a.on.GO.taget: unknown key "taget" (did you mean "target"?)`,
-			},
-		},
-		{
-			name: "context below the root",
-			src:  `{"initial": "a", "states": {"a": {"context": {"n": 1}}}}`,
-			want: []string{`states.a.context: "context" is only allowed on the machine root`},
 		},
 		{
 			name: "bad id, context and description",
@@ -162,7 +149,7 @@ func TestCompileReportsEveryErrorWithItsPath(t *testing.T) {
 			name: "initial object with a bad target and an unknown key",
 			src:  `{"initial": {"target": "b", "action": "x"}, "states": {"a": {}}}`,
 			want: []string{
-				`initial.action: unknown key "action" (did you mean "actions"?)`,
+				`initial.action: warning: unknown key "action" (did you mean "actions"?)`,
 				`initial.target: "b" is not a child state of "(machine)" (did you mean "a"?)`,
 			},
 		},
@@ -365,22 +352,12 @@ func TestCompileReportsEveryErrorWithItsPath(t *testing.T) {
 			},
 		},
 		{
-			name: "cond was renamed to guard",
-			src:  `{"initial": "a", "states": {"a": {"on": {"GO": {"target": "a", "cond": "hasItems"}}}}}`,
-			want: []string{`states.a.on.GO.cond: "cond" was renamed to "guard" in XState v5`},
-		},
-		{
 			name: "internal was replaced by reenter",
 			src:  `{"initial": "a", "states": {"a": {"on": {"GO": {"target": "a", "internal": false, "reenter": "yes"}}}}}`,
 			want: []string{
-				`states.a.on.GO.internal: "internal" was replaced by "reenter" in XState v5 (internal: false is reenter: true)`,
+				`states.a.on.GO.internal: warning: "internal" is ignored: XState v5 replaced it by "reenter" (internal: false is reenter: true)`,
 				`states.a.on.GO.reenter: must be true or false, not a string`,
 			},
-		},
-		{
-			name: "cond on a state node",
-			src:  `{"initial": "a", "states": {"a": {"cond": "x"}}}`,
-			want: []string{`states.a.cond: unknown key "cond"`},
 		},
 
 		// Guards.
@@ -419,14 +396,17 @@ func TestCompileReportsEveryErrorWithItsPath(t *testing.T) {
 				`states.a.on.E.guard.params.stateValue: "#nowhere" is not a state id`,
 				`states.a.on.F.guard.params.stateValue: xstate.stateIn needs a "#id" or a state value, not nothing`,
 				`states.a.on.G.guard.params: must be an object, not a number`,
-				`states.a.on.G.guard.extra: unknown key "extra"`,
+				`states.a.on.G.guard.extra: warning: unknown key "extra"`,
 			},
 		},
 		{
 			name: "AllowMissingGuards defers missing guards to run time",
 			src:  `{"initial": "a", "states": {"a": {"on": {"GO": {"target": "a", "guard": "later"}}, "invoke": {"src": 3}}}}`,
 			opts: &statechart.Options{AllowMissingGuards: true},
-			want: []string{`states.a.invoke.src: must be the name of an actor in the implementations, not a number`},
+			want: []string{
+				`states.a.on.GO.guard: warning: guard "later" is not implemented: evaluating it is an error, as in XState`,
+				`states.a.invoke.src: must be the name of an actor in the implementations, not a number`,
+			},
 		},
 
 		// Actions.
@@ -446,12 +426,12 @@ func TestCompileReportsEveryErrorWithItsPath(t *testing.T) {
 				"exit": {"type": "notify", "params": [], "args": {}}
 			}}}`,
 			want: []string{
-				`states.a.entry[0]: an action must be a name or an object with a "type", not ""`,
+				`states.a.entry[0]: warning: an empty action name does nothing: XState skips it`,
 				`states.a.entry[1]: an action must be a name or an object with a "type", not 5`,
 				`states.a.entry[2]: an action object needs a "type"`,
 				`states.a.entry[3].type: must be a non-empty string, not a number`,
 				`states.a.exit.params: must be an object, not an array`,
-				`states.a.exit.args: unknown key "args" (did you mean "params"?)`,
+				`states.a.exit.args: warning: unknown key "args" (did you mean "params"?)`,
 			},
 		},
 		{
@@ -476,7 +456,7 @@ func TestCompileReportsEveryErrorWithItsPath(t *testing.T) {
 				`states.a.entry[2].params.k.$set: unknown operator "$set" (use $ref, $inc or $push)`,
 				`states.a.entry[3].params.event: xstate.raise needs an event object with a "type"`,
 				`states.a.entry[4].params.event: xstate.raise needs an event object with a "type"`,
-				`states.a.entry[5].params.delay: a delay cannot be negative`,
+				`states.a.entry[5].params.delay: warning: a negative delay: XState schedules its event in the past, so it fires at once, before the zero delays scheduled with it`,
 				`states.a.entry[6].params.delay: must be milliseconds or the name of a delay, not true`,
 				`states.a.entry[7].params.sendId: xstate.cancel needs the id of the delayed event to cancel`,
 				`states.a.entry[8].params.sendId: xstate.cancel needs the id of the delayed event to cancel`,
@@ -491,9 +471,11 @@ func TestCompileReportsEveryErrorWithItsPath(t *testing.T) {
 			]}, "b": {"invoke": "fetchUser"}}}`,
 			want: []string{
 				`states.a.invoke[0].input.id.$ref: must be a dotted path that starts with "context" or "event", not "state.id"`,
-				`states.a.invoke[0].sytemId: unknown key "sytemId" (did you mean "systemId"?)`,
+				`states.a.invoke[0].sytemId: warning: unknown key "sytemId" (did you mean "systemId"?)`,
+				`states.a.invoke[0].src: warning: no actor logic is named "fetchUser": XState starts nothing for it (and fails to start when an initial state invokes it)`,
 				`states.a.invoke[0].onDone: "nowhere" is not a sibling of "a": state "(machine)" has no child "nowhere"`,
 				`states.a.invoke[1].id: must be a string, not a number`,
+				`states.a.invoke[1].src: warning: no actor logic is named "f": XState starts nothing for it (and fails to start when an initial state invokes it)`,
 				`states.a.invoke[1].onError.guard.params.guard: xstate.not needs a guard`,
 				`states.a.invoke[2]: an invoke must be an object with a "src", not a number`,
 				`states.b.invoke: must be an invoke object or an array of them, not a string`,
@@ -510,7 +492,7 @@ func TestCompileReportsEveryErrorWithItsPath(t *testing.T) {
 			want: []string{
 				`states.a.after.100: a transition must be a target string, an object or an array, not a number`,
 				`states.a.after.200[0].target: "nowhere" is not a sibling of "a": state "(machine)" has no child "nowhere"`,
-				`states.a.after.-5: a delay cannot be negative`,
+				`states.a.after.-5: warning: a negative delay: XState schedules its event in the past, so it fires at once, before the zero delays scheduled with it`,
 				`states.a.after[""]: a delay cannot be empty (XState reads it as 0); write "0"`,
 				`states.a.after.Infinity: a delay must be a finite number of milliseconds`,
 				`states.a.after.0x10: write a delay as decimal milliseconds or as the name of a delay`,
@@ -567,16 +549,17 @@ func TestCompileReportsEveryErrorWithItsPath(t *testing.T) {
 			}`,
 			opts: withImpl,
 			want: []string{
-				`intial: unknown key "intial" (did you mean "initial"?)`,
+				`intial: warning: unknown key "intial" (did you mean "initial"?)`,
 				`compound state "shop" has no "initial"; add "initial": "cart"`,
 				`states.cart.tags[0]: must be a string, not a number`,
 				`states.cart.entry.params: xstate.assign needs params: an object of context keys to expressions`,
-				`states.cart.on.ADD.cond: "cond" was renamed to "guard" in XState v5`,
+				`states.cart.on.ADD.cond: warning: "cond" is ignored: it is XState v4's name of "guard", so the transition is unguarded (XState's development build refuses it)`,
 				`states.cart.on.PAY[1].target: "#nope" is not a state id (did you mean "shop"?)`,
 				`states.cart.on.QUIT: a transition must be a target string, an object or an array, not null`,
 				`states.payment.type: "parallell" is not a state type (atomic, compound, parallel, final, history)`,
+				`states.payment.invoke.src: warning: no actor logic is named "charge": XState starts nothing for it (and fails to start when an initial state invokes it)`,
 				`states.payment.invoke.onDone: "nowhere" is not a sibling of "payment": state "shop" has no child "nowhere"`,
-				`states.payment.after.-1: a delay cannot be negative`,
+				`states.payment.after.-1: warning: a negative delay: XState schedules its event in the past, so it fires at once, before the zero delays scheduled with it`,
 				`states.done.on.AGAIN: ".cart" is not a descendant of "shop.done": state "shop.done" has no child "cart"`,
 			},
 		},
@@ -955,9 +938,186 @@ func TestCompileAcceptsXStateForms(t *testing.T) {
 		"declared built-ins":                `{"initial": "a", "states": {"a": {"entry": [{"type": "xstate.raise", "params": {"event": {"type": "T", "n": 1}, "delay": 100, "id": "t"}}, {"type": "xstate.cancel", "params": {"sendId": "t"}}, {"type": "xstate.log"}], "on": {"T": {"guard": {"type": "xstate.stateIn", "params": {"stateValue": "a"}}}}}}}`,
 	} {
 		t.Run(name, func(t *testing.T) {
-			_, err := statechart.Compile([]byte(src), nil)
+			m, err := statechart.Compile([]byte(src), nil)
 			require.NoError(t, err)
+			require.Empty(t, m.Warnings())
 		})
+	}
+}
+
+// TestCompileWarnings covers what XState accepts but is most likely a
+// mistake: Compile compiles it, as XState runs it, and reports a warning
+// with its path; Strict makes each warning an error.
+func TestCompileWarnings(t *testing.T) {
+	const negative = "a negative delay: XState schedules its event in the past, so it fires at once, before the zero delays scheduled with it"
+	tests := []struct {
+		name string
+		src  string
+		opts *statechart.Options
+		want []string
+	}{
+		{
+			name: "misspelled keys in a state node, a transition, initial, a guard and an action",
+			src: `{"initial": {"target": "a", "action": "x"}, "states": {"a": {
+				"entyr": "x",
+				"on": {"GO": {"taget": "b", "guard": {"type": "xstate.stateIn", "params": {"stateValue": "a"}, "parms": {}}, "actions": {"type": "xstate.log", "param": {}}}}
+			}, "b": {}}}`,
+			want: []string{
+				`initial.action: unknown key "action" (did you mean "actions"?)`,
+				`states.a.entyr: unknown key "entyr" (did you mean "entry"?)`,
+				`states.a.on.GO.taget: unknown key "taget" (did you mean "target"?)`,
+				`states.a.on.GO.guard.parms: unknown key "parms" (did you mean "params"?)`,
+				`states.a.on.GO.actions.param: unknown key "param" (did you mean "params"?)`,
+			},
+		},
+		{
+			name: "XState v4 and TypeScript keys of the machine; schemas and version are XState's own",
+			src: `{"initial": "a", "version": "1", "schemas": {}, "predictableActionArguments": true, "preserveActionOrder": true,
+				"tsTypes": {}, "schema": {"context": {}}, "types": {}, "options": {"maxIterations": 10}, "states": {"a": {}}}`,
+			want: []string{
+				`predictableActionArguments: "predictableActionArguments" is ignored: an XState v4 option; v5 always works that way`,
+				`preserveActionOrder: "preserveActionOrder" is ignored: an XState v4 option; v5 always works that way`,
+				`tsTypes: "tsTypes" is ignored: XState v4's typegen, for TypeScript only`,
+				`schema: "schema" is ignored: XState v4's TypeScript typing (v5 types machines with setup({types}))`,
+				`types: "types" is ignored: it types the machine for TypeScript and does nothing at run time`,
+				`options: "options" is not read: XState's maxIterations is Options.MaxMicrosteps here`,
+			},
+		},
+		{
+			name: "XState v4 keys of state nodes, and root keys below the root",
+			src: `{"initial": "a", "states": {"a": {"onEntry": "x", "onExit": "y", "activities": ["beep"], "cond": "ok", "context": {}, "schemas": {}}, 
+				"b": {"type": "final", "data": {"x": 1}}}}`,
+			want: []string{
+				`states.a.onEntry: "onEntry" is ignored: XState v4's old name of "entry"`,
+				`states.a.onExit: "onExit" is ignored: XState v4's old name of "exit"`,
+				`states.a.activities: "activities" is ignored: XState v4's activities; v5 runs actors with "invoke"`,
+				`states.a.cond: "cond" is ignored: XState v4's guard, which belongs on a transition (as "guard" in v5)`,
+				`states.a.context: "context" is ignored: XState reads it on the machine root only`,
+				`states.a.schemas: "schemas" is ignored: XState reads it on the machine root only`,
+				`states.b.data: "data" is ignored: XState v4's done data; v5 reads "output"`,
+			},
+		},
+		{
+			name: "XState v4 keys of transitions",
+			src:  `{"initial": "a", "states": {"a": {"on": {"GO": {"target": "b", "cond": "ok", "internal": true, "in": "#x"}}}, "b": {}}}`,
+			want: []string{
+				`states.a.on.GO.cond: "cond" is ignored: it is XState v4's name of "guard", so the transition is unguarded (XState's development build refuses it)`,
+				`states.a.on.GO.internal: "internal" is ignored: XState v5 replaced it by "reenter" (internal: false is reenter: true)`,
+				`states.a.on.GO.in: "in" is ignored: XState v4's state condition; in v5 it is the guard {"type": "xstate.stateIn", "params": {"stateValue": ...}}`,
+			},
+		},
+		{
+			name: "negative delays",
+			src: `{"initial": "a", "states": {"a": {"after": {"-5": "b", "-0": "b"},
+				"entry": {"type": "xstate.raise", "params": {"event": {"type": "E"}, "delay": -0.5}}}, "b": {}}}`,
+			want: []string{
+				`states.a.entry.params.delay: ` + negative,
+				`states.a.after.-5: ` + negative,
+			},
+		},
+		{
+			name: "empty action names and empty guards",
+			src: `{"initial": "a", "states": {"a": {"entry": ["", "xstate.log", {"type": "", "params": {}}], "exit": "",
+				"on": {"A": {"guard": "", "target": "b"}, "B": {"guard": null, "target": "b"}}}, "b": {}}}`,
+			want: []string{
+				`states.a.entry[0]: an empty action name does nothing: XState skips it`,
+				`states.a.entry[2].type: an empty action name does nothing: XState skips it`,
+				`states.a.exit: an empty action name does nothing: XState skips it`,
+				`states.a.on.A.guard: an empty guard ("") is no guard: XState takes the transition unguarded`,
+				`states.a.on.B.guard: an empty guard (null) is no guard: XState takes the transition unguarded`,
+			},
+		},
+		{
+			name: "an infix wildcard matches nothing",
+			src:  `{"initial": "a", "states": {"a": {"on": {"a.*.b": "a"}}}}`,
+			want: []string{`states.a.on["a.*.b"]: wildcards can only be the whole descriptor ("*") or its last token ("event.*")`},
+		},
+		{
+			name: "routes XState ignores, and the root's transitions routes replace",
+			src: `{"id": "m", "initial": "a", "route": {}, "on": {"xstate.route": ".a"}, "states": {
+				"a": {"route": {}},
+				"b": {"id": "b", "route": {"target": "a", "guard": "", "actions": "xstate.log"}}
+			}}`,
+			want: []string{
+				`route: the machine root has no route: XState collects the routes of the states below it`,
+				`on["xstate.route"]: never taken: as in XState, the routes of the states replace the root's transitions on "xstate.route"`,
+				`states.a.route: a route needs the state's own "id": XState ignores it without one`,
+				`states.b.route.target: "target" is ignored: a route always targets its own state`,
+				`states.b.route.guard: an empty guard ("") is no guard: XState takes the transition unguarded`,
+			},
+		},
+		{
+			name: "empty invoke lists are no warning",
+			src:  `{"initial": "a", "invoke": [], "states": {"a": {"invoke": []}}}`,
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			m, err := statechart.Compile([]byte(tc.src), tc.opts)
+			require.NoError(t, err)
+			var got []string
+			for _, w := range m.Warnings() {
+				require.True(t, w.Warning, "%v", w)
+				require.Equal(t, w.Path+": warning: "+w.Msg, w.Error())
+				got = append(got, w.Path+": "+w.Msg)
+			}
+			require.Equal(t, tc.want, got, "got:\n%s", loadGoStrings(got))
+
+			strict := statechart.Options{Strict: true}
+			if tc.opts != nil {
+				strict = *tc.opts
+				strict.Strict = true
+			}
+			m, err = statechart.Compile([]byte(tc.src), &strict)
+			if len(tc.want) == 0 {
+				require.NoError(t, err)
+				return
+			}
+			require.Nil(t, m)
+			var list statechart.ErrorList
+			require.ErrorAs(t, err, &list)
+			got = nil
+			for _, e := range list {
+				require.False(t, e.Warning, "Strict: %v", e)
+				got = append(got, e.Error())
+			}
+			require.Equal(t, tc.want, got, "Strict: every warning is an error")
+		})
+	}
+}
+
+// TestMissingGuards: by default a guard without implementation is an
+// error; AllowMissingGuards makes it a warning, Strict or not, and the
+// machine fails only when it evaluates the guard, as XState does.
+func TestMissingGuards(t *testing.T) {
+	src := []byte(`{"initial": "a", "states": {"a": {"on": {
+		"GO": {"target": "b", "guard": "isReady"},
+		"AND": {"target": "b", "guard": {"type": "xstate.and", "params": {"guards": ["isReady", "isReady"]}}},
+		"SKIP": "b"}}, "b": {}}}`)
+	_, err := statechart.Compile(src, nil)
+	require.ErrorIs(t, err, statechart.ErrGuardNotImplemented)
+	require.Equal(t, `3 errors:
+	states.a.on.GO.guard: guard "isReady" is not implemented
+	states.a.on.AND.guard.params.guards[0]: guard "isReady" is not implemented
+	states.a.on.AND.guard.params.guards[1]: guard "isReady" is not implemented`, err.Error())
+
+	for _, strict := range []bool{false, true} {
+		m, err := statechart.Compile(src, &statechart.Options{AllowMissingGuards: true, Strict: strict})
+		require.NoError(t, err)
+		ws := m.Warnings()
+		require.Len(t, ws, 3, "every reference is reported")
+		require.ErrorIs(t, ws, statechart.ErrGuardNotImplemented)
+		require.Equal(t, `states.a.on.GO.guard: warning: guard "isReady" is not implemented: evaluating it is an error, as in XState`, ws[0].Error())
+
+		ctx := context.Background()
+		s, err := m.Start(ctx, time.UnixMilli(0))
+		require.NoError(t, err)
+		skipped, err := m.Transition(ctx, s, statechart.NewEvent("SKIP"), time.UnixMilli(0))
+		require.NoError(t, err, "a guard that is not evaluated does not matter")
+		require.Equal(t, "b", skipped.Value())
+		failed, err := m.Transition(ctx, s, statechart.NewEvent("GO"), time.UnixMilli(0))
+		require.ErrorIs(t, err, statechart.ErrGuardNotImplemented)
+		require.Equal(t, statechart.StatusError, failed.Status())
 	}
 }
 
@@ -984,7 +1144,7 @@ func TestTargetlessFormsBlockButEmptyArrayFallsThrough(t *testing.T) {
 // TestDelayKeysReadLikeXState checks that numeric keys of "after" are read
 // as JavaScript's +key reads them, and name the event as XState does.
 func TestDelayKeysReadLikeXState(t *testing.T) {
-	m, err := statechart.Compile([]byte(`{"id": "d", "initial": "a", "states": {"a": {"after": {"1e3": "b", "0.5": "c", " 250 ": "c"}}, "b": {}, "c": {}}}`), nil)
+	m, err := statechart.Compile([]byte(`{"id": "d", "initial": "a", "states": {"a": {"after": {"1e3": "b", "0.5": "c", " 250 ": "c", "-2.5": "c", "-1e-7": "c"}}, "b": {}, "c": {}}}`), nil)
 	require.NoError(t, err)
 	s, err := m.Start(context.Background(), time.UnixMilli(0))
 	require.NoError(t, err)
@@ -992,7 +1152,49 @@ func TestDelayKeysReadLikeXState(t *testing.T) {
 	for _, p := range s.Pending() {
 		ids = append(ids, fmt.Sprintf("%s@%dus", p.ID, p.Due.Sub(time.UnixMilli(0)).Microseconds()))
 	}
-	require.Equal(t, []string{"xstate.after.0.5.d.a@500us", "xstate.after.250.d.a@250000us", "xstate.after.1000.d.a@1000000us"}, ids)
+	require.Equal(t, []string{"xstate.after.-2.5.d.a@-2500us", "xstate.after.-1e-7.d.a@0us", "xstate.after.0.5.d.a@500us", "xstate.after.250.d.a@250000us", "xstate.after.1000.d.a@1000000us"}, ids)
+}
+
+// TestRoutesAreRootTransitions: a route compiles to a transition of the
+// root on "xstate.route", guarded by the event's "to", which tools see in
+// Nodes and Events.
+func TestRoutesAreRootTransitions(t *testing.T) {
+	m, err := statechart.Compile([]byte(`{"id": "m", "initial": "a", "states": {
+		"a": {}, "b": {"id": "bee", "route": {"guard": "ok", "actions": "log"}}}}`), &statechart.Options{AllowMissingGuards: true})
+	require.NoError(t, err)
+	root := m.Nodes()[0]
+	require.Equal(t, []statechart.TransitionInfo{{Event: "xstate.route", Targets: []string{"bee"}, Guard: "xstate.and", Actions: []string{"log"}}}, root.Transitions)
+	require.Contains(t, m.Events(), "xstate.route")
+
+	ctx := context.Background()
+	s, err := m.Start(ctx, time.UnixMilli(0))
+	require.NoError(t, err)
+	ok, err := m.Can(ctx, s, statechart.Event{Type: "xstate.route", Data: map[string]any{"to": "#elsewhere"}})
+	require.NoError(t, err, "the route's own guard comes first, so the missing one is not evaluated")
+	require.False(t, ok)
+}
+
+// TestNegativeDelaysFireFirst: a negative delay is due in the past, so the
+// pure functions, like an Actor on XState's simulated clock (see the
+// conformance case after/negative-delay-fires-before-zero), fire it before
+// zero delays scheduled with it.
+func TestNegativeDelaysFireFirst(t *testing.T) {
+	impl, err := statechart.ParseImplementations([]byte(`{"actions": {"log": {"assign": {"log": {"$push": {"$ref": "event.type"}}}}}}`))
+	require.NoError(t, err)
+	m, err := statechart.Compile([]byte(`{"id": "m", "context": {"log": []}, "initial": "a", "states": {"a": {
+		"entry": [{"type": "xstate.raise", "params": {"event": {"type": "ZERO"}, "delay": 0}},
+		          {"type": "xstate.raise", "params": {"event": {"type": "MINUS"}, "delay": -10}}],
+		"after": {"0": {"actions": "log"}, "-5": {"actions": "log"}},
+		"on": {"*": {"actions": "log"}}}}}`), &statechart.Options{Implementations: impl})
+	require.NoError(t, err)
+	require.Len(t, m.Warnings(), 2)
+	ctx := context.Background()
+	epoch := time.UnixMilli(0)
+	s, err := m.Start(ctx, epoch)
+	require.NoError(t, err)
+	s, err = m.Advance(ctx, s, epoch)
+	require.NoError(t, err)
+	require.Equal(t, []any{"MINUS", "xstate.after.-5.m.a", "ZERO", "xstate.after.0.m.a"}, s.Context()["log"])
 }
 
 func TestParseImplementationsReportsErrorsWithPaths(t *testing.T) {

@@ -16,14 +16,21 @@ type Options struct {
 	// to, like XState's setup({guards, actions, delays}).
 	Implementations Implementations
 
-	// Strict also reports, as load errors, actions that have no
-	// implementation. XState skips them silently, and so does a machine
-	// compiled without Strict.
+	// Strict makes every warning an error (see [Error]), except a missing
+	// guard that AllowMissingGuards accepts, and also reports as errors
+	// the actions and named delays that have no implementation. XState skips
+	// such an action and fires such a delay at once, and so does a machine
+	// compiled without Strict, silently: their implementations usually
+	// live in the program that runs the machine.
 	Strict bool
 
-	// AllowMissingGuards defers the error for a guard that has no
-	// implementation to the moment it is evaluated, as XState does: the
-	// snapshot then gets status error. By default Compile reports it.
+	// AllowMissingGuards accepts a guard that has no implementation, as
+	// XState does: Compile reports it as a warning (with Strict too), and
+	// evaluating it is a runtime error (errors.Is [ErrGuardNotImplemented])
+	// that puts the snapshot in status error, as in XState. By default
+	// Compile reports it as an error: a program that compiles a machine
+	// has its implementations at hand, so a name without one is a typo
+	// that the machine would otherwise only meet at run time.
 	AllowMissingGuards bool
 
 	// MaxBytes limits the size of the machine JSON (default 8 MiB).
@@ -130,6 +137,7 @@ type Machine struct {
 	byID      map[string]int
 	context   map[string]any
 	opts      Options
+	warnings  ErrorList
 	hasTimers bool
 	// hasHistory: the machine has history states, so XState's history
 	// quirks can leave configurations that are not legal (see Restore).
@@ -150,6 +158,23 @@ type Machine struct {
 
 // ID returns the machine's id ("(machine)" when the config has none, as in XState).
 func (m *Machine) ID() string { return m.id }
+
+// Warnings returns the warnings Compile found in the machine's config, in
+// document order (see [Error]): what XState accepts and ignores, or does
+// something a reader would not expect with. With [Options.Strict], which
+// makes the others errors, only the missing guards that
+// [Options.AllowMissingGuards] accepts are left.
+func (m *Machine) Warnings() ErrorList {
+	if len(m.warnings) == 0 {
+		return nil
+	}
+	out := make(ErrorList, len(m.warnings))
+	for i, w := range m.warnings {
+		c := *w
+		out[i] = &c
+	}
+	return out
+}
 
 // StateIDs returns the id of every state node, in document order, root first.
 func (m *Machine) StateIDs() []string {
@@ -305,6 +330,7 @@ const (
 	guardOr
 	guardNot
 	guardStateIn
+	guardRoute // a route's own guard: the event's "to" is the route's "#id"
 )
 
 // guard is a compiled guard reference.
@@ -314,8 +340,9 @@ type guard struct {
 	params  map[string]any
 	impl    GuardFunc
 	subs    []*guard
-	inNode  int // stateIn("#id"): the node; -1 when inValue is used
-	inValue any // stateIn(stateValue)
+	inNode  int    // stateIn("#id"): the node; -1 when inValue is used
+	inValue any    // stateIn(stateValue)
+	to      string // guardRoute: the "to" of the events it passes
 }
 
 func (g *guard) String() string {
@@ -328,6 +355,8 @@ func (g *guard) String() string {
 		return "xstate.not"
 	case guardStateIn:
 		return "xstate.stateIn"
+	case guardRoute:
+		return "xstate.route"
 	}
 	return g.name
 }

@@ -26,6 +26,11 @@
 // XState, including the small files both formats read the same way;
 // [Options.Format] forces either.
 //
+// A workflow is loaded strictly: what [statechart.Compile] accepts with a
+// warning because XState ignores it (an unknown key, a v4 "cond", an empty
+// action name) is an error here, since in a workflow it is a mistake that
+// may leave tools ungated (a misspelt "meta" gates nothing).
+//
 // # Statewright workflows
 //
 // Each field of Statewright's schema compiles to the machine as follows.

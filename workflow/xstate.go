@@ -83,6 +83,14 @@ func loadXState(data []byte, o Options) (*Workflow, error) {
 		}
 		return nil, e.err()
 	}
+	// What XState would ignore is, in a workflow, a mistake that may leave
+	// tools ungated (a misspelt "meta", an unknown key where "mcp" was
+	// meant): a workflow is loaded strictly.
+	for _, w := range m.Warnings() {
+		w2 := *w
+		w2.Warning = false
+		e.list = append(e.list, &w2)
+	}
 
 	w := &Workflow{Format: FormatXState, Machine: m, JSON: bytes.Clone(data), Policies: map[string]StatePolicy{}}
 	nodes := m.Nodes()

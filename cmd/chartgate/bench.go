@@ -18,6 +18,7 @@ func cmdBench(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	var steps stepList
 	fs.Var(&steps, "events", "events to send")
 	n := fs.Int("n", 1_000_000, "number of events to send")
+	allowMissingGuards := fs.Bool("allow-missing-guards", false, "run a machine whose guards have no implementation (evaluating one is an error)")
 	file, code, ok := oneFile(fs, "bench", args, stdout, stderr)
 	if !ok {
 		return code
@@ -32,7 +33,7 @@ func cmdBench(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if !hasEvent {
 		return usageError(stderr, "bench", errors.New("--events needs at least one event"))
 	}
-	m, code := load(file, statechart.Options{}, stdin, stderr)
+	m, code := load("bench", file, statechart.Options{AllowMissingGuards: *allowMissingGuards}, stdin, stderr)
 	if code != exitOK {
 		return code
 	}

@@ -21,20 +21,29 @@ const usageText = `usage: chartgate <command> [arguments]
 commands:
   validate FILE... [--strict] [--tools a,b,c] [--format auto|xstate|statewright] [--subflows DIR]
         check machines and Statewright workflows; print every error as
-        FILE: path: message
-  run FILE --events LIST [--clock simulated|real]
+        FILE: path: message, every warning as FILE: path: warning: message
+  run FILE --events LIST [--clock simulated|real] [--allow-missing-guards]
         run the machine; print one JSON snapshot line per step
   diagram FILE [--format mermaid|dot]
         draw the machine as a Mermaid state diagram or a Graphviz digraph
-  bench FILE --events LIST [-n N]
+  bench FILE --events LIST [-n N] [--allow-missing-guards]
         send the events of LIST round and round, N in all (default 1000000),
         and print the rate as the last line: <rate> events/s
+  serve [--config FILE] [--http ADDR [--stateless]] [-- COMMAND ARG...]
+        serve one MCP server in front of the MCP servers of FILE (a host's
+        mcpServers JSON) and COMMAND, over stdio or Streamable HTTP
   status [--json]
         list the workflows the project's store holds: state, pending approval
   history WORKFLOW [--json]
         print a workflow's run history (transitions, and calls when audited)
   approve WORKFLOW [--reject] [--by NAME]
         approve (or reject) the transition a workflow waits for
+  hook HOST [--event NAME] < EVENT.json
+        answer one hook event of an agent host (claude-code, codex, gemini,
+        cursor, copilot) from the workflow of its agent session
+  install HOST [--dry-run]
+        add chartgate's hooks and gateway to the host's configuration
+        (claude-code, codex, cursor, gemini) and print the diff
   help [command]
         show this help, or a command's
   version, --version
@@ -44,6 +53,13 @@ FILE is an XState v5 machine config in JSON, or a case file: an object whose
 "machine" is the config, with declarative "guards", "actions" and "delays"
 beside it; validate also reads Statewright workflow JSON, told apart by its
 keys. "-" reads it from standard input. Flags may come before or after FILE.
+
+What XState accepts but is most likely a mistake (an unknown key, an XState
+v4 key such as "cond", a negative delay, an empty action name) is a warning:
+XState's behaviour, with its path. validate prints warnings and exits 0 when
+there are no errors (--strict makes them errors); the other commands print
+them on stderr. A guard without implementation is a warning for validate and
+diagram; run and bench refuse it unless --allow-missing-guards is given.
 
 WORKFLOW is a workflow id (workflow_start returns it) or the name of a
 session's workflow (name:ID). status, history and approve find the project's
@@ -56,13 +72,16 @@ LIST is comma-separated; each item is an event type (ADD_ITEM), a JSON event
 `
 
 var commandUsage = map[string]string{
-	"validate": "usage: chartgate validate FILE... [--strict] [--tools a,b,c] [--format auto|xstate|statewright] [--subflows DIR]\n\n  --strict    also report actions and delays that have no implementation\n  --tools     the server's tool names: check the names meta.mcp gives against them\n  --format    the files' format: auto (default: told by their keys), xstate or statewright\n  --subflows  the directory of the Statewright workflows invoke names (DIR/<name>.json)\n",
+	"validate": "usage: chartgate validate FILE... [--strict] [--tools a,b,c] [--format auto|xstate|statewright] [--subflows DIR]\n\n  --strict    make warnings errors; also report guards, actions and delays that have no implementation\n  --tools     the server's tool names: check the names meta.mcp gives against them\n  --format    the files' format: auto (default: told by their keys), xstate or statewright\n  --subflows  the directory of the Statewright workflows invoke names (DIR/<name>.json)\n",
 	"status":   "usage: chartgate status [--json] [project flags]\n\n  --json           print one JSON object per workflow\n" + projectFlagsUsage,
 	"history":  "usage: chartgate history WORKFLOW [--json] [project flags]\n\n  --json           print the entries as JSON, one per line\n" + projectFlagsUsage,
 	"approve":  "usage: chartgate approve WORKFLOW [--reject] [--by NAME] [project flags]\n\n  --reject         reject the transition: the workflow goes back to where it was\n  --by NAME        who approves, for the run history (default $USER)\n" + projectFlagsUsage,
-	"run":      "usage: chartgate run FILE --events LIST [--clock simulated|eventloop|real] [--input JSON]\n\n  --events LIST  events to send, comma-separated: TYPE, {JSON event} or +DURATION\n  --clock CLOCK  simulated (default: +DURATION moves it at once, XState's SimulatedClock),\n                 eventloop (the same, delivering promise results between timers, as Node does)\n                 or real (+DURATION sleeps)\n  --input JSON   the machine's input (event.input of xstate.init; default: a case file's \"input\")\n\nA case file's declarative actors run: invoked and spawned promises, callbacks and child machines.\n",
+	"hook":     hookUsage,
+	"install":  installUsage,
+	"run":      "usage: chartgate run FILE --events LIST [--clock simulated|eventloop|real] [--input JSON] [--allow-missing-guards]\n\n  --events LIST  events to send, comma-separated: TYPE, {JSON event} or +DURATION\n  --clock CLOCK  simulated (default: +DURATION moves it at once, XState's SimulatedClock),\n                 eventloop (the same, delivering promise results between timers, as Node does)\n                 or real (+DURATION sleeps)\n  --input JSON   the machine's input (event.input of xstate.init; default: a case file's \"input\")\n  --allow-missing-guards  run a machine whose guards have no implementation: evaluating one\n                 puts it in status error, as in XState\n\nA case file's declarative actors run: invoked and spawned promises, callbacks and child machines.\n",
 	"diagram":  "usage: chartgate diagram FILE [--format mermaid|dot]\n\n  --format FORMAT  mermaid (default) or dot\n",
-	"bench":    "usage: chartgate bench FILE --events LIST [-n N]\n\n  --events LIST  events to send round and round: TYPE, {JSON event} or +DURATION\n  -n N           number of events to send (default 1000000)\n",
+	"bench":    "usage: chartgate bench FILE --events LIST [-n N] [--allow-missing-guards]\n\n  --events LIST  events to send round and round: TYPE, {JSON event} or +DURATION\n  -n N           number of events to send (default 1000000)\n  --allow-missing-guards  run a machine whose guards have no implementation\n",
+	"serve":    serveUsage + serveWorkflowUsage,
 }
 
 // run is the whole command: it parses args (without the program name),
@@ -84,12 +103,18 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return cmdDiagram(rest, stdin, stdout, stderr)
 	case "bench":
 		return cmdBench(rest, stdin, stdout, stderr)
+	case "serve":
+		return cmdServe(rest, stdin, stdout, stderr)
 	case "status":
 		return cmdStatus(rest, stdout, stderr)
 	case "history":
 		return cmdHistory(rest, stdout, stderr)
 	case "approve":
 		return cmdApprove(rest, stdout, stderr)
+	case "hook":
+		return cmdHook(rest, stdin, stdout, stderr)
+	case "install":
+		return cmdInstall(rest, stdout, stderr)
 	case "version", "-version", "--version":
 		fmt.Fprintf(stdout, "chartgate %s\n", version(debug.ReadBuildInfo()))
 		return exitOK

@@ -10,7 +10,8 @@ import (
 )
 
 // cmdDiagram draws the machine's structure. Missing guard implementations
-// do not matter for a drawing, so they are allowed.
+// do not matter for a drawing, so they are allowed (and, like every
+// warning, reported on stderr).
 func cmdDiagram(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := newFlagSet("diagram")
 	format := fs.String("format", "mermaid", "mermaid or dot")
@@ -27,7 +28,7 @@ func cmdDiagram(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	default:
 		return usageError(stderr, "diagram", fmt.Errorf("unknown format %q (mermaid or dot)", *format))
 	}
-	m, code := load(file, statechart.Options{AllowMissingGuards: true}, stdin, stderr)
+	m, code := load("diagram", file, statechart.Options{AllowMissingGuards: true}, stdin, stderr)
 	if code != exitOK {
 		return code
 	}

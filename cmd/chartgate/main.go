@@ -2,9 +2,13 @@
 // machines with package statechart.
 //
 //	chartgate validate FILE... [--strict] [--tools a,b,c] [--format auto|xstate|statewright] [--subflows DIR]
-//	chartgate run FILE --events A,B,{"type":"C","x":1},+250ms [--clock simulated|real]
+//	chartgate run FILE --events A,B,{"type":"C","x":1},+250ms [--clock simulated|real] [--allow-missing-guards]
 //	chartgate diagram FILE [--format mermaid|dot]
-//	chartgate bench FILE --events A,B,C [-n N]
+//	chartgate bench FILE --events A,B,C [-n N] [--allow-missing-guards]
+//	chartgate serve [--config FILE] [--http ADDR [--stateless]] [--workflow FILE ...] [-- COMMAND ARG...]
+//	chartgate status | history WORKFLOW | approve WORKFLOW [--reject]
+//	chartgate hook HOST [--event NAME] < EVENT.json
+//	chartgate install HOST [--dry-run]
 //	chartgate help [command]
 //	chartgate --version
 //
@@ -14,6 +18,23 @@
 // docs/conformance-case-format.md); "-" reads it from standard input. A
 // UTF-8 byte order mark at the start of the file is ignored. validate also
 // reads Statewright workflow JSON (see package workflow).
+//
+// serve runs the gateway of package gateway: one MCP server in front of
+// the MCP servers of FILE (the "mcpServers" JSON of MCP hosts) and of the
+// command after "--".
+//
+// hook answers one hook event of an agent host (Claude Code, Codex, Gemini
+// CLI, Cursor, Copilot CLI) from the workflow of its agent session, which
+// serve --session auto shares (package hook); install writes those hooks
+// and the gateway into the host's configuration.
+//
+// What XState accepts but is most likely a mistake (an unknown key, an
+// XState v4 key such as "cond", a negative delay, an empty action name) is
+// a warning, printed as FILE: path: warning: message: by validate on stdout
+// (exit 0 unless there are errors; --strict makes warnings errors), by the
+// other commands on stderr. A guard without implementation is a warning for
+// validate and diagram; run and bench refuse it unless
+// --allow-missing-guards is given, and evaluating it is then an error.
 //
 // Help that was asked for (help, -h, --help) is printed on stdout and exits
 // 0; a wrong command line prints the usage on stderr and exits 2; invalid

@@ -221,13 +221,87 @@ func TestValidateReportsEveryError(t *testing.T) {
 	code, out, errOut := chartgate("validate", file)
 	assert.Equal(t, exitFail, code)
 	assert.Empty(t, errOut)
-	assert.ElementsMatch(t, []string{
+	assert.Equal(t, []string{
 		file + `: initial: "nope" is not a child state of "bad" (did you mean "idle"?)`,
-		file + `: states.idle.on.GO.guard: guard "isOk" is not implemented`,
+		file + `: states.idle.on.GO.guard: warning: guard "isOk" is not implemented: evaluating it is an error, as in XState`,
 		file + `: states.idle.on.GO.target: "#missing" is not a state id`,
-		file + `: states.x.typo: unknown key "typo" (did you mean "type"?)`,
+		file + `: states.x.typo: warning: unknown key "typo" (did you mean "type"?)`,
 		file + `: states.x.type: "weird" is not a state type (atomic, compound, parallel, final, history)`,
 	}, lines(out))
+}
+
+// TestValidateWarnings: what XState accepts but is most likely a mistake
+// is a warning; validate exits 0 with warnings only, and --strict makes
+// them errors. A guard without implementation is a warning for validate,
+// an error for run and bench unless --allow-missing-guards is given.
+func TestValidateWarnings(t *testing.T) {
+	file := writeFile(t, "v4.json", `{
+  "id": "v4",
+  "predictableActionArguments": true,
+  "initial": "idle",
+  "states": {
+    "idle": {"entyr": "greet", "on": {"GO": {"target": "busy", "cond": "isReady"}}},
+    "busy": {"after": {"-10": "idle"}, "on": {"CHECK": {"target": "idle", "guard": "isDone"}}}
+  }
+}`)
+	warnings := []string{
+		file + `: predictableActionArguments: warning: "predictableActionArguments" is ignored: an XState v4 option; v5 always works that way`,
+		file + `: states.idle.entyr: warning: unknown key "entyr" (did you mean "entry"?)`,
+		file + `: states.idle.on.GO.cond: warning: "cond" is ignored: it is XState v4's name of "guard", so the transition is unguarded (XState's development build refuses it)`,
+		file + `: states.busy.on.CHECK.guard: warning: guard "isDone" is not implemented: evaluating it is an error, as in XState`,
+		file + `: states.busy.after.-10: warning: a negative delay: XState schedules its event in the past, so it fires at once, before the zero delays scheduled with it`,
+	}
+	code, out, errOut := chartgate("validate", file)
+	assert.Equal(t, exitOK, code)
+	assert.Empty(t, errOut)
+	assert.Equal(t, append(warnings, file+": ok (2 states, 5 warnings)"), lines(out))
+
+	code, out, _ = chartgate("validate", "--strict", file)
+	assert.Equal(t, exitFail, code)
+	var strict []string
+	for _, w := range warnings {
+		w = strings.Replace(w, "warning: ", "", 1)
+		w = strings.Replace(w, ": evaluating it is an error, as in XState", "", 1)
+		strict = append(strict, w)
+	}
+	assert.Equal(t, strict, lines(out))
+
+	// run refuses the missing guard, and says how to run it anyway.
+	code, out, errOut = chartgate("run", file, "--events", "GO")
+	assert.Equal(t, exitFail, code)
+	assert.Empty(t, out)
+	assert.Contains(t, errOut, file+`: states.busy.on.CHECK.guard: guard "isDone" is not implemented`+"\n")
+	assert.Contains(t, errOut, file+`: states.idle.entyr: warning: unknown key "entyr" (did you mean "entry"?)`+"\n", "warnings are printed with the errors")
+	assert.Contains(t, errOut, "chartgate run: --allow-missing-guards runs a machine whose guards have no implementation")
+
+	// With the flag it runs: the warnings on stderr, the trace on stdout,
+	// cond ignored as XState ignores it, and the missing guard fails when
+	// it is evaluated.
+	code, out, errOut = chartgate("run", file, "--allow-missing-guards", "--events", "GO,CHECK")
+	assert.Equal(t, exitFail, code)
+	assert.Equal(t, strings.Join(warnings, "\n")+"\n"+`chartgate run: statechart: in state "v4.busy" on event "CHECK": guard "isDone" in transition for event "CHECK": guard is not implemented: "isDone"`+"\n", errOut)
+	got := lines(out)
+	require.Len(t, got, 3)
+	assert.Contains(t, got[1], `"value":"busy","status":"active"`)
+	assert.Contains(t, got[2], `"status":"error"`)
+
+	code, out, errOut = chartgate("run", file, "--allow-missing-guards", "--events", "GO,+0ms")
+	assert.Equal(t, exitOK, code, errOut)
+	assert.Contains(t, lines(out)[2], `"value":"idle"`, "the negative delay fires at the next tick")
+
+	code, _, errOut = chartgate("bench", file, "--events", "GO", "-n", "1")
+	assert.Equal(t, exitFail, code)
+	assert.Contains(t, errOut, "chartgate bench: --allow-missing-guards")
+	code, out, errOut = chartgate("bench", file, "--allow-missing-guards", "--events", "GO,+0ms", "-n", "10")
+	assert.Equal(t, exitOK, code, errOut)
+	assert.Contains(t, out, "events/s")
+	assert.Contains(t, errOut, file+`: states.idle.entyr: warning: unknown key "entyr"`)
+
+	// diagram allows missing guards, and prints the warnings on stderr.
+	code, out, errOut = chartgate("diagram", file)
+	assert.Equal(t, exitOK, code)
+	assert.Contains(t, out, "stateDiagram")
+	assert.Equal(t, strings.Join(warnings, "\n")+"\n", errOut)
 }
 
 func TestValidateCaseFile(t *testing.T) {

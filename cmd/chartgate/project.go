@@ -8,7 +8,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -33,6 +32,7 @@ const (
 // store are.
 type projectFlags struct {
 	workflow, store, format, subflows *string
+	durable                           *bool
 }
 
 func addProjectFlags(fs *flag.FlagSet) projectFlags {
@@ -41,6 +41,7 @@ func addProjectFlags(fs *flag.FlagSet) projectFlags {
 		store:    fs.String("store", defaultStore, "where workflows are kept: a SQLite file, redis://HOST:PORT[/DB], or memory"),
 		format:   fs.String("format", "auto", "the workflow's format: auto, xstate or statewright"),
 		subflows: fs.String("subflows", "", "the directory of the Statewright workflows invoke names (default: the workflow file's)"),
+		durable:  fs.Bool("durable", false, "with a SQLite store: sync every write to disk (survives a power loss; slower)"),
 	}
 }
 
@@ -48,6 +49,8 @@ const projectFlagsUsage = `  --workflow FILE  the workflow file, XState or State
   --store STORE    a SQLite file (default .chartgate/state.db), redis://HOST:PORT[/DB], or memory
   --format FORMAT  the workflow's format: auto (default), xstate or statewright
   --subflows DIR   the directory of the Statewright workflows invoke names (default: the workflow file's)
+  --durable        with a SQLite store: sync every write to disk, so that a power loss loses
+                   nothing (by default a write survives the process, not the machine, crashing)
 `
 
 // project is an open workflow and store.
@@ -59,11 +62,17 @@ type project struct {
 
 // openProject loads the workflow and opens the store the flags name.
 func openProject(f projectFlags) (*project, error) {
+	return openProjectOpts(f, &workflow.Options{})
+}
+
+// openProjectOpts is openProject with more options for loading the
+// workflow.
+func openProjectOpts(f projectFlags, opts *workflow.Options) (*project, error) {
 	data, err := os.ReadFile(*f.workflow)
 	if err != nil {
 		return nil, fmt.Errorf("reading the workflow: %w", err)
 	}
-	opts := &workflow.Options{Format: workflow.Format(*f.format)}
+	opts.Format = workflow.Format(*f.format)
 	dir := *f.subflows
 	if dir == "" {
 		dir = filepath.Dir(*f.workflow)
@@ -73,15 +82,17 @@ func openProject(f projectFlags) (*project, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", *f.workflow, err)
 	}
-	store, closeStore, err := openStore(*f.store)
+	store, closeStore, err := openStore(*f.store, f.durable != nil && *f.durable)
 	if err != nil {
 		return nil, err
 	}
 	return &project{workflow: w, store: store, close: closeStore}, nil
 }
 
-// openStore opens a store by its flag value.
-func openStore(spec string) (mcpbind.Store, func() error, error) {
+// openStore opens a store by its flag value. A SQLite store syncs every
+// write to disk only if durable (WAL's synchronous=NORMAL otherwise: a
+// write survives the process crashing, not the machine).
+func openStore(spec string, durable bool) (mcpbind.Store, func() error, error) {
 	switch {
 	case spec == "memory":
 		return mcpbind.NewMemoryStore(nil), func() error { return nil }, nil
@@ -95,7 +106,7 @@ func openStore(spec string) (mcpbind.Store, func() error, error) {
 	case spec == "":
 		return nil, nil, errors.New("--store: empty")
 	}
-	s, err := sqlitestore.Open(spec, nil)
+	s, err := sqlitestore.Open(spec, &sqlitestore.Options{RelaxedSync: !durable})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -109,12 +120,9 @@ func redactURL(s string) string {
 
 // gate returns a gate of the project's workflow on its store, with the
 // options every command that shares workflows with `chartgate serve` must
-// agree on (the store keys).
+// agree on (agreedGateOptions: the store keys, the run history kept).
 func (p *project) gate() (*mcpbind.Gate, error) {
-	return mcpbind.New(p.workflow.Machine.Engine(), &mcpbind.Options{
-		Store:  p.store,
-		Logger: slog.New(slog.DiscardHandler),
-	})
+	return mcpbind.New(p.workflow.Machine.Engine(), agreedGateOptions(p.store, nil, false, defaultLeaseTTL))
 }
 
 // refOf reads a WORKFLOW argument: a workflow id (32 hex digits, as

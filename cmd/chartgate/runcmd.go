@@ -49,6 +49,7 @@ func cmdRun(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs.Var(&steps, "events", "events to send")
 	clockName := fs.String("clock", "simulated", "simulated, eventloop or real")
 	inputFlag := fs.String("input", "", "the machine's input, as JSON")
+	allowMissingGuards := fs.Bool("allow-missing-guards", false, "run a machine whose guards have no implementation (evaluating one is an error)")
 	file, code, ok := oneFile(fs, "run", args, stdout, stderr)
 	if !ok {
 		return code
@@ -74,7 +75,7 @@ func cmdRun(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 		input = json.RawMessage(*inputFlag)
 	}
-	src, m, code := loadSource(file, statechart.Options{}, stdin, stderr)
+	src, m, code := loadSource("run", file, statechart.Options{AllowMissingGuards: *allowMissingGuards}, stdin, stderr)
 	if code != exitOK {
 		return code
 	}

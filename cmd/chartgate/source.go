@@ -21,18 +21,39 @@ type source struct {
 	isCase  bool
 }
 
-// problem is one error found in a file, with the JSON path of the
-// offending value relative to the file (empty: the file itself).
+// problem is one error or warning found in a file, with the JSON path of
+// the offending value relative to the file (empty: the file itself).
 type problem struct {
-	path string
-	msg  string
+	path    string
+	msg     string
+	warning bool
+	// missingGuard: the problem is a guard without implementation
+	// (statechart.ErrGuardNotImplemented), which --allow-missing-guards
+	// accepts.
+	missingGuard bool
 }
 
+// format writes the problem as FILE: path: message, or
+// FILE: path: warning: message.
 func (p problem) format(file string) string {
-	if p.path == "" {
-		return file + ": " + p.msg
+	msg := p.msg
+	if p.warning {
+		msg = "warning: " + msg
 	}
-	return file + ": " + p.path + ": " + p.msg
+	if p.path == "" {
+		return file + ": " + msg
+	}
+	return file + ": " + p.path + ": " + msg
+}
+
+// hasErrors reports whether some of probs are errors, not warnings.
+func hasErrors(probs []problem) bool {
+	for _, p := range probs {
+		if !p.warning {
+			return true
+		}
+	}
+	return false
 }
 
 // stdinName is the FILE that stands for standard input, and stdinPretty
@@ -85,8 +106,8 @@ func readSource(name string, stdin io.Reader) (*source, error) {
 }
 
 // compile compiles the machine with the implementations a case file
-// declares. On failure it returns every problem found, paths relative to
-// the file.
+// declares. It returns every problem found, warnings included, paths
+// relative to the file; the machine is nil when some are errors.
 func (s *source) compile(opts statechart.Options) (*statechart.Machine, []problem) {
 	var probs []problem
 	if s.isCase {
@@ -99,10 +120,13 @@ func (s *source) compile(opts statechart.Options) (*statechart.Machine, []proble
 	}
 	m, err := statechart.Compile(s.machine, &opts)
 	probs = append(probs, problems(err, s.prefix())...)
-	if len(probs) > 0 {
+	if hasErrors(probs) {
 		return nil, probs
 	}
-	return m, nil
+	if ws := m.Warnings(); len(ws) > 0 {
+		probs = append(probs, problems(ws, s.prefix())...)
+	}
+	return m, probs
 }
 
 // prefix is the JSON path of the machine in the file.
@@ -137,8 +161,8 @@ func (s *source) stubBroken(impl *statechart.Implementations) {
 	}
 }
 
-// problems turns an error of statechart's loader into problems, with
-// prefix put before every path.
+// problems turns an error of statechart's loader (or a list of warnings)
+// into problems, with prefix put before every path.
 func problems(err error, prefix string) []problem {
 	if err == nil {
 		return nil
@@ -149,7 +173,8 @@ func problems(err error, prefix string) []problem {
 	}
 	out := make([]problem, len(list))
 	for i, e := range list {
-		out[i] = problem{path: joinPath(prefix, e.Path), msg: e.Msg}
+		out[i] = problem{path: joinPath(prefix, e.Path), msg: e.Msg, warning: e.Warning,
+			missingGuard: errors.Is(e, statechart.ErrGuardNotImplemented)}
 	}
 	return out
 }
@@ -169,24 +194,32 @@ func joinPath(prefix, path string) string {
 }
 
 // load reads and compiles FILE ("-": stdin) for the commands that use the
-// machine; on failure it reports to stderr and returns exitFail.
-func load(name string, opts statechart.Options, stdin io.Reader, stderr io.Writer) (*statechart.Machine, int) {
-	_, m, code := loadSource(name, opts, stdin, stderr)
+// machine, and prints its warnings on stderr; on failure it reports the
+// errors there too and returns exitFail. cmd names the command, for the
+// hint a guard without implementation gets when cmd has the flag
+// --allow-missing-guards.
+func load(cmd, name string, opts statechart.Options, stdin io.Reader, stderr io.Writer) (*statechart.Machine, int) {
+	_, m, code := loadSource(cmd, name, opts, stdin, stderr)
 	return m, code
 }
 
 // loadSource is load that also returns the source.
-func loadSource(name string, opts statechart.Options, stdin io.Reader, stderr io.Writer) (*source, *statechart.Machine, int) {
+func loadSource(cmd, name string, opts statechart.Options, stdin io.Reader, stderr io.Writer) (*source, *statechart.Machine, int) {
 	src, err := readSource(name, stdin)
 	if err != nil {
 		fmt.Fprintf(stderr, "chartgate: %v\n", err)
 		return nil, nil, exitFail
 	}
 	m, probs := src.compile(opts)
+	missingGuard := false
 	for _, p := range probs {
 		fmt.Fprintln(stderr, p.format(displayName(name)))
+		missingGuard = missingGuard || (p.missingGuard && !p.warning)
 	}
-	if len(probs) > 0 {
+	if m == nil {
+		if missingGuard && !opts.AllowMissingGuards {
+			fmt.Fprintf(stderr, "chartgate %s: --allow-missing-guards runs a machine whose guards have no implementation (evaluating one then puts it in status error, as in XState)\n", cmd)
+		}
 		return nil, nil, exitFail
 	}
 	return src, m, exitOK

@@ -19,9 +19,18 @@ import (
 	"github.com/chartgate/chartgate/workflow"
 )
 
-// cmdValidate checks every FILE and prints, on stdout, either every problem
-// (one line each: FILE: path: message) or FILE: ok (N states). N counts
-// the state nodes below the machine root, history states included.
+// cmdValidate checks every FILE and prints, on stdout, every problem, one
+// line each: FILE: path: message for an error, FILE: path: warning: message
+// for a warning (what XState accepts but is most likely a mistake, see
+// statechart.Error). A file without errors ends with FILE: ok (N states),
+// or FILE: ok (N states, W warnings); N counts the state nodes below the
+// machine root, history states included. The exit code is 1 when some file
+// has errors, 0 otherwise.
+//
+// A guard without implementation is a warning: a machine file's guards
+// are implemented by the program that runs it (run and bench refuse it
+// unless --allow-missing-guards is given). --strict makes every warning an
+// error, and also reports actions and delays without implementation.
 //
 // The machine's meta.mcp (the tool bindings of package mcpbind) is checked
 // too. With --tools, the names it gives are checked against the server's
@@ -36,7 +45,7 @@ import (
 // --subflows DIR (DIR/<name>.json).
 func cmdValidate(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := newFlagSet("validate")
-	strict := fs.Bool("strict", false, "also report actions and delays that have no implementation")
+	strict := fs.Bool("strict", false, "make warnings errors; also report guards, actions and delays that have no implementation")
 	toolList := fs.String("tools", "", "the server's tool names, comma-separated: check the machine's meta.mcp names against them")
 	format := fs.String("format", "auto", "the files' format: auto, xstate or statewright")
 	subflows := fs.String("subflows", "", "the directory of the Statewright workflows invoke names (DIR/<name>.json)")
@@ -74,40 +83,58 @@ func cmdValidate(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		var probs []problem
 		var kind string
 		var n int
-		if f == workflow.FormatStatewright {
-			m, n, probs = validateStatewright(src, *strict, *subflows)
+		switch {
+		case f == workflow.FormatStatewright:
+			m, n, probs = validateWorkflow(src, f, *strict, *subflows)
 			kind = "Statewright workflow, "
-		} else {
-			m, probs = src.compile(statechart.Options{Strict: *strict})
+		case !src.isCase && hasChartgateMeta(src.data):
+			m, n, probs = validateWorkflow(src, f, *strict, *subflows)
+			kind = "workflow, "
+		default:
+			m, probs = src.compile(statechart.Options{Strict: *strict, AllowMissingGuards: !*strict})
 			if m != nil {
 				n = len(m.StateIDs()) - 1
 			}
 		}
 		var unnamed []string
-		if len(probs) == 0 {
-			unnamed, probs = checkBindings(m, tools(*toolList), src.prefix())
+		if m != nil {
+			var bindings []problem
+			unnamed, bindings = checkBindings(m, tools(*toolList), src.prefix())
 			if f == workflow.FormatStatewright {
-				probs = statewrightPaths(probs, src.data)
+				bindings = statewrightPaths(bindings, src.data)
 			}
+			probs = append(probs, bindings...)
 		}
-		if len(probs) > 0 {
-			for _, p := range probs {
-				fmt.Fprintln(stdout, p.format(displayName(name)))
-			}
+		for _, p := range probs {
+			fmt.Fprintln(stdout, p.format(displayName(name)))
+		}
+		if hasErrors(probs) {
 			code = exitFail
 			continue
 		}
-		unit := "states"
-		if n == 1 {
-			unit = "state"
-		}
-		fmt.Fprintf(stdout, "%s: ok (%s%d %s)\n", displayName(name), kind, n, unit)
+		fmt.Fprintf(stdout, "%s: ok (%s%s%s)\n", displayName(name), kind, plural(n, "state"), warningCount(len(probs)))
 		if len(unnamed) > 0 {
 			fmt.Fprintf(stdout, "%s: note: tools the workflow does not name (always visible; refused with mcpbind.Options.DefaultDeny unless meta.mcp.ungated lists them): %s\n",
 				displayName(name), strings.Join(unnamed, ", "))
 		}
 	}
 	return code
+}
+
+// plural writes n and the noun, in the plural unless n is 1.
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// warningCount is ", N warnings" for the ok line, or "" without warnings.
+func warningCount(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return ", " + plural(n, "warning")
 }
 
 // tools splits the --tools list.
@@ -138,11 +165,37 @@ func checkBindings(m *statechart.Machine, tools []string, prefix string) ([]stri
 	return gate.Unnamed(tools), nil
 }
 
-// validateStatewright loads a Statewright workflow; it returns the
-// compiled machine and the number of states of the file, or the problems,
-// with their paths in the file.
-func validateStatewright(src *source, strict bool, subflows string) (*statechart.Machine, int, []problem) {
-	opts := &workflow.Options{Format: workflow.FormatStatewright, Statechart: statechart.Options{Strict: strict}}
+// hasChartgateMeta reports whether some state of an XState machine has
+// meta.chartgate: the machine is a chartgate workflow, which serve and hook
+// load with package workflow.
+func hasChartgateMeta(data []byte) bool {
+	var walk func(state gjson.Result, depth int) bool
+	walk = func(state gjson.Result, depth int) bool {
+		if depth > 256 || !state.IsObject() {
+			return false
+		}
+		if state.Get("meta.chartgate").Exists() {
+			return true
+		}
+		found := false
+		state.Get("states").ForEach(func(_, child gjson.Result) bool {
+			found = walk(child, depth+1)
+			return !found
+		})
+		return found
+	}
+	return gjson.ValidBytes(data) && walk(gjson.ParseBytes(data), 0)
+}
+
+// validateWorkflow loads a workflow as serve and hook do (package
+// workflow: a Statewright file, or an XState machine with meta.chartgate,
+// whose guards the workflow declares and whose warnings are errors); it
+// returns the compiled machine, the number of states of the file and its
+// warnings, or the problems, with their paths in the file. (The machine a
+// Statewright workflow compiles to is chartgate's own: its warnings, if
+// any, have paths in that machine.)
+func validateWorkflow(src *source, format workflow.Format, strict bool, subflows string) (*statechart.Machine, int, []problem) {
+	opts := &workflow.Options{Format: format, Statechart: statechart.Options{Strict: strict}}
 	if subflows != "" {
 		opts.Resolve = func(name string) ([]byte, error) {
 			if name == "" || strings.ContainsAny(name, `/\`) || name == "." || name == ".." {
@@ -163,7 +216,15 @@ func validateStatewright(src *source, strict bool, subflows string) (*statechart
 	if err != nil {
 		return nil, 0, problems(err, "")
 	}
-	return w.Machine, len(gjson.GetBytes(src.data, "states").Map()), nil
+	var warnings []problem
+	if ws := w.Machine.Warnings(); len(ws) > 0 {
+		warnings = problems(ws, "")
+	}
+	n := len(w.Machine.StateIDs()) - 1
+	if format == workflow.FormatStatewright {
+		n = len(gjson.GetBytes(src.data, "states").Map())
+	}
+	return w.Machine, n, warnings
 }
 
 // statewrightPaths puts the problems mcpbind finds in a compiled

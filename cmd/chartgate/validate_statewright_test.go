@@ -83,9 +83,13 @@ func TestValidateFormatFlag(t *testing.T) {
 	assert.Equal(t, exitOK, code)
 	assert.Equal(t, both+": ok (Statewright workflow, 2 states)\n", out)
 
-	// A Statewright file read as XState.
+	// A Statewright file read as XState: XState ignores the key it does
+	// not know, with a warning; --strict makes it an error.
 	sw := writeFile(t, "sw.json", `{"id": "x", "initial": "a", "states": {"a": {"on": {"GO": "b"}}, "b": {"type": "final"}}, "guards": {}}`)
 	code, out, _ = chartgate("validate", sw, "--format", "xstate")
+	assert.Equal(t, exitOK, code)
+	assert.Equal(t, sw+`: guards: warning: unknown key "guards" (did you mean "states"?)`+"\n"+sw+": ok (2 states, 1 warning)\n", out)
+	code, out, _ = chartgate("validate", sw, "--format", "xstate", "--strict")
 	assert.Equal(t, exitFail, code)
 	assert.Equal(t, sw+`: guards: unknown key "guards" (did you mean "states"?)`+"\n", out)
 
@@ -97,4 +101,34 @@ func TestValidateFormatFlag(t *testing.T) {
 	code, out, _ = chartgate("validate", checkoutFile)
 	assert.Equal(t, exitOK, code)
 	assert.Equal(t, checkoutFile+": ok (4 states)\n", out)
+}
+
+// An XState machine with meta.chartgate is a workflow: validate loads it
+// as serve and hook do, so the guards it declares are implemented and a
+// misspelt policy key is an error at its path, not silently ignored.
+func TestValidateXStateWorkflow(t *testing.T) {
+	file := writeFile(t, "deploy.json", `{
+  "id": "deploy", "initial": "test",
+  "meta": {"chartgate": {"guards": {"green": {"field": "passed", "op": "eq", "value": true}}}},
+  "context": {"passed": false},
+  "states": {
+    "test": {"meta": {"chartgate": {"allowed_commands": ["go test"]}}, "on": {"SHIP": {"target": "ship", "guard": "green"}}},
+    "ship": {"type": "final"}
+  }
+}`)
+	code, out, errOut := chartgate("validate", file)
+	assert.Equal(t, exitOK, code, errOut)
+	assert.Equal(t, file+": ok (workflow, 2 states)\n", out)
+
+	bad := writeFile(t, "bad.json", `{
+  "id": "deploy", "initial": "test",
+  "states": {
+    "test": {"meta": {"chartgate": {"alowed_commands": ["go test"]}}, "on": {"SHIP": "ship"}},
+    "ship": {"type": "final"}
+  }
+}`)
+	code, out, _ = chartgate("validate", bad)
+	assert.Equal(t, exitFail, code)
+	assert.Contains(t, out, bad+`: states.test.meta.chartgate.alowed_commands: `)
+	assert.Contains(t, out, `"allowed_commands"`, "the message suggests the key meant")
 }

@@ -165,8 +165,9 @@ func workflowArg(fs *flag.FlagSet, cmd string, args []string, stdout, stderr io.
 	return refOf(pos[0]), exitOK, true
 }
 
-// openGate opens the project and its gate; on failure it reports to stderr
-// and returns a nil gate and the exit code.
+// openGate opens the project and its gate, and prints the workflow's
+// warnings on stderr; on failure it reports to stderr and returns a nil
+// gate and the exit code.
 func openGate(pf projectFlags, stderr io.Writer) (*project, *mcpbind.Gate, int) {
 	p, err := openProject(pf)
 	if err != nil {

@@ -74,6 +74,24 @@ func TestOutOfBandCommands(t *testing.T) {
 }
 
 func projectFlagsOf(wf, store string) projectFlags {
-	format, subflows := "auto", ""
-	return projectFlags{workflow: &wf, store: &store, format: &format, subflows: &subflows}
+	format, subflows, durable := "auto", "", false
+	return projectFlags{workflow: &wf, store: &store, format: &format, subflows: &subflows, durable: &durable}
+}
+
+// TestProjectCommandsRefuseWarnings: a workflow is loaded strictly (what
+// XState would ignore may leave tools ungated): status, history and approve
+// refuse one with warnings, naming every problem.
+func TestProjectCommandsRefuseWarnings(t *testing.T) {
+	wf := writeFile(t, "workflow.json", `{"id": "w", "initial": "a", "tsTypes": {},
+  "states": {"a": {"on": {"GO": {"target": "b", "cond": "ready"}}}, "b": {"type": "final"}}}`)
+	flags := []string{"--workflow", wf, "--store", "memory"}
+	for _, args := range [][]string{{"status"}, {"history", "w:1"}} {
+		code, _, errOut := chartgate(append(args, flags...)...)
+		assert.Equal(t, exitFail, code, args)
+		assert.Equal(t, []string{
+			"chartgate: " + wf + ": 2 errors:",
+			"\ttsTypes: \"tsTypes\" is ignored: XState v4's typegen, for TypeScript only",
+			"\tstates.a.on.GO.cond: \"cond\" is ignored: it is XState v4's name of \"guard\", so the transition is unguarded (XState's development build refuses it)",
+		}, lines(errOut), args)
+	}
 }

@@ -1,0 +1,284 @@
+// This file defines the serve command: the gateway (package gateway) in
+// front of the MCP servers of a configuration file or a command line,
+// served over stdio or Streamable HTTP.
+
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"runtime/debug"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/chartgate/chartgate/gateway"
+	"github.com/chartgate/chartgate/internal/stdio"
+)
+
+const serveUsage = `usage: chartgate serve [--config FILE] [--http ADDR [--stateless]] [--log-level LEVEL] [--workflow FILE ...] [-- COMMAND ARG...]
+
+Serve one MCP server that proxies the MCP servers of FILE and of COMMAND:
+their tools, prompts, resources, completions, logging and progress. Over
+stdio by default (what a host's .mcp.json launches); with --http, over
+Streamable HTTP at http://ADDR/mcp.
+
+  --config FILE     upstream servers, as in a host's .mcp.json:
+                    {"mcpServers": {"fs": {"command": "npx", "args": [...], "env": {...}},
+                                    "remote": {"url": "https://...", "headers": {...}}}}
+                    ${VAR}, ${VAR:-default} and ${env:VAR} are expanded
+  --http ADDR       serve Streamable HTTP at http://ADDR/mcp instead of stdio
+  --stateless       with --http: no sessions (each request stands alone)
+  --log-level LEVEL debug, info (default), warn or error; the log goes to stderr
+  -- COMMAND ARG... one more stdio server, named after its command
+                    (chartgate serve -- npx -y @modelcontextprotocol/server-filesystem /repo)
+
+A tool or prompt name that two servers have becomes SERVER__NAME on both.
+A server that exits is restarted with backoff; the call in flight gets an
+error that names it.
+`
+
+// serveOptions is the serve command line.
+type serveOptions struct {
+	config    string
+	http      string
+	stateless bool
+	logLevel  string
+	command   []string
+	// hooks run on the gateway's server before it is served: where the
+	// options that act on the server (a workflow gate) attach.
+	hooks []serveHook
+}
+
+// serveHook attaches something to the gateway's server before it is
+// served, such as a workflow gate wrapping the server's middleware
+// (gate.Attach(server)). It runs once, after every upstream is connected.
+type serveHook func(ctx context.Context, g *gateway.Gateway, server *mcp.Server) error
+
+// addServeFlags defines serve's flags on fs, filling o.
+func addServeFlags(fs *flag.FlagSet, o *serveOptions) {
+	fs.StringVar(&o.config, "config", "", "upstream servers, in the mcpServers JSON of MCP hosts")
+	fs.StringVar(&o.http, "http", "", "serve Streamable HTTP at http://ADDR/mcp instead of stdio")
+	fs.BoolVar(&o.stateless, "stateless", false, "with --http: no sessions")
+	fs.StringVar(&o.logLevel, "log-level", "info", "debug, info, warn or error")
+}
+
+// cmdServe runs the gateway until standard input ends (stdio), or until
+// SIGINT or SIGTERM. Its log goes to stderr; over stdio, stdout carries
+// MCP only.
+func cmdServe(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := newFlagSet("serve")
+	var o serveOptions
+	addServeFlags(fs, &o)
+	wf := addServeWorkflowFlags(fs)
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return argsError(stdout, stderr, "serve", err)
+	}
+	o.command = pos
+	if len(pos) > 0 && !dashDash(args) {
+		return usageError(stderr, "serve", fmt.Errorf("put the upstream's command after --: chartgate serve -- %s", strings.Join(pos, " ")))
+	}
+	if o.config == "" && len(o.command) == 0 {
+		return usageError(stderr, "serve", errors.New("no upstream server: give --config FILE, or -- COMMAND ARG"))
+	}
+	if o.stateless && o.http == "" {
+		return usageError(stderr, "serve", errors.New("--stateless needs --http"))
+	}
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(o.logLevel)); err != nil {
+		return usageError(stderr, "serve", fmt.Errorf("--log-level %q: use debug, info, warn or error", o.logLevel))
+	}
+	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	var closers []func() error
+	defer func() {
+		for _, c := range closers {
+			_ = c()
+		}
+	}()
+	hook, err := workflowHook(wf, logger, &closers)
+	if err != nil {
+		return usageError(stderr, "serve", err)
+	}
+	if hook != nil {
+		o.hooks = append(o.hooks, hook)
+	}
+	if os.Getenv("GOGC") == "" {
+		// Every message is decoded by go-sdk, allocating tens of KB, twice
+		// per hop: collecting less often takes ~35% off the gateway's
+		// latency for a heap that stays small.
+		debug.SetGCPercent(400)
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	g, server, err := newServeServer(ctx, &o, logger)
+	if err != nil {
+		fmt.Fprintf(stderr, "chartgate serve: %v\n", err)
+		return exitFail
+	}
+	defer g.Close()
+	if o.http == "" {
+		err = serveStdio(ctx, server, stdin, stdout, logger)
+	} else {
+		err = serveHTTP(ctx, server, &o, stderr, logger)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "chartgate serve: %v\n", err)
+		return exitFail
+	}
+	return exitOK
+}
+
+// dashDash reports whether args has "--" (the upstream's command follows).
+func dashDash(args []string) bool {
+	for _, a := range args {
+		if a == "--" {
+			return true
+		}
+	}
+	return false
+}
+
+// newServeServer reads the upstreams of o, starts the gateway and runs
+// o's hooks on its server. This is the seam for options that act on the
+// served server.
+func newServeServer(ctx context.Context, o *serveOptions, logger *slog.Logger) (*gateway.Gateway, *mcp.Server, error) {
+	cfg := &gateway.Config{}
+	if o.config != "" {
+		var err error
+		if cfg, err = gateway.LoadConfig(o.config, nil); err != nil {
+			return nil, nil, err
+		}
+		for _, w := range cfg.Warnings {
+			logger.Warn(o.config + ": " + w)
+		}
+	}
+	if len(o.command) > 0 {
+		name := commandName(o.command)
+		for _, s := range cfg.Servers {
+			if s.Name == name {
+				return nil, nil, fmt.Errorf("the command after -- would be named %q, like a server of %s", name, o.config)
+			}
+		}
+		cfg.Servers = append(cfg.Servers, &gateway.ServerConfig{
+			Name: name, Transport: gateway.TransportStdio, Command: o.command[0], Args: o.command[1:],
+		})
+	}
+	if len(cfg.Servers) == 0 {
+		return nil, nil, fmt.Errorf("%s: no server is enabled", o.config)
+	}
+	info, ok := debug.ReadBuildInfo()
+	g, err := gateway.New(ctx, cfg, &gateway.Options{
+		Logger:         logger,
+		Implementation: &mcp.Implementation{Name: "chartgate", Version: version(info, ok)},
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	server := g.Server()
+	for _, h := range o.hooks {
+		if err := h(ctx, g, server); err != nil {
+			g.Close()
+			return nil, nil, err
+		}
+	}
+	return g, server, nil
+}
+
+// launchers are commands whose first argument that is not a flag names
+// the server they run.
+var launchers = map[string]bool{
+	"npx": true, "bunx": true, "pnpx": true, "uvx": true, "pipx": true,
+	"node": true, "deno": true, "bun": true, "python": true, "python3": true, "uv": true,
+}
+
+// commandName names the server of a command line: npx -y
+// @modelcontextprotocol/server-filesystem /repo is "server-filesystem",
+// ./bin/my-server is "my-server".
+func commandName(command []string) string {
+	name := filepath.Base(command[0])
+	if launchers[strings.TrimSuffix(name, ".exe")] {
+		for _, a := range command[1:] {
+			if !strings.HasPrefix(a, "-") && a != "run" {
+				name = a
+				break
+			}
+		}
+	}
+	if i := strings.LastIndex(name, "/"); i >= 0 && strings.HasPrefix(name, "@") { // @scope/pkg
+		name = name[i+1:]
+	}
+	if i := strings.LastIndex(name, "@"); i > 0 { // pkg@1.2.3
+		name = name[:i]
+	}
+	name = filepath.Base(name)
+	name = strings.TrimSuffix(name, filepath.Ext(name))
+	name = strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-' || r == '.' {
+			return r
+		}
+		return '_'
+	}, name)
+	if len(name) > 64 {
+		name = name[:64]
+	}
+	if name == "" || name == "." {
+		name = "server"
+	}
+	return name
+}
+
+// serveStdio serves one session on stdin and stdout until stdin ends or
+// ctx is done.
+func serveStdio(ctx context.Context, server *mcp.Server, stdin io.Reader, stdout io.Writer, logger *slog.Logger) error {
+	err := server.Run(ctx, &stdio.Transport{Reader: io.NopCloser(stdin), Writer: nopWriteCloser{stdout}, Logger: logger})
+	if err == nil || errors.Is(err, io.EOF) || ctx.Err() != nil {
+		return nil
+	}
+	return err
+}
+
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }
+
+// serveHTTP serves Streamable HTTP at /mcp until ctx is done. It says
+// where on stderr, whatever the log level.
+func serveHTTP(ctx context.Context, server *mcp.Server, o *serveOptions, stderr io.Writer, logger *slog.Logger) error {
+	ln, err := net.Listen("tcp", o.http)
+	if err != nil {
+		return err
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server },
+		&mcp.StreamableHTTPOptions{Stateless: o.stateless, Logger: logger}))
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	fmt.Fprintf(stderr, "chartgate serve: MCP over Streamable HTTP at http://%s/mcp (stateless: %v)\n", ln.Addr(), o.stateless)
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ln) }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+	}
+	// Streams that stay open (a session's GET) would hold Shutdown: give
+	// requests a moment, then close.
+	sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		srv.Close()
+	}
+	return nil
+}

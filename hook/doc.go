@@ -1,0 +1,255 @@
+// Package hook enforces a workflow on an agent host's own tools (its
+// shell, its file editor) through the host's hook protocol, as `chartgate
+// hook HOST` does: one hook event read from the host's JSON ([Parse]),
+// answered from the workflow of the event's agent session ([Handler]),
+// written back in the host's JSON ([Encode]). The workflow is the one the
+// chartgate gateway (`chartgate serve`) of the same agent session uses:
+// same file, same store, same state, so a transition made through the
+// gateway's workflow_transition changes what the hook allows, and an
+// interrupt the hook fires changes what the gateway lists.
+//
+//	ev, err := hook.Parse(hook.ClaudeCode, stdin, "")
+//	h, err := hook.NewHandler(w, gate, store, hook.ProjectDir(ev.Cwd), nil)
+//	res, err := h.Handle(ctx, ev)
+//	os.Stdout.Write(hook.Encode(ev, res))
+//
+// `chartgate install HOST` ([Plan], [Apply]) writes the hooks and the
+// gateway's MCP server entry into the host's configuration.
+//
+// # Hosts
+//
+// The protocols, as each host documents them (read 2026-11-23; the test
+// fixtures in testdata/hosts cite the pages):
+//
+//   - Claude Code (https://code.claude.com/docs/en/hooks): input
+//     {session_id, transcript_path, cwd, permission_mode, hook_event_name,
+//     tool_name, tool_input, tool_use_id, tool_response}. Events used:
+//     SessionStart and UserPromptSubmit (context as
+//     hookSpecificOutput.additionalContext), PreToolUse (deny as
+//     hookSpecificOutput {hookEventName, permissionDecision: "deny",
+//     permissionDecisionReason}), PostToolUse and PostToolUseFailure
+//     (additionalContext), Stop ({"decision": "block", "reason"}).
+//   - Codex (https://developers.openai.com/codex/hooks): Claude Code's
+//     protocol, with differences its documentation and generated schemas
+//     state: PreToolUse and PostToolUse fire for Bash, apply_patch (the
+//     patch in tool_input.command) and MCP tools only, PostToolUse also
+//     after a shell command that failed (tool_response.exit_code), and its
+//     outputs reject unknown fields, so only the documented ones are
+//     written. No PostToolUseFailure.
+//   - Gemini CLI (https://geminicli.com/docs/hooks/reference): SessionStart
+//     and BeforeAgent (hookSpecificOutput.additionalContext), BeforeTool
+//     ({"decision": "deny", "reason"}), AfterTool (tool_response.error
+//     marks a failure), AfterAgent ({"decision": "deny", "reason"} retries
+//     with the reason as the prompt: the stop). Its hooks must print
+//     JSON, so a "go on" is {}.
+//   - Cursor (https://cursor.com/docs/hooks): sessionStart
+//     ({"additional_context"}), beforeShellExecution, beforeMCPExecution,
+//     beforeReadFile and the generic preToolUse ({"permission": "allow"} or
+//     {"permission": "deny", "user_message", "agent_message"}; Cursor
+//     reads an answer without permission as invalid, so "allow" is always
+//     written), afterShellExecution, afterMCPExecution, afterFileEdit,
+//     postToolUse, stop ({"followup_message"}). The session is
+//     conversation_id (or session_id), the folder cwd or
+//     workspace_roots[0]. beforeSubmitPrompt cannot add context.
+//   - Copilot CLI (https://docs.github.com/en/copilot/reference/copilot-cli-reference/cli-hooks-reference):
+//     preToolUse ({"permissionDecision": "deny",
+//     "permissionDecisionReason"}), postToolUse, postToolUseFailure,
+//     agentStop ({"decision": "block", "reason"}); both of its payload
+//     formats. Its camelCase payloads do not carry their event's name: it
+//     is read from their fields, or given with --event. Its
+//     sessionStart, userPromptSubmitted and postToolUse outputs are not
+//     processed, so no context reaches the agent: the refusals carry the
+//     guidance.
+//
+// Where a host's documentation differs from the issue that asked for this
+// package (#10), the documentation was followed: the points above on
+// Codex (tools covered, strict outputs), Cursor (allow written, no prompt
+// context) and Copilot CLI (no event name, no context).
+//
+// # What each event does
+//
+// Every event records its agent session in the store (see "One workflow
+// per agent session"). Then:
+//
+//   - Context events (session start, prompt) inject the phase: the state,
+//     its instructions, the tools allowed now, the shell commands and
+//     environment variables of the state's policy, the call budgets, and
+//     the events that move on with their targets, as Statewright's hook
+//     does on every prompt. A transition waiting for a person's approval
+//     is said instead of the events.
+//   - Pre tool events ask the gate ([mcpbind.Gate.Check]): a tool the
+//     state does not allow is refused with the gate's guidance, the same
+//     a refused MCP call of the gateway gets (what is allowed now, which
+//     transition makes the tool available, the instructions). The shell
+//     tool (the active states' allowed_commands_tool, default Bash) is
+//     then decided by package shellpolicy with each active state's
+//     policy: allowed_commands (every simple command of the line must
+//     match; one rule, shellpolicy.MatchCommand, the gateway's too),
+//     blocked_env, and the tools allowed now for the classes of commands
+//     (a write needs Write or Edit). Edits are held to max_edit_lines (the
+//     larger of the lines removed and written, per replacement) and
+//     max_files_per_state (the files edited since the state was entered,
+//     kept in the session's record). In every state, writes to
+//     .chartgate/ and to the host files that run chartgate are refused.
+//   - Post tool events record the call ([mcpbind.Gate.Record]): it counts
+//     against the budgets (with Statewright's soft max_iterations, a
+//     checkpoint notice once the budget is used up), and a successful
+//     call sends the tool's bound event. Then every file the call wrote
+//     (an edit tool's file, the paths shellpolicy finds a shell command
+//     writes, the files of a Codex patch), relative to the project
+//     folder, is matched against the workflow's interrupts
+//     ([workflow.Workflow.MatchInterrupt]); a match sends
+//     "chartgate.interrupt.<name>" ([mcpbind.Gate.Send], by "hook"), and
+//     the agent is told where it landed.
+//   - Stop events keep the agent going, with the phase as the reason,
+//     until a final state, when the workflow asks for it (below).
+//
+// A final state ends enforcement: every tool and every command is allowed,
+// and the agent may stop.
+//
+// The calls of the gateway's own MCP tools (mcp__chartgate__*, or, in
+// Cursor, a server run as "chartgate serve") are left to the gateway,
+// which gates and records them: the hook neither refuses nor counts them.
+//
+// # One workflow per agent session
+//
+// The workflow's name is the agent session's id: the hook uses
+// mcpbind.Ref{Name: session id}, and the gateway names its MCP session's
+// workflow the same through mcpbind.Options.SessionKey, on the same store
+// and KeyPrefix (the default, from the machine's id), so both reach one
+// record. The hook sees the session id; the gateway, an MCP server the
+// host launched, does not. They meet in the store:
+//
+//   - Every hook event records its session under "chartgate:agents:<id>"
+//     ([AgentKeyPrefix], [AgentSession]): the host, the project folder,
+//     the time, and the hook process' ancestry, its parent process up to
+//     init, each with its start time and name (/proc on Linux, one run of
+//     ps on other Unix systems, none on Windows). The record is rewritten
+//     at most every 30 s, and at every session start (a resumed session
+//     runs in a new host process).
+//   - The gateway (`chartgate serve --session auto`, which `chartgate
+//     install` configures) calls [ResolveSession] through a [Resolver],
+//     whose SessionKey is its mcpbind.Options.SessionKey, with its own
+//     ancestry:
+//     among the sessions of its project seen in the last 12 hours, the one
+//     whose ancestry shares the nearest common ancestor with the
+//     gateway's, init aside; ties go to the session seen last. The agent
+//     host launched both the hook's shell and the gateway, so that
+//     ancestor is the host process. A match is exact when the ancestor is
+//     the gateway's nearest ancestor that is not a shell or a wrapper
+//     ([HostIndex]); the Resolver waits up to 5 s for an exact match (the
+//     host may start its MCP servers before its first hook runs), then
+//     takes the best found, and keeps it.
+//   - Without ancestries, the session seen last in the project is taken.
+//     No session: the gateway keeps a workflow of its own, and logs it.
+//
+// The limits: two agent sessions started at the same moment in one
+// project on a system without /proc or ps cannot be told apart (the
+// newest wins); an agent host that launches its hooks and its MCP servers
+// from processes that share no ancestor below a terminal or a service
+// manager resolves only to the newest session sharing that one; a gateway
+// whose host has run no hook within 5 s of its first request may bind to
+// another session of the project when one shares an ancestor with it
+// (then inexact, and logged); hosts in containers with separate process
+// namespaces share no ancestry.
+//
+// # Tool names
+//
+// A workflow names tools in Statewright's vocabulary, Claude Code's names:
+// Bash, Read, Edit, Write, MultiEdit, NotebookEdit, Glob, Grep, WebFetch,
+// WebSearch, Task. The hosts' own names are mapped to them (Gemini CLI's
+// run_shell_command is Bash, write_file Write, replace Edit, read_file
+// Read; Copilot CLI's bash, create, edit, view; Cursor's Shell and
+// StrReplace; Codex's apply_patch is Write when it only adds files, else
+// Edit), and an MCP tool, which Claude Code, Codex and Gemini CLI call
+// mcp__<server>__<tool>, goes by its own name. A workflow may also name a
+// tool by the host's name (run_shell_command, mcp__github__create_issue,
+// or a pattern such as mcp__github__*): a host's name that some state names
+// (by name, or by a pattern other than "*") is used as it is.
+//
+// # Stopping
+//
+// A workflow asks the agent not to stop before a final state with the
+// setting "stop": "block" ("allow" says the opposite): meta.stop in a
+// Statewright file, meta.chartgate.workflow.stop on an XState machine's
+// root. Statewright workflows default to "block", as Statewright's
+// gateway blocks stopping outside a final state; XState ones to "allow".
+// Stops are refused at most three times in a row (Options.MaxStopBlocks)
+// with no tool call between them, and never while a transition waits for
+// a person's approval, so an agent that cannot move on is not kept in a
+// loop.
+//
+// # Failures
+//
+// A pre tool event that cannot be decided (input that does not parse as
+// the host's, a workflow that does not load, a failing store) is refused,
+// with the reason: the gate does not fail open. Other events report the
+// error on stderr and exit 1, which the hosts show and go on from. An
+// input that is not a hook event at all (not JSON) cannot be answered in
+// the host's format, and exits 1.
+//
+// # The project
+//
+// The project folder holds .chartgate/ (the workflow, the store). A hook
+// finds it ([FindProject]) from the folder the host names first
+// ($CLAUDE_PROJECT_DIR, $GEMINI_PROJECT_DIR, Cursor's workspace root),
+// then the event's cwd, then its own working directory, walking up each
+// to the nearest .chartgate: an agent whose shell moved out of the project
+// stays gated. Without one, nothing is gated. Files are matched against
+// the interrupts relative to the project folder.
+//
+// # Speed
+//
+// A hook is a process started for every tool call. `chartgate hook` opens
+// the SQLite store, compiles the workflow (about 1.5 ms for the coding
+// workflow), records the session and decides; BenchmarkHookProcess in
+// cmd/chartgate measures the whole process. No compiled form is cached
+// between processes: it would save little and could go stale.
+//
+// # Compared with Statewright's hooks
+//
+//   - Refusing a tool the state does not allow: the same, with the
+//     gateway's guidance (the transition that makes it available).
+//   - The shell: better. One parser (shellpolicy) and one pattern rule for
+//     every simple command of a line, nested ones included; Statewright's
+//     hook uses case globs over the whole line, its gateway a prefix.
+//     Statewright's prefix match lets "go build" allow "go build ./...";
+//     here that takes "go build *".
+//   - blocked_env: better: every expansion, assignment and printing of a
+//     variable the parser sees, not a text search.
+//   - Context on every prompt: the same (phase, tools, transitions with
+//     targets, instructions), plus the shell policy, budgets and pending
+//     approvals.
+//   - Interrupts from edits: the same; and better, from the files shell
+//     commands and Codex patches write.
+//   - Stop until final: the same for Statewright workflows, bounded (three
+//     refusals in a row) and never while an approval is pending.
+//   - Checkpoints (max_iterations) and budgets: the same soft notice;
+//     counted in the shared store with the gateway's calls.
+//   - max_edit_lines, max_files_per_state: the same limits (Statewright
+//     applies them in its gateway).
+//   - Sessions: better: one workflow per agent session shared with the
+//     gateway through the store, where Statewright's hook decides from a
+//     state cached at the last prompt.
+//   - Cursor: better than Statewright's advisory mode where Cursor lets a
+//     hook refuse (shell, MCP, reads, preToolUse); its edits can only be
+//     seen after they happen (afterFileEdit).
+//   - chartgate's own files (.chartgate/, the hosts' hook and MCP
+//     configuration): new, refused to the agent in every state, where
+//     Statewright's hook leaves its state and workflow files writable.
+//   - Not yet: context_budget_bytes and the read-dedup warning (they need
+//     the tools' outputs' sizes), env_overrides (a hook cannot set a
+//     tool's environment), model and thinking_level (no hook chooses the
+//     model).
+//
+// # Limits
+//
+//   - Hosts run the hook for the tools their hook protocol covers: Codex
+//     for Bash, apply_patch and MCP tools, Cursor for the events listed.
+//     Other tools are not seen.
+//   - The shell policy's limits are shellpolicy's: a program the line
+//     runs (a build, a script, sqlite3) is not looked into, so writes it
+//     makes, to .chartgate/ too, are not seen.
+//   - PowerShell commands (Copilot CLI's powershell tool) are not parsed:
+//     the tool is gated by name only.
+package hook

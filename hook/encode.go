@@ -1,0 +1,177 @@
+// This file writes a result in each host's output protocol.
+
+package hook
+
+import (
+	"encoding/json"
+	"strings"
+)
+
+// Encode writes the answer to ev in its host's protocol, for the hook's
+// standard output; nil means "print nothing" (the host's default: go on).
+// Each shape follows the host's documentation:
+//
+//	Claude Code, Codex  PreToolUse deny: {"hookSpecificOutput": {"hookEventName": "PreToolUse",
+//	                      "permissionDecision": "deny", "permissionDecisionReason": R}}
+//	                    context: {"hookSpecificOutput": {"hookEventName": E, "additionalContext": C}}
+//	                    Stop: {"decision": "block", "reason": R}
+//	Gemini CLI          BeforeTool deny: {"decision": "deny", "reason": R}
+//	                    context: {"hookSpecificOutput": {"hookEventName": E, "additionalContext": C}}
+//	                    AfterAgent: {"decision": "deny", "reason": R} (a retry with R as the prompt)
+//	                    otherwise {} (its hooks must print JSON)
+//	Cursor              permission events: {"permission": "allow"} or {"permission": "deny",
+//	                      "user_message": U, "agent_message": R}
+//	                    sessionStart, post tool events: {"additional_context": C}
+//	                    beforeSubmitPrompt: {"continue": true}; stop: {"followup_message": R}
+//	Copilot CLI         preToolUse deny: {"permissionDecision": "deny", "permissionDecisionReason": R}
+//	                    agentStop: {"decision": "block", "reason": R}
+//
+// Claude Code and Codex read additionalContext at SessionStart,
+// UserPromptSubmit, PreToolUse and PostToolUse; Codex refuses unknown
+// fields, so only these are written. Copilot CLI processes no output of
+// sessionStart, userPromptSubmitted or postToolUse (command hooks), so
+// context cannot reach its agent: its refusals carry the guidance.
+func Encode(ev Event, r Result) []byte {
+	switch ev.Host {
+	case ClaudeCode, Codex:
+		return encodeClaude(ev, r)
+	case Gemini:
+		return encodeGemini(ev, r)
+	case Cursor:
+		return encodeCursor(ev, r)
+	case Copilot:
+		return encodeCopilot(ev, r)
+	}
+	return nil
+}
+
+// obj is an ordered JSON object for the outputs (hosts show them in logs,
+// so a stable order reads better than a map's).
+type obj []field
+
+type field struct {
+	k string
+	v any
+}
+
+func (o obj) MarshalJSON() ([]byte, error) {
+	var b strings.Builder
+	b.WriteByte('{')
+	for i, f := range o {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		k, err := json.Marshal(f.k)
+		if err != nil {
+			return nil, err
+		}
+		v, err := json.Marshal(f.v)
+		if err != nil {
+			return nil, err
+		}
+		b.Write(k)
+		b.WriteByte(':')
+		b.Write(v)
+	}
+	b.WriteByte('}')
+	return []byte(b.String()), nil
+}
+
+// encode marshals an output object; the values are strings, booleans
+// and nested objs, which always marshal.
+func encode(o obj) []byte {
+	b, err := json.Marshal(o)
+	if err != nil {
+		return nil
+	}
+	return append(b, '\n')
+}
+
+func specific(event string, fields ...field) obj {
+	return obj{{"hookSpecificOutput", append(obj{{"hookEventName", event}}, fields...)}}
+}
+
+func encodeClaude(ev Event, r Result) []byte {
+	switch ev.Kind {
+	case KindPreTool:
+		if r.Deny != "" {
+			return encode(specific(ev.Name, field{"permissionDecision", "deny"}, field{"permissionDecisionReason", r.Deny}))
+		}
+		if r.Context != "" {
+			return encode(specific(ev.Name, field{"additionalContext", r.Context}))
+		}
+	case KindSessionStart, KindPrompt, KindPostTool:
+		if r.Context != "" {
+			return encode(specific(ev.Name, field{"additionalContext", r.Context}))
+		}
+	case KindStop:
+		if r.Block != "" {
+			return encode(obj{{"decision", "block"}, {"reason", r.Block}})
+		}
+	}
+	return nil
+}
+
+func encodeGemini(ev Event, r Result) []byte {
+	switch ev.Kind {
+	case KindPreTool:
+		if r.Deny != "" {
+			return encode(obj{{"decision", "deny"}, {"reason", r.Deny}})
+		}
+	case KindSessionStart, KindPrompt, KindPostTool:
+		if r.Context != "" {
+			return encode(specific(ev.Name, field{"additionalContext", r.Context}))
+		}
+	case KindStop:
+		if r.Block != "" {
+			return encode(obj{{"decision", "deny"}, {"reason", r.Block}})
+		}
+	}
+	return []byte("{}\n")
+}
+
+// cursorPermission lists Cursor's events that answer with a permission.
+var cursorPermission = map[string]bool{
+	"preToolUse": true, "beforeShellExecution": true, "beforeMCPExecution": true, "beforeReadFile": true,
+}
+
+func encodeCursor(ev Event, r Result) []byte {
+	switch {
+	case cursorPermission[ev.Name]:
+		if r.Deny != "" {
+			return encode(obj{{"permission", "deny"}, {"user_message", "chartgate: " + firstLine(r.Deny)}, {"agent_message", r.Deny}})
+		}
+		return encode(obj{{"permission", "allow"}})
+	case ev.Name == "beforeSubmitPrompt":
+		return encode(obj{{"continue", true}})
+	case ev.Kind == KindStop:
+		if r.Block != "" {
+			return encode(obj{{"followup_message", r.Block}})
+		}
+	case ev.Kind == KindSessionStart || ev.Kind == KindPostTool:
+		if r.Context != "" {
+			return encode(obj{{"additional_context", r.Context}})
+		}
+	}
+	return []byte("{}\n")
+}
+
+func encodeCopilot(ev Event, r Result) []byte {
+	switch ev.Kind {
+	case KindPreTool:
+		if r.Deny != "" {
+			return encode(obj{{"permissionDecision", "deny"}, {"permissionDecisionReason", r.Deny}})
+		}
+	case KindStop:
+		if r.Block != "" {
+			return encode(obj{{"decision", "block"}, {"reason", r.Block}})
+		}
+	}
+	return nil
+}
+
+// firstLine returns the first line of s.
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
+}

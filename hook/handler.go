@@ -1,0 +1,607 @@
+// This file defines the Handler, which answers a hook event from the
+// workflow of its agent session: the phase for context events, the gate's
+// and the shell policy's decision before a tool runs, the call's record
+// and the interrupts after, and whether the agent may stop.
+
+package hook
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/tidwall/gjson"
+
+	"github.com/chartgate/chartgate/mcpbind"
+	"github.com/chartgate/chartgate/shellpolicy"
+	"github.com/chartgate/chartgate/statechart"
+	"github.com/chartgate/chartgate/workflow"
+)
+
+// Options configures a [Handler]. The zero value (or nil) means the
+// defaults.
+type Options struct {
+	// Gateway is the name of the chartgate gateway's entry in the host's
+	// MCP configuration (default "chartgate"): the calls of its tools
+	// (mcp__chartgate__*) are left to the gateway, which gates and records
+	// them itself.
+	Gateway string
+	// TransitionTool is the gateway's tool that sends events, named in
+	// the guidance (default "workflow_transition").
+	TransitionTool string
+	// MaxStopBlocks bounds the stops refused in a row, with no tool call
+	// between them (default 3): an agent that cannot move the workflow on
+	// is let go rather than kept in a loop.
+	MaxStopBlocks int
+	// Refresh is how long a session's record in the store is trusted
+	// before a hook writes it again (default 30 s). Session starts always
+	// write it.
+	Refresh time.Duration
+	// Ancestry returns the hook process' ancestry; default [Ancestry].
+	Ancestry func() []Proc
+	// Now returns the current time; default time.Now.
+	Now func() time.Time
+}
+
+// Handler answers the hook events of one project's workflow. Build one per
+// process with [NewHandler]; it is safe for concurrent use.
+type Handler struct {
+	wf      *workflow.Workflow
+	gate    *mcpbind.Gate
+	store   mcpbind.Store
+	project string
+	o       Options
+	stop    bool // the workflow asks that the agent does not stop before a final state
+
+	mcp      map[string]mcpbind.StateMCP // by state id
+	nodes    map[string]statechart.Node  // by state id
+	patterns []string                    // the tool names and patterns the states give, "*" aside
+	vocab    []string                    // the tools named in guidance: the canonical ones and those the states name
+	events   map[string]string           // event -> a tool that sends it
+}
+
+// NewHandler returns a handler of workflow w, whose gate (built with
+// mcpbind.New on w.Machine's engine, store and the KeyPrefix the gateway
+// uses) keeps the workflows of the agent sessions in store. project is
+// the project folder ([ProjectDir]): files are matched against the
+// interrupts relative to it. It fails when the workflow's "stop" setting
+// is neither "block" nor "allow" (see the package documentation).
+func NewHandler(w *workflow.Workflow, gate *mcpbind.Gate, store mcpbind.Store, project string, opts *Options) (*Handler, error) {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.Gateway == "" {
+		o.Gateway = "chartgate"
+	}
+	if o.TransitionTool == "" {
+		o.TransitionTool = "workflow_transition"
+	}
+	if o.MaxStopBlocks <= 0 {
+		o.MaxStopBlocks = 3
+	}
+	if o.Refresh <= 0 {
+		o.Refresh = 30 * time.Second
+	}
+	if o.Ancestry == nil {
+		o.Ancestry = Ancestry
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	stop, err := stopSetting(w)
+	if err != nil {
+		return nil, err
+	}
+	h := &Handler{wf: w, gate: gate, store: store, project: project, o: o, stop: stop,
+		mcp: map[string]mcpbind.StateMCP{}, nodes: map[string]statechart.Node{}, events: map[string]string{}}
+	h.vocab = slices.Clone(vocabulary)
+	for _, sm := range gate.States() {
+		h.mcp[sm.StateID] = sm
+		for _, t := range append(slices.Clone(sm.Tools), sm.Deny...) {
+			if t == "*" {
+				continue
+			}
+			if !slices.Contains(h.patterns, t) {
+				h.patterns = append(h.patterns, t)
+			}
+			if !strings.Contains(t, "*") && !slices.Contains(h.vocab, t) {
+				h.vocab = append(h.vocab, t)
+			}
+		}
+		for tool, ev := range sm.Events {
+			h.events[ev] = tool
+			if !slices.Contains(h.patterns, tool) {
+				h.patterns = append(h.patterns, tool)
+			}
+		}
+	}
+	for _, n := range w.Machine.Nodes() {
+		h.nodes[n.ID] = n
+	}
+	return h, nil
+}
+
+// stopSetting reads the workflow's "stop" setting: meta.stop of a
+// Statewright file, meta.chartgate.workflow.stop of an XState machine
+// (both land in Workflow.Meta.Extra). "block" keeps the agent from
+// stopping before a final state; "allow" does not. The default is "block"
+// for Statewright workflows (what Statewright's gateway does) and "allow"
+// for XState ones.
+func stopSetting(w *workflow.Workflow) (bool, error) {
+	raw, ok := w.Meta.Extra["stop"]
+	if !ok {
+		return w.Format == workflow.FormatStatewright, nil
+	}
+	switch v := gjson.ParseBytes(raw); {
+	case v.Type == gjson.String && v.String() == "block":
+		return true, nil
+	case v.Type == gjson.String && v.String() == "allow":
+		return false, nil
+	}
+	where := "meta.stop"
+	if w.Format == workflow.FormatXState {
+		where = "meta.chartgate.workflow.stop"
+	}
+	return false, fmt.Errorf("hook: %s: must be \"block\" or \"allow\", not %s", where, raw)
+}
+
+// host describes the agent's tools to the gate, for the refusals'
+// guidance.
+func (h *Handler) host() mcpbind.Host {
+	return mcpbind.Host{Tools: h.vocab, TransitionTool: h.o.TransitionTool}
+}
+
+// Handle answers one hook event. Events of kind KindOther get the zero
+// Result. Errors are the store's and the workflow's; a caller should
+// refuse a pre tool event it could not decide.
+func (h *Handler) Handle(ctx context.Context, ev Event) (Result, error) {
+	if ev.Kind == KindOther {
+		return Result{}, nil
+	}
+	sess, err := h.touch(ctx, ev)
+	if err != nil {
+		return Result{}, fmt.Errorf("hook: recording the agent session: %w", err)
+	}
+	ref := mcpbind.Ref{Name: ev.SessionID}
+	wf, err := h.gate.WorkflowOf(ctx, ref)
+	if err != nil {
+		return Result{}, fmt.Errorf("hook: loading the workflow: %w", err)
+	}
+	done := wf.State.Status() == statechart.StatusDone
+	switch ev.Kind {
+	case KindSessionStart, KindPrompt:
+		return Result{Context: h.describe(ctx, ev.Host, ref, wf)}, nil
+	case KindPreTool:
+		if done {
+			return Result{}, nil
+		}
+		return h.preTool(ctx, ev, ref, wf, sess)
+	case KindPostTool:
+		if done {
+			return Result{}, nil
+		}
+		return h.postTool(ctx, ev, ref, wf)
+	case KindStop:
+		return h.stopEvent(ctx, ev, ref, wf, done)
+	}
+	return Result{}, nil
+}
+
+// touch records the agent session in the store: created, or refreshed
+// when the host, the folder or the time asks for it (a session start
+// always: a resumed session may run in a new host process), and its
+// count of refused stops reset by a tool event.
+func (h *Handler) touch(ctx context.Context, ev Event) (*AgentSession, error) {
+	now := h.o.Now()
+	var anc []Proc
+	ancestry := func() []Proc {
+		if anc == nil {
+			anc = h.o.Ancestry()
+		}
+		return anc
+	}
+	s, err := UpdateSession(ctx, h.store, ev.SessionID, func(s *AgentSession) bool {
+		changed := false
+		if s.Seen.IsZero() || ev.Kind == KindSessionStart || s.Host != ev.Host || s.Project != h.project ||
+			s.Cwd != ev.Cwd || now.Sub(s.Seen) >= h.o.Refresh || now.Before(s.Seen) {
+			s.Host, s.Project, s.Cwd, s.Seen, s.Ancestry = ev.Host, h.project, ev.Cwd, now, ancestry()
+			changed = true
+		}
+		if (ev.Kind == KindPreTool || ev.Kind == KindPostTool) && s.StopBlocks != 0 {
+			s.StopBlocks = 0
+			changed = true
+		}
+		return changed
+	})
+	if err == nil && ev.Kind == KindSessionStart {
+		// Best effort: the records of sessions gone for a week.
+		_, _ = PruneSessions(ctx, h.store, now.Add(-7*24*time.Hour))
+	}
+	return s, err
+}
+
+// isGateway reports whether ev's tool is one of the chartgate gateway's:
+// an MCP tool of the server entry named Options.Gateway, or (Cursor, which
+// gives the server's command) of a server run as "chartgate serve".
+func (h *Handler) isGateway(ev Event) bool {
+	if ev.Server == "" {
+		return false
+	}
+	if ev.Server == h.o.Gateway {
+		return true
+	}
+	f := strings.Fields(ev.Server)
+	return len(f) >= 2 && strings.HasPrefix(filepath.Base(f[0]), "chartgate") && slices.Contains(f[1:], "serve")
+}
+
+// gateName returns the name the gate knows ev's tool by: the host's own
+// name when some state names it (by name, or by a pattern other than
+// "*"), else its canonical name (see the package documentation, "Tool
+// names").
+func (h *Handler) gateName(ev Event) string {
+	c := canonical(ev)
+	if ev.Tool != c && h.names(ev.Tool) {
+		return ev.Tool
+	}
+	return c
+}
+
+// names reports whether a state of the workflow names tool, by name or by
+// a pattern other than "*". Tool patterns have mcpbind's one rule, "*"
+// matching any run of characters, which shellpolicy.MatchCommand applies
+// to a one-word text.
+func (h *Handler) names(tool string) bool {
+	for _, p := range h.patterns {
+		if shellpolicy.MatchCommand(p, []string{tool}) {
+			return true
+		}
+	}
+	return false
+}
+
+// nameFor returns the name the gate knows a canonical tool by, for this
+// host: a host name of it that the workflow names, else the canonical one.
+func (h *Handler) nameFor(host Host, tool string) string {
+	for native, c := range hostTools[host] {
+		if c == tool && h.names(native) {
+			return native
+		}
+	}
+	return tool
+}
+
+// activePolicies returns the policies of the active states that set any;
+// a workflow whose active states set none has the zero policy (its shell
+// is Bash, with no allowed_commands).
+func (h *Handler) activePolicies(st statechart.State) []workflow.StatePolicy {
+	var out []workflow.StatePolicy
+	for _, id := range st.StateIDs() {
+		if p, ok := h.wf.Policies[id]; ok {
+			out = append(out, p)
+		}
+	}
+	if len(out) == 0 {
+		out = []workflow.StatePolicy{{AllowedCommandsTool: toolShell}}
+	}
+	return out
+}
+
+// classTools are the tools shell commands' classes need (Statewright's
+// table, shellpolicy.DefaultRequirements).
+var classTools = []string{"Read", "Grep", "Glob", "Edit", "Write", "WebFetch"}
+
+// allowedNow returns which of tools the gate allows now.
+func (h *Handler) allowedNow(ctx context.Context, host Host, ref mcpbind.Ref, tools []string) ([]string, error) {
+	out := []string{}
+	for _, t := range tools {
+		d, err := h.gate.Check(ctx, ref, h.nameFor(host, t), nil, h.host())
+		if err != nil {
+			return nil, err
+		}
+		if d.Allowed {
+			out = append(out, t)
+		}
+	}
+	return out, nil
+}
+
+// preTool decides whether a tool may run: the gate's decision (visible in
+// the active states, within the budgets), then for the shell tool the
+// shell policy of every active state, and for edits max_edit_lines and
+// max_files_per_state.
+func (h *Handler) preTool(ctx context.Context, ev Event, ref mcpbind.Ref, wf *mcpbind.Workflow, sess *AgentSession) (Result, error) {
+	if h.isGateway(ev) {
+		return Result{}, nil
+	}
+	name, canon := h.gateName(ev), canonical(ev)
+	d, err := h.gate.Check(ctx, ref, name, rawObject(ev.Input), h.host())
+	if err != nil {
+		return Result{}, fmt.Errorf("hook: checking %s: %w", name, err)
+	}
+	if !d.Allowed {
+		reason := d.Text
+		if reason == "" {
+			reason = fmt.Sprintf("Tool %q is not available in the current workflow state (%s).", name, stateText(wf.State.Value()))
+		}
+		return Result{Deny: reason}, nil
+	}
+	policies := h.activePolicies(wf.State)
+	if isShell(policies, name, canon) {
+		return h.shell(ctx, ev, ref, wf, policies)
+	}
+	if isEdit(canon) {
+		for _, f := range editedFiles(ev) {
+			if p := projectPath(h.project, ev.Cwd, f); protected(p) {
+				return Result{Deny: protectedReason(p)}, nil
+			}
+		}
+		return h.edit(ev, wf, policies, sess), nil
+	}
+	return Result{}, nil
+}
+
+// protected reports whether a file (as projectPath writes it) is one the
+// agent must not change in any state: chartgate's own folder (the
+// workflow, the store) and the hosts' files that run chartgate's hooks and
+// gateway.
+func protected(p string) bool {
+	if p == ConfigDir || strings.HasPrefix(p, ConfigDir+"/") {
+		return true
+	}
+	switch p {
+	case ".claude/settings.json", ".claude/settings.local.json", ".mcp.json", ".codex/hooks.json", ".codex/config.toml",
+		".cursor/hooks.json", ".cursor/mcp.json", ".gemini/settings.json":
+		return true
+	}
+	return false
+}
+
+func protectedReason(p string) string {
+	return fmt.Sprintf("Writing %s is refused in every state: it holds the workflow, its state, or the configuration that enforces it. A person changes it, not the agent.", p)
+}
+
+// isShell reports whether a tool is the shell tool of one of the active
+// states (allowed_commands_tool, default Bash).
+func isShell(policies []workflow.StatePolicy, name, canon string) bool {
+	for _, p := range policies {
+		t := p.AllowedCommandsTool
+		if t == "" {
+			t = toolShell
+		}
+		if t == name || t == canon {
+			return true
+		}
+	}
+	return false
+}
+
+// shell applies each active state's shell policy to a command: its
+// allowed_commands, its blocked_env, and the tools allowed now for the
+// classes of commands (a write needs Write or Edit).
+func (h *Handler) shell(ctx context.Context, ev Event, ref mcpbind.Ref, wf *mcpbind.Workflow, policies []workflow.StatePolicy) (Result, error) {
+	line := command(ev)
+	tools, err := h.allowedNow(ctx, ev.Host, ref, classTools)
+	if err != nil {
+		return Result{}, err
+	}
+	for _, p := range policies {
+		sp := shellpolicy.Policy{AllowedCommands: p.AllowedCommands, AllowedTools: tools, BlockedEnv: p.BlockedEnv}
+		d := sp.Check(line)
+		if !d.Allowed {
+			return Result{Deny: d.Reason + "\n" + h.moveOn(wf)}, nil
+		}
+		for _, w := range d.Analysis.Writes() {
+			if p := projectPath(h.project, shellDir(ev), w.Path); !w.Dynamic && protected(p) {
+				return Result{Deny: protectedReason(p)}, nil
+			}
+		}
+	}
+	return Result{}, nil
+}
+
+// edit applies max_edit_lines and max_files_per_state to an edit.
+func (h *Handler) edit(ev Event, wf *mcpbind.Workflow, policies []workflow.StatePolicy, sess *AgentSession) Result {
+	state := stateText(wf.State.Value())
+	maxLines, maxFiles := -1, -1
+	for _, p := range policies {
+		if p.MaxEditLines != nil && (maxLines < 0 || *p.MaxEditLines < maxLines) {
+			maxLines = *p.MaxEditLines
+		}
+		if p.MaxFilesPerState != nil && (maxFiles < 0 || *p.MaxFilesPerState < maxFiles) {
+			maxFiles = *p.MaxFilesPerState
+		}
+	}
+	if n := editLines(ev); maxLines >= 0 && n > maxLines {
+		return Result{Deny: fmt.Sprintf("Edit rejected: it changes %d lines, more than the limit of %d in state %s. Break it into smaller edits.", n, maxLines, state)}
+	}
+	if maxFiles >= 0 {
+		done := editsSince(sess, entered(wf))
+		var fresh []string
+		for _, f := range editedFiles(ev) {
+			p := projectPath(h.project, ev.Cwd, f)
+			if !slices.Contains(done, p) && !slices.Contains(fresh, p) {
+				fresh = append(fresh, p)
+			}
+		}
+		if len(fresh) > 0 && len(done)+len(fresh) > maxFiles {
+			return Result{Deny: fmt.Sprintf("Edit rejected: %d files were already edited in state %s, and the limit is %d (%s). Edit those files, or move the workflow on.\n%s",
+				len(done), state, maxFiles, strings.Join(done, ", "), h.moveOn(wf))}
+		}
+	}
+	return Result{}
+}
+
+// entered identifies the entry of the current state: its value and the
+// time of the newest transition of the run history.
+func entered(wf *mcpbind.Workflow) string {
+	since := stateText(wf.State.Value())
+	for i := len(wf.History) - 1; i >= 0; i-- {
+		if wf.History[i].Outcome == "" {
+			return since + "@" + wf.History[i].Time.UTC().Format(time.RFC3339Nano)
+		}
+	}
+	return since
+}
+
+// editsSince returns the files a session edited since the state's entry.
+func editsSince(s *AgentSession, since string) []string {
+	if s == nil || s.Edits == nil || s.Edits.Since != since {
+		return nil
+	}
+	return s.Edits.Files
+}
+
+// maxFiles reports whether an active state bounds the files edited.
+func maxFiles(policies []workflow.StatePolicy) bool {
+	return slices.ContainsFunc(policies, func(p workflow.StatePolicy) bool { return p.MaxFilesPerState != nil })
+}
+
+// postTool records a call that ran (budgets, and the tool's bound event if
+// it succeeded), then sends the interrupts whose file pattern matches a
+// file it wrote.
+func (h *Handler) postTool(ctx context.Context, ev Event, ref mcpbind.Ref, wf *mcpbind.Workflow) (Result, error) {
+	if h.isGateway(ev) {
+		return Result{}, nil
+	}
+	name, canon := h.gateName(ev), canonical(ev)
+	var notes []string
+	tr, err := h.gate.Record(ctx, ref, name, rawObject(ev.Input), &mcp.CallToolResult{IsError: ev.Failed}, h.host())
+	if err != nil {
+		return Result{}, fmt.Errorf("hook: recording %s: %w", name, err)
+	}
+	if tr != nil {
+		notes = append(notes, fmt.Sprintf("chartgate: %s sent %s: the workflow moved from %s to %s.", name, tr.Event.Type, stateText(tr.From), stateText(tr.To)))
+	} else if len(wf.Limits) > 0 {
+		if note, err := h.checkpoint(ctx, ref); err != nil {
+			return Result{}, err
+		} else if note != "" {
+			notes = append(notes, note)
+		}
+	}
+	policies := h.activePolicies(wf.State)
+	var files []string
+	switch {
+	case isEdit(canon):
+		for _, f := range editedFiles(ev) {
+			files = append(files, projectPath(h.project, ev.Cwd, f))
+		}
+		if maxFiles(policies) && !ev.Failed {
+			if err := h.recordEdits(ctx, ev.SessionID, entered(wf), files); err != nil {
+				return Result{}, err
+			}
+		}
+	case isShell(policies, name, canon):
+		if a, err := shellpolicy.Analyze(command(ev)); err == nil {
+			for _, p := range a.Writes() {
+				if !p.Dynamic {
+					files = append(files, projectPath(h.project, shellDir(ev), p.Path))
+				}
+			}
+		}
+	}
+	sent := map[string]bool{}
+	for _, f := range files {
+		in, ok := h.wf.MatchInterrupt(f)
+		if !ok || sent[in.Event] {
+			continue
+		}
+		sent[in.Event] = true
+		t, err := h.gate.Send(ctx, ref, statechart.Event{Type: in.Event, Data: map[string]any{"input": map[string]any{"file": f, "interrupt": in.Name}}}, "hook")
+		if err != nil {
+			return Result{}, fmt.Errorf("hook: sending interrupt %s: %w", in.Name, err)
+		}
+		if t == nil {
+			continue // an interrupt is being handled already
+		}
+		now, err := h.gate.WorkflowOf(ctx, ref)
+		if err != nil {
+			return Result{}, err
+		}
+		notes = append(notes, fmt.Sprintf("chartgate: file %s triggered interrupt %q: the workflow moved from %s to %s.\n%s",
+			f, in.Name, stateText(t.From), stateText(t.To), h.describe(ctx, ev.Host, ref, now)))
+	}
+	return Result{Context: strings.Join(notes, "\n")}, nil
+}
+
+// checkpoint returns the notice of a used-up budget whose state only
+// warns (Statewright's max_iterations): the calls made, and how to move
+// on.
+func (h *Handler) checkpoint(ctx context.Context, ref mcpbind.Ref) (string, error) {
+	now, err := h.gate.WorkflowOf(ctx, ref)
+	if err != nil {
+		return "", err
+	}
+	for _, l := range now.Limits {
+		if l.Warn && l.Calls >= l.Max {
+			return fmt.Sprintf("chartgate checkpoint: %d calls made of %d in state %s. Move the workflow on with %s.\n%s",
+				l.Calls, l.Max, l.State, h.o.TransitionTool, h.moveOn(now)), nil
+		}
+	}
+	return "", nil
+}
+
+// recordEdits adds files to the session's edits in the current state.
+func (h *Handler) recordEdits(ctx context.Context, session, since string, files []string) error {
+	if len(files) == 0 {
+		return nil
+	}
+	_, err := UpdateSession(ctx, h.store, session, func(s *AgentSession) bool {
+		if s.Edits == nil || s.Edits.Since != since {
+			s.Edits = &StateEdits{Since: since}
+		}
+		changed := false
+		for _, f := range files {
+			if !slices.Contains(s.Edits.Files, f) {
+				s.Edits.Files = append(s.Edits.Files, f)
+				changed = true
+			}
+		}
+		return changed
+	})
+	return err
+}
+
+// stopEvent keeps the agent from stopping before a final state, when the
+// workflow asks for it: at most MaxStopBlocks times in a row, and never
+// while a transition waits for a person's approval (the agent cannot move
+// the workflow then).
+func (h *Handler) stopEvent(ctx context.Context, ev Event, ref mcpbind.Ref, wf *mcpbind.Workflow, done bool) (Result, error) {
+	if done || !h.stop || wf.State.Status() != statechart.StatusActive {
+		return Result{}, h.resetStops(ctx, ev.SessionID)
+	}
+	if a, err := h.gate.Pending(ctx, ref); err != nil || a != nil {
+		return Result{}, err
+	}
+	block := false
+	_, err := UpdateSession(ctx, h.store, ev.SessionID, func(s *AgentSession) bool {
+		block = s.StopBlocks < h.o.MaxStopBlocks
+		if block {
+			s.StopBlocks++
+		} else {
+			s.StopBlocks = 0
+		}
+		return true
+	})
+	if err != nil || !block {
+		return Result{}, err
+	}
+	return Result{Block: fmt.Sprintf("chartgate: the workflow is not finished: it is in state %s, not a final state. Move it on with %s before you stop, or say what keeps you from it.\n%s",
+		stateText(wf.State.Value()), h.o.TransitionTool, h.describe(ctx, ev.Host, ref, wf))}, nil
+}
+
+// resetStops sets the session's count of refused stops to zero.
+func (h *Handler) resetStops(ctx context.Context, session string) error {
+	_, err := UpdateSession(ctx, h.store, session, func(s *AgentSession) bool {
+		if s.StopBlocks == 0 {
+			return false
+		}
+		s.StopBlocks = 0
+		return true
+	})
+	return err
+}

@@ -1,0 +1,503 @@
+// This file computes what `chartgate install HOST` changes in a host's
+// configuration files: the hook entries that run `chartgate hook HOST`
+// and the MCP server entry that runs the gateway, merged into what is
+// there, idempotently.
+
+package hook
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+)
+
+// InstallOptions configures [Plan]. The zero value (or nil) means the
+// defaults.
+type InstallOptions struct {
+	// Command runs chartgate, in the hooks and the MCP server entry
+	// (default "chartgate", found on the PATH).
+	Command string
+	// Workflow is the workflow file (default .chartgate/workflow.json);
+	// Store the store (default .chartgate/state.db). Relative paths are
+	// relative to the project folder. The hooks and the gateway get them
+	// only when they differ from the defaults.
+	Workflow, Store string
+	// Servers is the gateway's upstream MCP servers, in the mcpServers
+	// format (default .chartgate/servers.json, passed as --config when the
+	// file exists).
+	Servers string
+	// ServerName is the gateway's entry in the host's MCP configuration
+	// (default "chartgate"; the hooks are told it with --gateway when it
+	// differs).
+	ServerName string
+	// Checkpoint ("soft" or "hard") and DefaultDeny are passed to the
+	// gateway and the hooks alike (--checkpoint, --default-deny), which
+	// must decide the same way; unset, neither gets them.
+	Checkpoint  string
+	DefaultDeny bool
+}
+
+// FileChange is one configuration file and what installing changes in it.
+type FileChange struct {
+	// Path is the file, relative to the project folder.
+	Path string
+	// Old is its content before (nil if it did not exist), New after.
+	Old, New []byte
+}
+
+// Diff returns the unified diff of the change.
+func (c FileChange) Diff() string {
+	oldName := "a/" + filepath.ToSlash(c.Path)
+	if c.Old == nil {
+		oldName = "/dev/null"
+	}
+	return unifiedDiff(oldName, "b/"+filepath.ToSlash(c.Path), c.Old, c.New)
+}
+
+// Installable lists the hosts [Plan] can install into.
+var Installable = []Host{ClaudeCode, Codex, Cursor, Gemini}
+
+// Plan returns the changes installing chartgate for host makes to the
+// configuration files in the project folder dir, without writing them:
+// only the files that change, so a second installation plans none. The
+// entries chartgate owns are recognised by their command (a "chartgate
+// ... hook HOST" hook, an MCP server of ServerName) and replaced in
+// place; everything else in the files is kept, in its order.
+func Plan(host Host, dir string, opts *InstallOptions) ([]FileChange, error) {
+	var o InstallOptions
+	if opts != nil {
+		o = *opts
+	}
+	if o.Command == "" {
+		o.Command = "chartgate"
+	}
+	if o.ServerName == "" {
+		o.ServerName = "chartgate"
+	}
+	if o.Servers == "" {
+		o.Servers = filepath.Join(ConfigDir, "servers.json")
+	}
+	in := installer{host: host, dir: dir, o: o}
+	switch host {
+	case ClaudeCode:
+		return in.run(
+			func() (FileChange, error) { return in.nestedHooks(".claude/settings.json", claudeEvents, nil) },
+			func() (FileChange, error) { return in.mcpJSON(".mcp.json") },
+		)
+	case Codex:
+		return in.run(
+			func() (FileChange, error) { return in.nestedHooks(".codex/hooks.json", codexEvents, nil) },
+			func() (FileChange, error) { return in.codexTOML(".codex/config.toml") },
+		)
+	case Gemini:
+		return in.run(
+			func() (FileChange, error) {
+				return in.nestedHooks(".gemini/settings.json", geminiEvents, jstr("chartgate"))
+			},
+			func() (FileChange, error) { return in.mcpJSON(".gemini/settings.json") },
+		)
+	case Cursor:
+		return in.run(
+			func() (FileChange, error) { return in.cursorHooks(".cursor/hooks.json") },
+			func() (FileChange, error) { return in.mcpJSON(".cursor/mcp.json") },
+		)
+	}
+	return nil, fmt.Errorf("hook: chartgate cannot install into %q: use one of claude-code, codex, cursor, gemini", host)
+}
+
+// Apply writes the changes, each file whole (through a temporary file
+// renamed over it), creating missing folders.
+func Apply(dir string, changes []FileChange) error {
+	for _, c := range changes {
+		path := filepath.Join(dir, c.Path)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			return err
+		}
+		mode := fs.FileMode(0o644)
+		if fi, err := os.Stat(path); err == nil {
+			mode = fi.Mode().Perm()
+		}
+		tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".chartgate-*")
+		if err != nil {
+			return err
+		}
+		_, werr := tmp.Write(c.New)
+		cerr := tmp.Close()
+		if err := errors.Join(werr, cerr, os.Chmod(tmp.Name(), mode)); err != nil {
+			os.Remove(tmp.Name())
+			return fmt.Errorf("writing %s: %w", c.Path, err)
+		}
+		if err := os.Rename(tmp.Name(), path); err != nil {
+			os.Remove(tmp.Name())
+			return fmt.Errorf("writing %s: %w", c.Path, err)
+		}
+	}
+	return nil
+}
+
+// The events each host's hooks are installed on.
+var (
+	claudeEvents = []string{"SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "PostToolUseFailure", "Stop"}
+	codexEvents  = []string{"SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop"}
+	geminiEvents = []string{"SessionStart", "BeforeAgent", "BeforeTool", "AfterTool", "AfterAgent"}
+	cursorEvents = []string{"sessionStart", "preToolUse", "beforeShellExecution", "beforeMCPExecution", "beforeReadFile",
+		"afterShellExecution", "afterMCPExecution", "afterFileEdit", "stop"}
+	// cursorMatchers narrow Cursor's generic preToolUse to its file tools,
+	// so that edits are refused before they happen; the shell, MCP calls and
+	// reads have their dedicated events (a second check of them would only
+	// cost time: pre tool events record nothing).
+	cursorMatchers = map[string]string{"preToolUse": "Write|StrReplace|Edit|Delete|MultiEdit"}
+)
+
+// installer plans one host's installation. Files two steps touch (Gemini
+// CLI keeps hooks and MCP servers in one settings.json) are read from the
+// previous step's result.
+type installer struct {
+	host    Host
+	dir     string
+	o       InstallOptions
+	pending map[string][]byte // files changed by earlier steps
+}
+
+func (in *installer) run(steps ...func() (FileChange, error)) ([]FileChange, error) {
+	in.pending = map[string][]byte{}
+	var order []string
+	orig := map[string][]byte{}
+	for _, step := range steps {
+		c, err := step()
+		if err != nil {
+			return nil, err
+		}
+		if _, seen := orig[c.Path]; !seen {
+			orig[c.Path] = c.Old
+			order = append(order, c.Path)
+		}
+		in.pending[c.Path] = c.New
+	}
+	var out []FileChange
+	for _, p := range order {
+		if !bytes.Equal(orig[p], in.pending[p]) {
+			out = append(out, FileChange{Path: p, Old: orig[p], New: in.pending[p]})
+		}
+	}
+	return out, nil
+}
+
+// read returns a file's content as the earlier steps left it, and nil if
+// it does not exist.
+func (in *installer) read(rel string) ([]byte, error) {
+	if data, ok := in.pending[rel]; ok {
+		return data, nil
+	}
+	data, err := os.ReadFile(filepath.Join(in.dir, rel))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	return data, err
+}
+
+// readJSON reads a JSON object file (a missing or empty one is {}).
+func (in *installer) readJSON(rel string) (old []byte, doc *jvalue, indent string, err error) {
+	old, err = in.read(rel)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	if len(bytes.TrimSpace(old)) == 0 {
+		return old, &jvalue{kind: '{'}, "  ", nil
+	}
+	doc, err = parseJSON(old)
+	if err != nil {
+		return nil, nil, "", fmt.Errorf("%s: %w; it was not changed", rel, err)
+	}
+	if doc.kind != '{' {
+		return nil, nil, "", fmt.Errorf("%s: must hold a JSON object; it was not changed", rel)
+	}
+	return old, doc, indentOf(old), nil
+}
+
+// projectArgs returns the flags that give the hooks and the gateway the
+// store, when it is not the default, and how to decide (checkpoint,
+// default-deny).
+func (in *installer) projectArgs() []string {
+	var args []string
+	if s := in.o.Store; s != "" && filepath.Clean(s) != filepath.Join(ConfigDir, "state.db") {
+		args = append(args, "--store", filepath.ToSlash(s))
+	}
+	if in.o.Checkpoint != "" {
+		args = append(args, "--checkpoint", in.o.Checkpoint)
+	}
+	if in.o.DefaultDeny {
+		args = append(args, "--default-deny")
+	}
+	return args
+}
+
+// hookCommand is the command of every hook: chartgate hook HOST [flags].
+func (in *installer) hookCommand() string {
+	words := []string{in.o.Command, "hook", string(in.host)}
+	if w := in.o.Workflow; w != "" && filepath.Clean(w) != filepath.Join(ConfigDir, "workflow.json") {
+		words = append(words, "--workflow", filepath.ToSlash(w))
+	}
+	words = append(words, in.projectArgs()...)
+	if in.o.ServerName != "chartgate" {
+		words = append(words, "--gateway", in.o.ServerName)
+	}
+	for i, w := range words {
+		words[i] = shellQuote(w)
+	}
+	return strings.Join(words, " ")
+}
+
+// serveArgs are the gateway's arguments: serve --workflow FILE --session
+// auto [flags] [--config SERVERS]. --session auto makes it keep the
+// workflow of the agent session whose hooks run beside it.
+func (in *installer) serveArgs() []string {
+	w := in.o.Workflow
+	if w == "" {
+		w = filepath.Join(ConfigDir, "workflow.json")
+	}
+	args := append([]string{"serve", "--workflow", filepath.ToSlash(w), "--session", "auto"}, in.projectArgs()...)
+	servers := in.o.Servers
+	if !filepath.IsAbs(servers) {
+		servers = filepath.Join(in.dir, servers)
+	}
+	if _, err := os.Stat(servers); err == nil {
+		args = append(args, "--config", filepath.ToSlash(in.o.Servers))
+	}
+	return args
+}
+
+// ours reports whether a hook command is chartgate's hook for this host:
+// "<chartgate> hook HOST ...".
+func (in *installer) ours(cmd string) bool {
+	f := strings.Fields(cmd)
+	return len(f) >= 3 && strings.HasPrefix(filepath.Base(strings.Trim(f[0], `'"`)), "chartgate") && f[1] == "hook" && f[2] == string(in.host)
+}
+
+// nestedHooks merges chartgate's hooks into a file in the format Claude
+// Code, Codex and Gemini CLI share: {"hooks": {EVENT: [{"matcher",
+// "hooks": [{"type": "command", "command"}]}]}}. On each event, the first
+// handler of ours is replaced in place and any other removed (with its
+// group when that is left empty); without one, a group of ours is added
+// at the end. name, if not nil, is the handler's "name" (Gemini CLI).
+func (in *installer) nestedHooks(rel string, events []string, name *jvalue) (FileChange, error) {
+	old, doc, indent, err := in.readJSON(rel)
+	if err != nil {
+		return FileChange{}, err
+	}
+	hooks, err := doc.child("hooks", '{', rel+": hooks")
+	if err != nil {
+		return FileChange{}, err
+	}
+	handler := jobj(member{"type", jstr("command")}, member{"command", jstr(in.hookCommand())})
+	if name != nil {
+		handler.set("name", name)
+	}
+	for _, ev := range events {
+		path := rel + ": hooks." + ev
+		groups, err := hooks.child(ev, '[', path)
+		if err != nil {
+			return FileChange{}, err
+		}
+		placed := false
+		var kept []*jvalue
+		for _, g := range groups.vals {
+			hs := g.get("hooks")
+			if g.kind != '{' || hs == nil || hs.kind != '[' {
+				kept = append(kept, g)
+				continue
+			}
+			var hkept []*jvalue
+			removed := false
+			for _, hd := range hs.vals {
+				if !in.ours(hd.get("command").str()) {
+					hkept = append(hkept, hd)
+					continue
+				}
+				if !placed {
+					hkept = append(hkept, handler)
+					placed = true
+					continue
+				}
+				removed = true
+			}
+			if removed && len(hkept) == 0 {
+				continue // a group that held only a duplicate of ours
+			}
+			hs.vals = hkept
+			kept = append(kept, g)
+		}
+		groups.vals = kept
+		if !placed {
+			groups.vals = append(groups.vals, jobj(member{"hooks", jarr(handler)}))
+		}
+	}
+	return FileChange{Path: rel, Old: old, New: doc.encode(indent)}, nil
+}
+
+// cursorHooks merges chartgate's hooks into Cursor's hooks.json:
+// {"version": 1, "hooks": {EVENT: [{"command"}]}}.
+func (in *installer) cursorHooks(rel string) (FileChange, error) {
+	old, doc, indent, err := in.readJSON(rel)
+	if err != nil {
+		return FileChange{}, err
+	}
+	if doc.get("version") == nil {
+		doc.keys, doc.vals = append([]string{"version"}, doc.keys...), append([]*jvalue{{raw: []byte("1")}}, doc.vals...)
+	}
+	hooks, err := doc.child("hooks", '{', rel+": hooks")
+	if err != nil {
+		return FileChange{}, err
+	}
+	for _, ev := range cursorEvents {
+		list, err := hooks.child(ev, '[', rel+": hooks."+ev)
+		if err != nil {
+			return FileChange{}, err
+		}
+		entry := jobj(member{"command", jstr(in.hookCommand())})
+		if m := cursorMatchers[ev]; m != "" {
+			entry.set("matcher", jstr(m))
+		}
+		placed := false
+		var kept []*jvalue
+		for _, e := range list.vals {
+			if !in.ours(e.get("command").str()) {
+				kept = append(kept, e)
+				continue
+			}
+			if !placed {
+				kept = append(kept, entry)
+				placed = true
+			}
+		}
+		if !placed {
+			kept = append(kept, entry)
+		}
+		list.vals = kept
+	}
+	return FileChange{Path: rel, Old: old, New: doc.encode(indent)}, nil
+}
+
+// mcpJSON sets the gateway's entry in a file with {"mcpServers": {NAME:
+// {"command", "args"}}} (Claude Code's .mcp.json, Cursor's mcp.json,
+// Gemini CLI's settings.json): command and args are set, the entry's
+// other keys (env …) kept.
+func (in *installer) mcpJSON(rel string) (FileChange, error) {
+	old, doc, indent, err := in.readJSON(rel)
+	if err != nil {
+		return FileChange{}, err
+	}
+	servers, err := doc.child("mcpServers", '{', rel+": mcpServers")
+	if err != nil {
+		return FileChange{}, err
+	}
+	entry, err := servers.child(in.o.ServerName, '{', rel+": mcpServers."+in.o.ServerName)
+	if err != nil {
+		return FileChange{}, err
+	}
+	entry.set("command", jstr(in.o.Command))
+	entry.set("args", jstrs(in.serveArgs()))
+	return FileChange{Path: rel, Old: old, New: doc.encode(indent)}, nil
+}
+
+// codexTOML sets the gateway's table in Codex's config.toml,
+// [mcp_servers.NAME] with command and args: the table is replaced where it
+// is (up to the next table header, so its sub-tables such as .env stay),
+// or appended. The rest of the file is kept byte for byte.
+func (in *installer) codexTOML(rel string) (FileChange, error) {
+	old, err := in.read(rel)
+	if err != nil {
+		return FileChange{}, err
+	}
+	name := in.o.ServerName
+	var table strings.Builder
+	fmt.Fprintf(&table, "[mcp_servers.%s]\n", tomlKey(name))
+	fmt.Fprintf(&table, "command = %s\n", tomlString(in.o.Command))
+	args := in.serveArgs()
+	quoted := make([]string, len(args))
+	for i, a := range args {
+		quoted[i] = tomlString(a)
+	}
+	fmt.Fprintf(&table, "args = [%s]\n", strings.Join(quoted, ", "))
+
+	header := regexp.MustCompile(`^\s*\[\s*mcp_servers\s*\.\s*(` + regexp.QuoteMeta(name) + `|"` + regexp.QuoteMeta(name) + `")\s*\]\s*(#.*)?$`)
+	anyHeader := regexp.MustCompile(`^\s*\[`)
+	lines := splitLines(string(old))
+	start := slices.IndexFunc(lines, func(l string) bool { return header.MatchString(strings.TrimRight(l, "\r\n")) })
+	var out strings.Builder
+	if start < 0 {
+		out.Write(old)
+		if len(old) > 0 {
+			if !bytes.HasSuffix(old, []byte("\n")) {
+				out.WriteByte('\n')
+			}
+			out.WriteByte('\n')
+		}
+		out.WriteString(table.String())
+	} else {
+		end := start + 1
+		for end < len(lines) && !anyHeader.MatchString(lines[end]) {
+			end++
+		}
+		// Keep the blank lines and comments that end the block: they
+		// belong to what follows.
+		trail := end
+		for trail > start+1 {
+			t := strings.TrimSpace(lines[trail-1])
+			if t != "" && !strings.HasPrefix(t, "#") {
+				break
+			}
+			trail--
+		}
+		out.WriteString(strings.Join(lines[:start], ""))
+		out.WriteString(table.String())
+		out.WriteString(strings.Join(lines[trail:], ""))
+	}
+	return FileChange{Path: rel, Old: old, New: []byte(out.String())}, nil
+}
+
+// tomlString writes a TOML basic string.
+func tomlString(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for _, r := range s {
+		switch {
+		case r == '"' || r == '\\':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case r < 0x20 || r == 0x7f:
+			fmt.Fprintf(&b, `\u%04X`, r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
+}
+
+// tomlKey writes a TOML key: bare when it can be, else quoted.
+func tomlKey(k string) string {
+	if k != "" && strings.Trim(k, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-") == "" {
+		return k
+	}
+	return tomlString(k)
+}
+
+// shellQuote quotes a word for the shell that runs a hook's command, when
+// it needs it.
+func shellQuote(w string) string {
+	if w != "" && strings.Trim(w, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./:=@%+,") == "" {
+		return w
+	}
+	return "'" + strings.ReplaceAll(w, "'", `'\''`) + "'"
+}
