@@ -8,7 +8,6 @@ package statechart
 
 import (
 	"cmp"
-	"errors"
 	"slices"
 
 	"github.com/chartgate/chartgate/internal/jsonx"
@@ -251,13 +250,4 @@ func errorOf(v any) error {
 		return err
 	}
 	return &RejectionError{Value: v}
-}
-
-// valueOfError is the reverse of errorOf: the value XState would hold.
-func valueOfError(err error) any {
-	var re *RejectionError
-	if errors.As(err, &re) {
-		return re.Value
-	}
-	return err
 }

@@ -161,7 +161,6 @@ type system struct {
 	post    func(func())                  // run f later as an entry point, in order
 	resume  func(Child) ActorLogic        // ActorOptions.Resume
 	rootErr func(err error, errValue any) // the root ended in status error
-	afterFn func(time.Duration, func()) func() bool
 }
 
 func newSystem(ctx context.Context, m *Machine) *system {

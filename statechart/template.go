@@ -42,9 +42,6 @@ func compileTemplate(v gjson.Result, path jsonPath, roots []string) (*template, 
 	return t, nil
 }
 
-// literalTemplate is a template that is only the value v.
-func literalTemplate(v any) *template { return &template{value: v} }
-
 // refValue is a $ref object inside a compiled template: its path.
 type refValue []string
 

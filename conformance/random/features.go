@@ -123,8 +123,7 @@ func (m *Machine) FeatureList() []string {
 	if m.Clock == "eventloop" {
 		add("eventloop-clock")
 	}
-	var inline func(v any)
-	inline = func(v any) {
+	inline := func(v any) {
 		o, ok := v.(obj)
 		if !ok {
 			return
