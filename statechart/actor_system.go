@@ -198,3 +198,24 @@ func (a *Actor) emitted(ev Event) {
 		}
 	}
 }
+
+// Deliver feeds back what a child of the actor's system reports, as
+// [Machine.Deliver] does for the pure API: typically a child whose logic
+// is a nil [Promise], run elsewhere, found by its session in
+// [Snapshot.Children]. A report for a child that is no longer running
+// changes nothing and returns [ErrNoChild].
+func (a *Actor) Deliver(ctx context.Context, rep Report) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.sys == nil {
+		return ErrNoChild
+	}
+	c := a.sys.bySession[rep.Session]
+	if c == nil || c.kind == cellMachine || c.proc != procRunning || c.status != StatusActive {
+		return ErrNoChild
+	}
+	a.callErr, a.sys.steps = nil, 0
+	c.deliver(rep)
+	a.afterEntry()
+	return a.callResult()
+}

@@ -31,7 +31,9 @@ type ActorLogic interface{ actorLogic() }
 //
 // In the pure API ([Machine.TransitionEffects] and its siblings) the
 // function is not called: the child is external, and the caller runs it
-// (see [StartChild]).
+// (see [StartChild]). A nil Promise is logic that runs elsewhere also for
+// an [Actor], which starts nothing for it: its result comes back with
+// [Actor.Deliver].
 type Promise func(ctx context.Context, input any) (output any, err error)
 
 // Callback is callback actor logic (XState's fromCallback). The function

@@ -320,3 +320,18 @@ func TestActorStopEndsEveryChild(t *testing.T) {
 	assert.Equal(t, statechart.StatusStopped, a.Snapshot().Status())
 	assert.NoError(t, a.Send(ctx, statechart.NewEvent("ANY")), "events to a stopped actor are ignored")
 }
+
+func TestActorDeliversWorkRunElsewhere(t *testing.T) {
+	ctx := context.Background()
+	m := compileWith(t, fetchMachine, statechart.Implementations{Actors: map[string]statechart.ActorLogic{"fetch": statechart.Promise(nil)}})
+	a := statechart.NewActor(m, nil)
+	require.NoError(t, a.Start(ctx))
+	c, ok := a.Snapshot().Child("f")
+	require.True(t, ok)
+	assert.Equal(t, statechart.StatusActive, c.Status)
+	require.NoError(t, a.Deliver(ctx, statechart.Report{Session: c.Session, Kind: statechart.ReportDone, Output: "ada"}))
+	s := a.Snapshot()
+	assert.True(t, s.Matches("ready"))
+	assert.Equal(t, "ada", s.Context()["user"])
+	assert.ErrorIs(t, a.Deliver(ctx, statechart.Report{Session: c.Session, Kind: statechart.ReportDone}), statechart.ErrNoChild)
+}

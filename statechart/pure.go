@@ -158,6 +158,12 @@ func (m *Machine) Deliver(ctx context.Context, s *Snapshot, rep Report, now time
 	if c == nil || c.kind == cellMachine || c.proc != procRunning || c.status != StatusActive {
 		return s, nil, ErrNoChild
 	}
+	c.deliver(rep)
+	return sys.result(s)
+}
+
+// deliver gives a child what it reports.
+func (c *cell) deliver(rep Report) {
 	switch rep.Kind {
 	case ReportDone:
 		c.settle(rep.Output, true, nil)
@@ -172,7 +178,6 @@ func (m *Machine) Deliver(ctx context.Context, s *Snapshot, rep Report, now time
 			c.parent.send(rep.Event)
 		}
 	}
-	return sys.result(s)
 }
 
 func newPureSystem(ctx context.Context, m *Machine, now time.Time) *system {

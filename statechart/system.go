@@ -782,6 +782,9 @@ func (c *cell) startLogic() error {
 	}
 	switch l := c.run.(type) {
 	case Promise:
+		if l == nil {
+			return nil // runs elsewhere: see Actor.Deliver
+		}
 		ctx, cancel := context.WithCancel(sys.ctx)
 		c.cancel = cancel
 		input := c.input
@@ -797,6 +800,9 @@ func (c *cell) startLogic() error {
 			})
 		}()
 	case Callback:
+		if l == nil {
+			return nil
+		}
 		return c.startCallback(l)
 	case *declPromise:
 		settle := func() {
