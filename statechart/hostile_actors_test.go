@@ -157,3 +157,19 @@ func BenchmarkHostileChildTimers(b *testing.B) {
 		}
 	}
 }
+
+func TestNextDueSeesChildMachinesTimers(t *testing.T) {
+	ctx := context.Background()
+	m := hostileActorMachine(t, hostileInvokes(3, "timer"), map[string]statechart.ActorLogic{"timer": timerChild(t)}, nil)
+	start := time.UnixMilli(0)
+	s, _, err := m.StartEffects(ctx, nil, start)
+	require.NoError(t, err)
+	assert.Empty(t, s.Pending(), "the root has no delayed event of its own")
+	due, ok := s.NextDue()
+	require.True(t, ok)
+	assert.Equal(t, start.Add(10*time.Millisecond), due)
+	s, _, err = m.AdvanceEffects(ctx, s, due)
+	require.NoError(t, err)
+	_, ok = s.NextDue()
+	assert.False(t, ok)
+}

@@ -258,7 +258,9 @@ type PendingEvent struct {
 	Due   time.Time // when it will be processed
 }
 
-// Pending returns the delayed events waiting to be processed, earliest first.
+// Pending returns the delayed events of this machine waiting to be
+// processed, earliest first (those of its child machines are in their own
+// snapshots: [Child].Snapshot).
 func (s *Snapshot) Pending() []PendingEvent {
 	ts := s.timers.byDue()
 	out := make([]PendingEvent, len(ts))
@@ -268,10 +270,21 @@ func (s *Snapshot) Pending() []PendingEvent {
 	return out
 }
 
-// NextDue returns the time of the earliest pending delayed event, if any.
+// NextDue returns the time of the earliest pending delayed event of the
+// machine or of its child machines, if any: when [Machine.Advance] (or
+// AdvanceEffects) has something to do.
 func (s *Snapshot) NextDue() (time.Time, bool) {
 	t, ok := s.timers.next()
-	return t.due, ok
+	due := t.due
+	for _, e := range s.children.all() {
+		if e.rec == nil || e.rec.snap == nil || e.rec.status != StatusActive {
+			continue
+		}
+		if d, ok2 := e.rec.snap.NextDue(); ok2 && (!ok || d.Before(due)) {
+			due, ok = d, true
+		}
+	}
+	return due, ok
 }
 
 // clearTimers drops every pending delayed event.

@@ -938,8 +938,9 @@ func (c *cell) materialize() *Snapshot {
 		}
 		return e
 	})
+	s.seq = c.sys.seq // the system's counter numbers every delayed event of it
 	if c.parent == nil {
-		s.seq, s.sessions = c.sys.seq, c.sys.sessions
+		s.sessions = c.sys.sessions
 	}
 	return s
 }
