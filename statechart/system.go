@@ -648,7 +648,6 @@ func (c *cell) exec(e effect) error {
 		}
 	case fxStop:
 		e.cell.stop()
-
 	case fxSend:
 		if e.cell == nil {
 			return fmt.Errorf("cannot send %q to %q: there is no such actor", e.event.Type, e.id)
