@@ -215,19 +215,26 @@ func (r *runner) executeActions(actions []*action, ev Event, node int) {
 				}
 			}
 		case actionLog:
-		case actionSpawn:
-			r.spawnChild(a.spawn, ev, node)
-		case actionStopChild:
-			r.stopChildByID(a.id)
-		case actionSendTo:
-			r.sendTo(a, ev, node)
-		case actionEmit:
-			r.fx = append(r.fx, effect{kind: fxEmit, event: a.emit.resolve(scope{context: r.s.context, event: ev})})
-		case actionEnqueue:
-			r.enqueueActions(a.enqueue, ev, node)
+		default:
+			if r.executeActorAction(a, ev, node); r.err != nil {
+				return
+			}
 		}
-		if r.err != nil {
-			return
-		}
+	}
+}
+
+// executeActorAction executes an action that concerns other actors.
+func (r *runner) executeActorAction(a *action, ev Event, node int) {
+	switch a.kind {
+	case actionSpawn:
+		r.spawnChild(a.spawn, ev, node)
+	case actionStopChild:
+		r.stopChildByID(a.id)
+	case actionSendTo:
+		r.sendTo(a, ev, node)
+	case actionEmit:
+		r.fx = append(r.fx, effect{kind: fxEmit, event: a.emit.resolve(scope{context: r.s.context, event: ev})})
+	case actionEnqueue:
+		r.enqueueActions(a.enqueue, ev, node)
 	}
 }

@@ -89,7 +89,7 @@ func (a *Actor) afterEntry() {
 	if h := sys.halted; h != nil && sys.root.proc != procStopped {
 		// No caller can be told which event was too much: the root keeps
 		// its state with status error, and the system stops.
-		sys.root.snap = failedSnapshot(sys.root.snap, h, nil)
+		sys.root.snap = failedSnapshot(sys.root.snap, h)
 		sys.stopAll()
 		a.notifySubscribers()
 	}

@@ -100,6 +100,9 @@ type runner struct {
 	pendingFx     []int
 	pendingTimers []pendingTimer
 	ownsChildren  bool // s.children was cloned in this call and may change in place
+	// actorState: a field above was set in this call (attach, deferCustom),
+	// so begin resets them; a plain call leaves them untouched.
+	actorState bool
 }
 
 // pendingTimer is a delayed send to a child of the state being entered.
@@ -119,10 +122,14 @@ func (r *runner) begin(ctx context.Context, s *Snapshot, now time.Time) {
 	r.steps, r.outOfSteps, r.valueOK, r.value = 0, nil, false, nil
 	r.ownsTimers, r.copiedTimers, r.logTimers, r.timerLog = false, false, false, r.timerLog[:0]
 	r.ownsHistory = false
-	r.sys, r.self, r.fx = nil, nil, r.fx[:0]
-	r.deferCustom, r.customErr, r.customNode = false, nil, -1
-	r.ownsChildren = false
-	r.deferredIDs, r.pendingFx, r.pendingTimers = nil, r.pendingFx[:0], r.pendingTimers[:0]
+	if r.actorState {
+		// Only a call for an actor system, or a start, sets these.
+		r.sys, r.self, r.fx = nil, nil, r.fx[:0]
+		r.deferCustom, r.customErr, r.customNode = false, nil, -1
+		r.ownsChildren = false
+		r.deferredIDs, r.pendingFx, r.pendingTimers = nil, r.pendingFx[:0], r.pendingTimers[:0]
+		r.actorState = false
+	}
 	n := len(r.m.nodes)
 	if len(r.active) != n {
 		r.active = make([]bool, n)
@@ -198,7 +205,13 @@ func (r *runner) forgetDomains() {
 
 // attach makes the runner work for cell c of an actor system.
 func (r *runner) attach(c *cell) {
-	r.sys, r.self = c.sys, c
+	r.sys, r.self, r.actorState = c.sys, c, true
+}
+
+// deferCustomErrors makes the call an initial macrostep of an actor (see
+// deferCustom).
+func (r *runner) deferCustomErrors() {
+	r.deferCustom, r.actorState = true, true
 }
 
 // customError is the error of the custom action that failed during an
@@ -277,10 +290,9 @@ func (r *runner) macrostep(ev Event) {
 	if len(ts) == 0 && strings.HasPrefix(ev.Type, errorActorPrefix) {
 		// XState: an unhandled actor error puts the machine in error with
 		// the event's error, and stops and removes its children.
-		errValue := ev.Data["error"]
 		r.stopChildren(true)
-		r.s.status, r.s.errValue = StatusError, errValue
-		r.s.err = &RuntimeError{Event: ev.Type, Err: fmt.Errorf("unhandled error event: %w", errorOf(errValue))}
+		r.s.status = StatusError
+		r.s.err = &RuntimeError{Event: ev.Type, Err: fmt.Errorf("unhandled error event: %w", errorOf(ev.Data["error"]))}
 		r.s.clearTimers()
 		r.changed = true
 		return
@@ -308,7 +320,7 @@ func (r *runner) stopChildren(remove bool) {
 	if r.sys == nil {
 		return
 	}
-	for _, e := range r.s.children.all() {
+	for _, e := range r.s.x().children.all() {
 		if e.cell == nil {
 			continue
 		}
@@ -973,27 +985,20 @@ func (r *runner) enterStates(ts []*transition, ev Event, isInitial bool) {
 			r.s.nodes = append(r.s.nodes, n)
 		}
 		if len(node.invokes) > 0 {
-			r.deferredIDs = node.invokeIDs()
-		}
-		r.executeActions(node.entry, ev, n)
-		if r.err != nil {
-			return
-		}
-		for _, inv := range node.invokes {
-			r.spawnChild(inv, ev, n)
+			if r.enterInvoking(node, n, ev); r.err != nil {
+				return
+			}
+		} else {
+			r.executeActions(node.entry, ev, n)
 			if r.err != nil {
 				return
 			}
-		}
-		if r.defaultEntry.has[n] && node.initial != nil {
-			r.executeActions(node.initial.actions, ev, n)
-			if r.err != nil {
-				return
+			if r.defaultEntry.has[n] && node.initial != nil {
+				r.executeActions(node.initial.actions, ev, n)
+				if r.err != nil {
+					return
+				}
 			}
-		}
-		if r.deferredIDs != nil {
-			r.resolvePendingSends()
-			r.deferredIDs = nil
 		}
 		if node.kind != kindFinal {
 			continue
@@ -1035,7 +1040,7 @@ func (r *runner) enterStates(ts []*transition, ev Event, isInitial bool) {
 			continue
 		}
 		r.s.status = StatusDone
-		r.s.output, r.s.hasOutput = r.machineOutput(completion, ev)
+		r.s.setOutput(r.machineOutput(completion, ev))
 	}
 }
 

@@ -217,7 +217,7 @@ func (l *childList) mapEntries(f func(childEntry) childEntry) *childList {
 // or spawned with a src that names no logic are not listed, as in XState.
 func (s *Snapshot) Children() []Child {
 	var out []Child
-	for _, e := range s.children.all() {
+	for _, e := range s.x().children.all() {
 		if e.rec == nil {
 			continue
 		}
@@ -228,7 +228,7 @@ func (s *Snapshot) Children() []Child {
 
 // Child returns the child with the given id.
 func (s *Snapshot) Child(id string) (Child, bool) {
-	e, ok := s.children.get(id)
+	e, ok := s.x().children.get(id)
 	if !ok || e.rec == nil {
 		return Child{}, false
 	}

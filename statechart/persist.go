@@ -91,7 +91,7 @@ func (s *Snapshot) MarshalJSON() ([]byte, error) {
 		Context:      s.context,
 		HistoryValue: map[string][]persistedNodeRef{},
 		Seq:          s.seq,
-		Sessions:     s.sessions,
+		Sessions:     s.x().sessions,
 	}
 	if s.status == StatusError {
 		v, msg, err := marshalErrorValue(s.errorValue())
@@ -100,8 +100,8 @@ func (s *Snapshot) MarshalJSON() ([]byte, error) {
 		}
 		p.Error, p.ErrorMessage = v, msg
 	}
-	if s.hasOutput {
-		out, err := json.Marshal(s.output)
+	if e := s.x(); e.hasOutput {
+		out, err := json.Marshal(e.output)
 		if err != nil {
 			return nil, err
 		}
@@ -120,7 +120,7 @@ func (s *Snapshot) MarshalJSON() ([]byte, error) {
 	for _, t := range s.timers.bySeq() {
 		p.ScheduledEvents = append(p.ScheduledEvents, persistedTimer{t.id, t.event, t.due, t.seq, s.timers.isKeyed(t), t.to})
 	}
-	children, err := marshalChildren(s.children)
+	children, err := marshalChildren(s.x().children)
 	if err != nil {
 		return nil, err
 	}
@@ -275,15 +275,16 @@ func (m *Machine) restoreAs(data []byte, likeXState bool) (*Snapshot, error) {
 		if s.status != StatusDone {
 			return nil, fmt.Errorf("output: only a done snapshot has an output, and this one is %s", s.status)
 		}
-		s.hasOutput = true
-		if err := json.Unmarshal(p.Output, &s.output); err != nil {
+		var out any
+		if err := json.Unmarshal(p.Output, &out); err != nil {
 			return nil, fmt.Errorf("output: %w", err)
 		}
+		s.setOutput(out, true)
 	}
 	if err := restoreError(s, p.Error, p.ErrorMessage); err != nil {
 		return nil, err
 	}
-	s.sessions = p.Sessions
+	s.setSessions(p.Sessions)
 	if err := m.restoreNodes(s, &p); err != nil {
 		return nil, err
 	}
@@ -394,7 +395,6 @@ func restoreError(s *Snapshot, raw json.RawMessage, msg string) error {
 	case msg != "":
 		s.err = errors.New(msg)
 	case present:
-		s.errValue = v
 		s.err = &RejectionError{Value: v}
 	default:
 		s.err = errRestoredStatusError
@@ -430,7 +430,7 @@ func (m *Machine) restoreChildren(s *Snapshot, raw json.RawMessage, likeXState b
 				return fmt.Errorf("%s.snapshot: %w", path, err)
 			}
 			rec.snap, rec.status = snap, snap.status
-			rec.output, rec.hasOutput = snap.output, snap.hasOutput
+			rec.output, rec.hasOutput = snap.x().output, snap.x().hasOutput
 			if snap.status == StatusError {
 				rec.errValue = snap.errorValue()
 			}
@@ -442,7 +442,7 @@ func (m *Machine) restoreChildren(s *Snapshot, raw json.RawMessage, likeXState b
 		}
 		list.set(childEntry{id: mb.Key, rec: rec})
 	}
-	s.children = list.compact()
+	s.setChildren(list.compact())
 	return nil
 }
 

@@ -135,7 +135,7 @@ func (sys *system) collectDue(c *cell) {
 			}
 		}
 	}
-	for _, e := range c.snap.children.all() {
+	for _, e := range c.snap.x().children.all() {
 		if e.cell != nil {
 			sys.collectDue(e.cell)
 		}

@@ -13,6 +13,30 @@ import (
 	"slices"
 )
 
+// enterInvoking runs what entering node n, which invokes children, does
+// (XState's enterStates): its entry actions, the start of its children,
+// then its initial actions when it is entered by default; a sendTo in
+// these actions may name the children before they exist.
+func (r *runner) enterInvoking(node *stateNode, n int, ev Event) {
+	r.deferredIDs = node.invokeIDs()
+	defer func() { r.deferredIDs = nil }()
+	r.executeActions(node.entry, ev, n)
+	if r.err != nil {
+		return
+	}
+	for _, inv := range node.invokes {
+		if r.spawnChild(inv, ev, n); r.err != nil {
+			return
+		}
+	}
+	if r.defaultEntry.has[n] && node.initial != nil {
+		if r.executeActions(node.initial.actions, ev, n); r.err != nil {
+			return
+		}
+	}
+	r.resolvePendingSends()
+}
+
 // invokeIDs returns the ids of the node's invoked children.
 func (n *stateNode) invokeIDs() []string {
 	ids := make([]string, len(n.invokes))
@@ -48,17 +72,18 @@ func (r *runner) spawnChild(def *spawnDef, ev Event, node int) {
 // changed: a copy, the first time in a call.
 func (r *runner) ownChildren() *childList {
 	if !r.ownsChildren {
-		r.s.children = r.s.children.clone()
+		e := r.s.ownExt()
+		e.children = e.children.clone()
 		r.ownsChildren = true
 	}
-	return r.s.children
+	return r.s.ext.children
 }
 
 // endChildren drops what the call removed from the children, once it is
 // over.
 func (r *runner) endChildren() {
 	if r.ownsChildren {
-		r.s.children = r.s.children.compact()
+		r.s.ext.children = r.s.ext.children.compact()
 		r.ownsChildren = false
 	}
 }
@@ -66,7 +91,7 @@ func (r *runner) endChildren() {
 // stopChildByID is XState's stopChild with an id: the child leaves the
 // snapshot and is stopped.
 func (r *runner) stopChildByID(id string) {
-	e, ok := r.s.children.get(id)
+	e, ok := r.s.x().children.get(id)
 	if !ok || e.cell == nil {
 		return
 	}
@@ -134,7 +159,7 @@ func (r *runner) sendTo(a *action, ev Event, node int) {
 			pending = d.to
 			break
 		}
-		e, ok := r.s.children.get(d.to)
+		e, ok := r.s.x().children.get(d.to)
 		if !ok || e.cell == nil {
 			r.fail(node, fmt.Errorf("cannot send %q to actor %q: machine %q has no child with that id", out.Type, d.to, r.m.id))
 			return
@@ -168,7 +193,7 @@ const noActor = "-"
 // state invoked (XState's retryResolve), now that they exist.
 func (r *runner) resolvePendingSends() {
 	for _, i := range r.pendingFx {
-		if e, ok := r.s.children.get(r.fx[i].id); ok {
+		if e, ok := r.s.x().children.get(r.fx[i].id); ok {
 			r.fx[i].cell = e.cell
 		}
 	}
@@ -180,7 +205,7 @@ func (r *runner) resolvePendingSends() {
 			continue
 		}
 		q.heap[i].to = noActor
-		if e, ok := r.s.children.get(p.id); ok && e.cell != nil {
+		if e, ok := r.s.x().children.get(p.id); ok && e.cell != nil {
 			q.heap[i].to = e.cell.session
 		}
 	}

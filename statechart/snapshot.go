@@ -6,6 +6,7 @@
 package statechart
 
 import (
+	"errors"
 	"slices"
 	"strings"
 	"time"
@@ -26,21 +27,71 @@ const (
 // Snapshot is the state of one machine instance. It is immutable: the
 // functions that process events return a new Snapshot.
 type Snapshot struct {
-	machine   *Machine
-	status    Status
-	context   map[string]any // copy-on-write: never modified once shared
+	machine *Machine
+	status  Status
+	context map[string]any // copy-on-write: never modified once shared
+	// err is the error of status error; XState's snapshot.error is derived
+	// from it (see errorValue).
+	err     error
+	nodes   []int         // active configuration in XState's _nodes order
+	history map[int][]int // history node -> the nodes it remembers; copy-on-write
+	timers  *timerQueue   // pending delayed events; copy-on-write (nil: none)
+	seq     uint64        // scheduling counter, orders timers with equal due times
+	ext     *snapshotExt  // what most snapshots do not have; copy-on-write (nil: none)
+}
+
+// snapshotExt holds the parts of a snapshot that most snapshots do not
+// have, so that the snapshot of a plain machine stays small to copy.
+type snapshotExt struct {
 	output    any
-	hasOutput bool // output is defined (it may be null)
-	err       error
-	// errValue is what XState's snapshot.error holds: the rejection value
-	// of an unhandled actor error, or a Go error (see errorOf).
-	errValue any
-	nodes    []int         // active configuration in XState's _nodes order
-	history  map[int][]int // history node -> the nodes it remembers; copy-on-write
-	timers   *timerQueue   // pending delayed events; copy-on-write (nil: none)
-	seq      uint64        // scheduling counter, orders timers with equal due times
-	children *childList    // child actors; immutable (nil: none)
-	sessions uint64        // the root's: session ids given out in its actor system
+	hasOutput bool       // output is defined (it may be null)
+	children  *childList // child actors; immutable once shared (nil: none)
+	sessions  uint64     // the root's: session ids given out in its actor system
+}
+
+// noExt is what a snapshot without ext reads.
+var noExt snapshotExt
+
+func (s *Snapshot) x() *snapshotExt {
+	if s.ext == nil {
+		return &noExt
+	}
+	return s.ext
+}
+
+// ownExt gives s an ext of its own, a copy of the one it shares, to change.
+func (s *Snapshot) ownExt() *snapshotExt {
+	e := new(snapshotExt)
+	if s.ext != nil {
+		*e = *s.ext
+	}
+	s.ext = e
+	return e
+}
+
+// setOutput sets the machine's output.
+func (s *Snapshot) setOutput(v any, ok bool) {
+	if !ok && s.ext == nil {
+		return
+	}
+	e := s.ownExt()
+	e.output, e.hasOutput = v, ok
+}
+
+// setChildren sets the children.
+func (s *Snapshot) setChildren(l *childList) {
+	if l == nil && s.ext == nil {
+		return
+	}
+	s.ownExt().children = l
+}
+
+// setSessions sets the session counter.
+func (s *Snapshot) setSessions(n uint64) {
+	if n == 0 && s.ext == nil {
+		return
+	}
+	s.ownExt().sessions = n
 }
 
 // Machine returns the machine the snapshot belongs to.
@@ -53,11 +104,11 @@ func (s *Snapshot) Status() Status { return s.status }
 func (s *Snapshot) Context() map[string]any { return s.context }
 
 // Output returns the machine's output once it is done (nil otherwise).
-func (s *Snapshot) Output() any { return s.output }
+func (s *Snapshot) Output() any { return s.x().output }
 
 // HasOutput reports whether the machine is done with a defined output
 // (which may be JSON null).
-func (s *Snapshot) HasOutput() bool { return s.hasOutput }
+func (s *Snapshot) HasOutput() bool { return s.x().hasOutput }
 
 // Err returns the error that put the snapshot in status error.
 func (s *Snapshot) Err() error { return s.err }
@@ -227,7 +278,7 @@ func (s *Snapshot) field(name string) (any, bool) {
 	case "status":
 		return string(s.status), true
 	case "output":
-		return s.output, s.hasOutput
+		return s.x().output, s.x().hasOutput
 	case "error":
 		if s.status == StatusError {
 			return s.errorValue(), true
@@ -243,10 +294,16 @@ func (s *Snapshot) field(name string) (any, bool) {
 	return nil, false
 }
 
-// errorValue is what XState's snapshot.error holds (see errValue).
+// errorValue is what XState's snapshot.error holds: the value an actor
+// failed with when it is not a Go error (a rejection, a persisted error),
+// else the Go error.
 func (s *Snapshot) errorValue() any {
-	if s.errValue != nil {
-		return s.errValue
+	var re *RejectionError
+	if errors.As(s.err, &re) {
+		return re.Value
+	}
+	if s.err == nil {
+		return nil
 	}
 	return s.err
 }
@@ -276,7 +333,7 @@ func (s *Snapshot) Pending() []PendingEvent {
 func (s *Snapshot) NextDue() (time.Time, bool) {
 	t, ok := s.timers.next()
 	due := t.due
-	for _, e := range s.children.all() {
+	for _, e := range s.x().children.all() {
 		if e.rec == nil || e.rec.snap == nil || e.rec.status != StatusActive {
 			continue
 		}
@@ -344,8 +401,8 @@ func matchesState(parent, child any) bool {
 // state node definitions.
 func (s *Snapshot) xstateJSON() map[string]any {
 	out := map[string]any{"status": string(s.status), "context": cloneValue(s.context), "value": s.Value()}
-	if s.hasOutput {
-		out["output"] = cloneValue(s.output)
+	if e := s.x(); e.hasOutput {
+		out["output"] = cloneValue(e.output)
 	}
 	if s.status == StatusError {
 		if v := s.errorValue(); v != nil {
@@ -356,7 +413,7 @@ func (s *Snapshot) xstateJSON() map[string]any {
 		}
 	}
 	children := map[string]any{}
-	for _, e := range s.children.all() {
+	for _, e := range s.x().children.all() {
 		if !e.ghost() {
 			children[e.id] = map[string]any{"xstate$$type": 1.0, "id": e.id}
 		}

@@ -219,7 +219,7 @@ func (sys *system) unregister(c *cell) {
 // an unknown src left among a descendant's children.
 func (sys *system) unregisterRecursively(c *cell) error {
 	if c.kind == cellMachine && c.snap != nil {
-		for _, e := range c.snap.children.all() {
+		for _, e := range c.snap.x().children.all() {
 			if e.cell == nil {
 				return fmt.Errorf("cannot stop actor %q: its child %q has no actor logic (unknown src)", c.id, e.id)
 			}
@@ -379,10 +379,10 @@ func (c *cell) start() {
 	case cellMachine:
 		// XState's machine logic start: the children of the snapshot that
 		// are active start now, before any deferred effect.
-		for _, e := range c.snap.children.all() {
+		for _, e := range c.snap.x().children.all() {
 			if e.ghost() {
 				// XState reads the snapshot of an actor that is not there.
-				c.snap = failedSnapshot(c.snap, &RuntimeError{Event: EventInit, Err: fmt.Errorf("invoke or spawn of %q: no actor logic has that src", e.id)}, nil)
+				c.snap = failedSnapshot(c.snap, &RuntimeError{Event: EventInit, Err: fmt.Errorf("invoke or spawn of %q: no actor logic has that src", e.id)})
 				c.reportError()
 				return
 			}
@@ -471,7 +471,7 @@ func (c *cell) processMachine(ev Event) {
 		return
 	}
 	if r.err != nil {
-		c.snap = failedSnapshot(c.snap, r.runtimeError(ev), nil)
+		c.snap = failedSnapshot(c.snap, r.runtimeError(ev))
 		c.reportError()
 		return
 	}
@@ -484,11 +484,10 @@ func (c *cell) processMachine(ev Event) {
 }
 
 // failedSnapshot is s with status error: XState keeps the snapshot of
-// before the event, children included. errValue is the value XState's
-// snapshot.error holds when it is not err itself.
-func failedSnapshot(s *Snapshot, err error, errValue any) *Snapshot {
+// before the event, children included.
+func failedSnapshot(s *Snapshot, err error) *Snapshot {
 	f := s.clone()
-	f.status, f.err, f.errValue, f.timers = StatusError, err, errValue, nil
+	f.status, f.err, f.timers = StatusError, err, nil
 	return f
 }
 
@@ -508,7 +507,7 @@ func (c *cell) update(fx []effect) {
 		if err := c.exec(e); err != nil {
 			c.deferred = nil
 			if c.kind == cellMachine {
-				c.snap = failedSnapshot(c.snap, err, nil)
+				c.snap = failedSnapshot(c.snap, err)
 			} else {
 				c.status, c.errValue = StatusError, err
 			}
@@ -538,7 +537,7 @@ func (c *cell) update(fx []effect) {
 
 func (c *cell) outputNow() (any, bool) {
 	if c.kind == cellMachine {
-		return c.snap.output, c.snap.hasOutput
+		return c.snap.x().output, c.snap.x().hasOutput
 	}
 	return c.output, c.hasOutput
 }
@@ -717,7 +716,7 @@ func (c *cell) armAll() {
 		for _, t := range x.snap.timers.bySeq() {
 			all = append(all, pending{x, t.seq})
 		}
-		for _, e := range x.snap.children.all() {
+		for _, e := range x.snap.x().children.all() {
 			if e.cell != nil && e.cell.statusNow() == StatusActive {
 				walk(e.cell)
 			}
@@ -931,15 +930,17 @@ func (c *cell) cancelLogic() {
 // state frozen into records: what Actor.Snapshot and the pure API return.
 func (c *cell) materialize() *Snapshot {
 	s := c.snap.clone()
-	s.children = s.children.mapEntries(func(e childEntry) childEntry {
-		if e.cell != nil {
-			return childEntry{id: e.id, rec: e.cell.record()}
-		}
-		return e
-	})
+	if kids := s.x().children; kids.len() > 0 {
+		s.setChildren(kids.mapEntries(func(e childEntry) childEntry {
+			if e.cell != nil {
+				return childEntry{id: e.id, rec: e.cell.record()}
+			}
+			return e
+		}))
+	}
 	s.seq = c.sys.seq // the system's counter numbers every delayed event of it
 	if c.parent == nil {
-		s.sessions = c.sys.sessions
+		s.setSessions(c.sys.sessions)
 	}
 	return s
 }
@@ -953,7 +954,7 @@ func (c *cell) record() *childRecord {
 	if c.kind == cellMachine {
 		r.snap = c.materialize()
 		r.status = r.snap.status
-		r.output, r.hasOutput = r.snap.output, r.snap.hasOutput
+		r.output, r.hasOutput = r.snap.x().output, r.snap.x().hasOutput
 		if r.status == StatusError {
 			r.errValue = r.snap.errorValue()
 		}
@@ -969,8 +970,8 @@ func (c *cell) record() *childRecord {
 // does with a persisted snapshot; otherwise (the pure API continuing a
 // system) active cells are running and the others stopped.
 func (sys *system) adoptRoot(m *Machine, s *Snapshot, restore bool) *cell {
-	if s.sessions > sys.sessions {
-		sys.sessions = s.sessions
+	if n := s.x().sessions; n > sys.sessions {
+		sys.sessions = n
 	}
 	if s.seq > sys.seq {
 		sys.seq = s.seq
@@ -989,16 +990,16 @@ func (sys *system) adoptRoot(m *Machine, s *Snapshot, restore bool) *cell {
 
 // adoptChildren returns s with a live cell for each child.
 func (sys *system) adoptChildren(parent *cell, s *Snapshot, restore bool) *Snapshot {
-	if s.children.len() == 0 {
+	if s.x().children.len() == 0 {
 		return s
 	}
 	out := s.clone()
-	out.children = s.children.mapEntries(func(e childEntry) childEntry {
+	out.setChildren(s.x().children.mapEntries(func(e childEntry) childEntry {
 		if e.rec != nil {
 			return childEntry{id: e.id, cell: sys.adopt(parent, e.id, e.rec, restore)}
 		}
 		return e
-	})
+	}))
 	return out
 }
 

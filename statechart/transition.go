@@ -83,7 +83,7 @@ func (m *Machine) initialSnapshot(ctx context.Context, context map[string]any, i
 	if c != nil {
 		r.attach(c)
 	}
-	r.deferCustom = true
+	r.deferCustomErrors()
 	r.initialTransition(init)
 	r.endChildren()
 	if r.err != nil {
