@@ -107,7 +107,7 @@ func (g *Gate) commit(ctx context.Context, c *gatedCall, h *holder, v *view, res
 			return out
 		}
 		rec.snap = snap
-		nv, err := g.save(ctx, c.target, cur.version, state, rec)
+		nv, err := g.save(ctx, c.target, cur, state, rec)
 		if err == nil {
 			out.from, out.after = cur, nv
 			if !changed {
@@ -134,20 +134,24 @@ func (g *Gate) commit(ctx context.Context, c *gatedCall, h *holder, v *view, res
 }
 
 // save writes rec under the target's key if the key's version is still
-// old, and returns the saved view; state is rec.snap's decoded form, with
-// delayed transitions applied. On a conflict the error matches ErrConflict.
-func (g *Gate) save(ctx context.Context, t target, old uint64, state statechart.State, rec record) (*view, error) {
+// prev's, and returns the saved view; state is rec.snap's decoded form,
+// with delayed transitions applied. On a conflict the error matches
+// ErrConflict.
+func (g *Gate) save(ctx context.Context, t target, prev *view, state statechart.State, rec record) (*view, error) {
 	key, sess := g.keyFor(t)
-	data := rec.encode()
-	ver, err := g.store.CompareAndSwap(ctx, key, old, data)
+	ver, err := g.store.CompareAndSwap(ctx, key, prev.version, rec.encode())
 	if err != nil {
 		if isConflict(err) {
 			return nil, err
 		}
 		return nil, fmt.Errorf("saving the workflow state: %w", err)
 	}
-	nv, err := g.newView(key, state, rec, data, ver)
-	if err != nil {
+	var nv *view
+	if state == prev.state {
+		// The same state (a lease taken or released, a count): what was
+		// derived from it still holds.
+		nv = &view{key: key, state: state, rec: rec, version: ver, active: prev.active}
+	} else if nv, err = g.newView(key, state, rec, ver); err != nil {
 		return nil, err
 	}
 	if sess == nil {

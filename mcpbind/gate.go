@@ -531,7 +531,7 @@ func New(engine statechart.Engine, opts *Options) (*Gate, error) {
 	if p, ok := s.(interface{ NextDue() (time.Time, bool) }); ok {
 		_, g.initialTimers = p.NextDue()
 	}
-	g.initial, err = g.newView("", s, record{}, nil, 0)
+	g.initial, err = g.newView("", s, record{}, 0)
 	if err != nil {
 		return nil, err
 	}

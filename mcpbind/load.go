@@ -20,7 +20,6 @@ type view struct {
 	key     string           // store key; "" for a session that has none yet
 	state   statechart.State // after Advance
 	rec     record           // as loaded (rec.snap is older than state if Advance moved it)
-	data    []byte           // the encoded record as loaded (or of the initial state)
 	version uint64           // 0: no record
 	// advanced: delayed transitions moved state since rec.snap was saved.
 	advanced bool
@@ -30,7 +29,7 @@ type view struct {
 
 // withKey returns a copy of v under another store key.
 func (v *view) withKey(key string) *view {
-	return &view{key: key, state: v.state, rec: v.rec, data: v.data, version: v.version, active: v.active, advanced: v.advanced}
+	return &view{key: key, state: v.state, rec: v.rec, version: v.version, active: v.active, advanced: v.advanced}
 }
 
 // sigCache is the signature of a view under some rules (a view's state
@@ -49,9 +48,8 @@ func (v *view) snapshot() ([]byte, error) {
 	return v.state.MarshalJSON()
 }
 
-// newView decodes a workflow state. A nil rec.snap or data is computed
-// from s and rec.
-func (g *Gate) newView(key string, s statechart.State, rec record, data []byte, version uint64) (*view, error) {
+// newView decodes a workflow state. A nil rec.snap is computed from s.
+func (g *Gate) newView(key string, s statechart.State, rec record, version uint64) (*view, error) {
 	if rec.snap == nil {
 		b, err := s.MarshalJSON()
 		if err != nil {
@@ -59,10 +57,7 @@ func (g *Gate) newView(key string, s statechart.State, rec record, data []byte, 
 		}
 		rec.snap = b
 	}
-	if data == nil {
-		data = rec.encode()
-	}
-	v := &view{key: key, state: s, rec: rec, data: data, version: version, active: newBitset(len(g.nodes))}
+	v := &view{key: key, state: s, rec: rec, version: version, active: newBitset(len(g.nodes))}
 	for _, id := range s.StateIDs() {
 		if i, ok := g.byID[id]; ok {
 			v.active.set(i)
@@ -145,7 +140,7 @@ func (g *Gate) load(ctx context.Context, t target) (*view, error) {
 		return v, nil
 	}
 	if s != v.state {
-		nv, err := g.newView(v.key, s, v.rec, v.data, v.version)
+		nv, err := g.newView(v.key, s, v.rec, v.version)
 		if err != nil {
 			return nil, err
 		}
@@ -190,7 +185,7 @@ func (g *Gate) decode(key string, data []byte, ver uint64) (*view, error) {
 	if err != nil {
 		return nil, fmt.Errorf("mcpbind: restoring the workflow state: %w", err)
 	}
-	return g.newView(key, s, rec, data, ver)
+	return g.newView(key, s, rec, ver)
 }
 
 // create starts a new workflow under key and saves it, if the key has no
@@ -200,11 +195,11 @@ func (g *Gate) create(ctx context.Context, key string) (*view, error) {
 	if err != nil {
 		return nil, fmt.Errorf("mcpbind: starting the workflow: %w", err)
 	}
-	v, err := g.newView(key, s, record{}, nil, 0)
+	v, err := g.newView(key, s, record{}, 0)
 	if err != nil {
 		return nil, err
 	}
-	ver, err := g.store.CompareAndSwap(ctx, key, 0, v.data)
+	ver, err := g.store.CompareAndSwap(ctx, key, 0, v.rec.encode())
 	if err != nil {
 		if isConflict(err) {
 			return nil, err

@@ -88,7 +88,7 @@ func (g *Gate) reserve(ctx context.Context, c *gatedCall, v *view) (*view, *hold
 			h = &holder{t: c.target, key: key, id: newLeaseID(), tool: c.name}
 			rec.lease = &lease{ID: h.id, Tool: c.name, Until: g.now().Add(g.leaseTTL)}
 		}
-		nv, err := g.save(ctx, c.target, v.version, v.state, rec)
+		nv, err := g.save(ctx, c.target, v, v.state, rec)
 		if err == nil {
 			if h != nil {
 				h.view = nv
@@ -209,7 +209,7 @@ func (g *Gate) renew(base context.Context, h *holder, every time.Duration) {
 		l := *cur.rec.lease
 		l.Until = g.now().Add(g.leaseTTL)
 		rec.lease = &l
-		nv, err := g.save(ctx, h.t, cur.version, cur.state, rec)
+		nv, err := g.save(ctx, h.t, cur, cur.state, rec)
 		if err == nil {
 			h.view = nv
 			break
