@@ -139,25 +139,32 @@ func (g *Gate) commit(ctx context.Context, c *gatedCall, h *holder, v *view, res
 // ErrConflict.
 func (g *Gate) save(ctx context.Context, t target, prev *view, state statechart.State, rec record) (*view, error) {
 	key, sess := g.keyFor(t)
-	ver, err := g.store.CompareAndSwap(ctx, key, prev.version, rec.encode())
-	if err != nil {
+	var nv *view
+	if state == prev.state {
+		// The same state (a lease taken or released, a count): what was
+		// derived from it still holds.
+		nv = &view{gate: g, key: key, state: state, rec: rec, active: prev.active}
+	} else {
+		var err error
+		if nv, err = g.newView(key, state, rec, 0); err != nil {
+			return nil, err
+		}
+	}
+	if _, err := g.swap(ctx, key, prev.version, nv); err != nil {
 		if isConflict(err) {
 			return nil, err
 		}
 		return nil, fmt.Errorf("saving the workflow state: %w", err)
 	}
-	var nv *view
-	if state == prev.state {
-		// The same state (a lease taken or released, a count): what was
-		// derived from it still holds.
-		nv = &view{key: key, state: state, rec: rec, version: ver, active: prev.active}
-	} else if nv, err = g.newView(key, state, rec, ver); err != nil {
-		return nil, err
-	}
-	if sess == nil {
+	switch {
+	case g.values != nil:
+		// The store holds the view: nothing to cache.
+	case sess == nil:
 		g.handled.put(key, nv)
-	} else {
+	default:
 		g.decoded.Store(key, nv)
+	}
+	if sess != nil {
 		sess.saved.Store(true)
 		if g.isClosed(sess) {
 			// The session ended while the call ran.

@@ -220,6 +220,7 @@ type Gate struct {
 	mcp        []*StateMCP // per node, nil when it has no meta.mcp
 	model      *model
 	store      Store
+	values     ValueStore // store, if it can hold records as values
 	prefix     string
 	now        func() time.Time
 	log        *slog.Logger
@@ -275,8 +276,10 @@ type Gate struct {
 	sweeping bool // a goroutine forgets the sessions that ended (sweep)
 	attached map[*mcp.Server]*attachment
 
-	decoded sync.Map  // store key -> *view, the last decoded record (by version), of sessions
-	handled viewCache // the same for workflows named by handles, bounded
+	// Without a ValueStore, the last decoded record (by version) of each
+	// workflow:
+	decoded sync.Map  // store key -> *view, of sessions
+	handled viewCache // of workflows named by handles, bounded
 }
 
 type toolMode uint8
@@ -392,6 +395,7 @@ func New(engine statechart.Engine, opts *Options) (*Gate, error) {
 	if g.store == nil {
 		g.store = NewMemoryStore(nil)
 	}
+	g.values, _ = g.store.(ValueStore)
 	if g.prefix == "" {
 		g.prefix = "mcpbind:" + engine.ID() + ":"
 	}

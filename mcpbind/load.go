@@ -15,8 +15,10 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// view is a decoded workflow record.
+// view is a decoded workflow record. It is what a [ValueStore] holds of
+// the workflow; it never changes once made (but for its caches).
 type view struct {
+	gate    *Gate            // the gate that made it: the only one whose engine reads state
 	key     string           // store key; "" for a session that has none yet
 	state   statechart.State // after Advance
 	rec     record           // as loaded (rec.snap is older than state if Advance moved it)
@@ -29,8 +31,14 @@ type view struct {
 
 // withKey returns a copy of v under another store key.
 func (v *view) withKey(key string) *view {
-	return &view{key: key, state: v.state, rec: v.rec, version: v.version, active: v.active, advanced: v.advanced}
+	return &view{gate: v.gate, key: key, state: v.state, rec: v.rec, version: v.version, active: v.active, advanced: v.advanced}
 }
+
+// Size implements [Value]: the length of the record's encoding.
+func (v *view) Size() int { return v.rec.size() }
+
+// Encode implements [Value]: the record's encoding, for [Store.Load].
+func (v *view) Encode() []byte { return v.rec.encode() }
 
 // sigCache is the signature of a view under some rules (a view's state
 // never changes, so neither does its signature).
@@ -57,7 +65,7 @@ func (g *Gate) newView(key string, s statechart.State, rec record, version uint6
 		}
 		rec.snap = b
 	}
-	v := &view{key: key, state: s, rec: rec, version: version, active: newBitset(len(g.nodes))}
+	v := &view{gate: g, key: key, state: s, rec: rec, version: version, active: newBitset(len(g.nodes))}
 	for _, id := range s.StateIDs() {
 		if i, ok := g.byID[id]; ok {
 			v.active.set(i)
@@ -96,9 +104,9 @@ func (g *Gate) load(ctx context.Context, t target) (*view, error) {
 	if key == "" {
 		v = g.initial
 	} else {
-		data, ver, err := g.store.Load(ctx, key)
+		own, data, ver, err := g.fetch(ctx, key)
 		if err != nil {
-			return nil, fmt.Errorf("mcpbind: loading the workflow state: %w", err)
+			return nil, err
 		}
 		switch {
 		case ver == 0 && t.handle != "":
@@ -109,6 +117,8 @@ func (g *Gate) load(ctx context.Context, t target) (*view, error) {
 			return nil, ErrWorkflowExpired
 		case ver == 0:
 			v = g.initial.withKey(key)
+		case own != nil:
+			v = own
 		default:
 			if t.handle != "" {
 				v = g.handled.get(key, ver)
@@ -165,12 +175,39 @@ func (g *Gate) startSession(ctx context.Context, t target) (*view, error) {
 		return nil, err
 	}
 	// Another request of the session saved it first.
-	data, ver, err := g.store.Load(ctx, key)
-	if err != nil {
-		return nil, fmt.Errorf("mcpbind: loading the workflow state: %w", err)
+	return g.fetchView(ctx, key)
+}
+
+// fetch loads the record under key: the gate's own view if the store
+// holds it as a value, else its encoding; version 0 if there is none.
+func (g *Gate) fetch(ctx context.Context, key string) (own *view, data []byte, version uint64, err error) {
+	if g.values == nil {
+		data, version, err = g.store.Load(ctx, key)
+	} else {
+		var val Value
+		if val, version, err = g.values.LoadValue(ctx, key); val != nil {
+			if own, _ = val.(*view); own == nil || own.gate != g {
+				own, data = nil, val.Encode() // written as bytes, or by another gate
+			}
+		}
 	}
-	if ver == 0 {
+	if err != nil {
+		return nil, nil, 0, fmt.Errorf("mcpbind: loading the workflow state: %w", err)
+	}
+	return own, data, version, nil
+}
+
+// fetchView returns the view of the record under key, which must have
+// one.
+func (g *Gate) fetchView(ctx context.Context, key string) (*view, error) {
+	own, data, ver, err := g.fetch(ctx, key)
+	switch {
+	case err != nil:
+		return nil, err
+	case ver == 0:
 		return nil, fmt.Errorf("mcpbind: the workflow state of key %s vanished", fingerprint(key))
+	case own != nil:
+		return own, nil
 	}
 	return g.decode(key, data, ver)
 }
@@ -199,15 +236,29 @@ func (g *Gate) create(ctx context.Context, key string) (*view, error) {
 	if err != nil {
 		return nil, err
 	}
-	ver, err := g.store.CompareAndSwap(ctx, key, 0, v.rec.encode())
-	if err != nil {
+	if _, err := g.swap(ctx, key, 0, v); err != nil {
 		if isConflict(err) {
 			return nil, err
 		}
 		return nil, fmt.Errorf("mcpbind: saving the workflow state: %w", err)
 	}
-	v.version = ver
 	return v, nil
+}
+
+// swap writes v's record under key if the key's version is old, and sets
+// v's version to the record's new one. v is not yet shared.
+func (g *Gate) swap(ctx context.Context, key string, old uint64, v *view) (uint64, error) {
+	if g.values != nil {
+		return g.values.CompareAndSwapValue(ctx, key, old, func(ver uint64) Value {
+			v.version = ver
+			return v
+		})
+	}
+	ver, err := g.store.CompareAndSwap(ctx, key, old, v.rec.encode())
+	if err == nil {
+		v.version = ver
+	}
+	return ver, err
 }
 
 // State returns the current workflow state of a session.

@@ -171,16 +171,17 @@ func (g *Gate) Workflows(ctx context.Context) ([]WorkflowInfo, error) {
 	}
 	var out []WorkflowInfo
 	for _, key := range keys {
-		data, ver, err := g.store.Load(ctx, key)
+		v, data, ver, err := g.fetch(ctx, key)
 		if err != nil {
 			return nil, err
 		}
 		if ver == 0 {
 			continue // gone since it was listed
 		}
-		v, err := g.decode(key, data, ver)
-		if err != nil {
-			return nil, err
+		if v == nil {
+			if v, err = g.decode(key, data, ver); err != nil {
+				return nil, err
+			}
 		}
 		wi := WorkflowInfo{Key: key, State: v.state.Value(), Status: v.state.Status(), Pending: g.pending(v)}
 		rest := strings.TrimPrefix(key, g.prefix)
