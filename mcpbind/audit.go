@@ -52,7 +52,7 @@ func (g *Gate) auditCall(ctx context.Context, c *gatedCall, v *view, outcome str
 	if !g.audit || g.hlimit == 0 {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), g.timeout)
+	ctx, cancel := newAfterRun(ctx, g.timeout)
 	defer cancel()
 	key, _ := g.keyFor(c.target)
 	for attempt := 0; attempt <= g.retries; attempt++ {

@@ -48,7 +48,7 @@ func (g *Gate) commit(ctx context.Context, c *gatedCall, h *holder, v *view, res
 		out.ev, out.sent = g.callEvent(c, cr), true
 	}
 	// The tool has run: its event is recorded even if the client goes away.
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), g.timeout)
+	ctx, cancel := newAfterRun(ctx, g.timeout)
 	defer cancel()
 	cur := h.latest()
 	defer g.leases.released(h.key)
