@@ -90,14 +90,9 @@ var ErrWorkflowExpired = errors.New("mcpbind: the session's workflow expired")
 // load returns the current state of a workflow. For a handle with no
 // record it returns ErrUnknownWorkflow.
 func (g *Gate) load(ctx context.Context, t target) (*view, error) {
-	var key string
+	key := g.storeKey(t)
 	var sess *session
-	switch {
-	case t.handle != "":
-		key = g.handleKey(t.handle)
-	case t.name != "":
-		key = g.nameKey(t.name)
-	default:
+	if key == "" {
 		key, sess = g.keyOf(t.ss)
 	}
 	var v *view
@@ -295,7 +290,7 @@ func (g *Gate) Workflow(ctx context.Context, id string) (*Workflow, error) {
 	if !validHandle(id) {
 		return nil, fmt.Errorf("mcpbind: %q is not a workflow id: %w", id, ErrUnknownWorkflow)
 	}
-	return g.workflow(ctx, target{handle: id})
+	return g.workflow(ctx, g.handleTarget(id))
 }
 
 func (g *Gate) workflow(ctx context.Context, t target) (*Workflow, error) {

@@ -32,9 +32,9 @@ func (g *Gate) refTarget(ref Ref) (target, error) {
 		if !validHandle(ref.ID) {
 			return target{}, fmt.Errorf("mcpbind: %q is not a workflow id: %w", ref.ID, ErrUnknownWorkflow)
 		}
-		return target{handle: ref.ID}, nil
+		return g.handleTarget(ref.ID), nil
 	case ref.Name != "":
-		return target{name: ref.Name}, nil
+		return target{name: ref.Name, key: g.nameKey(ref.Name)}, nil
 	}
 	return target{}, errors.New("mcpbind: an empty Ref names no workflow")
 }
