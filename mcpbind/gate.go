@@ -268,8 +268,8 @@ type Gate struct {
 	initial       *view // the initial state, shared by sessions without a record
 	initialTimers bool  // the initial state has pending delayed events: persist it per session
 
-	instance string // random, distinguishes keys of sessions without an id
-	seq      atomic.Uint64
+	instance string        // random: distinguishes the keys of sessions without an id, and lease ids, from other instances
+	seq      atomic.Uint64 // counts those keys and lease ids
 
 	mu       sync.Mutex
 	sessions map[*mcp.ServerSession]*session

@@ -171,7 +171,7 @@ func TestRecordSize(t *testing.T) {
 			rec.history = append(rec.history, appendTransition(nil, Transition{Tool: names[r.IntN(len(names))], Event: statechart.Event{Type: "E"}, From: randomValue(r, 1), To: "b", Time: time.Unix(r.Int64N(4e9), r.Int64N(1e9))}))
 		}
 		if r.IntN(2) == 0 {
-			rec.lease = &lease{ID: newLeaseID(), Tool: names[r.IntN(len(names))], Until: time.Unix(r.Int64N(4e9), []int64{0, 1e8, r.Int64N(1e9)}[r.IntN(3)]).In(time.FixedZone("X", 3600))}
+			rec.lease = &lease{ID: "0123456789abcdef." + strconv.Itoa(i), Tool: names[r.IntN(len(names))], Until: time.Unix(r.Int64N(4e9), []int64{0, 1e8, r.Int64N(1e9)}[r.IntN(3)]).In(time.FixedZone("X", 3600))}
 		}
 		b := rec.encode()
 		if rec.size() != len(b) {
