@@ -18,7 +18,7 @@ import (
 // view is a decoded workflow record. It is what a [ValueStore] holds of
 // the workflow; it never changes once made (but for its caches).
 type view struct {
-	gate    *Gate            // the gate that made it: the only one whose engine reads state
+	gate    *Gate            // the gate that made it (another gate sharing the store decodes the record: its engine may not read state)
 	key     string           // store key; "" for a session that has none yet
 	state   statechart.State // after Advance
 	rec     record           // as loaded (rec.snap is older than state if Advance moved it)
