@@ -52,7 +52,7 @@ func (g *Gate) auditCall(ctx context.Context, c *gatedCall, v *view, outcome str
 	if !g.audit || g.hlimit == 0 {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), g.timeout)
+	ctx, cancel := newAfterRun(ctx, g.timeout)
 	defer cancel()
 	key, _ := g.keyFor(c.target)
 	for attempt := 0; attempt <= g.retries; attempt++ {
@@ -66,7 +66,7 @@ func (g *Gate) auditCall(ctx context.Context, c *gatedCall, v *view, outcome str
 		rec := v.rec
 		rec.snap = snap
 		rec.history = appendHistory(v.rec.history, g.callEntry(c, v, outcome), g.hlimit, g.hbytes)
-		if _, err = g.save(ctx, c.target, v.version, v.state, rec); err == nil {
+		if _, err = g.save(ctx, c.target, v, v.state, rec); err == nil {
 			return
 		}
 		if !isConflict(err) {

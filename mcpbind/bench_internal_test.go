@@ -105,7 +105,8 @@ func BenchmarkListCopy(b *testing.B) {
 // BenchmarkGateCall measures the work the gate adds to one tools/call, with
 // the server's handler stubbed out: for a tool that is not gated, one that
 // is gated without an event, and one whose event moves the workflow on
-// every call (load, transition, compare-and-swap, change detection).
+// every call (load, transition, compare-and-swap, change detection), the
+// last also with its workflow named by a handle.
 func BenchmarkGateCall(b *testing.B) {
 	const machine = `{
 	  "id": "flip", "initial": "a",
@@ -116,28 +117,43 @@ func BenchmarkGateCall(b *testing.B) {
 	}`
 	// Transitions are logged at Info level: measure without output.
 	quiet := &Options{Logger: slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelWarn}))}
+	// With handles, the call names its workflow by the workflow_id argument
+	// (as under protocol 2026-07-28).
+	handles := *quiet
+	handles.Handles = HandlesAlways
 	for _, engine := range []string{"flat", "full"} {
-		for _, tool := range []string{"other", "look", "flip"} {
+		for _, tool := range []string{"other", "look", "flip", "flip/handle"} {
 			b.Run(engine+"/"+tool, func(b *testing.B) {
+				opts, name, args := quiet, tool, `{"x":1}`
+				if tool == "flip/handle" {
+					opts, name = &handles, "flip"
+				}
 				var g *Gate
 				if engine == "flat" {
 					m, err := flat.Compile([]byte(machine))
 					if err != nil {
 						b.Fatal(err)
 					}
-					g, err = New(m, quiet)
+					g, err = New(m, opts)
 					if err != nil {
 						b.Fatal(err)
 					}
 				} else {
-					g = compileGate(b, machine, quiet)
+					g = compileGate(b, machine, opts)
 				}
 				ss := connectSession(b, g)
 				ctx := context.Background()
+				if opts == &handles {
+					id := newHandle()
+					if _, err := g.create(ctx, g.handleKey(id)); err != nil {
+						b.Fatal(err)
+					}
+					args = `{"x":1,"workflow_id":"` + id + `"}`
+				}
 				next := func(context.Context, string, mcp.Request) (mcp.Result, error) {
 					return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok"}}, StructuredContent: map[string]any{"ok": true}}, nil
 				}
-				req := &mcp.CallToolRequest{Session: ss, Params: &mcp.CallToolParamsRaw{Name: tool, Arguments: []byte(`{"x":1}`)}}
+				req := &mcp.CallToolRequest{Session: ss, Params: &mcp.CallToolParamsRaw{Name: name, Arguments: []byte(args)}}
 				b.ReportAllocs()
 				for b.Loop() {
 					res, err := g.call(ctx, next, &attachment{}, req)

@@ -2,6 +2,8 @@ package mcpbind_test
 
 import (
 	"context"
+	"io"
+	"log/slog"
 	"runtime"
 	"testing"
 
@@ -27,6 +29,12 @@ const flipJSON = `{
 // load, the handler, a transition and a compare-and-swap; no notification,
 // since both states show the same tools); and the last under protocol
 // 2026-07-28, with a workflow handle instead of the session.
+//
+// Two more cases take a moving call apart: "gated/transition-unlogged",
+// with a logger that drops Info records (the transition's log line, which
+// the others format and discard, is not written), and "plain+note", a
+// plain server whose results carry the note the gate adds to the result
+// of a moving call (what the note costs the client and the server).
 func BenchmarkCall(b *testing.B) {
 	for _, engine := range engines {
 		for _, c := range []struct {
@@ -35,9 +43,11 @@ func BenchmarkCall(b *testing.B) {
 			protocol   string
 		}{
 			{"plain", "flip", false, "2025-11-25"},
+			{"plain+note", "flip", false, "2025-11-25"},
 			{"gated/unbound-tool", "other", true, "2025-11-25"},
 			{"gated/visibility-only", "look", true, "2025-11-25"},
 			{"gated/transition", "flip", true, "2025-11-25"},
+			{"gated/transition-unlogged", "flip", true, "2025-11-25"},
 			{"plain-2026", "flip", false, "2026-07-28"},
 			{"handles/transition", "flip", true, "2026-07-28"},
 		} {
@@ -47,12 +57,19 @@ func BenchmarkCall(b *testing.B) {
 					f.addTool(name, false)
 				}
 				if c.gated {
-					g, err := mcpbind.New(compile(b, engine, flipJSON, nil), &mcpbind.Options{Logger: quietLogger()})
+					logger := quietLogger()
+					if c.name == "gated/transition-unlogged" {
+						logger = slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelWarn}))
+					}
+					g, err := mcpbind.New(compile(b, engine, flipJSON, nil), &mcpbind.Options{Logger: logger})
 					if err != nil {
 						b.Fatal(err)
 					}
 					g.Attach(f.server)
 					f.gate = g
+				}
+				if c.name == "plain+note" {
+					f.server.AddReceivingMiddleware(withTransitionNote)
 				}
 				cl := f.connect(b, c.protocol)
 				ctx := context.Background()
@@ -75,6 +92,20 @@ func BenchmarkCall(b *testing.B) {
 				}
 			})
 		}
+	}
+}
+
+// withTransitionNote adds to the results of tools/call the note the gate
+// adds to those of calls that move the workflow from "a" to "b".
+func withTransitionNote(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		res, err := next(ctx, method, req)
+		if cr, ok := res.(*mcp.CallToolResult); ok && method == "tools/call" {
+			out := *cr
+			out.Meta = map[string]any{mcpbind.MetaKey: mcpbind.TransitionNote{Event: "FLIP", From: "a", To: "b"}}
+			res = &out
+		}
+		return res, err
 	}
 }
 

@@ -157,7 +157,7 @@ func (g *Gate) resolve(ctx context.Context, next mcp.MethodHandler, a *attachmen
 		if refusal != nil {
 			return nil, refusal, nil
 		}
-		c.handles, c.target.handle, c.req = true, id, stripped
+		c.handles, c.target.handle, c.target.key, c.req = true, id, g.handleKey(id), stripped
 	case unkeyed:
 		return nil, nil, g.unkeyed()
 	default:

@@ -48,7 +48,7 @@ func (g *Gate) commit(ctx context.Context, c *gatedCall, h *holder, v *view, res
 		out.ev, out.sent = g.callEvent(c, cr), true
 	}
 	// The tool has run: its event is recorded even if the client goes away.
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), g.timeout)
+	ctx, cancel := newAfterRun(ctx, g.timeout)
 	defer cancel()
 	cur := h.latest()
 	defer g.leases.released(h.key)
@@ -107,7 +107,7 @@ func (g *Gate) commit(ctx context.Context, c *gatedCall, h *holder, v *view, res
 			return out
 		}
 		rec.snap = snap
-		nv, err := g.save(ctx, c.target, cur.version, state, rec)
+		nv, err := g.save(ctx, c.target, cur, state, rec)
 		if err == nil {
 			out.from, out.after = cur, nv
 			if !changed {
@@ -134,26 +134,37 @@ func (g *Gate) commit(ctx context.Context, c *gatedCall, h *holder, v *view, res
 }
 
 // save writes rec under the target's key if the key's version is still
-// old, and returns the saved view; state is rec.snap's decoded form, with
-// delayed transitions applied. On a conflict the error matches ErrConflict.
-func (g *Gate) save(ctx context.Context, t target, old uint64, state statechart.State, rec record) (*view, error) {
+// prev's, and returns the saved view; state is rec.snap's decoded form,
+// with delayed transitions applied. On a conflict the error matches
+// ErrConflict.
+func (g *Gate) save(ctx context.Context, t target, prev *view, state statechart.State, rec record) (*view, error) {
 	key, sess := g.keyFor(t)
-	data := rec.encode()
-	ver, err := g.store.CompareAndSwap(ctx, key, old, data)
-	if err != nil {
+	var nv *view
+	if state == prev.state {
+		// The same state (a lease taken or released, a count): what was
+		// derived from it still holds.
+		nv = &view{gate: g, key: key, state: state, rec: rec, active: prev.active}
+	} else {
+		var err error
+		if nv, err = g.newView(key, state, rec, 0); err != nil {
+			return nil, err
+		}
+	}
+	if _, err := g.swap(ctx, key, prev.version, nv); err != nil {
 		if isConflict(err) {
 			return nil, err
 		}
 		return nil, fmt.Errorf("saving the workflow state: %w", err)
 	}
-	nv, err := g.newView(key, state, rec, data, ver)
-	if err != nil {
-		return nil, err
-	}
-	if sess == nil {
+	switch {
+	case g.values != nil:
+		// The store holds the view: nothing to cache.
+	case sess == nil:
 		g.handled.put(key, nv)
-	} else {
+	default:
 		g.decoded.Store(key, nv)
+	}
+	if sess != nil {
 		sess.saved.Store(true)
 		if g.isClosed(sess) {
 			// The session ended while the call ran.

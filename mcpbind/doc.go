@@ -258,7 +258,10 @@
 // CompareAndSwap. The default is a [MemoryStore]; a store shared by several
 // instances (Redis, package mcpbind/redisstore) or processes (SQLite,
 // package mcpbind/sqlitestore) implements the same interface, and package
-// mcpbind/storetest checks an implementation against its contract.
+// mcpbind/storetest checks an implementation against its contract. A store
+// in process memory may implement [ValueStore] too, as [MemoryStore] does:
+// it then holds the gate's records as Go values, and a call neither
+// encodes nor decodes its workflow's record.
 //
 // A workflow that existed is never started again silently: whatever it had
 // allowed once would be allowed again. A store never evicts a live record

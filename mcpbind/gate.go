@@ -220,6 +220,7 @@ type Gate struct {
 	mcp        []*StateMCP // per node, nil when it has no meta.mcp
 	model      *model
 	store      Store
+	values     ValueStore // store, if it can hold records as values
 	prefix     string
 	now        func() time.Time
 	log        *slog.Logger
@@ -267,16 +268,18 @@ type Gate struct {
 	initial       *view // the initial state, shared by sessions without a record
 	initialTimers bool  // the initial state has pending delayed events: persist it per session
 
-	instance string // random, distinguishes keys of sessions without an id
-	seq      atomic.Uint64
+	instance string        // random: distinguishes the keys of sessions without an id, and lease ids, from other instances
+	seq      atomic.Uint64 // counts those keys and lease ids
 
 	mu       sync.Mutex
 	sessions map[*mcp.ServerSession]*session
 	sweeping bool // a goroutine forgets the sessions that ended (sweep)
 	attached map[*mcp.Server]*attachment
 
-	decoded sync.Map  // store key -> *view, the last decoded record (by version), of sessions
-	handled viewCache // the same for workflows named by handles, bounded
+	// Without a ValueStore, the last decoded record (by version) of each
+	// workflow:
+	decoded sync.Map  // store key -> *view, of sessions
+	handled viewCache // of workflows named by handles, bounded
 }
 
 type toolMode uint8
@@ -392,6 +395,7 @@ func New(engine statechart.Engine, opts *Options) (*Gate, error) {
 	if g.store == nil {
 		g.store = NewMemoryStore(nil)
 	}
+	g.values, _ = g.store.(ValueStore)
 	if g.prefix == "" {
 		g.prefix = "mcpbind:" + engine.ID() + ":"
 	}
@@ -531,7 +535,7 @@ func New(engine statechart.Engine, opts *Options) (*Gate, error) {
 	if p, ok := s.(interface{ NextDue() (time.Time, bool) }); ok {
 		_, g.initialTimers = p.NextDue()
 	}
-	g.initial, err = g.newView("", s, record{}, nil, 0)
+	g.initial, err = g.newView("", s, record{}, 0)
 	if err != nil {
 		return nil, err
 	}

@@ -17,6 +17,7 @@ import (
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/tidwall/gjson"
 )
 
 // handleArg is the argument that carries a workflow id.
@@ -127,30 +128,51 @@ func (g *Gate) startCall(ctx context.Context, next mcp.MethodHandler, req *mcp.C
 // stripped of it, as the tool's handler expects its arguments. A call
 // without a well-formed id gets a refusal instead.
 func (g *Gate) takeHandle(ctx context.Context, next mcp.MethodHandler, req *mcp.CallToolRequest) (string, *mcp.CallToolRequest, mcp.Result) {
-	var args map[string]json.RawMessage
-	if len(req.Params.Arguments) > 0 {
-		_ = json.Unmarshal(req.Params.Arguments, &args)
-	}
-	raw, ok := args[handleArg]
+	id, rest, ok := cutHandle(req.Params.Arguments)
 	if !ok {
 		res, err := g.refuseHandle(ctx, next, req, CodeWorkflowRequired, "")
 		return "", nil, orError(res, err)
 	}
-	var id string
-	if json.Unmarshal(raw, &id) != nil || !validHandle(id) {
-		res, err := g.refuseHandle(ctx, next, req, CodeUnknownWorkflow, string(raw))
+	if id.Type != gjson.String || !validHandle(id.Str) {
+		res, err := g.refuseHandle(ctx, next, req, CodeUnknownWorkflow, id.Raw)
 		return "", nil, orError(res, err)
 	}
-	delete(args, handleArg)
-	b, err := json.Marshal(args)
-	if err != nil || len(args) == 0 {
-		b = []byte("{}")
-	}
 	params := *req.Params
-	params.Arguments = b
+	params.Arguments = rest
 	stripped := *req
 	stripped.Params = &params
-	return id, &stripped, nil
+	return id.Str, &stripped, nil
+}
+
+// cutHandle finds the workflow_id member of a call's arguments: it
+// returns its value and the arguments without it (members in their
+// order, values as they were written), or false if the arguments are not
+// a JSON object with that member. Of repeated members the last counts, as
+// in encoding/json, and none is kept.
+func cutHandle(args json.RawMessage) (id gjson.Result, rest []byte, ok bool) {
+	if !gjson.ValidBytes(args) {
+		return id, nil, false
+	}
+	obj := gjson.ParseBytes(args)
+	if !obj.IsObject() {
+		return id, nil, false
+	}
+	rest = make([]byte, 0, len(obj.Raw))
+	rest = append(rest, '{')
+	obj.ForEach(func(k, v gjson.Result) bool {
+		if k.Str == handleArg {
+			id, ok = v, true
+			return true
+		}
+		if len(rest) > 1 {
+			rest = append(rest, ',')
+		}
+		rest = append(rest, k.Raw...)
+		rest = append(rest, ':')
+		rest = append(rest, v.Raw...)
+		return true
+	})
+	return id, append(rest, '}'), ok
 }
 
 // handledList is the tool list of one page for handle mode, for one set of

@@ -251,7 +251,7 @@ func TestShortestPath(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		v, err := g.newView("", s, record{}, nil, 0)
+		v, err := g.newView("", s, record{}, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -442,7 +442,7 @@ func TestCommitRetriesOnConflict(t *testing.T) {
 		t.Fatalf("reserve: %v %v", vd, err)
 	}
 	// Another call saves the record (as a counted call does), keeping the lease.
-	if _, err := g.save(ctx, tgt, v.version, v.state, v.rec); err != nil {
+	if _, err := g.save(ctx, tgt, v, v.state, v.rec); err != nil {
 		t.Fatal(err)
 	}
 	out := g.commit(ctx, c, h, v, nil, nil)

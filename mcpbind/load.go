@@ -15,12 +15,13 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// view is a decoded workflow record.
+// view is a decoded workflow record. It is what a [ValueStore] holds of
+// the workflow; it never changes once made (but for its caches).
 type view struct {
+	gate    *Gate            // the gate that made it (another gate sharing the store decodes the record: its engine may not read state)
 	key     string           // store key; "" for a session that has none yet
 	state   statechart.State // after Advance
 	rec     record           // as loaded (rec.snap is older than state if Advance moved it)
-	data    []byte           // the encoded record as loaded (or of the initial state)
 	version uint64           // 0: no record
 	// advanced: delayed transitions moved state since rec.snap was saved.
 	advanced bool
@@ -30,8 +31,14 @@ type view struct {
 
 // withKey returns a copy of v under another store key.
 func (v *view) withKey(key string) *view {
-	return &view{key: key, state: v.state, rec: v.rec, data: v.data, version: v.version, active: v.active, advanced: v.advanced}
+	return &view{gate: v.gate, key: key, state: v.state, rec: v.rec, version: v.version, active: v.active, advanced: v.advanced}
 }
+
+// Size implements [Value]: the length of the record's encoding.
+func (v *view) Size() int { return v.rec.size() }
+
+// Encode implements [Value]: the record's encoding, for [Store.Load].
+func (v *view) Encode() []byte { return v.rec.encode() }
 
 // sigCache is the signature of a view under some rules (a view's state
 // never changes, so neither does its signature).
@@ -49,9 +56,8 @@ func (v *view) snapshot() ([]byte, error) {
 	return v.state.MarshalJSON()
 }
 
-// newView decodes a workflow state. A nil rec.snap or data is computed
-// from s and rec.
-func (g *Gate) newView(key string, s statechart.State, rec record, data []byte, version uint64) (*view, error) {
+// newView decodes a workflow state. A nil rec.snap is computed from s.
+func (g *Gate) newView(key string, s statechart.State, rec record, version uint64) (*view, error) {
 	if rec.snap == nil {
 		b, err := s.MarshalJSON()
 		if err != nil {
@@ -59,10 +65,7 @@ func (g *Gate) newView(key string, s statechart.State, rec record, data []byte, 
 		}
 		rec.snap = b
 	}
-	if data == nil {
-		data = rec.encode()
-	}
-	v := &view{key: key, state: s, rec: rec, data: data, version: version, active: newBitset(len(g.nodes))}
+	v := &view{gate: g, key: key, state: s, rec: rec, version: version, active: newBitset(len(g.nodes))}
 	for _, id := range s.StateIDs() {
 		if i, ok := g.byID[id]; ok {
 			v.active.set(i)
@@ -87,23 +90,18 @@ var ErrWorkflowExpired = errors.New("mcpbind: the session's workflow expired")
 // load returns the current state of a workflow. For a handle with no
 // record it returns ErrUnknownWorkflow.
 func (g *Gate) load(ctx context.Context, t target) (*view, error) {
-	var key string
+	key := g.storeKey(t)
 	var sess *session
-	switch {
-	case t.handle != "":
-		key = g.handleKey(t.handle)
-	case t.name != "":
-		key = g.nameKey(t.name)
-	default:
+	if key == "" {
 		key, sess = g.keyOf(t.ss)
 	}
 	var v *view
 	if key == "" {
 		v = g.initial
 	} else {
-		data, ver, err := g.store.Load(ctx, key)
+		own, data, ver, err := g.fetch(ctx, key)
 		if err != nil {
-			return nil, fmt.Errorf("mcpbind: loading the workflow state: %w", err)
+			return nil, err
 		}
 		switch {
 		case ver == 0 && t.handle != "":
@@ -114,6 +112,8 @@ func (g *Gate) load(ctx context.Context, t target) (*view, error) {
 			return nil, ErrWorkflowExpired
 		case ver == 0:
 			v = g.initial.withKey(key)
+		case own != nil:
+			v = own
 		default:
 			if t.handle != "" {
 				v = g.handled.get(key, ver)
@@ -145,7 +145,7 @@ func (g *Gate) load(ctx context.Context, t target) (*view, error) {
 		return v, nil
 	}
 	if s != v.state {
-		nv, err := g.newView(v.key, s, v.rec, v.data, v.version)
+		nv, err := g.newView(v.key, s, v.rec, v.version)
 		if err != nil {
 			return nil, err
 		}
@@ -170,12 +170,39 @@ func (g *Gate) startSession(ctx context.Context, t target) (*view, error) {
 		return nil, err
 	}
 	// Another request of the session saved it first.
-	data, ver, err := g.store.Load(ctx, key)
-	if err != nil {
-		return nil, fmt.Errorf("mcpbind: loading the workflow state: %w", err)
+	return g.fetchView(ctx, key)
+}
+
+// fetch loads the record under key: the gate's own view if the store
+// holds it as a value, else its encoding; version 0 if there is none.
+func (g *Gate) fetch(ctx context.Context, key string) (own *view, data []byte, version uint64, err error) {
+	if g.values == nil {
+		data, version, err = g.store.Load(ctx, key)
+	} else {
+		var val Value
+		if val, version, err = g.values.LoadValue(ctx, key); val != nil {
+			if own, _ = val.(*view); own == nil || own.gate != g {
+				own, data = nil, val.Encode() // written as bytes, or by another gate
+			}
+		}
 	}
-	if ver == 0 {
+	if err != nil {
+		return nil, nil, 0, fmt.Errorf("mcpbind: loading the workflow state: %w", err)
+	}
+	return own, data, version, nil
+}
+
+// fetchView returns the view of the record under key, which must have
+// one.
+func (g *Gate) fetchView(ctx context.Context, key string) (*view, error) {
+	own, data, ver, err := g.fetch(ctx, key)
+	switch {
+	case err != nil:
+		return nil, err
+	case ver == 0:
 		return nil, fmt.Errorf("mcpbind: the workflow state of key %s vanished", fingerprint(key))
+	case own != nil:
+		return own, nil
 	}
 	return g.decode(key, data, ver)
 }
@@ -190,7 +217,7 @@ func (g *Gate) decode(key string, data []byte, ver uint64) (*view, error) {
 	if err != nil {
 		return nil, fmt.Errorf("mcpbind: restoring the workflow state: %w", err)
 	}
-	return g.newView(key, s, rec, data, ver)
+	return g.newView(key, s, rec, ver)
 }
 
 // create starts a new workflow under key and saves it, if the key has no
@@ -200,19 +227,33 @@ func (g *Gate) create(ctx context.Context, key string) (*view, error) {
 	if err != nil {
 		return nil, fmt.Errorf("mcpbind: starting the workflow: %w", err)
 	}
-	v, err := g.newView(key, s, record{}, nil, 0)
+	v, err := g.newView(key, s, record{}, 0)
 	if err != nil {
 		return nil, err
 	}
-	ver, err := g.store.CompareAndSwap(ctx, key, 0, v.data)
-	if err != nil {
+	if _, err := g.swap(ctx, key, 0, v); err != nil {
 		if isConflict(err) {
 			return nil, err
 		}
 		return nil, fmt.Errorf("mcpbind: saving the workflow state: %w", err)
 	}
-	v.version = ver
 	return v, nil
+}
+
+// swap writes v's record under key if the key's version is old, and sets
+// v's version to the record's new one. v is not yet shared.
+func (g *Gate) swap(ctx context.Context, key string, old uint64, v *view) (uint64, error) {
+	if g.values != nil {
+		return g.values.CompareAndSwapValue(ctx, key, old, func(ver uint64) Value {
+			v.version = ver
+			return v
+		})
+	}
+	ver, err := g.store.CompareAndSwap(ctx, key, old, v.rec.encode())
+	if err == nil {
+		v.version = ver
+	}
+	return ver, err
 }
 
 // State returns the current workflow state of a session.
@@ -249,7 +290,7 @@ func (g *Gate) Workflow(ctx context.Context, id string) (*Workflow, error) {
 	if !validHandle(id) {
 		return nil, fmt.Errorf("mcpbind: %q is not a workflow id: %w", id, ErrUnknownWorkflow)
 	}
-	return g.workflow(ctx, target{handle: id})
+	return g.workflow(ctx, g.handleTarget(id))
 }
 
 func (g *Gate) workflow(ctx context.Context, t target) (*Workflow, error) {

@@ -173,9 +173,11 @@ func (g *Gate) toolsChanged(ctx context.Context, c *gatedCall, from, to *view) b
 
 // transitioned reports a saved transition: a log record and OnTransition.
 func (g *Gate) transitioned(ctx context.Context, tr Transition) {
-	g.log.LogAttrs(ctx, slog.LevelInfo, "mcpbind: transition",
-		slog.String("key", fingerprint(tr.Key)), slog.String("tool", tr.Tool), slog.String("event", tr.Event.Type),
-		slog.Any("from", tr.From), slog.Any("to", tr.To))
+	if g.log.Enabled(ctx, slog.LevelInfo) {
+		g.log.LogAttrs(ctx, slog.LevelInfo, "mcpbind: transition",
+			slog.String("key", fingerprint(tr.Key)), slog.String("tool", tr.Tool), slog.String("event", tr.Event.Type),
+			slog.Any("from", tr.From), slog.Any("to", tr.To))
+	}
 	if g.onTrans != nil {
 		g.onTrans(ctx, tr)
 	}

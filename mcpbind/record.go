@@ -45,7 +45,7 @@ func (l *lease) live(now time.Time) bool { return l != nil && now.Before(l.Until
 // encode writes the record. Its history entries are kept encoded, so a
 // transition costs one entry's encoding, not the whole history's.
 func (r *record) encode() []byte {
-	b := make([]byte, 0, len(r.snap)+r.historyBytes()+32)
+	b := make([]byte, 0, r.size())
 	b = append(b, `{"state":`...)
 	b = append(b, r.snap...)
 	if len(r.calls) > 0 {
@@ -59,7 +59,7 @@ func (r *record) encode() []byte {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = strconv.AppendQuote(b, id)
+			b = appendJSONString(b, id)
 			b = append(b, ':')
 			b = strconv.AppendInt(b, int64(r.calls[id]), 10)
 		}
@@ -85,6 +85,27 @@ func (r *record) encode() []byte {
 		b = append(b, `"}`...)
 	}
 	return append(b, '}')
+}
+
+// size returns the length of the record's encoding, without encoding it.
+func (r *record) size() int {
+	n := len(`{"state":`) + len(r.snap) + len(`}`)
+	if len(r.calls) > 0 {
+		n += len(`,"calls":{}`) + len(r.calls) - 1 // and a comma between entries
+		var buf [24]byte
+		for id, c := range r.calls {
+			n += jsonStringLen(id) + len(`:`) + len(strconv.AppendInt(buf[:0], int64(c), 10))
+		}
+	}
+	if len(r.history) > 0 {
+		n += len(`,"history":[]`) + r.historyBytes() - 1 // historyBytes counts a comma per entry
+	}
+	if l := r.lease; l != nil {
+		var buf [64]byte
+		n += len(`,"lease":{"id":,"tool":,"until":""}`) + jsonStringLen(l.ID) + jsonStringLen(l.Tool) +
+			len(l.Until.UTC().AppendFormat(buf[:0], time.RFC3339Nano))
+	}
+	return n
 }
 
 // decodeRecord reads a record written by encode.
@@ -246,15 +267,32 @@ var errValueTooLarge = errors.New("value too large")
 
 // appendJSONString appends s as a JSON string.
 func appendJSONString(b []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c >= 0x7f {
-			q, _ := json.Marshal(s) // escapes and invalid UTF-8: the general case
-			return append(b, q...)
-		}
+	if !plainJSONString(s) {
+		q, _ := json.Marshal(s) // escapes and invalid UTF-8: the general case
+		return append(b, q...)
 	}
 	b = append(b, '"')
 	b = append(b, s...)
 	return append(b, '"')
+}
+
+// jsonStringLen returns the length of appendJSONString(nil, s).
+func jsonStringLen(s string) int {
+	if !plainJSONString(s) {
+		return len(appendJSONString(nil, s))
+	}
+	return len(s) + 2
+}
+
+// plainJSONString reports whether s is written in JSON as it is, between
+// quotes: printable ASCII without quotes or backslashes.
+func plainJSONString(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c >= 0x7f {
+			return false
+		}
+	}
+	return true
 }
 
 // appendJSONValue appends a JSON-shaped value (what encoding/json decodes

@@ -153,3 +153,37 @@ func TestViewCacheBound(t *testing.T) {
 		t.Fatal("updating a cached key evicted another")
 	}
 }
+
+// TestRecordSize: a record's size, computed without encoding it, is the
+// length of its encoding, which decodes back to the record.
+func TestRecordSize(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	names := []string{"a", "pay.card", `we"ird`, "é", "ctl\x01", "<&>", ""}
+	for i := range 500 {
+		rec := record{snap: []byte(`{"value":"a","n":` + strconv.Itoa(i) + `}`)}
+		for range r.IntN(4) {
+			if rec.calls == nil {
+				rec.calls = map[string]int{}
+			}
+			rec.calls[names[r.IntN(len(names))]] = r.IntN(1 << r.IntN(40))
+		}
+		for range r.IntN(5) {
+			rec.history = append(rec.history, appendTransition(nil, Transition{Tool: names[r.IntN(len(names))], Event: statechart.Event{Type: "E"}, From: randomValue(r, 1), To: "b", Time: time.Unix(r.Int64N(4e9), r.Int64N(1e9))}))
+		}
+		if r.IntN(2) == 0 {
+			rec.lease = &lease{ID: "0123456789abcdef." + strconv.Itoa(i), Tool: names[r.IntN(len(names))], Until: time.Unix(r.Int64N(4e9), []int64{0, 1e8, r.Int64N(1e9)}[r.IntN(3)]).In(time.FixedZone("X", 3600))}
+		}
+		b := rec.encode()
+		if rec.size() != len(b) {
+			t.Fatalf("size %d, encoding of %d bytes: %s", rec.size(), len(b), b)
+		}
+		back, err := decodeRecord(b)
+		if err != nil {
+			t.Fatalf("%v: %s", err, b)
+		}
+		if !reflect.DeepEqual(back.calls, rec.calls) || len(back.history) != len(rec.history) || (back.lease == nil) != (rec.lease == nil) ||
+			(rec.lease != nil && (back.lease.ID != rec.lease.ID || back.lease.Tool != rec.lease.Tool || !back.lease.Until.Equal(rec.lease.Until))) {
+			t.Fatalf("read back %+v from %s", back, b)
+		}
+	}
+}

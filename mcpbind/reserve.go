@@ -16,10 +16,9 @@ package mcpbind
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 )
@@ -85,10 +84,10 @@ func (g *Gate) reserve(ctx context.Context, c *gatedCall, v *view) (*view, *hold
 		}
 		var h *holder
 		if serial {
-			h = &holder{t: c.target, key: key, id: newLeaseID(), tool: c.name}
+			h = &holder{t: c.target, key: key, id: g.newLeaseID(), tool: c.name}
 			rec.lease = &lease{ID: h.id, Tool: c.name, Until: g.now().Add(g.leaseTTL)}
 		}
-		nv, err := g.save(ctx, c.target, v.version, v.state, rec)
+		nv, err := g.save(ctx, c.target, v, v.state, rec)
 		if err == nil {
 			if h != nil {
 				h.view = nv
@@ -209,7 +208,7 @@ func (g *Gate) renew(base context.Context, h *holder, every time.Duration) {
 		l := *cur.rec.lease
 		l.Until = g.now().Add(g.leaseTTL)
 		rec.lease = &l
-		nv, err := g.save(ctx, h.t, cur.version, cur.state, rec)
+		nv, err := g.save(ctx, h.t, cur, cur.state, rec)
 		if err == nil {
 			h.view = nv
 			break
@@ -227,11 +226,11 @@ func (g *Gate) renew(base context.Context, h *holder, every time.Duration) {
 	h.timer = time.AfterFunc(every, func() { g.renew(base, h, every) })
 }
 
-// newLeaseID returns a random lease id.
-func newLeaseID() string {
-	var b [12]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
+// newLeaseID returns a lease id no other lease of any instance has: the
+// gate's random instance id and a count. (It is a fencing token, not a
+// secret: only what can write the store sees it.)
+func (g *Gate) newLeaseID() string {
+	return g.instance + "." + strconv.FormatUint(g.seq.Add(1), 36)
 }
 
 // leaseWatchers lets calls waiting for a workflow's lease in this process

@@ -32,9 +32,9 @@ func (g *Gate) refTarget(ref Ref) (target, error) {
 		if !validHandle(ref.ID) {
 			return target{}, fmt.Errorf("mcpbind: %q is not a workflow id: %w", ref.ID, ErrUnknownWorkflow)
 		}
-		return target{handle: ref.ID}, nil
+		return g.handleTarget(ref.ID), nil
 	case ref.Name != "":
-		return target{name: ref.Name}, nil
+		return target{name: ref.Name, key: g.nameKey(ref.Name)}, nil
 	}
 	return target{}, errors.New("mcpbind: an empty Ref names no workflow")
 }
@@ -171,16 +171,17 @@ func (g *Gate) Workflows(ctx context.Context) ([]WorkflowInfo, error) {
 	}
 	var out []WorkflowInfo
 	for _, key := range keys {
-		data, ver, err := g.store.Load(ctx, key)
+		v, data, ver, err := g.fetch(ctx, key)
 		if err != nil {
 			return nil, err
 		}
 		if ver == 0 {
 			continue // gone since it was listed
 		}
-		v, err := g.decode(key, data, ver)
-		if err != nil {
-			return nil, err
+		if v == nil {
+			if v, err = g.decode(key, data, ver); err != nil {
+				return nil, err
+			}
 		}
 		wi := WorkflowInfo{Key: key, State: v.state.Value(), Status: v.state.Status(), Pending: g.pending(v)}
 		rest := strings.TrimPrefix(key, g.prefix)

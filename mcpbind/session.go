@@ -30,17 +30,32 @@ type target struct {
 	ss     *mcp.ServerSession
 	handle string // the workflow id; "" for the session's workflow
 	name   string // a named workflow (Ref.Name), outside a session
+	key    string // the store key of handle or name, if known
+}
+
+// handleTarget is the target a workflow id names.
+func (g *Gate) handleTarget(id string) target { return target{handle: id, key: g.handleKey(id)} }
+
+// storeKey returns the store key of a target named by a handle or a name,
+// or "" for a session's.
+func (g *Gate) storeKey(t target) string {
+	switch {
+	case t.key != "":
+		return t.key
+	case t.handle != "":
+		return g.handleKey(t.handle)
+	case t.name != "":
+		return g.nameKey(t.name)
+	}
+	return ""
 }
 
 // keyFor returns the store key of a target's workflow, and the gate's
-// record of its session (nil for a handle). A session gets a key, and the
-// gate a record of it, if it had none.
+// record of its session (nil for a handle or a name). A session gets a
+// key, and the gate a record of it, if it had none.
 func (g *Gate) keyFor(t target) (string, *session) {
-	switch {
-	case t.handle != "":
-		return g.handleKey(t.handle), nil
-	case t.name != "":
-		return g.nameKey(t.name), nil
+	if key := g.storeKey(t); key != "" {
+		return key, nil
 	}
 	s := g.ensureSession(t.ss)
 	return s.key, s

@@ -56,6 +56,46 @@ type Store interface {
 	Delete(ctx context.Context, key string) error
 }
 
+// ValueStore is implemented by a [Store] that keeps its records in process
+// memory and can hold a record as a Go value instead of bytes: the gate
+// then saves a workflow without encoding its record and loads it without
+// decoding it. [MemoryStore] implements it. A store that implements it
+// serves both forms: Load returns the encoding of a record held as a
+// value, and LoadValue returns a record written as bytes as [Bytes].
+type ValueStore interface {
+	Store
+	// LoadValue is [Store.Load] for a record held as a value: it returns
+	// the record under key and its version, or nil, 0 and no error if
+	// there is none.
+	LoadValue(ctx context.Context, key string) (v Value, version uint64, err error)
+	// CompareAndSwapValue is [Store.CompareAndSwap] for a record held as a
+	// value: if the key's current version is old, it stores the value
+	// newValue returns for the record's new version, and returns that
+	// version. newValue is called at most once, before the value is
+	// stored (so that the value can hold its own version); what it returns
+	// is stored only if CompareAndSwapValue succeeds.
+	CompareAndSwapValue(ctx context.Context, key string, old uint64, newValue func(version uint64) Value) (version uint64, err error)
+}
+
+// Value is a record a [ValueStore] holds. It must not change once stored.
+type Value interface {
+	// Size returns the length of the record's encoding, which the store's
+	// bounds count.
+	Size() int
+	// Encode returns the record's encoding, which [Store.Load] returns.
+	// The caller must not modify it.
+	Encode() []byte
+}
+
+// Bytes is a record held as the bytes it was written as: a [Value].
+type Bytes []byte
+
+// Size implements [Value].
+func (b Bytes) Size() int { return len(b) }
+
+// Encode implements [Value].
+func (b Bytes) Encode() []byte { return b }
+
 // Keeper is implemented by a [Store] that can keep a record from expiring
 // while the session it belongs to lives. The gate calls Keep with the key
 // of a session's workflow when the session first needs one, and deletes
@@ -108,8 +148,9 @@ type MemoryStoreOptions struct {
 
 // MemoryStore is a [Store] in process memory, bounded in records and bytes,
 // with a sliding TTL. It suits stdio and single-instance servers; servers
-// behind several instances need a shared store. The zero value is not
-// usable; call [NewMemoryStore].
+// behind several instances need a shared store. It is a [ValueStore]: a
+// gate keeps its records there decoded, and their size in bytes is that of
+// their encoding. The zero value is not usable; call [NewMemoryStore].
 type MemoryStore struct {
 	mu       sync.Mutex
 	max      int
@@ -125,15 +166,17 @@ type MemoryStore struct {
 
 type memEntry struct {
 	key     string
-	data    []byte
+	val     Value
+	size    int // val.Size(), as counted in MemoryStore.bytes
 	version uint64
 	expires time.Time
 	el      *list.Element // in byUse; nil for kept records
 }
 
 var (
-	_ Keeper = (*MemoryStore)(nil)
-	_ Lister = (*MemoryStore)(nil)
+	_ Keeper     = (*MemoryStore)(nil)
+	_ Lister     = (*MemoryStore)(nil)
+	_ ValueStore = (*MemoryStore)(nil)
 )
 
 // NewMemoryStore returns an empty MemoryStore. opts may be nil.
@@ -171,7 +214,16 @@ func (s *MemoryStore) used(e *memEntry, now time.Time) {
 }
 
 // Load implements [Store]. A hit refreshes the record's expiry.
-func (s *MemoryStore) Load(_ context.Context, key string) ([]byte, uint64, error) {
+func (s *MemoryStore) Load(ctx context.Context, key string) ([]byte, uint64, error) {
+	v, ver, err := s.LoadValue(ctx, key)
+	if v == nil {
+		return nil, ver, err
+	}
+	return v.Encode(), ver, nil
+}
+
+// LoadValue implements [ValueStore]. A hit refreshes the record's expiry.
+func (s *MemoryStore) LoadValue(_ context.Context, key string) (Value, uint64, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	e, ok := s.entries[key]
@@ -184,12 +236,18 @@ func (s *MemoryStore) Load(_ context.Context, key string) ([]byte, uint64, error
 		return nil, 0, nil
 	}
 	s.used(e, now)
-	return e.data, e.version, nil
+	return e.val, e.version, nil
 }
 
 // CompareAndSwap implements [Store]. Creating a record in a full store
 // fails with an error that matches [ErrStoreFull].
-func (s *MemoryStore) CompareAndSwap(_ context.Context, key string, old uint64, data []byte) (uint64, error) {
+func (s *MemoryStore) CompareAndSwap(ctx context.Context, key string, old uint64, data []byte) (uint64, error) {
+	return s.CompareAndSwapValue(ctx, key, old, func(uint64) Value { return Bytes(data) })
+}
+
+// CompareAndSwapValue implements [ValueStore]. Creating a record in a full
+// store fails with an error that matches [ErrStoreFull].
+func (s *MemoryStore) CompareAndSwapValue(_ context.Context, key string, old uint64, newValue func(uint64) Value) (uint64, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.now()
@@ -205,26 +263,33 @@ func (s *MemoryStore) CompareAndSwap(_ context.Context, key string, old uint64, 
 	if cur != old {
 		return 0, ErrConflict
 	}
+	if !ok {
+		s.dropExpired(now)
+		if len(s.entries) >= s.max {
+			return 0, ErrStoreFull
+		}
+	}
+	ver := s.seq + 1
+	val := newValue(ver)
+	size := val.Size()
 	if ok {
-		s.bytes += int64(len(data) - len(e.data))
-		e.data = data
-		s.seq++
-		e.version = s.seq
+		s.bytes += int64(size - e.size)
+		e.val, e.size, e.version = val, size, ver
+		s.seq = ver
 		s.used(e, now)
-		return s.seq, nil
+		return ver, nil
 	}
-	s.dropExpired(now)
-	if len(s.entries) >= s.max || s.bytes+int64(len(data)) > s.maxBytes {
-		return 0, ErrStoreFull
+	if s.bytes+int64(size) > s.maxBytes {
+		return 0, ErrStoreFull // ver was handed to no stored record: it may be handed out again
 	}
-	s.seq++
-	e = &memEntry{key: key, data: data, version: s.seq, expires: now.Add(s.ttl)}
+	s.seq = ver
+	e = &memEntry{key: key, val: val, size: size, version: ver, expires: now.Add(s.ttl)}
 	if !s.kept[key] && s.ttl >= 0 {
 		e.el = s.byUse.PushFront(e)
 	}
 	s.entries[key] = e
-	s.bytes += int64(len(data))
-	return s.seq, nil
+	s.bytes += int64(size)
+	return ver, nil
 }
 
 // dropExpired removes the expired records. The expiry is sliding, so the
@@ -291,5 +356,5 @@ func (s *MemoryStore) remove(e *memEntry) {
 	if e.el != nil {
 		s.byUse.Remove(e.el)
 	}
-	s.bytes -= int64(len(e.data))
+	s.bytes -= int64(e.size)
 }

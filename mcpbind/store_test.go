@@ -151,3 +151,43 @@ func TestMemoryStoreKeep(t *testing.T) {
 
 // TestMemoryStoreConcurrentCAS increments a counter from many goroutines
 // with load/compare-and-swap/retry: no increment may be lost.
+
+// sized is a value of a given size.
+type sized int
+
+func (n sized) Size() int      { return int(n) }
+func (n sized) Encode() []byte { return make([]byte, n) }
+
+// TestMemoryStoreValueBytes: MaxBytes bounds the records held as values
+// by their size, as it bounds those written as bytes.
+func TestMemoryStoreValueBytes(t *testing.T) {
+	ctx := context.Background()
+	s := mcpbind.NewMemoryStore(&mcpbind.MemoryStoreOptions{MaxBytes: 100})
+	of := func(n int) func(uint64) mcpbind.Value { return func(uint64) mcpbind.Value { return sized(n) } }
+	v, err := s.CompareAndSwapValue(ctx, "a", 0, of(60))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.CompareAndSwapValue(ctx, "b", 0, of(50)); !errors.Is(err, mcpbind.ErrStoreFull) {
+		t.Fatalf("a value past MaxBytes: %v, want ErrStoreFull", err)
+	}
+	if _, err := s.CompareAndSwap(ctx, "b", 0, make([]byte, 50)); !errors.Is(err, mcpbind.ErrStoreFull) {
+		t.Fatalf("bytes past MaxBytes: %v, want ErrStoreFull", err)
+	}
+	// A record that shrinks makes room.
+	if _, err := s.CompareAndSwapValue(ctx, "a", v, of(10)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.CompareAndSwapValue(ctx, "b", 0, of(90)); err != nil {
+		t.Fatalf("after a record shrank: %v", err)
+	}
+	if d, _, err := s.Load(ctx, "b"); len(d) != 90 || err != nil {
+		t.Fatalf("Load of a value: %d bytes, %v", len(d), err)
+	}
+	if err := s.Delete(ctx, "b"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.CompareAndSwap(ctx, "c", 0, make([]byte, 90)); err != nil {
+		t.Fatalf("after a delete: %v", err)
+	}
+}

@@ -8,8 +8,9 @@
 //		storetest.Run(t, func(t *testing.T) mcpbind.Store { return newMyStore(t) })
 //	}
 //
-// Expiry and eviction are the implementation's own business and are not
-// checked here.
+// A store that implements [mcpbind.ValueStore] or [mcpbind.Lister] is
+// checked as such too. Expiry and eviction are the implementation's own
+// business and are not checked here.
 package storetest
 
 import (
@@ -32,6 +33,14 @@ func Run(t *testing.T, newStore func(t *testing.T) mcpbind.Store) {
 	t.Run("Data", func(t *testing.T) { testData(t, newStore(t)) })
 	t.Run("VersionsNeverReused", func(t *testing.T) { testVersionsNeverReused(t, newStore(t)) })
 	t.Run("ConcurrentCompareAndSwap", func(t *testing.T) { testConcurrent(t, newStore(t)) })
+	t.Run("Values", func(t *testing.T) {
+		s := newStore(t)
+		if vs, ok := s.(mcpbind.ValueStore); ok {
+			testValues(t, vs)
+		} else {
+			t.Skip("the store does not implement mcpbind.ValueStore")
+		}
+	})
 	t.Run("Keys", func(t *testing.T) {
 		s := newStore(t)
 		if l, ok := s.(mcpbind.Lister); ok {
@@ -222,5 +231,71 @@ func testConcurrent(t *testing.T, s mcpbind.Store) {
 	wg.Wait()
 	if d, _, err := s.Load(ctx, "n"); err != nil || string(d) != strconv.Itoa(workers*each) {
 		t.Fatalf("counter = %s, %v; want %d", d, err, workers*each)
+	}
+}
+
+// value is a record held as a value, which counts its encodings.
+type value struct {
+	data    string
+	version uint64 // as newValue was given it
+	encoded *int
+}
+
+func (v *value) Size() int { return len(v.data) }
+
+func (v *value) Encode() []byte {
+	*v.encoded++
+	return []byte(v.data)
+}
+
+// testValues checks a ValueStore: a value is held as it was stored (not
+// encoded) and knows its version, Load returns its encoding, a record
+// written as bytes is a mcpbind.Bytes value, and a conflict stores nothing.
+func testValues(t *testing.T, s mcpbind.ValueStore) {
+	ctx := context.Background()
+	if v, ver, err := s.LoadValue(ctx, "k"); v != nil || ver != 0 || err != nil {
+		t.Fatalf("LoadValue of a missing key = %v, %d, %v; want nil, 0, nil", v, ver, err)
+	}
+	encoded := 0
+	mk := func(data string) func(uint64) mcpbind.Value {
+		return func(ver uint64) mcpbind.Value { return &value{data: data, version: ver, encoded: &encoded} }
+	}
+	v1, err := s.CompareAndSwapValue(ctx, "k", 0, mk("a"))
+	if err != nil || v1 == 0 {
+		t.Fatalf("create = %d, %v; want a version other than 0", v1, err)
+	}
+	got, ver, err := s.LoadValue(ctx, "k")
+	if x, ok := got.(*value); !ok || x.data != "a" || x.version != v1 || ver != v1 || err != nil {
+		t.Fatalf("LoadValue = %#v, %d, %v; want the value stored, made for version %d", got, ver, err, v1)
+	}
+	if encoded != 0 {
+		t.Fatalf("the store encoded a value it holds %d times", encoded)
+	}
+	if d, ver, err := s.Load(ctx, "k"); string(d) != "a" || ver != v1 || err != nil {
+		t.Fatalf("Load of a value = %q, %d, %v; want its encoding a, %d", d, ver, err, v1)
+	}
+	called := false
+	_, err = s.CompareAndSwapValue(ctx, "k", 0, func(uint64) mcpbind.Value { called = true; return &value{data: "b", encoded: &encoded} })
+	conflict(t, "second create", err)
+	_, err = s.CompareAndSwapValue(ctx, "k", v1+1, func(uint64) mcpbind.Value { called = true; return &value{data: "b", encoded: &encoded} })
+	conflict(t, "update from a version the key never had", err)
+	if called {
+		t.Fatal("newValue was called for a compare-and-swap that failed")
+	}
+	v2, err := s.CompareAndSwap(ctx, "k", v1, []byte("c"))
+	if err != nil || v2 == v1 {
+		t.Fatalf("update with bytes = %d, %v", v2, err)
+	}
+	if got, ver, err := s.LoadValue(ctx, "k"); ver != v2 || err != nil || got == nil || string(got.Encode()) != "c" {
+		t.Fatalf("LoadValue of bytes = %v, %d, %v; want c, %d", got, ver, err, v2)
+	} else if _, ok := got.(mcpbind.Bytes); !ok {
+		t.Fatalf("LoadValue of bytes = %T, want mcpbind.Bytes", got)
+	}
+	v3, err := s.CompareAndSwapValue(ctx, "k", v2, mk("d"))
+	if err != nil || v3 == v2 || v3 == v1 {
+		t.Fatalf("update with a value = %d, %v", v3, err)
+	}
+	if got, _, _ := s.LoadValue(ctx, "k"); got.(*value).version != v3 {
+		t.Fatalf("the value was made for version %d, stored as %d", got.(*value).version, v3)
 	}
 }

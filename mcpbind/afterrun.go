@@ -1,0 +1,104 @@
+// This file defines the context of the work that records a call after its
+// tool ran: the request's values without its cancellation, and a deadline
+// whose timer starts only if something waits for it.
+
+package mcpbind
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// afterRun is the context of what records a call whose tool has run (its
+// event, the saved state): the tool has had its effect, so the request's
+// cancellation does not stop it, but Options.StoreTimeout bounds it. It
+// is context.WithTimeout(context.WithoutCancel(parent), timeout), except
+// that its timer starts only when Done is first called: a store that
+// never blocks ([MemoryStore]) and an engine that does not look at the
+// context cost no timer. Err reports the deadline once it has passed,
+// whether or not Done was called.
+type afterRun struct {
+	parent   context.Context // for its values only
+	deadline time.Time
+
+	mu     sync.Mutex
+	done   chan struct{} // made by Done
+	timer  *time.Timer   // closes done at the deadline
+	err    error         // set once: the deadline passed, or stop was called
+	closed bool          // done is closed
+}
+
+// newAfterRun returns the context of what records a call after its tool
+// ran, and the function that releases it (as a cancel function does).
+func newAfterRun(parent context.Context, timeout time.Duration) (context.Context, func()) {
+	c := &afterRun{parent: parent, deadline: time.Now().Add(timeout)}
+	return c, c.stop
+}
+
+// Deadline implements context.Context.
+func (c *afterRun) Deadline() (time.Time, bool) { return c.deadline, true }
+
+// Value implements context.Context: the parent's values.
+func (c *afterRun) Value(key any) any { return c.parent.Value(key) }
+
+// Done implements context.Context. The first call starts the timer.
+func (c *afterRun) Done() <-chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.done == nil {
+		c.done = make(chan struct{})
+		if c.check(); c.err != nil {
+			c.end(c.err) // it ended before anything waited for it
+		} else {
+			c.timer = time.AfterFunc(time.Until(c.deadline), c.expire)
+		}
+	}
+	return c.done
+}
+
+// Err implements context.Context.
+func (c *afterRun) Err() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.check()
+	return c.err
+}
+
+// check ends c if its deadline has passed. c.mu is held.
+func (c *afterRun) check() {
+	if c.err == nil && !time.Now().Before(c.deadline) {
+		c.end(context.DeadlineExceeded)
+	}
+}
+
+// end sets c's error and closes done, if it is not ended. c.mu is held.
+func (c *afterRun) end(err error) {
+	if c.err == nil {
+		c.err = err
+	}
+	if c.done != nil && !c.closed {
+		close(c.done)
+		c.closed = true
+	}
+}
+
+// expire ends c at its deadline (the timer's function).
+func (c *afterRun) expire() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.end(context.DeadlineExceeded)
+}
+
+// stop releases c: its timer, if any, stops, and c is cancelled.
+func (c *afterRun) stop() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.timer != nil {
+		c.timer.Stop()
+	}
+	c.end(context.Canceled)
+}
+
+// String names the context, as the context package's do.
+func (c *afterRun) String() string { return "mcpbind.afterRun" }
