@@ -32,6 +32,32 @@ func TestCorpus(t *testing.T) {
 	}
 }
 
+// TestCorpusRestoresXStateSnapshots replays every case that restores a
+// snapshot, restoring the one XState persisted (recorded in the case)
+// instead of chartgate's: a snapshot persisted by XState restores in
+// chartgate and goes on as in XState.
+func TestCorpusRestoresXStateSnapshots(t *testing.T) {
+	cases, err := conformance.ReadDir("cases")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, c := range cases {
+		if !c.Restores() {
+			continue
+		}
+		n++
+		t.Run(c.Name, func(t *testing.T) {
+			if m := conformance.Check(context.Background(), c, conformance.RunStatechartFromXState); m != nil {
+				t.Error(m)
+			}
+		})
+	}
+	if n < 10 {
+		t.Fatalf("only %d cases restore a snapshot", n)
+	}
+}
+
 // TestCheckReportsFirstDifference makes sure a wrong expectation is caught
 // and reported with its step, so the corpus test cannot pass vacuously.
 func TestCheckReportsFirstDifference(t *testing.T) {

@@ -14,8 +14,12 @@ import (
 // RunFlat runs a case on the flat engine. The case's machine must be in the
 // flat form ([flat.IsFlat]); its guards, actions and delays are ignored, as
 // a flat machine refers to none. An advance step only moves the simulated
-// time: a flat machine has no delayed transitions.
+// time: a flat machine has no delayed transitions. Format v2 cases give an
+// *UnsupportedError.
 func RunFlat(ctx context.Context, c *Case) ([]map[string]any, bool, error) {
+	if err := unsupportedV2(c); err != nil {
+		return nil, false, err
+	}
 	m, err := flat.Compile(c.Machine)
 	if err != nil {
 		return nil, false, err

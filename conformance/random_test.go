@@ -100,7 +100,7 @@ func TestRandomMachinesCompile(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", m.Name(), err)
 		}
-		impl, err := statechart.ParseImplementations(data)
+		impl, err := c.Implementations()
 		if err != nil {
 			t.Fatalf("%s: implementations: %v", m.Name(), err)
 		}
@@ -121,7 +121,8 @@ func TestRandomMachinesCompile(t *testing.T) {
 		}
 	}
 	for _, f := range []string{"compound", "parallel", "history-shallow", "history-deep", "history-default-target", "final-in-region",
-		"always", "after", "guard", "stateIn", "raise", "delayed-raise", "wildcard", "targetless", "reenter", "multi-target", "advance-step", "unknown-event"} {
+		"always", "after", "guard", "stateIn", "raise", "delayed-raise", "wildcard", "targetless", "reenter", "multi-target", "advance-step", "unknown-event",
+		"invoke", "invoke-onDone", "invoke-onError", "invoke-onSnapshot", "spawn", "stopChild", "sendTo", "forwardTo", "emit", "enqueue", "input", "eventloop-clock"} {
 		if features[f] == 0 {
 			t.Errorf("no generated machine has feature %q", f)
 		}

@@ -2,11 +2,14 @@
 // whose expected snapshots were recorded from real XState v5, against
 // chartgate's engines, and reports the first difference of each case.
 //
-// The case format is described in docs/conformance-case-format.md: a machine,
-// declarative guards/actions/delays, steps ({"event": {...}} or
-// {"advance": ms}) and the expected snapshot before the first step and after
-// each one. Cases live under conformance/cases/; the node program in
-// conformance/oracle/ records their expected snapshots.
+// A case (format v1) is a machine, declarative guards/actions/delays, steps
+// ({"event": {...}} or {"advance": ms}) and the expected snapshot before the
+// first step and after each one. Format v2 adds machine input, declarative
+// actors, the event-loop clock and persist/restore/query steps, which
+// RunStatechart runs (RunFlat does not: see format_v2.go). The format
+// is described in docs/conformance-case-format.md; cases live under
+// conformance/cases/; the node program in conformance/oracle/ records their
+// expected snapshots, and its README says what it does with every key.
 package conformance
 
 // Re-record every case's expected snapshots from the pinned XState (needs
@@ -23,19 +26,27 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"time"
 
 	"github.com/chartgate/chartgate/statechart"
 )
 
 // Case is one conformance case file.
 type Case struct {
-	Name          string            `json:"name"`
-	Description   string            `json:"description,omitempty"`
-	Machine       json.RawMessage   `json:"machine"`
-	Guards        json.RawMessage   `json:"guards,omitempty"`
-	Actions       json.RawMessage   `json:"actions,omitempty"`
-	Delays        json.RawMessage   `json:"delays,omitempty"`
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
+	Machine     json.RawMessage `json:"machine"`
+	Guards      json.RawMessage `json:"guards,omitempty"`
+	Actions     json.RawMessage `json:"actions,omitempty"`
+	Delays      json.RawMessage `json:"delays,omitempty"`
+	// Input, Actors and Clock are format v2 (see format_v2.go): the
+	// machine's input, the declarative actors its invoke/spawn src names
+	// refer to, and "simulated" (the default) or "eventloop".
+	Input  json.RawMessage `json:"input,omitempty"`
+	Actors json.RawMessage `json:"actors,omitempty"`
+	Clock  *string         `json:"clock,omitempty"`
+	// Snapshot, format v2, is a persisted snapshot the actor starts from
+	// instead of the machine's initial state (the input is then unused).
+	Snapshot      json.RawMessage   `json:"snapshot,omitempty"`
 	Steps         []Step            `json:"steps"`
 	Expected      []json.RawMessage `json:"expected"`
 	ExpectedError string            `json:"expectedError,omitempty"`
@@ -46,19 +57,29 @@ type Case struct {
 }
 
 // Step is one step of a case: an event to send, or milliseconds to advance
-// the simulated clock by.
+// the simulated clock by; in format v2 also a persist, restore or query step.
+// Exactly one field is set.
 type Step struct {
 	Event   *statechart.Event `json:"event,omitempty"`
 	Advance *float64          `json:"advance,omitempty"`
+	Persist *string           `json:"persist,omitempty"`
+	Restore *string           `json:"restore,omitempty"`
+	Query   *Query            `json:"query,omitempty"`
 }
 
 func (s Step) String() string {
-	if s.Event != nil {
+	switch {
+	case s.Event != nil:
 		b, _ := json.Marshal(s.Event)
 		return "event " + string(b)
-	}
-	if s.Advance != nil {
+	case s.Advance != nil:
 		return fmt.Sprintf("advance %gms", *s.Advance)
+	case s.Persist != nil:
+		return fmt.Sprintf("persist %q", *s.Persist)
+	case s.Restore != nil:
+		return fmt.Sprintf("restore %q", *s.Restore)
+	case s.Query != nil:
+		return "query " + s.Query.String()
 	}
 	return "empty step"
 }
@@ -81,10 +102,8 @@ func ParseCase(data []byte, path string) (*Case, error) {
 	if len(c.Machine) == 0 {
 		return nil, fmt.Errorf("%s: no \"machine\"", path)
 	}
-	for i, s := range c.Steps {
-		if (s.Event == nil) == (s.Advance == nil) {
-			return nil, fmt.Errorf("%s: steps[%d]: a step is {\"event\": {...}} or {\"advance\": ms}", path, i)
-		}
+	if err := c.checkV2(); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	if c.Name == "" {
 		c.Name = strings.TrimSuffix(filepath.Base(path), ".json")
@@ -123,12 +142,9 @@ func ReadDir(dir string) ([]*Case, error) {
 	return cases, nil
 }
 
-// Implementations returns the case's declarative guards, actions and delays.
-func (c *Case) Implementations() (statechart.Implementations, error) {
-	return statechart.ParseImplementations(c.raw)
-}
-
-// Snapshot is the comparable form of a snapshot in a case file.
+// Snapshot is the comparable form of a snapshot in a case file: value,
+// status, context, tags and output, and children (format v2) when it has
+// any.
 func Snapshot(s *statechart.Snapshot) map[string]any {
 	out := map[string]any{
 		"value":   s.Value(),
@@ -145,6 +161,35 @@ func Snapshot(s *statechart.Snapshot) map[string]any {
 	if s.Status() == statechart.StatusDone && s.HasOutput() {
 		out["output"] = s.Output()
 	}
+	if children := s.Children(); len(children) > 0 {
+		list := make(map[string]any, len(children))
+		for _, c := range children {
+			list[c.ID] = childSnapshot(c)
+		}
+		out["children"] = list
+	}
+	return out
+}
+
+// childSnapshot is the comparable form of a child: src and status, output
+// when done, error when failed (a Go error is XState's Error object through
+// JSON, {}), and a child machine's value and context.
+func childSnapshot(c statechart.Child) map[string]any {
+	out := map[string]any{"src": c.Src, "status": string(c.Status)}
+	if c.Status == statechart.StatusDone && c.HasOutput {
+		out["output"] = c.Output
+	}
+	if c.Status == statechart.StatusError && c.Error != nil {
+		if _, isErr := c.Error.(error); isErr {
+			out["error"] = map[string]any{}
+		} else {
+			out["error"] = c.Error
+		}
+	}
+	if c.Snapshot != nil {
+		out["value"] = c.Snapshot.Value()
+		out["context"] = c.Snapshot.Context()
+	}
 	return out
 }
 
@@ -152,36 +197,6 @@ func Snapshot(s *statechart.Snapshot) map[string]any {
 // first step and after each step, in the comparable form of [Snapshot].
 // errored reports whether the engine ended in an error.
 type Runner func(ctx context.Context, c *Case) (snapshots []map[string]any, errored bool, err error)
-
-// RunStatechart runs a case on the statechart interpreter, with a simulated
-// clock and XState's late failure of missing guards.
-func RunStatechart(ctx context.Context, c *Case) ([]map[string]any, bool, error) {
-	impl, err := c.Implementations()
-	if err != nil {
-		return nil, false, err
-	}
-	m, err := statechart.Compile(c.Machine, &statechart.Options{Implementations: impl, AllowMissingGuards: true})
-	if err != nil {
-		return nil, false, err
-	}
-	clock := statechart.NewSimulatedClock()
-	a := statechart.NewActor(m, &statechart.ActorOptions{Clock: clock})
-	errored := a.Start(ctx) != nil
-	snaps := []map[string]any{Snapshot(a.Snapshot())}
-	for _, s := range c.Steps {
-		if s.Event != nil {
-			if a.Send(ctx, *s.Event) != nil {
-				errored = true
-			}
-		} else {
-			clock.Advance(time.Duration(*s.Advance * float64(time.Millisecond)))
-		}
-		snap := a.Snapshot()
-		errored = errored || snap.Status() == statechart.StatusError
-		snaps = append(snaps, Snapshot(snap))
-	}
-	return snaps, errored, nil
-}
 
 // Mismatch describes how a case failed.
 type Mismatch struct {

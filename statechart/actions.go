@@ -1,6 +1,7 @@
 // This file defines how guards are evaluated and actions executed, with the
 // arguments implementations receive, and the declared built-ins
-// (xstate.and/or/not/stateIn, xstate.assign/raise/cancel/log).
+// (xstate.and/or/not/stateIn, xstate.assign/raise/cancel/log; those that
+// concern other actors are in runner_actors.go).
 
 package statechart
 
@@ -64,7 +65,7 @@ func (m *Machine) stateByRef(ref string) (int, bool) {
 	return n, true
 }
 
-func (a GuardArgs) scope() scope { return scope{a.Context, a.Event} }
+func (a GuardArgs) scope() scope { return scope{context: a.Context, event: a.Event} }
 
 // ActionArgs is what an action implementation receives.
 type ActionArgs struct {
@@ -112,7 +113,7 @@ func (r *runner) assignEntries(entries []assignEntry, ev Event) {
 	old := r.s.context
 	ctx := make(map[string]any, len(old)+len(entries))
 	maps.Copy(ctx, old)
-	sc := scope{old, ev}
+	sc := scope{context: old, event: ev}
 	for _, e := range entries {
 		v := e.expr.eval(sc, e.key)
 		if _, ok := v.(undefined); ok {
@@ -178,11 +179,16 @@ func (r *runner) executeActions(actions []*action, ev Event, node int) {
 	for _, a := range actions {
 		switch a.kind {
 		case actionCustom:
-			if a.impl == nil {
+			if a.impl == nil || r.customErr != nil {
 				continue // XState: a missing action implementation is a no-op
 			}
 			r.args = ActionArgs{Context: r.s.context, Event: ev, Params: a.params, r: r}
 			if err := a.impl(r.ctx, &r.args); err != nil {
+				if r.deferCustom {
+					// The initial macrostep goes on; the failure ends the start.
+					r.customErr, r.customNode = fmt.Errorf("action %q: %w", a.name, err), node
+					continue
+				}
 				r.fail(node, fmt.Errorf("action %q: %w", a.name, err))
 				return
 			}
@@ -197,16 +203,38 @@ func (r *runner) executeActions(actions []*action, ev Event, node int) {
 			// XState's scheduler maps an id to the latest event scheduled
 			// with it; an earlier one keeps its timer but can no longer be
 			// cancelled.
-			seq := r.s.seq
+			seq := r.nextSeq()
 			r.mutableTimers().push(timer{id: a.id, event: a.event, due: r.now.Add(a.delay), seq: seq}, true)
-			r.s.seq++
 			r.logTimer(seq, true)
 		case actionCancel:
 			if _, ok := r.s.timers.keyedSeq(a.id); ok {
 				seq, _ := r.mutableTimers().cancel(a.id)
 				r.logTimer(seq, false)
+				if r.sys != nil {
+					r.fx[len(r.fx)-1].id = a.id
+				}
 			}
 		case actionLog:
+		default:
+			if r.executeActorAction(a, ev, node); r.err != nil {
+				return
+			}
 		}
+	}
+}
+
+// executeActorAction executes an action that concerns other actors.
+func (r *runner) executeActorAction(a *action, ev Event, node int) {
+	switch a.kind {
+	case actionSpawn:
+		r.spawnChild(a.spawn, ev, node)
+	case actionStopChild:
+		r.stopChildByID(a.id)
+	case actionSendTo:
+		r.sendTo(a, ev, node)
+	case actionEmit:
+		r.fx = append(r.fx, effect{kind: fxEmit, event: a.emit.resolve(scope{context: r.s.context, event: ev})})
+	case actionEnqueue:
+		r.enqueueActions(a.enqueue, ev, node)
 	}
 }

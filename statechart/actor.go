@@ -22,6 +22,22 @@ type ActorOptions struct {
 	Snapshot *Snapshot
 	// Context replaces the machine's initial context (ignored with Snapshot).
 	Context map[string]any
+	// Input is the machine's input (ignored with Snapshot): event.input of
+	// its xstate.init event, as XState's createActor(machine, {input}).
+	// nil means none; JSON null is written json.RawMessage("null"), and any
+	// json.RawMessage is decoded.
+	Input any
+	// Resume, if set, is asked, when the actor starts from Snapshot, about
+	// each active promise or callback child of the snapshot before it
+	// starts again: XState restarts them from scratch with their input,
+	// which is what happens when Resume returns nil. Returning logic
+	// (typically a Promise that waits for the work already in flight, found
+	// by the child's Session or Input) runs that logic in its place.
+	Resume func(child Child) ActorLogic
+	// Inspect, if set, is called, with the actor locked, for every event
+	// an actor of the system takes from its mailbox: the root (Actor is
+	// empty) and its descendants. It must not call the actor's methods.
+	Inspect func(Inspection)
 }
 
 // Actor is one running instance of a machine. It is safe for concurrent
@@ -42,6 +58,24 @@ type Actor struct {
 	timersShared bool
 	subs         map[int]func(*Snapshot)
 	nextSub      int
+
+	// The actor system of a machine with actors (see system.go); nil on
+	// the plain path.
+	sys       *system
+	cancel    context.CancelFunc
+	listeners map[int]emitListener
+	callErr   error // the error the root ended with during the current call
+	// inbox: work from other goroutines (promise results, callbacks'
+	// events), run in order by one goroutine at a time.
+	inboxMu  sync.Mutex
+	inbox    []func()
+	draining bool
+}
+
+// emitListener is a function registered with On.
+type emitListener struct {
+	typ string
+	f   func(Event)
 }
 
 // NewActor returns an actor for m. Call Start before sending events.
@@ -69,12 +103,19 @@ func (a *Actor) Start(ctx context.Context) error {
 	}
 	a.started = true
 	a.ctx = context.WithoutCancel(ctx)
+	if a.m.usesActors {
+		return a.startSystem()
+	}
 	var err error
 	if a.opts.Snapshot != nil {
 		a.cur = a.opts.Snapshot.clone()
 		a.timersShared = true
 	} else {
-		a.cur, err = a.m.StartWithContext(ctx, a.opts.Context, a.clock.Now())
+		var input any
+		if input, err = decodeJSONValue(a.opts.Input); err != nil {
+			return err
+		}
+		a.cur, err = a.m.start(ctx, a.opts.Context, initEvent(input, a.opts.Input != nil), a.clock.Now())
 	}
 	a.work = a.cur.clone()
 	a.afterChange(nil, false)
@@ -93,12 +134,18 @@ func (a *Actor) Send(ctx context.Context, ev Event) error {
 	if !a.started {
 		return errNotStarted
 	}
+	if a.sys != nil {
+		return a.sendSystem(ev)
+	}
 	if a.cur.status != StatusActive {
 		return nil
 	}
 	var now time.Time
 	if a.m.hasTimers {
 		now = a.clock.Now() // only delayed events need the time
+	}
+	if a.opts.Inspect != nil {
+		a.opts.Inspect(Inspection{Event: ev})
 	}
 	a.prepareWork()
 	a.r.begin(ctx, a.work, now)
@@ -126,6 +173,9 @@ func (a *Actor) finish(ev Event) error {
 		if a.r.copiedTimers {
 			a.timersShared = false // the runner's copy is the actor's alone
 		}
+		if a.cur.status == StatusError {
+			err = a.cur.err // an unhandled xstate.error.actor.* event
+		}
 	}
 	a.afterChange(a.r.timerLog, true)
 	return err
@@ -151,6 +201,9 @@ func (a *Actor) prepareWork() {
 func (a *Actor) Snapshot() *Snapshot {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	if a.sys != nil {
+		return a.sys.root.materialize()
+	}
 	if a.cur == nil {
 		return nil
 	}
@@ -160,7 +213,8 @@ func (a *Actor) Snapshot() *Snapshot {
 
 // Subscribe calls f with the new snapshot after every change, until the
 // returned function is called. f runs with the actor locked: it must not
-// call the actor's methods.
+// call the actor's methods. (For a machine with actors, a change of a child
+// alone does not call f.)
 func (a *Actor) Subscribe(f func(*Snapshot)) (unsubscribe func()) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -182,6 +236,10 @@ func (a *Actor) Subscribe(f func(*Snapshot)) (unsubscribe func()) {
 func (a *Actor) Stop() {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	if a.sys != nil {
+		a.stopSystem()
+		return
+	}
 	if a.cur == nil {
 		a.started = true
 		a.cur = &Snapshot{machine: a.m, status: StatusStopped, context: map[string]any{}}
@@ -292,6 +350,9 @@ func (a *Actor) fire(seq uint64) {
 	// snapshot handed out shares them.
 	a.r.ownsTimers, a.r.logTimers = !a.timersShared, true
 	ev := a.r.takeTimer(seq)
+	if a.opts.Inspect != nil {
+		a.opts.Inspect(Inspection{Event: ev})
+	}
 	a.r.macrostep(ev)
 	_ = a.finish(ev) // the error is in the snapshot
 }

@@ -79,6 +79,36 @@ type runner struct {
 	historyBuckets      map[int][]int
 	exitDomains         []exitRegion
 	exitSelves          []int
+
+	// The actor system (system.go) of a machine with actors; nil for the
+	// plain paths.
+	sys  *system
+	self *cell
+	fx   []effect // the deferred effects of the call, in order
+	// deferCustom: the initial macrostep of an actor, whose custom actions
+	// XState runs only once the actor starts: a failure (customErr, in
+	// state customNode) ends the start in status error without undoing
+	// the snapshot, and the custom actions after it do not run.
+	deferCustom bool
+	customErr   error
+	customNode  int
+	// deferredIDs: the invoke ids of the state being entered, whose
+	// children a sendTo in its entry actions may name before they exist
+	// (XState's deferredActorIds); pendingFx and pendingTimers are those
+	// sends, resolved once the entry actions and the invokes ran.
+	deferredIDs   []string
+	pendingFx     []int
+	pendingTimers []pendingTimer
+	ownsChildren  bool // s.children was cloned in this call and may change in place
+	// actorState: a field above was set in this call (attach, deferCustom),
+	// so begin resets them; a plain call leaves them untouched.
+	actorState bool
+}
+
+// pendingTimer is a delayed send to a child of the state being entered.
+type pendingTimer struct {
+	seq uint64
+	id  string
 }
 
 func newRunner(m *Machine) *runner {
@@ -92,6 +122,14 @@ func (r *runner) begin(ctx context.Context, s *Snapshot, now time.Time) {
 	r.steps, r.outOfSteps, r.valueOK, r.value = 0, nil, false, nil
 	r.ownsTimers, r.copiedTimers, r.logTimers, r.timerLog = false, false, false, r.timerLog[:0]
 	r.ownsHistory = false
+	if r.actorState {
+		// Only a call for an actor system, or a start, sets these.
+		r.sys, r.self, r.fx = nil, nil, r.fx[:0]
+		r.deferCustom, r.customErr, r.customNode = false, nil, -1
+		r.ownsChildren = false
+		r.deferredIDs, r.pendingFx, r.pendingTimers = nil, r.pendingFx[:0], r.pendingTimers[:0]
+		r.actorState = false
+	}
 	n := len(r.m.nodes)
 	if len(r.active) != n {
 		r.active = make([]bool, n)
@@ -165,18 +203,52 @@ func (r *runner) forgetDomains() {
 	}
 }
 
+// attach makes the runner work for cell c of an actor system.
+func (r *runner) attach(c *cell) {
+	r.sys, r.self, r.actorState = c.sys, c, true
+}
+
+// deferCustomErrors makes the call an initial macrostep of an actor (see
+// deferCustom).
+func (r *runner) deferCustomErrors() {
+	r.deferCustom, r.actorState = true, true
+}
+
+// customError is the error of the custom action that failed during an
+// initial macrostep (see deferCustom).
+func (r *runner) customError(ev Event) error {
+	re := &RuntimeError{Event: ev.Type, Err: r.customErr}
+	if r.customNode >= 0 {
+		re.State = r.m.nodes[r.customNode].id
+	}
+	return re
+}
+
+// nextSeq returns the scheduling number of a new delayed event: counted
+// for the whole actor system when there is one.
+func (r *runner) nextSeq() uint64 {
+	if r.sys != nil {
+		seq := r.sys.seq
+		r.sys.seq++
+		return seq
+	}
+	seq := r.s.seq
+	r.s.seq++
+	return seq
+}
+
 // initialTransition enters the initial configuration and runs the initial
 // macrostep (XState's getInitialSnapshot: initialMicrostep, then macrostep
-// on xstate.init).
-func (r *runner) initialTransition() {
+// on xstate.init, which carries the machine's input).
+func (r *runner) initialTransition(ev Event) {
 	init := &transition{id: -1, source: 0, reenter: true}
 	r.m.initialStateNodes(0, func(n int) { init.targets = append(init.targets, n) })
-	ev := Event{Type: EventInit}
 	r.microstep([]*transition{init}, ev, true)
 	if r.err != nil {
 		return
 	}
 	r.macrostepLoop(ev)
+	r.stopChildrenIfEnded()
 }
 
 // initialStateNodes is XState's getInitialStateNodes(n): n and,
@@ -199,13 +271,16 @@ func (m *Machine) initialStateNodes(n int, add func(int)) {
 func (r *runner) macrostep(ev Event) {
 	switch {
 	case ev.Type == EventStop:
-		// XState: stops the machine; no transition is selected.
+		// XState: stops the machine and its children; no transition is
+		// selected.
+		r.stopChildren(true)
 		r.s.status = StatusStopped
 		r.s.clearTimers()
 		return
 	case ev.Type == EventInit:
 		// XState: selects no transition, only eventless ones.
 		r.macrostepLoop(ev)
+		r.stopChildrenIfEnded()
 		return
 	}
 	ts := r.selectTransitions(ev)
@@ -213,8 +288,13 @@ func (r *runner) macrostep(ev Event) {
 		return
 	}
 	if len(ts) == 0 && strings.HasPrefix(ev.Type, errorActorPrefix) {
-		// XState: an unhandled actor error puts the machine in error.
-		r.fail(-1, fmt.Errorf("unhandled error event %q: %v", ev.Type, ev.Data["error"]))
+		// XState: an unhandled actor error puts the machine in error with
+		// the event's error, and stops and removes its children.
+		r.stopChildren(true)
+		r.s.status = StatusError
+		r.s.err = &RuntimeError{Event: ev.Type, Err: fmt.Errorf("unhandled error event: %w", errorOf(ev.Data["error"]))}
+		r.s.clearTimers()
+		r.changed = true
 		return
 	}
 	r.microstep(ts, ev, false)
@@ -222,6 +302,36 @@ func (r *runner) macrostep(ev Event) {
 		return
 	}
 	r.macrostepLoop(ev)
+	r.stopChildrenIfEnded()
+}
+
+// stopChildrenIfEnded stops the children of a machine that is no longer
+// active at the end of a macrostep (XState's macrostep: they stay listed).
+func (r *runner) stopChildrenIfEnded() {
+	if r.err == nil && r.s.status != StatusActive {
+		r.stopChildren(false)
+	}
+}
+
+// stopChildren stops every child (XState's stopChildren), and with remove
+// also takes it out of the snapshot. An entry left by an unknown src has
+// no actor and stays.
+func (r *runner) stopChildren(remove bool) {
+	if r.sys == nil {
+		return
+	}
+	for _, e := range r.s.x().children.all() {
+		if e.cell == nil {
+			continue
+		}
+		if remove {
+			r.ownChildren().remove(e.id)
+		}
+		r.stopCell(e.cell)
+		if r.err != nil {
+			return
+		}
+	}
 }
 
 // macrostepLoop is the second half of XState's macrostep: after every
@@ -769,6 +879,12 @@ func (r *runner) exitStates(ts []*transition, ev Event) {
 		if r.err != nil {
 			return
 		}
+		for _, inv := range r.m.nodes[x].invokes {
+			r.stopChildByID(inv.id)
+			if r.err != nil {
+				return
+			}
+		}
 		r.active[x] = false
 	}
 	kept := r.s.nodes[:0]
@@ -868,14 +984,20 @@ func (r *runner) enterStates(ts []*transition, ev Event, isInitial bool) {
 			r.active[n] = true
 			r.s.nodes = append(r.s.nodes, n)
 		}
-		r.executeActions(node.entry, ev, n)
-		if r.err != nil {
-			return
-		}
-		if r.defaultEntry.has[n] && node.initial != nil {
-			r.executeActions(node.initial.actions, ev, n)
+		if len(node.invokes) > 0 {
+			if r.enterInvoking(node, n, ev); r.err != nil {
+				return
+			}
+		} else {
+			r.executeActions(node.entry, ev, n)
 			if r.err != nil {
 				return
+			}
+			if r.defaultEntry.has[n] && node.initial != nil {
+				r.executeActions(node.initial.actions, ev, n)
+				if r.err != nil {
+					return
+				}
 			}
 		}
 		if node.kind != kindFinal {
@@ -903,8 +1025,8 @@ func (r *runner) enterStates(ts []*transition, ev Event, isInitial bool) {
 		}
 		if parent >= 0 && r.m.nodes[parent].kind == kindCompound {
 			done := Event{Type: doneStatePrefix + r.m.nodes[parent].id}
-			if node.hasOutput {
-				done.Data = map[string]any{"output": cloneValue(node.output)}
+			if out, ok := node.output.resolve(scope{context: r.s.context, event: ev}); ok {
+				done.Data = map[string]any{"output": out}
 			}
 			r.queue.push(done)
 		}
@@ -918,7 +1040,7 @@ func (r *runner) enterStates(ts []*transition, ev Event, isInitial bool) {
 			continue
 		}
 		r.s.status = StatusDone
-		r.s.output, r.s.hasOutput = r.machineOutput(completion)
+		r.s.setOutput(r.machineOutput(completion, ev))
 	}
 }
 
@@ -967,13 +1089,24 @@ func (r *runner) regionIsFinal(n int) bool {
 	return r.m.nodes[n].kind == kindFinal
 }
 
-// machineOutput is XState's getMachineOutput: the root's static output.
-func (r *runner) machineOutput(completion int) (any, bool) {
+// machineOutput is XState's getMachineOutput: the root's output, computed
+// from the context and the done event of the state that completed the
+// root (whose output is that state's, when it has one and a parent).
+func (r *runner) machineOutput(completion int, ev Event) (any, bool) {
 	root := r.m.nodes[0]
-	if !root.hasOutput {
+	if root.output == nil {
 		return nil, false
 	}
-	return cloneValue(root.output), true
+	if !root.output.hasRef {
+		return cloneValue(root.output.value), true
+	}
+	done := Event{Type: doneStatePrefix + r.m.nodes[completion].id}
+	if c := r.m.nodes[completion]; c.parent >= 0 && c.kind == kindFinal {
+		if out, ok := c.output.resolve(scope{context: r.s.context, event: ev}); ok {
+			done.Data = map[string]any{"output": out}
+		}
+	}
+	return root.output.resolve(scope{context: r.s.context, event: done})
 }
 
 // isInFinalState: a compound state is in a final state when a final child

@@ -118,3 +118,32 @@ func BenchmarkCompile1000States(b *testing.B) {
 		}
 	}
 }
+
+// benchPingPong: each PING goes to a child machine, which answers PONG.
+const benchPingPong = `{"id":"m","initial":"a","states":{"a":{
+	"invoke":{"src":"echo","id":"e"},
+	"on":{"PING":{"actions":{"type":"xstate.sendTo","params":{"to":"e","event":{"type":"PING"}}}},"PONG":{}}}}}`
+
+func BenchmarkActorChildRoundTrip(b *testing.B) {
+	ctx := context.Background()
+	echo, err := statechart.Compile([]byte(`{"id":"e","initial":"on","states":{"on":{"on":{"PING":{"actions":{"type":"xstate.sendParent","params":{"event":{"type":"PONG"}}}}}}}}`), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	m, err := statechart.Compile([]byte(benchPingPong), &statechart.Options{Implementations: statechart.Implementations{Actors: map[string]statechart.ActorLogic{"echo": echo}}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	a := statechart.NewActor(m, nil)
+	if err := a.Start(ctx); err != nil {
+		b.Fatal(err)
+	}
+	ping := statechart.NewEvent("PING")
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		if err := a.Send(ctx, ping); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -41,6 +41,7 @@ type SimulatedClock struct {
 	flushing    bool
 	invalidated bool
 	fired       int
+	afterFlush  []func() // run once the current walk is over
 }
 
 // maxSimulatedFires bounds the functions one Advance runs, so a delayed
@@ -159,5 +160,94 @@ restart:
 		c.mu.Lock()
 	}
 	c.flushing = false
+	after := c.afterFlush
+	c.afterFlush = nil
+	c.mu.Unlock()
+	for _, f := range after {
+		f()
+	}
+}
+
+// deferIfFlushing registers f to run once the current walk of Advance is
+// over and reports true, or reports false when no walk is under way. An
+// Actor delivers promise settlements this way: like XState's
+// SimulatedClock, an Advance fires every due timer before any settlement
+// is delivered.
+func (c *SimulatedClock) deferIfFlushing(f func()) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.flushing {
+		return false
+	}
+	c.afterFlush = append(c.afterFlush, f)
+	return true
+}
+
+// EventLoopClock is a simulated clock that fires timers the way Node's
+// event loop does, and an Actor delivers promise settlements between two
+// timers, as Node runs promise callbacks between two timer callbacks.
+// Advance fires one timer at a time, the earliest due first and, among
+// timers due at the same time, the one registered first; a timer
+// registered by a function it ran is a candidate too when it is due within
+// the advance. Its zero time is the Unix epoch. It is safe for concurrent
+// use. (The conformance cases recorded with the "eventloop" clock use it.)
+type EventLoopClock struct {
+	mu     sync.Mutex
+	now    time.Time
+	seq    uint64
+	timers simHeap
+}
+
+// NewEventLoopClock returns an event-loop clock at the Unix epoch.
+func NewEventLoopClock() *EventLoopClock {
+	return &EventLoopClock{now: time.UnixMilli(0).UTC()}
+}
+
+// Now returns the clock's time.
+func (c *EventLoopClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+// AfterFunc schedules f to run once the clock has been advanced by d.
+func (c *EventLoopClock) AfterFunc(d time.Duration, f func()) func() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	t := &simTimer{due: c.now.Add(max(0, d)), seq: c.seq, f: f}
+	c.seq++
+	heap.Push(&c.timers, t)
+	return func() bool {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if t.index < 0 {
+			return false
+		}
+		heap.Remove(&c.timers, t.index)
+		return true
+	}
+}
+
+// Advance moves the clock forward by d: until no timer is due at or before
+// the end time, it takes the earliest one (the first registered among
+// equals), sets the time to its due time and runs it; then the time is the
+// end time. A function that keeps scheduling itself with no delay stops
+// the advance after a million runs.
+func (c *EventLoopClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	end := c.now.Add(d)
+	for fired := 0; fired < maxSimulatedFires; fired++ {
+		if len(c.timers) == 0 || c.timers[0].due.After(end) {
+			break
+		}
+		t := heap.Pop(&c.timers).(*simTimer)
+		if t.due.After(c.now) {
+			c.now = t.due
+		}
+		c.mu.Unlock()
+		t.f()
+		c.mu.Lock()
+	}
+	c.now = end
 	c.mu.Unlock()
 }

@@ -1,14 +1,16 @@
 // This file defines the declarative JSON guards and actions, so that a
 // workflow can be written with no Go code: conditions (eq, neq, gt, gte, lt,
 // lte, in, contains, exists, not_exists, and, or, not, stateIn) and actions
-// (assign with $ref, $inc and $push; raise). The forms are those of the
-// conformance case format, which the XState oracle implements identically.
+// (assign with $ref, $inc and $push; raise; throw). The forms are those of
+// the conformance case format, which the XState oracle implements
+// identically; declarative actors are in actorlogic.go.
 
 package statechart
 
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 	"strings"
@@ -24,14 +26,27 @@ import (
 //	{
 //	  "guards":  {"isBig": {"field": "event.qty", "op": "gt", "value": 10}},
 //	  "actions": {"count": {"assign": {"n": {"$inc": 1}}}},
-//	  "delays":  {"LONG": 5000}
+//	  "delays":  {"LONG": 5000},
+//	  "actors":  {"fetch": {"promise": {"resolve": {"ok": true}, "after": 100}}}
 //	}
 //
 // Other top-level keys are ignored, so a whole conformance case file can be
-// passed. Every error is reported with its path.
+// passed. Every error is reported with its path. The actors are those of
+// the case format: {"promise": {"resolve" or "reject": V, "after": ms}},
+// {"callback": {"send": [{"at": ms, "event": E}], "onReceive": {"TYPE":
+// [E, ...]}}} and {"machine": {"machine": CONFIG, "guards": ..., "actions":
+// ..., "delays": ..., "actors": ...}}, a child machine compiled with the
+// default [Options] (see [ParseImplementationsWith]).
 func ParseImplementations(data []byte) (Implementations, error) {
-	impl := Implementations{Guards: map[string]GuardFunc{}, Actions: map[string]ActionFunc{}, Delays: map[string]time.Duration{}}
-	defaults := (*Options)(nil).withDefaults()
+	return ParseImplementationsWith(data, nil)
+}
+
+// ParseImplementationsWith is [ParseImplementations] with the options child
+// machines are compiled with (their Implementations field is ignored: a
+// child machine's come from its own JSON).
+func ParseImplementationsWith(data []byte, opts *Options) (Implementations, error) {
+	impl := Implementations{Guards: map[string]GuardFunc{}, Actions: map[string]ActionFunc{}, Delays: map[string]time.Duration{}, Actors: map[string]ActorLogic{}}
+	defaults := opts.withDefaults()
 	if e := checkDocument(data, defaults.MaxBytes, defaults.MaxDepth); e != nil {
 		return impl, ErrorList{e}
 	}
@@ -39,6 +54,13 @@ func ParseImplementations(data []byte) (Implementations, error) {
 	if !doc.IsObject() {
 		return impl, ErrorList{{Msg: "implementations must be a JSON object, not " + jsonx.Kind(doc)}}
 	}
+	return parseImplementations(doc, opts)
+}
+
+// parseImplementations reads the guards, actions, delays and actors of an
+// object (a case, or the body of a declarative child machine).
+func parseImplementations(doc gjson.Result, opts *Options) (Implementations, error) {
+	impl := Implementations{Guards: map[string]GuardFunc{}, Actions: map[string]ActionFunc{}, Delays: map[string]time.Duration{}}
 	var errs ErrorList
 	add := func(e *Error) { errs = append(errs, e) }
 	// section returns the members of a top-level object, reporting what is
@@ -102,6 +124,7 @@ func ParseImplementations(data []byte) (Implementations, error) {
 		}
 		impl.Delays[mb.Key] = msDuration(mb.Value.Float())
 	}
+	impl.Actors = parseActors(doc.Get("actors"), "actors", opts, add)
 	if len(errs) > 0 {
 		return impl, errs
 	}
@@ -110,7 +133,7 @@ func ParseImplementations(data []byte) (Implementations, error) {
 
 func compileDeclarativeAction(v gjson.Result, path jsonPath) (ActionFunc, *Error) {
 	if !v.IsObject() {
-		return nil, &Error{Path: string(path), Msg: `an action must be {"assign": {...}} or {"raise": {...}}`}
+		return nil, &Error{Path: string(path), Msg: `an action must be {"assign": {...}}, {"raise": {...}} or {"throw": "message"}`}
 	}
 	if as := v.Get("assign"); as.Exists() {
 		if !as.IsObject() {
@@ -132,6 +155,15 @@ func compileDeclarativeAction(v gjson.Result, path jsonPath) (ActionFunc, *Error
 			return nil
 		}, nil
 	}
+	if t := v.Get("throw"); t.Exists() {
+		// A custom action that fails when it runs, like a user's action
+		// that throws (the case format's "throw").
+		if t.Type != gjson.String {
+			return nil, &Error{Path: string(path.key("throw")), Msg: "must be the message of the error, not " + jsonx.Kind(t)}
+		}
+		err := errors.New(t.String())
+		return func(context.Context, *ActionArgs) error { return err }, nil
+	}
 	if r := v.Get("raise"); r.Exists() {
 		if !r.IsObject() || r.Get("type").Type != gjson.String || r.Get("type").String() == "" {
 			return nil, &Error{Path: string(path.key("raise")), Msg: `must be an event object with a "type"`}
@@ -142,17 +174,24 @@ func compileDeclarativeAction(v gjson.Result, path jsonPath) (ActionFunc, *Error
 			return nil
 		}, nil
 	}
-	return nil, &Error{Path: string(path), Msg: `an action must be {"assign": {...}} or {"raise": {...}}`}
+	return nil, &Error{Path: string(path), Msg: `an action must be {"assign": {...}}, {"raise": {...}} or {"throw": "message"}`}
 }
 
-// scope is what declarative conditions and expressions see.
+// scope is what declarative conditions, expressions and templates see:
+// the context and the event of a machine, or the input of a declarative
+// actor (and the event it received).
 type scope struct {
 	context map[string]any
 	event   Event
+	// input is the input of a declarative actor; hasInput says it is
+	// defined. actorScope: the scope is an actor's ({input} or {input,
+	// event}), with no context, and with an event only when hasEvent.
+	input                          any
+	hasInput, actorScope, hasEvent bool
 }
 
-// lookup resolves a dotted path "context.a.b" or "event.x" (array elements
-// by index: "context.items.0").
+// lookup resolves a dotted path "context.a.b", "event.x" or "input.y"
+// (array elements by index: "context.items.0").
 func (s scope) lookup(path []string) (any, bool) {
 	if len(path) == 0 {
 		return nil, false
@@ -160,8 +199,14 @@ func (s scope) lookup(path []string) (any, bool) {
 	var cur any
 	switch path[0] {
 	case "context":
+		if s.actorScope {
+			return nil, false
+		}
 		cur = s.context
 	case "event":
+		if s.actorScope && !s.hasEvent {
+			return nil, false
+		}
 		if len(path) == 1 {
 			return s.event.object(), true
 		}
@@ -170,6 +215,11 @@ func (s scope) lookup(path []string) (any, bool) {
 			return nil, false
 		}
 		cur, path = v, path[1:]
+	case "input":
+		if !s.hasInput {
+			return nil, false
+		}
+		cur = s.input
 	default:
 		return nil, false
 	}
@@ -187,6 +237,13 @@ func (s scope) lookup(path []string) (any, bool) {
 				return nil, false
 			}
 			cur = c[i]
+		case *Snapshot:
+			// the snapshot of a child in xstate.snapshot.<id> events
+			v, ok := c.field(k)
+			if !ok {
+				return nil, false
+			}
+			cur = v
 		default:
 			return nil, false
 		}
@@ -267,7 +324,7 @@ func (e *expr) eval(s scope, key string) any {
 		if !ok {
 			return undefined{}
 		}
-		return v
+		return cloneValue(v)
 	case exprInc:
 		n, _ := s.context[key].(float64)
 		return n + e.inc
@@ -395,7 +452,11 @@ func (c *cond) eval(s scope) bool {
 	if c.value != nil {
 		want = c.value.literal // compared, never stored: no copy needed
 		if c.value.kind == exprRef {
-			want = c.value.eval(s, "")
+			if v, ok := s.lookup(c.value.ref); ok {
+				want = v
+			} else {
+				want = undefined{}
+			}
 		}
 	}
 	if _, missing := want.(undefined); missing {
@@ -495,9 +556,13 @@ func normalizeJSON(v any) any {
 }
 
 // cloneValue deep-copies a JSON-shaped value, so literals compiled into a
-// machine are never shared with (and mutated through) a context.
+// machine are never shared with (and mutated through) a context. A child's
+// snapshot (the event.snapshot of xstate.snapshot.<id>) is copied as the
+// JSON XState gives for it.
 func cloneValue(v any) any {
 	switch x := v.(type) {
+	case *Snapshot:
+		return x.xstateJSON()
 	case map[string]any:
 		out := make(map[string]any, len(x))
 		for k, e := range x {

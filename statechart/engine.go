@@ -99,3 +99,60 @@ func (e machineEngine) Restore(data []byte) (State, error) {
 	}
 	return s, nil
 }
+
+// EffectEngine is an [Engine] that also returns the effects each call
+// decided (see [Effect]): what a stateless server needs to run a machine
+// with actors, its promise and callback children being external jobs. The
+// engine of a [Machine] implements it; Engine's methods drop the effects.
+type EffectEngine interface {
+	Engine
+	// UsesActors reports whether the machine has actors at all (invoke,
+	// spawn, sendTo, emit, ...): without them every call returns no
+	// effects but Scheduled and Cancelled.
+	UsesActors() bool
+	StartEffects(ctx context.Context, opts *StartOptions, now time.Time) (State, []Effect, error)
+	SendEffects(ctx context.Context, s State, ev Event, now time.Time) (State, []Effect, error)
+	AdvanceEffects(ctx context.Context, s State, now time.Time) (State, []Effect, error)
+	// Deliver feeds back what an external child reports (see
+	// [Machine.Deliver]).
+	Deliver(ctx context.Context, s State, rep Report, now time.Time) (State, []Effect, error)
+}
+
+// UsesActors reports whether the machine invokes, spawns, stops or sends
+// to other actors, or emits events: it then runs in an actor system, and
+// its pure functions are best called in their Effects forms.
+func (m *Machine) UsesActors() bool { return m.usesActors }
+
+func (e machineEngine) UsesActors() bool { return e.m.usesActors }
+
+func (e machineEngine) StartEffects(ctx context.Context, opts *StartOptions, now time.Time) (State, []Effect, error) {
+	s, fx, err := e.m.StartEffects(ctx, opts, now)
+	if s == nil {
+		return nil, fx, err
+	}
+	return s, fx, err
+}
+
+func (e machineEngine) SendEffects(ctx context.Context, s State, ev Event, now time.Time) (State, []Effect, error) {
+	snap, err := e.snapshot(s)
+	if err != nil {
+		return s, nil, err
+	}
+	return e.m.TransitionEffects(ctx, snap, ev, now)
+}
+
+func (e machineEngine) AdvanceEffects(ctx context.Context, s State, now time.Time) (State, []Effect, error) {
+	snap, err := e.snapshot(s)
+	if err != nil {
+		return s, nil, err
+	}
+	return e.m.AdvanceEffects(ctx, snap, now)
+}
+
+func (e machineEngine) Deliver(ctx context.Context, s State, rep Report, now time.Time) (State, []Effect, error) {
+	snap, err := e.snapshot(s)
+	if err != nil {
+		return s, nil, err
+	}
+	return e.m.Deliver(ctx, snap, rep, now)
+}

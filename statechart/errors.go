@@ -4,6 +4,7 @@
 package statechart
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -157,3 +158,35 @@ func (e *StepBudgetError) Is(target error) bool { return target == ErrStepBudget
 // status is not active, with errors.Is. XState ignores such events silently;
 // the pure functions report it so callers can tell.
 var ErrNotActive = errors.New("machine is not active")
+
+// RejectionError is the error of an actor that failed with a value that is
+// not a Go error: a declarative promise's rejection, as XState passes it
+// on (event.error of xstate.error.actor.<id>). Its message is the value as
+// JSON.
+type RejectionError struct {
+	Value any
+}
+
+func (e *RejectionError) Error() string {
+	b, err := json.Marshal(e.Value)
+	if err != nil {
+		return fmt.Sprint(e.Value)
+	}
+	return string(b)
+}
+
+// ErrorObject is a Go error in the event.error of an xstate.error.actor.<id>
+// event: it unwraps to the error, and reads, through JSON, as XState's
+// Error object does: {} (so that a context holding it persists as in
+// XState).
+type ErrorObject struct {
+	Err error
+}
+
+func (e *ErrorObject) Error() string { return e.Err.Error() }
+
+// Unwrap returns the error.
+func (e *ErrorObject) Unwrap() error { return e.Err }
+
+// MarshalJSON writes {}.
+func (e *ErrorObject) MarshalJSON() ([]byte, error) { return []byte("{}"), nil }

@@ -252,18 +252,21 @@ func (l *loader) readNode(v gjson.Result, key string, parent int, path jsonPath,
 		case "tags":
 			n.tags = l.readStrings(mb.Value, p)
 		case "meta":
-			n.meta = jsonx.GoValue(mb.Value)
+			n.meta, n.hasMeta = jsonx.GoValue(mb.Value), true
 		case "description":
 			if mb.Value.Type != gjson.String {
 				l.errorf(p, "must be a string, not %s", jsonx.Kind(mb.Value))
 			}
 			n.description = mb.Value.String()
 		case "output":
-			n.output, n.hasOutput = jsonx.GoValue(mb.Value), true
-		case "invoke":
-			if !mb.Value.IsArray() || len(mb.Value.Array()) > 0 {
-				l.errorf(p, "invoke is not supported: chartgate runs no child actors")
+			t, err := compileTemplate(mb.Value, p, machineRoots)
+			if err != nil {
+				l.add(err)
+			} else {
+				n.output = t
 			}
+		case "invoke":
+			// read in the second pass, once the state's id is known
 		case "route":
 			routeConfig = mb.Value
 		case "options":
@@ -483,6 +486,9 @@ func (l *loader) readBehaviour(i int) {
 		}
 		ev := doneStatePrefix + n.id
 		set(ev, l.readTransitions(i, ev, od, path.key("onDone")))
+	}
+	if inv := v.Get("invoke"); inv.Exists() {
+		l.readInvokes(i, inv, path.key("invoke"), set)
 	}
 	if after := v.Get("after"); after.Exists() {
 		l.readAfter(i, after, path.key("after"), set)
@@ -1223,28 +1229,7 @@ func (l *loader) readAction(v gjson.Result, path jsonPath) *action {
 			return a
 		}
 		a.event = eventFromJSON(ev)
-		if d := params.Get("delay"); d.Exists() {
-			switch {
-			case d.Type == gjson.Number:
-				if problem := delayProblem(d.Float()); problem != "" {
-					l.errorf(pp.key("delay"), "%s", problem)
-				} else if d.Float() < 0 {
-					l.warnf(pp.key("delay"), negativeDelay)
-				}
-				a.hasDelay, a.delay = true, msDuration(d.Float())
-			case d.Type == gjson.String:
-				if dd, ok := l.opts.Implementations.Delays[d.String()]; ok {
-					a.hasDelay, a.delay = true, dd
-				} else {
-					a.delayName = d.String()
-					if l.opts.Strict {
-						l.errorf(pp.key("delay"), "delay %q has no implementation (XState would raise the event at once)", d.String())
-					}
-				}
-			default:
-				l.errorf(pp.key("delay"), "must be milliseconds or the name of a delay, not %s", quoteJSON(d))
-			}
-		}
+		a.hasDelay, a.delay, a.delayName = l.readDelay(params.Get("delay"), pp.key("delay"), "raise")
 		a.id = params.Get("id").String()
 		l.m.hasTimers = l.m.hasTimers || a.hasDelay
 	case "xstate.cancel":
@@ -1256,6 +1241,8 @@ func (l *loader) readAction(v gjson.Result, path jsonPath) *action {
 		a.id = id.String()
 	case "xstate.log":
 		a.kind = actionLog
+	case "xstate.sendTo", "xstate.sendParent", "xstate.forwardTo", "xstate.spawnChild", "xstate.stopChild", "xstate.emit", "xstate.enqueueActions":
+		l.readActorAction(a, v.Get("params"), pp)
 	default:
 		a.kind = actionCustom
 		a.impl = l.opts.Implementations.Actions[a.name]
@@ -1264,6 +1251,34 @@ func (l *loader) readAction(v gjson.Result, path jsonPath) *action {
 		}
 	}
 	return a
+}
+
+// readDelay reads the delay of a delayed raise or send (what says which):
+// milliseconds, or the name of a delay, which without implementation is no
+// delay at all (XState then raises or sends at once). hasDelay is false
+// when there is no delay.
+func (l *loader) readDelay(d gjson.Result, path jsonPath, what string) (hasDelay bool, delay time.Duration, name string) {
+	switch {
+	case !d.Exists():
+	case d.Type == gjson.Number:
+		if problem := delayProblem(d.Float()); problem != "" {
+			l.errorf(path, "%s", problem)
+		} else if d.Float() < 0 {
+			l.warnf(path, negativeDelay)
+		}
+		return true, msDuration(d.Float()), ""
+	case d.Type == gjson.String:
+		if dd, ok := l.opts.Implementations.Delays[d.String()]; ok {
+			return true, dd, ""
+		}
+		if l.opts.Strict {
+			l.errorf(path, "delay %q has no implementation (XState would %s the event at once)", d.String(), what)
+		}
+		return false, 0, d.String()
+	default:
+		l.errorf(path, "must be milliseconds or the name of a delay, not %s", quoteJSON(d))
+	}
+	return false, 0, ""
 }
 
 func eventFromJSON(v gjson.Result) Event {

@@ -401,11 +401,11 @@ func TestCompileReportsEveryErrorWithItsPath(t *testing.T) {
 		},
 		{
 			name: "AllowMissingGuards defers missing guards to run time",
-			src:  `{"initial": "a", "states": {"a": {"on": {"GO": {"target": "a", "guard": "later"}}, "invoke": {"src": "x"}}}}`,
+			src:  `{"initial": "a", "states": {"a": {"on": {"GO": {"target": "a", "guard": "later"}}, "invoke": {"src": 3}}}}`,
 			opts: &statechart.Options{AllowMissingGuards: true},
 			want: []string{
-				`states.a.invoke: invoke is not supported: chartgate runs no child actors`,
 				`states.a.on.GO.guard: warning: guard "later" is not implemented: evaluating it is an error, as in XState`,
+				`states.a.invoke.src: must be the name of an actor in the implementations, not a number`,
 			},
 		},
 
@@ -463,9 +463,23 @@ func TestCompileReportsEveryErrorWithItsPath(t *testing.T) {
 			},
 		},
 		{
-			name: "invoke is not supported",
-			src:  `{"initial": "a", "states": {"a": {"invoke": {"src": "fetchUser", "onDone": "b"}}, "b": {}}}`,
-			want: []string{`states.a.invoke: invoke is not supported: chartgate runs no child actors`},
+			name: "invoke",
+			src: `{"initial": "a", "states": {"a": {"invoke": [
+				{"src": "fetchUser", "onDone": "nowhere", "input": {"id": {"$ref": "state.id"}}, "sytemId": "x"},
+				{"id": 5, "src": "f", "onError": {"target": "b", "guard": {"type": "xstate.not"}}},
+				3
+			]}, "b": {"invoke": "fetchUser"}}}`,
+			want: []string{
+				`states.a.invoke[0].input.id.$ref: must be a dotted path that starts with "context" or "event", not "state.id"`,
+				`states.a.invoke[0].sytemId: warning: unknown key "sytemId" (did you mean "systemId"?)`,
+				`states.a.invoke[0].src: warning: no actor logic is named "fetchUser": XState starts nothing for it (and fails to start when an initial state invokes it)`,
+				`states.a.invoke[0].onDone: "nowhere" is not a sibling of "a": state "(machine)" has no child "nowhere"`,
+				`states.a.invoke[1].id: must be a string, not a number`,
+				`states.a.invoke[1].src: warning: no actor logic is named "f": XState starts nothing for it (and fails to start when an initial state invokes it)`,
+				`states.a.invoke[1].onError.guard.params.guard: xstate.not needs a guard`,
+				`states.a.invoke[2]: an invoke must be an object with a "src", not a number`,
+				`states.b.invoke: must be an invoke object or an array of them, not a string`,
+			},
 		},
 
 		// Delays.
@@ -528,7 +542,7 @@ func TestCompileReportsEveryErrorWithItsPath(t *testing.T) {
 					"payment": {
 						"type": "parallell",
 						"after": {"-1": "cart"},
-						"invoke": {"src": "charge"}
+						"invoke": {"src": "charge", "onDone": "nowhere"}
 					},
 					"done": {"type": "final", "on": {"AGAIN": ".cart"}}
 				}
@@ -543,7 +557,8 @@ func TestCompileReportsEveryErrorWithItsPath(t *testing.T) {
 				`states.cart.on.PAY[1].target: "#nope" is not a state id (did you mean "shop"?)`,
 				`states.cart.on.QUIT: a transition must be a target string, an object or an array, not null`,
 				`states.payment.type: "parallell" is not a state type (atomic, compound, parallel, final, history)`,
-				`states.payment.invoke: invoke is not supported: chartgate runs no child actors`,
+				`states.payment.invoke.src: warning: no actor logic is named "charge": XState starts nothing for it (and fails to start when an initial state invokes it)`,
+				`states.payment.invoke.onDone: "nowhere" is not a sibling of "payment": state "shop" has no child "nowhere"`,
 				`states.payment.after.-1: warning: a negative delay: XState schedules its event in the past, so it fires at once, before the zero delays scheduled with it`,
 				`states.done.on.AGAIN: ".cart" is not a descendant of "shop.done": state "shop.done" has no child "cart"`,
 			},
@@ -1260,8 +1275,8 @@ func TestParseImplementationsReportsErrorsWithPaths(t *testing.T) {
 				`actions.ref.assign.n.$push.$ref: must be a path that starts with "context" or "event", not 5`,
 				`actions.shape.assign: must be an object of context keys to expressions`,
 				`actions.raise.raise: must be an event object with a "type"`,
-				`actions.other: an action must be {"assign": {...}} or {"raise": {...}}`,
-				`actions.name: an action must be {"assign": {...}} or {"raise": {...}}`,
+				`actions.other: an action must be {"assign": {...}}, {"raise": {...}} or {"throw": "message"}`,
+				`actions.name: an action must be {"assign": {...}}, {"raise": {...}} or {"throw": "message"}`,
 			},
 		},
 		{

@@ -82,13 +82,17 @@ func (o *Options) withDefaults() Options {
 	return r
 }
 
-// Implementations holds the named guards, actions and delays a machine
-// refers to. Build them in Go, or from declarative JSON with
+// Implementations holds the named guards, actions, delays and actor logic
+// a machine refers to, like XState's setup({guards, actions, delays,
+// actors}). Build them in Go, or from declarative JSON with
 // [ParseImplementations], or both (see [Implementations.Merge]).
 type Implementations struct {
 	Guards  map[string]GuardFunc
 	Actions map[string]ActionFunc
 	Delays  map[string]time.Duration
+	// Actors maps the src names of invoke and xstate.spawnChild to actor
+	// logic: a [Promise], a [Callback] or a child [*Machine].
+	Actors map[string]ActorLogic
 }
 
 // Merge returns the union of impl and other; names in other win.
@@ -97,6 +101,7 @@ func (impl Implementations) Merge(other Implementations) Implementations {
 		Guards:  map[string]GuardFunc{},
 		Actions: map[string]ActionFunc{},
 		Delays:  map[string]time.Duration{},
+		Actors:  map[string]ActorLogic{},
 	}
 	for _, src := range []Implementations{impl, other} {
 		for k, v := range src.Guards {
@@ -107,6 +112,9 @@ func (impl Implementations) Merge(other Implementations) Implementations {
 		}
 		for k, v := range src.Delays {
 			r.Delays[k] = v
+		}
+		for k, v := range src.Actors {
+			r.Actors[k] = v
 		}
 	}
 	return r
@@ -142,6 +150,10 @@ type Machine struct {
 	wildcardNodes []int
 	alwaysNodes   []int
 	runners       sync.Pool // *runner scratch space for the pure functions
+	// usesActors: the machine invokes, spawns, stops, sends to other
+	// actors or emits, so it runs in an actor system (see system.go); a
+	// machine without any of them takes the plain paths.
+	usesActors bool
 }
 
 // ID returns the machine's id ("(machine)" when the config has none, as in XState).
@@ -185,6 +197,17 @@ type Node struct {
 	Meta        any
 	Description string
 	Transitions []TransitionInfo
+	// Invokes are the actors the state invokes while it is active.
+	Invokes []InvokeInfo
+}
+
+// InvokeInfo describes one invoke of a [Node].
+type InvokeInfo struct {
+	ID  string // the child's id (by default "<index>.<state id>")
+	Src string // the name of its logic in the implementations
+	// Known reports whether the machine's implementations have logic for
+	// Src (XState starts nothing for one that has none).
+	Known bool
 }
 
 // TransitionInfo describes one transition of a [Node].
@@ -214,6 +237,9 @@ func (m *Machine) Nodes() []Node {
 		}
 		for _, t := range n.always {
 			d.Transitions = append(d.Transitions, m.describe(t, ""))
+		}
+		for _, inv := range n.invokes {
+			d.Invokes = append(d.Invokes, InvokeInfo{ID: inv.id, Src: inv.src, Known: inv.logic != nil})
 		}
 		out[i] = d
 	}
@@ -271,11 +297,12 @@ type stateNode struct {
 	byEvent     map[string]*eventGroup
 	wildcards   []*eventGroup // descriptors ending in "*", longest first
 	always      []*transition
-	output      any
-	hasOutput   bool
+	output      *template // a final state's or the root's output; nil when it has none
 	tags        []string
 	meta        any
+	hasMeta     bool // meta is present, null included
 	description string
+	invokes     []*spawnDef // in config order
 }
 
 // eventGroup holds the transitions of one event descriptor, in priority order.
@@ -342,6 +369,11 @@ const (
 	actionRaise
 	actionCancel
 	actionLog
+	actionSpawn     // xstate.spawnChild, and the start of an invoked child
+	actionStopChild // xstate.stopChild, and the stop of an invoked child
+	actionSendTo    // xstate.sendTo, xstate.sendParent, xstate.forwardTo
+	actionEmit      // xstate.emit
+	actionEnqueue   // xstate.enqueueActions
 )
 
 // action is a compiled action reference.
@@ -349,13 +381,58 @@ type action struct {
 	kind      actionKind
 	name      string
 	params    map[string]any
-	impl      ActionFunc    // actionCustom; nil when not implemented (a no-op)
-	assign    []assignEntry // actionAssign
-	event     Event         // actionRaise
-	hasDelay  bool          // actionRaise: delayed (scheduled) rather than internal
-	delay     time.Duration // actionRaise with a resolved delay
-	delayName string        // actionRaise: a named delay to resolve (unresolved fires at once)
-	id        string        // actionRaise: the send id; actionCancel: the id to cancel
+	impl      ActionFunc     // actionCustom; nil when not implemented (a no-op)
+	assign    []assignEntry  // actionAssign
+	event     Event          // actionRaise
+	hasDelay  bool           // actionRaise: delayed (scheduled) rather than internal
+	delay     time.Duration  // actionRaise with a resolved delay
+	delayName string         // actionRaise: a named delay to resolve (unresolved fires at once)
+	id        string         // actionRaise, actionSendTo: the send id; actionCancel: the id to cancel; actionStopChild: the child
+	spawn     *spawnDef      // actionSpawn
+	send      *sendDef       // actionSendTo
+	emit      *eventTemplate // actionEmit
+	enqueue   []enqueueItem  // actionEnqueue
+}
+
+// spawnDef is a child to start: an invoke of a state, or the params of an
+// xstate.spawnChild.
+type spawnDef struct {
+	src      string
+	id       string
+	systemID string
+	input    *template  // nil: no input
+	sync     bool       // syncSnapshot (an invoke with onSnapshot)
+	logic    ActorLogic // nil: the src names no logic, and XState starts nothing
+	invoke   bool
+}
+
+// sendTarget says where an xstate.sendTo sends.
+type sendTarget uint8
+
+const (
+	sendToChild  sendTarget = iota // a child, by id
+	sendToSystem                   // the actor with a system id ("#id"); the sender itself when there is none
+	sendToParent                   // xstate.sendParent
+)
+
+// sendDef is a compiled xstate.sendTo, xstate.sendParent or
+// xstate.forwardTo.
+type sendDef struct {
+	target    sendTarget
+	to        string         // the child id or the system id
+	event     *eventTemplate // nil for forwardTo: the event being processed
+	hasDelay  bool           // a delay in ms, or a named delay that has an implementation
+	delay     time.Duration
+	delayName string // a named delay without implementation: the send is not delayed (XState)
+}
+
+// enqueueItem is one item of xstate.enqueueActions: an action, or
+// {"if": condition, "then": [...], "else": [...]}.
+type enqueueItem struct {
+	action     *action // an unconditional item
+	cond       *cond   // "if": a declarative condition, or
+	guard      *guard  // "if": a named guard, checked like XState's check()
+	then, elze []*action
 }
 
 // layout computes, once the tree of state nodes is read, what the

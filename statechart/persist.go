@@ -5,35 +5,46 @@
 package statechart
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"reflect"
 	"time"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/chartgate/chartgate/internal/jsonx"
 )
 
-// persisted is the JSON form of a snapshot. Its shape follows XState's
-// getPersistedSnapshot (status, value, context, historyValue, children),
-// plus what XState loses: the pending delayed events and the order of the
-// active configuration.
+// persisted is the JSON form of a snapshot. Its shape is XState's
+// getPersistedSnapshot (status, output, error, value, historyValue,
+// context, children), plus what XState loses, in keys XState ignores: the
+// pending delayed events, the order of the active configuration, the
+// message of a Go error, and the session counter of the actor system.
 type persisted struct {
 	Status          Status                        `json:"status"`
 	Value           any                           `json:"value"`
 	Context         map[string]any                `json:"context"`
 	Output          json.RawMessage               `json:"output,omitempty"`
-	Error           string                        `json:"error,omitempty"`
+	Error           json.RawMessage               `json:"error,omitempty"`
 	HistoryValue    map[string][]persistedNodeRef `json:"historyValue"`
-	Children        map[string]any                `json:"children"`
+	Children        json.RawMessage               `json:"children"`
+	ErrorMessage    string                        `json:"errorMessage,omitempty"`
 	Nodes           []string                      `json:"nodes,omitempty"`
 	ScheduledEvents []persistedTimer              `json:"scheduledEvents,omitempty"`
 	Seq             uint64                        `json:"seq,omitempty"`
+	Sessions        uint64                        `json:"sessions,omitempty"`
 }
 
 // restoring is persisted as Restore reads it: each delayed event on its
-// own, so an error can say which one is wrong.
+// own, so an error can say which one is wrong; the value as written, for
+// its key order; and whether to restore as XState does.
 type restoring struct {
 	persisted
 	ScheduledEvents []json.RawMessage `json:"scheduledEvents,omitempty"`
+	rawValue        gjson.Result
+	likeXState      bool
 }
 
 type persistedNodeRef struct {
@@ -46,24 +57,51 @@ type persistedTimer struct {
 	Due   time.Time `json:"due"`
 	Seq   uint64    `json:"seq"`
 	Keyed bool      `json:"keyed,omitempty"`
+	To    string    `json:"to,omitempty"` // the session of the actor it is for
 }
 
-// MarshalJSON writes the persisted form of the snapshot. Restore it with
-// [Machine.Restore], on this process or another.
+// persistedChild is a child in XState's persisted shape ({snapshot, src,
+// systemId, syncSnapshot}), plus its session.
+type persistedChild struct {
+	Snapshot     json.RawMessage `json:"snapshot"`
+	Src          string          `json:"src"`
+	SystemID     string          `json:"systemId,omitempty"`
+	SyncSnapshot bool            `json:"syncSnapshot"`
+	Session      string          `json:"session,omitempty"`
+}
+
+// persistedLogicSnapshot is the persisted snapshot of a promise or
+// callback child, as XState's logic persists it.
+type persistedLogicSnapshot struct {
+	Status Status          `json:"status"`
+	Output json.RawMessage `json:"output,omitempty"`
+	Error  json.RawMessage `json:"error,omitempty"`
+	Input  json.RawMessage `json:"input,omitempty"`
+}
+
+// MarshalJSON writes the persisted form of the snapshot: XState's
+// persisted snapshot, which XState's createActor(machine, {snapshot})
+// restores, with its children (a child machine with its own persisted
+// snapshot), plus the pending delayed events that XState loses. Restore it
+// with [Machine.Restore], on this process or another.
 func (s *Snapshot) MarshalJSON() ([]byte, error) {
 	p := persisted{
 		Status:       s.status,
-		Value:        s.Value(),
+		Value:        s.valueJSON(),
 		Context:      s.context,
 		HistoryValue: map[string][]persistedNodeRef{},
-		Children:     map[string]any{},
 		Seq:          s.seq,
+		Sessions:     s.x().sessions,
 	}
-	if s.err != nil {
-		p.Error = s.err.Error()
+	if s.status == StatusError {
+		v, msg, err := marshalErrorValue(s.errorValue())
+		if err != nil {
+			return nil, err
+		}
+		p.Error, p.ErrorMessage = v, msg
 	}
-	if s.hasOutput {
-		out, err := json.Marshal(s.output)
+	if e := s.x(); e.hasOutput {
+		out, err := json.Marshal(e.output)
 		if err != nil {
 			return nil, err
 		}
@@ -80,7 +118,84 @@ func (s *Snapshot) MarshalJSON() ([]byte, error) {
 		p.Nodes = append(p.Nodes, s.machine.nodes[n].id)
 	}
 	for _, t := range s.timers.bySeq() {
-		p.ScheduledEvents = append(p.ScheduledEvents, persistedTimer{t.id, t.event, t.due, t.seq, s.timers.isKeyed(t)})
+		p.ScheduledEvents = append(p.ScheduledEvents, persistedTimer{t.id, t.event, t.due, t.seq, s.timers.isKeyed(t), t.to})
+	}
+	children, err := marshalChildren(s.x().children)
+	if err != nil {
+		return nil, err
+	}
+	p.Children = children
+	return json.Marshal(p)
+}
+
+// marshalErrorValue writes what an actor failed with as XState persists
+// it: a JSON value as it is, a Go error as {} (an Error object through
+// JSON) with its message on the side.
+func marshalErrorValue(v any) (json.RawMessage, string, error) {
+	if err, ok := v.(error); ok || v == nil {
+		msg := ""
+		if err != nil {
+			msg = err.Error()
+		}
+		return json.RawMessage("{}"), msg, nil
+	}
+	b, err := json.Marshal(v)
+	return b, "", err
+}
+
+// marshalChildren writes the children in their order (XState restores
+// them in the order of the JSON object's keys). Entries without an actor
+// are left out.
+func marshalChildren(l *childList) (json.RawMessage, error) {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	first := true
+	for _, e := range l.all() {
+		if e.rec == nil {
+			continue
+		}
+		snap, err := e.rec.marshalSnapshot()
+		if err != nil {
+			return nil, err
+		}
+		entry, err := json.Marshal(persistedChild{Snapshot: snap, Src: e.rec.src, SystemID: e.rec.systemID, SyncSnapshot: e.rec.sync, Session: e.rec.session})
+		if err != nil {
+			return nil, err
+		}
+		key, _ := json.Marshal(e.id)
+		if !first {
+			b.WriteByte(',')
+		}
+		first = false
+		b.Write(key)
+		b.WriteByte(':')
+		b.Write(entry)
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
+
+// marshalSnapshot writes the persisted snapshot of a child.
+func (r *childRecord) marshalSnapshot() (json.RawMessage, error) {
+	if r.snap != nil {
+		return r.snap.MarshalJSON()
+	}
+	p := persistedLogicSnapshot{Status: r.status}
+	var err error
+	if r.hasOutput {
+		if p.Output, err = json.Marshal(r.output); err != nil {
+			return nil, err
+		}
+	}
+	if r.status == StatusError {
+		if p.Error, _, err = marshalErrorValue(r.errValue); err != nil {
+			return nil, err
+		}
+	}
+	if r.hasInput {
+		if p.Input, err = json.Marshal(r.input); err != nil {
+			return nil, err
+		}
 	}
 	return json.Marshal(p)
 }
@@ -89,9 +204,13 @@ func (s *Snapshot) MarshalJSON() ([]byte, error) {
 // error but no error message, so that Err is never nil for status error.
 var errRestoredStatusError = errors.New("the snapshot was saved with status error and no message")
 
-// Restore reads a snapshot written by [Snapshot.MarshalJSON] (or XState's
-// getPersistedSnapshot, whose children are ignored) and returns it as a
-// snapshot of m. No entry actions run; pending delayed events are kept.
+// Restore reads a snapshot written by [Snapshot.MarshalJSON] or by
+// XState's getPersistedSnapshot and returns it as a snapshot of m. No entry
+// actions run; pending delayed events are kept. Children are restored with
+// the logic their src names in m's implementations (a child whose src
+// names none is dropped, as XState does); a child machine's snapshot is
+// restored by that machine. An [Actor] started from the snapshot starts
+// its active children again (see [ActorOptions.Resume]).
 //
 // Restore accepts only a state the machine can be in, and says what is
 // wrong otherwise: unknown state ids; an active history state; a
@@ -114,10 +233,32 @@ func (m *Machine) Restore(data []byte) (*Snapshot, error) {
 	return s, nil
 }
 
-func (m *Machine) restore(data []byte) (*Snapshot, error) {
+// RestoreLikeXState reads a persisted snapshot as XState's restoreSnapshot
+// does: like [Machine.Restore], except that the configuration comes from
+// the state value, in XState's order, pending delayed events are dropped,
+// in the snapshot and in its child machines', and a history value names
+// states by id the way XState's getStateNodeById reads them (an id with a
+// dot in it names nothing, and is forgotten). What XState's history quirks
+// and the order of active states made of the configuration before it was
+// persisted is then lost, as in XState, where Restore keeps it.
+func (m *Machine) RestoreLikeXState(data []byte) (*Snapshot, error) {
+	s, err := m.restoreAs(data, true)
+	if err != nil {
+		return nil, fmt.Errorf("statechart: restore: %w", err)
+	}
+	return s, nil
+}
+
+func (m *Machine) restore(data []byte) (*Snapshot, error) { return m.restoreAs(data, false) }
+
+func (m *Machine) restoreAs(data []byte, likeXState bool) (*Snapshot, error) {
 	var p restoring
 	if err := json.Unmarshal(data, &p); err != nil {
 		return nil, err
+	}
+	p.rawValue, p.likeXState = gjson.GetBytes(data, "value"), likeXState
+	if likeXState {
+		p.ScheduledEvents = nil
 	}
 	s := &Snapshot{machine: m, status: p.Status, context: p.Context, seq: p.Seq}
 	switch s.status {
@@ -134,19 +275,16 @@ func (m *Machine) restore(data []byte) (*Snapshot, error) {
 		if s.status != StatusDone {
 			return nil, fmt.Errorf("output: only a done snapshot has an output, and this one is %s", s.status)
 		}
-		s.hasOutput = true
-		if err := json.Unmarshal(p.Output, &s.output); err != nil {
+		var out any
+		if err := json.Unmarshal(p.Output, &out); err != nil {
 			return nil, fmt.Errorf("output: %w", err)
 		}
+		s.setOutput(out, true)
 	}
-	switch {
-	case p.Error != "" && s.status != StatusError:
-		return nil, fmt.Errorf("error: only a snapshot with status error has an error, and this one is %s", s.status)
-	case p.Error != "":
-		s.err = errors.New(p.Error)
-	case s.status == StatusError:
-		s.err = errRestoredStatusError
+	if err := restoreError(s, p.Error, p.ErrorMessage); err != nil {
+		return nil, err
 	}
+	s.setSessions(p.Sessions)
 	if err := m.restoreNodes(s, &p); err != nil {
 		return nil, err
 	}
@@ -156,15 +294,201 @@ func (m *Machine) restore(data []byte) (*Snapshot, error) {
 	if err := m.restoreTimers(s, &p); err != nil {
 		return nil, err
 	}
+	if err := m.restoreChildren(s, p.Children, likeXState); err != nil {
+		return nil, err
+	}
 	return s, nil
+}
+
+// stateNodesOfValue is XState's getAllStateNodes(getStateNodes(root,
+// value)): the state nodes a persisted state value names, in the order
+// XState lists them (which decides the order of eventless transitions), a
+// string naming a key even with a dot in it. For a snapshot that is not
+// active the configuration is not checked: XState's snapshot of a machine
+// that failed to start may name a history state.
+func (m *Machine) stateNodesOfValue(v gjson.Result, status Status) ([]int, error) {
+	var list []int
+	if err := m.stateNodesOf(0, v, &list, "value"); err != nil {
+		return nil, err
+	}
+	nodes := m.allStateNodes(list)
+	if status == StatusActive {
+		if err := m.checkConfiguration(nodes); err != nil {
+			return nil, fmt.Errorf("value: %w", err)
+		}
+	}
+	return nodes, nil
+}
+
+// stateNodesOf is XState's getStateNodes(node n, value v).
+func (m *Machine) stateNodesOf(n int, v gjson.Result, out *[]int, path string) error {
+	child := func(key string) (int, error) {
+		if c, ok := m.childByKey(n, key); ok {
+			return c, nil
+		}
+		return 0, fmt.Errorf("%s: state %q has no child %q", path, m.nodes[n].id, key)
+	}
+	switch {
+	case v.Type == gjson.String:
+		c, err := child(v.String())
+		if err != nil {
+			return err
+		}
+		*out = append(*out, n, c)
+		return nil
+	case v.IsObject():
+		members := jsonx.Members(v, nil)
+		*out = append(*out, 0, n)
+		kids := make([]int, len(members))
+		for i, mb := range members {
+			c, err := child(mb.Key)
+			if err != nil {
+				return err
+			}
+			kids[i] = c
+			*out = append(*out, c)
+		}
+		for i, mb := range members {
+			if err := m.stateNodesOf(kids[i], mb.Value, out, path+"."+mb.Key); err != nil {
+				return err
+			}
+		}
+		return nil
+	case !v.Exists() && n == 0:
+		*out = append(*out, 0)
+		return nil
+	}
+	return fmt.Errorf("%s: a state value is a string or an object, not %s", path, jsonx.Kind(v))
+}
+
+// childByKey returns the child of n with the key (a history state too).
+func (m *Machine) childByKey(n int, key string) (int, bool) {
+	for _, c := range m.nodes[n].children {
+		if m.nodes[c].key == key {
+			return c, true
+		}
+	}
+	return 0, false
+}
+
+// restoreError reads the error of a snapshot: XState's persisted error (a
+// JSON value; an Error object is {}), with chartgate's message of a Go
+// error, or chartgate's older form, the message as a string.
+func restoreError(s *Snapshot, raw json.RawMessage, msg string) error {
+	present := len(raw) > 0 && string(raw) != "null"
+	if (present || msg != "") && s.status != StatusError {
+		return fmt.Errorf("error: only a snapshot with status error has an error, and this one is %s", s.status)
+	}
+	if s.status != StatusError {
+		return nil
+	}
+	var v any
+	if present {
+		if err := json.Unmarshal(raw, &v); err != nil {
+			return fmt.Errorf("error: %w", err)
+		}
+	}
+	if str, ok := v.(string); ok && msg == "" {
+		msg = str // chartgate before XState's shape
+	}
+	switch {
+	case msg != "":
+		s.err = errors.New(msg)
+	case present:
+		s.err = &RejectionError{Value: v}
+	default:
+		s.err = errRestoredStatusError
+	}
+	return nil
+}
+
+// restoreChildren reads the children of a persisted snapshot, in the
+// order of its keys.
+func (m *Machine) restoreChildren(s *Snapshot, raw json.RawMessage, likeXState bool) error {
+	v := gjson.ParseBytes(raw)
+	if len(raw) == 0 || v.Type == gjson.Null {
+		return nil
+	}
+	if !v.IsObject() {
+		return fmt.Errorf("children: must be an object of child ids to children, not %s", jsonx.Kind(v))
+	}
+	var list *childList
+	for _, mb := range jsonx.Members(v, nil) {
+		path := "children." + mb.Key
+		var pc persistedChild
+		if err := json.Unmarshal([]byte(mb.Value.Raw), &pc); err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		logic := m.opts.Implementations.Actors[pc.Src]
+		if logic == nil {
+			continue // XState: no logic for the src, no child
+		}
+		rec := &childRecord{src: pc.Src, systemID: pc.SystemID, session: pc.Session, sync: pc.SyncSnapshot, logic: logic}
+		if child, ok := logic.(*Machine); ok {
+			snap, err := child.restoreAs(pc.Snapshot, likeXState)
+			if err != nil {
+				return fmt.Errorf("%s.snapshot: %w", path, err)
+			}
+			rec.snap, rec.status = snap, snap.status
+			rec.output, rec.hasOutput = snap.x().output, snap.x().hasOutput
+			if snap.status == StatusError {
+				rec.errValue = snap.errorValue()
+			}
+		} else if err := restoreLogicSnapshot(rec, pc.Snapshot); err != nil {
+			return fmt.Errorf("%s.snapshot: %w", path, err)
+		}
+		if list == nil {
+			list = (*childList)(nil).clone()
+		}
+		list.set(childEntry{id: mb.Key, rec: rec})
+	}
+	s.setChildren(list.compact())
+	return nil
+}
+
+// restoreLogicSnapshot reads the persisted snapshot of a promise or
+// callback child.
+func restoreLogicSnapshot(rec *childRecord, raw json.RawMessage) error {
+	var p persistedLogicSnapshot
+	if err := json.Unmarshal(raw, &p); err != nil {
+		return err
+	}
+	switch p.Status {
+	case StatusActive, StatusDone, StatusError, StatusStopped:
+	default:
+		return fmt.Errorf("status: unknown status %q (active, done, error or stopped)", p.Status)
+	}
+	rec.status = p.Status
+	if len(p.Output) > 0 {
+		if err := json.Unmarshal(p.Output, &rec.output); err != nil {
+			return fmt.Errorf("output: %w", err)
+		}
+		rec.hasOutput = true
+	}
+	if len(p.Input) > 0 {
+		if err := json.Unmarshal(p.Input, &rec.input); err != nil {
+			return fmt.Errorf("input: %w", err)
+		}
+		rec.hasInput = true
+	}
+	if rec.status == StatusError {
+		var v any
+		if len(p.Error) > 0 {
+			if err := json.Unmarshal(p.Error, &v); err != nil {
+				return fmt.Errorf("error: %w", err)
+			}
+		}
+		rec.errValue = v
+	}
+	return nil
 }
 
 // restoreNodes sets the configuration: from "nodes" (this package's form,
 // which keeps XState's _nodes order), checked against "value" when both
 // are given, or else from the state value as XState does.
 func (m *Machine) restoreNodes(s *Snapshot, p *restoring) error {
-	if len(p.Nodes) == 0 {
-		nodes, err := m.nodesForValue(p.Value)
+	if len(p.Nodes) == 0 || p.likeXState {
+		nodes, err := m.stateNodesOfValue(p.rawValue, s.status)
 		if err != nil {
 			return err
 		}
@@ -211,6 +535,14 @@ func (m *Machine) restoreHistory(s *Snapshot, p *restoring) error {
 		remembered := make([]int, 0, len(refs))
 		for i, r := range refs {
 			n, ok := m.byID[r.ID]
+			if p.likeXState {
+				// XState's getStateNodeById reads the id as a path: an id
+				// with a dot in it finds nothing, and the state is not
+				// remembered.
+				if n, ok = m.stateByRef(r.ID); !ok {
+					continue
+				}
+			}
 			if !ok {
 				return fmt.Errorf("historyValue[%q][%d]: %q is not a state", hid, i, r.ID)
 			}
@@ -229,6 +561,9 @@ func (m *Machine) restoreHistory(s *Snapshot, p *restoring) error {
 				}
 			}
 			remembered = append(remembered, n)
+		}
+		if p.likeXState && len(remembered) == 0 {
+			continue
 		}
 		if s.history == nil {
 			s.history = map[int][]int{}
@@ -265,7 +600,7 @@ func (m *Machine) restoreTimers(s *Snapshot, p *restoring) error {
 				return fmt.Errorf("scheduledEvents[%d]: a cancel of %q would stop two events (only the latest is keyed)", i, t.ID)
 			}
 		}
-		s.timers.push(timer{id: t.ID, event: t.Event, due: t.Due, seq: t.Seq}, t.Keyed)
+		s.timers.push(timer{id: t.ID, event: t.Event, due: t.Due, seq: t.Seq, to: t.To}, t.Keyed)
 		if t.Seq >= s.seq {
 			s.seq = t.Seq + 1
 		}
@@ -298,7 +633,8 @@ func (m *Machine) ResolveState(value any, context map[string]any) (*Snapshot, er
 
 // nodesForValue returns the full configuration for a (partial) state value,
 // in document order: the nodes the value names, their ancestors, and the
-// initial descendants of any compound state the value leaves open.
+// initial descendants of any compound state the value leaves open; a string
+// "a.b" is the path {"a": "b"}.
 func (m *Machine) nodesForValue(value any) ([]int, error) {
 	set := make([]bool, len(m.nodes))
 	set[0] = true
@@ -466,4 +802,44 @@ func (m *Machine) checkConfiguration(nodes []int) error {
 		}
 	}
 	return nil
+}
+
+// valueJSON writes the state value with its keys in XState's order (the
+// order of the active states, as JavaScript orders an object's keys:
+// array indexes first), which XState's restore reads the configuration in.
+func (s *Snapshot) valueJSON() json.RawMessage {
+	m := s.machine
+	var b bytes.Buffer
+	m.writeValue(&b, 0, m.adjacency(m.allStateNodes(s.nodes)))
+	return b.Bytes()
+}
+
+// writeValue is valueOf written as JSON.
+func (m *Machine) writeValue(b *bytes.Buffer, n int, adj map[int][]int) {
+	kids := adj[n]
+	if len(kids) == 0 {
+		b.WriteString("{}")
+		return
+	}
+	if m.nodes[n].kind == kindCompound {
+		if k := m.nodes[kids[0]]; k.kind == kindAtomic || k.kind == kindFinal {
+			key, _ := json.Marshal(k.key)
+			b.Write(key)
+			return
+		}
+	}
+	if len(kids) > 1 {
+		kids = m.jsKeyOrder(kids)
+	}
+	b.WriteByte('{')
+	for i, c := range kids {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		key, _ := json.Marshal(m.nodes[c].key)
+		b.Write(key)
+		b.WriteByte(':')
+		m.writeValue(b, c, adj)
+	}
+	b.WriteByte('}')
 }

@@ -6,6 +6,7 @@
 package statechart
 
 import (
+	"errors"
 	"slices"
 	"strings"
 	"time"
@@ -26,16 +27,71 @@ const (
 // Snapshot is the state of one machine instance. It is immutable: the
 // functions that process events return a new Snapshot.
 type Snapshot struct {
-	machine   *Machine
-	status    Status
-	context   map[string]any // copy-on-write: never modified once shared
+	machine *Machine
+	status  Status
+	context map[string]any // copy-on-write: never modified once shared
+	// err is the error of status error; XState's snapshot.error is derived
+	// from it (see errorValue).
+	err     error
+	nodes   []int         // active configuration in XState's _nodes order
+	history map[int][]int // history node -> the nodes it remembers; copy-on-write
+	timers  *timerQueue   // pending delayed events; copy-on-write (nil: none)
+	seq     uint64        // scheduling counter, orders timers with equal due times
+	ext     *snapshotExt  // what most snapshots do not have; copy-on-write (nil: none)
+}
+
+// snapshotExt holds the parts of a snapshot that most snapshots do not
+// have, so that the snapshot of a plain machine stays small to copy.
+type snapshotExt struct {
 	output    any
-	hasOutput bool // output is defined (it may be null)
-	err       error
-	nodes     []int         // active configuration in XState's _nodes order
-	history   map[int][]int // history node -> the nodes it remembers; copy-on-write
-	timers    *timerQueue   // pending delayed events; copy-on-write (nil: none)
-	seq       uint64        // scheduling counter, orders timers with equal due times
+	hasOutput bool       // output is defined (it may be null)
+	children  *childList // child actors; immutable once shared (nil: none)
+	sessions  uint64     // the root's: session ids given out in its actor system
+}
+
+// noExt is what a snapshot without ext reads.
+var noExt snapshotExt
+
+func (s *Snapshot) x() *snapshotExt {
+	if s.ext == nil {
+		return &noExt
+	}
+	return s.ext
+}
+
+// ownExt gives s an ext of its own, a copy of the one it shares, to change.
+func (s *Snapshot) ownExt() *snapshotExt {
+	e := new(snapshotExt)
+	if s.ext != nil {
+		*e = *s.ext
+	}
+	s.ext = e
+	return e
+}
+
+// setOutput sets the machine's output.
+func (s *Snapshot) setOutput(v any, ok bool) {
+	if !ok && s.ext == nil {
+		return
+	}
+	e := s.ownExt()
+	e.output, e.hasOutput = v, ok
+}
+
+// setChildren sets the children.
+func (s *Snapshot) setChildren(l *childList) {
+	if l == nil && s.ext == nil {
+		return
+	}
+	s.ownExt().children = l
+}
+
+// setSessions sets the session counter.
+func (s *Snapshot) setSessions(n uint64) {
+	if n == 0 && s.ext == nil {
+		return
+	}
+	s.ownExt().sessions = n
 }
 
 // Machine returns the machine the snapshot belongs to.
@@ -48,11 +104,11 @@ func (s *Snapshot) Status() Status { return s.status }
 func (s *Snapshot) Context() map[string]any { return s.context }
 
 // Output returns the machine's output once it is done (nil otherwise).
-func (s *Snapshot) Output() any { return s.output }
+func (s *Snapshot) Output() any { return s.x().output }
 
 // HasOutput reports whether the machine is done with a defined output
 // (which may be JSON null).
-func (s *Snapshot) HasOutput() bool { return s.hasOutput }
+func (s *Snapshot) HasOutput() bool { return s.x().hasOutput }
 
 // Err returns the error that put the snapshot in status error.
 func (s *Snapshot) Err() error { return s.err }
@@ -200,15 +256,56 @@ func (s *Snapshot) Tags() []string {
 }
 
 // Meta returns the meta of every active state node that has one, by id
-// (XState's getMeta).
+// (XState's getMeta); a meta of JSON null is listed with the value nil.
 func (s *Snapshot) Meta() map[string]any {
 	out := map[string]any{}
 	for _, n := range s.nodes {
-		if m := s.machine.nodes[n].meta; m != nil {
-			out[s.machine.nodes[n].id] = m
+		if node := s.machine.nodes[n]; node.hasMeta {
+			out[node.id] = node.meta
 		}
 	}
 	return out
+}
+
+// field is a property of the snapshot as XState's snapshot object has it,
+// for $ref paths through the snapshot of an xstate.snapshot.<id> event.
+func (s *Snapshot) field(name string) (any, bool) {
+	switch name {
+	case "value":
+		return s.Value(), true
+	case "context":
+		return s.context, true
+	case "status":
+		return string(s.status), true
+	case "output":
+		return s.x().output, s.x().hasOutput
+	case "error":
+		if s.status == StatusError {
+			return s.errorValue(), true
+		}
+	case "tags":
+		tags := s.Tags()
+		out := make([]any, len(tags))
+		for i, t := range tags {
+			out[i] = t
+		}
+		return out, true
+	}
+	return nil, false
+}
+
+// errorValue is what XState's snapshot.error holds: the value an actor
+// failed with when it is not a Go error (a rejection, a persisted error),
+// else the Go error.
+func (s *Snapshot) errorValue() any {
+	var re *RejectionError
+	if errors.As(s.err, &re) {
+		return re.Value
+	}
+	if s.err == nil {
+		return nil
+	}
+	return s.err
 }
 
 // PendingEvent is a delayed event waiting for its time.
@@ -218,7 +315,9 @@ type PendingEvent struct {
 	Due   time.Time // when it will be processed
 }
 
-// Pending returns the delayed events waiting to be processed, earliest first.
+// Pending returns the delayed events of this machine waiting to be
+// processed, earliest first (those of its child machines are in their own
+// snapshots: [Child].Snapshot).
 func (s *Snapshot) Pending() []PendingEvent {
 	ts := s.timers.byDue()
 	out := make([]PendingEvent, len(ts))
@@ -228,10 +327,21 @@ func (s *Snapshot) Pending() []PendingEvent {
 	return out
 }
 
-// NextDue returns the time of the earliest pending delayed event, if any.
+// NextDue returns the time of the earliest pending delayed event of the
+// machine or of its child machines, if any: when [Machine.Advance] (or
+// AdvanceEffects) has something to do.
 func (s *Snapshot) NextDue() (time.Time, bool) {
 	t, ok := s.timers.next()
-	return t.due, ok
+	due := t.due
+	for _, e := range s.x().children.all() {
+		if e.rec == nil || e.rec.snap == nil || e.rec.status != StatusActive {
+			continue
+		}
+		if d, ok2 := e.rec.snap.NextDue(); ok2 && (!ok || d.Before(due)) {
+			due, ok = d, true
+		}
+	}
+	return due, ok
 }
 
 // clearTimers drops every pending delayed event.
@@ -282,4 +392,52 @@ func matchesState(parent, child any) bool {
 		}
 	}
 	return false
+}
+
+// xstateJSON is the snapshot as XState's snapshot.toJSON() gives it:
+// status, output and error when defined, context, value, children (as
+// actor references), history value and tags (in the order of the active
+// states). A history value names states by id, where XState writes whole
+// state node definitions.
+func (s *Snapshot) xstateJSON() map[string]any {
+	out := map[string]any{"status": string(s.status), "context": cloneValue(s.context), "value": s.Value()}
+	if e := s.x(); e.hasOutput {
+		out["output"] = cloneValue(e.output)
+	}
+	if s.status == StatusError {
+		if v := s.errorValue(); v != nil {
+			if _, isErr := v.(error); isErr {
+				v = map[string]any{}
+			}
+			out["error"] = cloneValue(v)
+		}
+	}
+	children := map[string]any{}
+	for _, e := range s.x().children.all() {
+		if !e.ghost() {
+			children[e.id] = map[string]any{"xstate$$type": 1.0, "id": e.id}
+		}
+	}
+	out["children"] = children
+	hist := map[string]any{}
+	for h, ns := range s.history {
+		refs := make([]any, len(ns))
+		for i, n := range ns {
+			refs[i] = map[string]any{"id": s.machine.nodes[n].id}
+		}
+		hist[s.machine.nodes[h].id] = refs
+	}
+	out["historyValue"] = hist
+	tags := []any{}
+	seen := map[string]bool{}
+	for _, n := range s.nodes {
+		for _, t := range s.machine.nodes[n].tags {
+			if !seen[t] {
+				seen[t] = true
+				tags = append(tags, t)
+			}
+		}
+	}
+	out["tags"] = tags
+	return out
 }

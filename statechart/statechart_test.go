@@ -258,7 +258,7 @@ func TestRestoreRejectsImpossibleSnapshots(t *testing.T) {
 		{m, `{"nodes": ["m", "m.zz"]}`, `nodes[1]: "m.zz" is not a state of machine "m"`},
 		{m, `{"nodes": ["m"]}`, `nodes: compound state "m" is active but none of its children is`},
 		{m, `{"value": {"a": "y"}, "nodes": ["m", "m.a", "m.a.x"]}`, `value: {"a":"y"} does not match the nodes, whose value is {"a":"x"}`},
-		{m, `{"value": {"a": ["x"]}}`, `value.a: a state value is a string or an object, not []interface {}`},
+		{m, `{"value": {"a": ["x"]}}`, `value.a: a state value is a string or an object, not an array`},
 		{m, `{"value": {"a": "x", "p": {}}}`, `value: compound state "m" has 2 active children ("m.a" and "m.p"); it can only be in one`},
 		{m, `{"value": "a", "output": 1}`, `output: only a done snapshot has an output, and this one is active`},
 		{m, `{"value": "a", "error": "boom"}`, `error: only a snapshot with status error has an error, and this one is active`},

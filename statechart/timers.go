@@ -18,6 +18,7 @@ type timer struct {
 	event Event
 	due   time.Time
 	seq   uint64 // scheduling order
+	to    string // the session of the actor it is for, in an actor system; "" for the one that scheduled it
 }
 
 // timerQueue holds the pending delayed events of a snapshot. A queue is
@@ -187,9 +188,17 @@ func (r *runner) mutableTimers() *timerQueue {
 	return r.s.timers
 }
 
-// logTimer records a change for the Actor, if the runner works for one.
+// logTimer records a change for the Actor, if the runner works for one,
+// or as a deferred effect in an actor system.
 func (r *runner) logTimer(seq uint64, added bool) {
-	if r.logTimers {
+	switch {
+	case r.sys != nil:
+		kind := fxDisarm
+		if added {
+			kind = fxArm
+		}
+		r.fx = append(r.fx, effect{kind: kind, seq: seq})
+	case r.logTimers:
 		r.timerLog = append(r.timerLog, timerChange{seq, added})
 	}
 }

@@ -26,9 +26,12 @@ func (m *Machine) putRunner(r *runner) {
 // Start returns the initial snapshot: the initial states are entered, their
 // entry actions run, and eventless transitions and raised events are
 // processed (XState's initialTransition). now is the time delayed
-// transitions are scheduled from. If an action or guard fails, or the
-// start needs more than [Options.MaxSteps] steps, the snapshot has status
-// error and holds only the root, and the error is returned.
+// transitions are scheduled from. If a guard fails, or the start needs
+// more than [Options.MaxSteps] steps, the snapshot has status error and
+// holds only the root, and the error is returned; if a custom action
+// fails, the snapshot is the initial one with status error, as in XState,
+// which runs custom actions of the initial macrostep once the snapshot is
+// computed. For a machine with actors, see [Machine.StartEffects].
 func (m *Machine) Start(ctx context.Context, now time.Time) (*Snapshot, error) {
 	return m.StartWithContext(ctx, nil, now)
 }
@@ -37,6 +40,38 @@ func (m *Machine) Start(ctx context.Context, now time.Time) (*Snapshot, error) {
 // machine's own (like XState's input-driven context). A nil context means
 // the machine's context.
 func (m *Machine) StartWithContext(ctx context.Context, context map[string]any, now time.Time) (*Snapshot, error) {
+	if m.usesActors {
+		s, _, err := m.StartEffects(ctx, &StartOptions{Context: context}, now)
+		return s, err
+	}
+	return m.start(ctx, context, Event{Type: EventInit}, now)
+}
+
+// start computes the initial snapshot of a machine without actors.
+func (m *Machine) start(ctx context.Context, context map[string]any, init Event, now time.Time) (s *Snapshot, err error) {
+	m.initialSnapshot(ctx, context, init, now, nil, func(r *runner, computed, failed *Snapshot) {
+		switch {
+		case failed != nil:
+			s, err = failed, failed.err
+		case r.customErr != nil:
+			s, err = computed, r.customError(init)
+			s.status, s.err, s.timers = StatusError, err, nil
+		default:
+			s = computed
+		}
+	})
+	return s, err
+}
+
+// initialSnapshot computes XState's getInitialSnapshot with the given
+// context (nil: the machine's), for the actor c of a system (nil for a
+// machine without actors), and calls done before the runner goes back to
+// its pool: with the computed snapshot, or, when a guard or a built-in
+// action failed or the start ran out of steps, with the snapshot XState
+// keeps then, the pre-initial one (only the root, the context before any
+// action ran). A custom action that failed is in r.customErr: XState runs
+// custom actions of the initial macrostep once the snapshot is computed.
+func (m *Machine) initialSnapshot(ctx context.Context, context map[string]any, init Event, now time.Time, c *cell, done func(r *runner, computed, failed *Snapshot)) {
 	if context == nil {
 		context = cloneValue(m.context).(map[string]any)
 	}
@@ -45,15 +80,18 @@ func (m *Machine) StartWithContext(ctx context.Context, context map[string]any, 
 	r := m.getRunner()
 	defer m.putRunner(r)
 	r.begin(ctx, s, now)
-	r.initialTransition()
-	if r.err != nil {
-		// XState's snapshot is then the pre-initial one: only the root,
-		// the context before any action ran. (A start that runs out of
-		// steps has no earlier state to keep: it ends the same way.)
-		err := r.runtimeError(Event{Type: EventInit})
-		return &Snapshot{machine: m, status: StatusError, err: err, context: preInitial, nodes: []int{0}}, err
+	if c != nil {
+		r.attach(c)
 	}
-	return s, nil
+	r.deferCustomErrors()
+	r.initialTransition(init)
+	r.endChildren()
+	if r.err != nil {
+		err := r.runtimeError(init)
+		done(r, nil, &Snapshot{machine: m, status: StatusError, err: err, context: preInitial, nodes: []int{0}})
+		return
+	}
+	done(r, s, nil)
 }
 
 // Transition returns the snapshot after processing one event as a
@@ -62,10 +100,15 @@ func (m *Machine) StartWithContext(ctx context.Context, context map[string]any, 
 // result is the snapshot as it was before the event, with status error, and
 // the error is returned too. If the event needs more than
 // [Options.MaxSteps] steps, the result is s itself, unchanged, with a
-// [*StepBudgetError].
+// [*StepBudgetError]. For a machine with actors, Transition drops the
+// effects that [Machine.TransitionEffects] returns.
 func (m *Machine) Transition(ctx context.Context, s *Snapshot, ev Event, now time.Time) (*Snapshot, error) {
 	if s.status != StatusActive {
 		return s, nil
+	}
+	if m.usesActors {
+		next, _, err := m.TransitionEffects(ctx, s, ev, now)
+		return next, err
 	}
 	next := s.clone()
 	r := m.getRunner()
@@ -77,6 +120,9 @@ func (m *Machine) Transition(ctx context.Context, s *Snapshot, ev Event, now tim
 	}
 	if r.err != nil {
 		return failed(s, r.runtimeError(ev))
+	}
+	if next.status == StatusError {
+		return next, next.err // an unhandled xstate.error.actor.* event
 	}
 	return next, nil
 }
@@ -94,8 +140,13 @@ func failed(s *Snapshot, err error) (*Snapshot, error) {
 // share one step budget ([Options.MaxSteps]): past it, Advance returns s
 // itself, unchanged, with a [*StepBudgetError] — delayed events that keep
 // scheduling more that are already due end this way. If a guard or action
-// fails, the result is s with status error.
+// fails, the result is s with status error. For a machine with actors,
+// Advance drops the effects that [Machine.AdvanceEffects] returns.
 func (m *Machine) Advance(ctx context.Context, s *Snapshot, now time.Time) (*Snapshot, error) {
+	if m.usesActors {
+		next, _, err := m.AdvanceEffects(ctx, s, now)
+		return next, err
+	}
 	if t, ok := s.timers.next(); s.status != StatusActive || !ok || t.due.After(now) {
 		return s, nil
 	}
@@ -108,6 +159,9 @@ func (m *Machine) Advance(ctx context.Context, s *Snapshot, now time.Time) (*Sna
 			return s, r.runtimeError(ev)
 		}
 		return failed(s, r.runtimeError(ev))
+	}
+	if next.status == StatusError {
+		return next, next.err
 	}
 	return next, nil
 }

@@ -101,7 +101,7 @@ func newChart(m *statechart.Machine) *chart {
 			c.edges = append(c.edges, edge{src: i, tgt: init, initial: true})
 		}
 		for _, t := range n.Transitions {
-			label := eventLabel(n.ID, t.Event)
+			label := eventLabel(n, t.Event)
 			if t.Guard != "" {
 				label += " [" + t.Guard + "]"
 			}
@@ -130,8 +130,19 @@ func newChart(m *statechart.Machine) *chart {
 }
 
 // eventLabel names a transition's event the way it is written in the
-// config: "always", "after 1000ms", "onDone", or the descriptor.
-func eventLabel(source, event string) string {
+// config: "always", "after 1000ms", "onDone", "onDone(id)" (and onError,
+// onSnapshot) for the children the state invokes, or the descriptor.
+func eventLabel(n statechart.Node, event string) string {
+	source := n.ID
+	for _, inv := range n.Invokes {
+		for _, h := range []struct{ prefix, name string }{
+			{"xstate.done.actor.", "onDone"}, {"xstate.error.actor.", "onError"}, {"xstate.snapshot.", "onSnapshot"},
+		} {
+			if event == h.prefix+inv.ID {
+				return h.name + "(" + inv.ID + ")"
+			}
+		}
+	}
 	switch {
 	case event == "":
 		return "always"
@@ -185,6 +196,13 @@ func (c *chart) label(i int) string {
 	}
 	if n.Type == "history" {
 		return key + " (H)"
+	}
+	if len(n.Invokes) > 0 {
+		srcs := make([]string, len(n.Invokes))
+		for k, inv := range n.Invokes {
+			srcs[k] = inv.Src
+		}
+		key += " / invoke " + strings.Join(srcs, ", ")
 	}
 	return key
 }

@@ -24,6 +24,21 @@ type traceLine struct {
 	Tags    []string          `json:"tags,omitempty"`
 	Output  any               `json:"output,omitempty"` // only when done
 	Error   string            `json:"error,omitempty"`  // only with status error
+	// Children are the child actors, by id: src, status, output or error,
+	// and a child machine's value and context.
+	Children map[string]traceChild `json:"children,omitempty"`
+	// Emitted are the events the machine emitted during the step.
+	Emitted []json.RawMessage `json:"emitted,omitempty"`
+}
+
+// traceChild is one child actor in a trace line.
+type traceChild struct {
+	Src     string            `json:"src"`
+	Status  statechart.Status `json:"status"`
+	Output  any               `json:"output,omitempty"`
+	Error   any               `json:"error,omitempty"`
+	Value   any               `json:"value,omitempty"`
+	Context map[string]any    `json:"context,omitempty"`
 }
 
 // cmdRun starts an actor and prints its snapshot before the first step and
@@ -32,7 +47,8 @@ func cmdRun(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := newFlagSet("run")
 	var steps stepList
 	fs.Var(&steps, "events", "events to send")
-	clockName := fs.String("clock", "simulated", "simulated or real")
+	clockName := fs.String("clock", "simulated", "simulated, eventloop or real")
+	inputFlag := fs.String("input", "", "the machine's input, as JSON")
 	allowMissingGuards := fs.Bool("allow-missing-guards", false, "run a machine whose guards have no implementation (evaluating one is an error)")
 	file, code, ok := oneFile(fs, "run", args, stdout, stderr)
 	if !ok {
@@ -44,22 +60,42 @@ func cmdRun(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	case "simulated":
 		sim := statechart.NewSimulatedClock()
 		clock, advance = sim, sim.Advance
+	case "eventloop":
+		loop := statechart.NewEventLoopClock()
+		clock, advance = loop, loop.Advance
 	case "real":
 		clock = statechart.RealClock{}
 	default:
-		return usageError(stderr, "run", fmt.Errorf("unknown clock %q (simulated or real)", *clockName))
+		return usageError(stderr, "run", fmt.Errorf("unknown clock %q (simulated, eventloop or real)", *clockName))
 	}
-	m, code := load("run", file, statechart.Options{AllowMissingGuards: *allowMissingGuards}, stdin, stderr)
+	var input json.RawMessage
+	if *inputFlag != "" {
+		if !json.Valid([]byte(*inputFlag)) {
+			return usageError(stderr, "run", fmt.Errorf("--input: not valid JSON: %s", *inputFlag))
+		}
+		input = json.RawMessage(*inputFlag)
+	}
+	src, m, code := loadSource("run", file, statechart.Options{AllowMissingGuards: *allowMissingGuards}, stdin, stderr)
 	if code != exitOK {
 		return code
 	}
+	if input == nil {
+		input = src.input()
+	}
 
 	ctx := context.Background()
-	actor := statechart.NewActor(m, &statechart.ActorOptions{Clock: clock})
+	opts := &statechart.ActorOptions{Clock: clock}
+	if input != nil {
+		opts.Input = input
+	}
+	actor := statechart.NewActor(m, opts)
+	var emitted []json.RawMessage
+	actor.On("*", func(ev statechart.Event) { emitted = append(emitted, eventJSON(ev)) })
 	enc := json.NewEncoder(stdout)
 	enc.SetEscapeHTML(false)
 	emit := func(i int, st *step, err error) int {
 		line := snapshotLine(i, st, actor.Snapshot(), err)
+		line.Emitted, emitted = emitted, nil
 		if e := enc.Encode(line); e != nil {
 			fmt.Fprintf(stderr, "chartgate run: %v\n", e)
 			return exitFail
@@ -104,6 +140,25 @@ func snapshotLine(i int, st *step, s *statechart.Snapshot, err error) traceLine 
 	}
 	if line.Context == nil {
 		line.Context = map[string]any{}
+	}
+	for _, c := range s.Children() {
+		if line.Children == nil {
+			line.Children = map[string]traceChild{}
+		}
+		tc := traceChild{Src: c.Src, Status: c.Status}
+		if c.HasOutput {
+			tc.Output = c.Output
+		}
+		if c.Status == statechart.StatusError {
+			tc.Error = c.Error
+			if e, ok := c.Error.(error); ok {
+				tc.Error = e.Error()
+			}
+		}
+		if c.Snapshot != nil {
+			tc.Value, tc.Context = c.Snapshot.Value(), c.Snapshot.Context()
+		}
+		line.Children[c.ID] = tc
 	}
 	if st != nil {
 		if st.event != nil {

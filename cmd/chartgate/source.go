@@ -111,7 +111,7 @@ func readSource(name string, stdin io.Reader) (*source, error) {
 func (s *source) compile(opts statechart.Options) (*statechart.Machine, []problem) {
 	var probs []problem
 	if s.isCase {
-		impl, err := statechart.ParseImplementations(s.data)
+		impl, err := statechart.ParseImplementationsWith(s.data, &statechart.Options{AllowMissingGuards: opts.AllowMissingGuards, Strict: opts.Strict})
 		probs = append(probs, problems(err, "")...)
 		if err != nil {
 			s.stubBroken(&impl)
@@ -199,10 +199,16 @@ func joinPath(prefix, path string) string {
 // hint a guard without implementation gets when cmd has the flag
 // --allow-missing-guards.
 func load(cmd, name string, opts statechart.Options, stdin io.Reader, stderr io.Writer) (*statechart.Machine, int) {
+	_, m, code := loadSource(cmd, name, opts, stdin, stderr)
+	return m, code
+}
+
+// loadSource is load that also returns the source.
+func loadSource(cmd, name string, opts statechart.Options, stdin io.Reader, stderr io.Writer) (*source, *statechart.Machine, int) {
 	src, err := readSource(name, stdin)
 	if err != nil {
 		fmt.Fprintf(stderr, "chartgate: %v\n", err)
-		return nil, exitFail
+		return nil, nil, exitFail
 	}
 	m, probs := src.compile(opts)
 	missingGuard := false
@@ -214,7 +220,21 @@ func load(cmd, name string, opts statechart.Options, stdin io.Reader, stderr io.
 		if missingGuard && !opts.AllowMissingGuards {
 			fmt.Fprintf(stderr, "chartgate %s: --allow-missing-guards runs a machine whose guards have no implementation (evaluating one then puts it in status error, as in XState)\n", cmd)
 		}
-		return nil, exitFail
+		return nil, nil, exitFail
 	}
-	return m, exitOK
+	return src, m, exitOK
+}
+
+// input is the "input" of a case file, nil for none.
+func (s *source) input() json.RawMessage {
+	if !s.isCase {
+		return nil
+	}
+	var top struct {
+		Input json.RawMessage `json:"input"`
+	}
+	if json.Unmarshal(s.data, &top) != nil || len(top.Input) == 0 {
+		return nil
+	}
+	return top.Input
 }

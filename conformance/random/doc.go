@@ -26,6 +26,19 @@
 // machine's alphabet (with payloads of every JSON type), unknown events,
 // external look-alikes of done events, and clock advances.
 //
+// Half the machines also use actors (case format v2, see actors.go):
+// declarative promises (resolving and rejecting, at once or later),
+// callbacks (sending at start and later, answering what they receive) and
+// child machines (answering with sendParent, with timers, done at start,
+// failing, invoking a promise of their own) are invoked — with ids or
+// XState's default ones, input, system ids, onDone, onError and onSnapshot
+// — and spawned, stopped, sent to (by id and by system id, delayed and
+// cancelled), forwarded to; machines emit events and enqueue actions, take
+// an input, run on the event-loop clock or XState's SimulatedClock, and
+// their steps may persist and restore snapshots and query them. These
+// decisions draw from a second random stream, so a machine without actors
+// is the one the generator made before it had them.
+//
 // Generated machines must terminate, because XState loops forever on a
 // cycle of eventless or raised transitions. Every transition that can fire
 // without an external event (always, onDone, raised and delayed events,

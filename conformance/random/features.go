@@ -117,8 +117,64 @@ func (m *Machine) FeatureList() []string {
 			}
 		}
 	}
+	if m.HasInput {
+		add("input")
+	}
+	if m.Clock == "eventloop" {
+		add("eventloop-clock")
+	}
+	inline := func(v any) {
+		o, ok := v.(obj)
+		if !ok {
+			return
+		}
+		typ, _ := o.get("type")
+		switch typ {
+		case "xstate.spawnChild":
+			add("spawn")
+		case "xstate.stopChild":
+			add("stopChild")
+		case "xstate.sendTo":
+			add("sendTo")
+		case "xstate.forwardTo":
+			add("forwardTo")
+		case "xstate.emit":
+			add("emit")
+		case "xstate.enqueueActions":
+			add("enqueue")
+		}
+	}
+	for _, s := range m.States() {
+		for _, inv := range s.Invokes {
+			add("invoke")
+			if len(inv.OnDone) > 0 {
+				add("invoke-onDone")
+			}
+			if len(inv.OnError) > 0 {
+				add("invoke-onError")
+			}
+			if len(inv.OnSnapshot) > 0 {
+				add("invoke-onSnapshot")
+			}
+		}
+		for _, l := range s.actionLists() {
+			for _, a := range *l {
+				inline(a.Inline)
+			}
+		}
+	}
 	for _, st := range m.Steps {
-		if st.Event == nil {
+		switch {
+		case st.Persist != "":
+			add("persist-step")
+			continue
+		case st.Restore != "":
+			add("restore-step")
+			continue
+		case st.Query != nil:
+			add("query-step")
+			continue
+		case st.Event == nil:
 			add("advance-step")
 			continue
 		}

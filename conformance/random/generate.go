@@ -31,6 +31,7 @@ var Features = map[string]string{
 	"final-transitions":   "transitions on final states",
 	"fake-done-events":    "external events named like done events (xstate.done.state.<id>)",
 	"cancel-after":        "xstate.cancel of the id of an after timer",
+	"actors":              "invoke, spawn, sendTo, forwardTo, emit and enqueueActions with declarative promise, callback and machine actors (format v2), machine input, the event-loop clock",
 }
 
 func (c Config) withDefaults() Config {
@@ -107,6 +108,7 @@ func GenerateWith(seed uint64, index int, cfg Config) *Machine {
 	}
 	g.m = m
 	g.defineImplementations()
+	g.setupActors(seed, index)
 
 	m.Context = obj{{"log", []any{}}, {"n", 0}, {"flag", false}}
 	for _, k := range counters {
@@ -140,10 +142,13 @@ func GenerateWith(seed uint64, index int, cfg Config) *Machine {
 	g.states = 1
 	g.build(root, 0, cfg.MinDepth)
 	g.decorate()
+	g.invokes()
 	for _, s := range m.States() {
 		g.behave(s)
+		g.actorBehaviour(s)
 	}
 	g.steps()
+	g.v2Steps()
 	return m
 }
 
@@ -158,6 +163,13 @@ type gen struct {
 	// afterIDs are the ids of the after timers of the machine, for
 	// xstate.cancel.
 	afterIDs []string
+	// Actors (see actors.go): their own random stream, whether the
+	// machine uses them, the ids of invoked children.
+	ra       *rand.Rand
+	actors   bool
+	childIDs []string
+	invokeN  int
+	leaving  bool // the actions being made are a transition's that may leave its source
 }
 
 func (g *gen) chance(p float64) bool { return g.r.Float64() < p }
@@ -645,6 +657,7 @@ func (g *gen) transition(src *State, from origin, allowUnguarded bool) *Transiti
 		t.Reenter = true
 	}
 	t.Meta = g.chance(0.02)
+	g.moreActions(src, t)
 	return t
 }
 

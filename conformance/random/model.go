@@ -42,8 +42,27 @@ type Machine struct {
 	// Transition.Bound.
 	Bounds map[string]int
 	Steps  []Step
+	// Actors holds the declarative actors (case format v2) the machine may
+	// invoke or spawn, by src; a case carries only the referenced ones.
+	// Clock is the case's clock ("" for the default) and Input the
+	// machine's input when HasInput.
+	Actors   map[string]any
+	Clock    string
+	Input    any
+	HasInput bool
 
 	disabled map[string]bool // Config.Disable, respected by shrinking too
+}
+
+// Invoke is one invoke of a state.
+type Invoke struct {
+	Src      string
+	ID       string // "" for XState's default id, <index>.<state id>
+	SystemID string
+	Input    any // written when HasInput
+	HasInput bool
+	// Handlers of the child's done, error and snapshot events.
+	OnDone, OnError, OnSnapshot []*Transition
 }
 
 // State is one state node.
@@ -75,6 +94,8 @@ type State struct {
 	TypeExplicit bool
 	// Meta adds "description" and "meta", which change nothing.
 	Meta bool
+	// Invokes are the state's invoked children.
+	Invokes []*Invoke
 }
 
 // Handler is one key of "on" (an event descriptor) or of "after" (a delay).
@@ -130,10 +151,19 @@ type Action struct {
 	Inline any
 }
 
-// Step is one step of a case.
+// Step is one step of a case: an event, an advance, or (format v2) a
+// persist, a restore or a query.
 type Step struct {
-	Event   obj     // the event object, "type" first; nil for an advance
-	Advance float64 // milliseconds
+	Event   obj     // the event object, "type" first; nil for the other steps
+	Advance float64 // milliseconds, when Event, Persist, Restore and Query are unset
+	Persist string  // the name of the snapshot to persist
+	Restore string  // the name of the snapshot to restore
+	Query   obj     // {"can": event}, {"matches": value}, {"hasTag": tag} or {"getMeta": {}}
+}
+
+// isAdvance reports whether the step is an advance.
+func (s Step) isAdvance() bool {
+	return s.Event == nil && s.Persist == "" && s.Restore == "" && s.Query == nil
 }
 
 // ---------------------------------------------------------------------------
@@ -244,6 +274,9 @@ func (s *State) transitionLists() []*[]*Transition {
 		out = append(out, &h.Ts)
 	}
 	out = append(out, &s.Always, &s.OnDone)
+	for _, inv := range s.Invokes {
+		out = append(out, &inv.OnDone, &inv.OnError, &inv.OnSnapshot)
+	}
 	return out
 }
 
@@ -270,9 +303,12 @@ func (m *Machine) Clone() *Machine {
 	}
 	c.Steps = make([]Step, len(m.Steps))
 	for i, s := range m.Steps {
-		c.Steps[i] = Step{Advance: s.Advance}
+		c.Steps[i] = Step{Advance: s.Advance, Persist: s.Persist, Restore: s.Restore}
 		if s.Event != nil {
 			c.Steps[i].Event = cloneJSON(s.Event).(obj)
+		}
+		if s.Query != nil {
+			c.Steps[i].Query = cloneJSON(s.Query).(obj)
 		}
 	}
 	// Implementations are never mutated in place, so maps are shared
@@ -281,6 +317,8 @@ func (m *Machine) Clone() *Machine {
 	c.Actions = copyMap(m.Actions)
 	c.Delays = copyMap(m.Delays)
 	c.Bounds = copyMap(m.Bounds)
+	c.Actors = copyMap(m.Actors)
+	c.Input = cloneJSON(m.Input)
 
 	remap := map[*State]*State{}
 	var cp func(s, parent *State) *State
@@ -368,6 +406,16 @@ func (m *Machine) Clone() *Machine {
 		n.OnDone = cpTs(n.OnDone)
 		n.Tags = append([]string(nil), n.Tags...)
 		n.Output = cloneJSON(n.Output)
+		if n.Invokes != nil {
+			invs := make([]*Invoke, len(n.Invokes))
+			for i, inv := range n.Invokes {
+				x := *inv
+				x.Input = cloneJSON(inv.Input)
+				x.OnDone, x.OnError, x.OnSnapshot = cpTs(inv.OnDone), cpTs(inv.OnError), cpTs(inv.OnSnapshot)
+				invs[i] = &x
+			}
+			n.Invokes = invs
+		}
 	})
 	return &c
 }
@@ -470,9 +518,21 @@ type writer struct {
 	guards  obj
 	actions obj
 	delays  obj
+	actors  obj
 	seenG   map[string]bool
 	seenA   map[string]bool
 	seenD   map[string]bool
+	seenR   map[string]bool
+}
+
+func (w *writer) useActor(name string) {
+	if w.seenR[name] {
+		return
+	}
+	w.seenR[name] = true
+	if def, ok := w.m.Actors[name]; ok {
+		w.actors = append(w.actors, kv{name, def})
+	}
 }
 
 func (w *writer) useGuard(name string) {
@@ -547,17 +607,7 @@ func (w *writer) guard(g *Guard) any {
 
 func (w *writer) action(a *Action) any {
 	if a.Inline != nil {
-		if o, ok := a.Inline.(obj); ok {
-			if p, ok := o.get("params"); ok {
-				if po, ok := p.(obj); ok {
-					if d, ok := po.get("delay"); ok {
-						if name, ok := d.(string); ok {
-							w.useDelay(name)
-						}
-					}
-				}
-			}
-		}
+		w.useInline(a.Inline)
 		return a.Inline
 	}
 	w.useAction(a.Name)
@@ -565,6 +615,63 @@ func (w *writer) action(a *Action) any {
 		return obj{{"type", a.Name}}
 	}
 	return a.Name
+}
+
+// useInline carries the delays, actors, guards and actions an inline
+// declared action refers to (xstate.enqueueActions nests actions).
+func (w *writer) useInline(v any) {
+	o, ok := v.(obj)
+	if !ok {
+		if arr, ok := v.([]any); ok {
+			for _, x := range arr {
+				w.useInline(x)
+			}
+		}
+		return
+	}
+	typ, _ := o.get("type")
+	p, _ := o.get("params")
+	po, _ := p.(obj)
+	if d, ok := po.get("delay"); ok {
+		if name, ok := d.(string); ok {
+			w.useDelay(name)
+		}
+	}
+	if typ == "xstate.spawnChild" {
+		if src, ok := po.get("src"); ok {
+			w.useActor(src.(string))
+		}
+	}
+	if typ == "xstate.enqueueActions" {
+		items, _ := po.get("actions")
+		for _, it := range items.([]any) {
+			if io, ok := it.(obj); ok {
+				if c, ok := io.get("if"); ok {
+					if name, ok := c.(string); ok {
+						w.useGuard(name)
+					}
+					for _, k := range []string{"then", "else"} {
+						if list, ok := io.get(k); ok {
+							for _, x := range list.([]any) {
+								w.useItem(x)
+							}
+						}
+					}
+					continue
+				}
+			}
+			w.useItem(it)
+		}
+	}
+}
+
+// useItem carries what an action written in a declared action refers to.
+func (w *writer) useItem(x any) {
+	if name, ok := x.(string); ok {
+		w.useAction(name)
+		return
+	}
+	w.useInline(x)
 }
 
 func (w *writer) actionList(as []*Action) any {
@@ -731,6 +838,36 @@ func (w *writer) node(s *State) obj {
 	if len(s.OnDone) > 0 {
 		o = append(o, kv{"onDone", w.transitions(s, s.OnDone, false)})
 	}
+	if len(s.Invokes) > 0 {
+		invs := make([]any, len(s.Invokes))
+		for i, inv := range s.Invokes {
+			w.useActor(inv.Src)
+			io := obj{{"src", inv.Src}}
+			if inv.ID != "" {
+				io = append(io, kv{"id", inv.ID})
+			}
+			if inv.SystemID != "" {
+				io = append(io, kv{"systemId", inv.SystemID})
+			}
+			if inv.HasInput {
+				io = append(io, kv{"input", inv.Input})
+			}
+			for _, h := range []struct {
+				key string
+				ts  []*Transition
+			}{{"onDone", inv.OnDone}, {"onError", inv.OnError}, {"onSnapshot", inv.OnSnapshot}} {
+				if len(h.ts) > 0 {
+					io = append(io, kv{h.key, w.transitions(s, h.ts, false)})
+				}
+			}
+			invs[i] = io
+		}
+		if len(invs) == 1 {
+			o = append(o, kv{"invoke", invs[0]})
+		} else {
+			o = append(o, kv{"invoke", invs})
+		}
+	}
 	if s.HasOutput {
 		o = append(o, kv{"output", s.Output})
 	}
@@ -755,12 +892,18 @@ func (m *Machine) Name() string { return fmt.Sprintf("random/%d-%d", m.Seed, m.I
 
 // CaseJSON writes the machine as a conformance case without "expected".
 func (m *Machine) CaseJSON(name, description string) []byte {
-	w := &writer{m: m, seenG: map[string]bool{}, seenA: map[string]bool{}, seenD: map[string]bool{}}
+	w := &writer{m: m, seenG: map[string]bool{}, seenA: map[string]bool{}, seenD: map[string]bool{}, seenR: map[string]bool{}}
 	machine := w.node(m.Root)
 	// Delayed raises may name delays inside inline actions.
 	c := obj{{"name", name}}
 	if description != "" {
 		c = append(c, kv{"description", description})
+	}
+	if m.Clock != "" {
+		c = append(c, kv{"clock", m.Clock})
+	}
+	if m.HasInput {
+		c = append(c, kv{"input", m.Input})
 	}
 	c = append(c, kv{"machine", machine})
 	if len(w.guards) > 0 {
@@ -772,11 +915,21 @@ func (m *Machine) CaseJSON(name, description string) []byte {
 	if len(w.delays) > 0 {
 		c = append(c, kv{"delays", w.delays})
 	}
+	if len(w.actors) > 0 {
+		c = append(c, kv{"actors", w.actors})
+	}
 	steps := make([]any, len(m.Steps))
 	for i, s := range m.Steps {
-		if s.Event != nil {
+		switch {
+		case s.Event != nil:
 			steps[i] = obj{{"event", s.Event}}
-		} else {
+		case s.Persist != "":
+			steps[i] = obj{{"persist", s.Persist}}
+		case s.Restore != "":
+			steps[i] = obj{{"restore", s.Restore}}
+		case s.Query != nil:
+			steps[i] = obj{{"query", s.Query}}
+		default:
 			steps[i] = obj{{"advance", s.Advance}}
 		}
 	}

@@ -475,7 +475,7 @@ func removeContextKey(m *Machine, i int) bool {
 
 func shortenAdvance(m *Machine, i int) bool {
 	for j := range m.Steps {
-		if m.Steps[j].Event != nil || m.Steps[j].Advance <= 1 {
+		if !m.Steps[j].isAdvance() || m.Steps[j].Advance <= 1 {
 			continue
 		}
 		if i == 0 {

@@ -168,7 +168,7 @@ func (l *loader) otherKey(k string, p jpath) {
 	}
 	switch k {
 	case "invoke":
-		l.errorf(p, "invoke is not supported: chartgate runs no child actors")
+		l.errorf(p, "invoke is not supported by the flat engine: statechart.Compile runs actors")
 	case "cond":
 		l.errorf(p, `"cond" was renamed to "guard" in XState v5, and %s`, notFlatMsg("guards"))
 	default:

@@ -117,7 +117,7 @@ func TestCompileErrors(t *testing.T) {
 				`states.a.typ: unknown key "typ" (did you mean "type"?)`,
 			}},
 		{"invoke", `{"initial": "a", "states": {"a": {"invoke": {"src": "x"}}}}`,
-			[]string{"states.a.invoke: invoke is not supported: chartgate runs no child actors"}},
+			[]string{"states.a.invoke: invoke is not supported by the flat engine: statechart.Compile runs actors"}},
 		{"bad type", `{"initial": "a", "states": {"a": {"type": "finale"}, "b": {"type": 1}, "c": {"type": "parallel"}}}`,
 			[]string{
 				`states.a.type: "finale" is not a state type (atomic, compound, parallel, final, history) (did you mean "final"?)`,

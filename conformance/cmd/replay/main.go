@@ -1,6 +1,7 @@
 // Command replay runs conformance case files through chartgate's
 // statechart interpreter and reports every case whose snapshots differ from
-// the ones recorded from XState.
+// the ones recorded from XState. A case with a restore step runs twice:
+// restoring the snapshot chartgate persisted, and the one XState did.
 //
 //	go run ./conformance/cmd/replay DIR...
 //
@@ -42,6 +43,14 @@ func main() {
 				failed++
 				fmt.Println("FAIL", m)
 				continue
+			}
+			if c.Restores() {
+				// Also restore the snapshots XState persisted.
+				if m := conformance.Check(ctx, c, conformance.RunStatechartFromXState); m != nil {
+					failed++
+					fmt.Println("FAIL (restoring XState's snapshot)", m)
+					continue
+				}
 			}
 			passed++
 			if *verbose {

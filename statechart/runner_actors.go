@@ -1,0 +1,245 @@
+// This file defines the actions of the interpreter that concern other
+// actors, resolved as XState's builtin actions resolve them while a
+// macrostep is computed: spawnChild (and the start of invoked children),
+// stopChild (and the stop of invoked children when their state is
+// exited), sendTo, sendParent and forwardTo, and enqueueActions. What they
+// do to other actors waits, as a deferred effect, until the snapshot is in
+// place (see system.go).
+
+package statechart
+
+import (
+	"fmt"
+	"slices"
+)
+
+// enterInvoking runs what entering node n, which invokes children, does
+// (XState's enterStates): its entry actions, the start of its children,
+// then its initial actions when it is entered by default; a sendTo in
+// these actions may name the children before they exist.
+func (r *runner) enterInvoking(node *stateNode, n int, ev Event) {
+	r.deferredIDs = node.invokeIDs()
+	defer func() { r.deferredIDs = nil }()
+	r.executeActions(node.entry, ev, n)
+	if r.err != nil {
+		return
+	}
+	for _, inv := range node.invokes {
+		if r.spawnChild(inv, ev, n); r.err != nil {
+			return
+		}
+	}
+	if r.defaultEntry.has[n] && node.initial != nil {
+		if r.executeActions(node.initial.actions, ev, n); r.err != nil {
+			return
+		}
+	}
+	r.resolvePendingSends()
+}
+
+// invokeIDs returns the ids of the node's invoked children.
+func (n *stateNode) invokeIDs() []string {
+	ids := make([]string, len(n.invokes))
+	for i, inv := range n.invokes {
+		ids[i] = inv.id
+	}
+	return ids
+}
+
+// spawnChild is XState's spawnChild: the child is created now, its input
+// computed from the context and event of the microstep, and it is listed
+// under its id (an unknown src leaves the id with no actor); it starts
+// once the snapshot is in place.
+func (r *runner) spawnChild(def *spawnDef, ev Event, node int) {
+	var input any
+	hasInput := false
+	if def.input != nil {
+		input, hasInput = def.input.resolve(scope{context: r.s.context, event: ev})
+	}
+	c, err := r.sys.createChild(r.self, def, input, hasInput)
+	if err != nil {
+		r.fail(node, err)
+		return
+	}
+	r.ownChildren().set(childEntry{id: def.id, cell: c})
+	r.changed = true
+	if c != nil {
+		r.fx = append(r.fx, effect{kind: fxStart, cell: c})
+	}
+}
+
+// ownChildren returns the working snapshot's children, ready to be
+// changed: a copy, the first time in a call.
+func (r *runner) ownChildren() *childList {
+	if !r.ownsChildren {
+		e := r.s.ownExt()
+		e.children = e.children.clone()
+		r.ownsChildren = true
+	}
+	return r.s.ext.children
+}
+
+// endChildren drops what the call removed from the children, once it is
+// over.
+func (r *runner) endChildren() {
+	if r.ownsChildren {
+		r.s.ext.children = r.s.ext.children.compact()
+		r.ownsChildren = false
+	}
+}
+
+// stopChildByID is XState's stopChild with an id: the child leaves the
+// snapshot and is stopped.
+func (r *runner) stopChildByID(id string) {
+	e, ok := r.s.x().children.get(id)
+	if !ok || e.cell == nil {
+		return
+	}
+	r.ownChildren().remove(id)
+	r.changed = true
+	r.stopCell(e.cell)
+}
+
+// stopCell stops a child (XState's executeStop): its system ids are free
+// at once; a child that has not started is stopped now, so that it never
+// starts, and a running one once the snapshot is in place, after the
+// events sent to it before. An actor that has not started yet (its
+// initial macrostep) defers all of it to its start, as XState defers the
+// execution of every action then: the system ids stay taken meanwhile.
+func (r *runner) stopCell(c *cell) {
+	if r.self.proc != procRunning {
+		r.fx = append(r.fx, effect{kind: fxStopExec, cell: c})
+		return
+	}
+	if err := r.sys.stopExec(c, func() { r.fx = append(r.fx, effect{kind: fxStop, cell: c}) }); err != nil {
+		r.fail(-1, err)
+	}
+}
+
+// stopExec is the execution of a stop: the child's system ids are freed,
+// and it is stopped now when it has not started, or by defer otherwise.
+func (sys *system) stopExec(c *cell, deferStop func()) error {
+	if err := sys.unregisterRecursively(c); err != nil {
+		return err
+	}
+	if c.proc != procRunning {
+		c.stop()
+		return nil
+	}
+	deferStop()
+	return nil
+}
+
+// sendTo is XState's sendTo (and sendParent, forwardTo): the target is
+// resolved now, the event sent once the snapshot is in place, or, with a
+// delay, scheduled as a delayed event of this actor.
+func (r *runner) sendTo(a *action, ev Event, node int) {
+	d := a.send
+	out := ev
+	if d.event != nil {
+		out = d.event.resolve(scope{context: r.s.context, event: ev})
+	}
+	var target *cell
+	pending := ""
+	switch d.target {
+	case sendToParent:
+		target = r.self.parent
+		if target == nil {
+			r.fail(node, fmt.Errorf("cannot send %q to the parent: machine %q has no parent", out.Type, r.m.id))
+			return
+		}
+	case sendToSystem:
+		// XState: no actor under the system id resolves to no target,
+		// which sends to the machine itself.
+		if target = r.sys.keyed[d.to]; target == nil {
+			target = r.self
+		}
+	default:
+		if slices.Contains(r.deferredIDs, d.to) {
+			pending = d.to
+			break
+		}
+		e, ok := r.s.x().children.get(d.to)
+		if !ok || e.cell == nil {
+			r.fail(node, fmt.Errorf("cannot send %q to actor %q: machine %q has no child with that id", out.Type, d.to, r.m.id))
+			return
+		}
+		target = e.cell
+	}
+	if d.hasDelay {
+		seq := r.nextSeq()
+		t := timer{id: a.id, event: out, due: r.now.Add(d.delay), seq: seq}
+		if target != nil && target != r.self {
+			t.to = target.session
+		}
+		r.mutableTimers().push(t, true)
+		if pending != "" {
+			r.pendingTimers = append(r.pendingTimers, pendingTimer{seq: seq, id: pending})
+		}
+		r.logTimer(seq, true)
+		return
+	}
+	r.fx = append(r.fx, effect{kind: fxSend, cell: target, event: out, id: pending})
+	if pending != "" {
+		r.pendingFx = append(r.pendingFx, len(r.fx)-1)
+	}
+}
+
+// noActor is the target of a delayed send to an invoked child that never
+// came to exist: no session has it, so the event is dropped.
+const noActor = "-"
+
+// resolvePendingSends resolves the sends of an entry to the children its
+// state invoked (XState's retryResolve), now that they exist.
+func (r *runner) resolvePendingSends() {
+	for _, i := range r.pendingFx {
+		if e, ok := r.s.x().children.get(r.fx[i].id); ok {
+			r.fx[i].cell = e.cell
+		}
+	}
+	r.pendingFx = r.pendingFx[:0]
+	for _, p := range r.pendingTimers {
+		q := r.mutableTimers()
+		i, ok := q.pos[p.seq]
+		if !ok {
+			continue
+		}
+		q.heap[i].to = noActor
+		if e, ok := r.s.x().children.get(p.id); ok && e.cell != nil {
+			q.heap[i].to = e.cell.session
+		}
+	}
+	r.pendingTimers = r.pendingTimers[:0]
+}
+
+// enqueueActions is XState's enqueueActions: every condition is evaluated
+// first, against the context as it is now, then the actions enqueued run in
+// order.
+func (r *runner) enqueueActions(items []enqueueItem, ev Event, node int) {
+	var acts []*action
+	for _, it := range items {
+		switch {
+		case it.action != nil:
+			acts = append(acts, it.action)
+			continue
+		case it.cond != nil:
+			if it.cond.eval(scope{context: r.s.context, event: ev}) {
+				acts = append(acts, it.then...)
+			} else {
+				acts = append(acts, it.elze...)
+			}
+			continue
+		}
+		ok, err := r.evalGuard(it.guard, ev)
+		if err != nil {
+			r.fail(node, fmt.Errorf("guard %q in xstate.enqueueActions: %w", it.guard.String(), err))
+			return
+		}
+		if ok {
+			acts = append(acts, it.then...)
+		} else {
+			acts = append(acts, it.elze...)
+		}
+	}
+	r.executeActions(acts, ev, node)
+}
