@@ -104,24 +104,37 @@ func (r *runner) assign(updates map[string]any) {
 		ctx[k] = v
 	}
 	r.s.context = ctx
+	r.ownsContext = false // the caller's action sees it next
 	r.changed = true
 }
 
 // assignEntries is XState's assign with a property map: every value is
 // computed from the context before the assign, then set in one new context.
+// The context is copied on the first write of the call only: later assigns
+// change that copy in place, as long as no implementation has been handed
+// it since (see ownsContext).
 func (r *runner) assignEntries(entries []assignEntry, ev Event) {
 	old := r.s.context
-	ctx := make(map[string]any, len(old)+len(entries))
-	maps.Copy(ctx, old)
 	sc := scope{context: old, event: ev}
+	vals := r.assignVals[:0]
 	for _, e := range entries {
-		v := e.expr.eval(sc, e.key)
-		if _, ok := v.(undefined); ok {
+		vals = append(vals, e.expr.eval(sc, e.key))
+	}
+	ctx := old
+	if !r.ownsContext || r.sys != nil {
+		ctx = make(map[string]any, len(old)+len(entries))
+		maps.Copy(ctx, old)
+		r.ownsContext = r.sys == nil
+	}
+	for i, e := range entries {
+		if _, ok := vals[i].(undefined); ok {
 			delete(ctx, e.key)
 			continue
 		}
-		ctx[e.key] = v
+		ctx[e.key] = vals[i]
 	}
+	clear(vals)
+	r.assignVals = vals[:0]
 	r.s.context = ctx
 	r.changed = true
 }
@@ -167,9 +180,13 @@ func (r *runner) evalGuard(g *guard, ev Event) (bool, error) {
 		to, ok := ev.Data["to"].(string)
 		return ok && to == g.to, nil
 	}
+	if g.decl != nil {
+		return g.decl.eval(scope{context: r.s.context, event: ev}), nil
+	}
 	if g.impl == nil {
 		return false, fmt.Errorf("%w: %q", ErrGuardNotImplemented, g.name)
 	}
+	r.ownsContext = false // the guard may keep the map
 	return g.impl(r.ctx, GuardArgs{Context: r.s.context, Event: ev, Params: g.params, r: r})
 }
 
@@ -182,6 +199,11 @@ func (r *runner) executeActions(actions []*action, ev Event, node int) {
 			if a.impl == nil || r.customErr != nil {
 				continue // XState: a missing action implementation is a no-op
 			}
+			if a.decl != nil {
+				r.assignEntries(a.decl, ev)
+				continue
+			}
+			r.ownsContext = false // the action may keep the map
 			r.args = ActionArgs{Context: r.s.context, Event: ev, Params: a.params, r: r}
 			if err := a.impl(r.ctx, &r.args); err != nil {
 				if r.deferCustom {

@@ -42,9 +42,14 @@ type runner struct {
 	// ownsTimers: s.timers may be changed in place (else it is copied
 	// first, see mutableTimers); copiedTimers: it was copied in this call.
 	ownsTimers, copiedTimers bool
-	ownsHistory              bool          // s.history was copied in this call and may change in place
-	logTimers                bool          // record timer changes in timerLog (for an Actor)
-	timerLog                 []timerChange // this call's changes to s.timers
+	ownsHistory              bool // s.history was copied in this call and may change in place
+	// ownsContext: s.context was made by an assign of this call and has
+	// not been handed to an implementation since, so it may change in
+	// place (never on an actor system's paths).
+	ownsContext bool
+	assignVals  []any         // assignEntries: the values, computed before any is set
+	logTimers   bool          // record timer changes in timerLog (for an Actor)
+	timerLog    []timerChange // this call's changes to s.timers
 
 	value   any  // the state value of s, while valueOK
 	valueOK bool // false once the configuration changes
@@ -121,7 +126,7 @@ func (r *runner) begin(ctx context.Context, s *Snapshot, now time.Time) {
 	r.ctx, r.s, r.now, r.err, r.errNode = ctx, s, now, nil, -1
 	r.steps, r.outOfSteps, r.valueOK, r.value = 0, nil, false, nil
 	r.ownsTimers, r.copiedTimers, r.logTimers, r.timerLog = false, false, false, r.timerLog[:0]
-	r.ownsHistory = false
+	r.ownsHistory, r.ownsContext = false, false
 	if r.actorState {
 		// Only a call for an actor system, or a start, sets these.
 		r.sys, r.self, r.fx = nil, nil, r.fx[:0]

@@ -1099,6 +1099,7 @@ func (l *loader) readGuardAt(v gjson.Result, gp *guardPath) *guard {
 		}
 	default:
 		g.impl = l.opts.Implementations.Guards[g.name]
+		g.decl = l.opts.Implementations.declared.guard(g.name, g.impl)
 		if g.impl == nil {
 			l.missingGuard(g.name, gp.jsonPath())
 		}
@@ -1246,6 +1247,7 @@ func (l *loader) readAction(v gjson.Result, path jsonPath) *action {
 	default:
 		a.kind = actionCustom
 		a.impl = l.opts.Implementations.Actions[a.name]
+		a.decl = l.opts.Implementations.declared.action(a.name, a.impl)
 		if a.impl == nil && l.opts.Strict {
 			l.errorf(path, "action %q is not implemented%s", a.name, l.hint(a.name, func() []string { return keysOf(l.opts.Implementations.Actions) }))
 		}

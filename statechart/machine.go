@@ -93,6 +93,9 @@ type Implementations struct {
 	// Actors maps the src names of invoke and xstate.spawnChild to actor
 	// logic: a [Promise], a [Callback] or a child [*Machine].
 	Actors map[string]ActorLogic
+
+	// declared: the compiled forms of what ParseImplementations made.
+	declared *declared
 }
 
 // Merge returns the union of impl and other; names in other win.
@@ -103,6 +106,7 @@ func (impl Implementations) Merge(other Implementations) Implementations {
 		Delays:  map[string]time.Duration{},
 		Actors:  map[string]ActorLogic{},
 	}
+	r.declared = impl.declared.merge(other.declared)
 	for _, src := range []Implementations{impl, other} {
 		for k, v := range src.Guards {
 			r.Guards[k] = v
@@ -339,6 +343,7 @@ type guard struct {
 	name    string
 	params  map[string]any
 	impl    GuardFunc
+	decl    *cond // impl is a declarative condition: evaluated directly
 	subs    []*guard
 	inNode  int    // stateIn("#id"): the node; -1 when inValue is used
 	inValue any    // stateIn(stateValue)
@@ -382,6 +387,7 @@ type action struct {
 	name      string
 	params    map[string]any
 	impl      ActionFunc     // actionCustom; nil when not implemented (a no-op)
+	decl      []assignEntry  // actionCustom: impl is a declarative assign, run directly
 	assign    []assignEntry  // actionAssign
 	event     Event          // actionRaise
 	hasDelay  bool           // actionRaise: delayed (scheduled) rather than internal
