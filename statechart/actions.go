@@ -94,6 +94,7 @@ func (a *ActionArgs) Raise(ev Event) {
 }
 
 func (r *runner) assign(updates map[string]any) {
+	r.exposeContext() // the caller's action sees the new one next
 	ctx := make(map[string]any, len(r.s.context)+len(updates))
 	maps.Copy(ctx, r.s.context)
 	for k, v := range updates {
@@ -104,15 +105,15 @@ func (r *runner) assign(updates map[string]any) {
 		ctx[k] = v
 	}
 	r.s.context = ctx
-	r.ownsContext = false // the caller's action sees it next
+	r.replacedContext = true
 	r.changed = true
 }
 
 // assignEntries is XState's assign with a property map: every value is
 // computed from the context before the assign, then set in one new context.
-// The context is copied on the first write of the call only: later assigns
-// change that copy in place, as long as no implementation has been handed
-// it since (see ownsContext).
+// The context is copied only when the runner does not own it (see
+// ownsContext): at most once per call, and not at all for an Actor whose
+// context nobody else holds, which is changed in place with an undo log.
 func (r *runner) assignEntries(entries []assignEntry, ev Event) {
 	old := r.s.context
 	sc := scope{context: old, event: ev}
@@ -124,9 +125,13 @@ func (r *runner) assignEntries(entries []assignEntry, ev Event) {
 	if !r.ownsContext || r.sys != nil {
 		ctx = make(map[string]any, len(old)+len(entries))
 		maps.Copy(ctx, old)
-		r.ownsContext = r.sys == nil
+		r.ownsContext, r.replacedContext = r.sys == nil, true
 	}
 	for i, e := range entries {
+		if r.undoing {
+			prev, had := ctx[e.key]
+			r.undo = append(r.undo, contextUndo{key: e.key, value: prev, had: had})
+		}
 		if _, ok := vals[i].(undefined); ok {
 			delete(ctx, e.key)
 			continue
@@ -137,6 +142,57 @@ func (r *runner) assignEntries(entries []assignEntry, ev Event) {
 	r.assignVals = vals[:0]
 	r.s.context = ctx
 	r.changed = true
+}
+
+// contextUndo restores one key of a context changed in place.
+type contextUndo struct {
+	key   string
+	value any
+	had   bool
+}
+
+// grantContext lets the call change s.context in place: an Actor whose
+// context map nobody else holds calls it after begin. If the call fails,
+// the Actor restores the map with rollbackContext.
+func (r *runner) grantContext() {
+	if r.sys == nil && r.s.context != nil {
+		r.ownsContext, r.undoing = true, true
+	}
+}
+
+// rollbackContext undoes the in-place changes of the call, in reverse.
+func (r *runner) rollbackContext() {
+	if !r.undoing {
+		return
+	}
+	ctx := r.s.context
+	for i := len(r.undo) - 1; i >= 0; i-- {
+		u := r.undo[i]
+		if u.had {
+			ctx[u.key] = u.value
+		} else {
+			delete(ctx, u.key)
+		}
+	}
+	clear(r.undo)
+	r.undo, r.undoing = r.undo[:0], false
+}
+
+// exposeContext is called before s.context is handed to an
+// implementation, which may keep it: the call stops changing it in place.
+// A map the call changed in place is then the Actor's, restored at once,
+// and the call goes on with a copy.
+func (r *runner) exposeContext() {
+	if r.undoing {
+		if len(r.undo) > 0 {
+			ctx := maps.Clone(r.s.context)
+			r.rollbackContext()
+			r.s.context, r.replacedContext = ctx, true
+		}
+		clear(r.undo)
+		r.undo, r.undoing = r.undo[:0], false
+	}
+	r.ownsContext, r.contextSeen = false, true
 }
 
 // evaluateGuard reports whether transition t's guard passes.
@@ -186,7 +242,7 @@ func (r *runner) evalGuard(g *guard, ev Event) (bool, error) {
 	if g.impl == nil {
 		return false, fmt.Errorf("%w: %q", ErrGuardNotImplemented, g.name)
 	}
-	r.ownsContext = false // the guard may keep the map
+	r.exposeContext() // the guard may keep the map
 	return g.impl(r.ctx, GuardArgs{Context: r.s.context, Event: ev, Params: g.params, r: r})
 }
 
@@ -203,7 +259,7 @@ func (r *runner) executeActions(actions []*action, ev Event, node int) {
 				r.assignEntries(a.decl, ev)
 				continue
 			}
-			r.ownsContext = false // the action may keep the map
+			r.exposeContext() // the action may keep the map
 			r.args = ActionArgs{Context: r.s.context, Event: ev, Params: a.params, r: r}
 			if err := a.impl(r.ctx, &r.args); err != nil {
 				if r.deferCustom {

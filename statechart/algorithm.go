@@ -43,13 +43,18 @@ type runner struct {
 	// first, see mutableTimers); copiedTimers: it was copied in this call.
 	ownsTimers, copiedTimers bool
 	ownsHistory              bool // s.history was copied in this call and may change in place
-	// ownsContext: s.context was made by an assign of this call and has
-	// not been handed to an implementation since, so it may change in
-	// place (never on an actor system's paths).
-	ownsContext bool
-	assignVals  []any         // assignEntries: the values, computed before any is set
-	logTimers   bool          // record timer changes in timerLog (for an Actor)
-	timerLog    []timerChange // this call's changes to s.timers
+	// ownsContext: s.context may change in place: it was made by an
+	// assign of this call, or it is an Actor's own (see grantContext),
+	// and no implementation has been handed it since. undoing: it is the
+	// Actor's, changed in place, with undo recording how to restore it.
+	ownsContext, undoing bool
+	undo                 []contextUndo
+	// contextSeen: an implementation was handed s.context in this call;
+	// replacedContext: the call replaced s.context by a new map.
+	contextSeen, replacedContext bool
+	assignVals                   []any         // assignEntries: the values, computed before any is set
+	logTimers                    bool          // record timer changes in timerLog (for an Actor)
+	timerLog                     []timerChange // this call's changes to s.timers
 
 	value   any  // the state value of s, while valueOK
 	valueOK bool // false once the configuration changes
@@ -126,7 +131,8 @@ func (r *runner) begin(ctx context.Context, s *Snapshot, now time.Time) {
 	r.ctx, r.s, r.now, r.err, r.errNode = ctx, s, now, nil, -1
 	r.steps, r.outOfSteps, r.valueOK, r.value = 0, nil, false, nil
 	r.ownsTimers, r.copiedTimers, r.logTimers, r.timerLog = false, false, false, r.timerLog[:0]
-	r.ownsHistory, r.ownsContext = false, false
+	r.ownsHistory, r.ownsContext, r.contextSeen, r.replacedContext = false, false, false, false
+	r.undoing, r.undo = false, r.undo[:0]
 	if r.actorState {
 		// Only a call for an actor system, or a start, sets these.
 		r.sys, r.self, r.fx = nil, nil, r.fx[:0]

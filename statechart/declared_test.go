@@ -128,3 +128,36 @@ func TestDeclaredContextNotShared(t *testing.T) {
 		t.Fatalf("n=%v, want 3", got)
 	}
 }
+
+// TestDeclaredRollback: an Actor changes its own context in place, and a
+// macrostep that fails (an action that throws, or the step budget) leaves
+// the context as it was before the event.
+func TestDeclaredRollback(t *testing.T) {
+	const machine = `{"id":"r","initial":"a","context":{"n":0},"states":{"a":{"on":{
+		"BUMP":{"actions":"bump"},
+		"FAIL":{"actions":["bump","boom"]},
+		"LOOP":{"actions":["bump",{"type":"xstate.raise","params":{"event":{"type":"LOOP"}}}]}}}}}`
+	impl, err := statechart.ParseImplementations([]byte(`{"actions":{"bump":{"assign":{"n":{"$inc":1},"new":true}},"boom":{"throw":"no"}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for _, tc := range []struct{ event, status string }{{"LOOP", "active"}, {"FAIL", "error"}} {
+		m, err := statechart.Compile([]byte(machine), &statechart.Options{Implementations: impl, MaxSteps: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		a := statechart.NewActor(m, nil)
+		if err := a.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		send(t, a, "BUMP", "BUMP") // the second assign changes the actor's own map
+		if err := a.Send(ctx, statechart.NewEvent(tc.event)); err == nil {
+			t.Fatalf("%s: no error", tc.event)
+		}
+		s := a.Snapshot()
+		if got := s.Context(); got["n"] != 2.0 || len(got) != 2 || string(s.Status()) != tc.status {
+			t.Fatalf("%s: context %v, status %s; want n=2 and new=true as before, status %s", tc.event, got, s.Status(), tc.status)
+		}
+	}
+}
