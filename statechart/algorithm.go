@@ -53,6 +53,8 @@ type runner struct {
 	// replacedContext: the call replaced s.context by a new map.
 	contextSeen, replacedContext bool
 	assignVals                   []any         // assignEntries: the values, computed before any is set
+	cache                        stepCache     // recorded microsteps (see stepcache.go)
+	exitKept                     []int         // s.nodes after exitStates, while a microstep is recorded
 	logTimers                    bool          // record timer changes in timerLog (for an Actor)
 	timerLog                     []timerChange // this call's changes to s.timers
 
@@ -678,6 +680,13 @@ func (r *runner) microstep(ts []*transition, ev Event, isInitial bool) {
 		return
 	}
 	defer r.configurationChanged()
+	record := false
+	if !isInitial {
+		var done bool
+		if done, record = r.cachedMicrostep(ts, ev); done {
+			return
+		}
+	}
 	r.filtered = r.removeConflictingTransitions(ts, r.filtered[:0])
 	filtered := r.filtered
 	r.prevNodes = append(r.prevNodes[:0], r.s.nodes...)
@@ -685,6 +694,9 @@ func (r *runner) microstep(ts []*transition, ev Event, isInitial bool) {
 		r.exitStates(filtered, ev)
 		if r.err != nil {
 			return
+		}
+		if record {
+			r.exitKept = append(r.exitKept[:0], r.s.nodes...)
 		}
 	}
 	for _, t := range filtered {
@@ -717,6 +729,9 @@ func (r *runner) microstep(ts []*transition, ev Event, isInitial bool) {
 		// XState keeps the previous _nodes (and so its order) when a
 		// microstep ends with the same set of nodes and history.
 		r.s.nodes = append(r.s.nodes[:0], r.prevNodes...)
+	}
+	if record {
+		r.recordPlan()
 	}
 }
 
@@ -982,6 +997,7 @@ func (r *runner) enterStates(ts []*transition, ev Event, isInitial bool) {
 	if isInitial {
 		r.defaultEntry.add(0)
 	}
+	r.order = r.order[:0]
 	if len(r.toEnter.list) == 0 {
 		return
 	}
