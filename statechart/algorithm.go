@@ -54,6 +54,7 @@ type runner struct {
 	contextSeen, replacedContext bool
 	assignVals                   []any         // assignEntries: the values, computed before any is set
 	cache                        stepCache     // recorded microsteps (see stepcache.go)
+	evID                         int32         // the id of the event selectTransitions selects for (Machine.eventIDs), -1 if none
 	exitKept                     []int         // s.nodes after exitStates, while a microstep is recorded
 	logTimers                    bool          // record timer changes in timerLog (for an Actor)
 	timerLog                     []timerChange // this call's changes to s.timers
@@ -390,6 +391,10 @@ func (r *runner) macrostepLoop(ev Event) {
 // its own transitions only when no region has one.
 func (r *runner) selectTransitions(ev Event) []*transition {
 	r.selected = r.selected[:0]
+	r.evID = -1
+	if id, ok := r.m.eventIDs[ev.Type]; ok {
+		r.evID = id
+	}
 	if !r.completeOK {
 		r.complete, r.completeOK = r.inspectConfiguration(), true
 	}
@@ -549,7 +554,7 @@ func (r *runner) transitionValue(n int, adj map[int][]int, ev Event) {
 // (XState's getCandidates).
 func (r *runner) next(n int, ev Event) *transition {
 	node := r.m.nodes[n]
-	if g := node.byEvent[ev.Type]; g != nil {
+	if g := r.exactGroup(node, ev); g != nil {
 		for _, t := range g.transitions {
 			if ok := r.evaluateGuard(t, ev); r.err != nil || ok {
 				return okTransition(ok, t)
@@ -562,6 +567,23 @@ func (r *runner) next(n int, ev Event) *transition {
 	for _, g := range node.wildcards {
 		if t, done := r.tryWildcard(g, ev); done {
 			return t
+		}
+	}
+	return nil
+}
+
+// exactGroup is node.byEvent[ev.Type], found by the event's id (r.evID,
+// set by selectTransitions for ev).
+func (r *runner) exactGroup(node *stateNode, ev Event) *eventGroup {
+	if r.evID < 0 {
+		return nil // no node has a descriptor equal to the event's type
+	}
+	if len(node.byEvent) > maxExactScan {
+		return node.byEvent[ev.Type]
+	}
+	for _, s := range node.exact {
+		if s.id == r.evID {
+			return s.g
 		}
 	}
 	return nil

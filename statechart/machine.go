@@ -150,7 +150,11 @@ type Machine struct {
 	// The nodes that can take an event: by exact descriptor, with a
 	// wildcard descriptor, and with eventless transitions. An event that no
 	// active node can take is skipped without walking the configuration.
-	handlers      map[string][]int
+	handlers map[string][]int
+	// eventIDs numbers every descriptor of every node's byEvent; a node's
+	// exact lists them with their groups, so finding a node's group for an
+	// event is a scan of small integers once the event is numbered.
+	eventIDs      map[string]int32
 	wildcardNodes []int
 	alwaysNodes   []int
 	runners       sync.Pool // *runner scratch space for the pure functions
@@ -299,6 +303,7 @@ type stateNode struct {
 	entry, exit []*action
 	on          []*eventGroup // in the order of XState's transitions map
 	byEvent     map[string]*eventGroup
+	exact       []eventSlot   // byEvent by event id (Machine.eventIDs), when it has at most maxExactScan
 	wildcards   []*eventGroup // descriptors ending in "*", longest first
 	always      []*transition
 	output      *template // a final state's or the root's output; nil when it has none
@@ -308,6 +313,17 @@ type stateNode struct {
 	description string
 	invokes     []*spawnDef // in config order
 }
+
+// eventSlot is one member of a node's byEvent, by event id.
+type eventSlot struct {
+	id int32
+	g  *eventGroup
+}
+
+// maxExactScan is the number of descriptors up to which a node finds an
+// event's group by scanning its exact slots; a node with more uses its
+// byEvent map.
+const maxExactScan = 8
 
 // eventGroup holds the transitions of one event descriptor, in priority order.
 type eventGroup struct {
@@ -472,6 +488,19 @@ func (m *Machine) layout() {
 // handle each event.
 func (m *Machine) index() {
 	m.handlers = map[string][]int{}
+	m.eventIDs = map[string]int32{}
+	for _, n := range m.nodes {
+		for d, g := range n.byEvent {
+			id, ok := m.eventIDs[d]
+			if !ok {
+				id = int32(len(m.eventIDs))
+				m.eventIDs[d] = id
+			}
+			if len(n.byEvent) <= maxExactScan {
+				n.exact = append(n.exact, eventSlot{id: id, g: g})
+			}
+		}
+	}
 	for i, n := range m.nodes {
 		for _, g := range n.on {
 			m.handlers[g.descriptor] = append(m.handlers[g.descriptor], i)

@@ -11,7 +11,10 @@
 
 package statechart
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+	"slices"
+)
 
 // maxCachedSteps bounds a runner's step cache; when it is full it is
 // emptied and filled again with the steps seen next.
@@ -19,6 +22,7 @@ const maxCachedSteps = 256
 
 // stepPlan is one recorded microstep.
 type stepPlan struct {
+	ids     []int         // the ids of the transitions selected, which with the configuration make the key
 	ts      []*transition // the transitions taken (conflicts removed), in order
 	exit    []int         // exitStates: the states exited, in order
 	kept    []int         // s.nodes once they are exited
@@ -26,66 +30,112 @@ type stepPlan struct {
 	initial []bool        // per entered state: its initial actions run
 	final   []int         // s.nodes at the end of the microstep
 	moved   bool          // the configuration differs from the one before
+	// next: the plans of the configuration final, once looked up.
+	next *confPlans
 }
 
-// stepCache holds the plans of one runner, by planKey.
+// confPlans holds the recorded microsteps of one configuration.
+type confPlans struct {
+	nodes []int // the configuration, in the order of s.nodes
+	plans []*stepPlan
+}
+
+// stepCache holds the plans of one runner. A lookup checks first the
+// configuration the last step led to, and looks the configuration up by
+// key only when the snapshot is in another one.
 type stepCache struct {
-	plans map[string]*stepPlan
-	key   []byte
-	off   bool // the cache is not used (tests compare with the general path)
-	hits  int  // plans replayed, for tests
+	confs map[string]*confPlans // by confKey
+	count int                   // the plans in confs
+	cur   *confPlans            // the configuration last looked up or led to, if known
+	last  *stepPlan             // the plan last replayed, whose next is not known yet
+	into  *confPlans            // recordPlan: the configuration of the step being recorded; nil for a new one
+	key   []byte                // the key of the configuration looked up
+	// recording: the ids of the transitions of the step being recorded.
+	recording []int
+	off       bool // the cache is not used (tests compare with the general path)
+	hits      int  // plans replayed, for tests
 }
 
 // cacheable reports whether the machine's microsteps may be cached:
 // without history states (whose values the steps would depend on).
 func (m *Machine) cacheable() bool { return !m.hasHistory }
 
-// planKey writes the key of a microstep into the cache's buffer: the
-// number of active states, the configuration in order (the order of
-// s.nodes is XState's, and a step keeps it), then the transitions' ids,
-// each in two bytes (four in a machine with more than 65,535 states or
-// transitions). ok is false for a transition made at run time.
-func (r *runner) planKey(ts []*transition) (key []byte, ok bool) {
-	wide := len(r.m.nodes) >= 1<<16 || r.m.transitions >= 1<<16
+// confKey writes the key of configuration nodes into the cache's buffer:
+// their number, then each, in order (the order of s.nodes is XState's and
+// a step keeps it), in two bytes each (four in a machine of more than
+// 65,535 states).
+func (r *runner) confKey(nodes []int) []byte {
+	wide := len(r.m.nodes) >= 1<<16
 	put := func(k []byte, v int) []byte {
 		if wide {
 			return binary.LittleEndian.AppendUint32(k, uint32(v))
 		}
 		return binary.LittleEndian.AppendUint16(k, uint16(v))
 	}
-	k := put(r.cache.key[:0], len(r.s.nodes))
-	for _, n := range r.s.nodes {
+	k := put(r.cache.key[:0], len(nodes))
+	for _, n := range nodes {
 		k = put(k, n)
 	}
-	for _, t := range ts {
-		if t.id < 0 {
-			return nil, false
-		}
-		k = put(k, t.id)
-	}
 	r.cache.key = k
-	return k, true
+	return k
 }
 
 // cachedMicrostep replays the recorded plan of the microstep, if there is
 // one, and reports whether it did. Otherwise, when the step may be cached,
-// it leaves the key in the buffer and returns record true: the caller
-// takes the general path and calls recordPlan.
+// it returns record true: the caller takes the general path and calls
+// recordPlan.
 func (r *runner) cachedMicrostep(ts []*transition, ev Event) (done, record bool) {
 	if r.sys != nil || r.deferCustom || r.cache.off || !r.m.cacheable() {
 		return false, false
 	}
-	key, ok := r.planKey(ts)
-	if !ok {
-		return false, false
+	for _, t := range ts {
+		if t.id < 0 {
+			return false, false
+		}
 	}
-	p := r.cache.plans[string(key)]
-	if p == nil {
-		return false, true
+	c := r.cache.cur
+	if c == nil || !slices.Equal(c.nodes, r.s.nodes) {
+		c = r.cache.confs[string(r.confKey(r.s.nodes))]
+		r.cache.cur = c
 	}
-	r.cache.hits++
-	r.replay(p, ev)
-	return true, false
+	if last := r.cache.last; last != nil {
+		if c != nil && slices.Equal(last.final, c.nodes) {
+			last.next = c
+		}
+		r.cache.last = nil
+	}
+	if c != nil {
+		for _, p := range c.plans {
+			if sameTransitions(p.ids, ts) {
+				r.cache.hits++
+				r.replay(p, ev)
+				r.cache.cur, r.cache.last = p.next, nil
+				if p.next == nil {
+					r.cache.last = p
+				}
+				return true, false
+			}
+		}
+	}
+	r.cache.into, r.cache.cur = c, nil
+	r.cache.recording = r.cache.recording[:0]
+	for _, t := range ts {
+		r.cache.recording = append(r.cache.recording, t.id)
+	}
+	return false, true
+}
+
+// sameTransitions reports whether ts are the transitions of ids, in order.
+func sameTransitions(ids []int, ts []*transition) bool {
+	if len(ids) != len(ts) {
+		return false
+	}
+	for i, t := range ts {
+		if ids[i] != t.id {
+			return false
+		}
+	}
+	return true
 }
 
 // replay does what the general microstep did when it recorded p, in the
@@ -148,6 +198,7 @@ func (r *runner) recordPlan() {
 		}
 	}
 	p := &stepPlan{
+		ids:     make([]int, len(r.cache.recording)),
 		ts:      append([]*transition(nil), r.filtered...),
 		exit:    append([]int(nil), r.toExit...),
 		kept:    append([]int(nil), r.exitKept...),
@@ -156,11 +207,22 @@ func (r *runner) recordPlan() {
 		final:   append([]int(nil), r.s.nodes...),
 		moved:   !r.sameNodes(),
 	}
+	copy(p.ids, r.cache.recording)
 	for i, n := range r.order {
 		p.initial[i] = r.defaultEntry.has[n] && r.m.nodes[n].initial != nil
 	}
-	if r.cache.plans == nil || len(r.cache.plans) >= maxCachedSteps {
-		r.cache.plans = make(map[string]*stepPlan)
+	if r.cache.count >= maxCachedSteps {
+		r.cache.confs, r.cache.count, r.cache.into = nil, 0, nil
 	}
-	r.cache.plans[string(r.cache.key)] = p
+	c := r.cache.into
+	if c == nil {
+		if r.cache.confs == nil {
+			r.cache.confs = map[string]*confPlans{}
+		}
+		c = &confPlans{nodes: append([]int(nil), r.prevNodes...)}
+		r.cache.confs[string(r.confKey(c.nodes))] = c
+	}
+	c.plans = append(c.plans, p)
+	r.cache.count++
+	r.cache.into = nil
 }
