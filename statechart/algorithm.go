@@ -55,6 +55,8 @@ type runner struct {
 	assignVals                   []any         // assignEntries: the values, computed before any is set
 	cache                        stepCache     // recorded microsteps (see stepcache.go)
 	evID                         int32         // the id of the event selectTransitions selects for (Machine.eventIDs), -1 if none
+	recentTypes                  [4]recentType // eventID's last lookups
+	recentNext                   int
 	exitKept                     []int         // s.nodes after exitStates, while a microstep is recorded
 	logTimers                    bool          // record timer changes in timerLog (for an Actor)
 	timerLog                     []timerChange // this call's changes to s.timers
@@ -391,10 +393,7 @@ func (r *runner) macrostepLoop(ev Event) {
 // its own transitions only when no region has one.
 func (r *runner) selectTransitions(ev Event) []*transition {
 	r.selected = r.selected[:0]
-	r.evID = -1
-	if id, ok := r.m.eventIDs[ev.Type]; ok {
-		r.evID = id
-	}
+	r.evID = r.eventID(ev.Type)
 	if !r.completeOK {
 		r.complete, r.completeOK = r.inspectConfiguration(), true
 	}
@@ -570,6 +569,31 @@ func (r *runner) next(n int, ev Event) *transition {
 		}
 	}
 	return nil
+}
+
+// eventID returns the id of an event type in Machine.eventIDs, -1 if no
+// node has that descriptor. The last few types looked up are remembered:
+// a stream of events usually repeats a few types, often the same strings.
+func (r *runner) eventID(typ string) int32 {
+	for i := range r.recentTypes {
+		if e := &r.recentTypes[i]; e.ok && e.typ == typ {
+			return e.id
+		}
+	}
+	id, ok := r.m.eventIDs[typ]
+	if !ok {
+		id = -1
+	}
+	r.recentTypes[r.recentNext] = recentType{typ: typ, id: id, ok: true}
+	r.recentNext = (r.recentNext + 1) % len(r.recentTypes)
+	return id
+}
+
+// recentType is an event type eventID looked up.
+type recentType struct {
+	typ string
+	id  int32
+	ok  bool
 }
 
 // exactGroup is node.byEvent[ev.Type], found by the event's id (r.evID,
