@@ -93,7 +93,11 @@ type runner struct {
 	args                ActionArgs
 	historyBuckets      map[int][]int
 	exitDomains         []exitRegion
-	exitSelves          []int
+	// keptRegions: the exit regions of keptFor, the transitions
+	// removeConflictingTransitions returned last (see exitRegions).
+	keptRegions []exitRegion
+	keptFor     []*transition
+	exitSelves  []int
 
 	// The actor system (system.go) of a machine with actors; nil for the
 	// plain paths.
@@ -360,7 +364,7 @@ func (r *runner) macrostepLoop(ev Event) {
 			return
 		}
 		var enabled []*transition
-		if shouldSelectEventless {
+		if shouldSelectEventless && len(r.m.alwaysNodes) > 0 { // a machine without always transitions has none to select
 			enabled = r.selectEventlessTransitions(ev)
 			if r.err != nil {
 				return
@@ -847,6 +851,9 @@ func (m *Machine) historyDefaultTransition(h int) *transition {
 // it; recording history forgets the answers, as a domain depends on the
 // states a history target stands for).
 func (r *runner) domainOf(t *transition) int {
+	if t.staticDomain {
+		return t.domain
+	}
 	if t.id < 0 {
 		return r.getTransitionDomain(t)
 	}
@@ -868,10 +875,15 @@ func (r *runner) domainOf(t *transition) int {
 func (r *runner) getTransitionDomain(t *transition) int {
 	targets := r.getEffectiveTargetStates(t, r.effective[:0])
 	r.effective = targets
+	return r.m.domainOfTargets(t, targets)
+}
+
+// domainOfTargets is getTransitionDomain for the effective targets of t.
+func (m *Machine) domainOfTargets(t *transition, targets []int) int {
 	if !t.reenter {
 		inside := true
 		for _, tg := range targets {
-			if tg != t.source && !r.m.isDescendant(tg, t.source) {
+			if tg != t.source && !m.isDescendant(tg, t.source) {
 				inside = false
 				break
 			}
@@ -885,15 +897,15 @@ func (r *runner) getTransitionDomain(t *transition) int {
 	if len(targets) > 0 {
 		head = targets[0]
 	}
-	for anc := r.m.nodes[head].parent; anc >= 0; anc = r.m.nodes[anc].parent {
+	for anc := m.nodes[head].parent; anc >= 0; anc = m.nodes[anc].parent {
 		all := true
 		for _, tg := range targets[min(1, len(targets)):] {
-			if !r.m.isDescendant(tg, anc) {
+			if !m.isDescendant(tg, anc) {
 				all = false
 				break
 			}
 		}
-		if all && (len(targets) == 0 || r.m.isDescendant(t.source, anc)) {
+		if all && (len(targets) == 0 || m.isDescendant(t.source, anc)) {
 			return anc
 		}
 	}
@@ -912,8 +924,8 @@ func (r *runner) exitStates(ts []*transition, ev Event) {
 	r.toExit = r.toExit[:0]
 	r.exitSelves = r.exitSelves[:0]
 	r.exitDomains = r.exitDomains[:0]
-	for _, t := range ts {
-		if e := r.exitRegionOf(t); !e.empty {
+	for _, e := range r.exitRegions(ts) {
+		if !e.empty {
 			r.exitDomains = append(r.exitDomains, e)
 		}
 	}

@@ -6,6 +6,7 @@ package statechart
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"time"
 )
@@ -340,6 +341,10 @@ type transition struct {
 	guard   *guard
 	actions []*action
 	reenter bool
+	// domain is the transition's domain (getTransitionDomain) when
+	// staticDomain: no target is a history state, so it never changes.
+	domain       int
+	staticDomain bool
 }
 
 type guardKind uint8
@@ -513,10 +518,17 @@ func (m *Machine) index() {
 		}
 	}
 	number := func(t *transition) {
-		if t != nil {
-			t.id = m.transitions
-			m.transitions++
+		if t == nil {
+			return
 		}
+		t.id = m.transitions
+		m.transitions++
+		for i, tg := range t.targets {
+			if m.nodes[tg].kind == kindHistory || slices.Contains(t.targets[:i], tg) {
+				return
+			}
+		}
+		t.domain, t.staticDomain = m.domainOfTargets(t, t.targets), true
 	}
 	for _, n := range m.nodes {
 		if n.kind == kindHistory && n.historyDef == nil && m.nodes[n.parent].kind == kindParallel {

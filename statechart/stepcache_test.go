@@ -96,3 +96,40 @@ func TestStepCacheMatchesGeneralPath(t *testing.T) {
 	}
 	t.Logf("%d machines, %d steps replayed", tested, replayed)
 }
+
+// BenchmarkGeneralPath measures the microsteps the cache does not serve:
+// the bench machines with the cache off.
+func BenchmarkGeneralPath(b *testing.B) {
+	for _, bm := range []struct{ name, src, event string }{
+		{"toggle", `{"id":"t","initial":"off","states":{"off":{"on":{"TOGGLE":"on"}},"on":{"on":{"TOGGLE":"off"}}}}`, "TOGGLE"},
+		{"hierarchy", `{"id":"h","initial":"a","states":{
+	  "a":{"initial":"a1","states":{"a1":{"initial":"a11","states":{"a11":{"initial":"a111","states":{"a111":{"on":{"GO":"#h.b.b1.b11.b111"}}}}}}}},
+	  "b":{"initial":"b1","states":{"b1":{"initial":"b11","states":{"b11":{"initial":"b111","states":{"b111":{"on":{"GO":"#h.a.a1.a11.a111"}}}}}}}}}}`, "GO"},
+		{"parallel", `{"id":"p","type":"parallel","states":{
+	  "r1":{"initial":"x","states":{"x":{"on":{"GO":"y"}},"y":{"on":{"GO":"x"}}}},
+	  "r2":{"initial":"x","states":{"x":{"on":{"GO":"y"}},"y":{"on":{"GO":"x"}}}},
+	  "r3":{"initial":"x","states":{"x":{"on":{"GO":"y"}},"y":{"on":{"GO":"x"}}}},
+	  "r4":{"initial":"x","states":{"x":{"on":{"GO":"y"}},"y":{"on":{"GO":"x"}}}}}}`, "GO"},
+	} {
+		b.Run(bm.name, func(b *testing.B) {
+			ctx := context.Background()
+			m, err := Compile([]byte(bm.src), nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			a := NewActor(m, nil)
+			a.r.cache.off = true
+			if err := a.Start(ctx); err != nil {
+				b.Fatal(err)
+			}
+			ev := Event{Type: bm.event}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for range b.N {
+				if err := a.Send(ctx, ev); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
