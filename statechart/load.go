@@ -78,6 +78,10 @@ type route struct {
 type rawNode struct {
 	config    gjson.Result
 	defaultID string // machine id plus the path of keys: XState's default id
+	// members are the node's members, as the first pass's scan found them:
+	// the second pass looks its keys up there (a Get would scan the node,
+	// child states included, again).
+	members []jsonx.Member
 }
 
 func (l *loader) errorf(path jsonPath, format string, args ...any) {
@@ -109,6 +113,16 @@ func (l *loader) sortErrors() {
 		sorted[i] = l.errs[j]
 	}
 	l.errs = sorted
+}
+
+// get returns the node's member key (the first one, as Get does).
+func (rn *rawNode) get(key string) gjson.Result {
+	for _, mb := range rn.members {
+		if mb.Key == key {
+			return mb.Value
+		}
+	}
+	return gjson.Result{}
 }
 
 // rootOnlyKeys are read on the machine root only; "schemas" is XState's
@@ -212,6 +226,7 @@ func (l *loader) readNode(v gjson.Result, key string, parent int, path jsonPath,
 	}
 
 	members := jsonx.Members(v, func(k string) { l.errorf(path.key(k), "duplicate key %q", k) })
+	l.raw[idx].members = members
 	var states, routeConfig gjson.Result
 	var typ string
 	hasHistory, explicitID := false, false
@@ -402,16 +417,16 @@ func (l *loader) readStrings(v gjson.Result, path jsonPath) []string {
 func (l *loader) readBehaviour(i int) {
 	l.cur = i
 	n := l.m.nodes[i]
-	v := l.raw[i].config
-	if !v.IsObject() {
+	raw := &l.raw[i]
+	if !raw.config.IsObject() {
 		return
 	}
 	path := n.path
-	n.entry = l.readActions(v.Get("entry"), path.key("entry"))
-	n.exit = l.readActions(v.Get("exit"), path.key("exit"))
+	n.entry = l.readActions(raw.get("entry"), path.key("entry"))
+	n.exit = l.readActions(raw.get("exit"), path.key("exit"))
 
 	// initial
-	init := v.Get("initial")
+	init := raw.get("initial")
 	switch {
 	case n.kind == kindCompound && len(n.children) == 0:
 		// reported in the first pass: a compound state needs child states
@@ -424,7 +439,7 @@ func (l *loader) readBehaviour(i int) {
 	}
 
 	// history default target, resolved relative to the parent
-	if tg := v.Get("target"); tg.Exists() && !(tg.Type == gjson.String && tg.String() == "") {
+	if tg := raw.get("target"); tg.Exists() && !(tg.Type == gjson.String && tg.String() == "") {
 		if n.kind != kindHistory {
 			l.errorf(path.key("target"), "only history states have a default \"target\"; put targets on transitions")
 		} else if n.parent >= 0 {
@@ -462,7 +477,7 @@ func (l *loader) readBehaviour(i int) {
 		n.byEvent[descriptor] = g
 		n.on = append(n.on, g)
 	}
-	if on := v.Get("on"); on.Exists() {
+	if on := raw.get("on"); on.Exists() {
 		p := path.key("on")
 		if !on.IsObject() {
 			l.errorf(p, "must be an object mapping events to transitions, not %s", jsonx.Kind(on))
@@ -480,17 +495,17 @@ func (l *loader) readBehaviour(i int) {
 			}
 		}
 	}
-	if od := v.Get("onDone"); od.Exists() {
+	if od := raw.get("onDone"); od.Exists() {
 		if n.kind != kindCompound && n.kind != kindParallel {
 			l.errorf(path.key("onDone"), "only compound and parallel states are ever done; this one is %s", n.kind)
 		}
 		ev := doneStatePrefix + n.id
 		set(ev, l.readTransitions(i, ev, od, path.key("onDone")))
 	}
-	if inv := v.Get("invoke"); inv.Exists() {
+	if inv := raw.get("invoke"); inv.Exists() {
 		l.readInvokes(i, inv, path.key("invoke"), set)
 	}
-	if after := v.Get("after"); after.Exists() {
+	if after := raw.get("after"); after.Exists() {
 		l.readAfter(i, after, path.key("after"), set)
 	}
 	for _, g := range n.on {
@@ -501,7 +516,7 @@ func (l *loader) readBehaviour(i int) {
 	sort.SliceStable(n.wildcards, func(a, b int) bool {
 		return len(n.wildcards[a].descriptor) > len(n.wildcards[b].descriptor)
 	})
-	if al := v.Get("always"); al.Exists() {
+	if al := raw.get("always"); al.Exists() {
 		n.always = l.readTransitions(i, "", al, path.key("always"))
 	}
 }
@@ -533,7 +548,7 @@ func (l *loader) readInitial(n *stateNode, init gjson.Result, path jsonPath) {
 		return
 	}
 	if c, ok := l.childByKey[n.order][key]; ok {
-		if tg := l.raw[c].config.Get("target"); l.m.nodes[c].kind == kindHistory && (!tg.Exists() || tg.String() == "") {
+		if tg := l.raw[c].get("target"); l.m.nodes[c].kind == kindHistory && (!tg.Exists() || tg.String() == "") {
 			// XState would recurse until the stack overflows.
 			l.errorf(path, "%q is a history state without a \"target\", which would loop; give it a \"target\"", key)
 			return
