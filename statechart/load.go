@@ -231,12 +231,12 @@ func (l *loader) readNode(v gjson.Result, key string, parent int, path jsonPath,
 	var typ string
 	hasHistory, explicitID := false, false
 	for _, mb := range members {
-		p := path.key(mb.Key)
+		p := func() jsonPath { return path.key(mb.Key) } // built only for a message
 		switch mb.Key {
 		case "id":
 			if mb.Value.Type != gjson.String || mb.Value.String() == "" {
 				if parent >= 0 {
-					l.errorf(p, "must be a non-empty string, not %s", nonEmptyKind(mb.Value))
+					l.errorf(p(), "must be a non-empty string, not %s", nonEmptyKind(mb.Value))
 				}
 			} else if parent >= 0 {
 				n.id, explicitID = mb.Value.String(), true
@@ -246,12 +246,12 @@ func (l *loader) readNode(v gjson.Result, key string, parent int, path jsonPath,
 			switch typ {
 			case "atomic", "compound", "parallel", "final", "history":
 			default:
-				l.errorf(p, "%s is not a state type (atomic, compound, parallel, final, history)", quoteJSON(mb.Value))
+				l.errorf(p(), "%s is not a state type (atomic, compound, parallel, final, history)", quoteJSON(mb.Value))
 				typ = ""
 			}
 		case "states":
 			if !mb.Value.IsObject() {
-				l.errorf(p, "must be an object, not %s", jsonx.Kind(mb.Value))
+				l.errorf(p(), "must be an object, not %s", jsonx.Kind(mb.Value))
 			} else {
 				states = mb.Value
 			}
@@ -262,19 +262,19 @@ func (l *loader) readNode(v gjson.Result, key string, parent int, path jsonPath,
 			case mb.Value.String() == "deep":
 				n.deep = true
 			default:
-				l.errorf(p, `must be "shallow", "deep" or true, not %s`, quoteJSON(mb.Value))
+				l.errorf(p(), `must be "shallow", "deep" or true, not %s`, quoteJSON(mb.Value))
 			}
 		case "tags":
-			n.tags = l.readStrings(mb.Value, p)
+			n.tags = l.readStrings(mb.Value, p())
 		case "meta":
 			n.meta, n.hasMeta = jsonx.GoValue(mb.Value), true
 		case "description":
 			if mb.Value.Type != gjson.String {
-				l.errorf(p, "must be a string, not %s", jsonx.Kind(mb.Value))
+				l.errorf(p(), "must be a string, not %s", jsonx.Kind(mb.Value))
 			}
 			n.description = mb.Value.String()
 		case "output":
-			t, err := compileTemplate(mb.Value, p, machineRoots)
+			t, err := compileTemplate(mb.Value, p(), machineRoots)
 			if err != nil {
 				l.add(err)
 			} else {
@@ -286,21 +286,21 @@ func (l *loader) readNode(v gjson.Result, key string, parent int, path jsonPath,
 			routeConfig = mb.Value
 		case "options":
 			if parent < 0 {
-				l.warnf(p, "%q is not read: XState's maxIterations is Options.MaxMicrosteps here", mb.Key)
+				l.warnf(p(), "%q is not read: XState's maxIterations is Options.MaxMicrosteps here", mb.Key)
 				continue
 			}
-			l.warnf(p, "unknown key %q%s", mb.Key, didYouMean(mb.Key, nodeKeys))
+			l.warnf(p(), "unknown key %q%s", mb.Key, didYouMean(mb.Key, nodeKeys))
 		case "initial", "on", "always", "after", "onDone", "entry", "exit", "target":
 			// read in the second pass
 		default:
 			switch why, ignored := ignoredNodeKeys[mb.Key]; {
 			case parent < 0 && rootOnlyKeys[mb.Key]:
 			case rootOnlyKeys[mb.Key]:
-				l.warnf(p, "%q is ignored: XState reads it on the machine root only", mb.Key)
+				l.warnf(p(), "%q is ignored: XState reads it on the machine root only", mb.Key)
 			case ignored:
-				l.warnf(p, "%q is ignored: %s", mb.Key, why)
+				l.warnf(p(), "%q is ignored: %s", mb.Key, why)
 			default:
-				l.warnf(p, "unknown key %q%s", mb.Key, didYouMean(mb.Key, nodeKeys))
+				l.warnf(p(), "unknown key %q%s", mb.Key, didYouMean(mb.Key, nodeKeys))
 			}
 		}
 	}
@@ -422,8 +422,12 @@ func (l *loader) readBehaviour(i int) {
 		return
 	}
 	path := n.path
-	n.entry = l.readActions(raw.get("entry"), path.key("entry"))
-	n.exit = l.readActions(raw.get("exit"), path.key("exit"))
+	if entry := raw.get("entry"); entry.Exists() {
+		n.entry = l.readActions(entry, path.key("entry"))
+	}
+	if exit := raw.get("exit"); exit.Exists() {
+		n.exit = l.readActions(exit, path.key("exit"))
+	}
 
 	// initial
 	init := raw.get("initial")
