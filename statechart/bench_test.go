@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/chartgate/chartgate/internal/benchgen"
 	"github.com/chartgate/chartgate/statechart"
 )
 
@@ -148,53 +149,6 @@ func BenchmarkActorChildRoundTrip(b *testing.B) {
 	}
 }
 
-// flatMachine returns a machine of n atomic states under the root, each
-// with a transition to the next and one back to the first.
-func flatMachine(n int) []byte {
-	var b strings.Builder
-	b.WriteString(`{"id":"flat","initial":"s0","states":{`)
-	for s := 0; s < n; s++ {
-		if s > 0 {
-			b.WriteByte(',')
-		}
-		fmt.Fprintf(&b, `"s%d":{"on":{"NEXT":"s%d","BACK":"#flat.s0"}}`, s, (s+1)%n)
-	}
-	b.WriteString(`}}`)
-	return []byte(b.String())
-}
-
-// nestedMachine returns a machine of about n states in a tree where every
-// compound state has 4 children (depth log4 n): leaves move to their next
-// sibling, and every state can jump to the root's first leaf by id.
-func nestedMachine(n int) []byte {
-	var b strings.Builder
-	// node writes a state and the budget-1 states below it.
-	var node func(name string, budget int)
-	node = func(name string, budget int) {
-		fmt.Fprintf(&b, `"%s":{"on":{"HOME":"#nested.n0"}`, name)
-		if rest := budget - 1; rest > 0 {
-			kids := min(4, rest)
-			fmt.Fprintf(&b, `,"initial":"%s_0","states":{`, name)
-			for k := 0; k < kids; k++ {
-				if k > 0 {
-					b.WriteByte(',')
-				}
-				share := rest / kids
-				if k < rest%kids {
-					share++
-				}
-				node(fmt.Sprintf("%s_%d", name, k), share)
-			}
-			b.WriteByte('}')
-		}
-		b.WriteByte('}')
-	}
-	b.WriteString(`{"id":"nested","initial":"n0","states":{`)
-	node("n0", n-1)
-	b.WriteString(`}}`)
-	return []byte(b.String())
-}
-
 // BenchmarkCompile compiles flat and nested machines of 100, 1,000 and
 // 10,000 states (the growth from one size to the next should stay near
 // 10×: compile is linear).
@@ -202,7 +156,7 @@ func BenchmarkCompile(b *testing.B) {
 	for _, shape := range []struct {
 		name string
 		gen  func(int) []byte
-	}{{"flat", flatMachine}, {"nested", nestedMachine}} {
+	}{{"flat", benchgen.Flat}, {"nested", benchgen.Nested}} {
 		for _, n := range []int{100, 1000, 10000} {
 			b.Run(fmt.Sprintf("%s/%d", shape.name, n), func(b *testing.B) {
 				data := shape.gen(n)

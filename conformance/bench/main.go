@@ -10,8 +10,9 @@
 // machines, through raw stateless (Fire) and chartgate's flat engine
 // (statechart/flat). Each engine gets the same warm-up events first. It
 // then checks that every engine ends in the state XState ends in (value
-// and context) and prints a markdown table of events per second, or JSON
-// with -json. It exits 1 if node or xstate is missing (saying how to
+// and context) and prints a markdown table of events per second, then the
+// time statechart.Compile takes on flat and nested machines of 100, 1,000
+// and 10,000 states (unless -compile=false), or JSON with -json. It exits 1 if node or xstate is missing (saying how to
 // install them) or if any engine ends in another state.
 package main
 
@@ -26,6 +27,7 @@ import (
 	"runtime"
 	"runtime/pprof"
 	"strings"
+	"time"
 )
 
 func main() {
@@ -62,6 +64,7 @@ type environment struct {
 type report struct {
 	Environment environment   `json:"environment"`
 	Machines    []*machineRun `json:"machines"`
+	Compile     []compileRun  `json:"compile,omitempty"`
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
@@ -72,6 +75,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	asJSON := fs.Bool("json", false, "print JSON instead of a markdown table")
 	only := fs.String("machines", "", "comma-separated machine names to run (default all)")
 	nodeBin := fs.String("node", "node", "the node executable")
+	compile := fs.Bool("compile", true, "also time statechart.Compile on flat and nested machines of 100, 1,000 and 10,000 states")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the Go side (chartgate, stateless, statechart/flat) to `file`")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: go run ./conformance/bench [flags]")
@@ -139,6 +143,15 @@ func run(args []string, stdout, stderr io.Writer) int {
 		failed = failed || len(mr.Mismatch) > 0
 	}
 	rep.Environment.Summary = summary(rep.Environment)
+	if *compile {
+		if !*asJSON {
+			fmt.Fprintln(stderr, "bench: compile...")
+		}
+		if rep.Compile, err = measureCompile(compileSizes, 300*time.Millisecond); err != nil {
+			fmt.Fprintln(stderr, "bench:", err)
+			return 1
+		}
+	}
 
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
@@ -310,6 +323,10 @@ func writeTable(w io.Writer, rep report) {
 			name, rate(m.XState), rate(m.Chartgate), allocs, rate(m.Stateless), rate(m.Flat), m.Ratio)
 	}
 	fmt.Fprintln(w)
+	if len(rep.Compile) > 0 {
+		writeCompileTable(w, rep.Compile)
+		fmt.Fprintln(w)
+	}
 	fmt.Fprintln(w, rep.Environment.Summary)
 }
 
@@ -318,7 +335,12 @@ func rate(r *result) string {
 	if r == nil {
 		return "–"
 	}
-	s := fmt.Sprintf("%.0f", r.EventsPerSec)
+	return thousands(int64(r.EventsPerSec + 0.5))
+}
+
+// thousands formats n with thousands separators.
+func thousands(n int64) string {
+	s := fmt.Sprint(n)
 	var b strings.Builder
 	for i, c := range s {
 		if i > 0 && (len(s)-i)%3 == 0 {
