@@ -56,6 +56,7 @@ type runner struct {
 	cache                        stepCache     // recorded microsteps (see stepcache.go)
 	evID                         int32         // the id of the event selectTransitions selects for (Machine.eventIDs), -1 if none
 	recentTypes                  [4]recentType // eventID's last lookups
+	chainScratch                 []int         // recordSelection's chain of active states
 	recentNext                   int
 	exitKept                     []int         // s.nodes after exitStates, while a microstep is recorded
 	logTimers                    bool          // record timer changes in timerLog (for an Actor)
@@ -398,6 +399,12 @@ func (r *runner) macrostepLoop(ev Event) {
 func (r *runner) selectTransitions(ev Event) []*transition {
 	r.selected = r.selected[:0]
 	r.evID = r.eventID(ev.Type)
+	var c *confPlans // the step cache's record of the configuration
+	if r.cacheOn() {
+		if c = r.currentConf(); c != nil && r.selectCached(c, ev) {
+			return r.selected
+		}
+	}
 	if !r.completeOK {
 		r.complete, r.completeOK = r.inspectConfiguration(), true
 	}
@@ -409,6 +416,9 @@ func (r *runner) selectTransitions(ev Event) []*transition {
 	}
 	if len(r.s.nodes) <= 16 || r.mayTake(ev) {
 		r.transitionNode(0, ev)
+	}
+	if c != nil && r.err == nil {
+		r.recordSelection(c, ev)
 	}
 	return r.selected
 }

@@ -34,11 +34,27 @@ type stepPlan struct {
 	next *confPlans
 }
 
-// confPlans holds the recorded microsteps of one configuration.
+// confPlans holds the recorded microsteps of one configuration, and the
+// candidates of the events selected in it.
 type confPlans struct {
 	nodes []int // the configuration, in the order of s.nodes
 	plans []*stepPlan
+	sels  []selection
 }
+
+// selection lists the candidates of one event (by Machine.eventIDs; -1
+// for types no descriptor names) in a configuration that is a chain: no
+// parallel state is active and no active state has a wildcard descriptor.
+// transitionNode then tries the transitions of the event's descriptor of
+// each active state, deepest first, and takes the first whose guard
+// passes; so does selectCached, from the list.
+type selection struct {
+	evID int32
+	ts   []*transition
+}
+
+// maxSelections bounds the selections kept per configuration.
+const maxSelections = 16
 
 // stepCache holds the plans of one runner. A lookup checks first the
 // configuration the last step led to, and looks the configuration up by
@@ -80,12 +96,80 @@ func (r *runner) confKey(nodes []int) []byte {
 	return k
 }
 
+// cacheOn reports whether the runner may use its step cache.
+func (r *runner) cacheOn() bool {
+	return r.sys == nil && !r.deferCustom && !r.cache.off && r.m.cacheable()
+}
+
+// currentConf returns the recorded configuration r.s.nodes is in, if any.
+func (r *runner) currentConf() *confPlans {
+	c := r.cache.cur
+	if c == nil || !slices.Equal(c.nodes, r.s.nodes) {
+		c = r.cache.confs[string(r.confKey(r.s.nodes))]
+		r.cache.cur = c
+	}
+	return c
+}
+
+// selectCached selects the transitions of the event r.evID from the
+// configuration's recorded selection, evaluating the guards in order; ok
+// is false when there is none.
+func (r *runner) selectCached(c *confPlans, ev Event) (ok bool) {
+	for i := range c.sels {
+		sel := &c.sels[i]
+		if sel.evID != r.evID {
+			continue
+		}
+		for _, t := range sel.ts {
+			pass := r.evaluateGuard(t, ev)
+			if r.err != nil {
+				return true
+			}
+			if pass {
+				r.selected = append(r.selected, t)
+				return true
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// recordSelection records the candidates of the event r.evID in
+// configuration c, once inspectConfiguration found it complete (r.kid),
+// if it is a chain (see selection).
+func (r *runner) recordSelection(c *confPlans, ev Event) {
+	if len(c.sels) >= maxSelections {
+		return
+	}
+	var ts []*transition
+	chain := r.chainScratch[:0]
+	for n := 0; ; n = int(r.kid[n]) {
+		node := r.m.nodes[n]
+		if node.kind == kindParallel || len(node.wildcards) > 0 {
+			r.chainScratch = chain
+			return
+		}
+		chain = append(chain, n)
+		if node.kind != kindCompound {
+			break
+		}
+	}
+	r.chainScratch = chain
+	for i := len(chain) - 1; i >= 0; i-- {
+		if g := r.exactGroup(r.m.nodes[chain[i]], ev); g != nil {
+			ts = append(ts, g.transitions...)
+		}
+	}
+	c.sels = append(c.sels, selection{evID: r.evID, ts: ts})
+}
+
 // cachedMicrostep replays the recorded plan of the microstep, if there is
 // one, and reports whether it did. Otherwise, when the step may be cached,
 // it returns record true: the caller takes the general path and calls
 // recordPlan.
 func (r *runner) cachedMicrostep(ts []*transition, ev Event) (done, record bool) {
-	if r.sys != nil || r.deferCustom || r.cache.off || !r.m.cacheable() {
+	if !r.cacheOn() {
 		return false, false
 	}
 	for _, t := range ts {
@@ -93,11 +177,7 @@ func (r *runner) cachedMicrostep(ts []*transition, ev Event) (done, record bool)
 			return false, false
 		}
 	}
-	c := r.cache.cur
-	if c == nil || !slices.Equal(c.nodes, r.s.nodes) {
-		c = r.cache.confs[string(r.confKey(r.s.nodes))]
-		r.cache.cur = c
-	}
+	c := r.currentConf()
 	if last := r.cache.last; last != nil {
 		if c != nil && slices.Equal(last.final, c.nodes) {
 			last.next = c

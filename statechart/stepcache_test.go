@@ -8,6 +8,7 @@ package statechart
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -31,6 +32,22 @@ func withLoggingActions(t *testing.T, src []byte) []byte {
 		if n["type"] != "history" {
 			n["entry"], n["exit"] = push("in"), push("out")
 		}
+		// Every other transition on E gets a guard whose answer changes
+		// with the log's length, and every one logs itself.
+		if on, ok := n["on"].(map[string]any); ok {
+			list, _ := on["E"].([]any)
+			for i, t := range list {
+				obj, ok := t.(map[string]any)
+				if !ok {
+					obj = map[string]any{"target": t}
+				}
+				if i%2 == 0 {
+					obj["guard"] = "flip"
+				}
+				obj["actions"] = push(fmt.Sprintf("t%d", i))
+				list[i] = obj
+			}
+		}
 		states, _ := n["states"].(map[string]any)
 		for _, c := range states {
 			walk(c.(map[string]any))
@@ -46,12 +63,19 @@ func withLoggingActions(t *testing.T, src []byte) []byte {
 }
 
 func TestStepCacheMatchesGeneralPath(t *testing.T) {
+	// flip passes or fails with the length of context.log.
+	flip := Implementations{Guards: map[string]GuardFunc{
+		"flip": func(_ context.Context, args GuardArgs) (bool, error) {
+			log, _ := args.Context["log"].([]any)
+			return len(log)%3 != 0, nil
+		},
+	}}
 	ctx := context.Background()
 	var now time.Time
 	tested, replayed := 0, 0
 	for seed := uint64(0); tested < 150 && seed < 5000; seed++ {
 		rng := rand.New(rand.NewPCG(seed, 12))
-		m, err := Compile(withLoggingActions(t, randomTree(rng)), nil)
+		m, err := Compile(withLoggingActions(t, randomTree(rng)), &Options{Implementations: flip})
 		if err != nil || !m.cacheable() {
 			continue // an invalid random config, or one with history states
 		}
