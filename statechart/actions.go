@@ -118,8 +118,13 @@ func (r *runner) assignEntries(entries []assignEntry, ev Event) {
 	old := r.s.context
 	sc := scope{context: old, event: ev}
 	vals := r.assignVals[:0]
+	undoing := r.undoing && r.ownsContext && r.sys == nil // the writes below change old in place
 	for _, e := range entries {
-		vals = append(vals, e.expr.eval(sc, e.key))
+		prev, had := old[e.key]
+		vals = append(vals, e.expr.eval(sc, prev))
+		if undoing {
+			r.undo = append(r.undo, contextUndo{key: e.key, value: prev, had: had})
+		}
 	}
 	ctx := old
 	if !r.ownsContext || r.sys != nil {
@@ -128,10 +133,6 @@ func (r *runner) assignEntries(entries []assignEntry, ev Event) {
 		r.ownsContext, r.replacedContext = r.sys == nil, true
 	}
 	for i, e := range entries {
-		if r.undoing {
-			prev, had := ctx[e.key]
-			r.undo = append(r.undo, contextUndo{key: e.key, value: prev, had: had})
-		}
 		if _, ok := vals[i].(undefined); ok {
 			delete(ctx, e.key)
 			continue

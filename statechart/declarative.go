@@ -327,7 +327,9 @@ func compileRef(v gjson.Result, path jsonPath) ([]string, *Error) {
 // the key, as assigning JavaScript's undefined does once serialized.
 type undefined struct{}
 
-func (e *expr) eval(s scope, key string) any {
+// eval computes the value an assign sets; prev is the value the key has
+// in the context (nil when it has none), which $inc and $push start from.
+func (e *expr) eval(s scope, prev any) any {
 	switch e.kind {
 	case exprRef:
 		v, ok := s.lookup(e.ref)
@@ -336,13 +338,13 @@ func (e *expr) eval(s scope, key string) any {
 		}
 		return cloneValue(v)
 	case exprInc:
-		n, _ := s.context[key].(float64)
+		n, _ := prev.(float64)
 		return boxNumber(n + e.inc)
 	case exprPush:
-		old, _ := s.context[key].([]any)
+		old, _ := prev.([]any)
 		arr := make([]any, len(old), len(old)+1)
 		copy(arr, old)
-		v := e.push.eval(s, key)
+		v := e.push.eval(s, prev)
 		if _, ok := v.(undefined); ok {
 			v = nil // [undefined] serializes as [null]
 		}
