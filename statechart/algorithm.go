@@ -31,6 +31,7 @@ type runner struct {
 	now time.Time
 
 	active         []bool // membership of s.nodes
+	activated      []int  // the nodes set in active since begin (a superset of those still set)
 	queue          eventQueue
 	changed        bool // the microstep changed the snapshot (XState: a new snapshot object)
 	historyChanged bool
@@ -160,13 +161,23 @@ func (r *runner) begin(ctx context.Context, s *Snapshot, now time.Time) {
 		r.finalCursor = make([]int32, n)
 		r.kidTouched, r.belowTouched, r.finalTouched = r.kidTouched[:0], r.belowTouched[:0], r.finalTouched[:0]
 	} else {
-		clear(r.active)
+		for _, n := range r.activated {
+			r.active[n] = false
+		}
 	}
+	r.activated = r.activated[:0]
 	for _, n := range s.nodes {
-		r.active[n] = true
+		r.activate(n)
 	}
 	r.queue.reset()
 	r.configurationChanged()
+}
+
+// activate marks node n active; begin clears what the call activated, so
+// starting a call costs the configuration, not the machine.
+func (r *runner) activate(n int) {
+	r.active[n] = true
+	r.activated = append(r.activated, n)
 }
 
 func (r *runner) fail(node int, err error) {
@@ -1076,7 +1087,7 @@ func (r *runner) enterStates(ts []*transition, ev Event, isInitial bool) {
 	for _, n := range order {
 		node := r.m.nodes[n]
 		if !r.active[n] {
-			r.active[n] = true
+			r.activate(n)
 			r.s.nodes = append(r.s.nodes, n)
 		}
 		if len(node.invokes) > 0 {

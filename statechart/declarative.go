@@ -385,6 +385,18 @@ type cond struct {
 	subs  []*cond
 	lit   scalar  // value, when it is a literal scalar
 	set   *litSet // op "in" with a literal array
+	// topKey: field is "context.<key>", a top-level key (the usual case),
+	// looked up directly.
+	topKey bool
+}
+
+// fieldValue is s.lookup(c.field).
+func (c *cond) fieldValue(s scope) (any, bool) {
+	if c.topKey && !s.actorScope {
+		v, ok := s.context[c.field[1]]
+		return v, ok
+	}
+	return s.lookup(c.field)
 }
 
 // condCode is a condition's op, resolved at compile time.
@@ -623,6 +635,7 @@ func compileCond(v gjson.Result, path jsonPath) (*cond, *Error) {
 	case c.value == nil && c.op != "exists" && c.op != "not_exists":
 		return nil, &Error{Path: string(path), Msg: fmt.Sprintf("op %q needs a \"value\"", c.op)}
 	}
+	c.topKey = len(c.field) == 2 && c.field[0] == "context"
 	if c.value != nil && c.value.kind == exprLiteral {
 		c.lit, _ = scalarOf(c.value.literal)
 		if arr, ok := c.value.literal.([]any); ok && c.code == condIn {
@@ -652,7 +665,7 @@ func (c *cond) eval(s scope) bool {
 		return !c.subs[0].eval(s)
 	}
 	// A missing field equals nothing; null is a value, except for exists.
-	field, present := s.lookup(c.field)
+	field, present := c.fieldValue(s)
 	switch c.code {
 	case condExists:
 		return present && field != nil

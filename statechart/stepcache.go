@@ -239,7 +239,7 @@ func (r *runner) replay(p *stepPlan, ev Event) {
 	}
 	for i, n := range p.enter {
 		if !r.active[n] {
-			r.active[n] = true
+			r.activate(n)
 			r.s.nodes = append(r.s.nodes, n)
 		}
 		node := r.m.nodes[n]
