@@ -155,7 +155,7 @@ func (a *Actor) Send(ctx context.Context, ev Event) error {
 	}
 	a.prepareWork()
 	a.r.begin(ctx, a.work, now)
-	if !a.contextShared {
+	if !a.contextShared && a.sys == nil {
 		a.r.grantContext()
 	}
 	// Copy the timers before changing them: a Send that runs out of steps
@@ -363,7 +363,7 @@ func (a *Actor) fire(seq uint64) {
 	}
 	a.prepareWork()
 	a.r.begin(a.ctx, a.work, a.clock.Now())
-	if !a.contextShared {
+	if !a.contextShared && a.sys == nil {
 		a.r.grantContext()
 	}
 	// A delayed event that fails, or runs out of steps, ends in status
