@@ -292,7 +292,9 @@ func (r *runner) recordPlan() {
 		p.initial[i] = r.defaultEntry.has[n] && r.m.nodes[n].initial != nil
 	}
 	if r.cache.count >= maxCachedSteps {
+		// Start again; nothing refers to the old records any more.
 		r.cache.confs, r.cache.count, r.cache.into = nil, 0, nil
+		r.cache.cur, r.cache.last = nil, nil
 	}
 	c := r.cache.into
 	if c == nil {

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -155,5 +156,44 @@ func BenchmarkGeneralPath(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestStepCacheBounded: a machine with more distinct steps than the cache
+// holds keeps at most maxCachedSteps plans, and still runs correctly.
+func TestStepCacheBounded(t *testing.T) {
+	const n = 3 * maxCachedSteps
+	var b strings.Builder
+	b.WriteString(`{"id":"ring","initial":"s0","states":{`)
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `"s%d":{"on":{"NEXT":"s%d"}}`, i, (i+1)%n)
+	}
+	b.WriteString(`}}`)
+	m, err := Compile([]byte(b.String()), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	a := NewActor(m, nil)
+	if err := a.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 2*n + 5 {
+		if err := a.Send(ctx, Event{Type: "NEXT"}); err != nil {
+			t.Fatal(err)
+		}
+		plans := 0
+		for _, c := range a.r.cache.confs {
+			plans += len(c.plans)
+		}
+		if plans > maxCachedSteps || a.r.cache.count > maxCachedSteps {
+			t.Fatalf("after %d events the cache holds %d plans", i+1, plans)
+		}
+	}
+	if got, want := a.Snapshot().Value(), fmt.Sprintf("s%d", (2*n+5)%n); got != want {
+		t.Fatalf("value %v, want %s", got, want)
 	}
 }
