@@ -70,6 +70,11 @@ type stepCache struct {
 	recording []int
 	off       bool // the cache is not used (tests compare with the general path)
 	hits      int  // plans replayed, for tests
+	// replayed counts the replays since the cache was last emptied; when
+	// it was emptied for being full with few of them (a machine whose
+	// steps rarely repeat within the bound), the cache rests for pause
+	// microsteps instead of recording steps it would not replay.
+	replayed, pause int
 }
 
 // cacheable reports whether the machine's microsteps may be cached:
@@ -98,7 +103,7 @@ func (r *runner) confKey(nodes []int) []byte {
 
 // cacheOn reports whether the runner may use its step cache.
 func (r *runner) cacheOn() bool {
-	return r.sys == nil && !r.deferCustom && !r.cache.off && r.m.cacheable()
+	return r.sys == nil && !r.deferCustom && !r.cache.off && r.cache.pause == 0 && r.m.cacheable()
 }
 
 // currentConf returns the recorded configuration r.s.nodes is in, if any.
@@ -169,6 +174,10 @@ func (r *runner) recordSelection(c *confPlans, ev Event) {
 // it returns record true: the caller takes the general path and calls
 // recordPlan.
 func (r *runner) cachedMicrostep(ts []*transition, ev Event) (done, record bool) {
+	if r.cache.pause > 0 {
+		r.cache.pause--
+		return false, false
+	}
 	if !r.cacheOn() {
 		return false, false
 	}
@@ -188,6 +197,7 @@ func (r *runner) cachedMicrostep(ts []*transition, ev Event) (done, record bool)
 		for _, p := range c.plans {
 			if sameTransitions(p.ids, ts) {
 				r.cache.hits++
+				r.cache.replayed++
 				r.replay(p, ev)
 				r.cache.cur, r.cache.last = p.next, nil
 				if p.next == nil {
@@ -295,6 +305,13 @@ func (r *runner) recordPlan() {
 		// Start again; nothing refers to the old records any more.
 		r.cache.confs, r.cache.count, r.cache.into = nil, 0, nil
 		r.cache.cur, r.cache.last = nil, nil
+		if r.cache.replayed < maxCachedSteps {
+			r.cache.pause = 4 * maxCachedSteps
+		}
+		r.cache.replayed = 0
+		if r.cache.pause > 0 {
+			return
+		}
 	}
 	c := r.cache.into
 	if c == nil {

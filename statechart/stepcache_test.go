@@ -181,7 +181,9 @@ func TestStepCacheBounded(t *testing.T) {
 	if err := a.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
+	paused := false
 	for i := range 2*n + 5 {
+		paused = paused || a.r.cache.pause > 0
 		if err := a.Send(ctx, Event{Type: "NEXT"}); err != nil {
 			t.Fatal(err)
 		}
@@ -195,5 +197,10 @@ func TestStepCacheBounded(t *testing.T) {
 	}
 	if got, want := a.Snapshot().Value(), fmt.Sprintf("s%d", (2*n+5)%n); got != want {
 		t.Fatalf("value %v, want %s", got, want)
+	}
+	// The steps never repeat within the bound: the cache filled up
+	// without replaying, and rests rather than record more.
+	if !paused {
+		t.Fatal("the cache never paused on a ring longer than its bound")
 	}
 }
