@@ -225,6 +225,7 @@ func (r *runner) currentValue() any {
 // configurationChanged forgets what was derived from the configuration.
 func (r *runner) configurationChanged() {
 	r.valueOK, r.value, r.belowOK, r.belowAsked, r.completeOK = false, nil, false, false, false
+	r.cache.known = false
 	r.forgetDomains()
 }
 

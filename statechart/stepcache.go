@@ -30,6 +30,7 @@ type stepPlan struct {
 	initial []bool        // per entered state: its initial actions run
 	final   []int         // s.nodes at the end of the microstep
 	moved   bool          // the configuration differs from the one before
+	silent  bool          // no exit, transition, entry or initial action at all
 	// next: the plans of the configuration final, once looked up.
 	next *confPlans
 }
@@ -63,9 +64,12 @@ type stepCache struct {
 	confs map[string]*confPlans // by confKey
 	count int                   // the plans in confs
 	cur   *confPlans            // the configuration last looked up or led to, if known
-	last  *stepPlan             // the plan last replayed, whose next is not known yet
-	into  *confPlans            // recordPlan: the configuration of the step being recorded; nil for a new one
-	key   []byte                // the key of the configuration looked up
+	// known: cur is the record of the configuration as it is now (nil if
+	// it has none), until the configuration changes.
+	known bool
+	last  *stepPlan  // the plan last replayed, whose next is not known yet
+	into  *confPlans // recordPlan: the configuration of the step being recorded; nil for a new one
+	key   []byte     // the key of the configuration looked up
 	// recording: the ids of the transitions of the step being recorded.
 	recording []int
 	off       bool // the cache is not used (tests compare with the general path)
@@ -108,11 +112,15 @@ func (r *runner) cacheOn() bool {
 
 // currentConf returns the recorded configuration r.s.nodes is in, if any.
 func (r *runner) currentConf() *confPlans {
+	if r.cache.known {
+		return r.cache.cur
+	}
 	c := r.cache.cur
 	if c == nil || !slices.Equal(c.nodes, r.s.nodes) {
 		c = r.cache.confs[string(r.confKey(r.s.nodes))]
 		r.cache.cur = c
 	}
+	r.cache.known = true
 	return c
 }
 
@@ -233,6 +241,20 @@ func sameTransitions(ids []int, ts []*transition) bool {
 // its own, the transitions' actions, then entry (and initial) actions with
 // each state joining the configuration before its own.
 func (r *runner) replay(p *stepPlan, ev Event) {
+	if p.silent {
+		// No action runs, so nothing sees the configuration in between.
+		for _, x := range p.exit {
+			r.active[x] = false
+		}
+		for _, n := range p.enter {
+			if !r.active[n] {
+				r.activate(n)
+			}
+		}
+		r.s.nodes = append(r.s.nodes[:0], p.final...)
+		r.changed = r.changed || p.moved
+		return
+	}
 	for _, x := range p.exit {
 		r.executeActions(r.m.nodes[x].exit, ev, x)
 		if r.err != nil {
@@ -298,8 +320,16 @@ func (r *runner) recordPlan() {
 		moved:   !r.sameNodes(),
 	}
 	copy(p.ids, r.cache.recording)
+	p.silent = true
+	for _, x := range p.exit {
+		p.silent = p.silent && len(r.m.nodes[x].exit) == 0
+	}
+	for _, t := range p.ts {
+		p.silent = p.silent && len(t.actions) == 0
+	}
 	for i, n := range r.order {
 		p.initial[i] = r.defaultEntry.has[n] && r.m.nodes[n].initial != nil
+		p.silent = p.silent && len(r.m.nodes[n].entry) == 0 && (!p.initial[i] || len(r.m.nodes[n].initial.actions) == 0)
 	}
 	if r.cache.count >= maxCachedSteps {
 		// Start again; nothing refers to the old records any more.
