@@ -238,7 +238,7 @@ func (r *runner) evalGuard(g *guard, ev Event) (bool, error) {
 		return ok && to == g.to, nil
 	}
 	if g.decl != nil {
-		return g.decl.eval(scope{context: r.s.context, event: ev}), nil
+		return g.decl.eval(&scope{context: r.s.context, event: ev}), nil
 	}
 	if g.impl == nil {
 		return false, fmt.Errorf("%w: %q", ErrGuardNotImplemented, g.name)

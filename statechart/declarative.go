@@ -100,7 +100,8 @@ func parseImplementations(doc gjson.Result, opts *Options) (Implementations, err
 			continue
 		}
 		f := func(_ context.Context, args GuardArgs) (bool, error) {
-			return c.eval(args.scope()), nil
+			sc := args.scope()
+			return c.eval(&sc), nil
 		}
 		impl.Guards[mb.Key] = f
 		decl.addGuard(mb.Key, f, c)
@@ -391,7 +392,7 @@ type cond struct {
 }
 
 // fieldValue is s.lookup(c.field).
-func (c *cond) fieldValue(s scope) (any, bool) {
+func (c *cond) fieldValue(s *scope) (any, bool) {
 	if c.topKey && !s.actorScope {
 		v, ok := s.context[c.field[1]]
 		return v, ok
@@ -645,7 +646,7 @@ func compileCond(v gjson.Result, path jsonPath) (*cond, *Error) {
 	return c, nil
 }
 
-func (c *cond) eval(s scope) bool {
+func (c *cond) eval(s *scope) bool {
 	switch c.code {
 	case condAnd:
 		for _, sub := range c.subs {
