@@ -540,3 +540,23 @@ func TestActorSnapshotsStayAsTheyWere(t *testing.T) {
 	require.Len(t, seen[2].Pending(), 1)
 	require.Equal(t, "b", a.Snapshot().Value())
 }
+
+// TestFailingActionAtStartKeepsTheComputedSnapshot: a Go action that fails
+// during the initial macrostep leaves the snapshot XState computed before
+// running it (its state, with the assigns of the macrostep), in status
+// error, not the machine's first state with an empty context.
+func TestFailingActionAtStartKeepsTheComputedSnapshot(t *testing.T) {
+	ctx := context.Background()
+	boom := errors.New("boom")
+	m := compile(t, `{"initial":"a","context":{"n":0},"states":{
+		"a":{"always":{"target":"b","actions":{"type":"xstate.assign","params":{"n":{"$inc":1}}}}},
+		"b":{"entry":["fail"]}}}`, &statechart.Options{Implementations: statechart.Implementations{Actions: map[string]statechart.ActionFunc{
+		"fail": func(context.Context, *statechart.ActionArgs) error { return boom },
+	}}})
+	a := statechart.NewActor(m, nil)
+	require.ErrorIs(t, a.Start(ctx), boom)
+	s := a.Snapshot()
+	require.Equal(t, statechart.StatusError, s.Status())
+	require.Equal(t, "b", s.Value())
+	require.Equal(t, 1.0, s.Context()["n"])
+}
