@@ -77,6 +77,15 @@ type Options struct {
 	// during a call: the workflow is free again at most LeaseTTL later.
 	// Default 30 s.
 	LeaseTTL time.Duration
+	// ResumeJobsEvery, if positive, makes the gate call [Gate.ResumeJobs]
+	// when it is created and then every ResumeJobsEvery until
+	// [Gate.Close], so that the jobs of an instance that died are resumed
+	// by another (or by the restarted one) within LeaseTTL plus
+	// ResumeJobsEvery. It needs a store that implements [Lister] and a
+	// machine with actors; otherwise it does nothing. Default 0: jobs are
+	// resumed only by ResumeJobs and by the saves of their workflows (a
+	// call of a tool of the workflow claims its jobs whose lease expired).
+	ResumeJobsEvery time.Duration
 	// BusyWait bounds how long such a call waits for another call of the
 	// same workflow to finish before it is refused with
 	// CodeWorkflowBusy; the request's cancellation also ends the wait.
@@ -244,6 +253,10 @@ type Gate struct {
 	// call's arguments and result need not be decoded into the event.
 	dataless bool
 	onTrans  func(context.Context, Transition)
+	// effects and jobs are set when the machine has actors: the gate runs
+	// its promise children as jobs (jobs.go).
+	effects statechart.EffectEngine
+	jobs    *jobRunner
 
 	rules atomic.Pointer[rules]
 
@@ -265,8 +278,10 @@ type Gate struct {
 	noLayerWarned atomic.Bool // the misordering of the chain was logged
 	unkeyedLogged atomic.Bool // HandlesNever on a stateless server was logged
 
-	initial       *view // the initial state, shared by sessions without a record
-	initialTimers bool  // the initial state has pending delayed events: persist it per session
+	initial *view // the initial state, shared by sessions without a record
+	// initialTimers: the initial state has pending delayed events, or
+	// jobs: persist it per session.
+	initialTimers bool
 
 	instance string        // random: distinguishes the keys of sessions without an id, and lease ids, from other instances
 	seq      atomic.Uint64 // counts those keys and lease ids
@@ -535,11 +550,21 @@ func New(engine statechart.Engine, opts *Options) (*Gate, error) {
 	if p, ok := s.(interface{ NextDue() (time.Time, bool) }); ok {
 		_, g.initialTimers = p.NextDue()
 	}
+	if ee, ok := engine.(statechart.EffectEngine); ok && ee.UsesActors() {
+		g.effects, g.jobs = ee, newJobRunner()
+		g.initialTimers = g.initialTimers || len(wantedJobs(s)) > 0 // each workflow runs its own jobs
+	}
 	g.initial, err = g.newView("", s, record{}, 0)
 	if err != nil {
 		return nil, err
 	}
 	g.rules.Store(g.buildRules(map[string]*toolInfo{}))
+	if o.ResumeJobsEvery > 0 && g.jobs != nil {
+		if _, ok := g.store.(Lister); ok {
+			g.jobs.wg.Add(1)
+			go g.resumeLoop(o.ResumeJobsEvery)
+		}
+	}
 	return g, nil
 }
 

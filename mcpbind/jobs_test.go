@@ -1,0 +1,238 @@
+package mcpbind_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/chartgate/chartgate/mcpbind"
+	"github.com/chartgate/chartgate/mcpbind/storetest"
+	"github.com/chartgate/chartgate/statechart"
+)
+
+// TestMemoryStoreJobs: jobs resume across two gates on one memory store,
+// and move their workflow once (storetest.RunJobs).
+func TestMemoryStoreJobs(t *testing.T) {
+	storetest.RunJobs(t, func(*testing.T) (mcpbind.Store, mcpbind.Store) {
+		s := mcpbind.NewMemoryStore(nil)
+		return s, s
+	})
+}
+
+// testsJSON is the deploy workflow of the package documentation: a
+// successful run_tests enters "testing", which runs the test suite as a
+// job; deploy is visible only once it passed.
+const testsJSON = `{
+  "id": "release",
+  "initial": "idle",
+  "states": {
+    "idle": {"on": {"RUN_TESTS": "testing"},
+      "meta": {"mcp": {"tools": ["run_tests"], "events": {"run_tests": "RUN_TESTS"}}}},
+    "testing": {
+      "invoke": {"id": "suite", "src": "suite", "input": {"$ref": "event.input"},
+        "onDone": "green", "onError": "red"},
+      "on": {"CANCEL": "idle"},
+      "meta": {"mcp": {"tools": ["cancel_tests"], "events": {"cancel_tests": "CANCEL"}}}
+    },
+    "green": {"on": {"DEPLOY": "deployed"},
+      "meta": {"mcp": {"tools": ["deploy"], "events": {"deploy": "DEPLOY"}}}},
+    "red": {"on": {"RUN_TESTS": "testing"},
+      "meta": {"mcp": {"tools": ["run_tests"], "events": {"run_tests": "RUN_TESTS"}}}},
+    "deployed": {"type": "final"}
+  }
+}`
+
+// suiteRun is one run of the test suite's job, as the test sees it.
+type suiteRun struct {
+	input  any
+	ctx    context.Context
+	result chan error // nil: passed
+	over   chan struct{}
+}
+
+// testsFixture is a server with the deploy tools, gated by testsJSON,
+// whose job is a run the test controls.
+func testsFixture(t *testing.T, opts *mcpbind.Options) (*fixture, chan *suiteRun) {
+	t.Helper()
+	runs := make(chan *suiteRun, 4)
+	suite := statechart.Promise(func(ctx context.Context, input any) (any, error) {
+		r := &suiteRun{input: input, ctx: ctx, result: make(chan error, 1), over: make(chan struct{})}
+		defer close(r.over)
+		runs <- r
+		select {
+		case err := <-r.result:
+			if err != nil {
+				return nil, err
+			}
+			return map[string]any{"passed": 12}, nil
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	})
+	engine := compile(t, "full", testsJSON, &statechart.Options{Implementations: statechart.Implementations{
+		Actors: map[string]statechart.ActorLogic{"suite": suite},
+	}})
+	f := newFixture(t, engine, opts, "run_tests", "cancel_tests", "deploy")
+	t.Cleanup(func() { _ = f.gate.Close() })
+	return f, runs
+}
+
+func nextRun(t *testing.T, runs chan *suiteRun) *suiteRun {
+	t.Helper()
+	select {
+	case r := <-runs:
+		return r
+	case <-time.After(10 * time.Second):
+		t.Fatal("the job did not start")
+	}
+	return nil
+}
+
+// TestJobMovesWorkflow: a tool's success enters a state that invokes a
+// job; the job runs off the request, and its result moves the workflow
+// and sends list_changed to the session, which then sees deploy.
+func TestJobMovesWorkflow(t *testing.T) {
+	for _, protocol := range protocols {
+		t.Run(protocol, func(t *testing.T) {
+			var trs = make(chan mcpbind.Transition, 8)
+			f, runs := testsFixture(t, &mcpbind.Options{OnTransition: func(_ context.Context, tr mcpbind.Transition) { trs <- tr }})
+			c := f.connect(t, protocol)
+			c.expectTools("idle", "run_tests")
+			c.call("run_tests", map[string]any{"suite": "unit"})
+			c.expectChanged("run_tests")
+			<-trs
+			r := nextRun(t, runs)
+			if in, _ := r.input.(map[string]any); in["suite"] != "unit" {
+				t.Fatalf("the job's input is %v, want the call's arguments", r.input)
+			}
+			c.expectTools("while the job runs", "cancel_tests")
+			if ref := refusal(t, c.call("deploy", nil)); ref.Code != mcpbind.CodeForbidden {
+				t.Fatalf("deploy while testing: %+v", ref)
+			}
+			r.result <- nil
+			c.expectChanged("the job's result")
+			tr := <-trs
+			if tr.By != "actor:suite" || tr.Event.Type != "xstate.done.actor.suite" || tr.From != "testing" || tr.To != "green" {
+				t.Fatalf("the job's transition: %+v", tr)
+			}
+			if out, _ := tr.Event.Data["output"].(map[string]any); out["passed"] != float64(12) {
+				t.Fatalf("the done event's output: %v", tr.Event.Data)
+			}
+			c.expectTools("after the job", "deploy")
+			if res := c.call("deploy", nil); res.IsError {
+				t.Fatalf("deploy after the job: %s", resultText(res))
+			}
+			if s := stateOf(t, f, c); s != "deployed" {
+				t.Fatalf("state %v, want deployed", s)
+			}
+		})
+	}
+}
+
+// TestJobError: a job that fails sends xstate.error.actor.<id>.
+func TestJobError(t *testing.T) {
+	f, runs := testsFixture(t, nil)
+	c := f.connect(t, "2025-11-25")
+	c.call("run_tests", nil)
+	c.expectChanged("run_tests")
+	nextRun(t, runs).result <- errors.New("3 tests failed")
+	c.expectChanged("the job's failure")
+	c.expectTools("after the failure", "run_tests")
+	if s := stateOf(t, f, c); s != "red" {
+		t.Fatalf("state %v, want red", s)
+	}
+	wf, err := f.gate.SessionWorkflow(context.Background(), c.ss)
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := wf.History[len(wf.History)-1]
+	if last.Event.Type != "xstate.error.actor.suite" || last.Event.Data["error"] != "3 tests failed" {
+		t.Fatalf("the last transition: %+v", last)
+	}
+}
+
+// TestJobStoppedWithItsState: leaving the invoking state cancels the
+// job's context, and its late result changes nothing.
+func TestJobStoppedWithItsState(t *testing.T) {
+	f, runs := testsFixture(t, nil)
+	c := f.connect(t, "2025-11-25")
+	c.call("run_tests", nil)
+	c.expectChanged("run_tests")
+	r := nextRun(t, runs)
+	c.call("cancel_tests", nil)
+	c.expectChanged("cancel_tests")
+	select {
+	case <-r.ctx.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("the job's context was not cancelled when its state was left")
+	}
+	<-r.over
+	c.expectQuiet("after the cancelled job returned")
+	if s := stateOf(t, f, c); s != "idle" {
+		t.Fatalf("state %v, want idle", s)
+	}
+	// Run again: a new child, a new job.
+	c.call("run_tests", nil)
+	c.expectChanged("run_tests again")
+	nextRun(t, runs).result <- nil
+	c.expectChanged("the second job's result")
+	if s := stateOf(t, f, c); s != "green" {
+		t.Fatalf("state %v, want green", s)
+	}
+}
+
+// TestCloseStopsJobs: Close cancels the running jobs and returns once
+// their functions returned; the gate claims no job after it.
+func TestCloseStopsJobs(t *testing.T) {
+	f, runs := testsFixture(t, nil)
+	ctx := context.Background()
+	ref := mcpbind.Ref{Name: "w"}
+	if _, err := f.gate.Send(ctx, ref, statechart.Event{Type: "RUN_TESTS"}, "test"); err != nil {
+		t.Fatal(err)
+	}
+	r := nextRun(t, runs)
+	if err := f.gate.Close(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-r.over:
+	default:
+		t.Fatal("Close returned before the job's function did")
+	}
+	if n, err := f.gate.ResumeJobs(ctx); err != nil || n != 0 {
+		t.Fatalf("ResumeJobs after Close: %d, %v", n, err)
+	}
+	wf, err := f.gate.WorkflowOf(ctx, ref)
+	if err != nil || wf.State.Value() != "testing" {
+		t.Fatalf("after Close: %v, %v; want the workflow still testing", wf, err)
+	}
+	if err := f.gate.Close(); err != nil {
+		t.Fatal("a second Close:", err)
+	}
+}
+
+// TestJobOfHandle: a workflow named by a handle (no session) runs its
+// jobs too.
+func TestJobOfHandle(t *testing.T) {
+	f, runs := testsFixture(t, &mcpbind.Options{Handles: mcpbind.HandlesAlways})
+	c := f.connect(t, "2025-11-25")
+	res := c.call("workflow_start", nil)
+	id := res.StructuredContent.(map[string]any)["workflow_id"].(string)
+	c.call("run_tests", map[string]any{"workflow_id": id})
+	nextRun(t, runs).result <- nil
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		wf, err := f.gate.Workflow(context.Background(), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if wf.State.Value() == "green" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("state %v, want green", wf.State.Value())
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
