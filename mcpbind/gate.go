@@ -75,7 +75,9 @@ type Options struct {
 	// "Concurrent calls"). The gate renews it every third of LeaseTTL
 	// while the tool runs, so it matters only when a server instance dies
 	// during a call: the workflow is free again at most LeaseTTL later.
-	// Default 30 s.
+	// It is also the lease of a job (see the package documentation,
+	// "Jobs"): the job of an instance that died is resumed LeaseTTL
+	// after its last renewal at the earliest. Default 30 s.
 	LeaseTTL time.Duration
 	// ResumeJobsEvery, if positive, makes the gate call [Gate.ResumeJobs]
 	// when it is created and then every ResumeJobsEvery until

@@ -236,3 +236,56 @@ func TestJobOfHandle(t *testing.T) {
 		time.Sleep(2 * time.Millisecond)
 	}
 }
+
+// TestJobEndsWithSession: when the session that owns the workflow ends,
+// its workflow is removed and its job's context cancelled.
+func TestJobEndsWithSession(t *testing.T) {
+	f, runs := testsFixture(t, nil)
+	c := f.connect(t, "2025-11-25")
+	c.call("run_tests", nil)
+	r := nextRun(t, runs)
+	_ = c.cs.Close()
+	select {
+	case <-r.ctx.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("the job's context was not cancelled when its session ended")
+	}
+	waitFor(t, "the gate to forget the session", func() bool { return f.gate.Sessions() == 0 })
+}
+
+// TestJobOfInitialState: a workflow whose initial state invokes a job
+// starts it at the session's first request, one job per session.
+func TestJobOfInitialState(t *testing.T) {
+	runs := make(chan context.Context, 4)
+	release := make(chan struct{})
+	engine := compile(t, "full", `{"id": "boot", "initial": "warming", "states": {
+		"warming": {"invoke": {"src": "warm", "onDone": "ready"}},
+		"ready": {"meta": {"mcp": {"tools": ["query"]}}}}}`, &statechart.Options{Implementations: statechart.Implementations{
+		Actors: map[string]statechart.ActorLogic{"warm": statechart.Promise(func(ctx context.Context, _ any) (any, error) {
+			runs <- ctx
+			select {
+			case <-release:
+				return nil, nil
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		})},
+	}})
+	f := newFixture(t, engine, nil, "query")
+	t.Cleanup(func() { _ = f.gate.Close() })
+	a, b := f.connect(t, "2025-11-25"), f.connect(t, "2025-11-25")
+	a.expectTools("a while warming")
+	b.expectTools("b while warming")
+	for range 2 {
+		select {
+		case <-runs:
+		case <-time.After(10 * time.Second):
+			t.Fatal("a session's job did not start")
+		}
+	}
+	close(release)
+	a.expectChanged("a's job")
+	b.expectChanged("b's job")
+	a.expectTools("a when ready", "query")
+	b.expectTools("b when ready", "query")
+}
