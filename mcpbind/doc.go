@@ -399,9 +399,10 @@
 // xstate.error.actor.<id> (event.error), with compare-and-swap and
 // retries, then notify: the run history (By "actor:<id>"), the log,
 // OnTransition, and notifications/tools/list_changed to the session that
-// owns the workflow if its tools changed (a session of this process; a
-// workflow named by a handle has none). A result that is not JSON is
-// delivered as an error.
+// owns the workflow if its tools changed (the sessions of this process
+// whose workflow it is: the session that saved it, or those
+// [Options.SessionKey] names so; a workflow named by a handle has none).
+// A result that is not JSON is delivered as an error.
 //
 // A job ends with its child: when the workflow leaves the invoking state
 // (or the session's workflow ends), the job's ctx is cancelled and its

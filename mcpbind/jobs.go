@@ -302,8 +302,8 @@ func (g *Gate) tendJob(j *job, renew bool) {
 // event: it waits for a call that holds the workflow, and the done (or
 // error) event is processed, saved with compare-and-swap and retried on
 // conflict, kept in the run history (By "actor:<id>"), logged, passed to
-// OnTransition, and the session that owns the workflow gets list_changed
-// if its tools changed. A result for a child that no longer runs (stopped,
+// OnTransition, and the sessions of this process whose workflow it is get
+// list_changed if their tools changed. A result for a child that no longer runs (stopped,
 // or already delivered by another instance that ran it too) changes
 // nothing: each child moves its workflow once.
 func (g *Gate) deliverJob(j *job, o jobOutcome) {
@@ -358,9 +358,9 @@ func (g *Gate) deliverJob(j *job, o jobOutcome) {
 		return
 	}
 	g.transitioned(ctx, *res.tr)
-	if ss, a := g.sessionOfKey(j.key); ss != nil {
-		c.a, c.req = a, &mcp.CallToolRequest{Session: ss}
-		c.listsVary = listsVary(ss)
+	for _, st := range g.sessionsOfKey(j.key) {
+		c.a, c.req = st.a, &mcp.CallToolRequest{Session: st.ss}
+		c.listsVary = listsVary(st.ss)
 		g.toolsChanged(ctx, c, res.from, res.after)
 	}
 }
@@ -391,14 +391,22 @@ func jsonValue(v any) (any, error) {
 	return out, err
 }
 
-// sessionOfKey returns the live session of this process whose workflow is
-// stored under key, and the attachment of its server, if there is one.
-func (g *Gate) sessionOfKey(key string) (*mcp.ServerSession, *attachment) {
+// sessionTarget is a live session of this process and its server's
+// attachment.
+type sessionTarget struct {
+	ss *mcp.ServerSession
+	a  *attachment
+}
+
+// sessionsOfKey returns the live sessions of this process whose workflow
+// is stored under key: the one that saved it, or those that
+// Options.SessionKey names so.
+func (g *Gate) sessionsOfKey(key string) []sessionTarget {
 	g.mu.Lock()
-	var ss *mcp.ServerSession
+	var known *mcp.ServerSession
 	for s, rec := range g.sessions {
 		if rec.key == key && !rec.closed {
-			ss = s
+			known = s
 			break
 		}
 	}
@@ -407,17 +415,15 @@ func (g *Gate) sessionOfKey(key string) (*mcp.ServerSession, *attachment) {
 		servers[srv] = a
 	}
 	g.mu.Unlock()
-	if ss == nil {
-		return nil, nil
-	}
+	var out []sessionTarget
 	for srv, a := range servers {
 		for s := range srv.Sessions() {
-			if s == ss {
-				return ss, a
+			if s == known || (g.named != nil && g.named(s) != "" && g.nameKey(g.named(s)) == key) {
+				out = append(out, sessionTarget{s, a})
 			}
 		}
 	}
-	return nil, nil
+	return out
 }
 
 // listsVary reports whether a session's tool list follows its workflow:
