@@ -140,8 +140,10 @@
 // guidance).
 //
 // The path is the shortest sequence of calls of the server's tools (and of
-// workflow_transition with the events it may send) that makes the tool
-// visible, found by a breadth-first search over the
+// workflow_transition with the events it may send, and waits for the
+// result of an actor an active state invokes: "wait for "suite" (running
+// in the background) to finish", a [Step] with Actor set; see "Jobs")
+// that makes the tool visible, found by a breadth-first search over the
 // machine's transitions (its [statechart.Node] list) from the current
 // configuration, with XState's rules for hierarchy, parallel regions,
 // eventless transitions and done events. Guards cannot be evaluated ahead

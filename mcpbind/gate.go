@@ -256,9 +256,11 @@ type Gate struct {
 	dataless bool
 	onTrans  func(context.Context, Transition)
 	// effects and jobs are set when the machine has actors: the gate runs
-	// its promise children as jobs (jobs.go).
+	// its promise children as jobs (jobs.go); waits are the steps of a
+	// refusal's path that wait for an actor's result.
 	effects statechart.EffectEngine
 	jobs    *jobRunner
+	waits   []move
 
 	rules atomic.Pointer[rules]
 
@@ -553,7 +555,7 @@ func New(engine statechart.Engine, opts *Options) (*Gate, error) {
 		_, g.initialTimers = p.NextDue()
 	}
 	if ee, ok := engine.(statechart.EffectEngine); ok && ee.UsesActors() {
-		g.effects, g.jobs = ee, newJobRunner()
+		g.effects, g.jobs, g.waits = ee, newJobRunner(), actorWaits(g.nodes)
 		g.initialTimers = g.initialTimers || len(wantedJobs(s)) > 0 // each workflow runs its own jobs
 	}
 	g.initial, err = g.newView("", s, record{}, 0)

@@ -3,6 +3,7 @@ package mcpbind_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -99,6 +100,13 @@ func TestJobMovesWorkflow(t *testing.T) {
 			f, runs := testsFixture(t, &mcpbind.Options{OnTransition: func(_ context.Context, tr mcpbind.Transition) { trs <- tr }})
 			c := f.connect(t, protocol)
 			c.expectTools("idle", "run_tests")
+			ref := refusal(t, c.call("deploy", nil))
+			if len(ref.Path) != 2 || ref.Path[0].Tool != "run_tests" || ref.Path[1].Actor != "suite" || ref.Path[1].Event != "xstate.done.actor.suite" {
+				t.Fatalf("the path to deploy from idle: %+v", ref.Path)
+			}
+			if want := `call run_tests, then wait for "suite" (running in the background) to finish.`; !strings.Contains(resultText(c.call("deploy", nil)), want) {
+				t.Fatalf("the refusal does not say %q", want)
+			}
 			c.call("run_tests", map[string]any{"suite": "unit"})
 			c.expectChanged("run_tests")
 			<-trs
@@ -107,7 +115,7 @@ func TestJobMovesWorkflow(t *testing.T) {
 				t.Fatalf("the job's input is %v, want the call's arguments", r.input)
 			}
 			c.expectTools("while the job runs", "cancel_tests")
-			if ref := refusal(t, c.call("deploy", nil)); ref.Code != mcpbind.CodeForbidden {
+			if ref := refusal(t, c.call("deploy", nil)); ref.Code != mcpbind.CodeForbidden || len(ref.Path) != 1 || ref.Path[0].Actor != "suite" {
 				t.Fatalf("deploy while testing: %+v", ref)
 			}
 			r.result <- nil

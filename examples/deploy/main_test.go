@@ -26,7 +26,7 @@ const wantDemo = `deploy workflow (deploy.json): run_tests starts the suite as a
   state "testing"  tools: cancel_tests
 
 → deploy {}
-  refused: Tool "deploy" is not available in the current workflow state ("testing"). No sequence of tool calls makes it available from this state.
+  refused: Tool "deploy" is not available in the current workflow state ("testing"). To make it available, wait for "suite" (running in the background) to finish.
 
 … the suite runs off the request, and lands
   ← notifications/tools/list_changed (the suite passed)
