@@ -455,6 +455,9 @@ func (g *Gate) ResumeJobs(ctx context.Context) (int, error) {
 	}
 	n := 0
 	for _, key := range keys {
+		if rest, ok := strings.CutPrefix(key, g.prefix+"local:"); ok && !strings.HasPrefix(rest, g.instance+":") {
+			continue // a session of another process without an id: nobody can reach its workflow any more
+		}
 		k, err := g.resumeKey(ctx, key)
 		n += k
 		if err != nil {

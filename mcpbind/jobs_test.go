@@ -2,6 +2,7 @@ package mcpbind_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -296,4 +297,92 @@ func TestJobOfInitialState(t *testing.T) {
 	b.expectChanged("b's job")
 	a.expectTools("a when ready", "query")
 	b.expectTools("b when ready", "query")
+}
+
+// jobLeaseUntil reads the end of the lease of the workflow's one job from
+// its record in the store.
+func jobLeaseUntil(t *testing.T, store mcpbind.Store, key string) time.Time {
+	t.Helper()
+	data, _, err := store.Load(context.Background(), key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rec struct {
+		Jobs []struct {
+			Until time.Time `json:"until"`
+		} `json:"jobs"`
+	}
+	if err := json.Unmarshal(data, &rec); err != nil || len(rec.Jobs) != 1 {
+		t.Fatalf("the record's jobs: %v, %s", err, data)
+	}
+	return rec.Jobs[0].Until
+}
+
+// TestJobLeaseRenewed: a running job renews its lease, so that another
+// instance does not take it over while it runs.
+func TestJobLeaseRenewed(t *testing.T) {
+	ctx := context.Background()
+	store := mcpbind.NewMemoryStore(nil)
+	clock := &fakeClock{t: time.Unix(1_700_000_000, 0)}
+	const ttl = 30 * time.Millisecond // renewed every 10 ms of real time, on the fake clock
+	f, runs := testsFixture(t, &mcpbind.Options{Store: store, Now: clock.Now, LeaseTTL: ttl})
+	other, err := mcpbind.New(f.gate.Engine(), &mcpbind.Options{Store: store, Now: clock.Now, LeaseTTL: ttl, Logger: quietLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = other.Close() })
+	ref := mcpbind.Ref{Name: "w"}
+	if _, err := f.gate.Send(ctx, ref, statechart.Event{Type: "RUN_TESTS"}, "test"); err != nil {
+		t.Fatal(err)
+	}
+	r := nextRun(t, runs)
+	wf, err := f.gate.WorkflowOf(ctx, ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := jobLeaseUntil(t, store, wf.Key)
+	clock.Add(ttl * 2 / 3)
+	waitFor(t, "a renewal of the job's lease", func() bool { return jobLeaseUntil(t, store, wf.Key).After(first) })
+	clock.Add(ttl * 2 / 3) // past the first lease, within the renewed one
+	if n, err := other.ResumeJobs(ctx); err != nil || n != 0 {
+		t.Fatalf("another instance's ResumeJobs while the job runs and renews its lease: %d, %v; want 0", n, err)
+	}
+	r.result <- nil
+	waitFor(t, "the job to land", func() bool {
+		wf, err := f.gate.WorkflowOf(ctx, ref)
+		return err == nil && wf.State.Value() == "green"
+	})
+}
+
+// TestJobBadResult: a job that panics, or returns an output that is not
+// JSON, fails: xstate.error.actor.<id> with what went wrong.
+func TestJobBadResult(t *testing.T) {
+	for name, logic := range map[string]statechart.Promise{
+		"panic":   func(context.Context, any) (any, error) { panic("boom") },
+		"no JSON": func(context.Context, any) (any, error) { return map[string]any{"c": make(chan int)}, nil },
+	} {
+		t.Run(name, func(t *testing.T) {
+			engine := compile(t, "full", testsJSON, &statechart.Options{Implementations: statechart.Implementations{
+				Actors: map[string]statechart.ActorLogic{"suite": logic},
+			}})
+			f := newFixture(t, engine, nil, "run_tests", "cancel_tests", "deploy")
+			t.Cleanup(func() { _ = f.gate.Close() })
+			ctx := context.Background()
+			ref := mcpbind.Ref{Name: "w"}
+			if _, err := f.gate.Send(ctx, ref, statechart.Event{Type: "RUN_TESTS"}, "test"); err != nil {
+				t.Fatal(err)
+			}
+			var wf *mcpbind.Workflow
+			waitFor(t, "the job to fail", func() bool {
+				var err error
+				wf, err = f.gate.WorkflowOf(ctx, ref)
+				return err == nil && wf.State.Value() == "red"
+			})
+			last := wf.History[len(wf.History)-1]
+			msg, _ := last.Event.Data["error"].(string)
+			if last.Event.Type != "xstate.error.actor.suite" || !strings.Contains(msg, map[string]string{"panic": "panicked: boom", "no JSON": "not JSON"}[name]) {
+				t.Fatalf("the job's transition: %+v", last)
+			}
+		})
+	}
 }
