@@ -450,7 +450,9 @@
 //
 // The record is JSON: {"state": <the engine's persisted state>, "calls":
 // {"<state id>": n}, "history": [{"tool", "event", "from", "to", "time"},
-// ...]}; "calls" and "history" are omitted when empty.
+// ...]}, with "lease" while a call holds the workflow and "jobs" while
+// jobs run (see "Jobs"); "calls", "history" and "jobs" are omitted when
+// empty.
 //
 // # Protocol versions and workflow handles
 //

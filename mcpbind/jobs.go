@@ -146,7 +146,7 @@ type job struct {
 	poke   chan struct{} // the workflow was saved: check that the job should still run
 }
 
-// saved is called after the gate saved a record under key: it starts the
+// jobsSaved is called after the gate saved a record under key: it starts the
 // jobs the save claimed, and asks the other jobs of the workflow running
 // here to check that they still should (the state may have stopped their
 // child).
@@ -268,7 +268,9 @@ func (g *Gate) tendJob(j *job, renew bool) {
 			return
 		}
 		if err != nil {
-			g.log.Warn("mcpbind: checking a job", "key", fingerprint(j.key), "src", j.src, "error", err)
+			if j.ctx.Err() == nil {
+				g.log.Warn("mcpbind: checking a job", "key", fingerprint(j.key), "src", j.src, "error", err)
+			}
 			return // try again at the next renewal
 		}
 		i := leaseIndex(v.rec.jobs, j.session)
@@ -291,7 +293,9 @@ func (g *Gate) tendJob(j *job, renew bool) {
 			return
 		}
 		if !isConflict(err) {
-			g.log.Warn("mcpbind: renewing a job's lease", "key", fingerprint(j.key), "src", j.src, "error", err)
+			if j.ctx.Err() == nil {
+				g.log.Warn("mcpbind: renewing a job's lease", "key", fingerprint(j.key), "src", j.src, "error", err)
+			}
 			return
 		}
 		backoff(ctx, attempt)
@@ -341,7 +345,7 @@ func (g *Gate) deliverJob(j *job, o jobOutcome) {
 		}
 	}
 	if err != nil {
-		if !errors.Is(err, ErrUnknownWorkflow) {
+		if !errors.Is(err, ErrUnknownWorkflow) && g.jobs.ctx.Err() == nil {
 			g.log.Error("mcpbind: a job's result was not recorded; another run of the job will be started when its lease expires",
 				"key", fingerprint(j.key), "src", j.src, "event", ev.Type, "error", err)
 		}
