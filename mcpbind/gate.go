@@ -55,7 +55,8 @@ type Options struct {
 	StoreTimeout time.Duration
 	// OnTransition, if set, is called after each saved transition that a
 	// tool call (or workflow_transition) caused, before the call's result
-	// is returned. Every such transition is also logged at Info level and
+	// is returned, and after each saved transition of a job's result (on
+	// the job's goroutine; see "Jobs" in the package documentation). Every such transition is also logged at Info level and
 	// kept in the workflow's run history.
 	OnTransition func(context.Context, Transition)
 	// HistoryLimit bounds the run history kept with each workflow (see
@@ -181,7 +182,7 @@ const (
 type Transition struct {
 	Key  string `json:"-"`            // the store key of the workflow
 	Tool string `json:"tool"`         // the tool whose successful call sent the event ("" for Send)
-	By   string `json:"by,omitempty"` // who sent the event with Gate.Send (an approver, a hook)
+	By   string `json:"by,omitempty"` // who sent the event with Gate.Send (an approver, a hook); "actor:<id>" for a job's result
 	// Outcome is set on the history entries that record a call rather
 	// than a transition (Options.AuditCalls): "ran", "failed" (the tool
 	// reported an error) or the code of its refusal. Event is then empty
