@@ -307,9 +307,9 @@ func (g *Gate) tendJob(j *job, renew bool) {
 // error) event is processed, saved with compare-and-swap and retried on
 // conflict, kept in the run history (By "actor:<id>"), logged, passed to
 // OnTransition, and the sessions of this process whose workflow it is get
-// list_changed if their tools changed. A result for a child that no longer runs (stopped,
-// or already delivered by another instance that ran it too) changes
-// nothing: each child moves its workflow once.
+// list_changed if their tools changed. A result for a child that no
+// longer runs (stopped, or already delivered by another instance that ran
+// it too) changes nothing: each child moves its workflow once.
 func (g *Gate) deliverJob(j *job, o jobOutcome) {
 	rep := statechart.Report{Session: j.session}
 	var ev statechart.Event
