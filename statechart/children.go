@@ -71,8 +71,9 @@ type childRecord struct {
 type childEntry struct {
 	id   string
 	rec  *childRecord
-	cell *cell // the live child, inside a running system
-	dead bool  // removed (see childList.remove)
+	cell *cell  // the live child, inside a running system
+	dead bool   // removed (see childList.remove)
+	src  string // a ghost's src, when it was spawned here (not restored)
 }
 
 // ghost reports whether the entry has no actor.

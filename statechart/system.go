@@ -232,6 +232,15 @@ func (sys *system) unregisterRecursively(c *cell) error {
 	return nil
 }
 
+// ghostError is the error of a start that finds, among the children, the
+// entry an invoke or spawn of an unknown src left.
+func ghostError(e childEntry) error {
+	if e.src != "" {
+		return fmt.Errorf("invoke or spawn of %q (id %q): no actor logic is named %q", e.src, e.id, e.src)
+	}
+	return fmt.Errorf("invoke or spawn of %q: no actor logic has that src", e.id)
+}
+
 // setSystemID registers c under its system id; another actor holding it is
 // an error, as in XState.
 func (sys *system) setSystemID(c *cell) error {
@@ -387,7 +396,7 @@ func (c *cell) start() error {
 		for _, e := range c.snap.x().children.all() {
 			if e.ghost() {
 				// XState reads the snapshot of an actor that is not there.
-				c.snap = failedSnapshot(c.snap, &RuntimeError{Event: EventInit, Err: fmt.Errorf("invoke or spawn of %q: no actor logic has that src", e.id)})
+				c.snap = failedSnapshot(c.snap, &RuntimeError{Event: EventInit, Err: ghostError(e)})
 				c.reportError()
 				return nil
 			}
