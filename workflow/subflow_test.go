@@ -8,11 +8,15 @@
 package workflow_test
 
 import (
+	"context"
 	"encoding/json"
 	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/chartgate/chartgate/mcpbind"
 	"github.com/chartgate/chartgate/workflow"
 )
 
@@ -292,4 +296,77 @@ func TestSubflowNested(t *testing.T) {
 		}
 		wantCtx(t, "workflow context after $return", mid[workflow.KeyParent].(map[string]any), map[string]any{"owner": "parent", "scope": "everything"})
 	})
+}
+
+func TestSubflowStatewrightState(t *testing.T) {
+	// statewright_get_state shows the subflow's own context, as
+	// Statewright shows the child workflow's session, without the keys
+	// the workflow keeps for itself.
+	w := mustLoad(t, subflowParent, subflowOpts(nil))
+	r := start(t, w)
+	r.send("DONE", map[string]any{"ticket": "T-1"})
+	r.send("TESTS_FAIL", nil)
+	r.send("REPRODUCED", nil)
+	r.gate("chartgate.interrupt.env")
+	r.send("OK", nil)
+	r.want(`{"testing:TESTS_FAIL:invoke":"fix"}`)
+	state := func() map[string]any {
+		t.Helper()
+		res := w.StatewrightTools().RenderStatus(context.Background(), mcpbind.WorkflowStatus{State: r.s.Value()}, &mcpbind.Workflow{State: r.s})
+		var out map[string]any
+		if err := json.Unmarshal([]byte(res.Content[0].(*mcp.TextContent).Text), &out); err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	wantCtx(t, "statewright_get_state context", state()["context"].(map[string]any), map[string]any{"attempt": 1.0, "scope": "last_change"})
+	if _, ok := state()["interrupt_handler"]; ok {
+		t.Fatal("interrupt_handler shown after $return")
+	}
+	r.gate("chartgate.interrupt.env")
+	st := state()
+	wantCtx(t, "statewright_get_state context in the handler", st["context"].(map[string]any), map[string]any{"owner": "parent", "scope": "everything", "ticket": "T-1"})
+	if h, _ := st["interrupt_handler"].(map[string]any); h["return_to"] != invokeState {
+		t.Fatalf("interrupt_handler %v", st["interrupt_handler"])
+	}
+}
+
+// forkWithSubflow has a fork whose lint branch invokes debug_machine.
+const forkWithSubflow = `{
+	"id": "ci", "initial": "building", "context": {"owner": "parent"},
+	"states": {
+		"building": {"on": {"BUILD_DONE": {"fork": {
+			"branches": {
+				"lint": {"initial": "lint_run", "terminal": "lint_done"},
+				"types": {"initial": "types_run", "terminal": "types_done"}
+			},
+			"on_complete": "deploying", "on_fail": "failed"
+		}}}},
+		"lint_run": {"on": {"DEBUG": {"invoke": "debug_machine", "on_complete": "lint_done", "on_fail": "lint_failed", "input": {"scope": "last_change"}}}},
+		"lint_done": {"type": "final"},
+		"lint_failed": {"type": "final"},
+		"types_run": {"on": {"PASS": "types_done"}},
+		"types_done": {"type": "final"},
+		"deploying": {"on": {"DEPLOYED": "completed"}},
+		"completed": {"type": "final"},
+		"failed": {"type": "final"}
+	}
+}`
+
+func TestSubflowInFork(t *testing.T) {
+	// Branches run at once with one context: a subflow in a branch shares
+	// it, its context and input merged in on entry.
+	w := mustLoad(t, forkWithSubflow, subflowOpts(nil))
+	r := start(t, w)
+	r.send("BUILD_DONE", nil)
+	r.send("lint.DEBUG", nil)
+	r.want(`{"building:BUILD_DONE:fork":{"lint":{"lint_run:DEBUG:invoke":"reproduce"},"types":"types_run"}}`)
+	wantCtx(t, "context", r.ctx(), map[string]any{"owner": "parent", "attempt": 1.0, "scope": "last_change"})
+	r.send("types.PASS", map[string]any{"types": "ok"})
+	if !r.send("lint.REPRODUCED", nil) {
+		t.Fatal("lint.REPRODUCED refused")
+	}
+	r.send("lint.FIXED", nil)
+	r.want("deploying")
+	wantCtx(t, "context", r.ctx(), map[string]any{"owner": "parent", "attempt": 1.0, "scope": "last_change", "types": "ok"})
 }
