@@ -370,3 +370,41 @@ func TestSubflowInFork(t *testing.T) {
 	r.want("deploying")
 	wantCtx(t, "context", r.ctx(), map[string]any{"owner": "parent", "attempt": 1.0, "scope": "last_change", "types": "ok"})
 }
+
+func TestSubflowCompiledJSONRunsTheSame(t *testing.T) {
+	// The compiled machine, loaded as an XState workflow, names the same
+	// built-in subflow actions and runs the same.
+	src := strings.Replace(subflowParent, `"invoke": "debug_machine"`, `"invoke": "outer"`, 1)
+	w := mustLoad(t, src, subflowOpts(map[string]string{"outer": outerFlow}))
+	again := mustLoad(t, string(w.JSON), &workflow.Options{Format: workflow.FormatXState})
+	walk := func(w *workflow.Workflow) []string {
+		r := start(t, w)
+		var seen []string
+		look := func() {
+			b, _ := json.Marshal(r.ctx())
+			seen = append(seen, r.value()+" "+string(b))
+		}
+		r.send("DONE", map[string]any{"a": 1})
+		r.send("TESTS_FAIL", nil)
+		look()
+		r.send("DEBUG", map[string]any{"b": 2})
+		r.send("TICKETED", map[string]any{"c": 3})
+		look()
+		r.gate("chartgate.interrupt.env")
+		look()
+		r.send("OK", map[string]any{"d": 4})
+		look()
+		r.send("FIXED", nil)
+		look()
+		r.send("REPORTED", nil)
+		look()
+		return seen
+	}
+	got, want := walk(again), walk(w)
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("loaded as XState:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if !strings.HasPrefix(want[len(want)-1], "testing ") {
+		t.Fatalf("the walk ended in %s", want[len(want)-1])
+	}
+}
