@@ -661,8 +661,9 @@ func uniqueIn(keys map[string]bool, base string) string {
 
 // subflowState inlines an invoked workflow as a compound state: its states
 // nested, its final states moving on to on_complete (or, for a final state
-// named "failed", to on_fail), its context and the invoke's input merged
-// into the context on entry.
+// named "failed", to on_fail). It runs in its own context (its context and
+// the invoke's input; the subflow actions of guards.go), or, in a fork's
+// region, with its context and input merged into the shared one on entry.
 func (c *compiler) subflowState(ct *container, s *swState, ev *swEvent, in *swInvoke) *xsState {
 	if in == nil || in.name == "" {
 		return nil

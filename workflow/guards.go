@@ -1,7 +1,8 @@
 // This file defines the guards {field, op, value} of Statewright workflows
 // (evaluated exactly as Statewright's engine does) and the Go guards and
 // actions every workflow is compiled with: the context merge of a
-// transition's data, interrupt bookkeeping and subflow input.
+// transition's data, interrupt bookkeeping and the own context of
+// subflows.
 
 package workflow
 
