@@ -10,6 +10,7 @@ package workflow_test
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"reflect"
 	"strings"
 	"testing"
@@ -377,6 +378,9 @@ func TestSubflowCompiledJSONRunsTheSame(t *testing.T) {
 	src := strings.Replace(subflowParent, `"invoke": "debug_machine"`, `"invoke": "outer"`, 1)
 	w := mustLoad(t, src, subflowOpts(map[string]string{"outer": outerFlow}))
 	again := mustLoad(t, string(w.JSON), &workflow.Options{Format: workflow.FormatXState})
+	if _, err := mcpbind.New(again.Machine.Engine(), &mcpbind.Options{Logger: slog.New(slog.DiscardHandler)}); err != nil {
+		t.Fatalf("mcpbind.New: %v", err)
+	}
 	walk := func(w *workflow.Workflow) []string {
 		r := start(t, w)
 		var seen []string
