@@ -380,6 +380,30 @@ func TestGoActionsRaiseAndAssignInOrder(t *testing.T) {
 	require.Equal(t, []string{"x:0", "t:1", "e:1", "p:1"}, seen)
 }
 
+func TestGoActionUnsetRemovesKeys(t *testing.T) {
+	ctx := context.Background()
+	var seen []map[string]any
+	m := compile(t, `{"initial":"a","context":{"n":0,"keep":true,"gone":1},"states":{
+		"a":{"on":{"GO":{"target":"b","actions":["drop","look"]}}},
+		"b":{}}}`, &statechart.Options{Implementations: statechart.Implementations{Actions: map[string]statechart.ActionFunc{
+		"drop": func(_ context.Context, a *statechart.ActionArgs) error {
+			a.Unset("gone", "never")
+			a.Assign(map[string]any{"n": 1.0})
+			return nil
+		},
+		"look": func(_ context.Context, a *statechart.ActionArgs) error {
+			seen = append(seen, a.Context)
+			return nil
+		},
+	}}})
+	a := statechart.NewActor(m, nil)
+	require.NoError(t, a.Start(ctx))
+	require.NoError(t, a.Send(ctx, ev("GO")))
+	want := map[string]any{"n": 1.0, "keep": true}
+	require.Equal(t, []map[string]any{want}, seen, "a later action sees the key gone")
+	require.Equal(t, want, a.Snapshot().Context())
+}
+
 func TestEngineAdapter(t *testing.T) {
 	ctx := context.Background()
 	m := compile(t, checkout, &statechart.Options{Implementations: checkoutImpl()})
