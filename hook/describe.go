@@ -23,6 +23,7 @@ import (
 //	Instructions: Read the code and write a plan. Do not edit.
 //	Tools allowed now: Read, Grep, Glob.
 //	Calls: 3 of 10 made in plan.
+//	Context budget: 12000 of 50000 bytes of tool output read in plan.
 //	To move on, call workflow_transition with {"event": EVENT, "data": {"rationale": "why"}}:
 //	PLAN_READY → implement; FAIL → failed.
 //
@@ -52,7 +53,8 @@ func (h *Handler) describe(ctx context.Context, host Host, ref mcpbind.Ref, wf *
 		}
 	}
 	var cmds, env []string
-	for _, p := range h.activePolicies(st) {
+	policies := h.activePolicies(st)
+	for _, p := range policies {
 		cmds = appendNew(cmds, p.AllowedCommands...)
 		env = appendNew(env, p.BlockedEnv...)
 	}
@@ -64,6 +66,11 @@ func (h *Handler) describe(ctx context.Context, host Host, ref mcpbind.Ref, wf *
 	}
 	for _, l := range wf.Limits {
 		fmt.Fprintf(&b, "\nCalls: %d of %d made in %s.", l.Calls, l.Max, l.State)
+	}
+	if budget := contextBudget(policies); budget >= 0 {
+		if s, _, err := LoadSession(ctx, h.store, ref.Name); err == nil {
+			fmt.Fprintf(&b, "\nContext budget: %d of %d bytes of tool output read in %s.", readsSince(s, entered(wf)).Bytes, budget, stateText(st.Value()))
+		}
 	}
 	if a, err := h.gate.Pending(ctx, ref); err == nil && a != nil {
 		fmt.Fprintf(&b, "\nA transition waits for a person's approval (%s to %s on %s%s): no transition can be made until it is approved (chartgate approve name:%s) or rejected.",

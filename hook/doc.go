@@ -47,10 +47,12 @@
 //     beforeReadFile and the generic preToolUse ({"permission": "allow"} or
 //     {"permission": "deny", "user_message", "agent_message"}; Cursor
 //     reads an answer without permission as invalid, so "allow" is always
-//     written), afterShellExecution, afterMCPExecution, afterFileEdit,
-//     postToolUse, stop ({"followup_message"}). The session is
-//     conversation_id (or session_id), the folder cwd or
-//     workspace_roots[0]. beforeSubmitPrompt cannot add context.
+//     written), afterShellExecution, afterMCPExecution, afterFileEdit
+//     (their answers are not read), postToolUse ({"additional_context"};
+//     installed for Read, whose calls have no after event of their own),
+//     stop ({"followup_message"}). The session is conversation_id (or
+//     session_id), the folder cwd or workspace_roots[0].
+//     beforeSubmitPrompt cannot add context.
 //   - Copilot CLI (https://docs.github.com/en/copilot/reference/copilot-cli-reference/cli-hooks-reference):
 //     preToolUse ({"permissionDecision": "deny",
 //     "permissionDecisionReason"}), postToolUse, postToolUseFailure,
@@ -101,6 +103,9 @@
 //     ([workflow.Workflow.MatchInterrupt]); a match sends
 //     "chartgate.interrupt.<name>" ([mcpbind.Gate.Send], by "hook"), and
 //     the agent is told where it landed.
+//     Post tool events also count the tool's output against the state's
+//     context_budget_bytes, and the files read, for the notices of
+//     "Context budget and repeated reads".
 //   - Stop events keep the agent going, with the phase as the reason,
 //     until a final state, when the workflow asks for it (below).
 //
@@ -167,6 +172,50 @@
 // or a pattern such as mcp__github__*): a host's name that some state names
 // (by name, or by a pattern other than "*") is used as it is.
 //
+// # Context budget and repeated reads
+//
+// A state's context_budget_bytes (meta.chartgate.context_budget_bytes of
+// an XState state) bounds the bytes of tool output the agent reads while
+// the state is active; with several active states, the tightest applies.
+// The hook counts what each tool call gave the agent, as its host reports
+// it in the post tool event: Claude Code's and Codex's tool_response (a
+// Read's file content, Bash's stdout and stderr, an MCP tool's text; not
+// an edit's response, which echoes the file written) or error, Gemini
+// CLI's llmContent (not returnDisplay, which only the user sees), Cursor's
+// output (shell), result_json (MCP) and tool_output (postToolUse),
+// Copilot CLI's textResultForLlm or error. Every string of the output
+// counts, JSON structure and numbers do not. The count, kept in the
+// session's record in the store (safe under concurrent hooks, as
+// max_files_per_state's files are), starts again each time the state is
+// entered. From 90% of the budget on, the post tool answer of every call
+// that adds to the count tells the agent the bytes read, the budget, the
+// state and how to move on; past 100%, that the budget is exceeded. Reads are never refused for
+// it: Statewright only warns, and a refusal would stop an agent that
+// needs one more look to finish the phase; the agent is told to move on
+// instead. The phase injected with every prompt gives the count too.
+//
+// The files read (Read, Gemini CLI's read_file, Copilot CLI's view,
+// Cursor's reads), relative to the project folder as edits are, are
+// counted per state entry in the same record. The third read of one file
+// and every later one is warned about, as Statewright's gateway does:
+// before it runs where the host reads context from an answer that lets a
+// tool run (Claude Code's PreToolUse), else after it (Gemini CLI's
+// AfterTool, whose BeforeTool takes no context). Per host:
+//
+//   - Claude Code: budget after every tool; repeated reads before them.
+//   - Codex: budget after Bash and MCP tools, the ones its hooks see; it
+//     has no read tool (its reads are shell commands, whose output
+//     counts).
+//   - Gemini CLI: both after the tool (AfterTool's additionalContext).
+//   - Cursor: beforeReadFile carries the file's content before the read:
+//     the read and its bytes are counted there, once; the notices come
+//     with the read's postToolUse (installed for Read), since a
+//     permission answer carries no context and Cursor does not read the
+//     answers of afterShellExecution and afterMCPExecution (their output
+//     is counted, and the next read's answer carries the notice).
+//   - Copilot CLI: counted, but its postToolUse output is not processed,
+//     so no notice reaches the agent.
+//
 // # Stopping
 //
 // A workflow asks the agent not to stop before a final state with the
@@ -228,6 +277,15 @@
 //     counted in the shared store with the gateway's calls.
 //   - max_edit_lines, max_files_per_state: the same limits (Statewright
 //     applies them in its gateway).
+//   - context_budget_bytes: the same warning from 90% (Statewright's
+//     gateway, on the calls it proxies), never a refusal; better: the
+//     agent host's own tools are counted (its Read, its shell), the
+//     tightest budget of parallel states applies, and past 100% the
+//     agent is told the budget is exceeded.
+//   - Read-dedup: the same warning from the third read of a file in a
+//     state; better: it covers the hosts' own read tools, paths are
+//     normalised to the project (a relative and an absolute path are one
+//     file), and the count starts again with each entry of the state.
 //   - Sessions: better: one workflow per agent session shared with the
 //     gateway through the store, where Statewright's hook decides from a
 //     state cached at the last prompt.
@@ -237,10 +295,8 @@
 //   - chartgate's own files (.chartgate/, the hosts' hook and MCP
 //     configuration): new, refused to the agent in every state, where
 //     Statewright's hook leaves its state and workflow files writable.
-//   - Not yet: context_budget_bytes and the read-dedup warning (they need
-//     the tools' outputs' sizes), env_overrides (a hook cannot set a
-//     tool's environment), model and thinking_level (no hook chooses the
-//     model).
+//   - Not yet: env_overrides (a hook cannot set a tool's environment),
+//     model and thinking_level (no hook chooses the model).
 //
 // # Limits
 //
@@ -252,4 +308,8 @@
 //     makes, to .chartgate/ too, are not seen.
 //   - PowerShell commands (Copilot CLI's powershell tool) are not parsed:
 //     the tool is gated by name only.
+//   - Bytes are those of the output the host reports, which may differ a
+//     little from what the model is given (a host may add line numbers,
+//     or truncate); files read by shell commands (cat, head) count in the
+//     budget, not as reads of the file.
 package hook

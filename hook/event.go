@@ -110,6 +110,12 @@ type Event struct {
 	Input json.RawMessage
 	// Failed reports that the tool failed (post tool events).
 	Failed bool
+	// OutputBytes is the size of what the tool gave the agent, as the host
+	// reports it: the text of its output (a Read's file content, a shell's
+	// stdout and stderr, an MCP tool's text), or of its error. Post tool
+	// events, and Cursor's beforeReadFile, which carries the file's
+	// content before the read; 0 when the host gives no output.
+	OutputBytes int64
 	// StopActive reports that the agent already continued once because a
 	// stop hook asked it to (Claude Code's stop_hook_active), or how often
 	// it did (Cursor's loop_count) when above zero.

@@ -9,7 +9,7 @@ import (
 
 // FuzzParse: no input of any host makes Parse, the tool helpers or Encode
 // panic; an event read without error has its tool's arguments as a JSON
-// object, and every answer is JSON.
+// object and an output size within the input's, and every answer is JSON.
 func FuzzParse(f *testing.F) {
 	files, _ := filepath.Glob(filepath.Join("testdata", "hosts", "*", "*.json"))
 	for _, file := range files {
@@ -45,6 +45,11 @@ func FuzzParse(f *testing.F) {
 			_ = editLines(ev)
 			_ = command(ev)
 			_ = shellDir(ev)
+		}
+		// The output counted is text of the input (an invalid UTF-8 byte
+		// may be read as U+FFFD, three bytes).
+		if ev.OutputBytes < 0 || ev.OutputBytes > 3*int64(len(data)) {
+			t.Fatalf("%s %q: %d bytes of output", h, data, ev.OutputBytes)
 		}
 		if ev.Kind != KindOther && ev.SessionID == "" {
 			t.Fatalf("%s %q: no session id and no error", h, data)

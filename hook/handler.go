@@ -185,7 +185,7 @@ func (h *Handler) Handle(ctx context.Context, ev Event) (Result, error) {
 		if done {
 			return Result{}, nil
 		}
-		return h.postTool(ctx, ev, ref, wf)
+		return h.postTool(ctx, ev, ref, wf, sess)
 	case KindStop:
 		return h.stopEvent(ctx, ev, ref, wf, done)
 	}
@@ -312,8 +312,8 @@ func (h *Handler) allowedNow(ctx context.Context, host Host, ref mcpbind.Ref, to
 
 // preTool decides whether a tool may run: the gate's decision (visible in
 // the active states, within the budgets), then for the shell tool the
-// shell policy of every active state, and for edits max_edit_lines and
-// max_files_per_state.
+// shell policy of every active state, for edits max_edit_lines and
+// max_files_per_state, and for reads the repeated-read warning.
 func (h *Handler) preTool(ctx context.Context, ev Event, ref mcpbind.Ref, wf *mcpbind.Workflow, sess *AgentSession) (Result, error) {
 	if h.isGateway(ev) {
 		return Result{}, nil
@@ -341,6 +341,9 @@ func (h *Handler) preTool(ctx context.Context, ev Event, ref mcpbind.Ref, wf *mc
 			}
 		}
 		return h.edit(ev, wf, policies, sess), nil
+	}
+	if isRead(canon) {
+		return h.preRead(ctx, ev, wf, policies, sess)
 	}
 	return Result{}, nil
 }
@@ -462,9 +465,10 @@ func maxFiles(policies []workflow.StatePolicy) bool {
 }
 
 // postTool records a call that ran (budgets, and the tool's bound event if
-// it succeeded), then sends the interrupts whose file pattern matches a
-// file it wrote.
-func (h *Handler) postTool(ctx context.Context, ev Event, ref mcpbind.Ref, wf *mcpbind.Workflow) (Result, error) {
+// it succeeded), counts its output and the file it read (the context
+// budget, repeated reads: budget.go), then sends the interrupts whose file
+// pattern matches a file it wrote.
+func (h *Handler) postTool(ctx context.Context, ev Event, ref mcpbind.Ref, wf *mcpbind.Workflow, sess *AgentSession) (Result, error) {
 	if h.isGateway(ev) {
 		return Result{}, nil
 	}
@@ -504,6 +508,10 @@ func (h *Handler) postTool(ctx context.Context, ev Event, ref mcpbind.Ref, wf *m
 			}
 		}
 	}
+	reads, err := h.postReads(ctx, ev, wf, policies, canon, sess, tr != nil)
+	if err != nil {
+		return Result{}, err
+	}
 	sent := map[string]bool{}
 	for _, f := range files {
 		in, ok := h.wf.MatchInterrupt(f)
@@ -524,7 +532,9 @@ func (h *Handler) postTool(ctx context.Context, ev Event, ref mcpbind.Ref, wf *m
 		}
 		notes = append(notes, fmt.Sprintf("chartgate: file %s triggered interrupt %q: the workflow moved from %s to %s.\n%s",
 			f, in.Name, stateText(t.From), stateText(t.To), h.describe(ctx, ev.Host, ref, now)))
+		reads = nil // about the state left
 	}
+	notes = append(notes, reads...)
 	return Result{Context: strings.Join(notes, "\n")}, nil
 }
 

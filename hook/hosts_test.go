@@ -36,6 +36,7 @@ type hostCase struct {
 	server          string
 	failed, active  bool
 	input           string // a field of the tool's arguments that must be read: key=value
+	output          int64  // the bytes of the tool's output read
 	// The answer.
 	result Result
 	want   string // the exact output, "" for none
@@ -60,7 +61,12 @@ var hostCases = []hostCase{
 	{host: ClaudeCode, file: "post-tool-use-write.json", source: srcClaude, kind: KindPostTool, session: "abc123", cwd: "/home/user/my-project",
 		tool: "Write", canonical: "Write", result: Result{Context: "moved"}, want: `{"hookSpecificOutput":{"hookEventName":"PostToolUse","additionalContext":"moved"}}`},
 	{host: ClaudeCode, file: "post-tool-use-failure.json", source: srcClaude, kind: KindPostTool, session: "abc123", cwd: "/home/user/my-project",
-		tool: "Bash", canonical: "Bash", failed: true, want: ""},
+		tool: "Bash", canonical: "Bash", failed: true, output: 42, want: ""},
+	{host: ClaudeCode, file: "pre-tool-use-read.json", source: srcClaude, kind: KindPreTool, session: "abc123", cwd: "/home/user/my-project",
+		tool: "Read", canonical: "Read", input: "file_path=/home/user/my-project/src/main.go",
+		result: Result{Context: "read before"}, want: `{"hookSpecificOutput":{"hookEventName":"PreToolUse","additionalContext":"read before"}}`},
+	{host: ClaudeCode, file: "post-tool-use-read.json", source: srcClaude, kind: KindPostTool, session: "abc123", cwd: "/home/user/my-project",
+		tool: "Read", canonical: "Read", output: 29, result: Result{Context: "budget"}, want: `{"hookSpecificOutput":{"hookEventName":"PostToolUse","additionalContext":"budget"}}`},
 	{host: ClaudeCode, file: "stop.json", source: srcClaude, kind: KindStop, session: "abc123", cwd: "/home/user/my-project", active: true,
 		result: Result{Block: "not done"}, want: `{"decision":"block","reason":"not done"}`},
 	{host: ClaudeCode, file: "stop.json", source: srcClaude, kind: KindStop, session: "abc123", cwd: "/home/user/my-project", active: true, want: ""},
@@ -77,7 +83,7 @@ var hostCases = []hostCase{
 		tool: "apply_patch", canonical: "Edit", result: Result{Deny: "no"},
 		want: `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"no"}}`},
 	{host: Codex, file: "post-tool-use-bash.json", source: srcCodex, kind: KindPostTool, session: "019a2b3c-4d5e-7f60-8a9b-0c1d2e3f4a5b", cwd: "/repo",
-		tool: "Bash", canonical: "Bash", failed: true, result: Result{Context: "moved"}, want: `{"hookSpecificOutput":{"hookEventName":"PostToolUse","additionalContext":"moved"}}`},
+		tool: "Bash", canonical: "Bash", failed: true, result: Result{Context: "moved"}, output: 19, want: `{"hookSpecificOutput":{"hookEventName":"PostToolUse","additionalContext":"moved"}}`},
 	{host: Codex, file: "stop.json", source: srcCodex, kind: KindStop, session: "019a2b3c-4d5e-7f60-8a9b-0c1d2e3f4a5b", cwd: "/repo",
 		result: Result{Block: "not done"}, want: `{"decision":"block","reason":"not done"}`},
 
@@ -95,9 +101,12 @@ var hostCases = []hostCase{
 		tool: "mcp__github__create_issue", canonical: "create_issue", server: "github", want: `{}`},
 	{host: Gemini, file: "after-tool.json", source: srcGemini, kind: KindPostTool, session: "gem-1", cwd: "/home/user/project",
 		tool: "write_file", canonical: "Write", input: "file_path=/home/user/project/.env",
-		result: Result{Context: "moved"}, want: `{"hookSpecificOutput":{"hookEventName":"AfterTool","additionalContext":"moved"}}`},
+		result: Result{Context: "moved"}, output: 67, want: `{"hookSpecificOutput":{"hookEventName":"AfterTool","additionalContext":"moved"}}`},
 	{host: Gemini, file: "after-tool-error.json", source: srcGemini, kind: KindPostTool, session: "gem-1", cwd: "/home/user/project",
-		tool: "replace", canonical: "Edit", failed: true, want: `{}`},
+		tool: "replace", canonical: "Edit", failed: true, output: 35, want: `{}`},
+	{host: Gemini, file: "after-tool-read.json", source: srcGemini, kind: KindPostTool, session: "gem-1", cwd: "/home/user/project",
+		tool: "read_file", canonical: "Read", input: "file_path=/home/user/project/main.go", output: 29,
+		result: Result{Context: "budget"}, want: `{"hookSpecificOutput":{"hookEventName":"AfterTool","additionalContext":"budget"}}`},
 	{host: Gemini, file: "after-agent.json", source: srcGemini, kind: KindStop, session: "gem-1", cwd: "/home/user/project",
 		result: Result{Block: "not done"}, want: `{"decision":"deny","reason":"not done"}`},
 
@@ -118,7 +127,7 @@ var hostCases = []hostCase{
 		tool: "workflow_transition", canonical: "workflow_transition", server: "chartgate serve --workflow .chartgate/workflow.json", want: `{"permission":"allow"}`},
 	{host: Cursor, file: "before-read-file.json", source: srcCursor, kind: KindPreTool, session: "conv-123", cwd: "/path/to/project",
 		tool: "Read", canonical: "Read", input: "file_path=/path/to/project/secrets.env",
-		result: Result{Deny: "no"}, want: `{"permission":"deny","user_message":"chartgate: no","agent_message":"no"}`},
+		result: Result{Deny: "no"}, output: 11, want: `{"permission":"deny","user_message":"chartgate: no","agent_message":"no"}`},
 	{host: Cursor, file: "pre-tool-use-write.json", source: srcCursor, kind: KindPreTool, session: "conv-123", cwd: "/path/to/project",
 		tool: "Write", canonical: "Write", input: "file_path=/path/to/project/src/main.ts",
 		result: Result{Deny: "no"}, want: `{"permission":"deny","user_message":"chartgate: no","agent_message":"no"}`},
@@ -127,6 +136,11 @@ var hostCases = []hostCase{
 		result: Result{Context: "moved"}, want: `{"additional_context":"moved"}`},
 	{host: Cursor, file: "after-shell-execution.json", source: srcCursor, kind: KindPostTool, session: "conv-123", cwd: "/path/to/project",
 		tool: "Shell", canonical: "Bash", input: "command=echo TOKEN=1 > .env", want: `{}`},
+	{host: Cursor, file: "after-mcp-execution.json", source: srcCursor, kind: KindPostTool, session: "conv-123", cwd: "/path/to/project",
+		tool: "database_query", canonical: "database_query", server: "npx mcp-server", output: 13, want: `{}`},
+	{host: Cursor, file: "post-tool-use-read.json", source: srcCursor, kind: KindPostTool, session: "conv-123", cwd: "/path/to/project",
+		tool: "Read", canonical: "Read", input: "file_path=/path/to/project/src/main.ts", output: 9,
+		result: Result{Context: "read thrice"}, want: `{"additional_context":"read thrice"}`},
 	{host: Cursor, file: "stop.json", source: srcCursor, kind: KindStop, session: "conv-123", cwd: "/path/to/project",
 		result: Result{Block: "not done"}, want: `{"followup_message":"not done"}`},
 
@@ -148,9 +162,11 @@ var hostCases = []hostCase{
 		tool: "create", canonical: "Write", input: "path=/repo/.env",
 		result: Result{Deny: "no"}, want: `{"permissionDecision":"deny","permissionDecisionReason":"no"}`},
 	{host: Copilot, file: "post-tool-use.json", source: srcCopilot, kind: KindPostTool, session: "cp-1", cwd: "/repo",
-		tool: "create", canonical: "Write", result: Result{Context: "moved"}, want: ""},
+		tool: "create", canonical: "Write", result: Result{Context: "moved"}, output: 23, want: ""},
 	{host: Copilot, file: "post-tool-use-failure.json", source: srcCopilot, kind: KindPostTool, session: "cp-1", cwd: "/repo",
-		tool: "bash", canonical: "Bash", failed: true, want: ""},
+		tool: "bash", canonical: "Bash", failed: true, output: 11, want: ""},
+	{host: Copilot, file: "post-tool-use-view.json", source: srcCopilot, kind: KindPostTool, session: "cp-1", cwd: "/repo",
+		tool: "view", canonical: "Read", input: "path=/repo/src/app.ts", output: 23, result: Result{Context: "budget"}, want: ""},
 	{host: Copilot, file: "agent-stop.json", source: srcCopilot, kind: KindStop, session: "cp-1", cwd: "/repo",
 		result: Result{Block: "not done"}, want: `{"decision":"block","reason":"not done"}`},
 }
@@ -174,6 +190,7 @@ func TestHostFixtures(t *testing.T) {
 			assert.Equal(t, c.server, ev.Server, "server")
 			assert.Equal(t, c.failed, ev.Failed, "failed")
 			assert.Equal(t, c.active, ev.StopActive, "stop active")
+			assert.Equal(t, c.output, ev.OutputBytes, "output bytes")
 			if c.kind == KindPreTool || c.kind == KindPostTool {
 				assert.Equal(t, c.canonical, canonical(ev), "canonical name")
 				var args map[string]any

@@ -147,12 +147,16 @@ var (
 	codexEvents  = []string{"SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop"}
 	geminiEvents = []string{"SessionStart", "BeforeAgent", "BeforeTool", "AfterTool", "AfterAgent"}
 	cursorEvents = []string{"sessionStart", "preToolUse", "beforeShellExecution", "beforeMCPExecution", "beforeReadFile",
-		"afterShellExecution", "afterMCPExecution", "afterFileEdit", "stop"}
+		"afterShellExecution", "afterMCPExecution", "afterFileEdit", "postToolUse", "stop"}
 	// cursorMatchers narrow Cursor's generic preToolUse to its file tools,
 	// so that edits are refused before they happen; the shell, MCP calls and
 	// reads have their dedicated events (a second check of them would only
-	// cost time: pre tool events record nothing).
-	cursorMatchers = map[string]string{"preToolUse": "Write|StrReplace|Edit|Delete|MultiEdit"}
+	// cost time: pre tool events record nothing). The generic postToolUse,
+	// whose additional_context Cursor gives the agent (its after* events'
+	// answers are not read), is narrowed to reads, which have no after
+	// event of their own: the other tools' calls are recorded by theirs,
+	// and would be counted twice.
+	cursorMatchers = map[string]string{"preToolUse": "Write|StrReplace|Edit|Delete|MultiEdit", "postToolUse": "Read"}
 )
 
 // installer plans one host's installation. Files two steps touch (Gemini

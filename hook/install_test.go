@@ -194,12 +194,13 @@ func TestInstallCursorAndGemini(t *testing.T) {
 	assert.Equal(t, []string{"version", "hooks"}, keysOf(t, got, ""))
 	var c struct {
 		Version int
-		Hooks   map[string][]struct{ Command string }
+		Hooks   map[string][]struct{ Command, Matcher string }
 	}
 	require.NoError(t, json.Unmarshal([]byte(got), &c))
 	assert.Equal(t, 1, c.Version)
-	assert.Equal(t, []struct{ Command string }{{"./format.sh"}, {"chartgate hook cursor"}}, c.Hooks["afterFileEdit"])
+	assert.Equal(t, []struct{ Command, Matcher string }{{"./format.sh", ""}, {"chartgate hook cursor", ""}}, c.Hooks["afterFileEdit"])
 	assert.Len(t, c.Hooks["beforeShellExecution"], 1)
+	assert.Equal(t, []struct{ Command, Matcher string }{{"chartgate hook cursor", "Read"}}, c.Hooks["postToolUse"], "reads' notices come after them")
 
 	writeTestFile(t, filepath.Join(dir, ".gemini", "settings.json"), `{"theme": "GitHub", "mcpServers": {"fs": {"command": "npx"}}}`)
 	changes := install(t, Gemini, dir, &InstallOptions{ServerName: "gate"})

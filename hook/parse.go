@@ -224,6 +224,12 @@ func (r *reader) claude(ev *Event) {
 		ev.Input = r.object("tool_input")
 		ev.Server, _, _ = splitMCP(ev.Tool)
 		ev.Failed = ev.Name == "PostToolUseFailure" || failedResponse(r.root.Get("tool_response"))
+		switch {
+		case ev.Name == "PostToolUseFailure":
+			ev.OutputBytes = textBytes(r.root.Get("error"))
+		case ev.Kind == KindPostTool:
+			ev.OutputBytes = responseBytes(canonical(*ev), r.root.Get("tool_response"))
+		}
 	case KindStop:
 		ev.StopActive = r.flag("stop_hook_active")
 	case KindPrompt:
@@ -272,6 +278,14 @@ func (r *reader) gemini(ev *Event) {
 		ev.Server, _, _ = splitMCP(ev.Tool)
 		if e := r.root.Get("tool_response.error"); e.Exists() && e.Type != gjson.Null && e.Type != gjson.False && e.String() != "" {
 			ev.Failed = true
+		}
+		if ev.Kind == KindPostTool {
+			// llmContent is what the model gets (returnDisplay is the user's).
+			if c := r.root.Get("tool_response.llmContent"); c.Exists() {
+				ev.OutputBytes = textBytes(c)
+			} else {
+				ev.OutputBytes = textBytes(r.root.Get("tool_response.error"))
+			}
 		}
 	case KindStop:
 		ev.StopActive = r.flag("stop_hook_active")
@@ -322,6 +336,7 @@ func (r *reader) cursor(ev *Event) {
 		if c := r.root.Get("exit_code"); c.Type == gjson.Number && c.Int() != 0 {
 			ev.Failed = true
 		}
+		ev.OutputBytes = textBytes(r.root.Get("output"))
 	case "beforeMCPExecution", "afterMCPExecution":
 		ev.Tool = r.need("tool_name")
 		ev.Input = r.object("tool_input")
@@ -332,9 +347,11 @@ func (r *reader) cursor(ev *Event) {
 		if ev.Server == "" {
 			ev.Server = "mcp"
 		}
+		ev.OutputBytes = outputText(r.root.Get("result_json"))
 	case "beforeReadFile":
 		ev.Tool = "Read"
 		ev.Input = objectOf(map[string]string{"file_path": r.need("file_path")})
+		ev.OutputBytes = textBytes(r.root.Get("content"))
 	case "afterFileEdit":
 		ev.Tool = "Edit"
 		ev.Input = objectOf(map[string]string{"file_path": r.need("file_path")})
@@ -343,6 +360,9 @@ func (r *reader) cursor(ev *Event) {
 		ev.Input = r.object("tool_input")
 		ev.Server, _, _ = splitMCP(ev.Tool)
 		ev.Failed = ev.Name == "postToolUseFailure"
+		if ev.Name == "postToolUse" {
+			ev.OutputBytes = outputText(r.root.Get("tool_output"))
+		}
 	case "stop":
 		ev.StopActive = r.root.Get("loop_count").Int() > 0
 	case "beforeSubmitPrompt":
@@ -401,6 +421,13 @@ func (r *reader) copilot(ev *Event) {
 			t := r.root.Get(field("toolResult.resultType", "tool_result.result_type"))
 			ev.Failed = t.Exists() && t.String() != "success"
 		}
+		if ev.Kind == KindPostTool {
+			if res := r.root.Get(field("toolResult.textResultForLlm", "tool_result.text_result_for_llm")); res.Exists() {
+				ev.OutputBytes = textBytes(res)
+			} else {
+				ev.OutputBytes = textBytes(r.root.Get("error"))
+			}
+		}
 	case KindPrompt:
 		ev.Prompt = r.str("prompt")
 	}
@@ -425,6 +452,15 @@ func (r *reader) copilotEvent() string {
 		return "sessionStart"
 	}
 	return "unknown"
+}
+
+// outputText counts the text of an output that Cursor gives as a string
+// holding JSON (result_json, tool_output), or as JSON.
+func outputText(v gjson.Result) int64 {
+	if v.Type == gjson.String {
+		return jsonTextBytes(v.Str)
+	}
+	return textBytes(v)
 }
 
 // objectOf writes a flat object of strings.

@@ -63,6 +63,10 @@ type AgentSession struct {
 	// Edits are the files edited since the state was entered, for
 	// max_files_per_state.
 	Edits *StateEdits `json:"edits,omitempty"`
+	// Reads are the bytes of tool output and the files read since the
+	// state was entered, for context_budget_bytes and the read-dedup
+	// warning.
+	Reads *StateReads `json:"reads,omitempty"`
 }
 
 // StateEdits are the files edited while a state was active.
@@ -71,6 +75,18 @@ type StateEdits struct {
 	// the transition that entered it.
 	Since string   `json:"since"`
 	Files []string `json:"files"`
+}
+
+// StateReads are what the agent read while a state was active.
+type StateReads struct {
+	// Since identifies the state's entry, as StateEdits.Since does.
+	Since string `json:"since"`
+	// Bytes is the size of the tools' outputs, counted while a
+	// context_budget_bytes applied.
+	Bytes int64 `json:"bytes,omitempty"`
+	// Files counts the reads of each file (as the project names it) by the
+	// hosts' read tools.
+	Files map[string]int `json:"files,omitempty"`
 }
 
 // agentKey is the store key of a session's record.

@@ -43,7 +43,10 @@ type gatedCall struct {
 	// event is the event workflow_transition or Send sends.
 	event statechart.Event
 	by    string // who sent it, for Send
-	ran   bool   // the tool already ran (Record): nothing to authorize
+	// report is what a job reports (jobs.go): the event is its done or
+	// error event, processed with the engine's Deliver.
+	report *statechart.Report
+	ran    bool // the tool already ran (Record): nothing to authorize
 
 	// tools are the names of the tools the caller may call; nil until
 	// asked (toolNames), or given by a caller outside MCP.

@@ -61,7 +61,7 @@ func (g *Gate) commit(ctx context.Context, c *gatedCall, h *holder, v *view, res
 		state, changed := cur.state, false
 		var entry []byte
 		if out.sent {
-			ns, err := g.engine.Send(ctx, cur.state, out.ev, g.now())
+			ns, err := g.process(ctx, c, cur.state, out.ev)
 			if err != nil {
 				out.err = fmt.Errorf("the machine failed on event %q: %w", out.ev.Type, err)
 			} else if snap, err := ns.MarshalJSON(); err != nil {
@@ -78,7 +78,7 @@ func (g *Gate) commit(ctx context.Context, c *gatedCall, h *holder, v *view, res
 			out.from, out.after, out.tr = cur, cur, nil
 			return out // nothing of the call's to write
 		}
-		rec := record{calls: cur.rec.calls, history: cur.rec.history}
+		rec := record{calls: cur.rec.calls, history: cur.rec.history, jobs: cur.rec.jobs}
 		if ours {
 			rec.lease = nil
 		} else {
@@ -133,12 +133,31 @@ func (g *Gate) commit(ctx context.Context, c *gatedCall, h *holder, v *view, res
 	}
 }
 
+// process sends a call's event to the engine, or for a job's report
+// (jobs.go), delivers it: a report for a child that no longer runs changes
+// nothing.
+func (g *Gate) process(ctx context.Context, c *gatedCall, s statechart.State, ev statechart.Event) (statechart.State, error) {
+	if c.report == nil {
+		return g.engine.Send(ctx, s, ev, g.now())
+	}
+	ns, _, err := g.effects.Deliver(ctx, s, *c.report, g.now())
+	if errors.Is(err, statechart.ErrNoChild) {
+		return s, nil
+	}
+	return ns, err
+}
+
 // save writes rec under the target's key if the key's version is still
 // prev's, and returns the saved view; state is rec.snap's decoded form,
 // with delayed transitions applied. On a conflict the error matches
 // ErrConflict.
+//
+// The record's job leases are those planJobs gives for state: the jobs
+// this save claims start once it succeeded.
 func (g *Gate) save(ctx context.Context, t target, prev *view, state statechart.State, rec record) (*view, error) {
 	key, sess := g.keyFor(t)
+	var starts []jobStart
+	rec.jobs, starts = g.planJobs(rec.jobs, state)
 	var nv *view
 	if state == prev.state {
 		// The same state (a lease taken or released, a count): what was
@@ -156,6 +175,7 @@ func (g *Gate) save(ctx context.Context, t target, prev *view, state statechart.
 		}
 		return nil, fmt.Errorf("saving the workflow state: %w", err)
 	}
+	g.jobsSaved(key, starts)
 	switch {
 	case g.values != nil:
 		// The store holds the view: nothing to cache.

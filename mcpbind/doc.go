@@ -140,8 +140,10 @@
 // guidance).
 //
 // The path is the shortest sequence of calls of the server's tools (and of
-// workflow_transition with the events it may send) that makes the tool
-// visible, found by a breadth-first search over the
+// workflow_transition with the events it may send, and waits for the
+// result of an actor an active state invokes: "wait for "suite" (running
+// in the background) to finish", a [Step] with Actor set; see "Jobs")
+// that makes the tool visible, found by a breadth-first search over the
 // machine's transitions (its [statechart.Node] list) from the current
 // configuration, with XState's rules for hierarchy, parallel regions,
 // eventless transitions and done events. Guards cannot be evaluated ahead
@@ -364,6 +366,79 @@
 // it ran. It takes the workflow's lease like a call, and the transition is
 // recorded with its sender.
 //
+// # Jobs: actors a state invokes
+//
+// A state of a machine compiled by the full interpreter may invoke an
+// actor whose logic is a Go [statechart.Promise] (a long test run, a
+// deployment): the gate runs it as a job, off the request. For example,
+// run_tests's success enters "testing", whose job runs the suite; deploy
+// is hidden until the job's result moves the workflow:
+//
+//	"testing": {
+//	  "invoke": {"id": "suite", "src": "runSuite", "input": {"$ref": "event.input"},
+//	             "onDone": "green", "onError": "red"},
+//	  "meta": {"mcp": {"tools": ["cancel_tests"]}}
+//	},
+//	"green": {"meta": {"mcp": {"tools": ["deploy"]}}}
+//
+// with the logic in the machine's implementations
+// (statechart.Implementations{Actors: {"runSuite": statechart.Promise(f)}}).
+// examples/deploy is a complete program.
+//
+// The snapshot the gate saves is the truth about jobs: its active promise
+// children with Go logic (child machines' included) are the jobs the
+// workflow runs. Whenever the gate saves a workflow (a tool's transition,
+// workflow_transition, Send, an approval, a start), it claims in the same
+// compare-and-swap each such child that no instance holds: a lease in the
+// workflow's record ({"session", "id", "until"} under "jobs"), like the
+// lease of a call, with [Options.LeaseTTL]. Once the save succeeded, the
+// gate that claimed the job runs the function in a goroutine of its own
+// with the child's input, and renews the lease every third of LeaseTTL.
+// When the function returns, its result goes to the workflow through the
+// steps of a call: load, reserve (it waits for a call that holds the
+// workflow, like [Gate.Send]), commit, where the engine's Deliver
+// processes xstate.done.actor.<id> (event.output) or
+// xstate.error.actor.<id> (event.error), with compare-and-swap and
+// retries, then notify: the run history (By "actor:<id>"), the log,
+// OnTransition, and notifications/tools/list_changed to the session that
+// owns the workflow if its tools changed (the sessions of this process
+// whose workflow it is: the session that saved it, or those
+// [Options.SessionKey] names so; a workflow named by a handle has none).
+// A result that is not JSON is delivered as an error.
+//
+// A job ends with its child: when the workflow leaves the invoking state
+// (or the session's workflow ends), the job's ctx is cancelled and its
+// result, if it still comes, is dropped. A job of this process learns it
+// at once when this process saved the change, otherwise at its next
+// renewal.
+//
+// Exactly once: a result moves the workflow only while the child it names
+// (by its session in the actor system, new for each start) still runs;
+// once one result is saved, the child is over, and any other result for
+// it (a run of the job an instance started again after the first one's
+// lease expired) finds no child and changes nothing, which the gate logs.
+// Each run of a job is a fresh call of its function: make the work
+// idempotent or tolerant of a repeated run.
+//
+// Resuming: if the instance running a job dies, or [Gate.Close] stops it,
+// the job's lease expires after LeaseTTL. [Gate.ResumeJobs] (with a store
+// that implements [Lister]; periodically with [Options.ResumeJobsEvery])
+// then claims and starts it again in the calling instance, from the start
+// with its persisted input, as XState restarts a promise child of a
+// restored snapshot; so does the next save of the workflow by any
+// instance. With a store shared by several instances (mcpbind/redisstore,
+// mcpbind/sqlitestore) the job survives the instance; with a MemoryStore
+// it survives a Close, not the process.
+//
+// Only Go promises run as jobs. Callback actors, the declarative
+// "promise" and "callback" of [statechart.ParseImplementations] and
+// logic left nil (statechart.Promise(nil): run elsewhere, its result
+// given with the engine's Deliver) are kept as children in the snapshot
+// and not run by the gate; child machines run inside each transition, as
+// the engine does. [Gate.Close] stops the jobs of a gate and waits for
+// their functions to return (they must honour their ctx); the gate claims
+// no job after it.
+//
 // # Run history
 //
 // Every saved transition is kept in the workflow's record in the store (the
@@ -375,7 +450,9 @@
 //
 // The record is JSON: {"state": <the engine's persisted state>, "calls":
 // {"<state id>": n}, "history": [{"tool", "event", "from", "to", "time"},
-// ...]}; "calls" and "history" are omitted when empty.
+// ...]}, with "lease" while a call holds the workflow and "jobs" while
+// jobs run (see "Jobs"); "calls", "history" and "jobs" are omitted when
+// empty.
 //
 // # Protocol versions and workflow handles
 //

@@ -3,6 +3,9 @@ package mcpbind_test
 import (
 	"context"
 	"fmt"
+	"io"
+	"log/slog"
+	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -267,4 +270,43 @@ func Example_handles() {
 	//   run_tests runs for workflow 32 chars long
 	// call deploy
 	//   deploy runs for workflow 32 chars long
+}
+
+// A state that invokes a Go promise runs it as a job, off the request
+// that entered the state; its result moves the workflow (see "Jobs" in the
+// package documentation).
+func Example_jobs() {
+	m, err := statechart.Compile([]byte(`{"id": "build", "initial": "idle", "states": {
+		"idle":     {"on": {"BUILD": "building"}},
+		"building": {"invoke": {"id": "compile", "src": "compile", "input": {"$ref": "event.rev"}, "onDone": "built"}},
+		"built":    {}}}`), &statechart.Options{Implementations: statechart.Implementations{Actors: map[string]statechart.ActorLogic{
+		"compile": statechart.Promise(func(ctx context.Context, rev any) (any, error) {
+			return "app-" + rev.(string) + ".tar", nil // a long build, honouring ctx
+		}),
+	}}})
+	if err != nil {
+		panic(err)
+	}
+	landed := make(chan mcpbind.Transition, 1)
+	gate, err := mcpbind.New(m.Engine(), &mcpbind.Options{
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		OnTransition: func(_ context.Context, tr mcpbind.Transition) {
+			if strings.HasPrefix(tr.By, "actor:") {
+				landed <- tr
+			}
+		},
+	})
+	if err != nil {
+		panic(err)
+	}
+	defer gate.Close() // stops the jobs still running
+
+	ctx := context.Background()
+	tr, _ := gate.Send(ctx, mcpbind.Ref{Name: "main"}, statechart.Event{Type: "BUILD", Data: map[string]any{"rev": "v2"}}, "ci")
+	fmt.Println(tr.From, "->", tr.To)
+	tr2 := <-landed
+	fmt.Println(tr2.By, tr2.From, "->", tr2.To, tr2.Event.Data["output"])
+	// Output:
+	// idle -> building
+	// actor:compile building -> built app-v2.tar
 }

@@ -55,7 +55,8 @@ type Options struct {
 	StoreTimeout time.Duration
 	// OnTransition, if set, is called after each saved transition that a
 	// tool call (or workflow_transition) caused, before the call's result
-	// is returned. Every such transition is also logged at Info level and
+	// is returned, and after each saved transition of a job's result (on
+	// the job's goroutine; see "Jobs" in the package documentation). Every such transition is also logged at Info level and
 	// kept in the workflow's run history.
 	OnTransition func(context.Context, Transition)
 	// HistoryLimit bounds the run history kept with each workflow (see
@@ -75,8 +76,19 @@ type Options struct {
 	// "Concurrent calls"). The gate renews it every third of LeaseTTL
 	// while the tool runs, so it matters only when a server instance dies
 	// during a call: the workflow is free again at most LeaseTTL later.
-	// Default 30 s.
+	// It is also the lease of a job (see the package documentation,
+	// "Jobs"): the job of an instance that died is resumed LeaseTTL
+	// after its last renewal at the earliest. Default 30 s.
 	LeaseTTL time.Duration
+	// ResumeJobsEvery, if positive, makes the gate call [Gate.ResumeJobs]
+	// when it is created and then every ResumeJobsEvery until
+	// [Gate.Close], so that the jobs of an instance that died are resumed
+	// by another (or by the restarted one) within LeaseTTL plus
+	// ResumeJobsEvery. It needs a store that implements [Lister] and a
+	// machine with actors; otherwise it does nothing. Default 0: jobs are
+	// resumed only by ResumeJobs and by the saves of their workflows (a
+	// call of a tool of the workflow claims its jobs whose lease expired).
+	ResumeJobsEvery time.Duration
 	// BusyWait bounds how long such a call waits for another call of the
 	// same workflow to finish before it is refused with
 	// CodeWorkflowBusy; the request's cancellation also ends the wait.
@@ -170,7 +182,7 @@ const (
 type Transition struct {
 	Key  string `json:"-"`            // the store key of the workflow
 	Tool string `json:"tool"`         // the tool whose successful call sent the event ("" for Send)
-	By   string `json:"by,omitempty"` // who sent the event with Gate.Send (an approver, a hook)
+	By   string `json:"by,omitempty"` // who sent the event with Gate.Send (an approver, a hook); "actor:<id>" for a job's result
 	// Outcome is set on the history entries that record a call rather
 	// than a transition (Options.AuditCalls): "ran", "failed" (the tool
 	// reported an error) or the code of its refusal. Event is then empty
@@ -244,6 +256,12 @@ type Gate struct {
 	// call's arguments and result need not be decoded into the event.
 	dataless bool
 	onTrans  func(context.Context, Transition)
+	// effects and jobs are set when the machine has actors: the gate runs
+	// its promise children as jobs (jobs.go); waits are the steps of a
+	// refusal's path that wait for an actor's result.
+	effects statechart.EffectEngine
+	jobs    *jobRunner
+	waits   []move
 
 	rules atomic.Pointer[rules]
 
@@ -265,8 +283,10 @@ type Gate struct {
 	noLayerWarned atomic.Bool // the misordering of the chain was logged
 	unkeyedLogged atomic.Bool // HandlesNever on a stateless server was logged
 
-	initial       *view // the initial state, shared by sessions without a record
-	initialTimers bool  // the initial state has pending delayed events: persist it per session
+	initial *view // the initial state, shared by sessions without a record
+	// initialTimers: the initial state has pending delayed events, or
+	// jobs: persist it per session.
+	initialTimers bool
 
 	instance string        // random: distinguishes the keys of sessions without an id, and lease ids, from other instances
 	seq      atomic.Uint64 // counts those keys and lease ids
@@ -535,11 +555,21 @@ func New(engine statechart.Engine, opts *Options) (*Gate, error) {
 	if p, ok := s.(interface{ NextDue() (time.Time, bool) }); ok {
 		_, g.initialTimers = p.NextDue()
 	}
+	if ee, ok := engine.(statechart.EffectEngine); ok && ee.UsesActors() {
+		g.effects, g.jobs, g.waits = ee, newJobRunner(), actorWaits(g.nodes)
+		g.initialTimers = g.initialTimers || len(wantedJobs(s)) > 0 // each workflow runs its own jobs
+	}
 	g.initial, err = g.newView("", s, record{}, 0)
 	if err != nil {
 		return nil, err
 	}
 	g.rules.Store(g.buildRules(map[string]*toolInfo{}))
+	if o.ResumeJobsEvery > 0 && g.jobs != nil {
+		if _, ok := g.store.(Lister); ok {
+			g.jobs.wg.Add(1)
+			go g.resumeLoop(o.ResumeJobsEvery)
+		}
+	}
 	return g, nil
 }
 

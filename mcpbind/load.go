@@ -104,7 +104,7 @@ func (g *Gate) load(ctx context.Context, t target) (*view, error) {
 			return nil, err
 		}
 		switch {
-		case ver == 0 && t.handle != "":
+		case ver == 0 && (t.handle != "" || t.existing):
 			return nil, ErrUnknownWorkflow
 		case ver == 0 && sess != nil && sess.saved.Load():
 			// Never silently restarted: the workflow had moved, and
@@ -227,7 +227,10 @@ func (g *Gate) create(ctx context.Context, key string) (*view, error) {
 	if err != nil {
 		return nil, fmt.Errorf("mcpbind: starting the workflow: %w", err)
 	}
-	v, err := g.newView(key, s, record{}, 0)
+	var rec record
+	var starts []jobStart
+	rec.jobs, starts = g.planJobs(nil, s)
+	v, err := g.newView(key, s, rec, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -237,6 +240,7 @@ func (g *Gate) create(ctx context.Context, key string) (*view, error) {
 		}
 		return nil, fmt.Errorf("mcpbind: saving the workflow state: %w", err)
 	}
+	g.jobsSaved(key, starts)
 	return v, nil
 }
 

@@ -640,17 +640,43 @@ func (m *model) isDone(c bitset) bool {
 	return false
 }
 
-// Step is one tool call of a suggested path.
+// Step is one tool call of a suggested path, or a wait for an actor that
+// an active state invokes (a job, see the package documentation): then
+// Tool is empty, Actor is the invoke's id, and Event is
+// xstate.done.actor.<id> or xstate.error.actor.<id>.
 type Step struct {
 	Tool   string   `json:"tool"`
 	Event  string   `json:"event"`
+	Actor  string   `json:"actor,omitempty"`
 	Guards []string `json:"guards,omitempty"` // guards the step relies on
 }
 
-// move is a tool call the search may make.
+// move is a tool call the search may make, or a wait for an actor's
+// result (actor is its id).
 type move struct {
-	tool string
-	info *toolInfo
+	tool  string
+	actor string
+	info  *toolInfo
+}
+
+// actorWaits returns the waits for the results of the actors the states
+// invoke, as moves of the path search: possible while the invoking state
+// is active.
+func actorWaits(nodes []statechart.Node) []move {
+	var out []move
+	for i, n := range nodes {
+		for _, inv := range n.Invokes {
+			if !inv.Known {
+				continue
+			}
+			in := newBitset(len(nodes))
+			in.set(i)
+			for _, prefix := range []string{"xstate.done.actor.", "xstate.error.actor."} {
+				out = append(out, move{actor: inv.ID, info: &toolInfo{mode: modeStates, nodes: in, event: prefix + inv.ID}})
+			}
+		}
+	}
+	return out
 }
 
 // structurallyVisible reports whether a tool may be visible in a
@@ -713,7 +739,7 @@ func (m *model) shortestPath(start bitset, target *toolInfo, moves []move) (path
 				seen[k] = true
 				nodes = append(nodes, qnode{
 					config: out.config, done: out.done, prev: head, depth: cur.depth + 1,
-					step: Step{Tool: mv.tool, Event: mv.info.event, Guards: out.guards},
+					step: Step{Tool: mv.tool, Event: mv.info.event, Actor: mv.actor, Guards: out.guards},
 				})
 				if m.structurallyVisible(out.config, target, out.done) {
 					for i := len(nodes) - 1; i > 0; i = nodes[i].prev {

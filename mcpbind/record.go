@@ -1,6 +1,7 @@
 // This file defines the record a Gate keeps in its Store for each workflow:
 // the engine's persisted state, the call counts of states with maxCalls,
-// the bounded run history, and the lease of a call in progress.
+// the bounded run history, the lease of a call in progress, and the leases
+// of the jobs (promise children) running for it.
 
 package mcpbind
 
@@ -22,12 +23,14 @@ import (
 //	{"state": <the engine's persisted state>,
 //	 "calls": {"<state id>": 3},           // states with maxCalls only; omitted when empty
 //	 "history": [<Transition>, ...],        // oldest first; omitted when empty
-//	 "lease": {"id", "tool", "until"}}      // while a call that sends an event runs; omitted otherwise
+//	 "lease": {"id", "tool", "until"},      // while a call that sends an event runs; omitted otherwise
+//	 "jobs": [{"session", "id", "until"}]}  // the claims on its running jobs (jobs.go); omitted when none
 type record struct {
 	snap    []byte            // the engine's persisted state (State.MarshalJSON)
 	calls   map[string]int    // calls that ran while a limited state was active
 	history []json.RawMessage // encoded Transitions, oldest first
 	lease   *lease            // the call that holds the workflow, if any
+	jobs    []jobLease        // by session; never modified once in a record
 }
 
 // lease is the hold a call whose tool sends an event has on its workflow
@@ -84,6 +87,22 @@ func (r *record) encode() []byte {
 		b = l.Until.UTC().AppendFormat(b, time.RFC3339Nano)
 		b = append(b, `"}`...)
 	}
+	if len(r.jobs) > 0 {
+		b = append(b, `,"jobs":[`...)
+		for i, j := range r.jobs {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, `{"session":`...)
+			b = appendJSONString(b, j.Session)
+			b = append(b, `,"id":`...)
+			b = appendJSONString(b, j.ID)
+			b = append(b, `,"until":"`...)
+			b = j.Until.UTC().AppendFormat(b, time.RFC3339Nano)
+			b = append(b, `"}`...)
+		}
+		b = append(b, ']')
+	}
 	return append(b, '}')
 }
 
@@ -105,6 +124,14 @@ func (r *record) size() int {
 		n += len(`,"lease":{"id":,"tool":,"until":""}`) + jsonStringLen(l.ID) + jsonStringLen(l.Tool) +
 			len(l.Until.UTC().AppendFormat(buf[:0], time.RFC3339Nano))
 	}
+	if len(r.jobs) > 0 {
+		var buf [64]byte
+		n += len(`,"jobs":[]`) + len(r.jobs) - 1
+		for _, j := range r.jobs {
+			n += len(`{"session":,"id":,"until":""}`) + jsonStringLen(j.Session) + jsonStringLen(j.ID) +
+				len(j.Until.UTC().AppendFormat(buf[:0], time.RFC3339Nano))
+		}
+	}
 	return n
 }
 
@@ -115,6 +142,7 @@ func decodeRecord(data []byte) (record, error) {
 		Calls   map[string]int    `json:"calls"`
 		History []json.RawMessage `json:"history"`
 		Lease   *lease            `json:"lease"`
+		Jobs    []jobLease        `json:"jobs"`
 	}
 	if err := json.Unmarshal(data, &raw); err != nil {
 		return record{}, fmt.Errorf("mcpbind: reading the workflow record: %w", err)
@@ -122,7 +150,7 @@ func decodeRecord(data []byte) (record, error) {
 	if len(raw.State) == 0 || bytes.Equal(raw.State, []byte("null")) {
 		return record{}, fmt.Errorf(`mcpbind: reading the workflow record: no "state"`)
 	}
-	return record{snap: raw.State, calls: raw.Calls, history: raw.History, lease: raw.Lease}, nil
+	return record{snap: raw.State, calls: raw.Calls, history: raw.History, lease: raw.Lease, jobs: raw.Jobs}, nil
 }
 
 // appendHistory returns history with entry added at the end, keeping the

@@ -173,6 +173,9 @@ func TestRecordSize(t *testing.T) {
 		if r.IntN(2) == 0 {
 			rec.lease = &lease{ID: "0123456789abcdef." + strconv.Itoa(i), Tool: names[r.IntN(len(names))], Until: time.Unix(r.Int64N(4e9), []int64{0, 1e8, r.Int64N(1e9)}[r.IntN(3)]).In(time.FixedZone("X", 3600))}
 		}
+		for j := range r.IntN(3) {
+			rec.jobs = append(rec.jobs, jobLease{Session: names[r.IntN(len(names))] + strconv.Itoa(j), ID: "0123456789abcdef." + strconv.Itoa(i), Until: time.Unix(r.Int64N(4e9), r.Int64N(1e9))})
+		}
 		b := rec.encode()
 		if rec.size() != len(b) {
 			t.Fatalf("size %d, encoding of %d bytes: %s", rec.size(), len(b), b)
@@ -184,6 +187,14 @@ func TestRecordSize(t *testing.T) {
 		if !reflect.DeepEqual(back.calls, rec.calls) || len(back.history) != len(rec.history) || (back.lease == nil) != (rec.lease == nil) ||
 			(rec.lease != nil && (back.lease.ID != rec.lease.ID || back.lease.Tool != rec.lease.Tool || !back.lease.Until.Equal(rec.lease.Until))) {
 			t.Fatalf("read back %+v from %s", back, b)
+		}
+		if len(back.jobs) != len(rec.jobs) {
+			t.Fatalf("read back jobs %+v from %s", back.jobs, b)
+		}
+		for j, jl := range rec.jobs {
+			if bj := back.jobs[j]; bj.Session != jl.Session || bj.ID != jl.ID || !bj.Until.Equal(jl.Until) {
+				t.Fatalf("read back job %+v, wrote %+v: %s", bj, jl, b)
+			}
 		}
 	}
 }

@@ -164,6 +164,7 @@ func (g *Gate) refuse(ctx context.Context, c *gatedCall, v *view) *verdict {
 			moves = append(moves, move{tool: transitionTool, info: &toolInfo{mode: modeCan, event: ev}})
 		}
 	}
+	moves = append(moves, g.waits...) // a job's result may be the step that helps
 	path, found := g.model.shortestPath(v.active, c.info, moves)
 	ref.Reachable = found
 	if path != nil {
@@ -214,10 +215,24 @@ func (ref *Refusal) text(ti *toolInfo, transitionTool string) string {
 	case len(ref.Path) == 0:
 		fmt.Fprintf(&b, " The workflow does not accept its event %q now: a guard refuses it.", ti.event)
 	default:
-		b.WriteString(" To make it available, call ")
+		b.WriteString(" To make it available, ")
+		calling := false
 		for i, s := range ref.Path {
 			if i > 0 {
 				b.WriteString(", then ")
+			}
+			if s.Actor != "" {
+				outcome := "finish"
+				if strings.HasPrefix(s.Event, "xstate.error.actor.") {
+					outcome = "fail"
+				}
+				fmt.Fprintf(&b, "wait for %q (running in the background) to %s", s.Actor, outcome)
+				calling = false
+				continue
+			}
+			if !calling {
+				b.WriteString("call ")
+				calling = true
 			}
 			b.WriteString(s.Tool)
 			if s.Tool == transitionTool && transitionTool != "" {

@@ -72,7 +72,7 @@ func (g *Gate) reserve(ctx context.Context, c *gatedCall, v *view) (*view, *hold
 		if err != nil {
 			return nil, nil, nil, fmt.Errorf("marshaling the state: %w", err)
 		}
-		rec := record{snap: snap, calls: v.rec.calls, history: v.rec.history, lease: v.rec.lease}
+		rec := record{snap: snap, calls: v.rec.calls, history: v.rec.history, lease: v.rec.lease, jobs: v.rec.jobs}
 		if g.counts(ctx, c, v) {
 			rec.calls = make(map[string]int, len(v.rec.calls)+1)
 			for id, n := range v.rec.calls {

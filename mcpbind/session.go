@@ -31,6 +31,9 @@ type target struct {
 	handle string // the workflow id; "" for the session's workflow
 	name   string // a named workflow (Ref.Name), outside a session
 	key    string // the store key of handle or name, if known
+	// existing: the workflow is never started by loading it (a job's):
+	// without a record, it is ErrUnknownWorkflow.
+	existing bool
 }
 
 // handleTarget is the target a workflow id names.
@@ -187,6 +190,7 @@ func (g *Gate) forget(ss *mcp.ServerSession, s *session) {
 	if err := g.store.Delete(ctx, s.key); err != nil {
 		g.log.Warn("mcpbind: removing the state of an ended session", "key", fingerprint(s.key), "error", err)
 	}
+	g.pokeJobs(s.key) // its jobs find the workflow gone, and stop
 }
 
 func (g *Gate) isClosed(s *session) bool {

@@ -85,6 +85,21 @@ func (a *ActionArgs) Assign(updates map[string]any) {
 	a.Context = a.r.s.context
 }
 
+// Unset removes top-level context keys, as assigning undefined does in
+// XState (the key is gone once the context is serialized). Later actions
+// of the same microstep see the new context.
+func (a *ActionArgs) Unset(keys ...string) {
+	if a.r == nil || len(keys) == 0 {
+		return
+	}
+	updates := make(map[string]any, len(keys))
+	for _, k := range keys {
+		updates[k] = undefined{}
+	}
+	a.r.assign(updates)
+	a.Context = a.r.s.context
+}
+
 // Raise queues an internal event, processed before the next external event,
 // like XState's raise.
 func (a *ActionArgs) Raise(ev Event) {

@@ -46,7 +46,7 @@ func (a *Actor) startSystem() error {
 			a.callErr = err
 		}
 	}
-	root.start()
+	_ = root.start() // a root has no system id, so its start cannot fail
 	a.afterEntry()
 	return a.callResult()
 }

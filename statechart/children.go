@@ -45,6 +45,10 @@ type Child struct {
 	Error any
 	// Snapshot is a child machine's own snapshot; nil for other logic.
 	Snapshot *Snapshot
+	// Logic is the logic Src names in the implementations of the machine
+	// that invoked or spawned the child: what a caller of the pure API
+	// runs for an active promise child (see [StartChild]).
+	Logic ActorLogic
 }
 
 // childRecord is the frozen state of a child.
@@ -67,8 +71,9 @@ type childRecord struct {
 type childEntry struct {
 	id   string
 	rec  *childRecord
-	cell *cell // the live child, inside a running system
-	dead bool  // removed (see childList.remove)
+	cell *cell  // the live child, inside a running system
+	dead bool   // removed (see childList.remove)
+	src  string // a ghost's src, when it was spawned here (not restored)
 }
 
 // ghost reports whether the entry has no actor.
@@ -239,7 +244,7 @@ func (r *childRecord) public(id string) Child {
 	return Child{
 		ID: id, Src: r.src, SystemID: r.systemID, Session: r.session, SyncSnapshot: r.sync,
 		Status: r.status, Input: r.input, HasInput: r.hasInput, Output: r.output, HasOutput: r.hasOutput,
-		Error: r.errValue, Snapshot: r.snap,
+		Error: r.errValue, Snapshot: r.snap, Logic: r.logic,
 	}
 }
 

@@ -633,9 +633,11 @@ func restoreMachines(tb testing.TB) ([]*statechart.Machine, [][][]byte) {
 		require.NoError(tb, err)
 		var c restoreCase
 		require.NoError(tb, json.Unmarshal(data, &c), file)
-		impl, err := statechart.ParseImplementations(data)
+		opts := &statechart.Options{AllowMissingGuards: true, MaxSteps: 2000}
+		impl, err := statechart.ParseImplementationsWith(data, opts)
 		require.NoError(tb, err, file)
-		m, err := statechart.Compile(c.Machine, &statechart.Options{Implementations: impl, AllowMissingGuards: true, MaxSteps: 2000})
+		opts.Implementations = impl
+		m, err := statechart.Compile(c.Machine, opts)
 		if err != nil {
 			continue // cases of load errors
 		}

@@ -436,6 +436,8 @@ func (l *loader) readBehaviour(i int) {
 		// reported in the first pass: a compound state needs child states
 	case n.kind == kindCompound && !init.Exists():
 		l.errorf(path, "compound state %q has no \"initial\"; add \"initial\": %q", n.id, l.m.nodes[n.children[0]].key)
+	case n.kind == kindParallel && init.Exists():
+		l.warnf(path.key("initial"), "\"initial\" is ignored: a parallel state enters all its regions (XState ignores it too)")
 	case n.kind != kindCompound && init.Exists():
 		l.errorf(path.key("initial"), "only compound states have an initial state (this one is %s)", n.kind)
 	case init.Exists():
@@ -445,7 +447,7 @@ func (l *loader) readBehaviour(i int) {
 	// history default target, resolved relative to the parent
 	if tg := raw.get("target"); tg.Exists() && !(tg.Type == gjson.String && tg.String() == "") {
 		if n.kind != kindHistory {
-			l.errorf(path.key("target"), "only history states have a default \"target\"; put targets on transitions")
+			l.warnf(path.key("target"), "\"target\" is ignored: only history states have a default target (XState ignores it too); put targets on transitions")
 		} else if n.parent >= 0 {
 			t := &transition{source: i}
 			for _, ref := range l.targetStrings(tg, path.key("target")) {

@@ -141,11 +141,6 @@ func TestCompileReportsEveryErrorWithItsPath(t *testing.T) {
 			want: []string{`states.a.initial: only compound states have an initial state (this one is atomic)`},
 		},
 		{
-			name: "initial on a parallel state",
-			src:  `{"type": "parallel", "initial": "a", "states": {"a": {}, "b": {}}}`,
-			want: []string{`initial: only compound states have an initial state (this one is parallel)`},
-		},
-		{
 			name: "initial object with a bad target and an unknown key",
 			src:  `{"initial": {"target": "b", "action": "x"}, "states": {"a": {}}}`,
 			want: []string{
@@ -205,11 +200,6 @@ func TestCompileReportsEveryErrorWithItsPath(t *testing.T) {
 				`states.h.history: must be "shallow", "deep" or true, not "deeper"`,
 				`states.h.states: a state of type "history" cannot have child states`,
 			},
-		},
-		{
-			name: "default target on a state that is not a history state",
-			src:  `{"initial": "a", "states": {"a": {"target": "b"}, "b": {}}}`,
-			want: []string{`states.a.target: only history states have a default "target"; put targets on transitions`},
 		},
 		{
 			name: "history default targets that cannot be entered",
@@ -968,6 +958,14 @@ func TestCompileWarnings(t *testing.T) {
 				`states.a.on.GO.taget: unknown key "taget" (did you mean "target"?)`,
 				`states.a.on.GO.guard.parms: unknown key "parms" (did you mean "params"?)`,
 				`states.a.on.GO.actions.param: unknown key "param" (did you mean "params"?)`,
+			},
+		},
+		{
+			name: "initial on a parallel state, and a default target on a state that is not a history state",
+			src:  `{"type": "parallel", "initial": "a", "states": {"a": {"target": "b"}, "b": {}}}`,
+			want: []string{
+				`initial: "initial" is ignored: a parallel state enters all its regions (XState ignores it too)`,
+				`states.a.target: "target" is ignored: only history states have a default target (XState ignores it too); put targets on transitions`,
 			},
 		},
 		{

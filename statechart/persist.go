@@ -305,14 +305,17 @@ func (m *Machine) restoreAs(data []byte, likeXState bool) (*Snapshot, error) {
 // XState lists them (which decides the order of eventless transitions), a
 // string naming a key even with a dot in it. For a snapshot that is not
 // active the configuration is not checked: XState's snapshot of a machine
-// that failed to start may name a history state.
+// that failed to start may name a history state, and in a machine with
+// history states only the basics are checked, as in checkNodes: XState's
+// history quirks, which the interpreter reproduces, can persist a value
+// with two children of one compound state, and XState restores it.
 func (m *Machine) stateNodesOfValue(v gjson.Result, status Status) ([]int, error) {
 	var list []int
 	if err := m.stateNodesOf(0, v, &list, "value"); err != nil {
 		return nil, err
 	}
 	nodes := m.allStateNodes(list)
-	if status == StatusActive {
+	if status == StatusActive && !m.hasHistory {
 		if err := m.checkConfiguration(nodes); err != nil {
 			return nil, fmt.Errorf("value: %w", err)
 		}

@@ -51,7 +51,7 @@ func (m *Machine) StartEffects(ctx context.Context, opts *StartOptions, now time
 	sys.root = root
 	sys.register(root)
 	_ = root.initMachine(cloneContext(o.Context))
-	root.start()
+	_ = root.start() // a root has no system id, so its start cannot fail
 	if sys.halted != nil {
 		err := error(sys.halted)
 		return &Snapshot{machine: m, status: StatusError, err: err, context: cloneContextOr(o.Context, m), nodes: []int{0}}, nil, err

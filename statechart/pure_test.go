@@ -97,10 +97,14 @@ func TestPureAPIRunsAJobAcrossProcesses(t *testing.T) {
 	c, ok := s.Child("job")
 	require.True(t, ok)
 	assert.Equal(t, statechart.StatusActive, c.Status)
+	assert.IsType(t, statechart.Promise(nil), c.Logic, "what the caller runs for the child")
 	st.put(t, "wf", s)
 
 	// Process 2, later: the job's result.
 	m, s = st.get(t, "wf")
+	c, ok = s.Child("job")
+	require.True(t, ok)
+	assert.IsType(t, statechart.Promise(nil), c.Logic, "a restored child names its logic too")
 	s, fx, err = m.Deliver(ctx, s, statechart.Report{Session: job.Child.Session, Kind: statechart.ReportDone, Output: "app.tar"}, now.Add(time.Second))
 	require.NoError(t, err)
 	assert.True(t, s.Matches("built"))

@@ -61,7 +61,11 @@ func (r *runner) spawnChild(def *spawnDef, ev Event, node int) {
 		r.fail(node, err)
 		return
 	}
-	r.ownChildren().set(childEntry{id: def.id, cell: c})
+	e := childEntry{id: def.id, cell: c}
+	if c == nil {
+		e.src = def.src // for the error of a start that finds no actor
+	}
+	r.ownChildren().set(e)
 	r.changed = true
 	if c != nil {
 		r.fx = append(r.fx, effect{kind: fxStart, cell: c})

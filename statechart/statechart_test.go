@@ -380,6 +380,30 @@ func TestGoActionsRaiseAndAssignInOrder(t *testing.T) {
 	require.Equal(t, []string{"x:0", "t:1", "e:1", "p:1"}, seen)
 }
 
+func TestGoActionUnsetRemovesKeys(t *testing.T) {
+	ctx := context.Background()
+	var seen []map[string]any
+	m := compile(t, `{"initial":"a","context":{"n":0,"keep":true,"gone":1},"states":{
+		"a":{"on":{"GO":{"target":"b","actions":["drop","look"]}}},
+		"b":{}}}`, &statechart.Options{Implementations: statechart.Implementations{Actions: map[string]statechart.ActionFunc{
+		"drop": func(_ context.Context, a *statechart.ActionArgs) error {
+			a.Unset("gone", "never")
+			a.Assign(map[string]any{"n": 1.0})
+			return nil
+		},
+		"look": func(_ context.Context, a *statechart.ActionArgs) error {
+			seen = append(seen, a.Context)
+			return nil
+		},
+	}}})
+	a := statechart.NewActor(m, nil)
+	require.NoError(t, a.Start(ctx))
+	require.NoError(t, a.Send(ctx, ev("GO")))
+	want := map[string]any{"n": 1.0, "keep": true}
+	require.Equal(t, []map[string]any{want}, seen, "a later action sees the key gone")
+	require.Equal(t, want, a.Snapshot().Context())
+}
+
 func TestEngineAdapter(t *testing.T) {
 	ctx := context.Background()
 	m := compile(t, checkout, &statechart.Options{Implementations: checkoutImpl()})
@@ -539,4 +563,24 @@ func TestActorSnapshotsStayAsTheyWere(t *testing.T) {
 	require.Empty(t, a.Snapshot().Pending())
 	require.Len(t, seen[2].Pending(), 1)
 	require.Equal(t, "b", a.Snapshot().Value())
+}
+
+// TestFailingActionAtStartKeepsTheComputedSnapshot: a Go action that fails
+// during the initial macrostep leaves the snapshot XState computed before
+// running it (its state, with the assigns of the macrostep), in status
+// error, not the machine's first state with an empty context.
+func TestFailingActionAtStartKeepsTheComputedSnapshot(t *testing.T) {
+	ctx := context.Background()
+	boom := errors.New("boom")
+	m := compile(t, `{"initial":"a","context":{"n":0},"states":{
+		"a":{"always":{"target":"b","actions":{"type":"xstate.assign","params":{"n":{"$inc":1}}}}},
+		"b":{"entry":["fail"]}}}`, &statechart.Options{Implementations: statechart.Implementations{Actions: map[string]statechart.ActionFunc{
+		"fail": func(context.Context, *statechart.ActionArgs) error { return boom },
+	}}})
+	a := statechart.NewActor(m, nil)
+	require.ErrorIs(t, a.Start(ctx), boom)
+	s := a.Snapshot()
+	require.Equal(t, statechart.StatusError, s.Status())
+	require.Equal(t, "b", s.Value())
+	require.Equal(t, 1.0, s.Context()["n"])
 }

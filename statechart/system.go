@@ -232,6 +232,15 @@ func (sys *system) unregisterRecursively(c *cell) error {
 	return nil
 }
 
+// ghostError is the error of a start that finds, among the children, the
+// entry an invoke or spawn of an unknown src left.
+func ghostError(e childEntry) error {
+	if e.src != "" {
+		return fmt.Errorf("invoke or spawn of %q (id %q): no actor logic is named %q", e.src, e.id, e.src)
+	}
+	return fmt.Errorf("invoke or spawn of %q: no actor logic has that src", e.id)
+}
+
 // setSystemID registers c under its system id; another actor holding it is
 // an error, as in XState.
 func (sys *system) setSystemID(c *cell) error {
@@ -353,24 +362,29 @@ func (c *cell) executeInitialEffects() {
 	}
 }
 
-// start is XState's Actor.start.
-func (c *cell) start() {
+// start is XState's Actor.start. Like XState, it registers the actor's
+// system id again, and fails, before the actor runs, when another actor
+// took the id meanwhile (one created while this one was done at creation,
+// so unregistered); the action or logic that started it fails with it.
+func (c *cell) start() error {
 	sys := c.sys
 	if c.proc == procRunning || sys.halted != nil {
-		return
+		return nil
 	}
-	c.proc = procRunning
 	sys.register(c)
 	if c.systemID != "" {
-		_ = sys.setSystemID(c) // registered when created; a restored child registers here
+		if err := sys.setSystemID(c); err != nil {
+			return err
+		}
 	}
+	c.proc = procRunning
 	switch c.statusNow() {
 	case StatusDone:
 		c.update(nil)
-		return
+		return nil
 	case StatusError:
 		c.reportError()
-		return
+		return nil
 	}
 	if c.parent == nil && c.restored && sys.clock != nil {
 		c.armAll() // a restored snapshot's pending delayed events
@@ -382,19 +396,23 @@ func (c *cell) start() {
 		for _, e := range c.snap.x().children.all() {
 			if e.ghost() {
 				// XState reads the snapshot of an actor that is not there.
-				c.snap = failedSnapshot(c.snap, &RuntimeError{Event: EventInit, Err: fmt.Errorf("invoke or spawn of %q: no actor logic has that src", e.id)})
+				c.snap = failedSnapshot(c.snap, &RuntimeError{Event: EventInit, Err: ghostError(e)})
 				c.reportError()
-				return
+				return nil
 			}
 			if e.cell.statusNow() == StatusActive {
-				e.cell.start()
+				if err := e.cell.start(); err != nil {
+					c.snap = failedSnapshot(c.snap, &RuntimeError{Event: EventInit, Err: err})
+					c.reportError()
+					return nil
+				}
 			}
 		}
 	default:
 		if err := c.startLogic(); err != nil {
 			c.status, c.errValue = StatusError, err
 			c.reportError()
-			return
+			return nil
 		}
 	}
 	c.update(nil)
@@ -402,6 +420,7 @@ func (c *cell) start() {
 	if !c.processing && len(c.queue) > 0 {
 		c.flushMailbox()
 	}
+	return nil
 }
 
 // send is XState's Actor._send: the event goes to the mailbox, and is
@@ -643,7 +662,7 @@ func (c *cell) exec(e effect) error {
 		}
 	case fxStart:
 		if e.cell.proc != procStopped {
-			e.cell.start()
+			return e.cell.start()
 		}
 	case fxStop:
 		e.cell.stop()

@@ -39,6 +39,7 @@ type xsState struct {
 	history   string // "deep" for history states
 	initial   string
 	entry     []any
+	exit      []any
 	children  []*xsState
 	on        []*xsEvent
 	always    []*xsTrans
@@ -49,6 +50,7 @@ type xsState struct {
 	origin    string // the state of the file it was compiled from
 	resumable bool   // a top-level state an interrupt may leave and $return resume
 	hist      string // the key of its deep history child, for $return
+	subflow   string // the id of a subflow with its own context
 }
 
 type xsEvent struct {
@@ -107,9 +109,14 @@ type container struct {
 	role    func(s *swState) stateRole
 	// Where the states whose role leaves the container go (absolute).
 	exitTo func(s *swState) string
+	// The actions of the transitions to exitTo.
+	leave []any
 	// Whether a final copy of a state ends its region (join "any" waits
 	// for a failed branch in a final state).
 	join string
+	// Whether the states run in a fork's region, where a subflow shares
+	// the context: branches run at once, with one context.
+	inFork bool
 }
 
 type stateRole uint8
@@ -301,7 +308,7 @@ func (c *compiler) compileState(ct *container, s *swState) []*xsState {
 		if (role == roleDone && ct.join == "all") || (role == roleFailed && ct.join == "any") {
 			x.typ = "final"
 		} else {
-			x.always = []*xsTrans{{target: ct.exitTo(s)}}
+			x.always = []*xsTrans{{target: ct.exitTo(s), actions: ct.leave}}
 		}
 		return []*xsState{x}
 	}
@@ -338,7 +345,11 @@ func (c *compiler) compileState(ct *container, s *swState) []*xsState {
 				continue
 			}
 			out = append(out, sub)
-			x.addOn(name, &xsTrans{target: escapeKey(sub.key), actions: []any{ActionMerge}})
+			tr := &xsTrans{target: escapeKey(sub.key), actions: []any{ActionMerge}}
+			if sub.subflow != "" {
+				tr.actions = append(tr.actions, subflowActionRef(ActionSubflowStart, sub.subflow, nil))
+			}
+			x.addOn(name, tr)
 		}
 	}
 	if s.safeNext != "" {
@@ -528,6 +539,7 @@ func (c *compiler) forkState(ct *container, s *swState, ev *swEvent, f *swFork) 
 			names:   set,
 			keys:    map[string]bool{},
 			join:    f.join,
+			inFork:  true,
 		}
 		for n := range set {
 			rc.keys[n] = true
@@ -649,8 +661,9 @@ func uniqueIn(keys map[string]bool, base string) string {
 
 // subflowState inlines an invoked workflow as a compound state: its states
 // nested, its final states moving on to on_complete (or, for a final state
-// named "failed", to on_fail), its context and the invoke's input merged
-// into the context on entry.
+// named "failed", to on_fail). It runs in its own context (its context and
+// the invoke's input; the subflow actions of guards.go), or, in a fork's
+// region, with its context and input merged into the shared one on entry.
 func (c *compiler) subflowState(ct *container, s *swState, ev *swEvent, in *swInvoke) *xsState {
 	if in == nil || in.name == "" {
 		return nil
@@ -708,6 +721,11 @@ func (c *compiler) subflowState(ct *container, s *swState, ev *swEvent, in *swIn
 		guardNS: ct.guardNS + in.name + "/",
 		names:   map[string]bool{},
 		keys:    map[string]bool{},
+		inFork:  ct.inFork,
+	}
+	if !ct.inFork {
+		x.subflow = stateID(sc.path)
+		sc.leave = []any{subflowActionRef(ActionSubflowEnd, x.subflow, nil)}
 	}
 	for _, st := range sub.states {
 		sc.names[st.name] = true
@@ -750,7 +768,13 @@ func (c *compiler) subflowState(ct *container, s *swState, ev *swEvent, in *swIn
 			values[k] = in.input.vals[k]
 		}
 	}
-	if len(values) > 0 {
+	switch {
+	case x.subflow != "":
+		// Its own context: see ActionSubflowEnter.
+		x.entry = []any{subflowActionRef(ActionSubflowEnter, x.subflow, sortedObj(values))}
+		x.exit = []any{subflowActionRef(ActionSubflowExit, x.subflow, nil)}
+	case len(values) > 0:
+		// In a fork's region, the context of the workflow.
 		x.entry = []any{assignAction(values)}
 	}
 	x.mcp = newObj().set("instructions", fmt.Sprintf("Subflow %q: the workflow goes on to %q when it completes.", in.name, in.onComplete))
@@ -759,6 +783,11 @@ func (c *compiler) subflowState(ct *container, s *swState, ev *swEvent, in *swIn
 
 // assignAction is statewright.assign with the given values.
 func assignAction(values map[string]any) *obj {
+	return newObj().set("type", ActionAssign).set("params", newObj().set("values", sortedObj(values)))
+}
+
+// sortedObj is an object of the values, its keys sorted.
+func sortedObj(values map[string]any) *obj {
 	keys := make([]string, 0, len(values))
 	for k := range values {
 		keys = append(keys, k)
@@ -768,7 +797,28 @@ func assignAction(values map[string]any) *obj {
 	for _, k := range keys {
 		v.set(k, values[k])
 	}
-	return newObj().set("type", ActionAssign).set("params", newObj().set("values", v))
+	return v
+}
+
+// subflowActionRef is a subflow action of the subflow id, with its
+// initial context for statewright.subflowEnter.
+func subflowActionRef(name, id string, context *obj) *obj {
+	params := newObj().set("id", id)
+	if context != nil {
+		params.set("context", context)
+	}
+	return newObj().set("type", name).set("params", params)
+}
+
+// stateID is the path of a state node from the root, its keys escaped and
+// joined by dots: "testing:TESTS_FAIL:invoke", or for a subflow in a
+// subflow "testing:TESTS_FAIL:invoke.fix:GO:invoke".
+func stateID(path []string) string {
+	keys := make([]string, len(path))
+	for i, k := range path {
+		keys[i] = escapeKey(k)
+	}
+	return strings.Join(keys, ".")
 }
 
 // stateJSON writes a state node; $return transitions become one guarded
@@ -786,6 +836,9 @@ func (c *compiler) stateJSON(x *xsState, resumable []*xsState) *obj {
 	}
 	if len(x.entry) > 0 {
 		o.set("entry", oneOrMany(x.entry))
+	}
+	if len(x.exit) > 0 {
+		o.set("exit", oneOrMany(x.exit))
 	}
 	if len(x.children) > 0 {
 		st := newObj()

@@ -52,8 +52,10 @@
 //   - on: transitions the agent sends with mcpbind's workflow_transition
 //     {event, data}. Every one merges data (the event's input) into the
 //     context, shallowly, after the transition (action [ActionMerge]); the
-//     reserved keys _interrupt_return and _fork are not merged. Guards see
-//     the context before the merge, as in Statewright.
+//     reserved keys ([ReservedKey]: _interrupt_return, _fork, _parent,
+//     _subflows) are not merged. Guards see the context before the merge,
+//     as in Statewright; in a subflow, both work on the subflow's own
+//     context (see "Subflows").
 //   - guards {field, op, value} (eq, neq, gt, gte, lt, lte, exists,
 //     not_exists, in, contains; see [Guard.Eval]): named guards of the machine; a transition's guard and
 //     guards must all pass (xstate.and). A guarded array is an XState
@@ -115,8 +117,10 @@
 // A transition to "$return" becomes one guarded branch per such state
 // ([GuardReturnTo]), which removes _interrupt_return; into a fork or a
 // subflow it returns through a deep history state, so their branches resume
-// where they were. With _interrupt_return unset, "$return" matches no
-// branch and the event is refused (Statewright answers an error).
+// where they were (a subflow with its context: see "Subflows"). With
+// _interrupt_return unset, "$return" matches no branch and the event is
+// refused (Statewright answers an error). _interrupt_return is always in
+// the workflow's context, also when the interrupt left a subflow.
 //
 // # Approvals
 //
@@ -158,17 +162,49 @@
 // "S:E:invoke": its states nested (its guards named "<name>/<guard>"), its
 // final states moving on to on_complete, or to on_fail for a final state
 // named "failed" (on_fail defaults to the state "failed"; without either,
-// such a subflow does not load). On entry its context and then input are
-// merged into the context: the subflow shares the workflow's context
-// (Statewright gives it its own). A subflow cannot have interrupts yet, and
-// its meta is ignored. Problems of a subflow are reported at the invoke,
-// with their paths in the subflow.
+// such a subflow does not load). Its tools are those of its states, as for
+// any state. A subflow cannot have interrupts yet, and its meta is
+// ignored. Problems of a subflow are reported at the invoke, with their
+// paths in the subflow.
+//
+// A subflow runs in its own context, as a child workflow does in
+// Statewright: on entry the context becomes the subflow's context with
+// the invoke's input merged in (shallowly), and the workflow's context is
+// kept under _parent ([KeyParent]). Guards and data merges inside the
+// subflow work on its context; the workflow's is as the subflow found it
+// (the invoke's own data merges into it first). When the subflow ends, for
+// on_complete or on_fail alike, the workflow's context comes back with
+// the subflow's final context merged into it, shallowly and without the
+// reserved keys: Statewright's gateway does the same when a child
+// workflow ends. The id of a subflow is the path of its state,
+// "S:E:invoke" (a subflow in a subflow: "S:E:invoke.T:F:invoke").
+//
+// The workflow's interrupts fire in a subflow too (they skip while
+// _interrupt_return is set in the workflow's context, wherever the agent
+// is). Leaving the subflow for the handler keeps its context under
+// _subflows[id] ([KeySubflows]) in the workflow's context, in which the
+// handler runs; "$return" resumes the subflow's states through its
+// history state and its context from _subflows, as they were. A subflow
+// invoked afresh (its invoke's event) starts from its initial context,
+// dropping what a handler that never returned left. Subflows in subflows
+// stack: each has its parent's context under _parent, and keeps its own
+// suspended subflows in its context.
+//
+// This is done by four actions the compiled machine names
+// ([ActionSubflowStart] on the invoke's transition, [ActionSubflowEnter]
+// and [ActionSubflowExit] as the subflow state's entry and exit, and
+// [ActionSubflowEnd] on the transitions leaving its final states), run in
+// SCXML order: exit actions, then the transition's, then entry actions.
+// In a fork's branch, where branches run at once with one context, a
+// subflow still shares the workflow's context: its context and input are
+// merged into it on entry ([ActionAssign]).
 //
 // # XState workflows
 //
 // An XState workflow is compiled by [statechart.Compile] with the
-// built-ins ([ActionMerge], [ActionAssign], [GuardReturnTo],
-// [GuardNotInterrupted]) and [Options.Statechart]'s implementations. Its
+// built-ins ([ActionMerge], [ActionAssign], the subflow actions,
+// [GuardReturnTo], [GuardNotInterrupted]) and [Options.Statechart]'s
+// implementations. Its
 // bindings are meta.mcp, as mcpbind reads them. What else a workflow holds
 // is in meta.chartgate:
 //

@@ -1,7 +1,8 @@
 // This file defines the guards {field, op, value} of Statewright workflows
 // (evaluated exactly as Statewright's engine does) and the Go guards and
 // actions every workflow is compiled with: the context merge of a
-// transition's data, interrupt bookkeeping and subflow input.
+// transition's data, interrupt bookkeeping and the own context of
+// subflows.
 
 package workflow
 
@@ -9,6 +10,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"reflect"
 	"strings"
 
@@ -154,17 +156,42 @@ func number(v any) (float64, bool) {
 const (
 	// ActionMerge merges the event's input (workflow_transition's data)
 	// into the context, shallowly, without the reserved keys
-	// _interrupt_return and _fork. An input that is not an object merges
-	// nothing.
+	// (_interrupt_return, _fork, _parent, _subflows). An input that is not
+	// an object merges nothing.
 	ActionMerge = "statewright.merge"
 	// ActionAssign sets the context keys of params.values (an object).
 	ActionAssign = "statewright.assign"
-	// GuardReturnTo passes when context._interrupt_return equals
-	// params.state.
+	// GuardReturnTo passes when _interrupt_return equals params.state, in
+	// the context of the top-level workflow (see [KeyParent]).
 	GuardReturnTo = "statewright.returnTo"
-	// GuardNotInterrupted passes when context._interrupt_return is missing
-	// or null: no interrupt handler is running.
+	// GuardNotInterrupted passes when _interrupt_return is missing or null
+	// in the context of the top-level workflow: no interrupt handler is
+	// running.
 	GuardNotInterrupted = "statewright.notInterrupted"
+
+	// The actions of a subflow with its own context, params {"id": the
+	// subflow's id}; see the package documentation, "Subflows".
+
+	// ActionSubflowStart, an action of the transition that invokes the
+	// subflow, drops what an interrupt kept of an earlier run of it (in
+	// _subflows), so that the subflow starts afresh.
+	ActionSubflowStart = "statewright.subflowStart"
+	// ActionSubflowEnter, the subflow state's entry action, with params
+	// {"id", "context": its initial context}, makes the subflow's context
+	// the context: the one an interrupt kept in _subflows if there is one
+	// (a "$return" into the subflow), else params.context; the context it
+	// replaces is kept under _parent.
+	ActionSubflowEnter = "statewright.subflowEnter"
+	// ActionSubflowExit, the subflow state's exit action, gives the
+	// context under _parent back, with the subflow's context kept in its
+	// _subflows under the subflow's id.
+	ActionSubflowExit = "statewright.subflowExit"
+	// ActionSubflowEnd, an action of the transitions that leave a finished
+	// subflow for on_complete or on_fail, drops the subflow's context from
+	// _subflows after merging it, shallowly and without the reserved keys,
+	// into the context (as Statewright's gateway does when a child
+	// workflow ends).
+	ActionSubflowEnd = "statewright.subflowEnd"
 )
 
 // Context keys the workflow keeps for itself: the data of a transition
@@ -172,7 +199,36 @@ const (
 const (
 	KeyInterruptReturn = "_interrupt_return"
 	KeyFork            = "_fork"
+	// KeyParent holds, in the context of a running subflow, the context of
+	// the workflow that invoked it (which may be a subflow too).
+	KeyParent = "_parent"
+	// KeySubflows holds, in a workflow's context, the contexts of its
+	// subflows an interrupt left (by subflow id), until "$return" resumes
+	// them.
+	KeySubflows = "_subflows"
 )
+
+// ReservedKey reports whether a context key is one the workflow keeps for
+// itself ([KeyInterruptReturn], [KeyFork], [KeyParent], [KeySubflows]).
+func ReservedKey(k string) bool {
+	switch k {
+	case KeyInterruptReturn, KeyFork, KeyParent, KeySubflows:
+		return true
+	}
+	return false
+}
+
+// rootContext is the context of the top-level workflow: ctx, or, in a
+// subflow, the context under _parent, recursively.
+func rootContext(ctx map[string]any) map[string]any {
+	for {
+		p, ok := ctx[KeyParent].(map[string]any)
+		if !ok {
+			return ctx
+		}
+		ctx = p
+	}
+}
 
 const reservedPrefix = "statewright."
 
@@ -185,11 +241,11 @@ func builtins() statechart.Implementations {
 				if !ok {
 					return false, fmt.Errorf(`%s needs params {"state": "<state>"}`, GuardReturnTo)
 				}
-				got, ok := a.Context[KeyInterruptReturn].(string)
+				got, ok := rootContext(a.Context)[KeyInterruptReturn].(string)
 				return ok && got == want, nil
 			},
 			GuardNotInterrupted: func(_ context.Context, a statechart.GuardArgs) (bool, error) {
-				return a.Context[KeyInterruptReturn] == nil, nil
+				return rootContext(a.Context)[KeyInterruptReturn] == nil, nil
 			},
 		},
 		Actions: map[string]statechart.ActionFunc{
@@ -200,7 +256,7 @@ func builtins() statechart.Implementations {
 				}
 				patch := make(map[string]any, len(in))
 				for k, v := range in {
-					if k != KeyInterruptReturn && k != KeyFork {
+					if !ReservedKey(k) {
 						patch[k] = cloneJSON(v)
 					}
 				}
@@ -219,8 +275,122 @@ func builtins() statechart.Implementations {
 				a.Assign(patch)
 				return nil
 			},
+			ActionSubflowStart: subflowAction(ActionSubflowStart, subflowStart),
+			ActionSubflowEnter: subflowAction(ActionSubflowEnter, subflowEnter),
+			ActionSubflowExit:  subflowAction(ActionSubflowExit, subflowExit),
+			ActionSubflowEnd:   subflowAction(ActionSubflowEnd, subflowEnd),
 		},
 	}
+}
+
+// subflowAction is a subflow action, which needs params.id.
+func subflowAction(name string, f func(a *statechart.ActionArgs, id string) error) statechart.ActionFunc {
+	return func(_ context.Context, a *statechart.ActionArgs) error {
+		id, ok := a.Params["id"].(string)
+		if !ok || id == "" {
+			return fmt.Errorf(`%s needs params {"id": "<subflow>"}`, name)
+		}
+		return f(a, id)
+	}
+}
+
+// subflowStart drops a suspended context of the subflow.
+func subflowStart(a *statechart.ActionArgs, id string) error {
+	if next, saved := takeSuspended(a.Context, id); saved != nil {
+		replaceContext(a, next)
+	}
+	return nil
+}
+
+// subflowEnter makes the subflow's context (suspended, or initial) the
+// context, with the current one under _parent.
+func subflowEnter(a *statechart.ActionArgs, id string) error {
+	parent, saved := takeSuspended(a.Context, id)
+	var child map[string]any
+	if saved != nil {
+		child = maps.Clone(saved)
+	} else {
+		init, ok := a.Params["context"].(map[string]any)
+		if !ok && a.Params["context"] != nil {
+			return fmt.Errorf(`%s: params.context is not an object`, ActionSubflowEnter)
+		}
+		child, _ = cloneJSON(init).(map[string]any)
+		if child == nil {
+			child = map[string]any{}
+		}
+	}
+	child[KeyParent] = parent
+	replaceContext(a, child)
+	return nil
+}
+
+// subflowExit gives the parent's context back, with the subflow's kept in
+// its _subflows. A context without _parent (a snapshot resolved inside the
+// subflow, which never entered it) is left as it is.
+func subflowExit(a *statechart.ActionArgs, id string) error {
+	parent, ok := a.Context[KeyParent].(map[string]any)
+	if !ok {
+		return nil
+	}
+	child := maps.Clone(a.Context)
+	delete(child, KeyParent)
+	slots := map[string]any{}
+	if old, ok := parent[KeySubflows].(map[string]any); ok {
+		slots = maps.Clone(old)
+	}
+	slots[id] = child
+	next := maps.Clone(parent)
+	next[KeySubflows] = slots
+	replaceContext(a, next)
+	return nil
+}
+
+// subflowEnd merges the context of the finished subflow into the context,
+// and drops it.
+func subflowEnd(a *statechart.ActionArgs, id string) error {
+	next, saved := takeSuspended(a.Context, id)
+	if saved == nil {
+		return nil
+	}
+	next = maps.Clone(next)
+	for k, v := range saved {
+		if !ReservedKey(k) {
+			next[k] = v
+		}
+	}
+	replaceContext(a, next)
+	return nil
+}
+
+// takeSuspended returns ctx without the subflow's suspended context (a
+// new map if it had one), and that context.
+func takeSuspended(ctx map[string]any, id string) (map[string]any, map[string]any) {
+	slots, _ := ctx[KeySubflows].(map[string]any)
+	saved, ok := slots[id].(map[string]any)
+	if !ok {
+		return ctx, nil
+	}
+	rest := maps.Clone(slots)
+	delete(rest, id)
+	next := maps.Clone(ctx)
+	if len(rest) == 0 {
+		delete(next, KeySubflows)
+	} else {
+		next[KeySubflows] = rest
+	}
+	return next, saved
+}
+
+// replaceContext makes next the context: the keys it lacks are removed.
+func replaceContext(a *statechart.ActionArgs, next map[string]any) {
+	var gone []string
+	for k := range a.Context {
+		if _, ok := next[k]; !ok {
+			gone = append(gone, k)
+		}
+	}
+	a.Unset(gone...)
+	a.Assign(next)
 }
 
 // guardFunc turns a Statewright guard into a statechart guard on the

@@ -83,7 +83,7 @@ func (w *Workflow) renderState(_ context.Context, st mcpbind.WorkflowStatus, wf 
 	if a := st.Pending; a != nil {
 		out["pending_approval"] = map[string]any{"event": a.Event, "from": a.From, "to": a.To, "message": a.Message}
 	}
-	if r, ok := wf.State.Context()["_interrupt_return"]; ok {
+	if r, ok := wf.State.Context()[KeyInterruptReturn]; ok {
 		out["interrupt_handler"] = map[string]any{"state": st.State, "return_to": r}
 	}
 	return jsonText(out)
@@ -165,11 +165,12 @@ func transitionCount(h []mcpbind.Transition) int {
 }
 
 // publicContext is the context without the keys the compiled workflow
-// keeps for itself.
+// keeps for itself: in a subflow, the subflow's own context, as
+// Statewright shows a child workflow's session.
 func publicContext(ctx map[string]any) map[string]any {
 	out := make(map[string]any, len(ctx))
 	for k, v := range ctx {
-		if k != "_interrupt_return" && k != "_fork" {
+		if !ReservedKey(k) {
 			out[k] = v
 		}
 	}

@@ -696,3 +696,25 @@ func TestValidateTools(t *testing.T) {
 	assert.Equal(t, exitFail, code)
 	assert.Equal(t, bad+`: states.a.meta.mcp.tool: unknown key "tool" (did you mean "tools"?)`+"\n", out)
 }
+
+// TestValidateMachineThatNeedsImplementationsToStart: an exported machine
+// whose initial state invokes an actor or evaluates a guard it has no
+// implementation for is valid; that it cannot start without them is a
+// warning that names the src, and an error only with --strict.
+func TestValidateMachineThatNeedsImplementationsToStart(t *testing.T) {
+	file := writeFile(t, "loading.json", `{"initial": "loading", "states": {
+  "loading": {"invoke": {"src": "fetchUser", "onDone": "checking"}},
+  "checking": {"always": {"guard": "isAdmin", "target": "done"}},
+  "done": {}}}`)
+	code, out, errOut := chartgate("validate", file)
+	assert.Equal(t, exitOK, code, errOut)
+	assert.Equal(t, []string{
+		file + `: states.loading.invoke.src: warning: no actor logic is named "fetchUser": XState starts nothing for it (and fails to start when an initial state invokes it)`,
+		file + `: states.checking.always.guard: warning: guard "isAdmin" is not implemented: evaluating it is an error, as in XState`,
+		file + `: warning: the machine does not start without the implementations it names: statechart: on event "xstate.init": invoke or spawn of "fetchUser" (id "0.(machine).loading"): no actor logic is named "fetchUser"`,
+		file + `: ok (3 states, 3 warnings)`,
+	}, lines(out))
+
+	code, _, _ = chartgate("validate", "--strict", file)
+	assert.Equal(t, exitFail, code)
+}

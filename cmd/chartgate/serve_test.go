@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"regexp"
@@ -254,13 +255,13 @@ func TestServeHTTP(t *testing.T) {
 			ctx := context.Background()
 			for _, protocol := range []string{"2025-06-18", "2025-11-25", "2026-07-28"} {
 				cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx,
-					&mcp.StreamableClientTransport{Endpoint: url}, &mcp.ClientSessionOptions{ProtocolVersion: protocol})
+					&mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: &http.Transport{}}}, &mcp.ClientSessionOptions{ProtocolVersion: protocol})
 				require.NoError(t, err, protocol)
 				assert.Equal(t, "over "+protocol, callText(t, cs, "echo", map[string]any{"text": "over " + protocol}))
 				cs.Close()
 			}
 			cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx,
-				&mcp.StreamableClientTransport{Endpoint: url}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+				&mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: &http.Transport{}}}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 			require.NoError(t, err)
 			upstream, err := strconv.Atoi(callText(t, cs, "pid", nil))
 			require.NoError(t, err)

@@ -7,6 +7,7 @@ package main
 
 import (
 	"context"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -176,7 +177,7 @@ func TestServeWorkflowStatelessHandles(t *testing.T) {
 		t.Run(protocol, func(t *testing.T) {
 			connect := func() *mcp.ClientSession {
 				cs, err := mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "1"}, nil).Connect(ctx,
-					&mcp.StreamableClientTransport{Endpoint: url}, &mcp.ClientSessionOptions{ProtocolVersion: protocol})
+					&mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: &http.Transport{}}}, &mcp.ClientSessionOptions{ProtocolVersion: protocol})
 				require.NoError(t, err)
 				t.Cleanup(func() { cs.Close() })
 				return cs

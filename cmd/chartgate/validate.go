@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -11,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/tidwall/gjson"
 
@@ -153,6 +155,16 @@ func tools(list string) []string {
 // workflow does not name, and the problems, their paths under prefix.
 func checkBindings(m *statechart.Machine, tools []string, prefix string) ([]string, []problem) {
 	gate, err := mcpbind.New(m.Engine(), &mcpbind.Options{Logger: slog.New(slog.DiscardHandler)})
+	var list statechart.ErrorList
+	if err != nil && !errors.As(err, &list) {
+		if _, startErr := m.Start(context.Background(), time.Now()); startErr != nil {
+			// The bindings are sound (mcpbind checks them before it
+			// starts the machine), but the initial macrostep needs an
+			// implementation the file does not have, as XState's start
+			// would: a warning for a file that is only validated.
+			return nil, []problem{{path: prefix, warning: true, msg: "the machine does not start without the implementations it names: " + startErr.Error()}}
+		}
+	}
 	if err != nil {
 		return nil, problems(err, prefix)
 	}

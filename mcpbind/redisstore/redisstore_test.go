@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/chartgate/chartgate/internal/redistest"
 	"github.com/chartgate/chartgate/mcpbind"
 	"github.com/chartgate/chartgate/mcpbind/redisstore"
@@ -209,4 +211,18 @@ func TestErrors(t *testing.T) {
 	if _, _, err := s.Load(ctx, "bad"); err == nil {
 		t.Error("Load of a record with a bad version: no error")
 	}
+}
+
+// TestJobs: the jobs of gates on two connections to one redis-server (two
+// instances) resume when the instance that ran them is closed, and move
+// their workflow once (storetest.RunJobs).
+func TestJobs(t *testing.T) {
+	t.Parallel()
+	client := redistest.Start(t)
+	storetest.RunJobs(t, func(t *testing.T) (mcpbind.Store, mcpbind.Store) {
+		other := redis.NewClient(client.Options())
+		t.Cleanup(func() { _ = other.Close() })
+		opts := &redisstore.Options{Prefix: t.Name() + ":"}
+		return redisstore.New(client, opts), redisstore.New(other, opts)
+	})
 }

@@ -56,7 +56,7 @@ func TestStatelessInstancesOneRedis(t *testing.T) {
 			&mcp.StreamableHTTPOptions{Stateless: true}))
 		t.Cleanup(srv.Close)
 		cs, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, nil).
-			Connect(ctx, &mcp.StreamableClientTransport{Endpoint: srv.URL}, nil)
+			Connect(ctx, &mcp.StreamableClientTransport{Endpoint: srv.URL, HTTPClient: srv.Client()}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -644,3 +644,14 @@ func TestConnectionSettings(t *testing.T) {
 		}
 	}
 }
+
+// TestJobs: the jobs of gates on two Stores of one file (two processes)
+// resume when the instance that ran them is closed, and move their
+// workflow once (storetest.RunJobs).
+func TestJobs(t *testing.T) {
+	t.Parallel()
+	storetest.RunJobs(t, func(t *testing.T) (mcpbind.Store, mcpbind.Store) {
+		path := filepath.Join(t.TempDir(), "state.db")
+		return openAt(t, path, nil), openAt(t, path, nil)
+	})
+}

@@ -10,7 +10,9 @@
 //
 // A store that implements [mcpbind.ValueStore] or [mcpbind.Lister] is
 // checked as such too. Expiry and eviction are the implementation's own
-// business and are not checked here.
+// business and are not checked here. [RunJobs] checks that the jobs of
+// gates on a store shared by several instances resume when the instance
+// that ran them goes away.
 package storetest
 
 import (

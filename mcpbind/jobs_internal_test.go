@@ -1,0 +1,67 @@
+package mcpbind
+
+import (
+	"context"
+	"testing"
+
+	"github.com/chartgate/chartgate/statechart"
+)
+
+// TestDeliverOnce: a job's result goes through reserve and commit like an
+// event; a second result for the same child (another run of the job)
+// finds the child over and changes nothing, and a result for a child the
+// workflow never had changes nothing either.
+func TestDeliverOnce(t *testing.T) {
+	// The logic runs elsewhere (nil): the gate runs no job, the test
+	// delivers the results.
+	m, err := statechart.Compile([]byte(`{"id": "m", "context": {"n": 0}, "initial": "idle", "states": {
+		"idle": {"on": {"GO": "running"}},
+		"running": {"invoke": {"id": "job", "src": "job",
+			"onDone": {"actions": {"type": "xstate.assign", "params": {"n": {"$inc": 1}}}}}}}}`),
+		&statechart.Options{Implementations: statechart.Implementations{Actors: map[string]statechart.ActorLogic{"job": statechart.Promise(nil)}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := New(m.Engine(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	tgt := target{name: "w", key: g.nameKey("w")}
+	send(t, g, tgt, statechart.Event{Type: "GO"})
+	v, err := g.load(context.Background(), tgt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	child, ok := v.state.(*statechart.Snapshot).Child("job")
+	if !ok || child.Status != statechart.StatusActive {
+		t.Fatalf("no running child: %+v", child)
+	}
+	deliver := func(session string) committed {
+		ev := statechart.Event{Type: "xstate.done.actor.job"}
+		c := &gatedCall{kind: callSend, rules: g.rules.Load(), info: unboundInfo, target: tgt, event: ev, by: "actor:job",
+			report: &statechart.Report{Session: session, Kind: statechart.ReportDone, Output: "ok"}, a: &attachment{}}
+		v, err := g.load(context.Background(), tgt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, h, vd, err := g.reserve(context.Background(), c, v)
+		if err != nil || vd != nil {
+			t.Fatalf("reserve: %v %v", vd, err)
+		}
+		return g.commit(context.Background(), c, h, v, nil, nil)
+	}
+	if out := deliver("no such session"); out.err != nil || out.tr != nil {
+		t.Fatalf("a result for no child: %+v", out)
+	}
+	if out := deliver(child.Session); out.err != nil || out.tr == nil || out.after.state.Context()["n"] != float64(1) {
+		t.Fatalf("the first result: %+v", out)
+	}
+	out := deliver(child.Session)
+	if out.err != nil || out.tr != nil || out.after.state.Context()["n"] != float64(1) {
+		t.Fatalf("the second result for the same child moved the workflow: %+v, n = %v", out, out.after.state.Context()["n"])
+	}
+	if out.after.rec.lease != nil {
+		t.Fatal("the second result left the workflow's lease taken")
+	}
+}
