@@ -161,3 +161,54 @@ func TestDeclaredRollback(t *testing.T) {
 		}
 	}
 }
+
+// TestDeclaredWithGoUnset: a Go action that unsets a key after an assign
+// changed the actor's context in place sees (and changes) its own copy;
+// if the macrostep then fails, the actor keeps the context it had.
+func TestDeclaredWithGoUnset(t *testing.T) {
+	const machine = `{"id":"u","initial":"a","context":{"n":0,"tag":"x"},"states":{"a":{"on":{
+		"BUMP":{"actions":"bump"},
+		"DROP":{"actions":["bump","drop"]},
+		"FAIL":{"actions":["bump","drop","boom"]}}}}}`
+	impl, err := statechart.ParseImplementations([]byte(`{"actions":{"bump":{"assign":{"n":{"$inc":1}}},"boom":{"throw":"no"}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var seen []map[string]any
+	impl.Actions["drop"] = func(_ context.Context, args *statechart.ActionArgs) error {
+		seen = append(seen, args.Context)
+		args.Unset("tag")
+		return nil
+	}
+	ctx := context.Background()
+	m, err := statechart.Compile([]byte(machine), &statechart.Options{Implementations: impl})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := statechart.NewActor(m, nil)
+	if err := a.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	send(t, a, "BUMP", "BUMP") // the actor's own context, n = 2
+	if err := a.Send(ctx, statechart.NewEvent("FAIL")); err == nil {
+		t.Fatal("FAIL: no error")
+	}
+	if got := a.Snapshot().Context(); got["n"] != 2.0 || got["tag"] != "x" {
+		t.Fatalf("after a failed macrostep: %v, want n=2 and tag=x", got)
+	}
+	if len(seen) != 1 || seen[0]["n"] != 3.0 || seen[0]["tag"] != "x" {
+		t.Fatalf("the action was handed %v, want n=3 and tag=x", seen)
+	}
+
+	b := statechart.NewActor(m, nil)
+	if err := b.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	send(t, b, "BUMP", "BUMP", "DROP", "BUMP")
+	if got := b.Snapshot().Context(); got["n"] != 4.0 || len(got) != 1 {
+		t.Fatalf("after DROP and BUMP: %v, want only n=4", got)
+	}
+	if kept := seen[1]; kept["n"] != 3.0 || kept["tag"] != "x" {
+		t.Fatalf("the context the action kept changed: %v, want n=3 and tag=x", kept)
+	}
+}
