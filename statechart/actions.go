@@ -109,6 +109,7 @@ func (a *ActionArgs) Raise(ev Event) {
 }
 
 func (r *runner) assign(updates map[string]any) {
+	r.exposeContext() // the caller's action sees the new one next
 	ctx := make(map[string]any, len(r.s.context)+len(updates))
 	maps.Copy(ctx, r.s.context)
 	for k, v := range updates {
@@ -119,26 +120,95 @@ func (r *runner) assign(updates map[string]any) {
 		ctx[k] = v
 	}
 	r.s.context = ctx
+	r.replacedContext = true
 	r.changed = true
 }
 
 // assignEntries is XState's assign with a property map: every value is
 // computed from the context before the assign, then set in one new context.
+// The context is copied only when the runner does not own it (see
+// ownsContext): at most once per call, and not at all for an Actor whose
+// context nobody else holds, which is changed in place with an undo log.
 func (r *runner) assignEntries(entries []assignEntry, ev Event) {
 	old := r.s.context
-	ctx := make(map[string]any, len(old)+len(entries))
-	maps.Copy(ctx, old)
 	sc := scope{context: old, event: ev}
+	vals := r.assignVals[:0]
+	undoing := r.undoing && r.ownsContext && r.sys == nil // the writes below change old in place
 	for _, e := range entries {
-		v := e.expr.eval(sc, e.key)
-		if _, ok := v.(undefined); ok {
+		prev, had := old[e.key]
+		vals = append(vals, e.expr.eval(sc, prev))
+		if undoing {
+			r.undo = append(r.undo, contextUndo{key: e.key, value: prev, had: had})
+		}
+	}
+	ctx := old
+	if !r.ownsContext || r.sys != nil {
+		ctx = make(map[string]any, len(old)+len(entries))
+		maps.Copy(ctx, old)
+		r.ownsContext, r.replacedContext = r.sys == nil, true
+	}
+	for i, e := range entries {
+		if _, ok := vals[i].(undefined); ok {
 			delete(ctx, e.key)
 			continue
 		}
-		ctx[e.key] = v
+		ctx[e.key] = vals[i]
 	}
+	clear(vals)
+	r.assignVals = vals[:0]
 	r.s.context = ctx
 	r.changed = true
+}
+
+// contextUndo restores one key of a context changed in place.
+type contextUndo struct {
+	key   string
+	value any
+	had   bool
+}
+
+// grantContext lets the call change s.context in place: an Actor whose
+// context map nobody else holds calls it after begin. If the call fails,
+// the Actor restores the map with rollbackContext.
+func (r *runner) grantContext() {
+	if r.sys == nil && r.s.context != nil {
+		r.ownsContext, r.undoing = true, true
+	}
+}
+
+// rollbackContext undoes the in-place changes of the call, in reverse.
+func (r *runner) rollbackContext() {
+	if !r.undoing {
+		return
+	}
+	ctx := r.s.context
+	for i := len(r.undo) - 1; i >= 0; i-- {
+		u := r.undo[i]
+		if u.had {
+			ctx[u.key] = u.value
+		} else {
+			delete(ctx, u.key)
+		}
+	}
+	clear(r.undo)
+	r.undo, r.undoing = r.undo[:0], false
+}
+
+// exposeContext is called before s.context is handed to an
+// implementation, which may keep it: the call stops changing it in place.
+// A map the call changed in place is then the Actor's, restored at once,
+// and the call goes on with a copy.
+func (r *runner) exposeContext() {
+	if r.undoing {
+		if len(r.undo) > 0 {
+			ctx := maps.Clone(r.s.context)
+			r.rollbackContext()
+			r.s.context, r.replacedContext = ctx, true
+		}
+		clear(r.undo)
+		r.undo, r.undoing = r.undo[:0], false
+	}
+	r.ownsContext, r.contextSeen = false, true
 }
 
 // evaluateGuard reports whether transition t's guard passes.
@@ -182,9 +252,13 @@ func (r *runner) evalGuard(g *guard, ev Event) (bool, error) {
 		to, ok := ev.Data["to"].(string)
 		return ok && to == g.to, nil
 	}
+	if g.decl != nil {
+		return g.decl.eval(&scope{context: r.s.context, event: ev}), nil
+	}
 	if g.impl == nil {
 		return false, fmt.Errorf("%w: %q", ErrGuardNotImplemented, g.name)
 	}
+	r.exposeContext() // the guard may keep the map
 	return g.impl(r.ctx, GuardArgs{Context: r.s.context, Event: ev, Params: g.params, r: r})
 }
 
@@ -197,6 +271,11 @@ func (r *runner) executeActions(actions []*action, ev Event, node int) {
 			if a.impl == nil || r.customErr != nil {
 				continue // XState: a missing action implementation is a no-op
 			}
+			if a.decl != nil {
+				r.assignEntries(a.decl, ev)
+				continue
+			}
+			r.exposeContext() // the action may keep the map
 			r.args = ActionArgs{Context: r.s.context, Event: ev, Params: a.params, r: r}
 			if err := a.impl(r.ctx, &r.args); err != nil {
 				if r.deferCustom {

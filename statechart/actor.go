@@ -56,8 +56,13 @@ type Actor struct {
 	// timersShared: a snapshot handed out (or given in ActorOptions)
 	// shares cur's timer queue, so it must not change in place.
 	timersShared bool
-	subs         map[int]func(*Snapshot)
-	nextSub      int
+	// contextShared: cur's context map may be referenced outside the
+	// actor (a snapshot handed out, an implementation that was handed it,
+	// a context given at start); otherwise a macrostep may change it in
+	// place (see runner.grantContext).
+	contextShared bool
+	subs          map[int]func(*Snapshot)
+	nextSub       int
 
 	// The actor system of a machine with actors (see system.go); nil on
 	// the plain path.
@@ -118,6 +123,7 @@ func (a *Actor) Start(ctx context.Context) error {
 		a.cur, err = a.m.start(ctx, a.opts.Context, initEvent(input, a.opts.Input != nil), a.clock.Now())
 	}
 	a.work = a.cur.clone()
+	a.contextShared = true
 	a.afterChange(nil, false)
 	return err
 }
@@ -149,11 +155,16 @@ func (a *Actor) Send(ctx context.Context, ev Event) error {
 	}
 	a.prepareWork()
 	a.r.begin(ctx, a.work, now)
+	if !a.contextShared && a.sys == nil {
+		a.r.grantContext()
+	}
 	// Copy the timers before changing them: a Send that runs out of steps
 	// leaves the actor's snapshot, timers included, as it was.
 	a.r.logTimers = true
 	a.r.macrostep(ev)
 	if a.r.outOfSteps != nil {
+		a.r.rollbackContext()
+		a.contextShared = a.contextShared || a.r.contextSeen
 		return a.r.runtimeError(ev)
 	}
 	return a.finish(ev)
@@ -166,9 +177,16 @@ func (a *Actor) Send(ctx context.Context, ev Event) error {
 func (a *Actor) finish(ev Event) error {
 	var err error
 	if a.r.err != nil {
+		a.r.rollbackContext()
+		a.contextShared = a.contextShared || a.r.contextSeen
 		err = a.r.runtimeError(ev)
 		a.cur.status, a.cur.err, a.cur.timers = StatusError, err, nil
 	} else {
+		if a.r.replacedContext {
+			a.contextShared = a.r.contextSeen
+		} else {
+			a.contextShared = a.contextShared || a.r.contextSeen
+		}
 		a.cur, a.work = a.work, a.cur
 		if a.r.copiedTimers {
 			a.timersShared = false // the runner's copy is the actor's alone
@@ -207,7 +225,7 @@ func (a *Actor) Snapshot() *Snapshot {
 	if a.cur == nil {
 		return nil
 	}
-	a.timersShared = true
+	a.timersShared, a.contextShared = true, true
 	return a.cur.clone()
 }
 
@@ -270,7 +288,7 @@ func (a *Actor) afterChange(changes []timerChange, incremental bool) {
 	}
 	if len(a.subs) > 0 {
 		s := a.cur.clone()
-		a.timersShared = true
+		a.timersShared, a.contextShared = true, true
 		for _, f := range a.subs {
 			f(s)
 		}
@@ -345,6 +363,9 @@ func (a *Actor) fire(seq uint64) {
 	}
 	a.prepareWork()
 	a.r.begin(a.ctx, a.work, a.clock.Now())
+	if !a.contextShared && a.sys == nil {
+		a.r.grantContext()
+	}
 	// A delayed event that fails, or runs out of steps, ends in status
 	// error, which drops the timers: they may change in place, unless a
 	// snapshot handed out shares them.

@@ -31,6 +31,7 @@ type runner struct {
 	now time.Time
 
 	active         []bool // membership of s.nodes
+	activated      []int  // the nodes set in active since begin (a superset of those still set)
 	queue          eventQueue
 	changed        bool // the microstep changed the snapshot (XState: a new snapshot object)
 	historyChanged bool
@@ -42,9 +43,25 @@ type runner struct {
 	// ownsTimers: s.timers may be changed in place (else it is copied
 	// first, see mutableTimers); copiedTimers: it was copied in this call.
 	ownsTimers, copiedTimers bool
-	ownsHistory              bool          // s.history was copied in this call and may change in place
-	logTimers                bool          // record timer changes in timerLog (for an Actor)
-	timerLog                 []timerChange // this call's changes to s.timers
+	ownsHistory              bool // s.history was copied in this call and may change in place
+	// ownsContext: s.context may change in place: it was made by an
+	// assign of this call, or it is an Actor's own (see grantContext),
+	// and no implementation has been handed it since. undoing: it is the
+	// Actor's, changed in place, with undo recording how to restore it.
+	ownsContext, undoing bool
+	undo                 []contextUndo
+	// contextSeen: an implementation was handed s.context in this call;
+	// replacedContext: the call replaced s.context by a new map.
+	contextSeen, replacedContext bool
+	assignVals                   []any         // assignEntries: the values, computed before any is set
+	cache                        stepCache     // recorded microsteps (see stepcache.go)
+	evID                         int32         // the id of the event selectTransitions selects for (Machine.eventIDs), -1 if none
+	recentTypes                  [4]recentType // eventID's last lookups
+	chainScratch                 []int         // recordSelection's chain of active states
+	recentNext                   int
+	exitKept                     []int         // s.nodes after exitStates, while a microstep is recorded
+	logTimers                    bool          // record timer changes in timerLog (for an Actor)
+	timerLog                     []timerChange // this call's changes to s.timers
 
 	value   any  // the state value of s, while valueOK
 	valueOK bool // false once the configuration changes
@@ -78,7 +95,11 @@ type runner struct {
 	args                ActionArgs
 	historyBuckets      map[int][]int
 	exitDomains         []exitRegion
-	exitSelves          []int
+	// keptRegions: the exit regions of keptFor, the transitions
+	// removeConflictingTransitions returned last (see exitRegions).
+	keptRegions []exitRegion
+	keptFor     []*transition
+	exitSelves  []int
 
 	// The actor system (system.go) of a machine with actors; nil for the
 	// plain paths.
@@ -121,7 +142,8 @@ func (r *runner) begin(ctx context.Context, s *Snapshot, now time.Time) {
 	r.ctx, r.s, r.now, r.err, r.errNode = ctx, s, now, nil, -1
 	r.steps, r.outOfSteps, r.valueOK, r.value = 0, nil, false, nil
 	r.ownsTimers, r.copiedTimers, r.logTimers, r.timerLog = false, false, false, r.timerLog[:0]
-	r.ownsHistory = false
+	r.ownsHistory, r.ownsContext, r.contextSeen, r.replacedContext = false, false, false, false
+	r.undoing, r.undo = false, r.undo[:0]
 	if r.actorState {
 		// Only a call for an actor system, or a start, sets these.
 		r.sys, r.self, r.fx = nil, nil, r.fx[:0]
@@ -139,13 +161,23 @@ func (r *runner) begin(ctx context.Context, s *Snapshot, now time.Time) {
 		r.finalCursor = make([]int32, n)
 		r.kidTouched, r.belowTouched, r.finalTouched = r.kidTouched[:0], r.belowTouched[:0], r.finalTouched[:0]
 	} else {
-		clear(r.active)
+		for _, n := range r.activated {
+			r.active[n] = false
+		}
 	}
+	r.activated = r.activated[:0]
 	for _, n := range s.nodes {
-		r.active[n] = true
+		r.activate(n)
 	}
 	r.queue.reset()
 	r.configurationChanged()
+}
+
+// activate marks node n active; begin clears what the call activated, so
+// starting a call costs the configuration, not the machine.
+func (r *runner) activate(n int) {
+	r.active[n] = true
+	r.activated = append(r.activated, n)
 }
 
 func (r *runner) fail(node int, err error) {
@@ -193,6 +225,7 @@ func (r *runner) currentValue() any {
 // configurationChanged forgets what was derived from the configuration.
 func (r *runner) configurationChanged() {
 	r.valueOK, r.value, r.belowOK, r.belowAsked, r.completeOK = false, nil, false, false, false
+	r.cache.known = false
 	r.forgetDomains()
 }
 
@@ -344,7 +377,7 @@ func (r *runner) macrostepLoop(ev Event) {
 			return
 		}
 		var enabled []*transition
-		if shouldSelectEventless {
+		if shouldSelectEventless && len(r.m.alwaysNodes) > 0 { // a machine without always transitions has none to select
 			enabled = r.selectEventlessTransitions(ev)
 			if r.err != nil {
 				return
@@ -377,6 +410,13 @@ func (r *runner) macrostepLoop(ev Event) {
 // its own transitions only when no region has one.
 func (r *runner) selectTransitions(ev Event) []*transition {
 	r.selected = r.selected[:0]
+	r.evID = r.eventID(ev.Type)
+	var c *confPlans // the step cache's record of the configuration
+	if r.cacheOn() {
+		if c = r.currentConf(); c != nil && r.selectCached(c, ev) {
+			return r.selected
+		}
+	}
 	if !r.completeOK {
 		r.complete, r.completeOK = r.inspectConfiguration(), true
 	}
@@ -388,6 +428,9 @@ func (r *runner) selectTransitions(ev Event) []*transition {
 	}
 	if len(r.s.nodes) <= 16 || r.mayTake(ev) {
 		r.transitionNode(0, ev)
+	}
+	if c != nil && r.err == nil {
+		r.recordSelection(c, ev)
 	}
 	return r.selected
 }
@@ -536,7 +579,7 @@ func (r *runner) transitionValue(n int, adj map[int][]int, ev Event) {
 // (XState's getCandidates).
 func (r *runner) next(n int, ev Event) *transition {
 	node := r.m.nodes[n]
-	if g := node.byEvent[ev.Type]; g != nil {
+	if g := r.exactGroup(node, ev); g != nil {
 		for _, t := range g.transitions {
 			if ok := r.evaluateGuard(t, ev); r.err != nil || ok {
 				return okTransition(ok, t)
@@ -549,6 +592,48 @@ func (r *runner) next(n int, ev Event) *transition {
 	for _, g := range node.wildcards {
 		if t, done := r.tryWildcard(g, ev); done {
 			return t
+		}
+	}
+	return nil
+}
+
+// eventID returns the id of an event type in Machine.eventIDs, -1 if no
+// node has that descriptor. The last few types looked up are remembered:
+// a stream of events usually repeats a few types, often the same strings.
+func (r *runner) eventID(typ string) int32 {
+	for i := range r.recentTypes {
+		if e := &r.recentTypes[i]; e.ok && e.typ == typ {
+			return e.id
+		}
+	}
+	id, ok := r.m.eventIDs[typ]
+	if !ok {
+		id = -1
+	}
+	r.recentTypes[r.recentNext] = recentType{typ: typ, id: id, ok: true}
+	r.recentNext = (r.recentNext + 1) % len(r.recentTypes)
+	return id
+}
+
+// recentType is an event type eventID looked up.
+type recentType struct {
+	typ string
+	id  int32
+	ok  bool
+}
+
+// exactGroup is node.byEvent[ev.Type], found by the event's id (r.evID,
+// set by selectTransitions for ev).
+func (r *runner) exactGroup(node *stateNode, ev Event) *eventGroup {
+	if r.evID < 0 {
+		return nil // no node has a descriptor equal to the event's type
+	}
+	if len(node.byEvent) > maxExactScan {
+		return node.byEvent[ev.Type]
+	}
+	for _, s := range node.exact {
+		if s.id == r.evID {
+			return s.g
 		}
 	}
 	return nil
@@ -667,6 +752,13 @@ func (r *runner) microstep(ts []*transition, ev Event, isInitial bool) {
 		return
 	}
 	defer r.configurationChanged()
+	record := false
+	if !isInitial {
+		var done bool
+		if done, record = r.cachedMicrostep(ts, ev); done {
+			return
+		}
+	}
 	r.filtered = r.removeConflictingTransitions(ts, r.filtered[:0])
 	filtered := r.filtered
 	r.prevNodes = append(r.prevNodes[:0], r.s.nodes...)
@@ -674,6 +766,9 @@ func (r *runner) microstep(ts []*transition, ev Event, isInitial bool) {
 		r.exitStates(filtered, ev)
 		if r.err != nil {
 			return
+		}
+		if record {
+			r.exitKept = append(r.exitKept[:0], r.s.nodes...)
 		}
 	}
 	for _, t := range filtered {
@@ -706,6 +801,9 @@ func (r *runner) microstep(ts []*transition, ev Event, isInitial bool) {
 		// XState keeps the previous _nodes (and so its order) when a
 		// microstep ends with the same set of nodes and history.
 		r.s.nodes = append(r.s.nodes[:0], r.prevNodes...)
+	}
+	if record {
+		r.recordPlan()
 	}
 }
 
@@ -775,6 +873,9 @@ func (m *Machine) historyDefaultTransition(h int) *transition {
 // it; recording history forgets the answers, as a domain depends on the
 // states a history target stands for).
 func (r *runner) domainOf(t *transition) int {
+	if t.staticDomain {
+		return t.domain
+	}
 	if t.id < 0 {
 		return r.getTransitionDomain(t)
 	}
@@ -796,10 +897,15 @@ func (r *runner) domainOf(t *transition) int {
 func (r *runner) getTransitionDomain(t *transition) int {
 	targets := r.getEffectiveTargetStates(t, r.effective[:0])
 	r.effective = targets
+	return r.m.domainOfTargets(t, targets)
+}
+
+// domainOfTargets is getTransitionDomain for the effective targets of t.
+func (m *Machine) domainOfTargets(t *transition, targets []int) int {
 	if !t.reenter {
 		inside := true
 		for _, tg := range targets {
-			if tg != t.source && !r.m.isDescendant(tg, t.source) {
+			if tg != t.source && !m.isDescendant(tg, t.source) {
 				inside = false
 				break
 			}
@@ -813,15 +919,15 @@ func (r *runner) getTransitionDomain(t *transition) int {
 	if len(targets) > 0 {
 		head = targets[0]
 	}
-	for anc := r.m.nodes[head].parent; anc >= 0; anc = r.m.nodes[anc].parent {
+	for anc := m.nodes[head].parent; anc >= 0; anc = m.nodes[anc].parent {
 		all := true
 		for _, tg := range targets[min(1, len(targets)):] {
-			if !r.m.isDescendant(tg, anc) {
+			if !m.isDescendant(tg, anc) {
 				all = false
 				break
 			}
 		}
-		if all && (len(targets) == 0 || r.m.isDescendant(t.source, anc)) {
+		if all && (len(targets) == 0 || m.isDescendant(t.source, anc)) {
 			return anc
 		}
 	}
@@ -840,8 +946,8 @@ func (r *runner) exitStates(ts []*transition, ev Event) {
 	r.toExit = r.toExit[:0]
 	r.exitSelves = r.exitSelves[:0]
 	r.exitDomains = r.exitDomains[:0]
-	for _, t := range ts {
-		if e := r.exitRegionOf(t); !e.empty {
+	for _, e := range r.exitRegions(ts) {
+		if !e.empty {
 			r.exitDomains = append(r.exitDomains, e)
 		}
 	}
@@ -971,6 +1077,7 @@ func (r *runner) enterStates(ts []*transition, ev Event, isInitial bool) {
 	if isInitial {
 		r.defaultEntry.add(0)
 	}
+	r.order = r.order[:0]
 	if len(r.toEnter.list) == 0 {
 		return
 	}
@@ -981,7 +1088,7 @@ func (r *runner) enterStates(ts []*transition, ev Event, isInitial bool) {
 	for _, n := range order {
 		node := r.m.nodes[n]
 		if !r.active[n] {
-			r.active[n] = true
+			r.activate(n)
 			r.s.nodes = append(r.s.nodes, n)
 		}
 		if len(node.invokes) > 0 {

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/chartgate/chartgate/internal/benchgen"
 	"github.com/chartgate/chartgate/statechart"
 )
 
@@ -144,6 +145,37 @@ func BenchmarkActorChildRoundTrip(b *testing.B) {
 	for range b.N {
 		if err := a.Send(ctx, ping); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkCompile compiles flat and nested machines of 100, 1,000 and
+// 10,000 states (the growth from one size to the next should stay near
+// 10×: compile is linear).
+func BenchmarkCompile(b *testing.B) {
+	for _, shape := range []struct {
+		name string
+		gen  func(int) []byte
+	}{{"flat", benchgen.Flat}, {"nested", benchgen.Nested}} {
+		for _, n := range []int{100, 1000, 10000} {
+			b.Run(fmt.Sprintf("%s/%d", shape.name, n), func(b *testing.B) {
+				data := shape.gen(n)
+				m, err := statechart.Compile(data, nil)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if got := len(m.StateIDs()); got < n*9/10 {
+					b.Fatalf("machine has %d states, want about %d", got, n)
+				}
+				b.SetBytes(int64(len(data)))
+				b.ReportAllocs()
+				b.ResetTimer()
+				for range b.N {
+					if _, err := statechart.Compile(data, nil); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
 		}
 	}
 }

@@ -168,12 +168,30 @@ func (r *runner) removeConflictingTransitions(ts, kept []*transition) []*transit
 		cs.kept = append(cs.kept, keptTransition{t: t1, e: e1})
 		cs.register(r.m, len(cs.kept)-1)
 	}
+	r.keptRegions = r.keptRegions[:0]
 	for _, k := range cs.kept {
 		if !k.removed {
 			kept = append(kept, k.t)
+			r.keptRegions = append(r.keptRegions, k.e)
 		}
 	}
+	r.keptFor = kept
 	return kept
+}
+
+// exitRegions returns the exit regions of ts: those removeConflictingTransitions
+// computed, when ts is the list it returned last (the configuration has not
+// changed since: exitStates follows it in the same microstep), else
+// computed now.
+func (r *runner) exitRegions(ts []*transition) []exitRegion {
+	if len(ts) > 1 && len(r.keptFor) == len(ts) && &r.keptFor[0] == &ts[0] {
+		return r.keptRegions
+	}
+	r.keptRegions = r.keptRegions[:0]
+	for _, t := range ts {
+		r.keptRegions = append(r.keptRegions, r.exitRegionOf(t))
+	}
+	return r.keptRegions
 }
 
 func (cs *conflictSet) register(m *Machine, k int) {

@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"reflect"
 	"strings"
 	"time"
@@ -63,6 +64,8 @@ func parseImplementations(doc gjson.Result, opts *Options) (Implementations, err
 	impl := Implementations{Guards: map[string]GuardFunc{}, Actions: map[string]ActionFunc{}, Delays: map[string]time.Duration{}}
 	var errs ErrorList
 	add := func(e *Error) { errs = append(errs, e) }
+	decl := &declared{}
+	impl.declared = decl
 	// section returns the members of a top-level object, reporting what is
 	// not an object and duplicate keys.
 	section := func(name, what string) []jsonx.Member {
@@ -96,17 +99,23 @@ func parseImplementations(doc gjson.Result, opts *Options) (Implementations, err
 			add(err)
 			continue
 		}
-		impl.Guards[mb.Key] = func(_ context.Context, args GuardArgs) (bool, error) {
-			return c.eval(args.scope()), nil
+		f := func(_ context.Context, args GuardArgs) (bool, error) {
+			sc := args.scope()
+			return c.eval(&sc), nil
 		}
+		impl.Guards[mb.Key] = f
+		decl.addGuard(mb.Key, f, c)
 	}
 	for _, mb := range section("actions", "named actions") {
-		f, err := compileDeclarativeAction(mb.Value, jsonPath("actions").key(mb.Key))
+		f, entries, err := compileDeclarativeAction(mb.Value, jsonPath("actions").key(mb.Key))
 		if err != nil {
 			add(err)
 			continue
 		}
 		impl.Actions[mb.Key] = f
+		if entries != nil {
+			decl.addAction(mb.Key, f, entries)
+		}
 	}
 	for _, mb := range section("delays", "named delays in milliseconds") {
 		p := string(jsonPath("delays").key(mb.Key))
@@ -131,19 +140,21 @@ func parseImplementations(doc gjson.Result, opts *Options) (Implementations, err
 	return impl, nil
 }
 
-func compileDeclarativeAction(v gjson.Result, path jsonPath) (ActionFunc, *Error) {
+// compileDeclarativeAction compiles a declarative action to a function;
+// for an assign, entries is its compiled form (non-nil, even when empty).
+func compileDeclarativeAction(v gjson.Result, path jsonPath) (f ActionFunc, entries []assignEntry, _ *Error) {
 	if !v.IsObject() {
-		return nil, &Error{Path: string(path), Msg: `an action must be {"assign": {...}}, {"raise": {...}} or {"throw": "message"}`}
+		return nil, nil, &Error{Path: string(path), Msg: `an action must be {"assign": {...}}, {"raise": {...}} or {"throw": "message"}`}
 	}
 	if as := v.Get("assign"); as.Exists() {
 		if !as.IsObject() {
-			return nil, &Error{Path: string(path.key("assign")), Msg: "must be an object of context keys to expressions"}
+			return nil, nil, &Error{Path: string(path.key("assign")), Msg: "must be an object of context keys to expressions"}
 		}
-		var entries []assignEntry
+		entries = []assignEntry{}
 		for _, mb := range jsonx.Members(as, nil) {
 			e, err := compileExpr(mb.Value, path.key("assign").key(mb.Key))
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			entries = append(entries, assignEntry{mb.Key, e})
 		}
@@ -153,28 +164,28 @@ func compileDeclarativeAction(v gjson.Result, path jsonPath) (ActionFunc, *Error
 				args.Context = args.r.s.context
 			}
 			return nil
-		}, nil
+		}, entries, nil
 	}
 	if t := v.Get("throw"); t.Exists() {
 		// A custom action that fails when it runs, like a user's action
 		// that throws (the case format's "throw").
 		if t.Type != gjson.String {
-			return nil, &Error{Path: string(path.key("throw")), Msg: "must be the message of the error, not " + jsonx.Kind(t)}
+			return nil, nil, &Error{Path: string(path.key("throw")), Msg: "must be the message of the error, not " + jsonx.Kind(t)}
 		}
 		err := errors.New(t.String())
-		return func(context.Context, *ActionArgs) error { return err }, nil
+		return func(context.Context, *ActionArgs) error { return err }, nil, nil
 	}
 	if r := v.Get("raise"); r.Exists() {
 		if !r.IsObject() || r.Get("type").Type != gjson.String || r.Get("type").String() == "" {
-			return nil, &Error{Path: string(path.key("raise")), Msg: `must be an event object with a "type"`}
+			return nil, nil, &Error{Path: string(path.key("raise")), Msg: `must be an event object with a "type"`}
 		}
 		ev := eventFromJSON(r)
 		return func(_ context.Context, args *ActionArgs) error {
 			args.Raise(ev)
 			return nil
-		}, nil
+		}, nil, nil
 	}
-	return nil, &Error{Path: string(path), Msg: `an action must be {"assign": {...}}, {"raise": {...}} or {"throw": "message"}`}
+	return nil, nil, &Error{Path: string(path), Msg: `an action must be {"assign": {...}}, {"raise": {...}} or {"throw": "message"}`}
 }
 
 // scope is what declarative conditions, expressions and templates see:
@@ -317,7 +328,9 @@ func compileRef(v gjson.Result, path jsonPath) ([]string, *Error) {
 // the key, as assigning JavaScript's undefined does once serialized.
 type undefined struct{}
 
-func (e *expr) eval(s scope, key string) any {
+// eval computes the value an assign sets; prev is the value the key has
+// in the context (nil when it has none), which $inc and $push start from.
+func (e *expr) eval(s scope, prev any) any {
 	switch e.kind {
 	case exprRef:
 		v, ok := s.lookup(e.ref)
@@ -326,13 +339,13 @@ func (e *expr) eval(s scope, key string) any {
 		}
 		return cloneValue(v)
 	case exprInc:
-		n, _ := s.context[key].(float64)
-		return n + e.inc
+		n, _ := prev.(float64)
+		return boxNumber(n + e.inc)
 	case exprPush:
-		old, _ := s.context[key].([]any)
+		old, _ := prev.([]any)
 		arr := make([]any, len(old), len(old)+1)
 		copy(arr, old)
-		v := e.push.eval(s, key)
+		v := e.push.eval(s, prev)
 		if _, ok := v.(undefined); ok {
 			v = nil // [undefined] serializes as [null]
 		}
@@ -341,26 +354,229 @@ func (e *expr) eval(s scope, key string) any {
 	return cloneValue(e.literal)
 }
 
-// cond is a compiled declarative condition.
+// smallNumbers holds the integers 0..255 as float64 in interfaces, so that
+// counters (an assign's $inc) do not allocate while they are small. It is
+// never changed.
+var smallNumbers = func() (t [256]any) {
+	for i := range t {
+		t[i] = float64(i)
+	}
+	return t
+}()
+
+// boxNumber returns f as an interface, without allocating for the
+// integers 0..255 (negative zero keeps its sign).
+func boxNumber(f float64) any {
+	if f >= 0 && f < float64(len(smallNumbers)) && f == math.Trunc(f) && !math.Signbit(f) {
+		return smallNumbers[int(f)]
+	}
+	return f
+}
+
+// cond is a compiled declarative condition. Compile resolves what it can
+// once: the operator to a code, the field to a path, and a literal value
+// to a typed scalar (or, for "in" over a list, to a set), so evaluating it
+// compares numbers as numbers and strings as strings, and falls back to
+// deep JSON equality only for objects, arrays and unusual Go types.
 type cond struct {
 	op    string
+	code  condCode
 	field []string
 	value *expr // exprLiteral or exprRef
 	subs  []*cond
+	lit   scalar  // value, when it is a literal scalar
+	set   *litSet // op "in" with a literal array
+	// topKey: field is "context.<key>", a top-level key (the usual case),
+	// looked up directly.
+	topKey bool
 }
 
+// fieldValue is s.lookup(c.field).
+func (c *cond) fieldValue(s *scope) (any, bool) {
+	if c.topKey && !s.actorScope {
+		v, ok := s.context[c.field[1]]
+		return v, ok
+	}
+	return s.lookup(c.field)
+}
+
+// condCode is a condition's op, resolved at compile time.
+type condCode uint8
+
+const (
+	condEq condCode = iota
+	condNeq
+	condGt
+	condGte
+	condLt
+	condLte
+	condIn
+	condContains
+	condExists
+	condNotExists
+	condAnd
+	condOr
+	condNot
+)
+
 var condOps = []string{"eq", "neq", "gt", "gte", "lt", "lte", "in", "contains", "exists", "not_exists"}
+
+// scalarKind says which JSON scalar a scalar holds; scalarNone is any
+// other value (object, array), compared with jsonEqual.
+type scalarKind uint8
+
+const (
+	scalarNone scalarKind = iota
+	scalarNull
+	scalarBool
+	scalarNum
+	scalarStr
+)
+
+// scalar is a JSON scalar in typed form.
+type scalar struct {
+	kind scalarKind
+	b    bool
+	num  float64
+	str  string
+}
+
+// scalarOf returns v as a typed scalar: JSON scalars and the Go numbers
+// normalizeJSON converts directly (int, int64, float32). ok is false for
+// anything jsonEqual must compare (objects, arrays, other Go types).
+func scalarOf(v any) (sc scalar, ok bool) {
+	switch x := v.(type) {
+	case nil:
+		return scalar{kind: scalarNull}, true
+	case bool:
+		return scalar{kind: scalarBool, b: x}, true
+	case float64:
+		return scalar{kind: scalarNum, num: x}, true
+	case string:
+		return scalar{kind: scalarStr, str: x}, true
+	case int:
+		return scalar{kind: scalarNum, num: float64(x)}, true
+	case int64:
+		return scalar{kind: scalarNum, num: float64(x)}, true
+	case float32:
+		return scalar{kind: scalarNum, num: float64(x)}, true
+	}
+	return scalar{}, false
+}
+
+// equals is jsonEqual(v, s's value) for a scalar s.
+func (s scalar) equals(v any) bool {
+	o, ok := scalarOf(v)
+	if !ok {
+		switch v.(type) {
+		case map[string]any, []any:
+			return false // a composite never equals a scalar
+		}
+		return jsonEqual(v, s.value())
+	}
+	if o.kind != s.kind {
+		return false
+	}
+	switch s.kind {
+	case scalarBool:
+		return o.b == s.b
+	case scalarNum:
+		return o.num == s.num
+	case scalarStr:
+		return o.str == s.str
+	}
+	return true // both null
+}
+
+// value is the scalar as a JSON value.
+func (s scalar) value() any {
+	switch s.kind {
+	case scalarBool:
+		return s.b
+	case scalarNum:
+		return s.num
+	case scalarStr:
+		return s.str
+	}
+	return nil
+}
+
+// litSet is the literal array of an "in" condition: its scalars as sets,
+// and the other elements compared one by one.
+type litSet struct {
+	nums                      map[float64]struct{}
+	strs                      map[string]struct{}
+	hasTrue, hasFalse, hasNil bool
+	others                    []any
+}
+
+func newLitSet(arr []any) *litSet {
+	ls := &litSet{nums: map[float64]struct{}{}, strs: map[string]struct{}{}}
+	for _, e := range arr {
+		sc, ok := scalarOf(e)
+		if !ok {
+			ls.others = append(ls.others, e)
+			continue
+		}
+		switch sc.kind {
+		case scalarNull:
+			ls.hasNil = true
+		case scalarBool:
+			ls.hasTrue, ls.hasFalse = ls.hasTrue || sc.b, ls.hasFalse || !sc.b
+		case scalarNum:
+			if sc.num == sc.num { // NaN equals nothing
+				ls.nums[sc.num] = struct{}{}
+			}
+		case scalarStr:
+			ls.strs[sc.str] = struct{}{}
+		}
+	}
+	return ls
+}
+
+// has is "some element of the array jsonEqual v".
+func (ls *litSet) has(v any) bool {
+	sc, ok := scalarOf(v)
+	if !ok {
+		if _, composite := v.(map[string]any); !composite {
+			if _, composite = v.([]any); !composite {
+				// another Go type: compare as the slow path does
+				v = normalizeJSON(v)
+				if sc, ok = scalarOf(v); ok {
+					return ls.has(v)
+				}
+			}
+		}
+		for _, e := range ls.others {
+			if jsonEqual(v, e) {
+				return true
+			}
+		}
+		return false
+	}
+	switch sc.kind {
+	case scalarNull:
+		return ls.hasNil
+	case scalarBool:
+		return (sc.b && ls.hasTrue) || (!sc.b && ls.hasFalse)
+	case scalarNum:
+		_, ok = ls.nums[sc.num]
+		return ok
+	}
+	_, ok = ls.strs[sc.str]
+	return ok
+}
 
 func compileCond(v gjson.Result, path jsonPath) (*cond, *Error) {
 	if !v.IsObject() {
 		return nil, &Error{Path: string(path), Msg: `a condition must be an object: {"field", "op", "value"}, {"and": [...]}, {"or": [...]} or {"not": ...}`}
 	}
-	for _, comb := range []string{"and", "or"} {
+	for i, comb := range []string{"and", "or"} {
 		if list := v.Get(comb); list.Exists() {
 			if !list.IsArray() {
 				return nil, &Error{Path: string(path.key(comb)), Msg: "must be an array of conditions"}
 			}
-			c := &cond{op: comb}
+			c := &cond{op: comb, code: condAnd + condCode(i)}
 			for i, e := range list.Array() {
 				sub, err := compileCond(e, path.key(comb).index(i))
 				if err != nil {
@@ -376,7 +592,7 @@ func compileCond(v gjson.Result, path jsonPath) (*cond, *Error) {
 		if err != nil {
 			return nil, err
 		}
-		return &cond{op: "not", subs: []*cond{sub}}, nil
+		return &cond{op: "not", code: condNot, subs: []*cond{sub}}, nil
 	}
 	c := &cond{}
 	for _, mb := range jsonx.Members(v, nil) {
@@ -391,8 +607,10 @@ func compileCond(v gjson.Result, path jsonPath) (*cond, *Error) {
 		case "op":
 			c.op = mb.Value.String()
 			found := false
-			for _, op := range condOps {
-				found = found || op == c.op
+			for i, op := range condOps {
+				if op == c.op {
+					found, c.code = true, condCode(i)
+				}
 			}
 			if !found {
 				return nil, &Error{Path: string(p), Msg: fmt.Sprintf("unknown op %s%s", quoteJSON(mb.Value), didYouMean(c.op, condOps))}
@@ -418,74 +636,91 @@ func compileCond(v gjson.Result, path jsonPath) (*cond, *Error) {
 	case c.value == nil && c.op != "exists" && c.op != "not_exists":
 		return nil, &Error{Path: string(path), Msg: fmt.Sprintf("op %q needs a \"value\"", c.op)}
 	}
+	c.topKey = len(c.field) == 2 && c.field[0] == "context"
+	if c.value != nil && c.value.kind == exprLiteral {
+		c.lit, _ = scalarOf(c.value.literal)
+		if arr, ok := c.value.literal.([]any); ok && c.code == condIn {
+			c.set = newLitSet(arr)
+		}
+	}
 	return c, nil
 }
 
-func (c *cond) eval(s scope) bool {
-	switch c.op {
-	case "and":
+func (c *cond) eval(s *scope) bool {
+	switch c.code {
+	case condAnd:
 		for _, sub := range c.subs {
 			if !sub.eval(s) {
 				return false
 			}
 		}
 		return true
-	case "or":
+	case condOr:
 		for _, sub := range c.subs {
 			if sub.eval(s) {
 				return true
 			}
 		}
 		return false
-	case "not":
+	case condNot:
 		return !c.subs[0].eval(s)
 	}
 	// A missing field equals nothing; null is a value, except for exists.
-	field, present := s.lookup(c.field)
-	switch c.op {
-	case "exists":
+	field, present := c.fieldValue(s)
+	switch c.code {
+	case condExists:
 		return present && field != nil
-	case "not_exists":
+	case condNotExists:
 		return !present || field == nil
 	}
-	var want any
-	if c.value != nil {
-		want = c.value.literal // compared, never stored: no copy needed
-		if c.value.kind == exprRef {
-			if v, ok := s.lookup(c.value.ref); ok {
-				want = v
-			} else {
-				want = undefined{}
-			}
-		}
-	}
-	if _, missing := want.(undefined); missing {
-		present = false
-	}
 	if !present {
-		return c.op == "neq"
+		return c.code == condNeq
 	}
-	switch c.op {
-	case "eq":
-		return jsonEqual(field, want)
-	case "neq":
-		return !jsonEqual(field, want)
-	case "gt", "gte", "lt", "lte":
-		a, ok1 := field.(float64)
-		b, ok2 := want.(float64)
-		if !ok1 || !ok2 {
+	if c.value.kind == exprLiteral {
+		return c.evalLiteral(field)
+	}
+	want, ok := s.lookup(c.value.ref)
+	if !ok {
+		return c.code == condNeq
+	}
+	return c.compare(field, want)
+}
+
+// evalLiteral compares a present field with the literal value, by type.
+func (c *cond) evalLiteral(field any) bool {
+	switch c.code {
+	case condEq, condNeq:
+		eq := false
+		if c.lit.kind != scalarNone {
+			eq = c.lit.equals(field)
+		} else {
+			eq = jsonEqual(field, c.value.literal)
+		}
+		return eq == (c.code == condEq)
+	case condGt, condGte, condLt, condLte:
+		a, ok := field.(float64)
+		if !ok || c.lit.kind != scalarNum {
 			return false
 		}
-		switch c.op {
-		case "gt":
-			return a > b
-		case "gte":
-			return a >= b
-		case "lt":
-			return a < b
-		}
-		return a <= b
-	case "in":
+		return compareNumbers(c.code, a, c.lit.num)
+	case condIn:
+		return c.set != nil && c.set.has(field)
+	}
+	return c.compare(field, c.value.literal)
+}
+
+// compare evaluates the op on a present field and a present value.
+func (c *cond) compare(field, want any) bool {
+	switch c.code {
+	case condEq:
+		return jsonEqual(field, want)
+	case condNeq:
+		return !jsonEqual(field, want)
+	case condGt, condGte, condLt, condLte:
+		a, ok1 := field.(float64)
+		b, ok2 := want.(float64)
+		return ok1 && ok2 && compareNumbers(c.code, a, b)
+	case condIn:
 		arr, ok := want.([]any)
 		if !ok {
 			return false
@@ -496,7 +731,7 @@ func (c *cond) eval(s scope) bool {
 			}
 		}
 		return false
-	case "contains":
+	case condContains:
 		switch f := field.(type) {
 		case []any:
 			for _, e := range f {
@@ -510,6 +745,18 @@ func (c *cond) eval(s scope) bool {
 		}
 	}
 	return false
+}
+
+func compareNumbers(code condCode, a, b float64) bool {
+	switch code {
+	case condGt:
+		return a > b
+	case condGte:
+		return a >= b
+	case condLt:
+		return a < b
+	}
+	return a <= b
 }
 
 // jsonEqual is deep equality of JSON values, object key order ignored.

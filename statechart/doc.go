@@ -180,6 +180,22 @@
 // XState's createActor.ts and system.ts (mailboxes, deferred effects, the
 // two rounds of effects of an initial macrostep).
 //
+// What a microstep does to the configuration — the states it exits, the
+// transitions whose actions run, the states it enters, in order — depends
+// only on the configuration and the transitions taken, so each runner (an
+// Actor's, or one of a Machine's for the pure functions) records it the
+// first time and replays it after, from a small bounded cache. Guards are
+// still evaluated and actions still run on every event; steps that depend
+// on more than the configuration (history states), that start or stop
+// children, or that enter a final state always take the general
+// algorithm. The guards and assigns [ParseImplementations] makes are
+// compiled, not interpreted: operators resolved once, literal numbers and
+// strings compared as such, "in" over a literal list as a set. An Actor
+// whose context no one else holds (no snapshot handed out, no Go
+// implementation given it) assigns in place and undoes the assigns if the
+// macrostep fails; otherwise a call copies the context once, on its first
+// assign. `go run ./conformance/bench` compares the result with XState.
+//
 // # Differences from XState
 //
 //   - Missing guards are reported by Compile (XState fails only when the

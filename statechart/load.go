@@ -78,6 +78,10 @@ type route struct {
 type rawNode struct {
 	config    gjson.Result
 	defaultID string // machine id plus the path of keys: XState's default id
+	// members are the node's members, as the first pass's scan found them:
+	// the second pass looks its keys up there (a Get would scan the node,
+	// child states included, again).
+	members []jsonx.Member
 }
 
 func (l *loader) errorf(path jsonPath, format string, args ...any) {
@@ -109,6 +113,16 @@ func (l *loader) sortErrors() {
 		sorted[i] = l.errs[j]
 	}
 	l.errs = sorted
+}
+
+// get returns the node's member key (the first one, as Get does).
+func (rn *rawNode) get(key string) gjson.Result {
+	for _, mb := range rn.members {
+		if mb.Key == key {
+			return mb.Value
+		}
+	}
+	return gjson.Result{}
 }
 
 // rootOnlyKeys are read on the machine root only; "schemas" is XState's
@@ -212,16 +226,17 @@ func (l *loader) readNode(v gjson.Result, key string, parent int, path jsonPath,
 	}
 
 	members := jsonx.Members(v, func(k string) { l.errorf(path.key(k), "duplicate key %q", k) })
+	l.raw[idx].members = members
 	var states, routeConfig gjson.Result
 	var typ string
 	hasHistory, explicitID := false, false
 	for _, mb := range members {
-		p := path.key(mb.Key)
+		p := func() jsonPath { return path.key(mb.Key) } // built only for a message
 		switch mb.Key {
 		case "id":
 			if mb.Value.Type != gjson.String || mb.Value.String() == "" {
 				if parent >= 0 {
-					l.errorf(p, "must be a non-empty string, not %s", nonEmptyKind(mb.Value))
+					l.errorf(p(), "must be a non-empty string, not %s", nonEmptyKind(mb.Value))
 				}
 			} else if parent >= 0 {
 				n.id, explicitID = mb.Value.String(), true
@@ -231,12 +246,12 @@ func (l *loader) readNode(v gjson.Result, key string, parent int, path jsonPath,
 			switch typ {
 			case "atomic", "compound", "parallel", "final", "history":
 			default:
-				l.errorf(p, "%s is not a state type (atomic, compound, parallel, final, history)", quoteJSON(mb.Value))
+				l.errorf(p(), "%s is not a state type (atomic, compound, parallel, final, history)", quoteJSON(mb.Value))
 				typ = ""
 			}
 		case "states":
 			if !mb.Value.IsObject() {
-				l.errorf(p, "must be an object, not %s", jsonx.Kind(mb.Value))
+				l.errorf(p(), "must be an object, not %s", jsonx.Kind(mb.Value))
 			} else {
 				states = mb.Value
 			}
@@ -247,19 +262,19 @@ func (l *loader) readNode(v gjson.Result, key string, parent int, path jsonPath,
 			case mb.Value.String() == "deep":
 				n.deep = true
 			default:
-				l.errorf(p, `must be "shallow", "deep" or true, not %s`, quoteJSON(mb.Value))
+				l.errorf(p(), `must be "shallow", "deep" or true, not %s`, quoteJSON(mb.Value))
 			}
 		case "tags":
-			n.tags = l.readStrings(mb.Value, p)
+			n.tags = l.readStrings(mb.Value, p())
 		case "meta":
 			n.meta, n.hasMeta = jsonx.GoValue(mb.Value), true
 		case "description":
 			if mb.Value.Type != gjson.String {
-				l.errorf(p, "must be a string, not %s", jsonx.Kind(mb.Value))
+				l.errorf(p(), "must be a string, not %s", jsonx.Kind(mb.Value))
 			}
 			n.description = mb.Value.String()
 		case "output":
-			t, err := compileTemplate(mb.Value, p, machineRoots)
+			t, err := compileTemplate(mb.Value, p(), machineRoots)
 			if err != nil {
 				l.add(err)
 			} else {
@@ -271,21 +286,21 @@ func (l *loader) readNode(v gjson.Result, key string, parent int, path jsonPath,
 			routeConfig = mb.Value
 		case "options":
 			if parent < 0 {
-				l.warnf(p, "%q is not read: XState's maxIterations is Options.MaxMicrosteps here", mb.Key)
+				l.warnf(p(), "%q is not read: XState's maxIterations is Options.MaxMicrosteps here", mb.Key)
 				continue
 			}
-			l.warnf(p, "unknown key %q%s", mb.Key, didYouMean(mb.Key, nodeKeys))
+			l.warnf(p(), "unknown key %q%s", mb.Key, didYouMean(mb.Key, nodeKeys))
 		case "initial", "on", "always", "after", "onDone", "entry", "exit", "target":
 			// read in the second pass
 		default:
 			switch why, ignored := ignoredNodeKeys[mb.Key]; {
 			case parent < 0 && rootOnlyKeys[mb.Key]:
 			case rootOnlyKeys[mb.Key]:
-				l.warnf(p, "%q is ignored: XState reads it on the machine root only", mb.Key)
+				l.warnf(p(), "%q is ignored: XState reads it on the machine root only", mb.Key)
 			case ignored:
-				l.warnf(p, "%q is ignored: %s", mb.Key, why)
+				l.warnf(p(), "%q is ignored: %s", mb.Key, why)
 			default:
-				l.warnf(p, "unknown key %q%s", mb.Key, didYouMean(mb.Key, nodeKeys))
+				l.warnf(p(), "unknown key %q%s", mb.Key, didYouMean(mb.Key, nodeKeys))
 			}
 		}
 	}
@@ -402,16 +417,20 @@ func (l *loader) readStrings(v gjson.Result, path jsonPath) []string {
 func (l *loader) readBehaviour(i int) {
 	l.cur = i
 	n := l.m.nodes[i]
-	v := l.raw[i].config
-	if !v.IsObject() {
+	raw := &l.raw[i]
+	if !raw.config.IsObject() {
 		return
 	}
 	path := n.path
-	n.entry = l.readActions(v.Get("entry"), path.key("entry"))
-	n.exit = l.readActions(v.Get("exit"), path.key("exit"))
+	if entry := raw.get("entry"); entry.Exists() {
+		n.entry = l.readActions(entry, path.key("entry"))
+	}
+	if exit := raw.get("exit"); exit.Exists() {
+		n.exit = l.readActions(exit, path.key("exit"))
+	}
 
 	// initial
-	init := v.Get("initial")
+	init := raw.get("initial")
 	switch {
 	case n.kind == kindCompound && len(n.children) == 0:
 		// reported in the first pass: a compound state needs child states
@@ -426,7 +445,7 @@ func (l *loader) readBehaviour(i int) {
 	}
 
 	// history default target, resolved relative to the parent
-	if tg := v.Get("target"); tg.Exists() && !(tg.Type == gjson.String && tg.String() == "") {
+	if tg := raw.get("target"); tg.Exists() && !(tg.Type == gjson.String && tg.String() == "") {
 		if n.kind != kindHistory {
 			l.warnf(path.key("target"), "\"target\" is ignored: only history states have a default target (XState ignores it too); put targets on transitions")
 		} else if n.parent >= 0 {
@@ -464,7 +483,7 @@ func (l *loader) readBehaviour(i int) {
 		n.byEvent[descriptor] = g
 		n.on = append(n.on, g)
 	}
-	if on := v.Get("on"); on.Exists() {
+	if on := raw.get("on"); on.Exists() {
 		p := path.key("on")
 		if !on.IsObject() {
 			l.errorf(p, "must be an object mapping events to transitions, not %s", jsonx.Kind(on))
@@ -482,17 +501,17 @@ func (l *loader) readBehaviour(i int) {
 			}
 		}
 	}
-	if od := v.Get("onDone"); od.Exists() {
+	if od := raw.get("onDone"); od.Exists() {
 		if n.kind != kindCompound && n.kind != kindParallel {
 			l.errorf(path.key("onDone"), "only compound and parallel states are ever done; this one is %s", n.kind)
 		}
 		ev := doneStatePrefix + n.id
 		set(ev, l.readTransitions(i, ev, od, path.key("onDone")))
 	}
-	if inv := v.Get("invoke"); inv.Exists() {
+	if inv := raw.get("invoke"); inv.Exists() {
 		l.readInvokes(i, inv, path.key("invoke"), set)
 	}
-	if after := v.Get("after"); after.Exists() {
+	if after := raw.get("after"); after.Exists() {
 		l.readAfter(i, after, path.key("after"), set)
 	}
 	for _, g := range n.on {
@@ -503,7 +522,7 @@ func (l *loader) readBehaviour(i int) {
 	sort.SliceStable(n.wildcards, func(a, b int) bool {
 		return len(n.wildcards[a].descriptor) > len(n.wildcards[b].descriptor)
 	})
-	if al := v.Get("always"); al.Exists() {
+	if al := raw.get("always"); al.Exists() {
 		n.always = l.readTransitions(i, "", al, path.key("always"))
 	}
 }
@@ -535,7 +554,7 @@ func (l *loader) readInitial(n *stateNode, init gjson.Result, path jsonPath) {
 		return
 	}
 	if c, ok := l.childByKey[n.order][key]; ok {
-		if tg := l.raw[c].config.Get("target"); l.m.nodes[c].kind == kindHistory && (!tg.Exists() || tg.String() == "") {
+		if tg := l.raw[c].get("target"); l.m.nodes[c].kind == kindHistory && (!tg.Exists() || tg.String() == "") {
 			// XState would recurse until the stack overflows.
 			l.errorf(path, "%q is a history state without a \"target\", which would loop; give it a \"target\"", key)
 			return
@@ -1101,6 +1120,7 @@ func (l *loader) readGuardAt(v gjson.Result, gp *guardPath) *guard {
 		}
 	default:
 		g.impl = l.opts.Implementations.Guards[g.name]
+		g.decl = l.opts.Implementations.declared.guard(g.name, g.impl)
 		if g.impl == nil {
 			l.missingGuard(g.name, gp.jsonPath())
 		}
@@ -1248,6 +1268,7 @@ func (l *loader) readAction(v gjson.Result, path jsonPath) *action {
 	default:
 		a.kind = actionCustom
 		a.impl = l.opts.Implementations.Actions[a.name]
+		a.decl = l.opts.Implementations.declared.action(a.name, a.impl)
 		if a.impl == nil && l.opts.Strict {
 			l.errorf(path, "action %q is not implemented%s", a.name, l.hint(a.name, func() []string { return keysOf(l.opts.Implementations.Actions) }))
 		}

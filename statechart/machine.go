@@ -6,6 +6,7 @@ package statechart
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"time"
 )
@@ -93,6 +94,9 @@ type Implementations struct {
 	// Actors maps the src names of invoke and xstate.spawnChild to actor
 	// logic: a [Promise], a [Callback] or a child [*Machine].
 	Actors map[string]ActorLogic
+
+	// declared: the compiled forms of what ParseImplementations made.
+	declared *declared
 }
 
 // Merge returns the union of impl and other; names in other win.
@@ -103,6 +107,7 @@ func (impl Implementations) Merge(other Implementations) Implementations {
 		Delays:  map[string]time.Duration{},
 		Actors:  map[string]ActorLogic{},
 	}
+	r.declared = impl.declared.merge(other.declared)
 	for _, src := range []Implementations{impl, other} {
 		for k, v := range src.Guards {
 			r.Guards[k] = v
@@ -146,7 +151,11 @@ type Machine struct {
 	// The nodes that can take an event: by exact descriptor, with a
 	// wildcard descriptor, and with eventless transitions. An event that no
 	// active node can take is skipped without walking the configuration.
-	handlers      map[string][]int
+	handlers map[string][]int
+	// eventIDs numbers every descriptor of every node's byEvent; a node's
+	// exact lists them with their groups, so finding a node's group for an
+	// event is a scan of small integers once the event is numbered.
+	eventIDs      map[string]int32
 	wildcardNodes []int
 	alwaysNodes   []int
 	runners       sync.Pool // *runner scratch space for the pure functions
@@ -295,6 +304,7 @@ type stateNode struct {
 	entry, exit []*action
 	on          []*eventGroup // in the order of XState's transitions map
 	byEvent     map[string]*eventGroup
+	exact       []eventSlot   // byEvent by event id (Machine.eventIDs), when it has at most maxExactScan
 	wildcards   []*eventGroup // descriptors ending in "*", longest first
 	always      []*transition
 	output      *template // a final state's or the root's output; nil when it has none
@@ -304,6 +314,17 @@ type stateNode struct {
 	description string
 	invokes     []*spawnDef // in config order
 }
+
+// eventSlot is one member of a node's byEvent, by event id.
+type eventSlot struct {
+	id int32
+	g  *eventGroup
+}
+
+// maxExactScan is the number of descriptors up to which a node finds an
+// event's group by scanning its exact slots; a node with more uses its
+// byEvent map.
+const maxExactScan = 8
 
 // eventGroup holds the transitions of one event descriptor, in priority order.
 type eventGroup struct {
@@ -320,6 +341,10 @@ type transition struct {
 	guard   *guard
 	actions []*action
 	reenter bool
+	// domain is the transition's domain (getTransitionDomain) when
+	// staticDomain: no target is a history state, so it never changes.
+	domain       int
+	staticDomain bool
 }
 
 type guardKind uint8
@@ -339,6 +364,7 @@ type guard struct {
 	name    string
 	params  map[string]any
 	impl    GuardFunc
+	decl    *cond // impl is a declarative condition: evaluated directly
 	subs    []*guard
 	inNode  int    // stateIn("#id"): the node; -1 when inValue is used
 	inValue any    // stateIn(stateValue)
@@ -382,6 +408,7 @@ type action struct {
 	name      string
 	params    map[string]any
 	impl      ActionFunc     // actionCustom; nil when not implemented (a no-op)
+	decl      []assignEntry  // actionCustom: impl is a declarative assign, run directly
 	assign    []assignEntry  // actionAssign
 	event     Event          // actionRaise
 	hasDelay  bool           // actionRaise: delayed (scheduled) rather than internal
@@ -466,6 +493,19 @@ func (m *Machine) layout() {
 // handle each event.
 func (m *Machine) index() {
 	m.handlers = map[string][]int{}
+	m.eventIDs = map[string]int32{}
+	for _, n := range m.nodes {
+		for d, g := range n.byEvent {
+			id, ok := m.eventIDs[d]
+			if !ok {
+				id = int32(len(m.eventIDs))
+				m.eventIDs[d] = id
+			}
+			if len(n.byEvent) <= maxExactScan {
+				n.exact = append(n.exact, eventSlot{id: id, g: g})
+			}
+		}
+	}
 	for i, n := range m.nodes {
 		for _, g := range n.on {
 			m.handlers[g.descriptor] = append(m.handlers[g.descriptor], i)
@@ -478,10 +518,17 @@ func (m *Machine) index() {
 		}
 	}
 	number := func(t *transition) {
-		if t != nil {
-			t.id = m.transitions
-			m.transitions++
+		if t == nil {
+			return
 		}
+		t.id = m.transitions
+		m.transitions++
+		for i, tg := range t.targets {
+			if m.nodes[tg].kind == kindHistory || slices.Contains(t.targets[:i], tg) {
+				return
+			}
+		}
+		t.domain, t.staticDomain = m.domainOfTargets(t, t.targets), true
 	}
 	for _, n := range m.nodes {
 		if n.kind == kindHistory && n.historyDef == nil && m.nodes[n.parent].kind == kindParallel {

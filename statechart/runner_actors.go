@@ -227,7 +227,7 @@ func (r *runner) enqueueActions(items []enqueueItem, ev Event, node int) {
 			acts = append(acts, it.action)
 			continue
 		case it.cond != nil:
-			if it.cond.eval(scope{context: r.s.context, event: ev}) {
+			if it.cond.eval(&scope{context: r.s.context, event: ev}) {
 				acts = append(acts, it.then...)
 			} else {
 				acts = append(acts, it.elze...)

@@ -50,7 +50,7 @@ func TestFinalStates(t *testing.T) {
 	}
 	for _, bm := range machines {
 		t.Run(bm.Name, func(t *testing.T) {
-			got, err := runActor(bm, total-warmup, warmup)
+			got, err := runActor(bm, stream{n: total - warmup, warmup: warmup, rounds: 3})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -84,8 +84,8 @@ func TestFlatCounterparts(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, bm := range machines {
-		st, errS := runStateless(bm, 101, 10)
-		fl, errF := runFlat(bm, 101, 10)
+		st, errS := runStateless(bm, stream{n: 101, warmup: 10, rounds: 1})
+		fl, errF := runFlat(bm, stream{n: 101, warmup: 10, rounds: 1})
 		if bm.Name != "toggle" {
 			if !errors.Is(errS, errNotFlat) || !errors.Is(errF, errNotFlat) {
 				t.Errorf("%s: stateless err %v, flat err %v; want errNotFlat", bm.Name, errS, errF)
@@ -95,7 +95,7 @@ func TestFlatCounterparts(t *testing.T) {
 		if errS != nil || errF != nil {
 			t.Fatalf("%s: stateless err %v, flat err %v", bm.Name, errS, errF)
 		}
-		actor, err := runActor(bm, 101, 10)
+		actor, err := runActor(bm, stream{n: 101, warmup: 10, rounds: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -144,6 +144,20 @@ func TestCompareFinalReportsMismatch(t *testing.T) {
 	for _, part := range []string{`value: xstate "on", chartgate "off"`, `context: xstate {"n":2}, chartgate {"n":3}`} {
 		if !strings.Contains(msg, part) {
 			t.Errorf("message %q does not contain %q", msg, part)
+		}
+	}
+}
+
+func TestRoundEnds(t *testing.T) {
+	for _, st := range []stream{{n: 10, warmup: 3, rounds: 3}, {n: 2, warmup: 0, rounds: 5}, {n: 7, warmup: 1, rounds: 1}} {
+		ends := st.roundEnds()
+		if len(ends) != min(st.rounds, st.n) || ends[len(ends)-1] != st.warmup+st.n {
+			t.Errorf("%+v: ends %v", st, ends)
+		}
+		for k := 1; k < len(ends); k++ {
+			if ends[k] <= ends[k-1] {
+				t.Errorf("%+v: empty round in %v", st, ends)
+			}
 		}
 	}
 }

@@ -60,7 +60,7 @@ func readFlat(bm *benchMachine) (*flatConfig, error) {
 // only by the flat engine's own work; the default FiringQueued mode costs
 // one allocation per Fire. Events the current state does not handle are
 // ignored, as in XState.
-func runStateless(bm *benchMachine, n, warmup int) (*result, error) {
+func runStateless(bm *benchMachine, st stream) (*result, error) {
 	fc, err := readFlat(bm)
 	if err != nil {
 		return nil, err
@@ -83,7 +83,7 @@ func runStateless(bm *benchMachine, n, warmup int) (*result, error) {
 	for i, e := range bm.Events {
 		triggers[i] = e.Type
 	}
-	r, err := measure(n, warmup, func(i int) error { return sm.Fire(triggers[i%len(triggers)]) })
+	r, err := measure(st, func(i int) error { return sm.Fire(triggers[i%len(triggers)]) })
 	if err != nil {
 		return nil, fmt.Errorf("stateless: %w", err)
 	}
@@ -95,7 +95,7 @@ func runStateless(bm *benchMachine, n, warmup int) (*result, error) {
 // runFlat runs the stream through chartgate's flat engine
 // (statechart/flat, built on stateless), through the statechart.Engine
 // interface: every Send returns the next immutable state.
-func runFlat(bm *benchMachine, n, warmup int) (*result, error) {
+func runFlat(bm *benchMachine, st stream) (*result, error) {
 	if !flat.IsFlat(bm.Machine) {
 		return nil, errNotFlat
 	}
@@ -110,7 +110,7 @@ func runFlat(bm *benchMachine, n, warmup int) (*result, error) {
 	if err != nil {
 		return nil, err
 	}
-	r, err := measure(n, warmup, func(i int) error {
+	r, err := measure(st, func(i int) error {
 		var err error
 		s, err = e.Send(ctx, s, bm.event(i), now)
 		return err

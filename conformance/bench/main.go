@@ -2,7 +2,7 @@
 // toggle, with github.com/qmuntal/stateless) on the same machines and the
 // same event streams, in one run:
 //
-//	go run ./conformance/bench [-n 200000] [-warmup N] [-machines toggle,workflow] [-json]
+//	go run ./conformance/bench [-n 200000] [-warmup N] [-rounds 5] [-machines toggle,workflow] [-json]
 //
 // For every machine in conformance/bench/machines it sends the same stream
 // of events through xstate@5 in node (one process per machine, see
@@ -10,8 +10,9 @@
 // machines, through raw stateless (Fire) and chartgate's flat engine
 // (statechart/flat). Each engine gets the same warm-up events first. It
 // then checks that every engine ends in the state XState ends in (value
-// and context) and prints a markdown table of events per second, or JSON
-// with -json. It exits 1 if node or xstate is missing (saying how to
+// and context) and prints a markdown table of events per second, then the
+// time statechart.Compile takes on flat and nested machines of 100, 1,000
+// and 10,000 states (unless -compile=false), or JSON with -json. It exits 1 if node or xstate is missing (saying how to
 // install them) or if any engine ends in another state.
 package main
 
@@ -26,6 +27,7 @@ import (
 	"runtime"
 	"runtime/pprof"
 	"strings"
+	"time"
 )
 
 func main() {
@@ -56,12 +58,14 @@ type environment struct {
 	XState  string `json:"xstate"`
 	Events  int    `json:"events"`
 	Warmup  int    `json:"warmup"`
+	Rounds  int    `json:"rounds"`
 	Summary string `json:"summary"`
 }
 
 type report struct {
 	Environment environment   `json:"environment"`
 	Machines    []*machineRun `json:"machines"`
+	Compile     []compileRun  `json:"compile,omitempty"`
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
@@ -72,6 +76,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	asJSON := fs.Bool("json", false, "print JSON instead of a markdown table")
 	only := fs.String("machines", "", "comma-separated machine names to run (default all)")
 	nodeBin := fs.String("node", "node", "the node executable")
+	rounds := fs.Int("rounds", 5, "split the timed events into this many rounds and report each engine's fastest round")
+	compile := fs.Bool("compile", true, "also time statechart.Compile on flat and nested machines of 100, 1,000 and 10,000 states")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the Go side (chartgate, stateless, statechart/flat) to `file`")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: go run ./conformance/bench [flags]")
@@ -80,7 +86,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	if fs.NArg() > 0 || *n <= 0 {
+	if fs.NArg() > 0 || *n <= 0 || *rounds <= 0 {
 		fs.Usage()
 		return 2
 	}
@@ -107,7 +113,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 
 	rep := report{Environment: environment{
 		GOOS: runtime.GOOS, GOARCH: runtime.GOARCH, CPUs: runtime.NumCPU(), CPU: cpuModel(),
-		Go: runtime.Version(), Node: ns.version, Events: *n, Warmup: *warmup,
+		Go: runtime.Version(), Node: ns.version, Events: *n, Warmup: *warmup, Rounds: *rounds,
 	}}
 	if *cpuProfile != "" {
 		f, err := os.Create(*cpuProfile)
@@ -127,7 +133,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		if !*asJSON {
 			fmt.Fprintf(stderr, "bench: %s...\n", bm.Name)
 		}
-		mr, err := runMachine(ns, bm, *n, *warmup)
+		mr, err := runMachine(ns, bm, stream{n: *n, warmup: *warmup, rounds: *rounds})
 		if err != nil {
 			fmt.Fprintf(stderr, "bench: %s: %v\n", bm.Name, err)
 			return 1
@@ -139,6 +145,15 @@ func run(args []string, stdout, stderr io.Writer) int {
 		failed = failed || len(mr.Mismatch) > 0
 	}
 	rep.Environment.Summary = summary(rep.Environment)
+	if *compile {
+		if !*asJSON {
+			fmt.Fprintln(stderr, "bench: compile...")
+		}
+		if rep.Compile, err = measureCompile(compileSizes, 300*time.Millisecond); err != nil {
+			fmt.Fprintln(stderr, "bench:", err)
+			return 1
+		}
+	}
 
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
@@ -189,21 +204,21 @@ type machineResult struct {
 
 // runMachine runs one machine on every engine and compares the final
 // states with XState's.
-func runMachine(ns *nodeSetup, bm *benchMachine, n, warmup int) (*machineResult, error) {
-	xr, xres, err := ns.runXState(bm, n, warmup)
+func runMachine(ns *nodeSetup, bm *benchMachine, st stream) (*machineResult, error) {
+	xr, xres, err := ns.runXState(bm, st)
 	if err != nil {
 		return nil, err
 	}
 	mr := &machineRun{Name: bm.Name, Description: bm.Description, XState: xres}
-	if mr.Chartgate, err = runActor(bm, n, warmup); err != nil {
+	if mr.Chartgate, err = runActor(bm, st); err != nil {
 		return nil, err
 	}
-	if mr.Stateless, err = runStateless(bm, n, warmup); errors.Is(err, errNotFlat) {
+	if mr.Stateless, err = runStateless(bm, st); errors.Is(err, errNotFlat) {
 		mr.Stateless = nil
 	} else if err != nil {
 		return nil, err
 	}
-	if mr.Flat, err = runFlat(bm, n, warmup); errors.Is(err, errNotFlat) {
+	if mr.Flat, err = runFlat(bm, st); errors.Is(err, errNotFlat) {
 		mr.Flat = nil
 	} else if err != nil {
 		return nil, err
@@ -289,8 +304,12 @@ func summary(e environment) string {
 	if e.CPU != "" {
 		cpu = " (" + e.CPU + ")"
 	}
-	return fmt.Sprintf("%s/%s, %d CPUs%s, %s, node %s, xstate %s; %d timed events per engine and machine after %d warm-up events",
-		e.GOOS, e.GOARCH, e.CPUs, cpu, e.Go, e.Node, e.XState, e.Events, e.Warmup)
+	rounds := ""
+	if e.Rounds > 1 {
+		rounds = fmt.Sprintf(" in %d rounds (the fastest counts)", e.Rounds)
+	}
+	return fmt.Sprintf("%s/%s, %d CPUs%s, %s, node %s, xstate %s; %d timed events per engine and machine%s after %d warm-up events",
+		e.GOOS, e.GOARCH, e.CPUs, cpu, e.Go, e.Node, e.XState, e.Events, rounds, e.Warmup)
 }
 
 // writeTable prints the markdown table and the environment line.
@@ -310,6 +329,10 @@ func writeTable(w io.Writer, rep report) {
 			name, rate(m.XState), rate(m.Chartgate), allocs, rate(m.Stateless), rate(m.Flat), m.Ratio)
 	}
 	fmt.Fprintln(w)
+	if len(rep.Compile) > 0 {
+		writeCompileTable(w, rep.Compile)
+		fmt.Fprintln(w)
+	}
 	fmt.Fprintln(w, rep.Environment.Summary)
 }
 
@@ -318,7 +341,12 @@ func rate(r *result) string {
 	if r == nil {
 		return "–"
 	}
-	s := fmt.Sprintf("%.0f", r.EventsPerSec)
+	return thousands(int64(r.EventsPerSec + 0.5))
+}
+
+// thousands formats n with thousands separators.
+func thousands(n int64) string {
+	s := fmt.Sprint(n)
 	var b strings.Builder
 	for i, c := range s {
 		if i > 0 && (len(s)-i)%3 == 0 {

@@ -93,10 +93,10 @@ type xstateResult struct {
 
 // runXState runs one machine in node, in its own process so that every
 // machine starts from a cold JIT, as the Go side starts from a new actor.
-func (ns *nodeSetup) runXState(bm *benchMachine, n, warmup int) (*xstateResult, *result, error) {
+func (ns *nodeSetup) runXState(bm *benchMachine, st stream) (*xstateResult, *result, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, ns.node, ns.script, "--n", strconv.Itoa(n), "--warmup", strconv.Itoa(warmup), "-")
+	cmd := exec.CommandContext(ctx, ns.node, ns.script, "--n", strconv.Itoa(st.n), "--warmup", strconv.Itoa(st.warmup), "--rounds", strconv.Itoa(st.rounds), "-")
 	cmd.Stdin = bytes.NewReader(bm.raw)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr

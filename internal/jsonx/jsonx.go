@@ -113,7 +113,7 @@ func ArrayIndex(k string) (uint64, bool) {
 // order. Only the first occurrence of a duplicated key is kept; dup, if not
 // nil, is called for every other one.
 func Members(v gjson.Result, dup func(key string)) []Member {
-	members := make([]Member, 0, 8)
+	members := make([]Member, 0, 4) // most objects of a config are small
 	var seen map[string]bool // only for large objects; small ones are scanned
 	indexKeys := false
 	v.ForEach(func(k, val gjson.Result) bool {

@@ -1,0 +1,357 @@
+// This file defines the step cache: what a microstep does to the
+// configuration (the states it exits, in order, the transitions whose
+// actions run, the states it enters and the configuration it leaves) is
+// determined by the configuration and the transitions taken, so a runner
+// records it the first time and replays it after. Guards are still
+// evaluated and actions still run every time; only the computation of
+// exit and entry sets is skipped. Microsteps that depend on more than the
+// configuration (history), that start or stop actors, or that enter a
+// final state are never cached, and neither are the steps of an actor
+// system: they take the general algorithm in algorithm.go.
+
+package statechart
+
+import (
+	"encoding/binary"
+	"slices"
+)
+
+// maxCachedSteps bounds a runner's step cache; when it is full it is
+// emptied and filled again with the steps seen next.
+const maxCachedSteps = 256
+
+// stepPlan is one recorded microstep.
+type stepPlan struct {
+	ids     []int         // the ids of the transitions selected, which with the configuration make the key
+	ts      []*transition // the transitions taken (conflicts removed), in order
+	exit    []int         // exitStates: the states exited, in order
+	kept    []int         // s.nodes once they are exited
+	enter   []int         // enterStates: the states entered, in order
+	initial []bool        // per entered state: its initial actions run
+	final   []int         // s.nodes at the end of the microstep
+	moved   bool          // the configuration differs from the one before
+	silent  bool          // no exit, transition, entry or initial action at all
+	// next: the plans of the configuration final, once looked up.
+	next *confPlans
+}
+
+// confPlans holds the recorded microsteps of one configuration, and the
+// candidates of the events selected in it.
+type confPlans struct {
+	nodes []int // the configuration, in the order of s.nodes
+	plans []*stepPlan
+	sels  []selection
+}
+
+// selection lists the candidates of one event (by Machine.eventIDs; -1
+// for types no descriptor names) in a configuration that is a chain: no
+// parallel state is active and no active state has a wildcard descriptor.
+// transitionNode then tries the transitions of the event's descriptor of
+// each active state, deepest first, and takes the first whose guard
+// passes; so does selectCached, from the list.
+type selection struct {
+	evID int32
+	ts   []*transition
+}
+
+// maxSelections bounds the selections kept per configuration.
+const maxSelections = 16
+
+// stepCache holds the plans of one runner. A lookup checks first the
+// configuration the last step led to, and looks the configuration up by
+// key only when the snapshot is in another one.
+type stepCache struct {
+	confs map[string]*confPlans // by confKey
+	count int                   // the plans in confs
+	cur   *confPlans            // the configuration last looked up or led to, if known
+	// known: cur is the record of the configuration as it is now (nil if
+	// it has none), until the configuration changes.
+	known bool
+	last  *stepPlan  // the plan last replayed, whose next is not known yet
+	into  *confPlans // recordPlan: the configuration of the step being recorded; nil for a new one
+	key   []byte     // the key of the configuration looked up
+	// recording: the ids of the transitions of the step being recorded.
+	recording []int
+	off       bool // the cache is not used (tests compare with the general path)
+	hits      int  // plans replayed, for tests
+	// replayed counts the replays since the cache was last emptied; when
+	// it was emptied for being full with few of them (a machine whose
+	// steps rarely repeat within the bound), the cache rests for pause
+	// microsteps instead of recording steps it would not replay.
+	replayed, pause int
+}
+
+// cacheable reports whether the machine's microsteps may be cached:
+// without history states (whose values the steps would depend on).
+func (m *Machine) cacheable() bool { return !m.hasHistory }
+
+// confKey writes the key of configuration nodes into the cache's buffer:
+// their number, then each, in order (the order of s.nodes is XState's and
+// a step keeps it), in two bytes each (four in a machine of more than
+// 65,535 states).
+func (r *runner) confKey(nodes []int) []byte {
+	wide := len(r.m.nodes) >= 1<<16
+	put := func(k []byte, v int) []byte {
+		if wide {
+			return binary.LittleEndian.AppendUint32(k, uint32(v))
+		}
+		return binary.LittleEndian.AppendUint16(k, uint16(v))
+	}
+	k := put(r.cache.key[:0], len(nodes))
+	for _, n := range nodes {
+		k = put(k, n)
+	}
+	r.cache.key = k
+	return k
+}
+
+// cacheOn reports whether the runner may use its step cache.
+func (r *runner) cacheOn() bool {
+	return r.sys == nil && !r.deferCustom && !r.cache.off && r.cache.pause == 0 && r.m.cacheable()
+}
+
+// currentConf returns the recorded configuration r.s.nodes is in, if any.
+func (r *runner) currentConf() *confPlans {
+	if r.cache.known {
+		return r.cache.cur
+	}
+	c := r.cache.cur
+	if c == nil || !slices.Equal(c.nodes, r.s.nodes) {
+		c = r.cache.confs[string(r.confKey(r.s.nodes))]
+		r.cache.cur = c
+	}
+	r.cache.known = true
+	return c
+}
+
+// selectCached selects the transitions of the event r.evID from the
+// configuration's recorded selection, evaluating the guards in order; ok
+// is false when there is none.
+func (r *runner) selectCached(c *confPlans, ev Event) (ok bool) {
+	for i := range c.sels {
+		sel := &c.sels[i]
+		if sel.evID != r.evID {
+			continue
+		}
+		for _, t := range sel.ts {
+			pass := r.evaluateGuard(t, ev)
+			if r.err != nil {
+				return true
+			}
+			if pass {
+				r.selected = append(r.selected, t)
+				return true
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// recordSelection records the candidates of the event r.evID in
+// configuration c, once inspectConfiguration found it complete (r.kid),
+// if it is a chain (see selection).
+func (r *runner) recordSelection(c *confPlans, ev Event) {
+	if len(c.sels) >= maxSelections {
+		return
+	}
+	var ts []*transition
+	chain := r.chainScratch[:0]
+	for n := 0; ; n = int(r.kid[n]) {
+		node := r.m.nodes[n]
+		if node.kind == kindParallel || len(node.wildcards) > 0 {
+			r.chainScratch = chain
+			return
+		}
+		chain = append(chain, n)
+		if node.kind != kindCompound {
+			break
+		}
+	}
+	r.chainScratch = chain
+	for i := len(chain) - 1; i >= 0; i-- {
+		if g := r.exactGroup(r.m.nodes[chain[i]], ev); g != nil {
+			ts = append(ts, g.transitions...)
+		}
+	}
+	c.sels = append(c.sels, selection{evID: r.evID, ts: ts})
+}
+
+// cachedMicrostep replays the recorded plan of the microstep, if there is
+// one, and reports whether it did. Otherwise, when the step may be cached,
+// it returns record true: the caller takes the general path and calls
+// recordPlan.
+func (r *runner) cachedMicrostep(ts []*transition, ev Event) (done, record bool) {
+	if r.cache.pause > 0 {
+		r.cache.pause--
+		return false, false
+	}
+	if !r.cacheOn() {
+		return false, false
+	}
+	for _, t := range ts {
+		if t.id < 0 {
+			return false, false
+		}
+	}
+	c := r.currentConf()
+	if last := r.cache.last; last != nil {
+		if c != nil && slices.Equal(last.final, c.nodes) {
+			last.next = c
+		}
+		r.cache.last = nil
+	}
+	if c != nil {
+		for _, p := range c.plans {
+			if sameTransitions(p.ids, ts) {
+				r.cache.hits++
+				r.cache.replayed++
+				r.replay(p, ev)
+				r.cache.cur, r.cache.last = p.next, nil
+				if p.next == nil {
+					r.cache.last = p
+				}
+				return true, false
+			}
+		}
+	}
+	r.cache.into, r.cache.cur = c, nil
+	r.cache.recording = r.cache.recording[:0]
+	for _, t := range ts {
+		r.cache.recording = append(r.cache.recording, t.id)
+	}
+	return false, true
+}
+
+// sameTransitions reports whether ts are the transitions of ids, in order.
+func sameTransitions(ids []int, ts []*transition) bool {
+	if len(ids) != len(ts) {
+		return false
+	}
+	for i, t := range ts {
+		if ids[i] != t.id {
+			return false
+		}
+	}
+	return true
+}
+
+// replay does what the general microstep did when it recorded p, in the
+// same order: exit actions with each state leaving the configuration after
+// its own, the transitions' actions, then entry (and initial) actions with
+// each state joining the configuration before its own.
+func (r *runner) replay(p *stepPlan, ev Event) {
+	if p.silent {
+		// No action runs, so nothing sees the configuration in between.
+		for _, x := range p.exit {
+			r.active[x] = false
+		}
+		for _, n := range p.enter {
+			if !r.active[n] {
+				r.activate(n)
+			}
+		}
+		r.s.nodes = append(r.s.nodes[:0], p.final...)
+		r.changed = r.changed || p.moved
+		return
+	}
+	for _, x := range p.exit {
+		r.executeActions(r.m.nodes[x].exit, ev, x)
+		if r.err != nil {
+			return
+		}
+		r.active[x] = false
+	}
+	r.s.nodes = append(r.s.nodes[:0], p.kept...)
+	for _, t := range p.ts {
+		r.executeActions(t.actions, ev, t.source)
+		if r.err != nil {
+			return
+		}
+	}
+	for i, n := range p.enter {
+		if !r.active[n] {
+			r.activate(n)
+			r.s.nodes = append(r.s.nodes, n)
+		}
+		node := r.m.nodes[n]
+		r.executeActions(node.entry, ev, n)
+		if r.err != nil {
+			return
+		}
+		if p.initial[i] {
+			r.executeActions(node.initial.actions, ev, n)
+			if r.err != nil {
+				return
+			}
+		}
+	}
+	r.s.nodes = append(r.s.nodes[:0], p.final...)
+	if p.moved {
+		r.changed = true
+	}
+}
+
+// recordPlan stores the plan of the microstep the general path just took
+// (its key is in the buffer), unless it did something a plan cannot
+// replay: entering a final state, starting or stopping an invoked actor.
+func (r *runner) recordPlan() {
+	if r.err != nil || r.s.status != StatusActive || r.historyChanged {
+		return
+	}
+	for _, x := range r.toExit {
+		if len(r.m.nodes[x].invokes) > 0 {
+			return
+		}
+	}
+	for _, n := range r.order {
+		if node := r.m.nodes[n]; node.kind == kindFinal || len(node.invokes) > 0 {
+			return
+		}
+	}
+	p := &stepPlan{
+		ids:     make([]int, len(r.cache.recording)),
+		ts:      append([]*transition(nil), r.filtered...),
+		exit:    append([]int(nil), r.toExit...),
+		kept:    append([]int(nil), r.exitKept...),
+		enter:   append([]int(nil), r.order...),
+		initial: make([]bool, len(r.order)),
+		final:   append([]int(nil), r.s.nodes...),
+		moved:   !r.sameNodes(),
+	}
+	copy(p.ids, r.cache.recording)
+	p.silent = true
+	for _, x := range p.exit {
+		p.silent = p.silent && len(r.m.nodes[x].exit) == 0
+	}
+	for _, t := range p.ts {
+		p.silent = p.silent && len(t.actions) == 0
+	}
+	for i, n := range r.order {
+		p.initial[i] = r.defaultEntry.has[n] && r.m.nodes[n].initial != nil
+		p.silent = p.silent && len(r.m.nodes[n].entry) == 0 && (!p.initial[i] || len(r.m.nodes[n].initial.actions) == 0)
+	}
+	if r.cache.count >= maxCachedSteps {
+		// Start again; nothing refers to the old records any more.
+		r.cache.confs, r.cache.count, r.cache.into = nil, 0, nil
+		r.cache.cur, r.cache.last = nil, nil
+		if r.cache.replayed < maxCachedSteps {
+			r.cache.pause = 4 * maxCachedSteps
+		}
+		r.cache.replayed = 0
+		if r.cache.pause > 0 {
+			return
+		}
+	}
+	c := r.cache.into
+	if c == nil {
+		if r.cache.confs == nil {
+			r.cache.confs = map[string]*confPlans{}
+		}
+		c = &confPlans{nodes: append([]int(nil), r.prevNodes...)}
+		r.cache.confs[string(r.confKey(c.nodes))] = c
+	}
+	c.plans = append(c.plans, p)
+	r.cache.count++
+	r.cache.into = nil
+}
