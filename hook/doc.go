@@ -263,7 +263,10 @@
 //     still apply. Give such states allowed_commands.
 //   - Codex: the same answer; Codex applies updatedInput only with
 //     "allow" (its schema lists updatedInput; its parser rejects "allow"
-//     without it, and "ask").
+//     without it, and "ask"). There "allow" only carries the rewrite: the
+//     outcome of Codex's PreToolUse hooks is a block, a rewrite and
+//     context, so its own approval of the command is unchanged. When
+//     several of its hooks rewrite one call, the last to finish wins.
 //   - Gemini CLI: BeforeTool answers {"hookSpecificOutput":
 //     {"hookEventName": "BeforeTool", "tool_input": I}}, which Gemini CLI
 //     merges into the tool's arguments; no decision is written, so its
