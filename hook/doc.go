@@ -362,11 +362,11 @@
 //   - chartgate's own files (.chartgate/, the hosts' hook and MCP
 //     configuration): new, refused to the agent in every state, where
 //     Statewright's hook leaves its state and workflow files writable.
-//   - env_overrides: the same variables for the shell tool, in the hosts
-//     whose pre tool answer can rewrite a tool's input (Claude Code,
-//     Codex, Gemini CLI, Copilot CLI; not Cursor), set by a rewrite of the
-//     command the agent wrote once the policy has allowed it. Statewright
-//     sets them for the commands its gateway runs.
+//   - env_overrides: Statewright's statewright_get_state returns a
+//     state's env_overrides; the hook sets them for the shell tool, in the
+//     hosts whose pre tool answer can rewrite a tool's input (Claude Code,
+//     Codex, Gemini CLI, Copilot CLI; not Cursor), by a rewrite of the
+//     command the agent wrote once the policy has allowed it.
 //   - Not yet: model and thinking_level (no hook chooses the model).
 //
 // # Limits
