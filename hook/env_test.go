@@ -220,3 +220,21 @@ func compactJSON(t *testing.T, raw json.RawMessage) string {
 	require.NoError(t, json.NewEncoder(&b).Encode(json.RawMessage(raw)))
 	return strings.TrimSpace(b.String())
 }
+
+// TestEnvOverridesRoundTrip: the post tool event carries the command as it
+// ran, rewritten; the files it writes still fire the interrupts, and the
+// export line writes none.
+func TestEnvOverridesRoundTrip(t *testing.T) {
+	f := newFixture(t, `{
+	  "id": "m", "initial": "work",
+	  "meta": {"chartgate": {"interrupts": {"secrets": {"file_pattern": "**/*.env*", "event": "SECRETS"}}}},
+	  "states": {
+	    "work": {"on": {"SECRETS": "audit"}, "meta": {"chartgate": {"env_overrides": {"OUT": "cfg/.env"}}, "mcp": {"tools": ["Bash", "Write"]}}},
+	    "audit": {"meta": {"mcp": {"tools": ["Read"]}}}
+	  }}`, nil)
+	r := f.handle(f.ev(KindPreTool, "Bash", `{"command":"echo A=1 > cfg/.env"}`))
+	require.NotNil(t, r.UpdatedInput)
+	assert.Equal(t, "export OUT='cfg/.env'\necho A=1 > cfg/.env", gjson.GetBytes(r.UpdatedInput, "command").String())
+	post := f.post("Bash", string(r.UpdatedInput))
+	assert.Contains(t, post.Context, `file cfg/.env triggered interrupt "secrets": the workflow moved from work to audit.`)
+}
