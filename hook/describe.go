@@ -8,6 +8,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"runtime"
 	"slices"
 	"strings"
 
@@ -63,6 +64,9 @@ func (h *Handler) describe(ctx context.Context, host Host, ref mcpbind.Ref, wf *
 	}
 	if len(env) > 0 {
 		b.WriteString("\nEnvironment variables that commands must not use: " + strings.Join(env, ", ") + ".")
+	}
+	if set := envOverrides(policies); len(set) > 0 && rewritesInput(host, runtime.GOOS) {
+		b.WriteString("\nShell commands run with these environment variables set by the workflow: " + strings.Join(envNames(set), ", ") + ".")
 	}
 	for _, l := range wf.Limits {
 		fmt.Fprintf(&b, "\nCalls: %d of %d made in %s.", l.Calls, l.Max, l.State)

@@ -93,6 +93,9 @@
 //     max_files_per_state (the files edited since the state was entered,
 //     kept in the session's record). In every state, writes to
 //     .chartgate/ and to the host files that run chartgate are refused.
+//     A shell command allowed in a state with env_overrides is rewritten
+//     to run with them set, where the host lets a hook do so (see
+//     "Environment variables").
 //   - Post tool events record the call ([mcpbind.Gate.Record]): it counts
 //     against the budgets (with Statewright's soft max_iterations, a
 //     checkpoint notice once the budget is used up), and a successful
@@ -216,6 +219,70 @@
 //   - Copilot CLI: counted, but its postToolUse output is not processed,
 //     so no notice reaches the agent.
 //
+// # Environment variables
+//
+// A state's env_overrides (meta.chartgate.env_overrides of an XState
+// state) are environment variables set for the commands of the shell
+// tool while the state is active. A hook cannot set the environment of
+// the host's shell; it can, in some hosts, rewrite the tool's input as it
+// lets the tool run. chartgate decides the command the agent wrote (the
+// gate, allowed_commands, blocked_env, writes to protected files: a
+// refused command is refused as it is, and not rewritten), then rewrites
+// it as shellpolicy.WithEnv does:
+//
+//	export GOFLAGS='-mod=mod' NOTE='it'\''s'
+//	go build ./...
+//
+// a first line exporting the variables (names sorted, values
+// single-quoted, so every byte of a value stays literal), then the command
+// as it was. Every part of the command sees them, pipelines, lists, cd,
+// here-documents, subshells and the programs it runs, and its exit status
+// is its own. Names must be shell identifiers and values free of NUL
+// bytes: the workflow does not load otherwise. The phase injected as
+// context names the variables set (not their values). A variable that a
+// state both sets and lists in blocked_env is set for the programs the
+// command runs, and the agent's command still may not read it.
+//
+// With several active states, their variables are merged in the order of
+// the states in the workflow: a nested state's value wins over its
+// parent's, and of two parallel states that set one variable, the later
+// one in the workflow (document order) wins. A final state ends
+// enforcement, its env_overrides too.
+//
+// Per host (its documentation, read 2026-11-24; testdata/hosts/README.md
+// cites the pages):
+//
+//   - Claude Code: PreToolUse answers {"hookSpecificOutput":
+//     {"hookEventName": "PreToolUse", "permissionDecision": "allow",
+//     "updatedInput": I}}, I the whole tool_input (updatedInput replaces
+//     it; every field but command is kept as the agent gave it). Claude
+//     Code takes updatedInput with "allow" (auto-approve) or "ask" (show
+//     the user); chartgate writes "allow", so in a state with
+//     env_overrides the permission prompt Claude Code would show for a
+//     command its rules do not cover is skipped: its deny and ask rules
+//     still apply. Give such states allowed_commands.
+//   - Codex: the same answer; Codex applies updatedInput only with
+//     "allow" (its schema lists updatedInput; its parser rejects "allow"
+//     without it, and "ask"). There "allow" only carries the rewrite: the
+//     outcome of Codex's PreToolUse hooks is a block, a rewrite and
+//     context, so its own approval of the command is unchanged. When
+//     several of its hooks rewrite one call, the last to finish wins.
+//   - Gemini CLI: BeforeTool answers {"hookSpecificOutput":
+//     {"hookEventName": "BeforeTool", "tool_input": I}}, which Gemini CLI
+//     merges into the tool's arguments; no decision is written, so its
+//     own confirmation is unchanged.
+//   - Copilot CLI: preToolUse answers {"modifiedArgs": I}, the arguments
+//     used instead of the originals; no permissionDecision is written, so
+//     its permission flow is unchanged.
+//   - Cursor: not possible: beforeShellExecution answers with a permission
+//     and messages only, and no field rewrites the command. The variables
+//     are not set, and the phase does not claim they are.
+//
+// The rewrite is POSIX shell. On Windows, where Codex and Gemini CLI run
+// PowerShell, nothing is rewritten for them; Claude Code runs its Bash
+// tool in Git Bash and is rewritten there too. Copilot CLI's powershell
+// tool is not the shell tool.
+//
 // # Stopping
 //
 // A workflow asks the agent not to stop before a final state with the
@@ -295,8 +362,12 @@
 //   - chartgate's own files (.chartgate/, the hosts' hook and MCP
 //     configuration): new, refused to the agent in every state, where
 //     Statewright's hook leaves its state and workflow files writable.
-//   - Not yet: env_overrides (a hook cannot set a tool's environment),
-//     model and thinking_level (no hook chooses the model).
+//   - env_overrides: Statewright's statewright_get_state returns a
+//     state's env_overrides; the hook sets them for the shell tool, in the
+//     hosts whose pre tool answer can rewrite a tool's input (Claude Code,
+//     Codex, Gemini CLI, Copilot CLI; not Cursor), by a rewrite of the
+//     command the agent wrote once the policy has allowed it.
+//   - Not yet: model and thinking_level (no hook chooses the model).
 //
 // # Limits
 //

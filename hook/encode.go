@@ -13,9 +13,12 @@ import (
 //
 //	Claude Code, Codex  PreToolUse deny: {"hookSpecificOutput": {"hookEventName": "PreToolUse",
 //	                      "permissionDecision": "deny", "permissionDecisionReason": R}}
+//	                    PreToolUse rewrite: {"hookSpecificOutput": {"hookEventName": "PreToolUse",
+//	                      "permissionDecision": "allow", "updatedInput": I}}
 //	                    context: {"hookSpecificOutput": {"hookEventName": E, "additionalContext": C}}
 //	                    Stop: {"decision": "block", "reason": R}
 //	Gemini CLI          BeforeTool deny: {"decision": "deny", "reason": R}
+//	                    BeforeTool rewrite: {"hookSpecificOutput": {"hookEventName": "BeforeTool", "tool_input": I}}
 //	                    context: {"hookSpecificOutput": {"hookEventName": E, "additionalContext": C}}
 //	                    AfterAgent: {"decision": "deny", "reason": R} (a retry with R as the prompt)
 //	                    otherwise {} (its hooks must print JSON)
@@ -24,6 +27,7 @@ import (
 //	                    sessionStart, post tool events: {"additional_context": C}
 //	                    beforeSubmitPrompt: {"continue": true}; stop: {"followup_message": R}
 //	Copilot CLI         preToolUse deny: {"permissionDecision": "deny", "permissionDecisionReason": R}
+//	                    preToolUse rewrite: {"modifiedArgs": I}
 //	                    agentStop: {"decision": "block", "reason": R}
 //
 // Claude Code and Codex read additionalContext at SessionStart,
@@ -31,6 +35,11 @@ import (
 // fields, so only these are written. Copilot CLI processes no output of
 // sessionStart, userPromptSubmitted or postToolUse (command hooks), so
 // context cannot reach its agent: its refusals carry the guidance.
+//
+// A rewrite (Result.UpdatedInput, I above) is the whole input, every field
+// the agent gave kept: Claude Code's updatedInput replaces the input and
+// Copilot CLI's modifiedArgs substitutes it, Gemini CLI's tool_input is
+// merged into it. Cursor documents no rewrite: it is not written there.
 func Encode(ev Event, r Result) []byte {
 	switch ev.Host {
 	case ClaudeCode, Codex:
@@ -97,6 +106,15 @@ func encodeClaude(ev Event, r Result) []byte {
 		if r.Deny != "" {
 			return encode(specific(ev.Name, field{"permissionDecision", "deny"}, field{"permissionDecisionReason", r.Deny}))
 		}
+		if r.UpdatedInput != nil {
+			// updatedInput replaces the whole input, and both hosts take it
+			// only with "allow".
+			fields := []field{{"permissionDecision", "allow"}, {"updatedInput", r.UpdatedInput}}
+			if r.Context != "" {
+				fields = append(fields, field{"additionalContext", r.Context})
+			}
+			return encode(specific(ev.Name, fields...))
+		}
 		if r.Context != "" {
 			return encode(specific(ev.Name, field{"additionalContext", r.Context}))
 		}
@@ -117,6 +135,9 @@ func encodeGemini(ev Event, r Result) []byte {
 	case KindPreTool:
 		if r.Deny != "" {
 			return encode(obj{{"decision", "deny"}, {"reason", r.Deny}})
+		}
+		if r.UpdatedInput != nil {
+			return encode(specific(ev.Name, field{"tool_input", r.UpdatedInput}))
 		}
 	case KindSessionStart, KindPrompt, KindPostTool:
 		if r.Context != "" {
@@ -161,6 +182,9 @@ func encodeCopilot(ev Event, r Result) []byte {
 	case KindPreTool:
 		if r.Deny != "" {
 			return encode(obj{{"permissionDecision", "deny"}, {"permissionDecisionReason", r.Deny}})
+		}
+		if r.UpdatedInput != nil {
+			return encode(obj{{"modifiedArgs", r.UpdatedInput}})
 		}
 	case KindStop:
 		if r.Block != "" {

@@ -135,4 +135,10 @@ type Result struct {
 	Context string
 	// Block, for a stop event, keeps the agent going with this reason.
 	Block string
+	// UpdatedInput, for a pre tool event that is not refused, is the tool's
+	// input rewritten (the shell tool's command, with the active states'
+	// env_overrides set), a JSON object; [Encode] writes it where the
+	// host's protocol lets a hook rewrite a tool's input. Nil leaves the
+	// input as the agent wrote it.
+	UpdatedInput json.RawMessage
 }

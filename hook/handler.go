@@ -385,7 +385,9 @@ func isShell(policies []workflow.StatePolicy, name, canon string) bool {
 
 // shell applies each active state's shell policy to a command: its
 // allowed_commands, its blocked_env, and the tools allowed now for the
-// classes of commands (a write needs Write or Edit).
+// classes of commands (a write needs Write or Edit). An allowed command
+// is rewritten to run with the states' env_overrides set, where the host
+// lets a hook rewrite it.
 func (h *Handler) shell(ctx context.Context, ev Event, ref mcpbind.Ref, wf *mcpbind.Workflow, policies []workflow.StatePolicy) (Result, error) {
 	line := command(ev)
 	tools, err := h.allowedNow(ctx, ev.Host, ref, classTools)
@@ -404,7 +406,13 @@ func (h *Handler) shell(ctx context.Context, ev Event, ref mcpbind.Ref, wf *mcpb
 			}
 		}
 	}
-	return Result{}, nil
+	// The line the agent wrote was decided; now it gets the states'
+	// variables (env.go).
+	in, err := withEnv(ev, envOverrides(policies))
+	if err != nil {
+		return Result{}, err
+	}
+	return Result{UpdatedInput: in}, nil
 }
 
 // edit applies max_edit_lines and max_files_per_state to an edit.

@@ -171,6 +171,17 @@
 // says so, but Writes does not list what it cannot see. [Analysis.Writes]
 // lists the paths of the whole line once each.
 //
+// # Setting variables
+//
+// [WithEnv] rewrites a line to run with variables set (a state's
+// env_overrides, which the hook applies where the agent host lets a hook
+// rewrite a tool's input): a first line "export NAME='value' ...", then
+// the line as it was. Every part of the line sees the variables, and its
+// exit status is its own. Values are single-quoted, so every byte but NUL
+// stays literal; names must be shell identifiers ([CheckEnv]). Decide the
+// line the agent wrote, then rewrite it: the export is chartgate's, not
+// the agent's.
+//
 // # Compared with Statewright
 //
 // Rule by rule, against Statewright's gateway and Claude Code hook:

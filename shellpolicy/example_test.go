@@ -98,3 +98,24 @@ func ExamplePolicy_Check_naming() {
 	// git push origin main -> true
 	// git push --force -> false
 }
+
+// A state's env_overrides for a command the policy allowed: the line the
+// agent wrote is decided first, then run with the variables set.
+func ExampleWithEnv() {
+	p := shellpolicy.Policy{AllowedCommands: []string{"go build *", "go vet *"}}
+	line := "go build ./... && go vet ./..."
+	if d := p.Check(line); d.Allowed {
+		run, err := shellpolicy.WithEnv(line, map[string]string{"GOFLAGS": "-mod=mod", "NOTE": "it's"})
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		fmt.Println(run)
+	}
+	_, err := shellpolicy.WithEnv(line, map[string]string{"GO-FLAGS": "x"})
+	fmt.Println(err)
+	// Output:
+	// export GOFLAGS='-mod=mod' NOTE='it'\''s'
+	// go build ./... && go vet ./...
+	// shellpolicy: environment variable "GO-FLAGS": not a shell variable name (a letter or _, then letters, digits or _)
+}

@@ -73,6 +73,9 @@
 //     context_budget_bytes, max_iterations, model, thinking_level,
 //     model_ladder: the state's [StatePolicy], in [Workflow.Policies] and in
 //     the state's meta.chartgate; the gateway and the hooks apply them.
+//     env_overrides' names must be shell identifiers and its values free
+//     of NUL bytes (states.S.env_overrides.BAD-NAME: not a shell variable
+//     name ...).
 //   - meta (task_type, estimated_steps, danger_level,
 //     requires_human_approval, capture_output, debug, approval_mode, and any
 //     other key, kept as JSON): [Workflow.Meta], and the root's

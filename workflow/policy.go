@@ -8,12 +8,14 @@ package workflow
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"math"
 	"slices"
 
 	"github.com/tidwall/gjson"
 
 	"github.com/chartgate/chartgate/internal/jsonx"
+	"github.com/chartgate/chartgate/shellpolicy"
 )
 
 // StatePolicy is what a state asks of the tools beyond their visibility.
@@ -30,7 +32,9 @@ type StatePolicy struct {
 	// (blocked_env, alias deny_env).
 	BlockedEnv []string
 	// EnvOverrides are environment variables set for this state
-	// (env_overrides, alias env).
+	// (env_overrides, alias env): names are shell identifiers and values
+	// hold no NUL byte (a load error otherwise). The hook sets them for the
+	// shell tool where the agent host lets it rewrite the command.
 	EnvOverrides map[string]string
 	// MaxEditLines bounds the lines one edit may change.
 	MaxEditLines *int
@@ -123,6 +127,12 @@ func (r *policyReader) read(key string, v gjson.Result, p jpath) bool {
 		for _, mb := range jsonx.Members(v, func(k string) { r.errs.add(p.key(k), "duplicate key %q", k) }) {
 			if mb.Value.Type != gjson.String {
 				r.errs.add(p.key(mb.Key), "must be a string, not %s", kind(mb.Value))
+				ok = false
+				continue
+			}
+			var ee *shellpolicy.EnvError
+			if err := shellpolicy.CheckEnv(mb.Key, mb.Value.String()); errors.As(err, &ee) {
+				r.errs.add(p.key(mb.Key), "%s", ee.Reason)
 				ok = false
 				continue
 			}

@@ -173,6 +173,16 @@ func TestValidate(t *testing.T) {
 			`states.a.allowed_tools[0]: "Bash(git:*)" is not a tool name or pattern`,
 			`states.a.disallowed_tools[0]: a tool name must not be empty`,
 		}},
+		{"better: env_overrides names the shell can set", `{
+			"id": "x", "initial": "a",
+			"states": {"a": {"env_overrides": {"BAD-NAME": "1", "9LIVES": "x", "OK_1": "fine", "NUL": "a\u0000b"}, "on": {"GO": "b"}},
+				"b": {"env": {"A B": "1"}, "on": {"GO": "z"}}, "z": {"type": "final"}}
+		}`, []string{
+			`states.a.env_overrides.BAD-NAME: not a shell variable name (a letter or _, then letters, digits or _)`,
+			`states.a.env_overrides.9LIVES: not a shell variable name`,
+			`states.a.env_overrides.NUL: its value holds a NUL byte`,
+			`states.b.env["A B"]: not a shell variable name`,
+		}},
 		{"better: reserved names", `{
 			"id": "x", "initial": "a",
 			"states": {"a": {"on": {"chartgate.approve": "z", "GO*": "z", "": "z"}}, "#z": {"type": "final"}, "z": {"type": "final"}},

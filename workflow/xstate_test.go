@@ -82,7 +82,7 @@ func TestXStateWorkflow(t *testing.T) {
 
 func TestXStateErrors(t *testing.T) {
 	src := strings.NewReplacer(
-		`"max_files_per_state": 3`, `"max_files_per_state": "3", "allowed_comands": []`,
+		`"max_files_per_state": 3`, `"max_files_per_state": "3", "allowed_comands": [], "env_overrides": {"GO-FLAGS": "x"}`,
 		`"file_pattern": "prices/*.csv"`, `"file_pattern": "prices/*.csv", "event": "chartgate.interrupt.price"`,
 		`"op": "gt"`, `"op": "greater"`,
 		`"context_budget_bytes": 1000`, `"interrupts": {}`,
@@ -92,6 +92,7 @@ func TestXStateErrors(t *testing.T) {
 		`meta.chartgate.guards.has_items.op: unknown op "greater"`,
 		`states.browsing.meta.chartgate.max_files_per_state: must be an integer`,
 		`states.browsing.meta.chartgate.allowed_comands: unknown key "allowed_comands" (did you mean "allowed_commands"?)`,
+		`states.browsing.meta.chartgate.env_overrides.GO-FLAGS: not a shell variable name`,
 		`states.paying.states.card.meta.chartgate.interrupts: "interrupts" belongs in the root state's meta.chartgate`,
 		`meta.chartgate.interrupts.prices: no state handles the interrupt's event "chartgate.interrupt.price" (did you mean "chartgate.interrupt.prices"?)`,
 	} {
