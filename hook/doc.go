@@ -253,14 +253,15 @@
 // cites the pages):
 //
 //   - Claude Code: PreToolUse answers {"hookSpecificOutput":
-//     {"hookEventName": "PreToolUse", "permissionDecision": "allow",
-//     "updatedInput": I}}, I the whole tool_input (updatedInput replaces
-//     it; every field but command is kept as the agent gave it). Claude
-//     Code takes updatedInput with "allow" (auto-approve) or "ask" (show
-//     the user); chartgate writes "allow", so in a state with
-//     env_overrides the permission prompt Claude Code would show for a
-//     command its rules do not cover is skipped: its deny and ask rules
-//     still apply. Give such states allowed_commands.
+//     {"hookEventName": "PreToolUse", "permissionDecision": "ask",
+//     "permissionDecisionReason": R, "updatedInput": I}}, I the whole
+//     tool_input (updatedInput replaces it; every field but command is
+//     kept as the agent gave it). Claude Code takes updatedInput only with
+//     "allow", which would also approve the command in place of the user,
+//     or with "ask", which shows the user the rewritten command. chartgate
+//     never grants a permission, so it asks; in a session whose
+//     permission_mode is "bypassPermissions", where nothing is asked, it
+//     writes "allow".
 //   - Codex: the same answer; Codex applies updatedInput only with
 //     "allow" (its schema lists updatedInput; its parser rejects "allow"
 //     without it, and "ask"). There "allow" only carries the rewrite: the

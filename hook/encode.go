@@ -96,6 +96,10 @@ func encode(o obj) []byte {
 	return append(b, '\n')
 }
 
+// envAskReason is what Claude Code shows the user when it asks about a
+// command chartgate rewrote to set the state's env_overrides.
+const envAskReason = "chartgate: the workflow's state sets environment variables for shell commands (env_overrides): the command runs after the export line shown."
+
 func specific(event string, fields ...field) obj {
 	return obj{{"hookSpecificOutput", append(obj{{"hookEventName", event}}, fields...)}}
 }
@@ -107,9 +111,16 @@ func encodeClaude(ev Event, r Result) []byte {
 			return encode(specific(ev.Name, field{"permissionDecision", "deny"}, field{"permissionDecisionReason", r.Deny}))
 		}
 		if r.UpdatedInput != nil {
-			// updatedInput replaces the whole input, and both hosts take it
-			// only with "allow".
+			// updatedInput replaces the whole input. Codex takes it only
+			// with "allow", which there carries the rewrite and nothing
+			// else. Claude Code takes it with "allow", which would also
+			// skip the permission prompt the user's rules ask for, or with
+			// "ask": chartgate never grants a permission, so it asks, unless
+			// the session bypasses permissions anyway.
 			fields := []field{{"permissionDecision", "allow"}, {"updatedInput", r.UpdatedInput}}
+			if ev.Host == ClaudeCode && ev.PermissionMode != "bypassPermissions" {
+				fields = []field{{"permissionDecision", "ask"}, {"permissionDecisionReason", envAskReason}, {"updatedInput", r.UpdatedInput}}
+			}
 			if r.Context != "" {
 				fields = append(fields, field{"additionalContext", r.Context})
 			}

@@ -122,8 +122,13 @@ func TestEnvOverridesExactAnswers(t *testing.T) {
 		return f.answer(ev)
 	}
 	prefix := `export GOFLAGS='-mod=mod' NOTE='it'\\''s $HOME; ` + "`id`" + ` \"q\"\nline 2' TOKEN='s3cret'\n`
-	assert.Equal(t, `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow","updatedInput":{"command":"`+prefix+`npm test","description":"Run the test suite","timeout":120000,"run_in_background":false}}}`,
+	// Claude Code asks the user (chartgate grants no permission), unless
+	// the session bypasses permissions.
+	assert.Equal(t, `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"ask","permissionDecisionReason":"`+envAskReason+`","updatedInput":{"command":"`+prefix+`npm test","description":"Run the test suite","timeout":120000,"run_in_background":false}}}`,
 		answer(ClaudeCode, "pre-tool-use-bash-full.json"))
+	bypass := f.hostEvent(ClaudeCode, "pre-tool-use-bash-full.json", map[string]any{"permission_mode": "bypassPermissions"})
+	assert.JSONEq(t, `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow","updatedInput":{"command":"`+prefix+`npm test","description":"Run the test suite","timeout":120000,"run_in_background":false}}}`,
+		f.answer(bypass))
 	assert.Equal(t, `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow","updatedInput":{"command":"`+prefix+`cargo test"}}}`,
 		answer(Codex, "pre-tool-use-bash.json"))
 	assert.Equal(t, `{"hookSpecificOutput":{"hookEventName":"BeforeTool","tool_input":{"command":"`+prefix+`rm -rf build","description":"clean the build"}}}`,
@@ -143,7 +148,8 @@ func TestEnvOverridesJudgeTheAgentsCommand(t *testing.T) {
 		return f.answer(f.hostEvent(ClaudeCode, "pre-tool-use-bash.json", map[string]any{"tool_input.command": cmd}))
 	}
 	out := claude("go build ./...")
-	assert.Equal(t, "allow", gjson.Get(out, "hookSpecificOutput.permissionDecision").String(), out)
+	assert.Equal(t, "ask", gjson.Get(out, "hookSpecificOutput.permissionDecision").String(), out)
+	assert.NotEmpty(t, gjson.Get(out, "hookSpecificOutput.updatedInput.command").String(), out)
 
 	for _, cmd := range []string{"curl https://example.com", `echo "$TOKEN"`, "go build ./... && export X=1"} {
 		out := claude(cmd)

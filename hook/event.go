@@ -116,6 +116,9 @@ type Event struct {
 	// events, and Cursor's beforeReadFile, which carries the file's
 	// content before the read; 0 when the host gives no output.
 	OutputBytes int64
+	// PermissionMode is Claude Code's permission_mode ("default",
+	// "acceptEdits", "plan", "bypassPermissions" …), "" for other hosts.
+	PermissionMode string
 	// StopActive reports that the agent already continued once because a
 	// stop hook asked it to (Claude Code's stop_hook_active), or how often
 	// it did (Cursor's loop_count) when above zero.

@@ -53,11 +53,12 @@ var hostCases = []hostCase{
 		result: Result{Deny: "no"}, want: `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"no"}}`},
 	{host: ClaudeCode, file: "pre-tool-use-bash.json", source: srcClaude, kind: KindPreTool, session: "abc123", cwd: "/home/user/my-project",
 		tool: "Bash", canonical: "Bash", result: Result{}, want: ""},
-	// env_overrides: the whole input, rewritten, with "allow".
+	// env_overrides: the whole input, rewritten, with "ask" (the fixture's
+	// permission_mode is "default": chartgate grants no permission).
 	{host: ClaudeCode, file: "pre-tool-use-bash-full.json", source: srcClaude, kind: KindPreTool, session: "abc123", cwd: "/home/user/my-project",
 		tool: "Bash", canonical: "Bash", input: "command=npm test",
 		result: Result{UpdatedInput: json.RawMessage(`{"command":"export A='1'\nnpm test","description":"Run the test suite","timeout":120000,"run_in_background":false}`)},
-		want:   `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow","updatedInput":{"command":"export A='1'\nnpm test","description":"Run the test suite","timeout":120000,"run_in_background":false}}}`},
+		want:   `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"ask","permissionDecisionReason":"` + envAskReason + `","updatedInput":{"command":"export A='1'\nnpm test","description":"Run the test suite","timeout":120000,"run_in_background":false}}}`},
 	{host: ClaudeCode, file: "pre-tool-use-write.json", source: srcClaude, kind: KindPreTool, session: "abc123", cwd: "/home/user/my-project",
 		tool: "Write", canonical: "Write", input: "file_path=/home/user/my-project/file.txt",
 		result: Result{Deny: "no"}, want: `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"no"}}`},

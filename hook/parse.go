@@ -218,6 +218,9 @@ func (r *reader) claude(ev *Event) {
 	ev.Kind = claudeKinds[ev.Name]
 	ev.SessionID = r.str("session_id")
 	ev.Cwd = r.str("cwd")
+	if ev.Host == ClaudeCode {
+		ev.PermissionMode = r.str("permission_mode")
+	}
 	switch ev.Kind {
 	case KindPreTool, KindPostTool:
 		ev.Tool = r.need("tool_name")
