@@ -188,6 +188,9 @@ func (a *Actor) finish(ev Event) error {
 			a.contextShared = a.contextShared || a.r.contextSeen
 		}
 		a.cur, a.work = a.work, a.cur
+		// The next call starts from a copy of cur, whose nodes the
+		// runner's active states are.
+		a.r.synced = a.sys == nil
 		if a.r.copiedTimers {
 			a.timersShared = false // the runner's copy is the actor's alone
 		}
