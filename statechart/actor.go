@@ -153,6 +153,10 @@ func (a *Actor) Send(ctx context.Context, ev Event) error {
 	if a.opts.Inspect != nil {
 		a.opts.Inspect(Inspection{Event: ev})
 	}
+	if a.r.fastStep(a.cur, ev, !a.contextShared && a.cur.context != nil) {
+		a.afterChange(nil, true)
+		return nil
+	}
 	a.prepareWork()
 	a.r.begin(ctx, a.work, now)
 	if !a.contextShared && a.sys == nil {
