@@ -194,7 +194,11 @@ func independent(entries []assignEntry) bool {
 func (r *runner) assignInPlace(entries []assignEntry, ev Event) {
 	ctx := r.s.context
 	for _, e := range entries {
-		prev, had := ctx[e.key]
+		var prev any
+		had := false
+		if r.undoing || e.expr.kind != exprLiteral { // a literal needs the old value only to undo
+			prev, had = ctx[e.key]
+		}
 		var v any
 		if e.expr.kind == exprInc {
 			n, _ := prev.(float64)
