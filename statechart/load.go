@@ -204,6 +204,9 @@ func (l *loader) load(data []byte) *Machine {
 	l.m.layout()
 	for i := range l.m.nodes {
 		l.readBehaviour(i)
+		// Only node i's own pass and its parent's (before it) read its
+		// members: let the collector have them now.
+		l.raw[i].members = nil
 	}
 	l.readRoutes()
 	return l.m
