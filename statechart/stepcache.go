@@ -7,7 +7,8 @@
 // exit and entry sets is skipped. Microsteps that depend on more than the
 // configuration (history), that start or stop actors, or that enter a
 // final state are never cached, and neither are the steps of an actor
-// system: they take the general algorithm in algorithm.go.
+// system: they take the general algorithm in algorithm.go. fastStep is an
+// Actor's whole macrostep from the cache, for a step nothing in can fail.
 
 package statechart
 
