@@ -131,6 +131,10 @@ func (r *runner) assign(updates map[string]any) {
 // context nobody else holds, which is changed in place with an undo log.
 func (r *runner) assignEntries(entries []assignEntry, ev Event) {
 	old := r.s.context
+	if r.ownsContext && r.sys == nil && independent(entries) {
+		r.assignInPlace(entries, ev)
+		return
+	}
 	sc := scope{context: old, event: ev}
 	vals := r.assignVals[:0]
 	undoing := r.undoing && r.ownsContext && r.sys == nil // the writes below change old in place
@@ -157,6 +161,60 @@ func (r *runner) assignEntries(entries []assignEntry, ev Event) {
 	clear(vals)
 	r.assignVals = vals[:0]
 	r.s.context = ctx
+	r.changed = true
+}
+
+// independent reports whether setting entries one after the other gives
+// what computing them all first does: each value depends on the context
+// only through its own key's value before the assign ($inc, or a literal),
+// and no key is set twice. One entry always is.
+func independent(entries []assignEntry) bool {
+	if len(entries) == 1 {
+		return true
+	}
+	if len(entries) > 4 {
+		return false
+	}
+	for i, e := range entries {
+		if k := e.expr.kind; k != exprLiteral && k != exprInc {
+			return false
+		}
+		for _, f := range entries[:i] {
+			if f.key == e.key {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// assignInPlace is assignEntries on a context the runner owns, for
+// independent entries: each key is read once and set once, without
+// collecting the values first.
+func (r *runner) assignInPlace(entries []assignEntry, ev Event) {
+	ctx := r.s.context
+	for _, e := range entries {
+		var prev any
+		had := false
+		if r.undoing || e.expr.kind != exprLiteral { // a literal needs the old value only to undo
+			prev, had = ctx[e.key]
+		}
+		var v any
+		if e.expr.kind == exprInc {
+			n, _ := prev.(float64)
+			v = boxNumber(n + e.expr.inc)
+		} else {
+			v = e.expr.eval(scope{context: ctx, event: ev}, prev)
+		}
+		if r.undoing {
+			r.undo = append(r.undo, contextUndo{key: e.key, value: prev, had: had})
+		}
+		if _, ok := v.(undefined); ok {
+			delete(ctx, e.key)
+			continue
+		}
+		ctx[e.key] = v
+	}
 	r.changed = true
 }
 

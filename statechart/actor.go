@@ -153,6 +153,10 @@ func (a *Actor) Send(ctx context.Context, ev Event) error {
 	if a.opts.Inspect != nil {
 		a.opts.Inspect(Inspection{Event: ev})
 	}
+	if a.r.fastStep(a.cur, ev, !a.contextShared && a.cur.context != nil) {
+		a.afterChange(nil, true)
+		return nil
+	}
 	a.prepareWork()
 	a.r.begin(ctx, a.work, now)
 	if !a.contextShared && a.sys == nil {
@@ -188,6 +192,9 @@ func (a *Actor) finish(ev Event) error {
 			a.contextShared = a.contextShared || a.r.contextSeen
 		}
 		a.cur, a.work = a.work, a.cur
+		// The next call starts from a copy of cur, whose nodes the
+		// runner's active states are.
+		a.r.synced = a.sys == nil
 		if a.r.copiedTimers {
 			a.timersShared = false // the runner's copy is the actor's alone
 		}

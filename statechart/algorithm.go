@@ -121,6 +121,10 @@ type runner struct {
 	pendingFx     []int
 	pendingTimers []pendingTimer
 	ownsChildren  bool // s.children was cloned in this call and may change in place
+	// synced: the next begin is given a copy of the snapshot the last
+	// call ended with, successfully, so active already marks its nodes
+	// (an Actor sets it; begin clears it).
+	synced bool
 	// actorState: a field above was set in this call (attach, deferCustom),
 	// so begin resets them; a plain call leaves them untouched.
 	actorState bool
@@ -151,6 +155,14 @@ func (r *runner) begin(ctx context.Context, s *Snapshot, now time.Time) {
 		r.ownsChildren = false
 		r.deferredIDs, r.pendingFx, r.pendingTimers = nil, r.pendingFx[:0], r.pendingTimers[:0]
 		r.actorState = false
+	}
+	if r.synced {
+		// r.active marks exactly s.nodes already (see synced).
+		r.synced = false
+		r.activated = append(r.activated[:0], s.nodes...)
+		r.queue.reset()
+		r.configurationChanged()
+		return
 	}
 	n := len(r.m.nodes)
 	if len(r.active) != n {

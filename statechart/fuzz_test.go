@@ -63,6 +63,7 @@ func FuzzCompile(f *testing.F) {
 			errs := 0
 			for _, e := range list {
 				require.NotEmpty(t, e.Msg, "error without a message at %q", e.Path)
+				require.NotContains(t, e.Path, "\x00", "a node reference left in the path of %q", e.Msg)
 				if !e.Warning {
 					errs++
 				}

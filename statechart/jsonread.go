@@ -40,7 +40,7 @@ func checkDocument(data []byte, maxBytes, maxDepth int) *Error {
 type jsonPath string
 
 func (p jsonPath) key(k string) jsonPath {
-	if k == "" || strings.ContainsAny(k, ".[]\" ") {
+	if k == "" || strings.ContainsAny(k, ".[]\" \x00") { // NUL starts a node reference (see nodeRef)
 		return jsonPath(string(p) + "[" + strconv.Quote(k) + "]")
 	}
 	if p == "" {

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -61,6 +62,7 @@ type loader struct {
 	hintWork int      // edit-distance cells spent on hints, see hintBudget
 	ids      []string // every state id, sorted, once needed for hints
 
+	paths       []jsonPath             // per node, its JSON path once spelled out (see nodePath)
 	childByKey  map[int]map[string]int // per node, its children by key
 	namedGuards map[string]*guard      // guards referenced by name without params
 	routes      []route                // the states' routes, in document order
@@ -95,6 +97,7 @@ func (l *loader) warnf(path jsonPath, format string, args ...any) {
 }
 
 func (l *loader) add(e *Error) {
+	e.Path = l.spell(jsonPath(e.Path))
 	l.errs = append(l.errs, e)
 	l.errNodes = append(l.errNodes, l.cur)
 }
@@ -194,26 +197,33 @@ func (l *loader) load(data []byte) *Machine {
 			l.m.context = jsonx.GoValue(c).(map[string]any)
 		}
 	}
-	l.readNode(root, "", -1, "", l.m.id)
+	l.readNode(root, "", -1, l.m.id)
 	if len(l.errs) > 0 && len(l.m.nodes) == 0 {
 		return nil
 	}
 	l.m.layout()
 	for i := range l.m.nodes {
 		l.readBehaviour(i)
+		// Only node i's own pass and its parent's (before it) read its
+		// members: let the collector have them now.
+		l.raw[i].members = nil
 	}
 	l.readRoutes()
 	return l.m
 }
 
 // readNode is the first pass: the tree of state nodes, their kinds and ids.
-func (l *loader) readNode(v gjson.Result, key string, parent int, path jsonPath, defaultID string) int {
+func (l *loader) readNode(v gjson.Result, key string, parent int, defaultID string) int {
 	if len(l.m.nodes) >= l.opts.MaxStates {
 		if !l.idErr {
-			l.add(&Error{Path: string(path), Msg: fmt.Sprintf("more than %d state nodes", l.opts.MaxStates), err: ErrLimit})
+			l.add(&Error{Path: string(l.nodePath(parent).key("states").key(key)), Msg: fmt.Sprintf("more than %d state nodes", l.opts.MaxStates), err: ErrLimit})
 			l.idErr = true
 		}
 		return -1
+	}
+	var path jsonPath // the root's is empty
+	if parent >= 0 {
+		path = nodeRef(len(l.m.nodes))
 	}
 	n := &stateNode{key: key, id: defaultID, path: path, order: len(l.m.nodes), parent: parent}
 	idx := n.order
@@ -344,30 +354,79 @@ func (l *loader) readNode(v gjson.Result, key string, parent int, path jsonPath,
 		l.errorf(path.key("history"), "only history states have \"history\"; add \"type\": \"history\"")
 	}
 	if prev, dup := l.m.byID[n.id]; dup {
-		l.errorf(path.key("id"), "duplicate state id %q (also %s)", n.id, describePath(l.m.nodes[prev].path))
+		l.errorf(path.key("id"), "duplicate state id %q (also %s)", n.id, describePath(jsonPath(l.spell(l.m.nodes[prev].path))))
 	} else {
 		l.m.byID[n.id] = idx
 	}
 
 	if states.Exists() && n.kind != kindAtomic && n.kind != kindFinal && n.kind != kindHistory {
-		for _, mb := range jsonx.Members(states, func(k string) { l.errorf(path.key("states").key(k), "duplicate key %q", k) }) {
+		kids := jsonx.Members(states, func(k string) { l.errorf(path.key("states").key(k), "duplicate key %q", k) })
+		// Sized once for all the children (a machine's root may have
+		// thousands), rather than grown as they are read.
+		n.children = make([]int, 0, len(kids))
+		l.childByKey[idx] = make(map[string]int, len(kids))
+		l.m.nodes = slices.Grow(l.m.nodes, len(kids))
+		l.raw = slices.Grow(l.raw, len(kids))
+		for _, mb := range kids {
 			if mb.Key == "" {
 				l.errorf(path.key("states"), "a state key cannot be empty")
 				continue
 			}
-			child := l.readNode(mb.Value, mb.Key, idx, path.key("states").key(mb.Key), defaultID+"."+mb.Key)
+			child := l.readNode(mb.Value, mb.Key, idx, defaultID+"."+mb.Key)
 			l.cur = idx
 			if child < 0 {
 				return idx
 			}
 			n.children = append(n.children, child)
-			if l.childByKey[idx] == nil {
-				l.childByKey[idx] = map[string]int{}
-			}
 			l.childByKey[idx][mb.Key] = child
 		}
 	}
 	return idx
+}
+
+// nodeRef is the path a state node other than the root is known by while
+// it is read: a NUL byte and its index, spelled out (see spell) only when
+// a message needs it, so that reading a node costs no copy of its
+// ancestors' keys.
+func nodeRef(i int) jsonPath {
+	var digits [20]byte
+	var b strings.Builder
+	b.Grow(8)
+	b.WriteByte(0)
+	b.Write(strconv.AppendInt(digits[:0], int64(i), 10))
+	return jsonPath(b.String())
+}
+
+// nodePath is the JSON path of state node i, spelled out.
+func (l *loader) nodePath(i int) jsonPath {
+	if i < 0 || l.m.nodes[i].parent < 0 {
+		return ""
+	}
+	if len(l.paths) < len(l.m.nodes) {
+		l.paths = append(l.paths, make([]jsonPath, len(l.m.nodes)-len(l.paths))...)
+	}
+	if l.paths[i] == "" {
+		n := l.m.nodes[i]
+		l.paths[i] = l.nodePath(n.parent).key("states").key(n.key)
+	}
+	return l.paths[i]
+}
+
+// spell replaces the node reference a path starts with (see nodeRef) by
+// the node's JSON path.
+func (l *loader) spell(p jsonPath) string {
+	if len(p) == 0 || p[0] != 0 {
+		return string(p)
+	}
+	end := 1
+	for end < len(p) && p[end] >= '0' && p[end] <= '9' {
+		end++
+	}
+	i, err := strconv.Atoi(string(p[1:end]))
+	if err != nil || i >= len(l.m.nodes) {
+		return string(p)
+	}
+	return string(l.nodePath(i)) + string(p[end:])
 }
 
 func describePath(p jsonPath) string {

@@ -7,13 +7,15 @@
 // exit and entry sets is skipped. Microsteps that depend on more than the
 // configuration (history), that start or stop actors, or that enter a
 // final state are never cached, and neither are the steps of an actor
-// system: they take the general algorithm in algorithm.go.
+// system: they take the general algorithm in algorithm.go. fastStep is an
+// Actor's whole macrostep from the cache, for a step nothing in can fail.
 
 package statechart
 
 import (
 	"encoding/binary"
 	"slices"
+	"strings"
 )
 
 // maxCachedSteps bounds a runner's step cache; when it is full it is
@@ -31,6 +33,10 @@ type stepPlan struct {
 	final   []int         // s.nodes at the end of the microstep
 	moved   bool          // the configuration differs from the one before
 	silent  bool          // no exit, transition, entry or initial action at all
+	// pure: every action it runs is a declarative assign (or a log, or a
+	// missing implementation): none can fail, raise, schedule or see the
+	// context, so an Actor may take it without a working copy (fastStep).
+	pure bool
 	// next: the plans of the configuration final, once looked up.
 	next *confPlans
 }
@@ -52,6 +58,9 @@ type confPlans struct {
 type selection struct {
 	evID int32
 	ts   []*transition
+	// pure: every guard of ts is declarative (or none, or stateIn of a
+	// state): evaluating them cannot fail nor hand the context out.
+	pure bool
 }
 
 // maxSelections bounds the selections kept per configuration.
@@ -74,6 +83,7 @@ type stepCache struct {
 	recording []int
 	off       bool // the cache is not used (tests compare with the general path)
 	hits      int  // plans replayed, for tests
+	fast      int  // events fastStep took, for tests
 	// replayed counts the replays since the cache was last emptied; when
 	// it was emptied for being full with few of them (a machine whose
 	// steps rarely repeat within the bound), the cache rests for pause
@@ -174,7 +184,48 @@ func (r *runner) recordSelection(c *confPlans, ev Event) {
 			ts = append(ts, g.transitions...)
 		}
 	}
-	c.sels = append(c.sels, selection{evID: r.evID, ts: ts})
+	pure := true
+	for _, t := range ts {
+		pure = pure && pureGuard(t.guard)
+	}
+	c.sels = append(c.sels, selection{evID: r.evID, ts: ts, pure: pure})
+}
+
+// pureGuard reports whether evaluating g cannot fail and hands no
+// implementation the context: it is absent, declarative, a route, a
+// stateIn of a state, or a combination of those.
+func pureGuard(g *guard) bool {
+	if g == nil {
+		return true
+	}
+	switch g.kind {
+	case guardAnd, guardOr, guardNot:
+		for _, s := range g.subs {
+			if !pureGuard(s) {
+				return false
+			}
+		}
+		return true
+	case guardStateIn:
+		return g.inNode >= 0
+	case guardRoute:
+		return true
+	}
+	return g.decl != nil
+}
+
+// pureActions reports whether running actions cannot fail, raise,
+// schedule, touch another actor or hand the context out.
+func pureActions(actions []*action) bool {
+	for _, a := range actions {
+		switch {
+		case a.kind == actionAssign, a.kind == actionLog:
+		case a.kind == actionCustom && (a.impl == nil || a.decl != nil):
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // cachedMicrostep replays the recorded plan of the microstep, if there is
@@ -320,16 +371,20 @@ func (r *runner) recordPlan() {
 		moved:   !r.sameNodes(),
 	}
 	copy(p.ids, r.cache.recording)
-	p.silent = true
+	p.silent, p.pure = true, true
 	for _, x := range p.exit {
 		p.silent = p.silent && len(r.m.nodes[x].exit) == 0
+		p.pure = p.pure && pureActions(r.m.nodes[x].exit)
 	}
 	for _, t := range p.ts {
 		p.silent = p.silent && len(t.actions) == 0
+		p.pure = p.pure && pureActions(t.actions)
 	}
 	for i, n := range r.order {
-		p.initial[i] = r.defaultEntry.has[n] && r.m.nodes[n].initial != nil
-		p.silent = p.silent && len(r.m.nodes[n].entry) == 0 && (!p.initial[i] || len(r.m.nodes[n].initial.actions) == 0)
+		node := r.m.nodes[n]
+		p.initial[i] = r.defaultEntry.has[n] && node.initial != nil
+		p.silent = p.silent && len(node.entry) == 0 && (!p.initial[i] || len(node.initial.actions) == 0)
+		p.pure = p.pure && pureActions(node.entry) && (!p.initial[i] || pureActions(node.initial.actions))
 	}
 	if r.cache.count >= maxCachedSteps {
 		// Start again; nothing refers to the old records any more.
@@ -354,4 +409,86 @@ func (r *runner) recordPlan() {
 	c.plans = append(c.plans, p)
 	r.cache.count++
 	r.cache.into = nil
+}
+
+// fastStep is an Actor's macrostep for event ev when the step cache knows
+// all of it and nothing in it can fail: the runner is synced with s (the
+// Actor's current snapshot, the one its last call ended with), the
+// configuration's record selects ev's transition by pure guards, and the
+// step's plan is pure; the machine has no eventless transitions to try
+// after it. The step then changes s in place: no working copy, no undo
+// log, since nothing can fail or be rolled back. A step that runs actions
+// needs ownContext: s's context is the Actor's alone (see grantContext).
+// It reports false, having changed nothing, when the general path must
+// take the event.
+func (r *runner) fastStep(s *Snapshot, ev Event, ownContext bool) bool {
+	if r.s != s || !r.synced || len(r.m.alwaysNodes) > 0 || !r.cacheOn() {
+		return false
+	}
+	c := r.cache.cur
+	if c == nil || !slices.Equal(c.nodes, s.nodes) {
+		return false
+	}
+	if ev.Type == EventStop || ev.Type == EventInit {
+		return false
+	}
+	evID := r.eventID(ev.Type)
+	var sel *selection
+	for i := range c.sels {
+		if c.sels[i].evID == evID {
+			sel = &c.sels[i]
+			break
+		}
+	}
+	if sel == nil || !sel.pure {
+		return false
+	}
+	r.evID = evID
+	var taken *transition
+	for _, t := range sel.ts {
+		if t.guard == nil || r.evaluateGuard(t, ev) {
+			taken = t
+			break
+		}
+	}
+	if last := r.cache.last; last != nil {
+		if slices.Equal(last.final, c.nodes) {
+			last.next = c
+		}
+		r.cache.last = nil
+	}
+	if taken == nil {
+		// No transition: the macrostep changes nothing, unless the event
+		// is an unhandled actor error (the general path puts the machine
+		// in error).
+		if strings.HasPrefix(ev.Type, errorActorPrefix) {
+			return false
+		}
+		r.cache.fast++
+		return true
+	}
+	var plan *stepPlan
+	for _, p := range c.plans {
+		if len(p.ids) == 1 && p.ids[0] == taken.id {
+			plan = p
+			break
+		}
+	}
+	if plan == nil || !plan.pure || taken.id < 0 || !plan.silent && !ownContext {
+		return false
+	}
+	r.ownsContext, r.undoing = true, false
+	r.cache.hits++
+	r.cache.replayed++
+	r.cache.fast++
+	r.replay(plan, ev)
+	r.cache.cur, r.cache.known = plan.next, false
+	if plan.next == nil {
+		r.cache.last = plan
+	}
+	if len(r.activated) > 2*len(s.nodes)+32 {
+		// active marks exactly s.nodes; activated need not list more.
+		r.activated = append(r.activated[:0], s.nodes...)
+	}
+	return true
 }

@@ -125,6 +125,83 @@ func TestStepCacheMatchesGeneralPath(t *testing.T) {
 	t.Logf("%d machines, %d steps replayed", tested, replayed)
 }
 
+// withDeclarativeActions is withLoggingActions with every log push also
+// counting in context.n, for the declarative guard of
+// TestActorFastStepMatchesGeneralPath.
+func withDeclarativeActions(t *testing.T, src []byte, silent bool) []byte {
+	t.Helper()
+	out := strings.ReplaceAll(string(withLoggingActions(t, src, silent)), `"params":{"log":`, `"params":{"n":{"$inc":1},"log":`)
+	return []byte(strings.Replace(out, `"context":{"log":[]}`, `"context":{"log":[],"n":0}`, 1))
+}
+
+// TestActorFastStepMatchesGeneralPath sends the same events to two Actors
+// of random machines whose guards and actions are declarative, one with
+// the step cache off: every snapshot, and what subscribers see, must
+// agree, and the other Actor must have taken some events without a
+// working copy (fastStep).
+func TestActorFastStepMatchesGeneralPath(t *testing.T) {
+	impl, err := ParseImplementations([]byte(`{"guards":{"flip":{"field":"context.n","op":"in","value":[1,2,4,5,7,8,10,11,13,14,16,17,19,20,22,23]}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	tested, fast := 0, 0
+	for seed := uint64(0); tested < 150 && seed < 5000; seed++ {
+		rng := rand.New(rand.NewPCG(seed, 13))
+		m, err := Compile(withDeclarativeActions(t, randomTree(rng), seed%3 == 0), &Options{Implementations: impl})
+		if err != nil || !m.cacheable() {
+			continue
+		}
+		tested++
+		general, cached := NewActor(m, nil), NewActor(m, nil)
+		general.r.cache.off = true
+		var seen [2][]string
+		if seed%4 == 1 {
+			// A subscriber holds every snapshot: the context is shared.
+			for i, a := range []*Actor{general, cached} {
+				a.Subscribe(func(s *Snapshot) { seen[i] = append(seen[i], fmt.Sprint(s.nodes, s.status, s.context)) })
+			}
+		}
+		if err := general.Start(ctx); err != nil {
+			t.Fatalf("seed %d: %v", seed, err)
+		}
+		if err := cached.Start(ctx); err != nil {
+			t.Fatalf("seed %d: %v", seed, err)
+		}
+		for i := range 40 {
+			ev := Event{Type: "E"}
+			if i%7 == 6 {
+				ev = Event{Type: "OTHER"}
+			}
+			errA, errB := general.Send(ctx, ev), cached.Send(ctx, ev)
+			if (errA == nil) != (errB == nil) {
+				t.Fatalf("seed %d event %d: general path error %v, cached %v", seed, i, errA, errB)
+			}
+			if seed%5 == 2 && i == 20 {
+				// A snapshot handed out shares the context from now on.
+				general.Snapshot()
+				cached.Snapshot()
+			}
+			a, b := general.cur, cached.cur
+			if !slices.Equal(a.nodes, b.nodes) || a.status != b.status || !jsonEqual(a.context, b.context) {
+				t.Fatalf("seed %d event %d: general path %v %v %v, cached %v %v %v",
+					seed, i, a.nodes, a.status, a.context, b.nodes, b.status, b.context)
+			}
+		}
+		if !slices.Equal(seen[0], seen[1]) {
+			t.Fatalf("seed %d: subscribers saw\n%v\nand, with the cache,\n%v", seed, seen[0], seen[1])
+		}
+		if general.r.cache.fast != 0 {
+			t.Fatalf("seed %d: fastStep taken with the cache off", seed)
+		}
+		fast += cached.r.cache.fast
+	}
+	if tested < 100 || fast == 0 {
+		t.Fatalf("%d machines tested, %d events taken by fastStep: the test does not exercise it", tested, fast)
+	}
+	t.Logf("%d machines, %d events taken by fastStep", tested, fast)
+}
+
 // BenchmarkGeneralPath measures the microsteps the cache does not serve:
 // the bench machines with the cache off.
 func BenchmarkGeneralPath(b *testing.B) {
