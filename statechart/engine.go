@@ -1,6 +1,6 @@
 // This file defines Engine and State, the small interface through which the
 // MCP layer runs workflows, so that the full interpreter and the flat
-// stateless-backed engine (package statechart/flat) are interchangeable.
+// table-driven engine (package statechart/flat) are interchangeable.
 
 package statechart
 

@@ -1,5 +1,5 @@
 // This file runs the flat machines (the toggle) on
-// github.com/qmuntal/stateless directly and on chartgate's stateless-backed
+// github.com/qmuntal/stateless directly and on chartgate's table-driven
 // flat engine, statechart/flat.
 
 package main

@@ -1,9 +1,9 @@
 // Package flat runs flat finite-state machines: the subset of XState v5
 // machine configs with one level of states, string targets and final
 // states, and nothing else. It is a small, fast fallback for the full
-// interpreter in package statechart, built on github.com/qmuntal/stateless,
-// and implements the same [statechart.Engine] interface, so the MCP layer
-// can run either.
+// interpreter in package statechart: a transition is one lookup in a table
+// built at compile time. It implements the same [statechart.Engine]
+// interface, so the MCP layer can run either.
 //
 // # The flat form
 //
@@ -61,8 +61,20 @@
 // [statechart.Snapshot], so a state saved by either engine restores on
 // the other ([Machine.Restore], [statechart.Machine.Restore]).
 //
-// A [*Machine] configures its stateless state machine once. Stateless keeps
-// the current state outside itself (NewStateMachineWithExternalStorage):
-// each call hands it the state through the call's context, in FiringImmediate
-// mode, so one Machine serves any number of goroutines and instances.
+// # The transition table
+//
+// [Compile] numbers the event types and builds a table, state × event type
+// → target state, so Send and Can look the event type up once in a map and
+// then read one cell; Send allocates nothing. A machine whose table would
+// be large and mostly empty (many states and many event types, each
+// handled in few states) keeps only its transitions, in a map by cell, so
+// memory stays proportional to the config. The table holds no instance
+// state: one Machine serves any number of goroutines and instances.
+//
+// Earlier versions fired every event through a github.com/qmuntal/stateless
+// state machine. Nothing this package exposes depended on it (a flat
+// machine has no guards, actions, entry or exit, substates or reentry
+// choice, and the package offers no graph export), so the engine no longer
+// calls stateless; only the comparison in conformance/bench still runs
+// stateless, as the reference for the speed of a flat transition.
 package flat

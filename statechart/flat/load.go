@@ -69,7 +69,7 @@ func (l *loader) dups(p jpath) func(string) {
 	return func(k string) { l.errorf(p.key(k), "duplicate key %q", k) }
 }
 
-// parse reads a flat config into a Machine whose stateless machine is not
+// parse reads a flat config into a Machine whose transition table is not
 // built yet. It returns the errors when the config is not valid.
 func parse(data []byte) (*Machine, statechart.ErrorList) {
 	if e := checkDocument(data); e != nil {

@@ -1,19 +1,16 @@
 // This file defines Machine, the compiled flat machine, and its Engine
-// methods. Transitions run on one github.com/qmuntal/stateless state
-// machine per Machine, configured once; the current state of each call is
-// kept outside it, in the context of that call, so the stateless machine
-// holds no state and is shared by every goroutine.
+// methods. Transitions are looked up in a table built at compile time
+// (state index × event index → target index), which holds no state and is
+// shared by every goroutine.
 
 package flat
 
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"time"
 
-	"github.com/qmuntal/stateless"
 	"github.com/tidwall/gjson"
 
 	"github.com/chartgate/chartgate/statechart"
@@ -29,11 +26,11 @@ type Machine struct {
 	initial     int    // index of the initial state
 	nodes       []node // the states, in document order
 
-	sm       *stateless.StateMachine
-	triggers map[string]stateless.Trigger // event type -> trigger
-	events   []string                     // event types, in document order
-	stateVal []stateless.State            // node index -> the stateless state
-	states   []*State                     // node index -> its active or done State
+	eventIdx map[string]int // event type -> its index in events
+	events   []string       // event types, in document order
+	next     []int32        // cell (node*len(events)+event index) -> target node, or -1 for none
+	far      map[int]int32  // cell -> target node, instead of next when a table would be mostly empty
+	states   []*State       // node index -> its active or done State
 }
 
 var _ statechart.Engine = (*Machine)(nil)
@@ -80,31 +77,11 @@ func IsFlat(data []byte) bool {
 	return len(errs) == 0
 }
 
-// fireCtx carries the state of one call into the stateless accessor and
-// mutator.
-type fireCtx struct {
-	context.Context
-	node int
-}
-
-type fireKey struct{}
-
-func (c *fireCtx) Value(key any) any {
-	if key == (fireKey{}) {
-		return c
-	}
-	return c.Context.Value(key)
-}
-
-var errNoState = errors.New("flat: stateless called without a state")
-
-// build configures the stateless machine and the precomputed states.
+// build precomputes the states and the transition table.
 func (m *Machine) build() {
-	m.stateVal = make([]stateless.State, len(m.nodes))
 	m.states = make([]*State, len(m.nodes))
 	for i := range m.nodes {
 		n := &m.nodes[i]
-		m.stateVal[i] = i
 		n.value = n.key
 		st := statechart.StatusActive
 		if n.final {
@@ -119,45 +96,68 @@ func (m *Machine) build() {
 		b = appendJSONString(b, n.id)
 		n.persisted = append(b, "]}"...)
 	}
-	m.sm = stateless.NewStateMachineWithExternalStorage(
-		func(ctx context.Context) (stateless.State, error) {
-			c, ok := ctx.Value(fireKey{}).(*fireCtx)
-			if !ok {
-				return nil, errNoState
-			}
-			return m.stateVal[c.node], nil
-		},
-		func(ctx context.Context, s stateless.State) error {
-			c, ok := ctx.Value(fireKey{}).(*fireCtx)
-			if !ok {
-				return errNoState
-			}
-			c.node = s.(int)
-			return nil
-		},
-		stateless.FiringImmediate, // FiringQueued shares one queue between callers
-	)
-	// An event with no transition in the current state is ignored, as in
-	// XState. Send filters unknown event types before stateless sees them;
-	// this covers known types that the current state does not handle.
-	m.sm.OnUnhandledTrigger(func(context.Context, stateless.State, stateless.Trigger, []string) error { return nil })
-	m.triggers = map[string]stateless.Trigger{}
+	m.eventIdx = map[string]int{}
 	for i := range m.nodes {
-		sc := m.sm.Configure(m.stateVal[i])
 		for _, e := range m.nodes[i].transitions {
-			trig, ok := m.triggers[e.event]
-			if !ok {
-				trig = e.event
-				m.triggers[e.event] = trig
+			if _, ok := m.eventIdx[e.event]; !ok {
+				m.eventIdx[e.event] = len(m.events)
 				m.events = append(m.events, e.event)
-			}
-			if e.target == i {
-				sc.PermitReentry(trig)
-			} else {
-				sc.Permit(trig, m.stateVal[e.target])
 			}
 		}
 	}
+	edges := 0
+	for i := range m.nodes {
+		edges += len(m.nodes[i].transitions)
+	}
+	m.buildTable(denseTable(len(m.nodes)*len(m.events), edges))
+}
+
+// denseTable reports whether a machine whose table has cells cells, edges
+// of them transitions, gets a dense table: always when it is small, and
+// otherwise only when it is not mostly empty, so that a config of many
+// states and many events, each handled in few states, stays in memory
+// proportional to its size.
+func denseTable(cells, edges int) bool {
+	return cells <= 1<<16 || cells <= 8*edges
+}
+
+// buildTable fills next (dense) or far with every transition.
+func (m *Machine) buildTable(dense bool) {
+	m.next, m.far = nil, nil
+	if dense {
+		m.next = make([]int32, len(m.nodes)*len(m.events))
+		for i := range m.next {
+			m.next[i] = -1
+		}
+	} else {
+		m.far = map[int]int32{}
+	}
+	for i := range m.nodes {
+		for _, e := range m.nodes[i].transitions {
+			cell := i*len(m.events) + m.eventIdx[e.event]
+			if dense {
+				m.next[cell] = int32(e.target)
+			} else {
+				m.far[cell] = int32(e.target)
+			}
+		}
+	}
+}
+
+// target returns the state that the transition of state node for event
+// type ev enters, and false if node has no transition for ev.
+func (m *Machine) target(node int, ev string) (int, bool) {
+	e, ok := m.eventIdx[ev]
+	if !ok {
+		return 0, false
+	}
+	cell := node*len(m.events) + e
+	if m.next == nil {
+		t, ok := m.far[cell]
+		return int(t), ok
+	}
+	t := m.next[cell]
+	return int(t), t >= 0
 }
 
 // appendJSONString appends s as encoding/json writes it, so that
@@ -217,21 +217,11 @@ func (m *Machine) Send(ctx context.Context, s statechart.State, ev statechart.Ev
 	if st.status != statechart.StatusActive {
 		return s, nil
 	}
-	trig, ok := m.triggers[ev.Type]
-	if !ok {
+	t, ok := m.target(st.node, ev.Type)
+	if !ok || t == st.node {
 		return s, nil
 	}
-	if ctx == nil {
-		ctx = context.Background()
-	}
-	c := &fireCtx{Context: ctx, node: st.node}
-	if err := m.sm.FireCtx(c, trig); err != nil {
-		return s, fmt.Errorf("flat: on event %q: %w", ev.Type, err)
-	}
-	if c.node == st.node {
-		return s, nil
-	}
-	return m.states[c.node], nil
+	return m.states[t], nil
 }
 
 // Advance returns s: a flat machine has no delayed transitions.
@@ -251,14 +241,8 @@ func (m *Machine) Can(ctx context.Context, s statechart.State, ev statechart.Eve
 	if err != nil {
 		return false, err
 	}
-	trig, ok := m.triggers[ev.Type]
-	if !ok {
-		return false, nil
-	}
-	if ctx == nil {
-		ctx = context.Background()
-	}
-	return m.sm.CanFireCtx(&fireCtx{Context: ctx, node: st.node}, trig)
+	_, ok := m.target(st.node, ev.Type)
+	return ok, nil
 }
 
 // own returns s as a state of m.
