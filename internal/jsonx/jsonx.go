@@ -114,7 +114,7 @@ func ArrayIndex(k string) (uint64, bool) {
 // nil, is called for every other one.
 func Members(v gjson.Result, dup func(key string)) []Member {
 	members := make([]Member, 0, 4) // most objects of a config are small
-	var seen map[string]bool // only for large objects; small ones are scanned
+	var seen map[string]bool        // only for large objects; small ones are scanned
 	indexKeys := false
 	v.ForEach(func(k, val gjson.Result) bool {
 		key := k.String()
