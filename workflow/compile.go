@@ -247,26 +247,7 @@ func (c *compiler) compileContainer(ct *container, states []*swState) []*xsState
 // enter: those reachable from the initial state and the interrupts'
 // targets, not through fork branches.
 func topLevelStates(d *swDoc) map[string]bool {
-	seen := map[string]bool{}
-	var queue []string
-	visit := func(n string) {
-		if _, ok := d.byName[n]; ok && !seen[n] {
-			seen[n] = true
-			queue = append(queue, n)
-		}
-	}
-	visit(d.initial)
-	for _, in := range d.interrupts {
-		visit(in.target)
-	}
-	for len(queue) > 0 {
-		s := d.byName[queue[0]]
-		queue = queue[1:]
-		for _, n := range s.copyEdges(d) {
-			visit(n)
-		}
-	}
-	return seen
+	return d.reachable((*swState).copyEdges)
 }
 
 // count counts a state node against the limit; it reports false once the

@@ -898,12 +898,9 @@ func (in *swInvoke) failTarget(d *swDoc) string {
 	return ""
 }
 
-// checkReachable reports the states no path reaches from the initial
-// state or an interrupt's target.
-func (d *swDoc) checkReachable(e *errs) {
-	if d.byName[d.initial] == nil || d.broken {
-		return
-	}
+// reachable returns the states reached from the initial state and the
+// interrupts' targets, following edges.
+func (d *swDoc) reachable(edges func(*swState, *swDoc) []string) map[string]bool {
 	seen := map[string]bool{}
 	var queue []string
 	visit := func(name string) {
@@ -919,10 +916,20 @@ func (d *swDoc) checkReachable(e *errs) {
 	for len(queue) > 0 {
 		s := d.byName[queue[0]]
 		queue = queue[1:]
-		for _, t := range s.edges(d) {
+		for _, t := range edges(s, d) {
 			visit(t)
 		}
 	}
+	return seen
+}
+
+// checkReachable reports the states no path reaches from the initial
+// state or an interrupt's target.
+func (d *swDoc) checkReachable(e *errs) {
+	if d.byName[d.initial] == nil || d.broken {
+		return
+	}
+	seen := d.reachable((*swState).edges)
 	for _, s := range d.states {
 		if !seen[s.name] {
 			e.add(s.path, "state %q is unreachable: no transition leads to it from the initial state %q or an interrupt", s.name, d.initial)
