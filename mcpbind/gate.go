@@ -506,7 +506,7 @@ func New(engine statechart.Engine, opts *Options) (*Gate, error) {
 			ev := sm.Events[tool]
 			if prev, ok := g.jsonEvents[tool]; ok && prev != ev {
 				errs = append(errs, &statechart.Error{
-					Path: string(paths[i].key("meta").key("mcp").key("events").key(tool)),
+					Path: string(paths[i].Key("meta").Key("mcp").Key("events").Key(tool)),
 					Msg:  fmt.Sprintf("tool %q already sends event %q (in state %q)", tool, prev, g.nodes[eventFrom[tool]].ID),
 				})
 				continue
@@ -524,7 +524,7 @@ func New(engine statechart.Engine, opts *Options) (*Gate, error) {
 	for _, tool := range sortedKeys(invalFrom) {
 		if _, ok := g.jsonEvents[tool]; !ok {
 			errs = append(errs, &statechart.Error{
-				Path: string(paths[invalFrom[tool]].key("meta").key("mcp").key("invalidates").key(tool)),
+				Path: string(paths[invalFrom[tool]].Key("meta").Key("mcp").Key("invalidates").Key(tool)),
 				Msg:  fmt.Sprintf("tool %q sends no event (meta.mcp.events), so its calls cause no transition to invalidate anything: declare what every call of it invalidates with a statesync policy instead", tool),
 			})
 		}

@@ -108,38 +108,22 @@ type nameRef struct {
 
 var mcpKeys = []string{"tools", "deny", "events", "invalidates", "instructions", "maxCalls", "onMaxCalls", "approval", "ungated"}
 
-// jpath builds JSON paths in the statechart package's format:
-// states.payment.meta.mcp.tools[0], or ["odd key"] for keys that need it.
-type jpath string
-
-func (p jpath) key(k string) jpath {
-	if k == "" || strings.ContainsAny(k, ".[]\" ") {
-		return jpath(string(p) + "[" + strconv.Quote(k) + "]")
-	}
-	if p == "" {
-		return jpath(k)
-	}
-	return jpath(string(p) + "." + k)
-}
-
-func (p jpath) index(i int) jpath { return jpath(string(p) + "[" + strconv.Itoa(i) + "]") }
-
 // nodePaths returns the JSON path of every node of the machine: "" for the
 // root, then states.a, states.a.states.b...
-func nodePaths(nodes []statechart.Node, byID map[string]int) []jpath {
-	paths := make([]jpath, len(nodes))
+func nodePaths(nodes []statechart.Node, byID map[string]int) []jsonx.Path {
+	paths := make([]jsonx.Path, len(nodes))
 	for i, n := range nodes {
 		if n.Parent == "" {
 			continue
 		}
 		// Nodes come in document order, so the parent's path is known.
-		paths[i] = paths[byID[n.Parent]].key("states").key(n.Key)
+		paths[i] = paths[byID[n.Parent]].Key("states").Key(n.Key)
 	}
 	return paths
 }
 
 // parseMCP reads meta.mcp of a node; it returns nil when there is none.
-func parseMCP(n statechart.Node, path jpath, events eventSet, errs *statechart.ErrorList) *StateMCP {
+func parseMCP(n statechart.Node, path jsonx.Path, events eventSet, errs *statechart.ErrorList) *StateMCP {
 	meta, ok := n.Meta.(map[string]any)
 	if !ok {
 		return nil
@@ -148,8 +132,8 @@ func parseMCP(n statechart.Node, path jpath, events eventSet, errs *statechart.E
 	if !ok {
 		return nil
 	}
-	path = path.key("meta").key("mcp")
-	add := func(p jpath, format string, args ...any) {
+	path = path.Key("meta").Key("mcp")
+	add := func(p jsonx.Path, format string, args ...any) {
 		*errs = append(*errs, &statechart.Error{Path: string(p), Msg: fmt.Sprintf(format, args...)})
 	}
 	obj, ok := raw.(map[string]any)
@@ -160,7 +144,7 @@ func parseMCP(n statechart.Node, path jpath, events eventSet, errs *statechart.E
 	sm := &StateMCP{StateID: n.ID}
 	for _, k := range sortedKeys(obj) {
 		v := obj[k]
-		p := path.key(k)
+		p := path.Key(k)
 		switch k {
 		case "tools", "deny", "ungated":
 			if k == "ungated" && n.Parent != "" {
@@ -175,11 +159,11 @@ func parseMCP(n statechart.Node, path jpath, events eventSet, errs *statechart.E
 			for i, e := range arr {
 				s, ok := e.(string)
 				if !ok {
-					add(p.index(i), "must be a tool name or pattern, not %s", describe(e))
+					add(p.Index(i), "must be a tool name or pattern, not %s", describe(e))
 					continue
 				}
 				if msg := checkToolName(s, true); msg != "" {
-					add(p.index(i), "%s", msg)
+					add(p.Index(i), "%s", msg)
 					continue
 				}
 				switch k {
@@ -190,7 +174,7 @@ func parseMCP(n statechart.Node, path jpath, events eventSet, errs *statechart.E
 				default:
 					sm.Ungated = append(sm.Ungated, s)
 				}
-				sm.refs = append(sm.refs, nameRef{path: string(p.index(i)), name: s, pattern: true})
+				sm.refs = append(sm.refs, nameRef{path: string(p.Index(i)), name: s, pattern: true})
 			}
 		case "events":
 			m, ok := v.(map[string]any)
@@ -199,7 +183,7 @@ func parseMCP(n statechart.Node, path jpath, events eventSet, errs *statechart.E
 				continue
 			}
 			for _, tool := range sortedKeys(m) {
-				tp := p.key(tool)
+				tp := p.Key(tool)
 				if msg := checkToolName(tool, false); msg != "" {
 					add(tp, "%s", msg)
 					continue
@@ -230,7 +214,7 @@ func parseMCP(n statechart.Node, path jpath, events eventSet, errs *statechart.E
 				continue
 			}
 			for _, tool := range sortedKeys(m) {
-				tp := p.key(tool)
+				tp := p.Key(tool)
 				if msg := checkToolName(tool, false); msg != "" {
 					add(tp, "%s", msg)
 					continue
@@ -244,11 +228,11 @@ func parseMCP(n statechart.Node, path jpath, events eventSet, errs *statechart.E
 				for i, e := range arr {
 					s, ok := e.(string)
 					if !ok {
-						add(tp.index(i), `must be a pattern such as "cart.*", not %s`, describe(e))
+						add(tp.Index(i), `must be a pattern such as "cart.*", not %s`, describe(e))
 						continue
 					}
 					if msg := checkInvalidates(s); msg != "" {
-						add(tp.index(i), "%s", msg)
+						add(tp.Index(i), "%s", msg)
 						continue
 					}
 					if !slices.Contains(pats, s) {
@@ -303,7 +287,7 @@ func parseMCP(n statechart.Node, path jpath, events eventSet, errs *statechart.E
 }
 
 // parseApproval reads meta.mcp.approval.
-func parseApproval(v any, p jpath, events eventSet, add func(jpath, string, ...any)) *Approval {
+func parseApproval(v any, p jsonx.Path, events eventSet, add func(jsonx.Path, string, ...any)) *Approval {
 	m, ok := v.(map[string]any)
 	if !ok {
 		add(p, `must be an object {"event", "from", "to", "message"}, not %s`, describe(v))
@@ -314,12 +298,12 @@ func parseApproval(v any, p jpath, events eventSet, add func(jpath, string, ...a
 	for _, k := range sortedKeys(m) {
 		dst, known := fields[k]
 		if !known {
-			add(p.key(k), `unknown key %q: the keys are "event", "from", "to" and "message"`, k)
+			add(p.Key(k), `unknown key %q: the keys are "event", "from", "to" and "message"`, k)
 			continue
 		}
 		str, ok := m[k].(string)
 		if !ok {
-			add(p.key(k), "must be a string, not %s", describe(m[k]))
+			add(p.Key(k), "must be a string, not %s", describe(m[k]))
 			continue
 		}
 		*dst = str

@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/chartgate/chartgate/internal/jsonx"
 )
 
 // The events of interrupts are InterruptEventPrefix + the interrupt's name.
@@ -252,7 +254,7 @@ func topLevelStates(d *swDoc) map[string]bool {
 
 // count counts a state node against the limit; it reports false once the
 // limit is passed.
-func (c *compiler) count(p jpath) bool {
+func (c *compiler) count(p jsonx.Path) bool {
 	c.states++
 	if c.states > c.maxStates {
 		if !c.tooMany {
@@ -649,7 +651,7 @@ func (c *compiler) subflowState(ct *container, s *swState, ev *swEvent, in *swIn
 	if in == nil || in.name == "" {
 		return nil
 	}
-	p := in.path.key("invoke")
+	p := in.path.Key("invoke")
 	d := ct.doc
 	if c.opts.Resolve == nil {
 		c.e.add(p, "subflow %q: no resolver (Options.Resolve) to load it", in.name)

@@ -15,26 +15,10 @@ import (
 	"github.com/chartgate/chartgate/statechart"
 )
 
-// jpath is a JSON path in statechart's format: states.plan.on.NEXT[1].target,
-// with ["odd key"] for keys that need quoting.
-type jpath string
-
-func (p jpath) key(k string) jpath {
-	if k == "" || strings.ContainsAny(k, ".[]\" ") {
-		return jpath(string(p) + "[" + strconv.Quote(k) + "]")
-	}
-	if p == "" {
-		return jpath(k)
-	}
-	return jpath(string(p) + "." + k)
-}
-
-func (p jpath) index(i int) jpath { return jpath(string(p) + "[" + strconv.Itoa(i) + "]") }
-
 // errs collects load errors.
 type errs struct{ list statechart.ErrorList }
 
-func (e *errs) add(p jpath, format string, args ...any) {
+func (e *errs) add(p jsonx.Path, format string, args ...any) {
 	e.list = append(e.list, &statechart.Error{Path: string(p), Msg: fmt.Sprintf(format, args...)})
 }
 

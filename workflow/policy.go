@@ -90,7 +90,7 @@ func newPolicyReader(e *errs) *policyReader {
 
 // read handles key if it is a policy key (or an alias) and reports
 // whether it was one.
-func (r *policyReader) read(key string, v gjson.Result, p jpath) bool {
+func (r *policyReader) read(key string, v gjson.Result, p jsonx.Path) bool {
 	canon := key
 	if a, ok := policyAliases[key]; ok {
 		canon = a
@@ -124,15 +124,15 @@ func (r *policyReader) read(key string, v gjson.Result, p jpath) bool {
 			return true
 		}
 		r.p.EnvOverrides = map[string]string{}
-		for _, mb := range jsonx.Members(v, func(k string) { r.errs.add(p.key(k), "duplicate key %q", k) }) {
+		for _, mb := range jsonx.Members(v, func(k string) { r.errs.add(p.Key(k), "duplicate key %q", k) }) {
 			if mb.Value.Type != gjson.String {
-				r.errs.add(p.key(mb.Key), "must be a string, not %s", kind(mb.Value))
+				r.errs.add(p.Key(mb.Key), "must be a string, not %s", kind(mb.Value))
 				ok = false
 				continue
 			}
 			var ee *shellpolicy.EnvError
 			if err := shellpolicy.CheckEnv(mb.Key, mb.Value.String()); errors.As(err, &ee) {
-				r.errs.add(p.key(mb.Key), "%s", ee.Reason)
+				r.errs.add(p.Key(mb.Key), "%s", ee.Reason)
 				ok = false
 				continue
 			}
@@ -203,7 +203,7 @@ var metaKeys = []string{"task_type", "estimated_steps", "danger_level", "require
 
 // readMachineMeta reads a Statewright machine meta object. It returns the
 // meta and the object to write into the compiled machine (keys in order).
-func readMachineMeta(v gjson.Result, p jpath, e *errs) (MachineMeta, *obj) {
+func readMachineMeta(v gjson.Result, p jsonx.Path, e *errs) (MachineMeta, *obj) {
 	var m MachineMeta
 	out := newObj()
 	if v.Type == gjson.Null || !v.Exists() {
@@ -213,8 +213,8 @@ func readMachineMeta(v gjson.Result, p jpath, e *errs) (MachineMeta, *obj) {
 		e.add(p, "must be an object, not %s", kind(v))
 		return m, out
 	}
-	for _, mb := range jsonx.Members(v, func(k string) { e.add(p.key(k), "duplicate key %q", k) }) {
-		kp := p.key(mb.Key)
+	for _, mb := range jsonx.Members(v, func(k string) { e.add(p.Key(k), "duplicate key %q", k) }) {
+		kp := p.Key(mb.Key)
 		val := mb.Value
 		ok := true
 		if val.Type == gjson.Null && slices.Contains(metaKeys, mb.Key) {
@@ -269,7 +269,7 @@ func readMachineMeta(v gjson.Result, p jpath, e *errs) (MachineMeta, *obj) {
 }
 
 // stringList reads an array of strings.
-func stringList(v gjson.Result, p jpath, e *errs) ([]string, bool) {
+func stringList(v gjson.Result, p jsonx.Path, e *errs) ([]string, bool) {
 	if !v.IsArray() {
 		e.add(p, "must be an array of strings, not %s", kind(v))
 		return nil, false
@@ -278,7 +278,7 @@ func stringList(v gjson.Result, p jpath, e *errs) ([]string, bool) {
 	ok := true
 	for i, x := range v.Array() {
 		if x.Type != gjson.String {
-			e.add(p.index(i), "must be a string, not %s", kind(x))
+			e.add(p.Index(i), "must be a string, not %s", kind(x))
 			ok = false
 			continue
 		}
@@ -288,7 +288,7 @@ func stringList(v gjson.Result, p jpath, e *errs) ([]string, bool) {
 }
 
 // intIn reads an integer in [lo, hi].
-func intIn(v gjson.Result, p jpath, lo, hi float64, e *errs) (*int, bool) {
+func intIn(v gjson.Result, p jsonx.Path, lo, hi float64, e *errs) (*int, bool) {
 	f := v.Float()
 	if v.Type != gjson.Number || f != math.Trunc(f) || f < lo || f > hi {
 		if v.Type == gjson.Number && f == math.Trunc(f) && f < lo && lo == 1 {

@@ -47,7 +47,7 @@ var stateKeys = func() []string {
 type swDoc struct {
 	id          string
 	initial     string
-	initialPath jpath
+	initialPath jsonx.Path
 	context     *obj
 	states      []*swState
 	byName      map[string]*swState
@@ -61,18 +61,18 @@ type swDoc struct {
 
 type swGuard struct {
 	name string
-	path jpath
+	path jsonx.Path
 	def  Guard
 }
 
 type swInterrupt struct {
 	name, pattern, target string
-	path, targetPath      jpath
+	path, targetPath      jsonx.Path
 }
 
 type swState struct {
 	name         string
-	path         jpath
+	path         jsonx.Path
 	final        bool
 	on           []*swEvent
 	tools        []string // nil: every tool
@@ -80,13 +80,13 @@ type swState struct {
 	instructions string
 	maxIter      int
 	safeNext     string
-	safeNextPath jpath
+	safeNextPath jsonx.Path
 	policy       *policyReader
 }
 
 type swEvent struct {
 	name string
-	path jpath
+	path jsonx.Path
 	tr   *swTransition
 }
 
@@ -111,35 +111,35 @@ type swTransition struct {
 
 type swBranch struct {
 	target     string
-	targetPath jpath
+	targetPath jsonx.Path
 	guards     []string
-	guardPaths []jpath
+	guardPaths []jsonx.Path
 }
 
 type swFork struct {
-	path       jpath
+	path       jsonx.Path
 	branches   []*swForkBranch
 	join       string // "all" or "any"
 	onComplete string
-	ocPath     jpath
+	ocPath     jsonx.Path
 	onFail     string // "" when not given
-	ofPath     jpath
+	ofPath     jsonx.Path
 }
 
 type swForkBranch struct {
 	name                  string
-	path                  jpath
+	path                  jsonx.Path
 	initial, terminal     string
-	initialPath, termPath jpath
+	initialPath, termPath jsonx.Path
 }
 
 type swInvoke struct {
-	path       jpath
+	path       jsonx.Path
 	name       string
 	onComplete string
-	ocPath     jpath
+	ocPath     jsonx.Path
 	onFail     string
-	ofPath     jpath
+	ofPath     jsonx.Path
 	input      *obj // nil when not given
 }
 
@@ -157,8 +157,8 @@ func parseStatewright(data []byte, limits statechart.Options, e *errs) *swDoc {
 	d := &swDoc{id: "workflow", context: newObj(), byName: map[string]*swState{}, guardByName: map[string]*swGuard{}, metaJSON: newObj()}
 	var states, guards, interrupts gjson.Result
 	hasInitial, hasStates := false, false
-	for _, mb := range jsonx.Members(root, func(k string) { e.add(jpath("").key(k), "duplicate key %q", k) }) {
-		p := jpath("").key(mb.Key)
+	for _, mb := range jsonx.Members(root, func(k string) { e.add(jsonx.Path("").Key(k), "duplicate key %q", k) }) {
+		p := jsonx.Path("").Key(mb.Key)
 		v := mb.Value
 		switch mb.Key {
 		case "id":
@@ -179,7 +179,7 @@ func parseStatewright(data []byte, limits statechart.Options, e *errs) *swDoc {
 			switch {
 			case v.Type == gjson.Null:
 			case v.IsObject():
-				for _, c := range jsonx.Members(v, func(k string) { e.add(p.key(k), "duplicate key %q", k) }) {
+				for _, c := range jsonx.Members(v, func(k string) { e.add(p.Key(k), "duplicate key %q", k) }) {
 					d.context.set(c.Key, compact(c.Value.Raw))
 				}
 			default:
@@ -252,8 +252,8 @@ func (d *swDoc) readGuards(v gjson.Result, e *errs) {
 	if !v.IsObject() {
 		return
 	}
-	for _, mb := range jsonx.Members(v, func(k string) { e.add(jpath("guards").key(k), "duplicate key %q", k) }) {
-		p := jpath("guards").key(mb.Key)
+	for _, mb := range jsonx.Members(v, func(k string) { e.add(jsonx.Path("guards").Key(k), "duplicate key %q", k) }) {
+		p := jsonx.Path("guards").Key(mb.Key)
 		if msg := checkName(mb.Key, "guard"); msg != "" {
 			e.add(p, "%s", msg)
 			continue
@@ -270,15 +270,15 @@ func (d *swDoc) readGuards(v gjson.Result, e *errs) {
 }
 
 // readGuard reads {field, op, value}.
-func readGuard(v gjson.Result, p jpath, e *errs) (Guard, bool) {
+func readGuard(v gjson.Result, p jsonx.Path, e *errs) (Guard, bool) {
 	var g Guard
 	if !v.IsObject() {
 		e.add(p, `a guard must be an object {"field", "op", "value"}, not %s`, kind(v))
 		return g, false
 	}
 	ok, hasField, hasOp := true, false, false
-	for _, mb := range jsonx.Members(v, func(k string) { e.add(p.key(k), "duplicate key %q", k) }) {
-		kp := p.key(mb.Key)
+	for _, mb := range jsonx.Members(v, func(k string) { e.add(p.Key(k), "duplicate key %q", k) }) {
+		kp := p.Key(mb.Key)
 		switch mb.Key {
 		case "field":
 			hasField = true
@@ -317,8 +317,8 @@ func (d *swDoc) readStates(v gjson.Result, e *errs) {
 	if !v.IsObject() {
 		return
 	}
-	for _, mb := range jsonx.Members(v, func(k string) { e.add(jpath("states").key(k), "duplicate key %q", k) }) {
-		p := jpath("states").key(mb.Key)
+	for _, mb := range jsonx.Members(v, func(k string) { e.add(jsonx.Path("states").Key(k), "duplicate key %q", k) }) {
+		p := jsonx.Path("states").Key(mb.Key)
 		if msg := checkName(mb.Key, "state"); msg != "" {
 			e.add(p, "%s", msg)
 			continue
@@ -329,15 +329,15 @@ func (d *swDoc) readStates(v gjson.Result, e *errs) {
 	}
 }
 
-func (d *swDoc) readState(name string, v gjson.Result, p jpath, e *errs) *swState {
+func (d *swDoc) readState(name string, v gjson.Result, p jsonx.Path, e *errs) *swState {
 	s := &swState{name: name, path: p, policy: newPolicyReader(e)}
 	if !v.IsObject() {
 		e.add(p, "a state must be an object, not %s", kind(v))
 		return s
 	}
 	var on gjson.Result
-	for _, mb := range jsonx.Members(v, func(k string) { e.add(p.key(k), "duplicate key %q", k) }) {
-		kp := p.key(mb.Key)
+	for _, mb := range jsonx.Members(v, func(k string) { e.add(p.Key(k), "duplicate key %q", k) }) {
+		kp := p.Key(mb.Key)
 		val := mb.Value
 		if s.policy.read(mb.Key, val, kp) {
 			if mb.Key == "max_iterations" && s.policy.p.MaxIterations != nil {
@@ -373,7 +373,7 @@ func (d *swDoc) readState(name string, v gjson.Result, p jpath, e *errs) *swStat
 			}
 			for i, t := range list {
 				if msg := checkToolPattern(t); msg != "" {
-					e.add(kp.index(i), "%s", msg)
+					e.add(kp.Index(i), "%s", msg)
 				}
 			}
 			if mb.Key == "allowed_tools" {
@@ -407,8 +407,8 @@ func (d *swDoc) readState(name string, v gjson.Result, p jpath, e *errs) *swStat
 		}
 	}()
 	if on.IsObject() {
-		for _, mb := range jsonx.Members(on, func(k string) { e.add(p.key("on").key(k), "duplicate key %q", k) }) {
-			ep := p.key("on").key(mb.Key)
+		for _, mb := range jsonx.Members(on, func(k string) { e.add(p.Key("on").Key(k), "duplicate key %q", k) }) {
+			ep := p.Key("on").Key(mb.Key)
 			if msg := checkEvent(mb.Key); msg != "" {
 				e.add(ep, "%s", msg)
 				continue
@@ -420,7 +420,7 @@ func (d *swDoc) readState(name string, v gjson.Result, p jpath, e *errs) *swStat
 }
 
 // readTransition reads one of Statewright's transition forms.
-func readTransition(v gjson.Result, p jpath, e *errs) *swTransition {
+func readTransition(v gjson.Result, p jsonx.Path, e *errs) *swTransition {
 	t := &swTransition{}
 	switch {
 	case v.Type == gjson.String:
@@ -436,7 +436,7 @@ func readTransition(v gjson.Result, p jpath, e *errs) *swTransition {
 			e.add(p, "an array of guarded branches needs at least one branch")
 		}
 		for i, b := range arr {
-			if br := readBranch(b, p.index(i), branchKeys, nil, e); br != nil {
+			if br := readBranch(b, p.Index(i), branchKeys, nil, e); br != nil {
 				t.branches = append(t.branches, br)
 			}
 		}
@@ -462,15 +462,15 @@ func readTransition(v gjson.Result, p jpath, e *errs) *swTransition {
 
 // readBranch reads {target, guard?, guards?} and, for the full form (t
 // not nil), requires_approval and approval_message.
-func readBranch(v gjson.Result, p jpath, keys []string, t *swTransition, e *errs) *swBranch {
+func readBranch(v gjson.Result, p jsonx.Path, keys []string, t *swTransition, e *errs) *swBranch {
 	if !v.IsObject() {
 		e.add(p, `a guarded branch must be an object {"target", "guard", "guards"}, not %s`, kind(v))
 		return nil
 	}
 	b := &swBranch{}
 	hasTarget := false
-	for _, mb := range jsonx.Members(v, func(k string) { e.add(p.key(k), "duplicate key %q", k) }) {
-		kp := p.key(mb.Key)
+	for _, mb := range jsonx.Members(v, func(k string) { e.add(p.Key(k), "duplicate key %q", k) }) {
+		kp := p.Key(mb.Key)
 		val := mb.Value
 		if !slices.Contains(keys, mb.Key) {
 			e.add(kp, "%s", unknownKey(mb.Key, keys))
@@ -502,7 +502,7 @@ func readBranch(v gjson.Result, p jpath, keys []string, t *swTransition, e *errs
 			}
 			for i, n := range names {
 				b.guards = append(b.guards, n)
-				b.guardPaths = append(b.guardPaths, kp.index(i))
+				b.guardPaths = append(b.guardPaths, kp.Index(i))
 			}
 		case "requires_approval":
 			if val.Type != gjson.True && val.Type != gjson.False {
@@ -532,13 +532,13 @@ func readBranch(v gjson.Result, p jpath, keys []string, t *swTransition, e *errs
 	return b
 }
 
-func readFork(v gjson.Result, p jpath, e *errs) *swFork {
+func readFork(v gjson.Result, p jsonx.Path, e *errs) *swFork {
 	for _, mb := range jsonx.Members(v, nil) {
 		if mb.Key != "fork" {
-			e.add(p.key(mb.Key), "%s", unknownKey(mb.Key, []string{"fork"}))
+			e.add(p.Key(mb.Key), "%s", unknownKey(mb.Key, []string{"fork"}))
 		}
 	}
-	p = p.key("fork")
+	p = p.Key("fork")
 	v = v.Get("fork")
 	f := &swFork{path: p, join: "all"}
 	if !v.IsObject() {
@@ -546,8 +546,8 @@ func readFork(v gjson.Result, p jpath, e *errs) *swFork {
 		return nil
 	}
 	hasBranches, hasComplete := false, false
-	for _, mb := range jsonx.Members(v, func(k string) { e.add(p.key(k), "duplicate key %q", k) }) {
-		kp := p.key(mb.Key)
+	for _, mb := range jsonx.Members(v, func(k string) { e.add(p.Key(k), "duplicate key %q", k) }) {
+		kp := p.Key(mb.Key)
 		val := mb.Value
 		switch mb.Key {
 		case "branches":
@@ -556,8 +556,8 @@ func readFork(v gjson.Result, p jpath, e *errs) *swFork {
 				e.add(kp, "must be an object of named branches, not %s", kind(val))
 				continue
 			}
-			for _, b := range jsonx.Members(val, func(k string) { e.add(kp.key(k), "duplicate key %q", k) }) {
-				bp := kp.key(b.Key)
+			for _, b := range jsonx.Members(val, func(k string) { e.add(kp.Key(k), "duplicate key %q", k) }) {
+				bp := kp.Key(b.Key)
 				if msg := checkBranchName(b.Key); msg != "" {
 					e.add(bp, "%s", msg)
 					continue
@@ -601,14 +601,14 @@ func readFork(v gjson.Result, p jpath, e *errs) *swFork {
 	return f
 }
 
-func readForkBranch(name string, v gjson.Result, p jpath, e *errs) *swForkBranch {
+func readForkBranch(name string, v gjson.Result, p jsonx.Path, e *errs) *swForkBranch {
 	if !v.IsObject() {
 		e.add(p, `a branch must be an object {"initial", "terminal"}, not %s`, kind(v))
 		return nil
 	}
 	b := &swForkBranch{name: name, path: p}
-	for _, mb := range jsonx.Members(v, func(k string) { e.add(p.key(k), "duplicate key %q", k) }) {
-		kp := p.key(mb.Key)
+	for _, mb := range jsonx.Members(v, func(k string) { e.add(p.Key(k), "duplicate key %q", k) }) {
+		kp := p.Key(mb.Key)
 		switch mb.Key {
 		case "initial":
 			b.initialPath = kp
@@ -632,11 +632,11 @@ func readForkBranch(name string, v gjson.Result, p jpath, e *errs) *swForkBranch
 	return b
 }
 
-func readInvoke(v gjson.Result, p jpath, e *errs) *swInvoke {
+func readInvoke(v gjson.Result, p jsonx.Path, e *errs) *swInvoke {
 	in := &swInvoke{path: p}
 	hasComplete := false
-	for _, mb := range jsonx.Members(v, func(k string) { e.add(p.key(k), "duplicate key %q", k) }) {
-		kp := p.key(mb.Key)
+	for _, mb := range jsonx.Members(v, func(k string) { e.add(p.Key(k), "duplicate key %q", k) }) {
+		kp := p.Key(mb.Key)
 		val := mb.Value
 		switch mb.Key {
 		case "invoke":
@@ -660,7 +660,7 @@ func readInvoke(v gjson.Result, p jpath, e *errs) *swInvoke {
 			case val.Type == gjson.Null:
 			case val.IsObject():
 				in.input = newObj()
-				for _, f := range jsonx.Members(val, func(k string) { e.add(kp.key(k), "duplicate key %q", k) }) {
+				for _, f := range jsonx.Members(val, func(k string) { e.add(kp.Key(k), "duplicate key %q", k) }) {
 					in.input.set(f.Key, compact(f.Value.Raw))
 				}
 			default:
@@ -677,7 +677,7 @@ func readInvoke(v gjson.Result, p jpath, e *errs) *swInvoke {
 }
 
 // stateName reads a string naming a state ("$return" not allowed).
-func stateName(v gjson.Result, p jpath, e *errs) string {
+func stateName(v gjson.Result, p jsonx.Path, e *errs) string {
 	if v.Type != gjson.String || v.String() == "" {
 		e.add(p, "must be the name of a state, not %s", kind(v))
 		return ""
@@ -693,8 +693,8 @@ func (d *swDoc) readInterrupts(v gjson.Result, e *errs) {
 	if !v.IsObject() {
 		return
 	}
-	for _, mb := range jsonx.Members(v, func(k string) { e.add(jpath("interrupts").key(k), "duplicate key %q", k) }) {
-		p := jpath("interrupts").key(mb.Key)
+	for _, mb := range jsonx.Members(v, func(k string) { e.add(jsonx.Path("interrupts").Key(k), "duplicate key %q", k) }) {
+		p := jsonx.Path("interrupts").Key(mb.Key)
 		if msg := checkInterruptName(mb.Key); msg != "" {
 			e.add(p, "%s", msg)
 			continue
@@ -705,8 +705,8 @@ func (d *swDoc) readInterrupts(v gjson.Result, e *errs) {
 		}
 		in := &swInterrupt{name: mb.Key, path: p}
 		hasTrigger, ok := false, true
-		for _, f := range jsonx.Members(mb.Value, func(k string) { e.add(p.key(k), "duplicate key %q", k) }) {
-			kp := p.key(f.Key)
+		for _, f := range jsonx.Members(mb.Value, func(k string) { e.add(p.Key(k), "duplicate key %q", k) }) {
+			kp := p.Key(f.Key)
 			switch f.Key {
 			case "trigger":
 				hasTrigger = true
@@ -716,8 +716,8 @@ func (d *swDoc) readInterrupts(v gjson.Result, e *errs) {
 					continue
 				}
 				hasPattern := false
-				for _, t := range jsonx.Members(f.Value, func(k string) { e.add(kp.key(k), "duplicate key %q", k) }) {
-					tp := kp.key(t.Key)
+				for _, t := range jsonx.Members(f.Value, func(k string) { e.add(kp.Key(k), "duplicate key %q", k) }) {
+					tp := kp.Key(t.Key)
 					if t.Key != "file_pattern" {
 						e.add(tp, "%s", unknownKey(t.Key, []string{"file_pattern"}))
 						ok = false
@@ -771,7 +771,7 @@ func (d *swDoc) validate(e *errs) {
 	for i, g := range d.guards {
 		guardNames[i] = g.name
 	}
-	checkState := func(name string, p jpath) {
+	checkState := func(name string, p jsonx.Path) {
 		if name == "" {
 			return
 		}
@@ -797,7 +797,7 @@ func (d *swDoc) validate(e *errs) {
 	}
 	for _, s := range d.states {
 		if s.final && len(s.on) > 0 {
-			e.add(s.path.key("on"), "a final state has no transitions: the workflow ends there")
+			e.add(s.path.Key("on"), "a final state has no transitions: the workflow ends there")
 		}
 		checkState(s.safeNext, s.safeNextPath)
 		if s.safeNext == returnTarget {

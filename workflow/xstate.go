@@ -35,12 +35,12 @@ func loadXState(data []byte, o Options) (*Workflow, error) {
 	impl := builtins()
 	declared := map[string]statechart.GuardFunc{}
 	if gs := member(rootCG, "guards"); gs.Exists() {
-		p := jpath("meta").key("chartgate").key("guards")
+		p := jsonx.Path("meta").Key("chartgate").Key("guards")
 		if !gs.IsObject() {
 			e.add(p, "must be an object of named guards {\"field\", \"op\", \"value\"}, not %s", kind(gs))
 		} else {
-			for _, mb := range jsonx.Members(gs, func(k string) { e.add(p.key(k), "duplicate key %q", k) }) {
-				gp := p.key(mb.Key)
+			for _, mb := range jsonx.Members(gs, func(k string) { e.add(p.Key(k), "duplicate key %q", k) }) {
+				gp := p.Key(mb.Key)
 				if msg := checkName(mb.Key, "guard"); msg != "" {
 					e.add(gp, "%s", msg)
 					continue
@@ -96,7 +96,7 @@ func loadXState(data []byte, o Options) (*Workflow, error) {
 	nodes := m.Nodes()
 	byID := make(map[string]int, len(nodes))
 	values := make([]gjson.Result, len(nodes))
-	paths := make([]jpath, len(nodes))
+	paths := make([]jsonx.Path, len(nodes))
 	for i, n := range nodes {
 		byID[n.ID] = i
 		if n.Parent == "" {
@@ -106,7 +106,7 @@ func loadXState(data []byte, o Options) (*Workflow, error) {
 		// Parents come first in document order.
 		pi := byID[n.Parent]
 		values[i] = member(member(values[pi], "states"), n.Key)
-		paths[i] = paths[pi].key("states").key(n.Key)
+		paths[i] = paths[pi].Key("states").Key(n.Key)
 	}
 	known := slices.Concat(policyKeys, rootChartgateKeys)
 	for i, n := range nodes {
@@ -114,14 +114,14 @@ func loadXState(data []byte, o Options) (*Workflow, error) {
 		if !cg.Exists() {
 			continue
 		}
-		p := paths[i].key("meta").key("chartgate")
+		p := paths[i].Key("meta").Key("chartgate")
 		if !cg.IsObject() {
 			e.add(p, "must be an object, not %s", kind(cg))
 			continue
 		}
 		pr := newPolicyReader(&e)
-		for _, mb := range jsonx.Members(cg, func(k string) { e.add(p.key(k), "duplicate key %q", k) }) {
-			kp := p.key(mb.Key)
+		for _, mb := range jsonx.Members(cg, func(k string) { e.add(p.Key(k), "duplicate key %q", k) }) {
+			kp := p.Key(mb.Key)
 			if pr.read(mb.Key, mb.Value, kp) {
 				continue
 			}
@@ -155,15 +155,15 @@ func loadXState(data []byte, o Options) (*Workflow, error) {
 
 // readXStateInterrupts reads meta.chartgate.interrupts:
 // {"name": {"file_pattern": "**/*.env*", "event": "chartgate.interrupt.name"}}.
-func readXStateInterrupts(v gjson.Result, p jpath, m *statechart.Machine, e *errs) []Interrupt {
+func readXStateInterrupts(v gjson.Result, p jsonx.Path, m *statechart.Machine, e *errs) []Interrupt {
 	if !v.IsObject() {
 		e.add(p, "must be an object of named interrupts {\"file_pattern\", \"event\"}, not %s", kind(v))
 		return nil
 	}
 	events := m.Events()
 	var out []Interrupt
-	for _, mb := range jsonx.Members(v, func(k string) { e.add(p.key(k), "duplicate key %q", k) }) {
-		ip := p.key(mb.Key)
+	for _, mb := range jsonx.Members(v, func(k string) { e.add(p.Key(k), "duplicate key %q", k) }) {
+		ip := p.Key(mb.Key)
 		if msg := checkInterruptName(mb.Key); msg != "" {
 			e.add(ip, "%s", msg)
 			continue
@@ -174,8 +174,8 @@ func readXStateInterrupts(v gjson.Result, p jpath, m *statechart.Machine, e *err
 		}
 		in := Interrupt{Name: mb.Key, Event: InterruptEventPrefix + mb.Key}
 		ok := true
-		for _, f := range jsonx.Members(mb.Value, func(k string) { e.add(ip.key(k), "duplicate key %q", k) }) {
-			fp := ip.key(f.Key)
+		for _, f := range jsonx.Members(mb.Value, func(k string) { e.add(ip.Key(k), "duplicate key %q", k) }) {
+			fp := ip.Key(f.Key)
 			switch f.Key {
 			case "file_pattern":
 				if f.Value.Type != gjson.String || f.Value.String() == "" {

@@ -269,3 +269,22 @@ func Distance(a, b string) int {
 	}
 	return prev[len(b)]
 }
+
+// Path is a JSON path in the form chartgate's load errors use:
+// states.payment.on.PAY[0].target, a key that would be ambiguous written
+// as ["a.b"].
+type Path string
+
+// Key appends a member's key.
+func (p Path) Key(k string) Path {
+	if k == "" || strings.ContainsAny(k, ".[]\" ") {
+		return p + Path("["+strconv.Quote(k)+"]")
+	}
+	if p == "" {
+		return Path(k)
+	}
+	return p + "." + Path(k)
+}
+
+// Index appends an array index.
+func (p Path) Index(i int) Path { return p + Path("["+strconv.Itoa(i)+"]") }

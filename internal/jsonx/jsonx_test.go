@@ -133,3 +133,13 @@ func TestDistance(t *testing.T) {
 		}
 	}
 }
+
+func TestPath(t *testing.T) {
+	p := Path("").Key("states").Key("pay.ment").Key("on").Key("PAY").Index(0).Key("target")
+	if want := `states["pay.ment"].on.PAY[0].target`; string(p) != want {
+		t.Errorf("got %s, want %s", p, want)
+	}
+	if got := Path("").Key(""); got != `[""]` {
+		t.Errorf(`an empty key: got %s, want [""]`, got)
+	}
+}

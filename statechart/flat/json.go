@@ -7,7 +7,6 @@ package flat
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -59,20 +58,6 @@ func checkDocument(data []byte) *statechart.Error {
 		return &statechart.Error{Msg: fmt.Sprintf("malformed JSON: line %d, column %d: invalid UTF-8", line, col)}
 	}
 	return nil
-}
-
-// jpath is a JSON path written for a reader: "states.payment.on.PAY", with
-// keys that would be ambiguous written as ["a.b"].
-type jpath string
-
-func (p jpath) key(k string) jpath {
-	if k == "" || strings.ContainsAny(k, `.[]" `) {
-		return p + jpath("["+strconv.Quote(k)+"]")
-	}
-	if p == "" {
-		return jpath(k)
-	}
-	return p + "." + jpath(k)
 }
 
 // isEmpty reports whether v is absent, null, {} or [].

@@ -61,12 +61,12 @@ type loader struct {
 	keyd map[string]int // state keys
 }
 
-func (l *loader) errorf(p jpath, format string, args ...any) {
+func (l *loader) errorf(p jsonx.Path, format string, args ...any) {
 	l.errs = append(l.errs, &statechart.Error{Path: string(p), Msg: fmt.Sprintf(format, args...)})
 }
 
-func (l *loader) dups(p jpath) func(string) {
-	return func(k string) { l.errorf(p.key(k), "duplicate key %q", k) }
+func (l *loader) dups(p jsonx.Path) func(string) {
+	return func(k string) { l.errorf(p.Key(k), "duplicate key %q", k) }
 }
 
 // parse reads a flat config into a Machine whose transition table is not
@@ -82,7 +82,7 @@ func parse(data []byte) (*Machine, statechart.ErrorList) {
 	l := &loader{m: &Machine{id: defaultID, initial: -1}}
 	var initial, states gjson.Result
 	for _, mb := range jsonx.Members(root, l.dups("")) {
-		p := jpath("").key(mb.Key)
+		p := jsonx.Path("").Key(mb.Key)
 		v := mb.Value
 		switch mb.Key {
 		case "id":
@@ -143,7 +143,7 @@ func isStateType(s string) bool {
 	return false
 }
 
-func (l *loader) badType(v gjson.Result, p jpath) {
+func (l *loader) badType(v gjson.Result, p jsonx.Path) {
 	if v.Type != gjson.String {
 		l.errorf(p, `must be "atomic" or "final", not %s`, jsonx.Kind(v))
 		return
@@ -152,7 +152,7 @@ func (l *loader) badType(v gjson.Result, p jpath) {
 		v.String(), didYouMean(v.String(), []string{"atomic", "compound", "parallel", "final", "history"}))
 }
 
-func (l *loader) description(v gjson.Result, p jpath) string {
+func (l *loader) description(v gjson.Result, p jsonx.Path) string {
 	if v.Type != gjson.String {
 		l.errorf(p, "must be a string, not %s", jsonx.Kind(v))
 	}
@@ -161,7 +161,7 @@ func (l *loader) description(v gjson.Result, p jpath) string {
 
 // otherKey reports a key that is not in the flat form: an XState key that
 // needs the full interpreter, or an unknown one.
-func (l *loader) otherKey(k string, p jpath) {
+func (l *loader) otherKey(k string, p jsonx.Path) {
 	if what, ok := notFlat[k]; ok {
 		l.errorf(p, "%s", notFlatMsg(what))
 		return
@@ -186,7 +186,7 @@ func (l *loader) readStates(states gjson.Result) {
 		l.errorf("states", "must be an object of states, not %s", jsonx.Kind(states))
 		return
 	}
-	sp := jpath("states")
+	sp := jsonx.Path("states")
 	l.byID = map[string]int{l.m.id: -1}
 	l.keyd = map[string]int{}
 	for _, mb := range jsonx.Members(states, l.dups(sp)) {
@@ -198,13 +198,13 @@ func (l *loader) readStates(states gjson.Result) {
 			l.errorf(sp, "more than %d states", MaxStates)
 			return
 		}
-		p := sp.key(mb.Key)
+		p := sp.Key(mb.Key)
 		n := node{key: mb.Key, id: l.m.id + "." + mb.Key, path: p}
 		if !mb.Value.IsObject() {
 			l.errorf(p, "a state must be an object, not %s", jsonx.Kind(mb.Value))
 		} else {
 			for _, f := range jsonx.Members(mb.Value, l.dups(p)) {
-				fp := p.key(f.Key)
+				fp := p.Key(f.Key)
 				switch f.Key {
 				case "on":
 					n.on = f.Value
@@ -275,13 +275,13 @@ func (l *loader) readOn(i int) {
 	if !on.Exists() {
 		return
 	}
-	op := n.path.key("on")
+	op := n.path.Key("on")
 	if !on.IsObject() {
 		l.errorf(op, "must be an object mapping events to target states, not %s", jsonx.Kind(on))
 		return
 	}
 	for _, mb := range jsonx.Members(on, l.dups(op)) {
-		ev, p := mb.Key, op.key(mb.Key)
+		ev, p := mb.Key, op.Key(mb.Key)
 		switch {
 		case ev == "":
 			l.errorf(op, "an event name cannot be empty")
@@ -304,14 +304,14 @@ func (l *loader) readOn(i int) {
 
 // readTransition reads one transition: a target string, or an object with
 // a "target" (and only a description or meta besides).
-func (l *loader) readTransition(src int, v gjson.Result, p jpath) (int, bool) {
+func (l *loader) readTransition(src int, v gjson.Result, p jsonx.Path) (int, bool) {
 	target, tp := v, p
 	switch {
 	case v.Type == gjson.String:
 	case v.IsObject():
 		target = gjson.Result{}
 		for _, f := range jsonx.Members(v, l.dups(p)) {
-			fp := p.key(f.Key)
+			fp := p.Key(f.Key)
 			switch f.Key {
 			case "target":
 				target, tp = f.Value, fp

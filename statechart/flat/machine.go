@@ -13,6 +13,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/chartgate/chartgate/internal/jsonx"
 	"github.com/chartgate/chartgate/statechart"
 )
 
@@ -39,7 +40,7 @@ var _ statechart.Engine = (*Machine)(nil)
 type node struct {
 	key         string
 	id          string // XState's default id: machine id + "." + key
-	path        jpath
+	path        jsonx.Path
 	final       bool
 	description string
 	meta        any
