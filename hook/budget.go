@@ -177,7 +177,7 @@ func (h *Handler) budgetNote(wf *mcpbind.Workflow, budget, used int64) string {
 	if budget < 0 || used <= 0 || used*100 < budget*budgetWarnPercent {
 		return ""
 	}
-	state := stateText(wf.State.Value())
+	state := jsonx.Text(wf.State.Value())
 	if used > budget {
 		pct := ""
 		if budget > 0 {
@@ -197,7 +197,7 @@ func dedupNote(wf *mcpbind.Workflow, file string, n int) string {
 		return ""
 	}
 	return fmt.Sprintf("chartgate: %s is read for the %s time in state %s. Its content is already in your context: use it rather than reading the file again.",
-		file, ordinal(n), stateText(wf.State.Value()))
+		file, ordinal(n), jsonx.Text(wf.State.Value()))
 }
 
 // ordinal writes n as "3rd", "11th", "22nd".

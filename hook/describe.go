@@ -6,12 +6,12 @@ package hook
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"runtime"
 	"slices"
 	"strings"
 
+	"github.com/chartgate/chartgate/internal/jsonx"
 	"github.com/chartgate/chartgate/mcpbind"
 	"github.com/chartgate/chartgate/statechart"
 	"github.com/chartgate/chartgate/workflow"
@@ -34,10 +34,10 @@ func (h *Handler) describe(ctx context.Context, host Host, ref mcpbind.Ref, wf *
 	id := h.wf.Machine.ID()
 	st := wf.State
 	if st.Status() == statechart.StatusDone {
-		return fmt.Sprintf("chartgate: the workflow %q of this session is finished (state %s): its rules no longer apply.", id, stateText(st.Value()))
+		return fmt.Sprintf("chartgate: the workflow %q of this session is finished (state %s): its rules no longer apply.", id, jsonx.Text(st.Value()))
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "chartgate: this session follows the workflow %q. Phase: %s.", id, stateText(st.Value()))
+	fmt.Fprintf(&b, "chartgate: this session follows the workflow %q. Phase: %s.", id, jsonx.Text(st.Value()))
 	for _, sid := range st.StateIDs() {
 		if in := h.mcp[sid].Instructions; in != "" {
 			b.WriteString("\nInstructions: " + in)
@@ -73,7 +73,7 @@ func (h *Handler) describe(ctx context.Context, host Host, ref mcpbind.Ref, wf *
 	}
 	if budget := contextBudget(policies); budget >= 0 {
 		if s, _, err := LoadSession(ctx, h.store, ref.Name); err == nil {
-			fmt.Fprintf(&b, "\nContext budget: %d of %d bytes of tool output read in %s.", readsSince(s, entered(wf)).Bytes, budget, stateText(st.Value()))
+			fmt.Fprintf(&b, "\nContext budget: %d of %d bytes of tool output read in %s.", readsSince(s, entered(wf)).Bytes, budget, jsonx.Text(st.Value()))
 		}
 	}
 	if a, err := h.gate.Pending(ctx, ref); err == nil && a != nil {
@@ -157,18 +157,6 @@ func (h *Handler) display(id string) string {
 		return n.Key
 	}
 	return id
-}
-
-// stateText writes a state value: "plan", or the JSON of a nested value.
-func stateText(v any) string {
-	if s, ok := v.(string); ok {
-		return s
-	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		return fmt.Sprint(v)
-	}
-	return string(b)
 }
 
 // messageText is an approval's message for prose: ": message" or "".

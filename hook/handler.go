@@ -16,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/tidwall/gjson"
 
+	"github.com/chartgate/chartgate/internal/jsonx"
 	"github.com/chartgate/chartgate/mcpbind"
 	"github.com/chartgate/chartgate/shellpolicy"
 	"github.com/chartgate/chartgate/statechart"
@@ -326,7 +327,7 @@ func (h *Handler) preTool(ctx context.Context, ev Event, ref mcpbind.Ref, wf *mc
 	if !d.Allowed {
 		reason := d.Text
 		if reason == "" {
-			reason = fmt.Sprintf("Tool %q is not available in the current workflow state (%s).", name, stateText(wf.State.Value()))
+			reason = fmt.Sprintf("Tool %q is not available in the current workflow state (%s).", name, jsonx.Text(wf.State.Value()))
 		}
 		return Result{Deny: reason}, nil
 	}
@@ -417,7 +418,7 @@ func (h *Handler) shell(ctx context.Context, ev Event, ref mcpbind.Ref, wf *mcpb
 
 // edit applies max_edit_lines and max_files_per_state to an edit.
 func (h *Handler) edit(ev Event, wf *mcpbind.Workflow, policies []workflow.StatePolicy, sess *AgentSession) Result {
-	state := stateText(wf.State.Value())
+	state := jsonx.Text(wf.State.Value())
 	maxLines, maxFiles := -1, -1
 	for _, p := range policies {
 		if p.MaxEditLines != nil && (maxLines < 0 || *p.MaxEditLines < maxLines) {
@@ -450,7 +451,7 @@ func (h *Handler) edit(ev Event, wf *mcpbind.Workflow, policies []workflow.State
 // entered identifies the entry of the current state: its value and the
 // time of the newest transition of the run history.
 func entered(wf *mcpbind.Workflow) string {
-	since := stateText(wf.State.Value())
+	since := jsonx.Text(wf.State.Value())
 	for i := len(wf.History) - 1; i >= 0; i-- {
 		if wf.History[i].Outcome == "" {
 			return since + "@" + wf.History[i].Time.UTC().Format(time.RFC3339Nano)
@@ -487,7 +488,7 @@ func (h *Handler) postTool(ctx context.Context, ev Event, ref mcpbind.Ref, wf *m
 		return Result{}, fmt.Errorf("hook: recording %s: %w", name, err)
 	}
 	if tr != nil {
-		notes = append(notes, fmt.Sprintf("chartgate: %s sent %s: the workflow moved from %s to %s.", name, tr.Event.Type, stateText(tr.From), stateText(tr.To)))
+		notes = append(notes, fmt.Sprintf("chartgate: %s sent %s: the workflow moved from %s to %s.", name, tr.Event.Type, jsonx.Text(tr.From), jsonx.Text(tr.To)))
 	} else if len(wf.Limits) > 0 {
 		if note, err := h.checkpoint(ctx, ref); err != nil {
 			return Result{}, err
@@ -539,7 +540,7 @@ func (h *Handler) postTool(ctx context.Context, ev Event, ref mcpbind.Ref, wf *m
 			return Result{}, err
 		}
 		notes = append(notes, fmt.Sprintf("chartgate: file %s triggered interrupt %q: the workflow moved from %s to %s.\n%s",
-			f, in.Name, stateText(t.From), stateText(t.To), h.describe(ctx, ev.Host, ref, now)))
+			f, in.Name, jsonx.Text(t.From), jsonx.Text(t.To), h.describe(ctx, ev.Host, ref, now)))
 		reads = nil // about the state left
 	}
 	notes = append(notes, reads...)
@@ -609,7 +610,7 @@ func (h *Handler) stopEvent(ctx context.Context, ev Event, ref mcpbind.Ref, wf *
 		return Result{}, err
 	}
 	return Result{Block: fmt.Sprintf("chartgate: the workflow is not finished: it is in state %s, not a final state. Move it on with %s before you stop, or say what keeps you from it.\n%s",
-		stateText(wf.State.Value()), h.o.TransitionTool, h.describe(ctx, ev.Host, ref, wf))}, nil
+		jsonx.Text(wf.State.Value()), h.o.TransitionTool, h.describe(ctx, ev.Host, ref, wf))}, nil
 }
 
 // resetStops sets the session's count of refused stops to zero.

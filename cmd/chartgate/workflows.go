@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/chartgate/chartgate/internal/jsonx"
 	"github.com/chartgate/chartgate/mcpbind"
 )
 
@@ -47,7 +48,7 @@ func cmdStatus(args []string, stdout, stderr io.Writer) int {
 			_ = enc.Encode(map[string]any{"workflow": refText(w.Ref, w.Key), "state": w.State, "status": w.Status, "pending": w.Pending, "updated": w.Updated})
 			continue
 		}
-		line := fmt.Sprintf("%s  %s (%s)", refText(w.Ref, w.Key), stateString(w.State), w.Status)
+		line := fmt.Sprintf("%s  %s (%s)", refText(w.Ref, w.Key), jsonx.Text(w.State), w.Status)
 		if !w.Updated.IsZero() {
 			line += "  last moved " + w.Updated.UTC().Format(time.RFC3339)
 		}
@@ -93,7 +94,7 @@ func cmdHistory(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stdout, historyLine(e))
 	}
 	if !*asJSON {
-		fmt.Fprintf(stdout, "now: %s (%s)\n", stateString(w.State.Value()), w.State.Status())
+		fmt.Fprintf(stdout, "now: %s (%s)\n", jsonx.Text(w.State.Value()), w.State.Status())
 	}
 	return exitOK
 }
@@ -102,13 +103,13 @@ func cmdHistory(args []string, stdout, stderr io.Writer) int {
 func historyLine(e mcpbind.Transition) string {
 	t := e.Time.UTC().Format(time.RFC3339)
 	if e.Outcome != "" {
-		return fmt.Sprintf("%s  call %s: %s (in %s)", t, e.Tool, strings.ToLower(e.Outcome), stateString(e.From))
+		return fmt.Sprintf("%s  call %s: %s (in %s)", t, e.Tool, strings.ToLower(e.Outcome), jsonx.Text(e.From))
 	}
 	who := e.Tool
 	if e.By != "" {
 		who = "by " + e.By
 	}
-	line := fmt.Sprintf("%s  %s: %s -> %s (%s)", t, e.Event.Type, stateString(e.From), stateString(e.To), who)
+	line := fmt.Sprintf("%s  %s: %s -> %s (%s)", t, e.Event.Type, jsonx.Text(e.From), jsonx.Text(e.To), who)
 	if in, ok := e.Event.Data["input"].(map[string]any); ok {
 		if r, ok := in["rationale"].(string); ok && r != "" {
 			line += fmt.Sprintf("  rationale: %q", r)
@@ -149,7 +150,7 @@ func cmdApprove(args []string, stdout, stderr io.Writer) int {
 	if *reject {
 		verb = "rejected"
 	}
-	fmt.Fprintf(stdout, "%s: %s -> %s\n", verb, stateString(tr.From), stateString(tr.To))
+	fmt.Fprintf(stdout, "%s: %s -> %s\n", verb, jsonx.Text(tr.From), jsonx.Text(tr.To))
 	return exitOK
 }
 
@@ -181,16 +182,4 @@ func openGate(pf projectFlags, stderr io.Writer) (*project, *mcpbind.Gate, int) 
 		return nil, nil, exitFail
 	}
 	return p, g, exitOK
-}
-
-// stateString writes a state value: "idle" or {"payment":"card"}.
-func stateString(v any) string {
-	if s, ok := v.(string); ok {
-		return s
-	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		return fmt.Sprint(v)
-	}
-	return string(b)
 }

@@ -288,3 +288,16 @@ func (p Path) Key(k string) Path {
 
 // Index appends an array index.
 func (p Path) Index(i int) Path { return p + Path("["+strconv.Itoa(i)+"]") }
+
+// Text writes a value for a reader: a string as it is, anything else (a
+// nested state value, say) as its JSON.
+func Text(v any) string {
+	if s, ok := v.(string); ok {
+		return s
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
+}

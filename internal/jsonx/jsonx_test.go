@@ -143,3 +143,12 @@ func TestPath(t *testing.T) {
 		t.Errorf(`an empty key: got %s, want [""]`, got)
 	}
 }
+
+func TestText(t *testing.T) {
+	if got := Text("idle"); got != "idle" {
+		t.Errorf("a string: got %s", got)
+	}
+	if got := Text(map[string]any{"payment": "card"}); got != `{"payment":"card"}` {
+		t.Errorf("a nested value: got %s", got)
+	}
+}
