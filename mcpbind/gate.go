@@ -246,6 +246,7 @@ type Gate struct {
 	busyWait   time.Duration
 	maxArgs    int
 	maxRecord  int
+	sizeBufs   sync.Pool     // *[]byte: buffers that states are written to for their size
 	leases     leaseWatchers // calls waiting for a lease
 	handles    HandleMode    // when workflows are keyed by handles
 	start      string        // the start tool's name ("" with HandlesNever)

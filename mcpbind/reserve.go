@@ -173,18 +173,20 @@ func (g *Gate) awaitLease(ctx context.Context, c *gatedCall, key string, v *view
 }
 
 // keepAlive renews a holder's lease every third of Options.LeaseTTL while
-// the call runs. The returned function stops the renewals.
-func (g *Gate) keepAlive(ctx context.Context, h *holder) func() {
+// the call runs, until the holder's stopRenewals.
+func (g *Gate) keepAlive(ctx context.Context, h *holder) {
 	every := g.leaseTTL / 3
 	h.mu.Lock()
 	h.timer = time.AfterFunc(every, func() { g.renew(context.WithoutCancel(ctx), h, every) })
 	h.mu.Unlock()
-	return func() {
-		h.mu.Lock()
-		defer h.mu.Unlock()
-		h.done = true
-		h.timer.Stop()
-	}
+}
+
+// stopRenewals stops the renewals keepAlive started.
+func (h *holder) stopRenewals() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.done = true
+	h.timer.Stop()
 }
 
 // renew extends a holder's lease, and schedules the next renewal.
