@@ -102,7 +102,11 @@ func (s *Snapshot) AppendJSON(b []byte) ([]byte, error) {
 	b = append(b, `{"status":`...)
 	b = appendJSONString(b, string(s.status))
 	b = append(b, `,"value":`...)
-	b = m.appendValue(b, 0, m.adjacency(m.allStateNodes(s.nodes)))
+	if n, ok := s.topLeaf(); ok {
+		b = appendJSONString(b, m.nodes[n].key)
+	} else {
+		b = m.appendValue(b, 0, m.adjacency(m.allStateNodes(s.nodes)))
+	}
 	b = append(b, `,"context":`...)
 	var err error
 	if b, err = appendMarshaled(b, s.context); err != nil {

@@ -1,7 +1,9 @@
 // This file checks that AppendJSON, the persisted form written field by
 // field, is byte for byte what encoding/json writes for the snapshot's
-// persisted value, on every snapshot the conformance cases go through and
-// on snapshots with the strings encoding/json escapes.
+// persisted value, and that Value and StateIDs (with their shortcut for a
+// root and one atomic child) give what the general computation gives, on
+// every snapshot the conformance cases go through and on snapshots with
+// the strings encoding/json escapes.
 
 package statechart_test
 
@@ -73,6 +75,8 @@ func TestAppendJSONEscapesAsEncodingJSON(t *testing.T) {
 // reference encoder, and that AppendJSON appends to what b holds.
 func requireSameEncoding(t *testing.T, s *statechart.Snapshot) {
 	t.Helper()
+	require.Equal(t, statechart.ValueInGeneral(s), s.Value())
+	require.Equal(t, statechart.StateIDsInGeneral(s), s.StateIDs())
 	want, err := statechart.MarshalByReflection(s)
 	require.NoError(t, err)
 	got, err := s.MarshalJSON()

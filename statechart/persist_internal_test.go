@@ -1,12 +1,15 @@
-// This file holds the reference encoder of the persisted form: the
-// snapshot's fields in a persisted value, written by encoding/json, which
-// AppendJSON must match byte for byte.
+// This file holds the references the tests check snapshots against: the
+// persisted form as encoding/json writes the snapshot's fields in a
+// persisted value, which AppendJSON must match byte for byte, and the state
+// value and active ids computed without the shortcut for flat
+// configurations.
 
 package statechart
 
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 )
 
 // MarshalByReflection writes the persisted form of s through encoding/json,
@@ -55,6 +58,22 @@ func MarshalByReflection(s *Snapshot) ([]byte, error) {
 	}
 	p.Children = children
 	return json.Marshal(p)
+}
+
+// ValueInGeneral and StateIDsInGeneral are Value and StateIDs without the
+// shortcut for a root and one atomic child, for the tests of the shortcut.
+func ValueInGeneral(s *Snapshot) any {
+	return s.machine.valueOf(0, s.machine.adjacency(s.machine.allStateNodes(s.nodes)))
+}
+
+func StateIDsInGeneral(s *Snapshot) []string {
+	all := s.machine.allStateNodes(s.nodes)
+	slices.Sort(all)
+	ids := make([]string, len(all))
+	for i, n := range all {
+		ids[i] = s.machine.nodes[n].id
+	}
+	return ids
 }
 
 // writeValueByReflection writes the state value below n with encoding/json
