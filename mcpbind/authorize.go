@@ -75,8 +75,9 @@ type jsonAppender interface {
 	AppendJSON(b []byte) ([]byte, error)
 }
 
-// maxSizeBuf is the largest buffer persistedSize keeps for the next call.
-const maxSizeBuf = 64 << 10
+// maxScratch is the largest scratch buffer the gate keeps for the next
+// call.
+const maxScratch = 64 << 10
 
 // persistedSize returns the length of a state's persisted form. A state
 // that can append it to a buffer is written to one the gate reuses: only
@@ -87,16 +88,29 @@ func (g *Gate) persistedSize(s statechart.State) (int, error) {
 		b, err := s.MarshalJSON()
 		return len(b), err
 	}
-	buf, _ := g.sizeBufs.Get().(*[]byte)
+	buf := g.scratch()
+	b, err := a.AppendJSON((*buf)[:0])
+	g.release(buf, b)
+	return len(b), err
+}
+
+// scratch returns a buffer to write what is needed only for a while (a
+// size, or a copy) into; release gives it back.
+func (g *Gate) scratch() *[]byte {
+	buf, _ := g.bufs.Get().(*[]byte)
 	if buf == nil {
 		buf = new([]byte)
 	}
-	b, err := a.AppendJSON((*buf)[:0])
-	if cap(b) <= maxSizeBuf {
+	return buf
+}
+
+// release returns a buffer of scratch, as b (its contents grown) says, to
+// be used again unless it grew large.
+func (g *Gate) release(buf *[]byte, b []byte) {
+	if cap(b) <= maxScratch {
 		*buf = b
-		g.sizeBufs.Put(buf)
+		g.bufs.Put(buf)
 	}
-	return len(b), err
 }
 
 // checkArguments refuses arguments the gate could not record: larger than

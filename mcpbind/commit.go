@@ -71,7 +71,10 @@ func (g *Gate) commit(ctx context.Context, c *gatedCall, h *holder, v *view, res
 				state, changed, snap = ns, true, nsnap
 				out.tr = &Transition{Key: cur.key, Tool: c.name, By: c.by, Event: out.ev, From: cur.state.Value(), To: ns.Value(), Time: g.now()}
 				if g.hlimit > 0 {
-					entry = appendTransition(nil, *out.tr)
+					buf := g.scratch()
+					b := appendTransition((*buf)[:0], *out.tr)
+					entry = bytes.Clone(b) // its exact size: records keep it
+					g.release(buf, b)
 				}
 			}
 		}

@@ -246,7 +246,7 @@ type Gate struct {
 	busyWait   time.Duration
 	maxArgs    int
 	maxRecord  int
-	sizeBufs   sync.Pool     // *[]byte: buffers that states are written to for their size
+	bufs       sync.Pool     // *[]byte: scratch buffers (scratch, release)
 	leases     leaseWatchers // calls waiting for a lease
 	handles    HandleMode    // when workflows are keyed by handles
 	start      string        // the start tool's name ("" with HandlesNever)
