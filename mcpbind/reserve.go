@@ -232,7 +232,9 @@ func (g *Gate) renew(base context.Context, h *holder, every time.Duration) {
 // gate's random instance id and a count. (It is a fencing token, not a
 // secret: only what can write the store sees it.)
 func (g *Gate) newLeaseID() string {
-	return g.instance + "." + strconv.FormatUint(g.seq.Add(1), 36)
+	var buf [64]byte
+	b := append(append(buf[:0], g.instance...), '.')
+	return string(strconv.AppendUint(b, g.seq.Add(1), 36))
 }
 
 // leaseWatchers lets calls waiting for a workflow's lease in this process
