@@ -75,7 +75,7 @@ func BenchmarkCall(b *testing.B) {
 	}
 }
 
-// BenchmarkCallPaired measures the cases of BenchmarkCall that compare a
+// BenchmarkPairedCalls measures the cases of BenchmarkCall that compare a
 // moving call with a plain one (full engine) in turns within one process,
 // a batch of calls of each in every iteration, so that load from elsewhere
 // on the machine falls on all of them alike. It reports each case's CPU
@@ -83,7 +83,7 @@ func BenchmarkCall(b *testing.B) {
 // over plain and over plain+note (the note's own cost to the client and
 // server set aside), handles/transition over plain-2026, and
 // gated/transition-unlogged (no log line written) over plain+note.
-func BenchmarkCallPaired(b *testing.B) {
+func BenchmarkPairedCalls(b *testing.B) {
 	const batch = 20
 	names := []string{"plain", "plain+note", "gated/transition", "plain-2026", "handles/transition", "gated/transition-unlogged"}
 	calls := make([]func(), len(names))
