@@ -30,10 +30,9 @@ type afterRun struct {
 }
 
 // newAfterRun returns the context of what records a call after its tool
-// ran, and the function that releases it (as a cancel function does).
-func newAfterRun(parent context.Context, timeout time.Duration) (context.Context, func()) {
-	c := &afterRun{parent: parent, deadline: time.Now().Add(timeout)}
-	return c, c.stop
+// ran; its stop method releases it (as a cancel function does).
+func newAfterRun(parent context.Context, timeout time.Duration) *afterRun {
+	return &afterRun{parent: parent, deadline: time.Now().Add(timeout)}
 }
 
 // Deadline implements context.Context.

@@ -17,7 +17,8 @@ func TestAfterRun(t *testing.T) {
 	parent, cancelParent := context.WithCancel(context.WithValue(context.Background(), afterRunKey{}, "v"))
 	cancelParent()
 
-	ctx, stop := newAfterRun(parent, time.Hour)
+	ctx := newAfterRun(parent, time.Hour)
+	stop := ctx.stop
 	if ctx.Value(afterRunKey{}) != "v" {
 		t.Fatal("the request's values are lost")
 	}
@@ -42,7 +43,8 @@ func TestAfterRun(t *testing.T) {
 	stop() // a second release changes nothing
 
 	// Its deadline ends it, for a caller waiting on Done...
-	ctx, stop = newAfterRun(parent, time.Millisecond)
+	ctx = newAfterRun(parent, time.Millisecond)
+	stop = ctx.stop
 	<-ctx.Done()
 	if !errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		t.Fatalf("at the deadline (Done): %v", ctx.Err())
@@ -53,7 +55,8 @@ func TestAfterRun(t *testing.T) {
 	}
 
 	// ... and for one that only asks Err, then Done.
-	ctx, stop = newAfterRun(parent, time.Millisecond)
+	ctx = newAfterRun(parent, time.Millisecond)
+	stop = ctx.stop
 	defer stop()
 	for ctx.Err() == nil {
 		time.Sleep(time.Millisecond)

@@ -52,8 +52,9 @@ func (g *Gate) auditCall(ctx context.Context, c *gatedCall, v *view, outcome str
 	if !g.audit || g.hlimit == 0 {
 		return
 	}
-	ctx, cancel := newAfterRun(ctx, g.timeout)
-	defer cancel()
+	ar := newAfterRun(ctx, g.timeout)
+	defer ar.stop()
+	ctx = ar
 	key, _ := g.keyFor(c.target)
 	for attempt := 0; attempt <= g.retries; attempt++ {
 		if v.key != key {

@@ -58,15 +58,59 @@ func (g *Gate) checkRecordSize(ctx context.Context, c *gatedCall, v *view, ns st
 	if ns == v.state {
 		return nil // the event changes nothing
 	}
-	snap, err := ns.MarshalJSON()
+	n, err := g.persistedSize(ns)
 	if err != nil {
 		return g.refuseEvent(ctx, c, v, err)
 	}
-	size := len(snap) + v.rec.historyBytes() + maxEntryBytes
+	size := n + v.rec.historyBytes() + maxEntryBytes
 	if size <= g.maxRecord {
 		return nil
 	}
 	return g.refuseArguments(ctx, c, fmt.Sprintf("after its event the workflow's record would take about %d bytes, more than the %d this server keeps for a workflow", size, g.maxRecord))
+}
+
+// jsonAppender is implemented by states that can append their persisted
+// form to a buffer ([statechart.Snapshot.AppendJSON]).
+type jsonAppender interface {
+	AppendJSON(b []byte) ([]byte, error)
+}
+
+// maxScratch is the largest scratch buffer the gate keeps for the next
+// call.
+const maxScratch = 64 << 10
+
+// persistedSize returns the length of a state's persisted form. A state
+// that can append it to a buffer is written to one the gate reuses: only
+// its length is needed.
+func (g *Gate) persistedSize(s statechart.State) (int, error) {
+	a, ok := s.(jsonAppender)
+	if !ok {
+		b, err := s.MarshalJSON()
+		return len(b), err
+	}
+	buf := g.scratch()
+	b, err := a.AppendJSON((*buf)[:0])
+	g.release(buf, b)
+	return len(b), err
+}
+
+// scratch returns a buffer to write what is needed only for a while (a
+// size, or a copy) into; release gives it back.
+func (g *Gate) scratch() *[]byte {
+	buf, _ := g.bufs.Get().(*[]byte)
+	if buf == nil {
+		buf = new([]byte)
+	}
+	return buf
+}
+
+// release returns a buffer of scratch, as b (its contents grown) says, to
+// be used again unless it grew large.
+func (g *Gate) release(buf *[]byte, b []byte) {
+	if cap(b) <= maxScratch {
+		*buf = b
+		g.bufs.Put(buf)
+	}
 }
 
 // checkArguments refuses arguments the gate could not record: larger than

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"runtime"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -22,6 +23,25 @@ const flipJSON = `{
   }
 }`
 
+// callCase is one kind of tools/call the benchmarks make.
+type callCase struct {
+	name, tool string
+	gated      bool
+	protocol   string
+}
+
+// callCases are the kinds of call BenchmarkCall measures.
+var callCases = []callCase{
+	{"plain", "flip", false, "2025-11-25"},
+	{"plain+note", "flip", false, "2025-11-25"},
+	{"gated/unbound-tool", "other", true, "2025-11-25"},
+	{"gated/visibility-only", "look", true, "2025-11-25"},
+	{"gated/transition", "flip", true, "2025-11-25"},
+	{"gated/transition-unlogged", "flip", true, "2025-11-25"},
+	{"plain-2026", "flip", false, "2026-07-28"},
+	{"handles/transition", "flip", true, "2026-07-28"},
+}
+
 // BenchmarkCall measures an in-memory tools/call round trip through the
 // go-sdk client and server: on a plain server, and through the gate for a
 // tool that is not gated, one that is gated without an event (a load and a
@@ -37,53 +57,13 @@ const flipJSON = `{
 // of a moving call (what the note costs the client and the server).
 func BenchmarkCall(b *testing.B) {
 	for _, engine := range engines {
-		for _, c := range []struct {
-			name, tool string
-			gated      bool
-			protocol   string
-		}{
-			{"plain", "flip", false, "2025-11-25"},
-			{"plain+note", "flip", false, "2025-11-25"},
-			{"gated/unbound-tool", "other", true, "2025-11-25"},
-			{"gated/visibility-only", "look", true, "2025-11-25"},
-			{"gated/transition", "flip", true, "2025-11-25"},
-			{"gated/transition-unlogged", "flip", true, "2025-11-25"},
-			{"plain-2026", "flip", false, "2026-07-28"},
-			{"handles/transition", "flip", true, "2026-07-28"},
-		} {
+		for _, c := range callCases {
 			b.Run(engine+"/"+c.name, func(b *testing.B) {
-				f := &fixture{server: mcp.NewServer(&mcp.Implementation{Name: "bench", Version: "1"}, nil)}
-				for _, name := range []string{"flip", "look", "other"} {
-					f.addTool(name, false)
-				}
-				if c.gated {
-					logger := quietLogger()
-					if c.name == "gated/transition-unlogged" {
-						logger = slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelWarn}))
-					}
-					g, err := mcpbind.New(compile(b, engine, flipJSON, nil), &mcpbind.Options{Logger: logger})
-					if err != nil {
-						b.Fatal(err)
-					}
-					g.Attach(f.server)
-					f.gate = g
-				}
-				if c.name == "plain+note" {
-					f.server.AddReceivingMiddleware(withTransitionNote)
-				}
-				cl := f.connect(b, c.protocol)
-				ctx := context.Background()
-				params := &mcp.CallToolParams{Name: c.tool, Arguments: map[string]any{"x": 1}}
-				if c.gated && c.protocol >= "2026-07-28" {
-					params.Arguments = map[string]any{"x": 1, "workflow_id": cl.start()}
-				}
+				call := newBenchCall(b, engine, c)
 				b.ReportAllocs()
 				cpu0 := cpuTime()
 				for b.Loop() {
-					res, err := cl.cs.CallTool(ctx, params)
-					if err != nil || res.IsError {
-						b.Fatal(err, res)
-					}
+					call()
 				}
 				// CPU time (client and server, both in this process) is less
 				// sensitive than wall time to other load on the machine.
@@ -91,6 +71,84 @@ func BenchmarkCall(b *testing.B) {
 					b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/op")
 				}
 			})
+		}
+	}
+}
+
+// BenchmarkPairedCalls measures the cases of BenchmarkCall that compare a
+// moving call with a plain one (full engine) in turns within one process,
+// a batch of calls of each in every iteration, so that load from elsewhere
+// on the machine falls on all of them alike. It reports each case's CPU
+// time per call and what a moving call adds, in percent: gated/transition
+// over plain and over plain+note (the note's own cost to the client and
+// server set aside), handles/transition over plain-2026, and
+// gated/transition-unlogged (no log line written) over plain+note.
+func BenchmarkPairedCalls(b *testing.B) {
+	const batch = 20
+	names := []string{"plain", "plain+note", "gated/transition", "plain-2026", "handles/transition", "gated/transition-unlogged"}
+	calls := make([]func(), len(names))
+	for i, name := range names {
+		for _, c := range callCases {
+			if c.name == name {
+				calls[i] = newBenchCall(b, "full", c)
+			}
+		}
+	}
+	cpu := make([]time.Duration, len(names))
+	for b.Loop() {
+		for i, call := range calls {
+			cpu0 := cpuTime()
+			for range batch {
+				call()
+			}
+			cpu[i] += cpuTime() - cpu0
+		}
+	}
+	if cpu[0] == 0 {
+		return // no CPU clock on this system
+	}
+	perCall := func(i int) float64 { return float64(cpu[i].Nanoseconds()) / float64(b.N*batch) }
+	for i, name := range names {
+		b.ReportMetric(perCall(i), name+"-cpu-ns/call")
+	}
+	b.ReportMetric(100*(perCall(2)/perCall(0)-1), "transition-over-plain-%")
+	b.ReportMetric(100*(perCall(2)/perCall(1)-1), "transition-over-note-%")
+	b.ReportMetric(100*(perCall(4)/perCall(3)-1), "handles-over-plain-2026-%")
+	b.ReportMetric(100*(perCall(5)/perCall(1)-1), "unlogged-over-note-%")
+}
+
+// newBenchCall sets up a server and a client for one case of
+// BenchmarkCall, and returns the call it makes.
+func newBenchCall(b *testing.B, engine string, c callCase) func() {
+	f := &fixture{server: mcp.NewServer(&mcp.Implementation{Name: "bench", Version: "1"}, nil)}
+	for _, name := range []string{"flip", "look", "other"} {
+		f.addTool(name, false)
+	}
+	if c.gated {
+		logger := quietLogger()
+		if c.name == "gated/transition-unlogged" {
+			logger = slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelWarn}))
+		}
+		g, err := mcpbind.New(compile(b, engine, flipJSON, nil), &mcpbind.Options{Logger: logger})
+		if err != nil {
+			b.Fatal(err)
+		}
+		g.Attach(f.server)
+		f.gate = g
+	}
+	if c.name == "plain+note" {
+		f.server.AddReceivingMiddleware(withTransitionNote)
+	}
+	cl := f.connect(b, c.protocol)
+	ctx := context.Background()
+	params := &mcp.CallToolParams{Name: c.tool, Arguments: map[string]any{"x": 1}}
+	if c.gated && c.protocol >= "2026-07-28" {
+		params.Arguments = map[string]any{"x": 1, "workflow_id": cl.start()}
+	}
+	return func() {
+		res, err := cl.cs.CallTool(ctx, params)
+		if err != nil || res.IsError {
+			b.Fatal(err, res)
 		}
 	}
 }

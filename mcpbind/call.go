@@ -190,7 +190,8 @@ func (g *Gate) run(ctx context.Context, c *gatedCall, h *holder) (mcp.Result, er
 		return nil, nil // workflow_transition and Send have no handler: the event is their effect
 	}
 	if h != nil {
-		defer g.keepAlive(ctx, h)()
+		g.keepAlive(ctx, h)
+		defer h.stopRenewals()
 	}
 	return c.next(ctx, "tools/call", c.req)
 }

@@ -48,8 +48,9 @@ func (g *Gate) commit(ctx context.Context, c *gatedCall, h *holder, v *view, res
 		out.ev, out.sent = g.callEvent(c, cr), true
 	}
 	// The tool has run: its event is recorded even if the client goes away.
-	ctx, cancel := newAfterRun(ctx, g.timeout)
-	defer cancel()
+	ar := newAfterRun(ctx, g.timeout)
+	defer ar.stop()
+	ctx = ar
 	cur := h.latest()
 	defer g.leases.released(h.key)
 	for attempt := 0; ; attempt++ {
@@ -59,18 +60,21 @@ func (g *Gate) commit(ctx context.Context, c *gatedCall, h *holder, v *view, res
 				"key", fingerprint(h.key), "tool", c.name)
 		}
 		state, changed := cur.state, false
-		var entry []byte
+		var entry, snap []byte // snap: the persisted form of state, once known
 		if out.sent {
 			ns, err := g.process(ctx, c, cur.state, out.ev)
 			if err != nil {
 				out.err = fmt.Errorf("the machine failed on event %q: %w", out.ev.Type, err)
-			} else if snap, err := ns.MarshalJSON(); err != nil {
+			} else if nsnap, err := ns.MarshalJSON(); err != nil {
 				out.err = fmt.Errorf("marshaling the new state: %w", err)
-			} else if !bytes.Equal(snap, cur.rec.snap) {
-				state, changed = ns, true
+			} else if !bytes.Equal(nsnap, cur.rec.snap) {
+				state, changed, snap = ns, true, nsnap
 				out.tr = &Transition{Key: cur.key, Tool: c.name, By: c.by, Event: out.ev, From: cur.state.Value(), To: ns.Value(), Time: g.now()}
 				if g.hlimit > 0 {
-					entry = appendTransition(nil, *out.tr)
+					buf := g.scratch()
+					b := appendTransition((*buf)[:0], *out.tr)
+					entry = bytes.Clone(b) // its exact size: records keep it
+					g.release(buf, b)
 				}
 			}
 		}
@@ -101,10 +105,12 @@ func (g *Gate) commit(ctx context.Context, c *gatedCall, h *holder, v *view, res
 				rec.calls = carryCalls(cur.rec.calls, func(id string) bool { return slices.Contains(ids, id) })
 			}
 		}
-		snap, err := state.MarshalJSON()
-		if err != nil {
-			out.from, out.tr, out.err = cur, nil, fmt.Errorf("marshaling the state: %w", err)
-			return out
+		if snap == nil {
+			var err error
+			if snap, err = cur.snapshot(); err != nil { // with the delayed transitions since it was saved
+				out.from, out.tr, out.err = cur, nil, fmt.Errorf("marshaling the state: %w", err)
+				return out
+			}
 		}
 		rec.snap = snap
 		nv, err := g.save(ctx, c.target, cur, state, rec)

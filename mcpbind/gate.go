@@ -246,6 +246,7 @@ type Gate struct {
 	busyWait   time.Duration
 	maxArgs    int
 	maxRecord  int
+	bufs       sync.Pool     // *[]byte: scratch buffers (scratch, release)
 	leases     leaseWatchers // calls waiting for a lease
 	handles    HandleMode    // when workflows are keyed by handles
 	start      string        // the start tool's name ("" with HandlesNever)
@@ -276,7 +277,7 @@ type Gate struct {
 	defaultDeny    bool
 	checkpointText func(CallLimit) string
 	ungated        []string // tool names and patterns DefaultDeny leaves visible
-	ownTools       sync.Map // the gate's own tools (start, workflow tools) -> struct{}
+	ownTools       nameSet  // the gate's own tools (start, workflow tools)
 	external       []string // Options.ExternalTools: gated outside the server
 	names          nameCheck
 
@@ -545,7 +546,7 @@ func New(engine statechart.Engine, opts *Options) (*Gate, error) {
 		return nil, errs
 	}
 	if g.start != "" {
-		g.ownTools.Store(g.start, struct{}{})
+		g.ownTools.add(g.start)
 	}
 
 	s, err := engine.Start(context.Background(), g.now())
@@ -704,10 +705,43 @@ func (g *Gate) matchedByPattern(tool string) bool {
 	return false
 }
 
+// nameSet is a set of names read on every call and added to rarely (when
+// a server is attached): reads take no lock and allocate nothing. The zero
+// value is an empty set.
+type nameSet struct {
+	mu    sync.Mutex // serialises add
+	names atomic.Pointer[map[string]struct{}]
+}
+
+// has reports whether name is in the set.
+func (s *nameSet) has(name string) bool {
+	if m := s.names.Load(); m != nil {
+		_, ok := (*m)[name]
+		return ok
+	}
+	return false
+}
+
+// add puts name in the set.
+func (s *nameSet) add(name string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.has(name) {
+		return
+	}
+	m := map[string]struct{}{name: {}}
+	if old := s.names.Load(); old != nil {
+		for n := range *old {
+			m[n] = struct{}{}
+		}
+	}
+	s.names.Store(&m)
+}
+
 // isUngated reports whether DefaultDeny leaves a tool visible: it is one of
 // the gate's own tools, or declared ungated.
 func (g *Gate) isUngated(tool string) bool {
-	if _, ok := g.ownTools.Load(tool); ok {
+	if g.ownTools.has(tool) {
 		return true
 	}
 	for _, u := range g.ungated {
@@ -722,7 +756,7 @@ func (g *Gate) isUngated(tool string) bool {
 // cached (only for names the server lists, so that clients cannot grow the
 // cache with made-up names).
 func (g *Gate) info(r *rules, tool string, remember bool) *toolInfo {
-	if _, own := g.ownTools.Load(tool); own {
+	if g.ownTools.has(tool) {
 		return unboundInfo // workflow_status and workflow_transition: never gated, whatever the patterns
 	}
 	if ti, ok := r.bound[tool]; ok {

@@ -62,7 +62,7 @@ func (g *Gate) Unnamed(tools []string) []string {
 	r := g.rules.Load()
 	var out []string
 	for _, t := range tools {
-		if _, own := g.ownTools.Load(t); own {
+		if g.ownTools.has(t) {
 			continue
 		}
 		if m := g.info(r, t, false).mode; m == modeUnbound || m == modeDenied {

@@ -245,7 +245,8 @@ func appendTransition(b []byte, tr Transition) []byte {
 	if tr.Event.Type != "" { // a call's entry (Outcome) has no event
 		b = append(b, `,"event":{"type":`...)
 		b = appendJSONString(b, tr.Event.Type)
-		keys := make([]string, 0, len(tr.Event.Data))
+		var short [8]string // most events have a few keys: no allocation
+		keys := short[:0]
 		for k := range tr.Event.Data {
 			if k != "type" {
 				keys = append(keys, k)

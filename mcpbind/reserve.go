@@ -173,18 +173,20 @@ func (g *Gate) awaitLease(ctx context.Context, c *gatedCall, key string, v *view
 }
 
 // keepAlive renews a holder's lease every third of Options.LeaseTTL while
-// the call runs. The returned function stops the renewals.
-func (g *Gate) keepAlive(ctx context.Context, h *holder) func() {
+// the call runs, until the holder's stopRenewals.
+func (g *Gate) keepAlive(ctx context.Context, h *holder) {
 	every := g.leaseTTL / 3
 	h.mu.Lock()
 	h.timer = time.AfterFunc(every, func() { g.renew(context.WithoutCancel(ctx), h, every) })
 	h.mu.Unlock()
-	return func() {
-		h.mu.Lock()
-		defer h.mu.Unlock()
-		h.done = true
-		h.timer.Stop()
-	}
+}
+
+// stopRenewals stops the renewals keepAlive started.
+func (h *holder) stopRenewals() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.done = true
+	h.timer.Stop()
 }
 
 // renew extends a holder's lease, and schedules the next renewal.
@@ -230,7 +232,9 @@ func (g *Gate) renew(base context.Context, h *holder, every time.Duration) {
 // gate's random instance id and a count. (It is a fencing token, not a
 // secret: only what can write the store sees it.)
 func (g *Gate) newLeaseID() string {
-	return g.instance + "." + strconv.FormatUint(g.seq.Add(1), 36)
+	var buf [64]byte
+	b := append(append(buf[:0], g.instance...), '.')
+	return string(strconv.AppendUint(b, g.seq.Add(1), 36))
 }
 
 // leaseWatchers lets calls waiting for a workflow's lease in this process

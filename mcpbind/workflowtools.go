@@ -173,7 +173,7 @@ func (g *Gate) AddWorkflowTools(s *mcp.Server, opts *WorkflowToolsOptions) error
 	}
 	for _, name := range []string{w.statusName, w.transitionName} {
 		if name != "" {
-			g.ownTools.Store(name, struct{}{})
+			g.ownTools.add(name)
 		}
 	}
 	for {

@@ -10,6 +10,9 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/tidwall/gjson"
@@ -85,47 +88,144 @@ type persistedLogicSnapshot struct {
 // snapshot), plus the pending delayed events that XState loses. Restore it
 // with [Machine.Restore], on this process or another.
 func (s *Snapshot) MarshalJSON() ([]byte, error) {
-	p := persisted{
-		Status:       s.status,
-		Value:        s.valueJSON(),
-		Context:      s.context,
-		HistoryValue: map[string][]persistedNodeRef{},
-		Seq:          s.seq,
-		Sessions:     s.x().sessions,
+	return s.AppendJSON(make([]byte, 0, 256))
+}
+
+// AppendJSON appends what [Snapshot.MarshalJSON] writes to b and returns
+// the extended buffer (b as far as it got, with the error, if the context,
+// output or error value cannot be written as JSON). It writes the fields
+// of the persisted form one by one, the bytes encoding/json would write
+// for them, so that a caller that only needs the size (or keeps a buffer)
+// pays for no reflection and no intermediate values.
+func (s *Snapshot) AppendJSON(b []byte) ([]byte, error) {
+	m := s.machine
+	b = append(b, `{"status":`...)
+	b = appendJSONString(b, string(s.status))
+	b = append(b, `,"value":`...)
+	if n, ok := s.topLeaf(); ok {
+		b = appendJSONString(b, m.nodes[n].key)
+	} else {
+		b = m.appendValue(b, 0, m.adjacency(m.allStateNodes(s.nodes)))
+	}
+	b = append(b, `,"context":`...)
+	var err error
+	if b, err = appendMarshaled(b, s.context); err != nil {
+		return b, err
+	}
+	var errMsg string
+	if e := s.x(); e.hasOutput {
+		b = append(b, `,"output":`...)
+		if b, err = appendMarshaled(b, e.output); err != nil {
+			return b, err
+		}
 	}
 	if s.status == StatusError {
 		v, msg, err := marshalErrorValue(s.errorValue())
 		if err != nil {
-			return nil, err
+			return b, err
 		}
-		p.Error, p.ErrorMessage = v, msg
+		b = append(b, `,"error":`...)
+		b = append(b, v...)
+		errMsg = msg
 	}
-	if e := s.x(); e.hasOutput {
-		out, err := json.Marshal(e.output)
+	b = append(b, `,"historyValue":{`...)
+	if len(s.history) > 0 {
+		hs := make([]int, 0, len(s.history))
+		for h := range s.history {
+			hs = append(hs, h)
+		}
+		// encoding/json orders a map's keys as strings.
+		slices.SortFunc(hs, func(x, y int) int { return strings.Compare(m.nodes[x].id, m.nodes[y].id) })
+		for i, h := range hs {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendJSONString(b, m.nodes[h].id)
+			b = append(b, ":["...)
+			for j, n := range s.history[h] {
+				if j > 0 {
+					b = append(b, ',')
+				}
+				b = append(b, `{"id":`...)
+				b = appendJSONString(b, m.nodes[n].id)
+				b = append(b, '}')
+			}
+			b = append(b, ']')
+		}
+	}
+	b = append(b, `},"children":`...)
+	if ch := s.x().children; ch != nil {
+		children, err := marshalChildren(ch)
 		if err != nil {
-			return nil, err
+			return b, err
 		}
-		p.Output = out
+		b = append(b, children...)
+	} else {
+		b = append(b, "{}"...)
 	}
-	for h, ns := range s.history {
-		refs := make([]persistedNodeRef, len(ns))
-		for i, n := range ns {
-			refs[i] = persistedNodeRef{s.machine.nodes[n].id}
+	if errMsg != "" {
+		b = append(b, `,"errorMessage":`...)
+		b = appendJSONString(b, errMsg)
+	}
+	if len(s.nodes) > 0 {
+		b = append(b, `,"nodes":[`...)
+		for i, n := range s.nodes {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendJSONString(b, m.nodes[n].id)
 		}
-		p.HistoryValue[s.machine.nodes[h].id] = refs
+		b = append(b, ']')
 	}
-	for _, n := range s.nodes {
-		p.Nodes = append(p.Nodes, s.machine.nodes[n].id)
+	if ts := s.timers.bySeq(); len(ts) > 0 {
+		pts := make([]persistedTimer, len(ts))
+		for i, t := range ts {
+			pts[i] = persistedTimer{t.id, t.event, t.due, t.seq, s.timers.isKeyed(t), t.to}
+		}
+		b = append(b, `,"scheduledEvents":`...)
+		if b, err = appendMarshaled(b, pts); err != nil {
+			return b, err
+		}
 	}
-	for _, t := range s.timers.bySeq() {
-		p.ScheduledEvents = append(p.ScheduledEvents, persistedTimer{t.id, t.event, t.due, t.seq, s.timers.isKeyed(t), t.to})
+	if s.seq != 0 {
+		b = append(b, `,"seq":`...)
+		b = strconv.AppendUint(b, s.seq, 10)
 	}
-	children, err := marshalChildren(s.x().children)
+	if n := s.x().sessions; n != 0 {
+		b = append(b, `,"sessions":`...)
+		b = strconv.AppendUint(b, n, 10)
+	}
+	return append(b, '}'), nil
+}
+
+// appendMarshaled appends v as encoding/json writes it.
+func appendMarshaled(b []byte, v any) ([]byte, error) {
+	if m, ok := v.(map[string]any); ok && len(m) == 0 {
+		if m == nil {
+			return append(b, "null"...), nil
+		}
+		return append(b, "{}"...), nil
+	}
+	out, err := json.Marshal(v)
 	if err != nil {
-		return nil, err
+		return b, err
 	}
-	p.Children = children
-	return json.Marshal(p)
+	return append(b, out...), nil
+}
+
+// appendJSONString appends s as encoding/json writes a string: quoted,
+// with <, > and & escaped for HTML. Strings of other printable ASCII (the
+// usual state ids and keys) are written as they are.
+func appendJSONString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			q, _ := json.Marshal(s) // a string always marshals
+			return append(b, q...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
 }
 
 // marshalErrorValue writes what an actor failed with as XState persists
@@ -807,42 +907,31 @@ func (m *Machine) checkConfiguration(nodes []int) error {
 	return nil
 }
 
-// valueJSON writes the state value with its keys in XState's order (the
-// order of the active states, as JavaScript orders an object's keys:
-// array indexes first), which XState's restore reads the configuration in.
-func (s *Snapshot) valueJSON() json.RawMessage {
-	m := s.machine
-	var b bytes.Buffer
-	m.writeValue(&b, 0, m.adjacency(m.allStateNodes(s.nodes)))
-	return b.Bytes()
-}
-
-// writeValue is valueOf written as JSON.
-func (m *Machine) writeValue(b *bytes.Buffer, n int, adj map[int][]int) {
+// appendValue appends the state value below node n (valueOf) as JSON,
+// with its keys in XState's order (the order of the active states, as
+// JavaScript orders an object's keys: array indexes first), which
+// XState's restore reads the configuration in.
+func (m *Machine) appendValue(b []byte, n int, adj map[int][]int) []byte {
 	kids := adj[n]
 	if len(kids) == 0 {
-		b.WriteString("{}")
-		return
+		return append(b, "{}"...)
 	}
 	if m.nodes[n].kind == kindCompound {
 		if k := m.nodes[kids[0]]; k.kind == kindAtomic || k.kind == kindFinal {
-			key, _ := json.Marshal(k.key)
-			b.Write(key)
-			return
+			return appendJSONString(b, k.key)
 		}
 	}
 	if len(kids) > 1 {
 		kids = m.jsKeyOrder(kids)
 	}
-	b.WriteByte('{')
+	b = append(b, '{')
 	for i, c := range kids {
 		if i > 0 {
-			b.WriteByte(',')
+			b = append(b, ',')
 		}
-		key, _ := json.Marshal(m.nodes[c].key)
-		b.Write(key)
-		b.WriteByte(':')
-		m.writeValue(b, c, adj)
+		b = appendJSONString(b, m.nodes[c].key)
+		b = append(b, ':')
+		b = m.appendValue(b, c, adj)
 	}
-	b.WriteByte('}')
+	return append(b, '}')
 }

@@ -118,7 +118,31 @@ func (s *Snapshot) Err() error { return s.err }
 // ({"payment": "card"}), and an empty map for an atomic region of a parallel
 // state.
 func (s *Snapshot) Value() any {
+	if n, ok := s.topLeaf(); ok {
+		return s.machine.nodes[n].key
+	}
 	return s.machine.valueOf(0, s.machine.adjacency(s.machine.allStateNodes(s.nodes)))
+}
+
+// topLeaf returns the active state of a configuration that is a compound
+// root and one of its atomic or final children (every state of a flat
+// machine): its state value is that child's key, and its active nodes are
+// the root and the child, which allStateNodes would give.
+func (s *Snapshot) topLeaf() (int, bool) {
+	if len(s.nodes) != 2 || s.machine.nodes[0].kind != kindCompound {
+		return 0, false
+	}
+	n := s.nodes[1]
+	if s.nodes[0] != 0 {
+		n = s.nodes[0]
+		if s.nodes[1] != 0 {
+			return 0, false
+		}
+	}
+	if k := s.machine.nodes[n]; n != 0 && k.parent == 0 && (k.kind == kindAtomic || k.kind == kindFinal) {
+		return n, true
+	}
+	return 0, false
 }
 
 // valueOf follows XState's getValueFromAdj.
@@ -202,6 +226,9 @@ func (m *Machine) adjacency(nodes []int) map[int][]int {
 // root first. A compound or parallel state is active while any of its
 // descendants is.
 func (s *Snapshot) StateIDs() []string {
+	if n, ok := s.topLeaf(); ok {
+		return []string{s.machine.nodes[0].id, s.machine.nodes[n].id}
+	}
 	all := s.machine.allStateNodes(s.nodes)
 	slices.Sort(all)
 	ids := make([]string, len(all))
