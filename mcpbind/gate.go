@@ -45,9 +45,10 @@ type Options struct {
 	Now func() time.Time
 	// Logger receives store and engine failures. Default slog.Default().
 	Logger *slog.Logger
-	// MaxRetries bounds how often a transition is retried after a
-	// compare-and-swap conflict (with a short randomised backoff). Default
-	// 100.
+	// MaxRetries bounds how often a save is retried after a
+	// compare-and-swap conflict (with a short randomised backoff). A call
+	// waiting to take the workflow's lease, whose conflicts are other
+	// calls taking it, is bounded by BusyWait instead. Default 100.
 	MaxRetries int
 	// StoreTimeout bounds the store operations that save a transition
 	// after the tool ran; they do not stop when the request is cancelled,

@@ -97,10 +97,21 @@ func (g *Gate) reserve(ctx context.Context, c *gatedCall, v *view) (*view, *hold
 		if !isConflict(err) {
 			return nil, nil, nil, err
 		}
-		if attempt >= g.retries {
+		switch {
+		case serial && time.Now().After(deadline):
+			// Every conflict of a call that takes the lease is another
+			// call's save (a lease taken, a step committed): the workflow
+			// moves, so the wait is bounded by BusyWait, as a wait for a
+			// lease is, not by the retries.
+			return nil, nil, g.refuseBusy(ctx, c, v), nil
+		case !serial && attempt >= g.retries:
 			return nil, nil, nil, fmt.Errorf("reserving the call: gave up after %d conflicts: %w", attempt+1, err)
 		}
-		backoff(ctx, attempt)
+		if serial {
+			backoff(ctx, min(attempt, 3)) // later losers are not pushed to the back of the queue
+		} else {
+			backoff(ctx, attempt)
+		}
 		if v, err = g.load(ctx, c.target); err != nil {
 			vd, err := g.loadFailed(ctx, c, err)
 			return nil, nil, &verdict{vd, err}, nil

@@ -292,3 +292,56 @@ func TestLeaseExpiresWhenHolderDies(t *testing.T) {
 		t.Fatalf("workflow %v %v", w, err)
 	}
 }
+
+// TestQueuedCallsDoNotUseUpRetries: calls of two instances that wait for
+// one workflow's lease race to take it when it is released, and all but
+// one lose that race. Losing to a call that took the lease is the queue
+// moving, not a conflict to give up on: with MaxRetries 1, every one of
+// many concurrent moving calls still runs and is saved (the wait is
+// bounded by BusyWait, not by the retries).
+func TestQueuedCallsDoNotUseUpRetries(t *testing.T) {
+	store := mcpbind.NewMemoryStore(nil)
+	var clients []*client
+	var fixtures []*fixture
+	for range 2 {
+		f := newFixture(t, counterEngine(t), &mcpbind.Options{
+			MaxRetries: 1,
+			Store:      store,
+			SessionKey: func(*mcp.ServerSession) string { return "shared" },
+		}, "inc")
+		if err := f.gate.Bind("inc", mcpbind.Binding{States: []string{"open"}, Event: "INC"}); err != nil {
+			t.Fatal(err)
+		}
+		fixtures, clients = append(fixtures, f), append(clients, f.connect(t, "2025-11-25"))
+	}
+	const workers, each = 6, 5 // per instance
+	var wg sync.WaitGroup
+	for _, c := range clients {
+		for range workers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for range each {
+					res, err := c.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "inc"})
+					if err != nil {
+						t.Errorf("inc: %v", err)
+						return
+					}
+					if res.IsError {
+						t.Errorf("inc refused: %s", resultText(res))
+						return
+					}
+				}
+			}()
+		}
+	}
+	wg.Wait()
+	s, err := fixtures[0].gate.State(context.Background(), clients[0].ss)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const want = 2 * workers * each
+	if n, ran := s.Context()["n"], fixtures[0].ran("inc")+fixtures[1].ran("inc"); n != float64(want) || ran != want {
+		t.Errorf("n = %v after %d handler runs, want %d of each", n, ran, want)
+	}
+}

@@ -182,7 +182,7 @@ func TestTwoGatesOneRedis(t *testing.T) {
 								firstFail.Do(func() { t.Errorf("%s: %v", tc.tool, err) })
 							case res.IsError:
 								refusals.Add(1)
-								firstFail.Do(func() { t.Errorf("%s refused: %v", tc.tool, res.Content) })
+								firstFail.Do(func() { t.Errorf("%s refused: %s", tc.tool, resultText(res)) })
 							case noteCode(res) == mcpbind.CodeStateNotSaved:
 								notSaved.Add(1)
 							case noteCode(res) == "":
@@ -362,4 +362,15 @@ func TestExpiredWorkflowRefused(t *testing.T) {
 	if c := code(handles.CallTool(ctx, &mcp.CallToolParams{Name: "claim", Arguments: map[string]any{"workflow_id": id}})); c != mcpbind.CodeUnknownWorkflow {
 		t.Fatalf("claim with an expired handle: %q", c)
 	}
+}
+
+// resultText returns the text content of a call result, for messages.
+func resultText(res *mcp.CallToolResult) string {
+	var b strings.Builder
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	return b.String()
 }
