@@ -62,7 +62,11 @@ type loader struct {
 	hintWork int      // edit-distance cells spent on hints, see hintBudget
 	ids      []string // every state id, sorted, once needed for hints
 
-	paths       []jsonPath             // per node, its JSON path once spelled out (see nodePath)
+	paths       []jsonPath     // per node, its JSON path once spelled out (see nodePath)
+	scratch     []jsonx.Member // the members of the objects being read, a stack (see members)
+	kept        []jsonx.Member // the nodes' members the second pass reads (see rawNode)
+	transitions slab[transition]
+	groups      slab[eventGroup]
 	childByKey  map[int]map[string]int // per node, its children by key
 	namedGuards map[string]*guard      // guards referenced by name without params
 	routes      []route                // the states' routes, in document order
@@ -78,12 +82,12 @@ type route struct {
 
 // rawNode keeps what the second pass (transitions, actions) needs.
 type rawNode struct {
-	config    gjson.Result
-	defaultID string // machine id plus the path of keys: XState's default id
-	// members are the node's members, as the first pass's scan found them:
-	// the second pass looks its keys up there (a Get would scan the node,
-	// child states included, again).
-	members []jsonx.Member
+	object bool // the node's config is an object (the first pass reported it otherwise)
+	// lo and hi delimit, in loader.kept, the node's members that the second
+	// pass reads, as the first pass's scan found them: the second pass
+	// looks its keys up there (a Get would scan the node, child states
+	// included, again).
+	lo, hi int
 }
 
 func (l *loader) errorf(path jsonPath, format string, args ...any) {
@@ -118,14 +122,26 @@ func (l *loader) sortErrors() {
 	l.errs = sorted
 }
 
-// get returns the node's member key (the first one, as Get does).
-func (rn *rawNode) get(key string) gjson.Result {
-	for _, mb := range rn.members {
+// get returns node i's member key, if the second pass reads it (see
+// secondPassKeys).
+func (l *loader) get(i int, key string) gjson.Result {
+	for _, mb := range l.kept[l.raw[i].lo:l.raw[i].hi] {
 		if mb.Key == key {
 			return mb.Value
 		}
 	}
 	return gjson.Result{}
+}
+
+// members reads the members of object v (see jsonx.Members) onto the
+// loader's scratch stack, reporting duplicate keys below path. The caller
+// pops them with l.scratch = l.scratch[:mark] once it is done with them;
+// what it reads in between pushes and pops its own members above them.
+// One buffer thus serves every object of the document.
+func (l *loader) members(v gjson.Result, path jsonPath) (ms []jsonx.Member, mark int) {
+	mark = len(l.scratch)
+	l.scratch = jsonx.AppendMembers(l.scratch, v, func(k string) { l.errorf(path.key(k), "duplicate key %q", k) })
+	return l.scratch[mark:], mark
 }
 
 // rootOnlyKeys are read on the machine root only; "schemas" is XState's
@@ -197,23 +213,22 @@ func (l *loader) load(data []byte) *Machine {
 			l.m.context = jsonx.GoValue(c).(map[string]any)
 		}
 	}
-	l.readNode(root, "", -1, l.m.id)
+	l.readNode(root, "", -1, l.m.id, &stateNode{})
 	if len(l.errs) > 0 && len(l.m.nodes) == 0 {
 		return nil
 	}
 	l.m.layout()
 	for i := range l.m.nodes {
 		l.readBehaviour(i)
-		// Only node i's own pass and its parent's (before it) read its
-		// members: let the collector have them now.
-		l.raw[i].members = nil
 	}
 	l.readRoutes()
 	return l.m
 }
 
 // readNode is the first pass: the tree of state nodes, their kinds and ids.
-func (l *loader) readNode(v gjson.Result, key string, parent int, defaultID string) int {
+// It fills n, which the caller allocates: a compound state allocates its
+// children's nodes at once.
+func (l *loader) readNode(v gjson.Result, key string, parent int, defaultID string, n *stateNode) int {
 	if len(l.m.nodes) >= l.opts.MaxStates {
 		if !l.idErr {
 			l.add(&Error{Path: string(l.nodePath(parent).key("states").key(key)), Msg: fmt.Sprintf("more than %d state nodes", l.opts.MaxStates), err: ErrLimit})
@@ -225,18 +240,19 @@ func (l *loader) readNode(v gjson.Result, key string, parent int, defaultID stri
 	if parent >= 0 {
 		path = nodeRef(len(l.m.nodes))
 	}
-	n := &stateNode{key: key, id: defaultID, path: path, order: len(l.m.nodes), parent: parent}
+	*n = stateNode{key: key, id: defaultID, path: path, order: len(l.m.nodes), parent: parent}
 	idx := n.order
 	l.cur = idx
 	l.m.nodes = append(l.m.nodes, n)
-	l.raw = append(l.raw, rawNode{config: v, defaultID: defaultID})
+	l.raw = append(l.raw, rawNode{object: v.IsObject()})
 	if !v.IsObject() {
 		l.errorf(path, "a state node must be an object, not %s", jsonx.Kind(v))
 		return idx
 	}
 
-	members := jsonx.Members(v, func(k string) { l.errorf(path.key(k), "duplicate key %q", k) })
-	l.raw[idx].members = members
+	members, mark := l.members(v, path)
+	defer func() { l.scratch = l.scratch[:mark] }()
+	l.raw[idx].lo = len(l.kept)
 	var states, routeConfig gjson.Result
 	var typ string
 	hasHistory, explicitID := false, false
@@ -292,6 +308,7 @@ func (l *loader) readNode(v gjson.Result, key string, parent int, defaultID stri
 			}
 		case "invoke":
 			// read in the second pass, once the state's id is known
+			l.kept = append(l.kept, mb)
 		case "route":
 			routeConfig = mb.Value
 		case "options":
@@ -302,6 +319,7 @@ func (l *loader) readNode(v gjson.Result, key string, parent int, defaultID stri
 			l.warnf(p(), "unknown key %q%s", mb.Key, didYouMean(mb.Key, nodeKeys))
 		case "initial", "on", "always", "after", "onDone", "entry", "exit", "target":
 			// read in the second pass
+			l.kept = append(l.kept, mb)
 		default:
 			switch why, ignored := ignoredNodeKeys[mb.Key]; {
 			case parent < 0 && rootOnlyKeys[mb.Key]:
@@ -314,6 +332,7 @@ func (l *loader) readNode(v gjson.Result, key string, parent int, defaultID stri
 			}
 		}
 	}
+	l.raw[idx].hi = len(l.kept)
 	if routeConfig.Exists() {
 		l.readRouteConfig(idx, routeConfig, path.key("route"), explicitID)
 	}
@@ -360,19 +379,21 @@ func (l *loader) readNode(v gjson.Result, key string, parent int, defaultID stri
 	}
 
 	if states.Exists() && n.kind != kindAtomic && n.kind != kindFinal && n.kind != kindHistory {
-		kids := jsonx.Members(states, func(k string) { l.errorf(path.key("states").key(k), "duplicate key %q", k) })
+		kids, _ := l.members(states, path.key("states")) // popped with n's members
 		// Sized once for all the children (a machine's root may have
-		// thousands), rather than grown as they are read.
+		// thousands), rather than grown as they are read; their nodes are
+		// allocated together.
 		n.children = make([]int, 0, len(kids))
 		l.childByKey[idx] = make(map[string]int, len(kids))
 		l.m.nodes = slices.Grow(l.m.nodes, len(kids))
 		l.raw = slices.Grow(l.raw, len(kids))
-		for _, mb := range kids {
+		nodes := make([]stateNode, len(kids))
+		for j, mb := range kids {
 			if mb.Key == "" {
 				l.errorf(path.key("states"), "a state key cannot be empty")
 				continue
 			}
-			child := l.readNode(mb.Value, mb.Key, idx, defaultID+"."+mb.Key)
+			child := l.readNode(mb.Value, mb.Key, idx, defaultID+"."+mb.Key, &nodes[j])
 			l.cur = idx
 			if child < 0 {
 				return idx
@@ -476,20 +497,19 @@ func (l *loader) readStrings(v gjson.Result, path jsonPath) []string {
 func (l *loader) readBehaviour(i int) {
 	l.cur = i
 	n := l.m.nodes[i]
-	raw := &l.raw[i]
-	if !raw.config.IsObject() {
+	if !l.raw[i].object {
 		return
 	}
 	path := n.path
-	if entry := raw.get("entry"); entry.Exists() {
+	if entry := l.get(i, "entry"); entry.Exists() {
 		n.entry = l.readActions(entry, path.key("entry"))
 	}
-	if exit := raw.get("exit"); exit.Exists() {
+	if exit := l.get(i, "exit"); exit.Exists() {
 		n.exit = l.readActions(exit, path.key("exit"))
 	}
 
 	// initial
-	init := raw.get("initial")
+	init := l.get(i, "initial")
 	switch {
 	case n.kind == kindCompound && len(n.children) == 0:
 		// reported in the first pass: a compound state needs child states
@@ -504,7 +524,7 @@ func (l *loader) readBehaviour(i int) {
 	}
 
 	// history default target, resolved relative to the parent
-	if tg := raw.get("target"); tg.Exists() && !(tg.Type == gjson.String && tg.String() == "") {
+	if tg := l.get(i, "target"); tg.Exists() && !(tg.Type == gjson.String && tg.String() == "") {
 		if n.kind != kindHistory {
 			l.warnf(path.key("target"), "\"target\" is ignored: only history states have a default target (XState ignores it too); put targets on transitions")
 		} else if n.parent >= 0 {
@@ -532,22 +552,22 @@ func (l *loader) readBehaviour(i int) {
 		}
 	}
 
-	n.byEvent = map[string]*eventGroup{}
 	set := func(descriptor string, ts []*transition) {
-		if g, ok := n.byEvent[descriptor]; ok {
+		if g := n.group(descriptor); g != nil {
 			g.transitions = ts
 			return
 		}
-		g := &eventGroup{descriptor: descriptor, transitions: ts}
-		n.byEvent[descriptor] = g
-		n.on = append(n.on, g)
+		g := l.groups.new()
+		g.descriptor, g.transitions = descriptor, ts
+		n.addGroup(g)
 	}
-	if on := raw.get("on"); on.Exists() {
+	if on := l.get(i, "on"); on.Exists() {
 		p := path.key("on")
 		if !on.IsObject() {
 			l.errorf(p, "must be an object mapping events to transitions, not %s", jsonx.Kind(on))
 		} else {
-			for _, mb := range jsonx.Members(on, func(k string) { l.errorf(p.key(k), "duplicate key %q", k) }) {
+			ms, mark := l.members(on, p)
+			for _, mb := range ms {
 				if mb.Key == "" {
 					l.errorf(p, `an event descriptor cannot be empty; use "always" for eventless transitions`)
 					continue
@@ -558,19 +578,20 @@ func (l *loader) readBehaviour(i int) {
 				}
 				set(mb.Key, l.readTransitions(i, mb.Key, mb.Value, p.key(mb.Key)))
 			}
+			l.scratch = l.scratch[:mark]
 		}
 	}
-	if od := raw.get("onDone"); od.Exists() {
+	if od := l.get(i, "onDone"); od.Exists() {
 		if n.kind != kindCompound && n.kind != kindParallel {
 			l.errorf(path.key("onDone"), "only compound and parallel states are ever done; this one is %s", n.kind)
 		}
 		ev := doneStatePrefix + n.id
 		set(ev, l.readTransitions(i, ev, od, path.key("onDone")))
 	}
-	if inv := raw.get("invoke"); inv.Exists() {
+	if inv := l.get(i, "invoke"); inv.Exists() {
 		l.readInvokes(i, inv, path.key("invoke"), set)
 	}
-	if after := raw.get("after"); after.Exists() {
+	if after := l.get(i, "after"); after.Exists() {
 		l.readAfter(i, after, path.key("after"), set)
 	}
 	for _, g := range n.on {
@@ -581,7 +602,7 @@ func (l *loader) readBehaviour(i int) {
 	sort.SliceStable(n.wildcards, func(a, b int) bool {
 		return len(n.wildcards[a].descriptor) > len(n.wildcards[b].descriptor)
 	})
-	if al := raw.get("always"); al.Exists() {
+	if al := l.get(i, "always"); al.Exists() {
 		n.always = l.readTransitions(i, "", al, path.key("always"))
 	}
 }
@@ -613,7 +634,7 @@ func (l *loader) readInitial(n *stateNode, init gjson.Result, path jsonPath) {
 		return
 	}
 	if c, ok := l.childByKey[n.order][key]; ok {
-		if tg := l.raw[c].get("target"); l.m.nodes[c].kind == kindHistory && (!tg.Exists() || tg.String() == "") {
+		if tg := l.get(c, "target"); l.m.nodes[c].kind == kindHistory && (!tg.Exists() || tg.String() == "") {
 			// XState would recurse until the stack overflows.
 			l.errorf(path, "%q is a history state without a \"target\", which would loop; give it a \"target\"", key)
 			return
@@ -677,7 +698,7 @@ func (l *loader) readAfter(i int, after gjson.Result, path jsonPath, set func(st
 		} else {
 			ts = l.readTransitions(i, ev, mb.Value, path.key(mb.Key))
 		}
-		if g, ok := n.byEvent[ev]; ok {
+		if g := n.group(ev); g != nil {
 			set(ev, append(g.transitions, ts...))
 		} else {
 			set(ev, ts)
@@ -772,7 +793,8 @@ func (l *loader) readTransitions(src int, event string, v gjson.Result, path jso
 }
 
 func (l *loader) readTransition(src int, event string, v gjson.Result, path jsonPath) *transition {
-	t := &transition{source: src, event: event}
+	t := l.transitions.new()
+	t.source, t.event = src, event
 	var target gjson.Result
 	targetPath := path
 	if v.Type == gjson.String {
@@ -799,7 +821,9 @@ func (l *loader) readTransition(src int, event string, v gjson.Result, path json
 // route's target is ignored.
 func (l *loader) readTransitionKeys(t *transition, v gjson.Result, path jsonPath, isRoute bool) (target gjson.Result, targetPath jsonPath) {
 	targetPath = path
-	for _, mb := range jsonx.Members(v, func(k string) { l.errorf(path.key(k), "duplicate key %q", k) }) {
+	ms, mark := l.members(v, path)
+	defer func() { l.scratch = l.scratch[:mark] }()
+	for _, mb := range ms {
 		p := path.key(mb.Key)
 		switch mb.Key {
 		case "target":
@@ -881,14 +905,12 @@ func (l *loader) readRoutes() {
 	}
 	root := l.m.nodes[0]
 	l.cur = 0
-	if g, ok := root.byEvent[routeEvent]; ok {
+	if g := root.group(routeEvent); g != nil {
 		l.warnf(root.path.key("on").key(routeEvent), "never taken: as in XState, the routes of the states replace the root's transitions on %q", routeEvent)
 		g.transitions = ts
 		return
 	}
-	g := &eventGroup{descriptor: routeEvent, transitions: ts}
-	root.byEvent[routeEvent] = g
-	root.on = append(root.on, g)
+	root.addGroup(&eventGroup{descriptor: routeEvent, transitions: ts})
 }
 
 // uniqueTargets drops repeated targets, keeping the first of each: a long
@@ -1105,7 +1127,8 @@ func (l *loader) readGuardAt(v gjson.Result, gp *guardPath) *guard {
 		g.name = v.String()
 	case v.IsObject():
 		path := gp.jsonPath()
-		for _, mb := range jsonx.Members(v, func(k string) { l.errorf(path.key(k), "duplicate key %q", k) }) {
+		ms, mark := l.members(v, path)
+		for _, mb := range ms {
 			switch mb.Key {
 			case "type":
 				if mb.Value.Type != gjson.String || mb.Value.String() == "" {
@@ -1122,6 +1145,7 @@ func (l *loader) readGuardAt(v gjson.Result, gp *guardPath) *guard {
 				l.warnf(path.key(mb.Key), "unknown key %q%s", mb.Key, didYouMean(mb.Key, []string{"type", "params"}))
 			}
 		}
+		l.scratch = l.scratch[:mark]
 		if g.name == "" {
 			l.errorf(path, `a guard object needs a "type"`)
 			return nil
@@ -1250,7 +1274,8 @@ func (l *loader) readAction(v gjson.Result, path jsonPath) *action {
 		a.name = v.String()
 	case v.IsObject():
 		emptyName := false
-		for _, mb := range jsonx.Members(v, func(k string) { l.errorf(path.key(k), "duplicate key %q", k) }) {
+		ms, mark := l.members(v, path)
+		for _, mb := range ms {
 			switch mb.Key {
 			case "type":
 				if mb.Value.Type == gjson.String && mb.Value.Str == "" {
@@ -1272,6 +1297,7 @@ func (l *loader) readAction(v gjson.Result, path jsonPath) *action {
 				l.warnf(path.key(mb.Key), "unknown key %q%s", mb.Key, didYouMean(mb.Key, []string{"type", "params"}))
 			}
 		}
+		l.scratch = l.scratch[:mark]
 		if emptyName {
 			l.warnf(path.key("type"), "an empty action name does nothing: XState skips it")
 			return nil

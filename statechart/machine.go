@@ -152,7 +152,7 @@ type Machine struct {
 	// wildcard descriptor, and with eventless transitions. An event that no
 	// active node can take is skipped without walking the configuration.
 	handlers map[string][]int
-	// eventIDs numbers every descriptor of every node's byEvent; a node's
+	// eventIDs numbers every descriptor of every node's on; a node's
 	// exact lists them with their groups, so finding a node's group for an
 	// event is a scan of small integers once the event is numbered.
 	eventIDs      map[string]int32
@@ -302,10 +302,10 @@ type stateNode struct {
 	historyDef  *transition // history nodes: the explicit default target, nil if none
 	parallelDef *transition // history nodes of a parallel state without historyDef: enter the parent
 	entry, exit []*action
-	on          []*eventGroup // in the order of XState's transitions map
-	byEvent     map[string]*eventGroup
-	exact       []eventSlot   // byEvent by event id (Machine.eventIDs), when it has at most maxExactScan
-	wildcards   []*eventGroup // descriptors ending in "*", longest first
+	on          []*eventGroup          // in the order of XState's transitions map
+	byEvent     map[string]*eventGroup // on by descriptor, when it has more than maxExactScan groups (see addGroup)
+	exact       []eventSlot            // on by event id (Machine.eventIDs), when it has at most maxExactScan
+	wildcards   []*eventGroup          // descriptors ending in "*", longest first
 	always      []*transition
 	output      *template // a final state's or the root's output; nil when it has none
 	tags        []string
@@ -315,7 +315,7 @@ type stateNode struct {
 	invokes     []*spawnDef // in config order
 }
 
-// eventSlot is one member of a node's byEvent, by event id.
+// eventSlot is one of a node's groups (on), by event id.
 type eventSlot struct {
 	id int32
 	g  *eventGroup
@@ -495,13 +495,16 @@ func (m *Machine) index() {
 	m.handlers = map[string][]int{}
 	m.eventIDs = map[string]int32{}
 	for _, n := range m.nodes {
-		for d, g := range n.byEvent {
-			id, ok := m.eventIDs[d]
+		if len(n.on) <= maxExactScan {
+			n.exact = make([]eventSlot, 0, len(n.on))
+		}
+		for _, g := range n.on {
+			id, ok := m.eventIDs[g.descriptor]
 			if !ok {
 				id = int32(len(m.eventIDs))
-				m.eventIDs[d] = id
+				m.eventIDs[g.descriptor] = id
 			}
-			if len(n.byEvent) <= maxExactScan {
+			if len(n.on) <= maxExactScan {
 				n.exact = append(n.exact, eventSlot{id: id, g: g})
 			}
 		}

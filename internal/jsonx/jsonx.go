@@ -113,8 +113,15 @@ func ArrayIndex(k string) (uint64, bool) {
 // order. Only the first occurrence of a duplicated key is kept; dup, if not
 // nil, is called for every other one.
 func Members(v gjson.Result, dup func(key string)) []Member {
-	members := make([]Member, 0, 4) // most objects of a config are small
-	var seen map[string]bool        // only for large objects; small ones are scanned
+	return AppendMembers(make([]Member, 0, 4), v, dup) // most objects of a config are small
+}
+
+// AppendMembers is Members appending to dst: the object's members are
+// the result's elements from len(dst) on. A caller that reads many objects
+// can reuse one buffer for all of them.
+func AppendMembers(dst []Member, v gjson.Result, dup func(key string)) []Member {
+	start := len(dst)
+	var seen map[string]bool // only for large objects; small ones are scanned
 	indexKeys := false
 	v.ForEach(func(k, val gjson.Result) bool {
 		key := k.String()
@@ -122,7 +129,7 @@ func Members(v gjson.Result, dup func(key string)) []Member {
 		if seen != nil {
 			dupKey = seen[key]
 		} else {
-			for _, m := range members {
+			for _, m := range dst[start:] {
 				if m.Key == key {
 					dupKey = true
 					break
@@ -135,9 +142,9 @@ func Members(v gjson.Result, dup func(key string)) []Member {
 			}
 			return true
 		}
-		if seen == nil && len(members) >= 16 {
-			seen = make(map[string]bool, 2*len(members))
-			for _, m := range members {
+		if seen == nil && len(dst)-start >= 16 {
+			seen = make(map[string]bool, 2*(len(dst)-start))
+			for _, m := range dst[start:] {
 				seen[m.Key] = true
 			}
 		}
@@ -147,12 +154,13 @@ func Members(v gjson.Result, dup func(key string)) []Member {
 		if _, ok := ArrayIndex(key); ok {
 			indexKeys = true
 		}
-		members = append(members, Member{key, val})
+		dst = append(dst, Member{key, val})
 		return true
 	})
 	if !indexKeys {
-		return members
+		return dst
 	}
+	members := dst[start:]
 	sort.SliceStable(members, func(i, j int) bool {
 		a, aok := ArrayIndex(members[i].Key)
 		b, bok := ArrayIndex(members[j].Key)
@@ -161,7 +169,7 @@ func Members(v gjson.Result, dup func(key string)) []Member {
 		}
 		return aok && !bok
 	})
-	return members
+	return dst
 }
 
 // GoValue converts a JSON value to the shapes encoding/json produces:
