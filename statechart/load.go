@@ -64,8 +64,9 @@ type loader struct {
 
 	paths       []jsonPath     // per node, its JSON path once spelled out (see nodePath)
 	scratch     []jsonx.Member // the members of the objects being read, a stack (see members)
-	kept        []jsonx.Member // the nodes' members the second pass reads (see rawNode)
+	keptChunk   []jsonx.Member // room for the nodes' members the second pass reads (see keep)
 	transitions slab[transition]
+	targetChunk []int // see oneTarget
 	groups      slab[eventGroup]
 	childByKey  map[int]map[string]int // per node, its children by key
 	namedGuards map[string]*guard      // guards referenced by name without params
@@ -83,11 +84,10 @@ type route struct {
 // rawNode keeps what the second pass (transitions, actions) needs.
 type rawNode struct {
 	object bool // the node's config is an object (the first pass reported it otherwise)
-	// lo and hi delimit, in loader.kept, the node's members that the second
-	// pass reads, as the first pass's scan found them: the second pass
-	// looks its keys up there (a Get would scan the node, child states
-	// included, again).
-	lo, hi int
+	// kept are the node's members that the second pass reads, as the first
+	// pass's scan found them: the second pass looks its keys up there (a
+	// Get would scan the node, child states included, again).
+	kept []jsonx.Member
 }
 
 func (l *loader) errorf(path jsonPath, format string, args ...any) {
@@ -125,12 +125,32 @@ func (l *loader) sortErrors() {
 // get returns node i's member key, if the second pass reads it (see
 // secondPassKeys).
 func (l *loader) get(i int, key string) gjson.Result {
-	for _, mb := range l.kept[l.raw[i].lo:l.raw[i].hi] {
+	for _, mb := range l.raw[i].kept {
 		if mb.Key == key {
 			return mb.Value
 		}
 	}
 	return gjson.Result{}
+}
+
+// secondPassKeys are the keys of a state node that the second pass reads.
+var secondPassKeys = [...]string{"initial", "on", "always", "after", "onDone", "entry", "exit", "target", "invoke"}
+
+// keep copies the members at positions which to a chunk of memory that
+// many nodes share, for the second pass.
+func (l *loader) keep(members []jsonx.Member, which []int) []jsonx.Member {
+	if len(which) == 0 {
+		return nil
+	}
+	if len(l.keptChunk) < len(which) {
+		l.keptChunk = make([]jsonx.Member, min(max(len(l.m.nodes), 16), maxSlabChunk))
+	}
+	kept := l.keptChunk[:len(which):len(which)]
+	l.keptChunk = l.keptChunk[len(which):]
+	for k, j := range which {
+		kept[k] = members[j]
+	}
+	return kept
 }
 
 // members reads the members of object v (see jsonx.Members) onto the
@@ -252,11 +272,12 @@ func (l *loader) readNode(v gjson.Result, key string, parent int, defaultID stri
 
 	members, mark := l.members(v, path)
 	defer func() { l.scratch = l.scratch[:mark] }()
-	l.raw[idx].lo = len(l.kept)
+	var kept [len(secondPassKeys)]int // the members of secondPassKeys, by position
+	nKept := 0
 	var states, routeConfig gjson.Result
 	var typ string
 	hasHistory, explicitID := false, false
-	for _, mb := range members {
+	for j, mb := range members {
 		p := func() jsonPath { return path.key(mb.Key) } // built only for a message
 		switch mb.Key {
 		case "id":
@@ -308,7 +329,7 @@ func (l *loader) readNode(v gjson.Result, key string, parent int, defaultID stri
 			}
 		case "invoke":
 			// read in the second pass, once the state's id is known
-			l.kept = append(l.kept, mb)
+			kept[nKept], nKept = j, nKept+1
 		case "route":
 			routeConfig = mb.Value
 		case "options":
@@ -317,9 +338,9 @@ func (l *loader) readNode(v gjson.Result, key string, parent int, defaultID stri
 				continue
 			}
 			l.warnf(p(), "unknown key %q%s", mb.Key, didYouMean(mb.Key, nodeKeys))
-		case "initial", "on", "always", "after", "onDone", "entry", "exit", "target":
+		case "initial", "on", "always", "after", "onDone", "entry", "exit", "target": // with "invoke", secondPassKeys
 			// read in the second pass
-			l.kept = append(l.kept, mb)
+			kept[nKept], nKept = j, nKept+1
 		default:
 			switch why, ignored := ignoredNodeKeys[mb.Key]; {
 			case parent < 0 && rootOnlyKeys[mb.Key]:
@@ -332,7 +353,7 @@ func (l *loader) readNode(v gjson.Result, key string, parent int, defaultID stri
 			}
 		}
 	}
-	l.raw[idx].hi = len(l.kept)
+	l.raw[idx].kept = l.keep(members, kept[:nKept])
 	if routeConfig.Exists() {
 		l.readRouteConfig(idx, routeConfig, path.key("route"), explicitID)
 	}
@@ -805,6 +826,13 @@ func (l *loader) readTransition(src int, event string, v gjson.Result, path json
 	if !target.Exists() || (target.Type == gjson.String && target.String() == "") {
 		return t // targetless
 	}
+	if target.Type == gjson.String { // the common case, without a list
+		t.targets = []int{}
+		if idx, ok := l.resolveTarget(src, target.String(), targetPath); ok {
+			t.targets = l.oneTarget(idx)
+		}
+		return t
+	}
 	t.targets = []int{}
 	for _, ref := range l.targetStrings(target, targetPath) {
 		if idx, ok := l.resolveTarget(src, ref.target, ref.path); ok {
@@ -1022,7 +1050,8 @@ func (l *loader) resolveTarget(src int, target string, path jsonPath) (int, bool
 // the first segment is an id, the rest a path below it.
 // When ok is false, hint completes the message "... is not a state id".
 func (l *loader) resolveID(target string) (idx int, hint string, ok bool) {
-	segs := jsonx.StatePath(target[1:])
+	var one [1]string
+	segs := splitStatePath(target[1:], &one)
 	idx, ok = l.m.byID[segs[0]]
 	if !ok {
 		return 0, l.hint(segs[0], l.sortedIDs), false
@@ -1048,12 +1077,35 @@ func (l *loader) sortedIDs() []string {
 // resolvePath walks a dotted path of child keys down from node from
 // (XState's getStateNodeByPath); an empty segment stops the walk.
 func (l *loader) resolvePath(from int, path string) (int, string) {
-	idx, err := l.resolveSegments(from, jsonx.StatePath(path))
+	var one [1]string
+	idx, err := l.resolveSegments(from, splitStatePath(path, &one))
 	if _, isKey := l.childByKey[from][path]; err != "" && isKey {
 		// The path is a key with dots: in JSON, "a\\.b" names it.
 		err += fmt.Sprintf("; to target the key %q, escape its dots: %q", path, strings.ReplaceAll(path, ".", `\.`))
 	}
 	return idx, err
+}
+
+// splitStatePath is jsonx.StatePath, which a path without dots or
+// backslashes (most are) skips: it is one[:], holding the path.
+func splitStatePath(path string, one *[1]string) []string {
+	if strings.IndexByte(path, '.') < 0 && strings.IndexByte(path, '\\') < 0 {
+		one[0] = path
+		return one[:]
+	}
+	return jsonx.StatePath(path)
+}
+
+// oneTarget returns []int{x}, without an allocation of its own: the
+// single targets of many transitions share a chunk.
+func (l *loader) oneTarget(x int) []int {
+	if len(l.targetChunk) == 0 {
+		l.targetChunk = make([]int, min(max(l.transitions.used, 4), maxSlabChunk))
+	}
+	t := l.targetChunk[:1:1]
+	l.targetChunk = l.targetChunk[1:]
+	t[0] = x
+	return t
 }
 
 // resolveSegments is resolvePath on a path already split into keys. A key

@@ -482,7 +482,15 @@ func (m *Machine) layout() {
 			if m.nodes[c].kind == kindHistory {
 				n.histories = append(n.histories, c)
 				m.hasHistory = true
-			} else {
+			}
+		}
+		if len(n.histories) == 0 {
+			n.regions = n.children // neither is ever changed
+			continue
+		}
+		n.regions = make([]int, 0, len(n.children)-len(n.histories))
+		for _, c := range n.children {
+			if m.nodes[c].kind != kindHistory {
 				n.regions = append(n.regions, c)
 			}
 		}
@@ -492,27 +500,54 @@ func (m *Machine) layout() {
 // index gives every compiled transition its id, and lists the nodes that
 // handle each event.
 func (m *Machine) index() {
-	m.handlers = map[string][]int{}
-	m.eventIDs = map[string]int32{}
+	groups := 0
 	for _, n := range m.nodes {
-		if len(n.on) <= maxExactScan {
+		groups += len(n.on)
+	}
+	m.eventIDs = map[string]int32{}
+	var descriptors []string // by event id
+	var count []int          // by event id: the number of nodes with a group
+	ids := make([]int32, 0, groups)
+	for _, n := range m.nodes {
+		small := len(n.on) <= maxExactScan
+		if small {
 			n.exact = make([]eventSlot, 0, len(n.on))
 		}
 		for _, g := range n.on {
 			id, ok := m.eventIDs[g.descriptor]
 			if !ok {
-				id = int32(len(m.eventIDs))
+				id = int32(len(descriptors))
 				m.eventIDs[g.descriptor] = id
+				descriptors = append(descriptors, g.descriptor)
+				count = append(count, 0)
 			}
-			if len(n.on) <= maxExactScan {
+			count[id]++
+			ids = append(ids, id)
+			if small {
 				n.exact = append(n.exact, eventSlot{id: id, g: g})
 			}
 		}
 	}
+	// The handlers of all the descriptors share one array, each list sized
+	// by its count: one descriptor on every state of a large machine would
+	// otherwise grow its list again and again.
+	lists := make([][]int, len(descriptors))
+	all := make([]int, len(ids))
+	for id, c := range count {
+		lists[id], all = all[:0:c], all[c:]
+	}
+	k := 0
 	for i, n := range m.nodes {
-		for _, g := range n.on {
-			m.handlers[g.descriptor] = append(m.handlers[g.descriptor], i)
+		for range n.on {
+			lists[ids[k]] = append(lists[ids[k]], i)
+			k++
 		}
+	}
+	m.handlers = make(map[string][]int, len(descriptors))
+	for id, d := range descriptors {
+		m.handlers[d] = lists[id]
+	}
+	for i, n := range m.nodes {
 		if len(n.wildcards) > 0 {
 			m.wildcardNodes = append(m.wildcardNodes, i)
 		}
