@@ -30,7 +30,7 @@ import (
 // [Machine.Warnings] returns: an unknown key, an XState v4 key, a negative
 // delay, an empty action name. [Options.Strict] makes them errors.
 func Compile(data []byte, opts *Options) (*Machine, error) {
-	l := &loader{opts: opts.withDefaults(), childByKey: map[int]map[string]int{}}
+	l := &loader{opts: opts.withDefaults(), childByKey: map[int]map[string]int{}, nodes: slab[stateNode]{limit: 64}}
 	m := l.load(data)
 	l.sortErrors()
 	for _, e := range l.errs {
@@ -62,15 +62,17 @@ type loader struct {
 	hintWork int      // edit-distance cells spent on hints, see hintBudget
 	ids      []string // every state id, sorted, once needed for hints
 
-	paths       []jsonPath     // per node, its JSON path once spelled out (see nodePath)
-	scratch     []jsonx.Member // the members of the objects being read, a stack (see members)
-	keptChunk   []jsonx.Member // room for the nodes' members the second pass reads (see keep)
-	transitions slab[transition]
-	targetChunk []int // see oneTarget
-	groups      slab[eventGroup]
-	childByKey  map[int]map[string]int // per node, its children by key
-	namedGuards map[string]*guard      // guards referenced by name without params
-	routes      []route                // the states' routes, in document order
+	paths           []jsonPath     // per node, its JSON path once spelled out (see nodePath)
+	scratch         []jsonx.Member // the members of the objects being read, a stack (see members)
+	keptChunk       []jsonx.Member // room for the nodes' members the second pass reads (see keep)
+	nodes           slab[stateNode]
+	transitions     slab[transition]
+	targetChunk     []int         // single targets (see single)
+	transitionChunk []*transition // single transitions of an event (see single)
+	groups          slab[eventGroup]
+	childByKey      map[int]map[string]int // per node, its children by key
+	namedGuards     map[string]*guard      // guards referenced by name without params
+	routes          []route                // the states' routes, in document order
 }
 
 // route is the "route" of a state with an explicit id, read once the tree
@@ -233,7 +235,7 @@ func (l *loader) load(data []byte) *Machine {
 			l.m.context = jsonx.GoValue(c).(map[string]any)
 		}
 	}
-	l.readNode(root, "", -1, l.m.id, &stateNode{})
+	l.readNode(root, "", -1, l.m.id, l.nodes.new())
 	if len(l.errs) > 0 && len(l.m.nodes) == 0 {
 		return nil
 	}
@@ -246,8 +248,7 @@ func (l *loader) load(data []byte) *Machine {
 }
 
 // readNode is the first pass: the tree of state nodes, their kinds and ids.
-// It fills n, which the caller allocates: a compound state allocates its
-// children's nodes at once.
+// It fills n, which the caller takes from l.nodes.
 func (l *loader) readNode(v gjson.Result, key string, parent int, defaultID string, n *stateNode) int {
 	if len(l.m.nodes) >= l.opts.MaxStates {
 		if !l.idErr {
@@ -402,19 +403,17 @@ func (l *loader) readNode(v gjson.Result, key string, parent int, defaultID stri
 	if states.Exists() && n.kind != kindAtomic && n.kind != kindFinal && n.kind != kindHistory {
 		kids, _ := l.members(states, path.key("states")) // popped with n's members
 		// Sized once for all the children (a machine's root may have
-		// thousands), rather than grown as they are read; their nodes are
-		// allocated together.
+		// thousands), rather than grown as they are read.
 		n.children = make([]int, 0, len(kids))
 		l.childByKey[idx] = make(map[string]int, len(kids))
 		l.m.nodes = slices.Grow(l.m.nodes, len(kids))
 		l.raw = slices.Grow(l.raw, len(kids))
-		nodes := make([]stateNode, len(kids))
-		for j, mb := range kids {
+		for _, mb := range kids {
 			if mb.Key == "" {
 				l.errorf(path.key("states"), "a state key cannot be empty")
 				continue
 			}
-			child := l.readNode(mb.Value, mb.Key, idx, defaultID+"."+mb.Key, &nodes[j])
+			child := l.readNode(mb.Value, mb.Key, idx, defaultID+"."+mb.Key, l.nodes.new())
 			l.cur = idx
 			if child < 0 {
 				return idx
@@ -588,6 +587,7 @@ func (l *loader) readBehaviour(i int) {
 			l.errorf(p, "must be an object mapping events to transitions, not %s", jsonx.Kind(on))
 		} else {
 			ms, mark := l.members(on, p)
+			n.on = make([]*eventGroup, 0, len(ms))
 			for _, mb := range ms {
 				if mb.Key == "" {
 					l.errorf(p, `an event descriptor cannot be empty; use "always" for eventless transitions`)
@@ -792,7 +792,7 @@ func (l *loader) readTransitions(src int, event string, v gjson.Result, path jso
 	switch {
 	case v.Type == gjson.String || v.IsObject():
 		if t := l.readTransition(src, event, v, path); t != nil {
-			return []*transition{t}
+			return single(&l.transitionChunk, t, l.transitions.used)
 		}
 		return nil
 	case v.IsArray():
@@ -829,7 +829,7 @@ func (l *loader) readTransition(src int, event string, v gjson.Result, path json
 	if target.Type == gjson.String { // the common case, without a list
 		t.targets = []int{}
 		if idx, ok := l.resolveTarget(src, target.String(), targetPath); ok {
-			t.targets = l.oneTarget(idx)
+			t.targets = single(&l.targetChunk, idx, l.transitions.used)
 		}
 		return t
 	}
@@ -1094,18 +1094,6 @@ func splitStatePath(path string, one *[1]string) []string {
 		return one[:]
 	}
 	return jsonx.StatePath(path)
-}
-
-// oneTarget returns []int{x}, without an allocation of its own: the
-// single targets of many transitions share a chunk.
-func (l *loader) oneTarget(x int) []int {
-	if len(l.targetChunk) == 0 {
-		l.targetChunk = make([]int, min(max(l.transitions.used, 4), maxSlabChunk))
-	}
-	t := l.targetChunk[:1:1]
-	l.targetChunk = l.targetChunk[1:]
-	t[0] = x
-	return t
 }
 
 // resolveSegments is resolvePath on a path already split into keys. A key

@@ -4,28 +4,49 @@
 
 package statechart
 
+import "cmp"
+
 // slab hands out pointers to zeroed values of T allocated in chunks: a
 // machine of thousands of transitions then costs the allocator and the
 // garbage collector tens of objects rather than thousands. The chunks grow
-// with the number of values handed out (up to maxSlabChunk), so that a small
-// machine does not pay for a large chunk. Every value lives as long as its
-// chunk does, which suits values that live as long as their machine.
+// with the number of values handed out (up to limit, or maxSlabChunk), so
+// that a small machine does not pay for a large chunk. Every value lives as
+// long as its chunk does, which suits values that live as long as their
+// machine.
 type slab[T any] struct {
-	free []T // the current chunk's values not handed out yet
-	used int // the number of values handed out
+	free  []T // the current chunk's values not handed out yet
+	used  int // the number of values handed out
+	limit int // the most values in a chunk; 0 is maxSlabChunk
 }
 
-// maxSlabChunk is the largest chunk a slab allocates, in values.
+// maxSlabChunk is the largest chunk a slab allocates by default, in
+// values. Chunks are best kept within 32 KB, the size up to which Go's
+// allocator recycles memory in its size classes rather than taking and
+// zeroing fresh pages.
 const maxSlabChunk = 256
 
 func (s *slab[T]) new() *T {
 	if len(s.free) == 0 {
-		s.free = make([]T, min(max(s.used, 4), maxSlabChunk))
+		s.free = make([]T, min(max(s.used, 4), cmp.Or(s.limit, maxSlabChunk)))
 	}
 	p := &s.free[0]
 	s.free = s.free[1:]
 	s.used++
 	return p
+}
+
+// single returns []T{x}, a slice of capacity 1 (appending to it copies
+// it) taken from *chunk, which it refills with room for about as many values
+// as used says were needed so far: many one-element slices then share an
+// allocation.
+func single[T any](chunk *[]T, x T, used int) []T {
+	if len(*chunk) == 0 {
+		*chunk = make([]T, min(max(used, 4), maxSlabChunk))
+	}
+	one := (*chunk)[:1:1]
+	*chunk = (*chunk)[1:]
+	one[0] = x
+	return one
 }
 
 // group returns node n's transitions on descriptor d, nil if it has none.
