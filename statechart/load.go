@@ -63,6 +63,7 @@ type loader struct {
 	ids      []string // every state id, sorted, once needed for hints
 
 	paths           []jsonPath     // per node, its JSON path once spelled out (see nodePath)
+	extents         *jsonx.Extents // the document\'s objects, for members
 	scratch         []jsonx.Member // the members of the objects being read, a stack (see members)
 	keptChunk       []jsonx.Member // room for the nodes' members the second pass reads (see keep)
 	nodes           slab[stateNode]
@@ -162,7 +163,7 @@ func (l *loader) keep(members []jsonx.Member, which []int) []jsonx.Member {
 // One buffer thus serves every object of the document.
 func (l *loader) members(v gjson.Result, path jsonPath) (ms []jsonx.Member, mark int) {
 	mark = len(l.scratch)
-	l.scratch = jsonx.AppendMembers(l.scratch, v, func(k string) { l.errorf(path.key(k), "duplicate key %q", k) })
+	l.scratch = l.extents.AppendMembers(l.scratch, v, func(k string) { l.errorf(path.key(k), "duplicate key %q", k) })
 	return l.scratch[mark:], mark
 }
 
@@ -214,13 +215,29 @@ func (l *loader) load(data []byte) *Machine {
 		l.add(e)
 		return nil
 	}
-	root := gjson.ParseBytes(data)
+	doc := string(data)
+	root := gjson.Parse(doc)
+	l.extents = jsonx.NewExtents(doc)
 	if !root.IsObject() {
 		l.errorf("", "a machine config must be a JSON object, not %s", jsonx.Kind(root))
 		return nil
 	}
 	l.m = &Machine{id: "(machine)", byID: map[string]int{}, opts: l.opts}
-	if id := root.Get("id"); id.Exists() {
+	// The root's id and context, read before its other keys (a Get would
+	// scan the whole document, for each key).
+	var id, c gjson.Result
+	mark := len(l.scratch)
+	ms := l.extents.AppendMembers(l.scratch, root, nil) // duplicates are reported with the root's other keys
+	for _, mb := range ms[mark:] {
+		switch mb.Key {
+		case "id":
+			id = mb.Value
+		case "context":
+			c = mb.Value
+		}
+	}
+	l.scratch = ms[:mark]
+	if id.Exists() {
 		if id.Type != gjson.String || id.String() == "" {
 			l.errorf("id", "must be a non-empty string, not %s", nonEmptyKind(id))
 		} else {
@@ -228,7 +245,7 @@ func (l *loader) load(data []byte) *Machine {
 		}
 	}
 	l.m.context = map[string]any{}
-	if c := root.Get("context"); c.Exists() {
+	if c.Exists() {
 		if !c.IsObject() {
 			l.errorf("context", "must be an object, not %s", jsonx.Kind(c))
 		} else {
@@ -359,8 +376,7 @@ func (l *loader) readNode(v gjson.Result, key string, parent int, defaultID stri
 		l.readRouteConfig(idx, routeConfig, path.key("route"), explicitID)
 	}
 
-	hasStates := false
-	states.ForEach(func(_, _ gjson.Result) bool { hasStates = true; return false })
+	hasStates := jsonx.HasMembers(states)
 	switch typ {
 	case "":
 		switch {

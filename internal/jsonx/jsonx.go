@@ -120,11 +120,20 @@ func Members(v gjson.Result, dup func(key string)) []Member {
 // the result's elements from len(dst) on. A caller that reads many objects
 // can reuse one buffer for all of them.
 func AppendMembers(dst []Member, v gjson.Result, dup func(key string)) []Member {
+	return appendMembers(dst, v, dup, nil)
+}
+
+// AppendMembers is AppendMembers of a value of x's document, which skips
+// the object's nested objects and arrays without scanning them.
+func (x *Extents) AppendMembers(dst []Member, v gjson.Result, dup func(key string)) []Member {
+	return appendMembers(dst, v, dup, x)
+}
+
+func appendMembers(dst []Member, v gjson.Result, dup func(key string), x *Extents) []Member {
 	start := len(dst)
 	var seen map[string]bool // only for large objects; small ones are scanned
 	indexKeys := false
-	v.ForEach(func(k, val gjson.Result) bool {
-		key := k.String()
+	add := func(key string, val gjson.Result) bool {
 		dupKey := false
 		if seen != nil {
 			dupKey = seen[key]
@@ -156,7 +165,12 @@ func AppendMembers(dst []Member, v gjson.Result, dup func(key string)) []Member 
 		}
 		dst = append(dst, Member{key, val})
 		return true
-	})
+	}
+	if k, ok := x.find(v); ok {
+		x.forEach(k, add)
+	} else {
+		v.ForEach(func(k, val gjson.Result) bool { return add(k.String(), val) })
+	}
 	if !indexKeys {
 		return dst
 	}
@@ -170,6 +184,21 @@ func AppendMembers(dst []Member, v gjson.Result, dup func(key string)) []Member 
 		return aok && !bok
 	})
 	return dst
+}
+
+// HasMembers reports whether v, an object, has any member, without
+// reading one (gjson's ForEach would scan the first member's value).
+func HasMembers(v gjson.Result) bool {
+	raw := v.Raw
+	if len(raw) == 0 || raw[0] != '{' {
+		return false
+	}
+	for i := 1; i < len(raw); i++ {
+		if raw[i] > ' ' {
+			return raw[i] != '}'
+		}
+	}
+	return false
 }
 
 // GoValue converts a JSON value to the shapes encoding/json produces:

@@ -112,6 +112,14 @@ func TestAppendMembers(t *testing.T) {
 	}
 }
 
+func TestHasMembers(t *testing.T) {
+	for doc, want := range map[string]bool{`{}`: false, "{ \n\t}": false, `{"a":{}}`: true, ` {"":1}`: true, `[1]`: false, `"{x}"`: false} {
+		if got := HasMembers(gjson.Parse(doc)); got != want {
+			t.Errorf("HasMembers(%s) = %v, want %v", doc, got, want)
+		}
+	}
+}
+
 func TestGoValue(t *testing.T) {
 	got := GoValue(gjson.Parse(`{"a":[1,"x",true,false,null,{}],"a":2,"b":[]}`))
 	want := map[string]any{"a": []any{1.0, "x", true, false, nil, map[string]any{}}, "b": []any{}}
