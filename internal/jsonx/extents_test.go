@@ -1,6 +1,7 @@
 package jsonx
 
 import (
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -71,6 +72,16 @@ func TestExtentsMembers(t *testing.T) {
 		b.WriteString(`"k` + strings.Repeat("x", i%7) + `":{"n":[` + strings.Repeat(`{"d":{}},`, i%3) + `0]}`)
 	}
 	b.WriteString(`}`)
+	sameMembers(t, b.String())
+
+	// An object past largeObject, counted before it is read: with
+	// duplicates and array-index keys, and one with fewer than 16 members.
+	b.Reset()
+	b.WriteString(`{"states":{`)
+	for i := range 3000 {
+		fmt.Fprintf(&b, `"s%d":{"on":{"E":"s%d"}},`, i%2900, i)
+	}
+	b.WriteString(`"7":1,"3":{"x":[]}},"big":{"a":"` + strings.Repeat("y", largeObject) + `","a":{},"0":2}}`)
 	sameMembers(t, b.String())
 }
 

@@ -14,6 +14,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -129,6 +130,10 @@ func (x *Extents) AppendMembers(dst []Member, v gjson.Result, dup func(key strin
 	return appendMembers(dst, v, dup, x)
 }
 
+// largeObject is the size in bytes past which appendMembers counts an
+// object's members before it reads them.
+const largeObject = 16 << 10
+
 func appendMembers(dst []Member, v gjson.Result, dup func(key string), x *Extents) []Member {
 	start := len(dst)
 	var seen map[string]bool // only for large objects; small ones are scanned
@@ -167,6 +172,17 @@ func appendMembers(dst []Member, v gjson.Result, dup func(key string), x *Extent
 		return true
 	}
 	if k, ok := x.find(v); ok {
+		if c := x.containers[k]; c.end-c.start > largeObject {
+			// Counted first (a scan of its keys: the nested values are
+			// skipped), so that the members and the duplicate check are
+			// sized once rather than grown.
+			n := 0
+			x.forEach(k, func(string, gjson.Result) bool { n++; return true })
+			dst = slices.Grow(dst, n)
+			if n >= 16 {
+				seen = make(map[string]bool, n)
+			}
+		}
 		x.forEach(k, add)
 	} else {
 		v.ForEach(func(k, val gjson.Result) bool { return add(k.String(), val) })
