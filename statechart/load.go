@@ -86,7 +86,8 @@ type route struct {
 
 // rawNode keeps what the second pass (transitions, actions) needs.
 type rawNode struct {
-	object bool // the node's config is an object (the first pass reported it otherwise)
+	object bool     // the node's config is an object (the first pass reported it otherwise)
+	path   jsonPath // where it is in the config, for messages: its nodeRef (the root's is empty)
 	// kept are the node's members that the second pass reads, as the first
 	// pass's scan found them: the second pass looks its keys up there (a
 	// Get would scan the node, child states included, again).
@@ -278,11 +279,11 @@ func (l *loader) readNode(v gjson.Result, key string, parent int, defaultID stri
 	if parent >= 0 {
 		path = nodeRef(len(l.m.nodes))
 	}
-	*n = stateNode{key: key, id: defaultID, path: path, order: len(l.m.nodes), parent: parent}
+	*n = stateNode{key: key, id: defaultID, order: len(l.m.nodes), parent: parent}
 	idx := n.order
 	l.cur = idx
 	l.m.nodes = append(l.m.nodes, n)
-	l.raw = append(l.raw, rawNode{object: v.IsObject()})
+	l.raw = append(l.raw, rawNode{object: v.IsObject(), path: path})
 	if !v.IsObject() {
 		l.errorf(path, "a state node must be an object, not %s", jsonx.Kind(v))
 		return idx
@@ -330,14 +331,15 @@ func (l *loader) readNode(v gjson.Result, key string, parent int, defaultID stri
 				l.errorf(p(), `must be "shallow", "deep" or true, not %s`, quoteJSON(mb.Value))
 			}
 		case "tags":
-			n.tags = l.readStrings(mb.Value, p())
+			n.docs().tags = l.readStrings(mb.Value, p())
 		case "meta":
-			n.meta, n.hasMeta = jsonx.GoValue(mb.Value), true
+			d := n.docs()
+			d.meta, d.hasMeta = jsonx.GoValue(mb.Value), true
 		case "description":
 			if mb.Value.Type != gjson.String {
 				l.errorf(p(), "must be a string, not %s", jsonx.Kind(mb.Value))
 			}
-			n.description = mb.Value.String()
+			n.docs().description = mb.Value.String()
 		case "output":
 			t, err := compileTemplate(mb.Value, p(), machineRoots)
 			if err != nil {
@@ -411,7 +413,7 @@ func (l *loader) readNode(v gjson.Result, key string, parent int, defaultID stri
 		l.errorf(path.key("history"), "only history states have \"history\"; add \"type\": \"history\"")
 	}
 	if prev, dup := l.m.byID[n.id]; dup {
-		l.errorf(path.key("id"), "duplicate state id %q (also %s)", n.id, describePath(jsonPath(l.spell(l.m.nodes[prev].path))))
+		l.errorf(path.key("id"), "duplicate state id %q (also %s)", n.id, describePath(l.nodePath(prev)))
 	} else {
 		l.m.byID[n.id] = idx
 	}
@@ -536,7 +538,7 @@ func (l *loader) readBehaviour(i int) {
 	if !l.raw[i].object {
 		return
 	}
-	path := n.path
+	path := l.raw[i].path
 	if entry := l.get(i, "entry"); entry.Exists() {
 		n.entry = l.readActions(entry, path.key("entry"))
 	}
@@ -950,7 +952,7 @@ func (l *loader) readRoutes() {
 	root := l.m.nodes[0]
 	l.cur = 0
 	if g := root.group(routeEvent); g != nil {
-		l.warnf(root.path.key("on").key(routeEvent), "never taken: as in XState, the routes of the states replace the root's transitions on %q", routeEvent)
+		l.warnf(l.raw[0].path.key("on").key(routeEvent), "never taken: as in XState, the routes of the states replace the root's transitions on %q", routeEvent)
 		g.transitions = ts
 		return
 	}

@@ -232,7 +232,8 @@ type TransitionInfo struct {
 func (m *Machine) Nodes() []Node {
 	out := make([]Node, len(m.nodes))
 	for i, n := range m.nodes {
-		d := Node{ID: n.id, Key: n.key, Type: n.kind.String(), Tags: n.tags, Meta: n.meta, Description: n.description}
+		info := n.info()
+		d := Node{ID: n.id, Key: n.key, Type: n.kind.String(), Tags: info.tags, Meta: info.meta, Description: info.description}
 		if n.parent >= 0 {
 			d.Parent = m.nodes[n.parent].id
 		}
@@ -288,7 +289,6 @@ func (k nodeKind) String() string {
 type stateNode struct {
 	key         string
 	id          string
-	path        jsonPath // where it is in the config, for messages
 	order       int
 	parent      int // -1 for the root
 	kind        nodeKind
@@ -307,12 +307,35 @@ type stateNode struct {
 	exact       []eventSlot            // on by event id (Machine.eventIDs), when it has at most maxExactScan
 	wildcards   []*eventGroup          // descriptors ending in "*", longest first
 	always      []*transition
-	output      *template // a final state's or the root's output; nil when it has none
+	output      *template   // a final state's or the root's output; nil when it has none
+	doc         *nodeDoc    // nil when the node has none of it
+	invokes     []*spawnDef // in config order
+}
+
+// nodeDoc is what a state node's config says about the node to its readers
+// and tools: tags, meta and description. Few nodes have any, so a node
+// keeps a pointer, nil when it has none.
+type nodeDoc struct {
 	tags        []string
 	meta        any
 	hasMeta     bool // meta is present, null included
 	description string
-	invokes     []*spawnDef // in config order
+}
+
+// info returns the node's doc, empty when it has none.
+func (n *stateNode) info() nodeDoc {
+	if n.doc == nil {
+		return nodeDoc{}
+	}
+	return *n.doc
+}
+
+// docs returns the node's doc for the loader to fill, allocating it.
+func (n *stateNode) docs() *nodeDoc {
+	if n.doc == nil {
+		n.doc = &nodeDoc{}
+	}
+	return n.doc
 }
 
 // eventSlot is one of a node's groups (on), by event id.
