@@ -30,7 +30,7 @@ import (
 // [Machine.Warnings] returns: an unknown key, an XState v4 key, a negative
 // delay, an empty action name. [Options.Strict] makes them errors.
 func Compile(data []byte, opts *Options) (*Machine, error) {
-	l := &loader{opts: opts.withDefaults(), childByKey: map[int]map[string]int{}, nodes: slab[stateNode]{limit: 64}}
+	l := &loader{opts: opts.withDefaults(), nodes: slab[stateNode]{limit: 64}}
 	m := l.load(data)
 	l.sortErrors()
 	for _, e := range l.errs {
@@ -71,9 +71,8 @@ type loader struct {
 	targetChunk     []int         // single targets (see single)
 	transitionChunk []*transition // single transitions of an event (see single)
 	groups          slab[eventGroup]
-	childByKey      map[int]map[string]int // per node, its children by key
-	namedGuards     map[string]*guard      // guards referenced by name without params
-	routes          []route                // the states' routes, in document order
+	namedGuards     map[string]*guard // guards referenced by name without params
+	routes          []route           // the states' routes, in document order
 }
 
 // route is the "route" of a state with an explicit id, read once the tree
@@ -88,6 +87,9 @@ type route struct {
 type rawNode struct {
 	object bool     // the node's config is an object (the first pass reported it otherwise)
 	path   jsonPath // where it is in the config, for messages: its nodeRef (the root's is empty)
+	// byKey finds the node's children by key when it has more than
+	// maxChildScan; fewer are scanned (see child).
+	byKey map[string]int
 	// kept are the node's members that the second pass reads, as the first
 	// pass's scan found them: the second pass looks its keys up there (a
 	// Get would scan the node, child states included, again).
@@ -423,7 +425,11 @@ func (l *loader) readNode(v gjson.Result, key string, parent int, defaultID stri
 		// Sized once for all the children (a machine's root may have
 		// thousands), rather than grown as they are read.
 		n.children = make([]int, 0, len(kids))
-		l.childByKey[idx] = make(map[string]int, len(kids))
+		var byKey map[string]int
+		if len(kids) > maxChildScan {
+			byKey = make(map[string]int, len(kids))
+			l.raw[idx].byKey = byKey
+		}
 		l.m.nodes = slices.Grow(l.m.nodes, len(kids))
 		l.raw = slices.Grow(l.raw, len(kids))
 		for _, mb := range kids {
@@ -437,7 +443,9 @@ func (l *loader) readNode(v gjson.Result, key string, parent int, defaultID stri
 				return idx
 			}
 			n.children = append(n.children, child)
-			l.childByKey[idx][mb.Key] = child
+			if byKey != nil {
+				byKey[mb.Key] = child
+			}
 		}
 	}
 	return idx
@@ -454,6 +462,20 @@ func nodeRef(i int) jsonPath {
 	b.WriteByte(0)
 	b.Write(strconv.AppendInt(digits[:0], int64(i), 10))
 	return jsonPath(b.String())
+}
+
+// maxChildScan is the number of children up to which the loader finds a
+// child by key by comparing the keys one by one.
+const maxChildScan = 8
+
+// child returns the child of node i with the key, once the first pass has
+// read them all.
+func (l *loader) child(i int, key string) (int, bool) {
+	if byKey := l.raw[i].byKey; byKey != nil {
+		c, ok := byKey[key]
+		return c, ok
+	}
+	return l.m.childByKey(i, key)
 }
 
 // nodePath is the JSON path of state node i, spelled out.
@@ -647,7 +669,8 @@ func (l *loader) readBehaviour(i int) {
 }
 
 func (l *loader) readInitial(n *stateNode, init gjson.Result, path jsonPath) {
-	t := &transition{source: n.order}
+	t := l.transitions.new()
+	t.source = n.order
 	var key string
 	switch {
 	case init.Type == gjson.String:
@@ -672,13 +695,13 @@ func (l *loader) readInitial(n *stateNode, init gjson.Result, path jsonPath) {
 		l.errorf(path, "must be the key of a child state, not %s", jsonx.Kind(init))
 		return
 	}
-	if c, ok := l.childByKey[n.order][key]; ok {
+	if c, ok := l.child(n.order, key); ok {
 		if tg := l.get(c, "target"); l.m.nodes[c].kind == kindHistory && (!tg.Exists() || tg.String() == "") {
 			// XState would recurse until the stack overflows.
 			l.errorf(path, "%q is a history state without a \"target\", which would loop; give it a \"target\"", key)
 			return
 		}
-		t.targets = []int{c}
+		t.targets = single(&l.targetChunk, c, l.transitions.used)
 		n.initial = t
 		return
 	}
@@ -1097,7 +1120,7 @@ func (l *loader) sortedIDs() []string {
 func (l *loader) resolvePath(from int, path string) (int, string) {
 	var one [1]string
 	idx, err := l.resolveSegments(from, splitStatePath(path, &one))
-	if _, isKey := l.childByKey[from][path]; err != "" && isKey {
+	if _, isKey := l.child(from, path); err != "" && isKey {
 		// The path is a key with dots: in JSON, "a\\.b" names it.
 		err += fmt.Sprintf("; to target the key %q, escape its dots: %q", path, strings.ReplaceAll(path, ".", `\.`))
 	}
@@ -1131,7 +1154,7 @@ func (l *loader) resolveSegments(from int, segs []string) (int, string) {
 			cur = idx
 			continue
 		}
-		next, ok := l.childByKey[cur][key]
+		next, ok := l.child(cur, key)
 		if !ok {
 			hint := l.hint(key, func() []string {
 				keys := make([]string, len(l.m.nodes[cur].children))
