@@ -70,6 +70,7 @@ type loader struct {
 	transitions     slab[transition]
 	targetChunk     []int         // single targets (see single)
 	transitionChunk []*transition // single transitions of an event (see single)
+	groupLists      []*eventGroup // the nodes' lists of event groups (see carve)
 	groups          slab[eventGroup]
 	namedGuards     map[string]*guard // guards referenced by name without params
 	routes          []route           // the states' routes, in document order
@@ -627,7 +628,7 @@ func (l *loader) readBehaviour(i int) {
 			l.errorf(p, "must be an object mapping events to transitions, not %s", jsonx.Kind(on))
 		} else {
 			ms, mark := l.members(on, p)
-			n.on = make([]*eventGroup, 0, len(ms))
+			n.on = carve(&l.groupLists, len(ms), l.groups.used)[:0]
 			for _, mb := range ms {
 				if mb.Key == "" {
 					l.errorf(p, `an event descriptor cannot be empty; use "always" for eventless transitions`)
@@ -1091,8 +1092,8 @@ func (l *loader) resolveTarget(src int, target string, path jsonPath) (int, bool
 // the first segment is an id, the rest a path below it.
 // When ok is false, hint completes the message "... is not a state id".
 func (l *loader) resolveID(target string) (idx int, hint string, ok bool) {
-	var one [1]string
-	segs := splitStatePath(target[1:], &one)
+	var buf [4]string
+	segs := splitStatePath(target[1:], &buf)
 	idx, ok = l.m.byID[segs[0]]
 	if !ok {
 		return 0, l.hint(segs[0], l.sortedIDs), false
@@ -1118,8 +1119,8 @@ func (l *loader) sortedIDs() []string {
 // resolvePath walks a dotted path of child keys down from node from
 // (XState's getStateNodeByPath); an empty segment stops the walk.
 func (l *loader) resolvePath(from int, path string) (int, string) {
-	var one [1]string
-	idx, err := l.resolveSegments(from, splitStatePath(path, &one))
+	var buf [4]string
+	idx, err := l.resolveSegments(from, splitStatePath(path, &buf))
 	if _, isKey := l.child(from, path); err != "" && isKey {
 		// The path is a key with dots: in JSON, "a\\.b" names it.
 		err += fmt.Sprintf("; to target the key %q, escape its dots: %q", path, strings.ReplaceAll(path, ".", `\.`))
@@ -1127,14 +1128,23 @@ func (l *loader) resolvePath(from int, path string) (int, string) {
 	return idx, err
 }
 
-// splitStatePath is jsonx.StatePath, which a path without dots or
-// backslashes (most are) skips: it is one[:], holding the path.
-func splitStatePath(path string, one *[1]string) []string {
-	if strings.IndexByte(path, '.') < 0 && strings.IndexByte(path, '\\') < 0 {
-		one[0] = path
-		return one[:]
+// splitStatePath is jsonx.StatePath, which a path without backslashes
+// (most are) and of at most len(buf) segments skips: its segments are then
+// substrings of the path, in buf.
+func splitStatePath(path string, buf *[4]string) []string {
+	if strings.IndexByte(path, '\\') >= 0 {
+		return jsonx.StatePath(path)
 	}
-	return jsonx.StatePath(path)
+	rest := path
+	for n := range buf {
+		dot := strings.IndexByte(rest, '.')
+		if dot < 0 {
+			buf[n] = rest
+			return buf[:n+1]
+		}
+		buf[n], rest = rest[:dot], rest[dot+1:]
+	}
+	return jsonx.StatePath(path) // more segments than buf holds
 }
 
 // resolveSegments is resolvePath on a path already split into keys. A key

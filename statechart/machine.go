@@ -531,10 +531,11 @@ func (m *Machine) index() {
 	var descriptors []string // by event id
 	var count []int          // by event id: the number of nodes with a group
 	ids := make([]int32, 0, groups)
+	var slots []eventSlot // the nodes' exact slots, carved from shared chunks
 	for _, n := range m.nodes {
 		small := len(n.on) <= maxExactScan
 		if small {
-			n.exact = make([]eventSlot, 0, len(n.on))
+			n.exact = carve(&slots, len(n.on), len(ids))[:0]
 		}
 		for _, g := range n.on {
 			id, ok := m.eventIDs[g.descriptor]

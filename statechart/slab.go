@@ -35,16 +35,25 @@ func (s *slab[T]) new() *T {
 	return p
 }
 
-// single returns []T{x}, a slice of capacity 1 (appending to it copies
-// it) taken from *chunk, which it refills with room for about as many values
-// as used says were needed so far: many one-element slices then share an
-// allocation.
-func single[T any](chunk *[]T, x T, used int) []T {
-	if len(*chunk) == 0 {
-		*chunk = make([]T, min(max(used, 4), maxSlabChunk))
+// carve returns a zeroed slice of length and capacity n (appending to it
+// copies it) taken from *chunk, which it refills with room for about as
+// many values as used says were needed so far: many short slices then share
+// an allocation. A long one is allocated on its own.
+func carve[T any](chunk *[]T, n, used int) []T {
+	if n > maxSlabChunk/4 {
+		return make([]T, n)
 	}
-	one := (*chunk)[:1:1]
-	*chunk = (*chunk)[1:]
+	if len(*chunk) < n {
+		*chunk = make([]T, min(max(used, n, 4), maxSlabChunk))
+	}
+	s := (*chunk)[:n:n]
+	*chunk = (*chunk)[n:]
+	return s
+}
+
+// single returns []T{x}, carved from *chunk.
+func single[T any](chunk *[]T, x T, used int) []T {
+	one := carve(chunk, 1, used)
 	one[0] = x
 	return one
 }
