@@ -422,7 +422,11 @@ func (l *loader) readNode(v gjson.Result, key string, parent int, defaultID stri
 	}
 
 	if states.Exists() && n.kind != kindAtomic && n.kind != kindFinal && n.kind != kindHistory {
-		kids, _ := l.members(states, path.key("states")) // popped with n's members
+		// Popped with n's members; the path of a duplicate is built only
+		// for its message.
+		kidsMark := len(l.scratch)
+		l.scratch = l.extents.AppendMembers(l.scratch, states, func(k string) { l.errorf(path.key("states").key(k), "duplicate key %q", k) })
+		kids := l.scratch[kidsMark:]
 		// Sized once for all the children (a machine's root may have
 		// thousands), rather than grown as they are read.
 		n.children = make([]int, 0, len(kids))
