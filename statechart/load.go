@@ -263,6 +263,10 @@ func (l *loader) load(data []byte) *Machine {
 	l.m.layout()
 	for i := range l.m.nodes {
 		l.readBehaviour(i)
+		// Only node i's pass and its parent's (before it) read its kept
+		// members: once a chunk's nodes are all read, the collector can
+		// have it.
+		l.raw[i].kept = nil
 	}
 	l.readRoutes()
 	return l.m
