@@ -30,7 +30,7 @@ import (
 // [Machine.Warnings] returns: an unknown key, an XState v4 key, a negative
 // delay, an empty action name. [Options.Strict] makes them errors.
 func Compile(data []byte, opts *Options) (*Machine, error) {
-	l := &loader{opts: opts.withDefaults(), childByKey: map[int]map[string]int{}}
+	l := &loader{opts: opts.withDefaults(), nodes: slab[stateNode]{limit: 64}}
 	m := l.load(data)
 	l.sortErrors()
 	for _, e := range l.errs {
@@ -62,10 +62,18 @@ type loader struct {
 	hintWork int      // edit-distance cells spent on hints, see hintBudget
 	ids      []string // every state id, sorted, once needed for hints
 
-	paths       []jsonPath             // per node, its JSON path once spelled out (see nodePath)
-	childByKey  map[int]map[string]int // per node, its children by key
-	namedGuards map[string]*guard      // guards referenced by name without params
-	routes      []route                // the states' routes, in document order
+	paths           []jsonPath     // per node, its JSON path once spelled out (see nodePath)
+	extents         *jsonx.Extents // the document\'s objects, for members
+	scratch         []jsonx.Member // the members of the objects being read, a stack (see members)
+	keptChunk       []jsonx.Member // room for the nodes' members the second pass reads (see keep)
+	nodes           slab[stateNode]
+	transitions     slab[transition]
+	targetChunk     []int         // single targets (see single)
+	transitionChunk []*transition // single transitions of an event (see single)
+	groupLists      []*eventGroup // the nodes' lists of event groups (see carve)
+	groups          slab[eventGroup]
+	namedGuards     map[string]*guard // guards referenced by name without params
+	routes          []route           // the states' routes, in document order
 }
 
 // route is the "route" of a state with an explicit id, read once the tree
@@ -78,12 +86,15 @@ type route struct {
 
 // rawNode keeps what the second pass (transitions, actions) needs.
 type rawNode struct {
-	config    gjson.Result
-	defaultID string // machine id plus the path of keys: XState's default id
-	// members are the node's members, as the first pass's scan found them:
-	// the second pass looks its keys up there (a Get would scan the node,
-	// child states included, again).
-	members []jsonx.Member
+	object bool     // the node's config is an object (the first pass reported it otherwise)
+	path   jsonPath // where it is in the config, for messages: its nodeRef (the root's is empty)
+	// byKey finds the node's children by key when it has more than
+	// maxChildScan; fewer are scanned (see child).
+	byKey map[string]int
+	// kept are the node's members that the second pass reads, as the first
+	// pass's scan found them: the second pass looks its keys up there (a
+	// Get would scan the node, child states included, again).
+	kept []jsonx.Member
 }
 
 func (l *loader) errorf(path jsonPath, format string, args ...any) {
@@ -118,14 +129,46 @@ func (l *loader) sortErrors() {
 	l.errs = sorted
 }
 
-// get returns the node's member key (the first one, as Get does).
-func (rn *rawNode) get(key string) gjson.Result {
-	for _, mb := range rn.members {
+// get returns node i's member key, if the second pass reads it (see
+// secondPassKeys).
+func (l *loader) get(i int, key string) gjson.Result {
+	for _, mb := range l.raw[i].kept {
 		if mb.Key == key {
 			return mb.Value
 		}
 	}
 	return gjson.Result{}
+}
+
+// secondPassKeys are the keys of a state node that the second pass reads.
+var secondPassKeys = [...]string{"initial", "on", "always", "after", "onDone", "entry", "exit", "target", "invoke"}
+
+// keep copies the members at positions which to a chunk of memory that
+// many nodes share, for the second pass.
+func (l *loader) keep(members []jsonx.Member, which []int) []jsonx.Member {
+	if len(which) == 0 {
+		return nil
+	}
+	if len(l.keptChunk) < len(which) {
+		l.keptChunk = make([]jsonx.Member, min(max(len(l.m.nodes), 16), maxSlabChunk))
+	}
+	kept := l.keptChunk[:len(which):len(which)]
+	l.keptChunk = l.keptChunk[len(which):]
+	for k, j := range which {
+		kept[k] = members[j]
+	}
+	return kept
+}
+
+// members reads the members of object v (see jsonx.Members) onto the
+// loader's scratch stack, reporting duplicate keys below path. The caller
+// pops them with l.scratch = l.scratch[:mark] once it is done with them;
+// what it reads in between pushes and pops its own members above them.
+// One buffer thus serves every object of the document.
+func (l *loader) members(v gjson.Result, path jsonPath) (ms []jsonx.Member, mark int) {
+	mark = len(l.scratch)
+	l.scratch = l.extents.AppendMembers(l.scratch, v, func(k string) { l.errorf(path.key(k), "duplicate key %q", k) })
+	return l.scratch[mark:], mark
 }
 
 // rootOnlyKeys are read on the machine root only; "schemas" is XState's
@@ -176,13 +219,29 @@ func (l *loader) load(data []byte) *Machine {
 		l.add(e)
 		return nil
 	}
-	root := gjson.ParseBytes(data)
+	doc := string(data)
+	root := gjson.Parse(doc)
+	l.extents = jsonx.NewExtents(doc)
 	if !root.IsObject() {
 		l.errorf("", "a machine config must be a JSON object, not %s", jsonx.Kind(root))
 		return nil
 	}
 	l.m = &Machine{id: "(machine)", byID: map[string]int{}, opts: l.opts}
-	if id := root.Get("id"); id.Exists() {
+	// The root's id and context, read before its other keys (a Get would
+	// scan the whole document, for each key).
+	var id, c gjson.Result
+	mark := len(l.scratch)
+	ms := l.extents.AppendMembers(l.scratch, root, nil) // duplicates are reported with the root's other keys
+	for _, mb := range ms[mark:] {
+		switch mb.Key {
+		case "id":
+			id = mb.Value
+		case "context":
+			c = mb.Value
+		}
+	}
+	l.scratch = ms[:mark]
+	if id.Exists() {
 		if id.Type != gjson.String || id.String() == "" {
 			l.errorf("id", "must be a non-empty string, not %s", nonEmptyKind(id))
 		} else {
@@ -190,30 +249,32 @@ func (l *loader) load(data []byte) *Machine {
 		}
 	}
 	l.m.context = map[string]any{}
-	if c := root.Get("context"); c.Exists() {
+	if c.Exists() {
 		if !c.IsObject() {
 			l.errorf("context", "must be an object, not %s", jsonx.Kind(c))
 		} else {
 			l.m.context = jsonx.GoValue(c).(map[string]any)
 		}
 	}
-	l.readNode(root, "", -1, l.m.id)
+	l.readNode(root, "", -1, l.m.id, l.nodes.new())
 	if len(l.errs) > 0 && len(l.m.nodes) == 0 {
 		return nil
 	}
 	l.m.layout()
 	for i := range l.m.nodes {
 		l.readBehaviour(i)
-		// Only node i's own pass and its parent's (before it) read its
-		// members: let the collector have them now.
-		l.raw[i].members = nil
+		// Only node i's pass and its parent's (before it) read its kept
+		// members: once a chunk's nodes are all read, the collector can
+		// have it.
+		l.raw[i].kept = nil
 	}
 	l.readRoutes()
 	return l.m
 }
 
 // readNode is the first pass: the tree of state nodes, their kinds and ids.
-func (l *loader) readNode(v gjson.Result, key string, parent int, defaultID string) int {
+// It fills n, which the caller takes from l.nodes.
+func (l *loader) readNode(v gjson.Result, key string, parent int, defaultID string, n *stateNode) int {
 	if len(l.m.nodes) >= l.opts.MaxStates {
 		if !l.idErr {
 			l.add(&Error{Path: string(l.nodePath(parent).key("states").key(key)), Msg: fmt.Sprintf("more than %d state nodes", l.opts.MaxStates), err: ErrLimit})
@@ -225,22 +286,24 @@ func (l *loader) readNode(v gjson.Result, key string, parent int, defaultID stri
 	if parent >= 0 {
 		path = nodeRef(len(l.m.nodes))
 	}
-	n := &stateNode{key: key, id: defaultID, path: path, order: len(l.m.nodes), parent: parent}
+	*n = stateNode{key: key, id: defaultID, order: len(l.m.nodes), parent: parent}
 	idx := n.order
 	l.cur = idx
 	l.m.nodes = append(l.m.nodes, n)
-	l.raw = append(l.raw, rawNode{config: v, defaultID: defaultID})
+	l.raw = append(l.raw, rawNode{object: v.IsObject(), path: path})
 	if !v.IsObject() {
 		l.errorf(path, "a state node must be an object, not %s", jsonx.Kind(v))
 		return idx
 	}
 
-	members := jsonx.Members(v, func(k string) { l.errorf(path.key(k), "duplicate key %q", k) })
-	l.raw[idx].members = members
+	members, mark := l.members(v, path)
+	defer func() { l.scratch = l.scratch[:mark] }()
+	var kept [len(secondPassKeys)]int // the members of secondPassKeys, by position
+	nKept := 0
 	var states, routeConfig gjson.Result
 	var typ string
 	hasHistory, explicitID := false, false
-	for _, mb := range members {
+	for j, mb := range members {
 		p := func() jsonPath { return path.key(mb.Key) } // built only for a message
 		switch mb.Key {
 		case "id":
@@ -275,14 +338,15 @@ func (l *loader) readNode(v gjson.Result, key string, parent int, defaultID stri
 				l.errorf(p(), `must be "shallow", "deep" or true, not %s`, quoteJSON(mb.Value))
 			}
 		case "tags":
-			n.tags = l.readStrings(mb.Value, p())
+			n.docs().tags = l.readStrings(mb.Value, p())
 		case "meta":
-			n.meta, n.hasMeta = jsonx.GoValue(mb.Value), true
+			d := n.docs()
+			d.meta, d.hasMeta = jsonx.GoValue(mb.Value), true
 		case "description":
 			if mb.Value.Type != gjson.String {
 				l.errorf(p(), "must be a string, not %s", jsonx.Kind(mb.Value))
 			}
-			n.description = mb.Value.String()
+			n.docs().description = mb.Value.String()
 		case "output":
 			t, err := compileTemplate(mb.Value, p(), machineRoots)
 			if err != nil {
@@ -292,6 +356,7 @@ func (l *loader) readNode(v gjson.Result, key string, parent int, defaultID stri
 			}
 		case "invoke":
 			// read in the second pass, once the state's id is known
+			kept[nKept], nKept = j, nKept+1
 		case "route":
 			routeConfig = mb.Value
 		case "options":
@@ -300,8 +365,9 @@ func (l *loader) readNode(v gjson.Result, key string, parent int, defaultID stri
 				continue
 			}
 			l.warnf(p(), "unknown key %q%s", mb.Key, didYouMean(mb.Key, nodeKeys))
-		case "initial", "on", "always", "after", "onDone", "entry", "exit", "target":
+		case "initial", "on", "always", "after", "onDone", "entry", "exit", "target": // with "invoke", secondPassKeys
 			// read in the second pass
+			kept[nKept], nKept = j, nKept+1
 		default:
 			switch why, ignored := ignoredNodeKeys[mb.Key]; {
 			case parent < 0 && rootOnlyKeys[mb.Key]:
@@ -314,12 +380,12 @@ func (l *loader) readNode(v gjson.Result, key string, parent int, defaultID stri
 			}
 		}
 	}
+	l.raw[idx].kept = l.keep(members, kept[:nKept])
 	if routeConfig.Exists() {
 		l.readRouteConfig(idx, routeConfig, path.key("route"), explicitID)
 	}
 
-	hasStates := false
-	states.ForEach(func(_, _ gjson.Result) bool { hasStates = true; return false })
+	hasStates := jsonx.HasMembers(states)
 	switch typ {
 	case "":
 		switch {
@@ -354,17 +420,25 @@ func (l *loader) readNode(v gjson.Result, key string, parent int, defaultID stri
 		l.errorf(path.key("history"), "only history states have \"history\"; add \"type\": \"history\"")
 	}
 	if prev, dup := l.m.byID[n.id]; dup {
-		l.errorf(path.key("id"), "duplicate state id %q (also %s)", n.id, describePath(jsonPath(l.spell(l.m.nodes[prev].path))))
+		l.errorf(path.key("id"), "duplicate state id %q (also %s)", n.id, describePath(l.nodePath(prev)))
 	} else {
 		l.m.byID[n.id] = idx
 	}
 
 	if states.Exists() && n.kind != kindAtomic && n.kind != kindFinal && n.kind != kindHistory {
-		kids := jsonx.Members(states, func(k string) { l.errorf(path.key("states").key(k), "duplicate key %q", k) })
+		// Popped with n's members; the path of a duplicate is built only
+		// for its message.
+		kidsMark := len(l.scratch)
+		l.scratch = l.extents.AppendMembers(l.scratch, states, func(k string) { l.errorf(path.key("states").key(k), "duplicate key %q", k) })
+		kids := l.scratch[kidsMark:]
 		// Sized once for all the children (a machine's root may have
 		// thousands), rather than grown as they are read.
 		n.children = make([]int, 0, len(kids))
-		l.childByKey[idx] = make(map[string]int, len(kids))
+		var byKey map[string]int
+		if len(kids) > maxChildScan {
+			byKey = make(map[string]int, len(kids))
+			l.raw[idx].byKey = byKey
+		}
 		l.m.nodes = slices.Grow(l.m.nodes, len(kids))
 		l.raw = slices.Grow(l.raw, len(kids))
 		for _, mb := range kids {
@@ -372,13 +446,15 @@ func (l *loader) readNode(v gjson.Result, key string, parent int, defaultID stri
 				l.errorf(path.key("states"), "a state key cannot be empty")
 				continue
 			}
-			child := l.readNode(mb.Value, mb.Key, idx, defaultID+"."+mb.Key)
+			child := l.readNode(mb.Value, mb.Key, idx, defaultID+"."+mb.Key, l.nodes.new())
 			l.cur = idx
 			if child < 0 {
 				return idx
 			}
 			n.children = append(n.children, child)
-			l.childByKey[idx][mb.Key] = child
+			if byKey != nil {
+				byKey[mb.Key] = child
+			}
 		}
 	}
 	return idx
@@ -395,6 +471,20 @@ func nodeRef(i int) jsonPath {
 	b.WriteByte(0)
 	b.Write(strconv.AppendInt(digits[:0], int64(i), 10))
 	return jsonPath(b.String())
+}
+
+// maxChildScan is the number of children up to which the loader finds a
+// child by key by comparing the keys one by one.
+const maxChildScan = 8
+
+// child returns the child of node i with the key, once the first pass has
+// read them all.
+func (l *loader) child(i int, key string) (int, bool) {
+	if byKey := l.raw[i].byKey; byKey != nil {
+		c, ok := byKey[key]
+		return c, ok
+	}
+	return l.m.childByKey(i, key)
 }
 
 // nodePath is the JSON path of state node i, spelled out.
@@ -476,20 +566,19 @@ func (l *loader) readStrings(v gjson.Result, path jsonPath) []string {
 func (l *loader) readBehaviour(i int) {
 	l.cur = i
 	n := l.m.nodes[i]
-	raw := &l.raw[i]
-	if !raw.config.IsObject() {
+	if !l.raw[i].object {
 		return
 	}
-	path := n.path
-	if entry := raw.get("entry"); entry.Exists() {
+	path := l.raw[i].path
+	if entry := l.get(i, "entry"); entry.Exists() {
 		n.entry = l.readActions(entry, path.key("entry"))
 	}
-	if exit := raw.get("exit"); exit.Exists() {
+	if exit := l.get(i, "exit"); exit.Exists() {
 		n.exit = l.readActions(exit, path.key("exit"))
 	}
 
 	// initial
-	init := raw.get("initial")
+	init := l.get(i, "initial")
 	switch {
 	case n.kind == kindCompound && len(n.children) == 0:
 		// reported in the first pass: a compound state needs child states
@@ -504,7 +593,7 @@ func (l *loader) readBehaviour(i int) {
 	}
 
 	// history default target, resolved relative to the parent
-	if tg := raw.get("target"); tg.Exists() && !(tg.Type == gjson.String && tg.String() == "") {
+	if tg := l.get(i, "target"); tg.Exists() && !(tg.Type == gjson.String && tg.String() == "") {
 		if n.kind != kindHistory {
 			l.warnf(path.key("target"), "\"target\" is ignored: only history states have a default target (XState ignores it too); put targets on transitions")
 		} else if n.parent >= 0 {
@@ -532,22 +621,23 @@ func (l *loader) readBehaviour(i int) {
 		}
 	}
 
-	n.byEvent = map[string]*eventGroup{}
 	set := func(descriptor string, ts []*transition) {
-		if g, ok := n.byEvent[descriptor]; ok {
+		if g := n.group(descriptor); g != nil {
 			g.transitions = ts
 			return
 		}
-		g := &eventGroup{descriptor: descriptor, transitions: ts}
-		n.byEvent[descriptor] = g
-		n.on = append(n.on, g)
+		g := l.groups.new()
+		g.descriptor, g.transitions = descriptor, ts
+		n.addGroup(g)
 	}
-	if on := raw.get("on"); on.Exists() {
+	if on := l.get(i, "on"); on.Exists() {
 		p := path.key("on")
 		if !on.IsObject() {
 			l.errorf(p, "must be an object mapping events to transitions, not %s", jsonx.Kind(on))
 		} else {
-			for _, mb := range jsonx.Members(on, func(k string) { l.errorf(p.key(k), "duplicate key %q", k) }) {
+			ms, mark := l.members(on, p)
+			n.on = carve(&l.groupLists, len(ms), l.groups.used)[:0]
+			for _, mb := range ms {
 				if mb.Key == "" {
 					l.errorf(p, `an event descriptor cannot be empty; use "always" for eventless transitions`)
 					continue
@@ -558,19 +648,20 @@ func (l *loader) readBehaviour(i int) {
 				}
 				set(mb.Key, l.readTransitions(i, mb.Key, mb.Value, p.key(mb.Key)))
 			}
+			l.scratch = l.scratch[:mark]
 		}
 	}
-	if od := raw.get("onDone"); od.Exists() {
+	if od := l.get(i, "onDone"); od.Exists() {
 		if n.kind != kindCompound && n.kind != kindParallel {
 			l.errorf(path.key("onDone"), "only compound and parallel states are ever done; this one is %s", n.kind)
 		}
 		ev := doneStatePrefix + n.id
 		set(ev, l.readTransitions(i, ev, od, path.key("onDone")))
 	}
-	if inv := raw.get("invoke"); inv.Exists() {
+	if inv := l.get(i, "invoke"); inv.Exists() {
 		l.readInvokes(i, inv, path.key("invoke"), set)
 	}
-	if after := raw.get("after"); after.Exists() {
+	if after := l.get(i, "after"); after.Exists() {
 		l.readAfter(i, after, path.key("after"), set)
 	}
 	for _, g := range n.on {
@@ -581,13 +672,14 @@ func (l *loader) readBehaviour(i int) {
 	sort.SliceStable(n.wildcards, func(a, b int) bool {
 		return len(n.wildcards[a].descriptor) > len(n.wildcards[b].descriptor)
 	})
-	if al := raw.get("always"); al.Exists() {
+	if al := l.get(i, "always"); al.Exists() {
 		n.always = l.readTransitions(i, "", al, path.key("always"))
 	}
 }
 
 func (l *loader) readInitial(n *stateNode, init gjson.Result, path jsonPath) {
-	t := &transition{source: n.order}
+	t := l.transitions.new()
+	t.source = n.order
 	var key string
 	switch {
 	case init.Type == gjson.String:
@@ -612,13 +704,13 @@ func (l *loader) readInitial(n *stateNode, init gjson.Result, path jsonPath) {
 		l.errorf(path, "must be the key of a child state, not %s", jsonx.Kind(init))
 		return
 	}
-	if c, ok := l.childByKey[n.order][key]; ok {
-		if tg := l.raw[c].get("target"); l.m.nodes[c].kind == kindHistory && (!tg.Exists() || tg.String() == "") {
+	if c, ok := l.child(n.order, key); ok {
+		if tg := l.get(c, "target"); l.m.nodes[c].kind == kindHistory && (!tg.Exists() || tg.String() == "") {
 			// XState would recurse until the stack overflows.
 			l.errorf(path, "%q is a history state without a \"target\", which would loop; give it a \"target\"", key)
 			return
 		}
-		t.targets = []int{c}
+		t.targets = single(&l.targetChunk, c, l.transitions.used)
 		n.initial = t
 		return
 	}
@@ -677,7 +769,7 @@ func (l *loader) readAfter(i int, after gjson.Result, path jsonPath, set func(st
 		} else {
 			ts = l.readTransitions(i, ev, mb.Value, path.key(mb.Key))
 		}
-		if g, ok := n.byEvent[ev]; ok {
+		if g := n.group(ev); g != nil {
 			set(ev, append(g.transitions, ts...))
 		} else {
 			set(ev, ts)
@@ -750,7 +842,7 @@ func (l *loader) readTransitions(src int, event string, v gjson.Result, path jso
 	switch {
 	case v.Type == gjson.String || v.IsObject():
 		if t := l.readTransition(src, event, v, path); t != nil {
-			return []*transition{t}
+			return single(&l.transitionChunk, t, l.transitions.used)
 		}
 		return nil
 	case v.IsArray():
@@ -772,7 +864,8 @@ func (l *loader) readTransitions(src int, event string, v gjson.Result, path jso
 }
 
 func (l *loader) readTransition(src int, event string, v gjson.Result, path jsonPath) *transition {
-	t := &transition{source: src, event: event}
+	t := l.transitions.new()
+	t.source, t.event = src, event
 	var target gjson.Result
 	targetPath := path
 	if v.Type == gjson.String {
@@ -782,6 +875,13 @@ func (l *loader) readTransition(src int, event string, v gjson.Result, path json
 	}
 	if !target.Exists() || (target.Type == gjson.String && target.String() == "") {
 		return t // targetless
+	}
+	if target.Type == gjson.String { // the common case, without a list
+		t.targets = []int{}
+		if idx, ok := l.resolveTarget(src, target.String(), targetPath); ok {
+			t.targets = single(&l.targetChunk, idx, l.transitions.used)
+		}
+		return t
 	}
 	t.targets = []int{}
 	for _, ref := range l.targetStrings(target, targetPath) {
@@ -799,7 +899,9 @@ func (l *loader) readTransition(src int, event string, v gjson.Result, path json
 // route's target is ignored.
 func (l *loader) readTransitionKeys(t *transition, v gjson.Result, path jsonPath, isRoute bool) (target gjson.Result, targetPath jsonPath) {
 	targetPath = path
-	for _, mb := range jsonx.Members(v, func(k string) { l.errorf(path.key(k), "duplicate key %q", k) }) {
+	ms, mark := l.members(v, path)
+	defer func() { l.scratch = l.scratch[:mark] }()
+	for _, mb := range ms {
 		p := path.key(mb.Key)
 		switch mb.Key {
 		case "target":
@@ -881,14 +983,12 @@ func (l *loader) readRoutes() {
 	}
 	root := l.m.nodes[0]
 	l.cur = 0
-	if g, ok := root.byEvent[routeEvent]; ok {
-		l.warnf(root.path.key("on").key(routeEvent), "never taken: as in XState, the routes of the states replace the root's transitions on %q", routeEvent)
+	if g := root.group(routeEvent); g != nil {
+		l.warnf(l.raw[0].path.key("on").key(routeEvent), "never taken: as in XState, the routes of the states replace the root's transitions on %q", routeEvent)
 		g.transitions = ts
 		return
 	}
-	g := &eventGroup{descriptor: routeEvent, transitions: ts}
-	root.byEvent[routeEvent] = g
-	root.on = append(root.on, g)
+	root.addGroup(&eventGroup{descriptor: routeEvent, transitions: ts})
 }
 
 // uniqueTargets drops repeated targets, keeping the first of each: a long
@@ -1000,7 +1100,8 @@ func (l *loader) resolveTarget(src int, target string, path jsonPath) (int, bool
 // the first segment is an id, the rest a path below it.
 // When ok is false, hint completes the message "... is not a state id".
 func (l *loader) resolveID(target string) (idx int, hint string, ok bool) {
-	segs := jsonx.StatePath(target[1:])
+	var buf [4]string
+	segs := splitStatePath(target[1:], &buf)
 	idx, ok = l.m.byID[segs[0]]
 	if !ok {
 		return 0, l.hint(segs[0], l.sortedIDs), false
@@ -1026,12 +1127,32 @@ func (l *loader) sortedIDs() []string {
 // resolvePath walks a dotted path of child keys down from node from
 // (XState's getStateNodeByPath); an empty segment stops the walk.
 func (l *loader) resolvePath(from int, path string) (int, string) {
-	idx, err := l.resolveSegments(from, jsonx.StatePath(path))
-	if _, isKey := l.childByKey[from][path]; err != "" && isKey {
+	var buf [4]string
+	idx, err := l.resolveSegments(from, splitStatePath(path, &buf))
+	if _, isKey := l.child(from, path); err != "" && isKey {
 		// The path is a key with dots: in JSON, "a\\.b" names it.
 		err += fmt.Sprintf("; to target the key %q, escape its dots: %q", path, strings.ReplaceAll(path, ".", `\.`))
 	}
 	return idx, err
+}
+
+// splitStatePath is jsonx.StatePath, which a path without backslashes
+// (most are) and of at most len(buf) segments skips: its segments are then
+// substrings of the path, in buf.
+func splitStatePath(path string, buf *[4]string) []string {
+	if strings.IndexByte(path, '\\') >= 0 {
+		return jsonx.StatePath(path)
+	}
+	rest := path
+	for n := range buf {
+		dot := strings.IndexByte(rest, '.')
+		if dot < 0 {
+			buf[n] = rest
+			return buf[:n+1]
+		}
+		buf[n], rest = rest[:dot], rest[dot+1:]
+	}
+	return jsonx.StatePath(path) // more segments than buf holds
 }
 
 // resolveSegments is resolvePath on a path already split into keys. A key
@@ -1051,7 +1172,7 @@ func (l *loader) resolveSegments(from int, segs []string) (int, string) {
 			cur = idx
 			continue
 		}
-		next, ok := l.childByKey[cur][key]
+		next, ok := l.child(cur, key)
 		if !ok {
 			hint := l.hint(key, func() []string {
 				keys := make([]string, len(l.m.nodes[cur].children))
@@ -1105,7 +1226,8 @@ func (l *loader) readGuardAt(v gjson.Result, gp *guardPath) *guard {
 		g.name = v.String()
 	case v.IsObject():
 		path := gp.jsonPath()
-		for _, mb := range jsonx.Members(v, func(k string) { l.errorf(path.key(k), "duplicate key %q", k) }) {
+		ms, mark := l.members(v, path)
+		for _, mb := range ms {
 			switch mb.Key {
 			case "type":
 				if mb.Value.Type != gjson.String || mb.Value.String() == "" {
@@ -1122,6 +1244,7 @@ func (l *loader) readGuardAt(v gjson.Result, gp *guardPath) *guard {
 				l.warnf(path.key(mb.Key), "unknown key %q%s", mb.Key, didYouMean(mb.Key, []string{"type", "params"}))
 			}
 		}
+		l.scratch = l.scratch[:mark]
 		if g.name == "" {
 			l.errorf(path, `a guard object needs a "type"`)
 			return nil
@@ -1250,7 +1373,8 @@ func (l *loader) readAction(v gjson.Result, path jsonPath) *action {
 		a.name = v.String()
 	case v.IsObject():
 		emptyName := false
-		for _, mb := range jsonx.Members(v, func(k string) { l.errorf(path.key(k), "duplicate key %q", k) }) {
+		ms, mark := l.members(v, path)
+		for _, mb := range ms {
 			switch mb.Key {
 			case "type":
 				if mb.Value.Type == gjson.String && mb.Value.Str == "" {
@@ -1272,6 +1396,7 @@ func (l *loader) readAction(v gjson.Result, path jsonPath) *action {
 				l.warnf(path.key(mb.Key), "unknown key %q%s", mb.Key, didYouMean(mb.Key, []string{"type", "params"}))
 			}
 		}
+		l.scratch = l.scratch[:mark]
 		if emptyName {
 			l.warnf(path.key("type"), "an empty action name does nothing: XState skips it")
 			return nil

@@ -152,7 +152,7 @@ type Machine struct {
 	// wildcard descriptor, and with eventless transitions. An event that no
 	// active node can take is skipped without walking the configuration.
 	handlers map[string][]int
-	// eventIDs numbers every descriptor of every node's byEvent; a node's
+	// eventIDs numbers every descriptor of every node's on; a node's
 	// exact lists them with their groups, so finding a node's group for an
 	// event is a scan of small integers once the event is numbered.
 	eventIDs      map[string]int32
@@ -232,7 +232,8 @@ type TransitionInfo struct {
 func (m *Machine) Nodes() []Node {
 	out := make([]Node, len(m.nodes))
 	for i, n := range m.nodes {
-		d := Node{ID: n.id, Key: n.key, Type: n.kind.String(), Tags: n.tags, Meta: n.meta, Description: n.description}
+		info := n.info()
+		d := Node{ID: n.id, Key: n.key, Type: n.kind.String(), Tags: info.tags, Meta: info.meta, Description: info.description}
 		if n.parent >= 0 {
 			d.Parent = m.nodes[n.parent].id
 		}
@@ -288,7 +289,6 @@ func (k nodeKind) String() string {
 type stateNode struct {
 	key         string
 	id          string
-	path        jsonPath // where it is in the config, for messages
 	order       int
 	parent      int // -1 for the root
 	kind        nodeKind
@@ -302,20 +302,43 @@ type stateNode struct {
 	historyDef  *transition // history nodes: the explicit default target, nil if none
 	parallelDef *transition // history nodes of a parallel state without historyDef: enter the parent
 	entry, exit []*action
-	on          []*eventGroup // in the order of XState's transitions map
-	byEvent     map[string]*eventGroup
-	exact       []eventSlot   // byEvent by event id (Machine.eventIDs), when it has at most maxExactScan
-	wildcards   []*eventGroup // descriptors ending in "*", longest first
+	on          []*eventGroup          // in the order of XState's transitions map
+	byEvent     map[string]*eventGroup // on by descriptor, when it has more than maxExactScan groups (see addGroup)
+	exact       []eventSlot            // on by event id (Machine.eventIDs), when it has at most maxExactScan
+	wildcards   []*eventGroup          // descriptors ending in "*", longest first
 	always      []*transition
-	output      *template // a final state's or the root's output; nil when it has none
+	output      *template   // a final state's or the root's output; nil when it has none
+	doc         *nodeDoc    // nil when the node has none of it
+	invokes     []*spawnDef // in config order
+}
+
+// nodeDoc is what a state node's config says about the node to its readers
+// and tools: tags, meta and description. Few nodes have any, so a node
+// keeps a pointer, nil when it has none.
+type nodeDoc struct {
 	tags        []string
 	meta        any
 	hasMeta     bool // meta is present, null included
 	description string
-	invokes     []*spawnDef // in config order
 }
 
-// eventSlot is one member of a node's byEvent, by event id.
+// info returns the node's doc, empty when it has none.
+func (n *stateNode) info() nodeDoc {
+	if n.doc == nil {
+		return nodeDoc{}
+	}
+	return *n.doc
+}
+
+// docs returns the node's doc for the loader to fill, allocating it.
+func (n *stateNode) docs() *nodeDoc {
+	if n.doc == nil {
+		n.doc = &nodeDoc{}
+	}
+	return n.doc
+}
+
+// eventSlot is one of a node's groups (on), by event id.
 type eventSlot struct {
 	id int32
 	g  *eventGroup
@@ -482,7 +505,15 @@ func (m *Machine) layout() {
 			if m.nodes[c].kind == kindHistory {
 				n.histories = append(n.histories, c)
 				m.hasHistory = true
-			} else {
+			}
+		}
+		if len(n.histories) == 0 {
+			n.regions = n.children // neither is ever changed
+			continue
+		}
+		n.regions = make([]int, 0, len(n.children)-len(n.histories))
+		for _, c := range n.children {
+			if m.nodes[c].kind != kindHistory {
 				n.regions = append(n.regions, c)
 			}
 		}
@@ -492,24 +523,55 @@ func (m *Machine) layout() {
 // index gives every compiled transition its id, and lists the nodes that
 // handle each event.
 func (m *Machine) index() {
-	m.handlers = map[string][]int{}
-	m.eventIDs = map[string]int32{}
+	groups := 0
 	for _, n := range m.nodes {
-		for d, g := range n.byEvent {
-			id, ok := m.eventIDs[d]
+		groups += len(n.on)
+	}
+	m.eventIDs = map[string]int32{}
+	var descriptors []string // by event id
+	var count []int          // by event id: the number of nodes with a group
+	ids := make([]int32, 0, groups)
+	var slots []eventSlot // the nodes' exact slots, carved from shared chunks
+	for _, n := range m.nodes {
+		small := len(n.on) <= maxExactScan
+		if small {
+			n.exact = carve(&slots, len(n.on), len(ids))[:0]
+		}
+		for _, g := range n.on {
+			id, ok := m.eventIDs[g.descriptor]
 			if !ok {
-				id = int32(len(m.eventIDs))
-				m.eventIDs[d] = id
+				id = int32(len(descriptors))
+				m.eventIDs[g.descriptor] = id
+				descriptors = append(descriptors, g.descriptor)
+				count = append(count, 0)
 			}
-			if len(n.byEvent) <= maxExactScan {
+			count[id]++
+			ids = append(ids, id)
+			if small {
 				n.exact = append(n.exact, eventSlot{id: id, g: g})
 			}
 		}
 	}
+	// The handlers of all the descriptors share one array, each list sized
+	// by its count: one descriptor on every state of a large machine would
+	// otherwise grow its list again and again.
+	lists := make([][]int, len(descriptors))
+	all := make([]int, len(ids))
+	for id, c := range count {
+		lists[id], all = all[:0:c], all[c:]
+	}
+	k := 0
 	for i, n := range m.nodes {
-		for _, g := range n.on {
-			m.handlers[g.descriptor] = append(m.handlers[g.descriptor], i)
+		for range n.on {
+			lists[ids[k]] = append(lists[ids[k]], i)
+			k++
 		}
+	}
+	m.handlers = make(map[string][]int, len(descriptors))
+	for id, d := range descriptors {
+		m.handlers[d] = lists[id]
+	}
+	for i, n := range m.nodes {
 		if len(n.wildcards) > 0 {
 			m.wildcardNodes = append(m.wildcardNodes, i)
 		}

@@ -262,7 +262,7 @@ func (s *Snapshot) Matches(value any) bool {
 // HasTag reports whether any active state node has the tag.
 func (s *Snapshot) HasTag(tag string) bool {
 	for _, n := range s.nodes {
-		for _, t := range s.machine.nodes[n].tags {
+		for _, t := range s.machine.nodes[n].info().tags {
 			if t == tag {
 				return true
 			}
@@ -275,7 +275,7 @@ func (s *Snapshot) HasTag(tag string) bool {
 func (s *Snapshot) Tags() []string {
 	set := map[string]bool{}
 	for _, n := range s.nodes {
-		for _, t := range s.machine.nodes[n].tags {
+		for _, t := range s.machine.nodes[n].info().tags {
 			set[t] = true
 		}
 	}
@@ -287,8 +287,8 @@ func (s *Snapshot) Tags() []string {
 func (s *Snapshot) Meta() map[string]any {
 	out := map[string]any{}
 	for _, n := range s.nodes {
-		if node := s.machine.nodes[n]; node.hasMeta {
-			out[node.id] = node.meta
+		if node := s.machine.nodes[n]; node.info().hasMeta {
+			out[node.id] = node.doc.meta
 		}
 	}
 	return out
@@ -458,7 +458,7 @@ func (s *Snapshot) xstateJSON() map[string]any {
 	tags := []any{}
 	seen := map[string]bool{}
 	for _, n := range s.nodes {
-		for _, t := range s.machine.nodes[n].tags {
+		for _, t := range s.machine.nodes[n].info().tags {
 			if !seen[t] {
 				seen[t] = true
 				tags = append(tags, t)

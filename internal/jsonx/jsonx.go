@@ -14,6 +14,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -113,16 +114,36 @@ func ArrayIndex(k string) (uint64, bool) {
 // order. Only the first occurrence of a duplicated key is kept; dup, if not
 // nil, is called for every other one.
 func Members(v gjson.Result, dup func(key string)) []Member {
-	members := make([]Member, 0, 4) // most objects of a config are small
-	var seen map[string]bool        // only for large objects; small ones are scanned
+	return AppendMembers(make([]Member, 0, 4), v, dup) // most objects of a config are small
+}
+
+// AppendMembers is Members appending to dst: the object's members are
+// the result's elements from len(dst) on. A caller that reads many objects
+// can reuse one buffer for all of them.
+func AppendMembers(dst []Member, v gjson.Result, dup func(key string)) []Member {
+	return appendMembers(dst, v, dup, nil)
+}
+
+// AppendMembers is AppendMembers of a value of x's document, which skips
+// the object's nested objects and arrays without scanning them.
+func (x *Extents) AppendMembers(dst []Member, v gjson.Result, dup func(key string)) []Member {
+	return appendMembers(dst, v, dup, x)
+}
+
+// largeObject is the size in bytes past which appendMembers counts an
+// object's members before it reads them.
+const largeObject = 16 << 10
+
+func appendMembers(dst []Member, v gjson.Result, dup func(key string), x *Extents) []Member {
+	start := len(dst)
+	var seen map[string]bool // only for large objects; small ones are scanned
 	indexKeys := false
-	v.ForEach(func(k, val gjson.Result) bool {
-		key := k.String()
+	add := func(key string, val gjson.Result) bool {
 		dupKey := false
 		if seen != nil {
 			dupKey = seen[key]
 		} else {
-			for _, m := range members {
+			for _, m := range dst[start:] {
 				if m.Key == key {
 					dupKey = true
 					break
@@ -135,9 +156,9 @@ func Members(v gjson.Result, dup func(key string)) []Member {
 			}
 			return true
 		}
-		if seen == nil && len(members) >= 16 {
-			seen = make(map[string]bool, 2*len(members))
-			for _, m := range members {
+		if seen == nil && len(dst)-start >= 16 {
+			seen = make(map[string]bool, 2*(len(dst)-start))
+			for _, m := range dst[start:] {
 				seen[m.Key] = true
 			}
 		}
@@ -147,12 +168,29 @@ func Members(v gjson.Result, dup func(key string)) []Member {
 		if _, ok := ArrayIndex(key); ok {
 			indexKeys = true
 		}
-		members = append(members, Member{key, val})
+		dst = append(dst, Member{key, val})
 		return true
-	})
-	if !indexKeys {
-		return members
 	}
+	if k, ok := x.find(v); ok {
+		if c := x.containers[k]; c.end-c.start > largeObject {
+			// Counted first (a scan of its keys: the nested values are
+			// skipped), so that the members and the duplicate check are
+			// sized once rather than grown.
+			n := 0
+			x.forEach(k, func(string, gjson.Result) bool { n++; return true })
+			dst = slices.Grow(dst, n)
+			if n >= 16 {
+				seen = make(map[string]bool, n)
+			}
+		}
+		x.forEach(k, add)
+	} else {
+		v.ForEach(func(k, val gjson.Result) bool { return add(k.String(), val) })
+	}
+	if !indexKeys {
+		return dst
+	}
+	members := dst[start:]
 	sort.SliceStable(members, func(i, j int) bool {
 		a, aok := ArrayIndex(members[i].Key)
 		b, bok := ArrayIndex(members[j].Key)
@@ -161,7 +199,22 @@ func Members(v gjson.Result, dup func(key string)) []Member {
 		}
 		return aok && !bok
 	})
-	return members
+	return dst
+}
+
+// HasMembers reports whether v, an object, has any member, without
+// reading one (gjson's ForEach would scan the first member's value).
+func HasMembers(v gjson.Result) bool {
+	raw := v.Raw
+	if len(raw) == 0 || raw[0] != '{' {
+		return false
+	}
+	for i := 1; i < len(raw); i++ {
+		if raw[i] > ' ' {
+			return raw[i] != '}'
+		}
+	}
+	return false
 }
 
 // GoValue converts a JSON value to the shapes encoding/json produces:

@@ -81,6 +81,45 @@ func TestMembers(t *testing.T) {
 	}
 }
 
+// TestAppendMembers: the members of an object are appended after what the
+// buffer holds, which they leave as it is; a key of the buffer's earlier
+// members is no duplicate, and sorting array-index keys sorts only the
+// object's own members.
+func TestAppendMembers(t *testing.T) {
+	for _, n := range []int{3, 40} { // small objects scan, large ones use a map
+		var b strings.Builder
+		b.WriteString(`{"z":1,"3":2,"x":3,"z":4`)
+		for i := range n {
+			b.WriteString(`,"k` + strings.Repeat("x", i) + `":0`)
+		}
+		b.WriteString(`}`)
+		buf := Members(gjson.Parse(`{"x":0,"9":0}`), nil)
+		var dups []string
+		out := AppendMembers(buf, gjson.Parse(b.String()), func(k string) { dups = append(dups, k) })
+		var keys []string
+		for _, m := range out[:5] {
+			keys = append(keys, m.Key+"="+m.Value.Raw)
+		}
+		if want := []string{"9=0", "x=0", "3=2", "z=1", "x=3"}; !reflect.DeepEqual(keys, want) {
+			t.Errorf("n=%d: keys = %v, want %v", n, keys, want)
+		}
+		if want := []string{"z"}; !reflect.DeepEqual(dups, want) {
+			t.Errorf("n=%d: dups = %v, want %v", n, dups, want)
+		}
+		if len(out) != 2+3+n {
+			t.Errorf("n=%d: %d members, want %d", n, len(out), 2+3+n)
+		}
+	}
+}
+
+func TestHasMembers(t *testing.T) {
+	for doc, want := range map[string]bool{`{}`: false, "{ \n\t}": false, `{"a":{}}`: true, ` {"":1}`: true, `[1]`: false, `"{x}"`: false} {
+		if got := HasMembers(gjson.Parse(doc)); got != want {
+			t.Errorf("HasMembers(%s) = %v, want %v", doc, got, want)
+		}
+	}
+}
+
 func TestGoValue(t *testing.T) {
 	got := GoValue(gjson.Parse(`{"a":[1,"x",true,false,null,{}],"a":2,"b":[]}`))
 	want := map[string]any{"a": []any{1.0, "x", true, false, nil, map[string]any{}}, "b": []any{}}

@@ -1,0 +1,56 @@
+// This file checks the loader's shortcuts against what they stand for:
+// splitStatePath against jsonx.StatePath, and the slab and chunk helpers.
+
+package statechart
+
+import (
+	"reflect"
+	"testing"
+
+	"github.com/chartgate/chartgate/internal/jsonx"
+)
+
+func TestSplitStatePath(t *testing.T) {
+	for _, path := range []string{
+		"", ".", "a", "a.b", "a..b", "a.", ".a", "a.b.c.d", "a.b.c.d.e", "a.b.c.d.e.f.g.h.i",
+		`a\.b`, `a\\.b`, `#x.y`, "...", "....", ".....",
+	} {
+		var buf [4]string
+		got := splitStatePath(path, &buf)
+		if want := jsonx.StatePath(path); !reflect.DeepEqual(got, want) {
+			t.Errorf("splitStatePath(%q) = %q, want %q", path, got, want)
+		}
+	}
+}
+
+// TestSlabAndSingle: values and slices from shared chunks are distinct,
+// zeroed, and an append to a slice leaves its neighbours alone.
+func TestSlabAndSingle(t *testing.T) {
+	var s slab[transition]
+	seen := map[*transition]bool{}
+	for i := range 1000 {
+		p := s.new()
+		if seen[p] || p.source != 0 || p.targets != nil {
+			t.Fatalf("value %d reused or not zeroed: %+v", i, *p)
+		}
+		p.source = i + 1
+		seen[p] = true
+	}
+	var chunk []int
+	a := single(&chunk, 1, 10)
+	b := single(&chunk, 2, 10)
+	a = append(a, 3)
+	if b[0] != 2 || !reflect.DeepEqual(a, []int{1, 3}) {
+		t.Fatalf("a = %v, b = %v; want [1 3], [2]", a, b)
+	}
+	c := carve(&chunk, 2, 10)[:0]
+	d := carve(&chunk, 2, 10)
+	d[0], d[1] = 7, 8
+	c = append(c, 1, 2, 3)
+	if !reflect.DeepEqual(c, []int{1, 2, 3}) || !reflect.DeepEqual(d, []int{7, 8}) {
+		t.Fatalf("c = %v, d = %v; want [1 2 3], [7 8]", c, d)
+	}
+	if long := carve(&chunk, 1000, 10); len(long) != 1000 || cap(long) != 1000 {
+		t.Fatalf("a long slice has length %d and capacity %d, want 1000", len(long), cap(long))
+	}
+}
