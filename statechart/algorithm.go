@@ -75,6 +75,7 @@ type runner struct {
 	belowTouched        []int
 	belowOK, belowAsked bool
 	toEnter             entrySet
+	enteringHistory     []int // addDescendantStatesToEnter: the history states it is entering
 	defaultEntry        nodeSet
 	toExit              []int
 	exiting             stampSet // the members of toExit
@@ -1085,7 +1086,9 @@ func (r *runner) enterStates(ts []*transition, ev Event, isInitial bool) {
 	r.toEnter.reset(r.m)
 	r.defaultEntry.reset(len(r.m.nodes))
 	r.regionsDone.clear(len(r.m.nodes))
-	r.computeEntrySet(ts)
+	if r.computeEntrySet(ts); r.err != nil {
+		return
+	}
 	if isInitial {
 		r.defaultEntry.add(0)
 	}
@@ -1284,10 +1287,22 @@ func sortDescending(s []int) {
 func (r *runner) addDescendantStatesToEnter(s int) {
 	node := r.m.nodes[s]
 	if node.kind == kindHistory {
+		// A history state that is the initial state of its parent is part
+		// of XState's configuration (and state value) after a default
+		// entry, so it can remember itself; entering it again would
+		// never end (XState overflows its stack). The step fails instead.
+		if slices.Contains(r.enteringHistory, s) {
+			r.fail(s, fmt.Errorf("%w: history state %q is entered through its own remembered value", ErrInfiniteLoop, node.id))
+			return
+		}
+		r.enteringHistory = append(r.enteringHistory, s)
+		defer func() { r.enteringHistory = r.enteringHistory[:len(r.enteringHistory)-1] }()
 		if h, ok := r.s.history[s]; ok {
 			for _, n := range h {
 				r.toEnter.add(n)
-				r.addDescendantStatesToEnter(n)
+				if r.addDescendantStatesToEnter(n); r.err != nil {
+					return
+				}
 			}
 			for _, n := range h {
 				r.addProperAncestorStatesToEnter(n, node.parent)
