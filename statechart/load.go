@@ -65,7 +65,8 @@ type loader struct {
 	paths           []jsonPath     // per node, its JSON path once spelled out (see nodePath)
 	extents         *jsonx.Extents // the document\'s objects, for members
 	scratch         []jsonx.Member // the members of the objects being read, a stack (see members)
-	keptChunk       []jsonx.Member // room for the nodes' members the second pass reads (see keep)
+	got             []jsonx.Member // the members of node gotNode-1, which get reads
+	gotNode         int            // 1 + the node whose members got holds; 0 for none
 	nodes           slab[stateNode]
 	transitions     slab[transition]
 	targetChunk     []int         // single targets (see single)
@@ -86,15 +87,24 @@ type route struct {
 
 // rawNode keeps what the second pass (transitions, actions) needs.
 type rawNode struct {
-	object bool     // the node's config is an object (the first pass reported it otherwise)
-	path   jsonPath // where it is in the config, for messages: its nodeRef (the root's is empty)
+	object bool // the node's config is an object (the first pass reported it otherwise)
+	// index and raw are the node's config, a part of the document at
+	// offset index (see config): the second pass reads its members again
+	// rather than the first pass keeping them, since a kept member
+	// (96 bytes) costs more than a scan of the node's keys, which skips
+	// its nested objects in constant time.
+	index int32
+	raw   string
+	path  jsonPath // where it is in the config, for messages: its nodeRef (the root's is empty)
 	// byKey finds the node's children by key when it has more than
 	// maxChildScan; fewer are scanned (see child).
 	byKey map[string]int
-	// kept are the node's members that the second pass reads, as the first
-	// pass's scan found them: the second pass looks its keys up there (a
-	// Get would scan the node, child states included, again).
-	kept []jsonx.Member
+}
+
+// config returns node i's config, as the first pass read it.
+func (l *loader) config(i int) gjson.Result {
+	r := &l.raw[i]
+	return gjson.Result{Type: gjson.JSON, Raw: r.raw, Index: int(r.index)}
 }
 
 func (l *loader) errorf(path jsonPath, format string, args ...any) {
@@ -129,35 +139,43 @@ func (l *loader) sortErrors() {
 	l.errs = sorted
 }
 
-// get returns node i's member key, if the second pass reads it (see
-// secondPassKeys).
+// get returns node i's member key, which the second pass reads (the
+// first pass reported the node's duplicate keys). The node's members are
+// read once for all its keys, in l.got.
 func (l *loader) get(i int, key string) gjson.Result {
-	for _, mb := range l.raw[i].kept {
+	if !l.raw[i].object {
+		return gjson.Result{}
+	}
+	if l.gotNode != i+1 {
+		l.got = l.extents.AppendMembers(l.got[:0], l.config(i), nil)
+		l.gotNode = i + 1
+	}
+	return memberValue(l.got, key)
+}
+
+// getOther returns node i's member key, like get, without replacing the
+// members get holds: for a node read while another node's are.
+func (l *loader) getOther(i int, key string) gjson.Result {
+	if !l.raw[i].object {
+		return gjson.Result{}
+	}
+	if l.gotNode == i+1 {
+		return memberValue(l.got, key)
+	}
+	mark := len(l.scratch)
+	l.scratch = l.extents.AppendMembers(l.scratch, l.config(i), nil)
+	v := memberValue(l.scratch[mark:], key)
+	l.scratch = l.scratch[:mark]
+	return v
+}
+
+func memberValue(ms []jsonx.Member, key string) gjson.Result {
+	for _, mb := range ms {
 		if mb.Key == key {
 			return mb.Value
 		}
 	}
 	return gjson.Result{}
-}
-
-// secondPassKeys are the keys of a state node that the second pass reads.
-var secondPassKeys = [...]string{"initial", "on", "always", "after", "onDone", "entry", "exit", "target", "invoke"}
-
-// keep copies the members at positions which to a chunk of memory that
-// many nodes share, for the second pass.
-func (l *loader) keep(members []jsonx.Member, which []int) []jsonx.Member {
-	if len(which) == 0 {
-		return nil
-	}
-	if len(l.keptChunk) < len(which) {
-		l.keptChunk = make([]jsonx.Member, min(max(len(l.m.nodes), 16), maxSlabChunk))
-	}
-	kept := l.keptChunk[:len(which):len(which)]
-	l.keptChunk = l.keptChunk[len(which):]
-	for k, j := range which {
-		kept[k] = members[j]
-	}
-	return kept
 }
 
 // members reads the members of object v (see jsonx.Members) onto the
@@ -263,10 +281,6 @@ func (l *loader) load(data []byte) *Machine {
 	l.m.layout()
 	for i := range l.m.nodes {
 		l.readBehaviour(i)
-		// Only node i's pass and its parent's (before it) read its kept
-		// members: once a chunk's nodes are all read, the collector can
-		// have it.
-		l.raw[i].kept = nil
 	}
 	l.readRoutes()
 	return l.m
@@ -290,7 +304,7 @@ func (l *loader) readNode(v gjson.Result, key string, parent int, defaultID stri
 	idx := n.order
 	l.cur = idx
 	l.m.nodes = append(l.m.nodes, n)
-	l.raw = append(l.raw, rawNode{object: v.IsObject(), path: path})
+	l.raw = append(l.raw, rawNode{object: v.IsObject(), index: int32(v.Index), raw: v.Raw, path: path})
 	if !v.IsObject() {
 		l.errorf(path, "a state node must be an object, not %s", jsonx.Kind(v))
 		return idx
@@ -298,12 +312,10 @@ func (l *loader) readNode(v gjson.Result, key string, parent int, defaultID stri
 
 	members, mark := l.members(v, path)
 	defer func() { l.scratch = l.scratch[:mark] }()
-	var kept [len(secondPassKeys)]int // the members of secondPassKeys, by position
-	nKept := 0
 	var states, routeConfig gjson.Result
 	var typ string
 	hasHistory, explicitID := false, false
-	for j, mb := range members {
+	for _, mb := range members {
 		p := func() jsonPath { return path.key(mb.Key) } // built only for a message
 		switch mb.Key {
 		case "id":
@@ -356,7 +368,6 @@ func (l *loader) readNode(v gjson.Result, key string, parent int, defaultID stri
 			}
 		case "invoke":
 			// read in the second pass, once the state's id is known
-			kept[nKept], nKept = j, nKept+1
 		case "route":
 			routeConfig = mb.Value
 		case "options":
@@ -365,9 +376,8 @@ func (l *loader) readNode(v gjson.Result, key string, parent int, defaultID stri
 				continue
 			}
 			l.warnf(p(), "unknown key %q%s", mb.Key, didYouMean(mb.Key, nodeKeys))
-		case "initial", "on", "always", "after", "onDone", "entry", "exit", "target": // with "invoke", secondPassKeys
-			// read in the second pass
-			kept[nKept], nKept = j, nKept+1
+		case "initial", "on", "always", "after", "onDone", "entry", "exit", "target":
+			// read in the second pass (see get)
 		default:
 			switch why, ignored := ignoredNodeKeys[mb.Key]; {
 			case parent < 0 && rootOnlyKeys[mb.Key]:
@@ -380,7 +390,6 @@ func (l *loader) readNode(v gjson.Result, key string, parent int, defaultID stri
 			}
 		}
 	}
-	l.raw[idx].kept = l.keep(members, kept[:nKept])
 	if routeConfig.Exists() {
 		l.readRouteConfig(idx, routeConfig, path.key("route"), explicitID)
 	}
@@ -441,6 +450,16 @@ func (l *loader) readNode(v gjson.Result, key string, parent int, defaultID stri
 		}
 		l.m.nodes = slices.Grow(l.m.nodes, len(kids))
 		l.raw = slices.Grow(l.raw, len(kids))
+		if len(kids) > len(l.m.byID) {
+			// The ids map too is sized for the children, rather than grown
+			// (and rehashed) as they are read: a large machine is mostly
+			// one node's children, most often the root's.
+			byID := make(map[string]int, len(l.m.nodes)+len(kids))
+			for id, j := range l.m.byID {
+				byID[id] = j
+			}
+			l.m.byID = byID
+		}
 		for _, mb := range kids {
 			if mb.Key == "" {
 				l.errorf(path.key("states"), "a state key cannot be empty")
@@ -705,7 +724,7 @@ func (l *loader) readInitial(n *stateNode, init gjson.Result, path jsonPath) {
 		return
 	}
 	if c, ok := l.child(n.order, key); ok {
-		if tg := l.get(c, "target"); l.m.nodes[c].kind == kindHistory && (!tg.Exists() || tg.String() == "") {
+		if tg := l.getOther(c, "target"); l.m.nodes[c].kind == kindHistory && (!tg.Exists() || tg.String() == "") {
 			// XState would recurse until the stack overflows.
 			l.errorf(path, "%q is a history state without a \"target\", which would loop; give it a \"target\"", key)
 			return
