@@ -744,7 +744,7 @@ func (r *runner) selectEventlessTransitions(ev Event) []*transition {
 					return nil
 				}
 				if ok {
-					if r.picked.add(t.id) {
+					if r.picked.add(int(t.id)) {
 						r.selected = append(r.selected, t)
 					}
 					break loop
@@ -785,7 +785,7 @@ func (r *runner) microstep(ts []*transition, ev Event, isInitial bool) {
 		}
 	}
 	for _, t := range filtered {
-		r.executeActions(t.actions, ev, t.source)
+		r.executeActions(t.actions, ev, int(t.source))
 		if r.err != nil {
 			return
 		}
@@ -887,7 +887,7 @@ func (m *Machine) historyDefaultTransition(h int) *transition {
 // states a history target stands for).
 func (r *runner) domainOf(t *transition) int {
 	if t.staticDomain {
-		return t.domain
+		return int(t.domain)
 	}
 	if t.id < 0 {
 		return r.getTransitionDomain(t)
@@ -896,7 +896,7 @@ func (r *runner) domainOf(t *transition) int {
 		r.domains = make([]int, r.m.transitions)
 		r.domainKnown.clear(r.m.transitions)
 	}
-	if r.domainKnown.add(t.id) {
+	if r.domainKnown.add(int(t.id)) {
 		r.domains[t.id] = r.getTransitionDomain(t)
 	}
 	return r.domains[t.id]
@@ -918,17 +918,17 @@ func (m *Machine) domainOfTargets(t *transition, targets []int) int {
 	if !t.reenter {
 		inside := true
 		for _, tg := range targets {
-			if tg != t.source && !m.isDescendant(tg, t.source) {
+			if tg != int(t.source) && !m.isDescendant(tg, int(t.source)) {
 				inside = false
 				break
 			}
 		}
 		if inside {
-			return t.source
+			return int(t.source)
 		}
 	}
 	// findLeastCommonAncestor(targets + source)
-	head := t.source
+	head := int(t.source)
 	if len(targets) > 0 {
 		head = targets[0]
 	}
@@ -940,7 +940,7 @@ func (m *Machine) domainOfTargets(t *transition, targets []int) int {
 				break
 			}
 		}
-		if all && (len(targets) == 0 || m.isDescendant(t.source, anc)) {
+		if all && (len(targets) == 0 || m.isDescendant(int(t.source), anc)) {
 			return anc
 		}
 	}
@@ -1260,7 +1260,7 @@ func (r *runner) computeEntrySet(ts []*transition) {
 	for _, t := range ts {
 		domain := r.domainOf(t)
 		for _, s := range t.targets {
-			if r.m.nodes[s].kind != kindHistory && (t.source != s || t.source != domain || t.reenter) {
+			if r.m.nodes[s].kind != kindHistory && (int(t.source) != s || int(t.source) != domain || t.reenter) {
 				r.toEnter.add(s)
 				r.defaultEntry.add(s)
 			}

@@ -181,7 +181,7 @@ func (r *runner) refExitSet(t *transition) []int {
 	}
 	var set []int
 	domain := r.getTransitionDomain(t)
-	if t.reenter && t.source == domain {
+	if t.reenter && int(t.source) == domain {
 		set = append(set, domain)
 	}
 	for _, n := range r.s.nodes {
@@ -208,7 +208,7 @@ func (r *runner) refRemoveConflictingTransitions(ts []*transition) []*transition
 			if !meet {
 				continue
 			}
-			if r.m.refIsDescendant(t1.source, t2.source) {
+			if r.m.refIsDescendant(int(t1.source), int(t2.source)) {
 				remove = append(remove, t2)
 			} else {
 				preempted = true
@@ -251,7 +251,7 @@ func (e *refEntrySet) compute(ts []*transition) {
 	for _, t := range ts {
 		domain := r.getTransitionDomain(t)
 		for _, s := range t.targets {
-			if r.m.nodes[s].kind != kindHistory && (t.source != s || t.source != domain || t.reenter) {
+			if r.m.nodes[s].kind != kindHistory && (int(t.source) != s || int(t.source) != domain || t.reenter) {
 				e.add(&e.toEnter, s)
 				e.add(&e.defaultEntry, s)
 			}

@@ -616,7 +616,7 @@ func (l *loader) readBehaviour(i int) {
 		if n.kind != kindHistory {
 			l.warnf(path.key("target"), "\"target\" is ignored: only history states have a default target (XState ignores it too); put targets on transitions")
 		} else if n.parent >= 0 {
-			t := &transition{source: i}
+			t := &transition{source: int32(i)}
 			for _, ref := range l.targetStrings(tg, path.key("target")) {
 				s, p := ref.target, ref.path
 				idx, err := l.resolvePath(n.parent, s)
@@ -698,7 +698,7 @@ func (l *loader) readBehaviour(i int) {
 
 func (l *loader) readInitial(n *stateNode, init gjson.Result, path jsonPath) {
 	t := l.transitions.new()
-	t.source = n.order
+	t.source = int32(n.order)
 	var key string
 	switch {
 	case init.Type == gjson.String:
@@ -780,7 +780,7 @@ func (l *loader) readAfter(i int, after gjson.Result, path jsonPath, set func(st
 			// objects without a target, so they are targetless.
 			for j, e := range mb.Value.Array() {
 				if e.Type == gjson.String {
-					ts = append(ts, &transition{source: i, event: ev})
+					ts = append(ts, &transition{source: int32(i), event: ev})
 					continue
 				}
 				ts = append(ts, l.readTransitions(i, ev, e, path.key(mb.Key).index(j))...)
@@ -884,7 +884,7 @@ func (l *loader) readTransitions(src int, event string, v gjson.Result, path jso
 
 func (l *loader) readTransition(src int, event string, v gjson.Result, path jsonPath) *transition {
 	t := l.transitions.new()
-	t.source, t.event = src, event
+	t.source, t.event = int32(src), event
 	var target gjson.Result
 	targetPath := path
 	if v.Type == gjson.String {
