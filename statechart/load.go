@@ -608,7 +608,7 @@ func (l *loader) readBehaviour(i int) {
 	case n.kind != kindCompound && init.Exists():
 		l.errorf(path.key("initial"), "only compound states have an initial state (this one is %s)", n.kind)
 	case init.Exists():
-		l.readInitial(n, init, path.key("initial"))
+		l.readInitial(n, init, path.lazy().key("initial"))
 	}
 
 	// history default target, resolved relative to the parent
@@ -665,7 +665,7 @@ func (l *loader) readBehaviour(i int) {
 					// XState accepts it (with a warning) and it matches nothing.
 					l.warnf(p.key(mb.Key), "wildcards can only be the whole descriptor (\"*\") or its last token (\"event.*\")")
 				}
-				set(mb.Key, l.readTransitions(i, mb.Key, mb.Value, p.key(mb.Key)))
+				set(mb.Key, l.readTransitions(i, mb.Key, mb.Value, path.lazy().key("on").key(mb.Key)))
 			}
 			l.scratch = l.scratch[:mark]
 		}
@@ -675,7 +675,7 @@ func (l *loader) readBehaviour(i int) {
 			l.errorf(path.key("onDone"), "only compound and parallel states are ever done; this one is %s", n.kind)
 		}
 		ev := doneStatePrefix + n.id
-		set(ev, l.readTransitions(i, ev, od, path.key("onDone")))
+		set(ev, l.readTransitions(i, ev, od, path.lazy().key("onDone")))
 	}
 	if inv := l.get(i, "invoke"); inv.Exists() {
 		l.readInvokes(i, inv, path.key("invoke"), set)
@@ -692,11 +692,11 @@ func (l *loader) readBehaviour(i int) {
 		return len(n.wildcards[a].descriptor) > len(n.wildcards[b].descriptor)
 	})
 	if al := l.get(i, "always"); al.Exists() {
-		n.always = l.readTransitions(i, "", al, path.key("always"))
+		n.always = l.readTransitions(i, "", al, path.lazy().key("always"))
 	}
 }
 
-func (l *loader) readInitial(n *stateNode, init gjson.Result, path jsonPath) {
+func (l *loader) readInitial(n *stateNode, init gjson.Result, path lazyPath) {
 	t := l.transitions.new()
 	t.source = int32(n.order)
 	var key string
@@ -704,29 +704,29 @@ func (l *loader) readInitial(n *stateNode, init gjson.Result, path jsonPath) {
 	case init.Type == gjson.String:
 		key = init.String()
 	case init.IsObject():
-		for _, mb := range jsonx.Members(init, func(k string) { l.errorf(path.key(k), "duplicate key %q", k) }) {
+		for _, mb := range jsonx.Members(init, func(k string) { l.errorf(path.spell().key(k), "duplicate key %q", k) }) {
 			switch mb.Key {
 			case "target":
 				if mb.Value.Type != gjson.String {
-					l.errorf(path.key("target"), "must be the key of a child state, not %s", jsonx.Kind(mb.Value))
+					l.errorf(path.spell().key("target"), "must be the key of a child state, not %s", jsonx.Kind(mb.Value))
 					return
 				}
 				key = mb.Value.String()
 			case "actions":
-				t.actions = l.readActions(mb.Value, path.key("actions"))
+				t.actions = l.readActions(mb.Value, path.spell().key("actions"))
 			default:
-				l.warnf(path.key(mb.Key), "unknown key %q%s", mb.Key, didYouMean(mb.Key, []string{"target", "actions"}))
+				l.warnf(path.spell().key(mb.Key), "unknown key %q%s", mb.Key, didYouMean(mb.Key, []string{"target", "actions"}))
 			}
 		}
 		path = path.key("target")
 	default:
-		l.errorf(path, "must be the key of a child state, not %s", jsonx.Kind(init))
+		l.errorf(path.spell(), "must be the key of a child state, not %s", jsonx.Kind(init))
 		return
 	}
 	if c, ok := l.child(n.order, key); ok {
 		if tg := l.getOther(c, "target"); l.m.nodes[c].kind == kindHistory && (!tg.Exists() || tg.String() == "") {
 			// XState would recurse until the stack overflows.
-			l.errorf(path, "%q is a history state without a \"target\", which would loop; give it a \"target\"", key)
+			l.errorf(path.spell(), "%q is a history state without a \"target\", which would loop; give it a \"target\"", key)
 			return
 		}
 		t.targets = single(&l.targetChunk, c, l.transitions.used)
@@ -737,7 +737,7 @@ func (l *loader) readInitial(n *stateNode, init gjson.Result, path jsonPath) {
 	for j, c := range n.children {
 		keys[j] = l.m.nodes[c].key
 	}
-	l.errorf(path, "%q is not a child state of %q%s", key, n.id, didYouMean(key, keys))
+	l.errorf(path.spell(), "%q is not a child state of %q%s", key, n.id, didYouMean(key, keys))
 }
 
 // readAfter reads delayed transitions. Like XState's getDelayedTransitions
@@ -783,10 +783,10 @@ func (l *loader) readAfter(i int, after gjson.Result, path jsonPath, set func(st
 					ts = append(ts, &transition{source: int32(i), event: ev})
 					continue
 				}
-				ts = append(ts, l.readTransitions(i, ev, e, path.key(mb.Key).index(j))...)
+				ts = append(ts, l.readTransitions(i, ev, e, path.key(mb.Key).index(j).lazy())...)
 			}
 		} else {
-			ts = l.readTransitions(i, ev, mb.Value, path.key(mb.Key))
+			ts = l.readTransitions(i, ev, mb.Value, path.lazy().key(mb.Key))
 		}
 		if g := n.group(ev); g != nil {
 			set(ev, append(g.transitions, ts...))
@@ -857,7 +857,7 @@ func jsNumber(f float64) string {
 
 // readTransitions reads a transition config: a target string, a transition
 // object, or an array of either (candidates in priority order).
-func (l *loader) readTransitions(src int, event string, v gjson.Result, path jsonPath) []*transition {
+func (l *loader) readTransitions(src int, event string, v gjson.Result, path lazyPath) []*transition {
 	switch {
 	case v.Type == gjson.String || v.IsObject():
 		if t := l.readTransition(src, event, v, path); t != nil {
@@ -868,21 +868,21 @@ func (l *loader) readTransitions(src int, event string, v gjson.Result, path jso
 		var ts []*transition
 		for j, e := range v.Array() {
 			if e.Type != gjson.String && !e.IsObject() {
-				l.errorf(path.index(j), "a transition must be a target string or an object, not %s", jsonx.Kind(e))
+				l.errorf(path.spell().index(j), "a transition must be a target string or an object, not %s", jsonx.Kind(e))
 				continue
 			}
-			if t := l.readTransition(src, event, e, path.index(j)); t != nil {
+			if t := l.readTransition(src, event, e, path.spell().index(j).lazy()); t != nil {
 				ts = append(ts, t)
 			}
 		}
 		return ts
 	default:
-		l.errorf(path, "a transition must be a target string, an object or an array, not %s", jsonx.Kind(v))
+		l.errorf(path.spell(), "a transition must be a target string, an object or an array, not %s", jsonx.Kind(v))
 		return nil
 	}
 }
 
-func (l *loader) readTransition(src int, event string, v gjson.Result, path jsonPath) *transition {
+func (l *loader) readTransition(src int, event string, v gjson.Result, path lazyPath) *transition {
 	t := l.transitions.new()
 	t.source, t.event = int32(src), event
 	var target gjson.Result
@@ -890,7 +890,7 @@ func (l *loader) readTransition(src int, event string, v gjson.Result, path json
 	if v.Type == gjson.String {
 		target = v
 	} else {
-		target, targetPath = l.readTransitionKeys(t, v, path, false)
+		target, targetPath = l.readTransitionKeys(t, v, path.spell(), false)
 	}
 	if !target.Exists() || (target.Type == gjson.String && target.String() == "") {
 		return t // targetless
@@ -903,32 +903,32 @@ func (l *loader) readTransition(src int, event string, v gjson.Result, path json
 		return t
 	}
 	t.targets = []int{}
-	for _, ref := range l.targetStrings(target, targetPath) {
-		if idx, ok := l.resolveTarget(src, ref.target, ref.path); ok {
+	for _, ref := range l.targetStrings(target, targetPath.spell()) {
+		if idx, ok := l.resolveTarget(src, ref.target, ref.path.lazy()); ok {
 			t.targets = append(t.targets, idx)
 		}
 	}
 	t.targets = uniqueTargets(t.targets)
-	l.checkTargets(t, targetPath)
+	l.checkTargets(t, targetPath.spell())
 	return t
 }
 
 // readTransitionKeys reads the keys of a transition object into t, and
 // returns its target, left for the caller to resolve, with its path. A
 // route's target is ignored.
-func (l *loader) readTransitionKeys(t *transition, v gjson.Result, path jsonPath, isRoute bool) (target gjson.Result, targetPath jsonPath) {
-	targetPath = path
+func (l *loader) readTransitionKeys(t *transition, v gjson.Result, path jsonPath, isRoute bool) (target gjson.Result, targetPath lazyPath) {
+	targetPath = path.lazy()
 	ms, mark := l.members(v, path)
 	defer func() { l.scratch = l.scratch[:mark] }()
 	for _, mb := range ms {
+		if mb.Key == "target" && !isRoute {
+			target, targetPath = mb.Value, path.lazy().key("target")
+			continue
+		}
 		p := path.key(mb.Key)
 		switch mb.Key {
 		case "target":
-			if isRoute {
-				l.warnf(p, `"target" is ignored: a route always targets its own state`)
-				continue
-			}
-			target, targetPath = mb.Value, p
+			l.warnf(p, `"target" is ignored: a route always targets its own state`)
 		case "guard":
 			if mb.Value.Type == gjson.Null || (mb.Value.Type == gjson.String && mb.Value.Str == "") {
 				l.warnf(p, "an empty guard (%s) is no guard: XState takes the transition unguarded", mb.Value.Raw)
@@ -1085,30 +1085,30 @@ func (l *loader) checkTargets(t *transition, path jsonPath) {
 // resolveTarget resolves a target string declared on node src, following
 // XState's resolveTarget: "#id.path" is absolute, ".child" is relative to
 // the source, and anything else is relative to the source's parent.
-func (l *loader) resolveTarget(src int, target string, path jsonPath) (int, bool) {
+func (l *loader) resolveTarget(src int, target string, path lazyPath) (int, bool) {
 	n := l.m.nodes[src]
 	switch {
 	case strings.HasPrefix(target, "#"):
 		idx, hint, ok := l.resolveID(target)
 		if !ok {
-			l.errorf(path, "%q is not a state id%s", target, hint)
+			l.errorf(path.spell(), "%q is not a state id%s", target, hint)
 			return 0, false
 		}
 		return idx, true
 	case strings.HasPrefix(target, "."):
 		idx, err := l.resolvePath(src, target[1:])
 		if err != "" {
-			l.errorf(path, "%q is not a descendant of %q: %s", target, n.id, err)
+			l.errorf(path.spell(), "%q is not a descendant of %q: %s", target, n.id, err)
 			return 0, false
 		}
 		return idx, true
 	case n.parent < 0:
-		l.errorf(path, "%q is not a valid target from the root node; did you mean %q?", target, "."+target)
+		l.errorf(path.spell(), "%q is not a valid target from the root node; did you mean %q?", target, "."+target)
 		return 0, false
 	default:
 		idx, err := l.resolvePath(n.parent, target)
 		if err != "" {
-			l.errorf(path, "%q is not a sibling of %q: %s", target, n.key, err)
+			l.errorf(path.spell(), "%q is not a sibling of %q: %s", target, n.key, err)
 			return 0, false
 		}
 		return idx, true

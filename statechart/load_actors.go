@@ -101,7 +101,7 @@ func (l *loader) readInvokes(i int, v gjson.Result, path jsonPath, set func(stri
 		}{{onDone, "onDone", doneActorPrefix}, {onError, "onError", errorActorPrefixDot}, {onSnapshot, "onSnapshot", snapshotPrefix}} {
 			if h.v.Exists() {
 				ev := h.prefix + def.id
-				set(ev, l.readTransitions(i, ev, h.v, p.key(h.key)))
+				set(ev, l.readTransitions(i, ev, h.v, p.lazy().key(h.key)))
 			}
 		}
 	}
