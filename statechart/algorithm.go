@@ -871,12 +871,12 @@ func (r *runner) addEffectiveTargetStates(t *transition, out []int) []int {
 // (parallel parent) the parent itself.
 func (m *Machine) historyDefaultTransition(h int) *transition {
 	n := m.nodes[h]
-	if n.historyDef != nil {
-		return n.historyDef
+	if n.historyDef() != nil {
+		return n.historyDef()
 	}
 	p := m.nodes[n.parent]
 	if p.kind == kindParallel {
-		return n.parallelDef
+		return n.parallelDef()
 	}
 	return p.initial
 }
@@ -998,7 +998,7 @@ func (r *runner) exitStates(ts []*transition, ev Event) {
 		if r.err != nil {
 			return
 		}
-		for _, inv := range r.m.nodes[x].invokes {
+		for _, inv := range r.m.nodes[x].invokes() {
 			r.stopChildByID(inv.id)
 			if r.err != nil {
 				return
@@ -1026,7 +1026,7 @@ func (r *runner) recordHistory() {
 	}
 	any := false
 	for _, x := range r.toExit {
-		if len(r.m.nodes[x].histories) > 0 {
+		if len(r.m.nodes[x].histories()) > 0 {
 			any = true
 			break
 		}
@@ -1041,14 +1041,14 @@ func (r *runner) recordHistory() {
 	clear(buckets)
 	for _, n := range r.s.nodes {
 		node := r.m.nodes[n]
-		if p := node.parent; p >= 0 && r.exiting.has(p) && len(r.m.nodes[p].histories) > 0 {
+		if p := node.parent; p >= 0 && r.exiting.has(p) && len(r.m.nodes[p].histories()) > 0 {
 			buckets[2*p] = append(buckets[2*p], n) // shallow: children of p
 		}
 		if node.kind != kindAtomic && node.kind != kindFinal {
 			continue
 		}
 		for a := node.parent; a >= 0; a = r.m.nodes[a].parent {
-			if r.exiting.has(a) && len(r.m.nodes[a].histories) > 0 {
+			if r.exiting.has(a) && len(r.m.nodes[a].histories()) > 0 {
 				buckets[2*a+1] = append(buckets[2*a+1], n) // deep: atomic descendants of a
 			}
 		}
@@ -1064,9 +1064,9 @@ func (r *runner) recordHistory() {
 		r.ownsHistory = true
 	}
 	for _, x := range r.toExit {
-		for _, h := range r.m.nodes[x].histories {
+		for _, h := range r.m.nodes[x].histories() {
 			key := 2 * x
-			if r.m.nodes[h].deep {
+			if r.m.nodes[h].deep() {
 				key++
 			}
 			hist[h] = append([]int{}, buckets[key]...)
@@ -1106,7 +1106,7 @@ func (r *runner) enterStates(ts []*transition, ev Event, isInitial bool) {
 			r.activate(n)
 			r.s.nodes = append(r.s.nodes, n)
 		}
-		if len(node.invokes) > 0 {
+		if len(node.invokes()) > 0 {
 			if r.enterInvoking(node, n, ev); r.err != nil {
 				return
 			}
@@ -1147,7 +1147,7 @@ func (r *runner) enterStates(ts []*transition, ev Event, isInitial bool) {
 		}
 		if parent >= 0 && r.m.nodes[parent].kind == kindCompound {
 			done := Event{Type: doneStatePrefix + r.m.nodes[parent].id}
-			if out, ok := node.output.resolve(scope{context: r.s.context, event: ev}); ok {
+			if out, ok := node.output().resolve(scope{context: r.s.context, event: ev}); ok {
 				done.Data = map[string]any{"output": out}
 			}
 			r.queue.push(done)
@@ -1216,19 +1216,19 @@ func (r *runner) regionIsFinal(n int) bool {
 // root (whose output is that state's, when it has one and a parent).
 func (r *runner) machineOutput(completion int, ev Event) (any, bool) {
 	root := r.m.nodes[0]
-	if root.output == nil {
+	if root.output() == nil {
 		return nil, false
 	}
-	if !root.output.hasRef {
-		return cloneValue(root.output.value), true
+	if !root.output().hasRef {
+		return cloneValue(root.output().value), true
 	}
 	done := Event{Type: doneStatePrefix + r.m.nodes[completion].id}
 	if c := r.m.nodes[completion]; c.parent >= 0 && c.kind == kindFinal {
-		if out, ok := c.output.resolve(scope{context: r.s.context, event: ev}); ok {
+		if out, ok := c.output().resolve(scope{context: r.s.context, event: ev}); ok {
 			done.Data = map[string]any{"output": out}
 		}
 	}
-	return root.output.resolve(scope{context: r.s.context, event: done})
+	return root.output().resolve(scope{context: r.s.context, event: done})
 }
 
 // isInFinalState: a compound state is in a final state when a final child

@@ -433,10 +433,10 @@ func TestLinearAlgorithmsMatchXStates(t *testing.T) {
 			sortDescending(wantExit)
 			wantHistory := map[int][]int{}
 			for _, x := range wantExit {
-				for _, h := range m.nodes[x].histories {
+				for _, h := range m.nodes[x].histories() {
 					var v []int
 					for _, n := range s.nodes {
-						if m.nodes[h].deep {
+						if m.nodes[h].deep() {
 							if k := m.nodes[n].kind; (k == kindAtomic || k == kindFinal) && m.refIsDescendant(n, x) {
 								v = append(v, n)
 							}
@@ -525,7 +525,7 @@ func randomSnapshot(rng *rand.Rand, m *Machine) *Snapshot {
 		for j := range m.nodes {
 			k := m.nodes[j].kind
 			ok := m.nodes[j].parent == n.parent && k != kindHistory
-			if n.deep {
+			if n.deep() {
 				ok = (k == kindAtomic || k == kindFinal) && m.refIsDescendant(j, n.parent)
 			}
 			if ok && rng.IntN(2) == 0 {

@@ -345,7 +345,7 @@ func (l *loader) readNode(v gjson.Result, key string, parent int, defaultID stri
 			switch {
 			case mb.Value.Type == gjson.True, mb.Value.String() == "shallow":
 			case mb.Value.String() == "deep":
-				n.deep = true
+				n.rares().deep = true
 			default:
 				l.errorf(p(), `must be "shallow", "deep" or true, not %s`, quoteJSON(mb.Value))
 			}
@@ -364,7 +364,7 @@ func (l *loader) readNode(v gjson.Result, key string, parent int, defaultID stri
 			if err != nil {
 				l.add(err)
 			} else {
-				n.output = t
+				n.rares().output = t
 			}
 		case "invoke":
 			// read in the second pass, once the state's id is known
@@ -636,7 +636,7 @@ func (l *loader) readBehaviour(i int) {
 			}
 			t.targets = uniqueTargets(t.targets)
 			l.checkTargets(t, path.key("target"))
-			n.historyDef = t
+			n.rares().historyDef = t
 		}
 	}
 

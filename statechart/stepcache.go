@@ -351,12 +351,12 @@ func (r *runner) recordPlan() {
 		return
 	}
 	for _, x := range r.toExit {
-		if len(r.m.nodes[x].invokes) > 0 {
+		if len(r.m.nodes[x].invokes()) > 0 {
 			return
 		}
 	}
 	for _, n := range r.order {
-		if node := r.m.nodes[n]; node.kind == kindFinal || len(node.invokes) > 0 {
+		if node := r.m.nodes[n]; node.kind == kindFinal || len(node.invokes()) > 0 {
 			return
 		}
 	}
