@@ -85,6 +85,50 @@ func TestExtentsMembers(t *testing.T) {
 	sameMembers(t, b.String())
 }
 
+// TestExtentsFindAnyOrder: find finds every object reached through objects
+// whatever the order it is asked in (it tries the containers after the
+// last one found first, and searches all of them otherwise).
+func TestExtentsFindAnyOrder(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`{"states":{`)
+	for i := range 50 {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `"s%d":{"on":{"E":[{"target":"s%d"}]},"states":{"a":{},"b":{"c":{}}}}`, i, i)
+	}
+	b.WriteString(`}}`)
+	doc := b.String()
+	var objects []gjson.Result
+	var walk func(v gjson.Result)
+	walk = func(v gjson.Result) {
+		if !v.IsObject() {
+			return
+		}
+		objects = append(objects, v)
+		for _, m := range NewExtents(doc).AppendMembers(nil, v, nil) {
+			walk(m.Value)
+		}
+	}
+	walk(gjson.Parse(doc))
+	orders := map[string][]int{}
+	for i := range objects {
+		orders["forward"] = append(orders["forward"], i)
+		orders["backward"] = append(orders["backward"], len(objects)-1-i)
+		orders["strided"] = append(orders["strided"], (i*37)%len(objects))
+	}
+	for name, order := range orders {
+		x := NewExtents(doc)
+		for _, i := range order {
+			v := objects[i]
+			k, ok := x.find(v)
+			if !ok || int(x.containers[k].start) != v.Index {
+				t.Fatalf("%s: object %d at %d: found %d (%v)", name, i, v.Index, k, ok)
+			}
+		}
+	}
+}
+
 // TestExtentsElsewhere: a value that is not the document's own text is
 // read by gjson, even at an offset where the document has an object.
 func TestExtentsElsewhere(t *testing.T) {
