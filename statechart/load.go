@@ -98,7 +98,16 @@ type rawNode struct {
 	path  jsonPath // where it is in the config, for messages: its nodeRef (the root's is empty)
 	// byKey finds the node's children by key when it has more than
 	// maxChildScan; fewer are scanned (see child).
-	byKey map[string]int
+	byKey *childIndex
+}
+
+// childIndex finds a node's children by key: a key's position among the
+// members of the node's "states", which childAt maps to the child (-1 for
+// a member that is not one). The map is the one the reading of the
+// members checks duplicates with, not one more.
+type childIndex struct {
+	byKey   map[string]int
+	childAt []int
 }
 
 // config returns node i's config, as the first pass read it.
@@ -438,18 +447,33 @@ func (l *loader) readNode(v gjson.Result, key string, parent int, defaultID stri
 		// Popped with n's members; the path of a duplicate is built only
 		// for its message.
 		kidsMark := len(l.scratch)
-		l.scratch = l.extents.AppendMembers(l.scratch, states, func(k string) { l.errorf(path.key("states").key(k), "duplicate key %q", k) })
+		var byKey map[string]int
+		l.scratch, byKey = l.extents.AppendMembersIndexed(l.scratch, states, func(k string) { l.errorf(path.key("states").key(k), "duplicate key %q", k) })
 		kids := l.scratch[kidsMark:]
 		// Sized once for all the children (a machine's root may have
 		// thousands), rather than grown as they are read.
 		n.children = make([]int, 0, len(kids))
-		var byKey map[string]int
+		var childAt []int
 		if len(kids) > maxChildScan {
-			byKey = make(map[string]int, len(kids))
-			l.raw[idx].byKey = byKey
+			if byKey == nil {
+				byKey = make(map[string]int, len(kids))
+				for j, mb := range kids {
+					byKey[mb.Key] = j
+				}
+			}
+			childAt = make([]int, len(kids))
+			for j := range childAt {
+				childAt[j] = -1
+			}
+			l.raw[idx].byKey = &childIndex{byKey: byKey, childAt: childAt}
 		}
-		l.m.nodes = slices.Grow(l.m.nodes, len(kids))
-		l.raw = slices.Grow(l.raw, len(kids))
+		if cap(l.raw)-len(l.raw) < len(kids) {
+			// At least doubled: slices.Grow grows a long slice by a
+			// quarter, which for thousands of small states (a few children
+			// each) allocates them five times over.
+			l.m.nodes = slices.Grow(l.m.nodes, max(len(kids), len(l.m.nodes)))
+			l.raw = slices.Grow(l.raw, max(len(kids), len(l.raw)))
+		}
 		if len(kids) > len(l.m.byID) {
 			// The ids map too is sized for the children, rather than grown
 			// (and rehashed) as they are read: a large machine is mostly
@@ -460,7 +484,7 @@ func (l *loader) readNode(v gjson.Result, key string, parent int, defaultID stri
 			}
 			l.m.byID = byID
 		}
-		for _, mb := range kids {
+		for j, mb := range kids {
 			if mb.Key == "" {
 				l.errorf(path.key("states"), "a state key cannot be empty")
 				continue
@@ -471,8 +495,8 @@ func (l *loader) readNode(v gjson.Result, key string, parent int, defaultID stri
 				return idx
 			}
 			n.children = append(n.children, child)
-			if byKey != nil {
-				byKey[mb.Key] = child
+			if childAt != nil {
+				childAt[j] = child
 			}
 		}
 	}
@@ -499,9 +523,12 @@ const maxChildScan = 8
 // child returns the child of node i with the key, once the first pass has
 // read them all.
 func (l *loader) child(i int, key string) (int, bool) {
-	if byKey := l.raw[i].byKey; byKey != nil {
-		c, ok := byKey[key]
-		return c, ok
+	if x := l.raw[i].byKey; x != nil {
+		j, ok := x.byKey[key]
+		if !ok || x.childAt[j] < 0 {
+			return 0, false
+		}
+		return x.childAt[j], true
 	}
 	return l.m.childByKey(i, key)
 }
