@@ -1327,12 +1327,13 @@ func TestCompileWideStateFindsChildrenByKey(t *testing.T) {
 		fmt.Fprintf(&b, `"c%d":{"on":{"NEXT":"c%d","SEVEN":"7"}},`, i, (i+1)%30)
 	}
 	b.WriteString(`"c5":{"on":{"NEXT":"c0"}},"7":{"on":{"BACK":"c29"}}}}`)
-	m, err := statechart.Compile([]byte(b.String()), nil)
+	_, err := statechart.Compile([]byte(b.String()), nil)
 	if err == nil || !strings.Contains(err.Error(), `states.c5: duplicate key "c5"`) {
 		t.Fatalf("err = %v, want the duplicate key c5", err)
 	}
 	valid := strings.Replace(b.String(), `"c5":{"on":{"NEXT":"c0"}},`, ``, 1)
-	if m, err = statechart.Compile([]byte(valid), nil); err != nil {
+	m, err := statechart.Compile([]byte(valid), nil)
+	if err != nil {
 		t.Fatal(err)
 	}
 	if ids := m.StateIDs(); ids[1] != "w.7" {
