@@ -87,15 +87,19 @@ type route struct {
 
 // rawNode keeps what the second pass (transitions, actions) needs.
 type rawNode struct {
-	object bool // the node's config is an object (the first pass reported it otherwise)
 	// index and raw are the node's config, a part of the document at
-	// offset index (see config): the second pass reads its members again
-	// rather than the first pass keeping them, since a kept member
-	// (96 bytes) costs more than a scan of the node's keys, which skips
-	// its nested objects in constant time.
+	// offset index (see config), when it is an object (raw is empty
+	// otherwise: the first pass reported it). The second pass reads its
+	// members again rather than the first pass keeping them, since a kept
+	// member (96 bytes) costs more than a scan of the node's keys, which
+	// skips its nested objects in constant time.
 	index int32
-	raw   string
-	path  jsonPath // where it is in the config, for messages: its nodeRef (the root's is empty)
+	// errMark is the number of errors reported when the first pass had
+	// read the node's own keys: where a duplicate id's error goes (see
+	// indexIDs).
+	errMark int32
+	raw     string
+	path    jsonPath // where it is in the config, for messages: its nodeRef (the root's is empty)
 	// byKey finds the node's children by key when it has more than
 	// maxChildScan; fewer are scanned (see child).
 	byKey *childIndex
@@ -109,6 +113,9 @@ type childIndex struct {
 	byKey   map[string]int
 	childAt []int
 }
+
+// object reports whether the node's config is an object.
+func (r *rawNode) object() bool { return r.raw != "" }
 
 // config returns node i's config, as the first pass read it.
 func (l *loader) config(i int) gjson.Result {
@@ -152,7 +159,7 @@ func (l *loader) sortErrors() {
 // first pass reported the node's duplicate keys). The node's members are
 // read once for all its keys, in l.got.
 func (l *loader) get(i int, key string) gjson.Result {
-	if !l.raw[i].object {
+	if !l.raw[i].object() {
 		return gjson.Result{}
 	}
 	if l.gotNode != i+1 {
@@ -165,7 +172,7 @@ func (l *loader) get(i int, key string) gjson.Result {
 // getOther returns node i's member key, like get, without replacing the
 // members get holds: for a node read while another node's are.
 func (l *loader) getOther(i int, key string) gjson.Result {
-	if !l.raw[i].object {
+	if !l.raw[i].object() {
 		return gjson.Result{}
 	}
 	if l.gotNode == i+1 {
@@ -253,7 +260,7 @@ func (l *loader) load(data []byte) *Machine {
 		l.errorf("", "a machine config must be a JSON object, not %s", jsonx.Kind(root))
 		return nil
 	}
-	l.m = &Machine{id: "(machine)", byID: map[string]int{}, opts: l.opts}
+	l.m = &Machine{id: "(machine)", opts: l.opts}
 	// The root's id and context, read before its other keys (a Get would
 	// scan the whole document, for each key).
 	var id, c gjson.Result
@@ -287,6 +294,7 @@ func (l *loader) load(data []byte) *Machine {
 	if len(l.errs) > 0 && len(l.m.nodes) == 0 {
 		return nil
 	}
+	l.indexIDs()
 	l.m.layout()
 	for i := range l.m.nodes {
 		l.readBehaviour(i)
@@ -313,7 +321,11 @@ func (l *loader) readNode(v gjson.Result, key string, parent int, defaultID stri
 	idx := n.order
 	l.cur = idx
 	l.m.nodes = append(l.m.nodes, n)
-	l.raw = append(l.raw, rawNode{object: v.IsObject(), index: int32(v.Index), raw: v.Raw, path: path})
+	r := rawNode{path: path}
+	if v.IsObject() {
+		r.index, r.raw = int32(v.Index), v.Raw
+	}
+	l.raw = append(l.raw, r)
 	if !v.IsObject() {
 		l.errorf(path, "a state node must be an object, not %s", jsonx.Kind(v))
 		return idx
@@ -437,11 +449,9 @@ func (l *loader) readNode(v gjson.Result, key string, parent int, defaultID stri
 	if hasHistory && n.kind != kindHistory {
 		l.errorf(path.key("history"), "only history states have \"history\"; add \"type\": \"history\"")
 	}
-	if prev, dup := l.m.byID[n.id]; dup {
-		l.errorf(path.key("id"), "duplicate state id %q (also %s)", n.id, describePath(l.nodePath(prev)))
-	} else {
-		l.m.byID[n.id] = idx
-	}
+	// The ids are indexed once the tree is read (see indexIDs); a
+	// duplicate's error goes here, among the node's others.
+	l.raw[idx].errMark = int32(len(l.errs))
 
 	if states.Exists() && n.kind != kindAtomic && n.kind != kindFinal && n.kind != kindHistory {
 		// Popped with n's members; the path of a duplicate is built only
@@ -474,16 +484,6 @@ func (l *loader) readNode(v gjson.Result, key string, parent int, defaultID stri
 			l.m.nodes = slices.Grow(l.m.nodes, max(len(kids), len(l.m.nodes)))
 			l.raw = slices.Grow(l.raw, max(len(kids), len(l.raw)))
 		}
-		if len(kids) > len(l.m.byID) {
-			// The ids map too is sized for the children, rather than grown
-			// (and rehashed) as they are read: a large machine is mostly
-			// one node's children, most often the root's.
-			byID := make(map[string]int, len(l.m.nodes)+len(kids))
-			for id, j := range l.m.byID {
-				byID[id] = j
-			}
-			l.m.byID = byID
-		}
 		for j, mb := range kids {
 			if mb.Key == "" {
 				l.errorf(path.key("states"), "a state key cannot be empty")
@@ -501,6 +501,35 @@ func (l *loader) readNode(v gjson.Result, key string, parent int, defaultID stri
 		}
 	}
 	return idx
+}
+
+// indexIDs fills Machine.byID once the first pass has read every node, so
+// that the map is made at its size rather than grown (and rehashed) as
+// the nodes are read. A node whose id an earlier node has is reported
+// where the first pass reports the node's keys (its errMark), so that the
+// errors keep their order.
+func (l *loader) indexIDs() {
+	l.m.byID = make(map[string]int, len(l.m.nodes))
+	inserted := 0
+	for i, n := range l.m.nodes {
+		if !l.raw[i].object() {
+			continue // reported as not an object; it has no id of its own
+		}
+		prev, dup := l.m.byID[n.id]
+		if !dup {
+			l.m.byID[n.id] = i
+			continue
+		}
+		var path jsonPath // the root's is empty
+		if n.parent >= 0 {
+			path = nodeRef(i)
+		}
+		e := &Error{Path: l.spell(path.key("id")), Msg: fmt.Sprintf("duplicate state id %q (also %s)", n.id, describePath(l.nodePath(prev)))}
+		at := int(l.raw[i].errMark) + inserted
+		l.errs = slices.Insert(l.errs, at, e)
+		l.errNodes = slices.Insert(l.errNodes, at, i)
+		inserted++
+	}
 }
 
 // nodeRef is the path a state node other than the root is known by while
@@ -612,7 +641,7 @@ func (l *loader) readStrings(v gjson.Result, path jsonPath) []string {
 func (l *loader) readBehaviour(i int) {
 	l.cur = i
 	n := l.m.nodes[i]
-	if !l.raw[i].object {
+	if !l.raw[i].object() {
 		return
 	}
 	path := l.raw[i].path

@@ -1360,3 +1360,26 @@ func TestCompileWideStateFindsChildrenByKey(t *testing.T) {
 		t.Fatalf("err = %v, want c99 reported at states.c12.on.NEXT", err)
 	}
 }
+
+// TestCompileDuplicateIDsKeepTheirPlace: ids are indexed once every node is
+// read, and a duplicate's error still comes where the node's own keys are
+// reported: after its key errors, before its children's duplicate keys.
+func TestCompileDuplicateIDsKeepTheirPlace(t *testing.T) {
+	doc := `{"id":"m","initial":"a","states":{
+		"a":{"id":"x","states":{"":{},"b":{}},"initial":"b","bogus":1},
+		"c":{"id":"x","states":{"d":{"id":"x"},"d":{}},"initial":"d","tags":5},
+		"e":5,"f":{"id":"m"}}}`
+	_, err := statechart.Compile([]byte(doc), nil)
+	want := `7 errors and 1 warning:
+	states.a.bogus: warning: unknown key "bogus" (did you mean "tags"?)
+	states.a.states: a state key cannot be empty
+	states.c.tags: must be a string or an array of strings, not a number
+	states.c.id: duplicate state id "x" (also states.a)
+	states.c.states.d: duplicate key "d"
+	states.c.states.d.id: duplicate state id "x" (also states.a)
+	states.e: a state node must be an object, not a number
+	states.f.id: duplicate state id "m" (also the machine root)`
+	if err == nil || err.Error() != want {
+		t.Fatalf("err =\n%v\nwant\n%s", err, want)
+	}
+}
