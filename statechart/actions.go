@@ -276,7 +276,7 @@ func (r *runner) evaluateGuard(t *transition, ev Event) bool {
 	}
 	ok, err := r.evalGuard(t.guard, ev)
 	if err != nil {
-		r.fail(t.source, fmt.Errorf("guard %q in transition for event %q: %w", t.guard.String(), ev.Type, err))
+		r.fail(int(t.source), fmt.Errorf("guard %q in transition for event %q: %w", t.guard.String(), ev.Type, err))
 		return false
 	}
 	return ok

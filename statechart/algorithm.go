@@ -744,7 +744,7 @@ func (r *runner) selectEventlessTransitions(ev Event) []*transition {
 					return nil
 				}
 				if ok {
-					if r.picked.add(t.id) {
+					if r.picked.add(int(t.id)) {
 						r.selected = append(r.selected, t)
 					}
 					break loop
@@ -785,7 +785,7 @@ func (r *runner) microstep(ts []*transition, ev Event, isInitial bool) {
 		}
 	}
 	for _, t := range filtered {
-		r.executeActions(t.actions, ev, t.source)
+		r.executeActions(t.actions, ev, int(t.source))
 		if r.err != nil {
 			return
 		}
@@ -871,12 +871,12 @@ func (r *runner) addEffectiveTargetStates(t *transition, out []int) []int {
 // (parallel parent) the parent itself.
 func (m *Machine) historyDefaultTransition(h int) *transition {
 	n := m.nodes[h]
-	if n.historyDef != nil {
-		return n.historyDef
+	if n.historyDef() != nil {
+		return n.historyDef()
 	}
 	p := m.nodes[n.parent]
 	if p.kind == kindParallel {
-		return n.parallelDef
+		return n.parallelDef()
 	}
 	return p.initial
 }
@@ -887,7 +887,7 @@ func (m *Machine) historyDefaultTransition(h int) *transition {
 // states a history target stands for).
 func (r *runner) domainOf(t *transition) int {
 	if t.staticDomain {
-		return t.domain
+		return int(t.domain)
 	}
 	if t.id < 0 {
 		return r.getTransitionDomain(t)
@@ -896,7 +896,7 @@ func (r *runner) domainOf(t *transition) int {
 		r.domains = make([]int, r.m.transitions)
 		r.domainKnown.clear(r.m.transitions)
 	}
-	if r.domainKnown.add(t.id) {
+	if r.domainKnown.add(int(t.id)) {
 		r.domains[t.id] = r.getTransitionDomain(t)
 	}
 	return r.domains[t.id]
@@ -918,17 +918,17 @@ func (m *Machine) domainOfTargets(t *transition, targets []int) int {
 	if !t.reenter {
 		inside := true
 		for _, tg := range targets {
-			if tg != t.source && !m.isDescendant(tg, t.source) {
+			if tg != int(t.source) && !m.isDescendant(tg, int(t.source)) {
 				inside = false
 				break
 			}
 		}
 		if inside {
-			return t.source
+			return int(t.source)
 		}
 	}
 	// findLeastCommonAncestor(targets + source)
-	head := t.source
+	head := int(t.source)
 	if len(targets) > 0 {
 		head = targets[0]
 	}
@@ -940,7 +940,7 @@ func (m *Machine) domainOfTargets(t *transition, targets []int) int {
 				break
 			}
 		}
-		if all && (len(targets) == 0 || m.isDescendant(t.source, anc)) {
+		if all && (len(targets) == 0 || m.isDescendant(int(t.source), anc)) {
 			return anc
 		}
 	}
@@ -998,7 +998,7 @@ func (r *runner) exitStates(ts []*transition, ev Event) {
 		if r.err != nil {
 			return
 		}
-		for _, inv := range r.m.nodes[x].invokes {
+		for _, inv := range r.m.nodes[x].invokes() {
 			r.stopChildByID(inv.id)
 			if r.err != nil {
 				return
@@ -1026,7 +1026,7 @@ func (r *runner) recordHistory() {
 	}
 	any := false
 	for _, x := range r.toExit {
-		if len(r.m.nodes[x].histories) > 0 {
+		if len(r.m.nodes[x].histories()) > 0 {
 			any = true
 			break
 		}
@@ -1041,14 +1041,14 @@ func (r *runner) recordHistory() {
 	clear(buckets)
 	for _, n := range r.s.nodes {
 		node := r.m.nodes[n]
-		if p := node.parent; p >= 0 && r.exiting.has(p) && len(r.m.nodes[p].histories) > 0 {
+		if p := node.parent; p >= 0 && r.exiting.has(p) && len(r.m.nodes[p].histories()) > 0 {
 			buckets[2*p] = append(buckets[2*p], n) // shallow: children of p
 		}
 		if node.kind != kindAtomic && node.kind != kindFinal {
 			continue
 		}
 		for a := node.parent; a >= 0; a = r.m.nodes[a].parent {
-			if r.exiting.has(a) && len(r.m.nodes[a].histories) > 0 {
+			if r.exiting.has(a) && len(r.m.nodes[a].histories()) > 0 {
 				buckets[2*a+1] = append(buckets[2*a+1], n) // deep: atomic descendants of a
 			}
 		}
@@ -1064,9 +1064,9 @@ func (r *runner) recordHistory() {
 		r.ownsHistory = true
 	}
 	for _, x := range r.toExit {
-		for _, h := range r.m.nodes[x].histories {
+		for _, h := range r.m.nodes[x].histories() {
 			key := 2 * x
-			if r.m.nodes[h].deep {
+			if r.m.nodes[h].deep() {
 				key++
 			}
 			hist[h] = append([]int{}, buckets[key]...)
@@ -1106,7 +1106,7 @@ func (r *runner) enterStates(ts []*transition, ev Event, isInitial bool) {
 			r.activate(n)
 			r.s.nodes = append(r.s.nodes, n)
 		}
-		if len(node.invokes) > 0 {
+		if len(node.invokes()) > 0 {
 			if r.enterInvoking(node, n, ev); r.err != nil {
 				return
 			}
@@ -1147,7 +1147,7 @@ func (r *runner) enterStates(ts []*transition, ev Event, isInitial bool) {
 		}
 		if parent >= 0 && r.m.nodes[parent].kind == kindCompound {
 			done := Event{Type: doneStatePrefix + r.m.nodes[parent].id}
-			if out, ok := node.output.resolve(scope{context: r.s.context, event: ev}); ok {
+			if out, ok := node.output().resolve(scope{context: r.s.context, event: ev}); ok {
 				done.Data = map[string]any{"output": out}
 			}
 			r.queue.push(done)
@@ -1216,19 +1216,19 @@ func (r *runner) regionIsFinal(n int) bool {
 // root (whose output is that state's, when it has one and a parent).
 func (r *runner) machineOutput(completion int, ev Event) (any, bool) {
 	root := r.m.nodes[0]
-	if root.output == nil {
+	if root.output() == nil {
 		return nil, false
 	}
-	if !root.output.hasRef {
-		return cloneValue(root.output.value), true
+	if !root.output().hasRef {
+		return cloneValue(root.output().value), true
 	}
 	done := Event{Type: doneStatePrefix + r.m.nodes[completion].id}
 	if c := r.m.nodes[completion]; c.parent >= 0 && c.kind == kindFinal {
-		if out, ok := c.output.resolve(scope{context: r.s.context, event: ev}); ok {
+		if out, ok := c.output().resolve(scope{context: r.s.context, event: ev}); ok {
 			done.Data = map[string]any{"output": out}
 		}
 	}
-	return root.output.resolve(scope{context: r.s.context, event: done})
+	return root.output().resolve(scope{context: r.s.context, event: done})
 }
 
 // isInFinalState: a compound state is in a final state when a final child
@@ -1260,7 +1260,7 @@ func (r *runner) computeEntrySet(ts []*transition) {
 	for _, t := range ts {
 		domain := r.domainOf(t)
 		for _, s := range t.targets {
-			if r.m.nodes[s].kind != kindHistory && (t.source != s || t.source != domain || t.reenter) {
+			if r.m.nodes[s].kind != kindHistory && (int(t.source) != s || int(t.source) != domain || t.reenter) {
 				r.toEnter.add(s)
 				r.defaultEntry.add(s)
 			}

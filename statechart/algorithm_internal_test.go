@@ -181,7 +181,7 @@ func (r *runner) refExitSet(t *transition) []int {
 	}
 	var set []int
 	domain := r.getTransitionDomain(t)
-	if t.reenter && t.source == domain {
+	if t.reenter && int(t.source) == domain {
 		set = append(set, domain)
 	}
 	for _, n := range r.s.nodes {
@@ -208,7 +208,7 @@ func (r *runner) refRemoveConflictingTransitions(ts []*transition) []*transition
 			if !meet {
 				continue
 			}
-			if r.m.refIsDescendant(t1.source, t2.source) {
+			if r.m.refIsDescendant(int(t1.source), int(t2.source)) {
 				remove = append(remove, t2)
 			} else {
 				preempted = true
@@ -251,7 +251,7 @@ func (e *refEntrySet) compute(ts []*transition) {
 	for _, t := range ts {
 		domain := r.getTransitionDomain(t)
 		for _, s := range t.targets {
-			if r.m.nodes[s].kind != kindHistory && (t.source != s || t.source != domain || t.reenter) {
+			if r.m.nodes[s].kind != kindHistory && (int(t.source) != s || int(t.source) != domain || t.reenter) {
 				e.add(&e.toEnter, s)
 				e.add(&e.defaultEntry, s)
 			}
@@ -433,10 +433,10 @@ func TestLinearAlgorithmsMatchXStates(t *testing.T) {
 			sortDescending(wantExit)
 			wantHistory := map[int][]int{}
 			for _, x := range wantExit {
-				for _, h := range m.nodes[x].histories {
+				for _, h := range m.nodes[x].histories() {
 					var v []int
 					for _, n := range s.nodes {
-						if m.nodes[h].deep {
+						if m.nodes[h].deep() {
 							if k := m.nodes[n].kind; (k == kindAtomic || k == kindFinal) && m.refIsDescendant(n, x) {
 								v = append(v, n)
 							}
@@ -525,7 +525,7 @@ func randomSnapshot(rng *rand.Rand, m *Machine) *Snapshot {
 		for j := range m.nodes {
 			k := m.nodes[j].kind
 			ok := m.nodes[j].parent == n.parent && k != kindHistory
-			if n.deep {
+			if n.deep() {
 				ok = (k == kindAtomic || k == kindFinal) && m.refIsDescendant(j, n.parent)
 			}
 			if ok && rng.IntN(2) == 0 {

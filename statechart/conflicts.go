@@ -28,7 +28,7 @@ func (r *runner) exitRegionOf(t *transition) exitRegion {
 		return exitRegion{domain: -1, empty: true}
 	}
 	d := r.domainOf(t)
-	e := exitRegion{domain: d, self: t.reenter && t.source == d, inner: r.hasActiveBelow(d)}
+	e := exitRegion{domain: d, self: t.reenter && int(t.source) == d, inner: r.hasActiveBelow(d)}
 	e.empty = !e.self && !e.inner
 	e.visible = e.inner || (e.self && r.active[d])
 	return e
@@ -129,7 +129,7 @@ func (r *runner) removeConflictingTransitions(ts, kept []*transition) []*transit
 		preempted := false
 		// wins reports whether t1 replaces the kept transition k.
 		wins := func(k int) bool {
-			if r.m.isDescendant(t1.source, cs.kept[k].t.source) {
+			if r.m.isDescendant(int(t1.source), int(cs.kept[k].t.source)) {
 				cs.found = append(cs.found, k)
 				return true
 			}

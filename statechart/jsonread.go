@@ -52,3 +52,35 @@ func (p jsonPath) key(k string) jsonPath {
 func (p jsonPath) index(i int) jsonPath {
 	return jsonPath(string(p) + "[" + strconv.Itoa(i) + "]")
 }
+
+// lazyPath is a JSON path spelled out only when a message needs it: a
+// spelled path and up to two keys below it. Reading the transitions of
+// thousands of states then builds none of their paths ("…on.NEXT"), since
+// a valid transition has no message.
+type lazyPath struct {
+	base jsonPath
+	keys [2]string
+	n    int
+}
+
+// lazy returns p as a lazyPath.
+func (p jsonPath) lazy() lazyPath { return lazyPath{base: p} }
+
+// key appends ".k" (see jsonPath.key) without spelling the path.
+func (p lazyPath) key(k string) lazyPath {
+	if p.n == len(p.keys) {
+		return p.spell().lazy().key(k)
+	}
+	p.keys[p.n] = k
+	p.n++
+	return p
+}
+
+// spell returns the path spelled out.
+func (p lazyPath) spell() jsonPath {
+	s := p.base
+	for _, k := range p.keys[:p.n] {
+		s = s.key(k)
+	}
+	return s
+}

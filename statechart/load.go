@@ -65,7 +65,8 @@ type loader struct {
 	paths           []jsonPath     // per node, its JSON path once spelled out (see nodePath)
 	extents         *jsonx.Extents // the document\'s objects, for members
 	scratch         []jsonx.Member // the members of the objects being read, a stack (see members)
-	keptChunk       []jsonx.Member // room for the nodes' members the second pass reads (see keep)
+	got             []jsonx.Member // the members of node gotNode-1, which get reads
+	gotNode         int            // 1 + the node whose members got holds; 0 for none
 	nodes           slab[stateNode]
 	transitions     slab[transition]
 	targetChunk     []int         // single targets (see single)
@@ -86,15 +87,40 @@ type route struct {
 
 // rawNode keeps what the second pass (transitions, actions) needs.
 type rawNode struct {
-	object bool     // the node's config is an object (the first pass reported it otherwise)
-	path   jsonPath // where it is in the config, for messages: its nodeRef (the root's is empty)
+	// index and raw are the node's config, a part of the document at
+	// offset index (see config), when it is an object (raw is empty
+	// otherwise: the first pass reported it). The second pass reads its
+	// members again rather than the first pass keeping them, since a kept
+	// member (96 bytes) costs more than a scan of the node's keys, which
+	// skips its nested objects in constant time.
+	index int32
+	// errMark is the number of errors reported when the first pass had
+	// read the node's own keys: where a duplicate id's error goes (see
+	// indexIDs).
+	errMark int32
+	raw     string
+	path    jsonPath // where it is in the config, for messages: its nodeRef (the root's is empty)
 	// byKey finds the node's children by key when it has more than
 	// maxChildScan; fewer are scanned (see child).
-	byKey map[string]int
-	// kept are the node's members that the second pass reads, as the first
-	// pass's scan found them: the second pass looks its keys up there (a
-	// Get would scan the node, child states included, again).
-	kept []jsonx.Member
+	byKey *childIndex
+}
+
+// childIndex finds a node's children by key: a key's position among the
+// members of the node's "states", which childAt maps to the child (-1 for
+// a member that is not one). The map is the one the reading of the
+// members checks duplicates with, not one more.
+type childIndex struct {
+	byKey   map[string]int
+	childAt []int
+}
+
+// object reports whether the node's config is an object.
+func (r *rawNode) object() bool { return r.raw != "" }
+
+// config returns node i's config, as the first pass read it.
+func (l *loader) config(i int) gjson.Result {
+	r := &l.raw[i]
+	return gjson.Result{Type: gjson.JSON, Raw: r.raw, Index: int(r.index)}
 }
 
 func (l *loader) errorf(path jsonPath, format string, args ...any) {
@@ -129,35 +155,43 @@ func (l *loader) sortErrors() {
 	l.errs = sorted
 }
 
-// get returns node i's member key, if the second pass reads it (see
-// secondPassKeys).
+// get returns node i's member key, which the second pass reads (the
+// first pass reported the node's duplicate keys). The node's members are
+// read once for all its keys, in l.got.
 func (l *loader) get(i int, key string) gjson.Result {
-	for _, mb := range l.raw[i].kept {
+	if !l.raw[i].object() {
+		return gjson.Result{}
+	}
+	if l.gotNode != i+1 {
+		l.got = l.extents.AppendMembers(l.got[:0], l.config(i), nil)
+		l.gotNode = i + 1
+	}
+	return memberValue(l.got, key)
+}
+
+// getOther returns node i's member key, like get, without replacing the
+// members get holds: for a node read while another node's are.
+func (l *loader) getOther(i int, key string) gjson.Result {
+	if !l.raw[i].object() {
+		return gjson.Result{}
+	}
+	if l.gotNode == i+1 {
+		return memberValue(l.got, key)
+	}
+	mark := len(l.scratch)
+	l.scratch = l.extents.AppendMembers(l.scratch, l.config(i), nil)
+	v := memberValue(l.scratch[mark:], key)
+	l.scratch = l.scratch[:mark]
+	return v
+}
+
+func memberValue(ms []jsonx.Member, key string) gjson.Result {
+	for _, mb := range ms {
 		if mb.Key == key {
 			return mb.Value
 		}
 	}
 	return gjson.Result{}
-}
-
-// secondPassKeys are the keys of a state node that the second pass reads.
-var secondPassKeys = [...]string{"initial", "on", "always", "after", "onDone", "entry", "exit", "target", "invoke"}
-
-// keep copies the members at positions which to a chunk of memory that
-// many nodes share, for the second pass.
-func (l *loader) keep(members []jsonx.Member, which []int) []jsonx.Member {
-	if len(which) == 0 {
-		return nil
-	}
-	if len(l.keptChunk) < len(which) {
-		l.keptChunk = make([]jsonx.Member, min(max(len(l.m.nodes), 16), maxSlabChunk))
-	}
-	kept := l.keptChunk[:len(which):len(which)]
-	l.keptChunk = l.keptChunk[len(which):]
-	for k, j := range which {
-		kept[k] = members[j]
-	}
-	return kept
 }
 
 // members reads the members of object v (see jsonx.Members) onto the
@@ -226,7 +260,7 @@ func (l *loader) load(data []byte) *Machine {
 		l.errorf("", "a machine config must be a JSON object, not %s", jsonx.Kind(root))
 		return nil
 	}
-	l.m = &Machine{id: "(machine)", byID: map[string]int{}, opts: l.opts}
+	l.m = &Machine{id: "(machine)", opts: l.opts}
 	// The root's id and context, read before its other keys (a Get would
 	// scan the whole document, for each key).
 	var id, c gjson.Result
@@ -260,13 +294,10 @@ func (l *loader) load(data []byte) *Machine {
 	if len(l.errs) > 0 && len(l.m.nodes) == 0 {
 		return nil
 	}
+	l.indexIDs()
 	l.m.layout()
 	for i := range l.m.nodes {
 		l.readBehaviour(i)
-		// Only node i's pass and its parent's (before it) read its kept
-		// members: once a chunk's nodes are all read, the collector can
-		// have it.
-		l.raw[i].kept = nil
 	}
 	l.readRoutes()
 	return l.m
@@ -290,7 +321,11 @@ func (l *loader) readNode(v gjson.Result, key string, parent int, defaultID stri
 	idx := n.order
 	l.cur = idx
 	l.m.nodes = append(l.m.nodes, n)
-	l.raw = append(l.raw, rawNode{object: v.IsObject(), path: path})
+	r := rawNode{path: path}
+	if v.IsObject() {
+		r.index, r.raw = int32(v.Index), v.Raw
+	}
+	l.raw = append(l.raw, r)
 	if !v.IsObject() {
 		l.errorf(path, "a state node must be an object, not %s", jsonx.Kind(v))
 		return idx
@@ -298,12 +333,10 @@ func (l *loader) readNode(v gjson.Result, key string, parent int, defaultID stri
 
 	members, mark := l.members(v, path)
 	defer func() { l.scratch = l.scratch[:mark] }()
-	var kept [len(secondPassKeys)]int // the members of secondPassKeys, by position
-	nKept := 0
 	var states, routeConfig gjson.Result
 	var typ string
 	hasHistory, explicitID := false, false
-	for j, mb := range members {
+	for _, mb := range members {
 		p := func() jsonPath { return path.key(mb.Key) } // built only for a message
 		switch mb.Key {
 		case "id":
@@ -333,7 +366,7 @@ func (l *loader) readNode(v gjson.Result, key string, parent int, defaultID stri
 			switch {
 			case mb.Value.Type == gjson.True, mb.Value.String() == "shallow":
 			case mb.Value.String() == "deep":
-				n.deep = true
+				n.rares().deep = true
 			default:
 				l.errorf(p(), `must be "shallow", "deep" or true, not %s`, quoteJSON(mb.Value))
 			}
@@ -352,11 +385,10 @@ func (l *loader) readNode(v gjson.Result, key string, parent int, defaultID stri
 			if err != nil {
 				l.add(err)
 			} else {
-				n.output = t
+				n.rares().output = t
 			}
 		case "invoke":
 			// read in the second pass, once the state's id is known
-			kept[nKept], nKept = j, nKept+1
 		case "route":
 			routeConfig = mb.Value
 		case "options":
@@ -365,9 +397,8 @@ func (l *loader) readNode(v gjson.Result, key string, parent int, defaultID stri
 				continue
 			}
 			l.warnf(p(), "unknown key %q%s", mb.Key, didYouMean(mb.Key, nodeKeys))
-		case "initial", "on", "always", "after", "onDone", "entry", "exit", "target": // with "invoke", secondPassKeys
-			// read in the second pass
-			kept[nKept], nKept = j, nKept+1
+		case "initial", "on", "always", "after", "onDone", "entry", "exit", "target":
+			// read in the second pass (see get)
 		default:
 			switch why, ignored := ignoredNodeKeys[mb.Key]; {
 			case parent < 0 && rootOnlyKeys[mb.Key]:
@@ -380,7 +411,6 @@ func (l *loader) readNode(v gjson.Result, key string, parent int, defaultID stri
 			}
 		}
 	}
-	l.raw[idx].kept = l.keep(members, kept[:nKept])
 	if routeConfig.Exists() {
 		l.readRouteConfig(idx, routeConfig, path.key("route"), explicitID)
 	}
@@ -419,29 +449,42 @@ func (l *loader) readNode(v gjson.Result, key string, parent int, defaultID stri
 	if hasHistory && n.kind != kindHistory {
 		l.errorf(path.key("history"), "only history states have \"history\"; add \"type\": \"history\"")
 	}
-	if prev, dup := l.m.byID[n.id]; dup {
-		l.errorf(path.key("id"), "duplicate state id %q (also %s)", n.id, describePath(l.nodePath(prev)))
-	} else {
-		l.m.byID[n.id] = idx
-	}
+	// The ids are indexed once the tree is read (see indexIDs); a
+	// duplicate's error goes here, among the node's others.
+	l.raw[idx].errMark = int32(len(l.errs))
 
 	if states.Exists() && n.kind != kindAtomic && n.kind != kindFinal && n.kind != kindHistory {
 		// Popped with n's members; the path of a duplicate is built only
 		// for its message.
 		kidsMark := len(l.scratch)
-		l.scratch = l.extents.AppendMembers(l.scratch, states, func(k string) { l.errorf(path.key("states").key(k), "duplicate key %q", k) })
+		var byKey map[string]int
+		l.scratch, byKey = l.extents.AppendMembersIndexed(l.scratch, states, func(k string) { l.errorf(path.key("states").key(k), "duplicate key %q", k) })
 		kids := l.scratch[kidsMark:]
 		// Sized once for all the children (a machine's root may have
 		// thousands), rather than grown as they are read.
 		n.children = make([]int, 0, len(kids))
-		var byKey map[string]int
+		var childAt []int
 		if len(kids) > maxChildScan {
-			byKey = make(map[string]int, len(kids))
-			l.raw[idx].byKey = byKey
+			if byKey == nil {
+				byKey = make(map[string]int, len(kids))
+				for j, mb := range kids {
+					byKey[mb.Key] = j
+				}
+			}
+			childAt = make([]int, len(kids))
+			for j := range childAt {
+				childAt[j] = -1
+			}
+			l.raw[idx].byKey = &childIndex{byKey: byKey, childAt: childAt}
 		}
-		l.m.nodes = slices.Grow(l.m.nodes, len(kids))
-		l.raw = slices.Grow(l.raw, len(kids))
-		for _, mb := range kids {
+		if cap(l.raw)-len(l.raw) < len(kids) {
+			// At least doubled: slices.Grow grows a long slice by a
+			// quarter, which for thousands of small states (a few children
+			// each) allocates them five times over.
+			l.m.nodes = slices.Grow(l.m.nodes, max(len(kids), len(l.m.nodes)))
+			l.raw = slices.Grow(l.raw, max(len(kids), len(l.raw)))
+		}
+		for j, mb := range kids {
 			if mb.Key == "" {
 				l.errorf(path.key("states"), "a state key cannot be empty")
 				continue
@@ -452,12 +495,41 @@ func (l *loader) readNode(v gjson.Result, key string, parent int, defaultID stri
 				return idx
 			}
 			n.children = append(n.children, child)
-			if byKey != nil {
-				byKey[mb.Key] = child
+			if childAt != nil {
+				childAt[j] = child
 			}
 		}
 	}
 	return idx
+}
+
+// indexIDs fills Machine.byID once the first pass has read every node, so
+// that the map is made at its size rather than grown (and rehashed) as
+// the nodes are read. A node whose id an earlier node has is reported
+// where the first pass reports the node's keys (its errMark), so that the
+// errors keep their order.
+func (l *loader) indexIDs() {
+	l.m.byID = make(map[string]int, len(l.m.nodes))
+	inserted := 0
+	for i, n := range l.m.nodes {
+		if !l.raw[i].object() {
+			continue // reported as not an object; it has no id of its own
+		}
+		prev, dup := l.m.byID[n.id]
+		if !dup {
+			l.m.byID[n.id] = i
+			continue
+		}
+		var path jsonPath // the root's is empty
+		if n.parent >= 0 {
+			path = nodeRef(i)
+		}
+		e := &Error{Path: l.spell(path.key("id")), Msg: fmt.Sprintf("duplicate state id %q (also %s)", n.id, describePath(l.nodePath(prev)))}
+		at := int(l.raw[i].errMark) + inserted
+		l.errs = slices.Insert(l.errs, at, e)
+		l.errNodes = slices.Insert(l.errNodes, at, i)
+		inserted++
+	}
 }
 
 // nodeRef is the path a state node other than the root is known by while
@@ -480,9 +552,12 @@ const maxChildScan = 8
 // child returns the child of node i with the key, once the first pass has
 // read them all.
 func (l *loader) child(i int, key string) (int, bool) {
-	if byKey := l.raw[i].byKey; byKey != nil {
-		c, ok := byKey[key]
-		return c, ok
+	if x := l.raw[i].byKey; x != nil {
+		j, ok := x.byKey[key]
+		if !ok || x.childAt[j] < 0 {
+			return 0, false
+		}
+		return x.childAt[j], true
 	}
 	return l.m.childByKey(i, key)
 }
@@ -566,7 +641,7 @@ func (l *loader) readStrings(v gjson.Result, path jsonPath) []string {
 func (l *loader) readBehaviour(i int) {
 	l.cur = i
 	n := l.m.nodes[i]
-	if !l.raw[i].object {
+	if !l.raw[i].object() {
 		return
 	}
 	path := l.raw[i].path
@@ -589,7 +664,7 @@ func (l *loader) readBehaviour(i int) {
 	case n.kind != kindCompound && init.Exists():
 		l.errorf(path.key("initial"), "only compound states have an initial state (this one is %s)", n.kind)
 	case init.Exists():
-		l.readInitial(n, init, path.key("initial"))
+		l.readInitial(n, init, path.lazy().key("initial"))
 	}
 
 	// history default target, resolved relative to the parent
@@ -597,7 +672,7 @@ func (l *loader) readBehaviour(i int) {
 		if n.kind != kindHistory {
 			l.warnf(path.key("target"), "\"target\" is ignored: only history states have a default target (XState ignores it too); put targets on transitions")
 		} else if n.parent >= 0 {
-			t := &transition{source: i}
+			t := &transition{source: int32(i)}
 			for _, ref := range l.targetStrings(tg, path.key("target")) {
 				s, p := ref.target, ref.path
 				idx, err := l.resolvePath(n.parent, s)
@@ -617,7 +692,7 @@ func (l *loader) readBehaviour(i int) {
 			}
 			t.targets = uniqueTargets(t.targets)
 			l.checkTargets(t, path.key("target"))
-			n.historyDef = t
+			n.rares().historyDef = t
 		}
 	}
 
@@ -646,7 +721,7 @@ func (l *loader) readBehaviour(i int) {
 					// XState accepts it (with a warning) and it matches nothing.
 					l.warnf(p.key(mb.Key), "wildcards can only be the whole descriptor (\"*\") or its last token (\"event.*\")")
 				}
-				set(mb.Key, l.readTransitions(i, mb.Key, mb.Value, p.key(mb.Key)))
+				set(mb.Key, l.readTransitions(i, mb.Key, mb.Value, path.lazy().key("on").key(mb.Key)))
 			}
 			l.scratch = l.scratch[:mark]
 		}
@@ -656,7 +731,7 @@ func (l *loader) readBehaviour(i int) {
 			l.errorf(path.key("onDone"), "only compound and parallel states are ever done; this one is %s", n.kind)
 		}
 		ev := doneStatePrefix + n.id
-		set(ev, l.readTransitions(i, ev, od, path.key("onDone")))
+		set(ev, l.readTransitions(i, ev, od, path.lazy().key("onDone")))
 	}
 	if inv := l.get(i, "invoke"); inv.Exists() {
 		l.readInvokes(i, inv, path.key("invoke"), set)
@@ -673,41 +748,41 @@ func (l *loader) readBehaviour(i int) {
 		return len(n.wildcards[a].descriptor) > len(n.wildcards[b].descriptor)
 	})
 	if al := l.get(i, "always"); al.Exists() {
-		n.always = l.readTransitions(i, "", al, path.key("always"))
+		n.always = l.readTransitions(i, "", al, path.lazy().key("always"))
 	}
 }
 
-func (l *loader) readInitial(n *stateNode, init gjson.Result, path jsonPath) {
+func (l *loader) readInitial(n *stateNode, init gjson.Result, path lazyPath) {
 	t := l.transitions.new()
-	t.source = n.order
+	t.source = int32(n.order)
 	var key string
 	switch {
 	case init.Type == gjson.String:
 		key = init.String()
 	case init.IsObject():
-		for _, mb := range jsonx.Members(init, func(k string) { l.errorf(path.key(k), "duplicate key %q", k) }) {
+		for _, mb := range jsonx.Members(init, func(k string) { l.errorf(path.spell().key(k), "duplicate key %q", k) }) {
 			switch mb.Key {
 			case "target":
 				if mb.Value.Type != gjson.String {
-					l.errorf(path.key("target"), "must be the key of a child state, not %s", jsonx.Kind(mb.Value))
+					l.errorf(path.spell().key("target"), "must be the key of a child state, not %s", jsonx.Kind(mb.Value))
 					return
 				}
 				key = mb.Value.String()
 			case "actions":
-				t.actions = l.readActions(mb.Value, path.key("actions"))
+				t.actions = l.readActions(mb.Value, path.spell().key("actions"))
 			default:
-				l.warnf(path.key(mb.Key), "unknown key %q%s", mb.Key, didYouMean(mb.Key, []string{"target", "actions"}))
+				l.warnf(path.spell().key(mb.Key), "unknown key %q%s", mb.Key, didYouMean(mb.Key, []string{"target", "actions"}))
 			}
 		}
 		path = path.key("target")
 	default:
-		l.errorf(path, "must be the key of a child state, not %s", jsonx.Kind(init))
+		l.errorf(path.spell(), "must be the key of a child state, not %s", jsonx.Kind(init))
 		return
 	}
 	if c, ok := l.child(n.order, key); ok {
-		if tg := l.get(c, "target"); l.m.nodes[c].kind == kindHistory && (!tg.Exists() || tg.String() == "") {
+		if tg := l.getOther(c, "target"); l.m.nodes[c].kind == kindHistory && (!tg.Exists() || tg.String() == "") {
 			// XState would recurse until the stack overflows.
-			l.errorf(path, "%q is a history state without a \"target\", which would loop; give it a \"target\"", key)
+			l.errorf(path.spell(), "%q is a history state without a \"target\", which would loop; give it a \"target\"", key)
 			return
 		}
 		t.targets = single(&l.targetChunk, c, l.transitions.used)
@@ -718,7 +793,7 @@ func (l *loader) readInitial(n *stateNode, init gjson.Result, path jsonPath) {
 	for j, c := range n.children {
 		keys[j] = l.m.nodes[c].key
 	}
-	l.errorf(path, "%q is not a child state of %q%s", key, n.id, didYouMean(key, keys))
+	l.errorf(path.spell(), "%q is not a child state of %q%s", key, n.id, didYouMean(key, keys))
 }
 
 // readAfter reads delayed transitions. Like XState's getDelayedTransitions
@@ -761,13 +836,13 @@ func (l *loader) readAfter(i int, after gjson.Result, path jsonPath, set func(st
 			// objects without a target, so they are targetless.
 			for j, e := range mb.Value.Array() {
 				if e.Type == gjson.String {
-					ts = append(ts, &transition{source: i, event: ev})
+					ts = append(ts, &transition{source: int32(i), event: ev})
 					continue
 				}
-				ts = append(ts, l.readTransitions(i, ev, e, path.key(mb.Key).index(j))...)
+				ts = append(ts, l.readTransitions(i, ev, e, path.key(mb.Key).index(j).lazy())...)
 			}
 		} else {
-			ts = l.readTransitions(i, ev, mb.Value, path.key(mb.Key))
+			ts = l.readTransitions(i, ev, mb.Value, path.lazy().key(mb.Key))
 		}
 		if g := n.group(ev); g != nil {
 			set(ev, append(g.transitions, ts...))
@@ -838,7 +913,7 @@ func jsNumber(f float64) string {
 
 // readTransitions reads a transition config: a target string, a transition
 // object, or an array of either (candidates in priority order).
-func (l *loader) readTransitions(src int, event string, v gjson.Result, path jsonPath) []*transition {
+func (l *loader) readTransitions(src int, event string, v gjson.Result, path lazyPath) []*transition {
 	switch {
 	case v.Type == gjson.String || v.IsObject():
 		if t := l.readTransition(src, event, v, path); t != nil {
@@ -849,29 +924,29 @@ func (l *loader) readTransitions(src int, event string, v gjson.Result, path jso
 		var ts []*transition
 		for j, e := range v.Array() {
 			if e.Type != gjson.String && !e.IsObject() {
-				l.errorf(path.index(j), "a transition must be a target string or an object, not %s", jsonx.Kind(e))
+				l.errorf(path.spell().index(j), "a transition must be a target string or an object, not %s", jsonx.Kind(e))
 				continue
 			}
-			if t := l.readTransition(src, event, e, path.index(j)); t != nil {
+			if t := l.readTransition(src, event, e, path.spell().index(j).lazy()); t != nil {
 				ts = append(ts, t)
 			}
 		}
 		return ts
 	default:
-		l.errorf(path, "a transition must be a target string, an object or an array, not %s", jsonx.Kind(v))
+		l.errorf(path.spell(), "a transition must be a target string, an object or an array, not %s", jsonx.Kind(v))
 		return nil
 	}
 }
 
-func (l *loader) readTransition(src int, event string, v gjson.Result, path jsonPath) *transition {
+func (l *loader) readTransition(src int, event string, v gjson.Result, path lazyPath) *transition {
 	t := l.transitions.new()
-	t.source, t.event = src, event
+	t.source, t.event = int32(src), event
 	var target gjson.Result
 	targetPath := path
 	if v.Type == gjson.String {
 		target = v
 	} else {
-		target, targetPath = l.readTransitionKeys(t, v, path, false)
+		target, targetPath = l.readTransitionKeys(t, v, path.spell(), false)
 	}
 	if !target.Exists() || (target.Type == gjson.String && target.String() == "") {
 		return t // targetless
@@ -884,32 +959,32 @@ func (l *loader) readTransition(src int, event string, v gjson.Result, path json
 		return t
 	}
 	t.targets = []int{}
-	for _, ref := range l.targetStrings(target, targetPath) {
-		if idx, ok := l.resolveTarget(src, ref.target, ref.path); ok {
+	for _, ref := range l.targetStrings(target, targetPath.spell()) {
+		if idx, ok := l.resolveTarget(src, ref.target, ref.path.lazy()); ok {
 			t.targets = append(t.targets, idx)
 		}
 	}
 	t.targets = uniqueTargets(t.targets)
-	l.checkTargets(t, targetPath)
+	l.checkTargets(t, targetPath.spell())
 	return t
 }
 
 // readTransitionKeys reads the keys of a transition object into t, and
 // returns its target, left for the caller to resolve, with its path. A
 // route's target is ignored.
-func (l *loader) readTransitionKeys(t *transition, v gjson.Result, path jsonPath, isRoute bool) (target gjson.Result, targetPath jsonPath) {
-	targetPath = path
+func (l *loader) readTransitionKeys(t *transition, v gjson.Result, path jsonPath, isRoute bool) (target gjson.Result, targetPath lazyPath) {
+	targetPath = path.lazy()
 	ms, mark := l.members(v, path)
 	defer func() { l.scratch = l.scratch[:mark] }()
 	for _, mb := range ms {
+		if mb.Key == "target" && !isRoute {
+			target, targetPath = mb.Value, path.lazy().key("target")
+			continue
+		}
 		p := path.key(mb.Key)
 		switch mb.Key {
 		case "target":
-			if isRoute {
-				l.warnf(p, `"target" is ignored: a route always targets its own state`)
-				continue
-			}
-			target, targetPath = mb.Value, p
+			l.warnf(p, `"target" is ignored: a route always targets its own state`)
 		case "guard":
 			if mb.Value.Type == gjson.Null || (mb.Value.Type == gjson.String && mb.Value.Str == "") {
 				l.warnf(p, "an empty guard (%s) is no guard: XState takes the transition unguarded", mb.Value.Raw)
@@ -1066,30 +1141,30 @@ func (l *loader) checkTargets(t *transition, path jsonPath) {
 // resolveTarget resolves a target string declared on node src, following
 // XState's resolveTarget: "#id.path" is absolute, ".child" is relative to
 // the source, and anything else is relative to the source's parent.
-func (l *loader) resolveTarget(src int, target string, path jsonPath) (int, bool) {
+func (l *loader) resolveTarget(src int, target string, path lazyPath) (int, bool) {
 	n := l.m.nodes[src]
 	switch {
 	case strings.HasPrefix(target, "#"):
 		idx, hint, ok := l.resolveID(target)
 		if !ok {
-			l.errorf(path, "%q is not a state id%s", target, hint)
+			l.errorf(path.spell(), "%q is not a state id%s", target, hint)
 			return 0, false
 		}
 		return idx, true
 	case strings.HasPrefix(target, "."):
 		idx, err := l.resolvePath(src, target[1:])
 		if err != "" {
-			l.errorf(path, "%q is not a descendant of %q: %s", target, n.id, err)
+			l.errorf(path.spell(), "%q is not a descendant of %q: %s", target, n.id, err)
 			return 0, false
 		}
 		return idx, true
 	case n.parent < 0:
-		l.errorf(path, "%q is not a valid target from the root node; did you mean %q?", target, "."+target)
+		l.errorf(path.spell(), "%q is not a valid target from the root node; did you mean %q?", target, "."+target)
 		return 0, false
 	default:
 		idx, err := l.resolvePath(n.parent, target)
 		if err != "" {
-			l.errorf(path, "%q is not a sibling of %q: %s", target, n.key, err)
+			l.errorf(path.spell(), "%q is not a sibling of %q: %s", target, n.key, err)
 			return 0, false
 		}
 		return idx, true

@@ -92,7 +92,8 @@ func (l *loader) readInvokes(i int, v gjson.Result, path jsonPath, set func(stri
 		if def.logic == nil && item.Get("src").Type == gjson.String {
 			l.warnUnknownSrc(p.key("src"), def.src)
 		}
-		n.invokes = append(n.invokes, def)
+		r := n.rares()
+		r.invokes = append(r.invokes, def)
 		l.m.usesActors = true
 		for _, h := range []struct {
 			v      gjson.Result
@@ -101,7 +102,7 @@ func (l *loader) readInvokes(i int, v gjson.Result, path jsonPath, set func(stri
 		}{{onDone, "onDone", doneActorPrefix}, {onError, "onError", errorActorPrefixDot}, {onSnapshot, "onSnapshot", snapshotPrefix}} {
 			if h.v.Exists() {
 				ev := h.prefix + def.id
-				set(ev, l.readTransitions(i, ev, h.v, p.key(h.key)))
+				set(ev, l.readTransitions(i, ev, h.v, p.lazy().key(h.key)))
 			}
 		}
 	}

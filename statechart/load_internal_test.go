@@ -33,7 +33,7 @@ func TestSlabAndSingle(t *testing.T) {
 		if seen[p] || p.source != 0 || p.targets != nil {
 			t.Fatalf("value %d reused or not zeroed: %+v", i, *p)
 		}
-		p.source = i + 1
+		p.source = int32(i + 1)
 		seen[p] = true
 	}
 	var chunk []int

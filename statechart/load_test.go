@@ -1314,3 +1314,72 @@ func TestParseImplementationsReportsErrorsWithPaths(t *testing.T) {
 		require.ErrorIs(t, err, statechart.ErrLimit)
 	})
 }
+
+// TestCompileWideStateFindsChildrenByKey: a state with many children finds
+// them by key (a map rather than a scan) as one with few does: targets
+// between siblings, an array-index key listed first as in JavaScript, a
+// duplicate key (the first one is the state), and a missing sibling
+// reported with its path.
+func TestCompileWideStateFindsChildrenByKey(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`{"id":"w","initial":"c0","states":{`)
+	for i := range 30 {
+		fmt.Fprintf(&b, `"c%d":{"on":{"NEXT":"c%d","SEVEN":"7"}},`, i, (i+1)%30)
+	}
+	b.WriteString(`"c5":{"on":{"NEXT":"c0"}},"7":{"on":{"BACK":"c29"}}}}`)
+	_, err := statechart.Compile([]byte(b.String()), nil)
+	if err == nil || !strings.Contains(err.Error(), `states.c5: duplicate key "c5"`) {
+		t.Fatalf("err = %v, want the duplicate key c5", err)
+	}
+	valid := strings.Replace(b.String(), `"c5":{"on":{"NEXT":"c0"}},`, ``, 1)
+	m, err := statechart.Compile([]byte(valid), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ids := m.StateIDs(); ids[1] != "w.7" {
+		t.Fatalf("first child %q, want the array-index key 7 first", ids[1])
+	}
+	ctx := context.Background()
+	a := statechart.NewActor(m, nil)
+	if err := a.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, step := range []struct{ event, want string }{
+		{"NEXT", "c1"}, {"NEXT", "c2"}, {"SEVEN", "7"}, {"BACK", "c29"}, {"NEXT", "c0"},
+	} {
+		if err := a.Send(ctx, statechart.Event{Type: step.event}); err != nil {
+			t.Fatal(err)
+		}
+		if got := a.Snapshot().Value(); got != step.want {
+			t.Fatalf("after %s: %v, want %s", step.event, got, step.want)
+		}
+	}
+	bad := strings.Replace(valid, `"c12":{"on":{"NEXT":"c13"`, `"c12":{"on":{"NEXT":"c99"`, 1)
+	_, err = statechart.Compile([]byte(bad), nil)
+	if err == nil || !strings.Contains(err.Error(), `states.c12.on.NEXT: "c99" is not a sibling of "c12"`) {
+		t.Fatalf("err = %v, want c99 reported at states.c12.on.NEXT", err)
+	}
+}
+
+// TestCompileDuplicateIDsKeepTheirPlace: ids are indexed once every node is
+// read, and a duplicate's error still comes where the node's own keys are
+// reported: after its key errors, before its children's duplicate keys.
+func TestCompileDuplicateIDsKeepTheirPlace(t *testing.T) {
+	doc := `{"id":"m","initial":"a","states":{
+		"a":{"id":"x","states":{"":{},"b":{}},"initial":"b","bogus":1},
+		"c":{"id":"x","states":{"d":{"id":"x"},"d":{}},"initial":"d","tags":5},
+		"e":5,"f":{"id":"m"}}}`
+	_, err := statechart.Compile([]byte(doc), nil)
+	want := `7 errors and 1 warning:
+	states.a.bogus: warning: unknown key "bogus" (did you mean "tags"?)
+	states.a.states: a state key cannot be empty
+	states.c.tags: must be a string or an array of strings, not a number
+	states.c.id: duplicate state id "x" (also states.a)
+	states.c.states.d: duplicate key "d"
+	states.c.states.d.id: duplicate state id "x" (also states.a)
+	states.e: a state node must be an object, not a number
+	states.f.id: duplicate state id "m" (also the machine root)`
+	if err == nil || err.Error() != want {
+		t.Fatalf("err =\n%v\nwant\n%s", err, want)
+	}
+}

@@ -248,7 +248,7 @@ func (m *Machine) Nodes() []Node {
 		for _, t := range n.always {
 			d.Transitions = append(d.Transitions, m.describe(t, ""))
 		}
-		for _, inv := range n.invokes {
+		for _, inv := range n.invokes() {
 			d.Invokes = append(d.Invokes, InvokeInfo{ID: inv.id, Src: inv.src, Known: inv.logic != nil})
 		}
 		out[i] = d
@@ -294,22 +294,84 @@ type stateNode struct {
 	kind        nodeKind
 	children    []int // all children in document order, history nodes included
 	regions     []int // the children that are not history states
-	histories   []int // the children that are history states
 	end         int   // the nodes order+1 .. end-1 are the descendants (pre-order)
 	depth       int   // 0 for the root
 	initial     *transition
-	deep        bool        // history nodes: deep rather than shallow
-	historyDef  *transition // history nodes: the explicit default target, nil if none
-	parallelDef *transition // history nodes of a parallel state without historyDef: enter the parent
 	entry, exit []*action
 	on          []*eventGroup          // in the order of XState's transitions map
 	byEvent     map[string]*eventGroup // on by descriptor, when it has more than maxExactScan groups (see addGroup)
 	exact       []eventSlot            // on by event id (Machine.eventIDs), when it has at most maxExactScan
 	wildcards   []*eventGroup          // descriptors ending in "*", longest first
 	always      []*transition
-	output      *template   // a final state's or the root's output; nil when it has none
-	doc         *nodeDoc    // nil when the node has none of it
+	doc         *nodeDoc  // nil when the node has none of it
+	rare        *nodeRare // nil when the node has none of it
+}
+
+// nodeRare is what few state nodes have: history children, a history
+// state's settings, invocations, an output. A node keeps a pointer, nil
+// when it has none of it, which saves 80 of its 368 bytes: a large machine
+// is mostly atomic states without any.
+type nodeRare struct {
+	histories   []int       // the children that are history states
+	deep        bool        // history nodes: deep rather than shallow
+	historyDef  *transition // history nodes: the explicit default target, nil if none
+	parallelDef *transition // history nodes of a parallel state without historyDef: enter the parent
 	invokes     []*spawnDef // in config order
+	output      *template   // a final state's or the root's output; nil when it has none
+}
+
+// rares returns the node's rare fields for the loader to fill, allocating
+// them.
+func (n *stateNode) rares() *nodeRare {
+	if n.rare == nil {
+		n.rare = &nodeRare{}
+	}
+	return n.rare
+}
+
+// histories returns the node's children that are history states.
+func (n *stateNode) histories() []int {
+	if n.rare == nil {
+		return nil
+	}
+	return n.rare.histories
+}
+
+// deep reports whether a history node is deep rather than shallow.
+func (n *stateNode) deep() bool { return n.rare != nil && n.rare.deep }
+
+// historyDef returns a history node's explicit default transition, nil if
+// none.
+func (n *stateNode) historyDef() *transition {
+	if n.rare == nil {
+		return nil
+	}
+	return n.rare.historyDef
+}
+
+// parallelDef returns the default transition of a history node of a
+// parallel state without historyDef (it enters the parent), nil otherwise.
+func (n *stateNode) parallelDef() *transition {
+	if n.rare == nil {
+		return nil
+	}
+	return n.rare.parallelDef
+}
+
+// invokes returns the node's invocations, in config order.
+func (n *stateNode) invokes() []*spawnDef {
+	if n.rare == nil {
+		return nil
+	}
+	return n.rare.invokes
+}
+
+// output returns a final state's or the root's output, nil when it has none.
+func (n *stateNode) output() *template {
+	if n.rare == nil {
+		return nil
+	}
+	return n.rare.output
 }
 
 // nodeDoc is what a state node's config says about the node to its readers
@@ -356,17 +418,20 @@ type eventGroup struct {
 }
 
 // transition is a compiled transition. targets == nil means targetless.
+//
+// Its indices are int32 and its flags packed together (88 bytes rather
+// than 112): a large machine has tens of thousands of transitions.
 type transition struct {
-	id      int // index among the machine's transitions; -1 if made at run time
-	source  int
+	id      int32 // index among the machine's transitions; -1 if made at run time
+	source  int32
 	event   string
 	targets []int
 	guard   *guard
 	actions []*action
-	reenter bool
 	// domain is the transition's domain (getTransitionDomain) when
 	// staticDomain: no target is a history state, so it never changes.
-	domain       int
+	domain       int32
+	reenter      bool
 	staticDomain bool
 }
 
@@ -503,15 +568,16 @@ func (m *Machine) layout() {
 		}
 		for _, c := range n.children {
 			if m.nodes[c].kind == kindHistory {
-				n.histories = append(n.histories, c)
+				r := n.rares()
+				r.histories = append(r.histories, c)
 				m.hasHistory = true
 			}
 		}
-		if len(n.histories) == 0 {
+		if len(n.histories()) == 0 {
 			n.regions = n.children // neither is ever changed
 			continue
 		}
-		n.regions = make([]int, 0, len(n.children)-len(n.histories))
+		n.regions = make([]int, 0, len(n.children)-len(n.histories()))
 		for _, c := range n.children {
 			if m.nodes[c].kind != kindHistory {
 				n.regions = append(n.regions, c)
@@ -583,22 +649,22 @@ func (m *Machine) index() {
 		if t == nil {
 			return
 		}
-		t.id = m.transitions
+		t.id = int32(m.transitions)
 		m.transitions++
 		for i, tg := range t.targets {
 			if m.nodes[tg].kind == kindHistory || slices.Contains(t.targets[:i], tg) {
 				return
 			}
 		}
-		t.domain, t.staticDomain = m.domainOfTargets(t, t.targets), true
+		t.domain, t.staticDomain = int32(m.domainOfTargets(t, t.targets)), true
 	}
 	for _, n := range m.nodes {
-		if n.kind == kindHistory && n.historyDef == nil && m.nodes[n.parent].kind == kindParallel {
-			n.parallelDef = &transition{source: n.order, targets: []int{n.parent}}
+		if n.kind == kindHistory && n.historyDef() == nil && m.nodes[n.parent].kind == kindParallel {
+			n.rares().parallelDef = &transition{source: int32(n.order), targets: []int{n.parent}}
 		}
 		number(n.initial)
-		number(n.historyDef)
-		number(n.parallelDef)
+		number(n.historyDef())
+		number(n.parallelDef())
 		for _, g := range n.on {
 			for _, t := range g.transitions {
 				number(t)

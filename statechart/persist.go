@@ -651,9 +651,9 @@ func (m *Machine) restoreHistory(s *Snapshot, p *restoring) error {
 			}
 			node := m.nodes[n]
 			switch {
-			case hn.deep && (node.kind == kindAtomic || node.kind == kindFinal) && m.isDescendant(n, hn.parent):
-			case !hn.deep && node.parent == hn.parent && node.kind != kindHistory:
-			case hn.deep:
+			case hn.deep() && (node.kind == kindAtomic || node.kind == kindFinal) && m.isDescendant(n, hn.parent):
+			case !hn.deep() && node.parent == hn.parent && node.kind != kindHistory:
+			case hn.deep():
 				return fmt.Errorf("historyValue[%q][%d]: deep history remembers atomic states inside %q, not %q", hid, i, m.nodes[hn.parent].id, r.ID)
 			default:
 				return fmt.Errorf("historyValue[%q][%d]: shallow history remembers children of %q, not %q", hid, i, m.nodes[hn.parent].id, r.ID)

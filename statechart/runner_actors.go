@@ -24,7 +24,7 @@ func (r *runner) enterInvoking(node *stateNode, n int, ev Event) {
 	if r.err != nil {
 		return
 	}
-	for _, inv := range node.invokes {
+	for _, inv := range node.invokes() {
 		if r.spawnChild(inv, ev, n); r.err != nil {
 			return
 		}
@@ -39,8 +39,8 @@ func (r *runner) enterInvoking(node *stateNode, n int, ev Event) {
 
 // invokeIDs returns the ids of the node's invoked children.
 func (n *stateNode) invokeIDs() []string {
-	ids := make([]string, len(n.invokes))
-	for i, inv := range n.invokes {
+	ids := make([]string, len(n.invokes()))
+	for i, inv := range n.invokes() {
 		ids[i] = inv.id
 	}
 	return ids

@@ -269,7 +269,7 @@ func (r *runner) cachedMicrostep(ts []*transition, ev Event) (done, record bool)
 	r.cache.into, r.cache.cur = c, nil
 	r.cache.recording = r.cache.recording[:0]
 	for _, t := range ts {
-		r.cache.recording = append(r.cache.recording, t.id)
+		r.cache.recording = append(r.cache.recording, int(t.id))
 	}
 	return false, true
 }
@@ -280,7 +280,7 @@ func sameTransitions(ids []int, ts []*transition) bool {
 		return false
 	}
 	for i, t := range ts {
-		if ids[i] != t.id {
+		if ids[i] != int(t.id) {
 			return false
 		}
 	}
@@ -315,7 +315,7 @@ func (r *runner) replay(p *stepPlan, ev Event) {
 	}
 	r.s.nodes = append(r.s.nodes[:0], p.kept...)
 	for _, t := range p.ts {
-		r.executeActions(t.actions, ev, t.source)
+		r.executeActions(t.actions, ev, int(t.source))
 		if r.err != nil {
 			return
 		}
@@ -351,12 +351,12 @@ func (r *runner) recordPlan() {
 		return
 	}
 	for _, x := range r.toExit {
-		if len(r.m.nodes[x].invokes) > 0 {
+		if len(r.m.nodes[x].invokes()) > 0 {
 			return
 		}
 	}
 	for _, n := range r.order {
-		if node := r.m.nodes[n]; node.kind == kindFinal || len(node.invokes) > 0 {
+		if node := r.m.nodes[n]; node.kind == kindFinal || len(node.invokes()) > 0 {
 			return
 		}
 	}
@@ -469,7 +469,7 @@ func (r *runner) fastStep(s *Snapshot, ev Event, ownContext bool) bool {
 	}
 	var plan *stepPlan
 	for _, p := range c.plans {
-		if len(p.ids) == 1 && p.ids[0] == taken.id {
+		if len(p.ids) == 1 && p.ids[0] == int(taken.id) {
 			plan = p
 			break
 		}

@@ -18,10 +18,19 @@ import (
 // each member object's members, and so on down, scans every byte once per
 // level above it: a deep document costs its size times its depth. With
 // Extents, Members skips a nested object or array in constant time.
+//
+// An Extents is not safe for concurrent use: it remembers the container
+// it found last (a loader reads the document mostly in order, so the next
+// one is most often a few containers on).
 type Extents struct {
 	doc        string
 	containers []extent // in the order they open
+	last       int      // the container find found last
 }
+
+// nearby is the number of containers after the last one found that find
+// tries before it searches them all.
+const nearby = 8
 
 // extent is one object or array: its first and last byte, and the index
 // of the next container that opens after it ends.
@@ -77,10 +86,22 @@ func (x *Extents) find(v gjson.Result) (k int, ok bool) {
 	if x == nil || v.Type != gjson.JSON {
 		return 0, false
 	}
-	k = sort.Search(len(x.containers), func(k int) bool { return int(x.containers[k].start) >= v.Index })
-	if k == len(x.containers) || int(x.containers[k].start) != v.Index {
-		return 0, false
+	k = -1
+	if n := len(x.containers); x.last < n && int(x.containers[x.last].start) <= v.Index {
+		for j := x.last; j < min(x.last+nearby, n) && int(x.containers[j].start) <= v.Index; j++ {
+			if int(x.containers[j].start) == v.Index {
+				k = j
+				break
+			}
+		}
 	}
+	if k < 0 {
+		k = sort.Search(len(x.containers), func(k int) bool { return int(x.containers[k].start) >= v.Index })
+		if k == len(x.containers) || int(x.containers[k].start) != v.Index {
+			return 0, false
+		}
+	}
+	x.last = k
 	// The text is compared too (in constant time when v.Raw is part of
 	// the document: Go compares the pointers first), so that a value from
 	// elsewhere is read by gjson, not taken for another.

@@ -85,6 +85,50 @@ func TestExtentsMembers(t *testing.T) {
 	sameMembers(t, b.String())
 }
 
+// TestExtentsFindAnyOrder: find finds every object reached through objects
+// whatever the order it is asked in (it tries the containers after the
+// last one found first, and searches all of them otherwise).
+func TestExtentsFindAnyOrder(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`{"states":{`)
+	for i := range 50 {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `"s%d":{"on":{"E":[{"target":"s%d"}]},"states":{"a":{},"b":{"c":{}}}}`, i, i)
+	}
+	b.WriteString(`}}`)
+	doc := b.String()
+	var objects []gjson.Result
+	var walk func(v gjson.Result)
+	walk = func(v gjson.Result) {
+		if !v.IsObject() {
+			return
+		}
+		objects = append(objects, v)
+		for _, m := range NewExtents(doc).AppendMembers(nil, v, nil) {
+			walk(m.Value)
+		}
+	}
+	walk(gjson.Parse(doc))
+	orders := map[string][]int{}
+	for i := range objects {
+		orders["forward"] = append(orders["forward"], i)
+		orders["backward"] = append(orders["backward"], len(objects)-1-i)
+		orders["strided"] = append(orders["strided"], (i*37)%len(objects))
+	}
+	for name, order := range orders {
+		x := NewExtents(doc)
+		for _, i := range order {
+			v := objects[i]
+			k, ok := x.find(v)
+			if !ok || int(x.containers[k].start) != v.Index {
+				t.Fatalf("%s: object %d at %d: found %d (%v)", name, i, v.Index, k, ok)
+			}
+		}
+	}
+}
+
 // TestExtentsElsewhere: a value that is not the document's own text is
 // read by gjson, even at an offset where the document has an object.
 func TestExtentsElsewhere(t *testing.T) {
@@ -107,4 +151,38 @@ func FuzzExtentsMembers(f *testing.F) {
 		}
 		sameMembers(t, doc)
 	})
+}
+
+// TestAppendMembersIndexed: the map of a large object gives each key's
+// position among the members appended, after array-index keys are sorted
+// first and duplicates dropped; a small object has none.
+func TestAppendMembersIndexed(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`{`)
+	for i := range 40 {
+		fmt.Fprintf(&b, `"k%d":{"v":%d},`, i%30, i)
+	}
+	b.WriteString(`"9":1,"2":{"x":[]},"k3":0}`)
+	doc := b.String()
+	x := NewExtents(doc)
+	prefix := []Member{{Key: "before"}}
+	ms, index := x.AppendMembersIndexed(prefix, gjson.Parse(doc), nil)
+	members := ms[len(prefix):]
+	if len(members) != 32 || len(index) != 32 {
+		t.Fatalf("%d members, %d keys indexed; want 32 of each", len(members), len(index))
+	}
+	if members[0].Key != "2" || members[1].Key != "9" {
+		t.Fatalf("members start %q, %q; want the array-index keys 2, 9", members[0].Key, members[1].Key)
+	}
+	for key, j := range index {
+		if members[j].Key != key {
+			t.Fatalf("index[%q] = %d, which is %q", key, j, members[j].Key)
+		}
+	}
+	if v := members[index["k3"]].Value.Get("v").Int(); v != 3 {
+		t.Fatalf("k3 is {v: %d}, want the first occurrence, {v: 3}", v)
+	}
+	if _, index := x.AppendMembersIndexed(nil, gjson.Parse(`{"a":1,"b":2}`), nil); index != nil {
+		t.Fatalf("a small object has an index: %v", index)
+	}
 }

@@ -121,12 +121,23 @@ func Members(v gjson.Result, dup func(key string)) []Member {
 // the result's elements from len(dst) on. A caller that reads many objects
 // can reuse one buffer for all of them.
 func AppendMembers(dst []Member, v gjson.Result, dup func(key string)) []Member {
-	return appendMembers(dst, v, dup, nil)
+	dst, _ = appendMembers(dst, v, dup, nil)
+	return dst
 }
 
 // AppendMembers is AppendMembers of a value of x's document, which skips
 // the object's nested objects and arrays without scanning them.
 func (x *Extents) AppendMembers(dst []Member, v gjson.Result, dup func(key string)) []Member {
+	dst, _ = appendMembers(dst, v, dup, x)
+	return dst
+}
+
+// AppendMembersIndexed is x.AppendMembers that also returns, for a large
+// object (about 16 members or more), the map it finds duplicates with: each
+// key's position among the members it appended (nil for a smaller object,
+// whose keys are compared one by one). A caller that looks members up by key
+// then needs no map of its own.
+func (x *Extents) AppendMembersIndexed(dst []Member, v gjson.Result, dup func(key string)) ([]Member, map[string]int) {
 	return appendMembers(dst, v, dup, x)
 }
 
@@ -134,14 +145,14 @@ func (x *Extents) AppendMembers(dst []Member, v gjson.Result, dup func(key strin
 // object's members before it reads them.
 const largeObject = 16 << 10
 
-func appendMembers(dst []Member, v gjson.Result, dup func(key string), x *Extents) []Member {
+func appendMembers(dst []Member, v gjson.Result, dup func(key string), x *Extents) ([]Member, map[string]int) {
 	start := len(dst)
-	var seen map[string]bool // only for large objects; small ones are scanned
+	var seen map[string]int // by key, its position; only for large objects: small ones are scanned
 	indexKeys := false
 	add := func(key string, val gjson.Result) bool {
 		dupKey := false
 		if seen != nil {
-			dupKey = seen[key]
+			_, dupKey = seen[key]
 		} else {
 			for _, m := range dst[start:] {
 				if m.Key == key {
@@ -157,13 +168,13 @@ func appendMembers(dst []Member, v gjson.Result, dup func(key string), x *Extent
 			return true
 		}
 		if seen == nil && len(dst)-start >= 16 {
-			seen = make(map[string]bool, 2*(len(dst)-start))
-			for _, m := range dst[start:] {
-				seen[m.Key] = true
+			seen = make(map[string]int, 2*(len(dst)-start))
+			for j, m := range dst[start:] {
+				seen[m.Key] = j
 			}
 		}
 		if seen != nil {
-			seen[key] = true
+			seen[key] = len(dst) - start
 		}
 		if _, ok := ArrayIndex(key); ok {
 			indexKeys = true
@@ -180,7 +191,7 @@ func appendMembers(dst []Member, v gjson.Result, dup func(key string), x *Extent
 			x.forEach(k, func(string, gjson.Result) bool { n++; return true })
 			dst = slices.Grow(dst, n)
 			if n >= 16 {
-				seen = make(map[string]bool, n)
+				seen = make(map[string]int, n)
 			}
 		}
 		x.forEach(k, add)
@@ -188,7 +199,7 @@ func appendMembers(dst []Member, v gjson.Result, dup func(key string), x *Extent
 		v.ForEach(func(k, val gjson.Result) bool { return add(k.String(), val) })
 	}
 	if !indexKeys {
-		return dst
+		return dst, seen
 	}
 	members := dst[start:]
 	sort.SliceStable(members, func(i, j int) bool {
@@ -199,7 +210,12 @@ func appendMembers(dst []Member, v gjson.Result, dup func(key string), x *Extent
 		}
 		return aok && !bok
 	})
-	return dst
+	if seen != nil {
+		for j, m := range members {
+			seen[m.Key] = j
+		}
+	}
+	return dst, seen
 }
 
 // HasMembers reports whether v, an object, has any member, without
