@@ -3,6 +3,8 @@ package mcpbind_test
 import (
 	"context"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -81,6 +83,84 @@ func TestExpiredSessionNotRestarted(t *testing.T) {
 	c.expectTools("an expired session lists only ungated tools", "help")
 	if _, err := s.gate.SessionWorkflow(context.Background(), c.ss); err == nil || !strings.Contains(err.Error(), "expired") {
 		t.Fatalf("SessionWorkflow: %v", err)
+	}
+}
+
+// staleLoadStore holds the first save until a second load that finds no
+// record has read the store, and answers that load only once the save has
+// landed, with what it read before: the read of a call that began while a
+// concurrent call of the same workflow was saving.
+type staleLoadStore struct {
+	mcpbind.Store
+	empty      atomic.Int32  // loads that found no record
+	saving     chan struct{} // closed when the first save begins
+	secondRead chan struct{} // closed when the second load that found no record has read
+	saved      chan struct{} // closed when the first save landed
+	first      atomic.Bool
+}
+
+func (s *staleLoadStore) Load(ctx context.Context, key string) ([]byte, uint64, error) {
+	data, ver, err := s.Store.Load(ctx, key)
+	if ver == 0 && err == nil && s.empty.Add(1) == 2 {
+		close(s.secondRead)
+		<-s.saved
+	}
+	return data, ver, err
+}
+
+func (s *staleLoadStore) CompareAndSwap(ctx context.Context, key string, old uint64, data []byte) (uint64, error) {
+	if !s.first.CompareAndSwap(false, true) {
+		return s.Store.CompareAndSwap(ctx, key, old, data)
+	}
+	close(s.saving)
+	select {
+	case <-s.secondRead:
+	case <-time.After(5 * time.Second): // the second call never read: the test fails below
+	}
+	defer close(s.saved)
+	return s.Store.CompareAndSwap(ctx, key, old, data)
+}
+
+// TestFirstCallsOfASessionAreNotExpired: two concurrent first calls of a
+// session, the second reading the store while the first is saving: the
+// second is not refused as expired (it read no record, but none had been
+// saved when it read), and both run, one after the other. Before, the
+// session's "saved" mark was read after the record, so the second call was
+// refused with CodeWorkflowExpired.
+func TestFirstCallsOfASessionAreNotExpired(t *testing.T) {
+	store := &staleLoadStore{Store: mcpbind.NewMemoryStore(nil), saving: make(chan struct{}), secondRead: make(chan struct{}), saved: make(chan struct{})}
+	f := newFixture(t, counterEngine(t), &mcpbind.Options{
+		Store:      store,
+		SessionKey: func(*mcp.ServerSession) string { return "named" }, // the session has its key before its first save
+	}, "inc")
+	if err := f.gate.Bind("inc", mcpbind.Binding{States: []string{"open"}, Event: "INC"}); err != nil {
+		t.Fatal(err)
+	}
+	c := f.connect(t, "2025-11-25")
+	var wg sync.WaitGroup
+	call := func() {
+		defer wg.Done()
+		res, err := c.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "inc"})
+		if err != nil {
+			t.Errorf("inc: %v", err)
+		} else if res.IsError {
+			t.Errorf("inc refused: %s", resultText(res))
+		}
+	}
+	wg.Add(2)
+	go call()
+	<-store.saving // the first call is saving: the second begins now
+	go call()
+	wg.Wait()
+	if n := store.empty.Load(); n < 2 {
+		t.Fatalf("%d loads found no record, want 2: the calls did not overlap", n)
+	}
+	s, err := f.gate.State(context.Background(), c.ss)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := s.Context()["n"]; n != float64(2) || f.ran("inc") != 2 {
+		t.Errorf("n = %v after %d handler runs, want 2 of each", n, f.ran("inc"))
 	}
 }
 

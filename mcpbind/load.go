@@ -99,6 +99,11 @@ func (g *Gate) load(ctx context.Context, t target) (*view, error) {
 	if key == "" {
 		v = g.initial
 	} else {
+		// Whether the session had saved is read before the record: a save
+		// of a concurrent call that lands after the read below began is
+		// not a record that vanished (that call's save conflicts with
+		// this one's, which then loads again).
+		saved := sess != nil && sess.saved.Load()
 		own, data, ver, err := g.fetch(ctx, key)
 		if err != nil {
 			return nil, err
@@ -106,7 +111,7 @@ func (g *Gate) load(ctx context.Context, t target) (*view, error) {
 		switch {
 		case ver == 0 && (t.handle != "" || t.existing):
 			return nil, ErrUnknownWorkflow
-		case ver == 0 && sess != nil && sess.saved.Load():
+		case ver == 0 && saved:
 			// Never silently restarted: the workflow had moved, and
 			// whatever it had allowed once would be allowed again.
 			return nil, ErrWorkflowExpired
