@@ -9,7 +9,6 @@ package statechart
 import (
 	"bytes"
 	"encoding/json"
-	"slices"
 )
 
 // MarshalByReflection writes the persisted form of s through encoding/json,
@@ -67,13 +66,7 @@ func ValueInGeneral(s *Snapshot) any {
 }
 
 func StateIDsInGeneral(s *Snapshot) []string {
-	all := s.machine.allStateNodes(s.nodes)
-	slices.Sort(all)
-	ids := make([]string, len(all))
-	for i, n := range all {
-		ids[i] = s.machine.nodes[n].id
-	}
-	return ids
+	return s.machine.stateIDsOf(s.nodes)
 }
 
 // writeValueByReflection writes the state value below n with encoding/json

@@ -229,11 +229,17 @@ func (s *Snapshot) StateIDs() []string {
 	if n, ok := s.topLeaf(); ok {
 		return []string{s.machine.nodes[0].id, s.machine.nodes[n].id}
 	}
-	all := s.machine.allStateNodes(s.nodes)
+	return s.machine.stateIDsOf(s.nodes)
+}
+
+// stateIDsOf returns the ids of the state nodes a configuration makes
+// active (its nodes and their ancestors), in document order.
+func (m *Machine) stateIDsOf(nodes []int) []string {
+	all := m.allStateNodes(nodes)
 	slices.Sort(all)
 	ids := make([]string, len(all))
 	for i, n := range all {
-		ids[i] = s.machine.nodes[n].id
+		ids[i] = m.nodes[n].id
 	}
 	return ids
 }
