@@ -5,6 +5,7 @@ import (
 	"io"
 	"log/slog"
 	"runtime"
+	"runtime/pprof"
 	"testing"
 	"time"
 
@@ -90,7 +91,11 @@ func BenchmarkPairedCalls(b *testing.B) {
 	for i, name := range names {
 		for _, c := range callCases {
 			if c.name == name {
-				calls[i] = newBenchCall(b, "full", c)
+				// Labelled, so that a CPU profile of the run tells the cases'
+				// server goroutines apart (go tool pprof -tagfocus case=plain).
+				pprof.Do(context.Background(), pprof.Labels("case", name), func(context.Context) {
+					calls[i] = newBenchCall(b, "full", c)
+				})
 			}
 		}
 	}
