@@ -4,6 +4,8 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"runtime"
 	"runtime/pprof"
 	"testing"
@@ -29,18 +31,21 @@ type callCase struct {
 	name, tool string
 	gated      bool
 	protocol   string
+	http       bool // over Streamable HTTP on loopback, not in memory
 }
 
 // callCases are the kinds of call BenchmarkCall measures.
 var callCases = []callCase{
-	{"plain", "flip", false, "2025-11-25"},
-	{"plain+note", "flip", false, "2025-11-25"},
-	{"gated/unbound-tool", "other", true, "2025-11-25"},
-	{"gated/visibility-only", "look", true, "2025-11-25"},
-	{"gated/transition", "flip", true, "2025-11-25"},
-	{"gated/transition-unlogged", "flip", true, "2025-11-25"},
-	{"plain-2026", "flip", false, "2026-07-28"},
-	{"handles/transition", "flip", true, "2026-07-28"},
+	{"plain", "flip", false, "2025-11-25", false},
+	{"plain+note", "flip", false, "2025-11-25", false},
+	{"gated/unbound-tool", "other", true, "2025-11-25", false},
+	{"gated/visibility-only", "look", true, "2025-11-25", false},
+	{"gated/transition", "flip", true, "2025-11-25", false},
+	{"gated/transition-unlogged", "flip", true, "2025-11-25", false},
+	{"plain-2026", "flip", false, "2026-07-28", false},
+	{"handles/transition", "flip", true, "2026-07-28", false},
+	{"http/plain", "flip", false, "2025-11-25", true},
+	{"http/gated/transition", "flip", true, "2025-11-25", true},
 }
 
 // BenchmarkCall measures an in-memory tools/call round trip through the
@@ -56,6 +61,10 @@ var callCases = []callCase{
 // the others format and discard, is not written), and "plain+note", a
 // plain server whose results carry the note the gate adds to the result
 // of a moving call (what the note costs the client and the server).
+//
+// The "http/" cases make the plain call and the moving call over Streamable
+// HTTP (a stateful session, on a loopback httptest server), as a server
+// deployed on the network is called.
 func BenchmarkCall(b *testing.B) {
 	for _, engine := range engines {
 		for _, c := range callCases {
@@ -83,10 +92,11 @@ func BenchmarkCall(b *testing.B) {
 // time per call and what a moving call adds, in percent: gated/transition
 // over plain and over plain+note (the note's own cost to the client and
 // server set aside), handles/transition over plain-2026, and
-// gated/transition-unlogged (no log line written) over plain+note.
+// gated/transition-unlogged (no log line written) over plain+note, and
+// http/gated/transition over http/plain (both over Streamable HTTP).
 func BenchmarkPairedCalls(b *testing.B) {
 	const batch = 20
-	names := []string{"plain", "plain+note", "gated/transition", "plain-2026", "handles/transition", "gated/transition-unlogged"}
+	names := []string{"plain", "plain+note", "gated/transition", "plain-2026", "handles/transition", "gated/transition-unlogged", "http/plain", "http/gated/transition"}
 	calls := make([]func(), len(names))
 	for i, name := range names {
 		for _, c := range callCases {
@@ -120,6 +130,7 @@ func BenchmarkPairedCalls(b *testing.B) {
 	b.ReportMetric(100*(perCall(2)/perCall(1)-1), "transition-over-note-%")
 	b.ReportMetric(100*(perCall(4)/perCall(3)-1), "handles-over-plain-2026-%")
 	b.ReportMetric(100*(perCall(5)/perCall(1)-1), "unlogged-over-note-%")
+	b.ReportMetric(100*(perCall(7)/perCall(6)-1), "http-transition-over-plain-%")
 }
 
 // newBenchCall sets up a server and a client for one case of
@@ -144,7 +155,12 @@ func newBenchCall(b *testing.B, engine string, c callCase) func() {
 	if c.name == "plain+note" {
 		f.server.AddReceivingMiddleware(withTransitionNote)
 	}
-	cl := f.connect(b, c.protocol)
+	var cl *client
+	if c.http {
+		cl = f.connectHTTP(b, c.protocol)
+	} else {
+		cl = f.connect(b, c.protocol)
+	}
 	ctx := context.Background()
 	params := &mcp.CallToolParams{Name: c.tool, Arguments: map[string]any{"x": 1}}
 	if c.gated && c.protocol >= "2026-07-28" {
@@ -156,6 +172,21 @@ func newBenchCall(b *testing.B, engine string, c callCase) func() {
 			b.Fatal(err, res)
 		}
 	}
+}
+
+// connectHTTP connects a client to the fixture's server over Streamable
+// HTTP: a stateful session, on a loopback test server.
+func (f *fixture) connectHTTP(b *testing.B, protocol string) *client {
+	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return f.server }, nil))
+	b.Cleanup(srv.Close)
+	mc := mcp.NewClient(&mcp.Implementation{Name: "client", Version: "1"}, nil)
+	cs, err := mc.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: srv.URL, HTTPClient: srv.Client()},
+		&mcp.ClientSessionOptions{ProtocolVersion: protocol})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = cs.Close() })
+	return &client{t: b, cs: cs, changed: make(chan struct{}, 100)}
 }
 
 // withTransitionNote adds to the results of tools/call the note the gate
