@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/chartgate/chartgate/internal/jsonx"
 	"github.com/chartgate/chartgate/statechart"
 )
 
@@ -81,23 +82,17 @@ func parseStep(item string) (step, error) {
 func splitEvents(s string) ([]string, error) {
 	var items []string
 	depth, start := 0, 0
-	inString, escaped := false, false
+	var str jsonx.Strings
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		if inString {
-			switch {
-			case escaped:
-				escaped = false
-			case c == '\\':
-				escaped = true
-			case c == '"':
-				inString = false
-			}
+		if str.Skip(c) {
 			continue
 		}
 		switch c {
 		case '"':
-			inString = depth > 0
+			if depth > 0 { // only objects and arrays hold strings; a bare event name is read as it is
+				str.Open()
+			}
 		case '{', '[':
 			depth++
 		case '}', ']':
@@ -113,7 +108,7 @@ func splitEvents(s string) ([]string, error) {
 		}
 	}
 	switch {
-	case inString:
+	case str.InString():
 		return nil, errors.New("unterminated string in the events list")
 	case depth > 0:
 		return nil, errors.New("unclosed { or [ in the events list")

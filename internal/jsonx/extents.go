@@ -49,23 +49,15 @@ func NewExtents(doc string) *Extents {
 	// the count is quicker than growing the list.
 	x := &Extents{doc: doc, containers: make([]extent, 0, strings.Count(doc, "{")+strings.Count(doc, "["))}
 	var open []int32 // the containers not closed yet
-	inString, escaped := false, false
+	var str Strings
 	for i := 0; i < len(doc); i++ {
 		c := doc[i]
-		if inString {
-			switch {
-			case escaped:
-				escaped = false
-			case c == '\\':
-				escaped = true
-			case c == '"':
-				inString = false
-			}
+		if str.Skip(c) {
 			continue
 		}
 		switch c {
 		case '"':
-			inString = true
+			str.Open()
 		case '{', '[':
 			open = append(open, int32(len(x.containers)))
 			x.containers = append(x.containers, extent{start: int32(i)})

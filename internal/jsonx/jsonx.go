@@ -1,7 +1,8 @@
 // Package jsonx holds the low-level JSON helpers shared by the statechart
 // loaders (package statechart and package statechart/flat): the iterative
 // nesting-depth scan and syntax-error location done before gjson parses a
-// document, object members in JavaScript's key order with duplicate keys
+// document (and the tracking of strings such byte scans share),
+// object members in JavaScript's key order with duplicate keys
 // detected, conversion of JSON values to plain Go values, names of JSON
 // kinds for messages, XState's state-path splitting and the edit distance
 // behind did-you-mean hints.
@@ -26,22 +27,15 @@ import (
 // levels deep. The scan is iterative, so hostile nesting cannot exhaust the
 // stack, and it does not require data to be valid JSON.
 func TooDeep(data []byte, maxDepth int) bool {
-	depth, inString, escaped := 0, false, false
+	depth := 0
+	var str Strings
 	for _, c := range data {
-		if inString {
-			switch {
-			case escaped:
-				escaped = false
-			case c == '\\':
-				escaped = true
-			case c == '"':
-				inString = false
-			}
+		if str.Skip(c) {
 			continue
 		}
 		switch c {
 		case '"':
-			inString = true
+			str.Open()
 		case '{', '[':
 			if depth++; depth > maxDepth {
 				return true
@@ -52,6 +46,36 @@ func TooDeep(data []byte, maxDepth int) bool {
 	}
 	return false
 }
+
+// Strings follows a byte-by-byte scan of JSON text into and out of its
+// strings, so that the scan can tell structure ('{', ',', ...) from string
+// content. The zero value is outside any string.
+type Strings struct{ in, escaped bool }
+
+// Open starts a string: call it at an opening quote.
+func (s *Strings) Open() { s.in = true }
+
+// Skip reports whether c, the next byte of the scan, belongs to the string
+// being read (its closing quote included), and follows escapes; outside a
+// string it returns false.
+func (s *Strings) Skip(c byte) bool {
+	if !s.in {
+		return false
+	}
+	switch {
+	case s.escaped:
+		s.escaped = false
+	case c == '\\':
+		s.escaped = true
+	case c == '"':
+		s.in = false
+	}
+	return true
+}
+
+// InString reports whether the scan is inside a string (one left unterminated,
+// at the end of the text).
+func (s *Strings) InString() bool { return s.in }
 
 // Position returns the line and column (1-based, in bytes) of data[off].
 func Position(data []byte, off int) (line, col int) {
