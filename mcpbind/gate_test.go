@@ -448,23 +448,7 @@ func TestConcurrentCalls(t *testing.T) {
 	a := f.connect(t, "2025-11-25")
 	b := f.connect(t, "2025-11-25")
 	const workers, each = 16, 20
-	var wg sync.WaitGroup
-	for _, c := range []*client{a, b} {
-		for range workers {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for range each {
-					res, err := c.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "inc"})
-					if err != nil || res.IsError {
-						t.Errorf("inc: %v %v", err, res)
-						return
-					}
-				}
-			}()
-		}
-	}
-	wg.Wait()
+	callConcurrently(t, []*client{a, b}, "inc", workers, each)
 	for _, c := range []*client{a, b} {
 		s, err := f.gate.State(context.Background(), c.ss)
 		if err != nil {
@@ -474,6 +458,34 @@ func TestConcurrentCalls(t *testing.T) {
 			t.Errorf("n = %v, want %d", n, workers*each)
 		}
 	}
+}
+
+// callConcurrently calls tool (without arguments) from workers goroutines
+// per client, each making calls calls one after the other, and fails the
+// test on a call that fails or is refused.
+func callConcurrently(t *testing.T, clients []*client, tool string, workers, calls int) {
+	t.Helper()
+	var wg sync.WaitGroup
+	for _, c := range clients {
+		for range workers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for range calls {
+					res, err := c.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: tool})
+					if err != nil {
+						t.Errorf("%s: %v", tool, err)
+						return
+					}
+					if res.IsError {
+						t.Errorf("%s refused: %s", tool, resultText(res))
+						return
+					}
+				}
+			}()
+		}
+	}
+	wg.Wait()
 }
 
 // TestSharedStore runs two gates (two server instances) on one store, with
@@ -492,22 +504,7 @@ func TestSharedStore(t *testing.T) {
 		clients = append(clients, f.connect(t, "2025-11-25"))
 	}
 	const each = 100
-	var wg sync.WaitGroup
-	for _, c := range clients {
-		for range 4 {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for range each / 4 {
-					if res, err := c.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "inc"}); err != nil || res.IsError {
-						t.Errorf("inc: %v %v", err, res)
-						return
-					}
-				}
-			}()
-		}
-	}
-	wg.Wait()
+	callConcurrently(t, clients, "inc", 4, each/4)
 	s, err := f1.gate.State(context.Background(), clients[0].ss)
 	if err != nil {
 		t.Fatal(err)

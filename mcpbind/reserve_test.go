@@ -315,27 +315,7 @@ func TestQueuedCallsDoNotUseUpRetries(t *testing.T) {
 		fixtures, clients = append(fixtures, f), append(clients, f.connect(t, "2025-11-25"))
 	}
 	const workers, each = 6, 5 // per instance
-	var wg sync.WaitGroup
-	for _, c := range clients {
-		for range workers {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for range each {
-					res, err := c.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "inc"})
-					if err != nil {
-						t.Errorf("inc: %v", err)
-						return
-					}
-					if res.IsError {
-						t.Errorf("inc refused: %s", resultText(res))
-						return
-					}
-				}
-			}()
-		}
-	}
-	wg.Wait()
+	callConcurrently(t, clients, "inc", workers, each)
 	s, err := fixtures[0].gate.State(context.Background(), clients[0].ss)
 	if err != nil {
 		t.Fatal(err)
