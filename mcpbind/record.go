@@ -16,6 +16,8 @@ import (
 	"sort"
 	"strconv"
 	"time"
+
+	"github.com/chartgate/chartgate/internal/jsonx"
 )
 
 // record is the stored form of one workflow:
@@ -62,7 +64,7 @@ func (r *record) encode() []byte {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = appendJSONString(b, id)
+			b = jsonx.AppendString(b, id)
 			b = append(b, ':')
 			b = strconv.AppendInt(b, int64(r.calls[id]), 10)
 		}
@@ -80,9 +82,9 @@ func (r *record) encode() []byte {
 	}
 	if l := r.lease; l != nil {
 		b = append(b, `,"lease":{"id":`...)
-		b = appendJSONString(b, l.ID)
+		b = jsonx.AppendString(b, l.ID)
 		b = append(b, `,"tool":`...)
-		b = appendJSONString(b, l.Tool)
+		b = jsonx.AppendString(b, l.Tool)
 		b = append(b, `,"until":"`...)
 		b = l.Until.UTC().AppendFormat(b, time.RFC3339Nano)
 		b = append(b, `"}`...)
@@ -94,9 +96,9 @@ func (r *record) encode() []byte {
 				b = append(b, ',')
 			}
 			b = append(b, `{"session":`...)
-			b = appendJSONString(b, j.Session)
+			b = jsonx.AppendString(b, j.Session)
 			b = append(b, `,"id":`...)
-			b = appendJSONString(b, j.ID)
+			b = jsonx.AppendString(b, j.ID)
 			b = append(b, `,"until":"`...)
 			b = j.Until.UTC().AppendFormat(b, time.RFC3339Nano)
 			b = append(b, `"}`...)
@@ -113,7 +115,7 @@ func (r *record) size() int {
 		n += len(`,"calls":{}`) + len(r.calls) - 1 // and a comma between entries
 		var buf [24]byte
 		for id, c := range r.calls {
-			n += jsonStringLen(id) + len(`:`) + len(strconv.AppendInt(buf[:0], int64(c), 10))
+			n += jsonx.StringLen(id) + len(`:`) + len(strconv.AppendInt(buf[:0], int64(c), 10))
 		}
 	}
 	if len(r.history) > 0 {
@@ -121,14 +123,14 @@ func (r *record) size() int {
 	}
 	if l := r.lease; l != nil {
 		var buf [64]byte
-		n += len(`,"lease":{"id":,"tool":,"until":""}`) + jsonStringLen(l.ID) + jsonStringLen(l.Tool) +
+		n += len(`,"lease":{"id":,"tool":,"until":""}`) + jsonx.StringLen(l.ID) + jsonx.StringLen(l.Tool) +
 			len(l.Until.UTC().AppendFormat(buf[:0], time.RFC3339Nano))
 	}
 	if len(r.jobs) > 0 {
 		var buf [64]byte
 		n += len(`,"jobs":[]`) + len(r.jobs) - 1
 		for _, j := range r.jobs {
-			n += len(`{"session":,"id":,"until":""}`) + jsonStringLen(j.Session) + jsonStringLen(j.ID) +
+			n += len(`{"session":,"id":,"until":""}`) + jsonx.StringLen(j.Session) + jsonx.StringLen(j.ID) +
 				len(j.Until.UTC().AppendFormat(buf[:0], time.RFC3339Nano))
 		}
 	}
@@ -233,18 +235,18 @@ const maxHistoryValue = 1024
 // without its reflection: history is written on every transition.
 func appendTransition(b []byte, tr Transition) []byte {
 	b = append(b, `{"tool":`...)
-	b = appendJSONString(b, tr.Tool)
+	b = jsonx.AppendString(b, tr.Tool)
 	if tr.By != "" {
 		b = append(b, `,"by":`...)
-		b = appendJSONString(b, tr.By)
+		b = jsonx.AppendString(b, tr.By)
 	}
 	if tr.Outcome != "" {
 		b = append(b, `,"outcome":`...)
-		b = appendJSONString(b, tr.Outcome)
+		b = jsonx.AppendString(b, tr.Outcome)
 	}
 	if tr.Event.Type != "" { // a call's entry (Outcome) has no event
 		b = append(b, `,"event":{"type":`...)
-		b = appendJSONString(b, tr.Event.Type)
+		b = jsonx.AppendString(b, tr.Event.Type)
 		var short [8]string // most events have a few keys: no allocation
 		keys := short[:0]
 		for k := range tr.Event.Data {
@@ -255,7 +257,7 @@ func appendTransition(b []byte, tr Transition) []byte {
 		sort.Strings(keys)
 		for _, k := range keys {
 			b = append(b, ',')
-			b = appendJSONString(b, k)
+			b = jsonx.AppendString(b, k)
 			b = append(b, ':')
 			b = appendHistoryValue(b, tr.Event.Data[k])
 		}
@@ -294,36 +296,6 @@ func appendHistoryValue(b []byte, v any) []byte {
 // errValueTooLarge stops appendJSONValue at its limit.
 var errValueTooLarge = errors.New("value too large")
 
-// appendJSONString appends s as a JSON string.
-func appendJSONString(b []byte, s string) []byte {
-	if !plainJSONString(s) {
-		q, _ := json.Marshal(s) // escapes and invalid UTF-8: the general case
-		return append(b, q...)
-	}
-	b = append(b, '"')
-	b = append(b, s...)
-	return append(b, '"')
-}
-
-// jsonStringLen returns the length of appendJSONString(nil, s).
-func jsonStringLen(s string) int {
-	if !plainJSONString(s) {
-		return len(appendJSONString(nil, s))
-	}
-	return len(s) + 2
-}
-
-// plainJSONString reports whether s is written in JSON as it is, between
-// quotes: printable ASCII without quotes or backslashes.
-func plainJSONString(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c >= 0x7f {
-			return false
-		}
-	}
-	return true
-}
-
 // appendJSONValue appends a JSON-shaped value (what encoding/json decodes
 // into); anything else is marshaled with encoding/json. It fails, with b
 // as far as it got, when the value nests deeper than maxDataDepth or b
@@ -339,7 +311,7 @@ func appendJSONValue(b []byte, v any, depth, limit int) ([]byte, error) {
 	case nil:
 		return append(b, "null"...), nil
 	case string:
-		return appendJSONString(b, x), nil
+		return jsonx.AppendString(b, x), nil
 	case bool:
 		return strconv.AppendBool(b, x), nil
 	case float64:
@@ -359,7 +331,7 @@ func appendJSONValue(b []byte, v any, depth, limit int) ([]byte, error) {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = appendJSONString(b, k)
+			b = jsonx.AppendString(b, k)
 			b = append(b, ':')
 			if b, err = appendJSONValue(b, x[k], depth+1, limit); err != nil {
 				return b, err

@@ -100,10 +100,10 @@ func (s *Snapshot) MarshalJSON() ([]byte, error) {
 func (s *Snapshot) AppendJSON(b []byte) ([]byte, error) {
 	m := s.machine
 	b = append(b, `{"status":`...)
-	b = appendJSONString(b, string(s.status))
+	b = jsonx.AppendString(b, string(s.status))
 	b = append(b, `,"value":`...)
 	if n, ok := s.topLeaf(); ok {
-		b = appendJSONString(b, m.nodes[n].key)
+		b = jsonx.AppendString(b, m.nodes[n].key)
 	} else {
 		b = m.appendValue(b, 0, m.adjacency(m.allStateNodes(s.nodes)))
 	}
@@ -140,14 +140,14 @@ func (s *Snapshot) AppendJSON(b []byte) ([]byte, error) {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = appendJSONString(b, m.nodes[h].id)
+			b = jsonx.AppendString(b, m.nodes[h].id)
 			b = append(b, ":["...)
 			for j, n := range s.history[h] {
 				if j > 0 {
 					b = append(b, ',')
 				}
 				b = append(b, `{"id":`...)
-				b = appendJSONString(b, m.nodes[n].id)
+				b = jsonx.AppendString(b, m.nodes[n].id)
 				b = append(b, '}')
 			}
 			b = append(b, ']')
@@ -165,7 +165,7 @@ func (s *Snapshot) AppendJSON(b []byte) ([]byte, error) {
 	}
 	if errMsg != "" {
 		b = append(b, `,"errorMessage":`...)
-		b = appendJSONString(b, errMsg)
+		b = jsonx.AppendString(b, errMsg)
 	}
 	if len(s.nodes) > 0 {
 		b = append(b, `,"nodes":[`...)
@@ -173,7 +173,7 @@ func (s *Snapshot) AppendJSON(b []byte) ([]byte, error) {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = appendJSONString(b, m.nodes[n].id)
+			b = jsonx.AppendString(b, m.nodes[n].id)
 		}
 		b = append(b, ']')
 	}
@@ -211,21 +211,6 @@ func appendMarshaled(b []byte, v any) ([]byte, error) {
 		return b, err
 	}
 	return append(b, out...), nil
-}
-
-// appendJSONString appends s as encoding/json writes a string: quoted,
-// with <, > and & escaped for HTML. Strings of other printable ASCII (the
-// usual state ids and keys) are written as they are.
-func appendJSONString(b []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
-			q, _ := json.Marshal(s) // a string always marshals
-			return append(b, q...)
-		}
-	}
-	b = append(b, '"')
-	b = append(b, s...)
-	return append(b, '"')
 }
 
 // marshalErrorValue writes what an actor failed with as XState persists
@@ -918,7 +903,7 @@ func (m *Machine) appendValue(b []byte, n int, adj map[int][]int) []byte {
 	}
 	if m.nodes[n].kind == kindCompound {
 		if k := m.nodes[kids[0]]; k.kind == kindAtomic || k.kind == kindFinal {
-			return appendJSONString(b, k.key)
+			return jsonx.AppendString(b, k.key)
 		}
 	}
 	if len(kids) > 1 {
@@ -929,7 +914,7 @@ func (m *Machine) appendValue(b []byte, n int, adj map[int][]int) []byte {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendJSONString(b, m.nodes[c].key)
+		b = jsonx.AppendString(b, m.nodes[c].key)
 		b = append(b, ':')
 		b = m.appendValue(b, c, adj)
 	}

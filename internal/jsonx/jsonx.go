@@ -77,6 +77,38 @@ func (s *Strings) Skip(c byte) bool {
 // at the end of the text).
 func (s *Strings) InString() bool { return s.in }
 
+// AppendString appends s as encoding/json writes a string: quoted, with
+// <, > and & escaped for HTML. Strings of other printable ASCII (the usual
+// ids, keys and names) are written as they are, without encoding/json.
+func AppendString(b []byte, s string) []byte {
+	if !plainString(s) {
+		q, _ := json.Marshal(s) // a string always marshals
+		return append(b, q...)
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
+}
+
+// StringLen returns len(AppendString(nil, s)).
+func StringLen(s string) int {
+	if !plainString(s) {
+		return len(AppendString(nil, s))
+	}
+	return len(s) + 2
+}
+
+// plainString reports whether encoding/json writes s as it is, between
+// quotes: printable ASCII without quotes, backslashes or <, > and &.
+func plainString(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			return false
+		}
+	}
+	return true
+}
+
 // Position returns the line and column (1-based, in bytes) of data[off].
 func Position(data []byte, off int) (line, col int) {
 	line, col = 1, 1

@@ -1,6 +1,7 @@
 package jsonx
 
 import (
+	"encoding/json"
 	"reflect"
 	"strings"
 	"testing"
@@ -189,5 +190,20 @@ func TestText(t *testing.T) {
 	}
 	if got := Text(map[string]any{"payment": "card"}); got != `{"payment":"card"}` {
 		t.Errorf("a nested value: got %s", got)
+	}
+}
+
+func TestAppendStringMatchesEncodingJSON(t *testing.T) {
+	for _, s := range []string{"", "s0", "#machine.a.b", "a b", `quote "x"`, `back\slash`, "<a> & b", "tab\tnew\nline", "\x00\x1f\x7f", "é ü 日本", "line\u2028sep\u2029", "bad \xff utf-8"} {
+		want, err := json.Marshal(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := AppendString([]byte("x"), s); string(got) != "x"+string(want) {
+			t.Errorf("AppendString(%q) = %s, want %s", s, got[1:], want)
+		}
+		if n := StringLen(s); n != len(want) {
+			t.Errorf("StringLen(%q) = %d, want %d", s, n, len(want))
+		}
 	}
 }

@@ -7,7 +7,6 @@ package flat
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"time"
 
@@ -90,11 +89,11 @@ func (m *Machine) build() {
 		}
 		m.states[i] = &State{m: m, node: i, status: st}
 		b := []byte(`,"value":`)
-		b = appendJSONString(b, n.key)
+		b = jsonx.AppendString(b, n.key)
 		b = append(b, `,"context":{},"historyValue":{},"children":{},"nodes":[`...)
-		b = appendJSONString(b, m.id)
+		b = jsonx.AppendString(b, m.id)
 		b = append(b, ',')
-		b = appendJSONString(b, n.id)
+		b = jsonx.AppendString(b, n.id)
 		n.persisted = append(b, "]}"...)
 	}
 	m.eventIdx = map[string]int{}
@@ -159,13 +158,6 @@ func (m *Machine) target(node int, ev string) (int, bool) {
 	}
 	t := m.next[cell]
 	return int(t), t >= 0
-}
-
-// appendJSONString appends s as encoding/json writes it, so that
-// MarshalJSON matches statechart.Snapshot's byte for byte.
-func appendJSONString(b []byte, s string) []byte {
-	q, _ := json.Marshal(s) // a string always marshals
-	return append(b, q...)
 }
 
 // ID returns the machine id ("(machine)" when the config has none, as in

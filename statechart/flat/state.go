@@ -59,7 +59,7 @@ func (s *State) MarshalJSON() ([]byte, error) {
 	p := s.m.nodes[s.node].persisted
 	b := make([]byte, 0, len(`{"status":"stopped"`)+len(p))
 	b = append(b, `{"status":`...)
-	b = appendJSONString(b, string(s.status))
+	b = jsonx.AppendString(b, string(s.status))
 	return append(b, p...), nil
 }
 
