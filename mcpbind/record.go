@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"time"
@@ -254,7 +255,7 @@ func appendTransition(b []byte, tr Transition) []byte {
 				keys = append(keys, k)
 			}
 		}
-		sort.Strings(keys)
+		slices.Sort(keys)
 		for _, k := range keys {
 			b = append(b, ',')
 			b = jsonx.AppendString(b, k)
@@ -318,13 +319,14 @@ func appendJSONValue(b []byte, v any, depth, limit int) ([]byte, error) {
 		if math.IsInf(x, 0) || math.IsNaN(x) {
 			return b, fmt.Errorf("unsupported number %v", x)
 		}
-		return strconv.AppendFloat(b, x, 'g', -1, 64), nil
+		return jsonx.AppendFloat(b, x), nil
 	case map[string]any:
-		keys := make([]string, 0, len(x))
+		var short [8]string // most objects have a few keys: no allocation
+		keys := short[:0]
 		for k := range x {
 			keys = append(keys, k)
 		}
-		sort.Strings(keys)
+		slices.Sort(keys)
 		b = append(b, '{')
 		var err error
 		for i, k := range keys {

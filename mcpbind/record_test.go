@@ -97,6 +97,14 @@ func TestAppendTransition(t *testing.T) {
 			t.Fatalf("read back %+v, %v", back, err)
 		}
 	}
+	// Numbers are written as encoding/json writes them, so that a
+	// history reads as the calls were made.
+	nums := appendTransition(nil, Transition{Event: statechart.Event{Type: "PAY", Data: map[string]any{"input": map[string]any{"amount": 1e6, "rate": 1e-7, "huge": 1e21}}}})
+	for _, want := range []string{`"amount":1000000`, `"rate":1e-7`, `"huge":1e+21`} {
+		if !strings.Contains(string(nums), want) {
+			t.Errorf("entry %s lacks %s", nums, want)
+		}
+	}
 	if got := appendTransition(nil, Transition{From: math.NaN()}); !json.Valid(got) || !strings.Contains(string(got), `"from":{"$digest":{"error":"not JSON"}}`) {
 		t.Fatalf("NaN: %s", got)
 	}

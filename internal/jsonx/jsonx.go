@@ -15,6 +15,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"sort"
 	"strconv"
@@ -88,6 +89,25 @@ func AppendString(b []byte, s string) []byte {
 	b = append(b, '"')
 	b = append(b, s...)
 	return append(b, '"')
+}
+
+// AppendFloat appends f as encoding/json writes a float64 (and JavaScript
+// prints a number): in decimal notation from 1e-6 up to 1e21 ("1000000",
+// "0.25"), in exponent notation beyond ("1e+21", "1e-7"). It must be
+// finite.
+func AppendFloat(b []byte, f float64) []byte {
+	a := math.Abs(f)
+	if a == 0 || (a >= 1e-6 && a < 1e21) {
+		return strconv.AppendFloat(b, f, 'f', -1, 64)
+	}
+	b = strconv.AppendFloat(b, f, 'e', -1, 64)
+	// A negative exponent of one digit is written without its leading
+	// zero: 1e-7, not 1e-07.
+	if n := len(b); n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
+		b[n-2] = b[n-1]
+		b = b[:n-1]
+	}
+	return b
 }
 
 // StringLen returns len(AppendString(nil, s)).

@@ -2,6 +2,8 @@ package jsonx
 
 import (
 	"encoding/json"
+	"math"
+	"math/rand/v2"
 	"reflect"
 	"strings"
 	"testing"
@@ -204,6 +206,26 @@ func TestAppendStringMatchesEncodingJSON(t *testing.T) {
 		}
 		if n := StringLen(s); n != len(want) {
 			t.Errorf("StringLen(%q) = %d, want %d", s, n, len(want))
+		}
+	}
+}
+
+func TestAppendFloatMatchesEncodingJSON(t *testing.T) {
+	values := []float64{0, math.Copysign(0, -1), 1, -1, 0.25, 1e6, 123456789, 1e20, 1e21, -1e21, 1e-6, 1e-7, 5e-324,
+		math.MaxFloat64, -math.SmallestNonzeroFloat64, 1.5e300, 2.5e-300, 0.1 + 0.2, 1 << 53, 12.5e-10}
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 10000 {
+		if f := math.Float64frombits(r.Uint64()); !math.IsInf(f, 0) && !math.IsNaN(f) {
+			values = append(values, f)
+		}
+	}
+	for _, f := range values {
+		want, err := json.Marshal(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := AppendFloat([]byte("x"), f); string(got) != "x"+string(want) {
+			t.Errorf("AppendFloat(%v) = %s, want %s", f, got[1:], want)
 		}
 	}
 }
