@@ -69,7 +69,7 @@ func TestMetaErrors(t *testing.T) {
 			}}},
 			"b": {"on": {"BACK": "a"}, "meta": {"mcp": {"tools": "x", "events": {"ok_go": "BACK"}, "maxCalls": 0}}},
 			"c": {"meta": {"mcp": {"events": {"ok_b": "GO"}}}},
-			"d": {"meta": {"mcp": {"events": {"ok_b": "BACK"}}, "other": 1}},
+			"d": {"meta": {"mcp": {"events": {"ok_b": "BACK"}, "instructions": 2000000}, "other": 1}},
 			"e": {"meta": ["not ours"]}
 		}
 	}`
@@ -98,6 +98,7 @@ func TestMetaErrors(t *testing.T) {
 		`states.a.meta.mcp.tools[2]: must be a tool name or pattern, not 3`,
 		`states.b.meta.mcp.maxCalls: must be a positive integer, not 0`,
 		`states.b.meta.mcp.tools: must be an array of tool names or patterns, not "x"`,
+		`states.d.meta.mcp.instructions: must be a string, not 2000000`,
 		`states.d.meta.mcp.events.ok_b: tool "ok_b" already sends event "GO" (in state "m.c")`,
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {

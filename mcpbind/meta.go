@@ -444,7 +444,7 @@ func describe(v any) string {
 	case bool:
 		return strconv.FormatBool(x)
 	case float64:
-		return strconv.FormatFloat(x, 'g', -1, 64)
+		return string(jsonx.AppendFloat(nil, x))
 	case []any:
 		return "an array"
 	case map[string]any:

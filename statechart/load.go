@@ -898,17 +898,13 @@ func parseDelayKey(key string) (ms float64, numeric bool, problem string) {
 }
 
 // jsNumber formats a delay as JavaScript's String(n) does, for the names
-// of after events ("xstate.after.1000.m.a", "xstate.after.-5.m.a"). Delays
-// are within 1e21 of 0, where JavaScript would switch to exponent notation
-// for large numbers.
+// of after events ("xstate.after.1000.m.a", "xstate.after.-5.m.a",
+// "xstate.after.1e-7.m.a").
 func jsNumber(f float64) string {
-	switch {
-	case f == 0:
+	if f == 0 {
 		return "0" // also -0
-	case math.Abs(f) < 1e-6:
-		return strings.Replace(strconv.FormatFloat(f, 'e', -1, 64), "e-0", "e-", 1) // 1e-7
 	}
-	return strconv.FormatFloat(f, 'f', -1, 64)
+	return string(jsonx.AppendFloat(nil, f))
 }
 
 // readTransitions reads a transition config: a target string, a transition

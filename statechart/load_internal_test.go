@@ -4,6 +4,7 @@
 package statechart
 
 import (
+	"math"
 	"reflect"
 	"testing"
 
@@ -52,5 +53,16 @@ func TestSlabAndSingle(t *testing.T) {
 	}
 	if long := carve(&chunk, 1000, 10); len(long) != 1000 || cap(long) != 1000 {
 		t.Fatalf("a long slice has length %d and capacity %d, want 1000", len(long), cap(long))
+	}
+}
+
+// TestJSNumber: after events are named with the delay as JavaScript's
+// String(n) writes it, as XState names them.
+func TestJSNumber(t *testing.T) {
+	for f, want := range map[float64]string{0: "0", math.Copysign(0, -1): "0", 1000: "1000", -5: "-5", 2.5: "2.5",
+		1e-6: "0.000001", 1e-7: "1e-7", 1.5e-9: "1.5e-9", 1e20: "100000000000000000000", 1e21: "1e+21"} {
+		if got := jsNumber(f); got != want {
+			t.Errorf("jsNumber(%v) = %q, want %q", f, got, want)
+		}
 	}
 }
