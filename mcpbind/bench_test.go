@@ -205,9 +205,9 @@ func withTransitionNote(next mcp.MethodHandler) mcp.MethodHandler {
 
 // BenchmarkSessionMemory reports the heap a session costs, on a plain
 // server and through the gate: idle (initialized, tools listed: the gate
-// keeps nothing for it) and after one transition (a store record, the
-// gate's session record and the goroutine that removes them when the
-// session ends). The gate's share is the difference to "plain".
+// keeps nothing for it) and after one transition (a store record and the
+// gate's session record, which its sweep removes once the session ends).
+// The gate's share is the difference to "plain".
 func BenchmarkSessionMemory(b *testing.B) {
 	const sessions = 200
 	for _, c := range []struct {

@@ -111,8 +111,9 @@ func (g *Gate) sessionName(ss *mcp.ServerSession) string {
 	return ss.ID()
 }
 
-// ensureSession returns the gate's record of a session, creating it (and
-// the goroutine that removes the session's state when it ends) if needed.
+// ensureSession returns the gate's record of a session, creating it if
+// needed (and starting the sweep that removes the state of sessions that
+// ended, if it is not running).
 func (g *Gate) ensureSession(ss *mcp.ServerSession) *session {
 	g.mu.Lock()
 	defer g.mu.Unlock()
