@@ -1172,7 +1172,7 @@ func (l *loader) resolveTarget(src int, target string, path lazyPath) (int, bool
 // When ok is false, hint completes the message "... is not a state id".
 func (l *loader) resolveID(target string) (idx int, hint string, ok bool) {
 	var buf [4]string
-	segs := splitStatePath(target[1:], &buf)
+	segs := jsonx.AppendStatePath(buf[:0], target[1:])
 	idx, ok = l.m.byID[segs[0]]
 	if !ok {
 		return 0, l.hint(segs[0], l.sortedIDs), false
@@ -1199,31 +1199,12 @@ func (l *loader) sortedIDs() []string {
 // (XState's getStateNodeByPath); an empty segment stops the walk.
 func (l *loader) resolvePath(from int, path string) (int, string) {
 	var buf [4]string
-	idx, err := l.resolveSegments(from, splitStatePath(path, &buf))
+	idx, err := l.resolveSegments(from, jsonx.AppendStatePath(buf[:0], path))
 	if _, isKey := l.child(from, path); err != "" && isKey {
 		// The path is a key with dots: in JSON, "a\\.b" names it.
 		err += fmt.Sprintf("; to target the key %q, escape its dots: %q", path, strings.ReplaceAll(path, ".", `\.`))
 	}
 	return idx, err
-}
-
-// splitStatePath is jsonx.StatePath, which a path without backslashes
-// (most are) and of at most len(buf) segments skips: its segments are then
-// substrings of the path, in buf.
-func splitStatePath(path string, buf *[4]string) []string {
-	if strings.IndexByte(path, '\\') >= 0 {
-		return jsonx.StatePath(path)
-	}
-	rest := path
-	for n := range buf {
-		dot := strings.IndexByte(rest, '.')
-		if dot < 0 {
-			buf[n] = rest
-			return buf[:n+1]
-		}
-		buf[n], rest = rest[:dot], rest[dot+1:]
-	}
-	return jsonx.StatePath(path) // more segments than buf holds
 }
 
 // resolveSegments is resolvePath on a path already split into keys. A key

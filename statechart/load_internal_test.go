@@ -1,5 +1,5 @@
 // This file checks the loader's shortcuts against what they stand for:
-// splitStatePath against jsonx.StatePath, and the slab and chunk helpers.
+// the slab and chunk helpers, and the names of after events.
 
 package statechart
 
@@ -7,22 +7,7 @@ import (
 	"math"
 	"reflect"
 	"testing"
-
-	"github.com/chartgate/chartgate/internal/jsonx"
 )
-
-func TestSplitStatePath(t *testing.T) {
-	for _, path := range []string{
-		"", ".", "a", "a.b", "a..b", "a.", ".a", "a.b.c.d", "a.b.c.d.e", "a.b.c.d.e.f.g.h.i",
-		`a\.b`, `a\\.b`, `#x.y`, "...", "....", ".....",
-	} {
-		var buf [4]string
-		got := splitStatePath(path, &buf)
-		if want := jsonx.StatePath(path); !reflect.DeepEqual(got, want) {
-			t.Errorf("splitStatePath(%q) = %q, want %q", path, got, want)
-		}
-	}
-}
 
 // TestSlabAndSingle: values and slices from shared chunks are distinct,
 // zeroed, and an append to a slice leaves its neighbours alone.

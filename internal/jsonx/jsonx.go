@@ -369,25 +369,41 @@ func Kind(v gjson.Result) string {
 
 // StatePath splits a state path on dots; a backslash escapes the next
 // character. This is how XState's toStatePath reads target strings.
-func StatePath(s string) []string {
-	var out []string
-	var seg strings.Builder
+func StatePath(s string) []string { return AppendStatePath(nil, s) }
+
+// AppendStatePath appends the segments of the state path s (see StatePath)
+// to dst. A segment without a backslash is a substring of s, not a copy,
+// so that a caller with room in dst splits a plain path without
+// allocating.
+func AppendStatePath(dst []string, s string) []string {
+	start := 0       // where the segment being read starts in s
+	var esc []byte   // the segment being read, once it has a backslash
+	escaped := false // esc holds the segment
 	for i := 0; i < len(s); i++ {
-		switch s[i] {
-		case '\\':
+		switch c := s[i]; {
+		case c == '\\':
+			if !escaped {
+				esc, escaped = append(esc[:0], s[start:i]...), true
+			}
 			if i+1 < len(s) {
-				seg.WriteByte(s[i+1])
+				esc = append(esc, s[i+1])
 				i++
 			}
-			continue
-		case '.':
-			out = append(out, seg.String())
-			seg.Reset()
-			continue
+		case c == '.':
+			if escaped {
+				dst, escaped = append(dst, string(esc)), false
+			} else {
+				dst = append(dst, s[start:i])
+			}
+			start = i + 1
+		case escaped:
+			esc = append(esc, c)
 		}
-		seg.WriteByte(s[i])
 	}
-	return append(out, seg.String())
+	if escaped {
+		return append(dst, string(esc))
+	}
+	return append(dst, s[start:])
 }
 
 // Distance is the Levenshtein distance of a and b, in bytes; strings longer

@@ -159,6 +159,56 @@ func TestStatePath(t *testing.T) {
 	}
 }
 
+// TestAppendStatePathMatchesToStatePath checks AppendStatePath against a
+// plain transcription of XState's toStatePath (a builder per segment), on
+// the usual shapes and on random strings of dots, backslashes and letters,
+// and that it splits a plain path into room the caller gave without
+// allocating.
+func TestAppendStatePathMatchesToStatePath(t *testing.T) {
+	toStatePath := func(s string) []string {
+		var out []string
+		var seg strings.Builder
+		for i := 0; i < len(s); i++ {
+			switch s[i] {
+			case '\\':
+				if i+1 < len(s) {
+					seg.WriteByte(s[i+1])
+					i++
+				}
+				continue
+			case '.':
+				out = append(out, seg.String())
+				seg.Reset()
+				continue
+			}
+			seg.WriteByte(s[i])
+		}
+		return append(out, seg.String())
+	}
+	paths := []string{"", ".", "a", "a.b", "a..b", "a.", ".a", "a.b.c.d", "a.b.c.d.e.f.g.h.i", `a\.b`, `a\\.b`, `#x.y`, "....", `\`, `a\`, `\\\.`}
+	r := rand.New(rand.NewPCG(3, 4))
+	for range 20000 {
+		b := make([]byte, r.IntN(12))
+		for i := range b {
+			b[i] = "ab.\\"[r.IntN(4)]
+		}
+		paths = append(paths, string(b))
+	}
+	for _, p := range paths {
+		want := toStatePath(p)
+		if got := StatePath(p); !reflect.DeepEqual(got, want) {
+			t.Fatalf("StatePath(%q) = %q, want %q", p, got, want)
+		}
+		if got := AppendStatePath([]string{"x"}, p); !reflect.DeepEqual(got, append([]string{"x"}, want...)) {
+			t.Fatalf("AppendStatePath(x, %q) = %q, want x then %q", p, got, want)
+		}
+	}
+	var buf [4]string
+	if n := testing.AllocsPerRun(100, func() { _ = AppendStatePath(buf[:0], "a.b.c") }); n != 0 {
+		t.Errorf("a plain path into room for it: %v allocations, want 0", n)
+	}
+}
+
 func TestDistance(t *testing.T) {
 	for _, tc := range []struct {
 		a, b string
