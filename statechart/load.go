@@ -63,7 +63,7 @@ type loader struct {
 	ids      []string // every state id, sorted, once needed for hints
 
 	paths           []jsonPath     // per node, its JSON path once spelled out (see nodePath)
-	extents         *jsonx.Extents // the document\'s objects, for members
+	extents         *jsonx.Extents // the document's objects, for members
 	scratch         []jsonx.Member // the members of the objects being read, a stack (see members)
 	got             []jsonx.Member // the members of node gotNode-1, which get reads
 	gotNode         int            // 1 + the node whose members got holds; 0 for none

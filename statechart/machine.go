@@ -309,8 +309,8 @@ type stateNode struct {
 
 // nodeRare is what few state nodes have: history children, a history
 // state's settings, invocations, an output. A node keeps a pointer, nil
-// when it has none of it, which saves 80 of its 368 bytes: a large machine
-// is mostly atomic states without any.
+// when it has none of it, rather than these 80 bytes: a large machine is
+// mostly atomic states without any.
 type nodeRare struct {
 	histories   []int       // the children that are history states
 	deep        bool        // history nodes: deep rather than shallow
