@@ -154,18 +154,17 @@ func (x *Extents) forEach(k int, fn func(key string, value gjson.Result) bool) {
 // stringAt reads the string that starts at doc[i] (a quote): its value,
 // and the index of its closing quote.
 func stringAt(doc string, i int) (gjson.Result, int) {
-	escaped, escapes := false, false
+	var str Strings
+	str.Open()
+	escapes := false
 	for j := i + 1; ; j++ {
-		switch {
-		case escaped:
-			escaped = false
-		case doc[j] == '\\':
-			escaped, escapes = true, true
-		case doc[j] == '"':
-			if escapes {
-				return gjson.Parse(doc[i : j+1]), j // gjson unescapes it
-			}
-			return gjson.Result{Type: gjson.String, Raw: doc[i : j+1], Str: doc[i+1 : j]}, j
+		escapes = escapes || doc[j] == '\\'
+		if str.Skip(doc[j]); str.InString() {
+			continue
 		}
+		if escapes {
+			return gjson.Parse(doc[i : j+1]), j // gjson unescapes it
+		}
+		return gjson.Result{Type: gjson.String, Raw: doc[i : j+1], Str: doc[i+1 : j]}, j
 	}
 }
