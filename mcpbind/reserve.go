@@ -107,11 +107,11 @@ func (g *Gate) reserve(ctx context.Context, c *gatedCall, v *view) (*view, *hold
 		case !serial && attempt >= g.retries:
 			return nil, nil, nil, fmt.Errorf("reserving the call: gave up after %d conflicts: %w", attempt+1, err)
 		}
+		wait := attempt
 		if serial {
-			backoff(ctx, min(attempt, 3)) // later losers are not pushed to the back of the queue
-		} else {
-			backoff(ctx, attempt)
+			wait = min(attempt, 3) // later losers are not pushed to the back of the queue
 		}
+		backoff(ctx, wait)
 		if v, err = g.load(ctx, c.target); err != nil {
 			vd, err := g.loadFailed(ctx, c, err)
 			return nil, nil, &verdict{vd, err}, nil
