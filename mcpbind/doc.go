@@ -396,16 +396,20 @@
 // [ErrApprovalExpired]; it can still be rejected.
 //
 // A host's own confirmation prompt (Claude Code's PreToolUse "ask") is not
-// a channel: the gate could not tell that a person saw it. The hook's
-// payload gives the session's permission_mode, not whether the host
-// showed the prompt to a person, and the same "ask" is answered by a
-// program in a headless run (claude -p with --permission-prompt-tool, the
-// Agent SDK's canUseTool callback) or by an automatic mode; and the call
-// that reaches the gateway carries nothing that ties it to the tool use
-// that was asked about, so a call made another way after a refused prompt
-// would be taken for an approved one. A host that passed the person's
-// answer to the MCP server, bound to the call (as MCP elicitation and
-// input-required do), could be one.
+// a channel, because the gate could not tell that a person answered it.
+// The hook's payload gives the session's permission_mode, not who will
+// resolve the "ask": Claude Code resolves it without a person in its auto
+// mode (a classifier), through PermissionRequest hooks, through the Agent
+// SDK's canUseTool callback and in headless runs with
+// --permission-prompt-tool (a program), and approves it outright under
+// bypassPermissions. And the tools/call that then reaches the gateway
+// carries nothing that ties it to the tool use that was asked about
+// (the hook sees tool_use_id, the MCP request does not), so a call made
+// another way after a refused prompt would be taken for an approved one.
+// A host could be a channel if it passed the person's answer to the MCP
+// server bound to the call, as MCP elicitation and input-required do;
+// Codex (whose PreToolUse has no "ask") and Gemini CLI give hooks no such
+// answer either.
 //
 // # Threat model
 //
