@@ -42,6 +42,14 @@ func (p *PendingApproval) Text() string {
 		messageText(p.Message), p.Expires.UTC().Format(time.RFC3339))
 }
 
+// pendingText is p.Text() for the agent, saying so if it expired.
+func (g *Gate) pendingText(p *PendingApproval) string {
+	if p.ID != "" && p.Expired(g.now()) {
+		return p.Text() + ", which has expired: it can no longer be approved, and a person's attempt to approve it rejects it"
+	}
+	return p.Text()
+}
+
 // The channels through which a person answers an approval, as the run
 // history records them ([ApprovalGrant].Channel).
 const (

@@ -229,6 +229,9 @@ func TestApprovalExpired(t *testing.T) {
 	mu.Lock()
 	clock = clock.Add(time.Hour)
 	mu.Unlock()
+	if res := c.call("workflow_transition", map[string]any{"event": "RETEST"}); !strings.Contains(resultText(res), "approval "+a.ID+`: "tested" to "live" on DEPLOY: ship it? (expires 2026-11-28T10:00:00Z), which has expired`) {
+		t.Fatalf("the agent is told: %s", resultText(res))
+	}
 	_, err := f.gate.Approve(ctx, ref, grant(testKey, a.ID, true, "ada", now()))
 	if !errors.Is(err, mcpbind.ErrApprovalExpired) || !strings.Contains(err.Error(), "approval "+a.ID+" expired at 2026-11-28T10:00:00Z: it is rejected") {
 		t.Fatalf("Approve: %v", err)

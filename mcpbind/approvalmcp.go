@@ -168,7 +168,7 @@ func (g *Gate) inputAnswered(ctx context.Context, c *gatedCall) (mcp.Result, err
 		approve, answered = resp.Content["approve"].(bool)
 	}
 	if !answered {
-		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "The user did not answer; the transition is still pending " + p.Text() + ". " + pendingHelp}}}, nil
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "The user did not answer; the transition is still pending " + g.pendingText(p) + ". " + pendingHelp}}}, nil
 	}
 	by, authd := requestAuthor(c)
 	tr, err := g.grant(ctx, c.target, v, ApprovalGrant{ID: id, Approved: approve, By: by, Channel: ChannelInputRequired, Authenticated: authd})

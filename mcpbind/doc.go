@@ -408,8 +408,7 @@
 // another way after a refused prompt would be taken for an approved one.
 // A host could be a channel if it passed the person's answer to the MCP
 // server bound to the call, as MCP elicitation and input-required do;
-// Codex (whose PreToolUse has no "ask") and Gemini CLI give hooks no such
-// answer either.
+// none of the hosts package hook supports is known to.
 //
 // # Threat model
 //

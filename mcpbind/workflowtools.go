@@ -314,7 +314,7 @@ func (g *Gate) authorizeTransition(ctx context.Context, c *gatedCall, v *view) *
 	candidates := g.transitionEvents(c.rules, w)
 	state := stateText(v.state.Value())
 	if a := g.pending(v); a != nil {
-		return &verdict{res: toolError("A transition is pending " + a.Text() + ". " + pendingHelp)}
+		return &verdict{res: toolError("A transition is pending " + g.pendingText(a) + ". " + pendingHelp)}
 	}
 	if reservedEvent(in.Event) {
 		return &verdict{res: toolError(fmt.Sprintf("Event %q is reserved: approvals and interrupts are sent by the server or by a person, not with %s.", in.Event, w.transitionName))}
@@ -403,7 +403,7 @@ func (g *Gate) transitionResult(c *gatedCall, out committed, toolsChanged bool) 
 	}
 	if out.after != nil {
 		if a := g.pending(out.after); a != nil {
-			text += " The transition is pending " + a.Text() + ". " + pendingHelp
+			text += " The transition is pending " + g.pendingText(a) + ". " + pendingHelp
 		}
 	}
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}, StructuredContent: res}
