@@ -78,7 +78,9 @@ func (g *Gate) askApproval(ctx context.Context, c *gatedCall, out committed) (co
 	if v, err := g.load(ctx, c.target); err == nil {
 		out.after = v
 	}
-	out.tr.To = tr.To
+	moved := *out.tr
+	moved.To, moved.Approval = tr.To, tr.Approval
+	out.tr = &moved
 	return out, nil
 }
 
