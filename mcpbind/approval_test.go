@@ -520,3 +520,46 @@ func TestAfterCall(t *testing.T) {
 		t.Fatalf("history %+v %v", w, err)
 	}
 }
+
+// TestApprovalConcurrentGrants: of grants of one approval made at once
+// (a person answering in the client and at the terminal), exactly one is
+// applied; the others fail with ErrApprovalUsed.
+func TestApprovalConcurrentGrants(t *testing.T) {
+	f, c := approvalFixture(t, &mcpbind.Options{SessionKey: func(*mcp.ServerSession) string { return "s6" }, ApproverKey: testKey}, "2025-11-25")
+	c.call("workflow_transition", map[string]any{"event": "DEPLOY"})
+	ctx := context.Background()
+	ref := mcpbind.Ref{Name: "s6"}
+	a, _ := f.gate.Pending(ctx, ref)
+	const n = 16
+	errs := make(chan error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, err := f.gate.Approve(ctx, ref, grant(testKey, a.ID, i%2 == 0, "ada", time.Now()))
+			errs <- err
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	applied := 0
+	for err := range errs {
+		switch {
+		case err == nil:
+			applied++
+		case !errors.Is(err, mcpbind.ErrApprovalUsed):
+			t.Errorf("a losing grant: %v", err)
+		}
+	}
+	w, _ := f.gate.SessionWorkflow(ctx, c.ss)
+	answers := 0
+	for _, h := range w.History {
+		if h.Approval != nil {
+			answers++
+		}
+	}
+	if applied != 1 || answers != 1 {
+		t.Fatalf("%d grants applied, %d in the history", applied, answers)
+	}
+}
