@@ -433,7 +433,10 @@
 // ($XDG_CONFIG_HOME/chartgate, ~/.config/chartgate), the project's
 // .chartgate directory and the gateway's endpoint (or run the agent as
 // another OS user), or do not allow arbitrary programs in states where an
-// approval matters. The MCP channels trust the client to show the
+// approval matters. chartgate approve asks on the controlling terminal,
+// which a program the agent starts may share: its question names the
+// workflow and the transition, and a person answers only a question they
+// asked for. The MCP channels trust the client to show the
 // question to its user, as the protocol intends; a gateway served over
 // HTTP should require authorization, so that its approvals name an
 // authenticated user.

@@ -94,6 +94,9 @@ for it. It shows the transition and asks for confirmation on the terminal
 (/dev/tty, not standard input), then signs the grant with the approver key; the
 gate applies only a grant that verifies with it. Without the key the grant is
 refused. An approval is answered once; an expired one is rejected instead.
+Answer only a confirmation you asked for yourself: a program the agent runs may
+share your terminal, and the question names the workflow and the transition so
+that you can tell.
 
   --reject         reject the transition: the workflow goes back to where it was
   --by NAME        who answers, for the run history (default: the OS user running
