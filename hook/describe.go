@@ -77,8 +77,8 @@ func (h *Handler) describe(ctx context.Context, host Host, ref mcpbind.Ref, wf *
 		}
 	}
 	if a, err := h.gate.Pending(ctx, ref); err == nil && a != nil {
-		fmt.Fprintf(&b, "\nA transition waits for a person's approval (%s to %s on %s%s): no transition can be made until it is approved (chartgate approve name:%s) or rejected.",
-			a.From, a.To, a.Event, messageText(a.Message), ref.Name)
+		fmt.Fprintf(&b, "\nA transition waits for a person's %s: no transition can be made until a person approves or rejects it (in the host, or with chartgate approve %s); the agent cannot.",
+			a.Text(), a.ID)
 		return b.String()
 	}
 	b.WriteString("\n" + h.moveOn(wf))
@@ -157,14 +157,6 @@ func (h *Handler) display(id string) string {
 		return n.Key
 	}
 	return id
-}
-
-// messageText is an approval's message for prose: ": message" or "".
-func messageText(m string) string {
-	if m == "" {
-		return ""
-	}
-	return ": " + m
 }
 
 // appendNew appends the strings of src that dst lacks.

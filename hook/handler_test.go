@@ -353,8 +353,11 @@ func TestStopWhileWaitingForApproval(t *testing.T) {
 	f.send("BUILT", nil)
 	assert.Empty(t, f.handle(f.ev(KindStop, "", "")).Block)
 	ctxText := f.handle(f.ev(KindPrompt, "", "")).Context
-	assert.Contains(t, ctxText, "A transition waits for a person's approval (build to deploy on BUILT: ship it?)")
-	assert.Contains(t, ctxText, "chartgate approve name:session-1")
+	a, err := f.gate.Pending(context.Background(), mcpbind.Ref{Name: f.session})
+	require.NoError(t, err)
+	require.Len(t, a.ID, 40)
+	assert.Contains(t, ctxText, `A transition waits for a person's approval `+a.ID+`: "build" to "deploy" on BUILT: ship it? (expires `)
+	assert.Contains(t, ctxText, "chartgate approve "+a.ID)
 }
 
 // TestToolEventsAndCodexPatches: a tool bound to an event sends it when

@@ -47,6 +47,9 @@ type gatedCall struct {
 	// error event, processed with the engine's Deliver.
 	report *statechart.Report
 	ran    bool // the tool already ran (Record): nothing to authorize
+	// grant is the answer an approval's event carries (approval.go); nil
+	// for every other call, which cannot send an approval's event.
+	grant *ApprovalGrant
 
 	// tools are the names of the tools the caller may call; nil until
 	// asked (toolNames), or given by a caller outside MCP.
@@ -93,6 +96,9 @@ func (g *Gate) call(ctx context.Context, next mcp.MethodHandler, a *attachment, 
 	}
 	if c.handles {
 		ctx = context.WithValue(ctx, workflowIDKey{}, c.target.handle)
+	}
+	if c.kind == callTransition && c.req.Params.RequestState != "" {
+		return g.inputAnswered(ctx, c) // the client's answer to an approval's question
 	}
 	v, err := g.load(ctx, c.target)
 	if err != nil {

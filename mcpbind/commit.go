@@ -62,14 +62,17 @@ func (g *Gate) commit(ctx context.Context, c *gatedCall, h *holder, v *view, res
 		state, changed := cur.state, false
 		var entry, snap []byte // snap: the persisted form of state, once known
 		if out.sent {
-			ns, err := g.process(ctx, c, cur.state, out.ev)
-			if err != nil {
+			// An approval's event is checked against the approval the
+			// workflow waits for now, in the write that saves it.
+			if err := g.checkGrant(cur, out.ev.Type, c.grant); err != nil {
+				out.err = err
+			} else if ns, err := g.process(ctx, c, cur.state, out.ev); err != nil {
 				out.err = fmt.Errorf("the machine failed on event %q: %w", out.ev.Type, err)
 			} else if nsnap, err := ns.MarshalJSON(); err != nil {
 				out.err = fmt.Errorf("marshaling the new state: %w", err)
 			} else if !bytes.Equal(nsnap, cur.rec.snap) {
 				state, changed, snap = ns, true, nsnap
-				out.tr = &Transition{Key: cur.key, Tool: c.name, By: c.by, Event: out.ev, From: cur.state.Value(), To: ns.Value(), Time: g.now()}
+				out.tr = &Transition{Key: cur.key, Tool: c.name, By: c.by, Approval: c.grant, Event: out.ev, From: cur.state.Value(), To: ns.Value(), Time: g.now()}
 				if g.hlimit > 0 {
 					buf := g.scratch()
 					b := appendTransition((*buf)[:0], *out.tr)
@@ -175,6 +178,7 @@ func (g *Gate) save(ctx context.Context, t target, prev *view, state statechart.
 			return nil, err
 		}
 	}
+	g.stampApproval(&nv.rec, nv.active, prev.rec.approval)
 	if _, err := g.swap(ctx, key, prev.version, nv); err != nil {
 		if isConflict(err) {
 			return nil, err

@@ -350,13 +350,96 @@
 // meta.mcp.approval describes it ({"event", "from", "to", "message"}) and
 // which leaves on the reserved events [EventApprove] and [EventReject]
 // (the Statewright compiler of package workflow writes requires_approval
-// so). While it waits, workflow_transition refuses every event ("A
-// transition is pending approval …"), workflow_status shows it, and the
-// agent cannot approve it: no tool may send a chartgate.* event and
-// workflow_transition refuses them. [Gate.Approve] (behind `chartgate
-// approve`) approves or rejects it, recording the approver in the run
-// history; with [Options.ElicitApprovals], the gate first asks the
-// client's user, by MCP elicitation, when the client supports it.
+// so). When a save enters such a state, the gate makes a pending approval
+// ([PendingApproval]) and keeps it in the workflow's record, so that it
+// survives restarts and every instance sharing the store sees it: a
+// random id (40 hex digits, 160 bits), the transition, when it was asked,
+// and when it expires ([Options.ApprovalTTL], default 24 h). The id is in
+// every message about it: workflow_transition's answer and refusals
+// ("A transition is pending approval <id>: …"), workflow_status, the
+// hooks' phase text, chartgate status and approve.
+//
+// While it waits, workflow_transition refuses every event, and the agent
+// cannot answer it: no tool may send a chartgate.* event, workflow_transition
+// refuses them, and [Gate.Send] cannot send them either (checked in the
+// compare-and-swap that would save the event). It is answered once,
+// through one of these channels, each recorded in the run history as an
+// [ApprovalGrant] ({id, approved, by, channel, authenticated}):
+//
+//   - "elicitation": with [Options.ElicitApprovals], under protocol
+//     versions before 2026-07-28, the gate asks the client's user by MCP
+//     elicitation (a form with one boolean) when the client supports it.
+//   - "input-required": under 2026-07-28, where a server may not send
+//     requests of its own, the answer to the parking workflow_transition
+//     call is an input-required result (SEP-2322) carrying the same form;
+//     the client asks its user and retries the call with the answer and
+//     the result's request state. The gate keeps the SHA-256 of a random
+//     part of that request state in the approval, so only the retry of
+//     the question it asked is applied.
+//   - "command": [Gate.Approve] (behind chartgate approve) applies a
+//     [Grant] only if its token, [ApprovalToken] = HMAC-SHA256(key,
+//     id|decision|by|time), verifies with [Options.ApproverKey] and is
+//     dated within 5 minutes of the gate's clock. chartgate approve reads
+//     the key from the user's configuration directory and asks for
+//     confirmation on the terminal.
+//
+// By is authenticated when it is proven rather than claimed: the OS user
+// running chartgate approve, or the user an MCP request's authorization
+// (TokenInfo.UserID) names; the MCP channels otherwise record "user".
+// A declined or dismissed question leaves the approval pending. A grant of
+// an id the workflow no longer waits for fails with [ErrApprovalUsed]
+// (the run history says when and how it was answered) or
+// [ErrUnknownApproval]; rejecting or approving makes the id useless, and
+// asking again (the agent sends the event again after a rejection) makes a
+// new one. An expired approval cannot be approved: an attempt rejects it
+// (channel "expiry", the workflow goes back to From) and fails with
+// [ErrApprovalExpired]; it can still be rejected.
+//
+// A host's own confirmation prompt (Claude Code's PreToolUse "ask") is not
+// a channel, because the gate could not tell that a person answered it.
+// The hook's payload gives the session's permission_mode, not who will
+// resolve the "ask": Claude Code resolves it without a person in its auto
+// mode (a classifier), through PermissionRequest hooks, through the Agent
+// SDK's canUseTool callback and in headless runs with
+// --permission-prompt-tool (a program), and approves it outright under
+// bypassPermissions. And the tools/call that then reaches the gateway
+// carries nothing that ties it to the tool use that was asked about
+// (the hook sees tool_use_id, the MCP request does not), so a call made
+// another way after a refused prompt would be taken for an approved one.
+// A host could be a channel if it passed the person's answer to the MCP
+// server bound to the call, as MCP elicitation and input-required do;
+// none of the hosts package hook supports is known to.
+//
+// # Threat model
+//
+// The agent is assumed to use every tool its state allows, creatively,
+// against the gate. Through those tools it cannot approve a transition
+// (above), send a reserved event, or move the workflow other than by the
+// events its state accepts; the store, the workflow file, chartgate's
+// configuration and the hosts' hook and MCP configuration are out of its
+// reach only as far as the hooks' shell and file policy keeps them so
+// (package hook and shellpolicy: commands that run chartgate, and any
+// access to the store, to the approver key's directory and to the hosts'
+// configuration, are refused in every state).
+//
+// What needs OS isolation: an agent whose state lets it run arbitrary
+// programs (a script it wrote, python x.py, a test runner) runs them as
+// the same OS user as the person. Such a program can read the approver
+// key and sign its own grants, write the store, or speak MCP to the
+// gateway as a client of its own and answer the gate's questions itself:
+// no check inside chartgate tells that program from the person. The line
+// is there: give such states only to agents whose host runs their shell
+// in an OS sandbox that denies the user's configuration directory
+// ($XDG_CONFIG_HOME/chartgate, ~/.config/chartgate), the project's
+// .chartgate directory and the gateway's endpoint (or run the agent as
+// another OS user), or do not allow arbitrary programs in states where an
+// approval matters. chartgate approve asks on the controlling terminal,
+// which a program the agent starts may share: its question names the
+// workflow and the transition, and a person answers only a question they
+// asked for. The MCP channels trust the client to show the
+// question to its user, as the protocol intends; a gateway served over
+// HTTP should require authorization, so that its approvals name an
+// authenticated user.
 //
 // # Events from outside a call
 //

@@ -140,10 +140,21 @@ type Options struct {
 
 	// ElicitApprovals asks the user, through the client, to approve a
 	// transition that workflow_transition parks for approval (a state with
-	// meta.mcp.approval), when the session's client supports MCP
-	// elicitation; otherwise, or when the user dismisses the question, the
-	// transition waits for [Gate.Approve] (chartgate approve).
+	// meta.mcp.approval), when the client supports MCP elicitation: by
+	// elicitation before protocol 2026-07-28, by an input-required result
+	// the client answers on retry under 2026-07-28 (see the package
+	// documentation, "Approvals"). Otherwise, or when the user declines,
+	// the transition waits for [Gate.Approve] (chartgate approve).
 	ElicitApprovals bool
+	// ApprovalTTL is how long a pending approval can be approved after
+	// the workflow entered its approval state; once it expired, an attempt
+	// to approve it rejects it. Default 24 h.
+	ApprovalTTL time.Duration
+	// ApproverKey verifies the grants of [Gate.Approve] (chartgate
+	// approve): each carries an [ApprovalToken] made with this key. Without
+	// it Gate.Approve refuses every grant. Keep it where the agent cannot
+	// read it (see the package documentation, "Threat model").
+	ApproverKey []byte
 
 	// AfterCall, if set, is called after a gated call of a tool ran (its
 	// own event recorded), and returns events to send to the workflow
@@ -184,6 +195,10 @@ type Transition struct {
 	Key  string `json:"-"`            // the store key of the workflow
 	Tool string `json:"tool"`         // the tool whose successful call sent the event ("" for Send)
 	By   string `json:"by,omitempty"` // who sent the event with Gate.Send (an approver, a hook); "actor:<id>" for a job's result
+	// Approval is set on the transition that answered an approval: its
+	// id, the answer, who gave it through which channel, and whether who
+	// was authenticated.
+	Approval *ApprovalGrant `json:"approval,omitempty"`
 	// Outcome is set on the history entries that record a call rather
 	// than a transition (Options.AuditCalls): "ran", "failed" (the tool
 	// reported an error) or the code of its refusal. Event is then empty
@@ -274,6 +289,8 @@ type Gate struct {
 	refs            []nameRef // every tool name and pattern the machine gives
 
 	elicit         bool
+	approvalTTL    time.Duration
+	approverKey    []byte
 	afterCall      func(context.Context, Call) []FollowUp
 	defaultDeny    bool
 	checkpointText func(CallLimit) string
@@ -534,6 +551,11 @@ func New(engine statechart.Engine, opts *Options) (*Gate, error) {
 	g.defaultDeny = o.DefaultDeny
 	g.external = slices.Clone(o.ExternalTools)
 	g.elicit = o.ElicitApprovals
+	g.approvalTTL = o.ApprovalTTL
+	if g.approvalTTL <= 0 {
+		g.approvalTTL = 24 * time.Hour
+	}
+	g.approverKey = slices.Clone(o.ApproverKey)
 	g.afterCall = o.AfterCall
 	g.checkpointText = o.CheckpointNotice
 	for i, u := range o.Ungated {

@@ -239,6 +239,7 @@ func (g *Gate) create(ctx context.Context, key string) (*view, error) {
 	if err != nil {
 		return nil, err
 	}
+	g.stampApproval(&v.rec, v.active, nil)
 	if _, err := g.swap(ctx, key, 0, v); err != nil {
 		if isConflict(err) {
 			return nil, err
@@ -284,6 +285,8 @@ type Workflow struct {
 	// History holds the workflow's newest transitions, oldest first, at
 	// most [Options.HistoryLimit].
 	History []Transition
+	// Pending is the approval the workflow waits for, if any.
+	Pending *PendingApproval
 }
 
 // SessionWorkflow returns the workflow of a session (for sessions keyed by
@@ -312,7 +315,7 @@ func (g *Gate) workflow(ctx context.Context, t target) (*Workflow, error) {
 
 // workflowOf describes a view.
 func (g *Gate) workflowOf(v *view) *Workflow {
-	return &Workflow{Key: v.key, State: v.state, Limits: g.limits(v), History: decodeHistory(v.rec.history, v.key)}
+	return &Workflow{Key: v.key, State: v.state, Limits: g.limits(v), History: decodeHistory(v.rec.history, v.key), Pending: g.pendingOf(v)}
 }
 
 // viewCache keeps the last decoded view of the most recently stored

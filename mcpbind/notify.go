@@ -8,12 +8,10 @@ package mcpbind
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"maps"
 	"slices"
 
-	"github.com/chartgate/chartgate/statechart"
 	"github.com/chartgate/chartgate/statesync"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -35,7 +33,10 @@ func (g *Gate) notify(ctx context.Context, c *gatedCall, before *view, out commi
 	}
 	if c.kind == callTransition {
 		if out.tr != nil && g.elicit {
-			out = g.elicitApproval(ctx, c, out)
+			var asked *mcp.CallToolResult
+			if out, asked = g.askApproval(ctx, c, out); asked != nil {
+				return asked, nil
+			}
 		}
 		return g.transitionAnswer(ctx, c, out, changed), nil
 	}
@@ -74,58 +75,6 @@ func (g *Gate) withCheckpoints(res *mcp.CallToolResult, c *gatedCall, lims []Cal
 		out.Content = append(out.Content, &mcp.TextContent{Text: text})
 	}
 	return &out
-}
-
-// elicitApproval asks the user, through the client, to approve the
-// transition a workflow_transition call just parked (Options.ElicitApprovals),
-// when the session's client can be asked (MCP elicitation), and applies
-// the answer. The agent is not asked: the client shows the question to
-// its user. Any other answer, or none, leaves the approval pending.
-func (g *Gate) elicitApproval(ctx context.Context, c *gatedCall, out committed) committed {
-	a := g.pending(out.after)
-	ss := c.req.Session
-	if a == nil || c.handles || ss == nil {
-		return out
-	}
-	if p := ss.InitializeParams(); p == nil || p.Capabilities == nil || p.Capabilities.Elicitation == nil {
-		return out
-	}
-	res, err := ss.Elicit(ctx, &mcp.ElicitParams{
-		Message: fmt.Sprintf("The agent asks to move the %q workflow from %q to %q (event %s)%s. Approve?",
-			g.engine.ID(), a.From, a.To, a.Event, messageText(a.Message)),
-		RequestedSchema: map[string]any{
-			"type":       "object",
-			"properties": map[string]any{"approve": map[string]any{"type": "boolean", "description": "approve the transition"}},
-			"required":   []string{"approve"},
-		},
-	})
-	if err != nil {
-		g.log.Warn("mcpbind: asking the user to approve a transition", "key", fingerprint(out.after.key), "error", err)
-		return out
-	}
-	approve, answered := res.Content["approve"].(bool)
-	if res.Action != "accept" || !answered {
-		return out // declined or dismissed: still pending, for chartgate approve
-	}
-	ev := EventReject
-	if approve {
-		ev = EventApprove
-	}
-	send := &gatedCall{kind: callSend, rules: c.rules, info: unboundInfo, target: c.target, a: c.a, by: "user (elicitation)",
-		event: statechart.Event{Type: ev, Data: map[string]any{"by": "user (elicitation)", "approval": a.Event}}}
-	v, h, vd, err := g.reserve(ctx, send, out.after)
-	if err != nil || vd != nil {
-		return out
-	}
-	approved := g.commit(ctx, send, h, v, nil, nil)
-	if approved.err != nil || approved.tr == nil {
-		return out
-	}
-	g.transitioned(ctx, *approved.tr)
-	// The call's answer reports where the workflow is now.
-	out.after = approved.after
-	out.tr.To = approved.tr.To
-	return out
 }
 
 // invalidate reports the patterns a tool's binding declares for its saved

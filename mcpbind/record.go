@@ -27,13 +27,17 @@ import (
 //	 "calls": {"<state id>": 3},           // states with maxCalls only; omitted when empty
 //	 "history": [<Transition>, ...],        // oldest first; omitted when empty
 //	 "lease": {"id", "tool", "until"},      // while a call that sends an event runs; omitted otherwise
-//	 "jobs": [{"session", "id", "until"}]}  // the claims on its running jobs (jobs.go); omitted when none
+//	 "jobs": [{"session", "id", "until"}],  // the claims on its running jobs (jobs.go); omitted when none
+//	 "approval": {"id", "state", "asked", "expires", "ask"}}  // while an approval state is active (approval.go)
 type record struct {
 	snap    []byte            // the engine's persisted state (State.MarshalJSON)
 	calls   map[string]int    // calls that ran while a limited state was active
 	history []json.RawMessage // encoded Transitions, oldest first
 	lease   *lease            // the call that holds the workflow, if any
 	jobs    []jobLease        // by session; never modified once in a record
+	// approval is the pending approval, while an approval state is
+	// active; never modified once in a record.
+	approval *approvalRecord
 }
 
 // lease is the hold a call whose tool sends an event has on its workflow
@@ -106,7 +110,17 @@ func (r *record) encode() []byte {
 		}
 		b = append(b, ']')
 	}
+	if r.approval != nil {
+		b = append(b, `,"approval":`...)
+		b = append(b, r.approval.json()...)
+	}
 	return append(b, '}')
+}
+
+// json returns the encoding of a pending approval in a record.
+func (a *approvalRecord) json() []byte {
+	b, _ := json.Marshal(a) // strings and times: cannot fail
+	return b
 }
 
 // size returns the length of the record's encoding, without encoding it.
@@ -135,17 +149,21 @@ func (r *record) size() int {
 				len(j.Until.UTC().AppendFormat(buf[:0], time.RFC3339Nano))
 		}
 	}
+	if r.approval != nil {
+		n += len(`,"approval":`) + len(r.approval.json())
+	}
 	return n
 }
 
 // decodeRecord reads a record written by encode.
 func decodeRecord(data []byte) (record, error) {
 	var raw struct {
-		State   json.RawMessage   `json:"state"`
-		Calls   map[string]int    `json:"calls"`
-		History []json.RawMessage `json:"history"`
-		Lease   *lease            `json:"lease"`
-		Jobs    []jobLease        `json:"jobs"`
+		State    json.RawMessage   `json:"state"`
+		Calls    map[string]int    `json:"calls"`
+		History  []json.RawMessage `json:"history"`
+		Lease    *lease            `json:"lease"`
+		Jobs     []jobLease        `json:"jobs"`
+		Approval *approvalRecord   `json:"approval"`
 	}
 	if err := json.Unmarshal(data, &raw); err != nil {
 		return record{}, fmt.Errorf("mcpbind: reading the workflow record: %w", err)
@@ -153,7 +171,7 @@ func decodeRecord(data []byte) (record, error) {
 	if len(raw.State) == 0 || bytes.Equal(raw.State, []byte("null")) {
 		return record{}, fmt.Errorf(`mcpbind: reading the workflow record: no "state"`)
 	}
-	return record{snap: raw.State, calls: raw.Calls, history: raw.History, lease: raw.Lease, jobs: raw.Jobs}, nil
+	return record{snap: raw.State, calls: raw.Calls, history: raw.History, lease: raw.Lease, jobs: raw.Jobs, approval: raw.Approval}, nil
 }
 
 // appendHistory returns history with entry added at the end, keeping the
@@ -240,6 +258,19 @@ func appendTransition(b []byte, tr Transition) []byte {
 	if tr.By != "" {
 		b = append(b, `,"by":`...)
 		b = jsonx.AppendString(b, tr.By)
+	}
+	if a := tr.Approval; a != nil {
+		b = append(b, `,"approval":{"id":`...)
+		b = jsonx.AppendString(b, a.ID)
+		b = append(b, `,"approved":`...)
+		b = strconv.AppendBool(b, a.Approved)
+		b = append(b, `,"by":`...)
+		b = jsonx.AppendString(b, a.By)
+		b = append(b, `,"channel":`...)
+		b = jsonx.AppendString(b, a.Channel)
+		b = append(b, `,"authenticated":`...)
+		b = strconv.AppendBool(b, a.Authenticated)
+		b = append(b, '}')
 	}
 	if tr.Outcome != "" {
 		b = append(b, `,"outcome":`...)

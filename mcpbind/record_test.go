@@ -71,6 +71,9 @@ func TestAppendTransition(t *testing.T) {
 			To:    randomValue(r, 1),
 			Time:  time.Unix(r.Int64N(4e9), r.Int64N(1e9)).In([]*time.Location{time.UTC, zone}[i%2]),
 		}
+		if i%4 == 0 {
+			tr.Approval = &ApprovalGrant{ID: newApprovalID(), Approved: i%8 == 0, By: []string{"ada", `we"ird`, "é"}[i%3], Channel: ChannelCommand, Authenticated: i%3 == 0}
+		}
 		got := appendTransition(nil, tr)
 		kept := tr
 		kept.Event.Data = map[string]any{}
@@ -93,7 +96,8 @@ func TestAppendTransition(t *testing.T) {
 			t.Fatalf("appendTransition:\n%s\njson.Marshal:\n%s", got, want)
 		}
 		var back Transition
-		if err := json.Unmarshal(got, &back); err != nil || !back.Time.Equal(tr.Time) || back.Tool != tr.Tool || back.Event.Type != tr.Event.Type {
+		if err := json.Unmarshal(got, &back); err != nil || !back.Time.Equal(tr.Time) || back.Tool != tr.Tool || back.Event.Type != tr.Event.Type ||
+			!reflect.DeepEqual(back.Approval, tr.Approval) {
 			t.Fatalf("read back %+v, %v", back, err)
 		}
 	}
@@ -184,6 +188,13 @@ func TestRecordSize(t *testing.T) {
 		for j := range r.IntN(3) {
 			rec.jobs = append(rec.jobs, jobLease{Session: names[r.IntN(len(names))] + strconv.Itoa(j), ID: "0123456789abcdef." + strconv.Itoa(i), Until: time.Unix(r.Int64N(4e9), r.Int64N(1e9))})
 		}
+		if r.IntN(2) == 0 {
+			rec.approval = &approvalRecord{ID: newApprovalID(), State: names[r.IntN(len(names))], Asked: time.Unix(r.Int64N(4e9), r.Int64N(1e9)),
+				Expires: time.Unix(r.Int64N(4e9), r.Int64N(1e9)).In(time.FixedZone("X", 3600))}
+			if r.IntN(2) == 0 {
+				rec.approval.Ask = askDigest(names[r.IntN(len(names))])
+			}
+		}
 		b := rec.encode()
 		if rec.size() != len(b) {
 			t.Fatalf("size %d, encoding of %d bytes: %s", rec.size(), len(b), b)
@@ -198,6 +209,10 @@ func TestRecordSize(t *testing.T) {
 		}
 		if len(back.jobs) != len(rec.jobs) {
 			t.Fatalf("read back jobs %+v from %s", back.jobs, b)
+		}
+		if a, ba := rec.approval, back.approval; (a == nil) != (ba == nil) ||
+			(a != nil && (ba.ID != a.ID || ba.State != a.State || ba.Ask != a.Ask || !ba.Asked.Equal(a.Asked) || !ba.Expires.Equal(a.Expires))) {
+			t.Fatalf("read back approval %+v, wrote %+v: %s", ba, a, b)
 		}
 		for j, jl := range rec.jobs {
 			if bj := back.jobs[j]; bj.Session != jl.Session || bj.ID != jl.ID || !bj.Until.Equal(jl.Until) {

@@ -87,57 +87,6 @@ func (g *Gate) Send(ctx context.Context, ref Ref, ev statechart.Event, by string
 // held the workflow for longer than Options.BusyWait.
 var ErrWorkflowBusy = errors.New("mcpbind: the workflow is busy")
 
-// ErrNoPendingApproval is matched by the error of [Gate.Approve] for a
-// workflow that waits for no approval.
-var ErrNoPendingApproval = errors.New("mcpbind: no transition of the workflow waits for approval")
-
-// Pending returns the approval a workflow waits for, or nil.
-func (g *Gate) Pending(ctx context.Context, ref Ref) (*Approval, error) {
-	t, err := g.refTarget(ref)
-	if err != nil {
-		return nil, err
-	}
-	v, err := g.load(ctx, t)
-	if err != nil {
-		return nil, err
-	}
-	return g.pending(v), nil
-}
-
-// pending returns the approval an active state of v waits for, or nil.
-func (g *Gate) pending(v *view) *Approval {
-	for i, sm := range g.mcp {
-		if sm != nil && sm.Approval != nil && v.active.has(i) {
-			return sm.Approval
-		}
-	}
-	return nil
-}
-
-// Approve approves (or, with approve false, rejects) the transition a
-// workflow waits for: it sends [EventApprove] or [EventReject], with by,
-// the approver, in the run history. It fails with [ErrNoPendingApproval]
-// if the workflow waits for none. Only a person should call it: the agent
-// can neither send those events nor see this method.
-func (g *Gate) Approve(ctx context.Context, ref Ref, approve bool, by string) (*Transition, error) {
-	a, err := g.Pending(ctx, ref)
-	if err != nil {
-		return nil, err
-	}
-	if a == nil {
-		return nil, ErrNoPendingApproval
-	}
-	ev := EventApprove
-	if !approve {
-		ev = EventReject
-	}
-	tr, err := g.Send(ctx, ref, statechart.Event{Type: ev, Data: map[string]any{"by": by, "approval": a.Event}}, by)
-	if err == nil && tr == nil {
-		err = fmt.Errorf("mcpbind: the machine did not take %s in its approval state", ev)
-	}
-	return tr, err
-}
-
 // WorkflowInfo describes one workflow the store holds, for
 // [Gate.Workflows].
 type WorkflowInfo struct {
@@ -147,7 +96,7 @@ type WorkflowInfo struct {
 	Key     string
 	State   any               // the state value, in XState's shape
 	Status  statechart.Status // active, done, error or stopped
-	Pending *Approval         // the transition that waits for approval, if any
+	Pending *PendingApproval  // the transition that waits for approval, if any
 	// Updated is the time of the newest entry of its run history (zero
 	// if it has none).
 	Updated time.Time

@@ -11,7 +11,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -60,9 +59,13 @@ type WorkflowStatus struct {
 	// Instructions are those of the active states.
 	Instructions []string `json:"instructions,omitempty"`
 	// Pending is the transition that waits for a person's approval, if
-	// any: until it is approved or rejected, no transition can be made.
-	Pending *Approval `json:"pending,omitempty"`
+	// any, with the approval's id and expiry: until it is approved or
+	// rejected, no transition can be made.
+	Pending *PendingApproval `json:"pending,omitempty"`
 }
+
+// pendingHelp tells the agent what a pending approval means for it.
+const pendingHelp = "A person approves or rejects it (in the client when it asks them, or with chartgate approve and the approval's id); the agent cannot, and no transition can be made until then."
 
 // messageText is an approval's message for prose: ": message" or "".
 func messageText(m string) string {
@@ -311,8 +314,7 @@ func (g *Gate) authorizeTransition(ctx context.Context, c *gatedCall, v *view) *
 	candidates := g.transitionEvents(c.rules, w)
 	state := stateText(v.state.Value())
 	if a := g.pending(v); a != nil {
-		return &verdict{res: toolError(fmt.Sprintf("A transition is pending approval (%s to %s on %s%s). A person approves or rejects it; no transition can be made until then.",
-			strconv.Quote(a.From), strconv.Quote(a.To), a.Event, messageText(a.Message)))}
+		return &verdict{res: toolError("A transition is pending " + g.pendingText(a) + ". " + pendingHelp)}
 	}
 	if reservedEvent(in.Event) {
 		return &verdict{res: toolError(fmt.Sprintf("Event %q is reserved: approvals and interrupts are sent by the server or by a person, not with %s.", in.Event, w.transitionName))}
@@ -392,6 +394,18 @@ func (g *Gate) transitionResult(c *gatedCall, out committed, toolsChanged bool) 
 	if res.ToolsChanged {
 		text += " The available tools changed."
 	}
+	if a := out.tr.Approval; a != nil {
+		verb := "approved"
+		if !a.Approved {
+			verb = "rejected"
+		}
+		text += fmt.Sprintf(" Approval %s was %s by %s (%s).", a.ID, verb, a.By, a.Channel)
+	}
+	if out.after != nil {
+		if a := g.pending(out.after); a != nil {
+			text += " The transition is pending " + g.pendingText(a) + ". " + pendingHelp
+		}
+	}
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}, StructuredContent: res}
 }
 
@@ -411,8 +425,7 @@ func (st *WorkflowStatus) text(transitionName string) string {
 		fmt.Fprintf(&b, "\nState %q: %d of %d tool calls used.", l.State, l.Calls, l.Max)
 	}
 	if a := st.Pending; a != nil {
-		fmt.Fprintf(&b, "\nPending approval: %s to %s on %s%s. A person approves or rejects it; until then no transition can be made.",
-			strconv.Quote(a.From), strconv.Quote(a.To), a.Event, messageText(a.Message))
+		b.WriteString("\nPending " + a.Text() + ". " + pendingHelp)
 	}
 	for _, in := range st.Instructions {
 		b.WriteString("\nInstructions: " + in)

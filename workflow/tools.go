@@ -81,7 +81,7 @@ func (w *Workflow) renderState(_ context.Context, st mcpbind.WorkflowStatus, wf 
 		}
 	}
 	if a := st.Pending; a != nil {
-		out["pending_approval"] = map[string]any{"event": a.Event, "from": a.From, "to": a.To, "message": a.Message}
+		out["pending_approval"] = map[string]any{"id": a.ID, "event": a.Event, "from": a.From, "to": a.To, "message": a.Message, "expires": a.Expires}
 	}
 	if r, ok := wf.State.Context()[KeyInterruptReturn]; ok {
 		out["interrupt_handler"] = map[string]any{"state": st.State, "return_to": r}
@@ -104,6 +104,9 @@ func (w *Workflow) renderTransition(_ context.Context, tr mcpbind.TransitionResu
 	if a := w.pendingIn(wf.State); a != nil {
 		out["requires_approval"], out["approval_message"] = true, a.Message
 		out["status"], out["to"] = "pending_approval", a.To
+		if p := wf.Pending; p != nil {
+			out["approval_id"], out["approval_expires"] = p.ID, p.Expires
+		}
 	}
 	return jsonText(out)
 }

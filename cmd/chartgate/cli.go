@@ -36,8 +36,9 @@ commands:
         list the workflows the project's store holds: state, pending approval
   history WORKFLOW [--json]
         print a workflow's run history (transitions, and calls when audited)
-  approve WORKFLOW [--reject] [--by NAME]
-        approve (or reject) the transition a workflow waits for
+  approve APPROVAL|WORKFLOW [--reject] [--by NAME] [--yes] [--key FILE]
+        approve (or reject) a pending approval, after confirming on the
+        terminal; the grant is signed with the approver key (--init creates it)
   hook HOST [--event NAME] < EVENT.json
         answer one hook event of an agent host (claude-code, codex, gemini,
         cursor, copilot) from the workflow of its agent session
@@ -75,7 +76,7 @@ var commandUsage = map[string]string{
 	"validate": "usage: chartgate validate FILE... [--strict] [--tools a,b,c] [--format auto|xstate|statewright] [--subflows DIR]\n\n  --strict    make warnings errors; also report guards, actions and delays that have no implementation\n  --tools     the server's tool names: check the names meta.mcp gives against them\n  --format    the files' format: auto (default: told by their keys), xstate or statewright\n  --subflows  the directory of the Statewright workflows invoke names (DIR/<name>.json)\n",
 	"status":   "usage: chartgate status [--json] [project flags]\n\n  --json           print one JSON object per workflow\n" + projectFlagsUsage,
 	"history":  "usage: chartgate history WORKFLOW [--json] [project flags]\n\n  --json           print the entries as JSON, one per line\n" + projectFlagsUsage,
-	"approve":  "usage: chartgate approve WORKFLOW [--reject] [--by NAME] [project flags]\n\n  --reject         reject the transition: the workflow goes back to where it was\n  --by NAME        who approves, for the run history (default $USER)\n" + projectFlagsUsage,
+	"approve":  approveUsage + projectFlagsUsage,
 	"hook":     hookUsage,
 	"install":  installUsage,
 	"run":      "usage: chartgate run FILE --events LIST [--clock simulated|eventloop|real] [--input JSON] [--allow-missing-guards]\n\n  --events LIST  events to send, comma-separated: TYPE, {JSON event} or +DURATION\n  --clock CLOCK  simulated (default: +DURATION moves it at once, XState's SimulatedClock),\n                 eventloop (the same, delivering promise results between timers, as Node does)\n                 or real (+DURATION sleeps)\n  --input JSON   the machine's input (event.input of xstate.init; default: a case file's \"input\")\n  --allow-missing-guards  run a machine whose guards have no implementation: evaluating one\n                 puts it in status error, as in XState\n\nA case file's declarative actors run: invoked and spawned promises, callbacks and child machines.\n",
@@ -83,6 +84,30 @@ var commandUsage = map[string]string{
 	"bench":    "usage: chartgate bench FILE --events LIST [-n N] [--allow-missing-guards]\n\n  --events LIST  events to send round and round: TYPE, {JSON event} or +DURATION\n  -n N           number of events to send (default 1000000)\n  --allow-missing-guards  run a machine whose guards have no implementation\n",
 	"serve":    serveUsage + serveWorkflowUsage,
 }
+
+const approveUsage = `usage: chartgate approve APPROVAL|WORKFLOW [--reject] [--by NAME] [--yes] [--key FILE] [project flags]
+       chartgate approve --init [--key FILE]
+
+Answers a pending approval, named by its id (40 hex digits, as workflow_status,
+chartgate status and the agent's messages show it) or by the workflow that waits
+for it. It shows the transition and asks for confirmation on the terminal
+(/dev/tty, not standard input), then signs the grant with the approver key; the
+gate applies only a grant that verifies with it. Without the key the grant is
+refused. An approval is answered once; an expired one is rejected instead.
+Answer only a confirmation you asked for yourself: a program the agent runs may
+share your terminal, and the question names the workflow and the transition so
+that you can tell.
+
+  --reject         reject the transition: the workflow goes back to where it was
+  --by NAME        who answers, for the run history (default: the OS user running
+                   the command, recorded as authenticated; another name is
+                   recorded as not authenticated)
+  --yes            do not ask on the terminal (the approver key is still needed)
+  --key FILE       the approver key (default $XDG_CONFIG_HOME/chartgate/approver.key,
+                   else ~/.config/chartgate/approver.key)
+  --init           create the approver key (mode 0600) if there is none, and exit;
+                   the first use on a terminal creates it too
+`
 
 // run is the whole command: it parses args (without the program name),
 // reads a FILE given as "-" from stdin, writes to stdout and stderr, and

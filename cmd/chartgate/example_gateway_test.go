@@ -122,7 +122,9 @@ func TestExampleGatewayWalk(t *testing.T) {
 	send("START", nil)
 	send("lint.CLEAN", nil)
 	send("review.APPROVE", nil)
-	code, _, errOut := chartgate(append([]string{"approve", "name:agent-1", "--by", "ada"}, project...)...)
+	key := filepath.Join(t.TempDir(), "approver.key")
+	require.NoError(t, createKey(key))
+	code, _, errOut := chartgate(append([]string{"approve", "name:agent-1", "--by", "ada", "--yes", "--key", key}, project...)...)
 	require.Equal(t, exitOK, code, errOut)
 	assert.Equal(t, "done", state())
 }

@@ -6,7 +6,7 @@
 //	chartgate diagram FILE [--format mermaid|dot]
 //	chartgate bench FILE --events A,B,C [-n N] [--allow-missing-guards]
 //	chartgate serve [--config FILE] [--http ADDR [--stateless]] [--workflow FILE ...] [-- COMMAND ARG...]
-//	chartgate status | history WORKFLOW | approve WORKFLOW [--reject]
+//	chartgate status | history WORKFLOW | approve APPROVAL|WORKFLOW [--reject] [--yes] | approve --init
 //	chartgate hook HOST [--event NAME] < EVENT.json
 //	chartgate install HOST [--dry-run]
 //	chartgate help [command]

@@ -143,10 +143,16 @@ func TestServeWorkflowFilesystem(t *testing.T) {
 	assert.True(t, res.IsError)
 	assert.Contains(t, text(res), "A transition is pending approval")
 
-	// A person approves it from another process sharing the store.
-	code, out, errOut := chartgate(append([]string{"approve", "name:s1", "--by", "ada"}, project...)...)
+	assert.Regexp(t, `"approval_id": "[0-9a-f]{40}"`, text(res))
+
+	// A person approves it from another process sharing the store, with
+	// the approver key.
+	key := filepath.Join(t.TempDir(), "approver.key")
+	code, _, errOut := chartgate("approve", "--init", "--key", key)
 	require.Equal(t, exitOK, code, errOut)
-	assert.Equal(t, "approved: implement:DONE:approval -> released\n", out)
+	code, out, errOut := chartgate(append([]string{"approve", "name:s1", "--by", "ada", "--yes", "--key", key}, project...)...)
+	require.Equal(t, exitOK, code, errOut)
+	assert.Regexp(t, `^approved approval [0-9a-f]{40} of workflow name:s1: implement:DONE:approval -> released on DONE \(by ada, not authenticated\)\n$`, out)
 	res = call("workflow_status", nil)
 	assert.Contains(t, text(res), `Workflow state: "released" (done).`)
 	// The final state ends enforcement.
@@ -158,7 +164,7 @@ func TestServeWorkflowFilesystem(t *testing.T) {
 	assert.Contains(t, out, `PLANNED: plan -> implement (workflow_transition)  rationale: "read main.go"`)
 	assert.Contains(t, out, "call write_file: forbidden (in plan)")
 	assert.Contains(t, out, "matches interrupt secrets")
-	assert.Contains(t, out, "(by ada)")
+	assert.Regexp(t, `\(approval [0-9a-f]{40} by ada through command, not authenticated\)`, out)
 	assert.Contains(t, out, "now: released (done)")
 }
 

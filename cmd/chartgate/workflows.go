@@ -53,9 +53,9 @@ func cmdStatus(args []string, stdout, stderr io.Writer) int {
 			line += "  last moved " + w.Updated.UTC().Format(time.RFC3339)
 		}
 		if a := w.Pending; a != nil {
-			line += fmt.Sprintf("  waits for approval: %s -> %s on %s", a.From, a.To, a.Event)
-			if a.Message != "" {
-				line += ": " + a.Message
+			line += "  waits for " + a.Text()
+			if a.ID != "" && a.Expired(time.Now()) {
+				line += ", EXPIRED: approving it rejects it"
 			}
 		}
 		fmt.Fprintln(stdout, line)
@@ -109,6 +109,13 @@ func historyLine(e mcpbind.Transition) string {
 	if e.By != "" {
 		who = "by " + e.By
 	}
+	if a := e.Approval; a != nil {
+		auth := "authenticated"
+		if !a.Authenticated {
+			auth = "not authenticated"
+		}
+		who = fmt.Sprintf("approval %s by %s through %s, %s", a.ID, a.By, a.Channel, auth)
+	}
 	line := fmt.Sprintf("%s  %s: %s -> %s (%s)", t, e.Event.Type, jsonx.Text(e.From), jsonx.Text(e.To), who)
 	if in, ok := e.Event.Data["input"].(map[string]any); ok {
 		if r, ok := in["rationale"].(string); ok && r != "" {
@@ -118,40 +125,156 @@ func historyLine(e mcpbind.Transition) string {
 	return line
 }
 
-// cmdApprove approves, or with --reject rejects, the transition a workflow
-// waits for.
+// approveEnv is what chartgate approve takes from its surroundings: the
+// terminal it asks on, and the clock its grant is dated by.
+type approveEnv struct {
+	tty func() (terminal, error)
+	now func() time.Time
+}
+
+// cmdApprove approves, or with --reject rejects, a pending approval, named
+// by its id or by the workflow that waits for it. It proves that a person
+// answers: the grant is signed with the approver key (which it creates
+// with --init, or at the first use on a terminal), and it asks for
+// confirmation on the terminal unless --yes is given.
 func cmdApprove(args []string, stdout, stderr io.Writer) int {
+	return approveWith(args, stdout, stderr, approveEnv{tty: openTTY, now: time.Now})
+}
+
+func approveWith(args []string, stdout, stderr io.Writer, env approveEnv) int {
 	fs := newFlagSet("approve")
 	pf := addProjectFlags(fs)
-	reject := fs.Bool("reject", false, "reject the transition instead: the workflow goes back to where it was")
-	by := fs.String("by", os.Getenv("USER"), "who approves, for the run history (default $USER)")
-	ref, code, ok := workflowArg(fs, "approve", args, stdout, stderr)
-	if !ok {
-		return code
+	reject := fs.Bool("reject", false, "")
+	by := fs.String("by", "", "")
+	yes := fs.Bool("yes", false, "")
+	keyFlag := fs.String("key", "", "")
+	initKey := fs.Bool("init", false, "")
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return argsError(stdout, stderr, "approve", err)
 	}
-	if *by == "" {
-		*by = "chartgate approve"
-	}
-	p, g, code := openGate(pf, stderr)
-	if g == nil {
-		return code
-	}
-	defer p.close()
-	tr, err := g.Approve(context.Background(), ref, !*reject, *by)
-	if errors.Is(err, mcpbind.ErrNoPendingApproval) {
-		fmt.Fprintf(stderr, "chartgate approve: workflow %s waits for no approval\n", refText(ref, ""))
+	fail := func(format string, a ...any) int {
+		fmt.Fprintf(stderr, "chartgate approve: "+format+"\n", a...)
 		return exitFail
+	}
+	keyPath := *keyFlag
+	if keyPath == "" {
+		if keyPath, err = defaultKeyPath(); err != nil {
+			return fail("%v", err)
+		}
+	}
+	if *initKey {
+		if len(pos) > 0 {
+			return usageError(stderr, "approve", errors.New("--init takes no APPROVAL or WORKFLOW"))
+		}
+		if _, err := os.Stat(keyPath); err == nil {
+			fmt.Fprintf(stdout, "the approver key is already at %s\n", keyPath)
+			return exitOK
+		}
+		if err := createKey(keyPath); err != nil {
+			return fail("%v", err)
+		}
+		fmt.Fprintf(stdout, "created the approver key at %s (mode 0600)\n", keyPath)
+		return exitOK
+	}
+	if len(pos) != 1 {
+		return usageError(stderr, "approve", errors.New("one APPROVAL id or WORKFLOW expected"))
+	}
+	var tty terminal
+	defer func() {
+		if tty != nil {
+			_ = tty.Close()
+		}
+	}()
+	key, err := readKey(keyPath)
+	if errors.Is(err, errNoKey) && !*yes {
+		// The first use on a terminal creates the key.
+		if tty, err = env.tty(); err != nil {
+			return fail("%s, and no terminal to create one on (%v): a person creates it with chartgate approve --init", keyMissing(keyPath), err)
+		}
+		if err = createKey(keyPath); err == nil {
+			fmt.Fprintf(tty, "created the approver key at %s (mode 0600)\n", keyPath)
+			key, err = readKey(keyPath)
+		}
+	}
+	if errors.Is(err, errNoKey) {
+		return fail("%s: the grant cannot be signed, so it is refused; a person creates the key with chartgate approve --init", keyMissing(keyPath))
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "chartgate approve: %v\n", err)
-		return exitFail
+		return fail("%v", err)
 	}
-	verb := "approved"
+	p, err := openProject(pf)
+	if err != nil {
+		return fail("%v", err)
+	}
+	defer p.close()
+	opts := agreedGateOptions(p.store, nil, false, defaultLeaseTTL)
+	opts.ApproverKey = key
+	g, err := mcpbind.New(p.workflow.Machine.Engine(), opts)
+	if err != nil {
+		return fail("%v", err)
+	}
+	ctx := context.Background()
+	var ref mcpbind.Ref
+	var pa *mcpbind.PendingApproval
+	if arg := pos[0]; mcpbind.IsApprovalID(arg) {
+		ref, pa, err = g.FindApproval(ctx, arg)
+	} else {
+		ref = refOf(arg)
+		pa, err = g.Approval(ctx, ref)
+	}
+	if err != nil {
+		return fail("%s", errText(err))
+	}
+	if pa.ID == "" {
+		return fail("workflow %s waits for an approval that has no id yet (its record was written by an older chartgate); it gets one at the workflow's next save", refText(ref, ""))
+	}
+	name, authd := approver(*by)
+	verb, done := "approve", "approved"
 	if *reject {
-		verb = "rejected"
+		verb, done = "reject", "rejected"
 	}
-	fmt.Fprintf(stdout, "%s: %s -> %s\n", verb, jsonx.Text(tr.From), jsonx.Text(tr.To))
+	if !*yes {
+		if tty == nil {
+			if tty, err = env.tty(); err != nil {
+				return fail("cannot ask for confirmation on the terminal (%v); with the approver key, --yes answers without asking", err)
+			}
+		}
+		fmt.Fprintf(tty, "Workflow %s waits for %s.\n", refText(ref, ""), pa.Text())
+		ok, err := confirm(tty, fmt.Sprintf("%s it as %s?", strings.ToUpper(verb[:1])+verb[1:], name))
+		if err != nil {
+			return fail("%v", err)
+		}
+		if !ok {
+			return fail("not confirmed: approval %s is still pending", pa.ID)
+		}
+	}
+	at := env.now()
+	tr, err := g.Approve(ctx, ref, mcpbind.Grant{ID: pa.ID, Approve: !*reject, By: name, Authenticated: authd, Time: at,
+		Token: mcpbind.ApprovalToken(key, pa.ID, !*reject, name, at)})
+	if err != nil {
+		return fail("%s", errText(err))
+	}
+	who := name + ", authenticated"
+	if !authd {
+		who = name + ", not authenticated"
+	}
+	fmt.Fprintf(stdout, "%s approval %s of workflow %s: %s -> %s on %s (by %s)\n", done, pa.ID, refText(ref, ""),
+		jsonx.Text(tr.From), jsonx.Text(tr.To), pa.Event, who)
 	return exitOK
+}
+
+// keyMissing says that there is no approver key at path.
+func keyMissing(path string) string { return "no approver key at " + path }
+
+// errText is an error of package mcpbind for people: without the
+// package's prefix, nor the text of the sentinel error it wraps.
+func errText(err error) string {
+	msg := strings.TrimPrefix(err.Error(), "mcpbind: ")
+	if i := strings.Index(msg, ": mcpbind: "); i >= 0 {
+		msg = msg[:i]
+	}
+	return msg
 }
 
 // workflowArg parses the flags and the one WORKFLOW argument.

@@ -1,0 +1,430 @@
+// This file defines approvals: the pending approval a workflow's record
+// keeps while one of its approval states is active (an id, the
+// transition, when it was asked and when it expires), and the grants
+// that answer it, each through a channel a person uses and the agent's
+// tools cannot drive (see the package documentation, "Approvals").
+
+package mcpbind
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/chartgate/chartgate/statechart"
+)
+
+// PendingApproval is a transition that waits for a person: the approval
+// state's description (its [Approval]) and the object the gate made when
+// the workflow entered that state. The ID names it in every message about
+// it; it is answered once, and not after Expires.
+type PendingApproval struct {
+	Approval
+	ID      string    `json:"id"`      // random, 40 hex digits (160 bits)
+	Asked   time.Time `json:"asked"`   // when the workflow entered the approval state
+	Expires time.Time `json:"expires"` // it cannot be approved from then on
+}
+
+// Expired reports whether the approval can no longer be approved at now.
+func (p *PendingApproval) Expired(now time.Time) bool { return !now.Before(p.Expires) }
+
+// Text describes the approval for people and agents, naming its id,
+// the transition and its expiry.
+func (p *PendingApproval) Text() string {
+	return fmt.Sprintf("approval %s: %s to %s on %s%s (expires %s)", p.ID, strconv.Quote(p.From), strconv.Quote(p.To), p.Event,
+		messageText(p.Message), p.Expires.UTC().Format(time.RFC3339))
+}
+
+// pendingText is p.Text() for the agent, saying so if it expired.
+func (g *Gate) pendingText(p *PendingApproval) string {
+	if p.ID != "" && p.Expired(g.now()) {
+		return p.Text() + ", which has expired: it can no longer be approved, and a person's attempt to approve it rejects it"
+	}
+	return p.Text()
+}
+
+// The channels through which a person answers an approval, as the run
+// history records them ([ApprovalGrant].Channel).
+const (
+	// ChannelCommand: chartgate approve (Gate.Approve), with a token made
+	// with the approver key.
+	ChannelCommand = "command"
+	// ChannelElicitation: the client's user, asked by MCP elicitation
+	// (protocol versions before 2026-07-28).
+	ChannelElicitation = "elicitation"
+	// ChannelInputRequired: the client's user, asked by an input-required
+	// result the client answered on retry (SEP-2322, protocol 2026-07-28).
+	ChannelInputRequired = "input-required"
+	// ChannelExpiry: the gate, rejecting an approval that expired when
+	// someone tried to approve it.
+	ChannelExpiry = "expiry"
+)
+
+// ApprovalGrant is the answer to an approval, as a transition's entry in
+// the run history keeps it ([Transition].Approval).
+type ApprovalGrant struct {
+	ID       string `json:"id"`       // the approval's id
+	Approved bool   `json:"approved"` // false: rejected
+	By       string `json:"by"`       // who answered
+	Channel  string `json:"channel"`  // how (Channel*)
+	// Authenticated reports whether By was proven, not only claimed: the
+	// OS user running chartgate approve, or the user an MCP request's
+	// authorization names.
+	Authenticated bool `json:"authenticated"`
+}
+
+// Grant is a person's answer to a pending approval, given to
+// [Gate.Approve] by an out-of-band command (chartgate approve).
+type Grant struct {
+	ID            string    // the approval's id
+	Approve       bool      // false rejects it
+	By            string    // who answers
+	Authenticated bool      // By is the OS user who ran the command, not only a claim
+	Time          time.Time // when the person answered; the token covers it
+	Token         string    // ApprovalToken(key, ID, Approve, By, Time), with Options.ApproverKey
+}
+
+// ApprovalToken returns the token that proves a [Grant] was made by the
+// holder of the approver key: hex(HMAC-SHA256(key, id|decision|by|time)),
+// decision "approve" or "reject", time in Unix nanoseconds.
+func ApprovalToken(key []byte, id string, approve bool, by string, t time.Time) string {
+	m := hmac.New(sha256.New, key)
+	decision := "reject"
+	if approve {
+		decision = "approve"
+	}
+	m.Write([]byte(id + "|" + decision + "|" + by + "|" + strconv.FormatInt(t.UnixNano(), 10)))
+	return hex.EncodeToString(m.Sum(nil))
+}
+
+// grantSkew bounds how far a grant's time may be from the gate's clock:
+// a token is used at once, by the command that made it.
+const grantSkew = 5 * time.Minute
+
+// Errors of [Gate.Approve] and [Gate.FindApproval], matched with
+// errors.Is; their messages name the approval.
+var (
+	// ErrNoPendingApproval: the workflow waits for no approval.
+	ErrNoPendingApproval = errors.New("mcpbind: no transition of the workflow waits for approval")
+	// ErrUnknownApproval: no workflow waits for an approval of that id.
+	ErrUnknownApproval = errors.New("mcpbind: no pending approval has this id")
+	// ErrApprovalUsed: the approval was already approved or rejected;
+	// each is answered once.
+	ErrApprovalUsed = errors.New("mcpbind: the approval was already answered")
+	// ErrApprovalExpired: the approval expired; trying to approve it
+	// rejects it.
+	ErrApprovalExpired = errors.New("mcpbind: the approval expired")
+	// ErrApprovalToken: the grant's token is missing or does not verify
+	// with Options.ApproverKey (or the gate has no key).
+	ErrApprovalToken = errors.New("mcpbind: the grant is not signed with the approver key")
+)
+
+// approvalRecord is the pending approval as the workflow's record keeps
+// it, under "approval".
+type approvalRecord struct {
+	ID      string    `json:"id"`
+	State   string    `json:"state"` // the id of the approval state it was made for
+	Asked   time.Time `json:"asked"`
+	Expires time.Time `json:"expires"`
+	// Ask is the SHA-256 (hex) of the request state of the input request
+	// that asks the client's user (input-required), once asked.
+	Ask string `json:"ask,omitempty"`
+}
+
+// newApprovalID returns a random approval id: 40 hex digits.
+func newApprovalID() string {
+	var b [20]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// validApprovalID reports whether s has the form of an approval id.
+func validApprovalID(s string) bool {
+	return len(s) == 40 && strings.Trim(s, "0123456789abcdef") == ""
+}
+
+// IsApprovalID reports whether s has the form of an approval id (40
+// lower-case hex digits), as opposed to a workflow id (32).
+func IsApprovalID(s string) bool { return validApprovalID(s) }
+
+// approvalNode returns the index of the active approval state of a
+// workflow whose active nodes are active, or -1.
+func (g *Gate) approvalNode(active bitset) int {
+	for i, sm := range g.mcp {
+		if sm != nil && sm.Approval != nil && active.has(i) {
+			return i
+		}
+	}
+	return -1
+}
+
+// stampApproval sets the pending approval of a record about to be saved
+// with active nodes active: the one it carries (or prev, the one the
+// workflow had) while its approval state stays active, a new one when an
+// approval state was entered, none otherwise.
+func (g *Gate) stampApproval(rec *record, active bitset, prev *approvalRecord) {
+	i := g.approvalNode(active)
+	if i < 0 {
+		rec.approval = nil
+		return
+	}
+	cur := rec.approval
+	if cur == nil {
+		cur = prev
+	}
+	if cur != nil && cur.State == g.nodes[i].ID {
+		rec.approval = cur
+		return
+	}
+	now := g.now()
+	rec.approval = &approvalRecord{ID: newApprovalID(), State: g.nodes[i].ID, Asked: now, Expires: now.Add(g.approvalTTL)}
+}
+
+// pendingOf returns the approval a workflow waits for, or nil. A record
+// written before approvals had ids has none: the next save gives it one.
+func (g *Gate) pendingOf(v *view) *PendingApproval {
+	i := g.approvalNode(v.active)
+	if i < 0 {
+		return nil
+	}
+	p := &PendingApproval{Approval: *g.mcp[i].Approval}
+	if r := v.rec.approval; r != nil && r.State == g.nodes[i].ID {
+		p.ID, p.Asked, p.Expires = r.ID, r.Asked, r.Expires
+	}
+	return p
+}
+
+// pending returns the approval a workflow waits for, or nil.
+func (g *Gate) pending(v *view) *PendingApproval { return g.pendingOf(v) }
+
+// Pending returns the approval a workflow waits for, or nil.
+func (g *Gate) Pending(ctx context.Context, ref Ref) (*PendingApproval, error) {
+	t, err := g.refTarget(ref)
+	if err != nil {
+		return nil, err
+	}
+	v, err := g.load(ctx, t)
+	if err != nil {
+		return nil, err
+	}
+	return g.pendingOf(v), nil
+}
+
+// Approval returns the approval the workflow ref names waits for. Unlike
+// [Gate.Pending], a workflow without a record (a name no session used) is
+// [ErrUnknownWorkflow]; one that waits for none is [ErrNoPendingApproval].
+func (g *Gate) Approval(ctx context.Context, ref Ref) (*PendingApproval, error) {
+	_, v, err := g.existing(ctx, ref)
+	if err != nil {
+		return nil, err
+	}
+	p := g.pendingOf(v)
+	if p == nil {
+		return nil, fmt.Errorf("mcpbind: workflow %s waits for no approval: %w", refString(ref), ErrNoPendingApproval)
+	}
+	return p, nil
+}
+
+// existing returns the workflow a Ref names, which must have a record:
+// a name that names none is [ErrUnknownWorkflow], not a workflow in its
+// initial state.
+func (g *Gate) existing(ctx context.Context, ref Ref) (target, *view, error) {
+	t, err := g.refTarget(ref)
+	if err != nil {
+		return target{}, nil, err
+	}
+	t.existing = true
+	v, err := g.load(ctx, t)
+	if errors.Is(err, ErrUnknownWorkflow) {
+		err = fmt.Errorf("mcpbind: workflow %s does not exist: %w", refString(ref), ErrUnknownWorkflow)
+	}
+	return t, v, err
+}
+
+// refString writes a Ref as chartgate's commands take it.
+func refString(ref Ref) string {
+	if ref.ID != "" {
+		return "id:" + ref.ID
+	}
+	return "name:" + ref.Name
+}
+
+// FindApproval returns the workflow that waits for the approval id, and
+// the approval. It searches the store (which must implement [Lister]);
+// an id that no workflow waits for is [ErrUnknownApproval], or
+// [ErrApprovalUsed] if a workflow's run history records its answer.
+func (g *Gate) FindApproval(ctx context.Context, id string) (Ref, *PendingApproval, error) {
+	if !validApprovalID(id) {
+		return Ref{}, nil, fmt.Errorf("mcpbind: %q is not an approval id (40 hex digits): %w", id, ErrUnknownApproval)
+	}
+	ws, err := g.Workflows(ctx)
+	if err != nil {
+		return Ref{}, nil, err
+	}
+	for _, w := range ws {
+		if w.Pending != nil && w.Pending.ID == id {
+			return w.Ref, w.Pending, nil
+		}
+	}
+	for _, w := range ws {
+		if w.Ref == (Ref{}) {
+			continue
+		}
+		if wf, err := g.WorkflowOf(ctx, w.Ref); err == nil {
+			if err := g.answered(wf.History, id); err != nil {
+				return w.Ref, nil, err
+			}
+		}
+	}
+	return Ref{}, nil, fmt.Errorf("mcpbind: no workflow waits for approval %s: %w", id, ErrUnknownApproval)
+}
+
+// answered returns ErrApprovalUsed, saying how, if a run history records
+// the answer to approval id; else nil.
+func (g *Gate) answered(history []Transition, id string) error {
+	for i := len(history) - 1; i >= 0; i-- {
+		if a := history[i].Approval; a != nil && a.ID == id {
+			verb := "approved"
+			if !a.Approved {
+				verb = "rejected"
+			}
+			return fmt.Errorf("mcpbind: approval %s was already %s (by %s through %s, at %s): %w", id, verb, a.By, a.Channel,
+				history[i].Time.UTC().Format(time.RFC3339), ErrApprovalUsed)
+		}
+	}
+	return nil
+}
+
+// Approve answers the approval a workflow waits for, from a command a
+// person ran (chartgate approve): the grant's token must verify with
+// Options.ApproverKey ([ApprovalToken]) and be made within minutes of the
+// gate's clock, and the workflow must wait for the approval gr.ID. ref
+// may be empty: the approval is then found by its id ([Gate.FindApproval]).
+// The transition is recorded with an [ApprovalGrant] (channel "command").
+//
+// An approval is answered once: a second grant of the same id fails with
+// [ErrApprovalUsed]. An expired one is rejected instead of approved
+// (recorded with channel "expiry") and the error matches
+// [ErrApprovalExpired].
+func (g *Gate) Approve(ctx context.Context, ref Ref, gr Grant) (*Transition, error) {
+	if len(g.approverKey) == 0 {
+		return nil, fmt.Errorf("mcpbind: approval %s: this gate has no approver key, so no grant can be verified: %w", gr.ID, ErrApprovalToken)
+	}
+	want := ApprovalToken(g.approverKey, gr.ID, gr.Approve, gr.By, gr.Time)
+	if !hmac.Equal([]byte(want), []byte(gr.Token)) {
+		return nil, fmt.Errorf("mcpbind: approval %s: the token does not verify with the approver key: %w", gr.ID, ErrApprovalToken)
+	}
+	if d := g.now().Sub(gr.Time); d > grantSkew || d < -grantSkew {
+		return nil, fmt.Errorf("mcpbind: approval %s: the grant was made at %s, more than %s from now: %w", gr.ID,
+			gr.Time.UTC().Format(time.RFC3339), grantSkew, ErrApprovalToken)
+	}
+	if ref == (Ref{}) {
+		var err error
+		if ref, _, err = g.FindApproval(ctx, gr.ID); err != nil {
+			return nil, err
+		}
+	}
+	t, v, err := g.existing(ctx, ref)
+	if err != nil {
+		return nil, err
+	}
+	return g.grant(ctx, t, v, ApprovalGrant{ID: gr.ID, Approved: gr.Approve, By: gr.By, Channel: ChannelCommand, Authenticated: gr.Authenticated})
+}
+
+// grant applies an answer to the approval of a workflow (v as loaded).
+func (g *Gate) grant(ctx context.Context, t target, v *view, a ApprovalGrant) (*Transition, error) {
+	p := g.pendingOf(v)
+	if p == nil || p.ID != a.ID {
+		if err := g.answered(decodeHistory(v.rec.history, v.key), a.ID); err != nil {
+			return nil, err
+		}
+		if p == nil {
+			return nil, fmt.Errorf("mcpbind: approval %s: %w", a.ID, ErrNoPendingApproval)
+		}
+		return nil, fmt.Errorf("mcpbind: the workflow waits for approval %s, not %s: %w", p.ID, a.ID, ErrUnknownApproval)
+	}
+	if a.Approved && p.Expired(g.now()) {
+		exp := ApprovalGrant{ID: a.ID, By: "chartgate", Channel: ChannelExpiry, Authenticated: true}
+		if _, err := g.sendGrant(ctx, t, v, p, exp); err != nil {
+			return nil, err
+		}
+		return nil, fmt.Errorf("mcpbind: approval %s expired at %s: it is rejected, and the workflow is back in %q: %w",
+			a.ID, p.Expires.UTC().Format(time.RFC3339), p.From, ErrApprovalExpired)
+	}
+	return g.sendGrant(ctx, t, v, p, a)
+}
+
+// sendGrant sends the event of an answer, as Send does: the workflow's
+// lease, then the event, checked again against the pending approval in
+// the compare-and-swap that saves it (commit's checkGrant).
+func (g *Gate) sendGrant(ctx context.Context, t target, v *view, p *PendingApproval, a ApprovalGrant) (*Transition, error) {
+	ev := EventReject
+	if a.Approved {
+		ev = EventApprove
+	}
+	c := &gatedCall{kind: callSend, rules: g.rules.Load(), info: unboundInfo, target: t, by: a.By, a: &attachment{}, grant: &a,
+		event: statechart.Event{Type: ev, Data: map[string]any{"by": a.By, "approval": p.Event, "id": a.ID, "channel": a.Channel,
+			"authenticated": a.Authenticated}}}
+	v, h, vd, err := g.reserve(ctx, c, v)
+	if err == nil && vd != nil {
+		err = vd.err
+	}
+	if err != nil {
+		return nil, fmt.Errorf("mcpbind: approval %s: %w", a.ID, err)
+	}
+	out := g.commit(ctx, c, h, v, nil, nil)
+	if out.err != nil {
+		return nil, out.err
+	}
+	if out.tr == nil {
+		return nil, fmt.Errorf("mcpbind: approval %s: the machine did not take %s in its approval state", a.ID, ev)
+	}
+	g.transitioned(ctx, *out.tr)
+	return out.tr, nil
+}
+
+// errReservedEvent is the error of an approval's event sent other than
+// by a grant (Gate.Send).
+var errReservedEvent = errors.New("mcpbind: chartgate.approve and chartgate.reject are sent only by a person's grant (Gate.Approve or the MCP channels), not with Send")
+
+// checkGrant decides, in the compare-and-swap that saves it, whether an
+// approval's event may be applied to the workflow as it now is (cur):
+// only by a grant of the approval it waits for, and an approval only
+// before it expires.
+func (g *Gate) checkGrant(cur *view, ev string, a *ApprovalGrant) error {
+	if ev != EventApprove && ev != EventReject {
+		return nil
+	}
+	if a == nil {
+		return errReservedEvent
+	}
+	p := g.pendingOf(cur)
+	switch {
+	case p == nil:
+		return fmt.Errorf("mcpbind: approval %s: %w", a.ID, ErrNoPendingApproval)
+	case p.ID != a.ID:
+		if err := g.answered(decodeHistory(cur.rec.history, cur.key), a.ID); err != nil {
+			return err
+		}
+		return fmt.Errorf("mcpbind: the workflow waits for approval %s, not %s: %w", p.ID, a.ID, ErrUnknownApproval)
+	case a.Approved && p.Expired(g.now()):
+		return fmt.Errorf("mcpbind: approval %s expired at %s: %w", a.ID, p.Expires.UTC().Format(time.RFC3339), ErrApprovalExpired)
+	}
+	return nil
+}
+
+// requestAuthor returns who answered an MCP channel: the user the
+// request's authorization names (authenticated), else "user".
+func requestAuthor(c *gatedCall) (string, bool) {
+	if c.req != nil && c.req.Extra != nil && c.req.Extra.TokenInfo != nil && c.req.Extra.TokenInfo.UserID != "" {
+		return c.req.Extra.TokenInfo.UserID, true
+	}
+	return "user", false
+}
