@@ -209,6 +209,10 @@ func (k *call) child(words []Word, origin string) {
 	if len(words) == 0 {
 		return
 	}
+	if !k.w.enter(joinValues(words), k.c.Pos, k.sc) {
+		return
+	}
+	defer k.w.leave()
 	i := k.w.reserve()
 	sc := k.sc.nest(origin)
 	cc := Command{Kind: Simple, Text: joinValues(words), Pos: k.c.Pos, Origin: sc.origin}

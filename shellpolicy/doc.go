@@ -56,6 +56,17 @@
 // A line that does not parse is refused with the parser's message and
 // position ([ParseError]).
 //
+// # Cost and deadline
+//
+// Time and memory are linear in the length of the line. A line whose
+// brackets ((, {, $(, ${ outside single quotes) nest more than 64 levels
+// deep is refused before it is parsed ([ParseError.TooDeep]), and
+// constructs the walk enters (subshells, blocks, if, loops, function
+// bodies, substitutions, strings parsed again, commands run by others)
+// nested more than 64 levels deep are refused in every state.
+// [Policy.CheckContext] and [AnalyzeContext] stop at the context's
+// deadline: the line is refused, with a *[LimitError] in Decision.Err.
+//
 // # Words
 //
 // A word is static when the parser's text fixes its value: quotes and

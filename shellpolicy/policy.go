@@ -5,6 +5,7 @@
 package shellpolicy
 
 import (
+	"context"
 	"errors"
 	"slices"
 	"strconv"
@@ -111,12 +112,23 @@ type Verdict struct {
 // Check analyses cmd in p.Dialect and decides it. A line that does not
 // parse is refused, with the parse error in Err and in the reason.
 func (p *Policy) Check(cmd string) Decision {
-	a, err := AnalyzeDialect(cmd, p.Dialect)
+	return p.CheckContext(context.Background(), cmd)
+}
+
+// CheckContext is [Policy.Check] under ctx: a line whose analysis is not
+// done when ctx is (its deadline passed) is refused, with a *[LimitError]
+// in Err and the reason saying so.
+func (p *Policy) CheckContext(ctx context.Context, cmd string) Decision {
+	a, err := AnalyzeContext(ctx, cmd, p.Dialect)
 	if err != nil {
 		msg := err.Error()
 		var pe *ParseError
-		if errors.As(err, &pe) {
+		var le *LimitError
+		switch {
+		case errors.As(err, &pe):
 			msg = "The command cannot be parsed (" + pe.Pos.String() + ": " + pe.Msg + ")"
+		case errors.As(err, &le):
+			msg = "The command could not be checked in time (" + le.Msg + ": " + le.err.Error() + ")"
 		}
 		return Decision{Reason: msg + ", so it is not allowed.", Err: err}
 	}
@@ -157,6 +169,9 @@ func (p *Policy) verdict(c *Command, req Requirements) Verdict {
 	deny := func(reason string) Verdict {
 		v.Allowed, v.Reason = false, reason
 		return v
+	}
+	if c.refuse != "" {
+		return deny(subject(c) + ": " + c.refuse + "; that is refused in every state.")
 	}
 	words := c.Values()
 	if c.Kind == Simple && len(p.AllowedCommands) > 0 {
