@@ -300,7 +300,7 @@ func (k *call) dispatch() {
 	default:
 		// Builtins with effects, file and network commands; anything else
 		// is a passthrough.
-		_ = k.builtin() || k.files() || k.network()
+		_ = k.builtin() || k.files() || k.network() || k.devtools()
 	}
 }
 
@@ -764,6 +764,7 @@ func (k *call) runner() {
 	origin := k.name
 	if spec.sub != "" {
 		if len(args) == 0 {
+			k.install()
 			return
 		}
 		if args[0].Dynamic {
@@ -771,7 +772,8 @@ func (k *call) runner() {
 			return
 		}
 		if !slices.Contains(strings.Split(spec.sub, "|"), args[0].Value) {
-			return // another subcommand: install, test, build...
+			k.install() // another subcommand: install, test, build...
+			return
 		}
 		origin += " " + args[0].Value
 		args = args[1:]
