@@ -299,6 +299,20 @@ type Command struct {
 	// refuse, when set, is why the entry is refused in every state,
 	// whatever the policy allows.
 	refuse string
+	// touches are the paths the command writes, with the folder they are
+	// relative to, for the protected paths (protect.go); links are the
+	// targets of the symbolic links it makes; seen are all its words.
+	touches, links, seen []touch
+}
+
+// touch is a word naming a path, and the folder of the line (an earlier
+// static cd) it is relative to.
+type touch struct {
+	w          Word
+	dir        string
+	dirUnknown bool
+	// unnamed: the command writes files it does not name in the folder w.
+	unnamed bool
 }
 
 type classWhy struct {

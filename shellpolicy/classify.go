@@ -36,12 +36,21 @@ func (k *call) write(w Word) {
 	if !w.Dynamic && harmlessDevice(w.Value) {
 		return
 	}
-	k.c.addWrite(k.sc.resolve(w))
+	k.c.addWrite(w, k.sc)
 }
 
 // writeUnknown records files certainly written that cannot be named.
 func (k *call) writeUnknown() {
 	k.c.Writes = append(k.c.Writes, Path{Dynamic: true})
+	k.c.touches = append(k.c.touches, touch{w: Word{Value: "."}, dir: k.sc.dir, dirUnknown: k.sc.dirUnknown, unnamed: true})
+}
+
+// writeInto records files certainly written under the folder w that
+// cannot be named (tar -C, unzip -d), as writeUnknown does for the
+// current folder.
+func (k *call) writeInto(w Word) {
+	k.c.Writes = append(k.c.Writes, Path{Dynamic: true})
+	k.c.touches = append(k.c.touches, touch{w: w, dir: k.sc.dir, dirUnknown: k.sc.dirUnknown, unnamed: true})
 }
 
 // classify fills c from its words: transparent prefixes, class, writes,
@@ -149,7 +158,7 @@ func prefixLen(c *Command, words []Word, sc *scope) int {
 		for _, v := range p.values("-o", "--output") {
 			if v.Dynamic || !harmlessDevice(v.Value) {
 				c.Class |= FileWrite
-				c.addWrite(sc.resolve(v))
+				c.addWrite(v, sc)
 			}
 		}
 		if p.has("-p", "--attach") && name != "time" {

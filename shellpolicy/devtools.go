@@ -241,7 +241,7 @@ func (k *call) goCmd() {
 	}
 	writeIn := func(name string) {
 		c.Class |= FileWrite
-		c.addWrite(sc.resolve(Word{Value: name}))
+		c.addWrite(Word{Value: name}, sc)
 	}
 	for _, o := range flags["o"] {
 		c.Class |= FileWrite
@@ -347,8 +347,8 @@ func (k *call) cargo() {
 		}
 	case "add", "remove", "rm", "update", "upgrade", "generate-lockfile":
 		c.Class |= FileWrite | Network
-		c.addWrite(k.sc.resolve(Word{Value: "Cargo.toml"}))
-		c.addWrite(k.sc.resolve(Word{Value: "Cargo.lock"}))
+		c.addWrite(Word{Value: "Cargo.toml"}, k.sc)
+		c.addWrite(Word{Value: "Cargo.lock"}, k.sc)
 	case "install":
 		c.Class |= FileWrite | Network
 	}
@@ -434,6 +434,6 @@ func (k *call) installs() {
 	c.Class |= Network
 	c.explain(FileWrite, strings.TrimSpace(k.name+" "+joinValues(k.args[:min(1, len(k.args))]))+" writes node_modules and the manifest and lock files")
 	for _, f := range []string{"node_modules", "package.json", "package-lock.json"} {
-		c.addWrite(k.sc.resolve(Word{Value: f}))
+		c.addWrite(Word{Value: f}, k.sc)
 	}
 }

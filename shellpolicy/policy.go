@@ -78,6 +78,10 @@ type Policy struct {
 	Requires Requirements
 	// Dialect is the shell that runs the commands.
 	Dialect Dialect
+	// Protect, when not nil, lists the paths and programs no command may
+	// touch, in every state (see "Protected paths" in the package
+	// documentation).
+	Protect *Protection
 }
 
 // A Decision is a policy's verdict on a command line.
@@ -143,8 +147,14 @@ func (p *Policy) Decide(a *Analysis) Decision {
 		req = defaultRequirements
 	}
 	denied := 0
+	prot := p.Protect.compile()
 	for i := range a.Commands {
 		v := p.verdict(&a.Commands[i], req)
+		if prot != nil {
+			if r := prot.reason(&a.Commands[i], a.Source); r != "" {
+				v = Verdict{Command: &a.Commands[i], Reason: subject(&a.Commands[i]) + ": " + r + "; that is refused in every state."}
+			}
+		}
 		d.Commands[i] = v
 		if !v.Allowed {
 			if denied == 0 {

@@ -598,12 +598,14 @@ func (c *Command) redirWrite(target Word, sc *scope) {
 		return
 	}
 	c.Class |= FileWrite
-	c.addWrite(sc.resolve(target))
+	c.addWrite(target, sc)
 }
 
 // addWrite records a written path; writing to a disk or memory device is
 // Destructive.
-func (c *Command) addWrite(p Path) {
+func (c *Command) addWrite(w Word, sc *scope) {
+	p := sc.resolve(w)
+	c.touches = append(c.touches, touch{w: w, dir: sc.dir, dirUnknown: sc.dirUnknown})
 	if !p.Dynamic && blockDevice(p.Path) {
 		c.explain(Destructive, "it writes to the device "+p.Path)
 	}
@@ -681,6 +683,7 @@ func (w *walker) heredoc(body *syntax.Word, c *Command, sc *scope) Word {
 func (w *walker) word(wd *syntax.Word, c *Command, sc *scope) Word {
 	w.expansions(wd, c, sc)
 	v := w.value(wd, c, sc)
+	c.seen = append(c.seen, touch{w: v, dir: sc.dir, dirUnknown: sc.dirUnknown})
 	if strings.HasPrefix(v.Value, "/proc/") && strings.HasSuffix(v.Value, "/environ") {
 		c.EnvReads = append(c.EnvReads, "*") // a process's environment
 	}
