@@ -150,7 +150,7 @@ func (p *Policy) Decide(a *Analysis) Decision {
 	prot := p.Protect.compile()
 	for i := range a.Commands {
 		v := p.verdict(&a.Commands[i], req)
-		if prot != nil {
+		if prot != nil && v.Allowed {
 			if r := prot.reason(&a.Commands[i], a.Source); r != "" {
 				v = Verdict{Command: &a.Commands[i], Reason: subject(&a.Commands[i]) + ": " + r + "; that is refused in every state."}
 			}

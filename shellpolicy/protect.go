@@ -601,3 +601,54 @@ func shorten(s string) string {
 	}
 	return `"` + s + `"`
 }
+
+// Covers reports whether writing file is refused by the protection, and
+// the pattern that refuses it: file is, holds or is in a protected path
+// or a secret, compared as the shell's writes are (relative to Dir, "~/"
+// and "$HOME/" to Home, ".." resolved lexically, links on disk through
+// Resolve, without regard to case). It is the rule for the agent host's
+// own file tools (Write, Edit), which name one path.
+func (pr *Protection) Covers(file string) (string, bool) {
+	pc := pr.compile()
+	if pc == nil || file == "" {
+		return "", false
+	}
+	w := Word{Value: file}
+	if file == "~" || strings.HasPrefix(file, "~/") || strings.HasPrefix(file, "$HOME/") {
+		w = Word{Value: file, Dynamic: true}
+	}
+	gs, ok := pc.resolveTouch(touch{w: w})
+	if !ok {
+		return file + " (a path only known when it is used)", true
+	}
+	for _, g := range gs {
+		if pp := pc.hits(g, false); pp != nil {
+			return pp.text, true
+		}
+	}
+	return "", false
+}
+
+// Names reports whether a tool that reads or searches file would read a
+// secret, and which: file is, or is in, a secret (or a folder below the
+// secret's base that holds it).
+func (pr *Protection) Names(file string) (string, bool) {
+	pc := pr.compile()
+	if pc == nil || file == "" {
+		return "", false
+	}
+	w := Word{Value: file}
+	if file == "~" || strings.HasPrefix(file, "~/") || strings.HasPrefix(file, "$HOME/") {
+		w = Word{Value: file, Dynamic: true}
+	}
+	gs, ok := pc.resolveTouch(touch{w: w})
+	if !ok {
+		return "", false
+	}
+	for _, g := range gs {
+		if pp := pc.hits(g, true); pp != nil {
+			return pp.text, true
+		}
+	}
+	return "", false
+}

@@ -417,9 +417,12 @@ func (k *call) copy() {
 		}
 	case len(ops) >= 2:
 		dest := ops[len(ops)-1]
+		n := len(k.c.touches)
 		k.write(dest)
 		sources = ops[:len(ops)-1]
-		k.intoFolder(dest, sources, p.has("-T", "--no-target-directory"))
+		if len(k.c.touches) > n {
+			k.intoFolder(dest, sources, p.has("-T", "--no-target-directory"))
+		}
 	case len(ops) == 1 && (k.name == "ln" || k.name == "link"):
 		if ops[0].Dynamic {
 			k.writeUnknown()
@@ -434,7 +437,7 @@ func (k *call) copy() {
 		}
 	}
 	if k.name == "ln" || k.name == "link" {
-		for _, s := range ops[:max(len(ops)-1, 1)] {
+		for _, s := range ops[:max(len(ops)-1, min(len(ops), 1))] {
 			k.c.links = append(k.c.links, touch{w: s, dir: k.sc.dir, dirUnknown: k.sc.dirUnknown})
 			if len(ops) >= 2 && !s.Dynamic && !path.IsAbs(s.Value) && !ops[len(ops)-1].Dynamic {
 				// A relative target is relative to the link's folder.
