@@ -376,8 +376,10 @@ type ParseError struct {
 	// or if), rather than holding something invalid.
 	Incomplete bool
 	// TooDeep reports that the line nests brackets ((, {, $( and the
-	// like) more than 64 levels deep, which no line needs: it is refused
-	// before it is parsed, so that its cost stays linear.
+	// like) or compound commands (if, case, do) more than 64 levels
+	// deep, which no line needs: it is refused before it is parsed, so
+	// that the parser's cost (its stack grows with the nesting) stays
+	// small.
 	TooDeep bool
 	err     error
 }
@@ -488,19 +490,22 @@ func position(p syntax.Pos) Position {
 // substitutions, bodies, strings parsed again). Deeper is refused.
 const maxNesting = 64
 
-// tooDeep reports whether src nests brackets more than limit levels deep,
-// and where the limit is passed, in one pass and constant memory beyond
-// the limit. It counts (, {, $( and ${ outside single quotes and
-// escapes; inside double quotes only $( and ${ open a level. Brackets of
-// a here-document or a comment count too, which can only refuse more.
+// tooDeep reports whether src nests brackets or compound commands more
+// than limit levels deep, and where the limit is passed, in one pass and
+// constant memory beyond the limit. It counts (, {, $( and ${ outside
+// single quotes and escapes (inside double quotes only $( and ${ open a
+// level), and the keywords if, case and do in a command's place against
+// fi, esac and done. Brackets of a here-document or a comment count too,
+// which can only refuse more.
 func tooDeep(src string, limit int) (Position, bool) {
 	// stack holds, for each open level, whether it is a double-quoted
-	// string ('"') or code ('(' for both ( and {); code counts the
-	// code levels. A '"' is only pushed over code, so the stack holds
+	// string ('"'), code ('(' for both ( and {) or a compound command
+	// ('k'); code counts the levels that are not strings. A '"' is only pushed over code, so the stack holds
 	// at most 2*limit+2 entries before the limit is passed.
 	stack := make([]byte, 0, 16)
 	code := 0
 	line, col := 1, 0
+	cmdPos := true // a command may start here
 	for i := 0; i < len(src); i++ {
 		ch := src[i]
 		col++
@@ -538,6 +543,41 @@ func tooDeep(src string, limit int) (Position, bool) {
 		case (ch == ')' || ch == '}') && len(stack) > 0 && stack[len(stack)-1] == '(':
 			stack = stack[:len(stack)-1]
 			code--
+		case !inDQ && ch >= 'a' && ch <= 'z' && (i == 0 || strings.IndexByte(" \t\n;&|(){}!", src[i-1]) >= 0):
+			j := i
+			for j < len(src) && src[j] >= 'a' && src[j] <= 'z' {
+				j++
+			}
+			word := src[i:j]
+			if j < len(src) && strings.IndexByte(" \t\n;&|()", src[j]) < 0 {
+				word = "" // part of a longer word
+			}
+			switch {
+			case cmdPos && (word == "if" || word == "case" || word == "do"):
+				stack = append(stack, 'k')
+				code++
+			case cmdPos && (word == "fi" || word == "esac" || word == "done") && len(stack) > 0 && stack[len(stack)-1] == 'k':
+				stack = stack[:len(stack)-1]
+				code--
+			}
+			col += j - 1 - i
+			i = j - 1
+			switch word {
+			case "then", "do", "else", "elif", "if", "while", "until", "time":
+			default:
+				cmdPos = false
+			}
+			if code > limit {
+				return Position{Line: line, Col: max(col, 1)}, true
+			}
+			continue
+		}
+		switch ch {
+		case ';', '&', '|', '(', ')', '{', '}', '\n', '!':
+			cmdPos = true
+		case ' ', '\t':
+		default:
+			cmdPos = false
 		}
 		if code > limit {
 			return Position{Line: line, Col: max(col, 1)}, true

@@ -59,8 +59,9 @@
 // # Cost and deadline
 //
 // Time and memory are linear in the length of the line. A line whose
-// brackets ((, {, $(, ${ outside single quotes) nest more than 64 levels
-// deep is refused before it is parsed ([ParseError.TooDeep]), and
+// brackets ((, {, $(, ${ outside single quotes) and compound commands
+// (if, case, and the do ... done of loops) nest more than 64 levels deep
+// is refused before it is parsed ([ParseError.TooDeep]), and
 // constructs the walk enters (subshells, blocks, if, loops, function
 // bodies, substitutions, strings parsed again, commands run by others)
 // nested more than 64 levels deep are refused in every state.

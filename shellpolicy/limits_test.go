@@ -137,3 +137,18 @@ func FuzzLinear(f *testing.F) {
 		}
 	})
 }
+
+// TestWalkDepth checks the walk's own bound, for nesting the brackets do
+// not show: commands run by commands (sudo sudo ... true), 100 deep, are
+// refused in every state.
+func TestWalkDepth(t *testing.T) {
+	p := shellpolicy.Policy{AllowUnknown: true, AllowedCommands: []string{"*", "sudo *"}}
+	line := strings.Repeat("sudo ", 100) + "true"
+	d := p.Check(line)
+	if d.Allowed || !strings.Contains(d.Reason, "nested more than 64 levels deep") || !strings.Contains(d.Reason, "refused in every state") {
+		t.Fatalf("%q: allowed=%v reason=%q", line, d.Allowed, d.Reason)
+	}
+	if d := p.Check(strings.Repeat("sudo ", 30) + "true"); !d.Allowed {
+		t.Errorf("30 levels are refused: %s", d.Reason)
+	}
+}
