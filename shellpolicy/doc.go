@@ -158,7 +158,10 @@
 //     -vettool; "go run", "go build" or "go install" of a package whose
 //     path ends in /name ("go run ." in such a folder too); an Unknown
 //     entry, or inline code, whose words mention the name; a command name
-//     only known when the line runs, when the line mentions the name;
+//     only known when the line runs, when the line mentions the name; a
+//     word only known when the line runs that mentions the name
+//     ("$(which chartgate)"); cp, mv, ln, install, rsync and the like of
+//     a path ending in /name (a copy under another name);
 //   - it writes a protected path, a folder that holds one (below the
 //     folder its pattern is relative to: .claude for
 //     .claude/settings.json, but not the project itself for .mcp.json),
@@ -191,7 +194,8 @@
 //
 // This is what "direct access to the store" means here: a command that
 // names the store file. A program that finds it by itself (grep -r in
-// the project, a script) is not seen; see Limits.
+// the project, a script) is not seen, nor one that finds chartgate's
+// binary by itself (find / -name ... -exec cp); see Limits.
 //
 // Protection.Resolve, when set, resolves symbolic links that exist on
 // disk, so that a write through a link made earlier is refused too.

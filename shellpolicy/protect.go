@@ -503,6 +503,18 @@ func (pc *protection) reason(c *Command, source string) string {
 				}
 			}
 		}
+		for _, w := range c.Words[1:] {
+			low := strings.ToLower(w.Value)
+			for _, p := range pc.programs {
+				switch {
+				case w.Dynamic && mentions(low, p):
+					// "$(which chartgate)": its path, to run or copy.
+					return "it uses " + shorten(w.Value) + ", only known when the line runs, which names " + p + ", which the agent may not run"
+				case !w.Dynamic && programName(w.Value) == p && isCopy(c.Name()):
+					return "it copies or links " + p + " (" + shorten(w.Value) + "), which the agent may not run under any name"
+				}
+			}
+		}
 		if r := pc.goRuns(c); r != "" {
 			return r
 		}
@@ -651,4 +663,14 @@ func (pr *Protection) Names(file string) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// isCopy reports whether a command copies or links files to another
+// name.
+func isCopy(name string) bool {
+	switch path.Base(name) {
+	case "cp", "mv", "ln", "link", "install", "rsync", "dd", "scp", "tar", "zip":
+		return true
+	}
+	return false
 }
