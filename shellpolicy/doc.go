@@ -175,7 +175,8 @@
 //   - it writes a path only known when the line runs, while there are
 //     protected paths: any expansion but $HOME, $PWD and ~, a command
 //     substitution, a relative path after a cd to a folder not known, a
-//     glob that starts with a dot and may match "..". Globs and braces
+//     glob that starts with a dot and may match "..", ~ and $HOME in a
+//     line that assigns HOME, $PWD in one that assigns PWD. Globs and braces
 //     with no other expansion are resolved: .c?aude/x and {.claude,x}/x
 //     count as .claude/x. A dynamic write target is refused even when it
 //     is harmless ("> $OUT"): write to a static path instead;

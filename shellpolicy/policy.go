@@ -148,6 +148,12 @@ func (p *Policy) Decide(a *Analysis) Decision {
 	}
 	denied := 0
 	prot := p.Protect.compile()
+	if prot != nil {
+		for i := range a.Commands {
+			prot.homeSet = prot.homeSet || slices.Contains(a.Commands[i].EnvSets, "HOME")
+			prot.pwdSet = prot.pwdSet || slices.Contains(a.Commands[i].EnvSets, "PWD")
+		}
+	}
 	for i := range a.Commands {
 		v := p.verdict(&a.Commands[i], req)
 		if prot != nil && v.Allowed {

@@ -58,6 +58,9 @@ type protection struct {
 	marks    []string // names that inline code may not mention
 	secretNm []string // names no word may hold
 	programs []string
+	// homeSet, pwdSet: the line assigns HOME or PWD, so ~, $HOME and
+	// $PWD are not known before it runs.
+	homeSet, pwdSet bool
 }
 
 // compile prepares pr for deciding a line; nil when there is nothing to
@@ -220,12 +223,12 @@ func (pc *protection) resolveTouch(t touch) (out [][]string, ok bool) {
 	for _, p := range pats {
 		switch {
 		case strings.HasPrefix(p, homeMark):
-			if pc.p.Home == "" {
+			if pc.p.Home == "" || pc.homeSet {
 				return nil, false
 			}
 			p = escapeMeta(pc.p.Home) + "/" + strings.TrimPrefix(p, homeMark)
 		case strings.HasPrefix(p, pwdMark):
-			if t.dirUnknown || pc.p.Dir == "" {
+			if t.dirUnknown || pc.p.Dir == "" || pc.pwdSet {
 				return nil, false
 			}
 			p = escapeMeta(cwd) + "/" + strings.TrimPrefix(p, pwdMark)
