@@ -272,11 +272,13 @@ const (
 // expansion.
 func wordPattern(src string) (string, bool) {
 	var words []*syntax.Word
-	err := syntax.NewParser().Words(strings.NewReader(src), func(w *syntax.Word) bool {
+	for w, err := range syntax.NewParser().WordsSeq(strings.NewReader(src)) {
+		if err != nil || len(words) > 0 {
+			return "", false
+		}
 		words = append(words, w)
-		return true
-	})
-	if err != nil || len(words) != 1 {
+	}
+	if len(words) != 1 {
 		return "", false
 	}
 	var b strings.Builder
