@@ -91,8 +91,9 @@
 //     (a write needs Write or Edit). Edits are held to max_edit_lines (the
 //     larger of the lines removed and written, per replacement) and
 //     max_files_per_state (the files edited since the state was entered,
-//     kept in the session's record). In every state, writes to
-//     .chartgate/ and to the host files that run chartgate are refused.
+//     kept in the session's record). In every state, a final one
+//     included, what would move the gate itself is refused (below,
+//     "chartgate's own files").
 //     A shell command allowed in a state with env_overrides is rewritten
 //     to run with them set, where the host lets a hook do so (see
 //     "Environment variables").
@@ -113,7 +114,44 @@
 //     until a final state, when the workflow asks for it (below).
 //
 // A final state ends enforcement: every tool and every command is allowed,
-// and the agent may stop.
+// and the agent may stop; chartgate's own files stay refused.
+//
+// # chartgate's own files
+//
+// The agent is assumed to use every tool its state allows against the
+// gate. In every state, a final one included, and whatever the state's
+// allowed_commands or allowed_tools, the hook refuses ([shellpolicy.Protection],
+// built per event):
+//
+//   - writing, with the file tools (Write, Edit, MultiEdit, Codex's
+//     apply_patch, Gemini CLI's write_file and replace, Copilot CLI's
+//     create and edit) or with a shell command, the project's .chartgate/
+//     (the workflow, the store), the hosts' project files (.claude/
+//     settings.json and settings.local.json, .mcp.json, .codex/hooks.json
+//     and config.toml, .cursor/hooks.json and mcp.json, .gemini/
+//     settings.json, .github/hooks/), their user-level files
+//     (~/.claude/settings.json and settings.local.json, where
+//     disableAllHooks lives, ~/.claude.json, ~/.codex/config.toml and
+//     hooks.json or under $CODEX_HOME, ~/.gemini/settings.json,
+//     ~/.cursor/hooks.json and mcp.json, ~/.copilot/settings.json,
+//     config.json, mcp-config.json and hooks/ or under $COPILOT_HOME),
+//     and chartgate's user folder ($XDG_CONFIG_HOME/chartgate, else
+//     ~/.config/chartgate, where the approvals' secret lives); a folder
+//     that holds one of them (.claude/, .codex/) or an ancestor of one
+//     (mv .claude x); paths are resolved relative to the tool's folder,
+//     with ~, $HOME, $PWD, "..", the symbolic links that exist on disk,
+//     and without regard to case;
+//   - reading or naming the store (.chartgate/state.db and its -wal and
+//     -shm files) or chartgate's user folder, with any tool or program;
+//   - running chartgate (chartgate approve, chartgate install ...) from
+//     the shell, by any path, through env, xargs, find -exec, sh -c, npx,
+//     go run of its package or go test -exec, and the rest that package
+//     shellpolicy lists under "Protected paths";
+//   - a shell line not decided within 10 seconds.
+//
+// The shell side is shellpolicy's, with its limits: a program the line
+// runs (a script, make, a test) can do whatever the user can, chartgate
+// and its files included; only OS isolation stops that.
 //
 // The calls of the gateway's own MCP tools (mcp__chartgate__*, or, in
 // Cursor, a server run as "chartgate serve") are left to the gateway,
@@ -360,9 +398,11 @@
 //   - Cursor: better than Statewright's advisory mode where Cursor lets a
 //     hook refuse (shell, MCP, reads, preToolUse); its edits can only be
 //     seen after they happen (afterFileEdit).
-//   - chartgate's own files (.chartgate/, the hosts' hook and MCP
-//     configuration): new, refused to the agent in every state, where
-//     Statewright's hook leaves its state and workflow files writable.
+//   - chartgate's own files (.chartgate/, the store, the hosts' hook
+//     and MCP configuration at project and user level, chartgate's user
+//     folder, the chartgate program): new, refused to the agent in every
+//     state, final ones included, where Statewright's hook leaves its
+//     state and workflow files writable.
 //   - env_overrides: Statewright's statewright_get_state returns a
 //     state's env_overrides; the hook sets them for the shell tool, in the
 //     hosts whose pre tool answer can rewrite a tool's input (Claude Code,
@@ -376,8 +416,9 @@
 //     for Bash, apply_patch and MCP tools, Cursor for the events listed.
 //     Other tools are not seen.
 //   - The shell policy's limits are shellpolicy's: a program the line
-//     runs (a build, a script, sqlite3) is not looked into, so writes it
-//     makes, to .chartgate/ too, are not seen.
+//     runs (a build, a script, a test) is not looked into, so writes it
+//     makes, to .chartgate/ too, are not seen; only OS isolation (a
+//     sandbox for the host's shell, file permissions) stops them.
 //   - PowerShell commands (Copilot CLI's powershell tool) are not parsed:
 //     the tool is gated by name only.
 //   - Bytes are those of the output the host reports, which may differ a

@@ -135,7 +135,10 @@ func TestEnvOverridesExactAnswers(t *testing.T) {
 		answer(Gemini, "before-tool-shell.json"))
 	assert.Equal(t, `{"modifiedArgs":{"command":"`+prefix+`rm -rf dist","description":"clean"}}`,
 		answer(Copilot, "pre-tool-use.json"))
-	assert.Equal(t, `{"permission":"allow"}`, answer(Cursor, "before-shell-execution.json"))
+	// npm install writes node_modules (a FileWrite), which this state's
+	// tools do not allow: Cursor's fixture runs npm test here.
+	cursor := f.hostEvent(Cursor, "before-shell-execution.json", map[string]any{"command": "npm test"})
+	assert.Equal(t, `{"permission":"allow"}`, f.answer(cursor))
 }
 
 // TestEnvOverridesJudgeTheAgentsCommand: the shell policy decides the line

@@ -8,6 +8,7 @@ package hook
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -179,9 +180,17 @@ func (h *Handler) Handle(ctx context.Context, ev Event) (Result, error) {
 		return Result{Context: h.describe(ctx, ev.Host, ref, wf)}, nil
 	case KindPreTool:
 		if done {
-			return Result{}, nil
+			r, _ := h.guard(ctx, ev, wf)
+			return r, nil
 		}
-		return h.preTool(ctx, ev, ref, wf, sess)
+		r, err := h.preTool(ctx, ev, ref, wf, sess)
+		if err != nil || r.Deny != "" {
+			return r, err
+		}
+		if g, refused := h.guard(ctx, ev, wf); refused {
+			return g, nil
+		}
+		return r, nil
 	case KindPostTool:
 		if done {
 			return Result{}, nil
@@ -336,11 +345,6 @@ func (h *Handler) preTool(ctx context.Context, ev Event, ref mcpbind.Ref, wf *mc
 		return h.shell(ctx, ev, ref, wf, policies)
 	}
 	if isEdit(canon) {
-		for _, f := range editedFiles(ev) {
-			if p := projectPath(h.project, ev.Cwd, f); protected(p) {
-				return Result{Deny: protectedReason(p)}, nil
-			}
-		}
 		return h.edit(ev, wf, policies, sess), nil
 	}
 	if isRead(canon) {
@@ -349,23 +353,161 @@ func (h *Handler) preTool(ctx context.Context, ev Event, ref mcpbind.Ref, wf *mc
 	return Result{}, nil
 }
 
-// protected reports whether a file (as projectPath writes it) is one the
-// agent must not change in any state: chartgate's own folder (the
-// workflow, the store) and the hosts' files that run chartgate's hooks and
-// gateway.
-func protected(p string) bool {
-	if p == ConfigDir || strings.HasPrefix(p, ConfigDir+"/") {
-		return true
+// guard refuses, in every state (a final one included), what would move
+// the gate itself: a shell command the protection refuses (running
+// chartgate, writing chartgate's files or the hosts' hook and MCP
+// configuration, naming the store or the approval secret), a file tool
+// writing a protected path, and any tool naming a secret. The gateway's
+// own tools are left to the gateway.
+func (h *Handler) guard(ctx context.Context, ev Event, wf *mcpbind.Workflow) (Result, bool) {
+	if h.isGateway(ev) {
+		return Result{}, false
 	}
-	switch p {
-	case ".claude/settings.json", ".claude/settings.local.json", ".mcp.json", ".codex/hooks.json", ".codex/config.toml",
-		".cursor/hooks.json", ".cursor/mcp.json", ".gemini/settings.json":
-		return true
+	prot := h.protection(ev)
+	name, canon := h.gateName(ev), canonical(ev)
+	if canon == toolShell || isShell(h.activePolicies(wf.State), name, canon) {
+		// Only the protection: no class needs a tool, unknown commands
+		// pass; the state's own policy is applied after the gate's check.
+		sp := shellpolicy.Policy{AllowUnknown: true, Requires: shellpolicy.Requirements{}, Protect: prot}
+		if d := checkLine(ctx, &sp, command(ev)); !d.Allowed {
+			return Result{Deny: d.Reason}, true
+		}
+		return Result{}, false
 	}
-	return false
+	write := isEdit(canon)
+	for _, f := range editedFiles(ev) {
+		if _, refused := protected(prot, ev, f, write); refused {
+			return Result{Deny: protectedReason(projectPath(h.project, ev.Cwd, f), write)}, true
+		}
+	}
+	return Result{}, false
 }
 
-func protectedReason(p string) string {
+// checkLine decides a shell line under a deadline that leaves the host's
+// own hook timeout room: a line not decided in time is refused.
+func checkLine(ctx context.Context, sp *shellpolicy.Policy, line string) shellpolicy.Decision {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	return sp.CheckContext(ctx, line)
+}
+
+// hostFiles are the hosts' project files that run chartgate's hooks and
+// gateway, relative to the project folder.
+var hostFiles = []string{
+	".claude/settings.json", ".claude/settings.local.json", ".mcp.json",
+	".codex/hooks.json", ".codex/config.toml",
+	".cursor/hooks.json", ".cursor/mcp.json",
+	".gemini/settings.json",
+	".github/hooks/**",
+}
+
+// userFiles are the hosts' user-level files that hold hooks, MCP servers
+// or the settings that switch hooks off (Claude Code's disableAllHooks),
+// relative to the home folder: Claude Code's settings and ~/.claude.json
+// (user MCP servers), Codex's config.toml and hooks.json, Gemini CLI's
+// settings.json, Cursor's hooks.json and mcp.json, Copilot CLI's
+// settings.json, config.json, mcp-config.json and hooks/.
+var userFiles = []string{
+	".claude/settings.json", ".claude/settings.local.json", ".claude.json",
+	".codex/config.toml", ".codex/hooks.json",
+	".gemini/settings.json",
+	".cursor/hooks.json", ".cursor/mcp.json",
+	".copilot/settings.json", ".copilot/config.json", ".copilot/mcp-config.json", ".copilot/hooks/**",
+}
+
+// protection returns what no tool of the agent may touch, for an event:
+// the project's .chartgate folder (the workflow, the store), the hosts'
+// project and user-level files, and chartgate's user configuration folder
+// ($XDG_CONFIG_HOME/chartgate, else ~/.config/chartgate, where approvals'
+// secret lives), the store and that folder being secrets no command may
+// name; and the chartgate program. CODEX_HOME and COPILOT_HOME move those
+// hosts' user folders, as they do for the hosts.
+func (h *Handler) protection(ev Event) *shellpolicy.Protection {
+	home, _ := os.UserHomeDir()
+	pr := &shellpolicy.Protection{
+		Paths:    append([]string{ConfigDir + "/**"}, hostFiles...),
+		Secrets:  []string{ConfigDir + "/state.db*"},
+		Programs: []string{"chartgate"},
+		Dir:      shellDir(ev),
+		Project:  h.project,
+		Home:     home,
+		Resolve:  resolveLinks,
+	}
+	if pr.Dir == "" {
+		pr.Dir = h.project
+	}
+	if home != "" {
+		for _, f := range userFiles {
+			pr.Paths = append(pr.Paths, "~/"+f)
+		}
+	}
+	for env, dir := range map[string]string{"CODEX_HOME": ".codex", "COPILOT_HOME": ".copilot"} {
+		if d := os.Getenv(env); filepath.IsAbs(d) {
+			for _, f := range userFiles {
+				if rest, ok := strings.CutPrefix(f, dir+"/"); ok {
+					pr.Paths = append(pr.Paths, filepath.ToSlash(filepath.Join(d, rest)))
+				}
+			}
+		}
+	}
+	config := os.Getenv("XDG_CONFIG_HOME")
+	switch {
+	case filepath.IsAbs(config):
+		config = filepath.ToSlash(filepath.Join(config, "chartgate")) + "/**"
+	case home != "":
+		config = "~/.config/chartgate/**"
+	default:
+		config = ""
+	}
+	if config != "" {
+		pr.Paths = append(pr.Paths, config)
+		pr.Secrets = append(pr.Secrets, config)
+	}
+	return pr
+}
+
+// resolveLinks returns an absolute path with the symbolic links of its
+// longest existing prefix resolved ("" when nothing resolves).
+func resolveLinks(p string) string {
+	rest := ""
+	for dir := filepath.Clean(p); ; {
+		if r, err := filepath.EvalSymlinks(dir); err == nil {
+			return filepath.ToSlash(filepath.Join(r, rest))
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return ""
+		}
+		rest = filepath.Join(filepath.Base(dir), rest)
+		dir = parent
+	}
+}
+
+// protected reports whether a file tool's file is protected: written
+// (write), a protected path, a folder holding one, or an ancestor of one;
+// read or searched, a secret. It returns the pattern that protects it.
+// The file is resolved as the shell's paths are: relative to the tool's
+// folder, "~" to the home folder, ".." lexically, symbolic links that
+// exist on disk, without regard to case.
+func protected(pr *shellpolicy.Protection, ev Event, file string, write bool) (string, bool) {
+	if !filepath.IsAbs(file) && file != "~" && !strings.HasPrefix(file, "~/") {
+		dir := ev.Cwd
+		if dir == "" {
+			dir = pr.Project
+		}
+		file = filepath.Join(dir, file)
+	}
+	file = filepath.ToSlash(file)
+	if write {
+		return pr.Covers(file)
+	}
+	return pr.Names(file)
+}
+
+func protectedReason(p string, write bool) string {
+	if !write {
+		return fmt.Sprintf("Reading %s is refused in every state: it holds the workflow's state or the approvals' secret. A person reads it, not the agent.", p)
+	}
 	return fmt.Sprintf("Writing %s is refused in every state: it holds the workflow, its state, or the configuration that enforces it. A person changes it, not the agent.", p)
 }
 
@@ -395,16 +537,11 @@ func (h *Handler) shell(ctx context.Context, ev Event, ref mcpbind.Ref, wf *mcpb
 	if err != nil {
 		return Result{}, err
 	}
+	prot := h.protection(ev)
 	for _, p := range policies {
-		sp := shellpolicy.Policy{AllowedCommands: p.AllowedCommands, AllowedTools: tools, BlockedEnv: p.BlockedEnv}
-		d := sp.Check(line)
-		if !d.Allowed {
+		sp := shellpolicy.Policy{AllowedCommands: p.AllowedCommands, AllowedTools: tools, BlockedEnv: p.BlockedEnv, Protect: prot}
+		if d := checkLine(ctx, &sp, line); !d.Allowed {
 			return Result{Deny: d.Reason + "\n" + h.moveOn(wf)}, nil
-		}
-		for _, w := range d.Analysis.Writes() {
-			if p := projectPath(h.project, shellDir(ev), w.Path); !w.Dynamic && protected(p) {
-				return Result{Deny: protectedReason(p)}, nil
-			}
 		}
 	}
 	// The line the agent wrote was decided; now it gets the states'

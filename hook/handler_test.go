@@ -246,9 +246,9 @@ func TestProtectedFiles(t *testing.T) {
 	deny := f.pre("Write", fmt.Sprintf(`{"file_path": %q, "content": "{}"}`, filepath.Join(f.project, ".chartgate", "workflow.json")))
 	assert.Equal(t, "Writing .chartgate/workflow.json is refused in every state: it holds the workflow, its state, or the configuration that enforces it. A person changes it, not the agent.", deny)
 	assert.Contains(t, f.pre("Edit", `{"file_path": ".claude/settings.json", "old_string": "a", "new_string": "b"}`), "Writing .claude/settings.json is refused")
-	assert.Contains(t, f.bash("echo '{}' > .chartgate/workflow.json"), "Writing .chartgate/workflow.json is refused")
-	assert.Contains(t, f.bash("cd .chartgate && rm state.db"), "blocked", "rm is destructive anyway")
-	assert.Contains(t, f.bash("cp /tmp/evil.json .mcp.json"), "Writing .mcp.json is refused")
+	assert.Contains(t, f.bash("echo '{}' > .chartgate/workflow.json"), `it writes ".chartgate/workflow.json", which is, holds or is in the protected path .chartgate/**; that is refused in every state.`)
+	assert.Contains(t, f.bash("cd .chartgate && rm state.db"), "refused in every state", "the folder of the store is named")
+	assert.Contains(t, f.bash("cp /tmp/evil.json .mcp.json"), `it writes ".mcp.json", which is, holds or is in the protected path .mcp.json; that is refused in every state.`)
 	assert.Empty(t, f.bash("cat .chartgate/workflow.json"), "reading is fine")
 }
 

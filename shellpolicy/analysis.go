@@ -4,6 +4,7 @@
 package shellpolicy
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -295,6 +296,23 @@ type Command struct {
 	// why holds the reason of each class that has one, for Detail and
 	// the reasons of decisions.
 	why []classWhy
+	// refuse, when set, is why the entry is refused in every state,
+	// whatever the policy allows.
+	refuse string
+	// touches are the paths the command writes, with the folder they are
+	// relative to, for the protected paths (protect.go); links are the
+	// targets of the symbolic links it makes; seen are all its words.
+	touches, links, seen []touch
+}
+
+// touch is a word naming a path, and the folder of the line (an earlier
+// static cd) it is relative to.
+type touch struct {
+	w          Word
+	dir        string
+	dirUnknown bool
+	// unnamed: the command writes files it does not name in the folder w.
+	unnamed bool
 }
 
 type classWhy struct {
@@ -357,7 +375,13 @@ type ParseError struct {
 	// Incomplete reports that the line ended too early (an unclosed quote
 	// or if), rather than holding something invalid.
 	Incomplete bool
-	err        error
+	// TooDeep reports that the line nests brackets ((, {, $( and the
+	// like) or compound commands (if, case, do) more than 64 levels
+	// deep, which no line needs: it is refused before it is parsed, so
+	// that the parser's cost (its stack grows with the nesting) stays
+	// small.
+	TooDeep bool
+	err     error
 }
 
 func (e *ParseError) Error() string {
@@ -376,18 +400,71 @@ func Analyze(cmd string) (*Analysis, error) {
 // that does not parse returns a *[ParseError]; any other text, however
 // strange, returns an Analysis (whose commands may be [Unknown]).
 func AnalyzeDialect(cmd string, d Dialect) (*Analysis, error) {
-	f, err := parse(cmd, d)
+	return AnalyzeContext(context.Background(), cmd, d)
+}
+
+// AnalyzeContext is [AnalyzeDialect] under ctx: when ctx is done before
+// the analysis is, it returns a *[LimitError] wrapping ctx's error. Time
+// and memory are linear in the length of cmd.
+func AnalyzeContext(ctx context.Context, cmd string, d Dialect) (*Analysis, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, &LimitError{Msg: "the deadline passed before it was analysed", err: err}
+	}
+	f, err := parseContext(ctx, cmd, d)
 	if err != nil {
 		return nil, err
 	}
-	w := &walker{dialect: d}
+	w := &walker{dialect: d, ctx: ctx}
 	w.file(cmd, f, nil)
+	if w.err != nil {
+		return nil, &LimitError{Msg: "the deadline passed before it was analysed", err: w.err}
+	}
 	return &Analysis{Source: cmd, Dialect: d, Commands: w.cmds}, nil
+}
+
+// LimitError is returned by [AnalyzeContext] when the deadline passes
+// before the analysis is done.
+type LimitError struct {
+	// Msg says which limit, in words.
+	Msg string
+	err error
+}
+
+func (e *LimitError) Error() string { return "shellpolicy: " + e.Msg }
+
+// Unwrap returns the context's error.
+func (e *LimitError) Unwrap() error { return e.err }
+
+// parseContext is parse under ctx: with a deadline, the parser runs in its
+// own goroutine and ctx's end returns at once (the parser, linear in the
+// text, finishes on its own and its result is dropped).
+func parseContext(ctx context.Context, src string, d Dialect) (*syntax.File, error) {
+	if ctx.Done() == nil {
+		return parse(src, d)
+	}
+	type result struct {
+		f   *syntax.File
+		err error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		f, err := parse(src, d)
+		ch <- result{f, err}
+	}()
+	select {
+	case r := <-ch:
+		return r.f, r.err
+	case <-ctx.Done():
+		return nil, &LimitError{Msg: "the deadline passed before it was parsed", err: ctx.Err()}
+	}
 }
 
 // parse parses src as dialect d, turning the parser's errors into
 // *ParseError.
 func parse(src string, d Dialect) (*syntax.File, error) {
+	if pos, ok := tooDeep(src, maxNesting); ok {
+		return nil, &ParseError{Pos: pos, Msg: fmt.Sprintf("brackets nested more than %d levels deep", maxNesting), TooDeep: true}
+	}
 	f, err := syntax.NewParser(syntax.Variant(d.lang())).Parse(strings.NewReader(src), "")
 	if err == nil {
 		return f, nil
@@ -406,4 +483,105 @@ func parse(src string, d Dialect) (*syntax.File, error) {
 
 func position(p syntax.Pos) Position {
 	return Position{Line: int(p.Line()), Col: int(p.Col())}
+}
+
+// maxNesting bounds how deeply constructs may nest: brackets in the text
+// (tooDeep), and the constructs the walk enters (subshells, blocks,
+// substitutions, bodies, strings parsed again). Deeper is refused.
+const maxNesting = 64
+
+// tooDeep reports whether src nests brackets or compound commands more
+// than limit levels deep, and where the limit is passed, in one pass and
+// constant memory beyond the limit. It counts (, {, $( and ${ outside
+// single quotes and escapes (inside double quotes only $( and ${ open a
+// level), and the keywords if, case and do in a command's place against
+// fi, esac and done. Brackets of a here-document or a comment count too,
+// which can only refuse more.
+func tooDeep(src string, limit int) (Position, bool) {
+	// stack holds, for each open level, whether it is a double-quoted
+	// string ('"'), code ('(' for both ( and {) or a compound command
+	// ('k'); code counts the levels that are not strings. A '"' is only pushed over code, so the stack holds
+	// at most 2*limit+2 entries before the limit is passed.
+	stack := make([]byte, 0, 16)
+	code := 0
+	line, col := 1, 0
+	cmdPos := true // a command may start here
+	for i := 0; i < len(src); i++ {
+		ch := src[i]
+		col++
+		inDQ := len(stack) > 0 && stack[len(stack)-1] == '"'
+		switch {
+		case ch == '\n':
+			line, col = line+1, 0
+		case ch == '\\':
+			i++
+			col++
+		case ch == '\'' && !inDQ:
+			for i+1 < len(src) && src[i+1] != '\'' {
+				i++
+				col++
+				if src[i] == '\n' {
+					line, col = line+1, 0
+				}
+			}
+			i++
+			col++
+		case ch == '"':
+			if inDQ {
+				stack = stack[:len(stack)-1]
+			} else {
+				stack = append(stack, '"')
+			}
+		case ch == '$' && i+1 < len(src) && (src[i+1] == '(' || src[i+1] == '{'):
+			stack = append(stack, '(')
+			code++
+			i++
+			col++
+		case (ch == '(' || ch == '{') && !inDQ:
+			stack = append(stack, '(')
+			code++
+		case (ch == ')' || ch == '}') && len(stack) > 0 && stack[len(stack)-1] == '(':
+			stack = stack[:len(stack)-1]
+			code--
+		case !inDQ && ch >= 'a' && ch <= 'z' && (i == 0 || strings.IndexByte(" \t\n;&|(){}!", src[i-1]) >= 0):
+			j := i
+			for j < len(src) && src[j] >= 'a' && src[j] <= 'z' {
+				j++
+			}
+			word := src[i:j]
+			if j < len(src) && strings.IndexByte(" \t\n;&|()", src[j]) < 0 {
+				word = "" // part of a longer word
+			}
+			switch {
+			case cmdPos && (word == "if" || word == "case" || word == "do"):
+				stack = append(stack, 'k')
+				code++
+			case cmdPos && (word == "fi" || word == "esac" || word == "done") && len(stack) > 0 && stack[len(stack)-1] == 'k':
+				stack = stack[:len(stack)-1]
+				code--
+			}
+			col += j - 1 - i
+			i = j - 1
+			switch word {
+			case "then", "do", "else", "elif", "if", "while", "until", "time":
+			default:
+				cmdPos = false
+			}
+			if code > limit {
+				return Position{Line: line, Col: max(col, 1)}, true
+			}
+			continue
+		}
+		switch ch {
+		case ';', '&', '|', '(', ')', '{', '}', '\n', '!':
+			cmdPos = true
+		case ' ', '\t':
+		default:
+			cmdPos = false
+		}
+		if code > limit {
+			return Position{Line: line, Col: max(col, 1)}, true
+		}
+	}
+	return Position{}, false
 }

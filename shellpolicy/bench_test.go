@@ -1,6 +1,7 @@
 package shellpolicy_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -45,6 +46,33 @@ func BenchmarkCheck(b *testing.B) {
 				if d := p.Check(bc.cmd); d.Err != nil {
 					b.Fatal(d.Err)
 				}
+			}
+		})
+	}
+}
+
+// BenchmarkNesting checks a line nested deeper and deeper through $(...)
+// (refused past 64 levels), and a line 40 levels deep repeated, as the
+// line grows: both should cost time and memory linear in its length.
+func BenchmarkNesting(b *testing.B) {
+	var p shellpolicy.Policy
+	for _, n := range []int{1000, 2000, 4000, 8000} {
+		b.Run(fmt.Sprintf("subst-depth-%d", n), func(b *testing.B) {
+			line := nestedSubst(n)
+			b.ReportAllocs()
+			b.SetBytes(int64(len(line)))
+			for b.Loop() {
+				p.Check(line)
+			}
+		})
+	}
+	for _, n := range []int{25, 50, 100, 200} {
+		b.Run(fmt.Sprintf("depth40-x%d", n), func(b *testing.B) {
+			line := wide(n)
+			b.ReportAllocs()
+			b.SetBytes(int64(len(line)))
+			for b.Loop() {
+				p.Check(line)
 			}
 		})
 	}

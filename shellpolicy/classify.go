@@ -36,12 +36,21 @@ func (k *call) write(w Word) {
 	if !w.Dynamic && harmlessDevice(w.Value) {
 		return
 	}
-	k.c.addWrite(k.sc.resolve(w))
+	k.c.addWrite(w, k.sc)
 }
 
 // writeUnknown records files certainly written that cannot be named.
 func (k *call) writeUnknown() {
 	k.c.Writes = append(k.c.Writes, Path{Dynamic: true})
+	k.c.touches = append(k.c.touches, touch{w: Word{Value: "."}, dir: k.sc.dir, dirUnknown: k.sc.dirUnknown, unnamed: true})
+}
+
+// writeInto records files certainly written under the folder w that
+// cannot be named (tar -C, unzip -d), as writeUnknown does for the
+// current folder.
+func (k *call) writeInto(w Word) {
+	k.c.Writes = append(k.c.Writes, Path{Dynamic: true})
+	k.c.touches = append(k.c.touches, touch{w: w, dir: k.sc.dir, dirUnknown: k.sc.dirUnknown, unnamed: true})
 }
 
 // classify fills c from its words: transparent prefixes, class, writes,
@@ -149,7 +158,7 @@ func prefixLen(c *Command, words []Word, sc *scope) int {
 		for _, v := range p.values("-o", "--output") {
 			if v.Dynamic || !harmlessDevice(v.Value) {
 				c.Class |= FileWrite
-				c.addWrite(sc.resolve(v))
+				c.addWrite(v, sc)
 			}
 		}
 		if p.has("-p", "--attach") && name != "time" {
@@ -209,6 +218,10 @@ func (k *call) child(words []Word, origin string) {
 	if len(words) == 0 {
 		return
 	}
+	if !k.w.enter(joinValues(words), k.c.Pos, k.sc) {
+		return
+	}
+	defer k.w.leave()
 	i := k.w.reserve()
 	sc := k.sc.nest(origin)
 	cc := Command{Kind: Simple, Text: joinValues(words), Pos: k.c.Pos, Origin: sc.origin}
@@ -296,7 +309,7 @@ func (k *call) dispatch() {
 	default:
 		// Builtins with effects, file and network commands; anything else
 		// is a passthrough.
-		_ = k.builtin() || k.files() || k.network()
+		_ = k.builtin() || k.files() || k.network() || k.devtools()
 	}
 }
 
@@ -760,6 +773,7 @@ func (k *call) runner() {
 	origin := k.name
 	if spec.sub != "" {
 		if len(args) == 0 {
+			k.install()
 			return
 		}
 		if args[0].Dynamic {
@@ -767,7 +781,8 @@ func (k *call) runner() {
 			return
 		}
 		if !slices.Contains(strings.Split(spec.sub, "|"), args[0].Value) {
-			return // another subcommand: install, test, build...
+			k.install() // another subcommand: install, test, build...
+			return
 		}
 		origin += " " + args[0].Value
 		args = args[1:]

@@ -56,6 +56,18 @@
 // A line that does not parse is refused with the parser's message and
 // position ([ParseError]).
 //
+// # Cost and deadline
+//
+// Time and memory are linear in the length of the line. A line whose
+// brackets ((, {, $(, ${ outside single quotes) and compound commands
+// (if, case, and the do ... done of loops) nest more than 64 levels deep
+// is refused before it is parsed ([ParseError.TooDeep]), and
+// constructs the walk enters (subshells, blocks, if, loops, function
+// bodies, substitutions, strings parsed again, commands run by others)
+// nested more than 64 levels deep are refused in every state.
+// [Policy.CheckContext] and [AnalyzeContext] stop at the context's
+// deadline: the line is refused, with a *[LimitError] in Decision.Err.
+//
 // # Words
 //
 // A word is static when the parser's text fixes its value: quotes and
@@ -79,13 +91,20 @@
 //	ContentSearch  grep egrep fgrep rg ag ack                             needs Grep
 //	FileSearch     find fd locate mdfind                                  needs Glob
 //	FileModify     sed -i, perl -i, ruby -i, awk -i inplace, patch, ed,   needs Edit
-//	               ex/vim, chmod chown chgrp, gzip and friends
+//	               ex/vim, chmod chown chgrp, gzip and friends; gofmt
+//	               and goimports -w, go fmt/fix, rustfmt, cargo fmt/fix,
+//	               prettier --write, eslint --fix, black, isort, ruff
+//	               format and --fix, clang-format -i, terraform fmt
 //	FileWrite      redirections, tee cp mv install ln rsync dd of= touch  needs Write or Edit
 //	               mkdir tar -c/-x unzip zip sort -o uniq split, curl -o,
 //	               wget; inline code: python -c, node -e, ruby/perl -e,
 //	               php -r, an interpreter reading its program from a pipe
 //	               or a here-document, awk programs that write or run
-//	               commands, sed scripts with w or e, make -f - or --eval
+//	               commands, sed scripts with w or e, make -f - or --eval;
+//	               go build -o, go test's profiles, go mod tidy/edit/
+//	               init/vendor, go get, go work, cargo add/update,
+//	               sqlite3 FILE (not -readonly), npm/pnpm/yarn/bun
+//	               install, ci, add, update (also Network)
 //	Network        curl wget nc ssh scp sftp socat gh, rsync to a host,   needs WebFetch
 //	               git clone/fetch/pull/push/ls-remote, /dev/tcp
 //	GitRead        git log status diff show blame grep, branch and tag    needs Read
@@ -104,7 +123,12 @@
 //	               LD_PRELOAD, BASH_ENV, PROMPT_COMMAND, GIT_SSH_COMMAND,
 //	               PAGER and other variables that choose what runs; git
 //	               -c; options that run a program (tar --to-command, ssh
-//	               -o ProxyCommand, nc -e, man -P, rg --pre); zsh glob
+//	               -o ProxyCommand, nc -e, man -P, rg --pre, go test
+//	               -exec, go run -exec, -toolexec, go vet -vettool: the
+//	               program is analysed as a nested command too); go
+//	               generate, go tool, go env -w; sqlite3 SQL with .shell,
+//	               .system, .output, ATTACH, or read from an input not in
+//	               the line; zsh glob
 //	               qualifiers; ${x@P}; text holding a command substitution
 //	               stored in a variable (bash runs it if the variable is
 //	               used in arithmetic)
@@ -113,6 +137,69 @@
 // needs no tool. Whether the shell tool itself (Bash, or the gateway's
 // allowed_commands_tool) may be called at all is the caller's decision,
 // taken before Check.
+//
+// # Protected paths
+//
+// [Policy.Protect] lists what no command may touch, in every state:
+// AllowedCommands, AllowedTools and AllowUnknown do not change it, and
+// the refusal says "refused in every state". A [Protection] holds path
+// patterns (relative to its Project, to Home with "~/", or absolute; "*",
+// "?" and "[...]" within an element; a trailing "/**" for a folder and
+// everything in it), secrets (patterns too), program names, and the
+// folders that resolve the line's paths (Dir for relative paths and
+// $PWD, Home for ~ and $HOME). Paths are compared without regard to
+// case, as a case-insensitive file system would. An entry is refused
+// when:
+//
+//   - it runs a protected program: by name or any path ending in /name
+//     (".exe" aside), through every command that runs another (env,
+//     xargs, find -exec, sudo, npx and the runners, sh -c, eval, trap,
+//     $(...)), as the program named by go test -exec, -toolexec, go vet
+//     -vettool; "go run", "go build" or "go install" of a package whose
+//     path ends in /name ("go run ." in such a folder too); an Unknown
+//     entry, or inline code, whose words mention the name; a command name
+//     only known when the line runs, when the line mentions the name; a
+//     word only known when the line runs that mentions the name
+//     ("$(which chartgate)"); cp, mv, ln, install, rsync and the like of
+//     a path ending in /name (a copy under another name);
+//   - it writes a protected path, a folder that holds one (below the
+//     folder its pattern is relative to: .claude for
+//     .claude/settings.json, but not the project itself for .mcp.json),
+//     or an ancestor of one: redirections and every write the analysis
+//     records (cp, mv and its sources, install, rsync, tee, sed -i,
+//     sqlite3 FILE, the formatters, ...); a copy into a folder writes
+//     the folder (cp x .claude/); a command that writes files it does not
+//     name (tar -x, unzip, curl -O, git stash, cargo fmt, gofmt -w .)
+//     writes its folder (tar -C, unzip -d, or the current one, which is
+//     the project: refused);
+//   - it writes a path only known when the line runs, while there are
+//     protected paths: any expansion but $HOME, $PWD and ~, a command
+//     substitution, a relative path after a cd to a folder not known, a
+//     glob that starts with a dot and may match "..", ~ and $HOME in a
+//     line that assigns HOME, $PWD in one that assigns PWD. Globs and braces
+//     with no other expansion are resolved: .c?aude/x and {.claude,x}/x
+//     count as .claude/x. A dynamic write target is refused even when it
+//     is harmless ("> $OUT"): write to a static path instead;
+//   - it makes a symbolic link whose target (relative to the current
+//     folder, and to the link's folder) is, holds or is in a protected
+//     path ("ln -s .claude c", "ln -s / r");
+//   - it names a secret at all, reading included: a word resolving to
+//     the secret (or to a glob or folder that holds it below its base),
+//     or any word or inline code holding a secret file's name
+//     ("state.db" for .chartgate/state.db*);
+//   - it runs inline code (python -c, node -e, awk, perl -e, sqlite3
+//     SQL, a here-document fed to an interpreter) that writes or is
+//     Unknown and that names an element of a protected path beginning
+//     with a dot, or a protected file's name (".chartgate",
+//     "settings.json").
+//
+// This is what "direct access to the store" means here: a command that
+// names the store file. A program that finds it by itself (grep -r in
+// the project, a script) is not seen, nor one that finds chartgate's
+// binary by itself (find / -name ... -exec cp); see Limits.
+//
+// Protection.Resolve, when set, resolves symbolic links that exist on
+// disk, so that a write through a link made earlier is refused too.
 //
 // # Deciding a line
 //
@@ -220,10 +307,13 @@
 // # Limits
 //
 //   - A passthrough command's own effects are not seen: build tools, test
-//     runners, package managers and scripts (make, go build, npm install,
-//     bash script.sh, python script.py) may write files, reach the network
-//     or run anything. A state that must not write should list its allowed
-//     commands.
+//     runners, package managers' scripts and scripts (make, go test, npm
+//     install's install scripts, bash script.sh, python script.py) may
+//     write files, reach the network or run anything the user can,
+//     chartgate and its store included: the protection sees only what the
+//     line says. Only OS isolation (a sandbox, another user, file
+//     permissions) stops a program from doing what the user may. A
+//     state that must not write should list its allowed commands.
 //   - A state that allows Write or Edit allows inline code, and so in
 //     effect any program; the same is true of Statewright.
 //   - Only the line is seen. A program reading its own environment reads

@@ -119,3 +119,45 @@ func ExampleWithEnv() {
 	// go build ./... && go vet ./...
 	// shellpolicy: environment variable "GO-FLAGS": not a shell variable name (a letter or _, then letters, digits or _)
 }
+
+// A protection refuses, in every state, what would move the gate: here a
+// state that allows every command (and unknown ones) still may not run
+// chartgate, write the hosts' hook files however the path is spelt, or
+// name the store. A quoted "?" is no glob: the second line writes a
+// folder named .c?aude.
+func ExampleProtection() {
+	p := shellpolicy.Policy{
+		AllowedCommands: []string{"*"},
+		AllowUnknown:    true,
+		Protect: &shellpolicy.Protection{
+			Paths:    []string{".chartgate/**", ".claude/settings.json", "~/.claude/settings.json"},
+			Secrets:  []string{".chartgate/state.db*"},
+			Programs: []string{"chartgate"},
+			Dir:      "/home/u/proj",
+			Home:     "/home/u",
+		},
+	}
+	for _, line := range []string{
+		"go test -exec 'chartgate approve name:S' ./...",
+		`echo '{}' > "$PWD"/.c?aude/settings.json`,
+		`echo '{}' > "$PWD/.c?aude/settings.json"`,
+		"cp x .claude/",
+		"sqlite3 .chartgate/state.db .dump",
+		"echo > $OUT",
+		"go test ./... > build/test.log",
+	} {
+		if d := p.Check(line); d.Allowed {
+			fmt.Println("allowed")
+		} else {
+			fmt.Println("refused:", d.Reason)
+		}
+	}
+	// Output:
+	// refused: Command "go test -exec 'chartgate approve name:S' ./...": it may run chartgate (named in "chartgate approve name:S"), which the agent may not run; that is refused in every state. (1 other part of the line is refused too.)
+	// refused: Command "echo '{}' > "$PWD"/.c?aude/settings.json": it writes ""$PWD"/.c?aude/settings.json", which is, holds or is in the protected path .claude/settings.json; that is refused in every state.
+	// allowed
+	// refused: Command "cp x .claude/": it writes ".claude/x", which is, holds or is in the protected path .claude/settings.json; that is refused in every state.
+	// refused: Command "sqlite3 .chartgate/state.db .dump": it names state.db, which no command may read or write; that is refused in every state.
+	// refused: Command "echo > $OUT": it writes "$OUT", a path only known when the line runs, and protected paths (.chartgate/**, .claude/settings.json, ~/.claude/settings.json, .chartgate/state.db*) may not be written; that is refused in every state.
+	// allowed
+}

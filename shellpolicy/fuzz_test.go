@@ -17,6 +17,8 @@ var fuzzPolicies = []shellpolicy.Policy{
 	{},
 	{BlockedEnv: []string{"SECRET*"}},
 	{AllowedCommands: []string{"rm -rf build*", "git push origin *", "*"}, Dialect: shellpolicy.Zsh},
+	{AllowUnknown: true, Protect: &shellpolicy.Protection{Paths: []string{".chartgate/**", ".claude/settings.json", "~/.claude/settings.json"},
+		Secrets: []string{".chartgate/state.db*"}, Programs: []string{"chartgate"}, Dir: "/p", Home: "/h"}},
 }
 
 // sameText lists the origins whose commands are parsed from the line's own

@@ -5,6 +5,7 @@
 package shellpolicy
 
 import (
+	"context"
 	"errors"
 	"slices"
 	"strconv"
@@ -77,6 +78,10 @@ type Policy struct {
 	Requires Requirements
 	// Dialect is the shell that runs the commands.
 	Dialect Dialect
+	// Protect, when not nil, lists the paths and programs no command may
+	// touch, in every state (see "Protected paths" in the package
+	// documentation).
+	Protect *Protection
 }
 
 // A Decision is a policy's verdict on a command line.
@@ -111,12 +116,23 @@ type Verdict struct {
 // Check analyses cmd in p.Dialect and decides it. A line that does not
 // parse is refused, with the parse error in Err and in the reason.
 func (p *Policy) Check(cmd string) Decision {
-	a, err := AnalyzeDialect(cmd, p.Dialect)
+	return p.CheckContext(context.Background(), cmd)
+}
+
+// CheckContext is [Policy.Check] under ctx: a line whose analysis is not
+// done when ctx is (its deadline passed) is refused, with a *[LimitError]
+// in Err and the reason saying so.
+func (p *Policy) CheckContext(ctx context.Context, cmd string) Decision {
+	a, err := AnalyzeContext(ctx, cmd, p.Dialect)
 	if err != nil {
 		msg := err.Error()
 		var pe *ParseError
-		if errors.As(err, &pe) {
+		var le *LimitError
+		switch {
+		case errors.As(err, &pe):
 			msg = "The command cannot be parsed (" + pe.Pos.String() + ": " + pe.Msg + ")"
+		case errors.As(err, &le):
+			msg = "The command could not be checked in time (" + le.Msg + ": " + le.err.Error() + ")"
 		}
 		return Decision{Reason: msg + ", so it is not allowed.", Err: err}
 	}
@@ -131,8 +147,20 @@ func (p *Policy) Decide(a *Analysis) Decision {
 		req = defaultRequirements
 	}
 	denied := 0
+	prot := p.Protect.compile()
+	if prot != nil {
+		for i := range a.Commands {
+			prot.homeSet = prot.homeSet || slices.Contains(a.Commands[i].EnvSets, "HOME")
+			prot.pwdSet = prot.pwdSet || slices.Contains(a.Commands[i].EnvSets, "PWD")
+		}
+	}
 	for i := range a.Commands {
 		v := p.verdict(&a.Commands[i], req)
+		if prot != nil && v.Allowed {
+			if r := prot.reason(&a.Commands[i], a.Source); r != "" {
+				v = Verdict{Command: &a.Commands[i], Reason: subject(&a.Commands[i]) + ": " + r + "; that is refused in every state."}
+			}
+		}
 		d.Commands[i] = v
 		if !v.Allowed {
 			if denied == 0 {
@@ -157,6 +185,9 @@ func (p *Policy) verdict(c *Command, req Requirements) Verdict {
 	deny := func(reason string) Verdict {
 		v.Allowed, v.Reason = false, reason
 		return v
+	}
+	if c.refuse != "" {
+		return deny(subject(c) + ": " + c.refuse + "; that is refused in every state.")
 	}
 	words := c.Values()
 	if c.Kind == Simple && len(p.AllowedCommands) > 0 {

@@ -567,6 +567,7 @@ func (k *call) interpreter() {
 		}
 		return
 	case "bun":
+		k.install()
 		p := parseArgs(k.args, optSpec{short: "ep", long: []string{"eval", "print"}})
 		if code := p.values("-e", "--eval", "-p", "--print"); len(code) > 0 {
 			k.inline("JavaScript", code)

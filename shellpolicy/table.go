@@ -4,6 +4,7 @@
 package shellpolicy
 
 import (
+	"path"
 	"slices"
 	"strings"
 )
@@ -236,7 +237,11 @@ func (k *call) files() bool {
 			return true
 		}
 		c.Class |= FileWrite
-		k.writeUnknown()
+		if d := p.values("-d"); len(d) > 0 {
+			k.writeInto(d[0])
+		} else {
+			k.writeUnknown()
+		}
 	case "zip":
 		p := parseArgs(k.args, optSpec{short: "bnPtOZs", long: []string{"unzip-command", "temp-path", "suffixes", "password", "output-file"}})
 		if p.has("--unzip-command") || slices.ContainsFunc(k.args, func(w Word) bool { return w.Value == "-TT" }) {
@@ -411,8 +416,13 @@ func (k *call) copy() {
 			k.write(t)
 		}
 	case len(ops) >= 2:
-		k.write(ops[len(ops)-1])
+		dest := ops[len(ops)-1]
+		n := len(k.c.touches)
+		k.write(dest)
 		sources = ops[:len(ops)-1]
+		if len(k.c.touches) > n {
+			k.intoFolder(dest, sources, p.has("-T", "--no-target-directory"))
+		}
 	case len(ops) == 1 && (k.name == "ln" || k.name == "link"):
 		if ops[0].Dynamic {
 			k.writeUnknown()
@@ -425,6 +435,40 @@ func (k *call) copy() {
 		for _, s := range sources {
 			k.write(s)
 		}
+	}
+	if k.name == "ln" || k.name == "link" {
+		for _, s := range ops[:max(len(ops)-1, min(len(ops), 1))] {
+			k.c.links = append(k.c.links, touch{w: s, dir: k.sc.dir, dirUnknown: k.sc.dirUnknown})
+			if len(ops) >= 2 && !s.Dynamic && !path.IsAbs(s.Value) && !ops[len(ops)-1].Dynamic {
+				// A relative target is relative to the link's folder.
+				at := path.Join(path.Dir(strings.TrimSuffix(ops[len(ops)-1].Value, "/")), s.Value)
+				k.c.links = append(k.c.links, touch{w: Word{Value: at}, dir: k.sc.dir, dirUnknown: k.sc.dirUnknown})
+			}
+		}
+	}
+}
+
+// intoFolder refines what the protected paths see of a copy's
+// destination: a destination that must be a folder (".", "..", or ending
+// in "/") is written only where each static source lands in it; any
+// other destination may be a folder too, so the sources' landing places
+// are added to it.
+func (k *call) intoFolder(dest Word, sources []Word, noTarget bool) {
+	if dest.Dynamic || noTarget {
+		return
+	}
+	v := dest.Value
+	folder := v == "." || v == ".." || strings.HasSuffix(v, "/") || strings.HasSuffix(v, "/.") || strings.HasSuffix(v, "/..")
+	for _, s := range sources {
+		if s.Dynamic {
+			return // the destination itself stays
+		}
+	}
+	if folder {
+		k.c.touches = k.c.touches[:len(k.c.touches)-1]
+	}
+	for _, s := range sources {
+		k.c.touches = append(k.c.touches, touch{w: Word{Value: path.Join(v, lastElem(s.Value))}, dir: k.sc.dir, dirUnknown: k.sc.dirUnknown})
 	}
 }
 
@@ -551,7 +595,13 @@ func (k *call) tar() {
 	}
 	if extract {
 		c.Class |= FileWrite
-		k.writeUnknown()
+		if d := p.values("-C", "--directory"); len(d) > 0 {
+			for _, dir := range d {
+				k.writeInto(dir)
+			}
+		} else {
+			k.writeUnknown()
+		}
 	}
 	if !create && !extract {
 		c.Class |= FileRead

@@ -5,6 +5,8 @@
 package shellpolicy
 
 import (
+	"context"
+	"fmt"
 	"path"
 	"slices"
 	"strings"
@@ -20,7 +22,32 @@ const maxDepth = 16
 type walker struct {
 	dialect Dialect
 	cmds    []Command
+	ctx     context.Context
+	err     error // ctx's error, once seen: the walk stops
+	steps   int   // statements walked, to look at ctx every so often
+	level   int   // constructs entered (see enter)
 }
+
+// enter counts one more level of nesting for a construct of scope sc,
+// and reports false (having added an entry refused in every state) when
+// the construct is nested more than maxNesting levels deep, or when the
+// deadline has passed. Every call that returns true is paired with leave.
+func (w *walker) enter(text string, pos Position, sc *scope) bool {
+	if w.err != nil {
+		return false
+	}
+	if w.level >= maxNesting {
+		c := Command{Kind: Expression, Text: text, Pos: pos, Origin: sc.origin}
+		c.refuse = fmt.Sprintf("it is nested more than %d levels deep, which no command needs", maxNesting)
+		c.unknown(c.refuse)
+		w.cmds = append(w.cmds, c)
+		return false
+	}
+	w.level++
+	return true
+}
+
+func (w *walker) leave() { w.level-- }
 
 // dropped marks a reserved entry that turned out to have no effect.
 const dropped Kind = 255
@@ -46,6 +73,16 @@ type scope struct {
 	dirUnknown bool     // a cd to a directory not known
 	stdin      stdinKind
 	stdinText  string // with stdinStatic
+	// kids remembers the origin chains made by nest from this scope, so
+	// that sibling constructs share one: memory stays linear in the
+	// number of constructs however deep they are.
+	kids *[]kid
+}
+
+// kid is an origin chain made by nest, by its last element.
+type kid struct {
+	origin string
+	chain  []string
 }
 
 // sub returns a copy of sc for a subshell or a pipeline stage: what it
@@ -58,7 +95,22 @@ func (sc *scope) sub() *scope {
 // nest returns a copy of sc one level deeper in origin.
 func (sc *scope) nest(origin string) *scope {
 	c := *sc
-	c.origin = append(slices.Clip(sc.origin), origin)
+	if sc.kids == nil {
+		sc.kids = new([]kid)
+	}
+	var o []string
+	for _, k := range *sc.kids {
+		if k.origin == origin {
+			o = k.chain
+			break
+		}
+	}
+	if o == nil {
+		o = append(slices.Clip(sc.origin), origin)
+		*sc.kids = append(*sc.kids, kid{origin, o})
+	}
+	c.origin = o
+	c.kids = nil
 	c.stdin = stdinNone
 	c.stdinText = ""
 	return &c
@@ -178,9 +230,14 @@ func (w *walker) reparse(text string, d Dialect, origin string, c *Command, sc *
 		c.unknown("the " + origin + " text does not parse (" + pe.Pos.String() + ": " + pe.Msg + ")")
 		return
 	}
+	if !w.enter(text, c.Pos, sc) {
+		return
+	}
+	defer w.leave()
 	inner := sc.nest(origin)
 	inner.src = text
 	inner.depth++
+	inner.kids = nil
 	w.stmts(f.Stmts, inner)
 }
 
@@ -194,6 +251,23 @@ func (w *walker) stmts(list []*syntax.Stmt, sc *scope) {
 // Simple entries; compound commands are walked for their parts, with an
 // entry for their own redirections and words when those have effects.
 func (w *walker) stmt(s *syntax.Stmt, sc *scope) {
+	if w.err != nil {
+		return
+	}
+	if w.steps++; w.steps%256 == 0 && w.ctx != nil {
+		if err := w.ctx.Err(); err != nil {
+			w.err = err
+			return
+		}
+	}
+	switch s.Cmd.(type) {
+	case *syntax.CallExpr, *syntax.DeclClause, *syntax.LetClause, *syntax.BinaryCmd, nil:
+	default:
+		if !w.enter(sc.stmtText(s), position(s.Pos()), sc) {
+			return
+		}
+		defer w.leave()
+	}
 	switch cmd := s.Cmd.(type) {
 	case *syntax.CallExpr:
 		w.call(s, cmd, sc)
@@ -524,12 +598,14 @@ func (c *Command) redirWrite(target Word, sc *scope) {
 		return
 	}
 	c.Class |= FileWrite
-	c.addWrite(sc.resolve(target))
+	c.addWrite(target, sc)
 }
 
 // addWrite records a written path; writing to a disk or memory device is
 // Destructive.
-func (c *Command) addWrite(p Path) {
+func (c *Command) addWrite(w Word, sc *scope) {
+	p := sc.resolve(w)
+	c.touches = append(c.touches, touch{w: w, dir: sc.dir, dirUnknown: sc.dirUnknown})
 	if !p.Dynamic && blockDevice(p.Path) {
 		c.explain(Destructive, "it writes to the device "+p.Path)
 	}
@@ -607,6 +683,7 @@ func (w *walker) heredoc(body *syntax.Word, c *Command, sc *scope) Word {
 func (w *walker) word(wd *syntax.Word, c *Command, sc *scope) Word {
 	w.expansions(wd, c, sc)
 	v := w.value(wd, c, sc)
+	c.seen = append(c.seen, touch{w: v, dir: sc.dir, dirUnknown: sc.dirUnknown})
 	if strings.HasPrefix(v.Value, "/proc/") && strings.HasSuffix(v.Value, "/environ") {
 		c.EnvReads = append(c.EnvReads, "*") // a process's environment
 	}
@@ -627,14 +704,20 @@ func (w *walker) expansions(n syntax.Node, c *Command, sc *scope) {
 			case n.TempFile || n.ReplyVar:
 				origin = "${ ...;}"
 			}
-			w.stmts(n.Stmts, sc.nest(origin))
+			if w.enter(sc.text(n), position(n.Pos()), sc) {
+				w.stmts(n.Stmts, sc.nest(origin))
+				w.leave()
+			}
 			return false
 		case *syntax.ProcSubst:
 			origin := "<(...)"
 			if n.Op == syntax.CmdOut {
 				origin = ">(...)"
 			}
-			w.stmts(n.Stmts, sc.nest(origin))
+			if w.enter(sc.text(n), position(n.Pos()), sc) {
+				w.stmts(n.Stmts, sc.nest(origin))
+				w.leave()
+			}
 			return false
 		case *syntax.ParamExp:
 			w.param(n, c)
