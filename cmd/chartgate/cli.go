@@ -39,6 +39,9 @@ commands:
         print a workflow's run history (transitions, and calls when audited)
   approve WORKFLOW [--reject] [--by NAME]
         approve (or reject) the transition a workflow waits for
+  ui [--addr ADDR]
+        serve a local web page of the store's workflows: live statechart,
+        run history, approvals; prints a one-time login URL
   hook HOST [--event NAME] < EVENT.json
         answer one hook event of an agent host (claude-code, codex, gemini,
         cursor, copilot) from the workflow of its agent session
@@ -63,7 +66,7 @@ them on stderr. A guard without implementation is a warning for validate and
 diagram; run and bench refuse it unless --allow-missing-guards is given.
 
 WORKFLOW is a workflow id (workflow_start returns it) or the name of a
-session's workflow (name:ID). status, history and approve find the project's
+session's workflow (name:ID). status, history, approve and ui find the project's
 workflow and store with --workflow FILE (default .chartgate/workflow.json) and
 --store (default .chartgate/state.db; redis://HOST:PORT; memory).
 
@@ -83,6 +86,7 @@ var commandUsage = map[string]string{
 	"diagram":  "usage: chartgate diagram FILE [--format mermaid|dot|svg]\n\n  --format FORMAT  mermaid (default), dot or svg (a self-contained image, laid out by chartgate)\n",
 	"bench":    "usage: chartgate bench FILE --events LIST [-n N] [--allow-missing-guards]\n\n  --events LIST  events to send round and round: TYPE, {JSON event} or +DURATION\n  -n N           number of events to send (default 1000000)\n  --allow-missing-guards  run a machine whose guards have no implementation\n",
 	"serve":    serveUsage + serveWorkflowUsage,
+	"ui":       uiUsage,
 }
 
 // run is the whole command: it parses args (without the program name),
@@ -112,6 +116,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return cmdHistory(rest, stdout, stderr)
 	case "approve":
 		return cmdApprove(rest, stdout, stderr)
+	case "ui":
+		return cmdUI(rest, stdout, stderr)
 	case "hook":
 		return cmdHook(rest, stdin, stdout, stderr)
 	case "install":

@@ -43,8 +43,9 @@
 // columns, so that a transition and its way back do not overlap. Labels
 // are in a monospace font, so their width is known without a browser.
 //
-// Every state is a group <g class="state ..." data-id="ID">; the states of
-// [SVGOptions.Active] have the class "active" as well, which the image's
-// own style sheet lights. A page can light other states by setting that
-// class.
+// Every state is a group <g class="state ..." data-id="ID"> (the root's
+// also has the class "root"); the states of [SVGOptions.Active] have the
+// class "active" as well, which the image's own style sheet lights (all
+// but the root, which is always active). A page can light other states by
+// setting that class.
 package diagram

@@ -16,9 +16,9 @@ func Example() {
 		panic(err)
 	}
 	c := diagram.New(m, config)
-	fmt.Print(c.Mermaid())
 	// c.SVG(&diagram.SVGOptions{Active: []string{"door.opened"}}) draws it
 	// with the state opened lit.
+	fmt.Print(c.Mermaid())
 	// Output:
 	// stateDiagram-v2
 	//     [*] --> door_closed

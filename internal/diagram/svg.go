@@ -136,7 +136,8 @@ const svgStyle = `<defs><marker id="cg-arrow" viewBox="0 0 10 10" refX="9" refY=
 .state .name{font-weight:bold;fill:#222}
 .state .invoke{fill:#666;font-size:11px}
 .state.active>rect,.state.active>circle{fill:#fff1c2;stroke:#d97706;stroke-width:2.5}
-.state.container.active>rect{fill:#fffaeb}
+.state.container.active>rect{fill:#fffaeb;stroke-width:1.8}
+.state.root.active>rect{fill:#f7f7f8;stroke:#555;stroke-width:1.2}
 .edge{fill:none;stroke:#555;stroke-width:1.2}
 .edge.targetless{stroke-dasharray:4 3}
 .initial{fill:#555}
@@ -458,6 +459,9 @@ func (l *svgLayout) drawState(b *strings.Builder, i int, active bool) {
 	class := "state " + n.Type
 	if c.container(i) {
 		class += " container"
+	}
+	if i == 0 {
+		class += " root"
 	}
 	if p := c.parent[i]; p >= 0 && c.nodes[p].Type == "parallel" && n.Type != "history" {
 		class += " region"

@@ -1,0 +1,43 @@
+// Package ui is the web page of `chartgate ui`: every workflow of a
+// project's store with its state, phase instructions, call budgets, last
+// move and pending approval; one workflow's statechart with its active
+// states lit and updated live; its run history as a timeline; and Approve
+// and Reject buttons for the transition it waits for.
+//
+//	srv, err := ui.New(&ui.Options{Gate: gate, Chart: diagram.New(machine, config)})
+//	ln, err := net.Listen("tcp", "127.0.0.1:0")
+//	fmt.Println("open", srv.LoginURL(ln.Addr()))
+//	err = srv.Serve(ctx, ln)
+//
+// # Access
+//
+// The page is an approval channel: approving there must need something
+// the agent does not have. [New] makes a one-time token (256 random bits)
+// that lives in the server's memory only; the command prints it on the
+// terminal that starts it, as the URL /login?token=T ([Server.LoginURL]).
+// Opening that URL once exchanges the token for a session cookie
+// (HttpOnly, SameSite=Strict, random, unrelated to the token) and spends
+// the token: a second use is refused, and a new link needs a new server.
+// Every other request without the cookie is refused with 401.
+//
+// Requests must name the bound address or localhost (with its port) in
+// their Host header, or they are refused with 403: a page of another site
+// that rebinds its DNS name to 127.0.0.1 sends its own name and gets
+// nothing. State-changing requests are POST, with the Origin of the
+// server itself and the session's CSRF token in the X-CSRF-Token header
+// (the page reads it from /api/session, which another site's page cannot).
+// Responses forbid framing and scripts from anywhere but the server
+// (Content-Security-Policy), and are not cached.
+//
+// # Live updates
+//
+// The page follows a workflow (and the list) with server-sent events: the
+// server reads the store every [Options.Poll] (250 ms by default) for each
+// open page and sends the view when it changed. It works on every store
+// the gate works on; nothing but the gate's own methods is used.
+//
+// # Approvals
+//
+// Approve and Reject call [mcpbind.Gate.Approve] with [Options.By] ("ui"
+// by default) as who approved, which the run history records.
+package ui
