@@ -31,6 +31,11 @@
 //
 // # Live updates
 //
+// The list shows every workflow [mcpbind.Gate.Workflows] returns; one
+// known by its store key only (a session's workflow without a name) has
+// its state and pending approval there, but no page of its own and no
+// buttons, since the gate's methods name workflows by id or name.
+//
 // The page follows a workflow (and the list) with server-sent events: the
 // server reads the store every [Options.Poll] (250 ms by default) for each
 // open page and sends the view when it changed. It works on every store

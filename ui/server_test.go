@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -18,7 +19,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/chartgate/chartgate/internal/diagram"
+	"github.com/chartgate/chartgate/internal/redistest"
 	"github.com/chartgate/chartgate/mcpbind"
+	"github.com/chartgate/chartgate/mcpbind/redisstore"
+	"github.com/chartgate/chartgate/mcpbind/sqlitestore"
 	"github.com/chartgate/chartgate/statechart"
 	"github.com/chartgate/chartgate/ui"
 	"github.com/chartgate/chartgate/workflow"
@@ -38,10 +42,14 @@ type fixture struct {
 // serve runs a server on the loopback over a memory store until the test
 // ends.
 func serve(t *testing.T) *fixture {
+	return serveStore(t, mcpbind.NewMemoryStore(nil))
+}
+
+func serveStore(t *testing.T, store mcpbind.Store) *fixture {
 	t.Helper()
 	w, err := workflow.Load([]byte(shipWorkflow), &workflow.Options{})
 	require.NoError(t, err)
-	g, err := mcpbind.New(w.Machine.Engine(), &mcpbind.Options{Store: mcpbind.NewMemoryStore(nil), HistoryLimit: 100, AuditCalls: true, Logger: slog.New(slog.DiscardHandler)})
+	g, err := mcpbind.New(w.Machine.Engine(), &mcpbind.Options{Store: store, HistoryLimit: 100, AuditCalls: true, Logger: slog.New(slog.DiscardHandler)})
 	require.NoError(t, err)
 	t.Cleanup(func() { g.Close() })
 	srv, err := ui.New(&ui.Options{Gate: g, Chart: diagram.New(w.Machine, w.JSON), Poll: 20 * time.Millisecond})
@@ -253,4 +261,45 @@ func TestEventsFollowTheStore(t *testing.T) {
 	require.NoError(t, err)
 	res2.Body.Close()
 	assert.Equal(t, http.StatusBadRequest, res2.StatusCode)
+}
+
+// TestEveryStore: the page lists, follows and approves on each store the
+// command opens: memory, SQLite and Redis.
+func TestEveryStore(t *testing.T) {
+	for name, open := range map[string]func(t *testing.T) mcpbind.Store{
+		"memory": func(*testing.T) mcpbind.Store { return mcpbind.NewMemoryStore(nil) },
+		"sqlite": func(t *testing.T) mcpbind.Store {
+			s, err := sqlitestore.Open(filepath.Join(t.TempDir(), "state.db"), nil)
+			require.NoError(t, err)
+			t.Cleanup(func() { s.Close() })
+			return s
+		},
+		"redis": func(t *testing.T) mcpbind.Store { return redisstore.New(redistest.Start(t), nil) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			f := serveStore(t, open(t))
+			ctx := context.Background()
+			ref := mcpbind.Ref{Name: "a"}
+			_, err := f.gate.Send(ctx, ref, statechart.Event{Type: "PLANNED"}, "agent")
+			require.NoError(t, err)
+			_, err = f.gate.Send(ctx, ref, statechart.Event{Type: "SHIP"}, "agent")
+			require.NoError(t, err)
+			c, csrf := f.loggedIn(t)
+			res, err := c.Get(f.base + "/api/workflows")
+			require.NoError(t, err)
+			var rows []map[string]any
+			require.NoError(t, json.NewDecoder(res.Body).Decode(&rows))
+			res.Body.Close()
+			require.Len(t, rows, 1)
+			assert.Equal(t, "name:a", rows[0]["workflow"])
+			assert.Equal(t, "build:SHIP:approval", rows[0]["state"])
+			assert.Equal(t, "Ship?", rows[0]["pending"].(map[string]any)["message"])
+			code, msg := f.post(t, c, `{"workflow": "name:a", "approve": false}`, map[string]string{"Origin": f.base, "X-CSRF-Token": csrf})
+			require.Equal(t, http.StatusOK, code, msg)
+			w, err := f.gate.WorkflowOf(ctx, ref)
+			require.NoError(t, err)
+			assert.Equal(t, "build", w.State.Value(), "rejected: back where it was")
+			assert.Equal(t, "ui", w.History[len(w.History)-1].By)
+		})
+	}
 }

@@ -7,7 +7,6 @@ package main
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"io"
 	"net/http"
 	"os"
@@ -20,6 +19,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -127,15 +127,39 @@ func TestUIInABrowser(t *testing.T) {
 	p, err := openProject(projectFlags{workflow: &wf, store: &st, format: &format, subflows: &subflows, durable: &durable})
 	require.NoError(t, err)
 	defer p.close()
-	g, err := p.gate()
+	// The agent's session is named agent-1; its calls go through a go-sdk
+	// server in this process.
+	opts := agreedGateOptions(p.store, nil, false, defaultLeaseTTL)
+	opts.SessionKey = func(*mcp.ServerSession) string { return "agent-1" }
+	opts.Handles = mcpbind.HandlesNever
+	g, err := mcpbind.New(p.workflow.Machine.Engine(), opts)
 	require.NoError(t, err)
 	defer g.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	ref := mcpbind.Ref{Name: "agent-1"}
-	// The agent reads a file: the workflow is recorded, in plan.
-	_, err = g.Record(ctx, ref, "Read", json.RawMessage(`{"file_path": "main.go"}`), nil, mcpbind.Host{})
+	server := mcp.NewServer(&mcp.Implementation{Name: "tools", Version: "1"}, nil)
+	for _, name := range []string{"Read", "Edit"} {
+		mcp.AddTool(server, &mcp.Tool{Name: name}, func(context.Context, *mcp.CallToolRequest, map[string]any) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok"}}}, nil, nil
+		})
+	}
+	g.Attach(server)
+	serverT, clientT := mcp.NewInMemoryTransports()
+	ss, err := server.Connect(ctx, serverT, nil)
 	require.NoError(t, err)
+	defer ss.Close()
+	agent, err := mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "1"}, nil).Connect(ctx, clientT, nil)
+	require.NoError(t, err)
+	defer agent.Close()
+	// The agent reads a file (the workflow is recorded, in plan), then
+	// tries to edit one, which plan does not allow.
+	r, err := agent.CallTool(ctx, &mcp.CallToolParams{Name: "Read", Arguments: map[string]any{"file_path": "main.go"}})
+	require.NoError(t, err)
+	require.False(t, r.IsError, "%s", r.Content[0].(*mcp.TextContent).Text)
+	r, err = agent.CallTool(ctx, &mcp.CallToolParams{Name: "Edit", Arguments: map[string]any{"file_path": "main.go"}})
+	require.NoError(t, err)
+	require.True(t, r.IsError, "Edit is refused in plan")
 
 	login, base := startUI(t, wfFile, store)
 
@@ -194,7 +218,7 @@ func TestUIInABrowser(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, row, "plan")
 	assert.Contains(t, row, "Read the code and write a plan")
-	assert.Contains(t, row, "1/10", "the call budget")
+	assert.Contains(t, row, "1/10", "the call budget (the refused call does not count)")
 	shot("1-list")
 	// The token is spent: a second use is refused.
 	res, err = http.Get(login)
@@ -208,6 +232,7 @@ func TestUIInABrowser(t *testing.T) {
 		return `!!document.querySelector('#chart g.state.active[data-id="` + id + `"]')`
 	}
 	waitFor(lit("ship.plan"), 5*time.Second)
+	waitFor(`document.getElementById('timeline').innerText.includes('refused Edit in plan: the tool is not allowed in this state (FORBIDDEN)')`, 5*time.Second)
 	shot("2-workflow-plan")
 
 	// A transition: the lit state follows within a second.
@@ -215,19 +240,19 @@ func TestUIInABrowser(t *testing.T) {
 	require.NoError(t, err)
 	took := waitFor(lit("ship.build")+` && !`+lit("ship.plan")[2:], time.Second)
 	t.Logf("the lit state followed the transition in %s", took)
-	waitFor(`document.getElementById('timeline').innerText.includes('small change, tests first')`, time.Second)
+	waitFor(`document.getElementById('timeline').innerText.includes('small change, tests first')`, 5*time.Second)
 	shot("3-workflow-build")
 
 	// SHIP needs a person: the approval appears on the page.
 	_, err = g.Send(ctx, ref, statechart.Event{Type: "SHIP"}, "agent-1")
 	require.NoError(t, err)
-	waitFor(`!document.getElementById('pending').hidden && document.getElementById('pending').innerText.includes('Ship to production?')`, time.Second)
+	waitFor(`!document.getElementById('pending').hidden && document.getElementById('pending').innerText.includes('Ship to production?')`, 5*time.Second)
 	shot("4-pending-approval")
 
 	// Approved by a click: the workflow is live, the history says by ui.
 	require.NoError(t, chromedp.Do(bctx, chromedp.Click(chromedp.CSS(`#pending button.approve`))))
-	waitFor(lit("ship.live"), 2*time.Second)
-	waitFor(`document.getElementById('pending').hidden && document.getElementById('timeline').innerText.includes('chartgate.approve') && document.getElementById('timeline').innerText.includes('by ui')`, time.Second)
+	waitFor(lit("ship.live"), 5*time.Second)
+	waitFor(`document.getElementById('pending').hidden && document.getElementById('timeline').innerText.includes('chartgate.approve') && document.getElementById('timeline').innerText.includes('by ui')`, 5*time.Second)
 	shot("5-approved")
 	w, err := g.WorkflowOf(ctx, ref)
 	require.NoError(t, err)
@@ -239,6 +264,6 @@ func TestUIInABrowser(t *testing.T) {
 	// Back on the list: live, nothing pending.
 	require.NoError(t, chromedp.Do(bctx, chromedp.Navigate(base+"/")))
 	require.NoError(t, chromedp.Do(bctx, chromedp.WaitVisible(chromedp.CSS(`tr[data-workflow="name:agent-1"]`))))
-	waitFor(`document.querySelector('tr[data-workflow="name:agent-1"]').innerText.includes('live') && !document.querySelector('tr[data-workflow="name:agent-1"] button')`, time.Second)
+	waitFor(`document.querySelector('tr[data-workflow="name:agent-1"]').innerText.includes('live') && !document.querySelector('tr[data-workflow="name:agent-1"] button')`, 5*time.Second)
 	shot("6-list-after")
 }

@@ -33,15 +33,16 @@
 //
 // # SVG layout
 //
-// The layout is deterministic and linear in the size of the machine
-// (apart from the edges of each compound state, which are sorted): the
-// children of a compound state are placed in columns, by their distance
+// The layout is deterministic; it takes time proportional to the states
+// plus the transitions times the machine's depth: the children of a compound state are placed in columns, by their distance
 // from its initial state along the transitions between them (a
 // breadth-first search, in document order); the regions of a parallel
 // state side by side. Edges are quadratic curves between the borders of
 // their ends, bent to the left of their direction, more when they skip
-// columns, so that a transition and its way back do not overlap. Labels
-// are in a monospace font, so their width is known without a browser.
+// columns, so that a transition and its way back do not overlap; a label
+// that would cover one written before it moves a line away, up to 8
+// times. Labels are in a monospace font, so their width is known without
+// a browser.
 //
 // Every state is a group <g class="state ..." data-id="ID"> (the root's
 // also has the class "root"); the states of [SVGOptions.Active] have the
