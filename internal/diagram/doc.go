@@ -40,8 +40,8 @@
 // state side by side. Edges are quadratic curves between the borders of
 // their ends, bent to the left of their direction, more when they skip
 // columns, so that a transition and its way back do not overlap; a label
-// that would cover one written before it moves a line away, up to 8
-// times. Labels are in a monospace font, so their width is known without
+// that would cover a state or a label written before it moves a line away,
+// up to 8 times. Labels are in a monospace font, so their width is known without
 // a browser.
 //
 // Every state is a group <g class="state ..." data-id="ID"> (the root's

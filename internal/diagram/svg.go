@@ -112,7 +112,13 @@ func (c *Chart) SVG(opts *SVGOptions) string {
 			b.WriteString(`<path class="edge" d="M` + num(d.x+4.5) + `,` + num(d.y) + ` L` + num(end.x) + `,` + num(end.y) + `" marker-end="url(#cg-arrow)"/>` + "\n")
 		}
 	}
+	// Labels keep off the states that are not boxes around others.
 	labels := &labelWriter{}
+	for i := range c.nodes {
+		if !c.container(i) {
+			labels.add(l.abs[i])
+		}
+	}
 	for _, a := range l.arrows {
 		if !a.loop {
 			l.drawArrow(&b, labels, a)
@@ -575,7 +581,7 @@ func (l *svgLayout) drawLoops(b *strings.Builder, labels *labelWriter, i int, lo
 }
 
 // labelWriter writes the labels of the edges, after the edges, moving
-// each one off those written before it.
+// each one off the states and the labels written before it.
 type labelWriter struct {
 	b    strings.Builder
 	done map[[2]int][]rect // the labels written, by the cells of a grid they cover
@@ -592,6 +598,17 @@ func cells(r rect, f func(k [2]int) bool) {
 			}
 		}
 	}
+}
+
+// add marks r as taken.
+func (lw *labelWriter) add(r rect) {
+	if lw.done == nil {
+		lw.done = map[[2]int][]rect{}
+	}
+	cells(r, func(k [2]int) bool {
+		lw.done[k] = append(lw.done[k], r)
+		return true
+	})
 }
 
 func (lw *labelWriter) overlaps(r rect) bool {
@@ -624,13 +641,7 @@ func (lw *labelWriter) write(lines []string, x, top float64, dir float64) {
 		box.y += dir * lineH
 	}
 	top = box.y
-	if lw.done == nil {
-		lw.done = map[[2]int][]rect{}
-	}
-	cells(box, func(k [2]int) bool {
-		lw.done[k] = append(lw.done[k], box)
-		return true
-	})
+	lw.add(box)
 	b.WriteString(`<g class="label"><rect x="` + num(x-w/2-3) + `" y="` + num(top) + `" width="` + num(w+6) + `" height="` + num(lineH*float64(len(lines))+2) + `" rx="3"/>`)
 	for k, s := range lines {
 		b.WriteString(`<text x="` + num(x) + `" y="` + num(top+11+lineH*float64(k)) + `" text-anchor="middle">` + xmlText(s) + `</text>`)
