@@ -30,6 +30,10 @@ type Chart struct {
 	// root's children. The SVG always draws the root.
 	wrapRoot bool
 	mid      []string // mermaid identifiers
+	// anyNode and enterNode: container i needs its "any state of" node
+	// (edges leave i itself) and its "enter" node (edges enter i from
+	// within), in Mermaid and Graphviz.
+	anyNode, enterNode []bool
 }
 
 // edge is one arrow: a transition to one of its targets (a targetless
@@ -111,6 +115,11 @@ func New(m *statechart.Machine, config []byte) *Chart {
 		}
 	}
 	c.mid = mermaidIDs(nodes)
+	c.anyNode, c.enterNode = make([]bool, len(nodes)), make([]bool, len(nodes))
+	for _, e := range c.edges {
+		c.anyNode[e.src] = c.anyNode[e.src] || e.fromAny
+		c.enterNode[e.tgt] = c.enterNode[e.tgt] || e.intoSelf
+	}
 	return c
 }
 
@@ -234,17 +243,20 @@ func (c *Chart) readConfig(config []byte) configs {
 	if len(config) == 0 || json.Unmarshal(config, &cfg[0]) != nil {
 		return cfg
 	}
+	// Each node's "states" is read once, when its first child needs it.
+	states := make(map[int]map[string]json.RawMessage)
 	for i := 1; i < len(c.nodes); i++ {
-		p := cfg[c.parent[i]]
-		if p == nil {
+		p := c.parent[i]
+		if cfg[p] == nil {
 			continue
 		}
-		var states map[string]json.RawMessage
-		if json.Unmarshal(p["states"], &states) != nil {
-			continue
+		if _, ok := states[p]; !ok {
+			var m map[string]json.RawMessage
+			_ = json.Unmarshal(cfg[p]["states"], &m)
+			states[p] = m
 		}
 		var n nodeConfig
-		if json.Unmarshal(states[c.nodes[i].Key], &n) == nil {
+		if json.Unmarshal(states[p][c.nodes[i].Key], &n) == nil {
 			cfg[i] = n
 		}
 	}

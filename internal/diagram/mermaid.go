@@ -132,11 +132,7 @@ func (c *Chart) mermaidState(w *lineWriter, i, depth int) {
 // ownNodes reports whether container i needs its "any state of" node
 // (edges leave i itself) and its "enter" node (edges enter i from within).
 func (c *Chart) ownNodes(i int) (anyNode, enterNode bool) {
-	for _, e := range c.edges {
-		anyNode = anyNode || e.fromAny && e.src == i
-		enterNode = enterNode || e.intoSelf && e.tgt == i
-	}
-	return anyNode, enterNode
+	return c.anyNode[i], c.enterNode[i]
 }
 
 func (c *Chart) mermaidOwnNodes(w *lineWriter, i, depth int) {

@@ -37,7 +37,8 @@ const (
 	loopRoom  = 30.0 // above a state with loops, plus a line per label beyond the first
 	lineH     = 14.0
 	bend      = 26.0 // how far an edge's control point is off the straight line
-	skipBend  = 46.0 // more per column it skips
+	skipBend  = 46.0 // more per column it skips, up to maxSkips
+	maxSkips  = 3
 	margin    = 12.0
 )
 
@@ -361,7 +362,7 @@ func (l *svgLayout) measureCompound(i int) {
 			gap[la] = max(gap[la], p.width+24)
 		}
 		if lb > la+1 {
-			skipRoom = max(skipRoom, (bend+skipBend*float64(lb-la-1))/2+lineH-stateH/2)
+			skipRoom = max(skipRoom, (bend+skipBend*float64(min(lb-la-1, maxSkips)))/2+lineH-stateH/2)
 		}
 	}
 	x := boxPad
@@ -537,7 +538,7 @@ func (l *svgLayout) drawArrow(b *strings.Builder, labels *labelWriter, a drawn) 
 	off := bend
 	if lca, sa, ta := l.siblings(a.src, a.tgt); lca >= 0 && c.nodes[lca].Type == "compound" {
 		if skip := abs(l.layer[sa]-l.layer[ta]) - 1; skip > 0 {
-			off += skipBend * float64(skip)
+			off += skipBend * float64(min(skip, maxSkips))
 		}
 	}
 	ctl := point{(from.x+to.x)/2 + (to.y-from.y)/d*off, (from.y+to.y)/2 - (to.x-from.x)/d*off}
