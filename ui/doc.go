@@ -18,7 +18,10 @@
 // Opening that URL once exchanges the token for a session cookie
 // (HttpOnly, SameSite=Strict, random, unrelated to the token) and spends
 // the token: a second use is refused, and a new link needs a new server.
-// Every other request without the cookie is refused with 401.
+// Every other request without the cookie is refused with 401. The cookie
+// has no expiry: the browser keeps it until it closes. What a program of
+// the same user can read beyond the agent's tools (the terminal's
+// scrollback, the browser's memory) needs OS isolation, not this page.
 //
 // Requests must name the bound address or localhost (with its port) in
 // their Host header, or they are refused with 403: a page of another site

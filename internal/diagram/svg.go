@@ -571,11 +571,10 @@ func (l *svgLayout) drawLoops(b *strings.Builder, labels *labelWriter, i int, lo
 	if targetless {
 		class += " targetless"
 	}
-	right := r.x + r.w - 10
-	x0, x1 := right-28, right-8
+	x0, x1 := r.x+r.w-38, r.x+r.w-18
 	if l.c.nodes[i].Type == "history" {
 		c := r.center()
-		x0, x1, right = c.x-7, c.x+7, c.x+14
+		x0, x1 = c.x-7, c.x+7
 	}
 	b.WriteString(`<path class="` + class + `" d="M` + num(x0) + `,` + num(r.y) + ` C` + num(x0-6) + `,` + num(r.y-24) + ` ` + num(x1+6) + `,` + num(r.y-24) + ` ` + num(x1) + `,` + num(r.y) + `" marker-end="url(#cg-arrow)"/>` + "\n")
 	labels.write(lines, (x0+x1)/2, r.y-20-lineH*float64(len(lines)), -1)
