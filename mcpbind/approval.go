@@ -62,6 +62,9 @@ const (
 	// ChannelInputRequired: the client's user, asked by an input-required
 	// result the client answered on retry (SEP-2322, protocol 2026-07-28).
 	ChannelInputRequired = "input-required"
+	// ChannelPage: the page of chartgate ui, with a token made with the
+	// approver key by the person who started it.
+	ChannelPage = "page"
 	// ChannelExpiry: the gate, rejecting an approval that expired when
 	// someone tried to approve it.
 	ChannelExpiry = "expiry"
@@ -89,6 +92,9 @@ type Grant struct {
 	Authenticated bool      // By is the OS user who ran the command, not only a claim
 	Time          time.Time // when the person answered; the token covers it
 	Token         string    // ApprovalToken(key, ID, Approve, By, Time), with Options.ApproverKey
+	// Channel is how the person answered, for the run history:
+	// ChannelCommand (the default) or ChannelPage.
+	Channel string
 }
 
 // ApprovalToken returns the token that proves a [Grant] was made by the
@@ -335,7 +341,15 @@ func (g *Gate) Approve(ctx context.Context, ref Ref, gr Grant) (*Transition, err
 	if err != nil {
 		return nil, err
 	}
-	return g.grant(ctx, t, v, ApprovalGrant{ID: gr.ID, Approved: gr.Approve, By: gr.By, Channel: ChannelCommand, Authenticated: gr.Authenticated})
+	channel := gr.Channel
+	switch channel {
+	case "":
+		channel = ChannelCommand
+	case ChannelCommand, ChannelPage:
+	default:
+		return nil, fmt.Errorf("mcpbind: approval %s: channel %q is not one a grant comes through (%s, %s)", gr.ID, channel, ChannelCommand, ChannelPage)
+	}
+	return g.grant(ctx, t, v, ApprovalGrant{ID: gr.ID, Approved: gr.Approve, By: gr.By, Channel: channel, Authenticated: gr.Authenticated})
 }
 
 // grant applies an answer to the approval of a workflow (v as loaded).

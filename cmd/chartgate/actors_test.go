@@ -53,8 +53,8 @@ func TestDiagramShowsInvokedActors(t *testing.T) {
 	code, out, errOut := chartgate("diagram", file)
 	require.Equal(t, exitOK, code, errOut)
 	assert.Contains(t, out, `state "building / invoke build" as job_building`)
-	assert.Contains(t, out, `job_building --> job_built : onDone(b)`)
-	assert.Contains(t, out, `job_building --> job_broken : onError(b)`)
+	assert.Contains(t, out, `job_building --> job_built : done#58; b`)
+	assert.Contains(t, out, `job_building --> job_broken : error#58; b`)
 
 	code, out, errOut = chartgate("diagram", file, "--format", "dot")
 	require.Equal(t, exitOK, code, errOut)

@@ -24,8 +24,9 @@ commands:
         FILE: path: message, every warning as FILE: path: warning: message
   run FILE --events LIST [--clock simulated|real] [--allow-missing-guards]
         run the machine; print one JSON snapshot line per step
-  diagram FILE [--format mermaid|dot]
-        draw the machine as a Mermaid state diagram or a Graphviz digraph
+  diagram FILE [--format mermaid|dot|svg]
+        draw the machine as a Mermaid state diagram, a Graphviz digraph or
+        an SVG image
   bench FILE --events LIST [-n N] [--allow-missing-guards]
         send the events of LIST round and round, N in all (default 1000000),
         and print the rate as the last line: <rate> events/s
@@ -39,6 +40,9 @@ commands:
   approve APPROVAL|WORKFLOW [--reject] [--by NAME] [--yes] [--key FILE]
         approve (or reject) a pending approval, after confirming on the
         terminal; the grant is signed with the approver key (--init creates it)
+  ui [--addr ADDR]
+        serve a local web page of the store's workflows: live statechart,
+        run history, approvals; prints a one-time login URL
   hook HOST [--event NAME] < EVENT.json
         answer one hook event of an agent host (claude-code, codex, gemini,
         cursor, copilot) from the workflow of its agent session
@@ -63,7 +67,7 @@ them on stderr. A guard without implementation is a warning for validate and
 diagram; run and bench refuse it unless --allow-missing-guards is given.
 
 WORKFLOW is a workflow id (workflow_start returns it) or the name of a
-session's workflow (name:ID). status, history and approve find the project's
+session's workflow (name:ID). status, history, approve and ui find the project's
 workflow and store with --workflow FILE (default .chartgate/workflow.json) and
 --store (default .chartgate/state.db; redis://HOST:PORT; memory).
 
@@ -80,9 +84,10 @@ var commandUsage = map[string]string{
 	"hook":     hookUsage,
 	"install":  installUsage,
 	"run":      "usage: chartgate run FILE --events LIST [--clock simulated|eventloop|real] [--input JSON] [--allow-missing-guards]\n\n  --events LIST  events to send, comma-separated: TYPE, {JSON event} or +DURATION\n  --clock CLOCK  simulated (default: +DURATION moves it at once, XState's SimulatedClock),\n                 eventloop (the same, delivering promise results between timers, as Node does)\n                 or real (+DURATION sleeps)\n  --input JSON   the machine's input (event.input of xstate.init; default: a case file's \"input\")\n  --allow-missing-guards  run a machine whose guards have no implementation: evaluating one\n                 puts it in status error, as in XState\n\nA case file's declarative actors run: invoked and spawned promises, callbacks and child machines.\n",
-	"diagram":  "usage: chartgate diagram FILE [--format mermaid|dot]\n\n  --format FORMAT  mermaid (default) or dot\n",
+	"diagram":  "usage: chartgate diagram FILE [--format mermaid|dot|svg]\n\n  --format FORMAT  mermaid (default), dot or svg (a self-contained image, laid out by chartgate)\n",
 	"bench":    "usage: chartgate bench FILE --events LIST [-n N] [--allow-missing-guards]\n\n  --events LIST  events to send round and round: TYPE, {JSON event} or +DURATION\n  -n N           number of events to send (default 1000000)\n  --allow-missing-guards  run a machine whose guards have no implementation\n",
 	"serve":    serveUsage + serveWorkflowUsage,
+	"ui":       uiUsage,
 }
 
 const approveUsage = `usage: chartgate approve APPROVAL|WORKFLOW [--reject] [--by NAME] [--yes] [--key FILE] [project flags]
@@ -136,6 +141,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return cmdHistory(rest, stdout, stderr)
 	case "approve":
 		return cmdApprove(rest, stdout, stderr)
+	case "ui":
+		return cmdUI(rest, stdout, stderr)
 	case "hook":
 		return cmdHook(rest, stdin, stdout, stderr)
 	case "install":

@@ -1,10 +1,16 @@
-// This file checks where each state lands in the drawings of machines with
+// This file checks the drawings of `chartgate diagram` against golden
+// files, and where each state lands in the drawings of machines with
 // parallel states, history states and transitions across regions and
 // levels: in Mermaid's composite states and regions, in Graphviz's clusters.
 
 package main
 
 import (
+	"encoding/xml"
+	"flag"
+	"io"
+	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -19,32 +25,80 @@ import (
 // and a history state between two of them; transitions go from region to
 // region in both directions, into a region as a whole, up and down levels,
 // to the parallel state's history and to a region's history, and out.
-const regionsMachine = `{"id": "m", "initial": "work", "states": {
-  "work": {"type": "parallel", "on": {"PAUSE": "paused"}, "states": {
-    "a": {"initial": "a1", "states": {
-      "a1": {"on": {"GO": "#m.work.b.b2", "DEEP": "a2"}},
-      "a2": {"initial": "x", "states": {
-        "x": {"on": {"UP": "#m.work.a.a1", "OVER": "#m.work.b", "FAR": "#m.work.c.c1"}}}}}},
-    "b": {"initial": "b1", "states": {
-      "b1": {},
-      "b2": {"on": {"BACK": "#m.work.a.a2.x", "AGAIN": "bh"}},
-      "bh": {"type": "history", "history": "deep"}}},
-    "hist": {"type": "history"},
-    "c": {"initial": "c1", "states": {
-      "c1": {"on": {"LEAVE": "#m.done", "HIST": "#m.work.hist", "SIDE": "#m.work.a"}}}}}},
-  "paused": {"on": {"RESUME": "work.hist", "INTO_B": "#m.work.b.bh", "INTO_X": "#m.work.a.a2.x"}},
-  "done": {"type": "final"}}}`
+// (testdata/diagram/regions.json)
+const regionsMachine = "diagram/regions.json"
 
 // rootParallelMachine is drawn with its root wrapped: the root is parallel,
-// has a history state and transitions of its own.
-const rootParallelMachine = `{"id": "p", "type": "parallel", "on": {"RESTORE": ".h"}, "states": {
-  "h": {"type": "history", "history": "deep"},
-  "left": {"initial": "l1", "states": {"l1": {"on": {"X": "#p.right.r2"}}, "l2": {}}},
-  "right": {"initial": "r1", "states": {"r1": {"on": {"Y": "#p.left.l2", "Z": "#p.h"}}, "r2": {}}}}}`
+// has a history state and transitions of its own, one of them to its
+// history state, which leaves the root itself ("any state of p").
+// (testdata/diagram/root-parallel.json)
+const rootParallelMachine = "diagram/root-parallel.json"
+
+var update = flag.Bool("update", false, "rewrite the golden files of testdata/diagram")
+
+// TestDiagramGolden draws every machine of examples/machines and
+// testdata/diagram in the three formats and compares the drawings with
+// testdata/diagram/<name>.{mmd,dot,svg}; -update rewrites them. Each SVG
+// must be well-formed XML with one group per state.
+func TestDiagramGolden(t *testing.T) {
+	files, err := filepath.Glob("../../examples/machines/*.json")
+	require.NoError(t, err)
+	ours, err := filepath.Glob("testdata/diagram/*.json")
+	require.NoError(t, err)
+	require.NotEmpty(t, files)
+	for _, file := range append(files, ours...) {
+		name := strings.TrimSuffix(filepath.Base(file), ".json")
+		for _, f := range []struct{ format, ext string }{{"mermaid", "mmd"}, {"dot", "dot"}, {"svg", "svg"}} {
+			t.Run(name+"."+f.ext, func(t *testing.T) {
+				code, out, errOut := chartgate("diagram", file, "--format", f.format)
+				require.Equal(t, exitOK, code, errOut)
+				assert.NotContains(t, out, "xstate.", "a label uses an internal event type")
+				golden := filepath.Join("testdata", "diagram", name+"."+f.ext)
+				if *update {
+					require.NoError(t, os.WriteFile(golden, []byte(out), 0o644))
+				}
+				want, err := os.ReadFile(golden)
+				require.NoError(t, err, "run with -update to write it")
+				if out != string(want) {
+					t.Errorf("the drawing differs from %s (run with -update to rewrite it, then review the diff)\n%s", golden, out)
+				}
+				if f.format == "svg" {
+					checkSVG(t, out)
+				}
+			})
+		}
+	}
+}
+
+// checkSVG checks that an image is well-formed XML, and returns the
+// data-id of each state group, which must be unique.
+func checkSVG(t *testing.T, svg string) []string {
+	t.Helper()
+	dec := xml.NewDecoder(strings.NewReader(svg))
+	var ids []string
+	for {
+		tok, err := dec.Token()
+		if err == io.EOF {
+			break
+		}
+		require.NoError(t, err)
+		if el, ok := tok.(xml.StartElement); ok {
+			for _, a := range el.Attr {
+				if a.Name.Local == "data-id" {
+					assert.NotContains(t, ids, a.Value, "two groups for one state")
+					ids = append(ids, a.Value)
+				}
+				assert.NotContains(t, []string{"href", "src"}, a.Name.Local, "an external reference")
+			}
+			assert.NotEqual(t, "script", el.Name.Local)
+		}
+	}
+	return ids
+}
 
 func TestDiagramPlacesStatesInTheirRegions(t *testing.T) {
 	for _, c := range []struct {
-		name, machine string
+		name, machine string // machine: a file under testdata
 		// mermaid: Mermaid id -> the block it belongs to: "" for the top
 		// level, a composite state's id, or id#k for section k of a
 		// composite state with regions.
@@ -76,7 +130,7 @@ func TestDiagramPlacesStatesInTheirRegions(t *testing.T) {
 			machine: rootParallelMachine,
 			mermaid: map[string]string{
 				"p":      "",
-				"p_left": "p#0", "p_right": "p#1", "p_h": "p#2",
+				"p_left": "p#0", "p_right": "p#1", "p_h": "p#2", "p_any": "p#2",
 				"p_left_l1": "p_left", "p_left_l2": "p_left",
 				"p_right_r1": "p_right", "p_right_r2": "p_right",
 			},
@@ -89,7 +143,7 @@ func TestDiagramPlacesStatesInTheirRegions(t *testing.T) {
 		},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			file := writeFile(t, "machine.json", c.machine)
+			file := filepath.Join("testdata", c.machine)
 
 			code, out, errOut := chartgate("diagram", file)
 			require.Equal(t, exitOK, code, errOut)
@@ -100,7 +154,7 @@ func TestDiagramPlacesStatesInTheirRegions(t *testing.T) {
 			for id, place := range c.mermaid {
 				if strings.HasSuffix(id, "_h") || strings.HasSuffix(id, "_hist") {
 					for other, p := range c.mermaid {
-						if p == place && other != id {
+						if p == place && other != id && !strings.HasSuffix(other, "_any") && !strings.HasSuffix(other, "_enter") {
 							t.Errorf("%s shares its section %s with %s", id, place, other)
 						}
 					}
@@ -212,7 +266,7 @@ func mermaidPlaces(t *testing.T, diagram string) (map[string]string, []string) {
 var (
 	dotClusterLine = regexp.MustCompile(`^subgraph "cluster_([^"]+)" \{$`)
 	dotNodeLine    = regexp.MustCompile(`^"s:([^"]+)" \[`)
-	dotEdgeLine    = regexp.MustCompile(`^"[si]:([^"]+)" -> "[si]:([^"]+)"`)
+	dotEdgeLine    = regexp.MustCompile(`^"[sian]:([^"]+)" -> "[sian]:([^"]+)"`)
 )
 
 // dotPlaces returns the cluster each state is drawn in: a state node
@@ -247,4 +301,140 @@ func dotPlaces(t *testing.T, diagram string) map[string]string {
 		}
 	}
 	return places
+}
+
+const doorMachine = `{
+  "id": "door",
+  "initial": "closed",
+  "states": {
+    "closed": {"on": {"OPEN": {"target": "opened", "guard": "unlocked"}, "LOCK": "locked"}},
+    "locked": {"on": {"UNLOCK": "closed", "KICK": "broken"}},
+    "opened": {
+      "type": "parallel",
+      "on": {"CLOSE": "closed"},
+      "states": {
+        "light": {"initial": "on", "states": {"on": {"after": {"500": "off"}}, "off": {}}},
+        "alarm": {"initial": "quiet", "states": {
+          "quiet": {"always": {"target": "ringing", "guard": "tooLong"}},
+          "ringing": {"on": {"ACK": {}}}
+        }}
+      }
+    },
+    "broken": {"type": "final"}
+  }
+}`
+
+func TestDiagramMermaid(t *testing.T) {
+	file := writeFile(t, "door.json", doorMachine)
+	code, out, errOut := chartgate("diagram", file)
+	require.Equal(t, exitOK, code, errOut)
+	assert.Equal(t, `stateDiagram-v2
+    [*] --> door_closed
+    state "closed" as door_closed
+    state "locked" as door_locked
+    state "opened" as door_opened {
+        state "light" as door_opened_light {
+            [*] --> door_opened_light_on
+            state "on" as door_opened_light_on
+            state "off" as door_opened_light_off
+            door_opened_light_on --> door_opened_light_off : after 500ms
+        }
+        --
+        state "alarm" as door_opened_alarm {
+            [*] --> door_opened_alarm_quiet
+            state "quiet" as door_opened_alarm_quiet
+            state "ringing" as door_opened_alarm_ringing
+            door_opened_alarm_quiet --> door_opened_alarm_ringing : always [tooLong]
+            door_opened_alarm_ringing --> door_opened_alarm_ringing : ACK
+        }
+    }
+    state "broken" as door_broken
+    door_broken --> [*]
+    door_closed --> door_opened : OPEN [unlocked]
+    door_closed --> door_locked : LOCK
+    door_locked --> door_closed : UNLOCK
+    door_locked --> door_broken : KICK
+    door_opened --> door_closed : CLOSE
+`, out)
+
+	_, again, _ := chartgate("diagram", "--format", "mermaid", file)
+	assert.Equal(t, out, again, "deterministic")
+}
+
+func TestDiagramDot(t *testing.T) {
+	file := writeFile(t, "door.json", doorMachine)
+	code, out, errOut := chartgate("diagram", file, "--format", "dot")
+	require.Equal(t, exitOK, code, errOut)
+	assert.Equal(t, `digraph "door" {
+    compound=true;
+    node [shape=box, style=rounded];
+    "i:door" [shape=point, width=0.15];
+    "s:door.closed" [label="closed"];
+    "s:door.locked" [label="locked"];
+    subgraph "cluster_door.opened" {
+        label="opened";
+        style=rounded;
+        "i:door.opened" [shape=point, style=invis];
+        subgraph "cluster_door.opened.light" {
+            label="light";
+            style="rounded,dashed";
+            "i:door.opened.light" [shape=point, width=0.15];
+            "s:door.opened.light.on" [label="on"];
+            "s:door.opened.light.off" [label="off"];
+        }
+        subgraph "cluster_door.opened.alarm" {
+            label="alarm";
+            style="rounded,dashed";
+            "i:door.opened.alarm" [shape=point, width=0.15];
+            "s:door.opened.alarm.quiet" [label="quiet"];
+            "s:door.opened.alarm.ringing" [label="ringing"];
+        }
+    }
+    "s:door.broken" [label="broken", peripheries=2];
+    "i:door" -> "s:door.closed";
+    "s:door.closed" -> "i:door.opened" [label="OPEN [unlocked]", lhead="cluster_door.opened"];
+    "s:door.closed" -> "s:door.locked" [label="LOCK"];
+    "s:door.locked" -> "s:door.closed" [label="UNLOCK"];
+    "s:door.locked" -> "s:door.broken" [label="KICK"];
+    "i:door.opened" -> "s:door.closed" [label="CLOSE", ltail="cluster_door.opened"];
+    "i:door.opened.light" -> "s:door.opened.light.on";
+    "s:door.opened.light.on" -> "s:door.opened.light.off" [label="after 500ms"];
+    "i:door.opened.alarm" -> "s:door.opened.alarm.quiet";
+    "s:door.opened.alarm.quiet" -> "s:door.opened.alarm.ringing" [label="always [tooLong]"];
+    "s:door.opened.alarm.ringing" -> "s:door.opened.alarm.ringing" [label="ACK", style=dashed];
+}
+`, out)
+}
+
+func TestDiagramWrapsRootAndSanitizesIDs(t *testing.T) {
+	file := writeFile(t, "weird.json", `{"id": "my-machine", "type": "parallel", "on": {"RESET": ".left"}, "states": {
+  "left": {"initial": "default state", "states": {
+    "default state": {"on": {"go: now; #1 %%": "end-1"}},
+    "end-1": {"type": "final"}}, "onDone": "#my-machine.right.x_start"},
+  "right": {"initial": "x", "states": {"x": {"on": {"T": "x_start"}}, "x_start": {}}}}}`)
+	code, out, errOut := chartgate("diagram", file)
+	require.Equal(t, exitOK, code, errOut)
+	assert.Equal(t, `stateDiagram-v2
+    [*] --> my_machine
+    state "my-machine" as my_machine {
+        state "left" as my_machine_left {
+            [*] --> my_machine_left_default_state
+            state "default state" as my_machine_left_default_state
+            state "end-1" as my_machine_left_end_1
+            my_machine_left_end_1 --> [*]
+            my_machine_left_default_state --> my_machine_left_end_1 : go#58; now#59; #35;1 #37;#37;
+        }
+        --
+        state "right" as my_machine_right {
+            [*] --> my_machine_right_x
+            state "x" as my_machine_right_x
+            state "x_start" as my_machine_right_x_start_2
+            my_machine_right_x --> my_machine_right_x_start_2 : T
+        }
+        --
+        state "any state of my-machine" as my_machine_any
+    }
+    my_machine_any --> my_machine_left : RESET
+    my_machine_left --> my_machine_right_x_start_2 : done
+`, out)
 }

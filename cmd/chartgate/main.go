@@ -3,10 +3,11 @@
 //
 //	chartgate validate FILE... [--strict] [--tools a,b,c] [--format auto|xstate|statewright] [--subflows DIR]
 //	chartgate run FILE --events A,B,{"type":"C","x":1},+250ms [--clock simulated|real] [--allow-missing-guards]
-//	chartgate diagram FILE [--format mermaid|dot]
+//	chartgate diagram FILE [--format mermaid|dot|svg]
 //	chartgate bench FILE --events A,B,C [-n N] [--allow-missing-guards]
 //	chartgate serve [--config FILE] [--http ADDR [--stateless]] [--workflow FILE ...] [-- COMMAND ARG...]
 //	chartgate status | history WORKFLOW | approve APPROVAL|WORKFLOW [--reject] [--yes] | approve --init
+//	chartgate ui [--addr ADDR]
 //	chartgate hook HOST [--event NAME] < EVENT.json
 //	chartgate install HOST [--dry-run]
 //	chartgate help [command]
@@ -22,6 +23,9 @@
 // serve runs the gateway of package gateway: one MCP server in front of
 // the MCP servers of FILE (the "mcpServers" JSON of MCP hosts) and of the
 // command after "--".
+//
+// ui serves the web page of package ui on the project's workflow and
+// store: the workflows live, their statecharts and histories, approvals.
 //
 // hook answers one hook event of an agent host (Claude Code, Codex, Gemini
 // CLI, Cursor, Copilot CLI) from the workflow of its agent session, which
