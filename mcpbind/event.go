@@ -25,10 +25,19 @@ type arguments struct {
 // input returns the decoded arguments of a call.
 func (c *gatedCall) input() any {
 	if !c.args.decoded {
-		c.args.value = decodeJSON(c.req.Params.Arguments)
+		c.args.value = decodeJSON(c.rawArguments())
 		c.args.decoded = true
 	}
 	return c.args.value
+}
+
+// rawArguments returns a call's arguments as JSON: nil for a call that
+// carries no request (an event sent from outside MCP, a job's report).
+func (c *gatedCall) rawArguments() json.RawMessage {
+	if c.req == nil || c.req.Params == nil {
+		return nil
+	}
+	return c.req.Params.Arguments
 }
 
 // callEvent builds the event of a call whose tool succeeded with res.
