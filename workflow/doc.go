@@ -29,7 +29,10 @@
 // A workflow is loaded strictly: what [statechart.Compile] accepts with a
 // warning because XState ignores it (an unknown key, a v4 "cond", an empty
 // action name) is an error here, since in a workflow it is a mistake that
-// may leave tools ungated (a misspelt "meta" gates nothing).
+// may leave tools ungated (a misspelt "meta" gates nothing). For the same
+// reason a workflow must define at least one state: a file without states
+// ({}, or "states": {}) is a machine that is its root alone, which gates
+// no tool, and does not load ("the workflow defines no state").
 //
 // # Statewright workflows
 //

@@ -97,6 +97,11 @@ func cmdValidate(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			if m != nil {
 				n = len(m.StateIDs()) - 1
 			}
+			if m != nil && n == 0 {
+				// As a workflow (serve, hook), a machine without states
+				// gates nothing: package workflow refuses it.
+				probs = append(probs, problem{path: src.prefix(), msg: "the workflow defines no state: it needs at least one state (a workflow without states would gate nothing)"})
+			}
 		}
 		var unnamed []string
 		if m != nil {
