@@ -298,12 +298,32 @@
 //
 // # Failures
 //
-// A pre tool event that cannot be decided (input that does not parse as
-// the host's, a workflow that does not load, a failing store) is refused,
-// with the reason: the gate does not fail open. Other events report the
-// error on stderr and exit 1, which the hosts show and go on from. An
-// input that is not a hook event at all (not JSON) cannot be answered in
-// the host's format, and exits 1.
+// The hook does not fail open on a pre tool event. One that cannot be
+// decided (input that does not parse as the host's, a workflow that does
+// not load, a failing store, an internal error such as a panic, the
+// hook's deadline passed) is refused with the reason, in the host's deny
+// format and with exit code 0, which every host reads as its answer. The
+// reason is a plain sentence: the stack of an internal error goes to
+// .chartgate/hook-errors.log in the project (standard error when the
+// project is not known yet), never to the agent. `chartgate hook`
+// answers within its deadline (--deadline, default 30 s), below the
+// timeout `chartgate install` gives the hosts ([HostTimeout], 60 s), so
+// that the host does not give up on it first; an event whose workflow is
+// held by another call waits at most two thirds of the deadline.
+//
+// What a host does with a hook that fails anyway (it cannot start, the
+// host's timeout passes, it is killed) is the host's: `chartgate install`
+// writes the setting that blocks the tool then where the host has one:
+// Claude Code's "onFailure": "block" (2.1.295 and later) on PreToolUse,
+// Cursor's "failClosed": true on its permission events. Codex and Gemini
+// CLI have none: there a hook that does not run lets the tool run, and
+// only the hook's own answer refuses it. Copilot CLI is not installed by
+// `chartgate install`; its hooks' timeoutSec should be set above the
+// hook's deadline by hand.
+//
+// Other events report an error on stderr and exit 1, which the hosts show
+// and go on from. An input that is not a hook event at all (not JSON)
+// cannot be answered in the host's format, and exits 1.
 //
 // # The project
 //

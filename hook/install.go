@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -159,6 +160,55 @@ var (
 	cursorMatchers = map[string]string{"preToolUse": "Write|StrReplace|Edit|Delete|MultiEdit", "postToolUse": "Read"}
 )
 
+// HostTimeout is the timeout `chartgate install` gives each hook in the
+// host's configuration, in seconds: above the hook's own deadline (30 s
+// by default, `chartgate hook --deadline`), so that the hook answers, and
+// a refusal is its answer, before the host gives up on it.
+const HostTimeout = 60
+
+// hookFields are the fields of chartgate's hook entry for event ev, beside
+// its command: the host's timeout and, where the host has one, the
+// setting that makes a hook's failure (it cannot start, times out, exits
+// with a code the protocol does not define) block the tool instead of
+// letting it run. Per host, as its documentation and source give them
+// (read 2026-11-28):
+//
+//   - Claude Code: "timeout" in seconds; "onFailure": "block" (Claude
+//     Code 2.1.295 and later) on PreToolUse, the event where failing open
+//     runs a tool. Other events keep failing open: blocking a prompt or a
+//     session start because the store is down would stop the user too.
+//   - Codex: "timeout" in seconds; it has no fail-closed setting.
+//   - Gemini CLI: "timeout" in milliseconds; no fail-closed setting (exit
+//     code 2 blocks, any other failure is a warning).
+//   - Cursor: "timeout" in seconds; "failClosed": true on the events that
+//     answer with a permission.
+//
+// Where a host has no fail-closed setting, the hook itself never fails
+// open on a pre tool event: whatever goes wrong (a panic, its deadline, a
+// store that fails), it answers with the host's deny and exit code 0.
+func (in *installer) hookFields(ev string) []member {
+	switch in.host {
+	case ClaudeCode:
+		if ev == "PreToolUse" {
+			return []member{{"timeout", jnum(HostTimeout)}, {"onFailure", jstr("block")}}
+		}
+		return []member{{"timeout", jnum(HostTimeout)}}
+	case Codex:
+		return []member{{"timeout", jnum(HostTimeout)}}
+	case Gemini:
+		return []member{{"timeout", jnum(HostTimeout * 1000)}}
+	case Cursor:
+		if cursorPermission[ev] {
+			return []member{{"timeout", jnum(HostTimeout)}, {"failClosed", &jvalue{raw: []byte("true")}}}
+		}
+		return []member{{"timeout", jnum(HostTimeout)}}
+	}
+	return nil
+}
+
+// jnum is a JSON integer.
+func jnum(n int) *jvalue { return &jvalue{raw: strconv.AppendInt(nil, int64(n), 10)} }
+
 // installer plans one host's installation. Files two steps touch (Gemini
 // CLI keeps hooks and MCP servers in one settings.json) are read from the
 // previous step's result.
@@ -299,11 +349,11 @@ func (in *installer) nestedHooks(rel string, events []string, name *jvalue) (Fil
 	if err != nil {
 		return FileChange{}, err
 	}
-	handler := jobj(member{"type", jstr("command")}, member{"command", jstr(in.hookCommand())})
-	if name != nil {
-		handler.set("name", name)
-	}
 	for _, ev := range events {
+		handler := jobj(append([]member{{"type", jstr("command")}, {"command", jstr(in.hookCommand())}}, in.hookFields(ev)...)...)
+		if name != nil {
+			handler.set("name", name)
+		}
 		path := rel + ": hooks." + ev
 		groups, err := hooks.child(ev, '[', path)
 		if err != nil {
@@ -367,6 +417,9 @@ func (in *installer) cursorHooks(rel string) (FileChange, error) {
 		entry := jobj(member{"command", jstr(in.hookCommand())})
 		if m := cursorMatchers[ev]; m != "" {
 			entry.set("matcher", jstr(m))
+		}
+		for _, f := range in.hookFields(ev) {
+			entry.set(f.k, f.v)
 		}
 		placed := false
 		var kept []*jvalue

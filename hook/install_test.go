@@ -258,3 +258,61 @@ func keysOf(t *testing.T, text, key string) []string {
 	require.NotNil(t, v)
 	return v.keys
 }
+
+// TestInstallFailClosed: every hook entry gets the host's timeout, above
+// the hook's own deadline, and the pre tool entries the host's setting
+// that blocks the tool when the hook fails, where the host has one; a
+// second installation changes nothing.
+func TestInstallFailClosed(t *testing.T) {
+	type entry struct {
+		Command    string
+		Timeout    int
+		OnFailure  string
+		FailClosed bool
+	}
+	nested := func(t *testing.T, text string) map[string][]entry {
+		var s struct {
+			Hooks map[string][]struct{ Hooks []entry }
+		}
+		require.NoError(t, json.Unmarshal([]byte(text), &s))
+		out := map[string][]entry{}
+		for ev, groups := range s.Hooks {
+			for _, g := range groups {
+				out[ev] = append(out[ev], g.Hooks...)
+			}
+		}
+		return out
+	}
+	dir := t.TempDir()
+	install(t, ClaudeCode, dir, nil)
+	for ev, es := range nested(t, readFile(t, filepath.Join(dir, ".claude", "settings.json"))) {
+		require.Len(t, es, 1, ev)
+		want := entry{Command: "chartgate hook claude-code", Timeout: 60}
+		if ev == "PreToolUse" {
+			want.OnFailure = "block"
+		}
+		assert.Equal(t, want, es[0], ev)
+	}
+	install(t, Codex, dir, nil)
+	for ev, es := range nested(t, readFile(t, filepath.Join(dir, ".codex", "hooks.json"))) {
+		assert.Equal(t, []entry{{Command: "chartgate hook codex", Timeout: 60}}, es, ev)
+	}
+	install(t, Gemini, dir, nil)
+	for ev, es := range nested(t, readFile(t, filepath.Join(dir, ".gemini", "settings.json"))) {
+		assert.Equal(t, []entry{{Command: "chartgate hook gemini", Timeout: 60000}}, es, ev, "milliseconds")
+	}
+	install(t, Cursor, dir, nil)
+	var c struct{ Hooks map[string][]entry }
+	require.NoError(t, json.Unmarshal([]byte(readFile(t, filepath.Join(dir, ".cursor", "hooks.json"))), &c))
+	require.Len(t, c.Hooks, len(cursorEvents))
+	for ev, es := range c.Hooks {
+		want := entry{Command: "chartgate hook cursor", Timeout: 60, FailClosed: cursorPermission[ev]}
+		assert.Equal(t, []entry{want}, es, ev)
+	}
+	assert.True(t, c.Hooks["beforeShellExecution"][0].FailClosed)
+	for _, host := range Installable {
+		again, err := Plan(host, dir, nil)
+		require.NoError(t, err)
+		assert.Empty(t, again, host)
+	}
+}
