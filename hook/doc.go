@@ -109,6 +109,8 @@
 //     Post tool events also count the tool's output against the state's
 //     context_budget_bytes, and the files read, for the notices of
 //     "Context budget and repeated reads".
+//   - Events the hook must send are never dropped (see "Pending
+//     events").
 //   - Stop events keep the agent going, with the phase as the reason,
 //     until a final state, when the workflow asks for it (below).
 //
@@ -324,6 +326,30 @@
 // Other events report an error on stderr and exit 1, which the hosts show
 // and go on from. An input that is not a hook event at all (not JSON)
 // cannot be answered in the host's format, and exits 1.
+//
+// # Pending events
+//
+// A post tool event's sends (the record of the call, with its bound
+// event, and each interrupt it fires) wait for a call of the gateway that
+// holds the session's workflow, up to the gate's BusyWait (two thirds of
+// the hook's deadline in `chartgate hook`). One the workflow still cannot
+// take (still held, or its store fails) is kept, with every later send of
+// the session, in order, in the session's record in the store
+// (AgentSession.Pending, [PendingEvent]); when the store cannot be
+// written at all (locked past its busy timeout), the whole post tool
+// event is appended to .chartgate/pending/<digest of the session
+// id>.jsonl instead. The agent is told either way.
+//
+// Every hook event of the session applies them first, before anything
+// else: the file's events replayed as post tool events, then the pending
+// events, each claimed in the record (one hook applies it; a claim lapses
+// after a minute, longer than a hook lives), applied, and removed. Until
+// all are applied, the session's pre tool events are refused, with what
+// is pending and why; so the Write after a .env edit is decided in the
+// state the interrupt leads to, never in the one it left. Limits: an
+// event applied whose removal from the record then fails is applied again
+// by the next event; a call replayed from the file after its record
+// succeeded and an interrupt failed is counted twice against a budget.
 //
 // # The project
 //
