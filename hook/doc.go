@@ -14,7 +14,11 @@
 //	os.Stdout.Write(hook.Encode(ev, res))
 //
 // `chartgate install HOST` ([Plan], [Apply]) writes the hooks and the
-// gateway's MCP server entry into the host's configuration.
+// gateway's MCP server entry into the host's configuration, and records
+// the workflow file's format in .chartgate/installed.json
+// ([InstalledFile]): a workflow file that then loads in the other format
+// is refused by the hooks, the gateway and `chartgate validate`
+// ([CheckFormat]).
 //
 // # Hosts
 //

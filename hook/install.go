@@ -7,6 +7,7 @@ package hook
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -16,6 +17,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/chartgate/chartgate/workflow"
 )
 
 // InstallOptions configures [Plan]. The zero value (or nil) means the
@@ -90,11 +93,13 @@ func Plan(host Host, dir string, opts *InstallOptions) ([]FileChange, error) {
 		return in.run(
 			func() (FileChange, error) { return in.nestedHooks(".claude/settings.json", claudeEvents, nil) },
 			func() (FileChange, error) { return in.mcpJSON(".mcp.json") },
+			in.installedRecord,
 		)
 	case Codex:
 		return in.run(
 			func() (FileChange, error) { return in.nestedHooks(".codex/hooks.json", codexEvents, nil) },
 			func() (FileChange, error) { return in.codexTOML(".codex/config.toml") },
+			in.installedRecord,
 		)
 	case Gemini:
 		return in.run(
@@ -102,11 +107,13 @@ func Plan(host Host, dir string, opts *InstallOptions) ([]FileChange, error) {
 				return in.nestedHooks(".gemini/settings.json", geminiEvents, jstr("chartgate"))
 			},
 			func() (FileChange, error) { return in.mcpJSON(".gemini/settings.json") },
+			in.installedRecord,
 		)
 	case Cursor:
 		return in.run(
 			func() (FileChange, error) { return in.cursorHooks(".cursor/hooks.json") },
 			func() (FileChange, error) { return in.mcpJSON(".cursor/mcp.json") },
+			in.installedRecord,
 		)
 	}
 	return nil, fmt.Errorf("hook: chartgate cannot install into %q: use one of claude-code, codex, cursor, gemini", host)
@@ -159,6 +166,82 @@ var (
 	// and would be counted twice.
 	cursorMatchers = map[string]string{"preToolUse": "Write|StrReplace|Edit|Delete|MultiEdit", "postToolUse": "Read"}
 )
+
+// InstalledFile is the record `chartgate install` keeps of the project's
+// workflow, relative to the project folder: {"workflow": FILE, "format":
+// "xstate" or "statewright"}, FILE as the hooks and the gateway are given
+// it. A workflow file that loads in another format than the one recorded
+// is refused ([CheckFormat]): an agent that rewrote it in the other
+// format, where its keys mean something else, does not get a workflow it
+// made. Re-running install after a person changed the format updates it.
+const InstalledFile = ConfigDir + "/installed.json"
+
+// Installed is the content of [InstalledFile].
+type Installed struct {
+	Workflow string          `json:"workflow"`
+	Format   workflow.Format `json:"format"`
+}
+
+// installedRecord writes InstalledFile when the workflow file exists (its
+// format as DetectFormat gives it); without one, nothing.
+func (in *installer) installedRecord() (FileChange, error) {
+	wf := in.o.Workflow
+	if wf == "" {
+		wf = filepath.Join(ConfigDir, "workflow.json")
+	}
+	path := wf
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(in.dir, path)
+	}
+	data, err := os.ReadFile(path)
+	old, rerr := in.read(InstalledFile)
+	if rerr != nil {
+		return FileChange{}, rerr
+	}
+	if err != nil {
+		return FileChange{Path: InstalledFile, Old: old, New: old}, nil
+	}
+	rec, err := json.MarshalIndent(Installed{Workflow: filepath.ToSlash(wf), Format: workflow.DetectFormat(data)}, "", "  ")
+	if err != nil {
+		return FileChange{}, err
+	}
+	return FileChange{Path: InstalledFile, Old: old, New: append(rec, '\n')}, nil
+}
+
+// CheckFormat refuses a workflow file that loads in another format than
+// the one `chartgate install` recorded for it in its project
+// ([InstalledFile], in the nearest folder above the file that holds a
+// .chartgate folder). A project without the record, or whose record names
+// another file, is not checked.
+func CheckFormat(file string, format workflow.Format) error {
+	abs, err := filepath.Abs(file)
+	if err != nil {
+		return nil
+	}
+	project, ok := FindProject(filepath.Dir(abs))
+	if !ok {
+		return nil
+	}
+	data, err := os.ReadFile(filepath.Join(project, InstalledFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("reading %s: %w", InstalledFile, err)
+	}
+	var rec Installed
+	if err := json.Unmarshal(data, &rec); err != nil {
+		return fmt.Errorf("%s: %w", filepath.Join(project, InstalledFile), err)
+	}
+	recorded := filepath.FromSlash(rec.Workflow)
+	if !filepath.IsAbs(recorded) {
+		recorded = filepath.Join(project, recorded)
+	}
+	if filepath.Clean(recorded) != abs || rec.Format == format {
+		return nil
+	}
+	return fmt.Errorf("%s: the workflow loads in format %q, but the project was installed with format %q (%s); if a person changed its format, they run chartgate install again", file, format, rec.Format, InstalledFile)
+}
 
 // HostTimeout is the timeout `chartgate install` gives each hook in the
 // host's configuration, in seconds: above the hook's own deadline (30 s

@@ -9,6 +9,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/chartgate/chartgate/workflow"
 )
 
 // install plans and applies an installation, and returns the changes.
@@ -315,4 +317,41 @@ func TestInstallFailClosed(t *testing.T) {
 		require.NoError(t, err)
 		assert.Empty(t, again, host)
 	}
+}
+
+// TestInstallRecordsFormat: install records the workflow file's format;
+// a file that then loads in the other format is refused, naming both;
+// installing again after a person changed the format updates the record.
+func TestInstallRecordsFormat(t *testing.T) {
+	dir := t.TempDir()
+	wf := filepath.Join(dir, ConfigDir, "workflow.json")
+	sw, err := os.ReadFile("../workflow/testdata/coding.json")
+	require.NoError(t, err)
+	writeTestFile(t, wf, string(sw))
+	changes := install(t, ClaudeCode, dir, nil)
+	require.Len(t, changes, 3)
+	assert.Equal(t, InstalledFile, changes[2].Path)
+	assert.JSONEq(t, `{"workflow": ".chartgate/workflow.json", "format": "statewright"}`, readFile(t, filepath.Join(dir, InstalledFile)))
+	for _, host := range Installable {
+		again, err := Plan(host, dir, nil)
+		require.NoError(t, err)
+		for _, c := range again {
+			assert.NotEqual(t, InstalledFile, c.Path, host)
+		}
+	}
+	assert.NoError(t, CheckFormat(wf, workflow.FormatStatewright))
+	err = CheckFormat(wf, workflow.FormatXState)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), wf+": the workflow loads in format \"xstate\", but the project was installed with format \"statewright\" (.chartgate/installed.json)")
+	// Another file of the project is not the one recorded.
+	assert.NoError(t, CheckFormat(filepath.Join(dir, "other.json"), workflow.FormatXState))
+	// A person changes the format and installs again.
+	writeTestFile(t, wf, `{"id": "w", "initial": "a", "states": {"a": {}}}`)
+	install(t, ClaudeCode, dir, nil)
+	assert.NoError(t, CheckFormat(wf, workflow.FormatXState))
+	// No workflow file at install: no record.
+	empty := t.TempDir()
+	install(t, Codex, empty, nil)
+	_, err = os.Stat(filepath.Join(empty, InstalledFile))
+	assert.ErrorIs(t, err, os.ErrNotExist)
 }

@@ -24,7 +24,9 @@
 // max_iterations, safe_next …), or a transition only Statewright writes
 // ("$return", fork, invoke, guards, requires_approval). Anything else is
 // XState, including the small files both formats read the same way;
-// [Options.Format] forces either.
+// [Options.Format] forces either. `chartgate install` records the format
+// a project's workflow file has, and the commands refuse that file once
+// it loads in the other (package hook, CheckFormat).
 //
 // A workflow is loaded strictly: what [statechart.Compile] accepts with a
 // warning because XState ignores it (an unknown key, a v4 "cond", an empty
