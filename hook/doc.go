@@ -335,8 +335,9 @@
 //
 // A post tool event's sends (the record of the call, with its bound
 // event, and each interrupt it fires) wait for a call of the gateway that
-// holds the session's workflow, up to the gate's BusyWait (two thirds of
-// the hook's deadline in `chartgate hook`). One the workflow still cannot
+// holds the session's workflow, up to the gate's BusyWait and at most two
+// thirds of the way to the event's context deadline, which leaves the
+// rest to keep what could not be applied. One the workflow still cannot
 // take (still held, or its store fails) is kept, with every later send of
 // the session, in order, in the session's record in the store
 // (AgentSession.Pending, [PendingEvent]); when the store cannot be

@@ -14,7 +14,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/tidwall/gjson"
 
 	"github.com/chartgate/chartgate/internal/jsonx"
@@ -165,6 +164,7 @@ func (h *Handler) Handle(ctx context.Context, ev Event) (Result, error) {
 	if ev.Kind == KindOther {
 		return Result{}, nil
 	}
+	ctx = withSendBy(ctx, time.Now())
 	sess, err := h.touch(ctx, ev)
 	if err != nil {
 		return h.unrecorded(ev, fmt.Errorf("hook: recording the agent session: %w", err))
@@ -554,7 +554,7 @@ func (h *Handler) postTool(ctx context.Context, ev Event, ref mcpbind.Ref, wf *m
 		if err := keep(record, errors.New("earlier events of this session are not applied yet")); err != nil {
 			return Result{}, fmt.Errorf("%w: %w", errNothingApplied, err)
 		}
-	} else if t, err := h.gate.Record(ctx, ref, name, rawObject(ev.Input), &mcp.CallToolResult{IsError: ev.Failed}, h.host()); err != nil {
+	} else if t, err := h.apply(ctx, ref, record); err != nil {
 		if kerr := keep(record, err); kerr != nil {
 			return Result{}, fmt.Errorf("hook: recording %s: %w (%w)", name, err, kerr)
 		}

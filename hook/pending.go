@@ -158,8 +158,36 @@ func (h *Handler) applyPending(ctx context.Context, session string, ref mcpbind.
 	return notes, s.Pending, nil
 }
 
-// apply sends a pending event to the workflow.
+// sendByKey is the context key of the time by which the sends of a hook
+// event must be done (withSendBy).
+type sendByKey struct{}
+
+// withSendBy marks, in a context with a deadline, the time by which the
+// event's sends must give up waiting for the workflow: two thirds of the
+// way to the deadline, so that what they could not apply can still be
+// kept in the store before it.
+func withSendBy(ctx context.Context, now time.Time) context.Context {
+	d, ok := ctx.Deadline()
+	if !ok || !d.After(now) {
+		return ctx
+	}
+	return context.WithValue(ctx, sendByKey{}, now.Add(d.Sub(now)*2/3))
+}
+
+// sendCtx returns the context of one send: ctx, ended at the time
+// withSendBy set.
+func sendCtx(ctx context.Context) (context.Context, context.CancelFunc) {
+	if by, ok := ctx.Value(sendByKey{}).(time.Time); ok {
+		return context.WithDeadline(ctx, by)
+	}
+	return context.WithCancel(ctx)
+}
+
+// apply sends a pending event to the workflow, within the time the
+// event's sends have (sendCtx).
 func (h *Handler) apply(ctx context.Context, ref mcpbind.Ref, p PendingEvent) (*mcpbind.Transition, error) {
+	ctx, cancel := sendCtx(ctx)
+	defer cancel()
 	if p.Interrupt != "" {
 		return h.gate.Send(ctx, ref, statechart.Event{Type: p.Event, Data: map[string]any{"input": map[string]any{"file": p.File, "interrupt": p.Interrupt}}}, "hook")
 	}

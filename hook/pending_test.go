@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -73,31 +74,7 @@ func TestInterruptKeptWhileWorkflowHeld(t *testing.T) {
 	ctx := context.Background()
 	f.handle(f.ev(KindSessionStart, "", ""))
 
-	// The gateway of the session: its build call holds the workflow.
-	gw, err := mcpbind.New(f.wf.Machine.Engine(), &mcpbind.Options{Store: f.store, Logger: quiet(), HistoryLimit: 50,
-		SessionKey: func(*mcp.ServerSession) string { return f.session }})
-	require.NoError(t, err)
-	started, release := make(chan struct{}), make(chan struct{})
-	srv := mcp.NewServer(&mcp.Implementation{Name: "gw", Version: "1"}, nil)
-	srv.AddTool(&mcp.Tool{Name: "build", InputSchema: json.RawMessage(`{"type":"object"}`)},
-		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			close(started)
-			<-release
-			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "built"}}}, nil
-		})
-	gw.Attach(srv)
-	ct, st := mcp.NewInMemoryTransports()
-	_, err = srv.Connect(ctx, st, nil)
-	require.NoError(t, err)
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "1"}, nil).Connect(ctx, ct, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
-	require.NoError(t, err)
-	defer cs.Close()
-	built := make(chan error, 1)
-	go func() {
-		_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "build"})
-		built <- err
-	}()
-	<-started
+	release := holdWorkflow(t, f)
 
 	r := f.post("Write", `{"file_path": "config/prod.env", "content": "X=1"}`)
 	assert.Contains(t, r.Context, "could not take 1 event(s) this call sent")
@@ -107,8 +84,7 @@ func TestInterruptKeptWhileWorkflowHeld(t *testing.T) {
 	assert.Contains(t, deny, `interrupt "env" (file config/prod.env)`)
 	assert.Contains(t, deny, "busy")
 
-	close(release)
-	require.NoError(t, <-built)
+	release()
 	r = f.handle(f.ev(KindPreTool, "Write", `{"file_path": "main.go", "content": "x"}`))
 	assert.Contains(t, r.Deny, `Tool "Write" is not available in the current workflow state ("alert")`)
 	assert.Equal(t, "alert", f.state())
@@ -161,4 +137,69 @@ func TestInterruptKeptWhileStoreLocked(t *testing.T) {
 	assert.Empty(t, matches)
 	f.pre("Read", `{"file_path": "main.go"}`)
 	assert.Equal(t, 1, f.interrupts())
+}
+
+// holdWorkflow starts a call of the session's gateway (a go-sdk server
+// with a gate on the fixture's store) that holds the session's workflow
+// until release is called, which waits for the call to be recorded.
+func holdWorkflow(t *testing.T, f *fixture) (release func()) {
+	t.Helper()
+	ctx := context.Background()
+	gw, err := mcpbind.New(f.wf.Machine.Engine(), &mcpbind.Options{Store: f.store, Logger: quiet(), HistoryLimit: 50,
+		SessionKey: func(*mcp.ServerSession) string { return f.session }})
+	require.NoError(t, err)
+	started, done := make(chan struct{}), make(chan struct{})
+	srv := mcp.NewServer(&mcp.Implementation{Name: "gw", Version: "1"}, nil)
+	srv.AddTool(&mcp.Tool{Name: "build", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			close(started)
+			<-done
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "built"}}}, nil
+		})
+	gw.Attach(srv)
+	ct, st := mcp.NewInMemoryTransports()
+	_, err = srv.Connect(ctx, st, nil)
+	require.NoError(t, err)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "1"}, nil).Connect(ctx, ct, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	require.NoError(t, err)
+	built := make(chan error, 1)
+	go func() {
+		_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "build"})
+		built <- err
+	}()
+	<-started
+	var once sync.Once
+	release = func() {
+		once.Do(func() {
+			close(done)
+			require.NoError(t, <-built)
+			_ = cs.Close()
+		})
+	}
+	t.Cleanup(release)
+	return release
+}
+
+// TestSendsGiveUpBeforeTheDeadline: with the gate willing to wait 30 s,
+// an event whose context ends in 1.5 s gives up waiting for the held
+// workflow at two thirds of it, and keeps the interrupt before the end.
+func TestSendsGiveUpBeforeTheDeadline(t *testing.T) {
+	f, _ := pendingFixture(t, nil)
+	gate, err := mcpbind.New(f.wf.Machine.Engine(), &mcpbind.Options{Store: f.store, Logger: quiet(), BusyWait: 30 * time.Second})
+	require.NoError(t, err)
+	f.h, err = NewHandler(f.wf, gate, f.store, f.project, &Options{Ancestry: func() []Proc { return nil }})
+	require.NoError(t, err)
+	f.handle(f.ev(KindSessionStart, "", ""))
+	holdWorkflow(t, f)
+	ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	r, err := f.h.Handle(ctx, f.ev(KindPostTool, "Write", `{"file_path": "a.env", "content": "X=1"}`))
+	require.NoError(t, err)
+	assert.Less(t, time.Since(start), 1500*time.Millisecond)
+	assert.Contains(t, r.Context, "could not take 1 event(s) this call sent")
+	s, _, err := LoadSession(context.Background(), f.store, f.session)
+	require.NoError(t, err)
+	require.Len(t, s.Pending, 1)
+	assert.Equal(t, "env", s.Pending[0].Interrupt)
 }
