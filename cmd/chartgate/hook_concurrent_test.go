@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/chartgate/chartgate/hook"
 	"github.com/chartgate/chartgate/mcpbind"
 	"github.com/chartgate/chartgate/mcpbind/sqlitestore"
 	"github.com/chartgate/chartgate/workflow"
@@ -96,7 +97,8 @@ func sessionHistory(t testing.TB, project, session string) *mcpbind.Workflow {
 // in one agent session, on one SQLite store: each fires an interrupt, and
 // they wait for one another's hold on the workflow. No process may fail
 // (they once panicked on the wait, exit 2 with a Go stack trace shown to
-// the agent), and every interrupt is applied exactly once.
+// the agent), and every interrupt is applied exactly once (at once, or
+// kept and applied by the session's next event).
 func TestHookConcurrentInterrupts(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts 60 processes")
@@ -124,8 +126,15 @@ func TestHookConcurrentInterrupts(t *testing.T) {
 		assert.Equal(t, 0, r.code, "hook %d: %s", i, r.errOut)
 		assert.NotContains(t, r.errOut, "panic", "hook %d", i)
 		assert.NotContains(t, r.errOut, "goroutine ", "hook %d", i)
-		assert.Contains(t, r.out, fmt.Sprintf(`file f%02d.env triggered interrupt \"touch\"`, i), "hook %d", i)
+		// Applied now, or (on a machine too loaded for the workflow to be
+		// free within the gate's wait) kept for the next event.
+		applied := strings.Contains(r.out, fmt.Sprintf(`file f%02d.env triggered interrupt \"touch\"`, i))
+		kept := strings.Contains(r.out, "could not take 1 event(s) this call sent")
+		assert.True(t, applied || kept, "hook %d: %s", i, r.out)
 	}
+	// The session's next event applies whatever was kept.
+	r = runHook(t, bin, project, fixture(t, "claude-code", "user-prompt-submit.json", project, session), nil, "claude-code")
+	require.Equal(t, 0, r.code, r.errOut)
 
 	wf := sessionHistory(t, project, session)
 	applied := map[string]int{}
@@ -143,4 +152,10 @@ func TestHookConcurrentInterrupts(t *testing.T) {
 		assert.Equal(t, 1, applied[f], "interrupt of %s applied %d times", f, applied[f])
 	}
 	assert.Len(t, applied, hooks)
+	store, err := sqlitestore.Open(filepath.Join(project, ".chartgate", "state.db"), nil)
+	require.NoError(t, err)
+	defer store.Close()
+	sess, _, err := hook.LoadSession(context.Background(), store, session)
+	require.NoError(t, err)
+	assert.Empty(t, sess.Pending, "nothing left to apply")
 }
