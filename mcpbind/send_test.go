@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -165,5 +166,32 @@ func TestConcurrentSends(t *testing.T) {
 	}
 	if got := w.State.Context()["n"]; got != float64(sends) {
 		t.Errorf("n = %v, want %d", got, sends)
+	}
+}
+
+// TestHostToolArguments: the arguments of a host's tool reach the gate
+// without an MCP request: they are bounded before the tool runs (Check)
+// and are the input of the event its record sends (Record).
+func TestHostToolArguments(t *testing.T) {
+	g, err := mcpbind.New(compile(t, "full", codingJSON, nil), &mcpbind.Options{Logger: quietLogger(), MaxArgumentBytes: 64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	ref := mcpbind.Ref{Name: "s"}
+	host := mcpbind.Host{Tools: []string{"Read", "Edit", "Bash"}}
+	if _, err := g.Send(ctx, ref, mcpEvent("PLANNED"), "test"); err != nil {
+		t.Fatal(err)
+	}
+	big := json.RawMessage(`{"command": "` + strings.Repeat("x", 100) + `"}`)
+	if d, err := g.Check(ctx, ref, "Bash", big, host); err != nil || d.Allowed || d.Refusal == nil || d.Refusal.Code != mcpbind.CodeTooLarge {
+		t.Fatalf("large arguments: %+v %v", d, err)
+	}
+	tr, err := g.Record(ctx, ref, "Bash", json.RawMessage(`{"command": "go test"}`), nil, host)
+	if err != nil || tr == nil {
+		t.Fatalf("Record: %+v %v", tr, err)
+	}
+	if in, _ := tr.Event.Data["input"].(map[string]any); in["command"] != "go test" {
+		t.Fatalf("event data %v", tr.Event.Data)
 	}
 }
