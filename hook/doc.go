@@ -14,7 +14,11 @@
 //	os.Stdout.Write(hook.Encode(ev, res))
 //
 // `chartgate install HOST` ([Plan], [Apply]) writes the hooks and the
-// gateway's MCP server entry into the host's configuration.
+// gateway's MCP server entry into the host's configuration, and records
+// the workflow file's format in .chartgate/installed.json
+// ([InstalledFile]): a workflow file that then loads in the other format
+// is refused by the hooks, the gateway and `chartgate validate`
+// ([CheckFormat]).
 //
 // # Hosts
 //
@@ -110,6 +114,8 @@
 //     Post tool events also count the tool's output against the state's
 //     context_budget_bytes, and the files read, for the notices of
 //     "Context budget and repeated reads".
+//   - Events the hook must send are never dropped (see "Pending
+//     events").
 //   - Stop events keep the agent going, with the phase as the reason,
 //     until a final state, when the workflow asks for it (below).
 //
@@ -336,12 +342,57 @@
 //
 // # Failures
 //
-// A pre tool event that cannot be decided (input that does not parse as
-// the host's, a workflow that does not load, a failing store) is refused,
-// with the reason: the gate does not fail open. Other events report the
-// error on stderr and exit 1, which the hosts show and go on from. An
-// input that is not a hook event at all (not JSON) cannot be answered in
-// the host's format, and exits 1.
+// The hook does not fail open on a pre tool event. One that cannot be
+// decided (input that does not parse as the host's, a workflow that does
+// not load, a failing store, an internal error such as a panic, the
+// hook's deadline passed) is refused with the reason, in the host's deny
+// format and with exit code 0, which every host reads as its answer. The
+// reason is a plain sentence: the stack of an internal error goes to
+// .chartgate/hook-errors.log in the project (standard error when the
+// project is not known yet), never to the agent. `chartgate hook`
+// answers within its deadline (--deadline, default 30 s), below the
+// timeout `chartgate install` gives the hosts ([HostTimeout], 60 s), so
+// that the host does not give up on it first; an event whose workflow is
+// held by another call waits at most two thirds of the deadline.
+//
+// What a host does with a hook that fails anyway (it cannot start, the
+// host's timeout passes, it is killed) is the host's: `chartgate install`
+// writes the setting that blocks the tool then where the host has one:
+// Claude Code's "onFailure": "block" (2.1.295 and later) on PreToolUse,
+// Cursor's "failClosed": true on its permission events. Codex and Gemini
+// CLI have none: there a hook that does not run lets the tool run, and
+// only the hook's own answer refuses it. Copilot CLI is not installed by
+// `chartgate install`; its hooks' timeoutSec should be set above the
+// hook's deadline by hand.
+//
+// Other events report an error on stderr and exit 1, which the hosts show
+// and go on from. An input that is not a hook event at all (not JSON)
+// cannot be answered in the host's format, and exits 1.
+//
+// # Pending events
+//
+// A post tool event's sends (the record of the call, with its bound
+// event, and each interrupt it fires) wait for a call of the gateway that
+// holds the session's workflow, up to the gate's BusyWait and at most two
+// thirds of the way to the event's context deadline, which leaves the
+// rest to keep what could not be applied. One the workflow still cannot
+// take (still held, or its store fails) is kept, with every later send of
+// the session, in order, in the session's record in the store
+// (AgentSession.Pending, [PendingEvent]); when the store cannot be
+// written at all (locked past its busy timeout), the whole post tool
+// event is appended to .chartgate/pending/<digest of the session
+// id>.jsonl instead. The agent is told either way.
+//
+// Every hook event of the session applies them first, before anything
+// else: the file's events replayed as post tool events, then the pending
+// events, each claimed in the record (one hook applies it; a claim lapses
+// after a minute, longer than a hook lives), applied, and removed. Until
+// all are applied, the session's pre tool events are refused, with what
+// is pending and why; so the Write after a .env edit is decided in the
+// state the interrupt leads to, never in the one it left. Limits: an
+// event applied whose removal from the record then fails is applied again
+// by the next event; a call replayed from the file after its record
+// succeeded and an interrupt failed is counted twice against a budget.
 //
 // # The project
 //

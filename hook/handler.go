@@ -7,6 +7,7 @@ package hook
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -14,7 +15,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/tidwall/gjson"
 
 	"github.com/chartgate/chartgate/internal/jsonx"
@@ -165,42 +165,86 @@ func (h *Handler) Handle(ctx context.Context, ev Event) (Result, error) {
 	if ev.Kind == KindOther {
 		return Result{}, nil
 	}
+	ctx = withSendBy(ctx, time.Now())
 	sess, err := h.touch(ctx, ev)
 	if err != nil {
-		return Result{}, fmt.Errorf("hook: recording the agent session: %w", err)
+		return h.unrecorded(ev, fmt.Errorf("hook: recording the agent session: %w", err))
 	}
 	ref := mcpbind.Ref{Name: ev.SessionID}
+	// What earlier events could not apply goes first.
+	notes, left, err := h.catchUp(ctx, ev, ref, sess)
+	if err != nil {
+		return h.unrecorded(ev, err)
+	}
 	wf, err := h.gate.WorkflowOf(ctx, ref)
 	if err != nil {
-		return Result{}, fmt.Errorf("hook: loading the workflow: %w", err)
+		return h.unrecorded(ev, fmt.Errorf("hook: loading the workflow: %w", err))
 	}
 	done := wf.State.Status() == statechart.StatusDone
+	var res Result
 	switch ev.Kind {
 	case KindSessionStart, KindPrompt:
-		return Result{Context: h.describe(ctx, ev.Host, ref, wf)}, nil
+		res = Result{Context: h.describe(ctx, ev.Host, ref, wf)}
 	case KindPreTool:
 		if done {
-			r, _ := h.guard(ctx, ev, wf)
-			return r, nil
+			res, _ = h.guard(ctx, ev, wf)
+			break
 		}
-		r, err := h.preTool(ctx, ev, ref, wf, sess)
-		if err != nil || r.Deny != "" {
-			return r, err
+		if len(left) > 0 {
+			return Result{Deny: pendingDeny(left)}, nil
+		}
+		if res, err = h.preTool(ctx, ev, ref, wf, sess); err != nil || res.Deny != "" {
+			return res, err
 		}
 		if g, refused := h.guard(ctx, ev, wf); refused {
 			return g, nil
 		}
-		return r, nil
 	case KindPostTool:
 		if done {
-			return Result{}, nil
+			break
 		}
-		return h.postTool(ctx, ev, ref, wf, sess)
+		if res, err = h.postTool(ctx, ev, ref, wf, sess, len(left) > 0); err != nil {
+			return h.unrecorded(ev, err)
+		}
 	case KindStop:
-		return h.stopEvent(ctx, ev, ref, wf, done)
+		if res, err = h.stopEvent(ctx, ev, ref, wf, done); err != nil {
+			return res, err
+		}
 	}
-	return Result{}, nil
+	if len(notes) > 0 {
+		res.Context = strings.TrimSpace(strings.Join(notes, "\n") + "\n" + res.Context)
+	}
+	return res, nil
 }
+
+// errNothingApplied marks the error of a post tool event of which nothing
+// reached the workflow: the whole event can be kept and replayed.
+var errNothingApplied = errors.New("nothing of the call was applied")
+
+// unrecorded answers an event that failed with err. A post tool event of
+// which nothing reached the workflow (its store failed) is kept in the
+// session's pending file, to be replayed by the next event; the agent is
+// told, and the next pre tool event is refused until it is applied.
+func (h *Handler) unrecorded(ev Event, err error) (Result, error) {
+	if ev.Kind != KindPostTool || h.isGateway(ev) {
+		return Result{}, err
+	}
+	var applied *appliedError
+	if errors.As(err, &applied) {
+		return Result{}, err
+	}
+	if kerr := h.keepInFile(ev); kerr != nil {
+		return Result{}, errors.Join(err, fmt.Errorf("hook: keeping the call for later: %w", kerr))
+	}
+	return Result{Context: fmt.Sprintf("chartgate: this call could not be recorded in the workflow (%v): it is kept, and applied before the next tool call is decided.", err)}, nil
+}
+
+// appliedError is the error of a post tool event that failed after some
+// of it reached the workflow: replaying it whole would apply that twice.
+type appliedError struct{ err error }
+
+func (e *appliedError) Error() string { return e.err.Error() }
+func (e *appliedError) Unwrap() error { return e.err }
 
 // touch records the agent session in the store: created, or refreshed
 // when the host, the folder or the time asks for it (a session start
@@ -614,21 +658,49 @@ func maxFiles(policies []workflow.StatePolicy) bool {
 // it succeeded), counts its output and the file it read (the context
 // budget, repeated reads: budget.go), then sends the interrupts whose file
 // pattern matches a file it wrote.
-func (h *Handler) postTool(ctx context.Context, ev Event, ref mcpbind.Ref, wf *mcpbind.Workflow, sess *AgentSession) (Result, error) {
+//
+// An event it must send that the workflow cannot take now (held by a
+// call for longer than the gate waits, a store that fails), and every
+// later one of the call, is kept in the session's pending events, in
+// order (queued: earlier ones are pending already), for the next hook
+// event to apply.
+func (h *Handler) postTool(ctx context.Context, ev Event, ref mcpbind.Ref, wf *mcpbind.Workflow, sess *AgentSession, queued bool) (Result, error) {
 	if h.isGateway(ev) {
 		return Result{}, nil
 	}
 	name, canon := h.gateName(ev), canonical(ev)
 	var notes []string
-	tr, err := h.gate.Record(ctx, ref, name, rawObject(ev.Input), &mcp.CallToolResult{IsError: ev.Failed}, h.host())
-	if err != nil {
-		return Result{}, fmt.Errorf("hook: recording %s: %w", name, err)
+	var tr *mcpbind.Transition
+	var sideErr error
+	kept := 0
+	keep := func(p PendingEvent, why error) error {
+		p.ID, p.Time, p.Reason = newID(), h.o.Now(), why.Error()
+		if err := h.keep(ctx, ev.SessionID, []PendingEvent{p}); err != nil {
+			return fmt.Errorf("hook: keeping %s for later: %w", p.what(), err)
+		}
+		kept++
+		queued = true
+		return nil
+	}
+	record := PendingEvent{Tool: name, Input: rawObject(ev.Input), Failed: ev.Failed}
+	if queued {
+		if err := keep(record, errors.New("earlier events of this session are not applied yet")); err != nil {
+			return Result{}, fmt.Errorf("%w: %w", errNothingApplied, err)
+		}
+	} else if t, err := h.apply(ctx, ref, record); err != nil {
+		if kerr := keep(record, err); kerr != nil {
+			return Result{}, fmt.Errorf("hook: recording %s: %w (%w)", name, err, kerr)
+		}
+	} else {
+		tr = t
 	}
 	if tr != nil {
 		notes = append(notes, fmt.Sprintf("chartgate: %s sent %s: the workflow moved from %s to %s.", name, tr.Event.Type, jsonx.Text(tr.From), jsonx.Text(tr.To)))
 	} else if len(wf.Limits) > 0 {
+		// What fails from here on does not keep the events of the call
+		// from being sent: it is reported once they are.
 		if note, err := h.checkpoint(ctx, ref); err != nil {
-			return Result{}, err
+			sideErr = errors.Join(sideErr, err)
 		} else if note != "" {
 			notes = append(notes, note)
 		}
@@ -642,7 +714,7 @@ func (h *Handler) postTool(ctx context.Context, ev Event, ref mcpbind.Ref, wf *m
 		}
 		if maxFiles(policies) && !ev.Failed {
 			if err := h.recordEdits(ctx, ev.SessionID, entered(wf), files); err != nil {
-				return Result{}, err
+				sideErr = errors.Join(sideErr, err)
 			}
 		}
 	case isShell(policies, name, canon):
@@ -656,7 +728,7 @@ func (h *Handler) postTool(ctx context.Context, ev Event, ref mcpbind.Ref, wf *m
 	}
 	reads, err := h.postReads(ctx, ev, wf, policies, canon, sess, tr != nil)
 	if err != nil {
-		return Result{}, err
+		sideErr = errors.Join(sideErr, err)
 	}
 	sent := map[string]bool{}
 	for _, f := range files {
@@ -665,22 +737,38 @@ func (h *Handler) postTool(ctx context.Context, ev Event, ref mcpbind.Ref, wf *m
 			continue
 		}
 		sent[in.Event] = true
-		t, err := h.gate.Send(ctx, ref, statechart.Event{Type: in.Event, Data: map[string]any{"input": map[string]any{"file": f, "interrupt": in.Name}}}, "hook")
+		p := PendingEvent{Interrupt: in.Name, Event: in.Event, File: f}
+		if queued {
+			if err := keep(p, errors.New("earlier events of this session are not applied yet")); err != nil {
+				return Result{}, &appliedError{err}
+			}
+			continue
+		}
+		t, err := h.apply(ctx, ref, p)
 		if err != nil {
-			return Result{}, fmt.Errorf("hook: sending interrupt %s: %w", in.Name, err)
+			if kerr := keep(p, err); kerr != nil {
+				return Result{}, &appliedError{fmt.Errorf("hook: sending interrupt %s: %w (%w)", in.Name, err, kerr)}
+			}
+			continue
 		}
 		if t == nil {
 			continue // an interrupt is being handled already
 		}
-		now, err := h.gate.WorkflowOf(ctx, ref)
-		if err != nil {
-			return Result{}, err
+		phase := ""
+		if now, err := h.gate.WorkflowOf(ctx, ref); err == nil {
+			phase = "\n" + h.describe(ctx, ev.Host, ref, now)
 		}
-		notes = append(notes, fmt.Sprintf("chartgate: file %s triggered interrupt %q: the workflow moved from %s to %s.\n%s",
-			f, in.Name, jsonx.Text(t.From), jsonx.Text(t.To), h.describe(ctx, ev.Host, ref, now)))
+		notes = append(notes, fmt.Sprintf("chartgate: file %s triggered interrupt %q: the workflow moved from %s to %s.%s",
+			f, in.Name, jsonx.Text(t.From), jsonx.Text(t.To), phase))
 		reads = nil // about the state left
 	}
 	notes = append(notes, reads...)
+	if sideErr != nil {
+		return Result{}, &appliedError{sideErr}
+	}
+	if kept > 0 {
+		notes = append(notes, fmt.Sprintf("chartgate: the workflow could not take %d event(s) this call sent (it is busy, or its store failed): they are kept, and applied before the next tool call is decided; until then tools are refused.", kept))
+	}
 	return Result{Context: strings.Join(notes, "\n")}, nil
 }
 

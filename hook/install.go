@@ -7,6 +7,7 @@ package hook
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -14,7 +15,10 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
+
+	"github.com/chartgate/chartgate/workflow"
 )
 
 // InstallOptions configures [Plan]. The zero value (or nil) means the
@@ -89,11 +93,13 @@ func Plan(host Host, dir string, opts *InstallOptions) ([]FileChange, error) {
 		return in.run(
 			func() (FileChange, error) { return in.nestedHooks(".claude/settings.json", claudeEvents, nil) },
 			func() (FileChange, error) { return in.mcpJSON(".mcp.json") },
+			in.installedRecord,
 		)
 	case Codex:
 		return in.run(
 			func() (FileChange, error) { return in.nestedHooks(".codex/hooks.json", codexEvents, nil) },
 			func() (FileChange, error) { return in.codexTOML(".codex/config.toml") },
+			in.installedRecord,
 		)
 	case Gemini:
 		return in.run(
@@ -101,11 +107,13 @@ func Plan(host Host, dir string, opts *InstallOptions) ([]FileChange, error) {
 				return in.nestedHooks(".gemini/settings.json", geminiEvents, jstr("chartgate"))
 			},
 			func() (FileChange, error) { return in.mcpJSON(".gemini/settings.json") },
+			in.installedRecord,
 		)
 	case Cursor:
 		return in.run(
 			func() (FileChange, error) { return in.cursorHooks(".cursor/hooks.json") },
 			func() (FileChange, error) { return in.mcpJSON(".cursor/mcp.json") },
+			in.installedRecord,
 		)
 	}
 	return nil, fmt.Errorf("hook: chartgate cannot install into %q: use one of claude-code, codex, cursor, gemini", host)
@@ -158,6 +166,131 @@ var (
 	// and would be counted twice.
 	cursorMatchers = map[string]string{"preToolUse": "Write|StrReplace|Edit|Delete|MultiEdit", "postToolUse": "Read"}
 )
+
+// InstalledFile is the record `chartgate install` keeps of the project's
+// workflow, relative to the project folder: {"workflow": FILE, "format":
+// "xstate" or "statewright"}, FILE as the hooks and the gateway are given
+// it. A workflow file that loads in another format than the one recorded
+// is refused ([CheckFormat]): an agent that rewrote it in the other
+// format, where its keys mean something else, does not get a workflow it
+// made. Re-running install after a person changed the format updates it.
+const InstalledFile = ConfigDir + "/installed.json"
+
+// Installed is the content of [InstalledFile].
+type Installed struct {
+	Workflow string          `json:"workflow"`
+	Format   workflow.Format `json:"format"`
+}
+
+// installedRecord writes InstalledFile when the workflow file exists (its
+// format as DetectFormat gives it); without one, nothing.
+func (in *installer) installedRecord() (FileChange, error) {
+	wf := in.o.Workflow
+	if wf == "" {
+		wf = filepath.Join(ConfigDir, "workflow.json")
+	}
+	path := wf
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(in.dir, path)
+	}
+	data, err := os.ReadFile(path)
+	old, rerr := in.read(InstalledFile)
+	if rerr != nil {
+		return FileChange{}, rerr
+	}
+	if err != nil {
+		return FileChange{Path: InstalledFile, Old: old, New: old}, nil
+	}
+	rec, err := json.MarshalIndent(Installed{Workflow: filepath.ToSlash(wf), Format: workflow.DetectFormat(data)}, "", "  ")
+	if err != nil {
+		return FileChange{}, err
+	}
+	return FileChange{Path: InstalledFile, Old: old, New: append(rec, '\n')}, nil
+}
+
+// CheckFormat refuses a workflow file that loads in another format than
+// the one `chartgate install` recorded for it in its project
+// ([InstalledFile], in the nearest folder above the file that holds a
+// .chartgate folder). A project without the record, or whose record names
+// another file, is not checked.
+func CheckFormat(file string, format workflow.Format) error {
+	abs, err := filepath.Abs(file)
+	if err != nil {
+		return nil
+	}
+	project, ok := FindProject(filepath.Dir(abs))
+	if !ok {
+		return nil
+	}
+	data, err := os.ReadFile(filepath.Join(project, InstalledFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("reading %s: %w", InstalledFile, err)
+	}
+	var rec Installed
+	if err := json.Unmarshal(data, &rec); err != nil {
+		return fmt.Errorf("%s: %w", filepath.Join(project, InstalledFile), err)
+	}
+	recorded := filepath.FromSlash(rec.Workflow)
+	if !filepath.IsAbs(recorded) {
+		recorded = filepath.Join(project, recorded)
+	}
+	if filepath.Clean(recorded) != abs || rec.Format == format {
+		return nil
+	}
+	return fmt.Errorf("%s: the workflow loads in format %q, but the project was installed with format %q (%s); if a person changed its format, they run chartgate install again", file, format, rec.Format, InstalledFile)
+}
+
+// HostTimeout is the timeout `chartgate install` gives each hook in the
+// host's configuration, in seconds: above the hook's own deadline (30 s
+// by default, `chartgate hook --deadline`), so that the hook answers, and
+// a refusal is its answer, before the host gives up on it.
+const HostTimeout = 60
+
+// hookFields are the fields of chartgate's hook entry for event ev, beside
+// its command: the host's timeout and, where the host has one, the
+// setting that makes a hook's failure (it cannot start, times out, exits
+// with a code the protocol does not define) block the tool instead of
+// letting it run. Per host, as its documentation and source give them
+// (read 2026-11-28):
+//
+//   - Claude Code: "timeout" in seconds; "onFailure": "block" (Claude
+//     Code 2.1.295 and later) on PreToolUse, the event where failing open
+//     runs a tool. Other events keep failing open: blocking a prompt or a
+//     session start because the store is down would stop the user too.
+//   - Codex: "timeout" in seconds; it has no fail-closed setting.
+//   - Gemini CLI: "timeout" in milliseconds; no fail-closed setting (exit
+//     code 2 blocks, any other failure is a warning).
+//   - Cursor: "timeout" in seconds; "failClosed": true on the events that
+//     answer with a permission.
+//
+// Where a host has no fail-closed setting, the hook itself never fails
+// open on a pre tool event: whatever goes wrong (a panic, its deadline, a
+// store that fails), it answers with the host's deny and exit code 0.
+func (in *installer) hookFields(ev string) []member {
+	switch in.host {
+	case ClaudeCode:
+		if ev == "PreToolUse" {
+			return []member{{"timeout", jnum(HostTimeout)}, {"onFailure", jstr("block")}}
+		}
+		return []member{{"timeout", jnum(HostTimeout)}}
+	case Codex:
+		return []member{{"timeout", jnum(HostTimeout)}}
+	case Gemini:
+		return []member{{"timeout", jnum(HostTimeout * 1000)}}
+	case Cursor:
+		if cursorPermission[ev] {
+			return []member{{"timeout", jnum(HostTimeout)}, {"failClosed", &jvalue{raw: []byte("true")}}}
+		}
+		return []member{{"timeout", jnum(HostTimeout)}}
+	}
+	return nil
+}
+
+// jnum is a JSON integer.
+func jnum(n int) *jvalue { return &jvalue{raw: strconv.AppendInt(nil, int64(n), 10)} }
 
 // installer plans one host's installation. Files two steps touch (Gemini
 // CLI keeps hooks and MCP servers in one settings.json) are read from the
@@ -299,11 +432,11 @@ func (in *installer) nestedHooks(rel string, events []string, name *jvalue) (Fil
 	if err != nil {
 		return FileChange{}, err
 	}
-	handler := jobj(member{"type", jstr("command")}, member{"command", jstr(in.hookCommand())})
-	if name != nil {
-		handler.set("name", name)
-	}
 	for _, ev := range events {
+		handler := jobj(append([]member{{"type", jstr("command")}, {"command", jstr(in.hookCommand())}}, in.hookFields(ev)...)...)
+		if name != nil {
+			handler.set("name", name)
+		}
 		path := rel + ": hooks." + ev
 		groups, err := hooks.child(ev, '[', path)
 		if err != nil {
@@ -367,6 +500,9 @@ func (in *installer) cursorHooks(rel string) (FileChange, error) {
 		entry := jobj(member{"command", jstr(in.hookCommand())})
 		if m := cursorMatchers[ev]; m != "" {
 			entry.set("matcher", jstr(m))
+		}
+		for _, f := range in.hookFields(ev) {
+			entry.set(f.k, f.v)
 		}
 		placed := false
 		var kept []*jvalue

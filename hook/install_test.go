@@ -9,6 +9,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/chartgate/chartgate/workflow"
 )
 
 // install plans and applies an installation, and returns the changes.
@@ -257,4 +259,99 @@ func keysOf(t *testing.T, text, key string) []string {
 	}
 	require.NotNil(t, v)
 	return v.keys
+}
+
+// TestInstallFailClosed: every hook entry gets the host's timeout, above
+// the hook's own deadline, and the pre tool entries the host's setting
+// that blocks the tool when the hook fails, where the host has one; a
+// second installation changes nothing.
+func TestInstallFailClosed(t *testing.T) {
+	type entry struct {
+		Command    string
+		Timeout    int
+		OnFailure  string
+		FailClosed bool
+	}
+	nested := func(t *testing.T, text string) map[string][]entry {
+		var s struct {
+			Hooks map[string][]struct{ Hooks []entry }
+		}
+		require.NoError(t, json.Unmarshal([]byte(text), &s))
+		out := map[string][]entry{}
+		for ev, groups := range s.Hooks {
+			for _, g := range groups {
+				out[ev] = append(out[ev], g.Hooks...)
+			}
+		}
+		return out
+	}
+	dir := t.TempDir()
+	install(t, ClaudeCode, dir, nil)
+	for ev, es := range nested(t, readFile(t, filepath.Join(dir, ".claude", "settings.json"))) {
+		require.Len(t, es, 1, ev)
+		want := entry{Command: "chartgate hook claude-code", Timeout: 60}
+		if ev == "PreToolUse" {
+			want.OnFailure = "block"
+		}
+		assert.Equal(t, want, es[0], ev)
+	}
+	install(t, Codex, dir, nil)
+	for ev, es := range nested(t, readFile(t, filepath.Join(dir, ".codex", "hooks.json"))) {
+		assert.Equal(t, []entry{{Command: "chartgate hook codex", Timeout: 60}}, es, ev)
+	}
+	install(t, Gemini, dir, nil)
+	for ev, es := range nested(t, readFile(t, filepath.Join(dir, ".gemini", "settings.json"))) {
+		assert.Equal(t, []entry{{Command: "chartgate hook gemini", Timeout: 60000}}, es, ev, "milliseconds")
+	}
+	install(t, Cursor, dir, nil)
+	var c struct{ Hooks map[string][]entry }
+	require.NoError(t, json.Unmarshal([]byte(readFile(t, filepath.Join(dir, ".cursor", "hooks.json"))), &c))
+	require.Len(t, c.Hooks, len(cursorEvents))
+	for ev, es := range c.Hooks {
+		want := entry{Command: "chartgate hook cursor", Timeout: 60, FailClosed: cursorPermission[ev]}
+		assert.Equal(t, []entry{want}, es, ev)
+	}
+	assert.True(t, c.Hooks["beforeShellExecution"][0].FailClosed)
+	for _, host := range Installable {
+		again, err := Plan(host, dir, nil)
+		require.NoError(t, err)
+		assert.Empty(t, again, host)
+	}
+}
+
+// TestInstallRecordsFormat: install records the workflow file's format;
+// a file that then loads in the other format is refused, naming both;
+// installing again after a person changed the format updates the record.
+func TestInstallRecordsFormat(t *testing.T) {
+	dir := t.TempDir()
+	wf := filepath.Join(dir, ConfigDir, "workflow.json")
+	sw, err := os.ReadFile("../workflow/testdata/coding.json")
+	require.NoError(t, err)
+	writeTestFile(t, wf, string(sw))
+	changes := install(t, ClaudeCode, dir, nil)
+	require.Len(t, changes, 3)
+	assert.Equal(t, InstalledFile, changes[2].Path)
+	assert.JSONEq(t, `{"workflow": ".chartgate/workflow.json", "format": "statewright"}`, readFile(t, filepath.Join(dir, InstalledFile)))
+	for _, host := range Installable {
+		again, err := Plan(host, dir, nil)
+		require.NoError(t, err)
+		for _, c := range again {
+			assert.NotEqual(t, InstalledFile, c.Path, host)
+		}
+	}
+	assert.NoError(t, CheckFormat(wf, workflow.FormatStatewright))
+	err = CheckFormat(wf, workflow.FormatXState)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), wf+": the workflow loads in format \"xstate\", but the project was installed with format \"statewright\" (.chartgate/installed.json)")
+	// Another file of the project is not the one recorded.
+	assert.NoError(t, CheckFormat(filepath.Join(dir, "other.json"), workflow.FormatXState))
+	// A person changes the format and installs again.
+	writeTestFile(t, wf, `{"id": "w", "initial": "a", "states": {"a": {}}}`)
+	install(t, ClaudeCode, dir, nil)
+	assert.NoError(t, CheckFormat(wf, workflow.FormatXState))
+	// No workflow file at install: no record.
+	empty := t.TempDir()
+	install(t, Codex, empty, nil)
+	_, err = os.Stat(filepath.Join(empty, InstalledFile))
+	assert.ErrorIs(t, err, os.ErrNotExist)
 }

@@ -67,6 +67,10 @@ type AgentSession struct {
 	// state was entered, for context_budget_bytes and the read-dedup
 	// warning.
 	Reads *StateReads `json:"reads,omitempty"`
+	// Pending are the events hooks of the session had to send and could
+	// not apply yet, oldest first: the next hook event applies them
+	// before anything else.
+	Pending []PendingEvent `json:"pending,omitempty"`
 }
 
 // StateEdits are the files edited while a state was active.

@@ -120,7 +120,7 @@ func (g *Gate) checkArguments(ctx context.Context, c *gatedCall) *verdict {
 	if c.args.bounded {
 		return nil
 	}
-	raw := c.req.Params.Arguments
+	raw := c.rawArguments()
 	var why string
 	switch {
 	case len(raw) > g.maxArgs:

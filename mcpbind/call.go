@@ -178,8 +178,8 @@ func (g *Gate) resolve(ctx context.Context, next mcp.MethodHandler, a *attachmen
 // loadFailed answers a call whose workflow could not be loaded.
 func (g *Gate) loadFailed(ctx context.Context, c *gatedCall, err error) (mcp.Result, error) {
 	switch {
-	case c.kind == callSend:
-		return nil, err
+	case c.kind == callSend || c.req == nil:
+		return nil, err // a caller outside MCP gets the error itself
 	case errors.Is(err, ErrUnknownWorkflow):
 		return g.refuseHandle(ctx, c.next, c.req, CodeUnknownWorkflow, c.target.handle)
 	case errors.Is(err, ErrWorkflowExpired):

@@ -447,7 +447,25 @@
 // id, or the name [Options.SessionKey] gives a session) from outside an MCP
 // request: an interrupt a gateway detects, a host's hook reporting a tool
 // it ran. It takes the workflow's lease like a call, and the transition is
-// recorded with its sender.
+// recorded with its sender. While a call of the workflow holds the lease,
+// Send waits for it, up to [Options.BusyWait], and then fails with
+// [ErrWorkflowBusy]: an event is never dropped as if it had changed
+// nothing.
+//
+// # Callbacks
+//
+// The functions of [Options] (OnTransition, AfterCall, CheckpointNotice,
+// SessionKey, Now) and [StartLimit].Client are the caller's code, run
+// inside the gate's calls. One that panics is recovered: the panic is
+// logged at Error level ("mcpbind: a callback panicked", with callback
+// "Options.<name>", the panic and the stack), and the gate goes on
+// without it for that call: OnTransition is called after the transition
+// is saved, so the transition stands and the call is answered with it;
+// AfterCall's follow-up events are not sent (the call's own event is
+// recorded); CheckpointNotice's default notice is written; a SessionKey
+// that panics gives "" (the session's own workflow); Now gives
+// time.Now(); StartLimit.Client gives "" (the clients without a name
+// share one limit). The server keeps serving every session.
 //
 // # Jobs: actors a state invokes
 //

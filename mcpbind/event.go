@@ -17,7 +17,8 @@ const maxDataDepth = 64
 
 // arguments are a call's arguments as the gate uses them, decoded once.
 type arguments struct {
-	bounded bool // checked against the bounds
+	raw     json.RawMessage // of a call without an MCP request (Gate.Check, Gate.Record)
+	bounded bool            // checked against the bounds
 	decoded bool
 	value   any // the decoded arguments; {} when absent or not JSON
 }
@@ -25,10 +26,20 @@ type arguments struct {
 // input returns the decoded arguments of a call.
 func (c *gatedCall) input() any {
 	if !c.args.decoded {
-		c.args.value = decodeJSON(c.req.Params.Arguments)
+		c.args.value = decodeJSON(c.rawArguments())
 		c.args.decoded = true
 	}
 	return c.args.value
+}
+
+// rawArguments returns a call's arguments as JSON: its request's, or for
+// a call without one those it was given (a host's tool), or nil (an event
+// sent from outside MCP, a job's report).
+func (c *gatedCall) rawArguments() json.RawMessage {
+	if c.req == nil || c.req.Params == nil {
+		return c.args.raw
+	}
+	return c.req.Params.Arguments
 }
 
 // callEvent builds the event of a call whose tool succeeded with res.

@@ -34,7 +34,7 @@ type Host struct {
 }
 
 // externalCall is a call of a tool outside MCP: no server below the gate,
-// the host's list of tool names.
+// no MCP request, the host's list of tool names.
 func (g *Gate) externalCall(ref Ref, tool string, args json.RawMessage, host Host) (*gatedCall, error) {
 	t, err := g.refTarget(ref)
 	if err != nil {
@@ -47,7 +47,7 @@ func (g *Gate) externalCall(ref Ref, tool string, args json.RawMessage, host Hos
 	r := g.rules.Load()
 	c := &gatedCall{
 		a: &attachment{}, name: tool, kind: callTool, rules: r, info: g.info(r, tool, false), target: t, tools: tools,
-		req: &mcp.CallToolRequest{Params: &mcp.CallToolParamsRaw{Name: tool, Arguments: args}},
+		args: arguments{raw: args}, // no MCP request: the arguments are the host's
 	}
 	if host.TransitionTool != "" {
 		c.wf = &workflowTools{transitionName: host.TransitionTool}

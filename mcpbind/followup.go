@@ -44,7 +44,7 @@ func (g *Gate) followUps(ctx context.Context, c *gatedCall, out committed, res m
 	if err != nil {
 		cr = nil
 	}
-	fus := g.afterCall(ctx, Call{Tool: c.name, Arguments: c.req.Params.Arguments, Result: cr})
+	fus := g.afterCall(ctx, Call{Tool: c.name, Arguments: c.rawArguments(), Result: cr})
 	var notices []string
 	for _, f := range fus {
 		send := &gatedCall{kind: callSend, rules: c.rules, info: unboundInfo, target: c.target, a: c.a, by: f.Reason, event: f.Event, req: c.req, next: c.next}

@@ -23,6 +23,8 @@ import (
 )
 
 // Options configures [New]. The zero value (or nil) means the defaults.
+// A panic in one of its functions is recovered and logged, and the gate
+// goes on without it (see the package documentation, "Callbacks").
 type Options struct {
 	// Store keeps the workflow state of each session. Default: a new
 	// [MemoryStore] with its defaults.
@@ -293,10 +295,10 @@ type Gate struct {
 	approverKey    []byte
 	afterCall      func(context.Context, Call) []FollowUp
 	defaultDeny    bool
-	checkpointText func(CallLimit) string
-	ungated        []string // tool names and patterns DefaultDeny leaves visible
-	ownTools       nameSet  // the gate's own tools (start, workflow tools)
-	external       []string // Options.ExternalTools: gated outside the server
+	checkpointText func(CallLimit) (string, bool) // false: use the default
+	ungated        []string                       // tool names and patterns DefaultDeny leaves visible
+	ownTools       nameSet                        // the gate's own tools (start, workflow tools)
+	external       []string                       // Options.ExternalTools: gated outside the server
 	names          nameCheck
 
 	noLayerWarned atomic.Bool // the misordering of the chain was logged
@@ -556,8 +558,7 @@ func New(engine statechart.Engine, opts *Options) (*Gate, error) {
 		g.approvalTTL = 24 * time.Hour
 	}
 	g.approverKey = slices.Clone(o.ApproverKey)
-	g.afterCall = o.AfterCall
-	g.checkpointText = o.CheckpointNotice
+	g.guardCallbacks(&o)
 	for i, u := range o.Ungated {
 		if msg := checkToolName(u, true); msg != "" {
 			errs = append(errs, &statechart.Error{Path: fmt.Sprintf("Options.Ungated[%d]", i), Msg: msg})

@@ -70,7 +70,9 @@ func (g *Gate) withCheckpoints(res *mcp.CallToolResult, c *gatedCall, lims []Cal
 	for _, l := range lims {
 		text := checkpointNotice(l, transitionTool)
 		if g.checkpointText != nil {
-			text = g.checkpointText(l)
+			if t, ok := g.checkpointText(l); ok {
+				text = t
+			}
 		}
 		out.Content = append(out.Content, &mcp.TextContent{Text: text})
 	}

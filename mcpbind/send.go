@@ -61,7 +61,7 @@ func (g *Gate) Send(ctx context.Context, ref Ref, ev statechart.Event, by string
 	if err != nil {
 		return nil, err
 	}
-	c := &gatedCall{kind: callTransition, rules: g.rules.Load(), info: unboundInfo, target: t, event: ev, by: by, a: &attachment{}}
+	c := &gatedCall{kind: callSend, rules: g.rules.Load(), info: unboundInfo, target: t, event: ev, by: by, a: &attachment{}}
 	v, err := g.load(ctx, t)
 	if err != nil {
 		return nil, err

@@ -121,8 +121,12 @@ func (g *Gate) ensureSession(ss *mcp.ServerSession) *session {
 		return s
 	}
 	s := &session{}
-	if g.named != nil && g.named(ss) != "" {
-		s.key, s.named = g.nameKey(g.named(ss)), true
+	name := ""
+	if g.named != nil {
+		name = g.named(ss)
+	}
+	if name != "" {
+		s.key, s.named = g.nameKey(name), true
 	} else if id := ss.ID(); id != "" {
 		s.key = g.nameKey(id)
 	} else {

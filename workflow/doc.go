@@ -24,12 +24,17 @@
 // max_iterations, safe_next …), or a transition only Statewright writes
 // ("$return", fork, invoke, guards, requires_approval). Anything else is
 // XState, including the small files both formats read the same way;
-// [Options.Format] forces either.
+// [Options.Format] forces either. `chartgate install` records the format
+// a project's workflow file has, and the commands refuse that file once
+// it loads in the other (package hook, CheckFormat).
 //
 // A workflow is loaded strictly: what [statechart.Compile] accepts with a
 // warning because XState ignores it (an unknown key, a v4 "cond", an empty
 // action name) is an error here, since in a workflow it is a mistake that
-// may leave tools ungated (a misspelt "meta" gates nothing).
+// may leave tools ungated (a misspelt "meta" gates nothing). For the same
+// reason a workflow must define at least one state: a file without states
+// ({}, or "states": {}) is a machine that is its root alone, which gates
+// no tool, and does not load ("the workflow defines no state").
 //
 // # Statewright workflows
 //

@@ -94,6 +94,16 @@ func loadXState(data []byte, o Options) (*Workflow, error) {
 
 	w := &Workflow{Format: FormatXState, Machine: m, JSON: bytes.Clone(data), Policies: map[string]StatePolicy{}}
 	nodes := m.Nodes()
+	if len(nodes) < 2 {
+		// A machine without states is its root alone, which gates no tool:
+		// a file emptied to {} would switch enforcement off.
+		p := jsonx.Path("states")
+		if !member(root, "states").Exists() {
+			p = ""
+		}
+		e.add(p, "the workflow defines no state: it needs at least one state (a workflow without states would gate nothing)")
+		return nil, e.err()
+	}
 	byID := make(map[string]int, len(nodes))
 	values := make([]gjson.Result, len(nodes))
 	paths := make([]jsonx.Path, len(nodes))

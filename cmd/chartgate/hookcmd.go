@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -32,6 +33,9 @@ on stdout. HOST is claude-code, codex, gemini, cursor or copilot.
   --project DIR    the project folder (default: found, see below)
   --checkpoint MODE, --default-deny
                    as chartgate serve's: give the hooks what the gateway gets
+  --deadline D     how long the hook may take (default 30s, below the 60 s
+                   chartgate install gives the hosts); past it, the event is
+                   answered as one that could not be decided
 ` + projectFlagsUsage + `
 The project folder is the nearest folder with a .chartgate folder holding
 (or above) the first of: --project, $CLAUDE_PROJECT_DIR, $GEMINI_PROJECT_DIR,
@@ -39,12 +43,26 @@ the workspace root the event names (Cursor), the event's cwd, the current
 directory. Without one, nothing is gated: every event goes on. Relative
 --workflow, --store and --subflows are relative to the project folder.
 A pre tool event that cannot be decided (unreadable input, a workflow that
-does not load, a store that fails) is refused with the reason; other
-events report it on stderr and exit 1, which hosts show and go on.
+does not load, a store that fails, the deadline passed, an internal error)
+is refused with the reason, in the host's format, with exit code 0; other
+events report it on stderr and exit 1, which hosts show and go on. The
+stack of an internal error goes to .chartgate/hook-errors.log, never to the
+agent.
 `
 
-// hookTimeout bounds the whole handling of one event.
-const hookTimeout = 30 * time.Second
+// defaultHookDeadline bounds the whole handling of one event: past it,
+// the hook answers as for an event it could not decide. It is below the
+// timeout `chartgate install` gives the hosts (hook.HostTimeout), so
+// that the hook, not the host, decides what a slow event gets.
+const defaultHookDeadline = 30 * time.Second
+
+// hookAnswer is what the hook writes: its standard output, a line for
+// standard error, and its exit code.
+type hookAnswer struct {
+	out  []byte
+	msg  string
+	code int
+}
 
 func cmdHook(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	flags := newFlagSet("hook")
@@ -54,6 +72,7 @@ func cmdHook(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	projectDir := flags.String("project", "", "the project folder")
 	checkpoint := flags.String("checkpoint", "soft", "a Statewright state's max_iterations: soft or hard, as serve's")
 	defaultDeny := flags.Bool("default-deny", false, "refuse the tools the workflow does not name, as serve's")
+	deadline := flags.Duration("deadline", defaultHookDeadline, "how long the hook may take to answer; past it, a pre tool event is refused")
 	pos, err := parseArgs(flags, args)
 	if err != nil {
 		return argsError(stdout, stderr, "hook", err)
@@ -65,64 +84,172 @@ func cmdHook(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if err != nil {
 		return usageError(stderr, "hook", err)
 	}
+	if *deadline <= 0 {
+		return usageError(stderr, "hook", fmt.Errorf("--deadline %s: must be positive", *deadline))
+	}
+	cp := workflow.Checkpoint(*checkpoint)
+	if cp != workflow.CheckpointSoft && cp != workflow.CheckpointHard {
+		return usageError(stderr, "hook", fmt.Errorf("--checkpoint %q: use soft or hard", *checkpoint))
+	}
 	data, err := io.ReadAll(io.LimitReader(stdin, hook.MaxInput+1))
 	if err != nil {
 		fmt.Fprintf(stderr, "chartgate hook: reading stdin: %v\n", err)
 		return exitFail
 	}
-	ev, err := hook.Parse(host, data, *event)
-	if err != nil {
-		return hookFailed(ev, err, stdout, stderr)
+	var ev hook.Event
+	const parsed = -1
+	if a := guardHook(&ev, nil, func() hookAnswer {
+		ev, err = hook.Parse(host, data, *event)
+		if err != nil {
+			return failedAnswer(ev, err)
+		}
+		return hookAnswer{code: parsed}
+	}); a.code != parsed {
+		return a.write(stdout, stderr)
 	}
 	if ev.Kind == hook.KindOther {
 		_, _ = stdout.Write(hook.Encode(ev, hook.Result{}))
 		return exitOK
 	}
+	cfg := hookConfig{pf: pf, projectDir: *projectDir, gateway: *gateway, checkpoint: cp, defaultDeny: *defaultDeny, deadline: *deadline}
+	return awaitHook(ev, *deadline, func(project *string) hookAnswer {
+		return decideHook(ev, cfg, project)
+	}).write(stdout, stderr)
+}
+
+// hookConfig is what the flags of `chartgate hook` say.
+type hookConfig struct {
+	pf          projectFlags
+	projectDir  string
+	gateway     string
+	checkpoint  workflow.Checkpoint
+	defaultDeny bool
+	deadline    time.Duration
+}
+
+// decideHook answers an event from its session's workflow; it sets
+// *project once the project folder is known (for the log of a panic).
+func decideHook(ev hook.Event, cfg hookConfig, project *string) hookAnswer {
 	wd, _ := os.Getwd()
 	// The project: the folder the host names (Claude Code's
 	// CLAUDE_PROJECT_DIR, Gemini CLI's GEMINI_PROJECT_DIR, Cursor's
 	// workspace root), else the event's cwd, else the hook's own working
 	// directory; the first inside a chartgate project wins, so that an agent
 	// that changed its shell's directory outside the project is still gated.
-	project, ok := hook.FindProject(*projectDir, os.Getenv("CLAUDE_PROJECT_DIR"), os.Getenv("GEMINI_PROJECT_DIR"), ev.Root, ev.Cwd, wd)
+	dir, ok := hook.FindProject(cfg.projectDir, os.Getenv("CLAUDE_PROJECT_DIR"), os.Getenv("GEMINI_PROJECT_DIR"), ev.Root, ev.Cwd, wd)
 	if !ok {
 		// Not a chartgate project: nothing is gated.
-		_, _ = stdout.Write(hook.Encode(ev, hook.Result{}))
-		return exitOK
+		return hookAnswer{out: hook.Encode(ev, hook.Result{})}
 	}
+	*project = dir
 	if ev.Cwd == "" {
-		ev.Cwd = project
+		ev.Cwd = dir
 	}
-	inProject(project, pf)
-	cp := workflow.Checkpoint(*checkpoint)
-	if cp != workflow.CheckpointSoft && cp != workflow.CheckpointHard {
-		return usageError(stderr, "hook", fmt.Errorf("--checkpoint %q: use soft or hard", *checkpoint))
-	}
-	p, err := openProjectOpts(pf, &workflow.Options{Checkpoint: cp})
+	inProject(dir, cfg.pf)
+	p, err := openProjectOpts(cfg.pf, &workflow.Options{Checkpoint: cfg.checkpoint})
 	if err != nil {
-		return hookFailed(ev, err, stdout, stderr)
+		return failedAnswer(ev, err)
 	}
 	defer p.close()
-	opts := agreedGateOptions(p.store, nil, *defaultDeny, defaultLeaseTTL)
+	opts := agreedGateOptions(p.store, nil, cfg.defaultDeny, defaultLeaseTTL)
 	// The host's own tools are not bounded by the gate's default argument
 	// size: a Write of a large file is decided like a small one.
 	opts.MaxArgumentBytes = hook.MaxInput
+	// An event waits for a call that holds its workflow for at most two
+	// thirds of the hook's deadline, which leaves the rest to keep it for
+	// later if it still cannot be applied.
+	opts.BusyWait = cfg.deadline * 2 / 3
 	gate, err := mcpbind.New(p.workflow.Machine.Engine(), opts)
 	if err != nil {
-		return hookFailed(ev, err, stdout, stderr)
+		return failedAnswer(ev, err)
 	}
-	h, err := hook.NewHandler(p.workflow, gate, p.store, project, &hook.Options{Gateway: *gateway})
+	h, err := hook.NewHandler(p.workflow, gate, p.store, dir, &hook.Options{Gateway: cfg.gateway})
 	if err != nil {
-		return hookFailed(ev, err, stdout, stderr)
+		return failedAnswer(ev, err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), hookTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), cfg.deadline)
 	defer cancel()
 	res, err := h.Handle(ctx, ev)
 	if err != nil {
-		return hookFailed(ev, err, stdout, stderr)
+		return failedAnswer(ev, err)
 	}
-	_, _ = stdout.Write(hook.Encode(ev, res))
-	return exitOK
+	return hookAnswer{out: hook.Encode(ev, res)}
+}
+
+// awaitHook runs decide and waits for its answer at most deadline; past
+// it, the event gets the answer of one that could not be decided (a pre
+// tool event is refused), and decide is left to the process' exit. A
+// panic in decide is answered the same way (guardHook).
+func awaitHook(ev hook.Event, deadline time.Duration, decide func(project *string) hookAnswer) hookAnswer {
+	done := make(chan hookAnswer, 1)
+	go func() {
+		var project string
+		done <- guardHook(&ev, &project, func() hookAnswer { return decide(&project) })
+	}()
+	t := time.NewTimer(deadline)
+	defer t.Stop()
+	select {
+	case a := <-done:
+		return a
+	case <-t.C:
+		return failedAnswer(ev, fmt.Errorf("the hook did not decide within its deadline of %s", deadline))
+	}
+}
+
+// guardHook runs decide, recovering a panic: the event is answered as
+// one that could not be decided, with a plain sentence (a pre tool event
+// is refused, in its host's format), and the panic and its stack go to
+// .chartgate/hook-errors.log in the project (when it is known) and to
+// standard error, never to the agent.
+func guardHook(ev *hook.Event, project *string, decide func() hookAnswer) (a hookAnswer) {
+	defer func() {
+		r := recover()
+		if r == nil {
+			return
+		}
+		stack := debug.Stack()
+		dir := ""
+		if project != nil {
+			dir = *project
+		}
+		where := logHookPanic(dir, r, stack)
+		a = failedAnswer(*ev, errors.New("chartgate hook failed with an internal error"))
+		a.msg = fmt.Sprintf("chartgate hook: internal error: %v (%s)", r, where)
+	}()
+	return decide()
+}
+
+// hookErrorLog is the file, in the project's .chartgate folder, that keeps
+// the stacks of the hook's internal errors.
+const hookErrorLog = "hook-errors.log"
+
+// logHookPanic appends a panic and its stack to the project's hook error
+// log, and says where it went.
+func logHookPanic(project string, r any, stack []byte) string {
+	entry := fmt.Sprintf("%s panic: %v\n%s\n", time.Now().UTC().Format(time.RFC3339), r, stack)
+	if project != "" {
+		path := filepath.Join(project, hook.ConfigDir, hookErrorLog)
+		f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+		if err == nil {
+			_, werr := f.WriteString(entry)
+			if cerr := f.Close(); werr == nil && cerr == nil {
+				return "the stack is in " + path
+			}
+		}
+	}
+	_, _ = os.Stderr.WriteString(entry)
+	return "the stack is on standard error"
+}
+
+// write writes the answer and returns its exit code.
+func (a hookAnswer) write(stdout, stderr io.Writer) int {
+	if a.msg != "" {
+		fmt.Fprintln(stderr, a.msg)
+	}
+	if a.out != nil {
+		_, _ = stdout.Write(a.out)
+	}
+	return a.code
 }
 
 // inProject makes the project flags' relative paths relative to the
@@ -140,14 +267,14 @@ func inProject(project string, pf projectFlags) {
 	}
 }
 
-// hookFailed answers an event that could not be decided: a pre tool event
-// is refused with the reason (a gate that cannot decide does not let the
-// tool through); any other reports on stderr and exits 1.
-func hookFailed(ev hook.Event, err error, stdout, stderr io.Writer) int {
-	fmt.Fprintf(stderr, "chartgate hook: %v\n", err)
+// failedAnswer answers an event that could not be decided: a pre tool
+// event is refused with the reason, in its host's format, and exit code 0
+// (a gate that cannot decide does not let the tool through); any other
+// reports on stderr and exits 1, which the hosts show and go on from.
+func failedAnswer(ev hook.Event, err error) hookAnswer {
+	msg := fmt.Sprintf("chartgate hook: %v", err)
 	if ev.Kind == hook.KindPreTool {
-		_, _ = stdout.Write(hook.Encode(ev, hook.Result{Deny: "chartgate could not decide whether this tool may run, so it is refused: " + err.Error()}))
-		return exitOK
+		return hookAnswer{msg: msg, out: hook.Encode(ev, hook.Result{Deny: "chartgate could not decide whether this tool may run, so it is refused: " + err.Error()})}
 	}
-	return exitFail
+	return hookAnswer{msg: msg, code: exitFail}
 }

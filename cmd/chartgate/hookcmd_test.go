@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -92,20 +91,9 @@ func TestHookBinary(t *testing.T) {
 	sub := filepath.Join(project, "src", "pkg")
 	require.NoError(t, os.MkdirAll(sub, 0o755))
 	run := func(stdin string, env ...string) (string, string, int) {
-		cmd := exec.Command(bin, "hook", "claude-code")
-		cmd.Dir = t.TempDir() // not the project: the input's cwd says where it is
-		cmd.Env = append(hostlessEnv(), env...)
-		cmd.Stdin = strings.NewReader(stdin)
-		var out, errOut bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &errOut
-		err := cmd.Run()
-		code := 0
-		if ee, ok := err.(*exec.ExitError); ok {
-			code = ee.ExitCode()
-		} else {
-			require.NoError(t, err)
-		}
-		return out.String(), errOut.String(), code
+		// Not in the project: the input's cwd says where it is.
+		r := runHook(t, bin, t.TempDir(), stdin, env, "claude-code")
+		return r.out, r.errOut, r.code
 	}
 
 	out, errOut, code := run(fixture(t, "claude-code", "session-start.json", sub, "s1"))

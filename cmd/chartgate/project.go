@@ -15,6 +15,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/chartgate/chartgate/hook"
 	"github.com/chartgate/chartgate/mcpbind"
 	"github.com/chartgate/chartgate/mcpbind/redisstore"
 	"github.com/chartgate/chartgate/mcpbind/sqlitestore"
@@ -81,6 +82,9 @@ func openProjectOpts(f projectFlags, opts *workflow.Options) (*project, error) {
 	w, err := workflow.Load(data, opts)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", *f.workflow, err)
+	}
+	if err := hook.CheckFormat(*f.workflow, w.Format); err != nil {
+		return nil, err
 	}
 	store, closeStore, err := openStore(*f.store, f.durable != nil && *f.durable)
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/chartgate/chartgate/hook"
 	"github.com/chartgate/chartgate/mcpbind"
 	"github.com/chartgate/chartgate/statechart"
 	"github.com/chartgate/chartgate/workflow"
@@ -96,6 +97,18 @@ func cmdValidate(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			m, probs = src.compile(statechart.Options{Strict: *strict, AllowMissingGuards: !*strict})
 			if m != nil {
 				n = len(m.StateIDs()) - 1
+			}
+			if m != nil && n == 0 {
+				// As a workflow (serve, hook), a machine without states
+				// gates nothing: package workflow refuses it.
+				probs = append(probs, problem{path: src.prefix(), msg: "the workflow defines no state: it needs at least one state (a workflow without states would gate nothing)"})
+			}
+		}
+		if m != nil && name != stdinName {
+			// As serve and hook load it: not in another format than the
+			// one the project was installed with.
+			if err := hook.CheckFormat(name, f); err != nil {
+				probs = append(probs, problem{msg: strings.TrimPrefix(err.Error(), name+": ")})
 			}
 		}
 		var unnamed []string

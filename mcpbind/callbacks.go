@@ -1,0 +1,100 @@
+// This file makes the user's callbacks (the func fields of Options and of
+// StartLimit) safe to call: a callback that panics is recovered, logged
+// with its name and stack, and the gate goes on as if it had not been
+// set for that call. A panic in a callback would otherwise end the
+// process (go-sdk does not recover a handler's panic), and with it every
+// session, after a transition the callback was only told about.
+
+package mcpbind
+
+import (
+	"context"
+	"log/slog"
+	"runtime/debug"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// guardCallbacks replaces the gate's callbacks by versions that recover
+// a panic. It runs once the logger is known.
+func (g *Gate) guardCallbacks(o *Options) {
+	if f := o.OnTransition; f != nil {
+		// The transition is saved before OnTransition is called: a panic
+		// loses nothing of it.
+		g.onTrans = func(ctx context.Context, tr Transition) {
+			defer func() {
+				if r := recover(); r != nil {
+					g.callbackPanicked(ctx, "OnTransition", r)
+				}
+			}()
+			f(ctx, tr)
+		}
+	}
+	if f := o.AfterCall; f != nil {
+		// No follow-up events; the call's own event is recorded already.
+		g.afterCall = func(ctx context.Context, c Call) (fus []FollowUp) {
+			defer func() {
+				if r := recover(); r != nil {
+					g.callbackPanicked(ctx, "AfterCall", r)
+					fus = nil
+				}
+			}()
+			return f(ctx, c)
+		}
+	}
+	if f := o.CheckpointNotice; f != nil {
+		// The default notice is written instead.
+		g.checkpointText = func(l CallLimit) (text string, ok bool) {
+			defer func() {
+				if r := recover(); r != nil {
+					g.callbackPanicked(context.Background(), "CheckpointNotice", r)
+					text, ok = "", false
+				}
+			}()
+			return f(l), true
+		}
+	}
+	if f := o.SessionKey; f != nil {
+		// "" is the default name: the session's own workflow.
+		g.named = func(ss *mcp.ServerSession) (name string) {
+			defer func() {
+				if r := recover(); r != nil {
+					g.callbackPanicked(context.Background(), "SessionKey", r)
+					name = ""
+				}
+			}()
+			return f(ss)
+		}
+	}
+	if f := o.Now; f != nil {
+		g.now = func() (t time.Time) {
+			defer func() {
+				if r := recover(); r != nil {
+					g.callbackPanicked(context.Background(), "Now", r)
+					t = time.Now()
+				}
+			}()
+			return f()
+		}
+	}
+	if g.startLimit != nil && o.StartLimit != nil && o.StartLimit.Client != nil {
+		f := o.StartLimit.Client
+		// "" is the name all clients without one share: the limit holds.
+		g.startLimit.client = func(req *mcp.CallToolRequest) (name string) {
+			defer func() {
+				if r := recover(); r != nil {
+					g.callbackPanicked(context.Background(), "StartLimit.Client", r)
+					name = ""
+				}
+			}()
+			return f(req)
+		}
+	}
+}
+
+// callbackPanicked logs a panic recovered from a callback.
+func (g *Gate) callbackPanicked(ctx context.Context, name string, r any) {
+	g.log.LogAttrs(ctx, slog.LevelError, "mcpbind: a callback panicked; the gate recovered and went on without it",
+		slog.String("callback", "Options."+name), slog.Any("panic", r), slog.String("stack", string(debug.Stack())))
+}
