@@ -23,7 +23,9 @@ type GuardArgs struct {
 
 // InState reports whether the machine is in a state: "#id" tests whether
 // the state node with that id is active; a state value (or dotted string)
-// is matched like [Snapshot.Matches]. It is XState's stateIn.
+// is matched like [Snapshot.Matches]. It is XState's stateIn. A guard
+// checked by an action (xstate.enqueueActions) sees the configuration from
+// before the microstep that runs the action, as in XState.
 func (a GuardArgs) InState(v any) (bool, error) {
 	if a.r == nil {
 		return false, nil
@@ -33,9 +35,9 @@ func (a GuardArgs) InState(v any) (bool, error) {
 		if !ok {
 			return false, fmt.Errorf("stateIn: %q is not a state id", id)
 		}
-		return a.r.active[n], nil
+		return a.r.inState(n), nil
 	}
-	return matchesState(v, a.r.currentValue()), nil
+	return matchesState(v, a.r.guardValue()), nil
 }
 
 // stateByRef resolves "#id" or "#id.child.path" like XState's
@@ -303,9 +305,9 @@ func (r *runner) evalGuard(g *guard, ev Event) (bool, error) {
 		return !ok && err == nil, err
 	case guardStateIn:
 		if g.inNode >= 0 {
-			return r.active[g.inNode], nil
+			return r.inState(g.inNode), nil
 		}
-		return matchesState(g.inValue, r.currentValue()), nil
+		return matchesState(g.inValue, r.guardValue()), nil
 	case guardRoute:
 		to, ok := ev.Data["to"].(string)
 		return ok && to == g.to, nil
