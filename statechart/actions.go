@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"maps"
 	"strings"
+	"time"
 
 	"github.com/chartgate/chartgate/internal/jsonx"
 )
@@ -107,6 +108,48 @@ func (a *ActionArgs) Unset(keys ...string) {
 func (a *ActionArgs) Raise(ev Event) {
 	if a.r != nil {
 		a.r.queue.push(ev)
+	}
+}
+
+// RaiseAfter schedules ev to be processed as an external event after
+// delay, like XState's raise with a delay; a non-empty id is its send id,
+// which Cancel (and xstate.cancel) take. A negative delay counts as zero.
+func (a *ActionArgs) RaiseAfter(ev Event, delay time.Duration, id string) {
+	if a.r == nil {
+		return
+	}
+	if a.r.now.IsZero() && a.r.clock != nil {
+		a.r.now = a.r.clock.Now()
+	}
+	a.r.scheduleRaise(ev, max(delay, 0), id)
+}
+
+// scheduleRaise schedules a delayed raise. XState's scheduler maps an id to
+// the latest event scheduled with it; an earlier one keeps its timer but
+// can no longer be cancelled.
+func (r *runner) scheduleRaise(ev Event, delay time.Duration, id string) {
+	seq := r.nextSeq()
+	r.mutableTimers().push(timer{id: id, event: ev, due: r.now.Add(delay), seq: seq}, true)
+	r.logTimer(seq, true)
+}
+
+// Cancel cancels the delayed event scheduled with send id id, if it is
+// still pending, like XState's cancel.
+func (a *ActionArgs) Cancel(id string) {
+	if a.r == nil {
+		return
+	}
+	a.r.cancelTimer(id)
+}
+
+// cancelTimer cancels the pending delayed event with send id id, if any.
+func (r *runner) cancelTimer(id string) {
+	if _, ok := r.s.timers.keyedSeq(id); ok {
+		seq, _ := r.mutableTimers().cancel(id)
+		r.logTimer(seq, false)
+		if r.sys != nil {
+			r.fx[len(r.fx)-1].id = id
+		}
 	}
 }
 
@@ -354,20 +397,9 @@ func (r *runner) executeActions(actions []*action, ev Event, node int) {
 				r.queue.push(a.event)
 				continue
 			}
-			// XState's scheduler maps an id to the latest event scheduled
-			// with it; an earlier one keeps its timer but can no longer be
-			// cancelled.
-			seq := r.nextSeq()
-			r.mutableTimers().push(timer{id: a.id, event: a.event, due: r.now.Add(a.delay), seq: seq}, true)
-			r.logTimer(seq, true)
+			r.scheduleRaise(a.event, a.delay, a.id)
 		case actionCancel:
-			if _, ok := r.s.timers.keyedSeq(a.id); ok {
-				seq, _ := r.mutableTimers().cancel(a.id)
-				r.logTimer(seq, false)
-				if r.sys != nil {
-					r.fx[len(r.fx)-1].id = a.id
-				}
-			}
+			r.cancelTimer(a.id)
 		case actionLog:
 		default:
 			if r.executeActorAction(a, ev, node); r.err != nil {

@@ -93,6 +93,7 @@ func NewActor(m *Machine, opts *ActorOptions) *Actor {
 	if a.clock == nil {
 		a.clock = RealClock{}
 	}
+	a.r.clock = a.clock
 	return a
 }
 

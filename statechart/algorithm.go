@@ -29,6 +29,9 @@ type runner struct {
 	ctx context.Context
 	s   *Snapshot // the working snapshot, modified in place
 	now time.Time
+	// clock: an Actor's, read by ActionArgs.RaiseAfter when now was not
+	// (the Actor reads it only for machines with delayed events).
+	clock Clock
 
 	active         []bool // membership of s.nodes
 	activated      []int  // the nodes set in active since begin (a superset of those still set)

@@ -9,6 +9,7 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/chartgate/chartgate/statechart"
 )
@@ -249,4 +250,37 @@ func TestCheckSeesConfigurationBeforeMicrostep(t *testing.T) {
 	if want := "[x:b1 t:b1 n:b1 x:b1 t:b1 n:b1]"; got != want {
 		t.Errorf("log = %s, want %s", got, want)
 	}
+}
+
+// TestRaiseAfterAndCancel: a Go action schedules events on the actor's
+// clock, in a machine without delayed events of its own, and cancels one
+// by its send id.
+func TestRaiseAfterAndCancel(t *testing.T) {
+	m, err := statechart.Compile([]byte(`{"id":"r","initial":"a","states":{
+		"a":{"entry":"schedule","on":{"LATE":"b","NEVER":"fail"}},"b":{},"fail":{}}}`),
+		&statechart.Options{Implementations: statechart.Implementations{Actions: map[string]statechart.ActionFunc{
+			"schedule": func(_ context.Context, args *statechart.ActionArgs) error {
+				args.RaiseAfter(statechart.NewEvent("NEVER"), 5*time.Millisecond, "n")
+				args.RaiseAfter(statechart.NewEvent("LATE"), 10*time.Millisecond, "")
+				args.Cancel("n")
+				return nil
+			}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	clock := statechart.NewSimulatedClock()
+	a := statechart.NewActor(m, &statechart.ActorOptions{Clock: clock})
+	if err := a.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	defer a.Stop()
+	clock.Advance(9 * time.Millisecond)
+	if v := a.Snapshot().Value(); v != "a" {
+		t.Fatalf("at 9 ms: %v, want a", v)
+	}
+	clock.Advance(time.Millisecond)
+	if v := a.Snapshot().Value(); v != "b" {
+		t.Fatalf("at 10 ms: %v, want b", v)
+	}
+	send(t, a, "GO") // a Send after start reads the clock lazily too
 }
