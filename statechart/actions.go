@@ -8,6 +8,7 @@ package statechart
 import (
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -131,6 +132,46 @@ func (r *runner) scheduleRaise(ev Event, delay time.Duration, id string) {
 	seq := r.nextSeq()
 	r.mutableTimers().push(timer{id: id, event: ev, due: r.now.Add(delay), seq: seq}, true)
 	r.logTimer(seq, true)
+}
+
+// SendParent sends ev to the actor's parent, after delay when it is
+// positive, like XState's sendParent; a non-empty id is the send id of a
+// delayed send, which Cancel takes. It returns an error, and sends
+// nothing, when the actor has no parent.
+func (a *ActionArgs) SendParent(ev Event, delay time.Duration, id string) error {
+	r := a.r
+	if r == nil || r.self == nil || r.self.parent == nil {
+		return fmt.Errorf("cannot send %q to the parent: the actor has no parent", ev.Type)
+	}
+	r.sendDelayed(sendDef{target: sendToParent}, ev, delay, id)
+	return nil
+}
+
+// sendDelayed sends ev as d says, after delay when it is positive.
+func (r *runner) sendDelayed(d sendDef, ev Event, delay time.Duration, id string) {
+	if delay > 0 && r.now.IsZero() && r.clock != nil {
+		r.now = r.clock.Now()
+	}
+	d.hasDelay, d.delay = delay > 0, delay
+	r.sendTo(&action{kind: actionSendTo, id: id, send: &d}, ev, -1)
+}
+
+// SendTo sends ev to the child with id to, after delay when it is
+// positive, like XState's sendTo; a non-empty id is the send id of a
+// delayed send, which Cancel takes. It returns an error, and sends
+// nothing, when the actor has no such child.
+func (a *ActionArgs) SendTo(to string, ev Event, delay time.Duration, id string) error {
+	r := a.r
+	if r == nil || r.sys == nil {
+		return fmt.Errorf("cannot send %q to actor %q: the machine has no children", ev.Type, to)
+	}
+	if !slices.Contains(r.deferredIDs, to) {
+		if e, ok := r.s.x().children.get(to); !ok || e.cell == nil {
+			return fmt.Errorf("cannot send %q to actor %q: the machine has no child with that id", ev.Type, to)
+		}
+	}
+	r.sendDelayed(sendDef{target: sendToChild, to: to}, ev, delay, id)
+	return nil
 }
 
 // Cancel cancels the delayed event scheduled with send id id, if it is

@@ -38,9 +38,14 @@ type Options struct {
 // attribute, <send> with eventexpr, targetexpr, typeexpr, delayexpr,
 // idlocation, namelist, <param> and <content>, <cancel sendidexpr>,
 // <donedata>, and the system variables _event, _sessionid, _name and
-// _ioprocessors, with In(). What Convert rejects for needing a data
-// model is accepted; what XState cannot express (<invoke>, deep or
-// multiple initial targets) is still an *UnsupportedError.
+// _ioprocessors, with In(). <invoke type="scxml"> of an inline
+// <content><scxml> document starts it as a child machine with a data
+// model of its own: <send target="#_parent"> reaches the parent,
+// target="#_<invokeid>" the child, and its end is done.invoke.<id>
+// (XState's xstate.done.actor.<id>). What Convert rejects for needing a
+// data model is accepted; what XState cannot express (deep or multiple
+// initial targets) and other invocations (src, idlocation, namelist,
+// <param>, <finalize>, autoforward) are still an *UnsupportedError.
 //
 // Each actor of the machine gets its own JavaScript runtime, created by
 // the root's entry action and kept in the context under "$scxml" (so a
@@ -60,13 +65,7 @@ func Compile(data []byte, opts *Options) (*statechart.Machine, error) {
 	if err != nil {
 		return nil, err
 	}
-	dm := &ecma{
-		timeout: o.EvalTimeout,
-		progs:   map[string]*goja.Program{},
-		guards:  map[string]statechart.GuardFunc{},
-		actions: map[string]statechart.ActionFunc{},
-		origID:  map[string]string{},
-	}
+	dm := newECMA(o.EvalTimeout)
 	cfg, err := convertRoot(root, dm)
 	if err != nil {
 		return nil, err
@@ -75,8 +74,69 @@ func Compile(data []byte, opts *Options) (*statechart.Machine, error) {
 	if o.Machine != nil {
 		mo = *o.Machine
 	}
-	mo.Implementations = mo.Implementations.Merge(statechart.Implementations{Guards: dm.guards, Actions: dm.actions})
+	mo.Implementations = mo.Implementations.Merge(statechart.Implementations{Guards: dm.guards, Actions: dm.actions, Actors: dm.actors})
 	return statechart.Compile(cfg, &mo)
+}
+
+// newECMA returns the data model of a document.
+func newECMA(timeout time.Duration) *ecma {
+	return &ecma{
+		timeout: timeout,
+		progs:   map[string]*goja.Program{},
+		guards:  map[string]statechart.GuardFunc{},
+		actions: map[string]statechart.ActionFunc{},
+		actors:  map[string]statechart.ActorLogic{},
+		origID:  map[string]string{},
+	}
+}
+
+// invoke converts an <invoke> of an SCXML child session given as inline
+// <content>: the child document is compiled with a data model of its own
+// and becomes the actor logic the invoke starts.
+func (c *converter) invoke(x *element) (*obj, error) {
+	switch x.attrs["type"] {
+	case "", "scxml", "http://www.w3.org/TR/scxml/", "http://www.w3.org/TR/scxml":
+	default:
+		return nil, unsupported(x, "invoke type %q (only SCXML sessions are supported)", x.attrs["type"])
+	}
+	for _, a := range []string{"typeexpr", "src", "srcexpr", "idlocation", "namelist"} {
+		if _, ok := x.attr(a); ok {
+			return nil, unsupported(x, "the %s attribute is not supported", a)
+		}
+	}
+	if v, ok := x.attr("autoforward"); ok && v != "false" {
+		return nil, unsupported(x, "autoforward is not supported")
+	}
+	var doc *element
+	for _, ch := range x.children {
+		if ch.name != "content" {
+			return nil, unsupported(ch, "only <content> holding an <scxml> document is supported in <invoke>")
+		}
+		if len(ch.children) != 1 || ch.children[0].name != "scxml" {
+			return nil, unsupported(ch, "the <content> of an <invoke> must hold one <scxml> document")
+		}
+		doc = ch.children[0]
+	}
+	if doc == nil {
+		return nil, unsupported(x, "an <invoke> needs its document as <content>")
+	}
+	child := newECMA(c.dm.timeout)
+	cfg, err := convertRoot(doc, child)
+	if err != nil {
+		return nil, err
+	}
+	m, err := statechart.Compile(cfg, &statechart.Options{Implementations: statechart.Implementations{Guards: child.guards, Actions: child.actions, Actors: child.actors}})
+	if err != nil {
+		return nil, fmt.Errorf("scxml: line %d: the invoked document: %w", doc.line, err)
+	}
+	src := c.dm.newName("scxml.invoke.")
+	c.dm.actors[src] = m
+	inv := newObj()
+	inv.set("src", src)
+	if id := x.attrs["id"]; id != "" {
+		inv.set("id", id)
+	}
+	return inv, nil
 }
 
 // Names of the data model's implementations and of its context keys.
@@ -97,6 +157,7 @@ type ecma struct {
 
 	guards  map[string]statechart.GuardFunc
 	actions map[string]statechart.ActionFunc
+	actors  map[string]statechart.ActorLogic // invoked SCXML sessions
 	n       int
 
 	data   []dataDecl        // every <data>, in document order
@@ -350,7 +411,7 @@ func (s *session) bindEvent(ev statechart.Event) {
 	}
 	s.event, s.bound = ev, true
 	o := s.vm.NewObject()
-	name, typ := ev.Type, "external"
+	name, typ, invokeID := ev.Type, "external", ""
 	var data any
 	switch {
 	case strings.HasPrefix(ev.Type, "xstate.done.state."):
@@ -360,7 +421,8 @@ func (s *session) bindEvent(ev statechart.Event) {
 		}
 		name, typ, data = "done.state."+id, "internal", ev.Data["output"]
 	case strings.HasPrefix(ev.Type, "xstate.done.actor."):
-		name, data = "done.invoke."+strings.TrimPrefix(ev.Type, "xstate.done.actor."), ev.Data["output"]
+		id := strings.TrimPrefix(ev.Type, "xstate.done.actor.")
+		name, data, invokeID = "done.invoke."+id, ev.Data["output"], id
 	default:
 		data = ev.Data["data"]
 		if t, ok := ev.Data["$type"].(string); ok {
@@ -369,7 +431,13 @@ func (s *session) bindEvent(ev statechart.Event) {
 	}
 	o.Set("name", name)
 	o.Set("type", typ)
+	if invokeID != "" {
+		o.Set("invokeid", invokeID)
+	}
 	for _, k := range []string{"sendid", "origin", "origintype", "invokeid"} {
+		if k == "invokeid" && invokeID != "" {
+			continue
+		}
 		if v, ok := ev.Data[k]; ok {
 			o.Set(k, v)
 		} else {
@@ -757,6 +825,14 @@ func (s *session) sendTo(x *element, id, event, target, typ, delayText string, d
 	case target == "#_internal":
 		ev.Data["$type"] = "internal"
 		s.args.Raise(ev)
+	case target == "#_parent":
+		if err := s.args.SendParent(ev, delay, id); err != nil {
+			return &execError{event: "error.communication", err: err}
+		}
+	case strings.HasPrefix(target, "#_") && !strings.HasPrefix(target, "#_scxml_") && !strings.HasPrefix(target, "#_basichttp_"):
+		if err := s.args.SendTo(strings.TrimPrefix(target, "#_"), ev, delay, id); err != nil {
+			return &execError{event: "error.communication", err: err}
+		}
 	case strings.HasPrefix(target, "#_"):
 		return &execError{event: "error.communication", err: fmt.Errorf("<send>: target %q is not reachable", target)}
 	default:

@@ -96,6 +96,18 @@ func TestReachesPass(t *testing.T) {
 		<transition event="done.state.s" cond="_event.data.v === 6" target="pass"/>
 		<transition event="done.state.s" target="fail"/></state>
 	<final id="pass"/><final id="fail"/></scxml>`, nil},
+		// an invoked SCXML session talks to its parent (#_parent) and the
+		// parent to it (#_<invokeid>); its end is done.invoke.<id>.
+		{"invoke", header + ` datamodel="ecmascript"><datamodel><data id="got" expr="''"/></datamodel>
+	<state id="s"><invoke type="scxml" id="kid"><content><scxml version="1.0" datamodel="ecmascript">
+		<state id="k"><onentry><send event="hello" target="#_parent"><param name="n" expr="1"/></send></onentry>
+			<transition event="ping" target="end"><send event="pong" target="#_parent"/></transition></state>
+		<final id="end"/></scxml></content></invoke>
+		<transition event="hello" cond="_event.data.n === 1"><send event="ping" target="#_kid"/></transition>
+		<transition event="pong"><assign location="got" expr="'pong'"/></transition>
+		<transition event="done.invoke.kid" cond="got === 'pong' &amp;&amp; _event.invokeid === 'kid'" target="pass"/>
+		<transition event="*" target="fail"/></state>
+	<final id="pass"/><final id="fail"/></scxml>`, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			a, _ := runDoc(t, tc.doc, tc.events...)

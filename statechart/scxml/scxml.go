@@ -18,9 +18,9 @@
 // <foreach>, other expressions — or that XState cannot express (deep or
 // multiple initial targets, <invoke>, <donedata>) makes Convert return an
 // *UnsupportedError naming the element and its line. Compile accepts the
-// data model's part too, and still refuses <invoke>, external documents
-// (src), XML content in <data> and <content>, and what XState cannot
-// express.
+// data model's part too, and <invoke> of an inline SCXML document; it
+// still refuses other invocations, external documents (src), XML content
+// in <data> and <content>, and what XState cannot express.
 //
 // # Mapping
 //
@@ -362,6 +362,7 @@ func (c *converter) convertBody(e *element, cfg *obj) error {
 	states := newObj()
 	var entry, exit []any
 	var entryBlocks, exitBlocks []*element // with a data model
+	var invokes []any
 	on := newObj()
 	var always []any
 	var initialEl *element
@@ -440,7 +441,14 @@ func (c *converter) convertBody(e *element, cfg *obj) error {
 		case "data":
 			return unsupported(ch, needsDataModel)
 		case "invoke":
-			return unsupported(ch, "invoking external services is not supported")
+			if c.dm == nil {
+				return unsupported(ch, "invoking external services is not supported")
+			}
+			inv, err := c.invoke(ch)
+			if err != nil {
+				return err
+			}
+			invokes = append(invokes, inv)
 		case "donedata":
 			if c.dm != nil && e.name == "final" {
 				if err := c.checkContent(ch); err != nil {
@@ -494,6 +502,9 @@ func (c *converter) convertBody(e *element, cfg *obj) error {
 	}
 	if len(entry) > 0 {
 		cfg.set("entry", entry)
+	}
+	if len(invokes) > 0 {
+		cfg.set("invoke", invokes)
 	}
 	if len(exit) > 0 {
 		cfg.set("exit", exit)
@@ -866,6 +877,19 @@ func (c *converter) descriptors(descs []string) []string {
 		d = strings.TrimSuffix(d, ".")
 		if d == "*" || d == "" {
 			add("*")
+			continue
+		}
+		if d == "done.invoke" || d == "done" {
+			add("xstate.done.actor.*")
+			if d == "done" {
+				add(d)
+				add(d + ".*")
+			}
+			continue
+		}
+		if rest, ok := strings.CutPrefix(d, "done.invoke."); ok {
+			add("xstate.done.actor." + rest)
+			add("xstate.done.actor." + rest + ".*")
 			continue
 		}
 		if rest, ok := strings.CutPrefix(d, "done.state."); ok {
