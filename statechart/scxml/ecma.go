@@ -48,8 +48,10 @@ type Options struct {
 // <param>, <finalize>, autoforward) are still an *UnsupportedError.
 //
 // Each actor of the machine gets its own JavaScript runtime, created by
-// the root's entry action and kept in the context under "$scxml" (so a
-// snapshot of such a machine does not persist its data model). As SCXML
+// the root's entry action and kept in the context under "$scxml": a
+// snapshot of such a machine does not persist its data model, and an
+// actor restored from one fails (with status error) at its first guard or
+// action of the data model. As SCXML
 // requires, an expression that fails places error.execution on the
 // internal queue and ends its block of executable content; a cond that
 // fails is false.
@@ -139,6 +141,10 @@ func (c *converter) invoke(x *element) (*obj, error) {
 	return inv, nil
 }
 
+// errNoSession is the error of a guard or action of an actor without its
+// data model: one restored from a snapshot, which does not carry it.
+var errNoSession = errors.New("scxml: the actor has no ECMAScript data model session (a restored snapshot does not carry one)")
+
 // Names of the data model's implementations and of its context keys.
 const (
 	initAction  = "scxml.init"
@@ -184,7 +190,7 @@ func (d *ecma) cond(expr string) string {
 	d.guards[name] = func(_ context.Context, args statechart.GuardArgs) (bool, error) {
 		s, ok := args.Context[sessionKey].(*session)
 		if !ok {
-			return false, nil
+			return false, errNoSession
 		}
 		s.bindEvent(args.Event)
 		v, err := s.eval(expr)
@@ -206,7 +212,7 @@ func (d *ecma) block(blocks []*element, enter, exit *element) string {
 	d.actions[name] = func(_ context.Context, args *statechart.ActionArgs) error {
 		s, ok := args.Context[sessionKey].(*session)
 		if !ok {
-			return nil
+			return errNoSession
 		}
 		s.args = args
 		defer func() { s.args = nil }()

@@ -195,3 +195,34 @@ func TestCompileStillRefuses(t *testing.T) {
 		t.Errorf("Convert with <data>: %v, want an *UnsupportedError", err)
 	}
 }
+
+// TestRestoredSnapshotFails: a snapshot does not carry the data model, so
+// an actor restored from one fails at its first cond instead of running
+// without its data.
+func TestRestoredSnapshotFails(t *testing.T) {
+	doc := header + ` datamodel="ecmascript"><datamodel><data id="n" expr="1"/></datamodel>
+	<state id="s"><transition event="go" cond="n === 1" target="t"/></state><state id="t"/></scxml>`
+	a, _ := runDoc(t, doc)
+	data, err := a.Snapshot().MarshalJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := Compile([]byte(doc), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap, err := m.Restore(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := statechart.NewActor(m, &statechart.ActorOptions{Snapshot: snap})
+	defer b.Stop()
+	ctx := context.Background()
+	if err := b.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	_ = b.Send(ctx, statechart.NewEvent("go"))
+	if s := b.Snapshot(); s.Status() != statechart.StatusError || !errors.Is(s.Err(), errNoSession) {
+		t.Fatalf("status %v, error %v; want error %v", s.Status(), s.Err(), errNoSession)
+	}
+}
