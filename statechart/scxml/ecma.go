@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"strconv"
 	"strings"
 	"sync"
@@ -466,7 +467,7 @@ func sameData(a, b map[string]any) bool {
 	if len(a) == 0 {
 		return true
 	}
-	return fmt.Sprintf("%p", a) == fmt.Sprintf("%p", b)
+	return reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
 }
 
 // enter marks a state active and binds its data late, on first entry.
