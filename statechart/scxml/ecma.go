@@ -41,12 +41,16 @@ type Options struct {
 // <donedata>, and the system variables _event, _sessionid, _name and
 // _ioprocessors, with In(). <invoke type="scxml"> of an inline
 // <content><scxml> document starts it as a child machine with a data
-// model of its own: <send target="#_parent"> reaches the parent,
+// model of its own, its id assigned to idlocation and its namelist and
+// <param> values given to the child's data of the same names:
+// <send target="#_parent"> reaches the parent (with _event.invokeid),
 // target="#_<invokeid>" the child, and its end is done.invoke.<id>
 // (XState's xstate.done.actor.<id>). What Convert rejects for needing a
 // data model is accepted; what XState cannot express (deep or multiple
-// initial targets) and other invocations (src, idlocation, namelist,
-// <param>, <finalize>, autoforward) are still an *UnsupportedError.
+// initial targets) and other invocations (src, srcexpr, typeexpr,
+// <finalize>, autoforward) are still an *UnsupportedError. An invoke
+// whose namelist or <param> fails to evaluate raises error.execution and
+// still starts (SCXML would cancel it).
 //
 // Each actor of the machine gets its own JavaScript runtime, created by
 // the root's entry action and kept in the context under "$scxml": a
@@ -89,20 +93,23 @@ func newECMA(timeout time.Duration) *ecma {
 		guards:  map[string]statechart.GuardFunc{},
 		actions: map[string]statechart.ActionFunc{},
 		actors:  map[string]statechart.ActorLogic{},
+		setups:  map[*element][]*invokeSetup{},
 		origID:  map[string]string{},
 	}
 }
 
 // invoke converts an <invoke> of an SCXML child session given as inline
-// <content>: the child document is compiled with a data model of its own
-// and becomes the actor logic the invoke starts.
-func (c *converter) invoke(x *element) (*obj, error) {
+// <content>, the index-th of its state: the child document is compiled
+// with a data model of its own and becomes the actor logic the invoke
+// starts. The child's input is an object holding its invoke id (under
+// invokeIDKey) and the data namelist and <param> pass it.
+func (c *converter) invoke(x *element, index int) (*obj, error) {
 	switch x.attrs["type"] {
 	case "", "scxml", "http://www.w3.org/TR/scxml/", "http://www.w3.org/TR/scxml":
 	default:
 		return nil, unsupported(x, "invoke type %q (only SCXML sessions are supported)", x.attrs["type"])
 	}
-	for _, a := range []string{"typeexpr", "src", "srcexpr", "idlocation", "namelist"} {
+	for _, a := range []string{"typeexpr", "src", "srcexpr"} {
 		if _, ok := x.attr(a); ok {
 			return nil, unsupported(x, "the %s attribute is not supported", a)
 		}
@@ -111,7 +118,12 @@ func (c *converter) invoke(x *element) (*obj, error) {
 		return nil, unsupported(x, "autoforward is not supported")
 	}
 	var doc *element
+	var params []*element
 	for _, ch := range x.children {
+		if ch.name == "param" {
+			params = append(params, ch)
+			continue
+		}
 		if ch.name != "content" {
 			return nil, unsupported(ch, "only <content> holding an <scxml> document is supported in <invoke>")
 		}
@@ -136,10 +148,69 @@ func (c *converter) invoke(x *element) (*obj, error) {
 	c.dm.actors[src] = m
 	inv := newObj()
 	inv.set("src", src)
-	if id := x.attrs["id"]; id != "" {
+	id := x.attrs["id"]
+	loc, hasLoc := x.attr("idlocation")
+	if id == "" && hasLoc {
+		id = c.xid[x.parent] + "." + src // SCXML's form: stateid.platformid
+	}
+	if id != "" {
 		inv.set("id", id)
+	} else {
+		id = strconv.Itoa(index) + "." + c.xid[x.parent] // XState's default invoke id
+	}
+	setup := &invokeSetup{idlocation: loc, id: id, params: params, namelist: strings.Fields(x.attrs["namelist"])}
+	input := newObj()
+	input.set(invokeIDKey, id)
+	inv.set("input", input)
+	if len(setup.params) > 0 || len(setup.namelist) > 0 {
+		// The state's entry action computes the child's data into the
+		// context key its input reads.
+		setup.inputKey = "$input_" + strings.ReplaceAll(src, ".", "_") // no dot: a $ref path splits on dots
+		ref := newObj()
+		ref.set("$ref", "context."+setup.inputKey)
+		inv.set("input", ref)
+	}
+	if hasLoc || setup.inputKey != "" {
+		c.dm.setups[x.parent] = append(c.dm.setups[x.parent], setup)
 	}
 	return inv, nil
+}
+
+// invokeSetup is what the entry action of an invoking state does for one
+// <invoke>: assign its id to idlocation, and compute the data (namelist,
+// <param>) passed to the child as its input.
+type invokeSetup struct {
+	idlocation, id string
+	params         []*element
+	namelist       []string
+	inputKey       string // the context key the invoke's input reads; "" for none
+}
+
+// setUpInvokes runs the invokeSetups of state st, entered. An error ends
+// them and is raised, as for executable content.
+func (s *session) setUpInvokes(st *element) {
+	for _, u := range s.doc.setups[st] {
+		if u.idlocation != "" {
+			if err := s.setLocation(u.idlocation, s.vm.ToValue(u.id)); err != nil {
+				s.raiseError(err)
+				return
+			}
+		}
+		if u.inputKey == "" {
+			continue
+		}
+		data, err := s.eventData(&element{name: "invoke", attrs: map[string]string{"namelist": strings.Join(u.namelist, " ")}, children: u.params})
+		if err != nil {
+			s.raiseError(err)
+			return
+		}
+		input, _ := data.(map[string]any)
+		if input == nil {
+			input = map[string]any{}
+		}
+		input[invokeIDKey] = u.id
+		s.args.Assign(map[string]any{u.inputKey: input})
+	}
 }
 
 // errNoSession is the error of a guard or action of an actor without its
@@ -149,6 +220,7 @@ var errNoSession = errors.New("scxml: the actor has no ECMAScript data model ses
 // Names of the data model's implementations and of its context keys.
 const (
 	initAction  = "scxml.init"
+	invokeIDKey = "$invokeid"
 	sessionKey  = "$scxml"
 	donedataKey = "$donedata"
 	scxmlIOType = "http://www.w3.org/TR/scxml/#SCXMLEventProcessor"
@@ -165,6 +237,7 @@ type ecma struct {
 	guards  map[string]statechart.GuardFunc
 	actions map[string]statechart.ActionFunc
 	actors  map[string]statechart.ActorLogic // invoked SCXML sessions
+	setups  map[*element][]*invokeSetup      // per invoking state
 	n       int
 
 	data   []dataDecl        // every <data>, in document order
@@ -235,8 +308,11 @@ func (d *ecma) block(blocks []*element, enter, exit *element) string {
 			// selected again.
 			args.Assign(map[string]any{sessionKey: s})
 		}
-		if enter != nil && enter.name == "final" {
-			s.donedata(enter)
+		if enter != nil {
+			s.setUpInvokes(enter)
+			if enter.name == "final" {
+				s.donedata(enter)
+			}
 		}
 		if exit != nil {
 			delete(s.active, exit.attrs["id"])
@@ -259,7 +335,13 @@ func (d *ecma) initAction() {
 				s.raiseError(err)
 			}
 		}
+		input, _ := args.Event.Data["input"].(map[string]any) // an invoking parent's namelist and <param>s
+		s.invokeID, _ = input[invokeIDKey].(string)
 		for _, x := range d.data {
+			if v, ok := input[x.el.attrs["id"]]; ok {
+				s.vm.Set(x.el.attrs["id"], v)
+				continue
+			}
 			if !d.late || x.state.name == "scxml" {
 				s.initData(x.el)
 			}
@@ -300,16 +382,17 @@ func (d *ecma) newSession() *session {
 
 // session is the data model of one actor.
 type session struct {
-	doc     *ecma
-	vm      *goja.Runtime
-	id      string
-	active  map[string]bool   // SCXML ids of the active states
-	entered map[*element]bool // states entered at least once (late binding)
-	args    *statechart.ActionArgs
-	pending []error // errors of conds, raised by the next action
-	sendN   int
-	event   statechart.Event // the event _event holds
-	bound   bool
+	doc      *ecma
+	vm       *goja.Runtime
+	id       string
+	active   map[string]bool   // SCXML ids of the active states
+	entered  map[*element]bool // states entered at least once (late binding)
+	args     *statechart.ActionArgs
+	pending  []error // errors of conds, raised by the next action
+	sendN    int
+	invokeID string           // the id the parent invoked this session with
+	event    statechart.Event // the event _event holds
+	bound    bool
 }
 
 // execError is an error of executable content: its event name
@@ -833,6 +916,7 @@ func (s *session) sendTo(x *element, id, event, target, typ, delayText string, d
 		ev.Data["$type"] = "internal"
 		s.args.Raise(ev)
 	case target == "#_parent":
+		ev.Data["invokeid"] = s.invokeID
 		if err := s.args.SendParent(ev, delay, id); err != nil {
 			return &execError{event: "error.communication", err: err}
 		}

@@ -98,12 +98,20 @@ func TestReachesPass(t *testing.T) {
 	<final id="pass"/><final id="fail"/></scxml>`, nil},
 		// an invoked SCXML session talks to its parent (#_parent) and the
 		// parent to it (#_<invokeid>); its end is done.invoke.<id>.
+		{"invoke with param and idlocation", header + ` datamodel="ecmascript"><datamodel><data id="where"/></datamodel>
+	<state id="s"><invoke type="scxml" idlocation="where"><param name="v" expr="40 + 2"/><content><scxml version="1.0" datamodel="ecmascript">
+		<datamodel><data id="v" expr="0"/></datamodel>
+		<state id="k"><transition cond="v === 42" target="end"><send event="got42" target="#_parent"/></transition></state>
+		<final id="end"/></scxml></content></invoke>
+		<transition event="got42" cond="_event.invokeid === where &amp;&amp; where !== undefined" target="pass"/>
+		<transition event="*" target="fail"/></state>
+	<final id="pass"/><final id="fail"/></scxml>`, nil},
 		{"invoke", header + ` datamodel="ecmascript"><datamodel><data id="got" expr="''"/></datamodel>
 	<state id="s"><invoke type="scxml" id="kid"><content><scxml version="1.0" datamodel="ecmascript">
 		<state id="k"><onentry><send event="hello" target="#_parent"><param name="n" expr="1"/></send></onentry>
 			<transition event="ping" target="end"><send event="pong" target="#_parent"/></transition></state>
 		<final id="end"/></scxml></content></invoke>
-		<transition event="hello" cond="_event.data.n === 1"><send event="ping" target="#_kid"/></transition>
+		<transition event="hello" cond="_event.data.n === 1 &amp;&amp; _event.invokeid === 'kid'"><send event="ping" target="#_kid"/></transition>
 		<transition event="pong"><assign location="got" expr="'pong'"/></transition>
 		<transition event="done.invoke.kid" cond="got === 'pong' &amp;&amp; _event.invokeid === 'kid'" target="pass"/>
 		<transition event="*" target="fail"/></state>

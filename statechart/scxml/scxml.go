@@ -444,7 +444,7 @@ func (c *converter) convertBody(e *element, cfg *obj) error {
 			if c.dm == nil {
 				return unsupported(ch, "invoking external services is not supported")
 			}
-			inv, err := c.invoke(ch)
+			inv, err := c.invoke(ch, len(invokes))
 			if err != nil {
 				return err
 			}
