@@ -195,7 +195,14 @@ func load(scxmlPath, jsonPath, name string) (*loaded, *result) {
 	case errors.As(err, &ue):
 		// It needs a data model, or has no XState form at all.
 		l.config = nil
-		l.m, err = scxml.Compile(src, nil)
+		dir := filepath.Dir(scxmlPath)
+		l.m, err = scxml.Compile(src, &scxml.Options{Source: func(name string) ([]byte, error) {
+			// Only a file of the test's own folder.
+			if name != filepath.Base(name) {
+				return nil, fmt.Errorf("%q is not a file of the test's folder", name)
+			}
+			return os.ReadFile(filepath.Join(dir, name))
+		}})
 		if errors.As(err, &ue) {
 			return nil, &result{name, skip, ue.Error()}
 		}

@@ -31,6 +31,11 @@ type Options struct {
 	// (default 1 s); one that runs longer is interrupted and counts as an
 	// error (error.execution).
 	EvalTimeout time.Duration
+	// Source, if set, reads the external document a src attribute names
+	// (<script src>, <data src>, <invoke src>; a "file:" prefix is
+	// removed first), once, while Compile converts the document. Without
+	// it a src is an *UnsupportedError. Compile reads nothing else.
+	Source func(src string) ([]byte, error)
 }
 
 // Compile converts an SCXML document with the ECMAScript data model and
@@ -47,8 +52,9 @@ type Options struct {
 // target="#_<invokeid>" the child, and its end is done.invoke.<id>
 // (XState's xstate.done.actor.<id>). What Convert rejects for needing a
 // data model is accepted; what XState cannot express (deep or multiple
-// initial targets) and other invocations (src, srcexpr, typeexpr,
-// <finalize>, autoforward) are still an *UnsupportedError. An invoke
+// initial targets) and other invocations (srcexpr, typeexpr, <finalize>,
+// autoforward) are still an *UnsupportedError, and so is a src attribute
+// without Options.Source to read it. An invoke
 // whose namelist or <param> fails to evaluate raises error.execution and
 // still starts (SCXML would cancel it).
 //
@@ -73,6 +79,7 @@ func Compile(data []byte, opts *Options) (*statechart.Machine, error) {
 		return nil, err
 	}
 	dm := newECMA(o.EvalTimeout)
+	dm.source = o.Source
 	cfg, err := convertRoot(root, dm)
 	if err != nil {
 		return nil, err
@@ -109,7 +116,7 @@ func (c *converter) invoke(x *element, index int) (*obj, error) {
 	default:
 		return nil, unsupported(x, "invoke type %q (only SCXML sessions are supported)", x.attrs["type"])
 	}
-	for _, a := range []string{"typeexpr", "src", "srcexpr"} {
+	for _, a := range []string{"typeexpr", "srcexpr"} {
 		if _, ok := x.attr(a); ok {
 			return nil, unsupported(x, "the %s attribute is not supported", a)
 		}
@@ -132,10 +139,26 @@ func (c *converter) invoke(x *element, index int) (*obj, error) {
 		}
 		doc = ch.children[0]
 	}
+	if src, ok := x.attr("src"); ok {
+		if doc != nil {
+			return nil, unsupported(x, "an <invoke> with both src and <content>")
+		}
+		data, err := c.dm.load(x, src)
+		if err != nil {
+			return nil, err
+		}
+		if doc, err = parse(data); err != nil {
+			return nil, fmt.Errorf("scxml: line %d: <invoke src=%q>: %w", x.line, src, err)
+		}
+		if doc.name != "scxml" {
+			return nil, unsupported(x, "the document src=%q names is not an <scxml> document", src)
+		}
+	}
 	if doc == nil {
 		return nil, unsupported(x, "an <invoke> needs its document as <content>")
 	}
 	child := newECMA(c.dm.timeout)
+	child.source = c.dm.source
 	cfg, err := convertRoot(doc, child)
 	if err != nil {
 		return nil, err
@@ -174,6 +197,18 @@ func (c *converter) invoke(x *element, index int) (*obj, error) {
 		c.dm.setups[x.parent] = append(c.dm.setups[x.parent], setup)
 	}
 	return inv, nil
+}
+
+// load reads the external document src of element x with Options.Source.
+func (d *ecma) load(x *element, src string) ([]byte, error) {
+	if d.source == nil {
+		return nil, unsupported(x, "an external document (src) needs Options.Source")
+	}
+	data, err := d.source(strings.TrimPrefix(src, "file:"))
+	if err != nil {
+		return nil, fmt.Errorf("scxml: line %d: <%s src=%q>: %w", x.line, x.name, src, err)
+	}
+	return data, nil
 }
 
 // invokeSetup is what the entry action of an invoking state does for one
@@ -237,6 +272,7 @@ type ecma struct {
 	guards  map[string]statechart.GuardFunc
 	actions map[string]statechart.ActionFunc
 	actors  map[string]statechart.ActorLogic // invoked SCXML sessions
+	source  func(string) ([]byte, error)     // Options.Source
 	setups  map[*element][]*invokeSetup      // per invoking state
 	n       int
 

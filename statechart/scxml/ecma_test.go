@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -232,5 +233,42 @@ func TestRestoredSnapshotFails(t *testing.T) {
 	_ = b.Send(ctx, statechart.NewEvent("go"))
 	if s := b.Snapshot(); s.Status() != statechart.StatusError || !errors.Is(s.Err(), errNoSession) {
 		t.Fatalf("status %v, error %v; want error %v", s.Status(), s.Err(), errNoSession)
+	}
+}
+
+// TestSource: <script src>, <data src> and <invoke src> are read through
+// Options.Source while Compile converts; without it they are refused.
+func TestSource(t *testing.T) {
+	files := map[string]string{
+		"lib.js":    "function twice(x) { return 2 * x; }",
+		"data.json": `{"n": 21}`,
+		"kid.scxml": header + ` datamodel="ecmascript"><final id="k"><onentry><send event="hi" target="#_parent"/></onentry></final></scxml>`,
+	}
+	var read []string
+	source := func(name string) ([]byte, error) {
+		read = append(read, name)
+		f, ok := files[name]
+		if !ok {
+			return nil, errors.New("no such file")
+		}
+		return []byte(f), nil
+	}
+	doc := header + ` datamodel="ecmascript"><datamodel><data id="d" src="file:data.json"/></datamodel><script src="lib.js"/>
+	<state id="s"><invoke src="kid.scxml"/>
+		<transition event="hi" cond="twice(d.n) === 42" target="pass"/>
+		<transition event="*" target="fail"/></state>
+	<final id="pass"/><final id="fail"/></scxml>`
+	a, _ := runDocWith(t, doc, &Options{Source: source})
+	wantIn(t, a, "pass")
+	if want := []string{"data.json", "lib.js", "kid.scxml"}; !slices.Equal(read, want) {
+		t.Errorf("read %v, want %v", read, want)
+	}
+	var ue *UnsupportedError
+	if _, err := Compile([]byte(doc), nil); !errors.As(err, &ue) {
+		t.Errorf("Compile without Source: %v, want an *UnsupportedError", err)
+	}
+	missing := header + ` datamodel="ecmascript"><datamodel><data id="d" src="nope.json"/></datamodel><state id="s"/></scxml>`
+	if _, err := Compile([]byte(missing), &Options{Source: source}); err == nil || !strings.Contains(err.Error(), `line 2: <data src="nope.json">: no such file`) {
+		t.Errorf("Compile with a missing file: %v", err)
 	}
 }

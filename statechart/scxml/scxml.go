@@ -18,9 +18,10 @@
 // <foreach>, other expressions — or that XState cannot express (deep or
 // multiple initial targets, <invoke>, <donedata>) makes Convert return an
 // *UnsupportedError naming the element and its line. Compile accepts the
-// data model's part too, and <invoke> of an inline SCXML document; it
-// still refuses other invocations, external documents (src), XML content
-// in <data> and <content>, and what XState cannot express.
+// data model's part too, <invoke> of an SCXML document, and external
+// documents (src) read through Options.Source; it still refuses other
+// invocations, XML content in <data> and <content>, and what XState
+// cannot express.
 //
 // # Mapping
 //
@@ -929,8 +930,15 @@ func (c *converter) datamodel(e, dm *element) error {
 		if !isIdentifier(id) {
 			return unsupported(d, "data id %q is not a plain ECMAScript variable name", id)
 		}
-		if _, ok := d.attr("src"); ok {
-			return unsupported(d, "data from an external document (src)")
+		if src, ok := d.attr("src"); ok {
+			if len(d.children) > 0 || len(strings.TrimSpace(string(d.text))) > 0 || d.attrs["expr"] != "" {
+				return unsupported(d, "data with both src and a value")
+			}
+			text, err := c.dm.load(d, src)
+			if err != nil {
+				return err
+			}
+			d.text = text
 		}
 		if len(d.children) > 0 {
 			return unsupported(d.children[0], "XML content is not supported (only JSON or text)")
@@ -963,6 +971,14 @@ func (c *converter) checkContent(e *element) error {
 			if len(x.children) > 0 {
 				return unsupported(x.children[0], "XML content is not supported (only JSON or text)")
 			}
+			continue
+		case x.name == "script" && c.dm != nil && x.attrs["src"] != "":
+			text, err := c.dm.load(x, x.attrs["src"])
+			if err != nil {
+				return err
+			}
+			x.text = text
+			delete(x.attrs, "src")
 			continue
 		case x.name == "script" || x.name == "assign" || x.name == "data":
 			if _, ok := x.attr("src"); ok {
