@@ -44,28 +44,30 @@ type Options struct {
 // attribute, <send> with eventexpr, targetexpr, typeexpr, delayexpr,
 // idlocation, namelist, <param> and <content>, <cancel sendidexpr>,
 // <donedata>, and the system variables _event, _sessionid, _name and
-// _ioprocessors, with In(). <invoke type="scxml"> of an inline
-// <content><scxml> document starts it as a child machine with a data
-// model of its own, its id assigned to idlocation and its namelist and
-// <param> values given to the child's data of the same names:
-// <send target="#_parent"> reaches the parent (with _event.invokeid),
-// target="#_<invokeid>" the child, and its end is done.invoke.<id>
-// (XState's xstate.done.actor.<id>). What Convert rejects for needing a
-// data model is accepted; what XState cannot express (deep or multiple
-// initial targets) and other invocations (srcexpr, typeexpr, <finalize>,
-// autoforward) are still an *UnsupportedError, and so is a src attribute
-// without Options.Source to read it. An invoke
-// whose namelist or <param> fails to evaluate raises error.execution and
-// still starts (SCXML would cancel it).
+// _ioprocessors, with In(). <invoke type="scxml"> of an SCXML document
+// (inline <content><scxml>, or src read through Options.Source) starts it
+// as a child machine with a data model of its own, its id assigned to
+// idlocation and its namelist and <param> values given to the child's
+// data of the same names: <send target="#_parent"> reaches the parent
+// (with _event.invokeid), target="#_<invokeid>" the child, and its end is
+// done.invoke.<id> (XState's xstate.done.actor.<id>). What Convert
+// rejects for needing a data model is accepted; what XState cannot
+// express (deep or multiple initial targets) and other invocations
+// (srcexpr, typeexpr, <finalize>, autoforward) are still an
+// *UnsupportedError, and so is a src attribute without Options.Source to
+// read it. An invoke whose namelist or <param> fails to evaluate raises
+// error.execution and still starts (SCXML would cancel it).
 //
 // Each actor of the machine gets its own JavaScript runtime, created by
-// the root's entry action and kept in the context under "$scxml": a
-// snapshot of such a machine does not persist its data model, and an
-// actor restored from one fails (with status error) at its first guard or
-// action of the data model. As SCXML
-// requires, an expression that fails places error.execution on the
-// internal queue and ends its block of executable content; a cond that
-// fails is false.
+// the root's entry action and kept in the context under "$scxml" (beside
+// "$donedata" and "$input_…", which final states' outputs and invokes'
+// inputs read): a snapshot of such a machine does not persist its data
+// model, and an actor restored from one fails (with status error) at its
+// first guard or action of the data model. As SCXML requires, an
+// expression that fails places error.execution on the internal queue and
+// ends its block of executable content; a cond that fails is false (its
+// error.execution is raised by the next block of executable content that
+// runs).
 func Compile(data []byte, opts *Options) (*statechart.Machine, error) {
 	var o Options
 	if opts != nil {
