@@ -122,7 +122,7 @@ func TestRandomMachinesCompile(t *testing.T) {
 	}
 	for _, f := range []string{"compound", "parallel", "history-shallow", "history-deep", "history-default-target", "final-in-region",
 		"always", "after", "guard", "stateIn", "raise", "delayed-raise", "wildcard", "targetless", "reenter", "multi-target", "advance-step", "unknown-event",
-		"invoke", "invoke-onDone", "invoke-onError", "invoke-onSnapshot", "spawn", "stopChild", "sendTo", "forwardTo", "emit", "enqueue", "input", "eventloop-clock"} {
+		"invoke", "invoke-onDone", "invoke-onError", "invoke-onSnapshot", "spawn", "stopChild", "sendTo", "forwardTo", "emit", "enqueue", "enqueue-check", "input", "eventloop-clock"} {
 		if features[f] == 0 {
 			t.Errorf("no generated machine has feature %q", f)
 		}

@@ -8,7 +8,9 @@ package statechart
 import (
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
+	"time"
 
 	"github.com/chartgate/chartgate/internal/jsonx"
 )
@@ -23,7 +25,9 @@ type GuardArgs struct {
 
 // InState reports whether the machine is in a state: "#id" tests whether
 // the state node with that id is active; a state value (or dotted string)
-// is matched like [Snapshot.Matches]. It is XState's stateIn.
+// is matched like [Snapshot.Matches]. It is XState's stateIn. A guard
+// checked by an action (xstate.enqueueActions) sees the configuration from
+// before the microstep that runs the action, as in XState.
 func (a GuardArgs) InState(v any) (bool, error) {
 	if a.r == nil {
 		return false, nil
@@ -33,9 +37,9 @@ func (a GuardArgs) InState(v any) (bool, error) {
 		if !ok {
 			return false, fmt.Errorf("stateIn: %q is not a state id", id)
 		}
-		return a.r.active[n], nil
+		return a.r.inState(n), nil
 	}
-	return matchesState(v, a.r.currentValue()), nil
+	return matchesState(v, a.r.guardValue()), nil
 }
 
 // stateByRef resolves "#id" or "#id.child.path" like XState's
@@ -105,6 +109,88 @@ func (a *ActionArgs) Unset(keys ...string) {
 func (a *ActionArgs) Raise(ev Event) {
 	if a.r != nil {
 		a.r.queue.push(ev)
+	}
+}
+
+// RaiseAfter schedules ev to be processed as an external event after
+// delay, like XState's raise with a delay; a non-empty id is its send id,
+// which Cancel (and xstate.cancel) take. A negative delay counts as zero.
+func (a *ActionArgs) RaiseAfter(ev Event, delay time.Duration, id string) {
+	if a.r == nil {
+		return
+	}
+	if a.r.now.IsZero() && a.r.clock != nil {
+		a.r.now = a.r.clock.Now()
+	}
+	a.r.scheduleRaise(ev, max(delay, 0), id)
+}
+
+// scheduleRaise schedules a delayed raise. XState's scheduler maps an id to
+// the latest event scheduled with it; an earlier one keeps its timer but
+// can no longer be cancelled.
+func (r *runner) scheduleRaise(ev Event, delay time.Duration, id string) {
+	seq := r.nextSeq()
+	r.mutableTimers().push(timer{id: id, event: ev, due: r.now.Add(delay), seq: seq}, true)
+	r.logTimer(seq, true)
+}
+
+// SendParent sends ev to the actor's parent, after delay when it is
+// positive, like XState's sendParent; a non-empty id is the send id of a
+// delayed send, which Cancel takes. It returns an error, and sends
+// nothing, when the actor has no parent.
+func (a *ActionArgs) SendParent(ev Event, delay time.Duration, id string) error {
+	r := a.r
+	if r == nil || r.self == nil || r.self.parent == nil {
+		return fmt.Errorf("cannot send %q to the parent: the actor has no parent", ev.Type)
+	}
+	r.sendDelayed(sendDef{target: sendToParent}, ev, delay, id)
+	return nil
+}
+
+// sendDelayed sends ev as d says, after delay when it is positive.
+func (r *runner) sendDelayed(d sendDef, ev Event, delay time.Duration, id string) {
+	if delay > 0 && r.now.IsZero() && r.clock != nil {
+		r.now = r.clock.Now()
+	}
+	d.hasDelay, d.delay = delay > 0, delay
+	r.sendTo(&action{kind: actionSendTo, id: id, send: &d}, ev, -1)
+}
+
+// SendTo sends ev to the child with id to, after delay when it is
+// positive, like XState's sendTo; a non-empty id is the send id of a
+// delayed send, which Cancel takes. It returns an error, and sends
+// nothing, when the actor has no such child.
+func (a *ActionArgs) SendTo(to string, ev Event, delay time.Duration, id string) error {
+	r := a.r
+	if r == nil || r.sys == nil {
+		return fmt.Errorf("cannot send %q to actor %q: the machine has no children", ev.Type, to)
+	}
+	if !slices.Contains(r.deferredIDs, to) {
+		if e, ok := r.s.x().children.get(to); !ok || e.cell == nil {
+			return fmt.Errorf("cannot send %q to actor %q: the machine has no child with that id", ev.Type, to)
+		}
+	}
+	r.sendDelayed(sendDef{target: sendToChild, to: to}, ev, delay, id)
+	return nil
+}
+
+// Cancel cancels the delayed event scheduled with send id id, if it is
+// still pending, like XState's cancel.
+func (a *ActionArgs) Cancel(id string) {
+	if a.r == nil {
+		return
+	}
+	a.r.cancelTimer(id)
+}
+
+// cancelTimer cancels the pending delayed event with send id id, if any.
+func (r *runner) cancelTimer(id string) {
+	if _, ok := r.s.timers.keyedSeq(id); ok {
+		seq, _ := r.mutableTimers().cancel(id)
+		r.logTimer(seq, false)
+		if r.sys != nil {
+			r.fx[len(r.fx)-1].id = id
+		}
 	}
 }
 
@@ -303,9 +389,9 @@ func (r *runner) evalGuard(g *guard, ev Event) (bool, error) {
 		return !ok && err == nil, err
 	case guardStateIn:
 		if g.inNode >= 0 {
-			return r.active[g.inNode], nil
+			return r.inState(g.inNode), nil
 		}
-		return matchesState(g.inValue, r.currentValue()), nil
+		return matchesState(g.inValue, r.guardValue()), nil
 	case guardRoute:
 		to, ok := ev.Data["to"].(string)
 		return ok && to == g.to, nil
@@ -352,20 +438,9 @@ func (r *runner) executeActions(actions []*action, ev Event, node int) {
 				r.queue.push(a.event)
 				continue
 			}
-			// XState's scheduler maps an id to the latest event scheduled
-			// with it; an earlier one keeps its timer but can no longer be
-			// cancelled.
-			seq := r.nextSeq()
-			r.mutableTimers().push(timer{id: a.id, event: a.event, due: r.now.Add(a.delay), seq: seq}, true)
-			r.logTimer(seq, true)
+			r.scheduleRaise(a.event, a.delay, a.id)
 		case actionCancel:
-			if _, ok := r.s.timers.keyedSeq(a.id); ok {
-				seq, _ := r.mutableTimers().cancel(a.id)
-				r.logTimer(seq, false)
-				if r.sys != nil {
-					r.fx[len(r.fx)-1].id = a.id
-				}
-			}
+			r.cancelTimer(a.id)
 		case actionLog:
 		default:
 			if r.executeActorAction(a, ev, node); r.err != nil {

@@ -93,6 +93,7 @@ func NewActor(m *Machine, opts *ActorOptions) *Actor {
 	if a.clock == nil {
 		a.clock = RealClock{}
 	}
+	a.r.clock = a.clock
 	return a
 }
 
@@ -151,7 +152,7 @@ func (a *Actor) Send(ctx context.Context, ev Event) error {
 		now = a.clock.Now() // only delayed events need the time
 	}
 	if a.opts.Inspect != nil {
-		a.opts.Inspect(Inspection{Event: ev})
+		a.opts.Inspect(Inspection{Event: ev, Snapshot: a.cur})
 	}
 	if a.r.fastStep(a.cur, ev, !a.contextShared && a.cur.context != nil) {
 		a.afterChange(nil, true)
@@ -379,7 +380,7 @@ func (a *Actor) fire(seq uint64) {
 	a.r.ownsTimers, a.r.logTimers = !a.timersShared, true
 	ev := a.r.takeTimer(seq)
 	if a.opts.Inspect != nil {
-		a.opts.Inspect(Inspection{Event: ev})
+		a.opts.Inspect(Inspection{Event: ev, Snapshot: a.cur})
 	}
 	a.r.macrostep(ev)
 	_ = a.finish(ev) // the error is in the snapshot

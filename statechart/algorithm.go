@@ -29,6 +29,9 @@ type runner struct {
 	ctx context.Context
 	s   *Snapshot // the working snapshot, modified in place
 	now time.Time
+	// clock: an Actor's, read by ActionArgs.RaiseAfter when now was not
+	// (the Actor reads it only for machines with delayed events).
+	clock Clock
 
 	active         []bool // membership of s.nodes
 	activated      []int  // the nodes set in active since begin (a superset of those still set)
@@ -65,6 +68,14 @@ type runner struct {
 
 	value   any  // the state value of s, while valueOK
 	valueOK bool // false once the configuration changes
+	// stepStart: while a microstep runs its actions, the configuration it
+	// started from, which guards see (XState's actions are given the
+	// snapshot the microstep started from: its nodes change only at the
+	// end); nil between microsteps. stepValue: its state value, while
+	// stepValueOK.
+	stepStart   []int
+	stepValue   any
+	stepValueOK bool
 	// complete: inspectConfiguration's answer (and r.kid), while completeOK
 	complete, completeOK bool
 
@@ -235,9 +246,39 @@ func (r *runner) currentValue() any {
 	return r.value
 }
 
+// inState reports whether node n is in the configuration a guard sees:
+// the one the current microstep started from, or between microsteps the
+// current one.
+func (r *runner) inState(n int) bool {
+	if r.stepStart != nil {
+		return slices.Contains(r.stepStart, n)
+	}
+	return r.active[n]
+}
+
+// guardValue is the state value of the configuration a guard sees (see
+// inState).
+func (r *runner) guardValue() any {
+	if r.stepStart == nil {
+		return r.currentValue()
+	}
+	if !r.stepValueOK {
+		r.stepValue, r.stepValueOK = r.m.stateValue(r.stepStart), true
+	}
+	return r.stepValue
+}
+
+// startStep makes nodes, the configuration before the microstep, the one
+// guards see until the microstep ends.
+func (r *runner) startStep(nodes []int) {
+	r.stepStart = nodes
+	r.stepValue, r.stepValueOK = r.value, r.valueOK // the value of the same configuration, if known
+}
+
 // configurationChanged forgets what was derived from the configuration.
 func (r *runner) configurationChanged() {
 	r.valueOK, r.value, r.belowOK, r.belowAsked, r.completeOK = false, nil, false, false, false
+	r.stepStart, r.stepValue, r.stepValueOK = nil, nil, false
 	r.cache.known = false
 	r.forgetDomains()
 }
@@ -775,6 +816,7 @@ func (r *runner) microstep(ts []*transition, ev Event, isInitial bool) {
 	r.filtered = r.removeConflictingTransitions(ts, r.filtered[:0])
 	filtered := r.filtered
 	r.prevNodes = append(r.prevNodes[:0], r.s.nodes...)
+	r.startStep(r.prevNodes)
 	if !isInitial {
 		r.exitStates(filtered, ev)
 		if r.err != nil {

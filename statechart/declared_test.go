@@ -7,7 +7,9 @@ package statechart_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
+	"time"
 
 	"github.com/chartgate/chartgate/statechart"
 )
@@ -211,4 +213,74 @@ func TestDeclaredWithGoUnset(t *testing.T) {
 	if kept := seen[1]; kept["n"] != 3.0 || kept["tag"] != "x" {
 		t.Fatalf("the context the action kept changed: %v, want n=3 and tag=x", kept)
 	}
+}
+
+// TestCheckSeesConfigurationBeforeMicrostep: a guard that an action checks
+// (xstate.enqueueActions) reads the configuration the microstep started
+// from, in exit, transition and entry actions alike, as XState's check
+// does; the step cache, which replays the second round of each microstep,
+// gives the same answers.
+func TestCheckSeesConfigurationBeforeMicrostep(t *testing.T) {
+	check := func(label string) string {
+		return `{"type":"xstate.enqueueActions","params":{"actions":[
+			{"if":"inB1","then":[{"type":"xstate.assign","params":{"log":{"$push":"` + label + `:b1"}}}]},
+			{"if":"inB2","then":[{"type":"xstate.assign","params":{"log":{"$push":"` + label + `:b2"}}}]}]}}`
+	}
+	machine := `{"id":"m","type":"parallel","context":{"log":[]},"states":{
+		"A":{"initial":"a1","states":{
+			"a1":{"exit":` + check("x") + `,"on":{"GO":{"target":"a2","actions":` + check("t") + `}}},
+			"a2":{"entry":` + check("n") + `,"on":{"BACK":"a1"}}}},
+		"B":{"initial":"b1","states":{"b1":{"on":{"GO":"b2"}},"b2":{"on":{"BACK":"b1"}}}}}}`
+	in := func(id string) statechart.GuardFunc {
+		return func(_ context.Context, args statechart.GuardArgs) (bool, error) { return args.InState(id) }
+	}
+	m, err := statechart.Compile([]byte(machine), &statechart.Options{Implementations: statechart.Implementations{
+		Guards: map[string]statechart.GuardFunc{"inB1": in("#m.B.b1"), "inB2": in("#m.B.b2")}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := statechart.NewActor(m, nil)
+	if err := a.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	send(t, a, "GO", "BACK", "GO")
+	got := fmt.Sprint(a.Snapshot().Context()["log"])
+	// B leaves b1 in the same microstep as A leaves a1: every check of
+	// both GO microsteps still sees b1.
+	if want := "[x:b1 t:b1 n:b1 x:b1 t:b1 n:b1]"; got != want {
+		t.Errorf("log = %s, want %s", got, want)
+	}
+}
+
+// TestRaiseAfterAndCancel: a Go action schedules events on the actor's
+// clock, in a machine without delayed events of its own, and cancels one
+// by its send id.
+func TestRaiseAfterAndCancel(t *testing.T) {
+	m, err := statechart.Compile([]byte(`{"id":"r","initial":"a","states":{
+		"a":{"entry":"schedule","on":{"LATE":"b","NEVER":"fail"}},"b":{},"fail":{}}}`),
+		&statechart.Options{Implementations: statechart.Implementations{Actions: map[string]statechart.ActionFunc{
+			"schedule": func(_ context.Context, args *statechart.ActionArgs) error {
+				args.RaiseAfter(statechart.NewEvent("NEVER"), 5*time.Millisecond, "n")
+				args.RaiseAfter(statechart.NewEvent("LATE"), 10*time.Millisecond, "")
+				args.Cancel("n")
+				return nil
+			}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	clock := statechart.NewSimulatedClock()
+	a := statechart.NewActor(m, &statechart.ActorOptions{Clock: clock})
+	if err := a.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	defer a.Stop()
+	clock.Advance(9 * time.Millisecond)
+	if v := a.Snapshot().Value(); v != "a" {
+		t.Fatalf("at 9 ms: %v, want a", v)
+	}
+	clock.Advance(time.Millisecond)
+	if v := a.Snapshot().Value(); v != "b" {
+		t.Fatalf("at 10 ms: %v, want b", v)
+	}
+	send(t, a, "GO") // a Send after start reads the clock lazily too
 }

@@ -102,7 +102,7 @@ func (s *Snapshot) AppendJSON(b []byte) ([]byte, error) {
 	b = append(b, `{"status":`...)
 	b = jsonx.AppendString(b, string(s.status))
 	b = append(b, `,"value":`...)
-	if n, ok := s.topLeaf(); ok {
+	if n, ok := s.machine.topLeaf(s.nodes); ok {
 		b = jsonx.AppendString(b, m.nodes[n].key)
 	} else {
 		b = m.appendValue(b, 0, m.adjacency(m.allStateNodes(s.nodes)))

@@ -118,28 +118,33 @@ func (s *Snapshot) Err() error { return s.err }
 // ({"payment": "card"}), and an empty map for an atomic region of a parallel
 // state.
 func (s *Snapshot) Value() any {
-	if n, ok := s.topLeaf(); ok {
-		return s.machine.nodes[n].key
+	return s.machine.stateValue(s.nodes)
+}
+
+// stateValue is the state value of the configuration nodes.
+func (m *Machine) stateValue(nodes []int) any {
+	if n, ok := m.topLeaf(nodes); ok {
+		return m.nodes[n].key
 	}
-	return s.machine.valueOf(0, s.machine.adjacency(s.machine.allStateNodes(s.nodes)))
+	return m.valueOf(0, m.adjacency(m.allStateNodes(nodes)))
 }
 
 // topLeaf returns the active state of a configuration that is a compound
 // root and one of its atomic or final children (every state of a flat
 // machine): its state value is that child's key, and its active nodes are
 // the root and the child, which allStateNodes would give.
-func (s *Snapshot) topLeaf() (int, bool) {
-	if len(s.nodes) != 2 || s.machine.nodes[0].kind != kindCompound {
+func (m *Machine) topLeaf(nodes []int) (int, bool) {
+	if len(nodes) != 2 || m.nodes[0].kind != kindCompound {
 		return 0, false
 	}
-	n := s.nodes[1]
-	if s.nodes[0] != 0 {
-		n = s.nodes[0]
-		if s.nodes[1] != 0 {
+	n := nodes[1]
+	if nodes[0] != 0 {
+		n = nodes[0]
+		if nodes[1] != 0 {
 			return 0, false
 		}
 	}
-	if k := s.machine.nodes[n]; n != 0 && k.parent == 0 && (k.kind == kindAtomic || k.kind == kindFinal) {
+	if k := m.nodes[n]; n != 0 && k.parent == 0 && (k.kind == kindAtomic || k.kind == kindFinal) {
 		return n, true
 	}
 	return 0, false
@@ -226,7 +231,7 @@ func (m *Machine) adjacency(nodes []int) map[int][]int {
 // root first. A compound or parallel state is active while any of its
 // descendants is.
 func (s *Snapshot) StateIDs() []string {
-	if n, ok := s.topLeaf(); ok {
+	if n, ok := s.machine.topLeaf(s.nodes); ok {
 		return []string{s.machine.nodes[0].id, s.machine.nodes[n].id}
 	}
 	return s.machine.stateIDsOf(s.nodes)

@@ -257,6 +257,7 @@ func (r *runner) cachedMicrostep(ts []*transition, ev Event) (done, record bool)
 			if sameTransitions(p.ids, ts) {
 				r.cache.hits++
 				r.cache.replayed++
+				r.startStep(c.nodes)
 				r.replay(p, ev)
 				r.cache.cur, r.cache.last = p.next, nil
 				if p.next == nil {

@@ -133,6 +133,9 @@ type Inspection struct {
 	// for the root.
 	Actor []string
 	Event Event
+	// Snapshot is the actor's snapshot before it takes the event (nil for
+	// an actor that is not a machine), to be read during the call only.
+	Snapshot *Snapshot
 }
 
 // system is a running actor system.
@@ -455,7 +458,7 @@ func (c *cell) clearMailbox() { c.queue = nil }
 func (c *cell) process(ev Event) {
 	sys := c.sys
 	if sys.inspect != nil && ev.Type != EventStop {
-		sys.inspect(Inspection{Actor: c.path(), Event: ev})
+		sys.inspect(Inspection{Actor: c.path(), Event: ev, Snapshot: c.snap})
 	}
 	if c.kind == cellMachine {
 		c.processMachine(ev)

@@ -216,6 +216,15 @@ func (g *gen) actorBehaviour(s *State) {
 		if g.chance(0.08) {
 			s.Exit = append(s.Exit, g.actorActions(s)...)
 		}
+		if g.chance(0.12) {
+			s.Entry = append(s.Entry, g.checks(s))
+		}
+		if g.chance(0.1) {
+			s.Exit = append(s.Exit, g.checks(s))
+		}
+		if s.InitialActions != nil && g.chance(0.3) {
+			s.InitialActions = append(s.InitialActions, g.checks(s))
+		}
 		if s == g.m.Root && g.m.HasInput && g.chance(0.5) {
 			s.Entry = append(s.Entry, &Action{Inline: obj{{"type", "xstate.assign"}, {"params", obj{{"inp", obj{{"$ref", "event.input.v"}}}}}}})
 		}
@@ -237,7 +246,26 @@ func (g *gen) moreActions(src *State, t *Transition) {
 			t.Actions = append(t.Actions, g.actorActions(src)...)
 			g.leaving = false
 		}
+		if g.chance(0.12) {
+			t.Actions = append(t.Actions, g.checks(src))
+		}
 	})
+}
+
+// checks returns an xstate.enqueueActions action of src whose items check
+// stateIn guards (XState's check), pushing which way each went to the log:
+// what they see depends on when in the microstep the action runs.
+func (g *gen) checks(src *State) *Action {
+	a := &Action{}
+	for n := 1 + g.r.IntN(3); n > 0; n-- {
+		g.labelN++
+		a.Checks = append(a.Checks, &Check{
+			If:   g.configGuard(src, true),
+			Then: fmt.Sprintf("c%d", g.labelN),
+			Else: fmt.Sprintf("!c%d", g.labelN),
+		})
+	}
+	return a
 }
 
 // childTarget picks a child id to send to: mostly one invoked by src or

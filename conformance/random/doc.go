@@ -16,7 +16,10 @@
 // JSON type, also inside regions so that parallel done events fire; onDone,
 // always and after (numeric, named and unknown delays) transitions; guarded
 // candidate lists with the declarative conditions of the case format, the
-// declared xstate.and/or/not/stateIn extensions and named stateIn guards;
+// declared xstate.and/or/not/stateIn extensions and named stateIn guards
+// (by id, state value and dotted path; in every handler, favouring states
+// a microstep of the source moves, and in always transitions inside
+// parallel regions the states of the other regions);
 // entry, exit, initial and transition actions that $push labels into the
 // context log (so that their order is visible), assign with $inc/$ref/$push,
 // raise (immediate and delayed with ids), cancel and log; wildcards ("*",
@@ -33,8 +36,10 @@
 // failing, invoking a promise of their own) are invoked — with ids or
 // XState's default ones, input, system ids, onDone, onError and onSnapshot
 // — and spawned, stopped, sent to (by id and by system id, delayed and
-// cancelled), forwarded to; machines emit events and enqueue actions, take
-// an input, run on the event-loop clock or XState's SimulatedClock, and
+// cancelled), forwarded to; machines emit events and enqueue actions
+// (with conditions, and with items checking stateIn guards, XState's check,
+// in entry, exit, initial and transition actions, which see the
+// configuration from before their microstep), take an input, run on the event-loop clock or XState's SimulatedClock, and
 // their steps may persist and restore snapshots and query them. These
 // decisions draw from a second random stream, so a machine without actors
 // is the one the generator made before it had them.

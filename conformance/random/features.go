@@ -94,6 +94,12 @@ func (m *Machine) FeatureList() []string {
 		}
 		for _, l := range s.actionLists() {
 			for _, a := range *l {
+				if a.Checks != nil {
+					add("enqueue-check")
+					for _, c := range a.Checks {
+						guard(c.If)
+					}
+				}
 				if a.Inline != nil {
 					if o, ok := a.Inline.(obj); ok {
 						typ, _ := o.get("type")

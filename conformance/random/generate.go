@@ -549,15 +549,7 @@ func (g *gen) userGuard(depth int) *Guard {
 		}
 		return &Guard{Op: "name", Name: name, Object: g.chance(0.2)}
 	case x < 7:
-		in := pick(g, g.nonHistory())
-		if g.chance(0.3) {
-			return &Guard{Op: "in", In: in, Named: true}
-		}
-		style := g.r.IntN(3)
-		if in == g.m.Root {
-			style = 0
-		}
-		return &Guard{Op: "in", In: in, InStyle: style}
+		return g.configGuard(nil, g.chance(0.3))
 	case x < 8:
 		return &Guard{Op: "not", Subs: []*Guard{g.userGuard(depth + 1)}}
 	default:
@@ -572,6 +564,56 @@ func (g *gen) userGuard(depth int) *Guard {
 		}
 		return gd
 	}
+}
+
+// configGuard returns a stateIn guard, Named or inline, of any form. Near
+// src (when given) it favours states whose membership a microstep of src
+// changes: src, its parent's other children, its children, and the
+// states of the other regions of its parallel ancestors.
+func (g *gen) configGuard(src *State, named bool) *Guard {
+	in := pick(g, g.nonHistory())
+	if src != nil && g.chance(0.7) {
+		if cands := g.nearStates(src); len(cands) > 0 {
+			in = pick(g, cands)
+		}
+	}
+	style := g.r.IntN(3)
+	if in == g.m.Root {
+		style = 0
+	}
+	return &Guard{Op: "in", In: in, InStyle: style, Named: named}
+}
+
+// nearStates lists src, its siblings and children, and the states in the
+// other regions of its parallel ancestors (no history states).
+func (g *gen) nearStates(src *State) []*State {
+	out := []*State{src}
+	add := func(ss []*State) {
+		for _, x := range ss {
+			if x.Kind != History {
+				out = append(out, x)
+			}
+		}
+	}
+	add(src.Children)
+	if src.Parent != nil {
+		add(src.Parent.Children)
+	}
+	for x := src; x.Parent != nil; x = x.Parent {
+		if x.Parent.Kind != Parallel {
+			continue
+		}
+		for _, region := range x.Parent.Children {
+			if region != x {
+				region.walk(func(y *State) {
+					if y.Kind != History {
+						out = append(out, y)
+					}
+				})
+			}
+		}
+	}
+	return out
 }
 
 func (g *gen) nonHistory() []*State {
@@ -775,12 +817,17 @@ func (g *gen) behave(s *State) {
 	// always
 	if g.chance(0.15) && (s.Kind != Final || g.chance(0.3)) {
 		s.Always = g.candidates(s, fromInternal)
-		if g.chance(0.3) {
+		switch x := g.r.Float64(); {
+		case x < 0.3:
 			// stateIn of a state the transition leaves.
 			s.Always[0].Guard = &Guard{Op: "in", In: s, InStyle: g.r.IntN(3)}
 			if s == g.m.Root {
 				s.Always[0].Guard.InStyle = 0
 			}
+		case x < 0.6:
+			// stateIn of a state near s: inside a parallel state, mostly
+			// one of another region, which the same selection may move.
+			s.Always[len(s.Always)-1].Guard = g.configGuard(s, g.chance(0.3))
 		}
 	}
 	if s.Kind == Final {

@@ -144,11 +144,23 @@ type Guard struct {
 }
 
 // Action is an action reference: a named implementation or an inline
-// declared built-in (xstate.raise, xstate.assign, xstate.cancel, xstate.log).
+// declared built-in (xstate.raise, xstate.assign, xstate.cancel, xstate.log),
+// or, with Checks, an xstate.enqueueActions that checks guards.
 type Action struct {
 	Name   string
 	Object bool // write a name as {"type": name}
 	Inline any
+	// Checks makes the action an xstate.enqueueActions with one item per
+	// check: if the guard passes (XState's check), push Then to the log,
+	// else push Else.
+	Checks []*Check
+}
+
+// Check is an item of an enqueueActions action: its guard is a named one
+// (enqueueActions' "if" takes a name), so a stateIn is written Named.
+type Check struct {
+	If         *Guard
+	Then, Else string
 }
 
 // Step is one step of a case: an event, an advance, or (format v2) a
@@ -360,6 +372,10 @@ func (m *Machine) Clone() *Machine {
 		for i, a := range as {
 			n := *a
 			n.Inline = cloneJSON(a.Inline)
+			n.Checks = nil
+			for _, c := range a.Checks {
+				n.Checks = append(n.Checks, &Check{If: cpGuard(c.If), Then: c.Then, Else: c.Else})
+			}
 			out[i] = &n
 		}
 		return out
@@ -523,6 +539,7 @@ type writer struct {
 	seenA   map[string]bool
 	seenD   map[string]bool
 	seenR   map[string]bool
+	inNames map[namedIn]string // the named stateIn guards written so far
 }
 
 func (w *writer) useActor(name string) {
@@ -576,17 +593,6 @@ func (w *writer) guard(g *Guard) any {
 	case "not":
 		return obj{{"type", "xstate.not"}, {"params", obj{{"guard", w.guard(g.Subs[0])}}}}
 	case "in":
-		if g.Named {
-			name := "in_" + g.In.Key
-			if g.In == w.m.Root {
-				name = "in_root"
-			}
-			if !w.seenG[name] {
-				w.seenG[name] = true
-				w.guards = append(w.guards, kv{name, obj{{"stateIn", w.m.idRef(g.In)}}})
-			}
-			return name
-		}
 		var v any
 		switch g.InStyle {
 		case 1:
@@ -595,6 +601,9 @@ func (w *writer) guard(g *Guard) any {
 			v = relPath(w.m.Root, g.In)
 		default:
 			v = w.m.idRef(g.In)
+		}
+		if g.Named {
+			return w.namedStateIn(g, v)
 		}
 		return obj{{"type", "xstate.stateIn"}, {"params", obj{{"stateValue", v}}}}
 	}
@@ -605,7 +614,48 @@ func (w *writer) guard(g *Guard) any {
 	return g.Name
 }
 
+// namedStateIn returns the name of the case's guard {"stateIn": v} for
+// g, defining it on first use: "in_<key>" for the "#id" form (with a
+// suffix for the other forms, and a number when another state has the key).
+func (w *writer) namedStateIn(g *Guard, v any) string {
+	k := namedIn{g.In, g.InStyle}
+	if name, ok := w.inNames[k]; ok {
+		return name
+	}
+	base := "in_" + g.In.Key
+	if g.In == w.m.Root {
+		base = "in_root"
+	}
+	base += [...]string{"", "_v", "_p"}[g.InStyle]
+	name := base
+	for i := 2; w.seenG[name]; i++ {
+		name = fmt.Sprintf("%s_%d", base, i)
+	}
+	if w.inNames == nil {
+		w.inNames = map[namedIn]string{}
+	}
+	w.inNames[k], w.seenG[name] = name, true
+	w.guards = append(w.guards, kv{name, obj{{"stateIn", v}}})
+	return name
+}
+
+// namedIn is a named stateIn guard: the state and the form of its argument.
+type namedIn struct {
+	s     *State
+	style int
+}
+
 func (w *writer) action(a *Action) any {
+	if a.Checks != nil {
+		items := make([]any, len(a.Checks))
+		for i, c := range a.Checks {
+			push := func(label string) []any {
+				return []any{obj{{"type", "xstate.assign"}, {"params", obj{{"log", obj{{"$push", label}}}}}}}
+			}
+			items[i] = obj{{"if", w.guard(c.If)}, {"then", push(c.Then)}, {"else", push(c.Else)}}
+		}
+		return obj{{"type", "xstate.enqueueActions"}, {"params", obj{{"actions", items}}}}
+	}
 	if a.Inline != nil {
 		w.useInline(a.Inline)
 		return a.Inline

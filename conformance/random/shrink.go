@@ -224,7 +224,26 @@ func fixReferences(m *Machine, removed map[*State]bool) {
 		}
 		s.On = pruneHandlers(s.On)
 		s.After = pruneHandlers(s.After)
+		for _, l := range s.actionLists() {
+			for _, a := range *l {
+				pruneChecks(a, removed)
+			}
+		}
 	}
+}
+
+// pruneChecks drops the checks of a whose stateIn names a removed state.
+func pruneChecks(a *Action, removed map[*State]bool) {
+	if a.Checks == nil {
+		return
+	}
+	kept := make([]*Check, 0, len(a.Checks))
+	for _, c := range a.Checks {
+		if g := pruneGuard(c.If, removed); g != nil {
+			kept = append(kept, c)
+		}
+	}
+	a.Checks = kept
 }
 
 func pruneHandlers(hs []*Handler) []*Handler {

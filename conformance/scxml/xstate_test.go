@@ -107,6 +107,9 @@ func TestSCXMLSuiteOnXState(t *testing.T) {
 			groups = append(groups, f.group)
 		}
 		l, r := load(f.scxml, f.json, f.name)
+		if r == nil && l.config == nil {
+			r = &result{f.name, skip, "needs the ECMAScript data model, which XState cannot run from JSON"}
+		}
 		if r != nil {
 			if r.out == skip {
 				c.skip++

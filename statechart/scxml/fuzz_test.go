@@ -7,11 +7,12 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chartgate/chartgate/statechart"
 )
 
-// FuzzConvert feeds Convert arbitrary documents, seeded with the documents
+// FuzzConvert feeds Convert and Compile arbitrary documents, seeded with the documents
 // of this package's tests and, when it is installed, the W3C/SCION suite
 // of conformance/scxml. Convert must not panic, its errors must say they
 // come from it, and whatever it emits must compile and start.
@@ -33,6 +34,7 @@ func FuzzConvert(f *testing.F) {
 		}
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
+		compileWithDataModel(t, data)
 		out, err := Convert(data)
 		if err != nil {
 			var u *UnsupportedError
@@ -47,4 +49,21 @@ func FuzzConvert(f *testing.F) {
 		}
 		_, _ = m.Start(context.Background(), statechart.NewSimulatedClock().Now())
 	})
+}
+
+// compileWithDataModel compiles data with the data model: an error must
+// say it comes from the converter, and a machine must start, run its
+// scripts (each cut short quickly) and stop.
+func compileWithDataModel(t *testing.T, data []byte) {
+	m, err := Compile(data, &Options{EvalTimeout: 20 * time.Millisecond, Machine: &statechart.Options{MaxSteps: 1000}})
+	if err != nil {
+		var u *UnsupportedError
+		if !errors.As(err, &u) && !strings.HasPrefix(err.Error(), "scxml: ") {
+			t.Fatalf("Compile: error %q does not say it comes from the converter", err)
+		}
+		return
+	}
+	a := statechart.NewActor(m, &statechart.ActorOptions{Clock: statechart.NewSimulatedClock()})
+	_ = a.Start(context.Background())
+	a.Stop()
 }

@@ -1,7 +1,11 @@
 // Package scxml converts W3C SCXML documents into XState v5 JSON machine
-// configs that statechart.Compile accepts.
+// configs that statechart.Compile accepts (Convert), or, with the
+// ECMAScript data model, into compiled machines whose expressions and
+// executable content run in a JavaScript runtime of each actor's own
+// (Compile, see its doc; the runtime is github.com/dop251/goja, which
+// package statechart itself never imports).
 //
-// Only the parts of SCXML that need no data model are supported: <scxml>,
+// Convert supports only the parts of SCXML that need no data model: <scxml>,
 // <state>, <parallel>, <final>, <history> (shallow or deep, with the
 // default <transition> SCXML requires), <initial>, <transition> (event lists, eventless, targetless,
 // multiple targets, type="internal"|"external"), <onentry>, <onexit> and the
@@ -13,7 +17,11 @@
 // an ECMAScript data model — other conds, <script>, <assign>, <data>, <if>,
 // <foreach>, other expressions — or that XState cannot express (deep or
 // multiple initial targets, <invoke>, <donedata>) makes Convert return an
-// *UnsupportedError naming the element and its line.
+// *UnsupportedError naming the element and its line. Compile accepts the
+// data model's part too, <invoke> of an SCXML document, and external
+// documents (src) read through Options.Source; it still refuses other
+// invocations, XML content in <data> and <content>, and what XState
+// cannot express.
 //
 // # Mapping
 //
@@ -110,6 +118,7 @@ type element struct {
 	children []*element
 	line     int
 	parent   *element
+	text     []byte // the character data directly inside the element
 }
 
 func (e *element) attr(name string) (string, bool) {
@@ -148,6 +157,10 @@ func parse(data []byte) (*element, error) {
 			cur = e
 		case xml.EndElement:
 			cur = cur.parent
+		case xml.CharData:
+			if cur != nil {
+				cur.text = append(cur.text, t...)
+			}
 		}
 	}
 	if root == nil {
@@ -204,6 +217,7 @@ type converter struct {
 	byID  map[string]*element // SCXML id -> state element
 	taken map[string]bool     // XState ids in use
 	gen   int
+	dm    *ecma // the data model, or nil (Convert)
 }
 
 func isStateElem(e *element) bool {
@@ -239,12 +253,31 @@ func Convert(data []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	return convertRoot(root, nil)
+}
+
+// convertRoot converts a parsed document; with dm, the expressions and
+// executable content go to the data model (see Compile).
+func convertRoot(root *element, dm *ecma) ([]byte, error) {
 	if root.name != "scxml" {
 		return nil, fmt.Errorf("scxml: line %d: root element is <%s>, not <scxml>", root.line, root.name)
 	}
-	c := &converter{xid: map[*element]string{}, byID: map[string]*element{}, taken: map[string]bool{}}
+	c := &converter{xid: map[*element]string{}, byID: map[string]*element{}, taken: map[string]bool{}, dm: dm}
 	if err := c.assignIDs(root); err != nil {
 		return nil, err
+	}
+	if dm != nil {
+		if m, ok := root.attr("datamodel"); ok && m != "ecmascript" {
+			return nil, unsupported(root, "datamodel %q (only ecmascript is supported)", m)
+		}
+		dm.name, dm.late = root.attrs["name"], root.attrs["binding"] == "late"
+		for x, id := range c.xid {
+			dm.origID[id] = OriginalID(id, nil)
+			if orig := x.attrs["id"]; orig != "" {
+				dm.origID[id] = orig
+			}
+		}
+		dm.initAction()
 	}
 	cfg := newObj()
 	if name, ok := root.attr("name"); ok && name != "" {
@@ -329,6 +362,8 @@ func (c *converter) assignIDs(e *element) error {
 func (c *converter) convertBody(e *element, cfg *obj) error {
 	states := newObj()
 	var entry, exit []any
+	var entryBlocks, exitBlocks []*element // with a data model
+	var invokes []any
 	on := newObj()
 	var always []any
 	var initialEl *element
@@ -358,6 +393,17 @@ func (c *converter) convertBody(e *element, cfg *obj) error {
 			if e.name == "scxml" {
 				return unsupported(ch, "not allowed in <scxml>")
 			}
+			if c.dm != nil {
+				if err := c.checkContent(ch); err != nil {
+					return err
+				}
+				if ch.name == "onentry" {
+					entryBlocks = append(entryBlocks, ch)
+				} else {
+					exitBlocks = append(exitBlocks, ch)
+				}
+				continue
+			}
 			acts, err := c.actions(ch)
 			if err != nil {
 				return err
@@ -368,21 +414,52 @@ func (c *converter) convertBody(e *element, cfg *obj) error {
 				exit = append(exit, acts...)
 			}
 		case "transition":
-			if e.name == "scxml" || e.name == "final" {
+			if e.name == "final" {
 				return unsupported(ch, "not allowed in <%s>", e.name)
 			}
 			if err := c.transition(e, ch, on, &always); err != nil {
 				return err
 			}
 		case "datamodel":
+			if c.dm != nil {
+				if err := c.datamodel(e, ch); err != nil {
+					return err
+				}
+				continue
+			}
 			if len(ch.children) > 0 {
 				return unsupported(ch.children[0], needsDataModel)
 			}
-		case "data", "script":
+		case "script":
+			if c.dm != nil && e.name == "scxml" {
+				if err := c.checkContent(&element{name: "block", children: []*element{ch}}); err != nil {
+					return err
+				}
+				c.dm.script = ch
+				continue
+			}
+			return unsupported(ch, needsDataModel)
+		case "data":
 			return unsupported(ch, needsDataModel)
 		case "invoke":
-			return unsupported(ch, "invoking external services is not supported")
+			if c.dm == nil {
+				return unsupported(ch, "invoking external services is not supported")
+			}
+			inv, err := c.invoke(ch, len(invokes))
+			if err != nil {
+				return err
+			}
+			invokes = append(invokes, inv)
 		case "donedata":
+			if c.dm != nil && e.name == "final" {
+				if err := c.checkContent(ch); err != nil {
+					return err
+				}
+				ref := newObj()
+				ref.set("$ref", "context."+donedataKey)
+				cfg.set("output", ref)
+				continue
+			}
 			return unsupported(ch, "done data %s", needsDataModel)
 		default:
 			return unsupported(ch, "unknown element")
@@ -407,6 +484,14 @@ func (c *converter) convertBody(e *element, cfg *obj) error {
 	} else if v, ok := e.attr("initial"); ok && v != "" && e.name != "scxml" {
 		return unsupported(e, "initial=%q on a state without child states", v)
 	}
+	if c.dm != nil {
+		if e.name == "scxml" {
+			entry = []any{initAction}
+		} else {
+			entry = []any{c.dm.block(entryBlocks, e, nil)}
+			exit = []any{c.dm.block(exitBlocks, nil, e)}
+		}
+	}
 	if len(states.keys) > 0 {
 		cfg.set("states", states)
 	}
@@ -418,6 +503,9 @@ func (c *converter) convertBody(e *element, cfg *obj) error {
 	}
 	if len(entry) > 0 {
 		cfg.set("entry", entry)
+	}
+	if len(invokes) > 0 {
+		cfg.set("invoke", invokes)
 	}
 	if len(exit) > 0 {
 		cfg.set("exit", exit)
@@ -452,7 +540,7 @@ func (c *converter) initial(e, initialEl *element, cfg *obj) error {
 		if err != nil {
 			return err
 		}
-		acts, err := c.actions(t)
+		acts, err := c.content(t)
 		if err != nil {
 			return err
 		}
@@ -691,6 +779,11 @@ func (c *converter) guard(t *element) (g *obj, never bool, err error) {
 			}
 		}
 	}
+	if c.dm != nil {
+		g := newObj()
+		g.set("type", c.dm.cond(cond))
+		return g, false, nil
+	}
 	return nil, false, unsupported(t, "cond %q %s", cond, needsDataModel)
 }
 
@@ -703,7 +796,7 @@ func (c *converter) transition(src, t *element, on *obj, always *[]any) error {
 	if err != nil {
 		return err
 	}
-	acts, err := c.actions(t)
+	acts, err := c.content(t)
 	if err != nil {
 		return err
 	}
@@ -787,6 +880,19 @@ func (c *converter) descriptors(descs []string) []string {
 			add("*")
 			continue
 		}
+		if d == "done.invoke" || d == "done" {
+			add("xstate.done.actor.*")
+			if d == "done" {
+				add(d)
+				add(d + ".*")
+			}
+			continue
+		}
+		if rest, ok := strings.CutPrefix(d, "done.invoke."); ok {
+			add("xstate.done.actor." + rest)
+			add("xstate.done.actor." + rest + ".*")
+			continue
+		}
 		if rest, ok := strings.CutPrefix(d, "done.state."); ok {
 			if s, ok := c.byID[rest]; ok {
 				add("xstate.done.state." + c.xid[s])
@@ -797,6 +903,109 @@ func (c *converter) descriptors(descs []string) []string {
 		add(d + ".*")
 	}
 	return keys
+}
+
+// content converts the executable content inside e: with a data model,
+// one action of the data model that runs it.
+func (c *converter) content(e *element) ([]any, error) {
+	if c.dm == nil {
+		return c.actions(e)
+	}
+	if len(e.children) == 0 {
+		return nil, nil
+	}
+	if err := c.checkContent(e); err != nil {
+		return nil, err
+	}
+	return []any{c.dm.block([]*element{e}, nil, nil)}, nil
+}
+
+// datamodel records the <data> of a <datamodel> of state e.
+func (c *converter) datamodel(e, dm *element) error {
+	for _, d := range dm.children {
+		if d.name != "data" {
+			return unsupported(d, "only <data> may be in a <datamodel>")
+		}
+		id := d.attrs["id"]
+		if !isIdentifier(id) {
+			return unsupported(d, "data id %q is not a plain ECMAScript variable name", id)
+		}
+		if src, ok := d.attr("src"); ok {
+			if len(d.children) > 0 || len(strings.TrimSpace(string(d.text))) > 0 || d.attrs["expr"] != "" {
+				return unsupported(d, "data with both src and a value")
+			}
+			text, err := c.dm.load(d, src)
+			if err != nil {
+				return err
+			}
+			d.text = text
+		}
+		if len(d.children) > 0 {
+			return unsupported(d.children[0], "XML content is not supported (only JSON or text)")
+		}
+		c.dm.data = append(c.dm.data, dataDecl{el: d, state: e})
+	}
+	return nil
+}
+
+// executable lists the elements the data model runs, and those they may
+// hold.
+var executable = map[string]bool{"raise": true, "log": true, "send": true, "cancel": true, "assign": true,
+	"script": true, "if": true, "elseif": true, "else": true, "foreach": true}
+
+// checkContent rejects executable content the data model does not run,
+// inside e (executable content, or an element holding <param>/<content>).
+func (c *converter) checkContent(e *element) error {
+	for _, x := range e.children {
+		if x.space != "" && x.space != Namespace {
+			return unsupported(x, "element from namespace %q", x.space)
+		}
+		switch {
+		case x.name == "param" || x.name == "content":
+			if e.name != "send" && e.name != "donedata" {
+				return unsupported(x, "not allowed in <%s>", e.name)
+			}
+			if _, ok := x.attr("location"); ok && x.name == "param" {
+				break
+			}
+			if len(x.children) > 0 {
+				return unsupported(x.children[0], "XML content is not supported (only JSON or text)")
+			}
+			continue
+		case x.name == "script" && c.dm != nil && x.attrs["src"] != "":
+			text, err := c.dm.load(x, x.attrs["src"])
+			if err != nil {
+				return err
+			}
+			x.text = text
+			delete(x.attrs, "src")
+			continue
+		case x.name == "script" || x.name == "assign" || x.name == "data":
+			if _, ok := x.attr("src"); ok {
+				return unsupported(x, "an external document (src)")
+			}
+			if len(x.children) > 0 {
+				return unsupported(x.children[0], "XML content is not supported (only JSON or text)")
+			}
+			continue
+		case x.name == "raise":
+			if x.attrs["event"] == "" {
+				return fmt.Errorf("scxml: line %d: <raise> needs an event", x.line)
+			}
+		case x.name == "send":
+			if _, ok := x.attr("event"); !ok {
+				if _, ok := x.attr("eventexpr"); !ok {
+					return unsupported(x, "a <send> without event")
+				}
+			}
+		case !executable[x.name]:
+			return unsupported(x, "unsupported executable content")
+		}
+		if err := c.checkContent(x); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // actions converts the executable content inside e.
