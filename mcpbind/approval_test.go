@@ -176,7 +176,7 @@ func slicesEqual(a, b []string) bool { return strings.Join(a, "\x00") == strings
 func TestWorkflows(t *testing.T) {
 	f, c := approvalFixture(t, &mcpbind.Options{SessionKey: func(*mcp.ServerSession) string { return "alice" }}, "2025-11-25")
 	c.call("workflow_transition", map[string]any{"event": "DEPLOY"})
-	h := f.connect(t, "2026-07-28")
+	h := f.connectStateless(t, "2026-07-28")
 	id := h.start()
 	ws, err := f.gate.Workflows(context.Background())
 	if err != nil || len(ws) != 2 {

@@ -165,8 +165,10 @@ type Options struct {
 type HandleMode uint8
 
 const (
-	// HandlesAuto keys requests of protocol 2026-07-28 and later, which
-	// have no sessions, by handles, and older ones by their session.
+	// HandlesAuto keys requests of protocol 2026-07-28 and later over
+	// HTTP, which have no sessions, by handles; older ones, and every
+	// request over a connection that lasts (stdio, in-memory), by their
+	// session.
 	HandlesAuto HandleMode = iota
 	// HandlesAlways keys every request by a handle: for stateless
 	// Streamable HTTP servers (every request a new session) serving older
