@@ -162,9 +162,9 @@ var hostCases = []hostCase{
 	// Copilot CLI: camelCase payloads name no event (read from their
 	// fields, or given as --event); PascalCase ones are VS Code's.
 	{host: Copilot, file: "session-start.json", source: srcCopilot, kind: KindSessionStart, session: "cp-1", cwd: "/repo",
-		result: Result{Context: "phase"}, want: ""},
+		result: Result{Context: "phase"}, want: `{"additionalContext":"phase"}`},
 	{host: Copilot, file: "user-prompt-submitted.json", source: srcCopilot, kind: KindPrompt, session: "cp-1", cwd: "/repo",
-		result: Result{Context: "phase"}, want: ""},
+		result: Result{Context: "phase"}, want: `{"additionalContext":"phase"}`},
 	{host: Copilot, file: "pre-tool-use.json", source: srcCopilot, kind: KindPreTool, session: "cp-1", cwd: "/repo",
 		tool: "bash", canonical: "Bash", input: "command=rm -rf dist",
 		result: Result{Deny: "no"}, want: `{"permissionDecision":"deny","permissionDecisionReason":"no"}`},
@@ -180,11 +180,11 @@ var hostCases = []hostCase{
 		tool: "create", canonical: "Write", input: "path=/repo/.env",
 		result: Result{Deny: "no"}, want: `{"permissionDecision":"deny","permissionDecisionReason":"no"}`},
 	{host: Copilot, file: "post-tool-use.json", source: srcCopilot, kind: KindPostTool, session: "cp-1", cwd: "/repo",
-		tool: "create", canonical: "Write", result: Result{Context: "moved"}, output: 23, want: ""},
+		tool: "create", canonical: "Write", result: Result{Context: "moved"}, output: 23, want: `{"additionalContext":"moved"}`},
 	{host: Copilot, file: "post-tool-use-failure.json", source: srcCopilot, kind: KindPostTool, session: "cp-1", cwd: "/repo",
 		tool: "bash", canonical: "Bash", failed: true, output: 11, want: ""},
 	{host: Copilot, file: "post-tool-use-view.json", source: srcCopilot, kind: KindPostTool, session: "cp-1", cwd: "/repo",
-		tool: "view", canonical: "Read", input: "path=/repo/src/app.ts", output: 23, result: Result{Context: "budget"}, want: ""},
+		tool: "view", canonical: "Read", input: "path=/repo/src/app.ts", output: 23, result: Result{Context: "budget"}, want: `{"additionalContext":"budget"}`},
 	{host: Copilot, file: "agent-stop.json", source: srcCopilot, kind: KindStop, session: "cp-1", cwd: "/repo",
 		result: Result{Block: "not done"}, want: `{"decision":"block","reason":"not done"}`},
 }

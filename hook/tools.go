@@ -75,11 +75,11 @@ var hostTools = map[Host]map[string]string{
 
 // canonical returns the name of ev's tool in the workflow's vocabulary:
 // the host's name mapped to Claude Code's (run_shell_command is Bash), an
-// MCP tool's own name without its mcp__<server>__ prefix, and Codex's
+// MCP tool's own name without its server's prefix (mcpTool), and Codex's
 // apply_patch as Write when it only adds files, else as Edit (Codex's own
 // hooks match apply_patch as either).
 func canonical(ev Event) string {
-	if _, tool, ok := splitMCP(ev.Tool); ok {
+	if tool, ok := mcpTool(ev); ok {
 		return tool
 	}
 	if ev.Host == Codex && ev.Tool == "apply_patch" {
@@ -97,6 +97,37 @@ func canonical(ev Event) string {
 		return m
 	}
 	return ev.Tool
+}
+
+// mcpTool returns the own name of ev's tool when it is an MCP server's
+// (ev.Server set): its name without the server's prefix as the host
+// writes it, mcp__<server>__<tool> (Claude Code, Codex), mcp_<server>_<tool>
+// (Gemini CLI) or <server>-<tool> (Copilot CLI); Cursor's MCP events give
+// the own name.
+func mcpTool(ev Event) (string, bool) {
+	if ev.Server == "" {
+		return "", false
+	}
+	for _, prefix := range []string{"mcp__" + ev.Server + "__", "mcp_" + ev.Server + "_", ev.Server + "-"} {
+		if t, ok := strings.CutPrefix(ev.Tool, prefix); ok && t != "" {
+			return t, true
+		}
+	}
+	return ev.Tool, true
+}
+
+// discovery reports whether ev's tool only finds the host's other tools
+// (their names and schemas) and runs nothing: Claude Code's ToolSearch and
+// Codex's tool_search, which an agent needs to reach the gateway's
+// workflow_transition where MCP tools are deferred. They are not gated.
+func discovery(ev Event) bool {
+	switch ev.Host {
+	case ClaudeCode:
+		return ev.Tool == "ToolSearch"
+	case Codex:
+		return ev.Tool == "tool_search"
+	}
+	return false
 }
 
 // isEdit reports whether a canonical tool writes files.
