@@ -58,15 +58,17 @@
 //     "permissionDecisionReason"}), postToolUse, postToolUseFailure,
 //     agentStop ({"decision": "block", "reason"}); both of its payload
 //     formats. Its camelCase payloads do not carry their event's name: it
-//     is read from their fields, or given with --event. Its
-//     sessionStart, userPromptSubmitted and postToolUse outputs are not
-//     processed, so no context reaches the agent: the refusals carry the
-//     guidance.
+//     is read from their fields, or given with --event. Context
+//     ({"additionalContext"}) at sessionStart, userPromptSubmitted and
+//     postToolUse, which Copilot CLI 1.0.102 gives the agent (seen with
+//     the real host, hosttest/). It also runs the hooks of
+//     .claude/settings.json: where chartgate is installed for it, the
+//     Claude Code hook run by Copilot CLI steps aside ([StepsAside]).
 //
 // Where a host's documentation differs from the issue that asked for this
 // package (#10), the documentation was followed: the points above on
 // Codex (tools covered, strict outputs), Cursor (allow written, no prompt
-// context) and Copilot CLI (no event name, no context).
+// context) and Copilot CLI (no event name).
 //
 // # What each event does
 //
@@ -115,9 +117,14 @@
 // A final state ends enforcement: every tool and every command is allowed,
 // and the agent may stop.
 //
-// The calls of the gateway's own MCP tools (mcp__chartgate__*, or, in
-// Cursor, a server run as "chartgate serve") are left to the gateway,
-// which gates and records them: the hook neither refuses nor counts them.
+// The calls of the gateway's own MCP tools (mcp__chartgate__*, as each
+// host names them, or, in Cursor, a server run as "chartgate serve") are
+// left to the gateway, which gates and records them: the hook neither
+// refuses nor counts them. After the gateway's workflow_transition, the
+// post tool answer carries the new state's phase (its instructions, tools
+// and events). Claude Code's ToolSearch and Codex's tool_search, which
+// only find tools (an agent needs them to reach workflow_transition where
+// MCP tools are deferred), are not gated.
 //
 // # One workflow per agent session
 //
@@ -169,8 +176,10 @@
 // run_shell_command is Bash, write_file Write, replace Edit, read_file
 // Read; Copilot CLI's bash, create, edit, view; Cursor's Shell and
 // StrReplace; Codex's apply_patch is Write when it only adds files, else
-// Edit), and an MCP tool, which Claude Code, Codex and Gemini CLI call
-// mcp__<server>__<tool>, goes by its own name. A workflow may also name a
+// Edit), and an MCP tool goes by its own name: Claude Code and Codex call
+// it mcp__<server>__<tool>, Gemini CLI mcp_<server>_<tool> (with
+// mcp_context.server_name and tool_name in the event), Copilot CLI
+// <server>-<tool>, as the real hosts send them (hosttest/). A workflow may also name a
 // tool by the host's name (run_shell_command, mcp__github__create_issue,
 // or a pattern such as mcp__github__*): a host's name that some state names
 // (by name, or by a pattern other than "*") is used as it is.
@@ -216,8 +225,8 @@
 //     permission answer carries no context and Cursor does not read the
 //     answers of afterShellExecution and afterMCPExecution (their output
 //     is counted, and the next read's answer carries the notice).
-//   - Copilot CLI: counted, but its postToolUse output is not processed,
-//     so no notice reaches the agent.
+//   - Copilot CLI: counted, and the notice is in postToolUse's
+//     additionalContext.
 //
 // # Environment variables
 //

@@ -41,6 +41,7 @@ func TestInstallIsIdempotent(t *testing.T) {
 		Codex:      {".codex/hooks.json", ".codex/config.toml"},
 		Cursor:     {".cursor/hooks.json", ".cursor/mcp.json"},
 		Gemini:     {".gemini/settings.json"},
+		Copilot:    {CopilotHooksFile, ".mcp.json"},
 	}
 	for _, host := range Installable {
 		dir := t.TempDir()
@@ -230,8 +231,8 @@ func TestInstallErrors(t *testing.T) {
 	writeTestFile(t, settings, `[]`)
 	_, err = Plan(ClaudeCode, dir, nil)
 	assert.EqualError(t, err, ".claude/settings.json: must hold a JSON object; it was not changed")
-	_, err = Plan(Copilot, dir, nil)
-	assert.ErrorContains(t, err, `chartgate cannot install into "copilot"`)
+	_, err = Plan(Host("vim"), dir, nil)
+	assert.ErrorContains(t, err, `chartgate cannot install into "vim"`)
 }
 
 // TestDiff: the diff shows what installing adds, with context.

@@ -34,9 +34,9 @@ func TestInstallCommand(t *testing.T) {
 	assert.Equal(t, exitFail, code)
 	assert.Contains(t, errOut, "chartgate install: .mcp.json: line 1, column 2")
 
-	code, _, errOut = chartgate("install", "copilot", "--dir", dir)
-	assert.Equal(t, exitFail, code)
-	assert.Contains(t, errOut, `cannot install into "copilot"`)
+	code, _, errOut = chartgate("install", "vim", "--dir", dir)
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, errOut, `"vim"`)
 	code, _, _ = chartgate("install")
 	assert.Equal(t, exitUsage, code)
 }
