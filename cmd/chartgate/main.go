@@ -9,6 +9,7 @@
 //	chartgate status | history WORKFLOW | approve WORKFLOW [--reject]
 //	chartgate hook HOST [--event NAME] < EVENT.json
 //	chartgate install HOST [--dry-run]
+//	chartgate uninstall HOST [--dry-run]
 //	chartgate help [command]
 //	chartgate --version
 //
