@@ -152,11 +152,15 @@
 //     host launched both the hook's shell and the gateway, so that
 //     ancestor is the host process. A match is exact when the ancestor is
 //     the gateway's nearest ancestor that is not a shell or a wrapper
-//     ([HostIndex]); the Resolver waits up to 5 s for an exact match (the
-//     host may start its MCP servers before its first hook runs), then
-//     takes the best found, and keeps it.
-//   - Without ancestries, the session seen last in the project is taken.
-//     No session: the gateway keeps a workflow of its own, and logs it.
+//     ([HostIndex]). The Resolver never waits: the host may connect to its
+//     MCP servers before its first hook runs (Gemini CLI lists their
+//     tools before SessionStart) or after. Each request looks in the store
+//     until it finds the session: an exact match at once, the best match
+//     once 5 s have passed since the first request; then it keeps it.
+//     Until then the gateway serves a workflow of its own.
+//   - Without ancestries, the session seen last in the project is taken
+//     (after those 5 s). No session: the gateway keeps a workflow of its
+//     own, and logs it.
 //
 // The limits: two agent sessions started at the same moment in one
 // project on a system without /proc or ps cannot be told apart (the

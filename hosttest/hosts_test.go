@@ -56,9 +56,13 @@ func walk(t *testing.T, h host) {
 
 	ep := newEndpoint(t, script)
 	env, args := h.setup(t, p, ep, "Write the plan to notes.md.")
+	start := time.Now()
 	out, errOut, err := p.run(runLimit, env, bin, args...)
+	if reqs := ep.agentRequests(); len(reqs) > 0 {
+		t.Logf("%s asked the model first after %v, last after %v", h.bin, reqs[0].At.Sub(start).Round(time.Millisecond), reqs[len(reqs)-1].At.Sub(start).Round(time.Millisecond))
+	}
 	defer func() {
-		if t.Failed() {
+		if t.Failed() || os.Getenv("CHARTGATE_HOSTTEST_VERBOSE") != "" {
 			t.Logf("%s stdout:\n%s\nstderr:\n%s", h.bin, out, errOut)
 			ep.dump()
 		}

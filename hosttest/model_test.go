@@ -16,6 +16,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // step is one turn of the scripted model: call a tool (Tool, with the JSON
@@ -43,8 +44,9 @@ func say(text string) step { return step{Text: text} }
 type request struct {
 	Path  string
 	Body  []byte
-	Agent bool // an agent turn: it offered tools and was answered from the script
-	Step  int  // the script step it was answered with, for agent turns
+	Agent bool      // an agent turn: it offered tools and was answered from the script
+	Step  int       // the script step it was answered with, for agent turns
+	At    time.Time // when it came
 }
 
 // endpoint is the scripted model.
@@ -133,7 +135,7 @@ func (e *endpoint) dump() {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	for i, r := range e.reqs {
-		e.t.Logf("model request %d %s (agent %v, step %d, tools %v):\n%s", i, r.Path, r.Agent, r.Step, toolNames(r.Body), lastMessages(r.Body))
+		e.t.Logf("model request %d %s at %s (agent %v, step %d, tools %v):\n%s", i, r.Path, r.At.Format("15:04:05.000"), r.Agent, r.Step, toolNames(r.Body), lastMessages(r.Body))
 	}
 }
 
@@ -251,6 +253,7 @@ func (e *endpoint) serve(w http.ResponseWriter, r *http.Request) {
 }
 
 func (e *endpoint) record(r request) {
+	r.At = time.Now()
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.reqs = append(e.reqs, r)
