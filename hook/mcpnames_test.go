@@ -77,3 +77,17 @@ func TestGatewayTransitionOnEveryHost(t *testing.T) {
 		assert.Contains(t, r.Context, "Instructions: Implement the plan with small edits.", c.name)
 	}
 }
+
+// TestCopilotFreeformApplyPatch: Copilot CLI with a GPT model sends
+// apply_patch's arguments as the raw patch; it is read as Codex's patch
+// (a Write when it only adds files), not refused as unreadable.
+func TestCopilotFreeformApplyPatch(t *testing.T) {
+	ev, err := Parse(Copilot, []byte(`{"sessionId": "s", "cwd": "/repo", "toolName": "apply_patch", "toolArgs": "*** Begin Patch\n*** Add File: notes.md\n+the plan\n*** End Patch\n"}`), "preToolUse")
+	require.NoError(t, err)
+	assert.Equal(t, "Write", canonical(ev))
+	assert.Equal(t, []string{"notes.md"}, editedFiles(ev))
+	assert.Equal(t, 1, editLines(ev))
+	ev, err = Parse(Copilot, []byte(`{"sessionId": "s", "toolName": "apply_patch", "toolArgs": "*** Begin Patch\n*** Update File: a.go\n-x\n+y\n*** End Patch\n"}`), "preToolUse")
+	require.NoError(t, err)
+	assert.Equal(t, "Edit", canonical(ev))
+}

@@ -453,7 +453,13 @@ func (r *reader) copilot(ev *Event) {
 	switch ev.Kind {
 	case KindPreTool, KindPostTool:
 		ev.Tool = r.need(field("toolName", "tool_name"))
-		ev.Input = r.object(field("toolArgs", "tool_input"))
+		if args := r.root.Get(field("toolArgs", "tool_input")); ev.Tool == "apply_patch" && args.Type == gjson.String && !gjson.Valid(args.Str) {
+			// With a GPT model apply_patch is a freeform tool: its
+			// arguments are the patch itself.
+			ev.Input = objectOf(map[string]string{"input": args.Str})
+		} else {
+			ev.Input = r.object(field("toolArgs", "tool_input"))
+		}
 		ev.Server = copilotServer(ev.Tool)
 		if strings.HasSuffix(ev.Name, "Failure") {
 			ev.Failed = true

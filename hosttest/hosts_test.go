@@ -274,3 +274,35 @@ func TestCopilot(t *testing.T) {
 		},
 	})
 }
+
+// TestCopilotGPT: Copilot CLI with a GPT model (OpenAI Responses), whose
+// apply_patch is a freeform tool: its raw patch is decided like any write.
+func TestCopilotGPT(t *testing.T) {
+	t.Parallel()
+	walk(t, host{
+		name: "copilot", bin: "copilot",
+		setup: func(t *testing.T, p *project, ep *endpoint, prompt string) ([]string, []string) {
+			p.writeHome(".copilot/config.json", `{"trusted_folders": [`+quote(p.dir)+`]}`)
+			return []string{
+				"GITHUB_COPILOT_PROMPT_MODE_WORKSPACE_MCP=true",
+				"COPILOT_PROVIDER_BASE_URL=" + ep.URL() + "/v1",
+				"COPILOT_PROVIDER_TYPE=openai",
+				"COPILOT_PROVIDER_WIRE_API=responses",
+				"COPILOT_PROVIDER_API_KEY=dummy",
+				"COPILOT_MODEL=gpt-5.4",
+				"COPILOT_OFFLINE=true",
+				"COPILOT_ALLOW_ALL=true",
+			}, []string{"-p", prompt, "--allow-all"}
+		},
+		write: func(path, content string) []step {
+			patch := "*** Begin Patch\n*** Add File: " + path + "\n+" + strings.TrimSuffix(content, "\n") + "\n*** End Patch\n"
+			return []step{{Tool: "apply_patch", Input: patch, Custom: true}}
+		},
+		shell: func(command string) []step {
+			return []step{call("bash", jsonObj("command", command, "description", "run it"))}
+		},
+		transition: func(event string) []step {
+			return []step{call("chartgate-workflow_transition", jsonObj("event", event))}
+		},
+	})
+}
