@@ -400,23 +400,23 @@ func (in *installer) cursorHooks(rel string) (FileChange, error) {
 // project folder (Copilot CLI loads .github/hooks/*.json).
 const CopilotHooksFile = ".github/hooks/chartgate.json"
 
-// StepsAside reports whether chartgate's hook for host, run with the
-// process ancestry given (nearest first), leaves its event to another of
-// chartgate's hooks: Copilot CLI runs the hooks of .claude/settings.json
-// besides its own (.github/hooks), so in a project where chartgate is
-// installed for Copilot CLI the Claude Code hook run by Copilot CLI (a
-// process named copilot among its ancestors) answers nothing, and each
-// event is decided once, by the Copilot CLI hook.
-func StepsAside(host Host, project string, ancestry []Proc) bool {
-	if host != ClaudeCode {
+// StepsAside reports whether chartgate's hook for host leaves its event to
+// another of chartgate's hooks: Copilot CLI runs the hooks of
+// .claude/settings.json besides its own (.github/hooks), so in a project
+// where chartgate is installed for Copilot CLI, the Claude Code hook run
+// by Copilot CLI answers nothing, and each event is decided once, by the
+// Copilot CLI hook. Copilot CLI sets COPILOT_CLI=1 in its hooks'
+// environment (getenv reads it); a Claude Code that Copilot CLI's shell
+// started (a process named claude in the hook's ancestry, nearest first)
+// keeps its hooks.
+func StepsAside(host Host, project string, getenv func(string) string, ancestry []Proc) bool {
+	if host != ClaudeCode || getenv("COPILOT_CLI") != "1" {
 		return false
 	}
 	if _, err := os.Stat(filepath.Join(project, CopilotHooksFile)); err != nil {
 		return false
 	}
-	return slices.ContainsFunc(ancestry, func(p Proc) bool {
-		return strings.HasPrefix(filepath.Base(p.Name), "copilot")
-	})
+	return !slices.ContainsFunc(ancestry, func(p Proc) bool { return filepath.Base(p.Name) == "claude" })
 }
 
 // copilotHooks merges chartgate's hooks into a Copilot CLI hooks file:

@@ -100,15 +100,20 @@ func TestUninstallKeepsLaterChanges(t *testing.T) {
 	assert.True(t, os.IsNotExist(err), ".mcp.json, which install made and nothing changed, is gone")
 }
 
-// TestStepsAside: the Claude Code hook run by Copilot CLI steps aside in a
-// project where chartgate is installed for Copilot CLI, and nowhere else.
+// TestStepsAside: the Claude Code hook run by Copilot CLI (COPILOT_CLI=1
+// in its environment) steps aside in a project where chartgate is
+// installed for Copilot CLI, and nowhere else; a Claude Code started from
+// Copilot CLI's shell keeps its hooks.
 func TestStepsAside(t *testing.T) {
 	dir := t.TempDir()
-	copilot := []Proc{{PID: 3, Name: "bash"}, {PID: 2, Name: "copilot"}, {PID: 1, Name: "init"}}
-	claude := []Proc{{PID: 3, Name: "sh"}, {PID: 2, Name: "claude"}}
-	assert.False(t, StepsAside(ClaudeCode, dir, copilot), "not installed for Copilot CLI")
+	copilot := func(k string) string { return map[string]string{"COPILOT_CLI": "1"}[k] }
+	none := func(string) string { return "" }
+	shell := []Proc{{PID: 3, Name: "bash"}, {PID: 2, Name: "MainThread"}, {PID: 1, Name: "init"}}
+	nested := []Proc{{PID: 4, Name: "sh"}, {PID: 3, Name: "claude"}, {PID: 2, Name: "MainThread"}}
+	assert.False(t, StepsAside(ClaudeCode, dir, copilot, shell), "not installed for Copilot CLI")
 	writeTestFile(t, filepath.Join(dir, CopilotHooksFile), "{}")
-	assert.True(t, StepsAside(ClaudeCode, dir, copilot))
-	assert.False(t, StepsAside(ClaudeCode, dir, claude), "run by Claude Code")
-	assert.False(t, StepsAside(Copilot, dir, copilot), "Copilot CLI's own hook")
+	assert.True(t, StepsAside(ClaudeCode, dir, copilot, shell))
+	assert.False(t, StepsAside(ClaudeCode, dir, none, shell), "run by Claude Code")
+	assert.False(t, StepsAside(ClaudeCode, dir, copilot, nested), "a Claude Code that Copilot CLI's shell started")
+	assert.False(t, StepsAside(Copilot, dir, copilot, shell), "Copilot CLI's own hook")
 }

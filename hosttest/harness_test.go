@@ -124,10 +124,11 @@ type project struct {
 }
 
 // newProject makes a project as the README's walkthrough says: the
-// workflow in .chartgate/workflow.json, then `chartgate install HOST`;
+// workflow in .chartgate/workflow.json, then `chartgate install HOST` for
+// each host;
 // existing holds files the project had before (its own settings), which
 // uninstall must give back byte for byte.
-func newProject(t *testing.T, host string, existing map[string]string) *project {
+func newProject(t *testing.T, hosts []string, existing map[string]string) *project {
 	t.Helper()
 	root := t.TempDir()
 	p := &project{t: t, dir: filepath.Join(root, "project"), home: filepath.Join(root, "home")}
@@ -151,8 +152,9 @@ func newProject(t *testing.T, host string, existing map[string]string) *project 
 	p.before = p.snapshot()
 	out := p.chartgate("validate", ".chartgate/workflow.json")
 	t.Logf("chartgate validate: %s", out)
-	out = p.chartgate("install", host)
-	t.Logf("chartgate install %s:\n%s", host, out)
+	for _, host := range hosts {
+		t.Logf("chartgate install %s:\n%s", host, p.chartgate("install", host))
+	}
 	return p
 }
 

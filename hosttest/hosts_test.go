@@ -20,6 +20,8 @@ type host struct {
 	// existing is the host configuration a project already has, which
 	// chartgate uninstall must give back byte for byte.
 	existing map[string]string
+	// also are hosts chartgate is installed for too, before this one.
+	also []string
 	// setup writes the host's user configuration (in the run's home) and
 	// returns the run's environment and arguments.
 	setup func(t *testing.T, p *project, ep *endpoint, prompt string) (env, args []string)
@@ -41,7 +43,7 @@ type host struct {
 // Then chartgate uninstall gives the project's files back.
 func walk(t *testing.T, h host) {
 	bin := hostBin(t, h.bin)
-	p := newProject(t, h.name, h.existing)
+	p := newProject(t, append(h.also, h.name), h.existing)
 	notes := filepath.Join(p.dir, "notes.md")
 
 	var script []step
@@ -72,8 +74,8 @@ func walk(t *testing.T, h host) {
 	}
 
 	refusal := `is not available in the current workflow state ("plan")`
-	if got := ep.shownAfter(refusedWrite); !strings.Contains(got, refusal) {
-		t.Errorf("after its Write in plan, the model was not shown chartgate's refusal %q", refusal)
+	if got := ep.shownAfter(refusedWrite); strings.Count(got, refusal) != 1 {
+		t.Errorf("after its Write in plan, the model was shown chartgate's refusal %q %d times, want once:\n%s", refusal, strings.Count(got, refusal), got)
 	}
 	if got := ep.shownAfter(refusedShell); !strings.Contains(got, refusal) {
 		t.Errorf("after its shell redirect in plan, the model was not shown chartgate's refusal %q", refusal)
@@ -101,8 +103,9 @@ func walk(t *testing.T, h host) {
 		t.Errorf("chartgate status after the run does not show the workflow done:\n%s", st)
 	}
 
-	out2 := p.chartgate("uninstall", h.name)
-	t.Logf("chartgate uninstall %s:\n%s", h.name, out2)
+	for _, name := range append([]string{h.name}, h.also...) {
+		t.Logf("chartgate uninstall %s:\n%s", name, p.chartgate("uninstall", name))
+	}
 	p.assertRestored(append([]string{"notes.md", ".chartgate/state.db*"}, h.created...)...)
 }
 
@@ -247,7 +250,22 @@ func TestGemini(t *testing.T) {
 
 func TestCopilot(t *testing.T) {
 	t.Parallel()
-	walk(t, host{
+	walk(t, copilotAnthropic())
+}
+
+// TestCopilotBesideClaudeCode: in a project installed for Claude Code and
+// Copilot CLI, which runs the hooks of both, each event is decided once
+// (the Claude Code hook steps aside under Copilot CLI).
+func TestCopilotBesideClaudeCode(t *testing.T) {
+	t.Parallel()
+	h := copilotAnthropic()
+	h.also = []string{"claude-code"}
+	walk(t, h)
+}
+
+// copilotAnthropic is Copilot CLI with an Anthropic model.
+func copilotAnthropic() host {
+	return host{
 		name: "copilot", bin: "copilot",
 		setup: func(t *testing.T, p *project, ep *endpoint, prompt string) ([]string, []string) {
 			// The folder trusted, as Copilot CLI's first start in it asks.
@@ -272,7 +290,7 @@ func TestCopilot(t *testing.T) {
 		transition: func(event string) []step {
 			return []step{call("chartgate-workflow_transition", jsonObj("event", event))}
 		},
-	})
+	}
 }
 
 // TestCopilotGPT: Copilot CLI with a GPT model (OpenAI Responses), whose

@@ -90,7 +90,7 @@ func cmdHook(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		_, _ = stdout.Write(hook.Encode(ev, hook.Result{}))
 		return exitOK
 	}
-	if hook.StepsAside(host, project, hook.Ancestry()) {
+	if hook.StepsAside(host, project, os.Getenv, hook.Ancestry()) {
 		// Copilot CLI running Claude Code's hooks: its own decide.
 		_, _ = stdout.Write(hook.Encode(ev, hook.Result{}))
 		return exitOK
