@@ -31,6 +31,11 @@ import (
 // tool (ping): the gateway's upstream in a project that has a servers.json.
 const upstreamEnv = "CHARTGATE_HOSTTEST_UPSTREAM"
 
+// captureEnv, set to a folder, saves the input of every hook the hosts run
+// there (FOLDER/HOST/*.json): the payloads the real hosts send, for
+// hook/testdata/hosts.
+const captureEnv = "CHARTGATE_HOSTTEST_CAPTURE"
+
 func TestMain(m *testing.M) {
 	if os.Getenv(upstreamEnv) != "" {
 		server := mcp.NewServer(&mcp.Implementation{Name: "upstream", Version: "1"}, nil)
@@ -87,10 +92,23 @@ func chartgateDir(t testing.TB) string {
 			return
 		}
 		binDir = dir
-		cmd := exec.Command("go", "build", "-o", filepath.Join(dir, "chartgate"), "./cmd/chartgate")
+		bin := filepath.Join(dir, "chartgate")
+		capture := os.Getenv(captureEnv)
+		if capture != "" {
+			bin += ".real"
+		}
+		cmd := exec.Command("go", "build", "-o", bin, "./cmd/chartgate")
 		cmd.Dir = repoRoot(t)
 		if out, err := cmd.CombinedOutput(); err != nil {
 			buildErr = errors.New("go build ./cmd/chartgate: " + err.Error() + "\n" + string(out))
+			return
+		}
+		if capture != "" {
+			// chartgate hook HOST ... saves its input first.
+			script := "#!/bin/sh\nif [ \"$1\" = hook ]; then\n  mkdir -p '" + capture + "'/\"$2\"\n" +
+				"  f=$(mktemp '" + capture + "'/\"$2\"/XXXXXX.json)\n  cat > \"$f\"\n  exec '" + bin + "' \"$@\" < \"$f\"\nfi\n" +
+				"exec '" + bin + "' \"$@\"\n"
+			buildErr = os.WriteFile(filepath.Join(dir, "chartgate"), []byte(script), 0o755)
 		}
 	})
 	if buildErr != nil {
