@@ -23,33 +23,12 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
-
-// upstreamEnv, set, makes the test binary an MCP server on stdio with one
-// tool (ping): the gateway's upstream in a project that has a servers.json.
-const upstreamEnv = "CHARTGATE_HOSTTEST_UPSTREAM"
 
 // captureEnv, set to a folder, saves the input of every hook the hosts run
 // there (FOLDER/HOST/*.json): the payloads the real hosts send, for
 // hook/testdata/hosts.
 const captureEnv = "CHARTGATE_HOSTTEST_CAPTURE"
-
-func TestMain(m *testing.M) {
-	if os.Getenv(upstreamEnv) != "" {
-		server := mcp.NewServer(&mcp.Implementation{Name: "upstream", Version: "1"}, nil)
-		mcp.AddTool(server, &mcp.Tool{Name: "ping", Description: "Answers pong."},
-			func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, struct{}, error) {
-				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "pong"}}}, struct{}{}, nil
-			})
-		if err := server.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
-			os.Exit(1)
-		}
-		os.Exit(0)
-	}
-	os.Exit(m.Run())
-}
 
 // repoRoot is the repository's top folder.
 func repoRoot(t testing.TB) string {
@@ -157,13 +136,6 @@ func newProject(t *testing.T, hosts []string, existing map[string]string) *proje
 	}
 	p.path = chartgateDir(t) + string(os.PathListSeparator) + filepath.Dir(nodeBin(t)) + string(os.PathListSeparator) + "/usr/bin:/bin"
 	p.write(".chartgate/workflow.json", string(readmeWorkflow(t)))
-	// The gateway does not start without an upstream server yet (issue
-	// #19, D1): the project has one, this test binary as a small MCP server.
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	p.write(".chartgate/servers.json", `{"mcpServers": {"upstream": {"command": "`+self+`", "env": {"`+upstreamEnv+`": "1"}}}}`)
 	for name, content := range existing {
 		p.write(name, content)
 	}

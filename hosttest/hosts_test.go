@@ -9,7 +9,12 @@ import (
 )
 
 // A host's run is bounded; a run that hangs fails its test.
-const runLimit = 3 * time.Minute
+const runLimit = 4 * time.Minute
+
+// running bounds the hosts run at once: each is a Node.js or native
+// process tree of several hundred MB that starts slowly when the cores are
+// shared (on 2 cores, six at once took two minutes each to start).
+var running = make(chan struct{}, 3)
 
 // host is one agent host as the tests drive it: how it is installed and
 // run headless against the scripted model, and how its model calls the
@@ -58,8 +63,10 @@ func walk(t *testing.T, h host) {
 
 	ep := newEndpoint(t, script)
 	env, args := h.setup(t, p, ep, "Write the plan to notes.md.")
+	running <- struct{}{}
 	start := time.Now()
 	out, errOut, err := p.run(runLimit, env, bin, args...)
+	<-running
 	if reqs := ep.agentRequests(); len(reqs) > 0 {
 		t.Logf("%s asked the model first after %v, last after %v", h.bin, reqs[0].At.Sub(start).Round(time.Millisecond), reqs[len(reqs)-1].At.Sub(start).Round(time.Millisecond))
 	}
