@@ -10,6 +10,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 
 	"github.com/chartgate/chartgate/hook"
 )
@@ -97,6 +99,11 @@ func cmdInstall(args []string, stdout, stderr io.Writer) int {
 	if note := installNotes[host]; note != "" {
 		fmt.Fprintf(stderr, "chartgate install: note: %s\n", note)
 	}
+	if host == hook.Codex {
+		if warning := codexTrust(*dir); warning != "" {
+			fmt.Fprintf(stderr, "chartgate install: warning: %s\n", warning)
+		}
+	}
 	switch {
 	case len(changes) == 0:
 		fmt.Fprintf(stdout, "chartgate is already installed for %s: nothing to change\n", host)
@@ -175,4 +182,45 @@ func cmdUninstall(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	return exitOK
+}
+
+// codexTrust says what Codex's user configuration ($CODEX_HOME, else
+// ~/.codex, config.toml) does not trust yet of the project at dir: the
+// folder ([projects."DIR"] trust_level = "trusted") and the hooks of its
+// .codex/hooks.json ([hooks.state."DIR/.codex/hooks.json:EVENT:I:J"] with
+// a trusted_hash). "" when both are trusted. The file is read as text:
+// enough to tell the two apart, not a TOML reader.
+func codexTrust(dir string) string {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return ""
+	}
+	home := os.Getenv("CODEX_HOME")
+	if home == "" {
+		h, err := os.UserHomeDir()
+		if err != nil {
+			return ""
+		}
+		home = filepath.Join(h, ".codex")
+	}
+	config, _ := os.ReadFile(filepath.Join(home, "config.toml"))
+	text := string(config)
+	project := false
+	if i := strings.Index(text, "[projects."+strconv.Quote(abs)+"]"); i >= 0 {
+		table := text[i:]
+		if j := strings.Index(table[1:], "\n["); j >= 0 {
+			table = table[:j+1]
+		}
+		project = strings.Contains(strings.ReplaceAll(table, " ", ""), `trust_level="trusted"`)
+	}
+	hooks := strings.Contains(text, "[hooks.state."+strings.TrimSuffix(strconv.Quote(filepath.Join(abs, ".codex", "hooks.json")), `"`)+":")
+	switch {
+	case !project && !hooks:
+		return "Codex does not trust this folder nor its hooks yet (" + filepath.Join(home, "config.toml") + "): until you do, codex exec skips chartgate's hooks without a word and nothing is enforced"
+	case !project:
+		return "Codex does not trust this folder yet: until you do, it reads no .codex/ here and nothing is enforced"
+	case !hooks:
+		return "Codex has not trusted chartgate's hooks yet: start codex here and accept them (/hooks); until then codex exec skips them without a word"
+	}
+	return ""
 }
