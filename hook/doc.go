@@ -13,8 +13,10 @@
 //	res, err := h.Handle(ctx, ev)
 //	os.Stdout.Write(hook.Encode(ev, res))
 //
-// `chartgate install HOST` ([Plan], [Apply]) writes the hooks and the
-// gateway's MCP server entry into the host's configuration.
+// `chartgate install HOST` ([Plan], [Install]) writes the hooks and the
+// gateway's MCP server entry into the host's configuration, and `chartgate
+// uninstall HOST` ([PlanUninstall], [ApplyUninstall]) gives the files back
+// as they were.
 //
 // # Hosts
 //
