@@ -85,7 +85,7 @@ func Install(dir string, host Host, changes []FileChange) error {
 		}
 		i := slices.IndexFunc(rec.Files, func(f recordedFile) bool { return f.Path == c.Path })
 		if i < 0 {
-			rec.Files = append(rec.Files, recordedFile{Path: c.Path, Old: c.Old, New: c.New})
+			rec.Files = append(rec.Files, recordedFile(c))
 		} else {
 			rec.Files[i].New = c.New
 		}

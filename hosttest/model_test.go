@@ -83,13 +83,6 @@ func (e *endpoint) agentRequests() []request {
 	return out
 }
 
-// steps returns how many script steps were answered.
-func (e *endpoint) steps() int {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.next
-}
-
 // shownAfter returns what the model was newly shown in the agent turn
 // that followed step i (the turn that carries step i's tool result): the
 // strings of the messages that turn has beyond those of the turn before,
