@@ -1,7 +1,13 @@
 package hosttest
 
 import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -188,9 +194,14 @@ stream_max_retries = 0
 trust_level = "trusted"
 `
 			p.writeHome(".codex/config.toml", config)
+			// Each hook trusted, as a person does in Codex's /hooks: its
+			// hash, which Codex's app server lists, under [hooks.state].
+			p.writeHome(".codex/config.toml", config+codexHookTrust(t, p, home))
+			if out := p.chartgate("install", "codex"); strings.Contains(out, "warning") {
+				t.Errorf("chartgate install codex still warns once Codex trusts the folder and the hooks:\n%s", out)
+			}
 			return []string{"CODEX_HOME=" + home, "SCRIPTED_API_KEY=dummy"},
-				[]string{"exec", "--json", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox",
-					"--dangerously-bypass-hook-trust", prompt}
+				[]string{"exec", "--json", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox", prompt}
 		},
 		write: func(path, content string) []step {
 			rel := filepath.Base(path)
@@ -330,4 +341,63 @@ func TestCopilotGPT(t *testing.T) {
 			return []step{call("chartgate-workflow_transition", jsonObj("event", event))}
 		},
 	})
+}
+
+// codexHookTrust asks Codex's app server (codex app-server, JSON-RPC on
+// stdio: initialize, then hooks/list) for the project's hooks and returns
+// the [hooks.state] tables that trust each: its key and its current hash,
+// what Codex's /hooks writes when a person accepts them.
+func codexHookTrust(t *testing.T, p *project, home string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, hostBin(t, "codex"), "app-server")
+	cmd.Dir = p.dir
+	cmd.Env = p.env("CODEX_HOME=" + home)
+	setProcessGroup(cmd)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cmd.Cancel(); _ = cmd.Wait() }()
+	io.WriteString(stdin, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"clientInfo":{"name":"hosttest","version":"1"}}}`+"\n"+
+		`{"jsonrpc":"2.0","method":"initialized"}`+"\n"+
+		`{"jsonrpc":"2.0","id":2,"method":"hooks/list","params":{"cwds":[`+quote(p.dir)+`]}}`+"\n")
+	sc := bufio.NewScanner(stdout)
+	sc.Buffer(nil, 16<<20)
+	for sc.Scan() {
+		var msg struct {
+			ID     int `json:"id"`
+			Result struct {
+				Data []struct {
+					Hooks []struct {
+						Key         string `json:"key"`
+						CurrentHash string `json:"currentHash"`
+					} `json:"hooks"`
+				} `json:"data"`
+			} `json:"result"`
+		}
+		if json.Unmarshal(sc.Bytes(), &msg) != nil || msg.ID != 2 {
+			continue
+		}
+		var b strings.Builder
+		for _, d := range msg.Result.Data {
+			for _, h := range d.Hooks {
+				fmt.Fprintf(&b, "\n[hooks.state.%s]\ntrusted_hash = %s\n", quote(h.Key), quote(h.CurrentHash))
+			}
+		}
+		if b.Len() == 0 {
+			t.Fatal("codex app-server lists no hooks for the project")
+		}
+		return b.String()
+	}
+	t.Fatalf("codex app-server gave no hooks/list answer: %v", sc.Err())
+	return ""
 }
