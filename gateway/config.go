@@ -10,6 +10,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/tidwall/gjson"
 
@@ -58,6 +59,11 @@ type ServerConfig struct {
 	// headers.
 	URL     string
 	Headers map[string]string
+
+	// CallTimeout, if not 0, bounds this upstream's tool calls instead of
+	// [Options.CallTimeout]: the entry's "timeout", in milliseconds (as
+	// Gemini CLI writes it).
+	CallTimeout time.Duration
 }
 
 // ConfigOptions configures [ParseConfig]. The zero value is the default.
@@ -115,7 +121,7 @@ const (
 )
 
 // serverKeys are the keys of a server entry ParseConfig reads.
-var serverKeys = []string{"type", "command", "args", "env", "cwd", "url", "headers", "disabled"}
+var serverKeys = []string{"type", "command", "args", "env", "cwd", "url", "headers", "disabled", "timeout"}
 
 // LoadConfig reads and parses the configuration file at path. Its errors
 // start with the path.
@@ -142,7 +148,9 @@ func LoadConfig(path string, opts *ConfigOptions) (*Config, error) {
 // An entry with "command" is a stdio server, one with "url" a Streamable
 // HTTP server; "type" may say so ("stdio", "http" or its aliases
 // "streamable-http" and "streamableHttp", or "sse" for the older HTTP+SSE
-// transport). "disabled": true skips an entry. Other keys of the document
+// transport). "timeout" bounds each tool call to the server, in
+// milliseconds ([ServerConfig].CallTimeout). "disabled": true skips an
+// entry. Other keys of the document
 // and of the entries are ignored with a warning ([Config.Warnings]).
 //
 // ${VAR} and ${VAR:-default} (Claude Code's forms) and ${env:VAR}
@@ -320,6 +328,17 @@ func (p *configParser) server(path, name string, v gjson.Result) *ServerConfig {
 			if v.Get(k).Exists() {
 				p.warnf(path+"."+k, "ignored: an HTTP server is not started by the gateway")
 			}
+		}
+	}
+	if t := v.Get("timeout"); t.Exists() {
+		// At most a day: a bound, not a way to switch the bound off.
+		switch {
+		case t.Type != gjson.Number:
+			p.errorf(path+".timeout", "must be a number of milliseconds, not %s", jsonx.Kind(t))
+		case t.Num != float64(int64(t.Num)) || t.Num < 1 || t.Num > 86_400_000:
+			p.errorf(path+".timeout", "must be a whole number of milliseconds from 1 to 86400000 (a day), not %s", t.Raw)
+		default:
+			s.CallTimeout = time.Duration(t.Num) * time.Millisecond
 		}
 	}
 	if len(p.errs) > nerr {

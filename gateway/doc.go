@@ -22,7 +22,9 @@
 //
 // [New] starts every upstream and lists its tools, prompts, resources and
 // resource templates (every page), and fails if one cannot be started,
-// naming it. A child:
+// naming it. A configuration with no upstream is allowed: the server then
+// has only the tools added to it, such as a workflow gate's
+// (workflow_status, workflow_transition). A child:
 //
 //   - runs in a process group of its own (on Unix), so that stopping it
 //     reaches what it started (npx starts node);
@@ -67,6 +69,14 @@
 // when a second upstream starts listing its name. [Gateway.Tools] gives,
 // for each downstream tool, its upstream and its upstream name.
 //
+// A workflow written for the upstreams names their tools as they list
+// them: "search", not "github__search". [Gateway.GatedAs] gives the
+// upstream name of a prefixed name (of any name "SERVER__NAME" whose
+// SERVER is an upstream of the configuration); chartgate serve sets a
+// gate's Options.GatedAs (package mcpbind) to it, so that a workflow that
+// gates "search" gates "github__search" and "jira__search" too, in every
+// state, whichever upstreams list it.
+//
 // Resource URIs and resource templates are one space: a URI listed by two
 // upstreams belongs to the first in configuration order, and the other is
 // logged. Reading a URI that no upstream lists and no listed template
@@ -78,14 +88,30 @@
 // With a single upstream, a call of a tool or prompt the gateway does not
 // list is passed to it under the same name: the upstream answers (it may
 // serve tools it does not list, and its error for an unknown name is its
-// own).
+// own). With a [ToolLock], tools are not: only a listed tool has a pinned
+// definition.
 //
 // # What passes through
 //
 // Tool calls pass the arguments and _meta as they came and return the
 // upstream's result unchanged (content, structuredContent, isError,
 // _meta); a JSON-RPC error of the upstream is returned as it is.
-// Cancelling the downstream request cancels the upstream one. A progress
+// Cancelling the downstream request cancels the upstream one.
+//
+// Two bounds apply to every tool call. Its arguments, as JSON, may be at
+// most [Options.MaxArgumentBytes] (1 MiB by default): a larger call is
+// answered with an error result and not forwarded. And it may wait for
+// its upstream at most [Options.CallTimeout] (60s by default; an entry's
+// "timeout", in milliseconds, for that upstream): then the upstream
+// request is cancelled (notifications/cancelled) and the call's result is
+// an error result that says so:
+//
+//	upstream "fs" (npx -y @modelcontextprotocol/server-filesystem /repo) did not answer the call of tool "write_file" within 1m0s:
+//	the gateway cancelled it. It may or may not have taken effect; the workflow did not move.
+//
+// An error result sends a workflow gate no event, and the gate releases
+// the workflow it held for the call: an upstream that never answers holds
+// the workflow for CallTimeout at most. A progress
 // token is replaced by one of the gateway's, and the upstream's progress
 // notifications go back to the calling client with its own token (over a
 // stdio upstream in order, before the result; over HTTP the go-sdk client
@@ -115,6 +141,42 @@
 // may not send requests to its client, upstream sampling and elicitation
 // fail with go-sdk's error; and log messages reach only requests that ask
 // for a level in their _meta.
+//
+// # Pinned tools
+//
+// A tool's definition is what the model reads; an upstream that changes
+// it after it was reviewed (a "rug pull": new instructions in a
+// description, a new parameter) changes what the agent does. With
+// [Options.ToolLock], the gateway pins each upstream tool the first time
+// it lists it: the lock file ([OpenToolLock]; chartgate serve keeps it as
+// tools.lock.json beside the workflow, .chartgate/tools.lock.json in a
+// project set up by chartgate install) records, under the upstream's name
+// and the tool's upstream name, a SHA-256 digest of each of its title,
+// description, inputSchema, outputSchema and annotations. Each time an
+// upstream lists its tools (when New connects, after its
+// notifications/tools/list_changed, when it is restarted), a tool whose
+// digests differ from its pin is not listed downstream, and a call of it
+// gets an error result naming the upstream, the tool and the fields that
+// changed, never the new text:
+//
+//	upstream "fs" changed the definition of tool "read_file" since it was accepted into .chartgate/tools.lock.json
+//	(changed: description): the gateway refuses the tool until a person accepts the new definition (chartgate serve --accept-tools)
+//
+// The refused definition is kept in the file's "pending" section. A
+// person accepts it with [ToolLock.Accept] (chartgate serve
+// --accept-tools prints each accepted definition's changed fields); a
+// running gateway reads the file again at the next tools/list, or call of
+// a refused tool, after it changed, and serves the tool again. A tool
+// that returns to its pinned definition is served again, and its pending
+// definition dropped. Nothing the gateway serves writes the file or calls
+// Accept; the file must be out of the agent's reach (chartgate's hooks
+// refuse writes under .chartgate/).
+//
+// [Options.RefuseTools] refuses tools by any other rule, the same way:
+// chartgate serve refuses a tool that appears while it runs, that its
+// workflow does not name, when the workflow names a tool that no upstream
+// lists any more (it may be that tool, renamed). [Gateway.RefusedTools]
+// lists what is refused and why.
 //
 // # Serving
 //

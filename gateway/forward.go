@@ -78,18 +78,40 @@ func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest, u *ups
 		defer g.dropProgress(our)
 		params.SetProgressToken(our)
 	}
-	res, err := cs.CallTool(ctx, params)
+	callCtx, timeout := ctx, g.callTimeout(u)
+	if timeout > 0 {
+		var cancel context.CancelFunc
+		callCtx, cancel = context.WithTimeoutCause(ctx, timeout, errCallTimeout)
+		defer cancel()
+	}
+	res, err := cs.CallTool(callCtx, params)
 	var werr *jsonrpc.Error
 	switch {
 	case err == nil:
 		return res, nil
 	case ctx.Err() != nil:
 		return nil, ctx.Err()
+	case context.Cause(callCtx) == errCallTimeout:
+		// Cancelling callCtx sent the upstream notifications/cancelled.
+		return errorResult(fmt.Errorf("%s did not answer the call of tool %q within %v: the gateway cancelled it. It may or may not have taken effect; the workflow did not move.",
+			u.describe(), name, timeout)), nil
 	case errors.As(err, &werr):
 		return nil, werr // the upstream's answer
 	}
 	// Lost: say so to the model, and let a gate see a failed call.
 	return errorResult(errors.New(g.upstreamError(ctx, u, ended, err).Error())), nil
+}
+
+// errCallTimeout is the cause of a tool call's context whose
+// Options.CallTimeout passed.
+var errCallTimeout = errors.New("the tool call's timeout passed")
+
+// callTimeout is how long a tool call to u may take; 0 is no bound.
+func (g *Gateway) callTimeout(u *upstream) time.Duration {
+	if u.cfg.CallTimeout != 0 {
+		return u.cfg.CallTimeout
+	}
+	return max(g.opts.CallTimeout, 0)
 }
 
 // errorResult is a tool result reporting err to the model.
@@ -183,6 +205,20 @@ func (g *Gateway) readResource(ctx context.Context, req *mcp.ReadResourceRequest
 // template matches) from the upstreams that serve resources.
 func (g *Gateway) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		switch method {
+		case "tools/list":
+			g.reloadLock()
+		case "tools/call":
+			if r, ok := req.(*mcp.CallToolRequest); ok && r.Params != nil {
+				if n := len(r.Params.Arguments); n > g.opts.MaxArgumentBytes {
+					return errorResult(fmt.Errorf("the arguments of the call of tool %q are %d bytes, more than the %d the gateway accepts: the call was not forwarded",
+						r.Params.Name, n, g.opts.MaxArgumentBytes)), nil
+				}
+				if why := g.refusal(r.Params.Name); why != "" {
+					return errorResult(errors.New(why)), nil
+				}
+			}
+		}
 		res, err := next(ctx, method, req)
 		switch method {
 		case "logging/setLevel":
@@ -212,6 +248,45 @@ func (g *Gateway) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	}
 }
 
+// refusal is why calls of the tool are refused (its definition changed
+// since it was pinned, or Options.RefuseTools), "" if they are not. A
+// refused tool is looked up again after the lock file changed.
+func (g *Gateway) refusal(name string) string {
+	g.mu.Lock()
+	why := g.refused[name]
+	g.mu.Unlock()
+	if why == "" || !g.reloadLock() {
+		return why
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.refused[name]
+}
+
+// reloadLock reads the lock file again when a tool is refused and the
+// file changed (a person accepted tools), and then makes the downstream
+// tools again; it reports whether it did.
+func (g *Gateway) reloadLock() bool {
+	l := g.opts.ToolLock
+	if l == nil {
+		return false
+	}
+	g.mu.Lock()
+	none := len(g.refused) == 0
+	g.mu.Unlock()
+	if none {
+		return false
+	}
+	changed, err := l.reload()
+	if err != nil {
+		g.logger.Error("reading the tool lock again", "error", err)
+	}
+	if changed {
+		g.sync()
+	}
+	return changed
+}
+
 // isUnknown reports whether err is go-sdk's answer to a call of a tool or
 // prompt the server does not have.
 func isUnknown(err error, kind, name string) bool {
@@ -222,9 +297,10 @@ func isUnknown(err error, kind, name string) bool {
 // soleUpstream returns the upstream when there is only one: a name that
 // it does not list is still its to answer (it may serve tools it does not
 // list, and its error for an unknown name is its own). With several
-// upstreams, the gateway's server answers.
+// upstreams, or a ToolLock (a tool that is not listed has no pinned
+// definition), the gateway's server answers.
 func (g *Gateway) soleUpstream() *upstream {
-	if len(g.upstreams) == 1 {
+	if len(g.upstreams) == 1 && g.opts.ToolLock == nil {
 		return g.upstreams[0]
 	}
 	return nil

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -55,6 +56,26 @@ type Options struct {
 	// sessions, which carry the upstreams' notifications and server-sent
 	// requests back to the gateway.
 	UpstreamProtocolVersion string
+
+	// CallTimeout bounds a tools/call forwarded to an upstream (an
+	// upstream's [ServerConfig].CallTimeout overrides it): when it passes,
+	// the upstream request is cancelled and the call's result is an error
+	// result that says so. 0 means 60s; a negative value, no bound.
+	CallTimeout time.Duration
+	// MaxArgumentBytes bounds the arguments of a tools/call, as JSON: a
+	// call with more is answered with an error result that says so, and
+	// not forwarded. 0 means 1 MiB.
+	MaxArgumentBytes int
+	// ToolLock, if set, pins the upstreams' tool definitions to those its
+	// file records (see "Pinned tools" in the package documentation).
+	ToolLock *ToolLock
+	// RefuseTools, if set, is called with the tools each time the
+	// downstream tools are made again (when New has connected, and when an
+	// upstream's tools change), and returns the tools to refuse, by
+	// downstream name, each with the reason: they are not listed, and a
+	// call of one gets the reason as an error result. It must not call
+	// the Gateway's methods.
+	RefuseTools func([]ToolInfo) map[string]string
 }
 
 func (o *Options) withDefaults() Options {
@@ -87,6 +108,12 @@ func (o *Options) withDefaults() Options {
 	if d.UpstreamProtocolVersion == "" {
 		d.UpstreamProtocolVersion = "2025-11-25"
 	}
+	if d.CallTimeout == 0 {
+		d.CallTimeout = 60 * time.Second
+	}
+	if d.MaxArgumentBytes <= 0 {
+		d.MaxArgumentBytes = 1 << 20
+	}
 	return d
 }
 
@@ -113,6 +140,7 @@ type Gateway struct {
 	prompts   map[string]*promptEntry // downstream name → entry
 	resources map[string]*resourceEntry
 	templates map[string]*templateEntry
+	refused   map[string]string         // downstream tool name → why its calls are refused
 	progress  map[string]*progressRoute // upstream progress token → downstream
 	calls     map[*upstream]map[*inflight]struct{}
 	levels    map[*mcp.ServerSession]mcp.LoggingLevel // set by logging/setLevel
@@ -161,10 +189,12 @@ func (e *UnavailableError) Unwrap() error { return e.Err }
 // upstream cannot be started, connected or listed (within
 // [Options.ConnectTimeout] and ctx); the error names it. Once New has
 // returned, an upstream that exits or loses its connection is restarted
-// with backoff until Close.
+// with backoff until Close. With no upstream (cfg nil or without
+// servers), the server has no tools but those added to it, such as a
+// workflow gate's.
 func New(ctx context.Context, cfg *Config, opts *Options) (*Gateway, error) {
-	if cfg == nil || len(cfg.Servers) == 0 {
-		return nil, errors.New("gateway: no upstream servers")
+	if cfg == nil {
+		cfg = &Config{}
 	}
 	seen := map[string]bool{}
 	for _, s := range cfg.Servers {
@@ -184,6 +214,7 @@ func New(ctx context.Context, cfg *Config, opts *Options) (*Gateway, error) {
 		prompts:   map[string]*promptEntry{},
 		resources: map[string]*resourceEntry{},
 		templates: map[string]*templateEntry{},
+		refused:   map[string]string{},
 		progress:  map[string]*progressRoute{},
 		calls:     map[*upstream]map[*inflight]struct{}{},
 		levels:    map[*mcp.ServerSession]mcp.LoggingLevel{},
@@ -297,6 +328,33 @@ func (g *Gateway) Tools() []ToolInfo {
 		out = append(out, ToolInfo{Name: name, Upstream: e.up.name, UpstreamName: e.orig, Tool: e.def})
 	}
 	return out
+}
+
+// GatedAs returns the name a renamed tool has on its upstream: "x" for
+// "up1__x" when "up1" is an upstream of the configuration (the longest
+// such name, if several prefix it), else "". It depends on the name only,
+// so that a workflow gate's Options.GatedAs (package mcpbind) can be set to it: a
+// workflow that gates "x" then gates "up1__x" and "up2__x" too.
+func (g *Gateway) GatedAs(tool string) string {
+	best := -1
+	for _, u := range g.upstreams {
+		if len(u.name) > best && len(tool) > len(u.name)+len(prefixSep) && strings.HasPrefix(tool, u.name+prefixSep) {
+			best = len(u.name)
+		}
+	}
+	if best < 0 {
+		return ""
+	}
+	return tool[best+len(prefixSep):]
+}
+
+// RefusedTools returns the tools the gateway refuses, by downstream
+// name, each with the reason its calls get: a definition that changed
+// since it was pinned ([Options.ToolLock]), or [Options.RefuseTools].
+func (g *Gateway) RefusedTools() map[string]string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return maps.Clone(g.refused)
 }
 
 // UpstreamStatus is the state of one upstream, for logs and health

@@ -59,9 +59,18 @@ func (g *Gateway) sync() {
 	templates := mergeURIs(g, "resource template", lists, func(f features) []*mcp.ResourceTemplate { return f.templates },
 		func(t *mcp.ResourceTemplate) string { return t.URITemplate })
 
+	refused := g.refuse(tools, order)
+
 	g.mu.Lock()
 	oldTools, oldPrompts, oldResources, oldTemplates := g.tools, g.prompts, g.resources, g.templates
+	oldRefused := g.refused
+	g.refused = refused
 	g.mu.Unlock()
+	for _, name := range sortedKeys(refused) {
+		if oldRefused[name] != refused[name] {
+			g.logger.Error(fmt.Sprintf("tool %q is refused: %s", name, refused[name]))
+		}
+	}
 
 	apply(g, "tool", oldTools, tools, srv.RemoveTools, func(name string, e *toolEntry) {
 		srv.AddTool(e.def, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -88,6 +97,49 @@ func (g *Gateway) sync() {
 	g.tools, g.prompts, g.resources, g.templates = tools, prompts, resources, templates
 	g.toolOrder = slices.DeleteFunc(order, func(name string) bool { return tools[name] == nil })
 	g.mu.Unlock()
+}
+
+// refuse takes out of tools those the lock or Options.RefuseTools refuse,
+// and returns why each is refused, by downstream name. A tool the lock
+// has no pin for is pinned, a changed one kept pending, and the lock file
+// written.
+func (g *Gateway) refuse(tools map[string]*toolEntry, order []string) map[string]string {
+	refused := map[string]string{}
+	if f := g.opts.RefuseTools; f != nil {
+		infos := make([]ToolInfo, 0, len(tools))
+		for _, name := range order {
+			if e := tools[name]; e != nil {
+				infos = append(infos, ToolInfo{Name: name, Upstream: e.up.name, UpstreamName: e.orig, Tool: e.def})
+			}
+		}
+		for name, why := range f(infos) {
+			if tools[name] != nil {
+				refused[name] = why
+				delete(tools, name)
+			}
+		}
+	}
+	if l := g.opts.ToolLock; l != nil {
+		dirty := false
+		for _, name := range order {
+			e := tools[name]
+			if e == nil {
+				continue
+			}
+			fields, d := l.check(e.up.name, e.orig, e.def)
+			dirty = dirty || d
+			if len(fields) > 0 {
+				refused[name] = changedMessage(e.up.name, e.orig, fields, l.path)
+				delete(tools, name)
+			}
+		}
+		if dirty {
+			if err := l.save(); err != nil {
+				g.logger.Error("recording the tools' definitions", "error", err)
+			}
+		}
+	}
+	return refused
 }
 
 // mergeNamed merges the tools or prompts of the upstreams. A name that

@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/tidwall/gjson"
 )
 
 // hostEvent reads a host's documented input (testdata/hosts), with the
@@ -248,16 +249,15 @@ func TestBudgetAndDedupOtherHosts(t *testing.T) {
 		assert.Contains(t, out, `"additional_context":"chartgate: 95% of the context budget of state explore used: 950 of 1000 bytes`)
 	})
 	t.Run("copilot", func(t *testing.T) {
-		// Copilot CLI reads no output of postToolUse: the reads count,
-		// and no notice reaches its agent.
+		// Copilot CLI reads postToolUse's additionalContext: the third
+		// read's notice reaches its agent.
 		f := newFixture(t, budgetWorkflow, nil)
-		var r Result
+		var out []byte
 		for range 3 {
 			ev := f.hostEvent(Copilot, "post-tool-use-view.json", map[string]any{"toolArgs": map[string]any{"path": filepath.Join(f.project, "src/app.ts")}, "toolResult.textResultForLlm": strings.Repeat("v", 320)})
-			r = f.handle(ev)
-			assert.Empty(t, Encode(ev, r))
+			out = Encode(ev, f.handle(ev))
 		}
-		assert.Contains(t, r.Context, "src/app.ts is read for the 3rd time", "the handler's notice, which Copilot CLI does not read")
+		assert.Contains(t, gjson.GetBytes(out, "additionalContext").String(), "src/app.ts is read for the 3rd time")
 		assert.Equal(t, int64(960), f.reads().Bytes)
 	})
 }

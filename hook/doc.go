@@ -13,12 +13,13 @@
 //	res, err := h.Handle(ctx, ev)
 //	os.Stdout.Write(hook.Encode(ev, res))
 //
-// `chartgate install HOST` ([Plan], [Apply]) writes the hooks and the
+// `chartgate install HOST` ([Plan], [Install]) writes the hooks and the
 // gateway's MCP server entry into the host's configuration, and records
 // the workflow file's format in .chartgate/installed.json
 // ([InstalledFile]): a workflow file that then loads in the other format
 // is refused by the hooks, the gateway and `chartgate validate`
-// ([CheckFormat]).
+// ([CheckFormat]). `chartgate uninstall HOST` ([PlanUninstall],
+// [ApplyUninstall]) gives the files back as they were.
 //
 // # Hosts
 //
@@ -62,15 +63,17 @@
 //     "permissionDecisionReason"}), postToolUse, postToolUseFailure,
 //     agentStop ({"decision": "block", "reason"}); both of its payload
 //     formats. Its camelCase payloads do not carry their event's name: it
-//     is read from their fields, or given with --event. Its
-//     sessionStart, userPromptSubmitted and postToolUse outputs are not
-//     processed, so no context reaches the agent: the refusals carry the
-//     guidance.
+//     is read from their fields, or given with --event. Context
+//     ({"additionalContext"}) at sessionStart, userPromptSubmitted and
+//     postToolUse, which Copilot CLI 1.0.102 gives the agent (seen with
+//     the real host, hosttest/). It also runs the hooks of
+//     .claude/settings.json: where chartgate is installed for it, the
+//     Claude Code hook run by Copilot CLI steps aside ([StepsAside]).
 //
 // Where a host's documentation differs from the issue that asked for this
 // package (#10), the documentation was followed: the points above on
 // Codex (tools covered, strict outputs), Cursor (allow written, no prompt
-// context) and Copilot CLI (no event name, no context).
+// context) and Copilot CLI (no event name).
 //
 // # What each event does
 //
@@ -159,9 +162,14 @@
 // runs (a script, make, a test) can do whatever the user can, chartgate
 // and its files included; only OS isolation stops that.
 //
-// The calls of the gateway's own MCP tools (mcp__chartgate__*, or, in
-// Cursor, a server run as "chartgate serve") are left to the gateway,
-// which gates and records them: the hook neither refuses nor counts them.
+// The calls of the gateway's own MCP tools (mcp__chartgate__*, as each
+// host names them, or, in Cursor, a server run as "chartgate serve") are
+// left to the gateway, which gates and records them: the hook neither
+// refuses nor counts them. After the gateway's workflow_transition, the
+// post tool answer carries the new state's phase (its instructions, tools
+// and events). Claude Code's ToolSearch and Codex's tool_search, which
+// only find tools (an agent needs them to reach workflow_transition where
+// MCP tools are deferred), are not gated.
 //
 // # One workflow per agent session
 //
@@ -189,11 +197,15 @@
 //     host launched both the hook's shell and the gateway, so that
 //     ancestor is the host process. A match is exact when the ancestor is
 //     the gateway's nearest ancestor that is not a shell or a wrapper
-//     ([HostIndex]); the Resolver waits up to 5 s for an exact match (the
-//     host may start its MCP servers before its first hook runs), then
-//     takes the best found, and keeps it.
-//   - Without ancestries, the session seen last in the project is taken.
-//     No session: the gateway keeps a workflow of its own, and logs it.
+//     ([HostIndex]). The Resolver never waits: the host may connect to its
+//     MCP servers before its first hook runs (Gemini CLI lists their
+//     tools before SessionStart) or after. Each request looks in the store
+//     until it finds the session: an exact match at once, the best match
+//     once 5 s have passed since the first request; then it keeps it.
+//     Until then the gateway serves a workflow of its own.
+//   - Without ancestries, the session seen last in the project is taken
+//     (after those 5 s). No session: the gateway keeps a workflow of its
+//     own, and logs it.
 //
 // The limits: two agent sessions started at the same moment in one
 // project on a system without /proc or ps cannot be told apart (the
@@ -213,8 +225,10 @@
 // run_shell_command is Bash, write_file Write, replace Edit, read_file
 // Read; Copilot CLI's bash, create, edit, view; Cursor's Shell and
 // StrReplace; Codex's apply_patch is Write when it only adds files, else
-// Edit), and an MCP tool, which Claude Code, Codex and Gemini CLI call
-// mcp__<server>__<tool>, goes by its own name. A workflow may also name a
+// Edit), and an MCP tool goes by its own name: Claude Code and Codex call
+// it mcp__<server>__<tool>, Gemini CLI mcp_<server>_<tool> (with
+// mcp_context.server_name and tool_name in the event), Copilot CLI
+// <server>-<tool>, as the real hosts send them (hosttest/). A workflow may also name a
 // tool by the host's name (run_shell_command, mcp__github__create_issue,
 // or a pattern such as mcp__github__*): a host's name that some state names
 // (by name, or by a pattern other than "*") is used as it is.
@@ -260,8 +274,8 @@
 //     permission answer carries no context and Cursor does not read the
 //     answers of afterShellExecution and afterMCPExecution (their output
 //     is counted, and the next read's answer carries the notice).
-//   - Copilot CLI: counted, but its postToolUse output is not processed,
-//     so no notice reaches the agent.
+//   - Copilot CLI: counted, and the notice is in postToolUse's
+//     additionalContext.
 //
 // # Environment variables
 //

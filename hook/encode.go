@@ -28,13 +28,15 @@ import (
 //	                    beforeSubmitPrompt: {"continue": true}; stop: {"followup_message": R}
 //	Copilot CLI         preToolUse deny: {"permissionDecision": "deny", "permissionDecisionReason": R}
 //	                    preToolUse rewrite: {"modifiedArgs": I}
+//	                    sessionStart, userPromptSubmitted, postToolUse: {"additionalContext": C}
 //	                    agentStop: {"decision": "block", "reason": R}
 //
 // Claude Code and Codex read additionalContext at SessionStart,
 // UserPromptSubmit, PreToolUse and PostToolUse; Codex refuses unknown
-// fields, so only these are written. Copilot CLI processes no output of
-// sessionStart, userPromptSubmitted or postToolUse (command hooks), so
-// context cannot reach its agent: its refusals carry the guidance.
+// fields, so only these are written. Copilot CLI (1.0.102) reads
+// additionalContext at sessionStart (the first user message),
+// userPromptSubmitted (after the prompt) and postToolUse (after the tool's
+// result).
 //
 // A rewrite (Result.UpdatedInput, I above) is the whole input, every field
 // the agent gave kept: Claude Code's updatedInput replaces the input and
@@ -190,6 +192,10 @@ func encodeCursor(ev Event, r Result) []byte {
 
 func encodeCopilot(ev Event, r Result) []byte {
 	switch ev.Kind {
+	case KindSessionStart, KindPrompt, KindPostTool:
+		if r.Context != "" {
+			return encode(obj{{"additionalContext", r.Context}})
+		}
 	case KindPreTool:
 		if r.Deny != "" {
 			return encode(obj{{"permissionDecision", "deny"}, {"permissionDecisionReason", r.Deny}})

@@ -369,7 +369,7 @@ func (h *Handler) allowedNow(ctx context.Context, host Host, ref mcpbind.Ref, to
 // shell policy of every active state, for edits max_edit_lines and
 // max_files_per_state, and for reads the repeated-read warning.
 func (h *Handler) preTool(ctx context.Context, ev Event, ref mcpbind.Ref, wf *mcpbind.Workflow, sess *AgentSession) (Result, error) {
-	if h.isGateway(ev) {
+	if h.isGateway(ev) || discovery(ev) {
 		return Result{}, nil
 	}
 	name, canon := h.gateName(ev), canonical(ev)
@@ -666,6 +666,14 @@ func maxFiles(policies []workflow.StatePolicy) bool {
 // event to apply.
 func (h *Handler) postTool(ctx context.Context, ev Event, ref mcpbind.Ref, wf *mcpbind.Workflow, sess *AgentSession, queued bool) (Result, error) {
 	if h.isGateway(ev) {
+		// The gateway moved the workflow: the answer carries the new
+		// state's phase (instructions, tools, events).
+		if canonical(ev) == h.o.TransitionTool && !ev.Failed {
+			return Result{Context: h.describe(ctx, ev.Host, ref, wf)}, nil
+		}
+		return Result{}, nil
+	}
+	if discovery(ev) {
 		return Result{}, nil
 	}
 	name, canon := h.gateName(ev), canonical(ev)

@@ -20,6 +20,9 @@ const (
 	srcGemini  = "https://geminicli.com/docs/hooks/reference (read 2026-11-23)"
 	srcCursor  = "https://cursor.com/docs/hooks (read 2026-11-23)"
 	srcCopilot = "https://docs.github.com/en/copilot/reference/copilot-cli-reference/cli-hooks-reference (read 2026-11-23)"
+	// srcCaptured: sent by the real host, in hosttest's walk
+	// (CHARTGATE_HOSTTEST_CAPTURE), paths made /home/user.
+	srcCaptured = "captured from the real host (hosttest, 2026-11-28: Claude Code 2.1.332, Codex 0.171.0, Gemini CLI 0.61.0, Copilot CLI 1.0.102)"
 )
 
 // hostCase is one documented input: what it parses to, and the answer a
@@ -64,6 +67,8 @@ var hostCases = []hostCase{
 		result: Result{Deny: "no"}, want: `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"no"}}`},
 	{host: ClaudeCode, file: "pre-tool-use-mcp.json", source: srcClaude, kind: KindPreTool, session: "abc123", cwd: "/home/user/my-project",
 		tool: "mcp__memory__create_entities", canonical: "create_entities", server: "memory", want: ""},
+	{host: ClaudeCode, file: "pre-tool-use-mcp-gateway.json", source: srcCaptured, kind: KindPreTool, session: "9fb90486-1435-4ce2-b05b-1081ca246048", cwd: "/home/user/project",
+		tool: "mcp__chartgate__workflow_transition", canonical: "workflow_transition", server: "chartgate", input: "event=DONE", want: ""},
 	{host: ClaudeCode, file: "post-tool-use-write.json", source: srcClaude, kind: KindPostTool, session: "abc123", cwd: "/home/user/my-project",
 		tool: "Write", canonical: "Write", result: Result{Context: "moved"}, want: `{"hookSpecificOutput":{"hookEventName":"PostToolUse","additionalContext":"moved"}}`},
 	{host: ClaudeCode, file: "post-tool-use-failure.json", source: srcClaude, kind: KindPostTool, session: "abc123", cwd: "/home/user/my-project",
@@ -88,6 +93,8 @@ var hostCases = []hostCase{
 	{host: Codex, file: "pre-tool-use-bash.json", source: srcCodex, kind: KindPreTool, session: "019a2b3c-4d5e-7f60-8a9b-0c1d2e3f4a5b", cwd: "/repo",
 		tool: "Bash", canonical: "Bash", result: Result{UpdatedInput: json.RawMessage(`{"command":"export A='1'\ncargo test"}`)},
 		want: `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow","updatedInput":{"command":"export A='1'\ncargo test"}}}`},
+	{host: Codex, file: "pre-tool-use-mcp.json", source: srcCaptured, kind: KindPreTool, session: "01a22117-5655-7081-828a-1aca937371ff", cwd: "/home/user/project",
+		tool: "mcp__chartgate__workflow_transition", canonical: "workflow_transition", server: "chartgate", want: ""},
 	{host: Codex, file: "pre-tool-use-apply-patch.json", source: srcCodex, kind: KindPreTool, session: "019a2b3c-4d5e-7f60-8a9b-0c1d2e3f4a5b", cwd: "/repo",
 		tool: "apply_patch", canonical: "Edit", result: Result{Deny: "no"},
 		want: `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"no"}}`},
@@ -109,8 +116,11 @@ var hostCases = []hostCase{
 	{host: Gemini, file: "before-tool-shell.json", source: srcGemini, kind: KindPreTool, session: "gem-1", cwd: "/home/user/project",
 		tool: "run_shell_command", canonical: "Bash", result: Result{UpdatedInput: json.RawMessage(`{"command":"export A='1'\nrm -rf build","description":"clean the build"}`)},
 		want: `{"hookSpecificOutput":{"hookEventName":"BeforeTool","tool_input":{"command":"export A='1'\nrm -rf build","description":"clean the build"}}}`},
-	{host: Gemini, file: "before-tool-mcp.json", source: srcGemini, kind: KindPreTool, session: "gem-1", cwd: "/home/user/project",
-		tool: "mcp__github__create_issue", canonical: "create_issue", server: "github", want: `{}`},
+	{host: Gemini, file: "before-tool-mcp.json", source: srcCaptured, kind: KindPreTool, session: "b1fd8d40-46e5-4b4b-a4ed-08a9aa72825f", cwd: "/home/user/project",
+		tool: "mcp_chartgate_workflow_transition", canonical: "workflow_transition", server: "chartgate", input: "event=PLAN_READY", want: `{}`},
+	{host: Gemini, file: "after-tool-mcp.json", source: srcCaptured, kind: KindPostTool, session: "b1fd8d40-46e5-4b4b-a4ed-08a9aa72825f", cwd: "/home/user/project",
+		tool: "mcp_chartgate_workflow_transition", canonical: "workflow_transition", server: "chartgate", input: "event=DONE", output: 118,
+		result: Result{Context: "phase"}, want: `{"hookSpecificOutput":{"hookEventName":"AfterTool","additionalContext":"phase"}}`},
 	{host: Gemini, file: "after-tool.json", source: srcGemini, kind: KindPostTool, session: "gem-1", cwd: "/home/user/project",
 		tool: "write_file", canonical: "Write", input: "file_path=/home/user/project/.env",
 		result: Result{Context: "moved"}, output: 67, want: `{"hookSpecificOutput":{"hookEventName":"AfterTool","additionalContext":"moved"}}`},
@@ -162,9 +172,9 @@ var hostCases = []hostCase{
 	// Copilot CLI: camelCase payloads name no event (read from their
 	// fields, or given as --event); PascalCase ones are VS Code's.
 	{host: Copilot, file: "session-start.json", source: srcCopilot, kind: KindSessionStart, session: "cp-1", cwd: "/repo",
-		result: Result{Context: "phase"}, want: ""},
+		result: Result{Context: "phase"}, want: `{"additionalContext":"phase"}`},
 	{host: Copilot, file: "user-prompt-submitted.json", source: srcCopilot, kind: KindPrompt, session: "cp-1", cwd: "/repo",
-		result: Result{Context: "phase"}, want: ""},
+		result: Result{Context: "phase"}, want: `{"additionalContext":"phase"}`},
 	{host: Copilot, file: "pre-tool-use.json", source: srcCopilot, kind: KindPreTool, session: "cp-1", cwd: "/repo",
 		tool: "bash", canonical: "Bash", input: "command=rm -rf dist",
 		result: Result{Deny: "no"}, want: `{"permissionDecision":"deny","permissionDecisionReason":"no"}`},
@@ -180,11 +190,15 @@ var hostCases = []hostCase{
 		tool: "create", canonical: "Write", input: "path=/repo/.env",
 		result: Result{Deny: "no"}, want: `{"permissionDecision":"deny","permissionDecisionReason":"no"}`},
 	{host: Copilot, file: "post-tool-use.json", source: srcCopilot, kind: KindPostTool, session: "cp-1", cwd: "/repo",
-		tool: "create", canonical: "Write", result: Result{Context: "moved"}, output: 23, want: ""},
+		tool: "create", canonical: "Write", result: Result{Context: "moved"}, output: 23, want: `{"additionalContext":"moved"}`},
 	{host: Copilot, file: "post-tool-use-failure.json", source: srcCopilot, kind: KindPostTool, session: "cp-1", cwd: "/repo",
 		tool: "bash", canonical: "Bash", failed: true, output: 11, want: ""},
 	{host: Copilot, file: "post-tool-use-view.json", source: srcCopilot, kind: KindPostTool, session: "cp-1", cwd: "/repo",
-		tool: "view", canonical: "Read", input: "path=/repo/src/app.ts", output: 23, result: Result{Context: "budget"}, want: ""},
+		tool: "view", canonical: "Read", input: "path=/repo/src/app.ts", output: 23, result: Result{Context: "budget"}, want: `{"additionalContext":"budget"}`},
+	{host: Copilot, file: "pre-tool-use-mcp.json", source: srcCaptured, kind: KindPreTool, session: "f4b6a9fb-fa3f-4125-86aa-95242a094877", cwd: "/home/user/project",
+		tool: "chartgate-workflow_transition", canonical: "workflow_transition", server: "chartgate", input: "event=DONE", want: ""},
+	{host: Copilot, file: "pre-tool-use-apply-patch.json", source: srcCaptured, kind: KindPreTool, session: "f4b6a9fb-fa3f-4125-86aa-95242a094877", cwd: "/home/user/project",
+		tool: "apply_patch", canonical: "Write", result: Result{Deny: "no"}, want: `{"permissionDecision":"deny","permissionDecisionReason":"no"}`},
 	{host: Copilot, file: "agent-stop.json", source: srcCopilot, kind: KindStop, session: "cp-1", cwd: "/repo",
 		result: Result{Block: "not done"}, want: `{"decision":"block","reason":"not done"}`},
 }

@@ -65,7 +65,7 @@ func (c FileChange) Diff() string {
 }
 
 // Installable lists the hosts [Plan] can install into.
-var Installable = []Host{ClaudeCode, Codex, Cursor, Gemini}
+var Installable = []Host{ClaudeCode, Codex, Cursor, Gemini, Copilot}
 
 // Plan returns the changes installing chartgate for host makes to the
 // configuration files in the project folder dir, without writing them:
@@ -115,8 +115,13 @@ func Plan(host Host, dir string, opts *InstallOptions) ([]FileChange, error) {
 			func() (FileChange, error) { return in.mcpJSON(".cursor/mcp.json") },
 			in.installedRecord,
 		)
+	case Copilot:
+		return in.run(
+			func() (FileChange, error) { return in.copilotHooks(CopilotHooksFile) },
+			func() (FileChange, error) { return in.mcpJSON(".mcp.json") },
+		)
 	}
-	return nil, fmt.Errorf("hook: chartgate cannot install into %q: use one of claude-code, codex, cursor, gemini", host)
+	return nil, fmt.Errorf("hook: chartgate cannot install into %q: use one of claude-code, codex, cursor, gemini, copilot", host)
 }
 
 // Apply writes the changes, each file whole (through a temporary file
@@ -156,6 +161,9 @@ var (
 	geminiEvents = []string{"SessionStart", "BeforeAgent", "BeforeTool", "AfterTool", "AfterAgent"}
 	cursorEvents = []string{"sessionStart", "preToolUse", "beforeShellExecution", "beforeMCPExecution", "beforeReadFile",
 		"afterShellExecution", "afterMCPExecution", "afterFileEdit", "postToolUse", "stop"}
+	// copilotEvents are Copilot CLI's (camelCase: their payloads do not
+	// name the event, so each hook is told it with --event).
+	copilotEvents = []string{"sessionStart", "userPromptSubmitted", "preToolUse", "postToolUse", "agentStop"}
 	// cursorMatchers narrow Cursor's generic preToolUse to its file tools,
 	// so that edits are refused before they happen; the shell, MCP calls and
 	// reads have their dedicated events (a second check of them would only
@@ -265,6 +273,8 @@ const HostTimeout = 60
 //     code 2 blocks, any other failure is a warning).
 //   - Cursor: "timeout" in seconds; "failClosed": true on the events that
 //     answer with a permission.
+//   - Copilot CLI: "timeoutSec" (written by copilotHooks); no fail-closed
+//     setting.
 //
 // Where a host has no fail-closed setting, the hook itself never fails
 // open on a pre tool event: whatever goes wrong (a panic, its deadline, a
@@ -508,6 +518,71 @@ func (in *installer) cursorHooks(rel string) (FileChange, error) {
 		var kept []*jvalue
 		for _, e := range list.vals {
 			if !in.ours(e.get("command").str()) {
+				kept = append(kept, e)
+				continue
+			}
+			if !placed {
+				kept = append(kept, entry)
+				placed = true
+			}
+		}
+		if !placed {
+			kept = append(kept, entry)
+		}
+		list.vals = kept
+	}
+	return FileChange{Path: rel, Old: old, New: doc.encode(indent)}, nil
+}
+
+// CopilotHooksFile is the file of chartgate's Copilot CLI hooks, in the
+// project folder (Copilot CLI loads .github/hooks/*.json).
+const CopilotHooksFile = ".github/hooks/chartgate.json"
+
+// StepsAside reports whether chartgate's hook for host leaves its event to
+// another of chartgate's hooks: Copilot CLI runs the hooks of
+// .claude/settings.json besides its own (.github/hooks), so in a project
+// where chartgate is installed for Copilot CLI, the Claude Code hook run
+// by Copilot CLI answers nothing, and each event is decided once, by the
+// Copilot CLI hook. Copilot CLI sets COPILOT_CLI=1 in its hooks'
+// environment (getenv reads it); a Claude Code that Copilot CLI's shell
+// started (a process named claude in the hook's ancestry, nearest first)
+// keeps its hooks.
+func StepsAside(host Host, project string, getenv func(string) string, ancestry []Proc) bool {
+	if host != ClaudeCode || getenv("COPILOT_CLI") != "1" {
+		return false
+	}
+	if _, err := os.Stat(filepath.Join(project, CopilotHooksFile)); err != nil {
+		return false
+	}
+	return !slices.ContainsFunc(ancestry, func(p Proc) bool { return filepath.Base(p.Name) == "claude" })
+}
+
+// copilotHooks merges chartgate's hooks into a Copilot CLI hooks file:
+// {"version": 1, "hooks": {EVENT: [{"type": "command", "bash",
+// "timeoutSec"}]}}, each hook given its event with --event.
+func (in *installer) copilotHooks(rel string) (FileChange, error) {
+	old, doc, indent, err := in.readJSON(rel)
+	if err != nil {
+		return FileChange{}, err
+	}
+	if doc.get("version") == nil {
+		doc.keys, doc.vals = append([]string{"version"}, doc.keys...), append([]*jvalue{{raw: []byte("1")}}, doc.vals...)
+	}
+	hooks, err := doc.child("hooks", '{', rel+": hooks")
+	if err != nil {
+		return FileChange{}, err
+	}
+	for _, ev := range copilotEvents {
+		list, err := hooks.child(ev, '[', rel+": hooks."+ev)
+		if err != nil {
+			return FileChange{}, err
+		}
+		entry := jobj(member{"type", jstr("command")}, member{"bash", jstr(in.hookCommand() + " --event " + ev)},
+			member{"timeoutSec", jnum(HostTimeout)})
+		placed := false
+		var kept []*jvalue
+		for _, e := range list.vals {
+			if !in.ours(e.get("bash").str()) {
 				kept = append(kept, e)
 				continue
 			}

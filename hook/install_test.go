@@ -43,6 +43,7 @@ func TestInstallIsIdempotent(t *testing.T) {
 		Codex:      {".codex/hooks.json", ".codex/config.toml"},
 		Cursor:     {".cursor/hooks.json", ".cursor/mcp.json"},
 		Gemini:     {".gemini/settings.json"},
+		Copilot:    {CopilotHooksFile, ".mcp.json"},
 	}
 	for _, host := range Installable {
 		dir := t.TempDir()
@@ -232,8 +233,8 @@ func TestInstallErrors(t *testing.T) {
 	writeTestFile(t, settings, `[]`)
 	_, err = Plan(ClaudeCode, dir, nil)
 	assert.EqualError(t, err, ".claude/settings.json: must hold a JSON object; it was not changed")
-	_, err = Plan(Copilot, dir, nil)
-	assert.ErrorContains(t, err, `chartgate cannot install into "copilot"`)
+	_, err = Plan(Host("vim"), dir, nil)
+	assert.ErrorContains(t, err, `chartgate cannot install into "vim"`)
 }
 
 // TestDiff: the diff shows what installing adds, with context.
@@ -312,6 +313,18 @@ func TestInstallFailClosed(t *testing.T) {
 		assert.Equal(t, []entry{want}, es, ev)
 	}
 	assert.True(t, c.Hooks["beforeShellExecution"][0].FailClosed)
+	install(t, Copilot, dir, nil)
+	var cp struct {
+		Hooks map[string][]struct {
+			TimeoutSec int `json:"timeoutSec"`
+		}
+	}
+	require.NoError(t, json.Unmarshal([]byte(readFile(t, filepath.Join(dir, ".github", "hooks", "chartgate.json"))), &cp))
+	require.NotEmpty(t, cp.Hooks)
+	for ev, es := range cp.Hooks {
+		require.Len(t, es, 1, ev)
+		assert.Equal(t, HostTimeout, es[0].TimeoutSec, ev)
+	}
 	for _, host := range Installable {
 		again, err := Plan(host, dir, nil)
 		require.NoError(t, err)

@@ -185,8 +185,8 @@ func escapePath(name string) string {
 	return b.String()
 }
 
-// splitMCP splits an MCP tool name as Claude Code, Codex and Gemini CLI
-// write it, mcp__<server>__<tool>.
+// splitMCP splits an MCP tool name as Claude Code and Codex write it,
+// mcp__<server>__<tool>.
 func splitMCP(name string) (server, tool string, ok bool) {
 	rest, ok := strings.CutPrefix(name, "mcp__")
 	if !ok {
@@ -278,7 +278,7 @@ func (r *reader) gemini(ev *Event) {
 	case KindPreTool, KindPostTool:
 		ev.Tool = r.need("tool_name")
 		ev.Input = r.object("tool_input")
-		ev.Server, _, _ = splitMCP(ev.Tool)
+		ev.Server = r.geminiServer(ev.Tool)
 		if e := r.root.Get("tool_response.error"); e.Exists() && e.Type != gjson.Null && e.Type != gjson.False && e.String() != "" {
 			ev.Failed = true
 		}
@@ -295,6 +295,43 @@ func (r *reader) gemini(ev *Event) {
 	case KindPrompt:
 		ev.Prompt = r.str("prompt")
 	}
+}
+
+// geminiServer returns the MCP server of a Gemini CLI tool: the event's
+// mcp_context.server_name, which Gemini CLI sends with an MCP tool's
+// events, else the server of a name written mcp_<server>_<tool> (the
+// server's name cut at its first "_") or mcp__<server>__<tool>; "" for
+// Gemini CLI's own tools.
+func (r *reader) geminiServer(tool string) string {
+	if v := r.root.Get("mcp_context.server_name"); v.Type == gjson.String && v.Str != "" {
+		s := v.Str
+		if !strings.HasPrefix(tool, "mcp_"+s+"_") && !strings.HasPrefix(tool, "mcp__"+s+"__") {
+			r.fail("tool_name", "%q is not a tool of the MCP server %q that mcp_context names", tool, s)
+		}
+		return s
+	}
+	if s, _, ok := splitMCP(tool); ok {
+		return s
+	}
+	if rest, ok := strings.CutPrefix(tool, "mcp_"); ok {
+		if s, t, ok := strings.Cut(rest, "_"); ok && s != "" && t != "" {
+			return s
+		}
+	}
+	return ""
+}
+
+// copilotServer returns the MCP server of a Copilot CLI tool, whose MCP
+// tools are named <server>-<tool> (its own tools have no "-"); "" for its
+// own tools.
+func copilotServer(tool string) string {
+	if s, _, ok := splitMCP(tool); ok {
+		return s
+	}
+	if s, t, ok := strings.Cut(tool, "-"); ok && s != "" && t != "" {
+		return s
+	}
+	return ""
 }
 
 // cursorKinds maps Cursor's event names to kinds.
@@ -416,8 +453,14 @@ func (r *reader) copilot(ev *Event) {
 	switch ev.Kind {
 	case KindPreTool, KindPostTool:
 		ev.Tool = r.need(field("toolName", "tool_name"))
-		ev.Input = r.object(field("toolArgs", "tool_input"))
-		ev.Server, _, _ = splitMCP(ev.Tool)
+		if args := r.root.Get(field("toolArgs", "tool_input")); ev.Tool == "apply_patch" && args.Type == gjson.String && !gjson.Valid(args.Str) {
+			// With a GPT model apply_patch is a freeform tool: its
+			// arguments are the patch itself.
+			ev.Input = objectOf(map[string]string{"input": args.Str})
+		} else {
+			ev.Input = r.object(field("toolArgs", "tool_input"))
+		}
+		ev.Server = copilotServer(ev.Tool)
 		if strings.HasSuffix(ev.Name, "Failure") {
 			ev.Failed = true
 		} else if ev.Kind == KindPostTool {

@@ -317,7 +317,11 @@ func HostIndex(ancestry []Proc) int {
 // Resolver finds, once, the agent session a gateway launched over stdio
 // serves, for its [mcpbind.Options.SessionKey]: the gateway's one MCP
 // session then keys its workflow by the agent session's id, as the hooks
-// do. It is safe for concurrent use.
+// do. It never waits: the host may connect to the gateway before its
+// first hook runs (Gemini CLI lists MCP tools before SessionStart) or
+// after, and until the agent session is found each request looks again,
+// the gateway serving a workflow of its own meanwhile. It is safe for
+// concurrent use.
 type Resolver struct {
 	// Store is the store the hooks record their sessions in.
 	Store mcpbind.Store
@@ -328,29 +332,24 @@ type Resolver struct {
 	Project string
 	// Ancestry is the gateway's ancestry; default [Ancestry]().
 	Ancestry []Proc
-	// Wait is how long the first resolution waits for an exact match
-	// (the agent host may start the gateway before its first hook runs);
-	// then the best match found is taken. Default 5 s.
+	// Wait is how long after the first request only an exact match (a
+	// session of the gateway's own host process) is taken; after it, the
+	// best match is. Default 5 s.
 	Wait time.Duration
-	// Poll is how often the store is read while waiting; default 100 ms.
-	Poll time.Duration
-	// Retry is how often, once the first resolution found nothing, a
-	// later request tries again; default 1 s.
-	Retry time.Duration
 	// Logger receives what was resolved; default slog.Default().
 	Logger *slog.Logger
 
-	mu    sync.Mutex
-	once  bool      // the first resolution ran
-	id    string    // the session found
-	tried time.Time // the last attempt after the first
+	mu     sync.Mutex
+	first  time.Time // the first request
+	warned bool      // "no session yet" was logged
+	id     string    // the session found
 }
 
 // Session returns the id of the agent session the gateway serves, or ""
-// if none was found (the gateway then keeps a workflow of its own). The
-// first call resolves, waiting for an exact match up to Wait; once found,
-// the id never changes; while none is found, later calls try again at
-// most once per Retry.
+// if none is found yet (the request is then served by a workflow of the
+// gateway's own). It reads the store once: an exact match is taken at
+// once, the best match once Wait has passed since the first request;
+// once found, the id never changes.
 func (r *Resolver) Session(ctx context.Context) string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -374,34 +373,18 @@ func (r *Resolver) Session(ctx context.Context) string {
 	if r.Ancestry == nil {
 		r.Ancestry = Ancestry()
 	}
-	first := !r.once
-	if !first && time.Since(r.tried) < orDefault(r.Retry, time.Second) {
-		return ""
+	now := time.Now()
+	if r.first.IsZero() {
+		r.first = now
 	}
-	r.once, r.tried = true, time.Now()
-	wait := time.Duration(0)
-	if first {
-		wait = orDefault(r.Wait, 5*time.Second)
+	m, err := ResolveSession(ctx, r.Store, r.Project, r.Ancestry, nil)
+	if err != nil {
+		log.Warn("chartgate: finding the agent session of this gateway", "error", err)
 	}
-	deadline := time.Now().Add(wait)
-	var m Match
-	for {
-		var err error
-		m, err = ResolveSession(ctx, r.Store, r.Project, r.Ancestry, nil)
-		if err != nil {
-			log.Warn("chartgate: finding the agent session of this gateway", "error", err)
-		}
-		if m.Exact || time.Now().After(deadline) || ctx.Err() != nil {
-			break
-		}
-		select {
-		case <-ctx.Done():
-		case <-time.After(orDefault(r.Poll, 100*time.Millisecond)):
-		}
-	}
-	if m.ID == "" {
-		if first {
-			log.Warn("chartgate: no agent session of this project has run a chartgate hook yet: this gateway keeps a workflow of its own until one does", "project", r.Project)
+	if m.ID == "" || !m.Exact && now.Sub(r.first) < orDefault(r.Wait, 5*time.Second) {
+		if !r.warned {
+			r.warned = true
+			log.Info("chartgate: no hook of this gateway's agent session has run yet: a workflow of its own serves until one does", "project", r.Project)
 		}
 		return ""
 	}
@@ -412,11 +395,10 @@ func (r *Resolver) Session(ctx context.Context) string {
 
 // SessionKey returns a function for [mcpbind.Options.SessionKey] that
 // names every MCP session's workflow by the agent session Session finds.
-// It suits a gateway over stdio, which serves one MCP session; each call
-// waits at most Wait (or ten seconds for the whole first resolution).
+// It suits a gateway over stdio, which serves one MCP session.
 func (r *Resolver) SessionKey() func(*mcp.ServerSession) string {
 	return func(*mcp.ServerSession) string {
-		ctx, cancel := context.WithTimeout(context.Background(), orDefault(r.Wait, 5*time.Second)+5*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		return r.Session(ctx)
 	}

@@ -147,28 +147,29 @@ func TestPruneSessions(t *testing.T) {
 	assert.Equal(t, "new", ss[0].ID)
 }
 
-// TestResolverWaitsForTheHostsHook: a gateway that starts before its
-// host's first hook waits for it rather than taking another session.
-func TestResolverWaitsForTheHostsHook(t *testing.T) {
+// TestResolverNeverWaits: a gateway whose host connects before its first
+// hook runs gets "" at once (it serves a workflow of its own meanwhile),
+// not another session of the project; a later request finds its host's
+// session as soon as the hook has recorded it, and keeps it. Another
+// host's session is taken only once Wait has passed.
+func TestResolverNeverWaits(t *testing.T) {
 	store := mcpbind.NewMemoryStore(nil)
 	project := "/work/app"
 	record(t, store, AgentSession{ID: "B", Project: project, Seen: time.Now(), Ancestry: chain(hostB)})
-	r := &Resolver{Store: store, Project: project, Ancestry: chain(hostA), Wait: 5 * time.Second, Poll: 10 * time.Millisecond, Logger: quiet()}
-	go func() {
-		time.Sleep(50 * time.Millisecond)
-		record(t, store, AgentSession{ID: "A", Project: project, Seen: time.Now(), Ancestry: chain(Proc{PID: 101, Start: 12, Name: "sh"}, hostA)})
-	}()
+	r := &Resolver{Store: store, Project: project, Ancestry: chain(hostA), Wait: time.Hour, Logger: quiet()}
+	start := time.Now()
+	assert.Equal(t, "", r.Session(context.Background()), "B is another host's session")
+	assert.Less(t, time.Since(start), time.Second, "no waiting")
+	record(t, store, AgentSession{ID: "A", Project: project, Seen: time.Now(), Ancestry: chain(Proc{PID: 101, Start: 12, Name: "sh"}, hostA)})
 	assert.Equal(t, "A", r.Session(context.Background()))
+	record(t, store, AgentSession{ID: "C", Project: project, Seen: time.Now(), Ancestry: chain(Proc{PID: 102, Start: 13, Name: "sh"}, hostA)})
 	assert.Equal(t, "A", r.SessionKey()(nil), "the id never changes once found")
 
-	// Nothing to find: "" after Wait, and later calls retry at most once
-	// per Retry.
-	r = &Resolver{Store: mcpbind.NewMemoryStore(nil), Project: project, Ancestry: chain(hostA), Wait: 20 * time.Millisecond, Retry: time.Hour, Logger: quiet()}
+	// Without an exact match, the best one is taken once Wait has passed.
+	r = &Resolver{Store: store, Project: project, Ancestry: chain(Proc{PID: 999, Start: 1, Name: "other"}), Wait: 30 * time.Millisecond, Logger: quiet()}
 	assert.Equal(t, "", r.Session(context.Background()))
-	record(t, r.Store, AgentSession{ID: "A", Project: project, Seen: time.Now(), Ancestry: chain(hostA)})
-	assert.Equal(t, "", r.Session(context.Background()), "retried too soon")
-	r.Retry = time.Nanosecond
-	assert.Equal(t, "A", r.Session(context.Background()))
+	time.Sleep(40 * time.Millisecond)
+	assert.NotEqual(t, "", r.Session(context.Background()))
 }
 
 // TestRendezvousWithRealProcesses: two agent hosts (processes) each start

@@ -75,15 +75,16 @@ var hostTools = map[Host]map[string]string{
 
 // canonical returns the name of ev's tool in the workflow's vocabulary:
 // the host's name mapped to Claude Code's (run_shell_command is Bash), an
-// MCP tool's own name without its mcp__<server>__ prefix, and Codex's
-// apply_patch as Write when it only adds files, else as Edit (Codex's own
-// hooks match apply_patch as either).
+// MCP tool's own name without its server's prefix (mcpTool), and
+// apply_patch (Codex's, Copilot CLI's with a GPT model) as Write when it
+// only adds files, else as Edit (Codex's own hooks match apply_patch as
+// either).
 func canonical(ev Event) string {
-	if _, tool, ok := splitMCP(ev.Tool); ok {
+	if tool, ok := mcpTool(ev); ok {
 		return tool
 	}
-	if ev.Host == Codex && ev.Tool == "apply_patch" {
-		files := patchFiles(gjson.GetBytes(ev.Input, "command").String())
+	if patch, ok := patchOf(ev); ok {
+		files := patchFiles(patch)
 		onlyAdds := len(files) > 0
 		for _, f := range files {
 			onlyAdds = onlyAdds && f.op == "A"
@@ -97,6 +98,37 @@ func canonical(ev Event) string {
 		return m
 	}
 	return ev.Tool
+}
+
+// mcpTool returns the own name of ev's tool when it is an MCP server's
+// (ev.Server set): its name without the server's prefix as the host
+// writes it, mcp__<server>__<tool> (Claude Code, Codex), mcp_<server>_<tool>
+// (Gemini CLI) or <server>-<tool> (Copilot CLI); Cursor's MCP events give
+// the own name.
+func mcpTool(ev Event) (string, bool) {
+	if ev.Server == "" {
+		return "", false
+	}
+	for _, prefix := range []string{"mcp__" + ev.Server + "__", "mcp_" + ev.Server + "_", ev.Server + "-"} {
+		if t, ok := strings.CutPrefix(ev.Tool, prefix); ok && t != "" {
+			return t, true
+		}
+	}
+	return ev.Tool, true
+}
+
+// discovery reports whether ev's tool only finds the host's other tools
+// (their names and schemas) and runs nothing: Claude Code's ToolSearch and
+// Codex's tool_search, which an agent needs to reach the gateway's
+// workflow_transition where MCP tools are deferred. They are not gated.
+func discovery(ev Event) bool {
+	switch ev.Host {
+	case ClaudeCode:
+		return ev.Tool == "ToolSearch"
+	case Codex:
+		return ev.Tool == "tool_search"
+	}
+	return false
 }
 
 // isEdit reports whether a canonical tool writes files.
@@ -136,9 +168,9 @@ var pathKeys = []string{"file_path", "notebook_path", "path", "filePath", "absol
 // editedFiles returns the files an edit tool's call writes, as given (not
 // yet relative to the project).
 func editedFiles(ev Event) []string {
-	if ev.Host == Codex && ev.Tool == "apply_patch" {
+	if patch, ok := patchOf(ev); ok {
 		var out []string
-		for _, f := range patchFiles(gjson.GetBytes(ev.Input, "command").String()) {
+		for _, f := range patchFiles(patch) {
 			out = append(out, f.path)
 		}
 		return out
@@ -150,6 +182,23 @@ func editedFiles(ev Event) []string {
 		}
 	}
 	return nil
+}
+
+// patchOf returns the patch of an apply_patch call, in Codex's patch
+// format: Codex gives it in tool_input.command; Copilot CLI with a GPT
+// model gives the freeform tool's raw text as toolArgs, which Parse puts
+// in "input" (or, as a function tool, an object with "input").
+func patchOf(ev Event) (string, bool) {
+	if ev.Tool != "apply_patch" || ev.Host != Codex && ev.Host != Copilot {
+		return "", false
+	}
+	in := gjson.ParseBytes(ev.Input)
+	for _, k := range []string{"command", "input", "patch"} {
+		if v := in.Get(k); v.Type == gjson.String {
+			return v.Str, true
+		}
+	}
+	return "", true
 }
 
 // patchFile is one file of a Codex patch: its operation (A add, U update,
@@ -192,9 +241,9 @@ func patchFiles(patch string) []patchFile {
 // lines of a whole file written (Write, NotebookEdit), and for a Codex
 // patch the larger of its "-" and "+" lines, file by file.
 func editLines(ev Event) int {
-	if ev.Host == Codex && ev.Tool == "apply_patch" {
+	if patch, ok := patchOf(ev); ok {
 		n := 0
-		for _, f := range patchFiles(gjson.GetBytes(ev.Input, "command").String()) {
+		for _, f := range patchFiles(patch) {
 			n += max(f.minus, f.plus)
 		}
 		return n

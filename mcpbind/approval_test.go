@@ -338,29 +338,14 @@ func TestApprovalAskedThroughClient(t *testing.T) {
 				cs := askingClient(t, f, protocol, answer, &asked, false)
 				ctx := context.Background()
 				args := map[string]any{"event": "DEPLOY"}
-				var load func() *mcpbind.Workflow
-				if protocol == "2026-07-28" {
-					res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "workflow_start"})
-					if err != nil || res.IsError {
-						t.Fatalf("start: %v %v", err, res)
+				// A lasting connection serves the session's workflow under
+				// every protocol version.
+				load := func() *mcpbind.Workflow {
+					w, err := f.gate.WorkflowOf(ctx, mcpbind.Ref{Name: "s"})
+					if err != nil {
+						t.Fatal(err)
 					}
-					id := decode[mcpbind.WorkflowStart](t, res).WorkflowID
-					args["workflow_id"] = id
-					load = func() *mcpbind.Workflow {
-						w, err := f.gate.Workflow(ctx, id)
-						if err != nil {
-							t.Fatal(err)
-						}
-						return w
-					}
-				} else {
-					load = func() *mcpbind.Workflow {
-						w, err := f.gate.WorkflowOf(ctx, mcpbind.Ref{Name: "s"})
-						if err != nil {
-							t.Fatal(err)
-						}
-						return w
-					}
+					return w
 				}
 				res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "workflow_transition", Arguments: args})
 				if err != nil || res.IsError {
@@ -397,7 +382,8 @@ func TestApprovalAskedThroughClient(t *testing.T) {
 // request state is refused, and the request state once used answers
 // nothing again.
 func TestInputRequiredRetry(t *testing.T) {
-	f := newFixture(t, compile(t, "full", deployJSON, nil), &mcpbind.Options{ElicitApprovals: true}, "read_logs")
+	// Handles (workflow_start, workflow_id) on an in-memory connection.
+	f := newFixture(t, compile(t, "full", deployJSON, nil), &mcpbind.Options{ElicitApprovals: true, Handles: mcpbind.HandlesAlways}, "read_logs")
 	if err := f.gate.AddWorkflowTools(f.server, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -472,7 +458,7 @@ func slicesEqual(a, b []string) bool { return strings.Join(a, "\x00") == strings
 func TestWorkflows(t *testing.T) {
 	f, c := approvalFixture(t, &mcpbind.Options{SessionKey: func(*mcp.ServerSession) string { return "alice" }}, "2025-11-25")
 	c.call("workflow_transition", map[string]any{"event": "DEPLOY"})
-	h := f.connect(t, "2026-07-28")
+	h := f.connectStateless(t, "2026-07-28")
 	id := h.start()
 	ws, err := f.gate.Workflows(context.Background())
 	if err != nil || len(ws) != 2 {

@@ -154,10 +154,20 @@ func (g *Gate) keyingOf(req mcp.Request) keying {
 			return unkeyed
 		}
 		return byHandle
-	case g.handles == HandlesAuto && newProtocol(req):
+	case g.handles == HandlesAuto && newProtocol(req) && overHTTP(req):
 		return byHandle
 	}
 	return bySession
+}
+
+// overHTTP reports whether a request came over HTTP (it has headers): a
+// connection that does not last (Streamable HTTP under 2026-07-28 has no
+// sessions), where a workflow must be named by a handle. A request over
+// stdio or an in-memory transport comes on the one connection of one
+// client, which carries its workflow whatever the protocol.
+func overHTTP(req mcp.Request) bool {
+	extra := req.GetExtra()
+	return extra != nil && extra.Header != nil
 }
 
 // ephemeral reports whether a request's session ends with it: it came

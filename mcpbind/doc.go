@@ -560,8 +560,20 @@
 // Protocol versions up to 2025-11-25 have sessions, and the gate works as
 // described above: one workflow per session, filtered lists,
 // list_changed. Protocol 2026-07-28 removed sessions and forbids tool lists
-// that vary per connection or as a side effect of calls. For its requests
-// (by default, [HandlesAuto]) the gate keys workflows by explicit handles:
+// that vary per connection or as a side effect of calls.
+//
+// Over stdio or an in-memory transport one connection serves one client,
+// and by default ([HandlesAuto]) the connection carries one workflow under
+// every protocol, as a session does (the one [Options.SessionKey] names,
+// or the connection's own). Under 2026-07-28 tools/list lists every tool
+// but workflow_start, the same at every call (no list_changed), each gated
+// tool with a sentence in its description saying in which states it
+// works; a call is refused by the connection's state, as in a session,
+// and never sent to workflow_start.
+//
+// Over Streamable HTTP a request of 2026-07-28 has no session that lasts.
+// For such requests (by default, [HandlesAuto]) the gate keys workflows by
+// explicit handles:
 //
 //   - [Gate.Attach] adds a start tool, workflow_start, which starts a
 //     workflow, saves it in the store and returns its workflow_id (128

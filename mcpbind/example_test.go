@@ -195,8 +195,10 @@ func ExampleGate_AttachWith() {
 	// [System: Cache invalidated for orders.*, cart.* — caused by cart.pay]
 }
 
-// Under protocol 2026-07-28 a client starts a workflow with workflow_start
-// and passes its workflow_id to the workflow's tools; every tool is listed.
+// With workflow handles (over Streamable HTTP under protocol 2026-07-28, on
+// a stateless server, or with HandlesAlways as here) a client starts a
+// workflow with workflow_start and passes its workflow_id to the
+// workflow's tools; every tool is listed.
 func Example_handles() {
 	m, err := flat.Compile([]byte(`{
 		"id": "deploy",
@@ -209,7 +211,7 @@ func Example_handles() {
 	if err != nil {
 		panic(err)
 	}
-	gate, err := mcpbind.New(m, nil)
+	gate, err := mcpbind.New(m, &mcpbind.Options{Handles: mcpbind.HandlesAlways})
 	if err != nil {
 		panic(err)
 	}

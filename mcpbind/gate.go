@@ -139,6 +139,14 @@ type Options struct {
 	// own tools, gated by its hooks): [Gate.CheckTools] and the gate's log
 	// do not report them as names no tool of the server has.
 	ExternalTools []string
+	// GatedAs, if set, gives a second name under which the workflow gates
+	// a tool of the server, "" for none: a gateway that lists a tool as
+	// "up1__x" because two upstreams have an "x" gates it as "x" too. A
+	// pattern of the workflow (meta.mcp.tools, deny, ungated) matches the
+	// tool when it matches either name, and the tool sends the event given
+	// for its own name, else the one given for the second. It must
+	// depend on the name only: the gate remembers its answer.
+	GatedAs func(tool string) string
 
 	// ElicitApprovals asks the user, through the client, to approve a
 	// transition that workflow_transition parks for approval (a state with
@@ -178,8 +186,10 @@ type Options struct {
 type HandleMode uint8
 
 const (
-	// HandlesAuto keys requests of protocol 2026-07-28 and later, which
-	// have no sessions, by handles, and older ones by their session.
+	// HandlesAuto keys requests of protocol 2026-07-28 and later over
+	// HTTP, which have no sessions, by handles; older ones, and every
+	// request over a connection that lasts (stdio, in-memory), by their
+	// session.
 	HandlesAuto HandleMode = iota
 	// HandlesAlways keys every request by a handle: for stateless
 	// Streamable HTTP servers (every request a new session) serving older
@@ -299,6 +309,7 @@ type Gate struct {
 	ungated        []string                       // tool names and patterns DefaultDeny leaves visible
 	ownTools       nameSet                        // the gate's own tools (start, workflow tools)
 	external       []string                       // Options.ExternalTools: gated outside the server
+	gatedAs        func(string) string
 	names          nameCheck
 
 	noLayerWarned atomic.Bool // the misordering of the chain was logged
@@ -552,6 +563,7 @@ func New(engine statechart.Engine, opts *Options) (*Gate, error) {
 	}
 	g.defaultDeny = o.DefaultDeny
 	g.external = slices.Clone(o.ExternalTools)
+	g.gatedAs = o.GatedAs
 	g.elicit = o.ElicitApprovals
 	g.approvalTTL = o.ApprovalTTL
 	if g.approvalTTL <= 0 {
@@ -789,10 +801,14 @@ func (g *Gate) info(r *rules, tool string, remember bool) *toolInfo {
 	if v, ok := r.cache.Load(tool); ok {
 		return v.(*toolInfo)
 	}
+	alias := g.alias(tool)
+	if ti, ok := r.bound[alias]; ok && alias != "" {
+		return ti
+	}
 	ti := unboundInfo
 	var nodes, deny bitset
 	for _, p := range g.jsonPatterns {
-		if !matchGlob(p.glob, tool) {
+		if !matchGlob(p.glob, tool) && (alias == "" || !matchGlob(p.glob, alias)) {
 			continue
 		}
 		set := &nodes
@@ -804,16 +820,19 @@ func (g *Gate) info(r *rules, tool string, remember bool) *toolInfo {
 		}
 		set.or(p.nodes)
 	}
-	ev := g.jsonEvents[tool]
+	ev, inv := g.jsonEvents[tool], g.jsonInvalidates[tool]
+	if ev == "" && alias != "" {
+		ev, inv = g.jsonEvents[alias], g.jsonInvalidates[alias]
+	}
 	switch {
 	case nodes != nil:
-		ti = &toolInfo{mode: modeStates, nodes: nodes, deny: deny, event: ev, invalidates: g.jsonInvalidates[tool]}
+		ti = &toolInfo{mode: modeStates, nodes: nodes, deny: deny, event: ev, invalidates: inv}
 	case ev != "":
-		ti = &toolInfo{mode: modeCan, deny: deny, event: ev, invalidates: g.jsonInvalidates[tool]}
+		ti = &toolInfo{mode: modeCan, deny: deny, event: ev, invalidates: inv}
 	case deny != nil:
 		// Only denied somewhere: visible elsewhere, like an unbound tool.
 		ti = &toolInfo{mode: modeStates, nodes: g.allNodes, deny: deny}
-	case g.defaultDeny && !g.isUngated(tool):
+	case g.defaultDeny && !g.isUngated(tool) && (alias == "" || !g.isUngated(alias)):
 		ti = deniedInfo
 	}
 	if remember && r.cached.Load() < maxCachedTools {
@@ -822,6 +841,17 @@ func (g *Gate) info(r *rules, tool string, remember bool) *toolInfo {
 		}
 	}
 	return ti
+}
+
+// alias is the second name of a tool (Options.GatedAs), "" if none.
+func (g *Gate) alias(tool string) string {
+	if g.gatedAs == nil {
+		return ""
+	}
+	if a := g.gatedAs(tool); a != tool {
+		return a
+	}
+	return ""
 }
 
 // bitset is a set of small non-negative integers.

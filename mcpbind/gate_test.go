@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"sync"
@@ -153,6 +155,25 @@ func (f *fixture) connect(t testing.TB, protocol string) *client {
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { c.changed <- struct{}{} },
 	})
 	c.cs, err = mc.Connect(ctx, ct, &mcp.ClientSessionOptions{ProtocolVersion: protocol})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.cs.Close() })
+	return c
+}
+
+// connectStateless connects a client of protocol to the fixture's server over
+// stateless Streamable HTTP on loopback, where a request of protocol 2026-07-28 has
+// no session and its workflow is named by a handle. The client gets no
+// notifications.
+func (f *fixture) connectStateless(t testing.TB, protocol string) *client {
+	t.Helper()
+	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return f.server }, &mcp.StreamableHTTPOptions{Stateless: true}))
+	t.Cleanup(srv.Close)
+	c := &client{t: t, changed: make(chan struct{}, 100)}
+	var err error
+	c.cs, err = mcp.NewClient(&mcp.Implementation{Name: "client", Version: "1"}, nil).
+		Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: srv.URL, HTTPClient: srv.Client()}, &mcp.ClientSessionOptions{ProtocolVersion: protocol})
 	if err != nil {
 		t.Fatal(err)
 	}

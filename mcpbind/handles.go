@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/tidwall/gjson"
@@ -183,11 +184,27 @@ type handledList struct {
 }
 
 // handleList returns a page of tools/list for handle mode: every tool (but
-// those DefaultDeny refuses), the gated ones (and the workflow tools) with a workflow_id argument and a
-// description of the states in which they work. It is the same for every
-// client, as protocol 2026-07-28 requires.
+// those DefaultDeny refuses), the gated ones (and the workflow tools) with
+// a workflow_id argument and a description of the states in which they
+// work. It is the same for every client, as protocol 2026-07-28 requires.
 func (g *Gate) handleList(memo *listMemo, wf *workflowToolSets) []*mcp.Tool {
-	if l := memo.handled.Load(); l != nil && l.wf == wf {
+	return g.wholeList(&memo.handled, memo, wf, true)
+}
+
+// connectionList returns a page of tools/list for a connection of
+// protocol 2026-07-28 that carries its own workflow (stdio, in-memory):
+// every tool but the start tool (the connection has its workflow) and
+// those DefaultDeny refuses, the gated ones with a description of the
+// states in which they work. Calls are refused by the connection's state;
+// the list does not vary, as the protocol requires.
+func (g *Gate) connectionList(memo *listMemo, wf *workflowToolSets) []*mcp.Tool {
+	return g.wholeList(&memo.connection, memo, wf, false)
+}
+
+// wholeList computes (once per set of workflow tools) the list of every
+// tool of handle mode (handles) or of a connection's workflow.
+func (g *Gate) wholeList(cache *atomic.Pointer[handledList], memo *listMemo, wf *workflowToolSets, handles bool) []*mcp.Tool {
+	if l := cache.Load(); l != nil && l.wf == wf {
 		return slices.Clone(l.tools)
 	}
 	out := make([]*mcp.Tool, 0, len(memo.tools))
@@ -195,16 +212,25 @@ func (g *Gate) handleList(memo *listMemo, wf *workflowToolSets) []*mcp.Tool {
 		ti := memo.infos[i]
 		switch {
 		case isWorkflowTool(wf, t.Name):
-			out = append(out, g.withHandle(t, ""))
+			if handles {
+				t = g.withHandle(t, "")
+			}
+			out = append(out, t)
 		case ti.mode == modeStates || ti.mode == modeCan:
-			out = append(out, g.withHandle(t, g.whereText(ti)))
+			if handles {
+				out = append(out, g.withHandle(t, g.whereText(ti)))
+			} else {
+				out = append(out, withDescriptionNote(t, g.whereText(ti)))
+			}
 		case ti.mode == modeDenied:
 			// Not part of the workflow (DefaultDeny): never callable.
+		case ti.mode == modeStart && !handles:
+			// The connection has its workflow: nothing to start.
 		default:
 			out = append(out, t)
 		}
 	}
-	memo.handled.Store(&handledList{wf: wf, tools: out})
+	cache.Store(&handledList{wf: wf, tools: out})
 	return slices.Clone(out)
 }
 
@@ -241,12 +267,19 @@ func (g *Gate) withHandle(t *mcp.Tool, where string) *mcp.Tool {
 	if where != "" {
 		note += " " + where
 	}
+	out = *withDescriptionNote(&out, note)
+	out.InputSchema = withHandleProperty(t.InputSchema, fmt.Sprintf("The workflow id that %s returned.", g.start))
+	return &out
+}
+
+// withDescriptionNote returns a copy of a tool with a note after its description.
+func withDescriptionNote(t *mcp.Tool, note string) *mcp.Tool {
+	out := *t
 	if out.Description == "" {
 		out.Description = note
 	} else {
 		out.Description = strings.TrimRight(out.Description, " \n") + "\n\n" + note
 	}
-	out.InputSchema = withHandleProperty(t.InputSchema, fmt.Sprintf("The workflow id that %s returned.", g.start))
 	return &out
 }
 

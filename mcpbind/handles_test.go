@@ -79,7 +79,7 @@ func TestHandles(t *testing.T) {
 	for _, engine := range engines {
 		t.Run(engine, func(t *testing.T) {
 			f := newFixture(t, compile(t, engine, checkoutJSON, nil), nil)
-			c := f.connect(t, "2026-07-28")
+			c := f.connectStateless(t, "2026-07-28")
 			tools := c.listed()
 			for _, name := range []string{"cart_add_item", "cart_checkout", "cart_pay", "cart_view", "workflow_start"} {
 				if tools[name] == nil {
@@ -143,7 +143,7 @@ func TestHandles(t *testing.T) {
 				t.Fatalf("cart_checkout: %s", resultText(res))
 			}
 			// Handles are not tied to connections.
-			d := f.connect(t, "2026-07-28")
+			d := f.connectStateless(t, "2026-07-28")
 			if res := d.call("cart_pay", withID(id, map[string]any{"payment_method": "card"})); res.IsError {
 				t.Fatalf("cart_pay from another connection: %s", resultText(res))
 			}
@@ -168,7 +168,7 @@ func TestHandlesWorkflowTools(t *testing.T) {
 	if err := f.gate.AddWorkflowTools(f.server, nil); err != nil {
 		t.Fatal(err)
 	}
-	c := f.connect(t, "2026-07-28")
+	c := f.connectStateless(t, "2026-07-28")
 	tools := c.listed()
 	if !takesHandle(t, tools["workflow_status"]) || !takesHandle(t, tools["workflow_transition"]) {
 		t.Fatal("the workflow tools do not take workflow_id")
@@ -216,6 +216,49 @@ func TestHandlesNever(t *testing.T) {
 		t.Fatalf("cart_checkout: %s", resultText(res))
 	}
 	c.expectQuiet("2026-07-28")
+}
+
+// TestConnectionServesOneWorkflow: over a connection that lasts (stdio,
+// in-memory) a client of protocol 2026-07-28, as the go-sdk client
+// negotiates by default, is served the connection's own workflow: every
+// tool listed but workflow_start, without a workflow_id argument and with
+// the states in which it works, calls refused by state and never sent to
+// workflow_start, the list never changing.
+func TestConnectionServesOneWorkflow(t *testing.T) {
+	f := newFixture(t, compile(t, "full", checkoutJSON, nil), nil)
+	if err := f.gate.AddWorkflowTools(f.server, nil); err != nil {
+		t.Fatal(err)
+	}
+	c := f.connect(t, "2026-07-28")
+	c.expectTools("2026-07-28", "cart_add_item", "cart_checkout", "cart_pay", "cart_view", "workflow_status", "workflow_transition")
+	tools := c.listed()
+	for name, tool := range tools {
+		if takesHandle(t, tool) {
+			t.Errorf("%s takes a workflow_id", name)
+		}
+	}
+	if d := tools["cart_pay"].Description; !strings.Contains(d, `It works only in state "payment".`) {
+		t.Errorf("cart_pay description %q does not say where it works", d)
+	}
+	res := c.call("cart_pay", map[string]any{"payment_method": "card"})
+	ref := refusal(t, res)
+	if ref.Code != mcpbind.CodeForbidden || ref.State != "empty" || strings.Contains(resultText(res), "workflow_start") {
+		t.Fatalf("early cart_pay: %+v %s", ref, resultText(res))
+	}
+	if f.ran("cart_pay") != 0 {
+		t.Fatal("a refused call ran")
+	}
+	c.call("cart_add_item", map[string]any{"product_id": "p"})
+	if res := c.call("cart_checkout", nil); res.IsError {
+		t.Fatalf("cart_checkout: %s", resultText(res))
+	}
+	if res := c.call("cart_pay", map[string]any{"payment_method": "card"}); res.IsError {
+		t.Fatalf("cart_pay in payment: %s", resultText(res))
+	}
+	c.expectQuiet("2026-07-28")
+	// A second connection has a workflow of its own.
+	d := f.connect(t, "2026-07-28")
+	refusal(t, d.call("cart_pay", map[string]any{"payment_method": "card"}))
 }
 
 // TestSessionsDoNotSeeStartTool: sessions of older protocols have their

@@ -41,7 +41,11 @@ func (g *Gate) list(ctx context.Context, next mcp.MethodHandler, a *attachment, 
 	case k == unkeyed:
 		// Its gated tools are refused: only the others are listed.
 		return ungatedList(lr, memo), nil
-	case !memo.gated || newProtocol(req):
+	case newProtocol(req):
+		out := *lr
+		out.Tools = g.connectionList(memo, a.wf.Load())
+		return &out, nil
+	case !memo.gated:
 		return res, nil
 	}
 	v, err := g.load(ctx, target{ss: req.Session})
@@ -114,7 +118,8 @@ type listMemo struct {
 	gated  bool // some tool is gated
 	hasCan bool // some tool is visible by the machine's "can"
 
-	handled atomic.Pointer[handledList] // the list for handle mode
+	handled    atomic.Pointer[handledList] // the list for handle mode
+	connection atomic.Pointer[handledList] // the list of a 2026-07-28 connection's workflow
 
 	byConfig sync.Map // configKey(active states) -> []*mcp.Tool, the visible tools
 	nconfigs atomic.Int64

@@ -20,10 +20,10 @@ import (
 // CheckTools returns, with their JSON paths, the tool names and patterns
 // that the machine's meta.mcp (tools, events, invalidates, ungated) and
 // the Go bindings ([Gate.Bind]) give but that match none of tools, the
-// names of the server's tools (and Options.ExternalTools); nil if every
-// one matches. A name that no
-// tool has is most often misspelt, and then the tool it meant is not
-// gated by it:
+// names of the server's tools (and Options.ExternalTools, and the second
+// names Options.GatedAs gives them); nil if every one matches. A name
+// that no tool has is most often misspelt, and then the tool it meant is
+// not gated by it:
 //
 //	states.draft.meta.mcp.tools[0]: "aprove_doc" matches no tool of the server (did you mean "approve_doc"?)
 //
@@ -31,6 +31,11 @@ import (
 // tools, and logs each such name once, at Error level.
 func (g *Gate) CheckTools(tools []string) statechart.ErrorList {
 	tools = append(slices.Clip(tools), g.external...) // gated elsewhere, but tools all the same
+	for _, t := range tools[:len(tools)-len(g.external)] {
+		if a := g.alias(t); a != "" {
+			tools = append(tools, a) // "up1__x" is also "x" (Options.GatedAs)
+		}
+	}
 	var errs statechart.ErrorList
 	report := func(path, name string, pattern bool) {
 		if slices.ContainsFunc(tools, func(t string) bool { return matchGlob(name, t) }) {

@@ -19,7 +19,8 @@ import (
 )
 
 // TestPropertyHandles runs the random machines of
-// TestPropertyExecutedIffVisible under protocol 2026-07-28: one client
+// TestPropertyExecutedIffVisible in handle mode (HandlesAlways, protocol
+// 2026-07-28, over one in-memory connection): one client
 // starts two workflows and calls tools at random, naming a workflow by its
 // workflow_id, or none. After every call it checks:
 //
@@ -55,7 +56,7 @@ type handleWorkflow struct {
 func runHandles(t *testing.T, m *pMachine, steps int, stats *propStats) {
 	h := &propHarness{t: t, m: m, kind: "full", stats: stats, runs: map[*mcp.ServerSession]map[string]int{}, sent: map[*mcp.ServerSession]*atomic.Int32{},
 		rng: rand.New(rand.NewPCG(m.seed, uint64(m.index)<<32|2))}
-	server := h.newServer(nil)
+	server := h.newServer(&mcpbind.Options{Handles: mcpbind.HandlesAlways})
 	ctx := context.Background()
 	ct, st := mcp.NewInMemoryTransports()
 	ss, err := server.Connect(ctx, st, nil)

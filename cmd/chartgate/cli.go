@@ -48,7 +48,9 @@ commands:
         cursor, copilot) from the workflow of its agent session
   install HOST [--dry-run]
         add chartgate's hooks and gateway to the host's configuration
-        (claude-code, codex, cursor, gemini) and print the diff
+        (claude-code, codex, cursor, gemini, copilot) and print the diff
+  uninstall HOST [--dry-run]
+        take them out again: the files as they were before install
   help [command]
         show this help, or a command's
   version, --version
@@ -77,17 +79,18 @@ LIST is comma-separated; each item is an event type (ADD_ITEM), a JSON event
 `
 
 var commandUsage = map[string]string{
-	"validate": "usage: chartgate validate FILE... [--strict] [--tools a,b,c] [--format auto|xstate|statewright] [--subflows DIR]\n\n  --strict    make warnings errors; also report guards, actions and delays that have no implementation\n  --tools     the server's tool names: check the names meta.mcp gives against them\n  --format    the files' format: auto (default: told by their keys), xstate or statewright\n  --subflows  the directory of the Statewright workflows invoke names (DIR/<name>.json)\n",
-	"status":   "usage: chartgate status [--json] [project flags]\n\n  --json           print one JSON object per workflow\n" + projectFlagsUsage,
-	"history":  "usage: chartgate history WORKFLOW [--json] [project flags]\n\n  --json           print the entries as JSON, one per line\n" + projectFlagsUsage,
-	"approve":  approveUsage + projectFlagsUsage,
-	"hook":     hookUsage,
-	"install":  installUsage,
-	"run":      "usage: chartgate run FILE --events LIST [--clock simulated|eventloop|real] [--input JSON] [--allow-missing-guards]\n\n  --events LIST  events to send, comma-separated: TYPE, {JSON event} or +DURATION\n  --clock CLOCK  simulated (default: +DURATION moves it at once, XState's SimulatedClock),\n                 eventloop (the same, delivering promise results between timers, as Node does)\n                 or real (+DURATION sleeps)\n  --input JSON   the machine's input (event.input of xstate.init; default: a case file's \"input\")\n  --allow-missing-guards  run a machine whose guards have no implementation: evaluating one\n                 puts it in status error, as in XState\n\nA case file's declarative actors run: invoked and spawned promises, callbacks and child machines.\n",
-	"diagram":  "usage: chartgate diagram FILE [--format mermaid|dot|svg]\n\n  --format FORMAT  mermaid (default), dot or svg (a self-contained image, laid out by chartgate)\n",
-	"bench":    "usage: chartgate bench FILE --events LIST [-n N] [--allow-missing-guards]\n\n  --events LIST  events to send round and round: TYPE, {JSON event} or +DURATION\n  -n N           number of events to send (default 1000000)\n  --allow-missing-guards  run a machine whose guards have no implementation\n",
-	"serve":    serveUsage + serveWorkflowUsage,
-	"ui":       uiUsage,
+	"validate":  "usage: chartgate validate FILE... [--strict] [--tools a,b,c] [--format auto|xstate|statewright] [--subflows DIR]\n\n  --strict    make warnings errors; also report guards, actions and delays that have no implementation\n  --tools     the server's tool names: check the names meta.mcp gives against them\n  --format    the files' format: auto (default: told by their keys), xstate or statewright\n  --subflows  the directory of the Statewright workflows invoke names (DIR/<name>.json)\n",
+	"status":    "usage: chartgate status [--json] [project flags]\n\n  --json           print one JSON object per workflow\n" + projectFlagsUsage,
+	"history":   "usage: chartgate history WORKFLOW [--json] [project flags]\n\n  --json           print the entries as JSON, one per line\n" + projectFlagsUsage,
+	"approve":   approveUsage + projectFlagsUsage,
+	"hook":      hookUsage,
+	"install":   installUsage,
+	"uninstall": uninstallUsage,
+	"run":       "usage: chartgate run FILE --events LIST [--clock simulated|eventloop|real] [--input JSON] [--allow-missing-guards]\n\n  --events LIST  events to send, comma-separated: TYPE, {JSON event} or +DURATION\n  --clock CLOCK  simulated (default: +DURATION moves it at once, XState's SimulatedClock),\n                 eventloop (the same, delivering promise results between timers, as Node does)\n                 or real (+DURATION sleeps)\n  --input JSON   the machine's input (event.input of xstate.init; default: a case file's \"input\")\n  --allow-missing-guards  run a machine whose guards have no implementation: evaluating one\n                 puts it in status error, as in XState\n\nA case file's declarative actors run: invoked and spawned promises, callbacks and child machines.\n",
+	"diagram":   "usage: chartgate diagram FILE [--format mermaid|dot|svg]\n\n  --format FORMAT  mermaid (default), dot or svg (a self-contained image, laid out by chartgate)\n",
+	"bench":     "usage: chartgate bench FILE --events LIST [-n N] [--allow-missing-guards]\n\n  --events LIST  events to send round and round: TYPE, {JSON event} or +DURATION\n  -n N           number of events to send (default 1000000)\n  --allow-missing-guards  run a machine whose guards have no implementation\n",
+	"serve":     serveUsage + serveWorkflowUsage,
+	"ui":        uiUsage,
 }
 
 const approveUsage = `usage: chartgate approve APPROVAL|WORKFLOW [--reject] [--by NAME] [--yes] [--key FILE] [project flags]
@@ -147,6 +150,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return cmdHook(rest, stdin, stdout, stderr)
 	case "install":
 		return cmdInstall(rest, stdout, stderr)
+	case "uninstall":
+		return cmdUninstall(rest, stdout, stderr)
 	case "version", "-version", "--version":
 		fmt.Fprintf(stdout, "chartgate %s\n", version(debug.ReadBuildInfo()))
 		return exitOK

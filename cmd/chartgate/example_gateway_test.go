@@ -74,7 +74,9 @@ func TestExampleGatewayWalk(t *testing.T) {
 	root := t.TempDir()
 	store := filepath.Join(t.TempDir(), "state.db")
 	project := []string{"--workflow", filepath.Join(exampleDir, "workflow.json"), "--store", store}
-	cmd := exec.Command(testExe(t), append(append([]string{"serve", "--log-level", "warn", "--session", "agent-1"}, project...), "--", "node", script, root)...)
+	// The tools' lock goes to a temporary folder, not beside the example.
+	lock := filepath.Join(t.TempDir(), "tools.lock.json")
+	cmd := exec.Command(testExe(t), append(append([]string{"serve", "--log-level", "warn", "--session", "agent-1", "--tools-lock", lock}, project...), "--", "node", script, root)...)
 	cmd.Env = append(os.Environ(), envMain+"=1")
 	cmd.Stderr = testWriter{t}
 	ctx := context.Background()

@@ -142,6 +142,10 @@ func decideHook(ev hook.Event, cfg hookConfig, project *string) hookAnswer {
 		return hookAnswer{out: hook.Encode(ev, hook.Result{})}
 	}
 	*project = dir
+	if hook.StepsAside(ev.Host, dir, os.Getenv, hook.Ancestry()) {
+		// Copilot CLI running Claude Code's hooks: its own decide.
+		return hookAnswer{out: hook.Encode(ev, hook.Result{})}
+	}
 	if ev.Cwd == "" {
 		ev.Cwd = dir
 	}

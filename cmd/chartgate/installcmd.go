@@ -10,6 +10,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 
 	"github.com/chartgate/chartgate/hook"
 )
@@ -26,7 +28,10 @@ Prints the diff.
 
 HOST is claude-code (.claude/settings.json, .mcp.json), codex
 (.codex/hooks.json, .codex/config.toml), cursor (.cursor/hooks.json,
-.cursor/mcp.json) or gemini (.gemini/settings.json).
+.cursor/mcp.json), gemini (.gemini/settings.json) or copilot
+(.github/hooks/chartgate.json, .mcp.json). What each file held before is
+kept in .chartgate/installed-HOST.json: chartgate uninstall HOST gives it
+back.
 
   --dry-run        print the diff without writing
   --dir DIR        the project folder (default: the current directory)
@@ -40,12 +45,17 @@ HOST is claude-code (.claude/settings.json, .mcp.json), codex
                    passed to the gateway and the hooks alike (see chartgate help serve)
 `
 
-// installNotes are what a host needs besides its files, as its
-// documentation says.
+// installNotes are what a host needs besides its files, as its current
+// version does it (read in its bundled source).
 var installNotes = map[hook.Host]string{
-	hook.Codex:  "Codex runs a project's hooks once they are trusted: review them with /hooks, and trust the project (.codex/ is read only in trusted projects)",
-	hook.Gemini: "Gemini CLI runs hooks when its hooks system is enabled (/settings, Advanced, Enable Hooks System; tools.enableHooks in settings.json)",
+	hook.Codex: "Codex runs a project's hooks only in a trusted project and once each hook is trusted: start codex in the project, " +
+		"trust the folder, and accept the hooks it lists for review (/hooks; it keeps each one's hash under [hooks.state] in ~/.codex/config.toml). " +
+		"Until then codex exec skips them without a word, and nothing is enforced; codex exec --dangerously-bypass-hook-trust runs them once without review",
+	hook.Gemini: "Gemini CLI runs a project's hooks (hooksConfig.enabled, on by default) once the folder is trusted; " +
+		"it lists them in a warning at start (a headless run in an untrusted folder stops: trust it first, or set GEMINI_CLI_TRUST_WORKSPACE=true)",
 	hook.Cursor: "Cursor refuses edits before they happen through its generic preToolUse hook (recent versions); older versions only report them after the fact (afterFileEdit)",
+	hook.Copilot: "Copilot CLI loads .mcp.json once the folder is trusted, and in prompt mode (copilot -p) only with GITHUB_COPILOT_PROMPT_MODE_WORKSPACE_MCP=true; " +
+		"it also runs the hooks of .claude/settings.json, where chartgate's Claude Code hooks step aside for its own",
 }
 
 func cmdInstall(args []string, stdout, stderr io.Writer) int {
@@ -65,7 +75,7 @@ func cmdInstall(args []string, stdout, stderr io.Writer) int {
 		return argsError(stdout, stderr, "install", err)
 	}
 	if len(pos) != 1 {
-		return usageError(stderr, "install", errors.New("one HOST expected: claude-code, codex, cursor or gemini"))
+		return usageError(stderr, "install", errors.New("one HOST expected: claude-code, codex, cursor, gemini or copilot"))
 	}
 	host, err := hook.ParseHost(pos[0])
 	if err != nil {
@@ -89,13 +99,18 @@ func cmdInstall(args []string, stdout, stderr io.Writer) int {
 	if note := installNotes[host]; note != "" {
 		fmt.Fprintf(stderr, "chartgate install: note: %s\n", note)
 	}
+	if host == hook.Codex {
+		if warning := codexTrust(*dir); warning != "" {
+			fmt.Fprintf(stderr, "chartgate install: warning: %s\n", warning)
+		}
+	}
 	switch {
 	case len(changes) == 0:
 		fmt.Fprintf(stdout, "chartgate is already installed for %s: nothing to change\n", host)
 	case *dryRun:
 		fmt.Fprintf(stdout, "dry run: %d file(s) not written\n", len(changes))
 	default:
-		if err := hook.Apply(*dir, changes); err != nil {
+		if err := hook.Install(*dir, host, changes); err != nil {
 			fmt.Fprintf(stderr, "chartgate install: %v\n", err)
 			return exitFail
 		}
@@ -104,4 +119,108 @@ func cmdInstall(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	return exitOK
+}
+
+const uninstallUsage = `usage: chartgate uninstall HOST [--dry-run] [--dir DIR] [--name NAME]
+
+Takes chartgate out of an agent host's project configuration, as
+chartgate install HOST put it there: a file nothing changed since is given
+back byte for byte as it was before (removed if install created it), a
+file changed since keeps everything but chartgate's hooks and its gateway
+entry. Prints the diff.
+
+  --dry-run        print the diff without writing
+  --dir DIR        the project folder (default: the current directory)
+  --name NAME      the gateway's MCP server name (default chartgate)
+`
+
+func cmdUninstall(args []string, stdout, stderr io.Writer) int {
+	fs := newFlagSet("uninstall")
+	dryRun := fs.Bool("dry-run", false, "print the diff without writing")
+	dir := fs.String("dir", ".", "the project folder")
+	o := hook.InstallOptions{}
+	fs.StringVar(&o.ServerName, "name", "chartgate", "the gateway's MCP server name")
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return argsError(stdout, stderr, "uninstall", err)
+	}
+	if len(pos) != 1 {
+		return usageError(stderr, "uninstall", errors.New("one HOST expected: claude-code, codex, cursor, gemini or copilot"))
+	}
+	host, err := hook.ParseHost(pos[0])
+	if err != nil {
+		return usageError(stderr, "uninstall", err)
+	}
+	changes, err := hook.PlanUninstall(host, *dir, &o)
+	if err != nil {
+		fmt.Fprintf(stderr, "chartgate uninstall: %v\n", err)
+		return exitFail
+	}
+	for _, c := range changes {
+		fmt.Fprint(stdout, c.Diff())
+	}
+	switch {
+	case len(changes) == 0 && !*dryRun:
+		if err := hook.ApplyUninstall(*dir, host, nil); err != nil {
+			fmt.Fprintf(stderr, "chartgate uninstall: %v\n", err)
+			return exitFail
+		}
+		fmt.Fprintf(stdout, "chartgate is not installed for %s: nothing to change\n", host)
+	case *dryRun:
+		fmt.Fprintf(stdout, "dry run: %d file(s) not written\n", len(changes))
+	default:
+		if err := hook.ApplyUninstall(*dir, host, changes); err != nil {
+			fmt.Fprintf(stderr, "chartgate uninstall: %v\n", err)
+			return exitFail
+		}
+		for _, c := range changes {
+			if c.New == nil {
+				fmt.Fprintf(stdout, "removed %s\n", c.Path)
+			} else {
+				fmt.Fprintf(stdout, "wrote %s\n", c.Path)
+			}
+		}
+	}
+	return exitOK
+}
+
+// codexTrust says what Codex's user configuration ($CODEX_HOME, else
+// ~/.codex, config.toml) does not trust yet of the project at dir: the
+// folder ([projects."DIR"] trust_level = "trusted") and the hooks of its
+// .codex/hooks.json ([hooks.state."DIR/.codex/hooks.json:EVENT:I:J"] with
+// a trusted_hash). "" when both are trusted. The file is read as text:
+// enough to tell the two apart, not a TOML reader.
+func codexTrust(dir string) string {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return ""
+	}
+	home := os.Getenv("CODEX_HOME")
+	if home == "" {
+		h, err := os.UserHomeDir()
+		if err != nil {
+			return ""
+		}
+		home = filepath.Join(h, ".codex")
+	}
+	config, _ := os.ReadFile(filepath.Join(home, "config.toml"))
+	text := string(config)
+	project := false
+	if i := strings.Index(text, "[projects."+strconv.Quote(abs)+"]"); i >= 0 {
+		table := text[i:]
+		if j := strings.Index(table[1:], "\n["); j >= 0 {
+			table = table[:j+1]
+		}
+		project = strings.Contains(strings.ReplaceAll(table, " ", ""), `trust_level="trusted"`)
+	}
+	hooks := strings.Contains(text, "[hooks.state."+strings.TrimSuffix(strconv.Quote(filepath.Join(abs, ".codex", "hooks.json")), `"`)+":")
+	switch {
+	case !project && !hooks:
+		return "Codex does not trust this folder nor its hooks yet (" + filepath.Join(home, "config.toml") + "): until you do, codex exec skips chartgate's hooks without a word and nothing is enforced"
+	case !project:
+		return "Codex does not trust this folder yet: until you do, it reads no .codex/ here and nothing is enforced"
+	case !hooks:
+		return "Codex has not trusted chartgate's hooks yet: start codex here and accept them (/hooks); until then codex exec skips them without a word"
+	}
+	return ""
 }

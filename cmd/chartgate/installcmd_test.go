@@ -3,6 +3,8 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -34,9 +36,31 @@ func TestInstallCommand(t *testing.T) {
 	assert.Equal(t, exitFail, code)
 	assert.Contains(t, errOut, "chartgate install: .mcp.json: line 1, column 2")
 
-	code, _, errOut = chartgate("install", "copilot", "--dir", dir)
-	assert.Equal(t, exitFail, code)
-	assert.Contains(t, errOut, `cannot install into "copilot"`)
+	code, _, errOut = chartgate("install", "vim", "--dir", dir)
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, errOut, `"vim"`)
 	code, _, _ = chartgate("install")
 	assert.Equal(t, exitUsage, code)
+}
+
+// TestInstallCodexSaysWhatIsNotTrusted: Codex runs a project's hooks only
+// when the folder and each hook are trusted in the user's configuration,
+// and codex exec skips them silently otherwise: install says which is
+// missing, and nothing once both are there.
+func TestInstallCodexSaysWhatIsNotTrusted(t *testing.T) {
+	dir, home := t.TempDir(), t.TempDir()
+	t.Setenv("CODEX_HOME", home)
+	code, _, errOut := chartgate("install", "codex", "--dir", dir)
+	assert.Equal(t, exitOK, code, errOut)
+	assert.Contains(t, errOut, "warning: Codex does not trust this folder nor its hooks yet")
+
+	config := "[projects." + strconv.Quote(dir) + "]\ntrust_level = \"trusted\"\n"
+	require.NoError(t, os.WriteFile(filepath.Join(home, "config.toml"), []byte(config), 0o644))
+	_, _, errOut = chartgate("install", "codex", "--dir", dir)
+	assert.Contains(t, errOut, "warning: Codex has not trusted chartgate's hooks yet")
+
+	config += "\n[hooks.state." + strings.TrimSuffix(strconv.Quote(filepath.Join(dir, ".codex", "hooks.json")), `"`) + ":session_start:0:0\"]\ntrusted_hash = \"sha256:00\"\n"
+	require.NoError(t, os.WriteFile(filepath.Join(home, "config.toml"), []byte(config), 0o644))
+	_, _, errOut = chartgate("install", "codex", "--dir", dir)
+	assert.NotContains(t, errOut, "warning:")
 }

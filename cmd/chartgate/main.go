@@ -10,6 +10,7 @@
 //	chartgate ui [--addr ADDR]
 //	chartgate hook HOST [--event NAME] < EVENT.json
 //	chartgate install HOST [--dry-run]
+//	chartgate uninstall HOST [--dry-run]
 //	chartgate help [command]
 //	chartgate --version
 //

@@ -6,6 +6,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -17,6 +18,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -28,19 +30,30 @@ import (
 )
 
 const serveUsage = `usage: chartgate serve [--config FILE] [--http ADDR [--stateless]] [--log-level LEVEL] [--workflow FILE ...] [-- COMMAND ARG...]
+       chartgate serve --accept-tools [--workflow FILE | --tools-lock FILE]
 
 Serve one MCP server that proxies the MCP servers of FILE and of COMMAND:
 their tools, prompts, resources, completions, logging and progress. Over
 stdio by default (what a host's .mcp.json launches); with --http, over
-Streamable HTTP at http://ADDR/mcp.
+Streamable HTTP at http://ADDR/mcp. With --workflow it may have no
+server: it then serves the workflow's tools alone.
 
   --config FILE     upstream servers, as in a host's .mcp.json:
-                    {"mcpServers": {"fs": {"command": "npx", "args": [...], "env": {...}},
+                    {"mcpServers": {"fs": {"command": "npx", "args": [...], "env": {...}, "timeout": 120000},
                                     "remote": {"url": "https://...", "headers": {...}}}}
-                    ${VAR}, ${VAR:-default} and ${env:VAR} are expanded
+                    ${VAR}, ${VAR:-default} and ${env:VAR} are expanded; "timeout"
+                    bounds the server's tool calls, in milliseconds
   --http ADDR       serve Streamable HTTP at http://ADDR/mcp instead of stdio
   --stateless       with --http: no sessions (each request stands alone)
   --log-level LEVEL debug, info (default), warn or error; the log goes to stderr
+  --call-timeout D  how long a tool call may wait for its server (default 60s): then it is
+                    cancelled, and the agent told so; the workflow does not move
+  --max-argument-bytes N
+                    the largest arguments of a tool call, as JSON (default 1048576)
+  --tools-lock FILE the tool definitions served (default with --workflow: tools.lock.json
+                    beside the workflow): a tool is recorded when first listed; one whose
+                    name, description, schemas or annotations change is refused
+  --accept-tools    accept the changed definitions the lock holds, print them, and exit
   -- COMMAND ARG... one more stdio server, named after its command
                     (chartgate serve -- npx -y @modelcontextprotocol/server-filesystem /repo)
 
@@ -56,6 +69,16 @@ type serveOptions struct {
 	stateless bool
 	logLevel  string
 	command   []string
+	// callTimeout, maxArgs: --call-timeout, --max-argument-bytes.
+	callTimeout time.Duration
+	maxArgs     int
+	// toolsLock is the lock file of the tool definitions ("" without
+	// --workflow or --tools-lock: none); acceptTools, --accept-tools.
+	toolsLock   string
+	acceptTools bool
+	// refuseTools, if set, refuses tools that appear while the gateway
+	// runs (gateway.Options.RefuseTools).
+	refuseTools func([]gateway.ToolInfo) map[string]string
 	// hooks run on the gateway's server before it is served: where the
 	// options that act on the server (a workflow gate) attach.
 	hooks []serveHook
@@ -72,6 +95,10 @@ func addServeFlags(fs *flag.FlagSet, o *serveOptions) {
 	fs.StringVar(&o.http, "http", "", "serve Streamable HTTP at http://ADDR/mcp instead of stdio")
 	fs.BoolVar(&o.stateless, "stateless", false, "with --http: no sessions")
 	fs.StringVar(&o.logLevel, "log-level", "info", "debug, info, warn or error")
+	fs.DurationVar(&o.callTimeout, "call-timeout", 60*time.Second, "how long a tool call may wait for its server")
+	fs.IntVar(&o.maxArgs, "max-argument-bytes", 1<<20, "the largest arguments of a tool call, as JSON")
+	fs.StringVar(&o.toolsLock, "tools-lock", "", "the lock file of the tool definitions served (default with --workflow: tools.lock.json beside it)")
+	fs.BoolVar(&o.acceptTools, "accept-tools", false, "accept the changed tool definitions the lock holds, and exit")
 }
 
 // cmdServe runs the gateway until standard input ends (stdio), or until
@@ -90,11 +117,23 @@ func cmdServe(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(pos) > 0 && !dashDash(args) {
 		return usageError(stderr, "serve", fmt.Errorf("put the upstream's command after --: chartgate serve -- %s", strings.Join(pos, " ")))
 	}
-	if o.config == "" && len(o.command) == 0 {
+	if o.toolsLock == "" && *wf.project.workflow != "" {
+		o.toolsLock = filepath.Join(filepath.Dir(*wf.project.workflow), "tools.lock.json")
+	}
+	if o.acceptTools {
+		return acceptTools(o.toolsLock, stdout, stderr)
+	}
+	if o.config == "" && len(o.command) == 0 && *wf.project.workflow == "" {
 		return usageError(stderr, "serve", errors.New("no upstream server: give --config FILE, or -- COMMAND ARG"))
 	}
 	if o.stateless && o.http == "" {
 		return usageError(stderr, "serve", errors.New("--stateless needs --http"))
+	}
+	if o.callTimeout <= 0 {
+		return usageError(stderr, "serve", fmt.Errorf("--call-timeout %v: give a positive duration, such as 60s", o.callTimeout))
+	}
+	if o.maxArgs <= 0 {
+		return usageError(stderr, "serve", fmt.Errorf("--max-argument-bytes %d: give a positive size", o.maxArgs))
 	}
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(o.logLevel)); err != nil {
@@ -107,12 +146,13 @@ func cmdServe(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			_ = c()
 		}
 	}()
-	hook, err := workflowHook(wf, logger, &closers)
+	hook, refuse, err := workflowHook(wf, &o, logger, &closers)
 	if err != nil {
 		return usageError(stderr, "serve", err)
 	}
 	if hook != nil {
 		o.hooks = append(o.hooks, hook)
+		o.refuseTools = refuse
 	}
 	if os.Getenv("GOGC") == "" {
 		// Every message is decoded by go-sdk, allocating tens of KB, twice
@@ -138,6 +178,60 @@ func cmdServe(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "chartgate serve: %v\n", err)
 		return exitFail
 	}
+	return exitOK
+}
+
+// acceptTools accepts the changed tool definitions the lock at path holds
+// (those a gateway refused), and prints each: a person reads what the
+// upstream now says before the agent does.
+func acceptTools(path string, stdout, stderr io.Writer) int {
+	if path == "" {
+		return usageError(stderr, "serve", errors.New("--accept-tools needs the lock: give --workflow FILE (its lock is tools.lock.json beside it) or --tools-lock FILE"))
+	}
+	lock, err := gateway.OpenToolLock(path)
+	if err != nil {
+		fmt.Fprintf(stderr, "chartgate serve: %v\n", err)
+		return exitFail
+	}
+	changes, err := lock.Accept()
+	if err != nil {
+		fmt.Fprintf(stderr, "chartgate serve: %v\n", err)
+		return exitFail
+	}
+	if len(changes) == 0 {
+		fmt.Fprintf(stdout, "no changed tool definition waits in %s\n", path)
+		return exitOK
+	}
+	for _, c := range changes {
+		fmt.Fprintf(stdout, "accepted tool %q of upstream %q (changed: %s)\n", c.Name, c.Upstream, strings.Join(c.Fields, ", "))
+		for _, f := range c.Fields {
+			var v any
+			switch f {
+			case "title":
+				v = c.Tool.Title
+			case "description":
+				v = c.Tool.Description
+			case "inputSchema":
+				v = c.Tool.InputSchema
+			case "outputSchema":
+				v = c.Tool.OutputSchema
+			case "annotations":
+				v = c.Tool.Annotations
+			}
+			text, ok := v.(string)
+			if !ok {
+				data, _ := json.Marshal(v)
+				text = string(data)
+			}
+			if len(text) > 4000 {
+				text = text[:4000] + "…"
+			}
+			// Quoted: no control or formatting character of the upstream's
+			// text reaches the terminal.
+			fmt.Fprintf(stdout, "  %s: %s\n", f, strconv.QuoteToGraphic(text))
+		}
+	}
+	fmt.Fprintf(stdout, "recorded in %s; a running gateway serves these tools from its next tools/list\n", path)
 	return exitOK
 }
 
@@ -177,13 +271,27 @@ func newServeServer(ctx context.Context, o *serveOptions, logger *slog.Logger) (
 		})
 	}
 	if len(cfg.Servers) == 0 {
-		return nil, nil, fmt.Errorf("%s: no server is enabled", o.config)
+		if len(o.hooks) == 0 {
+			return nil, nil, fmt.Errorf("%s: no server is enabled", o.config)
+		}
+		logger.Info("chartgate serve: no upstream server: serving the workflow's tools alone")
 	}
 	info, ok := debug.ReadBuildInfo()
-	g, err := gateway.New(ctx, cfg, &gateway.Options{
-		Logger:         logger,
-		Implementation: &mcp.Implementation{Name: "chartgate", Version: version(info, ok)},
-	})
+	gopts := &gateway.Options{
+		Logger:           logger,
+		Implementation:   &mcp.Implementation{Name: "chartgate", Version: version(info, ok)},
+		CallTimeout:      o.callTimeout,
+		MaxArgumentBytes: o.maxArgs,
+		RefuseTools:      o.refuseTools,
+	}
+	if o.toolsLock != "" {
+		lock, err := gateway.OpenToolLock(o.toolsLock)
+		if err != nil {
+			return nil, nil, fmt.Errorf("--tools-lock: %w", err)
+		}
+		gopts.ToolLock = lock
+	}
+	g, err := gateway.New(ctx, cfg, gopts)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -30,6 +30,8 @@ import (
 const (
 	envMain     = "CHARTGATE_TEST_MAIN"
 	envUpstream = "CHARTGATE_TEST_UPSTREAM"
+	// envEchoDescription is the test upstream's description of echo.
+	envEchoDescription = "CHARTGATE_TEST_ECHO_DESCRIPTION"
 )
 
 func TestMain(m *testing.M) {
@@ -48,12 +50,22 @@ type echoArgs struct {
 
 // runTestUpstream serves echo and pid over stdio, then exits; or, in
 // mode "linger", goes on running after its stdin ends, as a server that
-// does not notice would (then only a signal stops it).
+// does not notice would (then only a signal stops it); in mode "rename",
+// it also has a tool that renames echo.
 func runTestUpstream() {
 	s := mcp.NewServer(&mcp.Implementation{Name: "test-upstream", Version: "1"}, nil)
-	mcp.AddTool(s, &mcp.Tool{Name: "echo"}, func(_ context.Context, _ *mcp.CallToolRequest, in echoArgs) (*mcp.CallToolResult, any, error) {
+	echo := func(_ context.Context, _ *mcp.CallToolRequest, in echoArgs) (*mcp.CallToolResult, any, error) {
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: in.Text}}}, nil, nil
-	})
+	}
+	mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: os.Getenv(envEchoDescription)}, echo)
+	if os.Getenv(envUpstream) == "rename" {
+		// rename lists echo as echo_v2 from then on.
+		mcp.AddTool(s, &mcp.Tool{Name: "rename"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+			s.RemoveTools("echo")
+			mcp.AddTool(s, &mcp.Tool{Name: "echo_v2"}, echo)
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "renamed"}}}, nil, nil
+		})
+	}
 	mcp.AddTool(s, &mcp.Tool{Name: "pid"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strconv.Itoa(os.Getpid())}}}, nil, nil
 	})

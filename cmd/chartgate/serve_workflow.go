@@ -14,6 +14,8 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -52,7 +54,12 @@ tool is listed and runs only in the states that allow it; refused calls say
 what to do instead; workflow_status and workflow_transition show and move the
 workflow; transitions that need approval wait for chartgate approve (or the
 user, when the client supports elicitation); every transition and gated call
-is kept in the workflow's run history (chartgate history).
+is kept in the workflow's run history (chartgate history). A tool two servers
+have, listed as SERVER__NAME, is gated by the workflow's NAME. A name of the
+workflow that matches no tool stops serve (the tool it meant would run
+ungated); once serving, a tool that appears unnamed while a name of the
+workflow matches no tool any more is refused. Without servers, serve offers
+the workflow tools alone.
 
   --workflow FILE    the workflow, XState (meta.mcp) or Statewright JSON
   --store STORE      a SQLite file (default .chartgate/state.db), redis://HOST:PORT[/DB], or memory
@@ -69,27 +76,31 @@ is kept in the workflow's run history (chartgate history).
                      died during the call (default 10s); it is renewed while the call runs
 `
 
-// workflowHook returns the serve hook that attaches the gate, or nil
-// without --workflow. closers collects what to close when serve ends.
-func workflowHook(f serveWorkflowFlags, logger *slog.Logger, closers *[]func() error) (serveHook, error) {
+// workflowHook returns the serve hook that attaches the gate, and the
+// gateway's RefuseTools that keeps the workflow's names checked while it
+// runs; nil without --workflow. closers collects what to close when serve
+// ends.
+func workflowHook(f serveWorkflowFlags, o *serveOptions, logger *slog.Logger, closers *[]func() error) (serveHook, func([]gateway.ToolInfo) map[string]string, error) {
 	if *f.project.workflow == "" {
 		for _, set := range []string{*f.compat, *f.session} {
 			if set != "" {
-				return nil, errors.New("--compat and --session need --workflow")
+				return nil, nil, errors.New("--compat and --session need --workflow")
 			}
 		}
-		return nil, nil
+		return nil, nil, nil
 	}
 	switch *f.compat {
 	case "", "statewright":
 	default:
-		return nil, fmt.Errorf("--compat %q: the one compatibility is statewright", *f.compat)
+		return nil, nil, fmt.Errorf("--compat %q: the one compatibility is statewright", *f.compat)
 	}
 	checkpoint := workflow.Checkpoint(*f.checkpoint)
 	if checkpoint != workflow.CheckpointSoft && checkpoint != workflow.CheckpointHard {
-		return nil, fmt.Errorf("--checkpoint %q: use soft or hard", *f.checkpoint)
+		return nil, nil, fmt.Errorf("--checkpoint %q: use soft or hard", *f.checkpoint)
 	}
-	return func(ctx context.Context, g *gateway.Gateway, server *mcp.Server) error {
+	path := *f.project.workflow
+	names := &toolNames{}
+	hook := func(ctx context.Context, g *gateway.Gateway, server *mcp.Server) error {
 		p, err := openProjectWith(f.project, checkpoint)
 		if err != nil {
 			return err
@@ -98,6 +109,10 @@ func workflowHook(f serveWorkflowFlags, logger *slog.Logger, closers *[]func() e
 		w := p.workflow
 		opts := agreedGateOptions(p.store, logger, *f.defaultDeny, *f.leaseTTL)
 		opts.ElicitApprovals = true
+		opts.MaxArgumentBytes = o.maxArgs
+		// A tool two upstreams have is listed as SERVER__NAME: the
+		// workflow's NAME gates it.
+		opts.GatedAs = g.GatedAs
 		opts.AfterCall = interrupts(w, g)
 		switch name := *f.session; name {
 		case "":
@@ -126,16 +141,83 @@ func workflowHook(f serveWorkflowFlags, logger *slog.Logger, closers *[]func() e
 				return err
 			}
 		}
-		var names []string
+		// A name of the workflow that no tool has leaves the tool it meant
+		// ungated: refuse to start.
+		var listed []string
 		for _, t := range g.Tools() {
-			names = append(names, t.Name)
+			listed = append(listed, t.Name)
 		}
-		for _, e := range gate.CheckTools(names) {
-			logger.Warn(*f.project.workflow + ": " + e.Error())
+		for name := range g.RefusedTools() {
+			listed = append(listed, name) // there, though refused until accepted
 		}
+		if errs := gate.CheckTools(listed); len(errs) > 0 {
+			return fmt.Errorf("workflow %s names tools that no upstream server lists, so the tools they mean would not be gated:%s\nfix the names, or give the servers that have these tools (--config FILE, or -- COMMAND)", path, indentLines(errs))
+		}
+		names.start(gate, listed)
 		logger.Info("chartgate serve: workflow "+w.Machine.ID()+" enforced", "format", string(w.Format), "store", *f.project.store)
 		return nil
-	}, nil
+	}
+	return hook, func(tools []gateway.ToolInfo) map[string]string { return names.refuse(path, tools) }, nil
+}
+
+// indentLines writes each error on a line of its own, indented.
+func indentLines(errs statechart.ErrorList) string {
+	var b strings.Builder
+	for _, e := range errs {
+		b.WriteString("\n\t")
+		b.WriteString(e.Error())
+	}
+	return b.String()
+}
+
+// toolNames keeps the workflow's names checked against the tools while
+// the gateway runs: once the workflow names a tool that no upstream lists
+// any more, a tool that appeared since serve started and that the workflow
+// does not name may be the one it meant under a new name, so it is
+// refused.
+type toolNames struct {
+	mu      sync.Mutex
+	gate    *mcpbind.Gate   // nil until the workflow is attached
+	initial map[string]bool // the tools at start
+}
+
+func (n *toolNames) start(gate *mcpbind.Gate, tools []string) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.gate, n.initial = gate, map[string]bool{}
+	for _, t := range tools {
+		n.initial[t] = true
+	}
+}
+
+// refuse is the gateway's RefuseTools.
+func (n *toolNames) refuse(path string, tools []gateway.ToolInfo) map[string]string {
+	n.mu.Lock()
+	gate, initial := n.gate, n.initial
+	n.mu.Unlock()
+	if gate == nil {
+		return nil // starting: the hook checks the names
+	}
+	var all, added []string
+	for _, t := range tools {
+		all = append(all, t.Name)
+		if !initial[t.Name] {
+			added = append(added, t.Name)
+		}
+	}
+	if len(added) == 0 {
+		return nil
+	}
+	errs := gate.CheckTools(all)
+	if len(errs) == 0 {
+		return nil
+	}
+	out := map[string]string{}
+	for _, t := range gate.Unnamed(added) {
+		out[t] = fmt.Sprintf("tool %q appeared after chartgate serve started, while workflow %s names tools that no upstream server lists any more (%s): it may be one of them under a new name, so it is refused until chartgate serve is restarted and checks the workflow against it",
+			t, path, errs[0].Error())
+	}
+	return out
 }
 
 // openProjectWith opens the project with a Statewright checkpoint mode.

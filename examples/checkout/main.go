@@ -19,10 +19,13 @@
 // shows each notifications/tools/list_changed the session receives.
 //
 // Under protocol 2026-07-28 (-protocol 2026-07-28), which has no sessions
-// and forbids tool lists that vary per connection, the client sees every
-// tool, starts a workflow with workflow_start and passes its workflow_id to
-// the workflow's tools; the gate refuses the calls the workflow's state
-// does not allow.
+// and forbids tool lists that vary per connection, the demo shows workflow
+// handles, as a Streamable HTTP server uses them for such clients (over
+// stdio or in memory the connection keeps its own workflow; the demo asks
+// for handles with mcpbind.HandlesAlways): the client sees every tool,
+// starts a workflow with workflow_start and passes its workflow_id to the
+// workflow's tools; the gate refuses the calls the workflow's state does
+// not allow.
 //
 //	go run ./examples/checkout
 //	go run ./examples/checkout -engine full             # the full interpreter instead of the flat engine
@@ -289,7 +292,11 @@ func newServer(engine statechart.Engine, opts *mcpbind.Options) (*mcp.Server, *m
 // checkout flow, printing what the client sees. Under protocol 2026-07-28
 // the client starts a workflow and passes its workflow_id.
 func demo(ctx context.Context, w io.Writer, engine statechart.Engine, engineName, protocol string, logger *slog.Logger) error {
-	server, gate, err := newServer(engine, &mcpbind.Options{Logger: logger})
+	opts := &mcpbind.Options{Logger: logger}
+	if protocol >= "2026-07-28" {
+		opts.Handles = mcpbind.HandlesAlways // what HTTP clients of 2026-07-28 get
+	}
+	server, gate, err := newServer(engine, opts)
 	if err != nil {
 		return err
 	}
