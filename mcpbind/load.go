@@ -239,7 +239,10 @@ func (g *Gate) create(ctx context.Context, key string) (*view, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := g.swap(ctx, key, 0, v); err != nil {
+	ww := g.writing(key, nil, true) // a new workflow is in the initial state every session saw
+	_, err = g.swap(ctx, key, 0, v)
+	ww.done(v)
+	if err != nil {
 		if isConflict(err) {
 			return nil, err
 		}
