@@ -11,7 +11,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/chartgate/chartgate/hook"
@@ -135,7 +134,7 @@ func inProject(project string, pf projectFlags) {
 	}
 	abs(pf.workflow)
 	abs(pf.subflows)
-	if s := *pf.store; s != "memory" && !strings.HasPrefix(s, "redis://") && !strings.HasPrefix(s, "rediss://") {
+	if s := *pf.store; s != "memory" && !isURLStore(s) {
 		abs(pf.store)
 	}
 }

@@ -29,8 +29,12 @@ const releaseWorkflow = `{
 // the approval they wait for, approve approves it (recording who), history
 // prints the run history.
 func TestOutOfBandCommands(t *testing.T) {
+	outOfBand(t, filepath.Join(t.TempDir(), "state.db"))
+}
+
+// outOfBand runs TestOutOfBandCommands on a store (a --store value).
+func outOfBand(t *testing.T, store string) {
 	wf := writeFile(t, "workflow.json", releaseWorkflow)
-	store := filepath.Join(t.TempDir(), "state.db")
 	flags := []string{"--workflow", wf, "--store", store}
 
 	// An agent session moved the workflow to where BUILT waits for approval.
