@@ -227,21 +227,21 @@ type watchWrite struct {
 
 // writing tells the gate's watch, if it has one, that the gate writes
 // key's record; done must be called once the write returned.
-func (g *Gate) writing(key string, ss *mcp.ServerSession, settled bool) *watchWrite {
+func (g *Gate) writing(key string, ss *mcp.ServerSession, settled bool) watchWrite {
 	w := g.watch.Load()
 	if w == nil {
-		return nil
+		return watchWrite{}
 	}
 	w.mu.Lock()
 	w.writing[key]++
 	w.mu.Unlock()
-	return &watchWrite{w: w, key: key, ss: ss, settled: settled}
+	return watchWrite{w: w, key: key, ss: ss, settled: settled}
 }
 
 // done ends a write: v is the view written, with its new version (0 if
 // the write failed).
-func (ww *watchWrite) done(v *view) {
-	if ww == nil {
+func (ww watchWrite) done(v *view) {
+	if ww.w == nil {
 		return
 	}
 	w := ww.w
