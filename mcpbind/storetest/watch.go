@@ -29,26 +29,49 @@ const watchJSON = `{
   }
 }`
 
-// watchGate is a gate on store, attached to a server of its own, whose
-// sessions all share the workflow named "shared" (as the sessions of one
-// agent on several instances would, with Options.SessionKey).
+// watchJobJSON runs a job: "run" starts it, and its result moves the
+// workflow to green, whose tool is "ship".
+const watchJobJSON = `{
+  "id": "watchedjob",
+  "initial": "idle",
+  "states": {
+    "idle": {"on": {"RUN": "testing"}},
+    "testing": {"invoke": {"id": "suite", "src": "suite", "onDone": "green", "onError": "idle"}},
+    "green": {"on": {"SHIP": "done"}},
+    "done": {"type": "final"}
+  }
+}`
+
+// watchBindings are the tools of watchJSON's states.
+var watchBindings = map[string]mcpbind.Binding{
+	"begin":  {States: []string{"idle"}, Event: "BEGIN"},
+	"finish": {States: []string{"working"}, Event: "FINISH"},
+}
+
+// watchGate is a gate of watchJSON on store; see watchGateOf.
 func watchGate(t *testing.T, store mcpbind.Store) (*mcp.Server, *mcpbind.Gate) {
 	t.Helper()
 	m, err := flat.Compile([]byte(watchJSON))
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := mcpbind.New(m, &mcpbind.Options{Store: store, Handles: mcpbind.HandlesNever,
+	return watchGateOf(t, store, m, watchBindings)
+}
+
+// watchGateOf is a gate of engine on store, attached to a server of its
+// own with the bound tools, whose sessions all share the workflow named
+// "shared" (as the sessions of one agent on several instances would, with
+// Options.SessionKey).
+func watchGateOf(t *testing.T, store mcpbind.Store, engine statechart.Engine, bindings map[string]mcpbind.Binding) (*mcp.Server, *mcpbind.Gate) {
+	t.Helper()
+	g, err := mcpbind.New(engine, &mcpbind.Options{Store: store, Handles: mcpbind.HandlesNever,
 		SessionKey: func(*mcp.ServerSession) string { return "shared" }})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = g.Close() })
 	s := mcp.NewServer(&mcp.Implementation{Name: "watched", Version: "1"}, nil)
-	for tool, b := range map[string]mcpbind.Binding{
-		"begin":  {States: []string{"idle"}, Event: "BEGIN"},
-		"finish": {States: []string{"working"}, Event: "FINISH"},
-	} {
+	for tool, b := range bindings {
 		mcpbind.AddTool(s, g, &mcp.Tool{Name: tool}, b, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok"}}}, nil, nil
 		})
@@ -127,9 +150,9 @@ func (c *watchClient) expectQuiet(what string) {
 // attached to a server of its own (two instances), tell their sessions
 // of each other's transitions: a tool call through one gate, and an event
 // sent from outside a request ([mcpbind.Gate.Send], as `chartgate
-// approve` does) through one gate, give notifications/tools/list_changed
-// to the sessions of that workflow on both, and the session whose call
-// moved it gets one, not two. pair returns two handles on one empty
+// approve` does) through one gate, and a job's result landing in one
+// gate, give notifications/tools/list_changed to the sessions of that
+// workflow on both, and the session whose call moved it gets one, not two. pair returns two handles on one empty
 // backend, as two server instances would have; the store must implement
 // [mcpbind.Watcher].
 func RunWatch(t *testing.T, pair func(t *testing.T) (a, b mcpbind.Store)) {
@@ -170,5 +193,43 @@ func RunWatch(t *testing.T, pair func(t *testing.T) (a, b mcpbind.Store)) {
 		}
 		ca.expectChanged("A's session after a Send on B", []string(nil)...)
 		cb.expectChanged("B's session after a Send on B", []string(nil)...)
+	})
+	t.Run("JobOnOtherInstance", func(t *testing.T) {
+		storeA, storeB := pair(t)
+		result := make(chan error, 1)
+		run := statechart.Promise(func(ctx context.Context, _ any) (any, error) {
+			select {
+			case err := <-result:
+				return "report", err
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		})
+		engine := func() statechart.Engine {
+			m, err := statechart.Compile([]byte(watchJobJSON), &statechart.Options{Implementations: statechart.Implementations{
+				Actors: map[string]statechart.ActorLogic{"suite": run},
+			}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return m.Engine()
+		}
+		bindings := map[string]mcpbind.Binding{
+			"run":  {States: []string{"idle"}, Event: "RUN"},
+			"ship": {States: []string{"green"}, Event: "SHIP"},
+		}
+		a, _ := watchGateOf(t, storeA, engine(), bindings)
+		b, _ := watchGateOf(t, storeB, engine(), bindings)
+		ca, cb := watchConnect(t, a), watchConnect(t, b)
+		cb.tools()
+		if res, err := ca.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "run"}); err != nil || res.IsError {
+			t.Fatalf("run on A: %v, %v", res, err)
+		}
+		cb.expectChanged("B's session after run on A", []string(nil)...)
+		ca.expectChanged("A's session after its own call", []string(nil)...)
+		result <- nil // the job, which A runs, succeeds
+		cb.expectChanged("B's session after the job's result on A", "ship")
+		ca.expectChanged("A's session after the job's result on A", "ship")
+		ca.expectQuiet("A's session after the job's result on A")
 	})
 }
