@@ -86,8 +86,10 @@
 //     below);
 //   - after a successful call, sends the tool's event, saves the new state,
 //     and, if the session's visible tools changed, sends
-//     notifications/tools/list_changed to that session alone, before the
-//     call's result;
+//     notifications/tools/list_changed to that session, before the
+//     call's result (and, with a store that reports its writes, to the
+//     other sessions of that workflow, on every instance: see "Several
+//     instances: the change feed");
 //   - advertises tools.listChanged in the initialize result.
 //
 // A call that moved the workflow also carries a [TransitionNote] under
