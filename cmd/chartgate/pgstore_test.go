@@ -9,10 +9,14 @@ import (
 	"encoding/hex"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -88,4 +92,83 @@ func TestPostgresStore(t *testing.T) {
 		assert.Contains(t, errOut, "--store postgres://ada:***@127.0.0.1:1/db")
 		assert.NotContains(t, errOut, "secret")
 	})
+}
+
+// shipWorkflow is a Statewright workflow over the test upstream's tools
+// whose deploy needs approval.
+const shipWorkflow = `{
+  "id": "ship", "initial": "build",
+  "states": {
+    "build": {"allowed_tools": ["echo"], "on": {"BUILT": {"target": "deploy", "requires_approval": true, "approval_message": "ship it?"}}},
+    "deploy": {"allowed_tools": ["pid"], "on": {"DONE": "done"}},
+    "done": {"type": "final"}
+  }
+}`
+
+// TestServePostgresApproval: two chartgate serve processes on one Postgres
+// store serve one agent session's workflow (--session); a transition
+// asked for through one waits for approval, and chartgate approve, run
+// apart from both, moves it: both sessions get list_changed at once (the
+// store's change feed), and list the next state's tool.
+func TestServePostgresApproval(t *testing.T) {
+	dsn := pgDatabase(t)
+	exe := testExe(t)
+	wf := writeFile(t, "workflow.json", shipWorkflow)
+	project := []string{"--workflow", wf, "--store", dsn}
+	ctx := context.Background()
+	type instance struct {
+		cs      *mcp.ClientSession
+		changed chan struct{}
+	}
+	start := func() *instance {
+		cmd := exec.Command(exe, append(append([]string{"serve", "--log-level", "warn", "--session", "s1"}, project...),
+			"--", "env", envUpstream+"=1", exe)...)
+		cmd.Env = append(os.Environ(), envMain+"=1")
+		cmd.Stderr = testWriter{t}
+		in := &instance{changed: make(chan struct{}, 10)}
+		var err error
+		in.cs, err = mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "1"}, &mcp.ClientOptions{
+			ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { in.changed <- struct{}{} },
+		}).Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: 5 * time.Second}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = in.cs.Close() })
+		return in
+	}
+	tools := func(in *instance) []string {
+		res, err := in.cs.ListTools(ctx, nil)
+		require.NoError(t, err)
+		var names []string
+		for _, tool := range res.Tools {
+			if !strings.HasPrefix(tool.Name, "workflow_") {
+				names = append(names, tool.Name)
+			}
+		}
+		return names
+	}
+	a, b := start(), start()
+	assert.Equal(t, []string{"echo"}, tools(a))
+	assert.Equal(t, []string{"echo"}, tools(b))
+
+	res, err := a.cs.CallTool(ctx, &mcp.CallToolParams{Name: "workflow_transition", Arguments: map[string]any{"event": "BUILT"}})
+	require.NoError(t, err)
+	require.False(t, res.IsError)
+	// Waiting for approval may change the tools or not: drain what came.
+	time.Sleep(300 * time.Millisecond)
+	for _, in := range []*instance{a, b} {
+		for len(in.changed) > 0 {
+			<-in.changed
+		}
+	}
+
+	code, out, errOut := chartgate(append([]string{"approve", "name:s1", "--by", "ada"}, project...)...)
+	require.Equal(t, exitOK, code, errOut)
+	assert.Contains(t, out, "-> deploy")
+	for name, in := range map[string]*instance{"A": a, "B": b} {
+		select {
+		case <-in.changed:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("instance %s: no list_changed within 10 s of chartgate approve", name)
+		}
+		assert.Equal(t, []string{"pid"}, tools(in), "instance %s after the approval", name)
+	}
 }
