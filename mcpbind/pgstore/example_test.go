@@ -18,6 +18,10 @@ import (
 // the package's tests, which are skipped without one: the example then
 // prints what it would with a server.
 func Example() {
+	server, err := startServer()
+	if err != nil {
+		log.Fatal(err)
+	}
 	if server == "" {
 		fmt.Println("b sees created (same version: true)\nb was told of orders:42\nstale write refused: true")
 		return
@@ -34,7 +38,7 @@ func Example() {
 		log.Fatal(err)
 	}
 	defer b.Close()
-	defer dropSchema(ctx, "example")
+	defer dropSchema(ctx, server, "example")
 
 	wctx, stop := context.WithCancel(ctx)
 	defer stop()

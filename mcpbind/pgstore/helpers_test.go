@@ -10,7 +10,7 @@ import (
 )
 
 // dropSchema drops a schema the example made.
-func dropSchema(ctx context.Context, name string) {
+func dropSchema(ctx context.Context, server, name string) {
 	conn, err := pgx.Connect(ctx, server)
 	if err != nil {
 		log.Fatal(err)

@@ -24,23 +24,35 @@ import (
 	"github.com/chartgate/chartgate/mcpbind/storetest"
 )
 
-// server is the connection string of the package's server, set by
-// TestMain; "" when none is available (the tests then skip).
-var server string
+// The package's server, started at the first test that needs one (so that
+// a run of the fuzz target alone starts none) and stopped by TestMain.
+var (
+	serverOnce sync.Once
+	server     string // "" when none is available
+	serverErr  error
+	stopServer func()
+)
+
+// startServer starts the package's server once, and returns its
+// connection string: "" (and no error) if none is available.
+func startServer() (string, error) {
+	serverOnce.Do(func() {
+		dsn, stop, err := pgtest.Launch()
+		switch {
+		case errors.Is(err, pgtest.ErrUnavailable):
+		case err != nil:
+			serverErr = err
+		default:
+			server, stopServer = dsn, stop
+		}
+	})
+	return server, serverErr
+}
 
 func TestMain(m *testing.M) {
-	dsn, stop, err := pgtest.Launch()
-	switch {
-	case errors.Is(err, pgtest.ErrUnavailable):
-	case err != nil:
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	default:
-		server = dsn
-	}
 	code := m.Run()
-	if stop != nil {
-		stop()
+	if stopServer != nil {
+		stopServer()
 	}
 	os.Exit(code)
 }
@@ -48,10 +60,14 @@ func TestMain(m *testing.M) {
 // dsn returns the server's connection string, or skips the test.
 func dsn(t testing.TB) string {
 	t.Helper()
-	if server == "" {
+	d, err := startServer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d == "" {
 		t.Skip(pgtest.SkipMessage)
 	}
-	return server
+	return d
 }
 
 // newSchema returns a schema name no other test uses, and drops the
