@@ -177,7 +177,7 @@ func (g *Gate) save(ctx context.Context, t target, prev *view, state statechart.
 	}
 	ww := g.writing(key, t.ss, t.existing) // a job's (existing) result tells every session itself
 	_, err := g.swap(ctx, key, prev.version, nv)
-	ww.done(nv)
+	ww.done(nv, err)
 	if err != nil {
 		if isConflict(err) {
 			return nil, err

@@ -238,9 +238,9 @@ func (g *Gate) writing(key string, ss *mcp.ServerSession, settled bool) watchWri
 	return watchWrite{w: w, key: key, ss: ss, settled: settled}
 }
 
-// done ends a write: v is the view written, with its new version (0 if
-// the write failed).
-func (ww watchWrite) done(v *view) {
+// done ends a write of v, which failed with err or else has its new
+// version.
+func (ww watchWrite) done(v *view, err error) {
 	if ww.w == nil {
 		return
 	}
@@ -253,7 +253,7 @@ func (ww watchWrite) done(v *view) {
 			w.poke()
 		}
 	}
-	if v != nil && v.version != 0 {
+	if err == nil && v != nil && v.version != 0 {
 		if len(w.own) >= maxWatched { // changes the store never reported
 			clear(w.own)
 		}
