@@ -254,7 +254,7 @@ func (ww watchWrite) done(v *view, err error) {
 		}
 	}
 	if err == nil && v != nil && v.version != 0 {
-		if len(w.own) >= maxWatched { // changes the store never reported
+		if len(w.own) >= maxWatched && w.own[ww.key].view == nil { // keys of sessions gone, and changes never reported
 			clear(w.own)
 		}
 		w.own[ww.key] = ownWrite{view: v, ss: ww.ss, settled: ww.settled}
@@ -361,19 +361,22 @@ func (g *Gate) changed(ctx context.Context, w *gateWatch, key string, version ui
 	w.mu.Lock()
 	own, before := w.own[key], w.last[key]
 	w.mu.Unlock()
+	// mine reports whether a version is the gate's newest own write of
+	// the key. A change may report an older one (its own write too, or
+	// not), or none: the version loaded then tells.
+	mine := func(v uint64) bool { return own.view != nil && v != 0 && own.view.version == v }
+	// settled: nobody else to tell of the gate's own write (a session's
+	// workflow is its own when SessionKey does not name it).
+	settled := func() bool { return own.settled || (own.ss != nil && g.named == nil) }
 	var after *view
-	if own.view != nil && version != 0 && own.view.version == version {
-		after = own.view // the gate's own write
-		if own.settled || (own.ss != nil && g.named == nil) {
-			// Nobody else to tell: a session's workflow is its own when
-			// SessionKey does not name it.
-			w.handledOwn(key, own.view)
+	switch {
+	case mine(version):
+		after = own.view
+		if settled() {
+			w.handledOwn(key, after)
 			return
 		}
-	} else {
-		own = ownWrite{}
-	}
-	if before != nil && version != 0 && before.version == version {
+	case before != nil && version != 0 && before.version == version:
 		return
 	}
 	sessions := g.sessionsOfKey(key)
@@ -391,7 +394,15 @@ func (g *Gate) changed(ctx context.Context, w *gateWatch, key string, version ui
 			}
 			return
 		}
-		after = v
+		if mine(v.version) {
+			after = own.view
+			if settled() {
+				w.handledOwn(key, after)
+				return
+			}
+		} else {
+			after, own = v, ownWrite{}
+		}
 	}
 	if before == nil {
 		if d, ok := g.decoded.Load(key); ok {
@@ -435,19 +446,15 @@ func (w *gateWatch) remember(key string, v *view) {
 		clear(w.last)
 	}
 	w.last[key] = v
-	if o, ok := w.own[key]; ok && o.view == v {
-		delete(w.own, key)
-	}
 }
 
-// handledOwn drops the gate's own write of key once its change was handled
-// and nobody else needed telling: the sessions are up to date with it.
+// handledOwn records that the sessions of key are up to date with the
+// gate's own write v, which nobody else needed telling of. The write stays
+// known as the gate's (w.own), for the changes that report it again (or
+// an older version, whose load finds it).
 func (w *gateWatch) handledOwn(key string, v *view) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if o, ok := w.own[key]; ok && o.view == v {
-		delete(w.own, key)
-	}
 	if _, ok := w.last[key]; ok {
 		w.last[key] = v
 	}
