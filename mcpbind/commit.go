@@ -179,7 +179,10 @@ func (g *Gate) save(ctx context.Context, t target, prev *view, state statechart.
 		}
 	}
 	g.stampApproval(&nv.rec, nv.active, prev.rec.approval)
-	if _, err := g.swap(ctx, key, prev.version, nv); err != nil {
+	ww := g.writing(key, t.ss, t.existing) // a job's (existing) result tells every session itself
+	_, err := g.swap(ctx, key, prev.version, nv)
+	ww.done(nv, err)
+	if err != nil {
 		if isConflict(err) {
 			return nil, err
 		}

@@ -86,8 +86,10 @@
 //     below);
 //   - after a successful call, sends the tool's event, saves the new state,
 //     and, if the session's visible tools changed, sends
-//     notifications/tools/list_changed to that session alone, before the
-//     call's result;
+//     notifications/tools/list_changed to that session, before the
+//     call's result (and, with a store that reports its writes, to the
+//     other sessions of that workflow, on every instance: see "Several
+//     instances: the change feed");
 //   - advertises tools.listChanged in the initialize result.
 //
 // A call that moved the workflow also carries a [TransitionNote] under
@@ -258,9 +260,10 @@
 //
 // The state of each workflow lives in a [Store]: versioned Load and
 // CompareAndSwap. The default is a [MemoryStore]; a store shared by several
-// instances (Redis, package mcpbind/redisstore) or processes (SQLite,
-// package mcpbind/sqlitestore) implements the same interface, and package
-// mcpbind/storetest checks an implementation against its contract. A store
+// instances (Redis, package mcpbind/redisstore; PostgreSQL, package
+// mcpbind/pgstore) or processes (SQLite, package mcpbind/sqlitestore)
+// implements the same interface, and package mcpbind/storetest checks an
+// implementation against its contract. A store
 // in process memory may implement [ValueStore] too, as [MemoryStore] does:
 // it then holds the gate's records as Go values, and a call neither
 // encodes nor decodes its workflow's record.
@@ -271,7 +274,8 @@
 // MaxBytes bytes, and refuses new ones with [ErrStoreFull]: the gate then
 // refuses to start a workflow, and the workflows it holds go on). A
 // record may expire after a time without use (the memory store's sliding
-// TTL, 24 h; Redis's TTL, refreshed by loads and writes); a session whose
+// TTL, 24 h; Redis's TTL, refreshed by loads and writes; SQLite's and
+// PostgreSQL's, from the last write, off by default); a session whose
 // workflow expired is refused with CodeWorkflowExpired, and a handle with
 // CodeUnknownWorkflow. A store that implements [Keeper] (the memory store)
 // keeps the record of a live session until the session ends, however long
@@ -280,6 +284,27 @@
 //
 // Logs never carry a workflow id or a session id (bearer tokens): they
 // name a workflow by the first 12 hex digits of its store key's SHA-256.
+
+// # Several instances: the change feed
+//
+// A store that implements [Watcher] reports the writes of its records: the
+// Postgres store those of every instance on its database (LISTEN/NOTIFY),
+// the Redis store those of every instance on its Redis (pub/sub), the
+// memory and SQLite stores those made through them, in their process. A
+// gate attached to a server ([Gate.Attach]) watches its store until
+// [Gate.Close]. When a workflow's record is written by anything but the
+// call of one of this instance's sessions (another instance's call, an
+// approval with `chartgate approve`, [Gate.Send], a job's result), the
+// gate loads the new state and sends notifications/tools/list_changed to
+// each session of this instance whose workflow it is and whose visible
+// tools differ from those of the state the gate last knew it in; the
+// session whose call wrote it gets one, in the call, not two. Sessions of
+// protocol 2026-07-28 and handles get none (their lists do not vary). The
+// feed is best effort: a change missed (a watcher's connection lost, more
+// than 1,024 changes queued) reaches a session at its next request, as it
+// would without a feed. A workflow the gate knows no earlier state of is
+// compared with the state it last decoded for its sessions, else with
+// the initial state.
 //
 // # With statesync
 //

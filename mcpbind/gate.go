@@ -293,6 +293,7 @@ type Gate struct {
 	waits   []move
 
 	rules atomic.Pointer[rules]
+	watch atomic.Pointer[gateWatch] // the store's change feed, once attached (watch.go)
 
 	jsonEvents      map[string]string
 	jsonInvalidates map[string][]string

@@ -526,8 +526,10 @@ func (g *Gate) resumeLoop(every time.Duration) {
 // must return when its ctx is cancelled). Their leases stay in the store
 // and expire after Options.LeaseTTL; another instance then resumes the
 // jobs ([Gate.ResumeJobs]). After Close the gate claims no job; it
-// otherwise goes on serving calls. Close is safe to call more than once.
+// otherwise goes on serving calls. Close also stops following the store's
+// changes (see [Watcher]). Close is safe to call more than once.
 func (g *Gate) Close() error {
+	g.stopWatch()
 	r := g.jobs
 	if r == nil {
 		return nil

@@ -240,7 +240,10 @@ func (g *Gate) create(ctx context.Context, key string) (*view, error) {
 		return nil, err
 	}
 	g.stampApproval(&v.rec, v.active, nil)
-	if _, err := g.swap(ctx, key, 0, v); err != nil {
+	ww := g.writing(key, nil, true) // a new workflow is in the initial state every session saw
+	_, err = g.swap(ctx, key, 0, v)
+	ww.done(v, err)
+	if err != nil {
 		if isConflict(err) {
 			return nil, err
 		}

@@ -162,6 +162,7 @@ type MemoryStore struct {
 	entries  map[string]*memEntry
 	kept     map[string]bool
 	byUse    list.List // of *memEntry that may expire, most recently used at the front
+	feed     Feed      // its writes, for Watch
 }
 
 type memEntry struct {
@@ -177,6 +178,7 @@ var (
 	_ Keeper     = (*MemoryStore)(nil)
 	_ Lister     = (*MemoryStore)(nil)
 	_ ValueStore = (*MemoryStore)(nil)
+	_ Watcher    = (*MemoryStore)(nil)
 )
 
 // NewMemoryStore returns an empty MemoryStore. opts may be nil.
@@ -277,6 +279,7 @@ func (s *MemoryStore) CompareAndSwapValue(_ context.Context, key string, old uin
 		e.val, e.size, e.version = val, size, ver
 		s.seq = ver
 		s.used(e, now)
+		s.feed.Publish(Change{Key: key, Version: ver})
 		return ver, nil
 	}
 	if s.bytes+int64(size) > s.maxBytes {
@@ -289,6 +292,7 @@ func (s *MemoryStore) CompareAndSwapValue(_ context.Context, key string, old uin
 	}
 	s.entries[key] = e
 	s.bytes += int64(size)
+	s.feed.Publish(Change{Key: key, Version: ver})
 	return ver, nil
 }
 

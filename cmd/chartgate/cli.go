@@ -71,7 +71,7 @@ diagram; run and bench refuse it unless --allow-missing-guards is given.
 WORKFLOW is a workflow id (workflow_start returns it) or the name of a
 session's workflow (name:ID). status, history, approve and ui find the project's
 workflow and store with --workflow FILE (default .chartgate/workflow.json) and
---store (default .chartgate/state.db; redis://HOST:PORT; memory).
+--store (default .chartgate/state.db; redis://HOST:PORT; postgres://...; memory).
 
 LIST is comma-separated; each item is an event type (ADD_ITEM), a JSON event
 ({"type":"PAY","method":"card"}; its commas do not split), or +DURATION

@@ -12,7 +12,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
-	"strings"
 	"time"
 
 	"github.com/chartgate/chartgate/hook"
@@ -266,7 +265,7 @@ func inProject(project string, pf projectFlags) {
 	}
 	abs(pf.workflow)
 	abs(pf.subflows)
-	if s := *pf.store; s != "memory" && !strings.HasPrefix(s, "redis://") && !strings.HasPrefix(s, "rediss://") {
+	if s := *pf.store; s != "memory" && !isURLStore(s) {
 		abs(pf.store)
 	}
 }

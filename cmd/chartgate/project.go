@@ -5,6 +5,7 @@ package main
 // and the gate over them.
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -12,11 +13,13 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/chartgate/chartgate/hook"
 	"github.com/chartgate/chartgate/mcpbind"
+	"github.com/chartgate/chartgate/mcpbind/pgstore"
 	"github.com/chartgate/chartgate/mcpbind/redisstore"
 	"github.com/chartgate/chartgate/mcpbind/sqlitestore"
 	"github.com/chartgate/chartgate/workflow"
@@ -39,7 +42,7 @@ type projectFlags struct {
 func addProjectFlags(fs *flag.FlagSet) projectFlags {
 	return projectFlags{
 		workflow: fs.String("workflow", defaultWorkflowFile, "the workflow file (XState or Statewright JSON)"),
-		store:    fs.String("store", defaultStore, "where workflows are kept: a SQLite file, redis://HOST:PORT[/DB], or memory"),
+		store:    fs.String("store", defaultStore, "where workflows are kept: a SQLite file, redis://HOST:PORT[/DB], postgres://USER@HOST/DB, or memory"),
 		format:   fs.String("format", "auto", "the workflow's format: auto, xstate or statewright"),
 		subflows: fs.String("subflows", "", "the directory of the Statewright workflows invoke names (default: the workflow file's)"),
 		durable:  fs.Bool("durable", false, "with a SQLite store: sync every write to disk (survives a power loss; slower)"),
@@ -47,7 +50,8 @@ func addProjectFlags(fs *flag.FlagSet) projectFlags {
 }
 
 const projectFlagsUsage = `  --workflow FILE  the workflow file, XState or Statewright JSON (default .chartgate/workflow.json)
-  --store STORE    a SQLite file (default .chartgate/state.db), redis://HOST:PORT[/DB], or memory
+  --store STORE    a SQLite file (default .chartgate/state.db), redis://HOST:PORT[/DB],
+                   postgres://USER[:PASSWORD]@HOST[:PORT]/DB[?sslmode=...] (or postgresql://), or memory
   --format FORMAT  the workflow's format: auto (default), xstate or statewright
   --subflows DIR   the directory of the Statewright workflows invoke names (default: the workflow file's)
   --durable        with a SQLite store: sync every write to disk, so that a power loss loses
@@ -93,13 +97,37 @@ func openProjectOpts(f projectFlags, opts *workflow.Options) (*project, error) {
 	return &project{workflow: w, store: store, close: closeStore}, nil
 }
 
+// pgOpenTimeout bounds connecting to a Postgres store and checking its
+// schema.
+const pgOpenTimeout = 30 * time.Second
+
+// isURLStore reports whether a --store value names a server (a URL), not
+// a SQLite file.
+func isURLStore(spec string) bool {
+	for _, scheme := range []string{"redis://", "rediss://", "postgres://", "postgresql://"} {
+		if strings.HasPrefix(spec, scheme) {
+			return true
+		}
+	}
+	return false
+}
+
 // openStore opens a store by its flag value. A SQLite store syncs every
 // write to disk only if durable (WAL's synchronous=NORMAL otherwise: a
-// write survives the process crashing, not the machine).
+// write survives the process crashing, not the machine). A Postgres store
+// keeps its tables in the schema "chartgate" of the database.
 func openStore(spec string, durable bool) (mcpbind.Store, func() error, error) {
 	switch {
 	case spec == "memory":
 		return mcpbind.NewMemoryStore(nil), func() error { return nil }, nil
+	case strings.HasPrefix(spec, "postgres://"), strings.HasPrefix(spec, "postgresql://"):
+		ctx, cancel := context.WithTimeout(context.Background(), pgOpenTimeout)
+		defer cancel()
+		s, err := pgstore.Open(ctx, spec, nil)
+		if err != nil {
+			return nil, nil, fmt.Errorf("--store %s: %w", redactURL(spec), err)
+		}
+		return s, s.Close, nil
 	case strings.HasPrefix(spec, "redis://"), strings.HasPrefix(spec, "rediss://"):
 		opt, err := redis.ParseURL(spec)
 		if err != nil {

@@ -62,7 +62,8 @@ workflow matches no tool any more is refused. Without servers, serve offers
 the workflow tools alone.
 
   --workflow FILE    the workflow, XState (meta.mcp) or Statewright JSON
-  --store STORE      a SQLite file (default .chartgate/state.db), redis://HOST:PORT[/DB], or memory
+  --store STORE      a SQLite file (default .chartgate/state.db), redis://HOST:PORT[/DB],
+                     postgres://USER@HOST[:PORT]/DB (or postgresql://), or memory
   --format FORMAT    the workflow's format: auto (default), xstate or statewright
   --subflows DIR     the directory of the Statewright workflows invoke names
   --durable          with a SQLite store: sync every write to disk (survives a power loss; slower)

@@ -36,8 +36,12 @@ const releaseWorkflow = `{
 // channel, and whether who was authenticated), once; history prints the
 // run history.
 func TestOutOfBandCommands(t *testing.T) {
+	outOfBand(t, filepath.Join(t.TempDir(), "state.db"))
+}
+
+// outOfBand runs TestOutOfBandCommands on a store (a --store value).
+func outOfBand(t *testing.T, store string) {
 	wf := writeFile(t, "workflow.json", releaseWorkflow)
-	store := filepath.Join(t.TempDir(), "state.db")
 	flags := []string{"--workflow", wf, "--store", store}
 	id := parkRelease(t, wf, store, "s1")
 

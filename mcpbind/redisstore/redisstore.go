@@ -66,6 +66,18 @@
 //
 // Versions stay below 2^53, so that the Lua script (whose numbers are
 // doubles) computes them exactly: that is the year 2255.
+//
+// # Change feed
+//
+// The compare-and-swap script also publishes each write, "VERSION KEY",
+// on the pub/sub channel Options.Prefix + "mcpbind:changes" (PUBLISH
+// names no key, so this holds on a Cluster too). [Store.Watch] subscribes
+// to it while the store has watchers, so a gate attached to a server
+// tells its sessions of the transitions made by other instances (see
+// "Several instances" in mcpbind's documentation). Redis keeps no
+// message: what is published while a subscriber's connection is down is
+// missed, and the sessions learn of it at their next request. Deletes are
+// not published.
 package redisstore
 
 import (
@@ -107,11 +119,13 @@ type Store struct {
 	ttl    time.Duration
 	ttlMS  string // ttl in milliseconds, as the script's argument
 	prefix string
+	feed   *mcpbind.Feed // the writes, from the channel Prefix + "mcpbind:changes"
 }
 
 var (
-	_ mcpbind.Store  = (*Store)(nil)
-	_ mcpbind.Lister = (*Store)(nil)
+	_ mcpbind.Store   = (*Store)(nil)
+	_ mcpbind.Lister  = (*Store)(nil)
+	_ mcpbind.Watcher = (*Store)(nil)
 )
 
 // New returns a store on client. opts may be nil.
@@ -124,12 +138,14 @@ func New(client redis.UniversalClient, opts *Options) *Store {
 		o.TTL = DefaultTTL
 	}
 	ms := (o.TTL + time.Millisecond - 1) / time.Millisecond
-	return &Store{
+	s := &Store{
 		client: client,
 		ttl:    ms * time.Millisecond,
 		ttlMS:  strconv.FormatInt(int64(ms), 10),
 		prefix: o.Prefix,
 	}
+	s.feed = mcpbind.NewFeed(s.listen)
+	return s
 }
 
 // TTL returns the expiry of records, after rounding.
@@ -150,6 +166,8 @@ const (
 //	ARGV[1]  the expected version, decimal ("0": no record)
 //	ARGV[2]  the data
 //	ARGV[3]  the TTL in milliseconds
+//	ARGV[4]  the channel of changes
+//	ARGV[5]  the gate's key (without Options.Prefix), for the change
 //
 // It returns {1, new version} when it wrote, {0, current version} when the
 // current version is not the expected one. Versions are compared as
@@ -174,6 +192,7 @@ end
 local vs = string.format("%.0f", v)
 redis.call("HSET", KEYS[1], "v", vs, "d", ARGV[2])
 redis.call("PEXPIRE", KEYS[1], ARGV[3])
+redis.call("PUBLISH", ARGV[4], vs .. " " .. ARGV[5])
 return {1, vs}
 `)
 
@@ -190,6 +209,56 @@ if r[2] then
 end
 return r
 `)
+
+// channel is the Redis pub/sub channel of the store's changes.
+func (s *Store) channel() string { return s.prefix + "mcpbind:changes" }
+
+// Watch implements [mcpbind.Watcher]: the writes of every Store with the
+// same Options.Prefix on this Redis, with pub/sub. Each write publishes
+// "VERSION KEY" on the channel Options.Prefix + "mcpbind:changes", in the
+// compare-and-swap script. The store subscribes (on a connection of its
+// own, which go-redis reconnects) while it has watchers; Watch returns
+// once the subscription is confirmed (or after [mcpbind.FeedReadyWait]).
+// Changes published while the connection was down are missed: Redis
+// pub/sub keeps nothing.
+func (s *Store) Watch(ctx context.Context, prefix string) (<-chan mcpbind.Change, error) {
+	return s.feed.Watch(ctx, prefix)
+}
+
+// listen subscribes to the channel and publishes its messages until ctx
+// ends.
+func (s *Store) listen(ctx context.Context, publish func(mcpbind.Change), ready func()) {
+	ps := s.client.Subscribe(ctx, s.channel())
+	defer ps.Close()
+	for {
+		// Receive returns the subscription's confirmation first; go-redis
+		// subscribes again after a reconnection.
+		if _, err := ps.Receive(ctx); err == nil {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	ready()
+	ch := ps.Channel()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case m, ok := <-ch:
+			if !ok {
+				return
+			}
+			vs, key, found := strings.Cut(m.Payload, " ")
+			if v, err := strconv.ParseUint(vs, 10, 64); found && err == nil {
+				publish(mcpbind.Change{Key: key, Version: v})
+			}
+		}
+	}
+}
 
 // Load implements [mcpbind.Store]. A missing key, a deleted record (a
 // tombstone) and an expired one give nil, 0 and no error. Loading a record
@@ -220,7 +289,7 @@ func (s *Store) Load(ctx context.Context, key string) ([]byte, uint64, error) {
 // tombstone). Otherwise the error matches [mcpbind.ErrConflict].
 func (s *Store) CompareAndSwap(ctx context.Context, key string, old uint64, data []byte) (uint64, error) {
 	res, err := casScript.Run(ctx, s.client, []string{s.prefix + key},
-		strconv.FormatUint(old, 10), data, s.ttlMS).Slice()
+		strconv.FormatUint(old, 10), data, s.ttlMS, s.channel(), key).Slice()
 	if err != nil {
 		return 0, fmt.Errorf("redisstore: compare-and-swap of %q: %w", key, err)
 	}

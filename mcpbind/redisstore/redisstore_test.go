@@ -226,3 +226,64 @@ func TestJobs(t *testing.T) {
 		return redisstore.New(client, opts), redisstore.New(other, opts)
 	})
 }
+
+// TestWatch: a write through one store reaches the watchers of another on
+// the same prefix (pub/sub), with its version, filtered by the watch's
+// prefix; a store with another Options.Prefix does not hear it.
+func TestWatch(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	client := redistest.Start(t)
+	other := redis.NewClient(client.Options())
+	t.Cleanup(func() { _ = other.Close() })
+	a := redisstore.New(client, &redisstore.Options{Prefix: "app1:"})
+	b := redisstore.New(other, &redisstore.Options{Prefix: "app1:"})
+	c := redisstore.New(other, &redisstore.Options{Prefix: "app2:"})
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	chB, err := b.Watch(wctx, "wf:")
+	if err != nil {
+		t.Fatal(err)
+	}
+	chC, err := c.Watch(wctx, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.CompareAndSwap(ctx, "other:k", 0, []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	v, err := a.CompareAndSwap(ctx, "wf:k", 0, []byte("x"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case ch := <-chB:
+		if ch != (mcpbind.Change{Key: "wf:k", Version: v}) {
+			t.Fatalf("change %+v, want wf:k at version %d (other:k is not under the watch's prefix)", ch, v)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no change reported within 10 s")
+	}
+	select {
+	case ch := <-chC:
+		t.Fatalf("a store with another prefix heard %+v", ch)
+	case <-time.After(100 * time.Millisecond):
+	}
+	cancel()
+	for range chB { // closed once the watch ended
+	}
+}
+
+// TestWatchGates: two gates on two connections to one redis-server (two
+// instances); a transition through one gives list_changed to the sessions
+// of that workflow on the other (storetest.RunWatch).
+func TestWatchGates(t *testing.T) {
+	t.Parallel()
+	client := redistest.Start(t)
+	storetest.RunWatch(t, func(t *testing.T) (mcpbind.Store, mcpbind.Store) {
+		other := redis.NewClient(client.Options())
+		t.Cleanup(func() { _ = other.Close() })
+		opts := &redisstore.Options{Prefix: t.Name() + ":"}
+		return redisstore.New(client, opts), redisstore.New(other, opts)
+	})
+}

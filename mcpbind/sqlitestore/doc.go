@@ -127,4 +127,12 @@
 // locks when the process closes any descriptor of the database file, so
 // the processes that use the store must not open the file otherwise (to
 // copy it, use SQLite's backup, e.g. `sqlite3 state.db .backup copy.db`).
+//
+// # Change feed
+//
+// [Store.Watch] reports the writes made through the Store, in its process
+// ([mcpbind.Watcher]): the gates of one process that share a Store tell
+// each other's sessions of their transitions. The writes of other
+// processes on the file are not reported; their sessions learn of them at
+// their next request.
 package sqlitestore

@@ -54,6 +54,8 @@ type Store struct {
 
 	// The statements.
 	load, current, next, upsert, remove, purge stmt
+
+	feed mcpbind.Feed // the writes through this Store (Watch)
 }
 
 // The statements' SQL.
@@ -117,7 +119,10 @@ func (st *stmt) close() error {
 	return nil
 }
 
-var _ mcpbind.Store = (*Store)(nil)
+var (
+	_ mcpbind.Store   = (*Store)(nil)
+	_ mcpbind.Watcher = (*Store)(nil)
+)
 
 // Path returns the absolute path of the database file.
 func (s *Store) Path() string { return s.path }
@@ -128,6 +133,7 @@ func (s *Store) TTL() time.Duration { return time.Duration(s.ttlMS) * time.Milli
 // Close closes the database. It waits for the operations in progress;
 // operations started after it fail.
 func (s *Store) Close() error {
+	s.feed.Close()
 	var errs []error
 	for _, st := range []*stmt{&s.load, &s.current, &s.next, &s.upsert, &s.remove, &s.purge} {
 		errs = append(errs, st.close())
@@ -136,6 +142,13 @@ func (s *Store) Close() error {
 		return fmt.Errorf("sqlitestore: closing %s: %w", s.path, err)
 	}
 	return nil
+}
+
+// Watch implements [mcpbind.Watcher]: the writes made through this Store,
+// in this process. Writes of other processes on the file are not
+// reported (their sessions learn of them at their next request).
+func (s *Store) Watch(ctx context.Context, prefix string) (<-chan mcpbind.Change, error) {
+	return s.feed.Watch(ctx, prefix)
 }
 
 // Load implements [mcpbind.Store]. A missing key, a deleted record and an
@@ -237,6 +250,7 @@ func (s *Store) CompareAndSwap(ctx context.Context, key string, old uint64, data
 	case err != nil:
 		return 0, s.fail(ctx, "compare-and-swap of", key, err)
 	}
+	s.feed.Publish(mcpbind.Change{Key: key, Version: version})
 	return version, nil
 }
 

@@ -655,3 +655,15 @@ func TestJobs(t *testing.T) {
 		return openAt(t, path, nil), openAt(t, path, nil)
 	})
 }
+
+// TestWatchGates: two gates on one Store (two servers of one process); a
+// transition through one gives list_changed to the sessions of that
+// workflow on the other (storetest.RunWatch). The feed is in process: it
+// reports the writes made through the Store.
+func TestWatchGates(t *testing.T) {
+	t.Parallel()
+	storetest.RunWatch(t, func(t *testing.T) (mcpbind.Store, mcpbind.Store) {
+		s := open(t, nil)
+		return s, s
+	})
+}

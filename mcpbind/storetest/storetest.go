@@ -12,7 +12,9 @@
 // checked as such too. Expiry and eviction are the implementation's own
 // business and are not checked here. [RunJobs] checks that the jobs of
 // gates on a store shared by several instances resume when the instance
-// that ran them goes away.
+// that ran them goes away, and [RunWatch] that gates on a store with a
+// change feed ([mcpbind.Watcher]) tell their sessions of each other's
+// transitions.
 package storetest
 
 import (

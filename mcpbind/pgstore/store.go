@@ -1,0 +1,367 @@
+// This file defines Store, the mcpbind.Store in PostgreSQL: Open and the
+// schema, Load, CompareAndSwap, Delete, Keys, and the purge of expired
+// records.
+
+package pgstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/chartgate/chartgate/mcpbind"
+)
+
+// DefaultSchema is the schema of the store's tables when Options.Schema is
+// empty.
+const DefaultSchema = "chartgate"
+
+// schemaVersion is the version of the tables this package writes, kept
+// in the meta table.
+const schemaVersion = 1
+
+// purgeInterval is the least time between two purges of expired records by
+// one Store, and purgeBatch the most records one purge deletes.
+const (
+	purgeInterval = time.Minute
+	purgeBatch    = 1000
+)
+
+// maxNotifiedKey is the longest key whose writes are notified: a
+// notification's payload (the version and the key in hex) must stay under
+// PostgreSQL's 8,000 bytes.
+const maxNotifiedKey = 3900
+
+// maxSchema is the longest schema name: the channel's name, the schema's
+// and ".changes", must fit PostgreSQL's 63 bytes.
+const maxSchema = 63 - len(".changes")
+
+// Options configures [Open]. The zero value (or nil) means the defaults.
+type Options struct {
+	// Schema is the PostgreSQL schema of the store's tables; Open creates
+	// it if it is missing. Several applications (or test runs) on one
+	// database use different schemas. Default [DefaultSchema].
+	Schema string
+	// TTL is how long a record lives after its last write; a load does not
+	// extend it. Zero (the default) means that records never expire. It is
+	// rounded up to whole milliseconds. Expiry is measured by the server's
+	// clock.
+	TTL time.Duration
+	// MaxConns bounds the connections of the store's pool. Default: the
+	// larger of 4 and the number of CPUs (pgxpool's default), or the
+	// pool_max_conns of the connection string.
+	MaxConns int32
+}
+
+// Store is an [mcpbind.Store] in a PostgreSQL database. It is safe for
+// concurrent use, and any number of Stores, in one process or on many
+// machines, may use one database and schema at once. The zero value is not
+// usable: call [Open].
+type Store struct {
+	pool   *pgxpool.Pool
+	schema string
+	ttlMS  int64 // 0: records never expire
+
+	// The statements, with the schema's quoted name in them.
+	sqlLoad, sqlCreate, sqlUpdate, sqlDelete, sqlKeys, sqlPurge string
+	channel                                                     string // the notification channel (see Watch)
+
+	mu        sync.Mutex
+	nextPurge time.Time // when a write next purges expired records
+	feed      *mcpbind.Feed
+	closed    bool
+}
+
+var (
+	_ mcpbind.Store   = (*Store)(nil)
+	_ mcpbind.Lister  = (*Store)(nil)
+	_ mcpbind.Watcher = (*Store)(nil)
+)
+
+// Open connects to the database that dsn names (a PostgreSQL connection
+// string: postgres://user:password@host:port/database?sslmode=..., or
+// key=value pairs, as [pgxpool.ParseConfig] reads) and makes sure the
+// store's schema is there: it creates it if it is missing, in one
+// transaction under an advisory lock, so that several processes opening a
+// new database at once are fine. opts may be nil. Close the store when
+// done.
+func Open(ctx context.Context, dsn string, opts *Options) (*Store, error) {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.TTL < 0 {
+		return nil, fmt.Errorf("pgstore: opening: negative TTL %v", o.TTL)
+	}
+	if o.MaxConns < 0 {
+		return nil, fmt.Errorf("pgstore: opening: negative MaxConns %d", o.MaxConns)
+	}
+	if o.Schema == "" {
+		o.Schema = DefaultSchema
+	}
+	if len(o.Schema) > maxSchema {
+		return nil, fmt.Errorf("pgstore: opening: schema name %q is longer than %d bytes (its notification channel, SCHEMA.changes, must fit PostgreSQL's 63)", o.Schema, maxSchema)
+	}
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("pgstore: opening: %w", err)
+	}
+	if o.MaxConns > 0 {
+		cfg.MaxConns = o.MaxConns
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("pgstore: opening: %w", err)
+	}
+	s := newStore(pool, o)
+	if err := s.setUp(ctx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("pgstore: opening %s on %s: %w", s.schema, cfg.ConnConfig.Host, err)
+	}
+	return s, nil
+}
+
+func newStore(pool *pgxpool.Pool, o Options) *Store {
+	q := pgx.Identifier{o.Schema}.Sanitize()
+	records := q + ".records"
+	live := `(expires IS NULL OR expires > now())`
+	// expires is computed from $4, the TTL in milliseconds (0: none).
+	expires := `CASE WHEN $4::bigint > 0 THEN now() + $4::bigint * interval '1 millisecond' END`
+	// notify sends "version hexkey" on the channel ($5) for keys short
+	// enough; a notification is delivered when the write commits.
+	notify := `CASE WHEN length(w.key) <= ` + fmt.Sprint(maxNotifiedKey) + ` THEN pg_notify($5, w.version || ' ' || encode(w.key, 'hex')) END`
+	s := &Store{
+		pool:    pool,
+		schema:  o.Schema,
+		ttlMS:   int64((o.TTL + time.Millisecond - 1) / time.Millisecond),
+		channel: o.Schema + ".changes",
+		feed:    nil,
+	}
+	s.sqlLoad = `SELECT version, data FROM ` + records + ` WHERE key = $1 AND ` + live
+	// Creates the record if there is none, or only an expired one.
+	s.sqlCreate = `WITH w AS (INSERT INTO ` + records + ` AS r (key, version, data, expires)
+		VALUES ($1, nextval('` + escapeLiteral(q) + `.versions'), $3, ` + expires + `)
+		ON CONFLICT (key) DO UPDATE SET version = excluded.version, data = excluded.data, expires = excluded.expires
+		WHERE r.expires IS NOT NULL AND r.expires <= now() AND $2::bigint = 0
+		RETURNING r.key, r.version)
+		SELECT w.version, ` + notify + ` FROM w`
+	s.sqlUpdate = `WITH w AS (UPDATE ` + records + ` SET version = nextval('` + escapeLiteral(q) + `.versions'), data = $3, expires = ` + expires + `
+		WHERE key = $1 AND version = $2 AND ` + live + `
+		RETURNING key, version)
+		SELECT w.version, ` + notify + ` FROM w`
+	s.sqlDelete = `DELETE FROM ` + records + ` WHERE key = $1`
+	s.sqlKeys = `SELECT key FROM ` + records + ` WHERE key >= $1 AND ($2::bytea IS NULL OR key < $2) AND ` + live + ` ORDER BY key`
+	// The outer condition on expires is checked again on a row that a
+	// concurrent write created anew: it is not deleted.
+	s.sqlPurge = `DELETE FROM ` + records + ` WHERE key IN
+		(SELECT key FROM ` + records + ` WHERE expires <= now() LIMIT ` + fmt.Sprint(purgeBatch) + `) AND expires <= now()`
+	s.feed = mcpbind.NewFeed(s.listen)
+	return s
+}
+
+// escapeLiteral doubles the single quotes of s, for a string literal.
+func escapeLiteral(s string) string { return strings.ReplaceAll(s, "'", "''") }
+
+// setUp checks the schema, and creates it if it is missing.
+func (s *Store) setUp(ctx context.Context) error {
+	q := pgx.Identifier{s.schema}.Sanitize()
+	var v int
+	err := s.pool.QueryRow(ctx, `SELECT schema_version FROM `+q+`.meta WHERE id = 1`).Scan(&v)
+	if err == nil {
+		return checkVersion(v)
+	}
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) || (pe.Code != "42P01" && pe.Code != "3F000") { // undefined_table, invalid_schema_name
+		return fmt.Errorf("reading the schema version: %w", err)
+	}
+	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		// One creator at a time (CREATE ... IF NOT EXISTS races with
+		// itself); the others then find the schema.
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(1667326324, hashtext($1))`, s.schema); err != nil {
+			return fmt.Errorf("locking the schema: %w", err)
+		}
+		var meta, records bool
+		err := tx.QueryRow(ctx, `SELECT to_regclass($1) IS NOT NULL, to_regclass($2) IS NOT NULL`,
+			q+".meta", q+".records").Scan(&meta, &records)
+		if err != nil {
+			return fmt.Errorf("looking for the tables: %w", err)
+		}
+		if meta {
+			if err := tx.QueryRow(ctx, `SELECT schema_version FROM `+q+`.meta WHERE id = 1`).Scan(&v); err != nil {
+				return fmt.Errorf("reading the schema version: %w", err)
+			}
+			return checkVersion(v)
+		}
+		if records {
+			return fmt.Errorf("schema %s has a table records but no meta table: it belongs to something else (choose another Options.Schema)", s.schema)
+		}
+		// Versions start at the time in microseconds, so that a schema
+		// created again starts above the versions the old one handed
+		// out (see "Versions" in the package documentation).
+		stmts := []string{
+			`CREATE SCHEMA IF NOT EXISTS ` + q,
+			`CREATE TABLE ` + q + `.records (key bytea PRIMARY KEY, version bigint NOT NULL, data bytea NOT NULL, expires timestamptz)`,
+			`CREATE INDEX records_expires ON ` + q + `.records (expires) WHERE expires IS NOT NULL`,
+			fmt.Sprintf(`CREATE SEQUENCE IF NOT EXISTS %s.versions AS bigint START WITH %d`, q, max(time.Now().UnixMicro(), 1)),
+			`CREATE TABLE ` + q + `.meta (id int PRIMARY KEY CHECK (id = 1), schema_version int NOT NULL)`,
+			fmt.Sprintf(`INSERT INTO %s.meta VALUES (1, %d)`, q, schemaVersion),
+		}
+		for _, st := range stmts {
+			if _, err := tx.Exec(ctx, st); err != nil {
+				return fmt.Errorf("creating the schema: %w", err)
+			}
+		}
+		return nil
+	})
+}
+
+func checkVersion(v int) error {
+	if v > schemaVersion {
+		return fmt.Errorf("the schema's version is %d, newer than this chartgate knows (%d): upgrade chartgate", v, schemaVersion)
+	}
+	return nil
+}
+
+// Schema returns the PostgreSQL schema of the store's tables.
+func (s *Store) Schema() string { return s.schema }
+
+// TTL returns the expiry of records after rounding (0: they never expire).
+func (s *Store) TTL() time.Duration { return time.Duration(s.ttlMS) * time.Millisecond }
+
+// Close ends the store's watches and closes its connections. It waits for
+// the operations in progress; operations started after it fail.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	s.closed = true
+	s.mu.Unlock()
+	s.feed.Close()
+	s.pool.Close()
+	return nil
+}
+
+// Load implements [mcpbind.Store]. A missing key, a deleted record and an
+// expired one give nil, 0 and no error. Load only reads: it does not extend
+// the record's expiry.
+func (s *Store) Load(ctx context.Context, key string) ([]byte, uint64, error) {
+	var (
+		version int64
+		data    []byte
+	)
+	err := s.pool.QueryRow(ctx, s.sqlLoad, []byte(key)).Scan(&version, &data)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, 0, nil
+	}
+	if err != nil {
+		return nil, 0, fmt.Errorf("pgstore: loading %q: %w", key, err)
+	}
+	if version <= 0 {
+		return nil, 0, fmt.Errorf("pgstore: loading %q: bad version %d in the record", key, version)
+	}
+	if data == nil {
+		data = []byte{} // an empty record, not a missing one
+	}
+	return data, uint64(version), nil
+}
+
+// CompareAndSwap implements [mcpbind.Store] in one statement: an UPDATE of
+// the key's row if its version is old (and it has not expired), or for old
+// 0 an INSERT that replaces only an expired row. The new version comes
+// from the schema's sequence. If no row was written the error matches
+// [mcpbind.ErrConflict]. The write notifies the store's watchers (see
+// [Store.Watch]) when it commits.
+func (s *Store) CompareAndSwap(ctx context.Context, key string, old uint64, data []byte) (uint64, error) {
+	if old > 1<<63-1 {
+		return 0, fmt.Errorf("pgstore: compare-and-swap of %q: expected version %d, which no record has: %w", key, old, mcpbind.ErrConflict)
+	}
+	if data == nil {
+		data = []byte{}
+	}
+	q := s.sqlUpdate
+	if old == 0 {
+		q = s.sqlCreate
+	}
+	var version int64
+	err := s.pool.QueryRow(ctx, q, []byte(key), int64(old), data, s.ttlMS, s.channel).Scan(&version, nil)
+	var pe *pgconn.PgError
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		if old == 0 {
+			return 0, fmt.Errorf("pgstore: compare-and-swap of %q: expected no record, there is one: %w", key, mcpbind.ErrConflict)
+		}
+		return 0, fmt.Errorf("pgstore: compare-and-swap of %q: expected version %d, the record has another or is gone: %w", key, old, mcpbind.ErrConflict)
+	case errors.As(err, &pe) && pe.Code == "23505" && old == 0: // unique_violation: a concurrent create won
+		return 0, fmt.Errorf("pgstore: compare-and-swap of %q: expected no record, another was created at once: %w", key, mcpbind.ErrConflict)
+	case err != nil:
+		return 0, fmt.Errorf("pgstore: compare-and-swap of %q: %w", key, err)
+	}
+	s.maybePurge(ctx)
+	return uint64(version), nil
+}
+
+// maybePurge deletes up to purgeBatch expired records, at most once per
+// purgeInterval per Store, when records expire. Its failure is not the
+// write's: the next one tries again.
+func (s *Store) maybePurge(ctx context.Context) {
+	if s.ttlMS == 0 {
+		return
+	}
+	now := time.Now()
+	s.mu.Lock()
+	due := !now.Before(s.nextPurge)
+	if due {
+		s.nextPurge = now.Add(purgeInterval)
+	}
+	s.mu.Unlock()
+	if due {
+		_, _ = s.pool.Exec(ctx, s.sqlPurge)
+	}
+}
+
+// Delete implements [mcpbind.Store]. It removes the record; the versions
+// it had are never handed out again, since they come from a sequence that
+// outlives every record. Deleting a missing key is not an error.
+func (s *Store) Delete(ctx context.Context, key string) error {
+	if _, err := s.pool.Exec(ctx, s.sqlDelete, []byte(key)); err != nil {
+		return fmt.Errorf("pgstore: deleting %q: %w", key, err)
+	}
+	return nil
+}
+
+// Keys implements [mcpbind.Lister]: the keys of the records that start
+// with prefix and have not expired, in byte order (a range scan of the
+// primary key).
+func (s *Store) Keys(ctx context.Context, prefix string) ([]string, error) {
+	rows, err := s.pool.Query(ctx, s.sqlKeys, []byte(prefix), prefixEnd([]byte(prefix)))
+	if err != nil {
+		return nil, fmt.Errorf("pgstore: listing %q: %w", prefix, err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (string, error) {
+		var k []byte
+		err := r.Scan(&k)
+		return string(k), err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("pgstore: listing %q: %w", prefix, err)
+	}
+	return out, nil
+}
+
+// prefixEnd returns the least byte string above every string that starts
+// with p, or nil if there is none (p is empty or all 0xff).
+func prefixEnd(p []byte) []byte {
+	end := append([]byte(nil), p...)
+	for i := len(end) - 1; i >= 0; i-- {
+		if end[i] < 0xff {
+			end[i]++
+			return end[:i+1]
+		}
+	}
+	return nil
+}
