@@ -156,7 +156,41 @@ func PlanUninstall(host Host, dir string, opts *InstallOptions) ([]FileChange, e
 			out = append(out, FileChange{Path: p, Old: cur, New: next})
 		}
 	}
+	// The record of the workflow's format serves every host installed:
+	// it goes (back to what it was) with the last of them.
+	if c, ok, err := in.formatRecordBack(rec); err != nil {
+		return nil, err
+	} else if ok {
+		out = append(out, c)
+	}
 	return out, nil
+}
+
+// formatRecordBack returns the change that takes [InstalledFile], which
+// chartgate writes for every host it installs, out of the project when
+// no other host's installation is recorded there: back to what it was
+// before, if rec recorded that and nothing changed it since, else
+// removed. ok is false when it stays.
+func (in *installer) formatRecordBack(rec *installRecord) (c FileChange, ok bool, err error) {
+	for _, h := range Installable {
+		if h == in.host {
+			continue
+		}
+		if _, err := os.Stat(filepath.Join(in.dir, recordPath(h))); err == nil {
+			return FileChange{}, false, nil // another host still relies on it
+		}
+	}
+	cur, err := in.read(InstalledFile)
+	if err != nil || cur == nil {
+		return FileChange{}, false, err
+	}
+	c = FileChange{Path: InstalledFile, Old: cur}
+	if rec != nil {
+		if i := slices.IndexFunc(rec.Files, func(f recordedFile) bool { return f.Path == InstalledFile }); i >= 0 && bytes.Equal(cur, rec.Files[i].New) {
+			c.New = rec.Files[i].Old
+		}
+	}
+	return c, !bytes.Equal(c.New, cur), nil
 }
 
 // installFiles lists the files each host's installation touches.

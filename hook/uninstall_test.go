@@ -117,3 +117,29 @@ func TestStepsAside(t *testing.T) {
 	assert.False(t, StepsAside(ClaudeCode, dir, copilot, nested), "a Claude Code that Copilot CLI's shell started")
 	assert.False(t, StepsAside(Copilot, dir, copilot, shell), "Copilot CLI's own hook")
 }
+
+// TestUninstallLastHostTakesTheFormatRecord: the record of the workflow's
+// format (InstalledFile) stays while any host is installed, and goes with
+// the last one, so that the project is as it was before.
+func TestUninstallLastHostTakesTheFormatRecord(t *testing.T) {
+	dir := t.TempDir()
+	wf, err := os.ReadFile("../workflow/testdata/coding.json")
+	require.NoError(t, err)
+	writeTestFile(t, filepath.Join(dir, ConfigDir, "workflow.json"), string(wf))
+	before := snapshotDir(t, dir)
+	for _, host := range []Host{ClaudeCode, Codex} {
+		changes, err := Plan(host, dir, nil)
+		require.NoError(t, err)
+		require.NoError(t, Install(dir, host, changes))
+	}
+	require.FileExists(t, filepath.Join(dir, InstalledFile))
+	for i, host := range []Host{ClaudeCode, Codex} {
+		un, err := PlanUninstall(host, dir, nil)
+		require.NoError(t, err)
+		require.NoError(t, ApplyUninstall(dir, host, un))
+		if i == 0 {
+			require.FileExists(t, filepath.Join(dir, InstalledFile), "codex is still installed")
+		}
+	}
+	assert.Equal(t, before, snapshotDir(t, dir))
+}
