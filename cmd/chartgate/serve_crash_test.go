@@ -33,7 +33,8 @@ func TestServeKilledMidTransition(t *testing.T) {
 	project := []string{"--workflow", wf, "--store", store}
 	ctx := context.Background()
 	acknowledged := 0
-	for round := range 6 {
+	const rounds, callers = 6, 4
+	for round := range rounds {
 		cmd := exec.Command(exe, append(append([]string{"serve", "--log-level", "error", "--session", "s", "--lease-ttl", "300ms"}, project...),
 			"--", "env", envUpstream+"=1", exe)...)
 		cmd.Env = append(os.Environ(), envMain+"=1")
@@ -43,7 +44,7 @@ func TestServeKilledMidTransition(t *testing.T) {
 		require.NoError(t, err, "round %d", round)
 		var wg sync.WaitGroup
 		var mu sync.Mutex
-		for range 4 {
+		for range callers {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
@@ -87,6 +88,8 @@ func TestServeKilledMidTransition(t *testing.T) {
 	n := int(w.State.Context()["n"].(float64))
 	t.Logf("%d transitions acknowledged, %d made, %d in the history", acknowledged, n, entries)
 	assert.GreaterOrEqual(t, n, acknowledged, "an acknowledged transition was lost")
-	assert.LessOrEqual(t, n, acknowledged+4, "more transitions than calls in flight when killed")
+	// Each kill can leave each caller's call in flight committed and not
+	// acknowledged: at most one per caller per round.
+	assert.LessOrEqual(t, n, acknowledged+rounds*callers, "more transitions than calls in flight when killed")
 	assert.Equal(t, n, entries, "the history disagrees with the state")
 }
