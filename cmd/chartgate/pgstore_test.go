@@ -160,7 +160,9 @@ func TestServePostgresApproval(t *testing.T) {
 		}
 	}
 
-	code, out, errOut := chartgate(append([]string{"approve", "name:s1", "--by", "ada"}, project...)...)
+	key := filepath.Join(t.TempDir(), "approver.key")
+	require.NoError(t, createKey(key))
+	code, out, errOut := chartgate(append([]string{"approve", "name:s1", "--by", "ada", "--yes", "--key", key}, project...)...)
 	require.Equal(t, exitOK, code, errOut)
 	assert.Contains(t, out, "-> deploy")
 	for name, in := range map[string]*instance{"A": a, "B": b} {

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -352,7 +354,16 @@ func TestExpiredWorkflowRefused(t *testing.T) {
 	if n := claims.Load(); n != 1 {
 		t.Fatalf("claim ran %d times", n)
 	}
-	handles := connect("2026-07-28")
+	// Handles key a stateless server's requests (a lasting connection
+	// serves one workflow under every protocol).
+	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, &mcp.StreamableHTTPOptions{Stateless: true}))
+	t.Cleanup(srv.Close)
+	handles, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, nil).Connect(ctx,
+		&mcp.StreamableClientTransport{Endpoint: srv.URL, HTTPClient: srv.Client()}, &mcp.ClientSessionOptions{ProtocolVersion: "2026-07-28"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = handles.Close() })
 	res, err := handles.CallTool(ctx, &mcp.CallToolParams{Name: "workflow_start"})
 	if err != nil || res.IsError {
 		t.Fatalf("workflow_start: %v %v", err, res)
