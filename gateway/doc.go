@@ -107,7 +107,7 @@
 // an error result that says so:
 //
 //	upstream "fs" (npx -y @modelcontextprotocol/server-filesystem /repo) did not answer the call of tool "write_file" within 1m0s:
-//	the gateway cancelled it. It may or may not have taken effect; the workflow did not move.
+//	the gateway cancelled it, and it may or may not have taken effect
 //
 // An error result sends a workflow gate no event, and the gate releases
 // the workflow it held for the call: an upstream that never answers holds

@@ -93,7 +93,7 @@ func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest, u *ups
 		return nil, ctx.Err()
 	case context.Cause(callCtx) == errCallTimeout:
 		// Cancelling callCtx sent the upstream notifications/cancelled.
-		return errorResult(fmt.Errorf("%s did not answer the call of tool %q within %v: the gateway cancelled it. It may or may not have taken effect; the workflow did not move.",
+		return errorResult(fmt.Errorf("%s did not answer the call of tool %q within %v: the gateway cancelled it, and it may or may not have taken effect",
 			u.describe(), name, timeout)), nil
 	case errors.As(err, &werr):
 		return nil, werr // the upstream's answer
