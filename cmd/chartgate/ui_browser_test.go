@@ -251,6 +251,9 @@ func TestUIInABrowser(t *testing.T) {
 	_, err = g.Send(ctx, ref, statechart.Event{Type: "SHIP"}, "agent-1")
 	require.NoError(t, err)
 	waitFor(`!document.getElementById('pending').hidden && document.getElementById('pending').innerText.includes('Ship to production?')`, 5*time.Second)
+	pa, err := g.Approval(ctx, ref)
+	require.NoError(t, err)
+	waitFor(`document.getElementById('pending').innerText.includes('approval `+pa.ID+`')`, 5*time.Second) // named as everywhere else
 	shot("4-pending-approval")
 
 	// Approved by a click: the workflow is live, the history says by whom.

@@ -95,12 +95,19 @@ function renderList(rows) {
     const ap = el("td");
     if (r.pending) {
       ap.append(el("div", { class: "what" }, r.pending.from + " \u2192 " + r.pending.to + " on " + r.pending.event),
-        r.pending.message ? el("div", null, r.pending.message) : null);
+        r.pending.message ? el("div", null, r.pending.message) : null, approvalID(r.pending));
       if (r.workflow) ap.append(...approvalButtons(r.workflow));
     }
     tr.append(ap);
     tbody.append(tr);
   }
+}
+
+// approvalID names a pending approval as every other message about it
+// does: its id, and when it expires.
+function approvalID(p) {
+  if (!p.id) return null;
+  return el("div", { class: "approval-id" }, "approval " + p.id + (p.expires ? " \u00b7 expires " + when(p.expires) : ""));
 }
 
 function renderDetail(d) {
@@ -115,7 +122,7 @@ function renderDetail(d) {
   p.replaceChildren();
   if (d.pending) {
     p.append(el("div", { class: "what" }, "Waits for approval: " + d.pending.from + " \u2192 " + d.pending.to + " on " + d.pending.event),
-      d.pending.message ? el("div", null, d.pending.message) : null, ...approvalButtons(d.workflow));
+      d.pending.message ? el("div", null, d.pending.message) : null, approvalID(d.pending), ...approvalButtons(d.workflow));
   }
   const active = new Set(d.active || []);
   for (const g of document.querySelectorAll("#chart g.state")) {
