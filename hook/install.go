@@ -514,22 +514,7 @@ func (in *installer) cursorHooks(rel string) (FileChange, error) {
 		for _, f := range in.hookFields(ev) {
 			entry.set(f.k, f.v)
 		}
-		placed := false
-		var kept []*jvalue
-		for _, e := range list.vals {
-			if !in.ours(e.get("command").str()) {
-				kept = append(kept, e)
-				continue
-			}
-			if !placed {
-				kept = append(kept, entry)
-				placed = true
-			}
-		}
-		if !placed {
-			kept = append(kept, entry)
-		}
-		list.vals = kept
+		in.place(list, entry, "command")
 	}
 	return FileChange{Path: rel, Old: old, New: doc.encode(indent)}, nil
 }
@@ -579,24 +564,31 @@ func (in *installer) copilotHooks(rel string) (FileChange, error) {
 		}
 		entry := jobj(member{"type", jstr("command")}, member{"bash", jstr(in.hookCommand() + " --event " + ev)},
 			member{"timeoutSec", jnum(HostTimeout)})
-		placed := false
-		var kept []*jvalue
-		for _, e := range list.vals {
-			if !in.ours(e.get("bash").str()) {
-				kept = append(kept, e)
-				continue
-			}
-			if !placed {
-				kept = append(kept, entry)
-				placed = true
-			}
+		in.place(list, entry, "bash")
+	}
+	return FileChange{Path: rel, Old: old, New: doc.encode(indent)}, nil
+}
+
+// place puts chartgate's entry in a flat list of hook entries (Cursor's,
+// Copilot CLI's), where the entry's command is in field: in place of the
+// first of ours, the others removed, or appended when there is none.
+func (in *installer) place(list, entry *jvalue, field string) {
+	placed := false
+	var kept []*jvalue
+	for _, e := range list.vals {
+		if !in.ours(e.get(field).str()) {
+			kept = append(kept, e)
+			continue
 		}
 		if !placed {
 			kept = append(kept, entry)
+			placed = true
 		}
-		list.vals = kept
 	}
-	return FileChange{Path: rel, Old: old, New: doc.encode(indent)}, nil
+	if !placed {
+		kept = append(kept, entry)
+	}
+	list.vals = kept
 }
 
 // mcpJSON sets the gateway's entry in a file with {"mcpServers": {NAME:
