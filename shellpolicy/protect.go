@@ -630,11 +630,7 @@ func (pr *Protection) Covers(file string) (string, bool) {
 	if pc == nil || file == "" {
 		return "", false
 	}
-	w := Word{Value: file}
-	if file == "~" || strings.HasPrefix(file, "~/") || strings.HasPrefix(file, "$HOME/") {
-		w = Word{Value: file, Dynamic: true}
-	}
-	gs, ok := pc.resolveTouch(touch{w: w})
+	gs, ok := pc.resolveFile(file)
 	if !ok {
 		return file + " (a path only known when it is used)", true
 	}
@@ -646,6 +642,16 @@ func (pr *Protection) Covers(file string) (string, bool) {
 	return "", false
 }
 
+// resolveFile resolves a path a file tool names as the shell would a
+// written word: "~/" and "$HOME/" are expanded to Home.
+func (pc *protection) resolveFile(file string) ([][]string, bool) {
+	w := Word{Value: file}
+	if file == "~" || strings.HasPrefix(file, "~/") || strings.HasPrefix(file, "$HOME/") {
+		w = Word{Value: file, Dynamic: true}
+	}
+	return pc.resolveTouch(touch{w: w})
+}
+
 // Names reports whether a tool that reads or searches file would read a
 // secret, and which: file is, or is in, a secret (or a folder below the
 // secret's base that holds it).
@@ -654,11 +660,7 @@ func (pr *Protection) Names(file string) (string, bool) {
 	if pc == nil || file == "" {
 		return "", false
 	}
-	w := Word{Value: file}
-	if file == "~" || strings.HasPrefix(file, "~/") || strings.HasPrefix(file, "$HOME/") {
-		w = Word{Value: file, Dynamic: true}
-	}
-	gs, ok := pc.resolveTouch(touch{w: w})
+	gs, ok := pc.resolveFile(file)
 	if !ok {
 		return "", false
 	}
