@@ -90,7 +90,13 @@ func TestConformanceThroughServe(t *testing.T) {
 		serve.Process.Signal(os.Interrupt)
 		serve.Wait()
 
-		// Every check that passes directly passes through the gateway.
+		// Every check that passes directly passes through the gateway, but
+		// for one documented difference: with a workflow, serve pins the
+		// tools' definitions (tools.lock.json), and a call of a tool the
+		// upstream does not list, which has no pinned definition, is
+		// refused as unknown. server-everything answers such calls itself,
+		// which these scenarios (tools the suite's own server has) accept.
+		locked := len(variant) > 0
 		var lost []string
 		passed = nil
 		for sc, checks := range want {
@@ -99,6 +105,12 @@ func TestConformanceThroughServe(t *testing.T) {
 					continue
 				}
 				passed = append(passed, sc+"/"+id)
+				if locked && slices.Contains(unlistedTools, sc) {
+					if got[sc][id] != "FAILURE" {
+						t.Errorf("%s/%s through the gateway %v: %s, want the refusal of a tool with no pinned definition", sc, id, variant, orNone(got[sc][id]))
+					}
+					continue
+				}
 				if got[sc][id] != "SUCCESS" {
 					lost = append(lost, fmt.Sprintf("%s/%s: %s through the gateway", sc, id, orNone(got[sc][id])))
 				}
@@ -120,12 +132,16 @@ func TestConformanceThroughServe(t *testing.T) {
 		t.Logf("scenarios: %d run directly, %d failing (the baseline); through the gateway [%s] %d failing; checks passing directly: %d, all passing through the gateway: %v",
 			len(want), len(want.failing()), variant, len(got.failing()), len(passed), !lostAny)
 		for _, sc := range got.failing() {
-			if !slices.Contains(baseline, sc) {
+			if !slices.Contains(baseline, sc) && !(variant != "" && slices.Contains(unlistedTools, sc)) {
 				t.Errorf("scenario %s fails through the gateway [%s] only", sc, variant)
 			}
 		}
 	}
 }
+
+// unlistedTools are the scenarios that call tools server-everything does
+// not list: through a gateway that pins tool definitions they are refused.
+var unlistedTools = []string{"tools-call-simple-text", "tools-call-error"}
 
 func orNone(s string) string {
 	if s == "" {

@@ -137,13 +137,13 @@ func TestServeWorkflowFilesystem(t *testing.T) {
 	require.False(t, res.IsError, text(res))
 	assert.Contains(t, text(res), `"status": "pending_approval"`)
 	assert.Contains(t, text(res), `"approval_message": "ship it?"`)
+	assert.Regexp(t, `"approval_id": "[0-9a-f]{40}"`, text(res))
 	res = call("statewright_get_state", nil)
 	assert.Contains(t, text(res), `"pending_approval": {`)
 	res = call("workflow_transition", map[string]any{"event": "CHECKED"})
 	assert.True(t, res.IsError)
 	assert.Contains(t, text(res), "A transition is pending approval")
-
-	assert.Regexp(t, `"approval_id": "[0-9a-f]{40}"`, text(res))
+	assert.Regexp(t, `pending approval [0-9a-f]{40}: "implement" to "released" on DONE`, text(res))
 
 	// A person approves it from another process sharing the store, with
 	// the approver key.
