@@ -233,3 +233,29 @@ func TestParseConfigTimeout(t *testing.T) {
 		"\tmcpServers.a.timeout: must be a number of milliseconds, not a string\n"+
 		"\tmcpServers.b.timeout: must be a whole number of milliseconds from 1 to 86400000 (a day), not 0.5", err.Error())
 }
+
+// FuzzOpenToolLock: any lock file is read, or refused with an error that
+// names it; one that is read can be accepted and read again.
+func FuzzOpenToolLock(f *testing.F) {
+	f.Add([]byte(`{"version": 1, "tools": {}}`))
+	f.Add([]byte(`{"version": 1, "tools": {"up": {"echo": {"title": "sha256:` + strings.Repeat("0", 64) + `", "description": "x"}}}}`))
+	f.Add([]byte(`{"version": 1, "tools": {}, "pending": {"up": {"echo": {"changed": ["description"], "definition": {"name": "echo", "inputSchema": {"type": "object"}}}}}}`))
+	f.Add([]byte(`{"version": 1, "pending": {"up": {"echo": {"definition": null}}}}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		path := filepath.Join(t.TempDir(), "tools.lock.json")
+		require.NoError(t, os.WriteFile(path, data, 0o644))
+		l, err := gateway.OpenToolLock(path)
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), path+": ") {
+				t.Fatalf("the error does not name the file: %v", err)
+			}
+			return
+		}
+		if _, err := l.Accept(); err != nil {
+			t.Fatalf("Accept: %v", err)
+		}
+		if _, err := gateway.OpenToolLock(path); err != nil {
+			t.Fatalf("the lock Accept wrote does not read: %v", err)
+		}
+	})
+}
