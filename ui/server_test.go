@@ -19,8 +19,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/chartgate/chartgate/internal/diagram"
+	"github.com/chartgate/chartgate/internal/pgtest"
 	"github.com/chartgate/chartgate/internal/redistest"
 	"github.com/chartgate/chartgate/mcpbind"
+	"github.com/chartgate/chartgate/mcpbind/pgstore"
 	"github.com/chartgate/chartgate/mcpbind/redisstore"
 	"github.com/chartgate/chartgate/mcpbind/sqlitestore"
 	"github.com/chartgate/chartgate/statechart"
@@ -286,6 +288,12 @@ func TestEveryStore(t *testing.T) {
 			return s
 		},
 		"redis": func(t *testing.T) mcpbind.Store { return redisstore.New(redistest.Start(t), nil) },
+		"postgres": func(t *testing.T) mcpbind.Store {
+			s, err := pgstore.Open(context.Background(), pgtest.Start(t), nil)
+			require.NoError(t, err)
+			t.Cleanup(func() { s.Close() })
+			return s
+		},
 	} {
 		t.Run(name, func(t *testing.T) {
 			f := serveStore(t, open(t))
