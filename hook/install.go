@@ -491,6 +491,23 @@ func (in *installer) nestedHooks(rel string, events []string, name *jvalue) (Fil
 // cursorHooks merges chartgate's hooks into Cursor's hooks.json:
 // {"version": 1, "hooks": {EVENT: [{"command"}]}}.
 func (in *installer) cursorHooks(rel string) (FileChange, error) {
+	return in.flatHooks(rel, cursorEvents, "command", func(ev string) *jvalue {
+		entry := jobj(member{"command", jstr(in.hookCommand())})
+		if m := cursorMatchers[ev]; m != "" {
+			entry.set("matcher", jstr(m))
+		}
+		for _, f := range in.hookFields(ev) {
+			entry.set(f.k, f.v)
+		}
+		return entry
+	})
+}
+
+// flatHooks merges chartgate's hooks into a file of the shape {"version":
+// 1, "hooks": {EVENT: [ENTRY]}} (Cursor's, Copilot CLI's): for each event,
+// the entry entryFor makes, whose command is in field, placed as
+// [installer.place] does.
+func (in *installer) flatHooks(rel string, events []string, field string, entryFor func(ev string) *jvalue) (FileChange, error) {
 	old, doc, indent, err := in.readJSON(rel)
 	if err != nil {
 		return FileChange{}, err
@@ -502,19 +519,12 @@ func (in *installer) cursorHooks(rel string) (FileChange, error) {
 	if err != nil {
 		return FileChange{}, err
 	}
-	for _, ev := range cursorEvents {
+	for _, ev := range events {
 		list, err := hooks.child(ev, '[', rel+": hooks."+ev)
 		if err != nil {
 			return FileChange{}, err
 		}
-		entry := jobj(member{"command", jstr(in.hookCommand())})
-		if m := cursorMatchers[ev]; m != "" {
-			entry.set("matcher", jstr(m))
-		}
-		for _, f := range in.hookFields(ev) {
-			entry.set(f.k, f.v)
-		}
-		in.place(list, entry, "command")
+		in.place(list, entryFor(ev), field)
 	}
 	return FileChange{Path: rel, Old: old, New: doc.encode(indent)}, nil
 }
@@ -546,27 +556,10 @@ func StepsAside(host Host, project string, getenv func(string) string, ancestry 
 // {"version": 1, "hooks": {EVENT: [{"type": "command", "bash",
 // "timeoutSec"}]}}, each hook given its event with --event.
 func (in *installer) copilotHooks(rel string) (FileChange, error) {
-	old, doc, indent, err := in.readJSON(rel)
-	if err != nil {
-		return FileChange{}, err
-	}
-	if doc.get("version") == nil {
-		doc.keys, doc.vals = append([]string{"version"}, doc.keys...), append([]*jvalue{{raw: []byte("1")}}, doc.vals...)
-	}
-	hooks, err := doc.child("hooks", '{', rel+": hooks")
-	if err != nil {
-		return FileChange{}, err
-	}
-	for _, ev := range copilotEvents {
-		list, err := hooks.child(ev, '[', rel+": hooks."+ev)
-		if err != nil {
-			return FileChange{}, err
-		}
-		entry := jobj(member{"type", jstr("command")}, member{"bash", jstr(in.hookCommand() + " --event " + ev)},
+	return in.flatHooks(rel, copilotEvents, "bash", func(ev string) *jvalue {
+		return jobj(member{"type", jstr("command")}, member{"bash", jstr(in.hookCommand() + " --event " + ev)},
 			member{"timeoutSec", jnum(HostTimeout)})
-		in.place(list, entry, "bash")
-	}
-	return FileChange{Path: rel, Old: old, New: doc.encode(indent)}, nil
+	})
 }
 
 // place puts chartgate's entry in a flat list of hook entries (Cursor's,
