@@ -63,7 +63,11 @@ func gatedSession(b *testing.B, s *gateway.ServerConfig, gate *mcpbind.Gate) *mc
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		_ = g.Server().Run(ctx, &stdio.Transport{Reader: toServer, Writer: fromServer})
+		t := &stdio.Transport{Reader: toServer, Writer: fromServer}
+		if gate == nil {
+			t.Bypass = g.Passthrough()
+		}
+		_ = g.Server().Run(ctx, t)
 	}()
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil).Connect(context.Background(),
 		&mcp.IOTransport{Reader: toClient, Writer: fromClient}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})

@@ -141,22 +141,6 @@ func (c *child) stop() {
 	})
 }
 
-// transport returns an mcp.Transport over the child's stdin and stdout.
-// Closing the connection stops the child.
-func (c *child) transport() mcp.Transport {
-	return &mcp.IOTransport{Reader: c.stdout, Writer: childWriter{c}}
-}
-
-// childWriter writes to the child's stdin; closing it stops the child.
-type childWriter struct{ c *child }
-
-func (w childWriter) Write(p []byte) (int, error) { return w.c.stdin.Write(p) }
-
-func (w childWriter) Close() error {
-	w.c.stop()
-	return nil
-}
-
 // childTransport starts a child each time it is connected.
 type childTransport struct {
 	u *upstream
@@ -168,11 +152,10 @@ func (t childTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	if err != nil {
 		return nil, fmt.Errorf("starting %s: %w", t.u.cfg.Command, err)
 	}
-	conn, err := c.transport().Connect(ctx)
-	if err != nil {
-		c.stop()
-		return nil, err
-	}
+	conn := newLineConn(t.u, c)
+	t.u.mu.Lock()
+	t.u.conn = conn
+	t.u.mu.Unlock()
 	return orderedConn{conn, t.u.g}, nil
 }
 

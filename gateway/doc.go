@@ -185,4 +185,15 @@
 // versions 2025-06-18, 2025-11-25 and 2026-07-28. The gateway's own
 // receiving middleware is installed by New; middleware added afterwards,
 // such as mcpbind's gate, wraps it and sees every request first.
+//
+// Over stdio, [Gateway.Passthrough] lets a tools/call skip go-sdk on both
+// hops: when the call names a listed tool of a stdio upstream by its own
+// name, passes only arguments (no _meta, so no progress token), and the
+// client's session and the upstream's speak one protocol version, the
+// line goes to the upstream with the gateway's request id in place of the
+// client's, and the upstream's answer line comes back with the client's
+// id, neither decoded. Refusals, the bounds above, cancellation and the
+// loss of the upstream apply as to other calls. Middleware on the server
+// does not see such calls: chartgate serve uses it only without a
+// workflow.
 package gateway

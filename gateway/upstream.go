@@ -42,6 +42,7 @@ type upstream struct {
 	downErr  error              // why it went down, while it is down
 	lastErr  error              // why it last went down or failed to restart
 	child    *child             // the running child of a stdio upstream
+	conn     *lineConn          // the child's connection, for calls passed through
 	init     *mcp.InitializeResult
 	closed   bool
 	sessions int            // sessions started

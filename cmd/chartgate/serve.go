@@ -170,7 +170,13 @@ func cmdServe(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	defer g.Close()
 	if o.http == "" {
-		err = serveStdio(ctx, server, stdin, stdout, logger)
+		t := &stdio.Transport{Reader: io.NopCloser(stdin), Writer: nopWriteCloser{stdout}, Logger: logger}
+		if len(o.hooks) == 0 {
+			// Nothing on the server must see each call: plain tool calls
+			// pass through undecoded.
+			t.Bypass = g.Passthrough()
+		}
+		err = serveStdio(ctx, server, t)
 	} else {
 		err = serveHTTP(ctx, server, &o, stderr, logger)
 	}
@@ -348,10 +354,10 @@ func commandName(command []string) string {
 	return name
 }
 
-// serveStdio serves one session on stdin and stdout until stdin ends or
-// ctx is done.
-func serveStdio(ctx context.Context, server *mcp.Server, stdin io.Reader, stdout io.Writer, logger *slog.Logger) error {
-	err := server.Run(ctx, &stdio.Transport{Reader: io.NopCloser(stdin), Writer: nopWriteCloser{stdout}, Logger: logger})
+// serveStdio serves one session on t until its input ends or ctx is
+// done.
+func serveStdio(ctx context.Context, server *mcp.Server, t *stdio.Transport) error {
+	err := server.Run(ctx, t)
 	if err == nil || errors.Is(err, io.EOF) || ctx.Err() != nil {
 		return nil
 	}

@@ -23,4 +23,12 @@
 //
 // A batch with a bad element is refused whole, with one error. Blank lines
 // are skipped.
+//
+// # Bypass
+//
+// Transport.Bypass is offered each usable line before go-sdk reads it;
+// a line it takes never reaches go-sdk, and it answers it itself (the
+// gateway passes tool calls through this way). A plain request (the keys
+// jsonrpc, id, method and params, each once) is checked without decoding
+// it; other lines are decoded as go-sdk would.
 package stdio

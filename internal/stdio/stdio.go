@@ -13,10 +13,13 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"slices"
+	"strings"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/tidwall/gjson"
 )
 
 // Transport is an [mcp.Transport] over newline-delimited JSON that answers
@@ -38,6 +41,14 @@ type Transport struct {
 	// Logger, if set, gets a warning for every line answered with an
 	// error.
 	Logger *slog.Logger
+	// Bypass, if set, is offered each line go-sdk could read, before
+	// go-sdk reads it, with the protocol version the server chose ("" until
+	// it has answered initialize). If Bypass returns true it has taken the
+	// line: go-sdk never sees it, and Bypass answers it (if it is a
+	// request) by passing reply whole lines, each ending in a newline;
+	// reply may be called from any goroutine. Bypass must not keep line
+	// after it returns.
+	Bypass func(line []byte, version string, reply func(line []byte) error) bool
 }
 
 // Connect implements [mcp.Transport]: it starts reading Reader and returns
@@ -59,7 +70,7 @@ func (t *Transport) Connect(ctx context.Context) (mcp.Connection, error) {
 		logger = slog.New(slog.DiscardHandler)
 	}
 	pr, pw := io.Pipe()
-	f := &filter{out: &lineWriter{w: out}, logger: logger, limit: limit}
+	f := &filter{out: &lineWriter{w: out}, logger: logger, limit: limit, bypass: t.Bypass}
 	go f.run(in, pw)
 	return (&mcp.IOTransport{
 		Reader:        closeBoth{pr, in},
@@ -74,6 +85,8 @@ type filter struct {
 	out    *lineWriter
 	logger *slog.Logger
 	limit  int // < 0: none
+	bypass func([]byte, string, func([]byte) error) bool
+	buf    []byte // the line being read, reused
 }
 
 // run reads lines from in until it fails or ends, writing the usable ones
@@ -88,7 +101,7 @@ func (f *filter) run(in io.Reader, pw *io.PipeWriter) {
 				err = f.answer(nil, jsonrpc.CodeInvalidRequest, fmt.Sprintf("invalid request: line longer than %d bytes", f.limit))
 			} else if reply := f.check(line); reply != nil {
 				err = f.answer(reply.id, reply.code, reply.msg)
-			} else {
+			} else if f.bypass == nil || !f.bypass(line, f.out.protocolVersion(), f.out.writeRaw) {
 				_, err = pw.Write(append(line, '\n'))
 			}
 			if err != nil { // the connection is closed
@@ -109,6 +122,14 @@ func (f *filter) run(in io.Reader, pw *io.PipeWriter) {
 // readLine returns the next line without its end; over reports a line
 // longer than the limit, whose bytes are dropped.
 func (f *filter) readLine(r *bufio.Reader) (line []byte, over bool, err error) {
+	// io.Pipe's Write returns once go-sdk has read all of the line, and
+	// Bypass keeps none of it: the buffer is free again at the next line.
+	line = f.buf[:0]
+	defer func() {
+		if cap(line) <= 64*1024 {
+			f.buf = line[:0]
+		}
+	}()
 	for {
 		chunk, err := r.ReadSlice('\n')
 		if !over {
@@ -155,6 +176,9 @@ func (f *filter) check(line []byte) *reply {
 		if line[0] != '{' {
 			return invalid(nil, "a JSON-RPC message is an object or a batch (array) of them, not %s", kind(line[0]))
 		}
+		if plainRequest(line) {
+			return nil
+		}
 		msg, err := jsonrpc.DecodeMessage(line)
 		if err != nil {
 			return invalid(lineID(line), "%v", err)
@@ -192,6 +216,54 @@ func (f *filter) check(line []byte) *reply {
 	}
 	return nil
 }
+
+// plainRequest reports whether line, valid JSON, is a JSON-RPC request
+// or notification that jsonrpc.DecodeMessage certainly accepts, found
+// without decoding it (DecodeMessage allocates two 32 KiB buffers): an
+// object whose keys are each one of "jsonrpc", "id", "method" and
+// "params", once and written plainly, with "jsonrpc" "2.0", a string
+// "method" other than initialize, and an "id" that is a string or an
+// integer of at most 15 digits, if any. For any other line it returns false, and check decodes
+// it.
+func plainRequest(line []byte) bool {
+	var seen [4]bool
+	ok := true
+	gjson.ParseBytes(line).ForEach(func(key, value gjson.Result) bool {
+		i := slices.Index(plainKeys[:], key.Raw)
+		if i < 0 || seen[i] {
+			ok = false
+			return false
+		}
+		seen[i] = true
+		switch i {
+		case 0:
+			ok = value.Raw == `"2.0"`
+		case 1:
+			ok = value.Type == gjson.String || value.Type == gjson.Number && plainInt(value.Raw)
+		case 2:
+			ok = value.Type == gjson.String && value.Raw != `"initialize"` && !strings.ContainsRune(value.Raw, '\\')
+		}
+		return ok
+	})
+	return ok && seen[0] && seen[2]
+}
+
+// plainInt reports whether s is an integer of at most 15 digits.
+func plainInt(s string) bool {
+	s = strings.TrimPrefix(s, "-")
+	if s == "" || len(s) > 15 {
+		return false
+	}
+	for i := range len(s) {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// plainKeys are the keys of a plain request, as written.
+var plainKeys = [...]string{`"jsonrpc"`, `"id"`, `"method"`, `"params"`}
 
 // kind names the kind of JSON value that starts with c.
 func kind(c byte) string {
@@ -274,6 +346,14 @@ func (w *lineWriter) writeLine(data []byte) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	_, err := w.w.Write(append(data, '\n'))
+	return err
+}
+
+// writeRaw writes p, a whole line ending in a newline.
+func (w *lineWriter) writeRaw(p []byte) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	_, err := w.w.Write(p)
 	return err
 }
 
