@@ -163,14 +163,14 @@ type rawCall struct {
 
 // finish ends the call once: with the upstream's answer line, or with an
 // error result built by the gateway.
-func (c *rawCall) finish(answer []byte, failure error) {
+func (c *rawCall) finish(answer []byte, failure string) {
 	c.once.Do(func() {
 		if c.timer != nil {
 			c.timer.Stop()
 		}
 		c.conn.forget(c.ours)
 		c.done()
-		if failure != nil {
+		if answer == nil {
 			answer = errorLine(c.down, failure)
 		}
 		if err := c.reply(answer); err != nil {
@@ -193,9 +193,9 @@ func (c *rawCall) cancel(reason string) {
 }
 
 // errorLine is the answer line of a call with id (as written) whose
-// result is an error result saying err.
-func errorLine(id string, err error) []byte {
-	res, _ := json.Marshal(errorResult(err))
+// result is an error result saying msg.
+func errorLine(id string, msg string) []byte {
+	res, _ := json.Marshal(&mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: msg}}, IsError: true})
 	var b bytes.Buffer
 	b.WriteString(`{"jsonrpc":"2.0","id":`)
 	b.WriteString(id)
@@ -323,7 +323,7 @@ func (l *lineConn) answered(line []byte) bool {
 	if cap(out) <= 1<<20 {
 		l.out = out[:0]
 	}
-	c.finish(out, nil)
+	c.finish(out, "")
 	return true
 }
 
@@ -356,7 +356,7 @@ func (l *lineConn) send(line []byte, at, n int, c *rawCall, timeout time.Duratio
 	}
 	l.wmu.Unlock()
 	if err != nil {
-		c.finish(nil, l.u.lostError(err))
+		c.finish(nil, l.u.lostMessage(err))
 	}
 	return true
 }
@@ -365,7 +365,7 @@ func (l *lineConn) send(line []byte, at, n int, c *rawCall, timeout time.Duratio
 // error result downstream, as callTool does.
 func (l *lineConn) timedOut(c *rawCall, timeout time.Duration) {
 	l.cancelUpstream(c.ours, "timeout")
-	c.finish(nil, fmt.Errorf("%s did not answer the call of tool %q within %v: the gateway cancelled it, and it may or may not have taken effect",
+	c.finish(nil, fmt.Sprintf("%s did not answer the call of tool %q within %v: the gateway cancelled it, and it may or may not have taken effect",
 		c.up.describe(), c.tool, timeout))
 }
 
@@ -401,9 +401,9 @@ func (l *lineConn) fail(why error) {
 		return
 	}
 	go func() {
-		err := l.u.lostError(why)
+		msg := l.u.lostMessage(why)
 		for _, c := range calls {
-			c.finish(nil, err)
+			c.finish(nil, msg)
 		}
 	}()
 }
@@ -440,10 +440,10 @@ func (l *lineConn) Close() error {
 // SessionID implements mcp.Connection.
 func (l *lineConn) SessionID() string { return "" }
 
-// lostError is the error result of a call in flight when the upstream's
-// connection ended, as callTool reports it.
-func (u *upstream) lostError(err error) error {
-	return fmt.Errorf("%s stopped during the request: %s. The gateway is restarting it; the request may or may not have taken effect.",
+// lostMessage is the error result of a call in flight when the
+// upstream's connection ended, as callTool reports it.
+func (u *upstream) lostMessage(err error) string {
+	return fmt.Sprintf("%s stopped during the request: %s. The gateway is restarting it; the request may or may not have taken effect.",
 		u.describe(), u.downReason(err))
 }
 
