@@ -92,7 +92,9 @@ type filter struct {
 // run reads lines from in until it fails or ends, writing the usable ones
 // to pw, and then closes pw with the reason.
 func (f *filter) run(in io.Reader, pw *io.PipeWriter) {
-	r := bufio.NewReaderSize(in, 64*1024)
+	// A small buffer: readLine joins the pieces of a longer line, and a
+	// server may hold many sessions.
+	r := bufio.NewReaderSize(in, 4096)
 	for {
 		line, over, readErr := f.readLine(r)
 		if line = bytes.TrimSpace(line); len(line) > 0 || over {
