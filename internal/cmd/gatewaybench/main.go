@@ -1,0 +1,315 @@
+// Command gatewaybench measures what the gateway adds to a tool call, the
+// way MCP proxies publish it: clients call an echo tool of an upstream
+// directly and through a gateway, alternating the two in one run, with 1,
+// 8 and 32 concurrent sessions, and it prints each path's p50 and p99
+// latency and the ratio to the direct path.
+//
+//	go run ./internal/cmd/gatewaybench [-sessions 1,8,32] [-duration 3s] [-round 250ms]
+//
+// The paths: over stdio, direct (a client per upstream process), through
+// the gateway (package gateway and internal/stdio, as chartgate serve
+// runs them, one gateway per session), and through a gateway with a
+// workflow gate whose every call moves the workflow (mcpbind on the
+// memory store and on a SQLite file with full sync); over Streamable
+// HTTP, direct to an upstream HTTP server and through a gateway's HTTP
+// handler in front of it. The upstream is this program, run again as a
+// stdio server or served over loopback HTTP. Each round runs one path for
+// -round, all sessions at once; rounds go through the paths in turn
+// until each has had -duration.
+package main
+
+import (
+	"cmp"
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/chartgate/chartgate/gateway"
+	"github.com/chartgate/chartgate/internal/stdio"
+	"github.com/chartgate/chartgate/mcpbind"
+	"github.com/chartgate/chartgate/mcpbind/sqlitestore"
+	"github.com/chartgate/chartgate/statechart"
+)
+
+// envUpstream makes this program a stdio echo server.
+const envUpstream = "CHARTGATE_GATEWAYBENCH_UPSTREAM"
+
+func main() {
+	if os.Getenv(envUpstream) != "" {
+		if err := echoServer().Run(context.Background(), &mcp.StdioTransport{}); err != nil {
+			os.Exit(1)
+		}
+		return
+	}
+	sessions := flag.String("sessions", "1,8,32", "numbers of concurrent sessions, comma-separated")
+	duration := flag.Duration("duration", 3*time.Second, "time each path is measured, per number of sessions")
+	round := flag.Duration("round", 250*time.Millisecond, "time of one round of one path")
+	flag.Parse()
+	if err := run(os.Stdout, *sessions, *duration, *round); err != nil {
+		fmt.Fprintf(os.Stderr, "gatewaybench: %v\n", err)
+		os.Exit(1)
+	}
+}
+
+type echoIn struct {
+	Text string `json:"text"`
+}
+
+// echoServer is the upstream: one tool that returns its text.
+func echoServer() *mcp.Server {
+	s := mcp.NewServer(&mcp.Implementation{Name: "echo", Version: "1"}, &mcp.ServerOptions{Logger: slog.New(slog.DiscardHandler)})
+	mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: "Echoes text."}, func(_ context.Context, _ *mcp.CallToolRequest, in echoIn) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: in.Text}}}, nil, nil
+	})
+	return s
+}
+
+// A path opens one client session on it; end releases what it started.
+type path struct {
+	name string
+	open func(ctx context.Context) (cs *mcp.ClientSession, end func(), err error)
+}
+
+func run(out io.Writer, sessionList string, duration, round time.Duration) error {
+	ctx := context.Background()
+	exe, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	upstream := &gateway.ServerConfig{Name: "up", Transport: gateway.TransportStdio, Command: exe, Env: map[string]string{envUpstream: "1"}}
+	dir, err := os.MkdirTemp("", "gatewaybench")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	store, err := sqlitestore.Open(filepath.Join(dir, "state.db"), nil)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	httpUp := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return echoServer() },
+		&mcp.StreamableHTTPOptions{Logger: slog.New(slog.DiscardHandler)}))
+	defer httpUp.Close()
+	httpGateway, err := gateway.New(ctx, &gateway.Config{Servers: []*gateway.ServerConfig{{Name: "up", Transport: gateway.TransportHTTP, URL: httpUp.URL}}},
+		&gateway.Options{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		return err
+	}
+	defer httpGateway.Close()
+	httpGw := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return httpGateway.Server() },
+		&mcp.StreamableHTTPOptions{Logger: slog.New(slog.DiscardHandler)}))
+	defer httpGw.Close()
+
+	paths := []path{
+		{"stdio direct", func(ctx context.Context) (*mcp.ClientSession, func(), error) {
+			cmd := exec.Command(exe)
+			cmd.Env = append(os.Environ(), envUpstream+"=1")
+			cs, err := connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: time.Second})
+			return cs, func() {}, err
+		}},
+		{"stdio gateway", stdioGateway(upstream, nil)},
+		{"stdio gateway+workflow memory", stdioGateway(upstream, func() (mcpbind.Store, error) { return mcpbind.NewMemoryStore(nil), nil })},
+		{"stdio gateway+workflow sqlite", stdioGateway(upstream, func() (mcpbind.Store, error) { return store, nil })},
+		{"http direct", func(ctx context.Context) (*mcp.ClientSession, func(), error) {
+			cs, err := connect(ctx, &mcp.StreamableClientTransport{Endpoint: httpUp.URL})
+			return cs, func() {}, err
+		}},
+		{"http gateway", func(ctx context.Context) (*mcp.ClientSession, func(), error) {
+			cs, err := connect(ctx, &mcp.StreamableClientTransport{Endpoint: httpGw.URL})
+			return cs, func() {}, err
+		}},
+	}
+	fmt.Fprintf(out, "%-8s  %-30s  %9s  %9s  %7s  %7s  %s\n", "sessions", "path", "p50", "p99", "p50 ×", "p99 ×", "calls")
+	for _, field := range strings.Split(sessionList, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(field))
+		if err != nil || n < 1 {
+			return fmt.Errorf("-sessions: %q is not a positive number", field)
+		}
+		if err := measure(ctx, out, paths, n, duration, round); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func connect(ctx context.Context, t mcp.Transport) (*mcp.ClientSession, error) {
+	return mcp.NewClient(&mcp.Implementation{Name: "gatewaybench", Version: "1"}, nil).Connect(ctx, t,
+		&mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+}
+
+// stdioGateway is the path through a gateway served over a pair of pipes,
+// as chartgate serve runs it: with a workflow gate on the store newStore
+// makes, whose every echo call moves the workflow, if it is not nil, and
+// with the passthrough otherwise.
+func stdioGateway(upstream *gateway.ServerConfig, newStore func() (mcpbind.Store, error)) func(context.Context) (*mcp.ClientSession, func(), error) {
+	return func(ctx context.Context) (*mcp.ClientSession, func(), error) {
+		g, err := gateway.New(ctx, &gateway.Config{Servers: []*gateway.ServerConfig{upstream}}, &gateway.Options{Logger: slog.New(slog.DiscardHandler)})
+		if err != nil {
+			return nil, nil, err
+		}
+		t := &stdio.Transport{}
+		if newStore != nil {
+			store, err := newStore()
+			if err != nil {
+				g.Close()
+				return nil, nil, err
+			}
+			gate, err := movingGate(store)
+			if err != nil {
+				g.Close()
+				return nil, nil, err
+			}
+			gate.Attach(g.Server())
+		} else {
+			t.Bypass = g.Passthrough()
+		}
+		toServer, fromClient, err1 := os.Pipe()
+		toClient, fromServer, err2 := os.Pipe()
+		if err := cmp.Or(err1, err2); err != nil {
+			g.Close()
+			return nil, nil, err
+		}
+		t.Reader, t.Writer = toServer, fromServer
+		sctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			_ = g.Server().Run(sctx, t)
+		}()
+		cs, err := connect(ctx, &mcp.IOTransport{Reader: toClient, Writer: fromClient})
+		end := func() { cancel(); <-done; g.Close() }
+		if err != nil {
+			end()
+			return nil, nil, err
+		}
+		return cs, end, nil
+	}
+}
+
+// movingGate is a gate whose workflow every echo call moves (its context
+// counts the calls): a lease, the event and their writes per call.
+func movingGate(store mcpbind.Store) (*mcpbind.Gate, error) {
+	m, err := statechart.Compile([]byte(`{"id": "w", "initial": "a", "context": {"n": 0}, "states": {"a": {
+		"on": {"E": {"actions": {"type": "xstate.assign", "params": {"n": {"$inc": 1}}}}},
+		"meta": {"mcp": {"tools": ["*"], "events": {"echo": "E"}}}}}}`), nil)
+	if err != nil {
+		return nil, err
+	}
+	return mcpbind.New(m.Engine(), &mcpbind.Options{Logger: slog.New(slog.DiscardHandler), Store: store})
+}
+
+// measure runs the paths with n sessions each, alternating them in
+// rounds, and prints their latencies.
+func measure(ctx context.Context, out io.Writer, paths []path, n int, duration, round time.Duration) error {
+	type opened struct {
+		sessions []*mcp.ClientSession
+		ends     []func()
+		lat      []time.Duration
+	}
+	all := make([]*opened, len(paths))
+	defer func() {
+		for _, o := range all {
+			if o == nil {
+				continue
+			}
+			for i, cs := range o.sessions {
+				cs.Close()
+				o.ends[i]()
+			}
+		}
+	}()
+	for i, p := range paths {
+		o := &opened{}
+		all[i] = o
+		for range n {
+			cs, end, err := p.open(ctx)
+			if err != nil {
+				return fmt.Errorf("%s: %w", p.name, err)
+			}
+			o.sessions, o.ends = append(o.sessions, cs), append(o.ends, end)
+			if err := call(ctx, cs); err != nil { // warm up
+				return fmt.Errorf("%s: %w", p.name, err)
+			}
+		}
+	}
+	for spent := time.Duration(0); spent < duration; spent += round {
+		for i, p := range paths {
+			lat, err := runRound(ctx, all[i].sessions, round)
+			if err != nil {
+				return fmt.Errorf("%s: %w", p.name, err)
+			}
+			all[i].lat = append(all[i].lat, lat...)
+		}
+	}
+	var direct map[string][2]time.Duration = map[string][2]time.Duration{}
+	for i, p := range paths {
+		lat := all[i].lat
+		slices.Sort(lat)
+		p50, p99 := lat[len(lat)/2], lat[len(lat)*99/100]
+		transport, _, _ := strings.Cut(p.name, " ")
+		if strings.HasSuffix(p.name, " direct") {
+			direct[transport] = [2]time.Duration{p50, p99}
+		}
+		d := direct[transport]
+		fmt.Fprintf(out, "%-8d  %-30s  %9v  %9v  %6.2f×  %6.2f×  %d\n", n, p.name, p50.Round(time.Microsecond), p99.Round(time.Microsecond),
+			float64(p50)/float64(d[0]), float64(p99)/float64(d[1]), len(lat))
+	}
+	return nil
+}
+
+// runRound has every session call echo in a loop for d and returns the
+// latencies of the calls.
+func runRound(ctx context.Context, sessions []*mcp.ClientSession, d time.Duration) ([]time.Duration, error) {
+	var (
+		mu    sync.Mutex
+		lat   []time.Duration
+		first error
+		wg    sync.WaitGroup
+	)
+	deadline := time.Now().Add(d)
+	for _, cs := range sessions {
+		wg.Go(func() {
+			var mine []time.Duration
+			for time.Now().Before(deadline) {
+				start := time.Now()
+				if err := call(ctx, cs); err != nil {
+					mu.Lock()
+					first = cmp.Or(first, err)
+					mu.Unlock()
+					return
+				}
+				mine = append(mine, time.Since(start))
+			}
+			mu.Lock()
+			lat = append(lat, mine...)
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	return lat, first
+}
+
+func call(ctx context.Context, cs *mcp.ClientSession) error {
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "hello"}})
+	if err != nil {
+		return err
+	}
+	if res.IsError {
+		return fmt.Errorf("echo failed: %v", res.Content)
+	}
+	return nil
+}
