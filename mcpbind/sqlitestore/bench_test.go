@@ -7,6 +7,8 @@ import (
 	"bytes"
 	"context"
 	"path/filepath"
+	"strconv"
+	"sync/atomic"
 	"testing"
 
 	"github.com/chartgate/chartgate/mcpbind/sqlitestore"
@@ -125,4 +127,25 @@ func BenchmarkCompareAndSwap(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkCompareAndSwapConcurrent has 8 goroutines per CPU write each
+// its own key, as the sessions of a gateway do: writes that wait for each
+// other are committed together.
+func BenchmarkCompareAndSwapConcurrent(b *testing.B) {
+	s := open(b, nil)
+	var next atomic.Int64
+	b.ReportAllocs()
+	b.SetParallelism(8)
+	b.RunParallel(func(pb *testing.PB) {
+		ctx := context.Background()
+		key := "k" + strconv.FormatInt(next.Add(1), 10)
+		var v uint64
+		for pb.Next() {
+			var err error
+			if v, err = s.CompareAndSwap(ctx, key, v, record); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }

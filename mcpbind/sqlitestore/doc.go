@@ -51,8 +51,14 @@
 // [mcpbind.ErrConflict], and the gate reloads and applies its event again.
 // A version is returned only once its transaction committed. Within one
 // process, the writes of a Store queue in Go, and only writes of different
-// Stores (other processes) wait for SQLite's lock. Loads read without
-// waiting for writers (WAL mode) and see the last committed write.
+// Stores (other processes) wait for SQLite's lock. Writes that queue are
+// committed in groups: the next writer runs every write waiting, each in
+// a savepoint of one transaction (a write that conflicts or fails is
+// rolled back alone and gets its error), and commits once, so that
+// concurrent sessions share one sync to disk instead of taking one each;
+// each write still returns only once the group's commit is done. Loads
+// read without waiting for writers (WAL mode) and see the last committed
+// write.
 //
 // # Versions
 //

@@ -9,6 +9,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -51,6 +52,10 @@ type Store struct {
 	// nextPurge is when the next write purges expired records (the zero
 	// time: at the first write). Guarded by writer.
 	nextPurge time.Time
+	// queue holds the writes waiting for the writer token; its holder
+	// commits them together (see write).
+	qmu   sync.Mutex
+	queue []*writeOp
 
 	// The statements.
 	load, current, next, upsert, remove, purge stmt
@@ -217,7 +222,7 @@ func (s *Store) CompareAndSwap(ctx context.Context, key string, old uint64, data
 		data = []byte{}
 	}
 	var cur, version uint64
-	err := s.write(ctx, []*stmt{&s.current, &s.next, &s.upsert}, func(tx *sql.Tx, now time.Time) error {
+	err := s.write(ctx, []*stmt{&s.current, &s.next, &s.upsert}, func(ctx context.Context, tx *sql.Tx, now time.Time) error {
 		var expires int64
 		err := s.current.in(ctx, tx).QueryRowContext(ctx, key).Scan(&cur, &expires)
 		switch {
@@ -258,7 +263,7 @@ func (s *Store) CompareAndSwap(ctx context.Context, key string, old uint64, data
 // it had are never handed out again, since they come from a counter that
 // outlives every record. Deleting a missing key is not an error.
 func (s *Store) Delete(ctx context.Context, key string) error {
-	err := s.write(ctx, []*stmt{&s.remove}, func(tx *sql.Tx, _ time.Time) error {
+	err := s.write(ctx, []*stmt{&s.remove}, func(ctx context.Context, tx *sql.Tx, _ time.Time) error {
 		_, err := s.remove.in(ctx, tx).ExecContext(ctx, key)
 		return err
 	})
@@ -273,34 +278,128 @@ func (st *stmt) in(ctx context.Context, tx *sql.Tx) *sql.Stmt {
 	return tx.StmtContext(ctx, st.ready.Load())
 }
 
+// writeOp is one write waiting to be committed with others.
+type writeOp struct {
+	ctx   context.Context
+	uses  []*stmt
+	fn    func(ctx context.Context, tx *sql.Tx, now time.Time) error
+	err   error
+	done  chan struct{} // closed once err is set
+	taken bool          // by a group; guarded by Store.qmu
+}
+
 // write runs fn in a transaction that holds the database's write lock (a
 // BEGIN IMMEDIATE transaction; see dsn), purges expired records when a
-// purge is due, and commits. now is the time of the write. fn may use the
-// statements uses, which write prepares before the transaction, on the
-// connection that the transaction then takes (the pool hands out the
-// connection returned last): preparing them in the transaction would
-// take a second connection.
-func (s *Store) write(ctx context.Context, uses []*stmt, fn func(tx *sql.Tx, now time.Time) error) error {
+// purge is due, and commits; it returns once the commit is done (on disk,
+// unless RelaxedSync). now is the time of the write.
+//
+// Writes of one Store that wait for each other are committed in groups:
+// the write that gets the writer token takes every write queued and runs
+// each in a savepoint of one transaction (one that fails is rolled back
+// alone and gets its error), then commits once, so that concurrent
+// sessions share the commit's sync instead of queueing for one each. A
+// write still queued when ctx ends is dropped; one taken into a group
+// waits for the group's commit. fn gets a context that does not end
+// (ending a statement's context would make SQLite roll back the whole
+// group's transaction); the wait for the lock is bounded by BusyTimeout.
+// fn may use the statements uses, which are prepared before the
+// transaction, on the connection that the transaction then takes (the
+// pool hands out the connection returned last): preparing them in the
+// transaction would take a second connection.
+func (s *Store) write(ctx context.Context, uses []*stmt, fn func(ctx context.Context, tx *sql.Tx, now time.Time) error) error {
+	op := &writeOp{ctx: ctx, uses: uses, fn: fn, done: make(chan struct{})}
+	s.qmu.Lock()
+	s.queue = append(s.queue, op)
+	s.qmu.Unlock()
 	select {
 	case s.writer <- struct{}{}:
+		for !op.finished() {
+			s.commitGroup()
+		}
+		<-s.writer
+		return op.err
+	case <-op.done:
+		return op.err
 	case <-ctx.Done():
-		return ctx.Err()
+		s.qmu.Lock()
+		if !op.taken {
+			s.queue = slices.DeleteFunc(s.queue, func(o *writeOp) bool { return o == op })
+			s.qmu.Unlock()
+			return ctx.Err()
+		}
+		s.qmu.Unlock()
+		<-op.done
+		return op.err
 	}
-	defer func() { <-s.writer }()
+}
+
+func (op *writeOp) finished() bool {
+	select {
+	case <-op.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// commitGroup takes the queued writes and commits them in one
+// transaction. The caller holds the writer token.
+func (s *Store) commitGroup() {
+	s.qmu.Lock()
+	group := s.queue
+	s.queue = nil
+	for _, op := range group {
+		op.taken = true
+	}
+	s.qmu.Unlock()
+	live := group[:0:0]
+	for _, op := range group {
+		if err := op.ctx.Err(); err != nil {
+			op.err = err
+			close(op.done)
+			continue
+		}
+		live = append(live, op)
+	}
+	if len(live) == 0 {
+		return
+	}
+	err := s.runGroup(live)
+	for _, op := range live {
+		if op.err == nil {
+			op.err = err
+		}
+		close(op.done)
+	}
+}
+
+// runGroup runs the writes in one transaction and commits it. A write
+// that fails gets its error in op.err (its savepoint rolled back); the
+// error returned is the transaction's, for the others.
+func (s *Store) runGroup(group []*writeOp) error {
+	ctx := context.Background()
 	now := s.now()
 	purge := !now.Before(s.nextPurge)
 	if purge {
-		uses = append(uses, &s.purge)
-	}
-	for _, st := range uses {
-		if _, err := st.get(ctx, s.db); err != nil {
+		if _, err := s.purge.get(ctx, s.db); err != nil {
 			return err
 		}
 	}
-	// BEGIN IMMEDIATE waits for the write lock: in slices, so that the
-	// context can end the wait.
+	for _, op := range group {
+		for _, st := range op.uses {
+			if _, err := st.get(ctx, s.db); err != nil {
+				return err
+			}
+		}
+	}
+	// BEGIN IMMEDIATE waits for the write lock: in slices, up to the busy
+	// timeout, or until the context of a write alone ends.
+	wait := ctx
+	if len(group) == 1 {
+		wait = group[0].ctx
+	}
 	var tx *sql.Tx
-	err := retryBusy(ctx, s.busy, func() error {
+	err := retryBusy(wait, s.busy, func() error {
 		var err error
 		tx, err = s.db.BeginTx(ctx, nil)
 		return err
@@ -309,8 +408,25 @@ func (s *Store) write(ctx context.Context, uses []*stmt, fn func(tx *sql.Tx, now
 		return err
 	}
 	defer tx.Rollback() // a no-op after Commit; the error of a failed operation is the one to report
-	if err := fn(tx, now); err != nil {
-		return err
+	if len(group) == 1 {
+		if err := group[0].fn(ctx, tx, now); err != nil {
+			group[0].err = err
+			return err
+		}
+	} else {
+		for _, op := range group {
+			if _, err := tx.ExecContext(ctx, "SAVEPOINT w"); err != nil {
+				return err
+			}
+			if op.err = op.fn(ctx, tx, now); op.err != nil {
+				if _, err := tx.ExecContext(ctx, "ROLLBACK TO w"); err != nil {
+					return err
+				}
+			}
+			if _, err := tx.ExecContext(ctx, "RELEASE w"); err != nil {
+				return err
+			}
+		}
 	}
 	if purge {
 		if _, err := s.purge.in(ctx, tx).ExecContext(ctx, now.UnixMilli(), purgeBatch); err != nil {
