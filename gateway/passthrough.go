@@ -165,10 +165,7 @@ type rawCall struct {
 // error result built by the gateway.
 func (c *rawCall) finish(answer []byte, failure string) {
 	c.once.Do(func() {
-		if c.timer != nil {
-			c.timer.Stop()
-		}
-		c.conn.forget(c.ours)
+		c.conn.forget(c)
 		c.done()
 		if answer == nil {
 			answer = errorLine(c.down, failure)
@@ -183,12 +180,11 @@ func (c *rawCall) finish(answer []byte, failure string) {
 // goes downstream.
 func (c *rawCall) cancel(reason string) {
 	c.once.Do(func() {
-		if c.timer != nil {
-			c.timer.Stop()
-		}
-		c.conn.forget(c.ours)
+		ours := c.conn.forget(c)
 		c.done()
-		c.conn.cancelUpstream(c.ours, reason)
+		if ours != "" {
+			c.conn.cancelUpstream(ours, reason)
+		}
 	})
 }
 
@@ -364,9 +360,18 @@ func (l *lineConn) send(line []byte, at, n int, c *rawCall, timeout time.Duratio
 // timedOut ends a call whose timeout passed: cancelled upstream, and an
 // error result downstream, as callTool does.
 func (l *lineConn) timedOut(c *rawCall, timeout time.Duration) {
-	l.cancelUpstream(c.ours, "timeout")
-	c.finish(nil, fmt.Sprintf("%s did not answer the call of tool %q within %v: the gateway cancelled it, and it may or may not have taken effect",
-		c.up.describe(), c.tool, timeout))
+	c.once.Do(func() {
+		// Forgotten first: the upstream's answer to the cancellation
+		// goes nowhere.
+		ours := l.forget(c)
+		c.done()
+		l.cancelUpstream(ours, "timeout")
+		msg := fmt.Sprintf("%s did not answer the call of tool %q within %v: the gateway cancelled it, and it may or may not have taken effect",
+			c.up.describe(), c.tool, timeout)
+		if err := c.reply(errorLine(c.down, msg)); err != nil {
+			c.up.logger.Debug("answering a call passed through", "error", err)
+		}
+	})
 }
 
 // cancelUpstream sends notifications/cancelled for the upstream request
@@ -379,10 +384,16 @@ func (l *lineConn) cancelUpstream(ours, reason string) {
 	}
 }
 
-func (l *lineConn) forget(ours string) {
+// forget drops c from the calls waiting for an answer and stops its
+// timer; it returns c's upstream id, "" if c was not sent.
+func (l *lineConn) forget(c *rawCall) string {
 	l.mu.Lock()
-	delete(l.calls, ours)
-	l.mu.Unlock()
+	defer l.mu.Unlock()
+	if c.timer != nil {
+		c.timer.Stop()
+	}
+	delete(l.calls, c.ours)
+	return c.ours
 }
 
 // fail ends the calls in flight with an error result saying how the
@@ -401,6 +412,19 @@ func (l *lineConn) fail(why error) {
 		return
 	}
 	go func() {
+		// As upstreamError does: answer once the upstream is marked down,
+		// so that the client's next call waits for the restart.
+		l.u.mu.Lock()
+		ended, current := l.u.ended, l.u.conn == l
+		l.u.mu.Unlock()
+		if current && ended != nil {
+			t := time.NewTimer(2 * time.Second)
+			select {
+			case <-ended:
+			case <-t.C:
+			}
+			t.Stop()
+		}
 		msg := l.u.lostMessage(why)
 		for _, c := range calls {
 			c.finish(nil, msg)

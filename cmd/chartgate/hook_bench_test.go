@@ -1,0 +1,38 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+)
+
+// BenchmarkTrivialProcess starts and waits for a Go program that does
+// nothing, built like chartgate: the floor under BenchmarkHookProcess,
+// which a hook process is measured against.
+func BenchmarkTrivialProcess(b *testing.B) {
+	dir := b.TempDir()
+	src := filepath.Join(dir, "main.go")
+	if err := os.WriteFile(src, []byte("package main\n\nfunc main() {}\n"), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	bin := filepath.Join(dir, "trivial")
+	if out, err := exec.Command("go", "build", "-o", bin, src).CombinedOutput(); err != nil {
+		b.Fatalf("%v: %s", err, out)
+	}
+	times := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for range b.N {
+		start := time.Now()
+		if out, err := exec.Command(bin).CombinedOutput(); err != nil {
+			b.Fatalf("%v: %s", err, out)
+		}
+		times = append(times, time.Since(start))
+	}
+	b.StopTimer()
+	slices.Sort(times)
+	b.ReportMetric(float64(times[len(times)/2].Microseconds())/1000, "ms-median")
+	b.ReportMetric(float64(times[len(times)*9/10].Microseconds())/1000, "ms-p90")
+}
