@@ -15,10 +15,13 @@ import (
 	"github.com/chartgate/chartgate/statechart"
 )
 
-// verdict is the answer to a call that does not run.
+// verdict is the answer to a call that does not run: a refusal (ref and
+// text, with res its MCP result), or another answer (res, err).
 type verdict struct {
-	res mcp.Result
-	err error
+	res  mcp.Result
+	err  error
+	ref  *Refusal
+	text string
 }
 
 // authorize returns nil if the call may run in the state v, and otherwise

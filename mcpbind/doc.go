@@ -468,6 +468,16 @@
 //
 // # Events from outside a call
 //
+// Gate implements [gate.Decider], the transport-free face of the gate that
+// package hook uses: [Gate.Decide] decides a [gate.Request] (a tool, its
+// arguments, the workflow its [Ref] names) as a tools/call would be
+// decided, and returns the refusal as a structure with its text, not as
+// an MCP result; [Gate.Commit] records a tool that ran outside MCP with
+// its [gate.Outcome]. [Gate.Check] and [Gate.Record] are the same with a
+// [Host] and an MCP result. The store contract, the workflow, transition
+// and approval types, [Refusal] and [StateMCP] are package gate's, named
+// here by type aliases.
+//
 // [Gate.Send] sends an event to a workflow named by a [Ref] (its workflow
 // id, or the name [Options.SessionKey] gives a session) from outside an MCP
 // request: an interrupt a gateway detects, a host's hook reporting a tool
