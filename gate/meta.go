@@ -54,6 +54,13 @@ type StateMCP struct {
 	// active, whatever the Tools of any state say (Statewright's
 	// disallowed_tools).
 	Deny []string
+	// OutputGuards lists tools (exact names) whose event is decided after
+	// the tool ran, with its result: the guards of their event read
+	// event.output. Like Events it is machine-wide. Every other tool whose
+	// event the active states handle, but whose guards all refuse it with
+	// the call's arguments, is refused before it runs (see the package
+	// documentation of mcpbind, "The event").
+	OutputGuards []string
 	// Ungated lists tools (names or patterns) that are not part of the
 	// workflow: with [Options.DefaultDeny], the tools the machine does not
 	// name are refused, except these. It applies to the whole machine and

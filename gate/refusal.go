@@ -35,6 +35,11 @@ const (
 	// CodeTooLarge: the call's arguments are larger than
 	// Options.MaxArgumentBytes or nested deeper than 64 levels.
 	CodeTooLarge = "TOO_LARGE"
+	// CodeEventRefused: the tool is available, but the workflow would not
+	// accept its event with the call's arguments now: the active states
+	// handle the event, and every transition for it has a guard that
+	// refuses it ([Refusal].Guards names them). The tool is not run.
+	CodeEventRefused = "EVENT_REFUSED"
 	// CodeWorkflowError: the machine fails on the event the call would
 	// send (an action or guard returned an error), so the call is not
 	// run: its event could not be recorded.
@@ -68,6 +73,10 @@ type Refusal struct {
 	// the one step.
 	Path      []Step `json:"path"`
 	Reachable bool   `json:"reachable"`
+	// Event and Guards are the event the call would send and the guards
+	// that refuse it (CodeEventRefused).
+	Event  string   `json:"event,omitempty"`
+	Guards []string `json:"guards,omitempty"`
 	// Limits lists the used-up call limits (CodeCallLimit).
 	Limits []CallLimit `json:"limits,omitempty"`
 	// Instructions are those of the active states (meta.mcp.instructions).

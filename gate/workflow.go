@@ -112,4 +112,8 @@ type Binding struct {
 	// (see the package documentation, "With statesync"). Event is then
 	// required.
 	Invalidates []string
+	// OutputGuards says that the guards of Event read the tool's result
+	// (event.output): the call is not refused before it runs when they
+	// refuse the event without it. Event is then required.
+	OutputGuards bool
 }

@@ -69,6 +69,7 @@ const (
 	ChannelInputRequired = gate.ChannelInputRequired
 	ChannelPage          = gate.ChannelPage
 	CodeCallLimit        = gate.CodeCallLimit
+	CodeEventRefused     = gate.CodeEventRefused
 	CodeForbidden        = gate.CodeForbidden
 	CodeRateLimited      = gate.CodeRateLimited
 	CodeStateNotSaved    = gate.CodeStateNotSaved

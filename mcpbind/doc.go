@@ -74,6 +74,17 @@
 // only type and tool (unless [Options.OnTransition] is set). Delayed
 // (after) transitions happen at the session's next request.
 //
+// A call whose event the workflow would not accept is refused before the
+// tool runs: when the active states handle the tool's event but every
+// transition for it has a guard, and none is enabled with the call's
+// arguments as event.input, the call is refused with CodeEventRefused,
+// its [Refusal] naming the event and the guards. The exception is a tool
+// whose guards must read its result (event.output): list it in
+// meta.mcp.outputGuards (machine-wide, exact names) or bind it with
+// [Binding].OutputGuards; its call runs, and its result decides whether
+// the workflow moves. An event no active state handles is not a refusal:
+// the tool is available there and its event changes nothing.
+//
 // # Sessions and the middleware
 //
 // [Gate.Attach] installs a receiving middleware on the server. For each
@@ -158,6 +169,7 @@
 // available (say, in a final state), reachable is false.
 //
 // The codes: CodeForbidden (hidden), CodeCallLimit (a used-up budget),
+// CodeEventRefused (guards refuse the tool's event, see "The event"),
 // CodeWorkflowBusy (another call held the workflow too long, see
 // "Concurrent calls"), CodeTooLarge and CodeWorkflowError (see "Bounds"),
 // CodeWorkflowRequired and CodeUnknownWorkflow (handles),

@@ -251,6 +251,7 @@ type Gate struct {
 
 	jsonEvents      map[string]string
 	jsonInvalidates map[string][]string
+	jsonOutput      map[string]bool // meta.mcp.outputGuards
 	jsonPatterns    []pattern
 	allNodes        bitset    // every node
 	refs            []nameRef // every tool name and pattern the machine gives
@@ -306,6 +307,9 @@ type toolInfo struct {
 	deny        bitset // the nodes whose meta.mcp.deny hides it; nil if none
 	event       string
 	invalidates []string // reported with statesync.Invalidate after a saved transition
+	// outputGuards: the guards of event read the tool's result, so a call
+	// is not refused before it runs when they refuse the event without it.
+	outputGuards bool
 }
 
 var (
@@ -463,6 +467,7 @@ func New(engine statechart.Engine, opts *Options) (*Gate, error) {
 	g.mcp = make([]*StateMCP, len(g.nodes))
 	g.jsonEvents = map[string]string{}
 	g.jsonInvalidates = map[string][]string{}
+	g.jsonOutput = map[string]bool{}
 	eventFrom := map[string]int{}
 	invalFrom := map[string]int{}
 	type patKey struct {
@@ -499,6 +504,9 @@ func New(engine statechart.Engine, opts *Options) (*Gate, error) {
 			}
 			g.jsonEvents[tool] = ev
 			eventFrom[tool] = i
+		}
+		for _, tool := range sm.OutputGuards {
+			g.jsonOutput[tool] = true
 		}
 		for _, tool := range sortedKeys(sm.Invalidates) {
 			if _, ok := invalFrom[tool]; !ok {
@@ -587,7 +595,10 @@ func (g *Gate) Bind(tool string, b Binding) error {
 	if msg := checkToolName(tool, false); msg != "" {
 		return fmt.Errorf("mcpbind: Bind: %s", msg)
 	}
-	ti := &toolInfo{event: b.Event}
+	ti := &toolInfo{event: b.Event, outputGuards: b.OutputGuards}
+	if b.OutputGuards && b.Event == "" {
+		return fmt.Errorf("mcpbind: Bind(%q): OutputGuards needs an Event: without one no guard reads the result", tool)
+	}
 	for i, p := range b.Invalidates {
 		if msg := checkInvalidates(p); msg != "" {
 			return fmt.Errorf("mcpbind: Bind(%q): Invalidates[%d]: %s", tool, i, msg)
@@ -774,15 +785,15 @@ func (g *Gate) info(r *rules, tool string, remember bool) *toolInfo {
 		}
 		set.or(p.nodes)
 	}
-	ev, inv := g.jsonEvents[tool], g.jsonInvalidates[tool]
+	ev, inv, out := g.jsonEvents[tool], g.jsonInvalidates[tool], g.jsonOutput[tool]
 	if ev == "" && alias != "" {
-		ev, inv = g.jsonEvents[alias], g.jsonInvalidates[alias]
+		ev, inv, out = g.jsonEvents[alias], g.jsonInvalidates[alias], g.jsonOutput[alias]
 	}
 	switch {
 	case nodes != nil:
-		ti = &toolInfo{mode: modeStates, nodes: nodes, deny: deny, event: ev, invalidates: inv}
+		ti = &toolInfo{mode: modeStates, nodes: nodes, deny: deny, event: ev, invalidates: inv, outputGuards: out}
 	case ev != "":
-		ti = &toolInfo{mode: modeCan, deny: deny, event: ev, invalidates: inv}
+		ti = &toolInfo{mode: modeCan, deny: deny, event: ev, invalidates: inv, outputGuards: out}
 	case deny != nil:
 		// Only denied somewhere: visible elsewhere, like an unbound tool.
 		ti = &toolInfo{mode: modeStates, nodes: g.allNodes, deny: deny}

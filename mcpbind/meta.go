@@ -27,7 +27,7 @@ type nameRef struct {
 	pattern bool // a meta.mcp.tools or ungated entry: may hold "*"
 }
 
-var mcpKeys = []string{"tools", "deny", "events", "invalidates", "instructions", "maxCalls", "onMaxCalls", "approval", "ungated"}
+var mcpKeys = []string{"tools", "deny", "events", "invalidates", "outputGuards", "instructions", "maxCalls", "onMaxCalls", "approval", "ungated"}
 
 // nodePaths returns the JSON path of every node of the machine: "" for the
 // root, then states.a, states.a.states.b...
@@ -128,6 +128,25 @@ func parseMCP(n statechart.Node, path jsonx.Path, events eventSet, errs *statech
 				}
 				sm.Events[tool] = ev
 				*refs = append(*refs, nameRef{path: string(tp), name: tool})
+			}
+		case "outputGuards":
+			arr, ok := v.([]any)
+			if !ok {
+				add(p, "must be an array of tool names, not %s", describe(v))
+				continue
+			}
+			for i, e := range arr {
+				s, ok := e.(string)
+				if !ok {
+					add(p.Index(i), "must be a tool name, not %s", describe(e))
+					continue
+				}
+				if msg := checkToolName(s, false); msg != "" {
+					add(p.Index(i), "%s", msg)
+					continue
+				}
+				sm.OutputGuards = append(sm.OutputGuards, s)
+				*refs = append(*refs, nameRef{path: string(p.Index(i)), name: s})
 			}
 		case "invalidates":
 			m, ok := v.(map[string]any)

@@ -991,6 +991,42 @@ func (h *propHarness) visible(s statechart.State, tool string) bool {
 	return true
 }
 
+// guardRefused reports whether a call of a bound tool with input is
+// refused before it runs because guards refuse its event: the active
+// states handle the event, every transition for it is guarded, and none
+// is enabled with the call's arguments (the documented rule).
+func (h *propHarness) guardRefused(s statechart.State, tool string, input map[string]any) bool {
+	in := h.m.info(tool)
+	if in.event == "" || s.Status() != statechart.StatusActive {
+		return false
+	}
+	ids := s.StateIDs()
+	guarded := false
+	for _, n := range h.engine.Nodes() {
+		if !slices.Contains(ids, n.ID) {
+			continue
+		}
+		for _, tr := range n.Transitions {
+			if tr.Event != in.event {
+				continue
+			}
+			if tr.Guard == "" {
+				return false
+			}
+			guarded = true
+		}
+	}
+	if !guarded {
+		return false
+	}
+	ev := statechart.Event{Type: in.event, Data: map[string]any{"tool": tool, "input": input}}
+	ok, err := h.engine.Can(context.Background(), s, ev)
+	if err != nil {
+		h.fatalf("Can(%s): %v", in.event, err)
+	}
+	return !ok
+}
+
 // can reports whether the machine handles a tool's event in a state (the
 // event without input, as the gate sends it to decide).
 func (h *propHarness) can(s statechart.State, tool, event string) bool {
@@ -1242,6 +1278,11 @@ func (h *propHarness) step(i int) {
 	if len(exhausted) > 0 && bound && h.m.registered(name) {
 		expectRun = h.visible(x.shadow, name) && h.leaves(x.shadow, name, input, exhausted)
 	}
+	// A call whose event guards refuse with its arguments does not run.
+	if expectRun && bound && h.m.registered(name) && h.guardRefused(x.shadow, name, input) {
+		expectRun = false
+		h.stats.add("calls whose arguments a guard refused", 1)
+	}
 	counted := expectRun && bound && len(exhausted) == 0 && h.limited(x.shadow)
 	oldCalls := maps.Clone(x.calls)
 
@@ -1287,7 +1328,7 @@ func (h *propHarness) step(i int) {
 		if callErr != nil {
 			h.fatalf("session %s called hidden %s: %v", x.name, name, callErr)
 		}
-		outcome = h.checkRefusal(x, name, res, oldCalls)
+		outcome = h.checkRefusal(x, name, input, res, oldCalls)
 	case args["fail"] == "error":
 		if callErr == nil {
 			h.fatalf("session %s called %s, whose handler errs: no error", x.name, name)
@@ -1399,7 +1440,7 @@ func (h *propHarness) step(i int) {
 
 // checkRefusal checks a refused call's result and may start following its
 // path.
-func (h *propHarness) checkRefusal(x *propSession, name string, res *mcp.CallToolResult, calls map[string]int) string {
+func (h *propHarness) checkRefusal(x *propSession, name string, input map[string]any, res *mcp.CallToolResult, calls map[string]int) string {
 	if !res.IsError {
 		h.fatalf("session %s called hidden %s: not refused: %s", x.name, name, resultText(res))
 	}
@@ -1411,7 +1452,10 @@ func (h *propHarness) checkRefusal(x *propSession, name string, res *mcp.CallToo
 	b, _ := json.Marshal(ref)
 	code := mcpbind.CodeForbidden
 	if h.visible(x.shadow, name) {
-		code = mcpbind.CodeCallLimit // visible, but stopped by a used-up budget
+		code = mcpbind.CodeEventRefused // visible, but guards refuse its event
+		if ex := h.exhausted(x.shadow, calls); len(ex) > 0 && !h.leaves(x.shadow, name, input, ex) {
+			code = mcpbind.CodeCallLimit // stopped by a used-up budget first
+		}
 	}
 	avail := slices.Sorted(slices.Values(ref.Available))
 	if ref.Code != code || ref.Tool != name || !slices.Equal(avail, x.list) ||
@@ -1424,6 +1468,12 @@ func (h *propHarness) checkRefusal(x *propSession, name string, res *mcp.CallToo
 			h.fatalf("session %s called %s: call-limit refusal %s; want the %d used-up budgets, no path", x.name, name, b, len(h.exhausted(x.shadow, calls)))
 		}
 		return "refused, call limit"
+	}
+	if code == mcpbind.CodeEventRefused {
+		if len(ref.Guards) == 0 || ref.Event != h.m.info(name).event || len(ref.Path) != 0 || !ref.Reachable {
+			h.fatalf("session %s called %s: guard refusal %s; want the event, its guards, no path", x.name, name, b)
+		}
+		return "refused, guard"
 	}
 	if !ref.Reachable {
 		if len(ref.Path) != 0 {

@@ -283,6 +283,26 @@ func (g *Gate) refuseEvent(ctx context.Context, c *gatedCall, v *view, err error
 	return refused(ref, b.String())
 }
 
+// refuseGuards answers a call of an available tool whose event the
+// workflow would not accept with the call's arguments: guards refuse it.
+func (g *Gate) refuseGuards(ctx context.Context, c *gatedCall, v *view, guards []string) *verdict {
+	ref, _, vd := g.refusal(ctx, c, v, CodeEventRefused)
+	if vd != nil {
+		return vd
+	}
+	ref.Event, ref.Guards, ref.Reachable = c.info.event, guards, true
+	var b strings.Builder
+	fmt.Fprintf(&b, "Tool %q was not run: the workflow does not accept its event %q with these arguments now: ", c.name, c.info.event)
+	if len(guards) == 1 {
+		fmt.Fprintf(&b, "guard %q refuses it.", guards[0])
+	} else {
+		fmt.Fprintf(&b, "guards %s refuse it.", strings.Join(quoteAll(guards), " and "))
+	}
+	b.WriteString(" Call it with arguments the guard accepts, or do what the instructions say first.")
+	writeGuidance(&b, ref.Available, ref.Instructions)
+	return refused(ref, b.String())
+}
+
 // orError turns a failed answer into an error result.
 func orError(res mcp.Result, err error) mcp.Result {
 	if err != nil {
