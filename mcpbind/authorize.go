@@ -55,9 +55,16 @@ func (g *Gate) authorize(ctx context.Context, c *gatedCall, v *view) *verdict {
 				return g.refuseGuards(ctx, c, v, guards)
 			}
 		}
+		c.decided = &decidedEvent{from: v.state, to: ns}
 		return g.checkRecordSize(ctx, c, v, ns)
 	}
 	return nil
+}
+
+// decidedEvent is the state a call's event leads to from the state its
+// authorization saw, computed without the tool's result.
+type decidedEvent struct {
+	from, to statechart.State
 }
 
 // guardsRefuse reports whether the active states of v handle ev but would

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -271,5 +272,40 @@ func TestGuardRefusedThroughDecide(t *testing.T) {
 	d, err = g.Decide(context.Background(), gate.Request{Ref: mcpbind.Ref{Name: "s"}, Tool: "pay", Args: json.RawMessage(`{"amount": 10}`)})
 	if err != nil || !d.Allowed {
 		t.Fatalf("decision %+v, %v", d, err)
+	}
+}
+
+// TestEventRunsOnce: a successful call of an event-bound tool runs its
+// event through the engine once (the action of its transition runs once):
+// the commit saves the state the authorization computed. A tool that
+// returns a structured result, which guards and actions may read as
+// event.output, has its event processed again with the result.
+func TestEventRunsOnce(t *testing.T) {
+	var runs atomic.Int32
+	engine := compile(t, "full", `{"id": "w", "initial": "a", "states": {
+		"a": {"on": {"GO": {"target": "b", "actions": "count"}}, "meta": {"mcp": {"tools": ["plain", "structured"], "events": {"plain": "GO", "structured": "GO"}}}},
+		"b": {"on": {"BACK": "a"}, "meta": {"mcp": {"tools": ["back"], "events": {"back": "BACK"}}}}}}`,
+		&statechart.Options{Implementations: statechart.Implementations{Actions: map[string]statechart.ActionFunc{
+			"count": func(context.Context, *statechart.ActionArgs) error { runs.Add(1); return nil },
+		}}})
+	f := newFixture(t, engine, nil, "structured", "back")
+	f.server.AddTool(&mcp.Tool{Name: "plain", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "done"}}}, nil
+		})
+	c := f.connect(t, "2025-11-25")
+	if res := c.call("plain", nil); res.IsError || stateOf(t, f, c) != "b" {
+		t.Fatalf("plain: %s, state %v", resultText(res), stateOf(t, f, c))
+	}
+	if n := runs.Load(); n != 1 {
+		t.Fatalf("a call without a structured result ran its transition's action %d times, want 1", n)
+	}
+	c.call("back", nil)
+	runs.Store(0)
+	if res := c.call("structured", nil); res.IsError || stateOf(t, f, c) != "b" {
+		t.Fatalf("structured: %s, state %v", resultText(res), stateOf(t, f, c))
+	}
+	if n := runs.Load(); n != 2 {
+		t.Fatalf("a call with a structured result ran its transition's action %d times, want 2 (decided, then with the result)", n)
 	}
 }

@@ -218,6 +218,14 @@
 //	commit     the event sent, the new state saved, the lease released, in one write
 //	notify     list_changed, invalidations, the log, OnTransition
 //
+// authorize runs the tool's event through the engine with the call's
+// arguments; commit saves the state it computed when the workflow is
+// still in the state authorize saw (under the lease it is) and the event
+// is the same: the tool gave no structured result (or the engine ignores
+// event data, as the flat engine does). Otherwise commit runs the event
+// again, with the result as event.output. Delayed transitions the event
+// schedules then count from the authorization.
+//
 // The lease is kept in the workflow's record in the store, so it holds
 // across instances: an id (the holder's fencing token) and an expiry,
 // [Options.LeaseTTL] (30 s), renewed while the tool runs. While it is
