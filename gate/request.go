@@ -26,6 +26,11 @@ type Request struct {
 	// refusal's guidance (the tools available now, the path to the tool).
 	// Nil lists none.
 	Tools []string
+	// Workflow, if set, is the workflow Ref names as the caller read it
+	// (with [Decider.WorkflowOf]) for the same event: Decide decides on it
+	// instead of loading it again. A hook reads its workflow once per
+	// event so.
+	Workflow *Workflow
 	// TransitionTool names the tool through which the caller sends events
 	// (a gateway's workflow_transition), if it has one: a refusal's path
 	// may then go through it.

@@ -66,6 +66,10 @@ type Workflow struct {
 	History []Transition
 	// Pending is the approval the workflow waits for, if any.
 	Pending *PendingApproval
+	// Snapshot is what the gate that read the workflow keeps of it, so
+	// that a [Request] naming this Workflow is decided without loading
+	// it again; nil in a Workflow made otherwise.
+	Snapshot any `json:"-"`
 }
 
 // Transition describes a saved transition, for [Options.OnTransition] and

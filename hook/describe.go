@@ -43,7 +43,7 @@ func (h *Handler) describe(ctx context.Context, host Host, ref gate.Ref, wf *gat
 			b.WriteString("\nInstructions: " + in)
 		}
 	}
-	if tools, err := h.allowedNow(ctx, host, ref, h.vocab); err == nil {
+	if tools, err := h.allowedNow(ctx, host, ref, wf, h.vocab); err == nil {
 		switch {
 		case len(tools) == len(h.vocab):
 			b.WriteString("\nTools allowed now: all.")

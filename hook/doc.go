@@ -89,7 +89,9 @@
 //   - Pre tool events ask the gate ([gate.Decider.Decide]): a tool the
 //     state does not allow is refused with the gate's guidance, the same
 //     a refused MCP call of the gateway gets (what is allowed now, which
-//     transition makes the tool available, the instructions). The shell
+//     transition makes the tool available, the instructions). The gate
+//     decides on the workflow the event read ([gate.Request].Workflow):
+//     an event loads its workflow's record once. The shell
 //     tool (the active states' allowed_commands_tool, default Bash) is
 //     then decided by package shellpolicy with each active state's
 //     policy: allowed_commands (every simple command of the line must

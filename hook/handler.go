@@ -154,9 +154,11 @@ func stopSetting(w *workflow.Workflow) (bool, error) {
 }
 
 // request is a request to the gate for a tool of the agent, with the
-// agent's tools for the refusals' guidance.
-func (h *Handler) request(ref gate.Ref, tool string, args json.RawMessage) gate.Request {
-	return gate.Request{Ref: ref, Tool: tool, Args: args, Tools: h.vocab, TransitionTool: h.o.TransitionTool}
+// agent's tools for the refusals' guidance. wf, if not nil, is the
+// workflow as the event read it: the gate decides on it without loading
+// it again.
+func (h *Handler) request(ref gate.Ref, wf *gate.Workflow, tool string, args json.RawMessage) gate.Request {
+	return gate.Request{Ref: ref, Workflow: wf, Tool: tool, Args: args, Tools: h.vocab, TransitionTool: h.o.TransitionTool}
 }
 
 // Handle answers one hook event. Events of kind KindOther get the zero
@@ -351,10 +353,10 @@ func (h *Handler) activePolicies(st statechart.State) []workflow.StatePolicy {
 var classTools = []string{"Read", "Grep", "Glob", "Edit", "Write", "WebFetch"}
 
 // allowedNow returns which of tools the gate allows now.
-func (h *Handler) allowedNow(ctx context.Context, host Host, ref gate.Ref, tools []string) ([]string, error) {
+func (h *Handler) allowedNow(ctx context.Context, host Host, ref gate.Ref, wf *gate.Workflow, tools []string) ([]string, error) {
 	out := []string{}
 	for _, t := range tools {
-		d, err := h.gate.Decide(ctx, h.request(ref, h.nameFor(host, t), nil))
+		d, err := h.gate.Decide(ctx, h.request(ref, wf, h.nameFor(host, t), nil))
 		if err != nil {
 			return nil, err
 		}
@@ -374,7 +376,7 @@ func (h *Handler) preTool(ctx context.Context, ev Event, ref gate.Ref, wf *gate.
 		return Result{}, nil
 	}
 	name, canon := h.gateName(ev), canonical(ev)
-	d, err := h.gate.Decide(ctx, h.request(ref, name, rawObject(ev.Input)))
+	d, err := h.gate.Decide(ctx, h.request(ref, wf, name, rawObject(ev.Input)))
 	if err != nil {
 		return Result{}, fmt.Errorf("hook: checking %s: %w", name, err)
 	}
@@ -578,7 +580,7 @@ func isShell(policies []workflow.StatePolicy, name, canon string) bool {
 // lets a hook rewrite it.
 func (h *Handler) shell(ctx context.Context, ev Event, ref gate.Ref, wf *gate.Workflow, policies []workflow.StatePolicy) (Result, error) {
 	line := command(ev)
-	tools, err := h.allowedNow(ctx, ev.Host, ref, classTools)
+	tools, err := h.allowedNow(ctx, ev.Host, ref, wf, classTools)
 	if err != nil {
 		return Result{}, err
 	}

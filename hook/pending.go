@@ -189,7 +189,7 @@ func (h *Handler) apply(ctx context.Context, ref gate.Ref, p PendingEvent) (*gat
 	if p.Interrupt != "" {
 		return h.gate.Send(ctx, ref, statechart.Event{Type: p.Event, Data: map[string]any{"input": map[string]any{"file": p.File, "interrupt": p.Interrupt}}}, "hook")
 	}
-	return h.gate.Commit(ctx, h.request(ref, p.Tool, p.Input), gate.Outcome{Failed: p.Failed})
+	return h.gate.Commit(ctx, h.request(ref, nil, p.Tool, p.Input), gate.Outcome{Failed: p.Failed})
 }
 
 // pendingDeny is the refusal of a pre tool event while events of the

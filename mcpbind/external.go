@@ -68,9 +68,11 @@ func (g *Gate) Decide(ctx context.Context, r gate.Request) (gate.Decision, error
 	if c.info.mode == modeUnbound {
 		return gate.Decision{Allowed: true}, nil
 	}
-	v, err := g.load(ctx, c.target)
-	if err != nil {
-		return gate.Decision{}, err
+	v, ok := g.snapshotOf(r.Workflow, c.target)
+	if !ok {
+		if v, err = g.load(ctx, c.target); err != nil {
+			return gate.Decision{}, err
+		}
 	}
 	vd := g.authorize(ctx, c, v)
 	switch {
@@ -80,6 +82,19 @@ func (g *Gate) Decide(ctx context.Context, r gate.Request) (gate.Decision, error
 		return gate.Decision{}, vd.err
 	}
 	return gate.Decision{Refusal: vd.ref, Text: vd.text}, nil
+}
+
+// snapshotOf returns the view a Workflow this gate read keeps, if it is
+// one of t's.
+func (g *Gate) snapshotOf(wf *Workflow, t target) (*view, bool) {
+	if wf == nil {
+		return nil, false
+	}
+	v, ok := wf.Snapshot.(*view)
+	if !ok || v.gate != g || v.key != t.key {
+		return nil, false
+	}
+	return v, true
 }
 
 // Commit implements [gate.Decider]: it records a call of a tool that ran

@@ -290,7 +290,7 @@ func (g *Gate) workflow(ctx context.Context, t target) (*Workflow, error) {
 
 // workflowOf describes a view.
 func (g *Gate) workflowOf(v *view) *Workflow {
-	return &Workflow{Key: v.key, State: v.state, Limits: g.limits(v), History: decodeHistory(v.rec.history, v.key), Pending: g.pendingOf(v)}
+	return &Workflow{Key: v.key, State: v.state, Limits: g.limits(v), History: decodeHistory(v.rec.history, v.key), Pending: g.pendingOf(v), Snapshot: v}
 }
 
 // viewCache keeps the last decoded view of the most recently stored
