@@ -12,8 +12,8 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/chartgate/chartgate/gate"
 	"github.com/chartgate/chartgate/internal/jsonx"
-	"github.com/chartgate/chartgate/mcpbind"
 	"github.com/chartgate/chartgate/workflow"
 )
 
@@ -154,7 +154,7 @@ func (h *Handler) recordReads(ctx context.Context, session, since string, bytes 
 // whether anything was counted. Only what a budget or the read-dedup
 // warning needs is kept: the bytes when a budget applies, the files of
 // read tools that did not fail.
-func (h *Handler) trackReads(ctx context.Context, ev Event, wf *mcpbind.Workflow, budget int64, canon string) (StateReads, bool, error) {
+func (h *Handler) trackReads(ctx context.Context, ev Event, wf *gate.Workflow, budget int64, canon string) (StateReads, bool, error) {
 	var bytes int64
 	if budget >= 0 {
 		bytes = ev.OutputBytes
@@ -173,7 +173,7 @@ func (h *Handler) trackReads(ctx context.Context, ev Event, wf *mcpbind.Workflow
 // budgetNote returns the notice of a context budget used to 90% or more
 // in the current state: the bytes read, the budget, and how to move on;
 // "" below 90%.
-func (h *Handler) budgetNote(wf *mcpbind.Workflow, budget, used int64) string {
+func (h *Handler) budgetNote(wf *gate.Workflow, budget, used int64) string {
 	if budget < 0 || used <= 0 || used*100 < budget*budgetWarnPercent {
 		return ""
 	}
@@ -192,7 +192,7 @@ func (h *Handler) budgetNote(wf *mcpbind.Workflow, budget, used int64) string {
 
 // dedupNote returns the notice of a file read for the n-th time in the
 // current state, from the third time on; "" before.
-func dedupNote(wf *mcpbind.Workflow, file string, n int) string {
+func dedupNote(wf *gate.Workflow, file string, n int) string {
 	if n < dedupWarnReads {
 		return ""
 	}
@@ -220,7 +220,7 @@ func ordinal(n int) string {
 // answer (Claude Code, Codex). Cursor reports its reads only before they
 // happen (beforeReadFile, with the file's content): they are counted
 // there, as other hosts' reads are after.
-func (h *Handler) preRead(ctx context.Context, ev Event, wf *mcpbind.Workflow, policies []workflow.StatePolicy, sess *AgentSession) (Result, error) {
+func (h *Handler) preRead(ctx context.Context, ev Event, wf *gate.Workflow, policies []workflow.StatePolicy, sess *AgentSession) (Result, error) {
 	if ev.Host == Cursor {
 		if ev.Name == "beforeReadFile" {
 			_, _, err := h.trackReads(ctx, ev, wf, contextBudget(policies), toolRead)
@@ -248,7 +248,7 @@ func (h *Handler) preRead(ctx context.Context, ev Event, wf *mcpbind.Workflow, p
 // read only gives the notices of the session's record, sess. quiet
 // reports that the call moved the workflow: its bytes are counted in the
 // state it ran in, and no notice is given about a state left.
-func (h *Handler) postReads(ctx context.Context, ev Event, wf *mcpbind.Workflow, policies []workflow.StatePolicy, canon string, sess *AgentSession, quiet bool) ([]string, error) {
+func (h *Handler) postReads(ctx context.Context, ev Event, wf *gate.Workflow, policies []workflow.StatePolicy, canon string, sess *AgentSession, quiet bool) ([]string, error) {
 	budget := contextBudget(policies)
 	var r StateReads
 	if ev.Host == Cursor && isRead(canon) {

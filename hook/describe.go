@@ -11,8 +11,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/chartgate/chartgate/gate"
 	"github.com/chartgate/chartgate/internal/jsonx"
-	"github.com/chartgate/chartgate/mcpbind"
 	"github.com/chartgate/chartgate/statechart"
 	"github.com/chartgate/chartgate/workflow"
 )
@@ -30,7 +30,7 @@ import (
 //
 // Errors reading the tools allowed now leave that line out: the text is
 // guidance, and the gate decides every call anyway.
-func (h *Handler) describe(ctx context.Context, host Host, ref mcpbind.Ref, wf *mcpbind.Workflow) string {
+func (h *Handler) describe(ctx context.Context, host Host, ref gate.Ref, wf *gate.Workflow) string {
 	id := h.wf.Machine.ID()
 	st := wf.State
 	if st.Status() == statechart.StatusDone {
@@ -43,7 +43,7 @@ func (h *Handler) describe(ctx context.Context, host Host, ref mcpbind.Ref, wf *
 			b.WriteString("\nInstructions: " + in)
 		}
 	}
-	if tools, err := h.allowedNow(ctx, host, ref, h.vocab); err == nil {
+	if tools, err := h.allowedNow(ctx, host, ref, wf, h.vocab); err == nil {
 		switch {
 		case len(tools) == len(h.vocab):
 			b.WriteString("\nTools allowed now: all.")
@@ -87,7 +87,7 @@ func (h *Handler) describe(ctx context.Context, host Host, ref mcpbind.Ref, wf *
 
 // moveOn writes the events that move the workflow on from its active
 // states, grouped by target, with the guards they need.
-func (h *Handler) moveOn(wf *mcpbind.Workflow) string {
+func (h *Handler) moveOn(wf *gate.Workflow) string {
 	st := wf.State
 	type group struct {
 		target string

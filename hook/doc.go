@@ -86,10 +86,12 @@
 //     the events that move on with their targets, as Statewright's hook
 //     does on every prompt. A transition waiting for a person's approval
 //     is said instead of the events.
-//   - Pre tool events ask the gate ([mcpbind.Gate.Check]): a tool the
+//   - Pre tool events ask the gate ([gate.Decider.Decide]): a tool the
 //     state does not allow is refused with the gate's guidance, the same
 //     a refused MCP call of the gateway gets (what is allowed now, which
-//     transition makes the tool available, the instructions). The shell
+//     transition makes the tool available, the instructions). The gate
+//     decides on the workflow the event read ([gate.Request].Workflow):
+//     an event loads its workflow's record once. The shell
 //     tool (the active states' allowed_commands_tool, default Bash) is
 //     then decided by package shellpolicy with each active state's
 //     policy: allowed_commands (every simple command of the line must
@@ -104,7 +106,7 @@
 //     A shell command allowed in a state with env_overrides is rewritten
 //     to run with them set, where the host lets a hook do so (see
 //     "Environment variables").
-//   - Post tool events record the call ([mcpbind.Gate.Record]): it counts
+//   - Post tool events record the call ([gate.Decider.Commit]): it counts
 //     against the budgets (with Statewright's soft max_iterations, a
 //     checkpoint notice once the budget is used up), and a successful
 //     call sends the tool's bound event. Then every file the call wrote
@@ -112,7 +114,7 @@
 //     writes, the files of a Codex patch), relative to the project
 //     folder, is matched against the workflow's interrupts
 //     ([workflow.Workflow.MatchInterrupt]); a match sends
-//     "chartgate.interrupt.<name>" ([mcpbind.Gate.Send], by "hook"), and
+//     "chartgate.interrupt.<name>" ([gate.Decider.Send], by "hook"), and
 //     the agent is told where it landed.
 //     Post tool events also count the tool's output against the state's
 //     context_budget_bytes, and the files read, for the notices of
@@ -174,7 +176,7 @@
 // # One workflow per agent session
 //
 // The workflow's name is the agent session's id: the hook uses
-// mcpbind.Ref{Name: session id}, and the gateway names its MCP session's
+// gate.Ref{Name: session id}, and the gateway names its MCP session's
 // workflow the same through mcpbind.Options.SessionKey, on the same store
 // and KeyPrefix (the default, from the machine's id), so both reach one
 // record. The hook sees the session id; the gateway, an MCP server the
@@ -189,7 +191,7 @@
 //     runs in a new host process).
 //   - The gateway (`chartgate serve --session auto`, which `chartgate
 //     install` configures) calls [ResolveSession] through a [Resolver],
-//     whose SessionKey is its mcpbind.Options.SessionKey, with its own
+//     whose Name is its mcpbind.Options.SessionKey, with its own
 //     ancestry:
 //     among the sessions of its project seen in the last 12 hours, the one
 //     whose ancestry shares the nearest common ancestor with the

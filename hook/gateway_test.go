@@ -34,7 +34,7 @@ func TestGatewayRendezvous(t *testing.T) {
 
 	// Host A's gateway.
 	resolver := &Resolver{Store: f.store, Project: f.project, Ancestry: chain(hostA), Logger: quiet()}
-	gate, err := mcpbind.New(f.wf.Machine.Engine(), &mcpbind.Options{Store: f.store, SessionKey: resolver.SessionKey(), Logger: quiet()})
+	gate, err := mcpbind.New(f.wf.Machine.Engine(), &mcpbind.Options{Store: f.store, SessionKey: func(*mcp.ServerSession) string { return resolver.Name() }, Logger: quiet()})
 	require.NoError(t, err)
 	server := mcp.NewServer(&mcp.Implementation{Name: "gateway"}, nil)
 	for _, name := range []string{"Read", "Edit"} {

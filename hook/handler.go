@@ -7,6 +7,7 @@ package hook
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -17,8 +18,8 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/chartgate/chartgate/gate"
 	"github.com/chartgate/chartgate/internal/jsonx"
-	"github.com/chartgate/chartgate/mcpbind"
 	"github.com/chartgate/chartgate/shellpolicy"
 	"github.com/chartgate/chartgate/statechart"
 	"github.com/chartgate/chartgate/workflow"
@@ -53,26 +54,26 @@ type Options struct {
 // process with [NewHandler]; it is safe for concurrent use.
 type Handler struct {
 	wf      *workflow.Workflow
-	gate    *mcpbind.Gate
-	store   mcpbind.Store
+	gate    gate.Decider
+	store   gate.Store
 	project string
 	o       Options
 	stop    bool // the workflow asks that the agent does not stop before a final state
 
-	mcp      map[string]mcpbind.StateMCP // by state id
-	nodes    map[string]statechart.Node  // by state id
-	patterns []string                    // the tool names and patterns the states give, "*" aside
-	vocab    []string                    // the tools named in guidance: the canonical ones and those the states name
-	events   map[string]string           // event -> a tool that sends it
+	mcp      map[string]gate.StateMCP   // by state id
+	nodes    map[string]statechart.Node // by state id
+	patterns []string                   // the tool names and patterns the states give, "*" aside
+	vocab    []string                   // the tools named in guidance: the canonical ones and those the states name
+	events   map[string]string          // event -> a tool that sends it
 }
 
 // NewHandler returns a handler of workflow w, whose gate (built with
-// mcpbind.New on w.Machine's engine, store and the KeyPrefix the gateway
+// gate.New on w.Machine's engine, store and the KeyPrefix the gateway
 // uses) keeps the workflows of the agent sessions in store. project is
 // the project folder ([ProjectDir]): files are matched against the
 // interrupts relative to it. It fails when the workflow's "stop" setting
 // is neither "block" nor "allow" (see the package documentation).
-func NewHandler(w *workflow.Workflow, gate *mcpbind.Gate, store mcpbind.Store, project string, opts *Options) (*Handler, error) {
+func NewHandler(w *workflow.Workflow, g gate.Decider, store gate.Store, project string, opts *Options) (*Handler, error) {
 	var o Options
 	if opts != nil {
 		o = *opts
@@ -99,10 +100,10 @@ func NewHandler(w *workflow.Workflow, gate *mcpbind.Gate, store mcpbind.Store, p
 	if err != nil {
 		return nil, err
 	}
-	h := &Handler{wf: w, gate: gate, store: store, project: project, o: o, stop: stop,
-		mcp: map[string]mcpbind.StateMCP{}, nodes: map[string]statechart.Node{}, events: map[string]string{}}
+	h := &Handler{wf: w, gate: g, store: store, project: project, o: o, stop: stop,
+		mcp: map[string]gate.StateMCP{}, nodes: map[string]statechart.Node{}, events: map[string]string{}}
 	h.vocab = slices.Clone(vocabulary)
-	for _, sm := range gate.States() {
+	for _, sm := range g.States() {
 		h.mcp[sm.StateID] = sm
 		for _, t := range append(slices.Clone(sm.Tools), sm.Deny...) {
 			if t == "*" {
@@ -152,10 +153,12 @@ func stopSetting(w *workflow.Workflow) (bool, error) {
 	return false, fmt.Errorf("hook: %s: must be \"block\" or \"allow\", not %s", where, raw)
 }
 
-// host describes the agent's tools to the gate, for the refusals'
-// guidance.
-func (h *Handler) host() mcpbind.Host {
-	return mcpbind.Host{Tools: h.vocab, TransitionTool: h.o.TransitionTool}
+// request is a request to the gate for a tool of the agent, with the
+// agent's tools for the refusals' guidance. wf, if not nil, is the
+// workflow as the event read it: the gate decides on it without loading
+// it again.
+func (h *Handler) request(ref gate.Ref, wf *gate.Workflow, tool string, args json.RawMessage) gate.Request {
+	return gate.Request{Ref: ref, Workflow: wf, Tool: tool, Args: args, Tools: h.vocab, TransitionTool: h.o.TransitionTool}
 }
 
 // Handle answers one hook event. Events of kind KindOther get the zero
@@ -170,7 +173,7 @@ func (h *Handler) Handle(ctx context.Context, ev Event) (Result, error) {
 	if err != nil {
 		return h.unrecorded(ev, fmt.Errorf("hook: recording the agent session: %w", err))
 	}
-	ref := mcpbind.Ref{Name: ev.SessionID}
+	ref := gate.Ref{Name: ev.SessionID}
 	// What earlier events could not apply goes first.
 	notes, left, err := h.catchUp(ctx, ev, ref, sess)
 	if err != nil {
@@ -350,10 +353,10 @@ func (h *Handler) activePolicies(st statechart.State) []workflow.StatePolicy {
 var classTools = []string{"Read", "Grep", "Glob", "Edit", "Write", "WebFetch"}
 
 // allowedNow returns which of tools the gate allows now.
-func (h *Handler) allowedNow(ctx context.Context, host Host, ref mcpbind.Ref, tools []string) ([]string, error) {
+func (h *Handler) allowedNow(ctx context.Context, host Host, ref gate.Ref, wf *gate.Workflow, tools []string) ([]string, error) {
 	out := []string{}
 	for _, t := range tools {
-		d, err := h.gate.Check(ctx, ref, h.nameFor(host, t), nil, h.host())
+		d, err := h.gate.Decide(ctx, h.request(ref, wf, h.nameFor(host, t), nil))
 		if err != nil {
 			return nil, err
 		}
@@ -368,12 +371,12 @@ func (h *Handler) allowedNow(ctx context.Context, host Host, ref mcpbind.Ref, to
 // the active states, within the budgets), then for the shell tool the
 // shell policy of every active state, for edits max_edit_lines and
 // max_files_per_state, and for reads the repeated-read warning.
-func (h *Handler) preTool(ctx context.Context, ev Event, ref mcpbind.Ref, wf *mcpbind.Workflow, sess *AgentSession) (Result, error) {
+func (h *Handler) preTool(ctx context.Context, ev Event, ref gate.Ref, wf *gate.Workflow, sess *AgentSession) (Result, error) {
 	if h.isGateway(ev) || discovery(ev) {
 		return Result{}, nil
 	}
 	name, canon := h.gateName(ev), canonical(ev)
-	d, err := h.gate.Check(ctx, ref, name, rawObject(ev.Input), h.host())
+	d, err := h.gate.Decide(ctx, h.request(ref, wf, name, rawObject(ev.Input)))
 	if err != nil {
 		return Result{}, fmt.Errorf("hook: checking %s: %w", name, err)
 	}
@@ -403,7 +406,7 @@ func (h *Handler) preTool(ctx context.Context, ev Event, ref mcpbind.Ref, wf *mc
 // configuration, naming the store or the approval secret), a file tool
 // writing a protected path, and any tool naming a secret. The gateway's
 // own tools are left to the gateway.
-func (h *Handler) guard(ctx context.Context, ev Event, wf *mcpbind.Workflow) (Result, bool) {
+func (h *Handler) guard(ctx context.Context, ev Event, wf *gate.Workflow) (Result, bool) {
 	if h.isGateway(ev) {
 		return Result{}, false
 	}
@@ -575,9 +578,9 @@ func isShell(policies []workflow.StatePolicy, name, canon string) bool {
 // classes of commands (a write needs Write or Edit). An allowed command
 // is rewritten to run with the states' env_overrides set, where the host
 // lets a hook rewrite it.
-func (h *Handler) shell(ctx context.Context, ev Event, ref mcpbind.Ref, wf *mcpbind.Workflow, policies []workflow.StatePolicy) (Result, error) {
+func (h *Handler) shell(ctx context.Context, ev Event, ref gate.Ref, wf *gate.Workflow, policies []workflow.StatePolicy) (Result, error) {
 	line := command(ev)
-	tools, err := h.allowedNow(ctx, ev.Host, ref, classTools)
+	tools, err := h.allowedNow(ctx, ev.Host, ref, wf, classTools)
 	if err != nil {
 		return Result{}, err
 	}
@@ -598,7 +601,7 @@ func (h *Handler) shell(ctx context.Context, ev Event, ref mcpbind.Ref, wf *mcpb
 }
 
 // edit applies max_edit_lines and max_files_per_state to an edit.
-func (h *Handler) edit(ev Event, wf *mcpbind.Workflow, policies []workflow.StatePolicy, sess *AgentSession) Result {
+func (h *Handler) edit(ev Event, wf *gate.Workflow, policies []workflow.StatePolicy, sess *AgentSession) Result {
 	state := jsonx.Text(wf.State.Value())
 	maxLines, maxFiles := -1, -1
 	for _, p := range policies {
@@ -631,7 +634,7 @@ func (h *Handler) edit(ev Event, wf *mcpbind.Workflow, policies []workflow.State
 
 // entered identifies the entry of the current state: its value and the
 // time of the newest transition of the run history.
-func entered(wf *mcpbind.Workflow) string {
+func entered(wf *gate.Workflow) string {
 	since := jsonx.Text(wf.State.Value())
 	for i := len(wf.History) - 1; i >= 0; i-- {
 		if wf.History[i].Outcome == "" {
@@ -664,7 +667,7 @@ func maxFiles(policies []workflow.StatePolicy) bool {
 // later one of the call, is kept in the session's pending events, in
 // order (queued: earlier ones are pending already), for the next hook
 // event to apply.
-func (h *Handler) postTool(ctx context.Context, ev Event, ref mcpbind.Ref, wf *mcpbind.Workflow, sess *AgentSession, queued bool) (Result, error) {
+func (h *Handler) postTool(ctx context.Context, ev Event, ref gate.Ref, wf *gate.Workflow, sess *AgentSession, queued bool) (Result, error) {
 	if h.isGateway(ev) {
 		// The gateway moved the workflow: the answer carries the new
 		// state's phase (instructions, tools, events).
@@ -678,7 +681,7 @@ func (h *Handler) postTool(ctx context.Context, ev Event, ref mcpbind.Ref, wf *m
 	}
 	name, canon := h.gateName(ev), canonical(ev)
 	var notes []string
-	var tr *mcpbind.Transition
+	var tr *gate.Transition
 	var sideErr error
 	kept := 0
 	keep := func(p PendingEvent, why error) error {
@@ -783,7 +786,7 @@ func (h *Handler) postTool(ctx context.Context, ev Event, ref mcpbind.Ref, wf *m
 // checkpoint returns the notice of a used-up budget whose state only
 // warns (Statewright's max_iterations): the calls made, and how to move
 // on.
-func (h *Handler) checkpoint(ctx context.Context, ref mcpbind.Ref) (string, error) {
+func (h *Handler) checkpoint(ctx context.Context, ref gate.Ref) (string, error) {
 	now, err := h.gate.WorkflowOf(ctx, ref)
 	if err != nil {
 		return "", err
@@ -822,7 +825,7 @@ func (h *Handler) recordEdits(ctx context.Context, session, since string, files 
 // workflow asks for it: at most MaxStopBlocks times in a row, and never
 // while a transition waits for a person's approval (the agent cannot move
 // the workflow then).
-func (h *Handler) stopEvent(ctx context.Context, ev Event, ref mcpbind.Ref, wf *mcpbind.Workflow, done bool) (Result, error) {
+func (h *Handler) stopEvent(ctx context.Context, ev Event, ref gate.Ref, wf *gate.Workflow, done bool) (Result, error) {
 	if done || !h.stop || wf.State.Status() != statechart.StatusActive {
 		return Result{}, h.resetStops(ctx, ev.SessionID)
 	}

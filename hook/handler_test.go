@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -396,4 +397,52 @@ func TestSessionsAreSeparate(t *testing.T) {
 	assert.Empty(t, f.pre("Edit", `{"file_path": "a.go", "old_string": "a", "new_string": "b"}`))
 	f.session = "session-2"
 	assert.Contains(t, f.pre("Edit", `{"file_path": "a.go", "old_string": "a", "new_string": "b"}`), `("plan")`)
+}
+
+// countingStore counts the loads of workflow records (not of the agent
+// registry's).
+type countingStore struct {
+	*sqlitestore.Store
+	loads atomic.Int32
+}
+
+func (s *countingStore) Load(ctx context.Context, key string) ([]byte, uint64, error) {
+	if !strings.HasPrefix(key, AgentKeyPrefix) {
+		s.loads.Add(1)
+	}
+	return s.Store.Load(ctx, key)
+}
+
+// TestOneLoadPerEvent: a pre tool event reads its workflow's record once:
+// the gate decides the tool, and for a shell command the classes of
+// commands (six tools), on the workflow the event read.
+func TestOneLoadPerEvent(t *testing.T) {
+	f := newFixture(t, `{
+	  "id": "review", "initial": "look",
+	  "states": {
+	    "look": {"allowed_tools": ["Bash", "Read"], "on": {"EDIT": "change"}},
+	    "change": {"allowed_tools": ["Bash", "Read", "Edit"], "on": {"DONE": "done"}},
+	    "done": {"type": "final"}
+	  }
+	}`, nil)
+	cs := &countingStore{Store: f.store.(*sqlitestore.Store)}
+	g, err := mcpbind.New(f.wf.Machine.Engine(), &mcpbind.Options{Store: cs, Logger: quiet()})
+	require.NoError(t, err)
+	f.h, err = NewHandler(f.wf, g, cs, f.project, &Options{Ancestry: func() []Proc { return []Proc{{PID: 4242, Start: 7, Name: "claude"}} }})
+	require.NoError(t, err)
+	f.send("EDIT", nil) // a record to load
+	for _, c := range []struct {
+		what  string
+		call  func() string
+		allow bool
+	}{
+		{"a shell command", func() string { return f.bash("cat main.go") }, true},
+		{"a file read", func() string { return f.pre("Read", `{"file_path": "main.go"}`) }, true},
+		{"a refused write", func() string { return f.pre("Write", `{"file_path": "main.go", "content": "x"}`) }, false},
+	} {
+		before := cs.loads.Load()
+		deny := c.call()
+		assert.Equal(t, c.allow, deny == "", "%s: %q", c.what, deny)
+		assert.Equal(t, int32(1), cs.loads.Load()-before, "%s: loads of the workflow's record", c.what)
+	}
 }

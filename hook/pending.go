@@ -23,10 +23,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
+	"github.com/chartgate/chartgate/gate"
 	"github.com/chartgate/chartgate/internal/jsonx"
-	"github.com/chartgate/chartgate/mcpbind"
 	"github.com/chartgate/chartgate/statechart"
 )
 
@@ -85,7 +83,7 @@ func (h *Handler) keep(ctx context.Context, session string, ps []PendingEvent) e
 // (replayed as they came), then the session's pending events in the
 // store, in order. It returns notes for the agent on what moved, and the
 // pending events still not applied.
-func (h *Handler) catchUp(ctx context.Context, ev Event, ref mcpbind.Ref, sess *AgentSession) ([]string, []PendingEvent, error) {
+func (h *Handler) catchUp(ctx context.Context, ev Event, ref gate.Ref, sess *AgentSession) ([]string, []PendingEvent, error) {
 	notes, err := h.replayFile(ctx, ev.SessionID, ref)
 	if err != nil {
 		return nil, nil, err
@@ -100,7 +98,7 @@ func (h *Handler) catchUp(ctx context.Context, ev Event, ref mcpbind.Ref, sess *
 // applyPending claims the session's pending events no live hook holds,
 // up to the first one another holds (they apply in order), applies them
 // one by one, and removes each applied one.
-func (h *Handler) applyPending(ctx context.Context, session string, ref mcpbind.Ref) ([]string, []PendingEvent, error) {
+func (h *Handler) applyPending(ctx context.Context, session string, ref gate.Ref) ([]string, []PendingEvent, error) {
 	me, now := newID(), h.o.Now()
 	var claimed []PendingEvent
 	s, err := UpdateSession(ctx, h.store, session, func(s *AgentSession) bool {
@@ -185,13 +183,13 @@ func sendCtx(ctx context.Context) (context.Context, context.CancelFunc) {
 
 // apply sends a pending event to the workflow, within the time the
 // event's sends have (sendCtx).
-func (h *Handler) apply(ctx context.Context, ref mcpbind.Ref, p PendingEvent) (*mcpbind.Transition, error) {
+func (h *Handler) apply(ctx context.Context, ref gate.Ref, p PendingEvent) (*gate.Transition, error) {
 	ctx, cancel := sendCtx(ctx)
 	defer cancel()
 	if p.Interrupt != "" {
 		return h.gate.Send(ctx, ref, statechart.Event{Type: p.Event, Data: map[string]any{"input": map[string]any{"file": p.File, "interrupt": p.Interrupt}}}, "hook")
 	}
-	return h.gate.Record(ctx, ref, p.Tool, p.Input, &mcp.CallToolResult{IsError: p.Failed}, h.host())
+	return h.gate.Commit(ctx, h.request(ref, nil, p.Tool, p.Input), gate.Outcome{Failed: p.Failed})
 }
 
 // pendingDeny is the refusal of a pre tool event while events of the
@@ -241,7 +239,7 @@ func (h *Handler) keepInFile(ev Event) error {
 // takes it) and replays its post tool events in order. A file taken by a
 // hook that died (older than claimTTL) is taken again. Events not
 // replayed (the store failed again) go back to the pending file.
-func (h *Handler) replayFile(ctx context.Context, session string, ref mcpbind.Ref) ([]string, error) {
+func (h *Handler) replayFile(ctx context.Context, session string, ref gate.Ref) ([]string, error) {
 	path := h.pendingFile(session)
 	taken := path + ".taken-" + newID()
 	if err := os.Rename(path, taken); err != nil {

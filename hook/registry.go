@@ -18,9 +18,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/chartgate/chartgate/mcpbind"
+	"github.com/chartgate/chartgate/gate"
 )
 
 // AgentKeyPrefix starts the store keys of the agent sessions the hooks
@@ -98,7 +96,7 @@ func agentKey(id string) string { return AgentKeyPrefix + id }
 
 // LoadSession returns the record of an agent session, and the version it
 // has in the store; nil and 0 if there is none.
-func LoadSession(ctx context.Context, store mcpbind.Store, id string) (*AgentSession, uint64, error) {
+func LoadSession(ctx context.Context, store gate.Store, id string) (*AgentSession, uint64, error) {
 	data, ver, err := store.Load(ctx, agentKey(id))
 	if err != nil || ver == 0 {
 		return nil, ver, err
@@ -118,7 +116,7 @@ const maxUpdates = 50
 // reports a change, with compare-and-swap: on a conflict with another
 // process it loads the record again and applies change again. It returns
 // the record as saved (or as found, when nothing changed).
-func UpdateSession(ctx context.Context, store mcpbind.Store, id string, change func(*AgentSession) bool) (*AgentSession, error) {
+func UpdateSession(ctx context.Context, store gate.Store, id string, change func(*AgentSession) bool) (*AgentSession, error) {
 	for range maxUpdates {
 		s, ver, err := LoadSession(ctx, store, id)
 		if err != nil {
@@ -135,7 +133,7 @@ func UpdateSession(ctx context.Context, store mcpbind.Store, id string, change f
 			return nil, err
 		}
 		_, err = store.CompareAndSwap(ctx, agentKey(id), ver, data)
-		if errors.Is(err, mcpbind.ErrConflict) {
+		if errors.Is(err, gate.ErrConflict) {
 			continue
 		}
 		if err != nil {
@@ -147,11 +145,11 @@ func UpdateSession(ctx context.Context, store mcpbind.Store, id string, change f
 }
 
 // Sessions returns the agent sessions the store holds. The store must
-// implement [mcpbind.Lister] (the SQLite, Redis and memory stores do).
-func Sessions(ctx context.Context, store mcpbind.Store) ([]AgentSession, error) {
-	l, ok := store.(mcpbind.Lister)
+// implement [gate.Lister] (the SQLite, Redis and memory stores do).
+func Sessions(ctx context.Context, store gate.Store) ([]AgentSession, error) {
+	l, ok := store.(gate.Lister)
 	if !ok {
-		return nil, mcpbind.ErrNoListing
+		return nil, gate.ErrNoListing
 	}
 	keys, err := l.Keys(ctx, AgentKeyPrefix)
 	if err != nil {
@@ -172,7 +170,7 @@ func Sessions(ctx context.Context, store mcpbind.Store) ([]AgentSession, error) 
 
 // PruneSessions deletes the records of the agent sessions not seen since
 // before; it returns how many it deleted.
-func PruneSessions(ctx context.Context, store mcpbind.Store, before time.Time) (int, error) {
+func PruneSessions(ctx context.Context, store gate.Store, before time.Time) (int, error) {
 	ss, err := Sessions(ctx, store)
 	if err != nil {
 		return 0, err
@@ -224,7 +222,7 @@ type Match struct {
 // without an ancestry is taken, if any, and else the session seen last
 // when the gateway has none. init (PID 1) never counts as a common
 // ancestor.
-func ResolveSession(ctx context.Context, store mcpbind.Store, project string, ancestry []Proc, opts *ResolveOptions) (Match, error) {
+func ResolveSession(ctx context.Context, store gate.Store, project string, ancestry []Proc, opts *ResolveOptions) (Match, error) {
 	var o ResolveOptions
 	if opts != nil {
 		o = *opts
@@ -315,7 +313,7 @@ func HostIndex(ancestry []Proc) int {
 }
 
 // Resolver finds, once, the agent session a gateway launched over stdio
-// serves, for its [mcpbind.Options.SessionKey]: the gateway's one MCP
+// serves, for its mcpbind Options.SessionKey: the gateway's one MCP
 // session then keys its workflow by the agent session's id, as the hooks
 // do. It never waits: the host may connect to the gateway before its
 // first hook runs (Gemini CLI lists MCP tools before SessionStart) or
@@ -324,7 +322,7 @@ func HostIndex(ancestry []Proc) int {
 // concurrent use.
 type Resolver struct {
 	// Store is the store the hooks record their sessions in.
-	Store mcpbind.Store
+	Store gate.Store
 	// Project is the gateway's project folder; default the one
 	// [FindProject] finds from $CLAUDE_PROJECT_DIR, $GEMINI_PROJECT_DIR
 	// and the working directory (else [ProjectDir] of the working
@@ -393,15 +391,14 @@ func (r *Resolver) Session(ctx context.Context) string {
 	return m.ID
 }
 
-// SessionKey returns a function for [mcpbind.Options.SessionKey] that
-// names every MCP session's workflow by the agent session Session finds.
-// It suits a gateway over stdio, which serves one MCP session.
-func (r *Resolver) SessionKey() func(*mcp.ServerSession) string {
-	return func(*mcp.ServerSession) string {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		return r.Session(ctx)
-	}
+// Name returns the id of the agent session the gateway serves, as
+// Session does, within 5 s: the name a gateway over stdio, which serves
+// one MCP session, gives its session's workflow (mcpbind's
+// Options.SessionKey: func(*mcp.ServerSession) string { return r.Name() }).
+func (r *Resolver) Name() string {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	return r.Session(ctx)
 }
 
 func orDefault(d, def time.Duration) time.Duration {

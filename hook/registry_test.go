@@ -163,7 +163,7 @@ func TestResolverNeverWaits(t *testing.T) {
 	record(t, store, AgentSession{ID: "A", Project: project, Seen: time.Now(), Ancestry: chain(Proc{PID: 101, Start: 12, Name: "sh"}, hostA)})
 	assert.Equal(t, "A", r.Session(context.Background()))
 	record(t, store, AgentSession{ID: "C", Project: project, Seen: time.Now(), Ancestry: chain(Proc{PID: 102, Start: 13, Name: "sh"}, hostA)})
-	assert.Equal(t, "A", r.SessionKey()(nil), "the id never changes once found")
+	assert.Equal(t, "A", r.Name(), "the id never changes once found")
 
 	// Without an exact match, the best one is taken once Wait has passed.
 	r = &Resolver{Store: store, Project: project, Ancestry: chain(Proc{PID: 999, Start: 1, Name: "other"}), Wait: 30 * time.Millisecond, Logger: quiet()}

@@ -15,10 +15,13 @@ import (
 	"github.com/chartgate/chartgate/statechart"
 )
 
-// verdict is the answer to a call that does not run.
+// verdict is the answer to a call that does not run: a refusal (ref and
+// text, with res its MCP result), or another answer (res, err).
 type verdict struct {
-	res mcp.Result
-	err error
+	res  mcp.Result
+	err  error
+	ref  *Refusal
+	text string
 }
 
 // authorize returns nil if the call may run in the state v, and otherwise
@@ -42,13 +45,60 @@ func (g *Gate) authorize(ctx context.Context, c *gatedCall, v *view) *verdict {
 	if c.info.event != "" {
 		// What the event will do is decided once the tool has run, with
 		// its result; what can fail without the result fails now.
-		ns, err := g.engine.Send(ctx, v.state, g.event(c.info.event, c.name, c.input(), nil), g.now())
+		ev := g.event(c.info.event, c.name, c.input(), nil)
+		ns, err := g.engine.Send(ctx, v.state, ev, g.now())
 		if err != nil {
 			return g.refuseEvent(ctx, c, v, err)
 		}
+		if !c.info.outputGuards {
+			if guards, refused := g.guardsRefuse(ctx, v, ev); refused {
+				return g.refuseGuards(ctx, c, v, guards)
+			}
+		}
+		c.decided = &decidedEvent{from: v.state, to: ns}
 		return g.checkRecordSize(ctx, c, v, ns)
 	}
 	return nil
+}
+
+// decidedEvent is the state a call's event leads to from the state its
+// authorization saw, computed without the tool's result.
+type decidedEvent struct {
+	from, to statechart.State
+}
+
+// guardsRefuse reports whether the active states of v handle ev but would
+// not accept it: every transition for it has a guard, and none is enabled
+// with ev's data. It returns the guards of those transitions. An event no
+// active state handles is not refused: the tool is available there, and
+// its event changes nothing.
+func (g *Gate) guardsRefuse(ctx context.Context, v *view, ev statechart.Event) ([]string, bool) {
+	if v.state.Status() != statechart.StatusActive {
+		return nil, false
+	}
+	var guards []string
+	for i, n := range g.nodes {
+		if !v.active.has(i) {
+			continue
+		}
+		for _, t := range n.Transitions {
+			if t.Event == "" || !matchesEvent(ev.Type, t.Event) {
+				continue
+			}
+			if t.Guard == "" {
+				return nil, false // taken whatever the data
+			}
+			guards = dedupe(guards, []string{t.Guard})
+		}
+	}
+	if len(guards) == 0 {
+		return nil, false
+	}
+	ok, err := g.engine.Can(ctx, v.state, ev)
+	if err != nil || ok {
+		return nil, false // Send succeeded: an error here is not the call's
+	}
+	return guards, true
 }
 
 // checkRecordSize refuses a call after which the workflow's record would

@@ -2,12 +2,16 @@ package mcpbind_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/chartgate/chartgate/gate"
 	"github.com/chartgate/chartgate/mcpbind"
 	"github.com/chartgate/chartgate/statechart"
 )
@@ -169,5 +173,139 @@ func TestRecordBoundRefusesBeforeRun(t *testing.T) {
 	}
 	if f.ran("add") != 3 || recordSize(t, store, f, c) != before {
 		t.Fatalf("runs %d; record %d bytes, was %d", f.ran("add"), recordSize(t, store, f, c), before)
+	}
+}
+
+// guardedEngine is a machine whose PAY leaves "payment" only if the Go
+// guard "funded" (reading the call's arguments, or with output, its
+// result) allows it.
+func guardedEngine(t *testing.T, meta string) statechart.Engine {
+	return compile(t, "full", `{"id": "w", "initial": "payment", "states": {
+		"payment": {"on": {"PAY": {"target": "paid", "guard": "funded"}},
+		            "meta": {"mcp": {"tools": ["pay", "view"], "events": {"pay": "PAY"}`+meta+`}}},
+		"paid": {}}}`, &statechart.Options{Implementations: statechart.Implementations{Guards: map[string]statechart.GuardFunc{
+		"funded": func(_ context.Context, a statechart.GuardArgs) (bool, error) {
+			in, _ := a.Event.Data["input"].(map[string]any)
+			out, _ := a.Event.Data["output"].(map[string]any)
+			args, _ := out["args"].(map[string]any)
+			return in["amount"] == 10.0 || args["amount"] == 10.0, nil
+		},
+	}}})
+}
+
+// TestGuardRefusedBeforeRun: a call of an available tool whose event a Go
+// guard refuses with the call's arguments is refused with
+// CodeEventRefused, naming the event and the guard, before the tool
+// runs; the same tool with arguments the guard accepts runs and moves the
+// workflow. Before, the tool ran and the workflow silently stayed.
+func TestGuardRefusedBeforeRun(t *testing.T) {
+	f := newFixture(t, guardedEngine(t, ""), nil, "pay", "view")
+	c := f.connect(t, "2025-11-25")
+	res := c.call("pay", map[string]any{"amount": 5})
+	ref := refusal(t, res)
+	if ref.Code != mcpbind.CodeEventRefused || ref.Event != "PAY" || !slices.Equal(ref.Guards, []string{"funded"}) ||
+		ref.State != "payment" || !slices.Equal(ref.Available, []string{"pay", "view"}) {
+		t.Fatalf("refusal %+v: %s", ref, resultText(res))
+	}
+	want := `Tool "pay" was not run: the workflow does not accept its event "PAY" with these arguments now: guard "funded" refuses it.`
+	if !strings.HasPrefix(resultText(res), want) {
+		t.Fatalf("text %q, want it to start with %q", resultText(res), want)
+	}
+	if f.ran("pay") != 0 {
+		t.Fatal("the tool ran")
+	}
+	if res := c.call("view", nil); res.IsError {
+		t.Fatalf("a tool that sends no event: %s", resultText(res))
+	}
+	if res := c.call("pay", map[string]any{"amount": 10}); res.IsError || f.ran("pay") != 1 || stateOf(t, f, c) != "paid" {
+		t.Fatalf("accepted call: %s, runs %d, state %v", resultText(res), f.ran("pay"), stateOf(t, f, c))
+	}
+}
+
+// TestOutputGuardsRunFirst: a tool listed in meta.mcp.outputGuards (or
+// bound with Binding.OutputGuards) runs although its guard refuses the
+// event without the result, and its result decides: the guard reads
+// event.output.
+func TestOutputGuardsRunFirst(t *testing.T) {
+	for _, tc := range []struct {
+		name, meta string
+		bind       bool
+	}{
+		{"meta", `, "outputGuards": ["pay"]`, false},
+		{"Bind", "", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t, guardedEngine(t, tc.meta), nil, "pay", "view")
+			if tc.bind {
+				if err := f.gate.Bind("pay", mcpbind.Binding{States: []string{"payment"}, Event: "PAY", OutputGuards: true}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			c := f.connect(t, "2025-11-25")
+			// The handler returns its arguments as output: amount 5 runs
+			// and stays, amount 10 runs and moves.
+			if res := c.call("pay", map[string]any{"amount": 5}); res.IsError || f.ran("pay") != 1 || stateOf(t, f, c) != "payment" {
+				t.Fatalf("refused output: %s, runs %d, state %v", resultText(res), f.ran("pay"), stateOf(t, f, c))
+			}
+			if res := c.call("pay", map[string]any{"amount": 10}); res.IsError || f.ran("pay") != 2 || stateOf(t, f, c) != "paid" {
+				t.Fatalf("accepted output: %s, runs %d, state %v", resultText(res), f.ran("pay"), stateOf(t, f, c))
+			}
+		})
+	}
+}
+
+// TestGuardRefusedThroughDecide: the hooks' path (Gate.Decide, no MCP
+// request) refuses the same call with the same refusal.
+func TestGuardRefusedThroughDecide(t *testing.T) {
+	g, err := mcpbind.New(guardedEngine(t, ""), &mcpbind.Options{Logger: quietLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := g.Decide(context.Background(), gate.Request{Ref: mcpbind.Ref{Name: "s"}, Tool: "pay", Args: json.RawMessage(`{"amount": 5}`), Tools: []string{"pay", "view"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Allowed || d.Refusal == nil || d.Refusal.Code != mcpbind.CodeEventRefused || !slices.Equal(d.Refusal.Guards, []string{"funded"}) ||
+		!strings.Contains(d.Text, `guard "funded" refuses it`) {
+		t.Fatalf("decision %+v", d)
+	}
+	d, err = g.Decide(context.Background(), gate.Request{Ref: mcpbind.Ref{Name: "s"}, Tool: "pay", Args: json.RawMessage(`{"amount": 10}`)})
+	if err != nil || !d.Allowed {
+		t.Fatalf("decision %+v, %v", d, err)
+	}
+}
+
+// TestEventRunsOnce: a successful call of an event-bound tool runs its
+// event through the engine once (the action of its transition runs once):
+// the commit saves the state the authorization computed. A tool that
+// returns a structured result, which guards and actions may read as
+// event.output, has its event processed again with the result.
+func TestEventRunsOnce(t *testing.T) {
+	var runs atomic.Int32
+	engine := compile(t, "full", `{"id": "w", "initial": "a", "states": {
+		"a": {"on": {"GO": {"target": "b", "actions": "count"}}, "meta": {"mcp": {"tools": ["plain", "structured"], "events": {"plain": "GO", "structured": "GO"}}}},
+		"b": {"on": {"BACK": "a"}, "meta": {"mcp": {"tools": ["back"], "events": {"back": "BACK"}}}}}}`,
+		&statechart.Options{Implementations: statechart.Implementations{Actions: map[string]statechart.ActionFunc{
+			"count": func(context.Context, *statechart.ActionArgs) error { runs.Add(1); return nil },
+		}}})
+	f := newFixture(t, engine, nil, "structured", "back")
+	f.server.AddTool(&mcp.Tool{Name: "plain", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "done"}}}, nil
+		})
+	c := f.connect(t, "2025-11-25")
+	if res := c.call("plain", nil); res.IsError || stateOf(t, f, c) != "b" {
+		t.Fatalf("plain: %s, state %v", resultText(res), stateOf(t, f, c))
+	}
+	if n := runs.Load(); n != 1 {
+		t.Fatalf("a call without a structured result ran its transition's action %d times, want 1", n)
+	}
+	c.call("back", nil)
+	runs.Store(0)
+	if res := c.call("structured", nil); res.IsError || stateOf(t, f, c) != "b" {
+		t.Fatalf("structured: %s, state %v", resultText(res), stateOf(t, f, c))
+	}
+	if n := runs.Load(); n != 2 {
+		t.Fatalf("a call with a structured result ran its transition's action %d times, want 2 (decided, then with the result)", n)
 	}
 }

@@ -51,6 +51,10 @@ type gatedCall struct {
 	// for every other call, which cannot send an approval's event.
 	grant *ApprovalGrant
 
+	// decided is what the call's authorization computed of its event, for
+	// the commit to save instead of running the event again.
+	decided *decidedEvent
+
 	// tools are the names of the tools the caller may call; nil until
 	// asked (toolNames), or given by a caller outside MCP.
 	tools []string

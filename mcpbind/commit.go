@@ -66,7 +66,7 @@ func (g *Gate) commit(ctx context.Context, c *gatedCall, h *holder, v *view, res
 			// workflow waits for now, in the write that saves it.
 			if err := g.checkGrant(cur, out.ev.Type, c.grant); err != nil {
 				out.err = err
-			} else if ns, err := g.process(ctx, c, cur.state, out.ev); err != nil {
+			} else if ns, err := g.eventState(ctx, c, cur.state, out.ev, cr); err != nil {
 				out.err = fmt.Errorf("the machine failed on event %q: %w", out.ev.Type, err)
 			} else if nsnap, err := ns.MarshalJSON(); err != nil {
 				out.err = fmt.Errorf("marshaling the new state: %w", err)
@@ -154,6 +154,18 @@ func (g *Gate) process(ctx context.Context, c *gatedCall, s statechart.State, ev
 		return s, nil
 	}
 	return ns, err
+}
+
+// eventState returns the state a call's event ev leads to from s. A call
+// of a tool whose authorization computed it from the same state with the
+// same event (the tool gave no structured result, or the engine ignores
+// event data) saves that state: the engine runs the event once. Otherwise
+// the engine processes ev now, with the result.
+func (g *Gate) eventState(ctx context.Context, c *gatedCall, s statechart.State, ev statechart.Event, res *mcp.CallToolResult) (statechart.State, error) {
+	if d := c.decided; d != nil && c.kind == callTool && c.report == nil && d.from == s && (g.dataless || res == nil || res.StructuredContent == nil) {
+		return d.to, nil
+	}
+	return g.process(ctx, c, s, ev)
 }
 
 // save writes rec under the target's key if the key's version is still

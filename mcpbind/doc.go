@@ -74,6 +74,17 @@
 // only type and tool (unless [Options.OnTransition] is set). Delayed
 // (after) transitions happen at the session's next request.
 //
+// A call whose event the workflow would not accept is refused before the
+// tool runs: when the active states handle the tool's event but every
+// transition for it has a guard, and none is enabled with the call's
+// arguments as event.input, the call is refused with CodeEventRefused,
+// its [Refusal] naming the event and the guards. The exception is a tool
+// whose guards must read its result (event.output): list it in
+// meta.mcp.outputGuards (machine-wide, exact names) or bind it with
+// [Binding].OutputGuards; its call runs, and its result decides whether
+// the workflow moves. An event no active state handles is not a refusal:
+// the tool is available there and its event changes nothing.
+//
 // # Sessions and the middleware
 //
 // [Gate.Attach] installs a receiving middleware on the server. For each
@@ -158,6 +169,7 @@
 // available (say, in a final state), reachable is false.
 //
 // The codes: CodeForbidden (hidden), CodeCallLimit (a used-up budget),
+// CodeEventRefused (guards refuse the tool's event, see "The event"),
 // CodeWorkflowBusy (another call held the workflow too long, see
 // "Concurrent calls"), CodeTooLarge and CodeWorkflowError (see "Bounds"),
 // CodeWorkflowRequired and CodeUnknownWorkflow (handles),
@@ -205,6 +217,14 @@
 //	run        the tool's handler (the next handler of the chain)
 //	commit     the event sent, the new state saved, the lease released, in one write
 //	notify     list_changed, invalidations, the log, OnTransition
+//
+// authorize runs the tool's event through the engine with the call's
+// arguments; commit saves the state it computed when the workflow is
+// still in the state authorize saw (under the lease it is) and the event
+// is the same: the tool gave no structured result (or the engine ignores
+// event data, as the flat engine does). Otherwise commit runs the event
+// again, with the result as event.output. Delayed transitions the event
+// schedules then count from the authorization.
 //
 // The lease is kept in the workflow's record in the store, so it holds
 // across instances: an id (the holder's fencing token) and an expiry,
@@ -467,6 +487,16 @@
 // authenticated user.
 //
 // # Events from outside a call
+//
+// Gate implements [gate.Decider], the transport-free face of the gate that
+// package hook uses: [Gate.Decide] decides a [gate.Request] (a tool, its
+// arguments, the workflow its [Ref] names) as a tools/call would be
+// decided, and returns the refusal as a structure with its text, not as
+// an MCP result; [Gate.Commit] records a tool that ran outside MCP with
+// its [gate.Outcome]. [Gate.Check] and [Gate.Record] are the same with a
+// [Host] and an MCP result. The store contract, the workflow, transition
+// and approval types, [Refusal] and [StateMCP] are package gate's, named
+// here by type aliases.
 //
 // [Gate.Send] sends an event to a workflow named by a [Ref] (its workflow
 // id, or the name [Options.SessionKey] gives a session) from outside an MCP

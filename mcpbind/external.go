@@ -2,6 +2,8 @@
 // own tools (a shell, a file editor), which the host's hooks ask about
 // before they run and report after. The rules are the gate's: the same
 // authorization as a tools/call, the same budgets, events and history.
+// Gate implements gate.Decider with them, so that package hook needs no
+// MCP type.
 
 package mcpbind
 
@@ -10,16 +12,12 @@ import (
 	"encoding/json"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/chartgate/chartgate/gate"
 )
 
-// Decision is the answer of [Gate.Check].
-type Decision struct {
-	Allowed bool
-	// Refusal and Text say why not, and what may be done instead: the
-	// guidance a refused tools/call gets.
-	Refusal *Refusal
-	Text    string
-}
+// Decision is the answer of [Gate.Check]: [gate.Decision].
+type Decision = gate.Decision
 
 // Host describes the caller of [Gate.Check] and [Gate.Record]: an agent
 // host whose own tools run outside MCP.
@@ -33,80 +31,96 @@ type Host struct {
 	TransitionTool string
 }
 
+var _ gate.Decider = (*Gate)(nil)
+
 // externalCall is a call of a tool outside MCP: no server below the gate,
-// no MCP request, the host's list of tool names.
-func (g *Gate) externalCall(ref Ref, tool string, args json.RawMessage, host Host) (*gatedCall, error) {
-	t, err := g.refTarget(ref)
+// no MCP request, the caller's list of tool names.
+func (g *Gate) externalCall(r gate.Request) (*gatedCall, error) {
+	t, err := g.refTarget(r.Ref)
 	if err != nil {
 		return nil, err
 	}
-	tools := host.Tools
+	tools := r.Tools
 	if tools == nil {
 		tools = []string{}
 	}
-	r := g.rules.Load()
+	rules := g.rules.Load()
 	c := &gatedCall{
-		a: &attachment{}, name: tool, kind: callTool, rules: r, info: g.info(r, tool, false), target: t, tools: tools,
-		args: arguments{raw: args}, // no MCP request: the arguments are the host's
+		a: &attachment{}, name: r.Tool, kind: callTool, rules: rules, info: g.info(rules, r.Tool, false), target: t, tools: tools,
+		args: arguments{raw: r.Args}, // no MCP request: the arguments are the caller's
 	}
-	if host.TransitionTool != "" {
-		c.wf = &workflowTools{transitionName: host.TransitionTool}
+	if r.TransitionTool != "" {
+		c.wf = &workflowTools{transitionName: r.TransitionTool}
 	}
 	return c, nil
 }
 
-// Check decides whether a tool may run now in the workflow ref names, as a
-// tools/call of it would be decided: visible in the current state, within
-// the budgets, its arguments acceptable. A tool the workflow does not gate
-// is allowed (unless Options.DefaultDeny).
-func (g *Gate) Check(ctx context.Context, ref Ref, tool string, args json.RawMessage, host Host) (Decision, error) {
-	c, err := g.externalCall(ref, tool, args, host)
+// Decide implements [gate.Decider]: it decides whether a tool may run now
+// in the workflow r.Ref names, as a tools/call of it would be decided:
+// visible in the current state, within the budgets, its arguments
+// acceptable. A tool the workflow does not gate is allowed (unless
+// Options.DefaultDeny).
+func (g *Gate) Decide(ctx context.Context, r gate.Request) (gate.Decision, error) {
+	c, err := g.externalCall(r)
 	if err != nil {
-		return Decision{}, err
+		return gate.Decision{}, err
 	}
 	if c.info.mode == modeUnbound {
-		return Decision{Allowed: true}, nil
+		return gate.Decision{Allowed: true}, nil
 	}
-	v, err := g.load(ctx, c.target)
-	if err != nil {
-		return Decision{}, err
-	}
-	vd := g.authorize(ctx, c, v)
-	if vd == nil {
-		return Decision{Allowed: true}, nil
-	}
-	if vd.err != nil {
-		return Decision{}, vd.err
-	}
-	res := asResult(vd.res)
-	ref2, _ := RefusalOf(res)
-	text := ""
-	if res != nil && len(res.Content) > 0 {
-		if tc, ok := res.Content[0].(*mcp.TextContent); ok {
-			text = tc.Text
+	v, ok := g.snapshotOf(r.Workflow, c.target)
+	if !ok {
+		if v, err = g.load(ctx, c.target); err != nil {
+			return gate.Decision{}, err
 		}
 	}
-	return Decision{Refusal: ref2, Text: text}, nil
+	vd := g.authorize(ctx, c, v)
+	switch {
+	case vd == nil:
+		return gate.Decision{Allowed: true}, nil
+	case vd.err != nil:
+		return gate.Decision{}, vd.err
+	}
+	return gate.Decision{Refusal: vd.ref, Text: vd.text}, nil
 }
 
-// Record records a call of a tool that ran outside an MCP request (a
-// host's own tool, reported after it ran): it is counted against the
-// budgets of the active states, and if it succeeded (res is nil or not an
-// error) the tool's event is sent, with the arguments and res's structured
-// content, and saved, as after a tools/call. It returns the transition,
-// or nil if the workflow did not move. The tool ran whatever the workflow
-// says now: Record does not refuse it (Check did, or did not, before).
-func (g *Gate) Record(ctx context.Context, ref Ref, tool string, args json.RawMessage, res *mcp.CallToolResult, host Host) (*Transition, error) {
-	c, err := g.externalCall(ref, tool, args, host)
+// snapshotOf returns the view a Workflow this gate read keeps, if it is
+// one of t's.
+func (g *Gate) snapshotOf(wf *Workflow, t target) (*view, bool) {
+	if wf == nil {
+		return nil, false
+	}
+	v, ok := wf.Snapshot.(*view)
+	if !ok || v.gate != g || v.key != t.key {
+		return nil, false
+	}
+	return v, true
+}
+
+// Commit implements [gate.Decider]: it records a call of a tool that ran
+// outside an MCP request (a host's own tool, reported after it ran): it is
+// counted against the budgets of the active states, and unless it failed
+// the tool's event is sent, with the arguments and o.Output, and saved, as
+// after a tools/call. It returns the transition, or nil if the workflow
+// did not move. The tool ran whatever the workflow says now: Commit does
+// not refuse it (Decide did, or did not, before).
+func (g *Gate) Commit(ctx context.Context, r gate.Request, o gate.Outcome) (*Transition, error) {
+	c, err := g.externalCall(r)
 	if err != nil {
 		return nil, err
 	}
 	if c.info.mode == modeUnbound {
 		return nil, nil
 	}
-	if res == nil {
-		res = &mcp.CallToolResult{}
+	res := &mcp.CallToolResult{IsError: o.Failed}
+	if len(o.Output) > 0 {
+		res.StructuredContent = json.RawMessage(o.Output)
 	}
+	return g.record(ctx, c, res)
+}
+
+// record commits a call c of a tool that already ran with result res.
+func (g *Gate) record(ctx context.Context, c *gatedCall, res *mcp.CallToolResult) (*Transition, error) {
 	c.ran = true
 	v, err := g.load(ctx, c.target)
 	if err != nil {
@@ -134,4 +148,27 @@ func (g *Gate) Record(ctx context.Context, ref Ref, tool string, args json.RawMe
 		g.transitioned(ctx, *out.tr)
 	}
 	return out.tr, nil
+}
+
+// Check decides whether a tool may run now in the workflow ref names: it
+// is [Gate.Decide] with the host's tools.
+func (g *Gate) Check(ctx context.Context, ref Ref, tool string, args json.RawMessage, host Host) (Decision, error) {
+	return g.Decide(ctx, gate.Request{Ref: ref, Tool: tool, Args: args, Tools: host.Tools, TransitionTool: host.TransitionTool})
+}
+
+// Record records a call of a tool that ran outside an MCP request, as
+// [Gate.Commit] does, with res (nil for a success without a result) as
+// the tool's result: its structured content is the event's output.
+func (g *Gate) Record(ctx context.Context, ref Ref, tool string, args json.RawMessage, res *mcp.CallToolResult, host Host) (*Transition, error) {
+	c, err := g.externalCall(gate.Request{Ref: ref, Tool: tool, Args: args, Tools: host.Tools, TransitionTool: host.TransitionTool})
+	if err != nil {
+		return nil, err
+	}
+	if c.info.mode == modeUnbound {
+		return nil, nil
+	}
+	if res == nil {
+		res = &mcp.CallToolResult{}
+	}
+	return g.record(ctx, c, res)
 }

@@ -201,52 +201,6 @@ const (
 	HandlesNever
 )
 
-// Transition describes a saved transition, for [Options.OnTransition] and
-// the run history ([Workflow.History]).
-type Transition struct {
-	Key  string `json:"-"`            // the store key of the workflow
-	Tool string `json:"tool"`         // the tool whose successful call sent the event ("" for Send)
-	By   string `json:"by,omitempty"` // who sent the event with Gate.Send (an approver, a hook); "actor:<id>" for a job's result
-	// Approval is set on the transition that answered an approval: its
-	// id, the answer, who gave it through which channel, and whether who
-	// was authenticated.
-	Approval *ApprovalGrant `json:"approval,omitempty"`
-	// Outcome is set on the history entries that record a call rather
-	// than a transition (Options.AuditCalls): "ran", "failed" (the tool
-	// reported an error) or the code of its refusal. Event is then empty
-	// and To nil; From is the state the call found.
-	Outcome string           `json:"outcome,omitempty"`
-	Event   statechart.Event `json:"event"` // the event, in the documented shape (its data is the call's arguments and result)
-	From    any              `json:"from"`  // state value before
-	To      any              `json:"to"`    // state value after
-	Time    time.Time        `json:"time"`
-}
-
-// Binding binds one tool in Go (tool-centric, like MCP Fusion's
-// bindState(states, event)).
-type Binding struct {
-	// States lists the states in which the tool is visible: "#id" for a
-	// state id, otherwise the path of state keys from the root ("payment",
-	// "payment.card"), or else a state id. A compound or parallel state
-	// counts as active while any of its descendants is.
-	//
-	// With no States, the tool is visible exactly when the machine would
-	// handle Event in the current state (XState's snapshot.can, with guards
-	// evaluated on the event without input); Event is then required.
-	States []string
-	// Event is the event type sent after a successful call; "" sends none.
-	Event string
-	// Invalidates lists the statesync globs ("cart.*", see
-	// [statesync.Glob]) naming the data that the transition the call causes
-	// makes stale. After a successful call whose event the machine accepted
-	// and whose new state the gate saved, the gate reports them with
-	// [statesync.Invalidate] on the request's context, and the statesync
-	// layer wrapping the gate adds them to the call's invalidation notice
-	// (see the package documentation, "With statesync"). Event is then
-	// required.
-	Invalidates []string
-}
-
 // Gate gates the tools of go-sdk servers by the state of a statechart, one
 // workflow instance per MCP session. It is safe for concurrent use; create
 // it with [New], bind tools with [Gate.Bind] or the machine's meta, and
@@ -297,6 +251,7 @@ type Gate struct {
 
 	jsonEvents      map[string]string
 	jsonInvalidates map[string][]string
+	jsonOutput      map[string]bool // meta.mcp.outputGuards
 	jsonPatterns    []pattern
 	allNodes        bitset    // every node
 	refs            []nameRef // every tool name and pattern the machine gives
@@ -352,6 +307,9 @@ type toolInfo struct {
 	deny        bitset // the nodes whose meta.mcp.deny hides it; nil if none
 	event       string
 	invalidates []string // reported with statesync.Invalidate after a saved transition
+	// outputGuards: the guards of event read the tool's result, so a call
+	// is not refused before it runs when they refuse the event without it.
+	outputGuards bool
 }
 
 var (
@@ -509,6 +467,7 @@ func New(engine statechart.Engine, opts *Options) (*Gate, error) {
 	g.mcp = make([]*StateMCP, len(g.nodes))
 	g.jsonEvents = map[string]string{}
 	g.jsonInvalidates = map[string][]string{}
+	g.jsonOutput = map[string]bool{}
 	eventFrom := map[string]int{}
 	invalFrom := map[string]int{}
 	type patKey struct {
@@ -517,13 +476,12 @@ func New(engine statechart.Engine, opts *Options) (*Gate, error) {
 	}
 	patIdx := map[patKey]int{}
 	for i, n := range g.nodes {
-		sm := parseMCP(n, paths[i], g.events, &errs)
+		sm := parseMCP(n, paths[i], g.events, &errs, &g.refs)
 		if sm == nil {
 			continue
 		}
 		g.mcp[i] = sm
 		g.limited = g.limited || sm.MaxCalls > 0
-		g.refs = append(g.refs, sm.refs...)
 		g.ungated = append(g.ungated, sm.Ungated...)
 		for _, p := range append(patterns(sm.Tools, false), patterns(sm.Deny, true)...) {
 			j, ok := patIdx[patKey{p.glob, p.deny}]
@@ -546,6 +504,9 @@ func New(engine statechart.Engine, opts *Options) (*Gate, error) {
 			}
 			g.jsonEvents[tool] = ev
 			eventFrom[tool] = i
+		}
+		for _, tool := range sm.OutputGuards {
+			g.jsonOutput[tool] = true
 		}
 		for _, tool := range sortedKeys(sm.Invalidates) {
 			if _, ok := invalFrom[tool]; !ok {
@@ -634,7 +595,10 @@ func (g *Gate) Bind(tool string, b Binding) error {
 	if msg := checkToolName(tool, false); msg != "" {
 		return fmt.Errorf("mcpbind: Bind: %s", msg)
 	}
-	ti := &toolInfo{event: b.Event}
+	ti := &toolInfo{event: b.Event, outputGuards: b.OutputGuards}
+	if b.OutputGuards && b.Event == "" {
+		return fmt.Errorf("mcpbind: Bind(%q): OutputGuards needs an Event: without one no guard reads the result", tool)
+	}
 	for i, p := range b.Invalidates {
 		if msg := checkInvalidates(p); msg != "" {
 			return fmt.Errorf("mcpbind: Bind(%q): Invalidates[%d]: %s", tool, i, msg)
@@ -821,15 +785,15 @@ func (g *Gate) info(r *rules, tool string, remember bool) *toolInfo {
 		}
 		set.or(p.nodes)
 	}
-	ev, inv := g.jsonEvents[tool], g.jsonInvalidates[tool]
+	ev, inv, out := g.jsonEvents[tool], g.jsonInvalidates[tool], g.jsonOutput[tool]
 	if ev == "" && alias != "" {
-		ev, inv = g.jsonEvents[alias], g.jsonInvalidates[alias]
+		ev, inv, out = g.jsonEvents[alias], g.jsonInvalidates[alias], g.jsonOutput[alias]
 	}
 	switch {
 	case nodes != nil:
-		ti = &toolInfo{mode: modeStates, nodes: nodes, deny: deny, event: ev, invalidates: inv}
+		ti = &toolInfo{mode: modeStates, nodes: nodes, deny: deny, event: ev, invalidates: inv, outputGuards: out}
 	case ev != "":
-		ti = &toolInfo{mode: modeCan, deny: deny, event: ev, invalidates: inv}
+		ti = &toolInfo{mode: modeCan, deny: deny, event: ev, invalidates: inv, outputGuards: out}
 	case deny != nil:
 		// Only denied somewhere: visible elsewhere, like an unbound tool.
 		ti = &toolInfo{mode: modeStates, nodes: g.allNodes, deny: deny}

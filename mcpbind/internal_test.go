@@ -87,7 +87,7 @@ func TestMetaErrors(t *testing.T) {
 		got = append(got, e.Error())
 	}
 	want := []string{
-		`meta.mcp: must be an object with the keys "tools", "deny", "events", "invalidates", "instructions", "maxCalls", "onMaxCalls", "approval", "ungated", not "tools"`,
+		`meta.mcp: must be an object with the keys "tools", "deny", "events", "invalidates", "outputGuards", "instructions", "maxCalls", "onMaxCalls", "approval", "ungated", not "tools"`,
 		`states.a.meta.mcp.events.ok_go: no state handles event "GOO" (did you mean "GO"?)`,
 		`states.a.meta.mcp.events.ok_z: must be a non-empty event type, not ""`,
 		`states.a.meta.mcp.events["x y"]: "x y" is not a tool name: use letters, digits, "_", "-" and "."`,

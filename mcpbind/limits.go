@@ -11,19 +11,6 @@ import (
 	"github.com/chartgate/chartgate/statechart"
 )
 
-// CallLimit is the call budget of one active state with
-// meta.mcp.maxCalls.
-type CallLimit struct {
-	State string `json:"state"` // the state's path of keys ("payment.card"), or the machine id for the root
-	Calls int    `json:"calls"` // calls that ran since the state became active
-	Max   int    `json:"max"`   // its maxCalls
-	// Warn: the state's meta.mcp.onMaxCalls is "warn": calls past Max run,
-	// with a checkpoint notice.
-	Warn bool `json:"warn,omitempty"`
-
-	id string // the state's id, which the record counts by
-}
-
 // limits returns the call budgets of the active states with maxCalls, in
 // document order.
 func (g *Gate) limits(v *view) []CallLimit {
@@ -37,7 +24,7 @@ func (g *Gate) limits(v *view) []CallLimit {
 			if name == "" {
 				name = g.engine.ID()
 			}
-			out = append(out, CallLimit{State: name, Calls: v.rec.calls[sm.StateID], Max: sm.MaxCalls, Warn: sm.OnMaxCalls == "warn", id: sm.StateID})
+			out = append(out, CallLimit{State: name, Calls: v.rec.calls[sm.StateID], Max: sm.MaxCalls, Warn: sm.OnMaxCalls == "warn", StateID: sm.StateID})
 		}
 	}
 	return out
@@ -94,7 +81,7 @@ func (g *Gate) leaves(ctx context.Context, v *view, ti *toolInfo, tool string, i
 	}
 	ids := ns.StateIDs()
 	for _, l := range lims {
-		if slices.Contains(ids, l.id) {
+		if slices.Contains(ids, l.StateID) {
 			return false
 		}
 	}

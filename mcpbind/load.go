@@ -6,7 +6,6 @@ package mcpbind
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -73,19 +72,6 @@ func (g *Gate) newView(key string, s statechart.State, rec record, version uint6
 	}
 	return v, nil
 }
-
-// ErrUnknownWorkflow is matched (errors.Is) by the error of [Gate.Workflow]
-// for a handle that names no workflow: never started, or expired from the
-// store.
-var ErrUnknownWorkflow = errors.New("mcpbind: unknown or expired workflow")
-
-// ErrWorkflowExpired is matched (errors.Is) by the error of
-// [Gate.SessionWorkflow] and [Gate.State] for a session whose workflow had
-// been saved and is no longer in the store (it expired, or was deleted).
-// The gate refuses the session's gated calls with CodeWorkflowExpired: the
-// workflow is not started again, since what it had allowed once would be
-// allowed again.
-var ErrWorkflowExpired = errors.New("mcpbind: the session's workflow expired")
 
 // load returns the current state of a workflow. For a handle with no
 // record it returns ErrUnknownWorkflow.
@@ -278,20 +264,6 @@ func (g *Gate) State(ctx context.Context, ss *mcp.ServerSession) (statechart.Sta
 	return v.state, nil
 }
 
-// Workflow is what the gate keeps of one workflow, for the server.
-type Workflow struct {
-	Key   string           // the store key
-	State statechart.State // the current state, delayed transitions applied
-	// Limits gives the call budget of each active state with
-	// meta.mcp.maxCalls.
-	Limits []CallLimit
-	// History holds the workflow's newest transitions, oldest first, at
-	// most [Options.HistoryLimit].
-	History []Transition
-	// Pending is the approval the workflow waits for, if any.
-	Pending *PendingApproval
-}
-
 // SessionWorkflow returns the workflow of a session (for sessions keyed by
 // their session, not by handles).
 func (g *Gate) SessionWorkflow(ctx context.Context, ss *mcp.ServerSession) (*Workflow, error) {
@@ -318,7 +290,7 @@ func (g *Gate) workflow(ctx context.Context, t target) (*Workflow, error) {
 
 // workflowOf describes a view.
 func (g *Gate) workflowOf(v *view) *Workflow {
-	return &Workflow{Key: v.key, State: v.state, Limits: g.limits(v), History: decodeHistory(v.rec.history, v.key), Pending: g.pendingOf(v)}
+	return &Workflow{Key: v.key, State: v.state, Limits: g.limits(v), History: decodeHistory(v.rec.history, v.key), Pending: g.pendingOf(v), Snapshot: v}
 }
 
 // viewCache keeps the last decoded view of the most recently stored

@@ -17,85 +17,6 @@ import (
 	"github.com/chartgate/chartgate/statesync"
 )
 
-// StateMCP is the parsed "mcp" object of one state node's meta:
-//
-//	"meta": {
-//	  "mcp": {
-//	    "tools":        ["cart_pay", "cart_*"],
-//	    "events":       {"cart_pay": "PAY"},
-//	    "invalidates":  {"cart_pay": ["cart.*", "orders.*"]},
-//	    "instructions": "Ask for the payment method, then call cart_pay.",
-//	    "maxCalls":     10,
-//	    "ungated":      ["help", "search_*"]   // the root state only
-//	  }
-//	}
-//
-// Every key is optional; no other key is allowed.
-type StateMCP struct {
-	// StateID is the id of the state node.
-	StateID string
-	// Tools lists the tools visible while this state is active: tool names,
-	// or patterns where "*" matches any run of characters ("cart_*").
-	Tools []string
-	// Events maps tool names (exact, no patterns) to the event a successful
-	// call of the tool sends. The map is machine-wide: it may be written on
-	// any state, and two states may not give one tool different events.
-	Events map[string]string
-	// Invalidates maps tool names (exact, no patterns) to the statesync
-	// globs ("cart.*", see [statesync.Glob]) that the transition a call of
-	// the tool causes makes stale (see [Binding.Invalidates]). Like Events
-	// it is machine-wide: it may be written on any state, the lists given
-	// to one tool on several states add up, and the tool must send an event
-	// (meta.mcp.events).
-	Invalidates map[string][]string
-	// Instructions tell the model what to do in this state. They are
-	// returned, for the active states, with every refused call.
-	Instructions string
-	// MaxCalls bounds the calls of the workflow's tools that may run while
-	// this state is active; 0 means no limit. Once they are used up, only
-	// tools that take the workflow out of the state may run (see the
-	// package documentation, "Call limits").
-	MaxCalls int
-	// OnMaxCalls says what happens to a call once MaxCalls is used up:
-	// "refuse" (the default: only calls that leave the state run) or
-	// "warn" (every call runs, and its result ends with a checkpoint notice
-	// telling the agent to move the workflow on: Statewright's soft
-	// max_iterations).
-	OnMaxCalls string
-	// Approval marks a state in which a transition waits for a person's
-	// approval (see the package documentation, "Approvals").
-	Approval *Approval
-	// Deny lists tools (names or patterns) hidden while this state is
-	// active, whatever the Tools of any state say (Statewright's
-	// disallowed_tools).
-	Deny []string
-	// Ungated lists tools (names or patterns) that are not part of the
-	// workflow: with [Options.DefaultDeny], the tools the machine does not
-	// name are refused, except these. It applies to the whole machine and
-	// is allowed on the root state only.
-	Ungated []string
-
-	refs []nameRef // the tool names and patterns given, with their paths
-}
-
-// Approval describes a transition that waits, in a state of its own, for a
-// person to approve or reject it: the machine leaves that state on
-// [EventApprove] (to To) or [EventReject] (back to From). Events whose type
-// starts with "chartgate." are reserved: no tool sends them, and
-// workflow_transition refuses them; only [Gate.Approve] does.
-type Approval struct {
-	Event   string `json:"event"`             // the event that asked for the transition
-	From    string `json:"from"`              // the state it left
-	To      string `json:"to"`                // the state it goes to once approved
-	Message string `json:"message,omitempty"` // what the approver is asked
-}
-
-// The events of an approval.
-const (
-	EventApprove = "chartgate.approve"
-	EventReject  = "chartgate.reject"
-)
-
 // reservedEvent reports whether an event type is reserved to the gate.
 func reservedEvent(ev string) bool { return strings.HasPrefix(ev, "chartgate.") }
 
@@ -106,7 +27,7 @@ type nameRef struct {
 	pattern bool // a meta.mcp.tools or ungated entry: may hold "*"
 }
 
-var mcpKeys = []string{"tools", "deny", "events", "invalidates", "instructions", "maxCalls", "onMaxCalls", "approval", "ungated"}
+var mcpKeys = []string{"tools", "deny", "events", "invalidates", "outputGuards", "instructions", "maxCalls", "onMaxCalls", "approval", "ungated"}
 
 // nodePaths returns the JSON path of every node of the machine: "" for the
 // root, then states.a, states.a.states.b...
@@ -123,7 +44,8 @@ func nodePaths(nodes []statechart.Node, byID map[string]int) []jsonx.Path {
 }
 
 // parseMCP reads meta.mcp of a node; it returns nil when there is none.
-func parseMCP(n statechart.Node, path jsonx.Path, events eventSet, errs *statechart.ErrorList) *StateMCP {
+// The tool names and patterns it gives are appended to refs.
+func parseMCP(n statechart.Node, path jsonx.Path, events eventSet, errs *statechart.ErrorList, refs *[]nameRef) *StateMCP {
 	meta, ok := n.Meta.(map[string]any)
 	if !ok {
 		return nil
@@ -174,7 +96,7 @@ func parseMCP(n statechart.Node, path jsonx.Path, events eventSet, errs *statech
 				default:
 					sm.Ungated = append(sm.Ungated, s)
 				}
-				sm.refs = append(sm.refs, nameRef{path: string(p.Index(i)), name: s, pattern: true})
+				*refs = append(*refs, nameRef{path: string(p.Index(i)), name: s, pattern: true})
 			}
 		case "events":
 			m, ok := v.(map[string]any)
@@ -205,7 +127,26 @@ func parseMCP(n statechart.Node, path jsonx.Path, events eventSet, errs *statech
 					sm.Events = map[string]string{}
 				}
 				sm.Events[tool] = ev
-				sm.refs = append(sm.refs, nameRef{path: string(tp), name: tool})
+				*refs = append(*refs, nameRef{path: string(tp), name: tool})
+			}
+		case "outputGuards":
+			arr, ok := v.([]any)
+			if !ok {
+				add(p, "must be an array of tool names, not %s", describe(v))
+				continue
+			}
+			for i, e := range arr {
+				s, ok := e.(string)
+				if !ok {
+					add(p.Index(i), "must be a tool name, not %s", describe(e))
+					continue
+				}
+				if msg := checkToolName(s, false); msg != "" {
+					add(p.Index(i), "%s", msg)
+					continue
+				}
+				sm.OutputGuards = append(sm.OutputGuards, s)
+				*refs = append(*refs, nameRef{path: string(p.Index(i)), name: s})
 			}
 		case "invalidates":
 			m, ok := v.(map[string]any)
@@ -246,7 +187,7 @@ func parseMCP(n statechart.Node, path jsonx.Path, events eventSet, errs *statech
 					sm.Invalidates = map[string][]string{}
 				}
 				sm.Invalidates[tool] = pats
-				sm.refs = append(sm.refs, nameRef{path: string(tp), name: tool})
+				*refs = append(*refs, nameRef{path: string(tp), name: tool})
 			}
 		case "instructions":
 			s, ok := v.(string)

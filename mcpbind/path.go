@@ -640,17 +640,6 @@ func (m *model) isDone(c bitset) bool {
 	return false
 }
 
-// Step is one tool call of a suggested path, or a wait for an actor that
-// an active state invokes (a job, see the package documentation): then
-// Tool is empty, Actor is the invoke's id, and Event is
-// xstate.done.actor.<id> or xstate.error.actor.<id>.
-type Step struct {
-	Tool   string   `json:"tool"`
-	Event  string   `json:"event"`
-	Actor  string   `json:"actor,omitempty"`
-	Guards []string `json:"guards,omitempty"` // guards the step relies on
-}
-
 // move is a tool call the search may make, or a wait for an actor's
 // result (actor is its id).
 type move struct {

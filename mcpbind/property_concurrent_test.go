@@ -191,7 +191,7 @@ func runConcurrent(t *testing.T, m *pMachine, store mcpbind.Store, instances, wo
 						t.Errorf("%s: %v", name, err)
 					}
 				case res.IsError && args["fail"] == nil:
-					if ref := refusal(t, res); ref.Code != mcpbind.CodeForbidden {
+					if ref := refusal(t, res); ref.Code != mcpbind.CodeForbidden && ref.Code != mcpbind.CodeEventRefused {
 						t.Errorf("%s refused with %s: %s", name, ref.Code, resultText(res))
 					}
 				}
@@ -215,13 +215,16 @@ func runConcurrent(t *testing.T, m *pMachine, store mcpbind.Store, instances, wo
 		if !h.visible(s, r.tool) {
 			t.Fatalf("event-sending run %d, %s, ran in state %s, where it is not allowed\n%s", i+1, r.tool, stateJSON(s), report())
 		}
-		if !r.failed {
-			input := map[string]any{}
-			for k, v := range r.args {
-				if k != "workflow_id" {
-					input[k] = v
-				}
+		input := map[string]any{}
+		for k, v := range r.args {
+			if k != "workflow_id" {
+				input[k] = v
 			}
+		}
+		if h.guardRefused(s, r.tool, input) {
+			t.Fatalf("event-sending run %d, %s, ran in state %s, whose guards refuse its event with %v\n%s", i+1, r.tool, stateJSON(s), input, report())
+		}
+		if !r.failed {
 			s = h.send(s, map[string]int{}, r.tool, input)
 		}
 		states = append(states, s)

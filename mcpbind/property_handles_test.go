@@ -138,6 +138,8 @@ func runHandles(t *testing.T, m *pMachine, steps int, stats *propStats) {
 				expectRun, code = false, mcpbind.CodeForbidden
 			case len(ex) > 0 && !h.leaves(w.shadow, name, input, ex):
 				expectRun, code = false, mcpbind.CodeCallLimit
+			case h.guardRefused(w.shadow, name, input):
+				expectRun, code = false, mcpbind.CodeEventRefused
 			}
 		}
 		before := map[string]int{}

@@ -24,6 +24,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/chartgate/chartgate/gate"
 	"github.com/chartgate/chartgate/mcpbind"
 	"github.com/chartgate/chartgate/statechart"
 	"github.com/chartgate/chartgate/statechart/flat"
@@ -43,7 +44,11 @@ var (
 // names the server does not have. After every call it checks:
 //
 //   - the handler ran, once and for the calling session, iff the tool was
-//     in the session's last tools/list;
+//     in the session's last tools/list and guards accept its event with the
+//     call's arguments (or no active state handles it);
+//   - the core's Decide (package gate's Request, the hooks' path, no MCP)
+//     gives every call of a tool of the server the verdict the MCP call
+//     gets, and the same refusal (code, state, tools, path, guards);
 //   - a call of a hidden tool of the server is refused: IsError, code
 //     FORBIDDEN, the current state, tools and instructions; a name the
 //     server does not have gets the server's own error;
@@ -748,6 +753,9 @@ type propHarness struct {
 	sent map[*mcp.ServerSession]*atomic.Int32  // list_changed notifications sent
 	// wfRuns counts handler executions per workflow id (handle mode).
 	wfRuns map[string]map[string]int
+	// names names the sessions' workflows (Options.SessionKey), so that
+	// the core's Decide reaches them by a Ref.
+	names map[*mcp.ServerSession]string
 
 	log   strings.Builder // the calls so far, for the failure report
 	trace strings.Builder // what the test observed, to compare engines
@@ -821,7 +829,12 @@ func indentJSON(data []byte) string {
 
 func (h *propHarness) setUp() {
 	ctx := context.Background()
-	server := h.newServer(nil)
+	h.names = map[*mcp.ServerSession]string{}
+	server := h.newServer(&mcpbind.Options{SessionKey: func(ss *mcp.ServerSession) string {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		return h.names[ss]
+	}})
 	var err error
 	for i, name := range []string{"a", "b"} {
 		s := &propSession{name: name, never: map[string]bool{}, calls: map[string]int{}, changed: make(chan struct{}, 1000)}
@@ -831,6 +844,7 @@ func (h *propHarness) setUp() {
 		}
 		h.mu.Lock()
 		h.sent[s.ss] = &s.sent
+		h.names[s.ss] = "workflow-" + name
 		h.mu.Unlock()
 		client := mcp.NewClient(&mcp.Implementation{Name: "client-" + name, Version: "1"}, &mcp.ClientOptions{
 			ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { s.changed <- struct{}{} },
@@ -989,6 +1003,56 @@ func (h *propHarness) visible(s statechart.State, tool string) bool {
 		return s.Status() == statechart.StatusActive && h.can(s, tool, in.event)
 	}
 	return true
+}
+
+// sameRefusal reports whether two refusals of one call agree: code, tool,
+// state, the tools available (in any order), path, reachability, guards,
+// limits and instructions.
+func sameRefusal(a, b *mcpbind.Refusal) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	x, y := *a, *b
+	x.Available, y.Available = slices.Sorted(slices.Values(x.Available)), slices.Sorted(slices.Values(y.Available))
+	xb, _ := json.Marshal(x)
+	yb, _ := json.Marshal(y)
+	return string(xb) == string(yb)
+}
+
+// guardRefused reports whether a call of a bound tool with input is
+// refused before it runs because guards refuse its event: the active
+// states handle the event, every transition for it is guarded, and none
+// is enabled with the call's arguments (the documented rule).
+func (h *propHarness) guardRefused(s statechart.State, tool string, input map[string]any) bool {
+	in := h.m.info(tool)
+	if in.event == "" || s.Status() != statechart.StatusActive {
+		return false
+	}
+	ids := s.StateIDs()
+	guarded := false
+	for _, n := range h.engine.Nodes() {
+		if !slices.Contains(ids, n.ID) {
+			continue
+		}
+		for _, tr := range n.Transitions {
+			if tr.Event != in.event {
+				continue
+			}
+			if tr.Guard == "" {
+				return false
+			}
+			guarded = true
+		}
+	}
+	if !guarded {
+		return false
+	}
+	ev := statechart.Event{Type: in.event, Data: map[string]any{"tool": tool, "input": input}}
+	ok, err := h.engine.Can(context.Background(), s, ev)
+	if err != nil {
+		h.fatalf("Can(%s): %v", in.event, err)
+	}
+	return !ok
 }
 
 // can reports whether the machine handles a tool's event in a state (the
@@ -1242,8 +1306,27 @@ func (h *propHarness) step(i int) {
 	if len(exhausted) > 0 && bound && h.m.registered(name) {
 		expectRun = h.visible(x.shadow, name) && h.leaves(x.shadow, name, input, exhausted)
 	}
+	// A call whose event guards refuse with its arguments does not run.
+	if expectRun && bound && h.m.registered(name) && h.guardRefused(x.shadow, name, input) {
+		expectRun = false
+		h.stats.add("calls whose arguments a guard refused", 1)
+	}
 	counted := expectRun && bound && len(exhausted) == 0 && h.limited(x.shadow)
 	oldCalls := maps.Clone(x.calls)
+
+	// The core decides the same call without MCP (the hooks' path): the
+	// same verdict, and below, the same refusal.
+	var decided gate.Decision
+	if h.m.registered(name) {
+		var err error
+		decided, err = h.gate.Decide(ctx, gate.Request{Ref: mcpbind.Ref{Name: "workflow-" + x.name}, Tool: name, Args: argJSON, Tools: slices.Sorted(slices.Values(h.m.tools))}) // the server lists its tools by name
+		if err != nil {
+			h.fatalf("session %s: Decide(%s): %v", x.name, name, err)
+		}
+		if decided.Allowed != expectRun {
+			h.fatalf("session %s: Decide(%s) allowed: %v, want %v (%s)", x.name, name, decided.Allowed, expectRun, decided.Text)
+		}
+	}
 
 	before, otherBefore := h.ran(x, name), h.ranAll(y)
 	res, callErr := x.cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
@@ -1287,7 +1370,12 @@ func (h *propHarness) step(i int) {
 		if callErr != nil {
 			h.fatalf("session %s called hidden %s: %v", x.name, name, callErr)
 		}
-		outcome = h.checkRefusal(x, name, res, oldCalls)
+		outcome = h.checkRefusal(x, name, input, res, oldCalls)
+		if ref, _ := mcpbind.RefusalOf(res); ref != nil && !sameRefusal(ref, decided.Refusal) {
+			rb, _ := json.Marshal(ref)
+			db, _ := json.Marshal(decided.Refusal)
+			h.fatalf("session %s called %s: through MCP refused with %s, Decide refused with %s", x.name, name, rb, db)
+		}
 	case args["fail"] == "error":
 		if callErr == nil {
 			h.fatalf("session %s called %s, whose handler errs: no error", x.name, name)
@@ -1399,7 +1487,7 @@ func (h *propHarness) step(i int) {
 
 // checkRefusal checks a refused call's result and may start following its
 // path.
-func (h *propHarness) checkRefusal(x *propSession, name string, res *mcp.CallToolResult, calls map[string]int) string {
+func (h *propHarness) checkRefusal(x *propSession, name string, input map[string]any, res *mcp.CallToolResult, calls map[string]int) string {
 	if !res.IsError {
 		h.fatalf("session %s called hidden %s: not refused: %s", x.name, name, resultText(res))
 	}
@@ -1411,7 +1499,10 @@ func (h *propHarness) checkRefusal(x *propSession, name string, res *mcp.CallToo
 	b, _ := json.Marshal(ref)
 	code := mcpbind.CodeForbidden
 	if h.visible(x.shadow, name) {
-		code = mcpbind.CodeCallLimit // visible, but stopped by a used-up budget
+		code = mcpbind.CodeEventRefused // visible, but guards refuse its event
+		if ex := h.exhausted(x.shadow, calls); len(ex) > 0 && !h.leaves(x.shadow, name, input, ex) {
+			code = mcpbind.CodeCallLimit // stopped by a used-up budget first
+		}
 	}
 	avail := slices.Sorted(slices.Values(ref.Available))
 	if ref.Code != code || ref.Tool != name || !slices.Equal(avail, x.list) ||
@@ -1424,6 +1515,12 @@ func (h *propHarness) checkRefusal(x *propSession, name string, res *mcp.CallToo
 			h.fatalf("session %s called %s: call-limit refusal %s; want the %d used-up budgets, no path", x.name, name, b, len(h.exhausted(x.shadow, calls)))
 		}
 		return "refused, call limit"
+	}
+	if code == mcpbind.CodeEventRefused {
+		if len(ref.Guards) == 0 || ref.Event != h.m.info(name).event || len(ref.Path) != 0 || !ref.Reachable {
+			h.fatalf("session %s called %s: guard refusal %s; want the event, its guards, no path", x.name, name, b)
+		}
+		return "refused, guard"
 	}
 	if !ref.Reachable {
 		if len(ref.Path) != 0 {

@@ -14,75 +14,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// Codes of refused calls ([Refusal.Code]).
-const (
-	// CodeForbidden: the tool is not available in the workflow's current
-	// state (MCP Fusion's FORBIDDEN).
-	CodeForbidden = "FORBIDDEN"
-	// CodeCallLimit: an active state's meta.mcp.maxCalls is used up; only
-	// tools that move the workflow out of that state may run.
-	CodeCallLimit = "CALL_LIMIT"
-	// CodeWorkflowRequired: with handles, the call has no workflow id
-	// argument; the start tool returns one.
-	CodeWorkflowRequired = "WORKFLOW_REQUIRED"
-	// CodeUnknownWorkflow: with handles, the workflow id names no workflow
-	// (never started, or expired).
-	CodeUnknownWorkflow = "UNKNOWN_WORKFLOW"
-	// CodeWorkflowExpired: the session's workflow is no longer in the
-	// store (it was not used for longer than the store keeps records, or
-	// was deleted). It is not started again; a new session starts a new
-	// workflow.
-	CodeWorkflowExpired = "WORKFLOW_EXPIRED"
-	// CodeRateLimited: the client called the start tool more often than
-	// Options.StartLimit allows.
-	CodeRateLimited = "RATE_LIMITED"
-	// CodeWorkflowBusy: another call of the workflow that may send an
-	// event was in progress for longer than Options.BusyWait.
-	CodeWorkflowBusy = "WORKFLOW_BUSY"
-	// CodeTooLarge: the call's arguments are larger than
-	// Options.MaxArgumentBytes or nested deeper than 64 levels.
-	CodeTooLarge = "TOO_LARGE"
-	// CodeWorkflowError: the machine fails on the event the call would
-	// send (an action or guard returned an error), so the call is not
-	// run: its event could not be recorded.
-	CodeWorkflowError = "WORKFLOW_ERROR"
-)
-
-// CodeStateNotSaved is the code, under [MetaKey] in the result's _meta, of
-// a call that ran but whose event could not be recorded.
-const CodeStateNotSaved = "STATE_NOT_SAVED"
-
 // MetaKey is the _meta key of the gate's notes on a call result.
 const MetaKey = "chartgate/mcpbind"
-
-// Refusal describes a refused call (IsError true) under [MetaKey] in the
-// result's _meta; the text content says the same in prose. It is not the
-// result's structuredContent, which clients check against the tool's
-// output schema.
-type Refusal struct {
-	Code string `json:"code"` // one of the Code constants
-	Tool string `json:"tool"` // the tool that was called
-	// Workflow is the workflow id the call named (with handles).
-	Workflow string `json:"workflow,omitempty"`
-	// State is the current state value, in XState's shape (null when the
-	// call names no workflow).
-	State any `json:"state"`
-	// Available lists the tools that may be called now, in the server's
-	// order.
-	Available []string `json:"available"`
-	// Path is the shortest sequence of tool calls after which Tool is
-	// visible; empty when Reachable is false, or when Tool is bound to an
-	// event that a guard refuses now. For the codes other than
-	// CodeForbidden it is empty and Reachable false, except that
-	// CodeWorkflowRequired and CodeUnknownWorkflow give the start tool as
-	// the one step.
-	Path      []Step `json:"path"`
-	Reachable bool   `json:"reachable"`
-	// Limits lists the used-up call limits (CodeCallLimit).
-	Limits []CallLimit `json:"limits,omitempty"`
-	// Instructions are those of the active states (meta.mcp.instructions).
-	Instructions []string `json:"instructions,omitempty"`
-}
 
 // RefusalOf returns the refusal of a call result the gate refused (for Go
 // clients: the refusal is under [MetaKey] in the result's _meta). It
@@ -120,7 +53,7 @@ func (g *Gate) refusal(ctx context.Context, c *gatedCall, v *view, code string) 
 		g.log.Warn("mcpbind: listing tools for a refusal", "error", err)
 	} else if c.kind == callTool && c.next != nil && !slices.Contains(tools, c.name) {
 		res, err := c.next(ctx, "tools/call", c.req)
-		return nil, nil, &verdict{res, err}
+		return nil, nil, &verdict{res: res, err: err}
 	}
 	ref := &Refusal{Code: code, Tool: c.name, Workflow: c.target.handle, Path: []Step{}}
 	if v != nil {
@@ -137,7 +70,7 @@ func (g *Gate) refusal(ctx context.Context, c *gatedCall, v *view, code string) 
 // schema, error results included (the TypeScript SDK throws on a mismatch,
 // and the agent never sees the refusal).
 func refused(ref *Refusal, text string) *verdict {
-	return &verdict{res: &mcp.CallToolResult{
+	return &verdict{ref: ref, text: text, res: &mcp.CallToolResult{
 		IsError: true,
 		Content: []mcp.Content{&mcp.TextContent{Text: text}},
 		Meta:    mcp.Meta{MetaKey: ref},
@@ -176,7 +109,7 @@ func (g *Gate) refuse(ctx context.Context, c *gatedCall, v *view) *verdict {
 		writeGuidance(&b, ref.Available, ref.Instructions)
 		return refused(ref, b.String())
 	}
-	return refused(ref, ref.text(c.info, transitionTool))
+	return refused(ref, refusalText(ref, c.info, transitionTool))
 }
 
 // registered lists the names of the server's tools, through the handlers
@@ -204,9 +137,9 @@ func (g *Gate) registered(ctx context.Context, next mcp.MethodHandler, req *mcp.
 	return names, nil
 }
 
-// text is the refusal in prose, for the model. transitionTool names
+// refusalText is the refusal in prose, for the model. transitionTool names
 // workflow_transition, whose steps say which event to send.
-func (ref *Refusal) text(ti *toolInfo, transitionTool string) string {
+func refusalText(ref *Refusal, ti *toolInfo, transitionTool string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Tool %q is not available in the current workflow state (%s).", ref.Tool, stateText(ref.State))
 	switch {
@@ -346,6 +279,26 @@ func (g *Gate) refuseEvent(ctx context.Context, c *gatedCall, v *view, err error
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "Tool %q was not run: the workflow cannot take its event %q with these arguments (%v).", c.name, c.info.event, err)
+	writeGuidance(&b, ref.Available, ref.Instructions)
+	return refused(ref, b.String())
+}
+
+// refuseGuards answers a call of an available tool whose event the
+// workflow would not accept with the call's arguments: guards refuse it.
+func (g *Gate) refuseGuards(ctx context.Context, c *gatedCall, v *view, guards []string) *verdict {
+	ref, _, vd := g.refusal(ctx, c, v, CodeEventRefused)
+	if vd != nil {
+		return vd
+	}
+	ref.Event, ref.Guards, ref.Reachable = c.info.event, guards, true
+	var b strings.Builder
+	fmt.Fprintf(&b, "Tool %q was not run: the workflow does not accept its event %q with these arguments now: ", c.name, c.info.event)
+	if len(guards) == 1 {
+		fmt.Fprintf(&b, "guard %q refuses it.", guards[0])
+	} else {
+		fmt.Fprintf(&b, "guards %s refuse it.", strings.Join(quoteAll(guards), " and "))
+	}
+	b.WriteString(" Call it with arguments the guard accepts, or do what the instructions say first.")
 	writeGuidance(&b, ref.Available, ref.Instructions)
 	return refused(ref, b.String())
 }

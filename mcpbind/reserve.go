@@ -79,7 +79,7 @@ func (g *Gate) reserve(ctx context.Context, c *gatedCall, v *view) (*view, *hold
 				rec.calls[id] = n
 			}
 			for _, l := range g.limits(v) {
-				rec.calls[l.id] = l.Calls + 1
+				rec.calls[l.StateID] = l.Calls + 1
 			}
 		}
 		var h *holder
@@ -114,7 +114,7 @@ func (g *Gate) reserve(ctx context.Context, c *gatedCall, v *view) (*view, *hold
 		backoff(ctx, wait)
 		if v, err = g.load(ctx, c.target); err != nil {
 			vd, err := g.loadFailed(ctx, c, err)
-			return nil, nil, &verdict{vd, err}, nil
+			return nil, nil, &verdict{res: vd, err: err}, nil
 		}
 		if vd := g.authorize(ctx, c, v); vd != nil {
 			return nil, nil, vd, nil
@@ -175,7 +175,7 @@ func (g *Gate) awaitLease(ctx context.Context, c *gatedCall, key string, v *view
 		var err error
 		if v, err = g.load(ctx, c.target); err != nil {
 			res, err := g.loadFailed(ctx, c, err)
-			return nil, &verdict{res, err}, nil
+			return nil, &verdict{res: res, err: err}, nil
 		}
 		if vd := g.authorize(ctx, c, v); vd != nil {
 			return nil, vd, nil

@@ -11,18 +11,9 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/chartgate/chartgate/statechart"
 )
-
-// Ref names a workflow for a caller outside an MCP request: by the
-// workflow id the start tool returned (a handle), or by a name, the one
-// [Options.SessionKey] gives a session's workflow.
-type Ref struct {
-	ID   string
-	Name string
-}
 
 func (g *Gate) refTarget(ref Ref) (target, error) {
 	switch {
@@ -82,29 +73,6 @@ func (g *Gate) Send(ctx context.Context, ref Ref, ev statechart.Event, by string
 	}
 	return out.tr, nil
 }
-
-// ErrWorkflowBusy is matched by the error of [Gate.Send] when another call
-// held the workflow for longer than Options.BusyWait.
-var ErrWorkflowBusy = errors.New("mcpbind: the workflow is busy")
-
-// WorkflowInfo describes one workflow the store holds, for
-// [Gate.Workflows].
-type WorkflowInfo struct {
-	// Ref names it: by ID (a handle) or Name (a named session's); empty
-	// for the workflow of a session without a name, known by Key only.
-	Ref     Ref
-	Key     string
-	State   any               // the state value, in XState's shape
-	Status  statechart.Status // active, done, error or stopped
-	Pending *PendingApproval  // the transition that waits for approval, if any
-	// Updated is the time of the newest entry of its run history (zero
-	// if it has none).
-	Updated time.Time
-}
-
-// ErrNoListing is matched by the error of [Gate.Workflows] when the
-// store cannot list its keys (it does not implement [Lister]).
-var ErrNoListing = errors.New("mcpbind: the store cannot list its workflows")
 
 // Workflows lists the workflows of this gate's machine that the store
 // holds (those under Options.KeyPrefix), sorted by key. The store must

@@ -42,28 +42,6 @@ type WorkflowToolsOptions struct {
 	RenderTransition func(context.Context, TransitionResult, *Workflow) *mcp.CallToolResult
 }
 
-// WorkflowStatus is the structured result of workflow_status.
-type WorkflowStatus struct {
-	// Workflow is the workflow id (with handles).
-	Workflow string            `json:"workflow,omitempty"`
-	State    any               `json:"state"`  // the state value, in XState's shape
-	Status   statechart.Status `json:"status"` // active, done, error or stopped
-	// Tools lists the tools the session may call now.
-	Tools []string `json:"tools"`
-	// Events lists the events workflow_transition would send now with
-	// effect (empty without workflow_transition).
-	Events []string `json:"events"`
-	// Limits gives the call budget of each active state with
-	// meta.mcp.maxCalls: calls used of the maximum.
-	Limits []CallLimit `json:"limits,omitempty"`
-	// Instructions are those of the active states.
-	Instructions []string `json:"instructions,omitempty"`
-	// Pending is the transition that waits for a person's approval, if
-	// any, with the approval's id and expiry: until it is approved or
-	// rejected, no transition can be made.
-	Pending *PendingApproval `json:"pending,omitempty"`
-}
-
 // pendingHelp tells the agent what a pending approval means for it.
 const pendingHelp = "A person approves or rejects it (in the client when it asks them, or with chartgate approve and the approval's id); the agent cannot, and no transition can be made until then."
 
@@ -73,17 +51,6 @@ func messageText(m string) string {
 		return ""
 	}
 	return ": " + m
-}
-
-// TransitionResult is the structured result of workflow_transition.
-type TransitionResult struct {
-	Transitioned bool   `json:"transitioned"`
-	Event        string `json:"event"`
-	From         any    `json:"from"`
-	To           any    `json:"to"`
-	// ToolsChanged reports that the session's visible tools changed (a
-	// notifications/tools/list_changed was sent).
-	ToolsChanged bool `json:"toolsChanged"`
 }
 
 type workflowTools struct {
@@ -297,7 +264,7 @@ func (g *Gate) status(ctx context.Context, c *gatedCall, v *view) (mcp.Result, e
 	if c.wf.renderStatus != nil {
 		return c.wf.renderStatus(ctx, st, g.workflowOf(v)), nil
 	}
-	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: st.text(c.wf.transitionName)}}, StructuredContent: st}, nil
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: statusText(&st, c.wf.transitionName)}}, StructuredContent: st}, nil
 }
 
 // authorizeTransition decides whether workflow_transition may send the
@@ -409,8 +376,8 @@ func (g *Gate) transitionResult(c *gatedCall, out committed, toolsChanged bool) 
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}, StructuredContent: res}
 }
 
-// text is the status in prose.
-func (st *WorkflowStatus) text(transitionName string) string {
+// statusText is the status in prose.
+func statusText(st *WorkflowStatus, transitionName string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Workflow state: %s (%s).", stateText(st.State), st.Status)
 	b.WriteString("\nTools available now: " + strings.Join(st.Tools, ", ") + ".")

@@ -15,8 +15,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/chartgate/chartgate/mcpbind"
 	"github.com/chartgate/chartgate/workflow"
 )
@@ -315,7 +313,7 @@ func TestSubflowStatewrightState(t *testing.T) {
 		t.Helper()
 		res := w.StatewrightTools().RenderStatus(context.Background(), mcpbind.WorkflowStatus{State: r.s.Value()}, &mcpbind.Workflow{State: r.s})
 		var out map[string]any
-		if err := json.Unmarshal([]byte(res.Content[0].(*mcp.TextContent).Text), &out); err != nil {
+		if err := json.Unmarshal([]byte(res), &out); err != nil {
 			t.Fatal(err)
 		}
 		return out

@@ -11,10 +11,9 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/tidwall/gjson"
 
-	"github.com/chartgate/chartgate/mcpbind"
+	"github.com/chartgate/chartgate/gate"
 	"github.com/chartgate/chartgate/statechart"
 )
 
@@ -24,8 +23,24 @@ const (
 	StatewrightTransition = "statewright_transition"
 )
 
-// StatewrightTools returns the options of a second set of mcpbind workflow
-// tools ([mcpbind.Gate.AddWorkflowTools]) named as Statewright's and
+// ToolSet describes a set of workflow tools (a workflow_status and a
+// workflow_transition) that answer in a shape of their own, without MCP
+// types: mcpbind's WorkflowToolsOptions with each answer as the text of
+// the result.
+type ToolSet struct {
+	// StatusName and TransitionName name the tools.
+	StatusName, TransitionName string
+	// StatusDescription and TransitionDescription describe them.
+	StatusDescription, TransitionDescription string
+	// RenderStatus and RenderTransition write the answers: from the
+	// status, or the transition that was made, and the workflow as it is
+	// after the call.
+	RenderStatus     func(context.Context, gate.WorkflowStatus, *gate.Workflow) string
+	RenderTransition func(context.Context, gate.TransitionResult, *gate.Workflow) string
+}
+
+// StatewrightTools returns a second set of workflow tools (mcpbind's
+// Gate.AddWorkflowTools, through [ToolSet]) named as Statewright's and
 // answering in its shapes: statewright_get_state returns {state, is_final,
 // allowed_tools, transitions: [{event, target}], iteration, max_iterations,
 // instructions, transition_count, blocked_env, env_overrides, context,
@@ -35,8 +50,8 @@ const (
 // {transitions}}, both as indented JSON text, as Statewright answers. Its
 // refusals keep mcpbind's texts. transition_count counts the transitions
 // the run history holds (it is bounded), and usage has no plan limits.
-func (w *Workflow) StatewrightTools() *mcpbind.WorkflowToolsOptions {
-	return &mcpbind.WorkflowToolsOptions{
+func (w *Workflow) StatewrightTools() *ToolSet {
+	return &ToolSet{
 		StatusName:            StatewrightGetState,
 		TransitionName:        StatewrightTransition,
 		StatusDescription:     "Get the current state of the Statewright workflow: the phase, the tools allowed in it, the transitions available, its instructions and context.",
@@ -46,7 +61,7 @@ func (w *Workflow) StatewrightTools() *mcpbind.WorkflowToolsOptions {
 	}
 }
 
-func (w *Workflow) renderState(_ context.Context, st mcpbind.WorkflowStatus, wf *mcpbind.Workflow) *mcp.CallToolResult {
+func (w *Workflow) renderState(_ context.Context, st gate.WorkflowStatus, wf *gate.Workflow) string {
 	ids := wf.State.StateIDs()
 	out := map[string]any{
 		"state":            st.State,
@@ -89,7 +104,7 @@ func (w *Workflow) renderState(_ context.Context, st mcpbind.WorkflowStatus, wf 
 	return jsonText(out)
 }
 
-func (w *Workflow) renderTransition(_ context.Context, tr mcpbind.TransitionResult, wf *mcpbind.Workflow) *mcp.CallToolResult {
+func (w *Workflow) renderTransition(_ context.Context, tr gate.TransitionResult, wf *gate.Workflow) string {
 	out := map[string]any{
 		"transitioned":      tr.Transitioned,
 		"from":              tr.From,
@@ -112,7 +127,7 @@ func (w *Workflow) renderTransition(_ context.Context, tr mcpbind.TransitionResu
 }
 
 // pendingIn returns the approval an active state of s describes.
-func (w *Workflow) pendingIn(s statechart.State) *mcpbind.Approval {
+func (w *Workflow) pendingIn(s statechart.State) *gate.Approval {
 	for _, n := range w.Machine.Nodes() {
 		if !slices.Contains(s.StateIDs(), n.ID) {
 			continue
@@ -121,7 +136,7 @@ func (w *Workflow) pendingIn(s statechart.State) *mcpbind.Approval {
 		m, _ := meta["mcp"].(map[string]any)
 		if a, ok := m["approval"].(map[string]any); ok {
 			str := func(k string) string { v, _ := a[k].(string); return v }
-			return &mcpbind.Approval{Event: str("event"), From: str("from"), To: str("to"), Message: str("message")}
+			return &gate.Approval{Event: str("event"), From: str("from"), To: str("to"), Message: str("message")}
 		}
 	}
 	return nil
@@ -157,7 +172,7 @@ func (w *Workflow) interruptsJSON() map[string]any {
 }
 
 // transitionCount counts the transitions a run history holds.
-func transitionCount(h []mcpbind.Transition) int {
+func transitionCount(h []gate.Transition) int {
 	n := 0
 	for _, e := range h {
 		if e.Event.Type != "" {
@@ -188,10 +203,10 @@ func orNull(raw string) string {
 }
 
 // jsonText answers with v as indented JSON text, as Statewright's tools do.
-func jsonText(v any) *mcp.CallToolResult {
+func jsonText(v any) string {
 	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		b = []byte(`{"error": "the answer could not be written"}`)
 	}
-	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}}
+	return string(b)
 }

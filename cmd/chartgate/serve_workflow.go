@@ -120,7 +120,8 @@ func workflowHook(f serveWorkflowFlags, o *serveOptions, logger *slog.Logger, cl
 		case "auto":
 			// The agent session whose chartgate hooks run beside this
 			// gateway (package hook's registry): both then keep its workflow.
-			opts.SessionKey = (&hook.Resolver{Store: p.store, Logger: logger}).SessionKey()
+			resolver := &hook.Resolver{Store: p.store, Logger: logger}
+			opts.SessionKey = func(*mcp.ServerSession) string { return resolver.Name() }
 		default:
 			opts.SessionKey = func(*mcp.ServerSession) string { return name }
 		}
@@ -138,7 +139,7 @@ func workflowHook(f serveWorkflowFlags, o *serveOptions, logger *slog.Logger, cl
 			return err
 		}
 		if *f.compat == "statewright" {
-			if err := gate.AddWorkflowTools(server, w.StatewrightTools()); err != nil {
+			if err := gate.AddWorkflowTools(server, workflowTools(w.StatewrightTools())); err != nil {
 				return err
 			}
 		}

@@ -3,7 +3,7 @@
 // bounded in-memory implementation (a sliding TTL, no eviction of live
 // records).
 
-package mcpbind
+package gate
 
 import (
 	"container/list"
@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -361,4 +362,175 @@ func (s *MemoryStore) remove(e *memEntry) {
 		s.byUse.Remove(e.el)
 	}
 	s.bytes -= int64(e.size)
+}
+
+// Watcher is implemented by a [Store] that can report the writes of its
+// records: [MemoryStore] and the SQLite store report the writes made
+// through themselves (in process), the Redis and Postgres stores those of
+// every instance on their backend (pub/sub, LISTEN/NOTIFY). A gate whose
+// store is a Watcher follows it once attached to a server (see "Several
+// instances" in the package documentation).
+type Watcher interface {
+	// Watch returns a channel that receives a [Change] for each record
+	// whose key starts with prefix that is written (created or updated;
+	// not deleted) from now on, until ctx ends; then the channel is
+	// closed. Delivery is best effort: a watcher that falls behind, or a
+	// backend connection that was lost meanwhile, misses changes.
+	Watch(ctx context.Context, prefix string) (<-chan Change, error)
+}
+
+// Change is a write of a record that a [Watcher] reports.
+type Change struct {
+	Key     string
+	Version uint64 // the record's new version; 0 if the store does not say
+}
+
+// ErrFeedClosed is matched by the error of [Feed.Watch] after
+// [Feed.Close].
+var ErrFeedClosed = errors.New("mcpbind: the change feed is closed")
+
+// feedBuffer is how many changes a watcher may fall behind by before it
+// misses some.
+const feedBuffer = 1024
+
+// FeedReadyWait bounds how long [Feed.Watch] waits for the listen function
+// of a [NewFeed] to receive the backend's changes: past it (the backend is
+// unreachable, say), Watch returns, and the changes are reported once the
+// listen function gets through.
+const FeedReadyWait = 5 * time.Second
+
+// Feed fans the changes of a store out to its watchers: a store
+// implements [Watcher] with it. An in-process store calls [Feed.Publish]
+// after each write; a store shared by several instances passes
+// [NewFeed] a listen function that brings in the changes its backend
+// reports. The zero value is an in-process feed, ready to use. A Feed is
+// safe for concurrent use.
+type Feed struct {
+	listen func(ctx context.Context, publish func(Change), ready func())
+	n      atomic.Int32 // len(subs), read without mu by Publish
+
+	mu     sync.Mutex
+	subs   map[*feedSub]struct{}
+	closed bool
+	stop   context.CancelFunc // ends the running listen, if any
+	done   chan struct{}      // closed when it returned
+	ready  chan struct{}      // closed when it listens
+}
+
+type feedSub struct {
+	prefix string
+	ch     chan Change
+}
+
+// NewFeed returns a feed whose changes come from listen, which runs
+// while the feed has watchers: it is started (on its own goroutine) by the
+// first Watch, and its context is cancelled once the last watch has ended.
+// It calls ready once it receives the backend's changes (Watch waits for
+// that, up to [FeedReadyWait]), publish for each change, and returns when
+// its context ends.
+func NewFeed(listen func(ctx context.Context, publish func(Change), ready func())) *Feed {
+	return &Feed{listen: listen}
+}
+
+// Watch implements [Watcher]. With a listen function, it returns once
+// that receives the backend's changes, or after [FeedReadyWait].
+func (f *Feed) Watch(ctx context.Context, prefix string) (<-chan Change, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	w := &feedSub{prefix: prefix, ch: make(chan Change, feedBuffer)}
+	f.mu.Lock()
+	if f.closed {
+		f.mu.Unlock()
+		return nil, ErrFeedClosed
+	}
+	if f.subs == nil {
+		f.subs = map[*feedSub]struct{}{}
+	}
+	f.subs[w] = struct{}{}
+	f.n.Add(1)
+	if f.listen != nil && f.stop == nil {
+		lctx, cancel := context.WithCancel(context.Background())
+		done, ready := make(chan struct{}), make(chan struct{})
+		f.stop, f.done, f.ready = cancel, done, ready
+		var once sync.Once
+		go func() {
+			defer close(done)
+			f.listen(lctx, f.Publish, func() { once.Do(func() { close(ready) }) })
+		}()
+	}
+	ready := f.ready
+	f.mu.Unlock()
+	context.AfterFunc(ctx, func() { f.unwatch(w) })
+	if ready != nil {
+		t := time.NewTimer(FeedReadyWait)
+		defer t.Stop()
+		select {
+		case <-ready:
+		case <-t.C:
+		case <-ctx.Done():
+		}
+	}
+	return w.ch, nil
+}
+
+// unwatch ends a watch, and the listen function after the last one.
+func (f *Feed) unwatch(w *feedSub) {
+	f.mu.Lock()
+	if _, ok := f.subs[w]; !ok {
+		f.mu.Unlock()
+		return
+	}
+	delete(f.subs, w)
+	f.n.Add(-1)
+	close(w.ch)
+	var stop context.CancelFunc
+	var done chan struct{}
+	if len(f.subs) == 0 && f.stop != nil {
+		stop, done = f.stop, f.done
+		f.stop, f.done, f.ready = nil, nil, nil
+	}
+	f.mu.Unlock()
+	if stop != nil {
+		stop()
+		<-done
+	}
+}
+
+// Publish hands a change to the watchers whose prefix its key has. It
+// never blocks: a watcher whose channel is full misses it.
+func (f *Feed) Publish(c Change) {
+	if f.n.Load() == 0 {
+		return
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for w := range f.subs {
+		if strings.HasPrefix(c.Key, w.prefix) {
+			select {
+			case w.ch <- c:
+			default:
+			}
+		}
+	}
+}
+
+// Close ends every watch (their channels are closed) and the listen
+// function, and makes Watch fail from now on.
+func (f *Feed) Close() {
+	f.mu.Lock()
+	f.closed = true
+	subs := make([]*feedSub, 0, len(f.subs))
+	for w := range f.subs {
+		subs = append(subs, w)
+	}
+	f.mu.Unlock()
+	for _, w := range subs {
+		f.unwatch(w)
+	}
+}
+
+// Watch implements [Watcher]: the writes made through this store.
+func (s *MemoryStore) Watch(ctx context.Context, prefix string) (<-chan Change, error) {
+	return s.feed.Watch(ctx, prefix)
 }

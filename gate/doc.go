@@ -1,0 +1,40 @@
+// Package gate is chartgate's transport-free core: what a gate decides and
+// keeps, with no MCP type in it, so that a front door that is not an MCP
+// server (an agent host's hooks, package hook) reaches the gate without
+// linking an MCP SDK.
+//
+// It holds:
+//
+//   - the request to act and its answer: a [Request] (which workflow, which
+//     tool, its arguments, the caller's tools for guidance), the
+//     [Decision] (allowed, or a [Refusal] with a code callers branch on,
+//     the text for the model, the tools available now, the path to the
+//     tool and the instructions of the active states), the [Outcome] a
+//     caller commits once the tool ran, and [Decider], the interface that
+//     decides, commits, sends events and reads workflows;
+//   - the store contract: [Store] (versioned Load and CompareAndSwap),
+//     [ValueStore], [Keeper], [Lister], the change feed ([Watcher],
+//     [Change], [Feed]) and [MemoryStore]; packages mcpbind/sqlitestore,
+//     mcpbind/redisstore and mcpbind/pgstore implement it, and
+//     mcpbind/storetest checks an implementation;
+//   - what a gate keeps of a workflow and reports: [Ref], [Workflow],
+//     [Transition], [WorkflowInfo], [WorkflowStatus], [TransitionResult],
+//     [CallLimit], [Step];
+//   - approvals: [Approval], [PendingApproval], [Grant], [ApprovalGrant],
+//     [ApprovalToken];
+//   - the rules of a state's meta.mcp as callers read them ([StateMCP])
+//     and the Go binding of a tool ([Binding]).
+//
+// Package mcpbind implements [Decider] (mcpbind.Gate) and is the go-sdk
+// adapter: middleware, tools/list filtering, MCP result shapes for
+// refusals, workflow handles, the MCP approval channels and the workflow
+// tools. It names every type of this package under the same name (type
+// aliases), so code written against mcpbind keeps compiling.
+//
+// A request goes through the steps the README lists (resolve, load,
+// authorize, reserve, run, commit, notify): [Decider.Decide] is resolve,
+// load and authorize; the caller runs the tool; [Decider.Commit] is
+// reserve, commit and notify, for a tool that already ran. A hook makes
+// both calls in two processes, so Decide holds no lease across them: the
+// tool runs whatever happened in between, and Commit records it.
+package gate
