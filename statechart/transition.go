@@ -19,7 +19,7 @@ func (m *Machine) getRunner() *runner {
 }
 
 func (m *Machine) putRunner(r *runner) {
-	r.ctx, r.s, r.err = nil, nil, nil
+	r.ctx, r.s, r.err, r.clock = nil, nil, nil, nil
 	m.runners.Put(r)
 }
 
