@@ -140,6 +140,9 @@ type runner struct {
 	// actorState: a field above was set in this call (attach, deferCustom),
 	// so begin resets them; a plain call leaves them untouched.
 	actorState bool
+	// spare: a snapshot no one else holds, the buffer the next call of the
+	// pure API works on (see workCopy).
+	spare *Snapshot
 }
 
 // pendingTimer is a delayed send to a child of the state being entered.

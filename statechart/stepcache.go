@@ -49,6 +49,9 @@ type confPlans struct {
 	nodes []int // the configuration, in the order of s.nodes
 	plans []*stepPlan
 	sels  []selection
+	// snap: the last plain snapshot of the configuration the pure API
+	// returned (see runner.shared).
+	snap *Snapshot
 }
 
 // selection lists the candidates of one event (by Machine.eventIDs; -1
