@@ -8,7 +8,6 @@ package statechart
 import (
 	"fmt"
 	"maps"
-	"slices"
 	"strings"
 	"time"
 
@@ -165,7 +164,7 @@ func (a *ActionArgs) SendTo(to string, ev Event, delay time.Duration, id string)
 	if r == nil || r.sys == nil {
 		return fmt.Errorf("cannot send %q to actor %q: the machine has no children", ev.Type, to)
 	}
-	if !slices.Contains(r.deferredIDs, to) {
+	if !invokesID(r.deferredInvokes, to) {
 		if e, ok := r.s.x().children.get(to); !ok || e.cell == nil {
 			return fmt.Errorf("cannot send %q to actor %q: the machine has no child with that id", ev.Type, to)
 		}
