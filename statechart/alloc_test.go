@@ -7,6 +7,7 @@ package statechart_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 
 	"github.com/chartgate/chartgate/statechart"
@@ -136,5 +137,68 @@ func TestActorRoundTripAllocatesNothing(t *testing.T) {
 	})
 	if allocs != 0 && !raceEnabled {
 		t.Errorf("a round trip allocates %.1f times, want 0", allocs)
+	}
+}
+
+// TestActorSystemContextInPlace checks the machine of an actor system that
+// assigns in place: a snapshot handed out keeps its context, and a failed
+// event leaves the context as it was before it.
+func TestActorSystemContextInPlace(t *testing.T) {
+	ctx := context.Background()
+	impl, err := statechart.ParseImplementations([]byte(`{"actors":{"echo":{"machine":{"machine":{"id":"e","initial":"on","states":{"on":{}}}}}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	impl.Actions = map[string]statechart.ActionFunc{"fail": func(context.Context, *statechart.ActionArgs) error { return errors.New("boom") }}
+	m, err := statechart.Compile([]byte(`{"id":"m","context":{"n":0},"initial":"on","states":{"on":{
+		"invoke":{"src":"echo","id":"echo"},
+		"on":{"INC":{"actions":{"type":"xstate.assign","params":{"n":{"$inc":1}}}},
+		      "LOOP":{"actions":[{"type":"xstate.assign","params":{"n":{"$inc":100}}},{"type":"xstate.raise","params":{"event":{"type":"LOOP"}}}]},
+		      "BAD":{"actions":[{"type":"xstate.assign","params":{"n":{"$inc":100}}},"fail"]}}}}}`), &statechart.Options{Implementations: impl, MaxSteps: 50})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := statechart.NewActor(m, nil)
+	if err := a.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	inc := statechart.NewEvent("INC")
+	for range 3 {
+		if err := a.Send(ctx, inc); err != nil {
+			t.Fatal(err)
+		}
+	}
+	held := a.Snapshot()
+	for range 2 {
+		if err := a.Send(ctx, inc); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := held.Context()["n"]; n != 3.0 {
+		t.Errorf("a snapshot taken after 3 INCs reads n=%v after 2 more", n)
+	}
+	if err := a.Send(ctx, statechart.NewEvent("BAD")); err == nil {
+		t.Fatal("BAD did not fail")
+	}
+	s := a.Snapshot()
+	if s.Status() != statechart.StatusError || s.Context()["n"] != 5.0 {
+		t.Errorf("after a failed BAD: status %s, n=%v; want error, n=5 (the context before BAD)", s.Status(), s.Context()["n"])
+	}
+	// LOOP assigns in place, then raises itself until the step budget
+	// is spent: the assigns are undone.
+	b := statechart.NewActor(m, nil)
+	if err := b.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if err := b.Send(ctx, inc); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := b.Send(ctx, statechart.NewEvent("LOOP")); !errors.Is(err, statechart.ErrStepBudget) {
+		t.Fatalf("LOOP: %v, want the step budget's error", err)
+	}
+	if n := b.Snapshot().Context()["n"]; n != 2.0 {
+		t.Errorf("after LOOP ran out of steps: n=%v, want 2 (the context before LOOP)", n)
 	}
 }

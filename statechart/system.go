@@ -93,6 +93,10 @@ type cell struct {
 	// once replaced it becomes spare, the buffer the next macrostep
 	// works on.
 	mine, spare *Snapshot
+	// ctxOwned: snap's context map is the cell's alone (made by one of
+	// its macrosteps, never handed out since: materialize shares it), so
+	// a macrostep may assign in place, with an undo log.
+	ctxOwned bool
 
 	// promise and callback cells
 	status    Status
@@ -507,14 +511,21 @@ func (c *cell) processMachine(ev Event) {
 	r.begin(sys.ctx, next, now)
 	r.clock = sys.clock
 	r.attach(c)
+	if c.ctxOwned && sys.inspect == nil {
+		r.grantContext()
+	}
 	r.macrostep(ev)
 	r.endChildren()
 	if !sys.count(r.steps+1, ev) {
+		r.rollbackContext()
+		c.ctxOwned = c.ctxOwned && !r.contextSeen
 		c.spare = next
 		c.m.putRunner(r)
 		return
 	}
 	if r.err != nil {
+		r.rollbackContext()
+		c.ctxOwned = false
 		err := r.runtimeError(ev)
 		c.spare = next
 		c.m.putRunner(r)
@@ -531,6 +542,11 @@ func (c *cell) processMachine(ev Event) {
 		c.deferred = append(c.deferred, r.fx...)
 	}
 	clear(r.fx)
+	if r.replacedContext {
+		c.ctxOwned = !r.contextSeen // a map this macrostep made
+	} else {
+		c.ctxOwned = c.ctxOwned && !r.contextSeen
+	}
 	c.m.putRunner(r)
 	if c.snap == c.mine {
 		c.spare = c.snap
@@ -1013,6 +1029,7 @@ func (c *cell) cancelLogic() {
 // materialize returns the snapshot of a machine cell with its children's
 // state frozen into records: what Actor.Snapshot and the pure API return.
 func (c *cell) materialize() *Snapshot {
+	c.ctxOwned = false // s shares the context map
 	s := c.snap.clone()
 	if kids := s.x().children; kids.len() > 0 {
 		s.setChildren(kids.mapEntries(func(e childEntry) childEntry {
