@@ -8,7 +8,6 @@ package statechart
 import (
 	"fmt"
 	"maps"
-	"slices"
 	"strings"
 	"time"
 
@@ -165,7 +164,7 @@ func (a *ActionArgs) SendTo(to string, ev Event, delay time.Duration, id string)
 	if r == nil || r.sys == nil {
 		return fmt.Errorf("cannot send %q to actor %q: the machine has no children", ev.Type, to)
 	}
-	if !slices.Contains(r.deferredIDs, to) {
+	if !invokesID(r.deferredInvokes, to) {
 		if e, ok := r.s.x().children.get(to); !ok || e.cell == nil {
 			return fmt.Errorf("cannot send %q to actor %q: the machine has no child with that id", ev.Type, to)
 		}
@@ -217,13 +216,13 @@ func (r *runner) assign(updates map[string]any) {
 // context nobody else holds, which is changed in place with an undo log.
 func (r *runner) assignEntries(entries []assignEntry, ev Event) {
 	old := r.s.context
-	if r.ownsContext && r.sys == nil && independent(entries) {
+	if r.ownsContext && independent(entries) {
 		r.assignInPlace(entries, ev)
 		return
 	}
 	sc := scope{context: old, event: ev}
 	vals := r.assignVals[:0]
-	undoing := r.undoing && r.ownsContext && r.sys == nil // the writes below change old in place
+	undoing := r.undoing && r.ownsContext // the writes below change old in place
 	for _, e := range entries {
 		prev, had := old[e.key]
 		vals = append(vals, e.expr.eval(sc, prev))
@@ -232,7 +231,7 @@ func (r *runner) assignEntries(entries []assignEntry, ev Event) {
 		}
 	}
 	ctx := old
-	if !r.ownsContext || r.sys != nil {
+	if !r.ownsContext {
 		ctx = make(map[string]any, len(old)+len(entries))
 		maps.Copy(ctx, old)
 		r.ownsContext, r.replacedContext = r.sys == nil, true
@@ -311,11 +310,12 @@ type contextUndo struct {
 	had   bool
 }
 
-// grantContext lets the call change s.context in place: an Actor whose
-// context map nobody else holds calls it after begin. If the call fails,
-// the Actor restores the map with rollbackContext.
+// grantContext lets the call change s.context in place: an Actor, or a
+// machine cell of an actor system, whose context map nobody else holds
+// calls it after begin. If the call fails, the caller restores the map
+// with rollbackContext.
 func (r *runner) grantContext() {
-	if r.sys == nil && r.s.context != nil {
+	if r.s.context != nil {
 		r.ownsContext, r.undoing = true, true
 	}
 }

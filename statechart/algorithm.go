@@ -125,14 +125,14 @@ type runner struct {
 	deferCustom bool
 	customErr   error
 	customNode  int
-	// deferredIDs: the invoke ids of the state being entered, whose
+	// deferredInvokes: the invokes of the state being entered, whose
 	// children a sendTo in its entry actions may name before they exist
 	// (XState's deferredActorIds); pendingFx and pendingTimers are those
 	// sends, resolved once the entry actions and the invokes ran.
-	deferredIDs   []string
-	pendingFx     []int
-	pendingTimers []pendingTimer
-	ownsChildren  bool // s.children was cloned in this call and may change in place
+	deferredInvokes []*spawnDef
+	pendingFx       []int
+	pendingTimers   []pendingTimer
+	ownsChildren    bool // s.children was cloned in this call and may change in place
 	// synced: the next begin is given a copy of the snapshot the last
 	// call ended with, successfully, so active already marks its nodes
 	// (an Actor sets it; begin clears it).
@@ -140,6 +140,9 @@ type runner struct {
 	// actorState: a field above was set in this call (attach, deferCustom),
 	// so begin resets them; a plain call leaves them untouched.
 	actorState bool
+	// spare: a snapshot no one else holds, the buffer the next call of the
+	// pure API works on (see workCopy).
+	spare *Snapshot
 }
 
 // pendingTimer is a delayed send to a child of the state being entered.
@@ -165,7 +168,7 @@ func (r *runner) begin(ctx context.Context, s *Snapshot, now time.Time) {
 		r.sys, r.self, r.fx = nil, nil, r.fx[:0]
 		r.deferCustom, r.customErr, r.customNode = false, nil, -1
 		r.ownsChildren = false
-		r.deferredIDs, r.pendingFx, r.pendingTimers = nil, r.pendingFx[:0], r.pendingTimers[:0]
+		r.deferredInvokes, r.pendingFx, r.pendingTimers = nil, r.pendingFx[:0], r.pendingTimers[:0]
 		r.actorState = false
 	}
 	if r.synced {

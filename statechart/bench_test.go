@@ -179,3 +179,95 @@ func BenchmarkCompile(b *testing.B) {
 		}
 	}
 }
+
+// benchSpawnStop: START enters a state that invokes a child machine, STOP
+// leaves it; two events start and stop one child.
+const benchSpawnStop = `{"id":"parent","initial":"idle","states":{
+	"idle":{"on":{"START":"running"}},
+	"running":{"invoke":{"src":"worker","id":"worker"},"on":{"STOP":"idle"}}}}`
+
+func BenchmarkActorSpawnStop(b *testing.B) {
+	worker, err := statechart.Compile([]byte(`{"id":"worker","initial":"a","states":{"a":{"on":{"NEXT":"b"}},"b":{"on":{"NEXT":"a"}}}}`), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	m, err := statechart.Compile([]byte(benchSpawnStop), &statechart.Options{Implementations: statechart.Implementations{Actors: map[string]statechart.ActorLogic{"worker": worker}}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	benchActorCompiled(b, m, "START", "STOP")
+}
+
+// benchPromise: FETCH invokes a promise that resolves at once; its done
+// event returns to idle. One event is one promise invoked and resolved.
+const benchPromise = `{"id":"parent","context":{"fetched":0},"initial":"idle","states":{
+	"idle":{"on":{"FETCH":"loading"}},
+	"loading":{"invoke":{"src":"fetch","id":"fetch","onDone":{"target":"idle",
+		"actions":{"type":"xstate.assign","params":{"fetched":{"$inc":1},"last":{"$ref":"event.output"}}}}}}}}`
+
+// BenchmarkActorPromise runs the declarative promise (which an Actor
+// settles before Send returns, as a JavaScript promise settles once the
+// synchronous work is over).
+func BenchmarkActorPromise(b *testing.B) {
+	impl, err := statechart.ParseImplementations([]byte(`{"actors":{"fetch":{"promise":{"resolve":{"ok":true}}}}}`))
+	if err != nil {
+		b.Fatal(err)
+	}
+	m, err := statechart.Compile([]byte(benchPromise), &statechart.Options{Implementations: impl})
+	if err != nil {
+		b.Fatal(err)
+	}
+	benchActorCompiled(b, m, "FETCH")
+}
+
+func benchActorCompiled(b *testing.B, m *statechart.Machine, events ...string) {
+	ctx := context.Background()
+	a := statechart.NewActor(m, nil)
+	if err := a.Start(ctx); err != nil {
+		b.Fatal(err)
+	}
+	evs := make([]statechart.Event, len(events))
+	for i, e := range events {
+		evs[i] = statechart.Event{Type: e}
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := range b.N {
+		if err := a.Send(ctx, evs[i%len(evs)]); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	if s := a.Snapshot(); s.Status() != statechart.StatusActive {
+		b.Fatalf("status %s", s.Status())
+	}
+}
+
+// BenchmarkEngineSend runs the pure API through the Engine interface, as
+// the MCP layer does: every event returns a new immutable State.
+func BenchmarkEngineSend(b *testing.B) {
+	for _, bm := range []struct {
+		name, src, event string
+	}{{"toggle", benchToggle, "TOGGLE"}, {"hierarchy", benchHierarchy, "GO"}, {"parallel", benchParallel, "GO"}} {
+		b.Run(bm.name, func(b *testing.B) {
+			ctx := context.Background()
+			m, err := statechart.Compile([]byte(bm.src), nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			e := m.Engine()
+			s, err := e.Start(ctx, epoch)
+			if err != nil {
+				b.Fatal(err)
+			}
+			ev := statechart.Event{Type: bm.event}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for range b.N {
+				if s, err = e.Send(ctx, s, ev, epoch); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

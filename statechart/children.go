@@ -84,13 +84,18 @@ func (e childEntry) ghost() bool { return e.rec == nil && e.cell == nil }
 // were added. A list shared by snapshots is never changed: the runner
 // clones it once per call before changing it (see runner.ownChildren), and
 // then sets and removes in place, each in constant time (amortized);
-// removed entries stay as tombstones until compact.
+// removed entries stay as tombstones until compact. A short list finds an
+// id by scanning; pos indexes the ids once it is longer.
 type childList struct {
 	index []childEntry // array-index ids, ascending
 	named []childEntry // other ids, in insertion order
 	pos   map[string]int
+	live  int // the entries that are not tombstones
 	dead  int
 }
+
+// scanChildren is the length up to which a list has no pos index.
+const scanChildren = 8
 
 // position encodes where an entry is: i >= 0 in index, -1-i in named.
 func (l *childList) at(p int) *childEntry {
@@ -100,18 +105,37 @@ func (l *childList) at(p int) *childEntry {
 	return &l.named[-1-p]
 }
 
+// find returns the position of the live entry id.
+func (l *childList) find(id string) (int, bool) {
+	if l.pos != nil {
+		p, ok := l.pos[id]
+		return p, ok
+	}
+	for i := range l.index {
+		if e := &l.index[i]; !e.dead && e.id == id {
+			return i, true
+		}
+	}
+	for i := range l.named {
+		if e := &l.named[i]; !e.dead && e.id == id {
+			return -1 - i, true
+		}
+	}
+	return 0, false
+}
+
 func (l *childList) len() int {
 	if l == nil {
 		return 0
 	}
-	return len(l.pos)
+	return l.live
 }
 
 func (l *childList) get(id string) (childEntry, bool) {
 	if l == nil {
 		return childEntry{}, false
 	}
-	if p, ok := l.pos[id]; ok {
+	if p, ok := l.find(id); ok {
 		return *l.at(p), true
 	}
 	return childEntry{}, false
@@ -119,15 +143,18 @@ func (l *childList) get(id string) (childEntry, bool) {
 
 // clone returns a copy that can be changed.
 func (l *childList) clone() *childList {
-	out := &childList{pos: map[string]int{}}
+	out := &childList{}
 	if l == nil {
 		return out
 	}
 	out.index = slices.Clone(l.index)
 	out.named = slices.Clone(l.named)
-	out.dead = l.dead
-	for k, v := range l.pos {
-		out.pos[k] = v
+	out.live, out.dead = l.live, l.dead
+	if l.pos != nil {
+		out.pos = make(map[string]int, len(l.pos))
+		for k, v := range l.pos {
+			out.pos[k] = v
+		}
 	}
 	return out
 }
@@ -135,14 +162,30 @@ func (l *childList) clone() *childList {
 // set makes id e, in place: replaced where it is, or added where
 // JavaScript puts a new key.
 func (l *childList) set(e childEntry) {
-	if p, ok := l.pos[e.id]; ok {
+	if p, ok := l.find(e.id); ok {
 		*l.at(p) = e
 		return
+	}
+	l.live++
+	if l.pos == nil && l.live > scanChildren {
+		l.pos = make(map[string]int, l.live)
+		for i, x := range l.index {
+			if !x.dead {
+				l.pos[x.id] = i
+			}
+		}
+		for i, x := range l.named {
+			if !x.dead {
+				l.pos[x.id] = -1 - i
+			}
+		}
 	}
 	n, isIndex := jsonx.ArrayIndex(e.id)
 	if !isIndex {
 		l.named = append(l.named, e)
-		l.pos[e.id] = -len(l.named)
+		if l.pos != nil {
+			l.pos[e.id] = -len(l.named)
+		}
 		return
 	}
 	i := len(l.index)
@@ -155,34 +198,39 @@ func (l *childList) set(e childEntry) {
 		}
 	}
 	l.index = slices.Insert(l.index, i, e)
-	for j := i; j < len(l.index); j++ {
-		if !l.index[j].dead {
-			l.pos[l.index[j].id] = j
+	if l.pos != nil {
+		for j := i; j < len(l.index); j++ {
+			if !l.index[j].dead {
+				l.pos[l.index[j].id] = j
+			}
 		}
 	}
 }
 
 // remove takes id out, in place.
 func (l *childList) remove(id string) {
-	p, ok := l.pos[id]
+	p, ok := l.find(id)
 	if !ok {
 		return
 	}
 	e := l.at(p)
 	*e = childEntry{id: e.id, dead: true}
-	delete(l.pos, id)
+	if l.pos != nil {
+		delete(l.pos, id)
+	}
+	l.live--
 	l.dead++
 }
 
 // compact drops the tombstones; it returns nil for an empty list.
 func (l *childList) compact() *childList {
-	if l == nil || len(l.pos) == 0 {
+	if l == nil || l.live == 0 {
 		return nil
 	}
 	if l.dead == 0 {
 		return l
 	}
-	out := &childList{pos: make(map[string]int, len(l.pos))}
+	out := &childList{}
 	for _, e := range l.all() {
 		out.set(e)
 	}
@@ -194,7 +242,7 @@ func (l *childList) all() []childEntry {
 	if l.len() == 0 {
 		return nil
 	}
-	out := make([]childEntry, 0, len(l.pos))
+	out := make([]childEntry, 0, l.live)
 	for _, seg := range [][]childEntry{l.index, l.named} {
 		for _, e := range seg {
 			if !e.dead {
@@ -210,7 +258,7 @@ func (l *childList) mapEntries(f func(childEntry) childEntry) *childList {
 	if l.len() == 0 {
 		return nil
 	}
-	out := &childList{pos: make(map[string]int, len(l.pos))}
+	out := &childList{}
 	for _, e := range l.all() {
 		out.set(f(e))
 	}

@@ -199,6 +199,14 @@
 // timer or child, no eventless transition to try after it — the Actor
 // changes its snapshot in place, without the working copy a failure would
 // need to be rolled back; subscribers are notified as after any event.
+// The pure API works on a buffer of its runner, and returns, for a step
+// that ends in a plain state (active, no delayed event, history or child,
+// the context unchanged), the snapshot it returned last for that
+// configuration: an event then allocates nothing. The machines of an
+// actor system take the step cache too, each on a spare snapshot buffer,
+// and assign in place (undone if the macrostep fails) while their context
+// map is their own: made by one of their macrosteps and not handed out
+// since in a snapshot.
 // `go run ./conformance/bench` compares the result with XState.
 //
 // # Differences from XState

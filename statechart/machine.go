@@ -230,6 +230,44 @@ type TransitionInfo struct {
 
 // Nodes returns a description of every state node, in document order.
 func (m *Machine) Nodes() []Node {
+	// The transitions, targets and action names of every node are slices
+	// of three arrays, sized first: a few allocations for the machine,
+	// not a few per transition (each slice is capped, so an append by the
+	// caller copies it rather than writing into its neighbour).
+	var nt, ns int
+	for _, n := range m.nodes {
+		for _, g := range n.on {
+			for _, t := range g.transitions {
+				nt, ns = nt+1, ns+len(t.targets)+len(t.actions)
+			}
+		}
+		for _, t := range n.always {
+			nt, ns = nt+1, ns+len(t.targets)+len(t.actions)
+		}
+	}
+	ts := make([]TransitionInfo, 0, nt)
+	strs := make([]string, 0, ns)
+	describe := func(t *transition, event string) {
+		ti := TransitionInfo{Event: event, Reenter: t.reenter}
+		if len(t.targets) > 0 {
+			from := len(strs)
+			for _, tg := range t.targets {
+				strs = append(strs, m.nodes[tg].id)
+			}
+			ti.Targets = strs[from:len(strs):len(strs)]
+		}
+		if t.guard != nil {
+			ti.Guard = t.guard.String()
+		}
+		if len(t.actions) > 0 {
+			from := len(strs)
+			for _, a := range t.actions {
+				strs = append(strs, a.name)
+			}
+			ti.Actions = strs[from:len(strs):len(strs)]
+		}
+		ts = append(ts, ti)
+	}
 	out := make([]Node, len(m.nodes))
 	for i, n := range m.nodes {
 		info := n.info()
@@ -240,13 +278,17 @@ func (m *Machine) Nodes() []Node {
 		if n.initial != nil && len(n.initial.targets) > 0 {
 			d.Initial = m.nodes[n.initial.targets[0]].id
 		}
+		from := len(ts)
 		for _, g := range n.on {
 			for _, t := range g.transitions {
-				d.Transitions = append(d.Transitions, m.describe(t, g.descriptor))
+				describe(t, g.descriptor)
 			}
 		}
 		for _, t := range n.always {
-			d.Transitions = append(d.Transitions, m.describe(t, ""))
+			describe(t, "")
+		}
+		if len(ts) > from {
+			d.Transitions = ts[from:len(ts):len(ts)]
 		}
 		for _, inv := range n.invokes() {
 			d.Invokes = append(d.Invokes, InvokeInfo{ID: inv.id, Src: inv.src, Known: inv.logic != nil})
@@ -254,20 +296,6 @@ func (m *Machine) Nodes() []Node {
 		out[i] = d
 	}
 	return out
-}
-
-func (m *Machine) describe(t *transition, event string) TransitionInfo {
-	ti := TransitionInfo{Event: event, Reenter: t.reenter}
-	for _, tg := range t.targets {
-		ti.Targets = append(ti.Targets, m.nodes[tg].id)
-	}
-	if t.guard != nil {
-		ti.Guard = t.guard.String()
-	}
-	for _, a := range t.actions {
-		ti.Actions = append(ti.Actions, a.name)
-	}
-	return ti
 }
 
 type nodeKind uint8

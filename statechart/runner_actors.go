@@ -10,7 +10,6 @@ package statechart
 
 import (
 	"fmt"
-	"slices"
 )
 
 // enterInvoking runs what entering node n, which invokes children, does
@@ -18,8 +17,8 @@ import (
 // then its initial actions when it is entered by default; a sendTo in
 // these actions may name the children before they exist.
 func (r *runner) enterInvoking(node *stateNode, n int, ev Event) {
-	r.deferredIDs = node.invokeIDs()
-	defer func() { r.deferredIDs = nil }()
+	r.deferredInvokes = node.invokes()
+	defer func() { r.deferredInvokes = nil }()
 	r.executeActions(node.entry, ev, n)
 	if r.err != nil {
 		return
@@ -37,13 +36,14 @@ func (r *runner) enterInvoking(node *stateNode, n int, ev Event) {
 	r.resolvePendingSends()
 }
 
-// invokeIDs returns the ids of the node's invoked children.
-func (n *stateNode) invokeIDs() []string {
-	ids := make([]string, len(n.invokes()))
-	for i, inv := range n.invokes() {
-		ids[i] = inv.id
+// invokesID reports whether one of the invokes has the id.
+func invokesID(invokes []*spawnDef, id string) bool {
+	for _, inv := range invokes {
+		if inv.id == id {
+			return true
+		}
 	}
-	return ids
+	return false
 }
 
 // spawnChild is XState's spawnChild: the child is created now, its input
@@ -159,7 +159,7 @@ func (r *runner) sendTo(a *action, ev Event, node int) {
 			target = r.self
 		}
 	default:
-		if slices.Contains(r.deferredIDs, d.to) {
+		if invokesID(r.deferredInvokes, d.to) {
 			pending = d.to
 			break
 		}

@@ -5,10 +5,12 @@
 // records it the first time and replays it after. Guards are still
 // evaluated and actions still run every time; only the computation of
 // exit and entry sets is skipped. Microsteps that depend on more than the
-// configuration (history), that start or stop actors, or that enter a
-// final state are never cached, and neither are the steps of an actor
-// system: they take the general algorithm in algorithm.go. fastStep is an
-// Actor's whole macrostep from the cache, for a step nothing in can fail.
+// configuration (history), that start or stop invoked actors, or that
+// enter a final state are never cached: they take the general algorithm in
+// algorithm.go. The steps of the machines of an actor system are cached
+// too (the actions, sendTo and spawnChild included, run on replay as on
+// the general path). fastStep is an Actor's whole macrostep from the
+// cache, for a step nothing in can fail.
 
 package statechart
 
@@ -47,6 +49,9 @@ type confPlans struct {
 	nodes []int // the configuration, in the order of s.nodes
 	plans []*stepPlan
 	sels  []selection
+	// snap: the last plain snapshot of the configuration the pure API
+	// returned (see runner.shared).
+	snap *Snapshot
 }
 
 // selection lists the candidates of one event (by Machine.eventIDs; -1
@@ -117,7 +122,7 @@ func (r *runner) confKey(nodes []int) []byte {
 
 // cacheOn reports whether the runner may use its step cache.
 func (r *runner) cacheOn() bool {
-	return r.sys == nil && !r.deferCustom && !r.cache.off && r.cache.pause == 0 && r.m.cacheable()
+	return !r.deferCustom && !r.cache.off && r.cache.pause == 0 && r.m.cacheable()
 }
 
 // currentConf returns the recorded configuration r.s.nodes is in, if any.

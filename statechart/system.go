@@ -76,16 +76,27 @@ type cell struct {
 	run      ActorLogic // the logic running: logic, or what ActorOptions.Resume gave
 
 	proc       procStatus
-	queue      []Event // the mailbox
-	processing bool    // the mailbox is being flushed
-	mbActive   bool    // the mailbox was started
-	deferred   []effect
+	queue      []Event // the mailbox: the events from qhead on wait
+	qhead      int
+	processing bool     // the mailbox is being flushed
+	mbActive   bool     // the mailbox was started
+	deferred   []effect // the effects from dhead on wait
+	dhead      int
 	initialFx  bool // deferred holds the effects of the initial macrostep (see executeInitialEffects)
 
 	// machine cells
 	m     *Machine
 	snap  *Snapshot
 	armed map[uint64]func() bool // clock registrations of its delayed events
+	// mine is the snapshot processMachine last made, while it is snap:
+	// no one else holds it (every snapshot handed out is a clone), so
+	// once replaced it becomes spare, the buffer the next macrostep
+	// works on.
+	mine, spare *Snapshot
+	// ctxOwned: snap's context map is the cell's alone (made by one of
+	// its macrosteps, never handed out since: materialize shares it), so
+	// a macrostep may assign in place, with an undo log.
+	ctxOwned bool
 
 	// promise and callback cells
 	status    Status
@@ -347,8 +358,8 @@ func (c *cell) initMachine(context map[string]any) (err error) {
 // round. So a child spawned and stopped during the initial macrostep never
 // starts, whatever came between.
 func (c *cell) executeInitialEffects() {
-	first := c.deferred
-	c.deferred = nil
+	first := c.deferred[c.dhead:]
+	c.deferred, c.dhead = nil, 0
 	for _, e := range first {
 		switch e.kind {
 		case fxFail:
@@ -420,7 +431,7 @@ func (c *cell) start() error {
 	}
 	c.update(nil)
 	c.mbActive = true
-	if !c.processing && len(c.queue) > 0 {
+	if !c.processing && c.qhead < len(c.queue) {
 		c.flushMailbox()
 	}
 	return nil
@@ -441,18 +452,24 @@ func (c *cell) send(ev Event) {
 
 func (c *cell) flushMailbox() {
 	c.processing = true
-	for len(c.queue) > 0 && c.sys.halted == nil {
-		ev := c.queue[0]
-		c.queue[0] = Event{}
-		c.queue = c.queue[1:]
+	for c.qhead < len(c.queue) && c.sys.halted == nil {
+		ev := c.queue[c.qhead]
+		c.queue[c.qhead] = Event{}
+		c.qhead++
 		c.process(ev)
+	}
+	if c.qhead == len(c.queue) {
+		c.queue, c.qhead = c.queue[:0], 0 // keep the array for the next events
 	}
 	c.processing = false
 }
 
 // clearMailbox drops the events waiting in the mailbox (XState's
 // mailbox.clear keeps only the one being processed).
-func (c *cell) clearMailbox() { c.queue = nil }
+func (c *cell) clearMailbox() {
+	clear(c.queue[c.qhead:])
+	c.queue, c.qhead = c.queue[:0], 0
+}
 
 // process is XState's Actor._process for one event of the mailbox.
 func (c *cell) process(ev Event) {
@@ -483,26 +500,76 @@ func (c *cell) process(ev Event) {
 func (c *cell) processMachine(ev Event) {
 	sys := c.sys
 	r := c.m.getRunner()
-	defer c.m.putRunner(r)
-	next := c.snap.clone()
-	r.begin(sys.ctx, next, sys.timeNow())
+	next := c.work()
+	// Only delayed events need the time: a clock is read for machines
+	// that have some (and, through r.clock, for a RaiseAfter of a Go
+	// action).
+	now := sys.now
+	if sys.clock != nil && c.m.hasTimers {
+		now = sys.clock.Now()
+	}
+	r.begin(sys.ctx, next, now)
+	r.clock = sys.clock
 	r.attach(c)
+	if c.ctxOwned && sys.inspect == nil {
+		r.grantContext()
+	}
 	r.macrostep(ev)
 	r.endChildren()
 	if !sys.count(r.steps+1, ev) {
+		r.rollbackContext()
+		c.ctxOwned = c.ctxOwned && !r.contextSeen
+		c.spare = next
+		c.m.putRunner(r)
 		return
 	}
 	if r.err != nil {
-		c.snap = failedSnapshot(c.snap, r.runtimeError(ev))
+		r.rollbackContext()
+		c.ctxOwned = false
+		err := r.runtimeError(ev)
+		c.spare = next
+		c.m.putRunner(r)
+		c.snap = failedSnapshot(c.snap, err)
 		c.reportError()
 		return
 	}
-	c.snap = next
-	fx := append([]effect(nil), r.fx...)
+	// The runner's effects join the deferred ones before the runner goes
+	// back to the pool, for the children the effects run to use.
+	var fx []effect
+	if c.initialFx {
+		fx = append(fx, r.fx...)
+	} else {
+		c.deferred = append(c.deferred, r.fx...)
+	}
+	clear(r.fx)
+	if r.replacedContext {
+		c.ctxOwned = !r.contextSeen // a map this macrostep made
+	} else {
+		c.ctxOwned = c.ctxOwned && !r.contextSeen
+	}
+	c.m.putRunner(r)
+	if c.snap == c.mine {
+		c.spare = c.snap
+	}
+	c.snap, c.mine = next, next
 	c.update(fx)
 	if ev.Type == EventStop {
 		c.stopProcedure()
 	}
+}
+
+// work returns the snapshot a macrostep of the cell works on: a copy of
+// its snapshot, in the spare buffer when there is one.
+func (c *cell) work() *Snapshot {
+	w := c.spare
+	if w == nil {
+		return c.snap.clone()
+	}
+	c.spare = nil
+	nodes := w.nodes[:0]
+	*w = *c.snap
+	w.nodes = append(nodes, c.snap.nodes...)
+	return w
 }
 
 // failedSnapshot is s with status error: XState keeps the snapshot of
@@ -523,17 +590,21 @@ func (c *cell) update(fx []effect) {
 		c.executeInitialEffects()
 	}
 	c.deferred = append(c.deferred, fx...)
-	for len(c.deferred) > 0 && sys.halted == nil {
-		e := c.deferred[0]
-		c.deferred = c.deferred[1:]
+	for c.dhead < len(c.deferred) && sys.halted == nil {
+		e := c.deferred[c.dhead]
+		c.deferred[c.dhead] = effect{}
+		c.dhead++
 		if err := c.exec(e); err != nil {
-			c.deferred = nil
+			c.dropDeferred()
 			if c.kind == cellMachine {
 				c.snap = failedSnapshot(c.snap, err)
 			} else {
 				c.status, c.errValue = StatusError, err
 			}
 		}
+	}
+	if c.dhead == len(c.deferred) {
+		c.deferred, c.dhead = c.deferred[:0], 0 // keep the array for the next effects
 	}
 	switch c.statusNow() {
 	case StatusActive:
@@ -555,6 +626,12 @@ func (c *cell) update(fx []effect) {
 	if c.parent == nil && sys.changed != nil {
 		sys.changed()
 	}
+}
+
+// dropDeferred drops the effects that wait.
+func (c *cell) dropDeferred() {
+	clear(c.deferred[c.dhead:])
+	c.deferred, c.dhead = c.deferred[:0], 0
 }
 
 func (c *cell) outputNow() (any, bool) {
@@ -628,6 +705,7 @@ func (c *cell) stopProcedure() {
 	c.disarmAll()
 	c.clearMailbox()
 	c.proc = procStopped
+	c.spare = nil
 	c.sys.unregister(c)
 }
 
@@ -951,6 +1029,7 @@ func (c *cell) cancelLogic() {
 // materialize returns the snapshot of a machine cell with its children's
 // state frozen into records: what Actor.Snapshot and the pure API return.
 func (c *cell) materialize() *Snapshot {
+	c.ctxOwned = false // s shares the context map
 	s := c.snap.clone()
 	if kids := s.x().children; kids.len() > 0 {
 		s.setChildren(kids.mapEntries(func(e childEntry) childEntry {

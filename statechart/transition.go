@@ -7,6 +7,7 @@ package statechart
 
 import (
 	"context"
+	"reflect"
 	"time"
 )
 
@@ -19,7 +20,7 @@ func (m *Machine) getRunner() *runner {
 }
 
 func (m *Machine) putRunner(r *runner) {
-	r.ctx, r.s, r.err = nil, nil, nil
+	r.ctx, r.s, r.err, r.clock = nil, nil, nil, nil
 	m.runners.Put(r)
 }
 
@@ -102,6 +103,12 @@ func (m *Machine) initialSnapshot(ctx context.Context, context map[string]any, i
 // [Options.MaxSteps] steps, the result is s itself, unchanged, with a
 // [*StepBudgetError]. For a machine with actors, Transition drops the
 // effects that [Machine.TransitionEffects] returns.
+//
+// Snapshots are immutable, so two calls that end in the same state with
+// nothing else to tell them apart (active, the same configuration, the
+// same context map or an empty one, no delayed event, history or child)
+// may return the same *Snapshot; a call that takes an event never returns
+// s itself.
 func (m *Machine) Transition(ctx context.Context, s *Snapshot, ev Event, now time.Time) (*Snapshot, error) {
 	if s.status != StatusActive {
 		return s, nil
@@ -110,21 +117,83 @@ func (m *Machine) Transition(ctx context.Context, s *Snapshot, ev Event, now tim
 		next, _, err := m.TransitionEffects(ctx, s, ev, now)
 		return next, err
 	}
-	next := s.clone()
 	r := m.getRunner()
 	defer m.putRunner(r)
+	next := r.workCopy(s)
 	r.begin(ctx, next, now)
 	r.macrostep(ev)
 	if r.outOfSteps != nil {
+		r.spare = next
 		return s, r.runtimeError(ev)
 	}
 	if r.err != nil {
+		r.spare = next
 		return failed(s, r.runtimeError(ev))
 	}
 	if next.status == StatusError {
 		return next, next.err // an unhandled xstate.error.actor.* event
 	}
+	if shared := r.shared(s, next); shared != nil {
+		r.spare = next
+		return shared, nil
+	}
 	return next, nil
+}
+
+// workCopy returns a copy of s for a call of the pure API to work on: in
+// the runner's spare buffer when it has one (the work of a call whose
+// result was a shared snapshot, see shared).
+func (r *runner) workCopy(s *Snapshot) *Snapshot {
+	w := r.spare
+	if w == nil {
+		return s.clone()
+	}
+	r.spare = nil
+	nodes := w.nodes[:0]
+	*w = *s
+	w.nodes = append(nodes, s.nodes...)
+	return w
+}
+
+// shared returns a snapshot equal to next, the result of a call on s, that
+// an earlier call returned, or nil. A snapshot is immutable, so every call
+// that ends in the same configuration with nothing else that differs
+// (plain: active, no delayed event, history, child or output, the same
+// context map or an empty one) may return the same one; each recorded
+// configuration of the step cache keeps the last plain snapshot returned
+// in it. It is never s itself: a caller may take the return of s for an
+// event that changed nothing.
+func (r *runner) shared(s, next *Snapshot) *Snapshot {
+	if !r.cacheOn() || !next.plain() {
+		return nil
+	}
+	c := r.currentConf()
+	if c == nil {
+		return nil
+	}
+	if k := c.snap; k != nil && k != s && k.seq == next.seq && sameContext(k.context, next.context) {
+		return k
+	}
+	c.snap = next // returned: immutable from now on
+	return nil
+}
+
+// plain reports whether the snapshot is active and holds nothing but its
+// configuration, its context and its scheduling counter.
+func (s *Snapshot) plain() bool {
+	return s.status == StatusActive && s.err == nil && s.timers.len() == 0 && s.history == nil && s.ext == nil
+}
+
+// sameContext reports whether two contexts are the same map, or both
+// empty maps.
+func sameContext(a, b map[string]any) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	if len(a) == 0 && len(b) == 0 {
+		return true
+	}
+	return reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
 }
 
 func failed(s *Snapshot, err error) (*Snapshot, error) {

@@ -10,6 +10,8 @@ import (
 	"os"
 	"strings"
 
+	"github.com/tidwall/gjson"
+
 	"github.com/chartgate/chartgate/statechart"
 )
 
@@ -96,13 +98,33 @@ func readSource(name string, stdin io.Reader) (*source, error) {
 	}
 	data = bytes.TrimPrefix(data, utf8BOM)
 	s := &source{name: name, data: data, machine: data}
-	var top map[string]json.RawMessage
-	if json.Unmarshal(data, &top) == nil {
-		if raw, ok := top["machine"]; ok && bytes.HasPrefix(bytes.TrimSpace(raw), []byte("{")) {
-			s.machine, s.isCase = raw, true
-		}
+	if raw, ok := caseMachine(data); ok {
+		s.machine, s.isCase = raw, true
 	}
 	return s, nil
+}
+
+// caseMachine returns the "machine" object of a case file: data is a JSON
+// object whose (last) "machine" key holds an object.
+func caseMachine(data []byte) ([]byte, bool) {
+	if !gjson.ValidBytes(data) {
+		return nil, false
+	}
+	top := gjson.ParseBytes(data)
+	if !top.IsObject() {
+		return nil, false
+	}
+	var machine gjson.Result
+	top.ForEach(func(k, v gjson.Result) bool {
+		if k.String() == "machine" {
+			machine = v
+		}
+		return true
+	})
+	if !machine.IsObject() {
+		return nil, false
+	}
+	return []byte(machine.Raw), true
 }
 
 // compile compiles the machine with the implementations a case file

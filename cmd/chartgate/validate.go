@@ -167,6 +167,14 @@ func tools(list string) []string {
 // tools are given, its names against them. It returns the tools the
 // workflow does not name, and the problems, their paths under prefix.
 func checkBindings(m *statechart.Machine, tools []string, prefix string) ([]string, []problem) {
+	if len(tools) == 0 && !bindsTools(m) {
+		// Without meta.mcp, mcpbind.New has nothing to check but the
+		// machine's start: the gate it builds would go unused.
+		if _, err := m.Start(context.Background(), time.Now()); err != nil {
+			return nil, []problem{{path: prefix, warning: true, msg: "the machine does not start without the implementations it names: " + err.Error()}}
+		}
+		return nil, nil
+	}
 	gate, err := mcpbind.New(m.Engine(), &mcpbind.Options{Logger: slog.New(slog.DiscardHandler)})
 	var list statechart.ErrorList
 	if err != nil && !errors.As(err, &list) {
@@ -188,6 +196,18 @@ func checkBindings(m *statechart.Machine, tools []string, prefix string) ([]stri
 		return nil, problems(errs, prefix)
 	}
 	return gate.Unnamed(tools), nil
+}
+
+// bindsTools reports whether some state of m has meta.mcp.
+func bindsTools(m *statechart.Machine) bool {
+	for _, n := range m.Nodes() {
+		if meta, ok := n.Meta.(map[string]any); ok {
+			if _, ok := meta["mcp"]; ok {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // hasChartgateMeta reports whether some state of an XState machine has

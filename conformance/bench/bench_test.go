@@ -20,6 +20,9 @@ var xstateAfter1235 = map[string]struct {
 	"hierarchy": {`{"b":{"b1":{"b11":"b111"}}}`, `{}`},
 	"parallel":  {`{"r1":"y","r2":"y","r3":"y","r4":"y"}`, `{}`},
 	"workflow":  {`"s08"`, `{"ticks":2,"steps":308,"laps":6,"hold":false}`},
+	"roundtrip": {`"on"`, `{"pongs":1235}`},
+	"spawnstop": {`"running"`, `{}`},
+	"promise":   {`"idle"`, `{"fetched":1235,"last":{"ok":true}}`},
 }
 
 func TestMachinesCompile(t *testing.T) {
@@ -54,13 +57,18 @@ func TestFinalStates(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			pure, err := runPure(bm, total)
-			if err != nil {
-				t.Fatal(err)
-			}
-			ref := &result{Engine: "pure", Events: total, Value: pure.Value(), Context: pure.Context(), Status: string(pure.Status())}
-			if msg := compareFinal(ref, got); msg != "" {
-				t.Errorf("actor vs pure API: %s", msg)
+			// The pure API runs child machines inside the call, but a
+			// promise is an external job there: a machine that waits for
+			// one (settle) is checked against XState only.
+			if bm.Settle == "" {
+				pure, err := runPure(bm, total)
+				if err != nil {
+					t.Fatal(err)
+				}
+				ref := &result{Engine: "pure", Events: total, Value: pure.Value(), Context: pure.Context(), Status: string(pure.Status())}
+				if msg := compareFinal(ref, got); msg != "" {
+					t.Errorf("actor vs pure API: %s", msg)
+				}
 			}
 			rec, ok := xstateAfter1235[bm.Name]
 			if !ok {

@@ -23,6 +23,11 @@ type benchMachine struct {
 	Description string             `json:"description"`
 	Machine     json.RawMessage    `json:"machine"`
 	Events      []statechart.Event `json:"events"`
+	// Settle, when set, is the state the machine is in again once an
+	// event's work is over, promise settlements included: the node script
+	// awaits microtasks after each event until it is (an Actor delivers a
+	// declarative promise's settlement before Send returns).
+	Settle string `json:"settle"`
 
 	file string // path inside machineFiles
 	raw  []byte // the whole file, as sent to the node script
@@ -30,7 +35,7 @@ type benchMachine struct {
 
 // machineOrder is the order of the table; machines not listed come after,
 // by name.
-var machineOrder = []string{"toggle", "hierarchy", "parallel", "workflow"}
+var machineOrder = []string{"toggle", "hierarchy", "parallel", "workflow", "roundtrip", "spawnstop", "promise"}
 
 // loadMachines reads every machine file.
 func loadMachines() ([]*benchMachine, error) {

@@ -5,9 +5,15 @@
 //   node xstate_bench.mjs [--n N] [--warmup W] [--rounds R] MACHINE.json
 //   node xstate_bench.mjs [--n N] [--warmup W] [--rounds R] -   (machine file on stdin)
 //
-// A machine file is {machine, guards?, actions?, events}: an XState config,
-// the declarative guards and actions of the conformance case format, and the
-// event stream, cycled (event i is events[i % events.length]). The actor is
+// A machine file is {machine, guards?, actions?, actors?, settle?, events}:
+// an XState config, the declarative guards and actions of the conformance
+// case format, and the event stream, cycled (event i is
+// events[i % events.length]). A file with "actors" (child machines, promises,
+// callbacks of the case format, and the declared xstate.* actions they need)
+// is built by the oracle's own code (../oracle/actors.mjs), as the
+// conformance cases are. With "settle": STATE, an event is over once the
+// machine is in STATE again: after each send the script awaits the
+// microtasks (a promise's settlement) until it is. The actor is
 // created once; W events warm it up, then N events are timed with
 // process.hrtime.bigint(), in R consecutive rounds (default 1): the rate
 // printed is the fastest round's. The go command `go run ./conformance/bench` runs
@@ -199,14 +205,28 @@ function parseArgs(argv) {
   return opts;
 }
 
-function main() {
+// settleInto awaits microtasks until the actor is in state `value` again (a
+// promise child settled and its done event taken); it fails past 1000.
+async function settleInto(actor, value) {
+  for (let k = 0; !actor.getSnapshot().matches(value); k++) {
+    if (k === 1000) throw new Error(`the machine did not return to ${JSON.stringify(value)}`);
+    await null;
+  }
+}
+
+async function buildWithOracle(file) {
+  const { buildMachine } = await import('../oracle/actors.mjs');
+  return buildMachine(file);
+}
+
+async function main() {
   const opts = parseArgs(process.argv.slice(2));
   const file = JSON.parse(fs.readFileSync(opts.file === '-' ? 0 : opts.file, 'utf8'));
   const events = file.events;
   if (!Array.isArray(events) || events.length === 0 || !events.every((e) => isObject(e) && typeof e.type === 'string')) {
     throw new Error('"events" must be a non-empty array of events');
   }
-  const machine = createMachine(file.machine, implementations(file));
+  const machine = file.actors ? await buildWithOracle(file) : createMachine(file.machine, implementations(file));
   let failure;
   const actor = createActor(machine);
   actor.subscribe({ error: (err) => (failure ??= err) });
@@ -214,7 +234,12 @@ function main() {
 
   const len = events.length;
   let i = 0;
-  for (; i < opts.warmup; i++) actor.send(events[i % len]);
+  const settle = file.settle;
+  if (settle !== undefined) await settleInto(actor, settle);
+  for (; i < opts.warmup; i++) {
+    actor.send(events[i % len]);
+    if (settle !== undefined) await settleInto(actor, settle);
+  }
   // The timed events in consecutive rounds; the rate reported is the
   // fastest round's (with one round, the whole run's), as on the Go side.
   const rounds = Math.max(1, Math.min(opts.rounds, opts.n));
@@ -224,7 +249,14 @@ function main() {
     const end = opts.warmup + Math.floor((opts.n * (k + 1)) / rounds);
     const count = end - i;
     const t0 = process.hrtime.bigint();
-    for (; i < end; i++) actor.send(events[i % len]);
+    if (settle === undefined) {
+      for (; i < end; i++) actor.send(events[i % len]);
+    } else {
+      for (; i < end; i++) {
+        actor.send(events[i % len]);
+        await settleInto(actor, settle);
+      }
+    }
     const t1 = process.hrtime.bigint();
     const d = Number(t1 - t0);
     ns += d;
@@ -252,9 +284,7 @@ function main() {
   process.stdout.write(JSON.stringify(out) + '\n');
 }
 
-try {
-  main();
-} catch (err) {
+main().catch((err) => {
   process.stderr.write(`xstate_bench: ${err?.message ?? err}\n`);
   process.exit(2);
-}
+});

@@ -1,0 +1,204 @@
+// This file tests what the interpreter allocates per event: nothing, once
+// warm, for the pure API on machines whose events change only the
+// configuration, and for an Actor whose parent and child machine answer
+// each other.
+
+package statechart_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/chartgate/chartgate/statechart"
+)
+
+func TestPureAPIAllocatesNothingPerEvent(t *testing.T) {
+	ctx := context.Background()
+	for _, c := range []struct{ name, src, event string }{
+		{"toggle", benchToggle, "TOGGLE"}, {"hierarchy", benchHierarchy, "GO"}, {"parallel", benchParallel, "GO"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			m, err := statechart.Compile([]byte(c.src), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			e := m.Engine()
+			s, err := e.Start(ctx, epoch)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ev := statechart.Event{Type: c.event}
+			send := func() {
+				prev := s
+				if s, err = e.Send(ctx, s, ev, epoch); err != nil {
+					t.Fatal(err)
+				}
+				if s == prev {
+					t.Fatal("Send returned its input for an event that moved the machine")
+				}
+			}
+			if allocs := testing.AllocsPerRun(100, send); allocs != 0 && !raceEnabled {
+				t.Errorf("Engine.Send allocates %.1f times per event, want 0", allocs)
+			}
+			values := map[string]bool{}
+			for range 4 {
+				send()
+				values[statechartValue(t, s)] = true
+			}
+			if len(values) != 2 {
+				t.Errorf("the machine went through %d state values, want 2 (it toggles)", len(values))
+			}
+		})
+	}
+}
+
+// TestSharedSnapshotsStayImmutable keeps every snapshot Transition returns
+// and checks, at the end, that each still reads as it did when returned.
+func TestSharedSnapshotsStayImmutable(t *testing.T) {
+	ctx := context.Background()
+	m, err := statechart.Compile([]byte(benchParallel), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := m.Start(ctx, epoch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type seen struct {
+		s     *statechart.Snapshot
+		value string
+	}
+	var all []seen
+	for i := range 50 {
+		ev := statechart.Event{Type: "GO"}
+		if i%5 == 4 {
+			ev.Type = "NOPE" // selects nothing: the same state, a snapshot other than the input
+		}
+		next, err := m.Transition(ctx, s, ev, epoch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if next == s {
+			t.Fatalf("event %d: Transition returned its input", i)
+		}
+		s = next
+		all = append(all, seen{s, statechartValue(t, s)})
+	}
+	for i, x := range all {
+		if v := statechartValue(t, x.s); v != x.value {
+			t.Errorf("snapshot %d reads %s now, %s when returned", i, v, x.value)
+		}
+	}
+}
+
+func statechartValue(t *testing.T, s statechart.State) string {
+	t.Helper()
+	b, err := s.MarshalJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func TestActorRoundTripAllocatesNothing(t *testing.T) {
+	ctx := context.Background()
+	echo, err := statechart.Compile([]byte(`{"id":"e","initial":"on","states":{"on":{"on":{"PING":{"actions":{"type":"xstate.sendParent","params":{"event":{"type":"PONG"}}}}}}}}`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := statechart.Compile([]byte(benchPingPong), &statechart.Options{Implementations: statechart.Implementations{Actors: map[string]statechart.ActorLogic{"echo": echo}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := statechart.NewActor(m, nil)
+	if err := a.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	pongs := 0
+	a.Subscribe(func(*statechart.Snapshot) { pongs++ })
+	ping := statechart.NewEvent("PING")
+	for range 10 {
+		if err := a.Send(ctx, ping); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if pongs < 20 {
+		t.Fatalf("the parent changed %d times for 10 round trips, want 20 (PING and PONG each)", pongs)
+	}
+	b := statechart.NewActor(m, nil)
+	if err := b.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	allocs := testing.AllocsPerRun(100, func() {
+		if err := b.Send(ctx, ping); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if allocs != 0 && !raceEnabled {
+		t.Errorf("a round trip allocates %.1f times, want 0", allocs)
+	}
+}
+
+// TestActorSystemContextInPlace checks the machine of an actor system that
+// assigns in place: a snapshot handed out keeps its context, and a failed
+// event leaves the context as it was before it.
+func TestActorSystemContextInPlace(t *testing.T) {
+	ctx := context.Background()
+	impl, err := statechart.ParseImplementations([]byte(`{"actors":{"echo":{"machine":{"machine":{"id":"e","initial":"on","states":{"on":{}}}}}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	impl.Actions = map[string]statechart.ActionFunc{"fail": func(context.Context, *statechart.ActionArgs) error { return errors.New("boom") }}
+	m, err := statechart.Compile([]byte(`{"id":"m","context":{"n":0},"initial":"on","states":{"on":{
+		"invoke":{"src":"echo","id":"echo"},
+		"on":{"INC":{"actions":{"type":"xstate.assign","params":{"n":{"$inc":1}}}},
+		      "LOOP":{"actions":[{"type":"xstate.assign","params":{"n":{"$inc":100}}},{"type":"xstate.raise","params":{"event":{"type":"LOOP"}}}]},
+		      "BAD":{"actions":[{"type":"xstate.assign","params":{"n":{"$inc":100}}},"fail"]}}}}}`), &statechart.Options{Implementations: impl, MaxSteps: 50})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := statechart.NewActor(m, nil)
+	if err := a.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	inc := statechart.NewEvent("INC")
+	for range 3 {
+		if err := a.Send(ctx, inc); err != nil {
+			t.Fatal(err)
+		}
+	}
+	held := a.Snapshot()
+	for range 2 {
+		if err := a.Send(ctx, inc); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := held.Context()["n"]; n != 3.0 {
+		t.Errorf("a snapshot taken after 3 INCs reads n=%v after 2 more", n)
+	}
+	if err := a.Send(ctx, statechart.NewEvent("BAD")); err == nil {
+		t.Fatal("BAD did not fail")
+	}
+	s := a.Snapshot()
+	if s.Status() != statechart.StatusError || s.Context()["n"] != 5.0 {
+		t.Errorf("after a failed BAD: status %s, n=%v; want error, n=5 (the context before BAD)", s.Status(), s.Context()["n"])
+	}
+	// LOOP assigns in place, then raises itself until the step budget
+	// is spent: the assigns are undone.
+	b := statechart.NewActor(m, nil)
+	if err := b.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if err := b.Send(ctx, inc); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := b.Send(ctx, statechart.NewEvent("LOOP")); !errors.Is(err, statechart.ErrStepBudget) {
+		t.Fatalf("LOOP: %v, want the step budget's error", err)
+	}
+	if n := b.Snapshot().Context()["n"]; n != 2.0 {
+		t.Errorf("after LOOP ran out of steps: n=%v, want 2 (the context before LOOP)", n)
+	}
+}
