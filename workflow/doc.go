@@ -207,6 +207,19 @@
 // subflow still shares the workflow's context: its context and input are
 // merged into it on entry ([ActionAssign]).
 //
+// # Compared with Statewright
+//
+// Where chartgate's default differs from Statewright, it is in this table,
+// with the reason and the switch that gives Statewright's behaviour
+// (`chartgate serve --compat statewright`, `chartgate install --compat
+// statewright`).
+// "None" means that Statewright's behaviour lets the agent past the gate,
+// so no switch gives it.
+//
+//	| Behaviour | Default | Statewright | Why | Switch |
+//	|---|---|---|---|---|
+//	| allowed_commands entry without "*" | a prefix of words ("pytest" allows "pytest -x", not "pytester"), for every simple command of the line | a prefix of the line's characters: "pytest" allows "pytester" and "pytest; rm -rf /" | a prefix of characters lets any command through after a chain operator | none |
+//
 // # XState workflows
 //
 // An XState workflow is compiled by [statechart.Compile] with the
