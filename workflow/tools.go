@@ -29,8 +29,11 @@ const (
 // answering in its shapes: statewright_get_state returns {state, is_final,
 // allowed_tools, transitions: [{event, target}], iteration, max_iterations,
 // instructions, transition_count, blocked_env, env_overrides, context,
-// guards, interrupts, pending_approval?, interrupt_handler?, run_id,
-// capture_output}, and statewright_transition {transitioned, from, to,
+// guards, interrupts: {name: {file_pattern, target}}, pending_approval?:
+// {approval_id, event, from_state, to_state, message}, interrupt_handler?:
+// {return_state, message}, run_id, capture_output} (while a transition
+// waits for approval, state is the state it leaves, as in Statewright),
+// and statewright_transition {transitioned, from, to,
 // requires_approval, approval_message, transition_count, usage:
 // {transitions}}, both as indented JSON text, as Statewright answers. Its
 // refusals keep mcpbind's texts. transition_count counts the transitions
@@ -48,12 +51,18 @@ func (w *Workflow) StatewrightTools() *mcpbind.WorkflowToolsOptions {
 
 func (w *Workflow) renderState(_ context.Context, st mcpbind.WorkflowStatus, wf *mcpbind.Workflow) *mcp.CallToolResult {
 	ids := wf.State.StateIDs()
+	state := st.State
+	// A transition waiting for approval waits in a state of its own;
+	// Statewright's session stays in the state it leaves.
+	if a := w.pendingIn(wf.State); a != nil {
+		state = a.From
+	}
 	out := map[string]any{
-		"state":            st.State,
+		"state":            state,
 		"is_final":         st.Status == statechart.StatusDone,
 		"allowed_tools":    st.Tools,
 		"transitions":      w.transitionsFrom(ids, st.Events),
-		"instructions":     strings.Join(st.Instructions, "\n"),
+		"instructions":     orNil(strings.Join(st.Instructions, "\n")),
 		"transition_count": transitionCount(wf.History),
 		"context":          publicContext(wf.State.Context()),
 		"guards":           json.RawMessage(orNull(gjson.GetBytes(w.JSON, "meta.chartgate.guards").Raw)),
@@ -81,10 +90,10 @@ func (w *Workflow) renderState(_ context.Context, st mcpbind.WorkflowStatus, wf 
 		}
 	}
 	if a := st.Pending; a != nil {
-		out["pending_approval"] = map[string]any{"id": a.ID, "event": a.Event, "from": a.From, "to": a.To, "message": a.Message, "expires": a.Expires}
+		out["pending_approval"] = map[string]any{"approval_id": a.ID, "event": a.Event, "from_state": a.From, "to_state": a.To, "message": orNil(a.Message)}
 	}
-	if r, ok := wf.State.Context()[KeyInterruptReturn]; ok {
-		out["interrupt_handler"] = map[string]any{"state": st.State, "return_to": r}
+	if r, ok := wf.State.Context()[KeyInterruptReturn].(string); ok {
+		out["interrupt_handler"] = map[string]any{"return_state": r, "message": interruptHandlerMessage}
 	}
 	return jsonText(out)
 }
@@ -111,20 +120,58 @@ func (w *Workflow) renderTransition(_ context.Context, tr mcpbind.TransitionResu
 	return jsonText(out)
 }
 
+// interruptHandlerMessage is what statewright_get_state says in an
+// interrupt's handler, in Statewright's words.
+const interruptHandlerMessage = "You are in an interrupt handler. Complete validation and transition to return."
+
+// orNil is s, or nil (JSON null) for "", as Statewright writes an unset
+// Option<String>.
+func orNil(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
 // pendingIn returns the approval an active state of s describes.
 func (w *Workflow) pendingIn(s statechart.State) *mcpbind.Approval {
 	for _, n := range w.Machine.Nodes() {
 		if !slices.Contains(s.StateIDs(), n.ID) {
 			continue
 		}
-		meta, _ := n.Meta.(map[string]any)
-		m, _ := meta["mcp"].(map[string]any)
-		if a, ok := m["approval"].(map[string]any); ok {
-			str := func(k string) string { v, _ := a[k].(string); return v }
-			return &mcpbind.Approval{Event: str("event"), From: str("from"), To: str("to"), Message: str("message")}
+		if a := approvalOf(n); a != nil {
+			return a
 		}
 	}
 	return nil
+}
+
+// approvalOf returns the approval an approval state's meta.mcp describes,
+// or nil for any other state.
+func approvalOf(n statechart.Node) *mcpbind.Approval {
+	meta, _ := n.Meta.(map[string]any)
+	m, _ := meta["mcp"].(map[string]any)
+	a, ok := m["approval"].(map[string]any)
+	if !ok {
+		return nil
+	}
+	str := func(k string) string { v, _ := a[k].(string); return v }
+	return &mcpbind.Approval{Event: str("event"), From: str("from"), To: str("to"), Message: str("message")}
+}
+
+// stateKey is the state a target id means to the agent: the state's key
+// in the workflow file (for an approval state, the state the approval
+// leads to).
+func (w *Workflow) stateKey(id string) string {
+	for _, n := range w.Machine.Nodes() {
+		if n.ID == id {
+			if a := approvalOf(n); a != nil {
+				return a.To
+			}
+			break
+		}
+	}
+	return strings.TrimPrefix(id, w.Machine.ID()+".")
 }
 
 // transitionsFrom lists the events that can be sent now with their first
@@ -139,7 +186,7 @@ func (w *Workflow) transitionsFrom(active, events []string) []map[string]any {
 			}
 			for _, t := range n.Transitions {
 				if t.Event == ev && len(t.Targets) > 0 && target == "" {
-					target = t.Targets[0]
+					target = w.stateKey(t.Targets[0])
 				}
 			}
 		}
@@ -151,9 +198,22 @@ func (w *Workflow) transitionsFrom(active, events []string) []map[string]any {
 func (w *Workflow) interruptsJSON() map[string]any {
 	out := map[string]any{}
 	for _, in := range w.Interrupts {
-		out[in.Name] = map[string]any{"trigger": map[string]any{"file_pattern": in.FilePattern}, "event": in.Event}
+		out[in.Name] = map[string]any{"file_pattern": in.FilePattern, "target": w.interruptTarget(in.Event)}
 	}
 	return out
+}
+
+// interruptTarget is the state an interrupt's event leads to (nil if no
+// state handles it).
+func (w *Workflow) interruptTarget(event string) any {
+	for _, n := range w.Machine.Nodes() {
+		for _, t := range n.Transitions {
+			if t.Event == event && len(t.Targets) > 0 {
+				return w.stateKey(t.Targets[0])
+			}
+		}
+	}
+	return nil
 }
 
 // transitionCount counts the transitions a run history holds.
