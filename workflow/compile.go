@@ -343,6 +343,19 @@ func (c *compiler) compileState(ct *container, s *swState) []*xsState {
 				x.addOn(ev, tr)
 			}
 		}
+		if c.opts.Compat == CompatStatewright {
+			// Statewright takes safe_next for any event the state does
+			// not handle, also one the workflow never names.
+			handled := []string{}
+			for _, e := range x.on {
+				handled = append(handled, e.name)
+			}
+			tr := &xsTrans{actions: []any{ActionMerge}, guards: []any{
+				newObj().set("type", GuardUnhandled).set("params", newObj().set("handled", handled).set("prefix", ct.prefix)),
+			}}
+			c.setTarget(ct, tr, s.safeNext)
+			x.addOn("*", tr)
+		}
 	}
 	return out
 }

@@ -69,7 +69,10 @@
 //     a transition to safe_next (with the data merge). Only the workflow's
 //     own events: an event it never uses cannot be sent at all, so a
 //     misspelt event does not silently take the fallback, and interrupts
-//     and approvals are never taken for unknown events.
+//     and approvals are never taken for unknown events. With
+//     [CompatStatewright], also a wildcard transition ([GuardUnhandled])
+//     that takes any other event the agent sends, as Statewright does;
+//     reserved events (chartgate.*, xstate.*) never take it.
 //   - requires_approval, approval_message: see "Approvals".
 //   - interrupts, $return: see "Interrupts".
 //   - fork: see "Forks". invoke: see "Subflows".
@@ -212,13 +215,16 @@
 // Where chartgate's default differs from Statewright, it is in this table,
 // with the reason and the switch that gives Statewright's behaviour
 // (`chartgate serve --compat statewright`, `chartgate install --compat
-// statewright`).
+// statewright`; in Go, [Options.Compat] and [Workflow.StatewrightTools]).
 // "None" means that Statewright's behaviour lets the agent past the gate,
 // so no switch gives it.
 //
 //	| Behaviour | Default | Statewright | Why | Switch |
 //	|---|---|---|---|---|
 //	| allowed_commands entry without "*" | a prefix of words ("pytest" allows "pytest -x", not "pytester"), for every simple command of the line | a prefix of the line's characters: "pytest" allows "pytester" and "pytest; rm -rf /" | a prefix of characters lets any command through after a chain operator | none |
+//	| safe_next | taken for the workflow's own events the state does not handle; any other event is refused with the events accepted | taken for any event the state does not handle | an invented or misspelt event should be refused, not silently move the workflow | --compat statewright |
+//	| A guard's refusal | names the guard, its condition and the value it saw, and says whether the data sent with the event could be seen (it cannot: data is merged after the transition) | "Transition 'E' from state 'S' was blocked by a guard condition." | the same rule, explained: better in both modes | none needed |
+//	| An event in a final state | "Cannot transition: the workflow is in final state S." for any event | the same, for any event | — | — |
 //
 // # XState workflows
 //

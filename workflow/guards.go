@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"maps"
 	"reflect"
+	"slices"
 	"strings"
 
 	"github.com/chartgate/chartgate/statechart"
@@ -168,6 +169,12 @@ const (
 	// in the context of the top-level workflow: no interrupt handler is
 	// running.
 	GuardNotInterrupted = "statewright.notInterrupted"
+	// GuardUnhandled, with params {"handled": [events], "prefix": p},
+	// passes for an event the agent sent that the state does not handle:
+	// its type starts with p, is not in handled, and is not reserved
+	// ("chartgate." or "xstate."). It guards the wildcard transition of
+	// safe_next with [CompatStatewright].
+	GuardUnhandled = "statewright.unhandled"
 
 	// The actions of a subflow with its own context, params {"id": the
 	// subflow's id}; see the package documentation, "Subflows".
@@ -246,6 +253,15 @@ func builtins() statechart.Implementations {
 			},
 			GuardNotInterrupted: func(_ context.Context, a statechart.GuardArgs) (bool, error) {
 				return rootContext(a.Context)[KeyInterruptReturn] == nil, nil
+			},
+			GuardUnhandled: func(_ context.Context, a statechart.GuardArgs) (bool, error) {
+				typ := a.Event.Type
+				prefix, _ := a.Params["prefix"].(string)
+				if !strings.HasPrefix(typ, prefix) || strings.HasPrefix(typ, "chartgate.") || strings.HasPrefix(typ, "xstate.") {
+					return false, nil
+				}
+				handled, _ := a.Params["handled"].([]any)
+				return !slices.Contains(handled, any(typ)), nil
 			},
 		},
 		Actions: map[string]statechart.ActionFunc{

@@ -8,6 +8,7 @@ package workflow
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 
@@ -46,6 +47,8 @@ func (w *Workflow) StatewrightTools() *mcpbind.WorkflowToolsOptions {
 		TransitionDescription: "Move the Statewright workflow to its next phase by sending an event. Put your rationale in data.rationale.",
 		RenderStatus:          w.renderState,
 		RenderTransition:      w.renderTransition,
+		AnyEvent:              true,
+		ExplainGuard:          w.explainGuard,
 	}
 }
 
@@ -254,4 +257,165 @@ func jsonText(v any) *mcp.CallToolResult {
 		b = []byte(`{"error": "the answer could not be written"}`)
 	}
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}}
+}
+
+// Compat names a compatibility mode of [Options.Compat].
+type Compat string
+
+// The compatibility modes.
+const (
+	CompatNone        Compat = ""
+	CompatStatewright Compat = "statewright"
+)
+
+// ToolOptions returns the options of mcpbind's own workflow tools
+// (workflow_status and workflow_transition) for this workflow: a guard's
+// refusal explains itself ([Workflow.ExplainGuard]).
+func (w *Workflow) ToolOptions() *mcpbind.WorkflowToolsOptions {
+	return &mcpbind.WorkflowToolsOptions{ExplainGuard: w.explainGuard}
+}
+
+func (w *Workflow) explainGuard(_ context.Context, wf *mcpbind.Workflow, event string, data map[string]any) string {
+	return w.ExplainGuard(wf.State, event, data)
+}
+
+// ExplainGuard says why the workflow's guards refuse event in state s:
+// for each transition of an active state on the event, the first
+// Statewright guard that fails, what it checks and the value it saw
+// ("guard 'has_items' failed: item_count gt 0, and item_count is 0"), and
+// whether the data sent with the event could have changed that: guards
+// check the context before the event, and data is merged after it, as in
+// Statewright. It returns "" when no Statewright guard refuses the event.
+func (w *Workflow) ExplainGuard(s statechart.State, event string, data map[string]any) string {
+	var machine map[string]any
+	if json.Unmarshal(w.JSON, &machine) != nil {
+		return ""
+	}
+	defs, _ := digMap(machine, "meta", "chartgate", "guards")
+	ctx := s.Context()
+	var failed []string
+	seen := map[string]bool{}
+	for _, path := range w.statePaths(s) {
+		node := machine
+		for _, k := range path {
+			node, _ = digMap(node, "states", k)
+		}
+		on, _ := digMap(node, "on")
+		var branches []any
+		switch t := on[event].(type) {
+		case []any:
+			branches = t
+		case map[string]any:
+			branches = []any{t}
+		}
+		for _, b := range branches {
+			bm, _ := b.(map[string]any)
+			for _, name := range guardNames(bm["guard"]) {
+				def, ok := defs[name].(map[string]any)
+				if !ok {
+					continue
+				}
+				g := Guard{Field: str(def["field"]), Op: str(def["op"]), Value: def["value"]}
+				if g.Eval(ctx) {
+					continue
+				}
+				seen[g.Field] = true
+				failed = append(failed, describeFailure(name, g, ctx))
+				break // the first failing guard of a branch, as Statewright reports it
+			}
+		}
+	}
+	if len(failed) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString(strings.Join(failed, "; "))
+	b.WriteString(". Guards check the context as it was before the event")
+	var sent []string
+	for f := range seen {
+		if _, ok := data[f]; ok {
+			sent = append(sent, f)
+		}
+	}
+	slices.Sort(sent)
+	switch {
+	case len(sent) > 0:
+		fmt.Fprintf(&b, ": the data sent with it (%s) is merged into the context only after the transition, so the guard does not see it; send it with an earlier transition.", strings.Join(sent, ", "))
+	default:
+		b.WriteString("; data sent with an event is merged into the context only after the transition, so a guard does not see it.")
+	}
+	return b.String()
+}
+
+// describeFailure says what a failed guard checks and the value it saw.
+func describeFailure(name string, g Guard, ctx map[string]any) string {
+	check := g.Field + " " + g.Op
+	if g.Op != "exists" && g.Op != "not_exists" {
+		v, _ := json.Marshal(g.Value)
+		check += " " + string(v)
+	}
+	saw := g.Field + " is not set"
+	if v, ok := ctx[g.Field]; ok {
+		b, _ := json.Marshal(v)
+		saw = g.Field + " is " + string(b)
+	}
+	return fmt.Sprintf("guard '%s' failed: %s, and %s", name, check, saw)
+}
+
+// guardNames are the named guards of a transition's guard: a name, or the
+// names xstate.and combines.
+func guardNames(g any) []string {
+	switch g := g.(type) {
+	case string:
+		return []string{g}
+	case map[string]any:
+		if g["type"] == "xstate.and" {
+			list, _ := digMap(g, "params")
+			var out []string
+			gs, _ := list["guards"].([]any)
+			for _, x := range gs {
+				out = append(out, guardNames(x)...)
+			}
+			return out
+		}
+	}
+	return nil
+}
+
+// statePaths returns, for each active state of s, the keys of the states
+// from the root down to it.
+func (w *Workflow) statePaths(s statechart.State) [][]string {
+	nodes := w.Machine.Nodes()
+	byID := make(map[string]statechart.Node, len(nodes))
+	for _, n := range nodes {
+		byID[n.ID] = n
+	}
+	var out [][]string
+	for _, id := range s.StateIDs() {
+		var path []string
+		for n, ok := byID[id]; ok && n.Parent != ""; n, ok = byID[n.Parent] {
+			path = append([]string{n.Key}, path...)
+		}
+		if len(path) > 0 {
+			out = append(out, path)
+		}
+	}
+	return out
+}
+
+// digMap follows keys through nested JSON objects.
+func digMap(m map[string]any, keys ...string) (map[string]any, bool) {
+	for _, k := range keys {
+		next, ok := m[k].(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		m = next
+	}
+	return m, true
+}
+
+func str(v any) string {
+	s, _ := v.(string)
+	return s
 }

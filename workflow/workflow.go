@@ -49,6 +49,10 @@ type Options struct {
 	// Checkpoint is what max_iterations does: CheckpointSoft (the default,
 	// also "") or CheckpointHard.
 	Checkpoint Checkpoint
+	// Compat, CompatStatewright, compiles a Statewright workflow to behave
+	// as Statewright does where the default differs (see the package
+	// documentation, "Compared with Statewright").
+	Compat Compat
 	// Statechart passes options to [statechart.Compile]: limits, Strict,
 	// and Go implementations of the guards and actions an XState workflow
 	// names. The workflow's own guards and the built-ins (see
@@ -105,6 +109,11 @@ func Load(data []byte, opts *Options) (*Workflow, error) {
 	var o Options
 	if opts != nil {
 		o = *opts
+	}
+	switch o.Compat {
+	case CompatNone, CompatStatewright:
+	default:
+		return nil, fmt.Errorf("workflow: Options.Compat is %q: it must be %q or %q", o.Compat, CompatNone, CompatStatewright)
 	}
 	switch o.Checkpoint {
 	case "":

@@ -190,3 +190,131 @@ func TestStatewrightCompatInterruptHandler(t *testing.T) {
 	assert.Equal(t, "working", res["to"])
 	assert.NotContains(t, a.json("statewright_get_state", nil), "interrupt_handler")
 }
+
+// customToolsWorkflow is custom_tools.rs's test_definition.
+const customToolsWorkflow = `{
+  "id": "test", "initial": "planning",
+  "states": {
+    "planning": {"allowed_tools": ["read_file", "grep"], "instructions": "Read files and plan your approach.",
+                 "max_iterations": 5, "safe_next": "implementing", "on": {"READY": "implementing", "FAIL": "failed"}},
+    "implementing": {"allowed_tools": ["read_file", "edit_file"], "max_iterations": 10, "on": {"DONE": "completed", "FAIL": "failed"}},
+    "completed": {"type": "final"},
+    "failed": {"type": "final"}
+  },
+  "guards": {}
+}`
+
+// TestStatewrightCompatSafeNext ports custom_tools.rs
+// unrecognized_event_uses_safe_next and
+// unrecognized_event_without_safe_next_errors, transition.rs
+// safe_next_fires_on_unrecognized_event (a model's invented event),
+// safe_next_does_not_override_valid_transitions and
+// no_safe_next_still_errors_on_unrecognized.
+func TestStatewrightCompatSafeNext(t *testing.T) {
+	a := serveCompat(t, customToolsWorkflow)
+	res := a.json("statewright_transition", map[string]any{"event": "UNKNOWN_EVENT", "data": map[string]any{"note": "x"}})
+	assert.Equal(t, true, res["transitioned"])
+	assert.Equal(t, "planning", res["from"])
+	assert.Equal(t, "implementing", res["to"])
+	st := a.json("statewright_get_state", nil)
+	assert.Equal(t, "implementing", st["state"])
+	assert.Equal(t, map[string]any{"note": "x"}, st["context"], "safe_next merges the data")
+
+	text, isErr := a.transition("UNKNOWN_EVENT", nil)
+	assert.True(t, isErr)
+	assert.Contains(t, text, `No transition for event "UNKNOWN_EVENT" in state "implementing".`)
+
+	// A reserved event never takes safe_next.
+	b := serveCompat(t, customToolsWorkflow)
+	text, isErr = b.transition("chartgate.approve", nil)
+	assert.True(t, isErr)
+	assert.Contains(t, text, "reserved")
+	// A valid event is not taken over by safe_next.
+	res = b.json("statewright_transition", map[string]any{"event": "FAIL"})
+	assert.Equal(t, "failed", res["to"])
+}
+
+// TestServeSafeNextDefault: without --compat, safe_next covers only the
+// workflow's own events, so a misspelt event is refused with the events
+// that are accepted (the table in the workflow package's docs).
+func TestServeSafeNextDefault(t *testing.T) {
+	wf := writeFile(t, "workflow.json", customToolsWorkflow)
+	cmd := exec.Command(testExe(t), "serve", "--log-level", "warn", "--workflow", wf, "--store", "memory", "--config", fileUpstream(t))
+	cmd.Env = append(os.Environ(), envMain+"=1")
+	cmd.Stderr = testWriter{t}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "1"}, nil).
+		Connect(context.Background(), &mcp.CommandTransport{Command: cmd, TerminateDuration: 5 * time.Second}, nil)
+	require.NoError(t, err)
+	defer cs.Close()
+	a := &swAgent{t: t, cs: cs}
+	text, isErr := a.call("workflow_transition", map[string]any{"event": "COMPLETE"})
+	assert.True(t, isErr)
+	assert.Contains(t, text, `Event "COMPLETE" cannot be sent with workflow_transition. Events it accepts now: READY, FAIL, DONE.`)
+	text, isErr = a.call("workflow_transition", map[string]any{"event": "DONE"})
+	assert.False(t, isErr, text)
+	assert.Contains(t, text, `to "implementing"`, "DONE, an event of the workflow, takes safe_next")
+}
+
+// TestStatewrightCompatFinal ports custom_tools.rs
+// transition_to_final_state and transition_from_final_state_errors: any
+// event in a final state says the workflow is final.
+func TestStatewrightCompatFinal(t *testing.T) {
+	a := serveCompat(t, customToolsWorkflow)
+	a.json("statewright_transition", map[string]any{"event": "READY"})
+	a.json("statewright_transition", map[string]any{"event": "DONE"})
+	st := a.json("statewright_get_state", nil)
+	assert.Equal(t, "completed", st["state"])
+	assert.Equal(t, true, st["is_final"])
+	for _, ev := range []string{"RESTART", "READY", "DONE"} {
+		text, isErr := a.transition(ev, nil)
+		assert.True(t, isErr, ev)
+		assert.Contains(t, text, `Cannot transition: the workflow is in final state "completed".`, ev)
+	}
+}
+
+// orderWorkflow is transition.rs's order_machine.
+const orderWorkflow = `{
+  "id": "order", "initial": "draft", "context": {"item_count": 0, "items": []},
+  "states": {
+    "draft": {"on": {"ADD_ITEM": "draft", "SUBMIT": {"target": "pending_payment", "guards": ["has_items", "has_payment"]}, "CANCEL": "cancelled"}},
+    "pending_payment": {"on": {"CONFIRM_PAYMENT": "confirmed", "CANCEL": "cancelled"}},
+    "confirmed": {"on": {"SHIP": "shipped"}},
+    "shipped": {"on": {"DELIVER": "delivered"}},
+    "delivered": {"type": "final"},
+    "cancelled": {"type": "final"}
+  },
+  "guards": {
+    "has_items": {"field": "item_count", "op": "gt", "value": 0},
+    "has_payment": {"field": "payment_method", "op": "exists"}
+  }
+}`
+
+// TestStatewrightCompatGuardRefusal ports transition.rs
+// guarded_transition_fails_when_guard_not_met (GuardFailed names
+// has_items) and guarded_transition_passes_when_guards_satisfied: the
+// refusal names the guard, its condition and the value it saw, and says
+// that data sent with the event is not seen by it.
+func TestStatewrightCompatGuardRefusal(t *testing.T) {
+	a := serveCompat(t, orderWorkflow)
+	text, isErr := a.transition("SUBMIT", map[string]any{"item_count": 2})
+	assert.True(t, isErr)
+	assert.Contains(t, text, `Event "SUBMIT" was refused by a guard in state "draft". guard 'has_items' failed: item_count gt 0, and item_count is 0.`)
+	assert.Contains(t, text, "the data sent with it (item_count) is merged into the context only after the transition, so the guard does not see it")
+	assert.Equal(t, "draft", a.json("statewright_get_state", nil)["state"])
+
+	// Sent with an earlier transition, the data is seen.
+	a.json("statewright_transition", map[string]any{"event": "ADD_ITEM", "data": map[string]any{"item_count": 2}})
+	text, isErr = a.transition("SUBMIT", nil)
+	assert.True(t, isErr)
+	assert.Contains(t, text, "guard 'has_payment' failed: payment_method exists, and payment_method is not set.")
+	assert.Contains(t, text, "data sent with an event is merged into the context only after the transition, so a guard does not see it")
+	a.json("statewright_transition", map[string]any{"event": "ADD_ITEM", "data": map[string]any{"payment_method": "card_4242"}})
+	res := a.json("statewright_transition", map[string]any{"event": "SUBMIT"})
+	assert.Equal(t, "pending_payment", res["to"])
+
+	// workflow_transition explains it the same way.
+	b := serveCompat(t, orderWorkflow)
+	text, isErr = b.call("workflow_transition", map[string]any{"event": "SUBMIT"})
+	assert.True(t, isErr)
+	assert.Contains(t, text, "guard 'has_items' failed: item_count gt 0, and item_count is 0.")
+}

@@ -40,7 +40,7 @@ type serveWorkflowFlags struct {
 func addServeWorkflowFlags(fs *flag.FlagSet) serveWorkflowFlags {
 	f := serveWorkflowFlags{project: addProjectFlags(fs)}
 	*f.project.workflow = "" // serve gates nothing unless it is given a workflow
-	f.compat = fs.String("compat", "", `"statewright": also serve statewright_get_state and statewright_transition`)
+	f.compat = fs.String("compat", "", `"statewright": also serve Statewright's tools, and behave as Statewright where chartgate's default differs`)
 	f.checkpoint = fs.String("checkpoint", "soft", "what a Statewright state's max_iterations does once used up: soft (warn) or hard (refuse)")
 	f.defaultDeny = fs.Bool("default-deny", false, "refuse the tools the workflow does not name (unless meta.mcp.ungated lists them)")
 	f.session = fs.String("session", "", `the name of the workflow the session works in (default: one of its own); "auto": the agent session whose chartgate hooks run beside this gateway`)
@@ -67,7 +67,8 @@ the workflow tools alone.
   --format FORMAT    the workflow's format: auto (default), xstate or statewright
   --subflows DIR     the directory of the Statewright workflows invoke names
   --durable          with a SQLite store: sync every write to disk (survives a power loss; slower)
-  --compat NAME      statewright: also serve statewright_get_state and statewright_transition
+  --compat NAME      statewright: also serve Statewright's statewright_* tools, and behave as
+                     Statewright where chartgate's default differs (see go doc workflow)
   --checkpoint MODE  a Statewright state's max_iterations: soft (the call runs, with a notice; default) or hard (refused)
   --default-deny     refuse tools the workflow does not name (unless meta.mcp.ungated lists them)
   --session NAME     the name of the session's workflow (default: one of its own); "auto": the
@@ -102,7 +103,7 @@ func workflowHook(f serveWorkflowFlags, o *serveOptions, logger *slog.Logger, cl
 	path := *f.project.workflow
 	names := &toolNames{}
 	hook := func(ctx context.Context, g *gateway.Gateway, server *mcp.Server) error {
-		p, err := openProjectWith(f.project, checkpoint)
+		p, err := openProjectWith(f.project, checkpoint, workflow.Compat(*f.compat))
 		if err != nil {
 			return err
 		}
@@ -134,7 +135,7 @@ func workflowHook(f serveWorkflowFlags, o *serveOptions, logger *slog.Logger, cl
 			return err
 		}
 		gate.Attach(server)
-		if err := gate.AddWorkflowTools(server, nil); err != nil {
+		if err := gate.AddWorkflowTools(server, w.ToolOptions()); err != nil {
 			return err
 		}
 		if *f.compat == "statewright" {
@@ -222,11 +223,11 @@ func (n *toolNames) refuse(path string, tools []gateway.ToolInfo) map[string]str
 }
 
 // openProjectWith opens the project with a Statewright checkpoint mode.
-func openProjectWith(f projectFlags, checkpoint workflow.Checkpoint) (*project, error) {
+func openProjectWith(f projectFlags, checkpoint workflow.Checkpoint, compat workflow.Compat) (*project, error) {
 	if _, err := os.Stat(*f.workflow); err != nil {
 		return nil, fmt.Errorf("--workflow: %w", err)
 	}
-	return openProjectOpts(f, &workflow.Options{Checkpoint: checkpoint})
+	return openProjectOpts(f, &workflow.Options{Checkpoint: checkpoint, Compat: compat})
 }
 
 // interrupts returns the AfterCall that fires the workflow's file
