@@ -180,6 +180,17 @@ type Options struct {
 	// default says how many calls ran of how many allowed, and to move the
 	// workflow on.
 	CheckpointNotice func(CallLimit) string
+
+	// CheckpointListsOwnTools lists only the gate's own tools (the
+	// workflow tools) while a budget whose onMaxCalls is "warn" is used
+	// up, as Statewright's gateway does at a checkpoint; calls of the
+	// other tools still run, with the notice.
+	CheckpointListsOwnTools bool
+	// ResetCallsOnTransition starts every call count afresh on each
+	// transition, also one that re-enters the state it leaves, as
+	// Statewright resets its iteration count; by default a state that
+	// stays active keeps its count.
+	ResetCallsOnTransition bool
 }
 
 // HandleMode says when a [Gate] keys workflows by explicit handles.
@@ -281,6 +292,8 @@ type Gate struct {
 	startLimit *startLimiter // nil: no limit
 	paths      []string      // key path of each node ("" for the root)
 	limited    bool          // some state has maxCalls
+	// Options.CheckpointListsOwnTools and ResetCallsOnTransition.
+	checkpointOwn, resetCalls bool
 	// dataless: the engine ignores event data (the flat engine), so the
 	// call's arguments and result need not be decoded into the event.
 	dataless bool
@@ -401,27 +414,29 @@ func New(engine statechart.Engine, opts *Options) (*Gate, error) {
 		o = *opts
 	}
 	g := &Gate{
-		engine:     engine,
-		nodes:      engine.Nodes(),
-		store:      o.Store,
-		prefix:     o.KeyPrefix,
-		now:        o.Now,
-		log:        o.Logger,
-		retries:    o.MaxRetries,
-		timeout:    o.StoreTimeout,
-		onTrans:    o.OnTransition,
-		named:      o.SessionKey,
-		hlimit:     o.HistoryLimit,
-		hbytes:     o.HistoryBytes,
-		audit:      o.AuditCalls,
-		leaseTTL:   o.LeaseTTL,
-		busyWait:   o.BusyWait,
-		maxArgs:    o.MaxArgumentBytes,
-		maxRecord:  o.MaxRecordBytes,
-		handles:    o.Handles,
-		start:      o.StartTool,
-		startLimit: newStartLimiter(o.StartLimit),
-		sessions:   map[*mcp.ServerSession]*session{},
+		engine:        engine,
+		nodes:         engine.Nodes(),
+		store:         o.Store,
+		prefix:        o.KeyPrefix,
+		now:           o.Now,
+		log:           o.Logger,
+		retries:       o.MaxRetries,
+		timeout:       o.StoreTimeout,
+		onTrans:       o.OnTransition,
+		named:         o.SessionKey,
+		hlimit:        o.HistoryLimit,
+		hbytes:        o.HistoryBytes,
+		audit:         o.AuditCalls,
+		leaseTTL:      o.LeaseTTL,
+		busyWait:      o.BusyWait,
+		maxArgs:       o.MaxArgumentBytes,
+		maxRecord:     o.MaxRecordBytes,
+		handles:       o.Handles,
+		start:         o.StartTool,
+		startLimit:    newStartLimiter(o.StartLimit),
+		checkpointOwn: o.CheckpointListsOwnTools,
+		resetCalls:    o.ResetCallsOnTransition,
+		sessions:      map[*mcp.ServerSession]*session{},
 	}
 	switch {
 	case g.hlimit == 0:

@@ -278,6 +278,10 @@ func (c *compiler) compileState(ct *container, s *swState) []*xsState {
 	case roleFinal:
 		x.typ = "final"
 		x.mcp = newObj().set("tools", []string{"*"})
+		if c.opts.Compat == CompatStatewright {
+			// Statewright's gateway blocks every tool in a final state.
+			x.mcp = newObj().set("tools", []string{}).set("deny", []string{"*"})
+		}
 		if s.instructions != "" {
 			x.mcp.set("instructions", s.instructions)
 		}
@@ -305,6 +309,10 @@ func (c *compiler) compileState(ct *container, s *swState) []*xsState {
 			for _, b := range t.branches {
 				tr := &xsTrans{guards: c.guardRefs(ct, b.guards), actions: []any{ActionMerge}}
 				c.setTarget(ct, tr, b.target)
+				if c.opts.Compat == CompatStatewright && b.target == s.name && !t.approval {
+					// Statewright counts a transition to the same state.
+					tr.actions = append(tr.actions, ActionReenter)
+				}
 				if t.approval {
 					p := c.approvalState(ct, s, ev, name, t, b)
 					out = append(out, p)

@@ -53,6 +53,8 @@
 //   - type "final": a final state, meta.mcp.tools ["*"]: reaching it ends
 //     the workflow and its enforcement (Statewright's gateway blocks every
 //     tool in a final state; its documentation, and we, end enforcement).
+//     With [CompatStatewright], meta.mcp {"tools": [], "deny": ["*"]}: it
+//     blocks every tool, as Statewright's gateway does.
 //     type "parallel" has no meaning in Statewright's engine, nor here.
 //   - on: transitions the agent sends with mcpbind's workflow_transition
 //     {event, data}. Every one merges data (the event's input) into the
@@ -224,6 +226,9 @@
 //	| allowed_commands entry without "*" | a prefix of words ("pytest" allows "pytest -x", not "pytester"), for every simple command of the line | a prefix of the line's characters: "pytest" allows "pytester" and "pytest; rm -rf /" | a prefix of characters lets any command through after a chain operator | none |
 //	| safe_next | taken for the workflow's own events the state does not handle; any other event is refused with the events accepted | taken for any event the state does not handle | an invented or misspelt event should be refused, not silently move the workflow | --compat statewright |
 //	| A guard's refusal | names the guard, its condition and the value it saw, and says whether the data sent with the event could be seen (it cannot: data is merged after the transition) | "Transition 'E' from state 'S' was blocked by a guard condition." | the same rule, explained: better in both modes | none needed |
+//	| A final state | ends the workflow and its enforcement: every tool runs again | blocks every tool; tools/list has only its own tools | a finished workflow should not keep an agent from the work that follows it (also after a failed final state) | --compat statewright (final states compile to meta.mcp {"tools": [], "deny": ["*"]}) |
+//	| A used-up max_iterations (soft) | the state's tools stay listed; each call runs with the checkpoint notice | the same calls, but tools/list has only its own tools | the agent may still need a tool to finish before it moves on; the notice says to move on | --compat statewright (mcpbind Options.CheckpointListsOwnTools) |
+//	| A transition from a state to itself | without data it changes nothing: "transitioned": false, not in the history, the call count kept | a transition: counted in transition_count, iteration reset to 0 | a transition that changes nothing should not reset a budget that bounds the agent | --compat statewright (action statewright.reenter; mcpbind Options.ResetCallsOnTransition) |
 //	| An event in a final state | "Cannot transition: the workflow is in final state S." for any event | the same, for any event | — | — |
 //
 // # XState workflows

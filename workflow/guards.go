@@ -162,6 +162,11 @@ const (
 	ActionMerge = "statewright.merge"
 	// ActionAssign sets the context keys of params.values (an object).
 	ActionAssign = "statewright.assign"
+	// ActionReenter counts, in the context's _reentries ([KeyReentries]),
+	// the transitions from a state to itself, so that each is a change
+	// of the workflow, recorded and counted as Statewright counts it
+	// (with [CompatStatewright]).
+	ActionReenter = "statewright.reenter"
 	// GuardReturnTo passes when _interrupt_return equals params.state, in
 	// the context of the top-level workflow (see [KeyParent]).
 	GuardReturnTo = "statewright.returnTo"
@@ -213,13 +218,17 @@ const (
 	// subflows an interrupt left (by subflow id), until "$return" resumes
 	// them.
 	KeySubflows = "_subflows"
+	// KeyReentries counts the transitions of a state to itself, with
+	// [CompatStatewright] ([ActionReenter]).
+	KeyReentries = "_reentries"
 )
 
 // ReservedKey reports whether a context key is one the workflow keeps for
-// itself ([KeyInterruptReturn], [KeyFork], [KeyParent], [KeySubflows]).
+// itself ([KeyInterruptReturn], [KeyFork], [KeyParent], [KeySubflows],
+// [KeyReentries]).
 func ReservedKey(k string) bool {
 	switch k {
-	case KeyInterruptReturn, KeyFork, KeyParent, KeySubflows:
+	case KeyInterruptReturn, KeyFork, KeyParent, KeySubflows, KeyReentries:
 		return true
 	}
 	return false
@@ -289,6 +298,11 @@ func builtins() statechart.Implementations {
 					patch[k] = cloneJSON(v)
 				}
 				a.Assign(patch)
+				return nil
+			},
+			ActionReenter: func(_ context.Context, a *statechart.ActionArgs) error {
+				n, _ := a.Context[KeyReentries].(float64)
+				a.Assign(map[string]any{KeyReentries: n + 1})
 				return nil
 			},
 			ActionSubflowStart: subflowAction(ActionSubflowStart, subflowStart),

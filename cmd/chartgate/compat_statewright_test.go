@@ -68,8 +68,10 @@ func serveCompat(t *testing.T, workflowJSON string, extra ...string) *swAgent {
 	cmd := exec.Command(testExe(t), append(args, extra...)...)
 	cmd.Env = append(os.Environ(), envMain+"=1")
 	cmd.Stderr = testWriter{t}
+	// Statewright's clients speak the protocol of 2025-11-25, whose
+	// sessions have their tools listed by state.
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "1"}, nil).
-		Connect(context.Background(), &mcp.CommandTransport{Command: cmd, TerminateDuration: 5 * time.Second}, nil)
+		Connect(context.Background(), &mcp.CommandTransport{Command: cmd, TerminateDuration: 5 * time.Second}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	require.NoError(t, err)
 	t.Cleanup(func() { cs.Close() })
 	return &swAgent{t: t, cs: cs, store: store, project: project}
@@ -317,4 +319,65 @@ func TestStatewrightCompatGuardRefusal(t *testing.T) {
 	text, isErr = b.call("workflow_transition", map[string]any{"event": "SUBMIT"})
 	assert.True(t, isErr)
 	assert.Contains(t, text, "guard 'has_items' failed: item_count gt 0, and item_count is 0.")
+}
+
+// enforcementWorkflow is enforcement.rs's test_definition.
+const enforcementWorkflow = `{
+  "id": "test", "initial": "planning",
+  "states": {
+    "planning": {"allowed_tools": ["read_file", "grep"], "max_iterations": 3, "on": {"READY": "implementing", "AGAIN": "planning", "FAIL": "failed"}},
+    "implementing": {"allowed_tools": ["read_file", "edit_file", "write_file"], "max_iterations": 6, "on": {"DONE": "testing", "FAIL": "failed"}},
+    "testing": {"allowed_tools": ["read_file"], "on": {"PASS": "completed", "FAIL_TEST": "implementing"}},
+    "completed": {"type": "final"},
+    "failed": {"type": "final"}
+  },
+  "guards": {}
+}`
+
+// statewrightTools are the tools compat mode always lists.
+var statewrightTools = []string{"statewright_get_state", "statewright_transition", "workflow_status", "workflow_transition"}
+
+// TestStatewrightCompatCheckpointAndFinal ports enforcement.rs
+// checkpoint_reached_at_max_iterations and final_state_blocks_all_tools,
+// session.rs's checkpoint and final, and gateway.rs's tools/list at a
+// checkpoint (only Statewright's tools) and in a final state; custom_tools.rs
+// transition_resets_iteration_count and transition.rs
+// self_transition_stays_in_same_state (counted, and the iteration count
+// reset).
+func TestStatewrightCompatCheckpointAndFinal(t *testing.T) {
+	a := serveCompat(t, enforcementWorkflow)
+	assert.ElementsMatch(t, append([]string{"read_file", "grep"}, statewrightTools...), a.tools())
+	for i := 1; i <= 3; i++ {
+		text, isErr := a.call("read_file", map[string]any{"path": "a.go"})
+		require.False(t, isErr, text)
+	}
+	st := a.json("statewright_get_state", nil)
+	assert.Equal(t, 3.0, st["iteration"])
+	assert.Equal(t, 3.0, st["max_iterations"])
+	assert.ElementsMatch(t, statewrightTools, a.tools(), "at the checkpoint only Statewright's tools are listed")
+	text, isErr := a.call("read_file", map[string]any{"path": "a.go"})
+	require.False(t, isErr, "a call at the checkpoint still runs (soft)")
+	assert.Contains(t, text, "[STATEWRIGHT CHECKPOINT: iteration 3/3 in state 'planning'.")
+
+	// A self-transition is a transition: counted, and the iteration count
+	// starts again.
+	res := a.json("statewright_transition", map[string]any{"event": "AGAIN"})
+	assert.Equal(t, true, res["transitioned"])
+	assert.Equal(t, "planning", res["from"])
+	assert.Equal(t, "planning", res["to"])
+	assert.Equal(t, 1.0, res["transition_count"])
+	st = a.json("statewright_get_state", nil)
+	assert.Equal(t, 0.0, st["iteration"])
+	assert.Equal(t, 1.0, st["transition_count"])
+	assert.Equal(t, map[string]any{}, st["context"], "the count of re-entries is the workflow's own")
+	assert.ElementsMatch(t, append([]string{"read_file", "grep"}, statewrightTools...), a.tools())
+
+	// A final state blocks every tool, named by the workflow or not.
+	a.json("statewright_transition", map[string]any{"event": "FAIL"})
+	assert.ElementsMatch(t, statewrightTools, a.tools(), "a final state lists only Statewright's tools")
+	for _, tool := range []string{"read_file", "edit_file", "write_file", "grep"} {
+		text, isErr := a.call(tool, map[string]any{"path": "a.go"})
+		assert.True(t, isErr, "%s in a final state: %s", tool, text)
+	}
+	assert.Equal(t, true, a.json("statewright_get_state", nil)["is_final"])
 }

@@ -126,6 +126,10 @@ func workflowHook(f serveWorkflowFlags, o *serveOptions, logger *slog.Logger, cl
 			opts.SessionKey = func(*mcp.ServerSession) string { return name }
 		}
 		if *f.compat == "statewright" {
+			// At a checkpoint Statewright lists only its own tools, and
+			// every transition restarts its iteration count.
+			opts.CheckpointListsOwnTools = true
+			opts.ResetCallsOnTransition = true
 			opts.CheckpointNotice = func(l mcpbind.CallLimit) string {
 				return fmt.Sprintf("[STATEWRIGHT CHECKPOINT: iteration %d/%d in state '%s'. You should transition to the next state using statewright_transition.]", l.Calls-1, l.Max, l.State)
 			}
