@@ -181,6 +181,12 @@ type Options struct {
 	// workflow on.
 	CheckpointNotice func(CallLimit) string
 
+	// OwnTools names tools the server adds besides the workflow tools that
+	// the gate never gates: always listed and run, whatever the state
+	// (the gateway's statewright_* tools). Their handlers must not let the
+	// agent change the workflow.
+	OwnTools []string
+
 	// CheckpointListsOwnTools lists only the gate's own tools (the
 	// workflow tools) while a budget whose onMaxCalls is "warn" is used
 	// up, as Statewright's gateway does at a checkpoint; calls of the
@@ -594,11 +600,19 @@ func New(engine statechart.Engine, opts *Options) (*Gate, error) {
 		}
 		g.ungated = append(g.ungated, u)
 	}
+	for _, name := range o.OwnTools {
+		if msg := checkToolName(name, false); msg != "" {
+			errs = append(errs, &statechart.Error{Path: "Options.OwnTools", Msg: msg})
+		}
+	}
 	if len(errs) > 0 {
 		return nil, errs
 	}
 	if g.start != "" {
 		g.ownTools.add(g.start)
+	}
+	for _, name := range o.OwnTools {
+		g.ownTools.add(name)
 	}
 
 	s, err := engine.Start(context.Background(), g.now())

@@ -419,3 +419,39 @@ func str(v any) string {
 	s, _ := v.(string)
 	return s
 }
+
+// StatewrightState summarises a session's workflow as Statewright's
+// statewright_get_status and statewright_load_workflow report it: state
+// (the state a pending approval leaves), is_final, iteration (the calls
+// made in the state with max_iterations), transition_count, and run_id
+// (null: a session's workflow has no handle).
+func (w *Workflow) StatewrightState(wf *mcpbind.Workflow) map[string]any {
+	var state any = wf.State.Value()
+	if a := w.pendingIn(wf.State); a != nil {
+		state = a.From
+	}
+	out := map[string]any{
+		"state":            state,
+		"is_final":         wf.State.Status() == statechart.StatusDone,
+		"iteration":        0,
+		"transition_count": transitionCount(wf.History),
+		"run_id":           nil,
+	}
+	for _, l := range wf.Limits {
+		out["iteration"] = l.Calls
+	}
+	return out
+}
+
+// StateNames lists the workflow's top-level states, as the workflow file
+// names them (without the states the compilation adds: approvals, forks,
+// subflows).
+func (w *Workflow) StateNames() []string {
+	var out []string
+	for _, n := range w.Machine.Nodes() {
+		if n.Parent == w.Machine.ID() && !strings.Contains(n.Key, ":") {
+			out = append(out, n.Key)
+		}
+	}
+	return out
+}

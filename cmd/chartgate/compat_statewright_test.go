@@ -334,8 +334,12 @@ const enforcementWorkflow = `{
   "guards": {}
 }`
 
-// statewrightTools are the tools compat mode always lists.
-var statewrightTools = []string{"statewright_get_state", "statewright_transition", "workflow_status", "workflow_transition"}
+// compatTools are the tools compat mode always lists.
+var compatTools = []string{
+	"statewright_get_state", "statewright_transition", "statewright_list_workflows", "statewright_load_workflow",
+	"statewright_deactivate", "statewright_get_status", "statewright_pause", "statewright_create_workflow",
+	"workflow_status", "workflow_transition",
+}
 
 // TestStatewrightCompatCheckpointAndFinal ports enforcement.rs
 // checkpoint_reached_at_max_iterations and final_state_blocks_all_tools,
@@ -346,7 +350,7 @@ var statewrightTools = []string{"statewright_get_state", "statewright_transition
 // reset).
 func TestStatewrightCompatCheckpointAndFinal(t *testing.T) {
 	a := serveCompat(t, enforcementWorkflow)
-	assert.ElementsMatch(t, append([]string{"read_file", "grep"}, statewrightTools...), a.tools())
+	assert.ElementsMatch(t, append([]string{"read_file", "grep"}, compatTools...), a.tools())
 	for i := 1; i <= 3; i++ {
 		text, isErr := a.call("read_file", map[string]any{"path": "a.go"})
 		require.False(t, isErr, text)
@@ -354,7 +358,7 @@ func TestStatewrightCompatCheckpointAndFinal(t *testing.T) {
 	st := a.json("statewright_get_state", nil)
 	assert.Equal(t, 3.0, st["iteration"])
 	assert.Equal(t, 3.0, st["max_iterations"])
-	assert.ElementsMatch(t, statewrightTools, a.tools(), "at the checkpoint only Statewright's tools are listed")
+	assert.ElementsMatch(t, compatTools, a.tools(), "at the checkpoint only Statewright's tools are listed")
 	text, isErr := a.call("read_file", map[string]any{"path": "a.go"})
 	require.False(t, isErr, "a call at the checkpoint still runs (soft)")
 	assert.Contains(t, text, "[STATEWRIGHT CHECKPOINT: iteration 3/3 in state 'planning'.")
@@ -370,14 +374,85 @@ func TestStatewrightCompatCheckpointAndFinal(t *testing.T) {
 	assert.Equal(t, 0.0, st["iteration"])
 	assert.Equal(t, 1.0, st["transition_count"])
 	assert.Equal(t, map[string]any{}, st["context"], "the count of re-entries is the workflow's own")
-	assert.ElementsMatch(t, append([]string{"read_file", "grep"}, statewrightTools...), a.tools())
+	assert.ElementsMatch(t, append([]string{"read_file", "grep"}, compatTools...), a.tools())
 
 	// A final state blocks every tool, named by the workflow or not.
 	a.json("statewright_transition", map[string]any{"event": "FAIL"})
-	assert.ElementsMatch(t, statewrightTools, a.tools(), "a final state lists only Statewright's tools")
+	assert.ElementsMatch(t, compatTools, a.tools(), "a final state lists only Statewright's tools")
 	for _, tool := range []string{"read_file", "edit_file", "write_file", "grep"} {
 		text, isErr := a.call(tool, map[string]any{"path": "a.go"})
 		assert.True(t, isErr, "%s in a final state: %s", tool, text)
 	}
 	assert.Equal(t, true, a.json("statewright_get_state", nil)["is_final"])
+}
+
+// TestStatewrightCompatTools ports custom_tools.rs
+// custom_tool_definitions_has_all_tools and
+// is_custom_tool_identifies_correctly (all eight tools, whatever the
+// state allows), and gateway.rs's list_workflows, get_status,
+// load_workflow, pause, deactivate and create_workflow answers, with what
+// compat mode keeps from the agent: it cannot switch enforcement off,
+// reset its workflow, or load or replace another.
+func TestStatewrightCompatTools(t *testing.T) {
+	a := serveCompat(t, enforcementWorkflow)
+	assert.ElementsMatch(t, append([]string{"read_file", "grep"}, compatTools...), a.tools())
+
+	assert.Equal(t, map[string]any{"workflows": []any{"test"}, "active": "test"}, a.json("statewright_list_workflows", nil))
+	a.json("statewright_transition", map[string]any{"event": "READY"})
+	_, isErr := a.call("edit_file", map[string]any{"path": "a.go"})
+	require.False(t, isErr)
+	assert.Equal(t, map[string]any{
+		"active_workflow": "test", "current_state": "implementing", "iteration": 1.0, "transition_count": 1.0,
+		"is_final": false, "available_workflows": []any{"test"},
+		"usage": map[string]any{"transitions": 1.0, "limit": nil, "remaining": nil, "warning": nil},
+	}, a.json("statewright_get_status", nil))
+
+	// load_workflow joins the session's workflow where it is.
+	loaded := a.json("statewright_load_workflow", map[string]any{"name": "test", "session_id": "sub-agent-1"})
+	assert.Equal(t, "test", loaded["loaded"])
+	assert.Equal(t, "implementing", loaded["initial_state"], "joined, not reset")
+	assert.Equal(t, []any{"planning", "implementing", "testing", "completed", "failed"}, loaded["states"])
+	assert.Equal(t, false, loaded["resumed"])
+	text, isErr := a.call("statewright_load_workflow", map[string]any{"name": "nope"})
+	assert.True(t, isErr)
+	assert.Equal(t, "Workflow 'nope' not found. Available: test", text)
+
+	// Pause and deactivate are refused: enforcement stays on.
+	for _, tool := range []string{"statewright_pause", "statewright_deactivate"} {
+		text, isErr := a.call(tool, nil)
+		assert.True(t, isErr, tool)
+		assert.Contains(t, text, "enforcement stays on", tool)
+	}
+	text, isErr = a.call("write_file", map[string]any{"path": "a.go"})
+	require.False(t, isErr, "still enforced, write_file allowed in implementing: %s", text)
+	_, isErr = a.call("grep", map[string]any{"path": "a.go"})
+	assert.True(t, isErr, "grep is still refused in implementing")
+	// Each request is kept in the run history, with who asked.
+	code, out, errOut := chartgate(append([]string{"history", "--json", "name:s1"}, a.project...)...)
+	require.Equal(t, exitOK, code, errOut)
+	assert.Contains(t, out, `"by":"statewright_pause"`)
+	assert.Contains(t, out, `"by":"statewright_deactivate"`)
+
+	// create_workflow validates before it keeps a workflow.
+	text, isErr = a.call("statewright_create_workflow", map[string]any{"name": "broken", "definition": map[string]any{
+		"initial": "a", "states": map[string]any{"a": map[string]any{"on": map[string]any{"GO": "nowhere"}}},
+	}})
+	assert.True(t, isErr)
+	assert.Contains(t, text, "Workflow validation failed: ")
+	assert.Contains(t, text, `states.a.on.GO: "nowhere" is not a state`)
+	good := map[string]any{"initial": "a", "states": map[string]any{"a": map[string]any{"on": map[string]any{"GO": "b"}}, "b": map[string]any{"type": "final"}}}
+	text, isErr = a.call("statewright_create_workflow", map[string]any{"name": "data-pipeline", "definition": good})
+	require.False(t, isErr, text)
+	assert.Contains(t, text, "Workflow 'data-pipeline' created (in-memory).")
+	text, isErr = a.call("statewright_create_workflow", map[string]any{"name": "data-pipeline", "definition": good})
+	assert.True(t, isErr)
+	assert.Equal(t, "Workflow 'data-pipeline' already exists. Use overwrite=true to replace it.", text)
+	text, isErr = a.call("statewright_create_workflow", map[string]any{"name": "test", "definition": good, "overwrite": true})
+	assert.True(t, isErr)
+	assert.Contains(t, text, "the agent cannot replace it")
+	assert.Equal(t, map[string]any{"workflows": []any{"test", "data-pipeline"}, "active": "test"}, a.json("statewright_list_workflows", nil))
+	text, isErr = a.call("statewright_load_workflow", map[string]any{"name": "data-pipeline"})
+	assert.True(t, isErr)
+	assert.Contains(t, text, "the agent cannot switch it")
+	assert.Equal(t, "implementing", a.json("statewright_get_state", nil)["state"])
 }

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -125,7 +126,10 @@ func workflowHook(f serveWorkflowFlags, o *serveOptions, logger *slog.Logger, cl
 		default:
 			opts.SessionKey = func(*mcp.ServerSession) string { return name }
 		}
+		var sw *statewrightTools
 		if *f.compat == "statewright" {
+			sw = &statewrightTools{w: w, created: map[string]bool{}, session: *f.session, logger: logger}
+			opts.OwnTools = statewrightOwnTools
 			// At a checkpoint Statewright lists only its own tools, and
 			// every transition restarts its iteration count.
 			opts.CheckpointListsOwnTools = true
@@ -142,10 +146,12 @@ func workflowHook(f serveWorkflowFlags, o *serveOptions, logger *slog.Logger, cl
 		if err := gate.AddWorkflowTools(server, w.ToolOptions()); err != nil {
 			return err
 		}
-		if *f.compat == "statewright" {
+		if sw != nil {
 			if err := gate.AddWorkflowTools(server, w.StatewrightTools()); err != nil {
 				return err
 			}
+			sw.gate = gate
+			sw.add(server)
 		}
 		// A name of the workflow that no tool has leaves the tool it meant
 		// ungated: refuse to start.
@@ -294,4 +300,191 @@ func writtenPaths(args json.RawMessage) []string {
 		}
 	}
 	return out
+}
+
+// statewrightOwnTools are Statewright's tools besides get_state and
+// transition, which the gate never gates.
+var statewrightOwnTools = []string{
+	"statewright_list_workflows", "statewright_load_workflow", "statewright_deactivate",
+	"statewright_get_status", "statewright_pause", "statewright_create_workflow",
+}
+
+// statewrightTools serves Statewright's other six tools, in its input and
+// output shapes, on the gate's workflow store. None of them lets the agent
+// change the workflow it works in or switch enforcement off: a load joins
+// the session's workflow (it never resets it or loads another), pause and
+// deactivate are refused (a person stops enforcement, by stopping or
+// reconfiguring the gateway), and a created workflow is only kept in
+// memory, listed, never enforced.
+type statewrightTools struct {
+	w       *workflow.Workflow
+	gate    *mcpbind.Gate
+	session string // --session: the name of the session's workflow, if any
+	logger  *slog.Logger
+
+	mu      sync.Mutex
+	created map[string]bool // the workflows create_workflow kept
+}
+
+func (t *statewrightTools) add(s *mcp.Server) {
+	empty := json.RawMessage(`{"type":"object","properties":{}}`)
+	s.AddTool(&mcp.Tool{Name: "statewright_list_workflows", Description: "List all available named workflows and which one is currently active.", InputSchema: empty}, t.listWorkflows)
+	s.AddTool(&mcp.Tool{Name: "statewright_get_status", Description: "Get gateway status: active workflow, current state, available workflows.", InputSchema: empty}, t.getStatus)
+	s.AddTool(&mcp.Tool{Name: "statewright_pause", Description: "Pause the current workflow. Here enforcement stays on: a person pauses it.", InputSchema: empty}, t.refuseOff("pause"))
+	s.AddTool(&mcp.Tool{Name: "statewright_deactivate", Description: "Deactivate workflow enforcement. Here enforcement stays on: a person deactivates it.", InputSchema: empty}, t.refuseOff("deactivate"))
+	s.AddTool(&mcp.Tool{
+		Name:        "statewright_load_workflow",
+		Description: "Load a named workflow: here, join the workflow this session works in (its current state is kept).",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{` +
+			`"name":{"type":"string","description":"The workflow name to load"},` +
+			`"session_id":{"type":"string","description":"Client session identifier"},` +
+			`"project_id":{"type":"string","description":"Project identifier"},` +
+			`"resume":{"type":"boolean","description":"Resume the workflow"},` +
+			`"branch":{"type":"string","description":"Connect to a specific fork branch"}` +
+			`},"required":["name"]}`),
+	}, t.loadWorkflow)
+	s.AddTool(&mcp.Tool{
+		Name:        "statewright_create_workflow",
+		Description: "Create a new workflow from a JSON definition; it is validated first, and kept (in memory) for a person to enforce.",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{` +
+			`"name":{"type":"string","description":"Workflow name (lowercase, hyphens, e.g. 'data-pipeline')"},` +
+			`"definition":{"type":"object","description":"Full workflow definition"},` +
+			`"overwrite":{"type":"boolean","description":"Replace a workflow of that name created before"}` +
+			`},"required":["name","definition"]}`),
+	}, t.createWorkflow)
+}
+
+// name is the workflow's name: its id.
+func (t *statewrightTools) name() string { return t.w.Machine.ID() }
+
+// names lists the active workflow and those create_workflow kept.
+func (t *statewrightTools) names() []string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	out := []string{t.name()}
+	for n := range t.created {
+		out = append(out, n)
+	}
+	slices.Sort(out[1:])
+	return out
+}
+
+func (t *statewrightTools) listWorkflows(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	return swJSON(map[string]any{"workflows": t.names(), "active": t.name()}), nil
+}
+
+func (t *statewrightTools) getStatus(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	wf, err := t.gate.SessionWorkflow(ctx, req.Session)
+	if err != nil {
+		return swError(fmt.Sprintf("The workflow could not be read: %v", err)), nil
+	}
+	st := t.w.StatewrightState(wf)
+	n := st["transition_count"]
+	return swJSON(map[string]any{
+		"active_workflow":     t.name(),
+		"current_state":       st["state"],
+		"iteration":           st["iteration"],
+		"transition_count":    n,
+		"is_final":            st["is_final"],
+		"available_workflows": t.names(),
+		"usage":               map[string]any{"transitions": n, "limit": nil, "remaining": nil, "warning": nil},
+	}), nil
+}
+
+// refuseOff answers pause and deactivate: the agent cannot switch its own
+// enforcement off. The request is logged, and kept in the run history of
+// a named session's workflow.
+func (t *statewrightTools) refuseOff(what string) mcp.ToolHandler {
+	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		t.logger.Warn("chartgate serve: the agent asked to "+what+" the workflow; refused", "workflow", t.name(), "session", t.session)
+		if t.session != "" {
+			if _, err := t.gate.Send(ctx, mcpbind.Ref{Name: t.session}, statechart.Event{Type: "chartgate.request." + what}, "statewright_"+what); err != nil {
+				t.logger.Warn("chartgate serve: recording the request", "error", err)
+			}
+		}
+		return swError(fmt.Sprintf("Cannot %s: enforcement stays on. The agent cannot %s its own workflow; a person does, by stopping or reconfiguring chartgate serve. The workflow is still in force; use statewright_get_state to see what it allows.", what, what)), nil
+	}
+}
+
+func (t *statewrightTools) loadWorkflow(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	var in struct {
+		Name   string `json:"name"`
+		Branch string `json:"branch"`
+		Resume bool   `json:"resume"`
+	}
+	if err := json.Unmarshal(req.Params.Arguments, &in); err != nil || in.Name == "" {
+		return swError(`statewright_load_workflow needs {"name": "<workflow>"}.`), nil
+	}
+	if in.Branch != "" {
+		return swError(fmt.Sprintf("Branch '%s' not found. Is a fork active? Here a fork's branches are regions of the workflow: send their events as \"%s.<EVENT>\" with statewright_transition.", in.Branch, in.Branch)), nil
+	}
+	if in.Name != t.name() {
+		if slices.Contains(t.names(), in.Name) {
+			return swError(fmt.Sprintf("Workflow '%s' cannot be loaded here: this session works in '%s', which a person chose; the agent cannot switch it.", in.Name, t.name())), nil
+		}
+		return swError(fmt.Sprintf("Workflow '%s' not found. Available: %s", in.Name, strings.Join(t.names(), ", "))), nil
+	}
+	wf, err := t.gate.SessionWorkflow(ctx, req.Session)
+	if err != nil {
+		return swError(fmt.Sprintf("The workflow could not be read: %v", err)), nil
+	}
+	st := t.w.StatewrightState(wf)
+	return swJSON(map[string]any{
+		"loaded":         in.Name,
+		"initial_state":  st["state"],
+		"states":         t.w.StateNames(),
+		"run_id":         st["run_id"],
+		"capture_output": t.w.Meta.CaptureOutput,
+		"resumed":        false,
+	}), nil
+}
+
+func (t *statewrightTools) createWorkflow(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	var in struct {
+		Name       string          `json:"name"`
+		Definition json.RawMessage `json:"definition"`
+		Overwrite  bool            `json:"overwrite"`
+	}
+	if err := json.Unmarshal(req.Params.Arguments, &in); err != nil {
+		return swError(fmt.Sprintf("Invalid arguments: %v", err)), nil
+	}
+	if in.Name == "" {
+		return swError("Workflow name is required"), nil
+	}
+	if len(in.Definition) == 0 || !json.Valid(in.Definition) {
+		return swError("Invalid workflow definition: definition must be a JSON object. See schema at https://statewright.ai/workflow-schema.json"), nil
+	}
+	// Validated before it is kept; a subflow it invokes is not resolved.
+	if _, err := workflow.Load(in.Definition, &workflow.Options{Format: workflow.FormatStatewright}); err != nil {
+		return swError(fmt.Sprintf("Workflow validation failed: %v. See schema at https://statewright.ai/workflow-schema.json", err)), nil
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	exists := t.created[in.Name] || in.Name == t.name()
+	switch {
+	case in.Name == t.name():
+		return swError(fmt.Sprintf("Workflow '%s' is the workflow in force; the agent cannot replace it.", in.Name)), nil
+	case exists && !in.Overwrite:
+		return swError(fmt.Sprintf("Workflow '%s' already exists. Use overwrite=true to replace it.", in.Name)), nil
+	}
+	verb := "created"
+	if exists {
+		verb = "updated"
+	}
+	t.created[in.Name] = true
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf(
+		"Workflow '%s' %s (in-memory). It is not enforced: a person enforces a workflow with chartgate serve --workflow FILE.", in.Name, verb)}}}, nil
+}
+
+// swJSON answers with v as indented JSON text, as Statewright's tools do.
+func swJSON(v any) *mcp.CallToolResult {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return swError("the answer could not be written")
+	}
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}}
+}
+
+func swError(text string) *mcp.CallToolResult {
+	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: text}}}
 }
