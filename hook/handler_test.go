@@ -3,6 +3,7 @@ package hook
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -40,6 +41,10 @@ func newFixture(t *testing.T, wf string, opts *Options) *fixture {
 		require.NoError(t, err)
 	}
 	w, err := workflow.Load(data, nil)
+	if errors.Is(err, workflow.ErrAmbiguousFormat) {
+		// The smallest workflows of these tests are Statewright's.
+		w, err = workflow.Load(data, &workflow.Options{Format: workflow.FormatStatewright})
+	}
 	require.NoError(t, err)
 	project := t.TempDir()
 	require.NoError(t, os.Mkdir(filepath.Join(project, ConfigDir), 0o755))

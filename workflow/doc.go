@@ -22,9 +22,21 @@
 // Statewright workflow when it has a top-level "guards" or "interrupts",
 // a state with a key only Statewright has (allowed_tools, instructions,
 // max_iterations, safe_next …), or a transition only Statewright writes
-// ("$return", fork, invoke, guards, requires_approval). Anything else is
-// XState, including the small files both formats read the same way;
-// [Options.Format] forces either. `chartgate install` records the format
+// ("$return", fork, invoke, guards, requires_approval). A top-level
+// "$schema" naming statewright or xstate decides. [Load] refuses a file
+// both formats read, differently ([ErrAmbiguousFormat]: transitions, and
+// only keys both have; Statewright merges an event's data into the
+// context, XState does not): [Options.Format] (--format) or "$schema"
+// says which it is. Anything else is XState.
+//
+// A Statewright gateway configuration, {"definition": {...},
+// "upstream_servers": [{name, command, args, env}]}, loads as its
+// definition (a Statewright workflow; errors have paths under
+// "definition"), with the servers in [Workflow.Upstreams]: chartgate serve
+// runs them when given neither --config nor a command. [DirResolver]
+// finds subflows by the names of a directory's manifest.json
+// (Statewright's {"workflows": [{"name", "file"}]}), else as
+// <name>.json. `chartgate install` records the format
 // a project's workflow file has, and the commands refuse that file once
 // it loads in the other (package hook, CheckFormat).
 //
@@ -232,6 +244,7 @@
 //	| statewright_pause, statewright_deactivate | (compat only) refused: enforcement stays on; the request is logged and kept in a named session's run history (by statewright_pause / statewright_deactivate); a person stops or reconfigures chartgate serve | the agent pauses or deactivates its own enforcement | nothing the agent can call may switch enforcement off | none |
 //	| statewright_load_workflow | (compat only) joins the session's workflow where it is (a sub-agent's load, session_id given or not); another name is refused | loads the workflow afresh, at its initial state | a reset would let the agent undo its progress or escape a pending approval; a person chooses the workflow | none |
 //	| statewright_create_workflow | (compat only) validated with every check of Load, then kept in memory and listed; never enforced | validated, stored, loadable by the agent | the agent must not choose its own rules | none |
+//	| A file both formats read | refused until --format or "$schema" says which | read as Statewright's | the formats run it differently (data merge); a guess would be silently wrong | --format statewright |
 //	| An event in a final state | "Cannot transition: the workflow is in final state S." for any event | the same, for any event | — | — |
 //
 // # XState workflows

@@ -81,6 +81,10 @@ type Workflow struct {
 	Policies map[string]StatePolicy
 	// Meta is the workflow-wide meta.
 	Meta MachineMeta
+	// Upstreams are the upstream_servers of a Statewright gateway
+	// configuration file ({"definition": {...}, "upstream_servers":
+	// [...]}), whose definition is the workflow; nil for a workflow file.
+	Upstreams []Upstream
 }
 
 // Interrupt sends Event to the workflow when a file matching FilePattern
@@ -122,10 +126,30 @@ func Load(data []byte, opts *Options) (*Workflow, error) {
 	default:
 		return nil, fmt.Errorf("workflow: Options.Checkpoint is %q: it must be %q or %q", o.Checkpoint, CheckpointSoft, CheckpointHard)
 	}
+	if def, ups, ok, err := unwrapGatewayConfig(data); ok {
+		// A Statewright gateway configuration: its definition is the
+		// workflow, Statewright's unless the format says otherwise.
+		if err != nil {
+			return nil, err
+		}
+		inner := o
+		if inner.Format == FormatAuto || inner.Format == "auto" {
+			inner.Format = FormatStatewright
+		}
+		w, err := Load(def, &inner)
+		if err != nil {
+			return nil, prefixErrors(err, "definition")
+		}
+		w.Upstreams = ups
+		return w, nil
+	}
 	format := o.Format
 	switch format {
 	case FormatAuto, "auto":
-		format = DetectFormat(data)
+		var ambiguous bool
+		if format, ambiguous = detect(data); ambiguous {
+			return nil, ErrAmbiguousFormat
+		}
 	case FormatXState, FormatStatewright:
 	default:
 		return nil, fmt.Errorf("workflow: Options.Format is %q: it must be %q, %q or %q", o.Format, "auto", FormatXState, FormatStatewright)
@@ -183,13 +207,23 @@ var statewrightStateKeys = func() []string {
 //     "requires_approval" or "approval_message", or an array element with
 //     "guards".
 //
-// Anything else, including a file both formats would read (states with
-// only "on" and "type": "final"), is XState.
+// A top-level "$schema" naming statewright or xstate decides, and a
+// Statewright gateway configuration ({"definition": {...},
+// "upstream_servers": [...]}) is Statewright's. Anything else, including
+// a file both formats would read (states with only "on" and "type":
+// "final"), is XState here; [Load] with [FormatAuto] refuses such a file
+// when it has transitions ([ErrAmbiguousFormat]).
 func DetectFormat(data []byte) Format {
 	if !gjson.ValidBytes(data) {
 		return FormatXState
 	}
 	root := gjson.ParseBytes(data)
+	if f, ok := schemaFormat(root); ok {
+		return f
+	}
+	if member(root, "definition").IsObject() && !member(root, "states").Exists() {
+		return FormatStatewright // a Statewright gateway configuration
+	}
 	states := root.Get("states")
 	if !root.IsObject() || !states.IsObject() {
 		return FormatXState

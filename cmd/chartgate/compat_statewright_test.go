@@ -456,3 +456,68 @@ func TestStatewrightCompatTools(t *testing.T) {
 	assert.Contains(t, text, "the agent cannot switch it")
 	assert.Equal(t, "implementing", a.json("statewright_get_state", nil)["state"])
 }
+
+// TestStatewrightTemplates ports config.rs parse_config_with_upstreams and
+// what Statewright's templates need: a gateway configuration
+// ({"definition", "upstream_servers"}) validates as its workflow and
+// serves its upstreams when no other is given; subflows are found by
+// their manifest.json names; a file both formats read asks for its
+// format.
+func TestStatewrightTemplates(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(p, []byte(content), 0o644))
+		return p
+	}
+	config := write("config.json", `{
+  "definition": {"id": "bug-fix", "initial": "planning", "states": {
+    "planning": {"allowed_tools": ["echo"], "safe_next": "testing", "on": {"PLAN_READY": "testing", "FAIL": "failed"}},
+    "testing": {"allowed_tools": ["pid"], "on": {"TESTS_PASS": "completed", "TESTS_FAIL": {"invoke": "[stitch] debug-triage v1", "on_complete": "testing", "on_fail": "failed"}}},
+    "completed": {"type": "final"}, "failed": {"type": "final"}}, "guards": {}},
+  "upstream_servers": [{"name": "up", "command": `+strconv.Quote(testExe(t))+`, "args": [], "env": {"`+envUpstream+`": "1"}}]
+}`)
+	write("manifest.json", `{"version": 1, "workflows": [{"name": "[stitch] debug-triage v1", "file": "debug-triage.json"}]}`)
+	write("debug-triage.json", `{"id": "debug", "initial": "triage", "states": {
+    "triage": {"allowed_tools": ["echo"], "on": {"FIXED": "done", "GIVE_UP": "failed"}},
+    "done": {"type": "final"}, "failed": {"type": "final"}}, "guards": {}}`)
+
+	code, out, _ := chartgate("validate", config)
+	assert.Equal(t, exitOK, code, out)
+	assert.Equal(t, config+": ok (Statewright workflow, 4 states)\n", out)
+	bad := write("bad-config.json", `{"definition": {"id": "x", "initial": "a", "states": {"a": {"on": {"GO": "nowhere"}}, "b": {"type": "final"}}}, "upstream_servers": [{"name": "up"}], "extra": 1}`)
+	code, out, _ = chartgate("validate", bad)
+	assert.Equal(t, exitFail, code)
+	assert.Contains(t, out, `extra: unknown key "extra" of a Statewright gateway configuration`)
+	assert.Contains(t, out, "upstream_servers[0].command: required: a non-empty string")
+
+	// serve takes the configuration's upstreams.
+	cmd := exec.Command(testExe(t), "serve", "--log-level", "warn", "--compat", "statewright", "--workflow", config, "--store", "memory")
+	cmd.Env = append(os.Environ(), envMain+"=1")
+	cmd.Stderr = testWriter{t}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "1"}, nil).
+		Connect(context.Background(), &mcp.CommandTransport{Command: cmd, TerminateDuration: 5 * time.Second}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	require.NoError(t, err)
+	defer cs.Close()
+	a := &swAgent{t: t, cs: cs}
+	assert.ElementsMatch(t, append([]string{"echo"}, compatTools...), a.tools())
+	text, isErr := a.call("echo", map[string]any{"text": "hi"})
+	require.False(t, isErr, text)
+	assert.Equal(t, "hi", text)
+	// The subflow named through manifest.json runs.
+	a.json("statewright_transition", map[string]any{"event": "PLAN_READY"})
+	res := a.json("statewright_transition", map[string]any{"event": "TESTS_FAIL"})
+	assert.Equal(t, true, res["transitioned"])
+	_, isErr = a.call("echo", map[string]any{"text": "in the subflow"})
+	assert.False(t, isErr, "the subflow allows echo")
+	a.json("statewright_transition", map[string]any{"event": "FIXED"})
+	assert.Equal(t, "testing", a.json("statewright_get_state", nil)["state"])
+
+	// A file both formats read, differently, needs its format.
+	both := write("both.json", `{"id": "x", "initial": "a", "states": {"a": {"on": {"GO": "b"}}, "b": {"type": "final"}}}`)
+	code, _, errOut := chartgate("status", "--workflow", both, "--store", "memory")
+	assert.Equal(t, exitFail, code)
+	assert.Contains(t, errOut, `give the format (--format statewright or --format xstate), or a "$schema" naming it`)
+	code, _, errOut = chartgate("status", "--workflow", both, "--store", "memory", "--format", "statewright")
+	assert.Equal(t, exitOK, code, errOut)
+}

@@ -7,6 +7,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -102,6 +103,14 @@ func workflowHook(f serveWorkflowFlags, o *serveOptions, logger *slog.Logger, cl
 		return nil, nil, fmt.Errorf("--checkpoint %q: use soft or hard", *f.checkpoint)
 	}
 	path := *f.project.workflow
+	if o.config == "" && len(o.command) == 0 {
+		// A Statewright gateway configuration names its upstreams.
+		servers, err := workflowUpstreams(f.project)
+		if err != nil {
+			return nil, nil, err
+		}
+		o.workflowServers = servers
+	}
 	names := &toolNames{}
 	hook := func(ctx context.Context, g *gateway.Gateway, server *mcp.Server) error {
 		p, err := openProjectWith(f.project, checkpoint, workflow.Compat(*f.compat))
@@ -487,4 +496,23 @@ func swJSON(v any) *mcp.CallToolResult {
 
 func swError(text string) *mcp.CallToolResult {
 	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: text}}}
+}
+
+// workflowUpstreams returns the upstream_servers of a Statewright gateway
+// configuration given as the workflow ({"definition": {...},
+// "upstream_servers": [...]}); none for a workflow file.
+func workflowUpstreams(f projectFlags) ([]*gateway.ServerConfig, error) {
+	data, err := os.ReadFile(*f.workflow)
+	if err != nil {
+		return nil, fmt.Errorf("--workflow: %w", err)
+	}
+	w, err := workflow.Load(bytes.TrimPrefix(data, utf8BOM), &workflow.Options{Format: workflow.Format(*f.format), Resolve: workflow.DirResolver(subflowDir(f))})
+	if err != nil {
+		return nil, nil // serve reports the workflow's errors where it loads it
+	}
+	var out []*gateway.ServerConfig
+	for _, u := range w.Upstreams {
+		out = append(out, &gateway.ServerConfig{Name: u.Name, Transport: gateway.TransportStdio, Command: u.Command, Args: u.Args, Env: u.Env})
+	}
+	return out, nil
 }
