@@ -1214,3 +1214,27 @@ func detect(data []byte) (Format, bool) {
 	})
 	return FormatXState, !xs && transitions
 }
+
+// forksOf describes the forks of the top-level states, by the key of the
+// parallel state each compiles to, as Statewright's transition result
+// writes a fork: {branches: {b: {initial, terminal}}, join, on_complete,
+// on_fail}.
+func forksOf(d *swDoc) map[string]map[string]any {
+	out := map[string]map[string]any{}
+	for _, s := range d.states {
+		for _, ev := range s.on {
+			f := ev.tr.fork
+			if ev.tr.kind != kindFork || f == nil {
+				continue
+			}
+			branches := map[string]any{}
+			for _, b := range f.branches {
+				branches[b.name] = map[string]any{"initial": b.initial, "terminal": b.terminal}
+			}
+			out[s.name+":"+ev.name+":fork"] = map[string]any{
+				"branches": branches, "join": f.join, "on_complete": f.onComplete, "on_fail": orNil(f.onFail),
+			}
+		}
+	}
+	return out
+}

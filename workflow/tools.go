@@ -9,6 +9,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -60,6 +61,11 @@ func (w *Workflow) renderState(_ context.Context, st mcpbind.WorkflowStatus, wf 
 	if a := w.pendingIn(wf.State); a != nil {
 		state = a.From
 	}
+	from, fork, forked := w.ActiveFork(wf.State)
+	if forked {
+		// Statewright's parent session stays in the state that forked.
+		state = from
+	}
 	out := map[string]any{
 		"state":            state,
 		"is_final":         st.Status == statechart.StatusDone,
@@ -98,6 +104,9 @@ func (w *Workflow) renderState(_ context.Context, st mcpbind.WorkflowStatus, wf 
 	if r, ok := wf.State.Context()[KeyInterruptReturn].(string); ok {
 		out["interrupt_handler"] = map[string]any{"return_state": r, "message": interruptHandlerMessage}
 	}
+	if forked {
+		out["fork"] = fork
+	}
 	return jsonText(out)
 }
 
@@ -110,6 +119,13 @@ func (w *Workflow) renderTransition(_ context.Context, tr mcpbind.TransitionResu
 		"approval_message":  nil,
 		"transition_count":  transitionCount(wf.History),
 		"usage":             map[string]any{"transitions": transitionCount(wf.History)},
+	}
+	// A transition that forks says so, with the fork, as Statewright's
+	// does.
+	if _, fork, ok := w.ActiveFork(wf.State); ok {
+		if _, _, was := w.forkOfValue(tr.From); !was {
+			out["fork"] = fork
+		}
 	}
 	// A transition that waits for approval stops in its pending state:
 	// say so, as Statewright does.
@@ -454,4 +470,66 @@ func (w *Workflow) StateNames() []string {
 		}
 	}
 	return out
+}
+
+// ActiveFork returns, while a top-level fork runs in s, the state that
+// forked and the fork in Statewright's shape, {branches: {b: {initial,
+// terminal, state, status}}, join, on_complete, on_fail}, status being
+// running, completed (in its terminal state) or failed (in another final
+// state); ok is false when no fork runs.
+func (w *Workflow) ActiveFork(s statechart.State) (from string, fork map[string]any, ok bool) {
+	v, isMap := s.Value().(map[string]any)
+	if !isMap {
+		return "", nil, false
+	}
+	for key, regions := range v {
+		f, known := w.forks[key]
+		if !known {
+			continue
+		}
+		rs, _ := regions.(map[string]any)
+		branches := map[string]any{}
+		for name, def := range f["branches"].(map[string]any) {
+			d := maps.Clone(def.(map[string]any))
+			state, _ := rs[name].(string)
+			d["state"], d["status"] = state, "running"
+			switch {
+			case state == d["terminal"]:
+				d["status"] = "completed"
+			case w.finalStates()[state]:
+				d["status"] = "failed"
+			}
+			branches[name] = d
+		}
+		out := maps.Clone(f)
+		out["branches"] = branches
+		from, _, _ = strings.Cut(key, ":")
+		return from, out, true
+	}
+	return "", nil, false
+}
+
+// finalStates are the keys of the workflow's top-level final states.
+func (w *Workflow) finalStates() map[string]bool {
+	out := map[string]bool{}
+	for _, n := range w.Machine.Nodes() {
+		if n.Parent == w.Machine.ID() && n.Type == "final" {
+			out[n.Key] = true
+		}
+	}
+	return out
+}
+
+// forkOfValue reports whether a state value is in a top-level fork.
+func (w *Workflow) forkOfValue(v any) (string, map[string]any, bool) {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return "", nil, false
+	}
+	for key := range m {
+		if f, known := w.forks[key]; known {
+			return key, f, true
+		}
+	}
+	return "", nil, false
 }

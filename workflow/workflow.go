@@ -85,6 +85,9 @@ type Workflow struct {
 	// configuration file ({"definition": {...}, "upstream_servers":
 	// [...]}), whose definition is the workflow; nil for a workflow file.
 	Upstreams []Upstream
+	// forks are the top-level forks of a Statewright workflow, by the key
+	// of their parallel state, in Statewright's shape.
+	forks map[string]map[string]any
 }
 
 // Interrupt sends Event to the workflow when a file matching FilePattern
@@ -177,6 +180,7 @@ func Load(data []byte, opts *Options) (*Workflow, error) {
 		return nil, fmt.Errorf("workflow: the machine compiled from the Statewright workflow does not load: %w", err)
 	}
 	w.Format = FormatStatewright
+	w.forks = forksOf(d)
 	return w, nil
 }
 

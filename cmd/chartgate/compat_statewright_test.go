@@ -521,3 +521,60 @@ func TestStatewrightTemplates(t *testing.T) {
 	code, _, errOut = chartgate("status", "--workflow", both, "--store", "memory", "--format", "statewright")
 	assert.Equal(t, exitOK, code, errOut)
 }
+
+// forkWorkflow is transition.rs's fork definition (fork_deserialize,
+// fork_transition_returns_fork_result), with the branches' states.
+const forkWorkflow = `{
+  "id": "ci", "initial": "building",
+  "states": {
+    "building": {"on": {"BUILD_DONE": {"fork": {
+      "branches": {"lint": {"initial": "lint_run", "terminal": "lint_done"}, "types": {"initial": "types_run", "terminal": "types_done"}},
+      "join": "all", "on_complete": "deploying", "on_fail": "failed"}}}},
+    "lint_run": {"allowed_tools": ["read_file"], "on": {"PASS": "lint_done", "FAIL": "failed"}},
+    "lint_done": {"type": "final"},
+    "types_run": {"allowed_tools": ["grep"], "on": {"PASS": "types_done", "FAIL": "failed"}},
+    "types_done": {"type": "final"},
+    "deploying": {"on": {"SHIPPED": "done"}},
+    "done": {"type": "final"},
+    "failed": {"type": "final"}
+  },
+  "guards": {}
+}`
+
+// TestStatewrightCompatFork ports transition.rs
+// fork_transition_returns_fork_result and fork_join_default_all, and
+// gateway.rs's fork object in get_state and load_workflow with a branch:
+// the result and get_state carry the fork; a sub-agent's load joins a
+// branch. Here branches are regions of one workflow, moved by
+// "<branch>.<EVENT>" (the table in the workflow package's docs).
+func TestStatewrightCompatFork(t *testing.T) {
+	a := serveCompat(t, forkWorkflow)
+	res := a.json("statewright_transition", map[string]any{"event": "BUILD_DONE"})
+	assert.Equal(t, true, res["transitioned"])
+	fork, _ := res["fork"].(map[string]any)
+	require.NotNil(t, fork, "the transition result carries the fork: %v", res)
+	assert.Equal(t, "all", fork["join"])
+	assert.Equal(t, "deploying", fork["on_complete"])
+	assert.Equal(t, "failed", fork["on_fail"])
+	assert.Equal(t, map[string]any{"initial": "lint_run", "terminal": "lint_done", "state": "lint_run", "status": "running"},
+		fork["branches"].(map[string]any)["lint"])
+
+	st := a.json("statewright_get_state", nil)
+	assert.Equal(t, "building", st["state"], "the parent stays in the state that forked")
+	require.Contains(t, st, "fork")
+
+	// A sub-agent joins a branch.
+	b := a.json("statewright_load_workflow", map[string]any{"name": "ci", "branch": "lint"})
+	assert.Equal(t, "lint", b["branch"])
+	assert.Equal(t, "lint_run", b["initial_state"])
+	text, isErr := a.call("statewright_load_workflow", map[string]any{"name": "ci", "branch": "docs"})
+	assert.True(t, isErr)
+	assert.Contains(t, text, "Branch 'docs' not found. Is a fork active?")
+
+	a.json("statewright_transition", map[string]any{"event": "lint.PASS"})
+	st = a.json("statewright_get_state", nil)
+	assert.Equal(t, "completed", st["fork"].(map[string]any)["branches"].(map[string]any)["lint"].(map[string]any)["status"])
+	res = a.json("statewright_transition", map[string]any{"event": "types.PASS"})
+	assert.Equal(t, "deploying", res["to"], "join all: every branch done")
+	assert.NotContains(t, a.json("statewright_get_state", nil), "fork")
+}

@@ -424,6 +424,23 @@ func (t *statewrightTools) loadWorkflow(ctx context.Context, req *mcp.CallToolRe
 	if err := json.Unmarshal(req.Params.Arguments, &in); err != nil || in.Name == "" {
 		return swError(`statewright_load_workflow needs {"name": "<workflow>"}.`), nil
 	}
+	if in.Branch != "" && in.Name == t.name() {
+		// A sub-agent joins a branch of the running fork: the branch is a
+		// region of the session's workflow, moved by "<branch>.<EVENT>".
+		wf, err := t.gate.SessionWorkflow(ctx, req.Session)
+		if err != nil {
+			return swError(fmt.Sprintf("The workflow could not be read: %v", err)), nil
+		}
+		if _, fork, ok := t.w.ActiveFork(wf.State); ok {
+			if b, ok := fork["branches"].(map[string]any)[in.Branch].(map[string]any); ok {
+				return swJSON(map[string]any{
+					"loaded": in.Name, "branch": in.Branch, "initial_state": b["state"], "states": t.w.StateNames(),
+					"capture_output": false, "resumed": false,
+					"events": fmt.Sprintf("send this branch's events as %q with statewright_transition", in.Branch+".<EVENT>"),
+				}), nil
+			}
+		}
+	}
 	if in.Branch != "" {
 		return swError(fmt.Sprintf("Branch '%s' not found. Is a fork active? Here a fork's branches are regions of the workflow: send their events as \"%s.<EVENT>\" with statewright_transition.", in.Branch, in.Branch)), nil
 	}
