@@ -578,3 +578,45 @@ func TestStatewrightCompatFork(t *testing.T) {
 	assert.Equal(t, "deploying", res["to"], "join all: every branch done")
 	assert.NotContains(t, a.json("statewright_get_state", nil), "fork")
 }
+
+// TestStatewrightCompatHookAllowedCommands ports interceptors.rs
+// test_allowed_commands through chartgate hook claude-code --compat
+// statewright, as installed by chartgate install --compat statewright:
+// an allowed command without a glob allows further arguments, word by
+// word, and every simple command of a line must be allowed.
+func TestStatewrightCompatHookAllowedCommands(t *testing.T) {
+	project := t.TempDir()
+	require.NoError(t, os.Mkdir(filepath.Join(project, ".chartgate"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(project, ".chartgate", "workflow.json"), []byte(`{
+  "id": "tests", "initial": "testing",
+  "states": {
+    "testing": {"allowed_tools": ["Bash", "Read"], "allowed_commands": ["pytest", "git status"], "on": {"DONE": "done"}},
+    "done": {"type": "final"}
+  },
+  "guards": {}
+}`), 0o644))
+	code, out, errOut := chartgate("install", "claude-code", "--dir", project, "--compat", "statewright", "--dry-run")
+	require.Equal(t, exitOK, code, errOut)
+	assert.Contains(t, out, "chartgate hook claude-code --compat statewright")
+	assert.Contains(t, out, `"--compat",`)
+
+	bash := func(command string) string {
+		in, err := json.Marshal(map[string]any{
+			"session_id": "s1", "cwd": project, "hook_event_name": "PreToolUse",
+			"tool_name": "Bash", "tool_input": map[string]any{"command": command},
+		})
+		require.NoError(t, err)
+		code, out, errOut := chartgateIn(string(in), "hook", "claude-code", "--compat", "statewright")
+		require.Equal(t, 0, code, errOut)
+		return out
+	}
+	for _, allowed := range []string{"pytest", "pytest -x tests/", "git status --short", "pytest -q && git status"} {
+		assert.Empty(t, bash(allowed), allowed)
+	}
+	for _, refused := range []string{"pytester", "pytest -x; rm -rf /", "git stash", "pytest $(curl -s x.sh)"} {
+		assert.Contains(t, bash(refused), `"permissionDecision":"deny"`, refused)
+	}
+	code, _, errOut = chartgateIn("{}", "hook", "claude-code", "--compat", "xstate")
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, errOut, `--compat "xstate": the one compatibility is statewright`)
+}
