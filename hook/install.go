@@ -45,6 +45,9 @@ type InstallOptions struct {
 	// must decide the same way; unset, neither gets them.
 	Checkpoint  string
 	DefaultDeny bool
+	// Compat ("statewright") is passed to the gateway and the hooks alike
+	// (--compat), which compile the workflow the same way.
+	Compat string
 }
 
 // FileChange is one configuration file and what installing changes in it.
@@ -381,6 +384,9 @@ func (in *installer) projectArgs() []string {
 	}
 	if in.o.DefaultDeny {
 		args = append(args, "--default-deny")
+	}
+	if in.o.Compat != "" {
+		args = append(args, "--compat", in.o.Compat)
 	}
 	return args
 }

@@ -103,7 +103,9 @@ func (g *Gate) commit(ctx context.Context, c *gatedCall, h *holder, v *view, res
 		}
 		if changed {
 			rec.history = appendHistory(cur.rec.history, entry, g.hlimit, g.hbytes)
-			if len(cur.rec.calls) > 0 {
+			if g.resetCalls {
+				rec.calls = nil
+			} else if len(cur.rec.calls) > 0 {
 				ids := state.StateIDs()
 				rec.calls = carryCalls(cur.rec.calls, func(id string) bool { return slices.Contains(ids, id) })
 			}

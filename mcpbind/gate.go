@@ -180,6 +180,23 @@ type Options struct {
 	// default says how many calls ran of how many allowed, and to move the
 	// workflow on.
 	CheckpointNotice func(CallLimit) string
+
+	// OwnTools names tools the server adds besides the workflow tools that
+	// the gate never gates: always listed and run, whatever the state
+	// (the gateway's statewright_* tools). Their handlers must not let the
+	// agent change the workflow.
+	OwnTools []string
+
+	// CheckpointListsOwnTools lists only the gate's own tools (the
+	// workflow tools) while a budget whose onMaxCalls is "warn" is used
+	// up, as Statewright's gateway does at a checkpoint; calls of the
+	// other tools still run, with the notice.
+	CheckpointListsOwnTools bool
+	// ResetCallsOnTransition starts every call count afresh on each
+	// transition, also one that re-enters the state it leaves, as
+	// Statewright resets its iteration count; by default a state that
+	// stays active keeps its count.
+	ResetCallsOnTransition bool
 }
 
 // HandleMode says when a [Gate] keys workflows by explicit handles.
@@ -235,6 +252,8 @@ type Gate struct {
 	startLimit *startLimiter // nil: no limit
 	paths      []string      // key path of each node ("" for the root)
 	limited    bool          // some state has maxCalls
+	// Options.CheckpointListsOwnTools and ResetCallsOnTransition.
+	checkpointOwn, resetCalls bool
 	// dataless: the engine ignores event data (the flat engine), so the
 	// call's arguments and result need not be decoded into the event.
 	dataless bool
@@ -359,27 +378,29 @@ func New(engine statechart.Engine, opts *Options) (*Gate, error) {
 		o = *opts
 	}
 	g := &Gate{
-		engine:     engine,
-		nodes:      engine.Nodes(),
-		store:      o.Store,
-		prefix:     o.KeyPrefix,
-		now:        o.Now,
-		log:        o.Logger,
-		retries:    o.MaxRetries,
-		timeout:    o.StoreTimeout,
-		onTrans:    o.OnTransition,
-		named:      o.SessionKey,
-		hlimit:     o.HistoryLimit,
-		hbytes:     o.HistoryBytes,
-		audit:      o.AuditCalls,
-		leaseTTL:   o.LeaseTTL,
-		busyWait:   o.BusyWait,
-		maxArgs:    o.MaxArgumentBytes,
-		maxRecord:  o.MaxRecordBytes,
-		handles:    o.Handles,
-		start:      o.StartTool,
-		startLimit: newStartLimiter(o.StartLimit),
-		sessions:   map[*mcp.ServerSession]*session{},
+		engine:        engine,
+		nodes:         engine.Nodes(),
+		store:         o.Store,
+		prefix:        o.KeyPrefix,
+		now:           o.Now,
+		log:           o.Logger,
+		retries:       o.MaxRetries,
+		timeout:       o.StoreTimeout,
+		onTrans:       o.OnTransition,
+		named:         o.SessionKey,
+		hlimit:        o.HistoryLimit,
+		hbytes:        o.HistoryBytes,
+		audit:         o.AuditCalls,
+		leaseTTL:      o.LeaseTTL,
+		busyWait:      o.BusyWait,
+		maxArgs:       o.MaxArgumentBytes,
+		maxRecord:     o.MaxRecordBytes,
+		handles:       o.Handles,
+		start:         o.StartTool,
+		startLimit:    newStartLimiter(o.StartLimit),
+		checkpointOwn: o.CheckpointListsOwnTools,
+		resetCalls:    o.ResetCallsOnTransition,
+		sessions:      map[*mcp.ServerSession]*session{},
 	}
 	switch {
 	case g.hlimit == 0:
@@ -540,11 +561,19 @@ func New(engine statechart.Engine, opts *Options) (*Gate, error) {
 		}
 		g.ungated = append(g.ungated, u)
 	}
+	for _, name := range o.OwnTools {
+		if msg := checkToolName(name, false); msg != "" {
+			errs = append(errs, &statechart.Error{Path: "Options.OwnTools", Msg: msg})
+		}
+	}
 	if len(errs) > 0 {
 		return nil, errs
 	}
 	if g.start != "" {
 		g.ownTools.add(g.start)
+	}
+	for _, name := range o.OwnTools {
+		g.ownTools.add(name)
 	}
 
 	s, err := engine.Start(context.Background(), g.now())

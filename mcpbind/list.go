@@ -81,7 +81,8 @@ func ungatedList(lr *mcp.ListToolsResult, memo *listMemo) *mcp.ListToolsResult {
 // is memoized by them.
 func (g *Gate) filter(ctx context.Context, memo *listMemo, v *view, tools []*mcp.Tool) []*mcp.Tool {
 	lims := g.exhausted(v)
-	memoize := !memo.hasCan && len(lims) == 0
+	checkpoint := g.checkpointOwn && checkpointed(g.limits(v))
+	memoize := !memo.hasCan && len(lims) == 0 && !checkpoint
 	var key string
 	if memoize {
 		key = configKey(v.active)
@@ -92,6 +93,9 @@ func (g *Gate) filter(ctx context.Context, memo *listMemo, v *view, tools []*mcp
 	keep := make([]bool, len(memo.infos))
 	n := 0
 	for i, ti := range memo.infos {
+		if checkpoint && !g.ownTools.has(tools[i].Name) {
+			continue
+		}
 		if ti.mode == modeUnbound || g.allowed(ctx, v, tools[i].Name, ti, lims, nil) {
 			keep[i] = true
 			n++
@@ -107,6 +111,11 @@ func (g *Gate) filter(ctx context.Context, memo *listMemo, v *view, tools []*mcp
 		memo.byConfig.Store(key, slices.Clone(out))
 	}
 	return out
+}
+
+// checkpointed reports whether a budget that only warns is used up.
+func checkpointed(lims []CallLimit) bool {
+	return slices.ContainsFunc(lims, func(l CallLimit) bool { return l.Warn && l.Calls >= l.Max })
 }
 
 // listMemo remembers how the tools of one page of tools/list are gated:

@@ -40,6 +40,15 @@ type WorkflowToolsOptions struct {
 	// the workflow as it is after the call.
 	RenderStatus     func(context.Context, WorkflowStatus, *Workflow) *mcp.CallToolResult
 	RenderTransition func(context.Context, TransitionResult, *Workflow) *mcp.CallToolResult
+	// AnyEvent lets the transition tool send events the machine names
+	// only through a wildcard (Statewright's safe_next, which takes any
+	// event its state does not handle). Reserved events and events a tool
+	// sends stay refused; the machine decides the rest.
+	AnyEvent bool
+	// ExplainGuard, if set, adds to the refusal of an event a guard
+	// refused an explanation (which guard, what it checks, the value it
+	// saw), from the workflow before the event and the data sent with it.
+	ExplainGuard func(ctx context.Context, wf *Workflow, event string, data map[string]any) string
 }
 
 // pendingHelp tells the agent what a pending approval means for it.
@@ -58,6 +67,8 @@ type workflowTools struct {
 	events                     []string
 	renderStatus               func(context.Context, WorkflowStatus, *Workflow) *mcp.CallToolResult
 	renderTransition           func(context.Context, TransitionResult, *Workflow) *mcp.CallToolResult
+	anyEvent                   bool
+	explainGuard               func(context.Context, *Workflow, string, map[string]any) string
 }
 
 // AddWorkflowTools adds workflow_status and workflow_transition to a server
@@ -89,7 +100,8 @@ func (g *Gate) AddWorkflowTools(s *mcp.Server, opts *WorkflowToolsOptions) error
 		return errors.New("mcpbind: AddWorkflowTools: the gate is not attached to this server; call Attach first")
 	}
 	w := &workflowTools{statusName: o.StatusName, transitionName: o.TransitionName, events: o.Events,
-		renderStatus: o.RenderStatus, renderTransition: o.RenderTransition}
+		renderStatus: o.RenderStatus, renderTransition: o.RenderTransition,
+		anyEvent: o.AnyEvent, explainGuard: o.ExplainGuard}
 	if w.statusName == "" {
 		w.statusName = "workflow_status"
 	}
@@ -296,18 +308,21 @@ func (g *Gate) authorizeTransition(ctx context.Context, c *gatedCall, v *view) *
 	refuse := func(format string, args ...any) *verdict {
 		return &verdict{res: toolError(fmt.Sprintf(format, args...))}
 	}
-	if !slices.Contains(candidates, in.Event) {
-		if tool := g.toolEvents(c.rules)[in.Event]; tool != "" {
-			return refuse("Event %q is sent by calling %s, not with %s.", in.Event, tool, w.transitionName)
-		}
-		return refuse("Event %q cannot be sent with %s.%s", in.Event, w.transitionName, accepted())
-	}
+	// A final workflow takes no event: say so whatever the event.
 	switch st := v.state.Status(); st {
 	case statechart.StatusActive:
 	case statechart.StatusDone:
 		return refuse("Cannot transition: the workflow is in final state %s.", state)
 	default:
 		return refuse("Cannot transition: the workflow is not active (status %s, state %s).", st, state)
+	}
+	if !slices.Contains(candidates, in.Event) {
+		if tool := g.toolEvents(c.rules)[in.Event]; tool != "" {
+			return refuse("Event %q is sent by calling %s, not with %s.", in.Event, tool, w.transitionName)
+		}
+		if !w.anyEvent || strings.HasPrefix(in.Event, "xstate.") {
+			return refuse("Event %q cannot be sent with %s.%s", in.Event, w.transitionName, accepted())
+		}
 	}
 	if in.Data == nil {
 		in.Data = map[string]any{}
@@ -319,7 +334,13 @@ func (g *Gate) authorizeTransition(ctx context.Context, c *gatedCall, v *view) *
 	}
 	if !ok {
 		if g.model.structurallyVisible(v.active, &toolInfo{mode: modeCan, event: in.Event}, false) {
-			return refuse("Event %q was refused by a guard in state %s.%s", in.Event, state, accepted())
+			why := ""
+			if w.explainGuard != nil {
+				if e := w.explainGuard(ctx, g.workflowOf(v), in.Event, in.Data); e != "" {
+					why = " " + e
+				}
+			}
+			return refuse("Event %q was refused by a guard in state %s.%s%s", in.Event, state, why, accepted())
 		}
 		return refuse("No transition for event %q in state %s.%s", in.Event, state, accepted())
 	}

@@ -225,13 +225,15 @@
 // # Allowed-command patterns
 //
 // There is one rule, [MatchCommand], the same in the hook and in the
-// gateway: the words of one simple command (after the transparent prefixes)
-// are joined with single spaces and the pattern must match the whole text,
-// "*" matching any run of characters, spaces and slashes included. A
-// trailing " *" also matches no arguments: "go test *" matches "go test"
-// and "go test ./...". "pytest*" matches "pytest -x" and "pytest-watch";
-// "pytest" alone matches only "pytest". A star matches anything: "rm -rf
-// build/*" matches "rm -rf build/../../x".
+// gateway, applied to the words of one simple command (after the
+// transparent prefixes). A pattern without "*" is a prefix of words:
+// "pytest" matches "pytest" and "pytest -x tests/", not "pytester". A
+// pattern with "*" must match the whole command, its words joined with
+// single spaces, "*" matching any run of characters, spaces and slashes
+// included. A trailing " *" also matches no arguments: "go test *" matches
+// "go test" and "go test ./...". "pytest*" matches "pytest -x" and
+// "pytest-watch". A star matches anything: "rm -rf build/*" matches "rm
+// -rf build/../../x".
 //
 // A pattern names a command when it matches it with literal characters
 // (not stars) over the words that make it blocked: the command name of rm
@@ -274,9 +276,10 @@
 // Rule by rule, against Statewright's gateway and Claude Code hook:
 //
 //   - allowed_commands: Statewright's gateway matches a prefix of the whole
-//     line, so "pytest; rm -rf /" passes, and its hook uses shell case
-//     globs, another rule. Here: one rule, applied to every simple command,
-//     nested ones included. Better.
+//     line, characters not words, so "pytest; rm -rf /" and "pytester"
+//     pass "pytest", and its hook uses shell case globs, another rule.
+//     Here: one rule, a prefix of words for an entry without "*", applied
+//     to every simple command, nested ones included. Better.
 //   - Splitting: Statewright splits on && || | ; outside quotes. Here the
 //     parser also sees newlines, &, subshells, $(...), backquotes, <(...),
 //     here-documents, bash -c strings, eval, xargs and find -exec. Better.

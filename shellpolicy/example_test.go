@@ -77,7 +77,9 @@ func ExampleMatchCommand() {
 	fmt.Println(shellpolicy.MatchCommand("go test *", []string{"go", "test", "./...", "-run", "TestX"}))
 	fmt.Println(shellpolicy.MatchCommand("pytest*", []string{"pytest", "-x"}))
 	fmt.Println(shellpolicy.MatchCommand("git status", []string{"git", "status", "--short"}))
+	fmt.Println(shellpolicy.MatchCommand("pytest", []string{"pytester"}))
 	// Output:
+	// true
 	// true
 	// true
 	// true

@@ -9,22 +9,53 @@ import "strings"
 // MatchCommand reports whether an allowed-command pattern matches a simple
 // command given as its words (see [Command.Values]).
 //
-// The words are joined with single spaces, and the pattern must match the
-// whole of that text. In the pattern, "*" matches any run of characters,
-// spaces and slashes included, and every other character matches itself;
-// there is no escape, and "?" and "[" are ordinary characters. A pattern
-// ending in " *" also matches the command with nothing after it, so
-// "go test *" matches "go test" and "go test ./... -run X", and "pytest*"
-// matches "pytest", "pytest -x" (and "pytest-watch").
+// A pattern without "*" is a command prefix, matched word by word: its
+// words (separated by single spaces) must be the command's first words,
+// and any arguments may follow, so "pytest" matches "pytest" and
+// "pytest -x tests/" but not "pytester", and "git status" matches
+// "git status --short" but not "git stash".
+//
+// A pattern with "*" must match the whole command: the words are joined
+// with single spaces and, in the pattern, "*" matches any run of
+// characters, spaces and slashes included, and every other character
+// matches itself; there is no escape, and "?" and "[" are ordinary
+// characters. A pattern ending in " *" also matches the command with
+// nothing after it, so "go test *" matches "go test" and "go test ./...
+// -run X", and "pytest*" matches "pytest", "pytest -x" (and
+// "pytest-watch").
 //
 // The pattern is matched against one simple command, never against the
 // whole line: the line "pytest; rm -rf /" holds two simple commands, and
 // "rm -rf /" must be allowed on its own.
 func MatchCommand(pattern string, words []string) bool {
+	if !strings.Contains(pattern, "*") {
+		return prefixWords(pattern, words) >= 0
+	}
 	return matchText(pattern, strings.Join(words, " "))
 }
 
-// matchText matches pattern against text with the rules of MatchCommand.
+// prefixWords returns how many of words a pattern without "*" matches as
+// their first words, or -1 if it does not match them. The empty pattern
+// matches only the empty command.
+func prefixWords(pattern string, words []string) int {
+	if pattern == "" {
+		if len(words) == 0 || len(words) == 1 && words[0] == "" {
+			return 0
+		}
+		return -1
+	}
+	n := 0
+	for w := range strings.SplitSeq(pattern, " ") {
+		if n >= len(words) || words[n] != w {
+			return -1
+		}
+		n++
+	}
+	return n
+}
+
+// matchText matches pattern, which has a "*", against text with the
+// rules of MatchCommand.
 func matchText(pattern, text string) bool {
 	if glob(pattern, text) {
 		return true
@@ -67,6 +98,16 @@ func glob(pattern, text string) bool {
 func names(pattern string, words []string, keys []int) bool {
 	if len(keys) == 0 {
 		return false
+	}
+	if !strings.Contains(pattern, "*") {
+		// Every word a prefix pattern matches is literal.
+		n := prefixWords(pattern, words)
+		for _, k := range keys {
+			if k >= n {
+				return false
+			}
+		}
+		return n >= 0
 	}
 	text := strings.Join(words, " ")
 	protected := make([]bool, len(text))

@@ -191,9 +191,8 @@ func (p *Policy) verdict(c *Command, req Requirements) Verdict {
 	}
 	words := c.Values()
 	if c.Kind == Simple && len(p.AllowedCommands) > 0 {
-		text := strings.Join(words, " ")
 		for _, pat := range p.AllowedCommands {
-			if matchText(pat, text) {
+			if MatchCommand(pat, words) {
 				v.Pattern = pat
 				break
 			}

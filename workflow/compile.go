@@ -278,6 +278,10 @@ func (c *compiler) compileState(ct *container, s *swState) []*xsState {
 	case roleFinal:
 		x.typ = "final"
 		x.mcp = newObj().set("tools", []string{"*"})
+		if c.opts.Compat == CompatStatewright {
+			// Statewright's gateway blocks every tool in a final state.
+			x.mcp = newObj().set("tools", []string{}).set("deny", []string{"*"})
+		}
 		if s.instructions != "" {
 			x.mcp.set("instructions", s.instructions)
 		}
@@ -305,6 +309,10 @@ func (c *compiler) compileState(ct *container, s *swState) []*xsState {
 			for _, b := range t.branches {
 				tr := &xsTrans{guards: c.guardRefs(ct, b.guards), actions: []any{ActionMerge}}
 				c.setTarget(ct, tr, b.target)
+				if c.opts.Compat == CompatStatewright && b.target == s.name && !t.approval {
+					// Statewright counts a transition to the same state.
+					tr.actions = append(tr.actions, ActionReenter)
+				}
 				if t.approval {
 					p := c.approvalState(ct, s, ev, name, t, b)
 					out = append(out, p)
@@ -342,6 +350,19 @@ func (c *compiler) compileState(ct *container, s *swState) []*xsState {
 				c.setTarget(ct, tr, s.safeNext)
 				x.addOn(ev, tr)
 			}
+		}
+		if c.opts.Compat == CompatStatewright {
+			// Statewright takes safe_next for any event the state does
+			// not handle, also one the workflow never names.
+			handled := []string{}
+			for _, e := range x.on {
+				handled = append(handled, e.name)
+			}
+			tr := &xsTrans{actions: []any{ActionMerge}, guards: []any{
+				newObj().set("type", GuardUnhandled).set("params", newObj().set("handled", handled).set("prefix", ct.prefix)),
+			}}
+			c.setTarget(ct, tr, s.safeNext)
+			x.addOn("*", tr)
 		}
 	}
 	return out

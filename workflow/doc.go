@@ -22,9 +22,21 @@
 // Statewright workflow when it has a top-level "guards" or "interrupts",
 // a state with a key only Statewright has (allowed_tools, instructions,
 // max_iterations, safe_next …), or a transition only Statewright writes
-// ("$return", fork, invoke, guards, requires_approval). Anything else is
-// XState, including the small files both formats read the same way;
-// [Options.Format] forces either. `chartgate install` records the format
+// ("$return", fork, invoke, guards, requires_approval). A top-level
+// "$schema" naming statewright or xstate decides. [Load] refuses a file
+// both formats read, differently ([ErrAmbiguousFormat]: transitions, and
+// only keys both have; Statewright merges an event's data into the
+// context, XState does not): [Options.Format] (--format) or "$schema"
+// says which it is. Anything else is XState.
+//
+// A Statewright gateway configuration, {"definition": {...},
+// "upstream_servers": [{name, command, args, env}]}, loads as its
+// definition (a Statewright workflow; errors have paths under
+// "definition"), with the servers in [Workflow.Upstreams]: chartgate serve
+// runs them when given neither --config nor a command. [DirResolver]
+// finds subflows by the names of a directory's manifest.json
+// (Statewright's {"workflows": [{"name", "file"}]}), else as
+// <name>.json. `chartgate install` records the format
 // a project's workflow file has, and the commands refuse that file once
 // it loads in the other (package hook, CheckFormat).
 //
@@ -53,6 +65,8 @@
 //   - type "final": a final state, meta.mcp.tools ["*"]: reaching it ends
 //     the workflow and its enforcement (Statewright's gateway blocks every
 //     tool in a final state; its documentation, and we, end enforcement).
+//     With [CompatStatewright], meta.mcp {"tools": [], "deny": ["*"]}: it
+//     blocks every tool, as Statewright's gateway does.
 //     type "parallel" has no meaning in Statewright's engine, nor here.
 //   - on: transitions the agent sends with mcpbind's workflow_transition
 //     {event, data}. Every one merges data (the event's input) into the
@@ -69,7 +83,10 @@
 //     a transition to safe_next (with the data merge). Only the workflow's
 //     own events: an event it never uses cannot be sent at all, so a
 //     misspelt event does not silently take the fallback, and interrupts
-//     and approvals are never taken for unknown events.
+//     and approvals are never taken for unknown events. With
+//     [CompatStatewright], also a wildcard transition ([GuardUnhandled])
+//     that takes any other event the agent sends, as Statewright does;
+//     reserved events (chartgate.*, xstate.*) never take it.
 //   - requires_approval, approval_message: see "Approvals".
 //   - interrupts, $return: see "Interrupts".
 //   - fork: see "Forks". invoke: see "Subflows".
@@ -161,7 +178,10 @@
 // the state "failed"; if there is none, a fork whose branches can fail does
 // not load. Statewright runs branches as separate sessions the agent joins
 // with BRANCH_DONE:<b>, trusting it; here a branch is done when its state
-// is.
+// is. With [CompatStatewright] tools, statewright_transition's result and
+// statewright_get_state carry the fork in Statewright's shape
+// ([Workflow.ActiveFork]), and statewright_load_workflow {branch} joins a
+// running branch (see "Compared with Statewright").
 //
 // # Subflows
 //
@@ -206,6 +226,30 @@
 // In a fork's branch, where branches run at once with one context, a
 // subflow still shares the workflow's context: its context and input are
 // merged into it on entry ([ActionAssign]).
+//
+// # Compared with Statewright
+//
+// Where chartgate's default differs from Statewright, it is in this table,
+// with the reason and the switch that gives Statewright's behaviour
+// (`chartgate serve --compat statewright`, `chartgate install --compat
+// statewright`; in Go, [Options.Compat] and [Workflow.StatewrightTools]).
+// "None" means that Statewright's behaviour lets the agent past the gate,
+// so no switch gives it.
+//
+//	| Behaviour | Default | Statewright | Why | Switch |
+//	|---|---|---|---|---|
+//	| allowed_commands entry without "*" | a prefix of words ("pytest" allows "pytest -x", not "pytester"), for every simple command of the line | a prefix of the line's characters: "pytest" allows "pytester" and "pytest; rm -rf /" | a prefix of characters lets any command through after a chain operator | none |
+//	| safe_next | taken for the workflow's own events the state does not handle; any other event is refused with the events accepted | taken for any event the state does not handle | an invented or misspelt event should be refused, not silently move the workflow | --compat statewright |
+//	| A guard's refusal | names the guard, its condition and the value it saw, and says whether the data sent with the event could be seen (it cannot: data is merged after the transition) | "Transition 'E' from state 'S' was blocked by a guard condition." | the same rule, explained: better in both modes | none needed |
+//	| A final state | ends the workflow and its enforcement: every tool runs again | blocks every tool; tools/list has only its own tools | a finished workflow should not keep an agent from the work that follows it (also after a failed final state) | --compat statewright (final states compile to meta.mcp {"tools": [], "deny": ["*"]}) |
+//	| A used-up max_iterations (soft) | the state's tools stay listed; each call runs with the checkpoint notice | the same calls, but tools/list has only its own tools | the agent may still need a tool to finish before it moves on; the notice says to move on | --compat statewright (mcpbind Options.CheckpointListsOwnTools) |
+//	| A transition from a state to itself | without data it changes nothing: "transitioned": false, not in the history, the call count kept | a transition: counted in transition_count, iteration reset to 0 | a transition that changes nothing should not reset a budget that bounds the agent | --compat statewright (action statewright.reenter; mcpbind Options.ResetCallsOnTransition) |
+//	| statewright_pause, statewright_deactivate | (compat only) refused: enforcement stays on; the request is logged and kept in a named session's run history (by statewright_pause / statewright_deactivate); a person stops or reconfigures chartgate serve | the agent pauses or deactivates its own enforcement | nothing the agent can call may switch enforcement off | none |
+//	| statewright_load_workflow | (compat only) joins the session's workflow where it is (a sub-agent's load, session_id given or not); another name is refused | loads the workflow afresh, at its initial state | a reset would let the agent undo its progress or escape a pending approval; a person chooses the workflow | none |
+//	| statewright_create_workflow | (compat only) validated with every check of Load, then kept in memory and listed; never enforced | validated, stored, loadable by the agent | the agent must not choose its own rules | none |
+//	| Forks | branches are regions of the one workflow, moved by "<branch>.<EVENT>"; a branch is done when its region reaches its terminal state | branch sessions that sub-agents join with statewright_load_workflow {branch}, each finished by the agent's BRANCH_DONE:<branch>, which is not checked | a branch is done when its work is, not when the agent says so | --compat statewright speaks the protocol: the transition result and statewright_get_state carry the fork ({branches: {b: {initial, terminal, state, status}}, join, on_complete, on_fail}; get_state's state is the state that forked), and load_workflow {branch} joins the branch; BRANCH_DONE is not accepted |
+//	| A file both formats read | refused until --format or "$schema" says which | read as Statewright's | the formats run it differently (data merge); a guess would be silently wrong | --format statewright |
+//	| An event in a final state | "Cannot transition: the workflow is in final state S." for any event | the same, for any event | — | — |
 //
 // # XState workflows
 //

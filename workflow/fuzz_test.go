@@ -28,12 +28,18 @@ func FuzzLoad(f *testing.F) {
 		fmt.Sprintf(forkMachine, "all"), fmt.Sprintf(forkMachine, "any"), xstateWorkflow,
 		`{"id": "x", "initial": "a", "guards": {}, "states": {"a": {"on": {"GO": "z"}}, "z": {"type": "final"}}}`,
 		`{"initial": "a", "states": {"a": {"allowed_tools": [], "on": {"GO": [{"target": "z", "guards": ["g"]}]}}, "z": {"type": "final"}}, "guards": {"g": {"field": "f", "op": "in", "value": [1]}}}`,
+		`{"definition": {"initial": "a", "states": {"a": {"on": {"GO": "z"}}, "z": {"type": "final"}}}, "upstream_servers": [{"name": "fs", "command": "npx", "args": ["-y", "x"], "env": {"A": "1"}}]}`,
+		`{"$schema": "https://statewright.ai/workflow-schema.json", "initial": "a", "states": {"a": {"on": {"GO": "z"}}, "z": {"type": "final"}}}`,
+		`{"initial": "a", "states": {"a": {"on": {"GO": "z"}}, "z": {"type": "final"}}}`,
 	} {
 		f.Add([]byte(seed))
 	}
 	opts := &workflow.Options{Resolve: resolver(map[string]string{"debug_machine": debugMachine})}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		w, err := workflow.Load(data, opts)
+		if errors.Is(err, workflow.ErrAmbiguousFormat) {
+			return // the whole file is in question, not a place in it
+		}
 		if err != nil {
 			var list statechart.ErrorList
 			if !errors.As(err, &list) || len(list) == 0 {

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"maps"
 	"reflect"
+	"slices"
 	"strings"
 
 	"github.com/chartgate/chartgate/statechart"
@@ -161,6 +162,11 @@ const (
 	ActionMerge = "statewright.merge"
 	// ActionAssign sets the context keys of params.values (an object).
 	ActionAssign = "statewright.assign"
+	// ActionReenter counts, in the context's _reentries ([KeyReentries]),
+	// the transitions from a state to itself, so that each is a change
+	// of the workflow, recorded and counted as Statewright counts it
+	// (with [CompatStatewright]).
+	ActionReenter = "statewright.reenter"
 	// GuardReturnTo passes when _interrupt_return equals params.state, in
 	// the context of the top-level workflow (see [KeyParent]).
 	GuardReturnTo = "statewright.returnTo"
@@ -168,6 +174,12 @@ const (
 	// in the context of the top-level workflow: no interrupt handler is
 	// running.
 	GuardNotInterrupted = "statewright.notInterrupted"
+	// GuardUnhandled, with params {"handled": [events], "prefix": p},
+	// passes for an event the agent sent that the state does not handle:
+	// its type starts with p, is not in handled, and is not reserved
+	// ("chartgate." or "xstate."). It guards the wildcard transition of
+	// safe_next with [CompatStatewright].
+	GuardUnhandled = "statewright.unhandled"
 
 	// The actions of a subflow with its own context, params {"id": the
 	// subflow's id}; see the package documentation, "Subflows".
@@ -206,13 +218,17 @@ const (
 	// subflows an interrupt left (by subflow id), until "$return" resumes
 	// them.
 	KeySubflows = "_subflows"
+	// KeyReentries counts the transitions of a state to itself, with
+	// [CompatStatewright] ([ActionReenter]).
+	KeyReentries = "_reentries"
 )
 
 // ReservedKey reports whether a context key is one the workflow keeps for
-// itself ([KeyInterruptReturn], [KeyFork], [KeyParent], [KeySubflows]).
+// itself ([KeyInterruptReturn], [KeyFork], [KeyParent], [KeySubflows],
+// [KeyReentries]).
 func ReservedKey(k string) bool {
 	switch k {
-	case KeyInterruptReturn, KeyFork, KeyParent, KeySubflows:
+	case KeyInterruptReturn, KeyFork, KeyParent, KeySubflows, KeyReentries:
 		return true
 	}
 	return false
@@ -247,6 +263,15 @@ func builtins() statechart.Implementations {
 			GuardNotInterrupted: func(_ context.Context, a statechart.GuardArgs) (bool, error) {
 				return rootContext(a.Context)[KeyInterruptReturn] == nil, nil
 			},
+			GuardUnhandled: func(_ context.Context, a statechart.GuardArgs) (bool, error) {
+				typ := a.Event.Type
+				prefix, _ := a.Params["prefix"].(string)
+				if !strings.HasPrefix(typ, prefix) || strings.HasPrefix(typ, "chartgate.") || strings.HasPrefix(typ, "xstate.") {
+					return false, nil
+				}
+				handled, _ := a.Params["handled"].([]any)
+				return !slices.Contains(handled, any(typ)), nil
+			},
 		},
 		Actions: map[string]statechart.ActionFunc{
 			ActionMerge: func(_ context.Context, a *statechart.ActionArgs) error {
@@ -273,6 +298,11 @@ func builtins() statechart.Implementations {
 					patch[k] = cloneJSON(v)
 				}
 				a.Assign(patch)
+				return nil
+			},
+			ActionReenter: func(_ context.Context, a *statechart.ActionArgs) error {
+				n, _ := a.Context[KeyReentries].(float64)
+				a.Assign(map[string]any{KeyReentries: n + 1})
 				return nil
 			},
 			ActionSubflowStart: subflowAction(ActionSubflowStart, subflowStart),

@@ -7,7 +7,11 @@
 package workflow
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -1006,4 +1010,231 @@ func checkToolPattern(s string) string {
 		}
 	}
 	return ""
+}
+
+// Upstream is an MCP server of a Statewright gateway configuration's
+// "upstream_servers": a command run over stdio.
+type Upstream struct {
+	Name    string
+	Command string
+	Args    []string
+	Env     map[string]string
+}
+
+// gatewayConfigKeys are the keys of a Statewright gateway configuration
+// file ({"definition": {...}, "upstream_servers": [...]}).
+var gatewayConfigKeys = []string{"definition", "upstream_servers", "workdir", "$schema"}
+
+// unwrapGatewayConfig returns the workflow of a Statewright gateway
+// configuration file and its upstream servers; ok is false when data is
+// not one (it has "states", or no "definition" object).
+func unwrapGatewayConfig(data []byte) (def []byte, ups []Upstream, ok bool, err error) {
+	if !gjson.ValidBytes(data) {
+		return nil, nil, false, nil
+	}
+	root := gjson.ParseBytes(data)
+	d := member(root, "definition")
+	if !root.IsObject() || !d.IsObject() || member(root, "states").Exists() {
+		return nil, nil, false, nil
+	}
+	var e errs
+	root.ForEach(func(k, _ gjson.Result) bool {
+		if !slices.Contains(gatewayConfigKeys, k.String()) {
+			e.add(jsonx.Path("").Key(k.String()), "unknown key %q of a Statewright gateway configuration (its keys: definition, upstream_servers, workdir)", k.String())
+		}
+		return true
+	})
+	servers := member(root, "upstream_servers")
+	if servers.Exists() && !servers.IsArray() {
+		e.add(jsonx.Path("upstream_servers"), "must be an array of {name, command, args, env}, not %s", kind(servers))
+	}
+	for i, s := range servers.Array() {
+		p := jsonx.Path("upstream_servers").Index(i)
+		if !s.IsObject() {
+			e.add(p, "must be an object {name, command, args, env}, not %s", kind(s))
+			continue
+		}
+		u := Upstream{Name: s.Get("name").String(), Command: s.Get("command").String()}
+		for _, k := range []string{"name", "command"} {
+			if v := member(s, k); v.Type != gjson.String || v.String() == "" {
+				e.add(p.Key(k), "required: a non-empty string")
+			}
+		}
+		if a := member(s, "args"); a.Exists() {
+			u.Args, _ = stringList(a, p.Key("args"), &e)
+		}
+		if env := member(s, "env"); env.Exists() {
+			if !env.IsObject() {
+				e.add(p.Key("env"), "must be an object of strings, not %s", kind(env))
+			} else {
+				u.Env = map[string]string{}
+				env.ForEach(func(k, v gjson.Result) bool {
+					if v.Type != gjson.String {
+						e.add(p.Key("env").Key(k.String()), "must be a string, not %s", kind(v))
+					}
+					u.Env[k.String()] = v.String()
+					return true
+				})
+			}
+		}
+		ups = append(ups, u)
+	}
+	if len(e.list) > 0 {
+		return nil, nil, true, e.err()
+	}
+	return []byte(d.Raw), ups, true, nil
+}
+
+// prefixErrors puts prefix before the paths of a Load error.
+func prefixErrors(err error, prefix string) error {
+	var list statechart.ErrorList
+	if !errors.As(err, &list) {
+		return err
+	}
+	out := make(statechart.ErrorList, len(list))
+	for i, x := range list {
+		c := *x
+		if c.Path == "" {
+			c.Path = prefix
+		} else {
+			c.Path = prefix + "." + c.Path
+		}
+		out[i] = &c
+	}
+	return out
+}
+
+// DirResolver returns an [Options.Resolve] that finds the workflows an
+// invoke names in dir: through dir's manifest.json when it has one
+// (Statewright's {"workflows": [{"name", "file"}]}, whose names may hold
+// spaces and brackets, "[stitch] debug-triage v1"), else as
+// dir/<name>.json. A name with a path separator or "..", or a manifest
+// file outside dir, is refused.
+func DirResolver(dir string) func(name string) ([]byte, error) {
+	return func(name string) ([]byte, error) {
+		manifest, err := os.ReadFile(filepath.Join(dir, "manifest.json"))
+		switch {
+		case err == nil:
+			for _, w := range gjson.GetBytes(manifest, "workflows").Array() {
+				if w.Get("name").String() != name {
+					continue
+				}
+				file := w.Get("file").String()
+				if !filepath.IsLocal(file) {
+					return nil, fmt.Errorf("%s: the file of workflow %q, %q, is not inside %s", filepath.Join(dir, "manifest.json"), name, file, dir)
+				}
+				return os.ReadFile(filepath.Join(dir, file))
+			}
+		case !errors.Is(err, fs.ErrNotExist):
+			return nil, err
+		}
+		if !filepath.IsLocal(name+".json") || strings.ContainsAny(name, `/\`) {
+			return nil, fmt.Errorf("%q is not a workflow name of %s", name, dir)
+		}
+		return os.ReadFile(filepath.Join(dir, name+".json"))
+	}
+}
+
+// The keys both formats read: a file with others is XState's (or, with
+// keys only Statewright has, Statewright's: see DetectFormat).
+var (
+	sharedRootKeys       = []string{"id", "initial", "context", "states", "meta", "$schema"}
+	sharedStateKeys      = []string{"on", "type"}
+	sharedTransitionKeys = []string{"target", "guard"}
+)
+
+// ErrAmbiguousFormat is matched by the error of [Load] with
+// [FormatAuto] for a file both formats read, differently: states with only
+// "on" and "type": "final", transitions with only "target". Statewright
+// merges a transition's data into the context; XState does not.
+var ErrAmbiguousFormat = errors.New(`the file reads as a Statewright workflow and as an XState machine, which differ (Statewright merges the data sent with an event into the context; XState does not): give the format (--format statewright or --format xstate), or a "$schema" naming it`)
+
+// schemaFormat is the format a top-level "$schema" names, if it names
+// one: a URL or name holding "statewright" or "xstate".
+func schemaFormat(root gjson.Result) (Format, bool) {
+	s := member(root, "$schema")
+	if s.Type != gjson.String {
+		return "", false
+	}
+	switch l := strings.ToLower(s.String()); {
+	case strings.Contains(l, "statewright"):
+		return FormatStatewright, true
+	case strings.Contains(l, "xstate"):
+		return FormatXState, true
+	}
+	return "", false
+}
+
+// detect is DetectFormat that also says when the file is ambiguous: it
+// has transitions (which the formats run differently) but no key only one
+// of the formats has, and no "$schema" naming one.
+func detect(data []byte) (Format, bool) {
+	if !gjson.ValidBytes(data) {
+		return FormatXState, false
+	}
+	root := gjson.ParseBytes(data)
+	if f, ok := schemaFormat(root); ok {
+		return f, false
+	}
+	if DetectFormat(data) == FormatStatewright {
+		return FormatStatewright, false
+	}
+	states := root.Get("states")
+	if !root.IsObject() || !states.IsObject() {
+		return FormatXState, false // not a workflow of either: XState's errors say why
+	}
+	xs, transitions := false, false
+	only := func(v gjson.Result, keys []string) bool {
+		ok := true
+		v.ForEach(func(k, _ gjson.Result) bool {
+			ok = slices.Contains(keys, k.String())
+			return ok
+		})
+		return ok
+	}
+	if !only(root, sharedRootKeys) {
+		return FormatXState, false
+	}
+	states.ForEach(func(_, st gjson.Result) bool {
+		if !st.IsObject() || !only(st, sharedStateKeys) || st.Get("type").Exists() && st.Get("type").String() != "final" {
+			xs = true
+			return false
+		}
+		st.Get("on").ForEach(func(_, t gjson.Result) bool {
+			transitions = true
+			for _, b := range append([]gjson.Result{t}, t.Array()...) {
+				if b.IsObject() && !only(b, sharedTransitionKeys) {
+					xs = true
+					return false
+				}
+			}
+			return true
+		})
+		return !xs
+	})
+	return FormatXState, !xs && transitions
+}
+
+// forksOf describes the forks of the top-level states, by the key of the
+// parallel state each compiles to, as Statewright's transition result
+// writes a fork: {branches: {b: {initial, terminal}}, join, on_complete,
+// on_fail}.
+func forksOf(d *swDoc) map[string]map[string]any {
+	out := map[string]map[string]any{}
+	for _, s := range d.states {
+		for _, ev := range s.on {
+			f := ev.tr.fork
+			if ev.tr.kind != kindFork || f == nil {
+				continue
+			}
+			branches := map[string]any{}
+			for _, b := range f.branches {
+				branches[b.name] = map[string]any{"initial": b.initial, "terminal": b.terminal}
+			}
+			out[s.name+":"+ev.name+":fork"] = map[string]any{
+				"branches": branches, "join": f.join, "on_complete": f.onComplete, "on_fail": orNil(f.onFail),
+			}
+		}
+	}
+	return out
 }

@@ -325,7 +325,7 @@ func TestSubflowStatewrightState(t *testing.T) {
 	r.gate("chartgate.interrupt.env")
 	st := state()
 	wantCtx(t, "statewright_get_state context in the handler", st["context"].(map[string]any), map[string]any{"owner": "parent", "scope": "everything", "ticket": "T-1"})
-	if h, _ := st["interrupt_handler"].(map[string]any); h["return_to"] != invokeState {
+	if h, _ := st["interrupt_handler"].(map[string]any); h["return_state"] != invokeState {
 		t.Fatalf("interrupt_handler %v", st["interrupt_handler"])
 	}
 }

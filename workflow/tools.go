@@ -8,6 +8,8 @@ package workflow
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -37,6 +39,12 @@ type ToolSet struct {
 	// after the call.
 	RenderStatus     func(context.Context, gate.WorkflowStatus, *gate.Workflow) string
 	RenderTransition func(context.Context, gate.TransitionResult, *gate.Workflow) string
+	// AnyEvent lets the transition tool take an event no state of the
+	// workflow names (Statewright's safe_next takes any unrecognised event).
+	AnyEvent bool
+	// ExplainGuard, if set, says why guards refused an event; the text is
+	// added to the refusal.
+	ExplainGuard func(ctx context.Context, wf *gate.Workflow, event string, data map[string]any) string
 }
 
 // StatewrightTools returns a second set of workflow tools (mcpbind's
@@ -44,8 +52,11 @@ type ToolSet struct {
 // answering in its shapes: statewright_get_state returns {state, is_final,
 // allowed_tools, transitions: [{event, target}], iteration, max_iterations,
 // instructions, transition_count, blocked_env, env_overrides, context,
-// guards, interrupts, pending_approval?, interrupt_handler?, run_id,
-// capture_output}, and statewright_transition {transitioned, from, to,
+// guards, interrupts: {name: {file_pattern, target}}, pending_approval?:
+// {approval_id, event, from_state, to_state, message}, interrupt_handler?:
+// {return_state, message}, run_id, capture_output} (while a transition
+// waits for approval, state is the state it leaves, as in Statewright),
+// and statewright_transition {transitioned, from, to,
 // requires_approval, approval_message, transition_count, usage:
 // {transitions}}, both as indented JSON text, as Statewright answers. Its
 // refusals keep mcpbind's texts. transition_count counts the transitions
@@ -58,17 +69,30 @@ func (w *Workflow) StatewrightTools() *ToolSet {
 		TransitionDescription: "Move the Statewright workflow to its next phase by sending an event. Put your rationale in data.rationale.",
 		RenderStatus:          w.renderState,
 		RenderTransition:      w.renderTransition,
+		AnyEvent:              true,
+		ExplainGuard:          w.explainGuard,
 	}
 }
 
 func (w *Workflow) renderState(_ context.Context, st gate.WorkflowStatus, wf *gate.Workflow) string {
 	ids := wf.State.StateIDs()
+	state := st.State
+	// A transition waiting for approval waits in a state of its own;
+	// Statewright's session stays in the state it leaves.
+	if a := w.pendingIn(wf.State); a != nil {
+		state = a.From
+	}
+	from, fork, forked := w.ActiveFork(wf.State)
+	if forked {
+		// Statewright's parent session stays in the state that forked.
+		state = from
+	}
 	out := map[string]any{
-		"state":            st.State,
+		"state":            state,
 		"is_final":         st.Status == statechart.StatusDone,
 		"allowed_tools":    st.Tools,
 		"transitions":      w.transitionsFrom(ids, st.Events),
-		"instructions":     strings.Join(st.Instructions, "\n"),
+		"instructions":     orNil(strings.Join(st.Instructions, "\n")),
 		"transition_count": transitionCount(wf.History),
 		"context":          publicContext(wf.State.Context()),
 		"guards":           json.RawMessage(orNull(gjson.GetBytes(w.JSON, "meta.chartgate.guards").Raw)),
@@ -96,10 +120,13 @@ func (w *Workflow) renderState(_ context.Context, st gate.WorkflowStatus, wf *ga
 		}
 	}
 	if a := st.Pending; a != nil {
-		out["pending_approval"] = map[string]any{"id": a.ID, "event": a.Event, "from": a.From, "to": a.To, "message": a.Message, "expires": a.Expires}
+		out["pending_approval"] = map[string]any{"approval_id": a.ID, "event": a.Event, "from_state": a.From, "to_state": a.To, "message": orNil(a.Message)}
 	}
-	if r, ok := wf.State.Context()[KeyInterruptReturn]; ok {
-		out["interrupt_handler"] = map[string]any{"state": st.State, "return_to": r}
+	if r, ok := wf.State.Context()[KeyInterruptReturn].(string); ok {
+		out["interrupt_handler"] = map[string]any{"return_state": r, "message": interruptHandlerMessage}
+	}
+	if forked {
+		out["fork"] = fork
 	}
 	return jsonText(out)
 }
@@ -114,6 +141,13 @@ func (w *Workflow) renderTransition(_ context.Context, tr gate.TransitionResult,
 		"transition_count":  transitionCount(wf.History),
 		"usage":             map[string]any{"transitions": transitionCount(wf.History)},
 	}
+	// A transition that forks says so, with the fork, as Statewright's
+	// does.
+	if _, fork, ok := w.ActiveFork(wf.State); ok {
+		if _, _, was := w.forkOfValue(tr.From); !was {
+			out["fork"] = fork
+		}
+	}
 	// A transition that waits for approval stops in its pending state:
 	// say so, as Statewright does.
 	if a := w.pendingIn(wf.State); a != nil {
@@ -126,20 +160,58 @@ func (w *Workflow) renderTransition(_ context.Context, tr gate.TransitionResult,
 	return jsonText(out)
 }
 
+// interruptHandlerMessage is what statewright_get_state says in an
+// interrupt's handler, in Statewright's words.
+const interruptHandlerMessage = "You are in an interrupt handler. Complete validation and transition to return."
+
+// orNil is s, or nil (JSON null) for "", as Statewright writes an unset
+// Option<String>.
+func orNil(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
 // pendingIn returns the approval an active state of s describes.
 func (w *Workflow) pendingIn(s statechart.State) *gate.Approval {
 	for _, n := range w.Machine.Nodes() {
 		if !slices.Contains(s.StateIDs(), n.ID) {
 			continue
 		}
-		meta, _ := n.Meta.(map[string]any)
-		m, _ := meta["mcp"].(map[string]any)
-		if a, ok := m["approval"].(map[string]any); ok {
-			str := func(k string) string { v, _ := a[k].(string); return v }
-			return &gate.Approval{Event: str("event"), From: str("from"), To: str("to"), Message: str("message")}
+		if a := approvalOf(n); a != nil {
+			return a
 		}
 	}
 	return nil
+}
+
+// approvalOf returns the approval an approval state's meta.mcp describes,
+// or nil for any other state.
+func approvalOf(n statechart.Node) *gate.Approval {
+	meta, _ := n.Meta.(map[string]any)
+	m, _ := meta["mcp"].(map[string]any)
+	a, ok := m["approval"].(map[string]any)
+	if !ok {
+		return nil
+	}
+	str := func(k string) string { v, _ := a[k].(string); return v }
+	return &gate.Approval{Event: str("event"), From: str("from"), To: str("to"), Message: str("message")}
+}
+
+// stateKey is the state a target id means to the agent: the state's key
+// in the workflow file (for an approval state, the state the approval
+// leads to).
+func (w *Workflow) stateKey(id string) string {
+	for _, n := range w.Machine.Nodes() {
+		if n.ID == id {
+			if a := approvalOf(n); a != nil {
+				return a.To
+			}
+			break
+		}
+	}
+	return strings.TrimPrefix(id, w.Machine.ID()+".")
 }
 
 // transitionsFrom lists the events that can be sent now with their first
@@ -154,7 +226,7 @@ func (w *Workflow) transitionsFrom(active, events []string) []map[string]any {
 			}
 			for _, t := range n.Transitions {
 				if t.Event == ev && len(t.Targets) > 0 && target == "" {
-					target = t.Targets[0]
+					target = w.stateKey(t.Targets[0])
 				}
 			}
 		}
@@ -166,9 +238,22 @@ func (w *Workflow) transitionsFrom(active, events []string) []map[string]any {
 func (w *Workflow) interruptsJSON() map[string]any {
 	out := map[string]any{}
 	for _, in := range w.Interrupts {
-		out[in.Name] = map[string]any{"trigger": map[string]any{"file_pattern": in.FilePattern}, "event": in.Event}
+		out[in.Name] = map[string]any{"file_pattern": in.FilePattern, "target": w.interruptTarget(in.Event)}
 	}
 	return out
+}
+
+// interruptTarget is the state an interrupt's event leads to (nil if no
+// state handles it).
+func (w *Workflow) interruptTarget(event string) any {
+	for _, n := range w.Machine.Nodes() {
+		for _, t := range n.Transitions {
+			if t.Event == event && len(t.Targets) > 0 {
+				return w.stateKey(t.Targets[0])
+			}
+		}
+	}
+	return nil
 }
 
 // transitionCount counts the transitions a run history holds.
@@ -209,4 +294,264 @@ func jsonText(v any) string {
 		b = []byte(`{"error": "the answer could not be written"}`)
 	}
 	return string(b)
+}
+
+// Compat names a compatibility mode of [Options.Compat].
+type Compat string
+
+// The compatibility modes.
+const (
+	CompatNone        Compat = ""
+	CompatStatewright Compat = "statewright"
+)
+
+// ToolOptions returns the options of the gate's own workflow tools
+// (workflow_status and workflow_transition) for this workflow, in their
+// default names and shapes: a guard's refusal explains itself
+// ([Workflow.ExplainGuard]).
+func (w *Workflow) ToolOptions() *ToolSet {
+	return &ToolSet{ExplainGuard: w.explainGuard}
+}
+
+func (w *Workflow) explainGuard(_ context.Context, wf *gate.Workflow, event string, data map[string]any) string {
+	return w.ExplainGuard(wf.State, event, data)
+}
+
+// ExplainGuard says why the workflow's guards refuse event in state s:
+// for each transition of an active state on the event, the first
+// Statewright guard that fails, what it checks and the value it saw
+// ("guard 'has_items' failed: item_count gt 0, and item_count is 0"), and
+// whether the data sent with the event could have changed that: guards
+// check the context before the event, and data is merged after it, as in
+// Statewright. It returns "" when no Statewright guard refuses the event.
+func (w *Workflow) ExplainGuard(s statechart.State, event string, data map[string]any) string {
+	var machine map[string]any
+	if json.Unmarshal(w.JSON, &machine) != nil {
+		return ""
+	}
+	defs, _ := digMap(machine, "meta", "chartgate", "guards")
+	ctx := s.Context()
+	var failed []string
+	seen := map[string]bool{}
+	for _, path := range w.statePaths(s) {
+		node := machine
+		for _, k := range path {
+			node, _ = digMap(node, "states", k)
+		}
+		on, _ := digMap(node, "on")
+		var branches []any
+		switch t := on[event].(type) {
+		case []any:
+			branches = t
+		case map[string]any:
+			branches = []any{t}
+		}
+		for _, b := range branches {
+			bm, _ := b.(map[string]any)
+			for _, name := range guardNames(bm["guard"]) {
+				def, ok := defs[name].(map[string]any)
+				if !ok {
+					continue
+				}
+				g := Guard{Field: str(def["field"]), Op: str(def["op"]), Value: def["value"]}
+				if g.Eval(ctx) {
+					continue
+				}
+				seen[g.Field] = true
+				failed = append(failed, describeFailure(name, g, ctx))
+				break // the first failing guard of a branch, as Statewright reports it
+			}
+		}
+	}
+	if len(failed) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString(strings.Join(failed, "; "))
+	b.WriteString(". Guards check the context as it was before the event")
+	var sent []string
+	for f := range seen {
+		if _, ok := data[f]; ok {
+			sent = append(sent, f)
+		}
+	}
+	slices.Sort(sent)
+	switch {
+	case len(sent) > 0:
+		fmt.Fprintf(&b, ": the data sent with it (%s) is merged into the context only after the transition, so the guard does not see it; send it with an earlier transition.", strings.Join(sent, ", "))
+	default:
+		b.WriteString("; data sent with an event is merged into the context only after the transition, so a guard does not see it.")
+	}
+	return b.String()
+}
+
+// describeFailure says what a failed guard checks and the value it saw.
+func describeFailure(name string, g Guard, ctx map[string]any) string {
+	check := g.Field + " " + g.Op
+	if g.Op != "exists" && g.Op != "not_exists" {
+		v, _ := json.Marshal(g.Value)
+		check += " " + string(v)
+	}
+	saw := g.Field + " is not set"
+	if v, ok := ctx[g.Field]; ok {
+		b, _ := json.Marshal(v)
+		saw = g.Field + " is " + string(b)
+	}
+	return fmt.Sprintf("guard '%s' failed: %s, and %s", name, check, saw)
+}
+
+// guardNames are the named guards of a transition's guard: a name, or the
+// names xstate.and combines.
+func guardNames(g any) []string {
+	switch g := g.(type) {
+	case string:
+		return []string{g}
+	case map[string]any:
+		if g["type"] == "xstate.and" {
+			list, _ := digMap(g, "params")
+			var out []string
+			gs, _ := list["guards"].([]any)
+			for _, x := range gs {
+				out = append(out, guardNames(x)...)
+			}
+			return out
+		}
+	}
+	return nil
+}
+
+// statePaths returns, for each active state of s, the keys of the states
+// from the root down to it.
+func (w *Workflow) statePaths(s statechart.State) [][]string {
+	nodes := w.Machine.Nodes()
+	byID := make(map[string]statechart.Node, len(nodes))
+	for _, n := range nodes {
+		byID[n.ID] = n
+	}
+	var out [][]string
+	for _, id := range s.StateIDs() {
+		var path []string
+		for n, ok := byID[id]; ok && n.Parent != ""; n, ok = byID[n.Parent] {
+			path = append([]string{n.Key}, path...)
+		}
+		if len(path) > 0 {
+			out = append(out, path)
+		}
+	}
+	return out
+}
+
+// digMap follows keys through nested JSON objects.
+func digMap(m map[string]any, keys ...string) (map[string]any, bool) {
+	for _, k := range keys {
+		next, ok := m[k].(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		m = next
+	}
+	return m, true
+}
+
+func str(v any) string {
+	s, _ := v.(string)
+	return s
+}
+
+// StatewrightState summarises a session's workflow as Statewright's
+// statewright_get_status and statewright_load_workflow report it: state
+// (the state a pending approval leaves), is_final, iteration (the calls
+// made in the state with max_iterations), transition_count, and run_id
+// (null: a session's workflow has no handle).
+func (w *Workflow) StatewrightState(wf *gate.Workflow) map[string]any {
+	var state any = wf.State.Value()
+	if a := w.pendingIn(wf.State); a != nil {
+		state = a.From
+	}
+	out := map[string]any{
+		"state":            state,
+		"is_final":         wf.State.Status() == statechart.StatusDone,
+		"iteration":        0,
+		"transition_count": transitionCount(wf.History),
+		"run_id":           nil,
+	}
+	for _, l := range wf.Limits {
+		out["iteration"] = l.Calls
+	}
+	return out
+}
+
+// StateNames lists the workflow's top-level states, as the workflow file
+// names them (without the states the compilation adds: approvals, forks,
+// subflows).
+func (w *Workflow) StateNames() []string {
+	var out []string
+	for _, n := range w.Machine.Nodes() {
+		if n.Parent == w.Machine.ID() && !strings.Contains(n.Key, ":") {
+			out = append(out, n.Key)
+		}
+	}
+	return out
+}
+
+// ActiveFork returns, while a top-level fork runs in s, the state that
+// forked and the fork in Statewright's shape, {branches: {b: {initial,
+// terminal, state, status}}, join, on_complete, on_fail}, status being
+// running, completed (in its terminal state) or failed (in another final
+// state); ok is false when no fork runs.
+func (w *Workflow) ActiveFork(s statechart.State) (from string, fork map[string]any, ok bool) {
+	v, isMap := s.Value().(map[string]any)
+	if !isMap {
+		return "", nil, false
+	}
+	for key, regions := range v {
+		f, known := w.forks[key]
+		if !known {
+			continue
+		}
+		rs, _ := regions.(map[string]any)
+		branches := map[string]any{}
+		for name, def := range f["branches"].(map[string]any) {
+			d := maps.Clone(def.(map[string]any))
+			state, _ := rs[name].(string)
+			d["state"], d["status"] = state, "running"
+			switch {
+			case state == d["terminal"]:
+				d["status"] = "completed"
+			case w.finalStates()[state]:
+				d["status"] = "failed"
+			}
+			branches[name] = d
+		}
+		out := maps.Clone(f)
+		out["branches"] = branches
+		from, _, _ = strings.Cut(key, ":")
+		return from, out, true
+	}
+	return "", nil, false
+}
+
+// finalStates are the keys of the workflow's top-level final states.
+func (w *Workflow) finalStates() map[string]bool {
+	out := map[string]bool{}
+	for _, n := range w.Machine.Nodes() {
+		if n.Parent == w.Machine.ID() && n.Type == "final" {
+			out[n.Key] = true
+		}
+	}
+	return out
+}
+
+// forkOfValue reports whether a state value is in a top-level fork.
+func (w *Workflow) forkOfValue(v any) (string, map[string]any, bool) {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return "", nil, false
+	}
+	for key := range m {
+		if f, known := w.forks[key]; known {
+			return key, f, true
+		}
+	}
+	return "", nil, false
 }

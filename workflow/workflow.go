@@ -49,6 +49,10 @@ type Options struct {
 	// Checkpoint is what max_iterations does: CheckpointSoft (the default,
 	// also "") or CheckpointHard.
 	Checkpoint Checkpoint
+	// Compat, CompatStatewright, compiles a Statewright workflow to behave
+	// as Statewright does where the default differs (see the package
+	// documentation, "Compared with Statewright").
+	Compat Compat
 	// Statechart passes options to [statechart.Compile]: limits, Strict,
 	// and Go implementations of the guards and actions an XState workflow
 	// names. The workflow's own guards and the built-ins (see
@@ -77,6 +81,13 @@ type Workflow struct {
 	Policies map[string]StatePolicy
 	// Meta is the workflow-wide meta.
 	Meta MachineMeta
+	// Upstreams are the upstream_servers of a Statewright gateway
+	// configuration file ({"definition": {...}, "upstream_servers":
+	// [...]}), whose definition is the workflow; nil for a workflow file.
+	Upstreams []Upstream
+	// forks are the top-level forks of a Statewright workflow, by the key
+	// of their parallel state, in Statewright's shape.
+	forks map[string]map[string]any
 }
 
 // Interrupt sends Event to the workflow when a file matching FilePattern
@@ -106,6 +117,11 @@ func Load(data []byte, opts *Options) (*Workflow, error) {
 	if opts != nil {
 		o = *opts
 	}
+	switch o.Compat {
+	case CompatNone, CompatStatewright:
+	default:
+		return nil, fmt.Errorf("workflow: Options.Compat is %q: it must be %q or %q", o.Compat, CompatNone, CompatStatewright)
+	}
 	switch o.Checkpoint {
 	case "":
 		o.Checkpoint = CheckpointSoft
@@ -113,10 +129,30 @@ func Load(data []byte, opts *Options) (*Workflow, error) {
 	default:
 		return nil, fmt.Errorf("workflow: Options.Checkpoint is %q: it must be %q or %q", o.Checkpoint, CheckpointSoft, CheckpointHard)
 	}
+	if def, ups, ok, err := unwrapGatewayConfig(data); ok {
+		// A Statewright gateway configuration: its definition is the
+		// workflow, Statewright's unless the format says otherwise.
+		if err != nil {
+			return nil, err
+		}
+		inner := o
+		if inner.Format == FormatAuto || inner.Format == "auto" {
+			inner.Format = FormatStatewright
+		}
+		w, err := Load(def, &inner)
+		if err != nil {
+			return nil, prefixErrors(err, "definition")
+		}
+		w.Upstreams = ups
+		return w, nil
+	}
 	format := o.Format
 	switch format {
 	case FormatAuto, "auto":
-		format = DetectFormat(data)
+		var ambiguous bool
+		if format, ambiguous = detect(data); ambiguous {
+			return nil, ErrAmbiguousFormat
+		}
 	case FormatXState, FormatStatewright:
 	default:
 		return nil, fmt.Errorf("workflow: Options.Format is %q: it must be %q, %q or %q", o.Format, "auto", FormatXState, FormatStatewright)
@@ -144,6 +180,7 @@ func Load(data []byte, opts *Options) (*Workflow, error) {
 		return nil, fmt.Errorf("workflow: the machine compiled from the Statewright workflow does not load: %w", err)
 	}
 	w.Format = FormatStatewright
+	w.forks = forksOf(d)
 	return w, nil
 }
 
@@ -174,13 +211,23 @@ var statewrightStateKeys = func() []string {
 //     "requires_approval" or "approval_message", or an array element with
 //     "guards".
 //
-// Anything else, including a file both formats would read (states with
-// only "on" and "type": "final"), is XState.
+// A top-level "$schema" naming statewright or xstate decides, and a
+// Statewright gateway configuration ({"definition": {...},
+// "upstream_servers": [...]}) is Statewright's. Anything else, including
+// a file both formats would read (states with only "on" and "type":
+// "final"), is XState here; [Load] with [FormatAuto] refuses such a file
+// when it has transitions ([ErrAmbiguousFormat]).
 func DetectFormat(data []byte) Format {
 	if !gjson.ValidBytes(data) {
 		return FormatXState
 	}
 	root := gjson.ParseBytes(data)
+	if f, ok := schemaFormat(root); ok {
+		return f
+	}
+	if member(root, "definition").IsObject() && !member(root, "states").Exists() {
+		return FormatStatewright // a Statewright gateway configuration
+	}
 	states := root.Get("states")
 	if !root.IsObject() || !states.IsObject() {
 		return FormatXState

@@ -30,7 +30,7 @@ on stdout. HOST is claude-code, codex, gemini, cursor or copilot.
                    configuration, whose tools the gateway gates itself
                    (default chartgate)
   --project DIR    the project folder (default: found, see below)
-  --checkpoint MODE, --default-deny
+  --checkpoint MODE, --default-deny, --compat statewright
                    as chartgate serve's: give the hooks what the gateway gets
   --deadline D     how long the hook may take (default 30s, below the 60 s
                    chartgate install gives the hosts); past it, the event is
@@ -71,6 +71,7 @@ func cmdHook(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	projectDir := flags.String("project", "", "the project folder")
 	checkpoint := flags.String("checkpoint", "soft", "a Statewright state's max_iterations: soft or hard, as serve's")
 	defaultDeny := flags.Bool("default-deny", false, "refuse the tools the workflow does not name, as serve's")
+	compat := flags.String("compat", "", `"statewright": compile the workflow as serve --compat statewright does`)
 	deadline := flags.Duration("deadline", defaultHookDeadline, "how long the hook may take to answer; past it, a pre tool event is refused")
 	pos, err := parseArgs(flags, args)
 	if err != nil {
@@ -85,6 +86,9 @@ func cmdHook(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	if *deadline <= 0 {
 		return usageError(stderr, "hook", fmt.Errorf("--deadline %s: must be positive", *deadline))
+	}
+	if c := workflow.Compat(*compat); c != workflow.CompatNone && c != workflow.CompatStatewright {
+		return usageError(stderr, "hook", fmt.Errorf("--compat %q: the one compatibility is statewright", *compat))
 	}
 	cp := workflow.Checkpoint(*checkpoint)
 	if cp != workflow.CheckpointSoft && cp != workflow.CheckpointHard {
@@ -110,7 +114,7 @@ func cmdHook(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		_, _ = stdout.Write(hook.Encode(ev, hook.Result{}))
 		return exitOK
 	}
-	cfg := hookConfig{pf: pf, projectDir: *projectDir, gateway: *gateway, checkpoint: cp, defaultDeny: *defaultDeny, deadline: *deadline}
+	cfg := hookConfig{pf: pf, projectDir: *projectDir, gateway: *gateway, checkpoint: cp, compat: workflow.Compat(*compat), defaultDeny: *defaultDeny, deadline: *deadline}
 	return awaitHook(ev, *deadline, func(project *string) hookAnswer {
 		return decideHook(ev, cfg, project)
 	}).write(stdout, stderr)
@@ -122,6 +126,7 @@ type hookConfig struct {
 	projectDir  string
 	gateway     string
 	checkpoint  workflow.Checkpoint
+	compat      workflow.Compat
 	defaultDeny bool
 	deadline    time.Duration
 }
@@ -149,7 +154,7 @@ func decideHook(ev hook.Event, cfg hookConfig, project *string) hookAnswer {
 		ev.Cwd = dir
 	}
 	inProject(dir, cfg.pf)
-	p, err := openProjectOpts(cfg.pf, &workflow.Options{Checkpoint: cfg.checkpoint})
+	p, err := openProjectOpts(cfg.pf, &workflow.Options{Checkpoint: cfg.checkpoint, Compat: cfg.compat})
 	if err != nil {
 		return failedAnswer(ev, err)
 	}

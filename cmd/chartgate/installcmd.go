@@ -18,6 +18,7 @@ import (
 
 const installUsage = `usage: chartgate install HOST [--dry-run] [--dir DIR] [--command CMD] [--workflow FILE]
                          [--store STORE] [--servers FILE] [--name NAME] [--checkpoint MODE] [--default-deny]
+                         [--compat statewright]
 
 Adds chartgate to an agent host's project configuration: hooks that run
 "chartgate hook HOST" on its events, and the MCP server entry that runs the
@@ -41,7 +42,7 @@ back.
   --servers FILE   the gateway's upstream MCP servers (default
                    .chartgate/servers.json, used when it exists)
   --name NAME      the gateway's MCP server name (default chartgate)
-  --checkpoint MODE, --default-deny
+  --checkpoint MODE, --default-deny, --compat statewright
                    passed to the gateway and the hooks alike (see chartgate help serve)
 `
 
@@ -70,6 +71,7 @@ func cmdInstall(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.ServerName, "name", "chartgate", "the gateway's MCP server name")
 	fs.StringVar(&o.Checkpoint, "checkpoint", "", "soft or hard, for the gateway and the hooks")
 	fs.BoolVar(&o.DefaultDeny, "default-deny", false, "refuse the tools the workflow does not name, in the gateway and the hooks")
+	fs.StringVar(&o.Compat, "compat", "", `"statewright": the gateway and the hooks behave as Statewright where chartgate's default differs`)
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return argsError(stdout, stderr, "install", err)

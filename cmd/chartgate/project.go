@@ -78,11 +78,7 @@ func openProjectOpts(f projectFlags, opts *workflow.Options) (*project, error) {
 		return nil, fmt.Errorf("reading the workflow: %w", err)
 	}
 	opts.Format = workflow.Format(*f.format)
-	dir := *f.subflows
-	if dir == "" {
-		dir = filepath.Dir(*f.workflow)
-	}
-	opts.Resolve = func(name string) ([]byte, error) { return os.ReadFile(filepath.Join(dir, name+".json")) }
+	opts.Resolve = workflow.DirResolver(subflowDir(f))
 	w, err := workflow.Load(data, opts)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", *f.workflow, err)
@@ -95,6 +91,15 @@ func openProjectOpts(f projectFlags, opts *workflow.Options) (*project, error) {
 		return nil, err
 	}
 	return &project{workflow: w, store: store, close: closeStore}, nil
+}
+
+// subflowDir is the directory of the subflows invoke names: --subflows,
+// or the workflow file's.
+func subflowDir(f projectFlags) string {
+	if *f.subflows != "" {
+		return *f.subflows
+	}
+	return filepath.Dir(*f.workflow)
 }
 
 // pgOpenTimeout bounds connecting to a Postgres store and checking its

@@ -82,6 +82,10 @@ type serveOptions struct {
 	// hooks run on the gateway's server before it is served: where the
 	// options that act on the server (a workflow gate) attach.
 	hooks []serveHook
+	// workflowServers are the upstreams a Statewright gateway
+	// configuration given as the workflow names, served when neither
+	// --config nor a command is given.
+	workflowServers []*gateway.ServerConfig
 }
 
 // serveHook attaches something to the gateway's server before it is
@@ -275,6 +279,9 @@ func newServeServer(ctx context.Context, o *serveOptions, logger *slog.Logger) (
 		cfg.Servers = append(cfg.Servers, &gateway.ServerConfig{
 			Name: name, Transport: gateway.TransportStdio, Command: o.command[0], Args: o.command[1:],
 		})
+	}
+	if o.config == "" && len(o.command) == 0 {
+		cfg.Servers = o.workflowServers
 	}
 	if len(cfg.Servers) == 0 {
 		if len(o.hooks) == 0 {

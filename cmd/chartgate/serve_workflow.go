@@ -7,6 +7,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -14,6 +15,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -40,7 +42,7 @@ type serveWorkflowFlags struct {
 func addServeWorkflowFlags(fs *flag.FlagSet) serveWorkflowFlags {
 	f := serveWorkflowFlags{project: addProjectFlags(fs)}
 	*f.project.workflow = "" // serve gates nothing unless it is given a workflow
-	f.compat = fs.String("compat", "", `"statewright": also serve statewright_get_state and statewright_transition`)
+	f.compat = fs.String("compat", "", `"statewright": also serve Statewright's tools, and behave as Statewright where chartgate's default differs`)
 	f.checkpoint = fs.String("checkpoint", "soft", "what a Statewright state's max_iterations does once used up: soft (warn) or hard (refuse)")
 	f.defaultDeny = fs.Bool("default-deny", false, "refuse the tools the workflow does not name (unless meta.mcp.ungated lists them)")
 	f.session = fs.String("session", "", `the name of the workflow the session works in (default: one of its own); "auto": the agent session whose chartgate hooks run beside this gateway`)
@@ -67,7 +69,8 @@ the workflow tools alone.
   --format FORMAT    the workflow's format: auto (default), xstate or statewright
   --subflows DIR     the directory of the Statewright workflows invoke names
   --durable          with a SQLite store: sync every write to disk (survives a power loss; slower)
-  --compat NAME      statewright: also serve statewright_get_state and statewright_transition
+  --compat NAME      statewright: also serve Statewright's statewright_* tools, and behave as
+                     Statewright where chartgate's default differs (see go doc workflow)
   --checkpoint MODE  a Statewright state's max_iterations: soft (the call runs, with a notice; default) or hard (refused)
   --default-deny     refuse tools the workflow does not name (unless meta.mcp.ungated lists them)
   --session NAME     the name of the session's workflow (default: one of its own); "auto": the
@@ -100,9 +103,17 @@ func workflowHook(f serveWorkflowFlags, o *serveOptions, logger *slog.Logger, cl
 		return nil, nil, fmt.Errorf("--checkpoint %q: use soft or hard", *f.checkpoint)
 	}
 	path := *f.project.workflow
+	if o.config == "" && len(o.command) == 0 {
+		// A Statewright gateway configuration names its upstreams.
+		servers, err := workflowUpstreams(f.project)
+		if err != nil {
+			return nil, nil, err
+		}
+		o.workflowServers = servers
+	}
 	names := &toolNames{}
 	hook := func(ctx context.Context, g *gateway.Gateway, server *mcp.Server) error {
-		p, err := openProjectWith(f.project, checkpoint)
+		p, err := openProjectWith(f.project, checkpoint, workflow.Compat(*f.compat))
 		if err != nil {
 			return err
 		}
@@ -125,7 +136,14 @@ func workflowHook(f serveWorkflowFlags, o *serveOptions, logger *slog.Logger, cl
 		default:
 			opts.SessionKey = func(*mcp.ServerSession) string { return name }
 		}
+		var sw *statewrightTools
 		if *f.compat == "statewright" {
+			sw = &statewrightTools{w: w, created: map[string]bool{}, session: *f.session, logger: logger}
+			opts.OwnTools = statewrightOwnTools
+			// At a checkpoint Statewright lists only its own tools, and
+			// every transition restarts its iteration count.
+			opts.CheckpointListsOwnTools = true
+			opts.ResetCallsOnTransition = true
 			opts.CheckpointNotice = func(l mcpbind.CallLimit) string {
 				return fmt.Sprintf("[STATEWRIGHT CHECKPOINT: iteration %d/%d in state '%s'. You should transition to the next state using statewright_transition.]", l.Calls-1, l.Max, l.State)
 			}
@@ -135,13 +153,15 @@ func workflowHook(f serveWorkflowFlags, o *serveOptions, logger *slog.Logger, cl
 			return err
 		}
 		gate.Attach(server)
-		if err := gate.AddWorkflowTools(server, nil); err != nil {
+		if err := gate.AddWorkflowTools(server, workflowTools(w.ToolOptions())); err != nil {
 			return err
 		}
-		if *f.compat == "statewright" {
+		if sw != nil {
 			if err := gate.AddWorkflowTools(server, workflowTools(w.StatewrightTools())); err != nil {
 				return err
 			}
+			sw.gate = gate
+			sw.add(server)
 		}
 		// A name of the workflow that no tool has leaves the tool it meant
 		// ungated: refuse to start.
@@ -223,11 +243,11 @@ func (n *toolNames) refuse(path string, tools []gateway.ToolInfo) map[string]str
 }
 
 // openProjectWith opens the project with a Statewright checkpoint mode.
-func openProjectWith(f projectFlags, checkpoint workflow.Checkpoint) (*project, error) {
+func openProjectWith(f projectFlags, checkpoint workflow.Checkpoint, compat workflow.Compat) (*project, error) {
 	if _, err := os.Stat(*f.workflow); err != nil {
 		return nil, fmt.Errorf("--workflow: %w", err)
 	}
-	return openProjectOpts(f, &workflow.Options{Checkpoint: checkpoint})
+	return openProjectOpts(f, &workflow.Options{Checkpoint: checkpoint, Compat: compat})
 }
 
 // interrupts returns the AfterCall that fires the workflow's file
@@ -290,4 +310,227 @@ func writtenPaths(args json.RawMessage) []string {
 		}
 	}
 	return out
+}
+
+// statewrightOwnTools are Statewright's tools besides get_state and
+// transition, which the gate never gates.
+var statewrightOwnTools = []string{
+	"statewright_list_workflows", "statewright_load_workflow", "statewright_deactivate",
+	"statewright_get_status", "statewright_pause", "statewright_create_workflow",
+}
+
+// statewrightTools serves Statewright's other six tools, in its input and
+// output shapes, on the gate's workflow store. None of them lets the agent
+// change the workflow it works in or switch enforcement off: a load joins
+// the session's workflow (it never resets it or loads another), pause and
+// deactivate are refused (a person stops enforcement, by stopping or
+// reconfiguring the gateway), and a created workflow is only kept in
+// memory, listed, never enforced.
+type statewrightTools struct {
+	w       *workflow.Workflow
+	gate    *mcpbind.Gate
+	session string // --session: the name of the session's workflow, if any
+	logger  *slog.Logger
+
+	mu      sync.Mutex
+	created map[string]bool // the workflows create_workflow kept
+}
+
+func (t *statewrightTools) add(s *mcp.Server) {
+	empty := json.RawMessage(`{"type":"object","properties":{}}`)
+	s.AddTool(&mcp.Tool{Name: "statewright_list_workflows", Description: "List all available named workflows and which one is currently active.", InputSchema: empty}, t.listWorkflows)
+	s.AddTool(&mcp.Tool{Name: "statewright_get_status", Description: "Get gateway status: active workflow, current state, available workflows.", InputSchema: empty}, t.getStatus)
+	s.AddTool(&mcp.Tool{Name: "statewright_pause", Description: "Pause the current workflow. Here enforcement stays on: a person pauses it.", InputSchema: empty}, t.refuseOff("pause"))
+	s.AddTool(&mcp.Tool{Name: "statewright_deactivate", Description: "Deactivate workflow enforcement. Here enforcement stays on: a person deactivates it.", InputSchema: empty}, t.refuseOff("deactivate"))
+	s.AddTool(&mcp.Tool{
+		Name:        "statewright_load_workflow",
+		Description: "Load a named workflow: here, join the workflow this session works in (its current state is kept).",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{` +
+			`"name":{"type":"string","description":"The workflow name to load"},` +
+			`"session_id":{"type":"string","description":"Client session identifier"},` +
+			`"project_id":{"type":"string","description":"Project identifier"},` +
+			`"resume":{"type":"boolean","description":"Resume the workflow"},` +
+			`"branch":{"type":"string","description":"Connect to a specific fork branch"}` +
+			`},"required":["name"]}`),
+	}, t.loadWorkflow)
+	s.AddTool(&mcp.Tool{
+		Name:        "statewright_create_workflow",
+		Description: "Create a new workflow from a JSON definition; it is validated first, and kept (in memory) for a person to enforce.",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{` +
+			`"name":{"type":"string","description":"Workflow name (lowercase, hyphens, e.g. 'data-pipeline')"},` +
+			`"definition":{"type":"object","description":"Full workflow definition"},` +
+			`"overwrite":{"type":"boolean","description":"Replace a workflow of that name created before"}` +
+			`},"required":["name","definition"]}`),
+	}, t.createWorkflow)
+}
+
+// name is the workflow's name: its id.
+func (t *statewrightTools) name() string { return t.w.Machine.ID() }
+
+// names lists the active workflow and those create_workflow kept.
+func (t *statewrightTools) names() []string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	out := []string{t.name()}
+	for n := range t.created {
+		out = append(out, n)
+	}
+	slices.Sort(out[1:])
+	return out
+}
+
+func (t *statewrightTools) listWorkflows(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	return swJSON(map[string]any{"workflows": t.names(), "active": t.name()}), nil
+}
+
+func (t *statewrightTools) getStatus(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	wf, err := t.gate.SessionWorkflow(ctx, req.Session)
+	if err != nil {
+		return swError(fmt.Sprintf("The workflow could not be read: %v", err)), nil
+	}
+	st := t.w.StatewrightState(wf)
+	n := st["transition_count"]
+	return swJSON(map[string]any{
+		"active_workflow":     t.name(),
+		"current_state":       st["state"],
+		"iteration":           st["iteration"],
+		"transition_count":    n,
+		"is_final":            st["is_final"],
+		"available_workflows": t.names(),
+		"usage":               map[string]any{"transitions": n, "limit": nil, "remaining": nil, "warning": nil},
+	}), nil
+}
+
+// refuseOff answers pause and deactivate: the agent cannot switch its own
+// enforcement off. The request is logged, and kept in the run history of
+// a named session's workflow.
+func (t *statewrightTools) refuseOff(what string) mcp.ToolHandler {
+	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		t.logger.Warn("chartgate serve: the agent asked to "+what+" the workflow; refused", "workflow", t.name(), "session", t.session)
+		if t.session != "" {
+			if _, err := t.gate.Send(ctx, mcpbind.Ref{Name: t.session}, statechart.Event{Type: "chartgate.request." + what}, "statewright_"+what); err != nil {
+				t.logger.Warn("chartgate serve: recording the request", "error", err)
+			}
+		}
+		return swError(fmt.Sprintf("Cannot %s: enforcement stays on. The agent cannot %s its own workflow; a person does, by stopping or reconfiguring chartgate serve. The workflow is still in force; use statewright_get_state to see what it allows.", what, what)), nil
+	}
+}
+
+func (t *statewrightTools) loadWorkflow(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	var in struct {
+		Name   string `json:"name"`
+		Branch string `json:"branch"`
+		Resume bool   `json:"resume"`
+	}
+	if err := json.Unmarshal(req.Params.Arguments, &in); err != nil || in.Name == "" {
+		return swError(`statewright_load_workflow needs {"name": "<workflow>"}.`), nil
+	}
+	if in.Branch != "" && in.Name == t.name() {
+		// A sub-agent joins a branch of the running fork: the branch is a
+		// region of the session's workflow, moved by "<branch>.<EVENT>".
+		wf, err := t.gate.SessionWorkflow(ctx, req.Session)
+		if err != nil {
+			return swError(fmt.Sprintf("The workflow could not be read: %v", err)), nil
+		}
+		if _, fork, ok := t.w.ActiveFork(wf.State); ok {
+			if b, ok := fork["branches"].(map[string]any)[in.Branch].(map[string]any); ok {
+				return swJSON(map[string]any{
+					"loaded": in.Name, "branch": in.Branch, "initial_state": b["state"], "states": t.w.StateNames(),
+					"capture_output": false, "resumed": false,
+					"events": fmt.Sprintf("send this branch's events as %q with statewright_transition", in.Branch+".<EVENT>"),
+				}), nil
+			}
+		}
+	}
+	if in.Branch != "" {
+		return swError(fmt.Sprintf("Branch '%s' not found. Is a fork active? Here a fork's branches are regions of the workflow: send their events as \"%s.<EVENT>\" with statewright_transition.", in.Branch, in.Branch)), nil
+	}
+	if in.Name != t.name() {
+		if slices.Contains(t.names(), in.Name) {
+			return swError(fmt.Sprintf("Workflow '%s' cannot be loaded here: this session works in '%s', which a person chose; the agent cannot switch it.", in.Name, t.name())), nil
+		}
+		return swError(fmt.Sprintf("Workflow '%s' not found. Available: %s", in.Name, strings.Join(t.names(), ", "))), nil
+	}
+	wf, err := t.gate.SessionWorkflow(ctx, req.Session)
+	if err != nil {
+		return swError(fmt.Sprintf("The workflow could not be read: %v", err)), nil
+	}
+	st := t.w.StatewrightState(wf)
+	return swJSON(map[string]any{
+		"loaded":         in.Name,
+		"initial_state":  st["state"],
+		"states":         t.w.StateNames(),
+		"run_id":         st["run_id"],
+		"capture_output": t.w.Meta.CaptureOutput,
+		"resumed":        false,
+	}), nil
+}
+
+func (t *statewrightTools) createWorkflow(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	var in struct {
+		Name       string          `json:"name"`
+		Definition json.RawMessage `json:"definition"`
+		Overwrite  bool            `json:"overwrite"`
+	}
+	if err := json.Unmarshal(req.Params.Arguments, &in); err != nil {
+		return swError(fmt.Sprintf("Invalid arguments: %v", err)), nil
+	}
+	if in.Name == "" {
+		return swError("Workflow name is required"), nil
+	}
+	if len(in.Definition) == 0 || !json.Valid(in.Definition) {
+		return swError("Invalid workflow definition: definition must be a JSON object. See schema at https://statewright.ai/workflow-schema.json"), nil
+	}
+	// Validated before it is kept; a subflow it invokes is not resolved.
+	if _, err := workflow.Load(in.Definition, &workflow.Options{Format: workflow.FormatStatewright}); err != nil {
+		return swError(fmt.Sprintf("Workflow validation failed: %v. See schema at https://statewright.ai/workflow-schema.json", err)), nil
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	exists := t.created[in.Name] || in.Name == t.name()
+	switch {
+	case in.Name == t.name():
+		return swError(fmt.Sprintf("Workflow '%s' is the workflow in force; the agent cannot replace it.", in.Name)), nil
+	case exists && !in.Overwrite:
+		return swError(fmt.Sprintf("Workflow '%s' already exists. Use overwrite=true to replace it.", in.Name)), nil
+	}
+	verb := "created"
+	if exists {
+		verb = "updated"
+	}
+	t.created[in.Name] = true
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf(
+		"Workflow '%s' %s (in-memory). It is not enforced: a person enforces a workflow with chartgate serve --workflow FILE.", in.Name, verb)}}}, nil
+}
+
+// swJSON answers with v as indented JSON text, as Statewright's tools do.
+func swJSON(v any) *mcp.CallToolResult {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return swError("the answer could not be written")
+	}
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}}
+}
+
+func swError(text string) *mcp.CallToolResult {
+	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: text}}}
+}
+
+// workflowUpstreams returns the upstream_servers of a Statewright gateway
+// configuration given as the workflow ({"definition": {...},
+// "upstream_servers": [...]}); none for a workflow file.
+func workflowUpstreams(f projectFlags) ([]*gateway.ServerConfig, error) {
+	data, err := os.ReadFile(*f.workflow)
+	if err != nil {
+		return nil, fmt.Errorf("--workflow: %w", err)
+	}
+	w, err := workflow.Load(bytes.TrimPrefix(data, utf8BOM), &workflow.Options{Format: workflow.Format(*f.format), Resolve: workflow.DirResolver(subflowDir(f))})
+	if err != nil {
+		return nil, nil // serve reports the workflow's errors where it loads it
+	}
+	var out []*gateway.ServerConfig
+	for _, u := range w.Upstreams {
+		out = append(out, &gateway.ServerConfig{Name: u.Name, Transport: gateway.TransportStdio, Command: u.Command, Args: u.Args, Env: u.Env})
+	}
+	return out, nil
 }

@@ -21,6 +21,8 @@ func workflowTools(ts *workflow.ToolSet) *mcpbind.WorkflowToolsOptions {
 		TransitionName:        ts.TransitionName,
 		StatusDescription:     ts.StatusDescription,
 		TransitionDescription: ts.TransitionDescription,
+		AnyEvent:              ts.AnyEvent,
+		ExplainGuard:          ts.ExplainGuard,
 	}
 	if f := ts.RenderStatus; f != nil {
 		o.RenderStatus = func(ctx context.Context, st mcpbind.WorkflowStatus, wf *mcpbind.Workflow) *mcp.CallToolResult {

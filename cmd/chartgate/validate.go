@@ -51,7 +51,7 @@ func cmdValidate(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	strict := fs.Bool("strict", false, "make warnings errors; also report guards, actions and delays that have no implementation")
 	toolList := fs.String("tools", "", "the server's tool names, comma-separated: check the machine's meta.mcp names against them")
 	format := fs.String("format", "auto", "the files' format: auto, xstate or statewright")
-	subflows := fs.String("subflows", "", "the directory of the Statewright workflows invoke names (DIR/<name>.json)")
+	subflows := fs.String("subflows", "", "the directory of the Statewright workflows invoke names (DIR/<name>.json, or by DIR/manifest.json; default: the file's)")
 	files, err := parseArgs(fs, args)
 	if err != nil {
 		return argsError(stdout, stderr, "validate", err)
@@ -76,10 +76,17 @@ func cmdValidate(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			continue
 		}
 		f := workflow.Format(*format)
+		ambiguous := false
 		if f == "auto" {
 			f = workflow.FormatXState
 			if !src.isCase {
 				f = workflow.DetectFormat(src.data)
+				if gatewayConfig(src.data) {
+					f = workflow.FormatStatewright
+				} else if f == workflow.FormatXState {
+					_, err := workflow.Load(src.data, nil)
+					ambiguous = errors.Is(err, workflow.ErrAmbiguousFormat)
+				}
 			}
 		}
 		var m *statechart.Machine
@@ -88,10 +95,10 @@ func cmdValidate(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		var n int
 		switch {
 		case f == workflow.FormatStatewright:
-			m, n, probs = validateWorkflow(src, f, *strict, *subflows)
+			m, n, probs = validateWorkflow(src, f, *strict, subflowsOf(*subflows, name))
 			kind = "Statewright workflow, "
 		case !src.isCase && hasChartgateMeta(src.data):
-			m, n, probs = validateWorkflow(src, f, *strict, *subflows)
+			m, n, probs = validateWorkflow(src, f, *strict, subflowsOf(*subflows, name))
 			kind = "workflow, "
 		default:
 			m, probs = src.compile(statechart.Options{Strict: *strict, AllowMissingGuards: !*strict})
@@ -128,6 +135,9 @@ func cmdValidate(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			continue
 		}
 		fmt.Fprintf(stdout, "%s: ok (%s%s%s)\n", displayName(name), kind, plural(n, "state"), warningCount(len(probs)))
+		if ambiguous {
+			fmt.Fprintf(stdout, "%s: note: validated as an XState machine; as a workflow (serve, hook) it needs --format statewright or --format xstate, or a \"$schema\" naming one: both formats read it, differently (Statewright merges the data sent with an event into the context)\n", displayName(name))
+		}
 		if len(unnamed) > 0 {
 			fmt.Fprintf(stdout, "%s: note: tools the workflow does not name (always visible; refused with mcpbind.Options.DefaultDeny unless meta.mcp.ungated lists them): %s\n",
 				displayName(name), strings.Join(unnamed, ", "))
@@ -210,6 +220,22 @@ func bindsTools(m *statechart.Machine) bool {
 	return false
 }
 
+// subflowsOf is the directory of the subflows of file: dir, or the file's
+// own directory, as serve and hook read them.
+func subflowsOf(dir, file string) string {
+	if dir == "" && file != stdinName {
+		return filepath.Dir(file)
+	}
+	return dir
+}
+
+// gatewayConfig reports whether a file is a Statewright gateway
+// configuration, {"definition": {...}, "upstream_servers": [...]}, whose
+// definition package workflow loads.
+func gatewayConfig(data []byte) bool {
+	return gjson.ValidBytes(data) && gjson.GetBytes(data, "definition").IsObject() && !gjson.GetBytes(data, "states").Exists()
+}
+
 // hasChartgateMeta reports whether some state of an XState machine has
 // meta.chartgate: the machine is a chartgate workflow, which serve and hook
 // load with package workflow.
@@ -242,11 +268,12 @@ func hasChartgateMeta(data []byte) bool {
 func validateWorkflow(src *source, format workflow.Format, strict bool, subflows string) (*statechart.Machine, int, []problem) {
 	opts := &workflow.Options{Format: format, Statechart: statechart.Options{Strict: strict}}
 	if subflows != "" {
+		resolve := workflow.DirResolver(subflows) // manifest.json names, or DIR/<name>.json
 		opts.Resolve = func(name string) ([]byte, error) {
-			if name == "" || strings.ContainsAny(name, `/\`) || name == "." || name == ".." {
+			if name == "" || name == "." || name == ".." {
 				return nil, fmt.Errorf("%q is not a file name in %s", name, subflows)
 			}
-			data, err := os.ReadFile(filepath.Join(subflows, name+".json"))
+			data, err := resolve(name)
 			if err != nil {
 				var pe *os.PathError
 				if errors.As(err, &pe) {
@@ -267,7 +294,11 @@ func validateWorkflow(src *source, format workflow.Format, strict bool, subflows
 	}
 	n := len(w.Machine.StateIDs()) - 1
 	if format == workflow.FormatStatewright {
-		n = len(gjson.GetBytes(src.data, "states").Map())
+		states := "states"
+		if gatewayConfig(src.data) {
+			states = "definition.states"
+		}
+		n = len(gjson.GetBytes(src.data, states).Map())
 	}
 	return w.Machine, n, warnings
 }

@@ -40,10 +40,11 @@ func TestValidateStatewright(t *testing.T) {
 	assert.Equal(t, exitOK, code, errOut)
 	assert.Equal(t, file+": ok (Statewright workflow, 6 states)\n", out)
 
-	// Without the subflow, the invoke cannot be checked.
+	// Without the subflow (by default, in the file's directory), the
+	// invoke cannot be checked.
 	code, out, _ = chartgate("validate", file)
 	assert.Equal(t, exitFail, code)
-	assert.Equal(t, file+`: states.work.on.DEBUG.invoke: subflow "debugger": no resolver (Options.Resolve) to load it`+"\n", out)
+	assert.Equal(t, file+`: states.work.on.DEBUG.invoke: subflow "debugger": `+filepath.Join(filepath.Dir(file), "debugger.json")+": no such file or directory\n", out)
 	code, out, _ = chartgate("validate", file, "--subflows", t.TempDir())
 	assert.Equal(t, exitFail, code)
 	assert.Contains(t, out, file+`: states.work.on.DEBUG.invoke: subflow "debugger": `)
@@ -74,11 +75,16 @@ func TestValidateStatewright(t *testing.T) {
 }
 
 func TestValidateFormatFlag(t *testing.T) {
-	// A file both formats read is XState unless told otherwise.
+	// A file both formats read, differently, validates as a statechart,
+	// with a note that as a workflow it needs its format.
 	both := writeFile(t, "both.json", `{"id": "x", "initial": "a", "states": {"a": {"on": {"GO": "b"}}, "b": {"type": "final"}}}`)
 	code, out, _ := chartgate("validate", both)
 	assert.Equal(t, exitOK, code)
-	assert.Equal(t, both+": ok (2 states)\n", out)
+	assert.Equal(t, both+": ok (2 states)\n"+both+`: note: validated as an XState machine; as a workflow (serve, hook) it needs --format statewright or --format xstate, or a "$schema" naming one: both formats read it, differently (Statewright merges the data sent with an event into the context)`+"\n", out)
+	schema := writeFile(t, "schema.json", `{"$schema": "https://statewright.ai/workflow-schema.json", "id": "x", "initial": "a", "states": {"a": {"on": {"GO": "b"}}, "b": {"type": "final"}}}`)
+	code, out, _ = chartgate("validate", schema)
+	assert.Equal(t, exitOK, code)
+	assert.Equal(t, schema+": ok (Statewright workflow, 2 states)\n", out)
 	code, out, _ = chartgate("validate", both, "--format", "statewright")
 	assert.Equal(t, exitOK, code)
 	assert.Equal(t, both+": ok (Statewright workflow, 2 states)\n", out)

@@ -1,0 +1,622 @@
+// This file ports what Statewright's own tests check (crates/mcp-gateway:
+// custom_tools.rs, enforcement.rs, session.rs, interceptors.rs, gateway.rs;
+// crates/engine: transition.rs) to chartgate serve --compat statewright,
+// run as a process in front of an MCP upstream served in this process
+// over loopback HTTP, driven by a go-sdk client as an agent would. Each
+// test names the Statewright tests it ports.
+
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// pathArgs are the arguments of the upstream's file tools.
+type pathArgs struct {
+	Path    string `json:"path"`
+	Content string `json:"content,omitempty"`
+}
+
+// fileUpstream serves read_file, grep, edit_file and write_file over
+// Streamable HTTP on loopback; it returns a configuration naming it.
+func fileUpstream(t *testing.T) string {
+	t.Helper()
+	s := mcp.NewServer(&mcp.Implementation{Name: "files", Version: "1"}, nil)
+	tool := func(name string) {
+		mcp.AddTool(s, &mcp.Tool{Name: name}, func(_ context.Context, _ *mcp.CallToolRequest, in pathArgs) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: name + " " + in.Path}}}, nil, nil
+		})
+	}
+	for _, name := range []string{"read_file", "grep", "edit_file", "write_file"} {
+		tool(name)
+	}
+	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
+	t.Cleanup(srv.Close)
+	return writeFile(t, "servers.json", `{"mcpServers": {"files": {"url": `+strconv.Quote(srv.URL)+`}}}`)
+}
+
+// swAgent is an MCP client of chartgate serve --compat statewright.
+type swAgent struct {
+	t       *testing.T
+	cs      *mcp.ClientSession
+	store   string // the SQLite store chartgate approve and history share
+	project []string
+}
+
+// serveCompat starts chartgate serve --compat statewright with the
+// workflow in front of fileUpstream, as session s1, with extra flags.
+func serveCompat(t *testing.T, workflowJSON string, extra ...string) *swAgent {
+	t.Helper()
+	wf := writeFile(t, "workflow.json", workflowJSON)
+	store := filepath.Join(t.TempDir(), "state.db")
+	project := []string{"--workflow", wf, "--store", store}
+	args := append([]string{"serve", "--log-level", "warn", "--compat", "statewright", "--session", "s1", "--config", fileUpstream(t)}, project...)
+	cmd := exec.Command(testExe(t), append(args, extra...)...)
+	cmd.Env = append(os.Environ(), envMain+"=1")
+	cmd.Stderr = testWriter{t}
+	// Statewright's clients speak the protocol of 2025-11-25, whose
+	// sessions have their tools listed by state.
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "1"}, nil).
+		Connect(context.Background(), &mcp.CommandTransport{Command: cmd, TerminateDuration: 5 * time.Second}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	require.NoError(t, err)
+	t.Cleanup(func() { cs.Close() })
+	return &swAgent{t: t, cs: cs, store: store, project: project}
+}
+
+// call calls a tool and returns its text and whether it is an error.
+func (a *swAgent) call(name string, args map[string]any) (string, bool) {
+	a.t.Helper()
+	res, err := a.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
+	require.NoError(a.t, err)
+	var parts []string
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			parts = append(parts, tc.Text)
+		}
+	}
+	return strings.Join(parts, "\n"), res.IsError
+}
+
+// json calls a Statewright tool that answers JSON and decodes it.
+func (a *swAgent) json(name string, args map[string]any) map[string]any {
+	a.t.Helper()
+	text, isErr := a.call(name, args)
+	require.False(a.t, isErr, "%s: %s", name, text)
+	var out map[string]any
+	require.NoError(a.t, json.Unmarshal([]byte(text), &out), text)
+	return out
+}
+
+// transition sends an event with statewright_transition.
+func (a *swAgent) transition(event string, data map[string]any) (string, bool) {
+	a.t.Helper()
+	args := map[string]any{"event": event}
+	if data != nil {
+		args["data"] = data
+	}
+	return a.call("statewright_transition", args)
+}
+
+// tools lists the tools' names.
+func (a *swAgent) tools() []string {
+	a.t.Helper()
+	res, err := a.cs.ListTools(context.Background(), nil)
+	require.NoError(a.t, err)
+	var names []string
+	for _, tool := range res.Tools {
+		names = append(names, tool.Name)
+	}
+	return names
+}
+
+// approvalWorkflow is custom_tools.rs's approval_definition.
+const approvalWorkflow = `{
+  "id": "approval-test", "initial": "working", "meta": {"approval_mode": "ui"},
+  "interrupts": {"secrets": {"trigger": {"file_pattern": "**/*.env"}, "target": "check"}},
+  "states": {
+    "working": {"allowed_tools": ["read_file", "edit_file"], "on": {
+      "DEPLOY": {"target": "deployed", "requires_approval": true, "approval_message": "Review changes before deploy"},
+      "DONE": "completed"}},
+    "check": {"allowed_tools": ["read_file"], "on": {"CHECKED": "$return"}},
+    "deployed": {"on": {"VERIFIED": "completed"}},
+    "completed": {"type": "final"}
+  }
+}`
+
+// TestStatewrightCompatApproval ports custom_tools.rs
+// transition_with_requires_approval_returns_flag,
+// get_state_includes_pending_approval_when_set and
+// get_state_no_pending_approval_field_when_none; session.rs's pending
+// approval: the session stays in the state it leaves while it waits.
+func TestStatewrightCompatApproval(t *testing.T) {
+	a := serveCompat(t, approvalWorkflow)
+	st := a.json("statewright_get_state", nil)
+	assert.Equal(t, "working", st["state"])
+	assert.NotContains(t, st, "pending_approval")
+	assert.Equal(t, []any{
+		map[string]any{"event": "DEPLOY", "target": "deployed"},
+		map[string]any{"event": "DONE", "target": "completed"},
+	}, st["transitions"])
+	assert.Equal(t, map[string]any{"secrets": map[string]any{"file_pattern": "**/*.env", "target": "check"}}, st["interrupts"])
+
+	res := a.json("statewright_transition", map[string]any{"event": "DEPLOY"})
+	assert.Equal(t, true, res["requires_approval"])
+	assert.Equal(t, "pending_approval", res["status"])
+	assert.Equal(t, "Review changes before deploy", res["approval_message"])
+	id, _ := res["approval_id"].(string)
+	assert.Regexp(t, `^[0-9a-f]{40}$`, id)
+
+	st = a.json("statewright_get_state", nil)
+	assert.Equal(t, "working", st["state"], "the plain state while the approval waits")
+	assert.Equal(t, map[string]any{
+		"approval_id": id, "event": "DEPLOY", "from_state": "working", "to_state": "deployed",
+		"message": "Review changes before deploy",
+	}, st["pending_approval"])
+
+	text, isErr := a.transition("DONE", nil)
+	assert.True(t, isErr)
+	assert.Contains(t, text, "A transition is pending approval")
+}
+
+// TestStatewrightCompatInterruptHandler ports custom_tools.rs
+// get_state_shows_interrupt_handler_when_in_context and
+// get_state_no_interrupt_handler_when_not_in_context: an edit of a file
+// an interrupt watches moves to its handler, which get_state shows as
+// {return_state, message}.
+func TestStatewrightCompatInterruptHandler(t *testing.T) {
+	a := serveCompat(t, approvalWorkflow)
+	assert.NotContains(t, a.json("statewright_get_state", nil), "interrupt_handler")
+	text, isErr := a.call("edit_file", map[string]any{"path": "conf/prod.env"})
+	require.False(t, isErr, text)
+	st := a.json("statewright_get_state", nil)
+	assert.Equal(t, "check", st["state"])
+	assert.Equal(t, map[string]any{
+		"return_state": "working",
+		"message":      "You are in an interrupt handler. Complete validation and transition to return.",
+	}, st["interrupt_handler"])
+	res := a.json("statewright_transition", map[string]any{"event": "CHECKED"})
+	assert.Equal(t, "working", res["to"])
+	assert.NotContains(t, a.json("statewright_get_state", nil), "interrupt_handler")
+}
+
+// customToolsWorkflow is custom_tools.rs's test_definition.
+const customToolsWorkflow = `{
+  "id": "test", "initial": "planning",
+  "states": {
+    "planning": {"allowed_tools": ["read_file", "grep"], "instructions": "Read files and plan your approach.",
+                 "max_iterations": 5, "safe_next": "implementing", "on": {"READY": "implementing", "FAIL": "failed"}},
+    "implementing": {"allowed_tools": ["read_file", "edit_file"], "max_iterations": 10, "on": {"DONE": "completed", "FAIL": "failed"}},
+    "completed": {"type": "final"},
+    "failed": {"type": "final"}
+  },
+  "guards": {}
+}`
+
+// TestStatewrightCompatSafeNext ports custom_tools.rs
+// unrecognized_event_uses_safe_next and
+// unrecognized_event_without_safe_next_errors, transition.rs
+// safe_next_fires_on_unrecognized_event (a model's invented event),
+// safe_next_does_not_override_valid_transitions and
+// no_safe_next_still_errors_on_unrecognized.
+func TestStatewrightCompatSafeNext(t *testing.T) {
+	a := serveCompat(t, customToolsWorkflow)
+	res := a.json("statewright_transition", map[string]any{"event": "UNKNOWN_EVENT", "data": map[string]any{"note": "x"}})
+	assert.Equal(t, true, res["transitioned"])
+	assert.Equal(t, "planning", res["from"])
+	assert.Equal(t, "implementing", res["to"])
+	st := a.json("statewright_get_state", nil)
+	assert.Equal(t, "implementing", st["state"])
+	assert.Equal(t, map[string]any{"note": "x"}, st["context"], "safe_next merges the data")
+
+	text, isErr := a.transition("UNKNOWN_EVENT", nil)
+	assert.True(t, isErr)
+	assert.Contains(t, text, `No transition for event "UNKNOWN_EVENT" in state "implementing".`)
+
+	// A reserved event never takes safe_next.
+	b := serveCompat(t, customToolsWorkflow)
+	text, isErr = b.transition("chartgate.approve", nil)
+	assert.True(t, isErr)
+	assert.Contains(t, text, "reserved")
+	// A valid event is not taken over by safe_next.
+	res = b.json("statewright_transition", map[string]any{"event": "FAIL"})
+	assert.Equal(t, "failed", res["to"])
+}
+
+// TestServeSafeNextDefault: without --compat, safe_next covers only the
+// workflow's own events, so a misspelt event is refused with the events
+// that are accepted (the table in the workflow package's docs).
+func TestServeSafeNextDefault(t *testing.T) {
+	wf := writeFile(t, "workflow.json", customToolsWorkflow)
+	cmd := exec.Command(testExe(t), "serve", "--log-level", "warn", "--workflow", wf, "--store", "memory", "--config", fileUpstream(t))
+	cmd.Env = append(os.Environ(), envMain+"=1")
+	cmd.Stderr = testWriter{t}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "1"}, nil).
+		Connect(context.Background(), &mcp.CommandTransport{Command: cmd, TerminateDuration: 5 * time.Second}, nil)
+	require.NoError(t, err)
+	defer cs.Close()
+	a := &swAgent{t: t, cs: cs}
+	text, isErr := a.call("workflow_transition", map[string]any{"event": "COMPLETE"})
+	assert.True(t, isErr)
+	assert.Contains(t, text, `Event "COMPLETE" cannot be sent with workflow_transition. Events it accepts now: READY, FAIL, DONE.`)
+	text, isErr = a.call("workflow_transition", map[string]any{"event": "DONE"})
+	assert.False(t, isErr, text)
+	assert.Contains(t, text, `to "implementing"`, "DONE, an event of the workflow, takes safe_next")
+}
+
+// TestStatewrightCompatFinal ports custom_tools.rs
+// transition_to_final_state and transition_from_final_state_errors: any
+// event in a final state says the workflow is final.
+func TestStatewrightCompatFinal(t *testing.T) {
+	a := serveCompat(t, customToolsWorkflow)
+	a.json("statewright_transition", map[string]any{"event": "READY"})
+	a.json("statewright_transition", map[string]any{"event": "DONE"})
+	st := a.json("statewright_get_state", nil)
+	assert.Equal(t, "completed", st["state"])
+	assert.Equal(t, true, st["is_final"])
+	for _, ev := range []string{"RESTART", "READY", "DONE"} {
+		text, isErr := a.transition(ev, nil)
+		assert.True(t, isErr, ev)
+		assert.Contains(t, text, `Cannot transition: the workflow is in final state "completed".`, ev)
+	}
+}
+
+// orderWorkflow is transition.rs's order_machine.
+const orderWorkflow = `{
+  "id": "order", "initial": "draft", "context": {"item_count": 0, "items": []},
+  "states": {
+    "draft": {"on": {"ADD_ITEM": "draft", "SUBMIT": {"target": "pending_payment", "guards": ["has_items", "has_payment"]}, "CANCEL": "cancelled"}},
+    "pending_payment": {"on": {"CONFIRM_PAYMENT": "confirmed", "CANCEL": "cancelled"}},
+    "confirmed": {"on": {"SHIP": "shipped"}},
+    "shipped": {"on": {"DELIVER": "delivered"}},
+    "delivered": {"type": "final"},
+    "cancelled": {"type": "final"}
+  },
+  "guards": {
+    "has_items": {"field": "item_count", "op": "gt", "value": 0},
+    "has_payment": {"field": "payment_method", "op": "exists"}
+  }
+}`
+
+// TestStatewrightCompatGuardRefusal ports transition.rs
+// guarded_transition_fails_when_guard_not_met (GuardFailed names
+// has_items) and guarded_transition_passes_when_guards_satisfied: the
+// refusal names the guard, its condition and the value it saw, and says
+// that data sent with the event is not seen by it.
+func TestStatewrightCompatGuardRefusal(t *testing.T) {
+	a := serveCompat(t, orderWorkflow)
+	text, isErr := a.transition("SUBMIT", map[string]any{"item_count": 2})
+	assert.True(t, isErr)
+	assert.Contains(t, text, `Event "SUBMIT" was refused by a guard in state "draft". guard 'has_items' failed: item_count gt 0, and item_count is 0.`)
+	assert.Contains(t, text, "the data sent with it (item_count) is merged into the context only after the transition, so the guard does not see it")
+	assert.Equal(t, "draft", a.json("statewright_get_state", nil)["state"])
+
+	// Sent with an earlier transition, the data is seen.
+	a.json("statewright_transition", map[string]any{"event": "ADD_ITEM", "data": map[string]any{"item_count": 2}})
+	text, isErr = a.transition("SUBMIT", nil)
+	assert.True(t, isErr)
+	assert.Contains(t, text, "guard 'has_payment' failed: payment_method exists, and payment_method is not set.")
+	assert.Contains(t, text, "data sent with an event is merged into the context only after the transition, so a guard does not see it")
+	a.json("statewright_transition", map[string]any{"event": "ADD_ITEM", "data": map[string]any{"payment_method": "card_4242"}})
+	res := a.json("statewright_transition", map[string]any{"event": "SUBMIT"})
+	assert.Equal(t, "pending_payment", res["to"])
+
+	// workflow_transition explains it the same way.
+	b := serveCompat(t, orderWorkflow)
+	text, isErr = b.call("workflow_transition", map[string]any{"event": "SUBMIT"})
+	assert.True(t, isErr)
+	assert.Contains(t, text, "guard 'has_items' failed: item_count gt 0, and item_count is 0.")
+}
+
+// enforcementWorkflow is enforcement.rs's test_definition.
+const enforcementWorkflow = `{
+  "id": "test", "initial": "planning",
+  "states": {
+    "planning": {"allowed_tools": ["read_file", "grep"], "max_iterations": 3, "on": {"READY": "implementing", "AGAIN": "planning", "FAIL": "failed"}},
+    "implementing": {"allowed_tools": ["read_file", "edit_file", "write_file"], "max_iterations": 6, "on": {"DONE": "testing", "FAIL": "failed"}},
+    "testing": {"allowed_tools": ["read_file"], "on": {"PASS": "completed", "FAIL_TEST": "implementing"}},
+    "completed": {"type": "final"},
+    "failed": {"type": "final"}
+  },
+  "guards": {}
+}`
+
+// compatTools are the tools compat mode always lists.
+var compatTools = []string{
+	"statewright_get_state", "statewright_transition", "statewright_list_workflows", "statewright_load_workflow",
+	"statewright_deactivate", "statewright_get_status", "statewright_pause", "statewright_create_workflow",
+	"workflow_status", "workflow_transition",
+}
+
+// TestStatewrightCompatCheckpointAndFinal ports enforcement.rs
+// checkpoint_reached_at_max_iterations and final_state_blocks_all_tools,
+// session.rs's checkpoint and final, and gateway.rs's tools/list at a
+// checkpoint (only Statewright's tools) and in a final state; custom_tools.rs
+// transition_resets_iteration_count and transition.rs
+// self_transition_stays_in_same_state (counted, and the iteration count
+// reset).
+func TestStatewrightCompatCheckpointAndFinal(t *testing.T) {
+	a := serveCompat(t, enforcementWorkflow)
+	assert.ElementsMatch(t, append([]string{"read_file", "grep"}, compatTools...), a.tools())
+	for i := 1; i <= 3; i++ {
+		text, isErr := a.call("read_file", map[string]any{"path": "a.go"})
+		require.False(t, isErr, text)
+	}
+	st := a.json("statewright_get_state", nil)
+	assert.Equal(t, 3.0, st["iteration"])
+	assert.Equal(t, 3.0, st["max_iterations"])
+	assert.ElementsMatch(t, compatTools, a.tools(), "at the checkpoint only Statewright's tools are listed")
+	text, isErr := a.call("read_file", map[string]any{"path": "a.go"})
+	require.False(t, isErr, "a call at the checkpoint still runs (soft)")
+	assert.Contains(t, text, "[STATEWRIGHT CHECKPOINT: iteration 3/3 in state 'planning'.")
+
+	// A self-transition is a transition: counted, and the iteration count
+	// starts again.
+	res := a.json("statewright_transition", map[string]any{"event": "AGAIN"})
+	assert.Equal(t, true, res["transitioned"])
+	assert.Equal(t, "planning", res["from"])
+	assert.Equal(t, "planning", res["to"])
+	assert.Equal(t, 1.0, res["transition_count"])
+	st = a.json("statewright_get_state", nil)
+	assert.Equal(t, 0.0, st["iteration"])
+	assert.Equal(t, 1.0, st["transition_count"])
+	assert.Equal(t, map[string]any{}, st["context"], "the count of re-entries is the workflow's own")
+	assert.ElementsMatch(t, append([]string{"read_file", "grep"}, compatTools...), a.tools())
+
+	// A final state blocks every tool, named by the workflow or not.
+	a.json("statewright_transition", map[string]any{"event": "FAIL"})
+	assert.ElementsMatch(t, compatTools, a.tools(), "a final state lists only Statewright's tools")
+	for _, tool := range []string{"read_file", "edit_file", "write_file", "grep"} {
+		text, isErr := a.call(tool, map[string]any{"path": "a.go"})
+		assert.True(t, isErr, "%s in a final state: %s", tool, text)
+	}
+	assert.Equal(t, true, a.json("statewright_get_state", nil)["is_final"])
+}
+
+// TestStatewrightCompatTools ports custom_tools.rs
+// custom_tool_definitions_has_all_tools and
+// is_custom_tool_identifies_correctly (all eight tools, whatever the
+// state allows), and gateway.rs's list_workflows, get_status,
+// load_workflow, pause, deactivate and create_workflow answers, with what
+// compat mode keeps from the agent: it cannot switch enforcement off,
+// reset its workflow, or load or replace another.
+func TestStatewrightCompatTools(t *testing.T) {
+	a := serveCompat(t, enforcementWorkflow)
+	assert.ElementsMatch(t, append([]string{"read_file", "grep"}, compatTools...), a.tools())
+
+	assert.Equal(t, map[string]any{"workflows": []any{"test"}, "active": "test"}, a.json("statewright_list_workflows", nil))
+	a.json("statewright_transition", map[string]any{"event": "READY"})
+	_, isErr := a.call("edit_file", map[string]any{"path": "a.go"})
+	require.False(t, isErr)
+	assert.Equal(t, map[string]any{
+		"active_workflow": "test", "current_state": "implementing", "iteration": 1.0, "transition_count": 1.0,
+		"is_final": false, "available_workflows": []any{"test"},
+		"usage": map[string]any{"transitions": 1.0, "limit": nil, "remaining": nil, "warning": nil},
+	}, a.json("statewright_get_status", nil))
+
+	// load_workflow joins the session's workflow where it is.
+	loaded := a.json("statewright_load_workflow", map[string]any{"name": "test", "session_id": "sub-agent-1"})
+	assert.Equal(t, "test", loaded["loaded"])
+	assert.Equal(t, "implementing", loaded["initial_state"], "joined, not reset")
+	assert.Equal(t, []any{"planning", "implementing", "testing", "completed", "failed"}, loaded["states"])
+	assert.Equal(t, false, loaded["resumed"])
+	text, isErr := a.call("statewright_load_workflow", map[string]any{"name": "nope"})
+	assert.True(t, isErr)
+	assert.Equal(t, "Workflow 'nope' not found. Available: test", text)
+
+	// Pause and deactivate are refused: enforcement stays on.
+	for _, tool := range []string{"statewright_pause", "statewright_deactivate"} {
+		text, isErr := a.call(tool, nil)
+		assert.True(t, isErr, tool)
+		assert.Contains(t, text, "enforcement stays on", tool)
+	}
+	text, isErr = a.call("write_file", map[string]any{"path": "a.go"})
+	require.False(t, isErr, "still enforced, write_file allowed in implementing: %s", text)
+	_, isErr = a.call("grep", map[string]any{"path": "a.go"})
+	assert.True(t, isErr, "grep is still refused in implementing")
+	// Each request is kept in the run history, with who asked.
+	code, out, errOut := chartgate(append([]string{"history", "--json", "name:s1"}, a.project...)...)
+	require.Equal(t, exitOK, code, errOut)
+	assert.Contains(t, out, `"by":"statewright_pause"`)
+	assert.Contains(t, out, `"by":"statewright_deactivate"`)
+
+	// create_workflow validates before it keeps a workflow.
+	text, isErr = a.call("statewright_create_workflow", map[string]any{"name": "broken", "definition": map[string]any{
+		"initial": "a", "states": map[string]any{"a": map[string]any{"on": map[string]any{"GO": "nowhere"}}},
+	}})
+	assert.True(t, isErr)
+	assert.Contains(t, text, "Workflow validation failed: ")
+	assert.Contains(t, text, `states.a.on.GO: "nowhere" is not a state`)
+	good := map[string]any{"initial": "a", "states": map[string]any{"a": map[string]any{"on": map[string]any{"GO": "b"}}, "b": map[string]any{"type": "final"}}}
+	text, isErr = a.call("statewright_create_workflow", map[string]any{"name": "data-pipeline", "definition": good})
+	require.False(t, isErr, text)
+	assert.Contains(t, text, "Workflow 'data-pipeline' created (in-memory).")
+	text, isErr = a.call("statewright_create_workflow", map[string]any{"name": "data-pipeline", "definition": good})
+	assert.True(t, isErr)
+	assert.Equal(t, "Workflow 'data-pipeline' already exists. Use overwrite=true to replace it.", text)
+	text, isErr = a.call("statewright_create_workflow", map[string]any{"name": "test", "definition": good, "overwrite": true})
+	assert.True(t, isErr)
+	assert.Contains(t, text, "the agent cannot replace it")
+	assert.Equal(t, map[string]any{"workflows": []any{"test", "data-pipeline"}, "active": "test"}, a.json("statewright_list_workflows", nil))
+	text, isErr = a.call("statewright_load_workflow", map[string]any{"name": "data-pipeline"})
+	assert.True(t, isErr)
+	assert.Contains(t, text, "the agent cannot switch it")
+	assert.Equal(t, "implementing", a.json("statewright_get_state", nil)["state"])
+}
+
+// TestStatewrightTemplates ports config.rs parse_config_with_upstreams and
+// what Statewright's templates need: a gateway configuration
+// ({"definition", "upstream_servers"}) validates as its workflow and
+// serves its upstreams when no other is given; subflows are found by
+// their manifest.json names; a file both formats read asks for its
+// format.
+func TestStatewrightTemplates(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(p, []byte(content), 0o644))
+		return p
+	}
+	config := write("config.json", `{
+  "definition": {"id": "bug-fix", "initial": "planning", "states": {
+    "planning": {"allowed_tools": ["echo"], "safe_next": "testing", "on": {"PLAN_READY": "testing", "FAIL": "failed"}},
+    "testing": {"allowed_tools": ["pid"], "on": {"TESTS_PASS": "completed", "TESTS_FAIL": {"invoke": "[stitch] debug-triage v1", "on_complete": "testing", "on_fail": "failed"}}},
+    "completed": {"type": "final"}, "failed": {"type": "final"}}, "guards": {}},
+  "upstream_servers": [{"name": "up", "command": `+strconv.Quote(testExe(t))+`, "args": [], "env": {"`+envUpstream+`": "1"}}]
+}`)
+	write("manifest.json", `{"version": 1, "workflows": [{"name": "[stitch] debug-triage v1", "file": "debug-triage.json"}]}`)
+	write("debug-triage.json", `{"id": "debug", "initial": "triage", "states": {
+    "triage": {"allowed_tools": ["echo"], "on": {"FIXED": "done", "GIVE_UP": "failed"}},
+    "done": {"type": "final"}, "failed": {"type": "final"}}, "guards": {}}`)
+
+	code, out, _ := chartgate("validate", config)
+	assert.Equal(t, exitOK, code, out)
+	assert.Equal(t, config+": ok (Statewright workflow, 4 states)\n", out)
+	bad := write("bad-config.json", `{"definition": {"id": "x", "initial": "a", "states": {"a": {"on": {"GO": "nowhere"}}, "b": {"type": "final"}}}, "upstream_servers": [{"name": "up"}], "extra": 1}`)
+	code, out, _ = chartgate("validate", bad)
+	assert.Equal(t, exitFail, code)
+	assert.Contains(t, out, `extra: unknown key "extra" of a Statewright gateway configuration`)
+	assert.Contains(t, out, "upstream_servers[0].command: required: a non-empty string")
+
+	// serve takes the configuration's upstreams.
+	cmd := exec.Command(testExe(t), "serve", "--log-level", "warn", "--compat", "statewright", "--workflow", config, "--store", "memory")
+	cmd.Env = append(os.Environ(), envMain+"=1")
+	cmd.Stderr = testWriter{t}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "1"}, nil).
+		Connect(context.Background(), &mcp.CommandTransport{Command: cmd, TerminateDuration: 5 * time.Second}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	require.NoError(t, err)
+	defer cs.Close()
+	a := &swAgent{t: t, cs: cs}
+	assert.ElementsMatch(t, append([]string{"echo"}, compatTools...), a.tools())
+	text, isErr := a.call("echo", map[string]any{"text": "hi"})
+	require.False(t, isErr, text)
+	assert.Equal(t, "hi", text)
+	// The subflow named through manifest.json runs.
+	a.json("statewright_transition", map[string]any{"event": "PLAN_READY"})
+	res := a.json("statewright_transition", map[string]any{"event": "TESTS_FAIL"})
+	assert.Equal(t, true, res["transitioned"])
+	_, isErr = a.call("echo", map[string]any{"text": "in the subflow"})
+	assert.False(t, isErr, "the subflow allows echo")
+	a.json("statewright_transition", map[string]any{"event": "FIXED"})
+	assert.Equal(t, "testing", a.json("statewright_get_state", nil)["state"])
+
+	// A file both formats read, differently, needs its format.
+	both := write("both.json", `{"id": "x", "initial": "a", "states": {"a": {"on": {"GO": "b"}}, "b": {"type": "final"}}}`)
+	code, _, errOut := chartgate("status", "--workflow", both, "--store", "memory")
+	assert.Equal(t, exitFail, code)
+	assert.Contains(t, errOut, `give the format (--format statewright or --format xstate), or a "$schema" naming it`)
+	code, _, errOut = chartgate("status", "--workflow", both, "--store", "memory", "--format", "statewright")
+	assert.Equal(t, exitOK, code, errOut)
+}
+
+// forkWorkflow is transition.rs's fork definition (fork_deserialize,
+// fork_transition_returns_fork_result), with the branches' states.
+const forkWorkflow = `{
+  "id": "ci", "initial": "building",
+  "states": {
+    "building": {"on": {"BUILD_DONE": {"fork": {
+      "branches": {"lint": {"initial": "lint_run", "terminal": "lint_done"}, "types": {"initial": "types_run", "terminal": "types_done"}},
+      "join": "all", "on_complete": "deploying", "on_fail": "failed"}}}},
+    "lint_run": {"allowed_tools": ["read_file"], "on": {"PASS": "lint_done", "FAIL": "failed"}},
+    "lint_done": {"type": "final"},
+    "types_run": {"allowed_tools": ["grep"], "on": {"PASS": "types_done", "FAIL": "failed"}},
+    "types_done": {"type": "final"},
+    "deploying": {"on": {"SHIPPED": "done"}},
+    "done": {"type": "final"},
+    "failed": {"type": "final"}
+  },
+  "guards": {}
+}`
+
+// TestStatewrightCompatFork ports transition.rs
+// fork_transition_returns_fork_result and fork_join_default_all, and
+// gateway.rs's fork object in get_state and load_workflow with a branch:
+// the result and get_state carry the fork; a sub-agent's load joins a
+// branch. Here branches are regions of one workflow, moved by
+// "<branch>.<EVENT>" (the table in the workflow package's docs).
+func TestStatewrightCompatFork(t *testing.T) {
+	a := serveCompat(t, forkWorkflow)
+	res := a.json("statewright_transition", map[string]any{"event": "BUILD_DONE"})
+	assert.Equal(t, true, res["transitioned"])
+	fork, _ := res["fork"].(map[string]any)
+	require.NotNil(t, fork, "the transition result carries the fork: %v", res)
+	assert.Equal(t, "all", fork["join"])
+	assert.Equal(t, "deploying", fork["on_complete"])
+	assert.Equal(t, "failed", fork["on_fail"])
+	assert.Equal(t, map[string]any{"initial": "lint_run", "terminal": "lint_done", "state": "lint_run", "status": "running"},
+		fork["branches"].(map[string]any)["lint"])
+
+	st := a.json("statewright_get_state", nil)
+	assert.Equal(t, "building", st["state"], "the parent stays in the state that forked")
+	require.Contains(t, st, "fork")
+
+	// A sub-agent joins a branch.
+	b := a.json("statewright_load_workflow", map[string]any{"name": "ci", "branch": "lint"})
+	assert.Equal(t, "lint", b["branch"])
+	assert.Equal(t, "lint_run", b["initial_state"])
+	text, isErr := a.call("statewright_load_workflow", map[string]any{"name": "ci", "branch": "docs"})
+	assert.True(t, isErr)
+	assert.Contains(t, text, "Branch 'docs' not found. Is a fork active?")
+
+	a.json("statewright_transition", map[string]any{"event": "lint.PASS"})
+	st = a.json("statewright_get_state", nil)
+	assert.Equal(t, "completed", st["fork"].(map[string]any)["branches"].(map[string]any)["lint"].(map[string]any)["status"])
+	res = a.json("statewright_transition", map[string]any{"event": "types.PASS"})
+	assert.Equal(t, "deploying", res["to"], "join all: every branch done")
+	assert.NotContains(t, a.json("statewright_get_state", nil), "fork")
+}
+
+// TestStatewrightCompatHookAllowedCommands ports interceptors.rs
+// test_allowed_commands through chartgate hook claude-code --compat
+// statewright, as installed by chartgate install --compat statewright:
+// an allowed command without a glob allows further arguments, word by
+// word, and every simple command of a line must be allowed.
+func TestStatewrightCompatHookAllowedCommands(t *testing.T) {
+	project := t.TempDir()
+	require.NoError(t, os.Mkdir(filepath.Join(project, ".chartgate"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(project, ".chartgate", "workflow.json"), []byte(`{
+  "id": "tests", "initial": "testing",
+  "states": {
+    "testing": {"allowed_tools": ["Bash", "Read"], "allowed_commands": ["pytest", "git status"], "on": {"DONE": "done"}},
+    "done": {"type": "final"}
+  },
+  "guards": {}
+}`), 0o644))
+	code, out, errOut := chartgate("install", "claude-code", "--dir", project, "--compat", "statewright", "--dry-run")
+	require.Equal(t, exitOK, code, errOut)
+	assert.Contains(t, out, "chartgate hook claude-code --compat statewright")
+	assert.Contains(t, out, `"--compat",`)
+
+	bash := func(command string) string {
+		in, err := json.Marshal(map[string]any{
+			"session_id": "s1", "cwd": project, "hook_event_name": "PreToolUse",
+			"tool_name": "Bash", "tool_input": map[string]any{"command": command},
+		})
+		require.NoError(t, err)
+		code, out, errOut := chartgateIn(string(in), "hook", "claude-code", "--compat", "statewright")
+		require.Equal(t, 0, code, errOut)
+		return out
+	}
+	for _, allowed := range []string{"pytest", "pytest -x tests/", "git status --short", "pytest -q && git status"} {
+		assert.Empty(t, bash(allowed), allowed)
+	}
+	for _, refused := range []string{"pytester", "pytest -x; rm -rf /", "git stash", "pytest $(curl -s x.sh)"} {
+		assert.Contains(t, bash(refused), `"permissionDecision":"deny"`, refused)
+	}
+	code, _, errOut = chartgateIn("{}", "hook", "claude-code", "--compat", "xstate")
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, errOut, `--compat "xstate": the one compatibility is statewright`)
+}
