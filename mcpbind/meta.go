@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/chartgate/chartgate/internal/hint"
 	"github.com/chartgate/chartgate/internal/jsonx"
 	"github.com/chartgate/chartgate/statechart"
 	"github.com/chartgate/chartgate/statesync"
@@ -473,11 +474,5 @@ func quoteAll(ss []string) []string {
 // didYouMean returns the candidate closest to s, if it is close enough to
 // be a likely typo.
 func didYouMean(s string, candidates []string) string {
-	best, bestD := "", len(s)/2+1
-	for _, c := range candidates {
-		if d := jsonx.Distance(s, c); d < bestD {
-			best, bestD = c, d
-		}
-	}
-	return best
+	return hint.Closest(s, candidates)
 }

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/chartgate/chartgate/internal/hint"
 	"github.com/chartgate/chartgate/internal/jsonx"
 	"github.com/chartgate/chartgate/statechart"
 )
@@ -33,16 +34,7 @@ func (e *errs) err() error {
 // didYouMean returns ` (did you mean "x"?)` for the candidate closest to s,
 // if one is close enough to be a likely typo, else "".
 func didYouMean(s string, candidates []string) string {
-	best, bestD := "", len(s)/2+1
-	for _, c := range candidates {
-		if d := jsonx.Distance(s, c); d < bestD {
-			best, bestD = c, d
-		}
-	}
-	if best == "" {
-		return ""
-	}
-	return fmt.Sprintf(" (did you mean %q?)", best)
+	return hint.DidYouMean(s, candidates)
 }
 
 // unknownKey is the message for a key that is not one of known.

@@ -19,7 +19,6 @@ import (
 	"slices"
 	"sort"
 	"strconv"
-	"strings"
 
 	"github.com/tidwall/gjson"
 )
@@ -431,20 +430,37 @@ func Distance(a, b string) int {
 	return prev[len(b)]
 }
 
-// Path is a JSON path in the form chartgate's load errors use:
-// states.payment.on.PAY[0].target, a key that would be ambiguous written
-// as ["a.b"].
+// Path is a JSON path in the one form every chartgate message uses for
+// where a problem is (the loaders, mcpbind, the gateway's configuration and
+// chartgate validate): states.payment.on.PAY[0].target. A key is written
+// after a dot, or as ["a.b"] (Go-quoted) when it is empty or holds a dot,
+// a bracket, a quote, a space or a control character, which a reader could
+// not tell apart from the path around it.
 type Path string
 
 // Key appends a member's key.
 func (p Path) Key(k string) Path {
-	if k == "" || strings.ContainsAny(k, ".[]\" ") {
+	if quotedKey(k) {
 		return p + Path("["+strconv.Quote(k)+"]")
 	}
 	if p == "" {
 		return Path(k)
 	}
 	return p + "." + Path(k)
+}
+
+// quotedKey reports whether Key writes k as ["k"].
+func quotedKey(k string) bool {
+	if k == "" {
+		return true
+	}
+	for i := 0; i < len(k); i++ {
+		switch c := k[i]; {
+		case c < 0x20, c == 0x7f, c == '.', c == '[', c == ']', c == '"', c == ' ':
+			return true
+		}
+	}
+	return false
 }
 
 // Index appends an array index.
