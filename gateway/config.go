@@ -16,6 +16,7 @@ import (
 
 	"github.com/chartgate/chartgate/internal/hint"
 	"github.com/chartgate/chartgate/internal/jsonx"
+	"github.com/chartgate/chartgate/internal/toolname"
 )
 
 // Config is the set of upstream MCP servers a [Gateway] proxies, as in the
@@ -357,17 +358,11 @@ func checkServerName(name string) error {
 		return fmt.Errorf("the server's name is %d characters, more than %d (it prefixes tool names, which are at most 128)", len(name), maxServerName)
 	}
 	for _, r := range name {
-		if !toolNameRune(r) {
+		if !toolname.ValidRune(r) {
 			return fmt.Errorf(`the server's name has %q: use letters, digits, "_", "-" and "." (it prefixes tool names on collision)`, r)
 		}
 	}
 	return nil
-}
-
-// toolNameRune reports whether r may appear in an MCP tool name
-// ([A-Za-z0-9_.-]).
-func toolNameRune(r rune) bool {
-	return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-' || r == '.'
 }
 
 // str reads a string value and expands it; a missing one is "".

@@ -17,6 +17,7 @@ import (
 
 	"github.com/chartgate/chartgate/gateway"
 	"github.com/chartgate/chartgate/mcpbind"
+	"github.com/chartgate/chartgate/shellpolicy"
 	"github.com/chartgate/chartgate/statechart"
 	"github.com/chartgate/chartgate/statechart/flat"
 	"github.com/chartgate/chartgate/workflow"
@@ -147,4 +148,38 @@ func TestPathsAgree(t *testing.T) {
 	assert.NotEmpty(t, at(errorsOf(err), `states.a/b.on.GO`), "statechart.Compile: %v", err)
 	_, err = gateway.ParseConfig([]byte(`{"mcpServers":{"up":{"command":"x","env":{"a/b":1}}}}`), nil)
 	assert.Contains(t, fmt.Sprint(err), `mcpServers.up.env.a/b: `, "gateway.ParseConfig")
+}
+
+// TestToolPatternsAgree: a tool pattern selects the same tools whether it
+// is written in an XState workflow's meta.mcp (tools, deny, ungated) or in
+// a Statewright workflow's allowed_tools, checked through the Go API
+// (mcpbind.New, Gate.CheckTools) or chartgate validate --tools; and the
+// shell's command patterns read "*" the same way. "cart.*" takes
+// cart.items.list (dots included) and not cart.
+func TestToolPatternsAgree(t *testing.T) {
+	xs := `{"id":"m","initial":"a","meta":{"mcp":{"ungated":["cart.*"]}},"states":{"a":{"meta":{"mcp":{"tools":["cart.*"],"deny":["cart.*"]}}}}}`
+	sw := `{"id":"m","initial":"a","states":{"a":{"allowed_tools":["cart.*"],"disallowed_tools":["cart.*"],"on":{"GO":"b"}},"b":{"type":"final"}}}`
+	for _, c := range []struct {
+		tool string
+		ok   bool
+	}{
+		{"cart.items.list", true},
+		{"cart.", true},
+		{"cart", false},
+		{"carts.list", false},
+	} {
+		for _, doc := range []string{xs, sw} {
+			w, err := workflow.Load([]byte(doc), nil)
+			require.NoError(t, err)
+			gate, err := mcpbind.New(w.Machine.Engine(), nil)
+			require.NoError(t, err)
+			errs := gate.CheckTools([]string{c.tool})
+			assert.Equal(t, c.ok, len(errs) == 0, "%s with %s: %v", c.tool, doc, errs)
+
+			file := writeFile(t, "w.json", doc)
+			code, out, _ := chartgate("validate", file, "--tools", c.tool)
+			assert.Equal(t, c.ok, code == exitOK, "validate --tools %s: %s", c.tool, out)
+		}
+		assert.Equal(t, c.ok, shellpolicy.MatchCommand("cart.*", []string{c.tool}), "shellpolicy %s", c.tool)
+	}
 }
