@@ -4,8 +4,10 @@
 // document (and the tracking of strings such byte scans share),
 // object members in JavaScript's key order with duplicate keys
 // detected, conversion of JSON values to plain Go values, names of JSON
-// kinds for messages, XState's state-path splitting and the edit distance
-// behind did-you-mean hints.
+// kinds for messages, XState's state-path splitting, the edit distance
+// behind did-you-mean hints (package internal/hint holds the hint rule),
+// the JSON path every error location is written with ([Path]) and the deep
+// copy of JSON-shaped values ([Clone]).
 //
 // The helpers return plain values; the callers own their limits and error
 // messages.
@@ -477,4 +479,31 @@ func Text(v any) string {
 		return fmt.Sprint(v)
 	}
 	return string(b)
+}
+
+// Clone deep-copies a JSON-shaped value: every map[string]any and []any
+// is copied, so that the copy shares no map or slice with v. Other values
+// are kept as they are, or, when leaf is not nil, replaced by leaf's
+// result (package statechart copies a child's snapshot as its JSON).
+// It is the one deep copy of the loaders and interpreters: a context never
+// shares maps with an event, a compiled machine or another context.
+func Clone(v any, leaf func(any) any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = Clone(e, leaf)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = Clone(e, leaf)
+		}
+		return out
+	}
+	if leaf != nil {
+		return leaf(v)
+	}
+	return v
 }
