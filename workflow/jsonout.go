@@ -53,49 +53,20 @@ func quoteAll(ss []string) []string {
 	return out
 }
 
-// obj is a JSON object that keeps its keys in the order they were set.
-type obj struct {
-	keys []string
-	vals map[string]any
-}
+// obj is a JSON object that keeps its keys in the order they were set
+// (see [jsonx.Object]).
+type obj struct{ jsonx.Object }
 
-func newObj() *obj { return &obj{vals: map[string]any{}} }
+func newObj() *obj { return &obj{} }
 
 // set sets k to v (a value encoding/json can marshal, *obj or
 // json.RawMessage), keeping the position of a key set before.
 func (o *obj) set(k string, v any) *obj {
-	if _, ok := o.vals[k]; !ok {
-		o.keys = append(o.keys, k)
-	}
-	o.vals[k] = v
+	o.Set(k, v)
 	return o
 }
 
-func (o *obj) len() int { return len(o.keys) }
-
-// MarshalJSON writes the members in order.
-func (o *obj) MarshalJSON() ([]byte, error) {
-	var b bytes.Buffer
-	b.WriteByte('{')
-	for i, k := range o.keys {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		kb, err := encode(k)
-		if err != nil {
-			return nil, err
-		}
-		b.Write(kb)
-		b.WriteByte(':')
-		vb, err := encode(o.vals[k])
-		if err != nil {
-			return nil, err
-		}
-		b.Write(vb)
-	}
-	b.WriteByte('}')
-	return b.Bytes(), nil
-}
+func (o *obj) len() int { return o.Len() }
 
 // encode marshals v without escaping <, > and & (the compiled machine is
 // read by people, not embedded in HTML).
