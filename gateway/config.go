@@ -14,7 +14,9 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/chartgate/chartgate/internal/hint"
 	"github.com/chartgate/chartgate/internal/jsonx"
+	"github.com/chartgate/chartgate/internal/toolname"
 )
 
 // Config is the set of upstream MCP servers a [Gateway] proxies, as in the
@@ -262,7 +264,7 @@ func (p *configParser) server(path, name string, v gjson.Result) *ServerConfig {
 		p.errorf(memberPath(path, key), "given twice")
 	}) {
 		if !slices.Contains(serverKeys, m.Key) {
-			p.warnf(memberPath(path, m.Key), "unknown key, ignored%s", didYouMean(m.Key, serverKeys))
+			p.warnf(memberPath(path, m.Key), "unknown key, ignored%s", hint.DidYouMean(m.Key, serverKeys))
 		}
 	}
 	s := &ServerConfig{Name: name}
@@ -356,17 +358,11 @@ func checkServerName(name string) error {
 		return fmt.Errorf("the server's name is %d characters, more than %d (it prefixes tool names, which are at most 128)", len(name), maxServerName)
 	}
 	for _, r := range name {
-		if !toolNameRune(r) {
+		if !toolname.ValidRune(r) {
 			return fmt.Errorf(`the server's name has %q: use letters, digits, "_", "-" and "." (it prefixes tool names on collision)`, r)
 		}
 	}
 	return nil
-}
-
-// toolNameRune reports whether r may appear in an MCP tool name
-// ([A-Za-z0-9_.-]).
-func toolNameRune(r rune) bool {
-	return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-' || r == '.'
 }
 
 // str reads a string value and expands it; a missing one is "".
@@ -484,37 +480,11 @@ func envName(s string) bool {
 }
 
 // memberPath appends key to path as ".key", or as `["key"]` when the key
-// is not a plain name.
-func memberPath(path, key string) string {
-	plain := key != ""
-	for _, r := range key {
-		if !toolNameRune(r) || r == '.' {
-			plain = false
-			break
-		}
-	}
-	if plain {
-		return path + "." + key
-	}
-	return fmt.Sprintf("%s[%q]", path, key)
-}
+// is not a plain name (see [jsonx.Path]).
+func memberPath(path, key string) string { return string(jsonx.Path(path).Key(key)) }
 
 // gjsonKey escapes a key for a gjson path.
 func gjsonKey(k string) string {
 	r := strings.NewReplacer(`\`, `\\`, ".", `\.`, "*", `\*`, "?", `\?`, "|", `\|`, "#", `\#`, "@", `\@`)
 	return r.Replace(k)
-}
-
-// didYouMean suggests the closest of names to s, if one is close.
-func didYouMean(s string, names []string) string {
-	best, bestD := "", 3
-	for _, n := range names {
-		if d := jsonx.Distance(strings.ToLower(s), n); d < bestD {
-			best, bestD = n, d
-		}
-	}
-	if best == "" {
-		return ""
-	}
-	return fmt.Sprintf(" (did you mean %q?)", best)
 }

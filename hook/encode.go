@@ -5,6 +5,8 @@ package hook
 import (
 	"encoding/json"
 	"strings"
+
+	"github.com/chartgate/chartgate/internal/jsonx"
 )
 
 // Encode writes the answer to ev in its host's protocol, for the hook's
@@ -65,27 +67,13 @@ type field struct {
 	v any
 }
 
+// MarshalJSON writes the fields in order (see jsonx.Object).
 func (o obj) MarshalJSON() ([]byte, error) {
-	var b strings.Builder
-	b.WriteByte('{')
-	for i, f := range o {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		k, err := json.Marshal(f.k)
-		if err != nil {
-			return nil, err
-		}
-		v, err := json.Marshal(f.v)
-		if err != nil {
-			return nil, err
-		}
-		b.Write(k)
-		b.WriteByte(':')
-		b.Write(v)
+	var jo jsonx.Object
+	for _, f := range o {
+		jo.Set(f.k, f.v)
 	}
-	b.WriteByte('}')
-	return []byte(b.String()), nil
+	return jo.MarshalJSON()
 }
 
 // encode marshals an output object; the values are strings, booleans

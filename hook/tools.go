@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/chartgate/chartgate/internal/toolargs"
 )
 
 // The canonical names of the tools every host has, in the workflow's
@@ -160,11 +162,6 @@ func shellDir(ev Event) string {
 	return ev.Cwd
 }
 
-// pathKeys are the argument names the hosts' file tools give their file
-// in: Claude Code's file_path and notebook_path, Gemini CLI's file_path
-// and path, Copilot CLI's path.
-var pathKeys = []string{"file_path", "notebook_path", "path", "filePath", "absolute_path"}
-
 // editedFiles returns the files an edit tool's call writes, as given (not
 // yet relative to the project).
 func editedFiles(ev Event) []string {
@@ -175,13 +172,7 @@ func editedFiles(ev Event) []string {
 		}
 		return out
 	}
-	in := gjson.ParseBytes(ev.Input)
-	for _, k := range pathKeys {
-		if p := in.Get(k).String(); p != "" {
-			return []string{p}
-		}
-	}
-	return nil
+	return toolargs.WrittenPaths(ev.Input)
 }
 
 // patchOf returns the patch of an apply_patch call, in Codex's patch

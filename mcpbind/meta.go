@@ -12,7 +12,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/chartgate/chartgate/internal/hint"
 	"github.com/chartgate/chartgate/internal/jsonx"
+	"github.com/chartgate/chartgate/internal/toolname"
 	"github.com/chartgate/chartgate/statechart"
 	"github.com/chartgate/chartgate/statesync"
 )
@@ -270,56 +272,13 @@ func checkInvalidates(s string) string {
 }
 
 // checkToolName returns why s is not a valid tool name (or pattern, if
-// globs are allowed), or "". Names follow the MCP spec: 1 to 128 letters,
-// digits, "_", "-" and ".".
-func checkToolName(s string, glob bool) string {
-	if s == "" {
-		return "a tool name must not be empty"
-	}
-	if len(s) > 128 {
-		return fmt.Sprintf("%q is longer than 128 characters", s)
-	}
-	for _, r := range s {
-		switch {
-		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '_', r == '-', r == '.':
-		case r == '*' && glob:
-		default:
-			if glob {
-				return fmt.Sprintf(`%q is not a tool name or pattern: use letters, digits, "_", "-", "." and "*"`, s)
-			}
-			return fmt.Sprintf(`%q is not a tool name: use letters, digits, "_", "-" and "."`, s)
-		}
-	}
-	return ""
-}
+// globs are allowed), or "" (see package internal/toolname).
+func checkToolName(s string, glob bool) string { return toolname.Check(s, glob) }
 
 // matchGlob reports whether name matches pattern, where "*" matches any
-// run of characters (none included) and every other character itself.
-// It runs in O(len(pattern)·len(name)) at worst, with no recursion.
-func matchGlob(pattern, name string) bool {
-	p, n := 0, 0
-	star, mark := -1, 0
-	for n < len(name) {
-		switch {
-		case p < len(pattern) && pattern[p] == '*':
-			star, mark = p, n
-			p++
-		case p < len(pattern) && pattern[p] == name[n]:
-			p++
-			n++
-		case star >= 0:
-			p = star + 1
-			mark++
-			n = mark
-		default:
-			return false
-		}
-	}
-	for p < len(pattern) && pattern[p] == '*' {
-		p++
-	}
-	return p == len(pattern)
-}
+// run of characters (none included) and every other character itself
+// (see package internal/toolname).
+func matchGlob(pattern, name string) bool { return toolname.Match(pattern, name) }
 
 // eventSet is the set of event descriptors the machine handles anywhere,
 // to catch misspelt events in bindings.
@@ -414,11 +373,5 @@ func quoteAll(ss []string) []string {
 // didYouMean returns the candidate closest to s, if it is close enough to
 // be a likely typo.
 func didYouMean(s string, candidates []string) string {
-	best, bestD := "", len(s)/2+1
-	for _, c := range candidates {
-		if d := jsonx.Distance(s, c); d < bestD {
-			best, bestD = c, d
-		}
-	}
-	return best
+	return hint.Closest(s, candidates)
 }

@@ -4,7 +4,11 @@
 
 package shellpolicy
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/chartgate/chartgate/internal/toolname"
+)
 
 // MatchCommand reports whether an allowed-command pattern matches a simple
 // command given as its words (see [Command.Values]).
@@ -67,28 +71,9 @@ func matchText(pattern, text string) bool {
 }
 
 // glob reports whether pattern, where "*" matches any run of characters,
-// matches all of text. Each literal segment between stars is found at its
-// leftmost place, which is enough when stars match anything: matching
-// never backtracks.
-func glob(pattern, text string) bool {
-	segs := strings.Split(pattern, "*")
-	if len(segs) == 1 {
-		return pattern == text
-	}
-	first, last := segs[0], segs[len(segs)-1]
-	if len(text) < len(first)+len(last) || !strings.HasPrefix(text, first) || !strings.HasSuffix(text, last) {
-		return false
-	}
-	rest := text[len(first) : len(text)-len(last)]
-	for _, seg := range segs[1 : len(segs)-1] {
-		i := strings.Index(rest, seg)
-		if i < 0 {
-			return false
-		}
-		rest = rest[i+len(seg):]
-	}
-	return true
-}
+// matches all of text: the tool-name pattern rule (see package
+// internal/toolname), whose "*" is the same.
+func glob(pattern, text string) bool { return toolname.Match(pattern, text) }
 
 // names reports whether pattern matches the command words with every
 // word in keys (indexes in words) matched by literal characters of the

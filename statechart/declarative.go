@@ -806,22 +806,13 @@ func normalizeJSON(v any) any {
 // machine are never shared with (and mutated through) a context. A child's
 // snapshot (the event.snapshot of xstate.snapshot.<id>) is copied as the
 // JSON XState gives for it.
-func cloneValue(v any) any {
-	switch x := v.(type) {
-	case *Snapshot:
-		return x.xstateJSON()
-	case map[string]any:
-		out := make(map[string]any, len(x))
-		for k, e := range x {
-			out[k] = cloneValue(e)
-		}
-		return out
-	case []any:
-		out := make([]any, len(x))
-		for i, e := range x {
-			out[i] = cloneValue(e)
-		}
-		return out
+func cloneValue(v any) any { return jsonx.Clone(v, snapshotJSON) }
+
+// snapshotJSON is cloneValue's copy of a value that is neither an object
+// nor an array.
+func snapshotJSON(v any) any {
+	if s, ok := v.(*Snapshot); ok {
+		return s.xstateJSON()
 	}
 	return v
 }

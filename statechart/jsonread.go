@@ -7,8 +7,6 @@ package statechart
 
 import (
 	"fmt"
-	"strconv"
-	"strings"
 	"unicode/utf8"
 
 	"github.com/tidwall/gjson"
@@ -39,19 +37,11 @@ func checkDocument(data []byte, maxBytes, maxDepth int) *Error {
 // key would be ambiguous), index appends "[i]".
 type jsonPath string
 
-func (p jsonPath) key(k string) jsonPath {
-	if k == "" || strings.ContainsAny(k, ".[]\" \x00") { // NUL starts a node reference (see nodeRef)
-		return jsonPath(string(p) + "[" + strconv.Quote(k) + "]")
-	}
-	if p == "" {
-		return jsonPath(k)
-	}
-	return jsonPath(string(p) + "." + k)
-}
+// A key holding NUL, which starts a node reference (see nodeRef), is
+// always quoted.
+func (p jsonPath) key(k string) jsonPath { return jsonPath(jsonx.Path(p).Key(k)) }
 
-func (p jsonPath) index(i int) jsonPath {
-	return jsonPath(string(p) + "[" + strconv.Itoa(i) + "]")
-}
+func (p jsonPath) index(i int) jsonPath { return jsonPath(jsonx.Path(p).Index(i)) }
 
 // lazyPath is a JSON path spelled out only when a message needs it: a
 // spelled path and up to two keys below it. Reading the transitions of

@@ -17,6 +17,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/chartgate/chartgate/internal/hint"
 	"github.com/chartgate/chartgate/internal/jsonx"
 )
 
@@ -1589,20 +1590,7 @@ func (l *loader) hint(s string, candidates func() []string) string {
 
 // suggest returns the did-you-mean hint for s and the number of
 // edit-distance cells it computed.
-func suggest(s string, candidates []string) (hint string, work int) {
-	best, bestD := "", len(s)/2+2
-	ls := strings.ToLower(s)
-	for _, c := range candidates {
-		if d := len(c) - len(s); d >= bestD || -d >= bestD {
-			continue // the distance is at least the difference in length
-		}
-		work += len(s) * len(c)
-		if d := jsonx.Distance(ls, strings.ToLower(c)); d < bestD {
-			best, bestD = c, d
-		}
-	}
-	if best == "" || best == s {
-		return "", work
-	}
-	return fmt.Sprintf(" (did you mean %q?)", best), work
+func suggest(s string, candidates []string) (string, int) {
+	best, work := hint.ClosestWork(s, candidates)
+	return hint.Format(best), work
 }

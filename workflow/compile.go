@@ -438,21 +438,15 @@ func (c *compiler) approvalState(ct *container, s *swState, ev *swEvent, event s
 	}
 	p := &xsState{key: ct.unique(s.name + ":" + ev.name + ":approval")}
 	p.mcp = c.visibility(s)
-	if p.mcp.vals["maxCalls"] != nil {
+	if v, _ := p.mcp.Get("maxCalls"); v != nil {
 		// The budget is the working state's, not the wait's.
-		mcp := newObj()
-		for _, k := range p.mcp.keys {
-			if k != "maxCalls" && k != "onMaxCalls" {
-				mcp.set(k, p.mcp.vals[k])
-			}
-		}
-		p.mcp = mcp
+		p.mcp.Delete("maxCalls")
+		p.mcp.Delete("onMaxCalls")
 	}
 	p.mcp.set("instructions", "Waiting for approval: "+msg)
 	p.mcp.set("approval", newObj().set("event", event).set("from", s.name).set("to", b.target).set("message", msg))
 	if pol := s.policy.json(); pol != nil {
-		delete(pol.vals, "max_iterations")
-		pol.keys = slices.DeleteFunc(pol.keys, func(k string) bool { return k == "max_iterations" })
+		pol.Delete("max_iterations")
 		if pol.len() > 0 {
 			p.chartgate = pol
 		}
@@ -764,12 +758,12 @@ func (c *compiler) subflowState(ct *container, s *swState, ev *swEvent, in *swIn
 	x.hist = uniqueIn(sc.keys, "history")
 	x.children = append(x.children, &xsState{key: x.hist, typ: "history", history: "deep"})
 	values := map[string]any{}
-	for _, k := range sub.context.keys {
-		values[k] = sub.context.vals[k]
+	for _, k := range sub.context.Keys() {
+		values[k], _ = sub.context.Get(k)
 	}
 	if in.input != nil {
-		for _, k := range in.input.keys {
-			values[k] = in.input.vals[k]
+		for _, k := range in.input.Keys() {
+			values[k], _ = in.input.Get(k)
 		}
 	}
 	switch {

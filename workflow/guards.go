@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/chartgate/chartgate/internal/jsonx"
 	"github.com/chartgate/chartgate/statechart"
 )
 
@@ -433,20 +434,4 @@ func guardFunc(g Guard) statechart.GuardFunc {
 
 // cloneJSON deep-copies a JSON-shaped value, so that a context never shares
 // maps or slices with an event or a compiled machine.
-func cloneJSON(v any) any {
-	switch x := v.(type) {
-	case map[string]any:
-		out := make(map[string]any, len(x))
-		for k, e := range x {
-			out[k] = cloneJSON(e)
-		}
-		return out
-	case []any:
-		out := make([]any, len(x))
-		for i, e := range x {
-			out[i] = cloneJSON(e)
-		}
-		return out
-	}
-	return v
-}
+func cloneJSON(v any) any { return jsonx.Clone(v, nil) }

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/chartgate/chartgate/internal/hint"
 	"github.com/chartgate/chartgate/internal/jsonx"
 	"github.com/chartgate/chartgate/statechart"
 )
@@ -33,16 +34,7 @@ func (e *errs) err() error {
 // didYouMean returns ` (did you mean "x"?)` for the candidate closest to s,
 // if one is close enough to be a likely typo, else "".
 func didYouMean(s string, candidates []string) string {
-	best, bestD := "", len(s)/2+1
-	for _, c := range candidates {
-		if d := jsonx.Distance(s, c); d < bestD {
-			best, bestD = c, d
-		}
-	}
-	if best == "" {
-		return ""
-	}
-	return fmt.Sprintf(" (did you mean %q?)", best)
+	return hint.DidYouMean(s, candidates)
 }
 
 // unknownKey is the message for a key that is not one of known.
@@ -61,49 +53,20 @@ func quoteAll(ss []string) []string {
 	return out
 }
 
-// obj is a JSON object that keeps its keys in the order they were set.
-type obj struct {
-	keys []string
-	vals map[string]any
-}
+// obj is a JSON object that keeps its keys in the order they were set
+// (see [jsonx.Object]).
+type obj struct{ jsonx.Object }
 
-func newObj() *obj { return &obj{vals: map[string]any{}} }
+func newObj() *obj { return &obj{} }
 
 // set sets k to v (a value encoding/json can marshal, *obj or
 // json.RawMessage), keeping the position of a key set before.
 func (o *obj) set(k string, v any) *obj {
-	if _, ok := o.vals[k]; !ok {
-		o.keys = append(o.keys, k)
-	}
-	o.vals[k] = v
+	o.Set(k, v)
 	return o
 }
 
-func (o *obj) len() int { return len(o.keys) }
-
-// MarshalJSON writes the members in order.
-func (o *obj) MarshalJSON() ([]byte, error) {
-	var b bytes.Buffer
-	b.WriteByte('{')
-	for i, k := range o.keys {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		kb, err := encode(k)
-		if err != nil {
-			return nil, err
-		}
-		b.Write(kb)
-		b.WriteByte(':')
-		vb, err := encode(o.vals[k])
-		if err != nil {
-			return nil, err
-		}
-		b.Write(vb)
-	}
-	b.WriteByte('}')
-	return b.Bytes(), nil
-}
+func (o *obj) len() int { return o.Len() }
 
 // encode marshals v without escaping <, > and & (the compiled machine is
 // read by people, not embedded in HTML).

@@ -20,6 +20,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/chartgate/chartgate/internal/jsonx"
+	"github.com/chartgate/chartgate/internal/toolname"
 	"github.com/chartgate/chartgate/statechart"
 )
 
@@ -995,22 +996,7 @@ func checkEvent(ev string) string {
 
 // checkToolPattern returns why s is not a tool name or pattern mcpbind
 // accepts, or "": 1 to 128 letters, digits, "_", "-", "." and "*".
-func checkToolPattern(s string) string {
-	if s == "" {
-		return "a tool name must not be empty"
-	}
-	if len(s) > 128 {
-		return fmt.Sprintf("%q is longer than 128 characters", s)
-	}
-	for _, r := range s {
-		switch {
-		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '_', r == '-', r == '.', r == '*':
-		default:
-			return fmt.Sprintf(`%q is not a tool name or pattern: use letters, digits, "_", "-", "." and "*"`, s)
-		}
-	}
-	return ""
-}
+func checkToolPattern(s string) string { return toolname.Check(s, true) }
 
 // Upstream is an MCP server of a Statewright gateway configuration's
 // "upstream_servers": a command run over stdio.

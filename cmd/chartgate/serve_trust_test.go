@@ -186,7 +186,7 @@ func TestServeRefusesToolsAppearingUnnamed(t *testing.T) {
 		require.True(t, r.IsError, "echo_v2 ran: %s", out)
 	}
 	require.True(t, res.IsError, out)
-	assert.Equal(t, `tool "echo_v2" appeared after chartgate serve started, while workflow `+wf+` names tools that no upstream server lists any more (states.open.meta.mcp.tools[0]: "echo" matches no tool of the server): it may be one of them under a new name, so it is refused until chartgate serve is restarted and checks the workflow against it`, out)
+	assert.Equal(t, `tool "echo_v2" appeared after chartgate serve started, while workflow `+wf+` names tools that no upstream server lists any more (states.open.meta.mcp.tools[0]: "echo" matches no tool of the server (did you mean "echo_v2"?)): it may be one of them under a new name, so it is refused until chartgate serve is restarted and checks the workflow against it`, out)
 	assert.Equal(t, []string{"pid", "rename", "workflow_status", "workflow_transition"}, listed(t, cs))
 }
 

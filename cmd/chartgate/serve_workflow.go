@@ -24,6 +24,7 @@ import (
 
 	"github.com/chartgate/chartgate/gateway"
 	"github.com/chartgate/chartgate/hook"
+	"github.com/chartgate/chartgate/internal/toolargs"
 	"github.com/chartgate/chartgate/mcpbind"
 	"github.com/chartgate/chartgate/statechart"
 	"github.com/chartgate/chartgate/workflow"
@@ -262,7 +263,7 @@ func interrupts(w *workflow.Workflow, g *gateway.Gateway) func(context.Context, 
 		if c.Result == nil || c.Result.IsError || readOnly(g, c.Tool) {
 			return nil
 		}
-		for _, path := range writtenPaths(c.Arguments) {
+		for _, path := range toolargs.WrittenPaths(c.Arguments) {
 			if in, ok := w.MatchInterrupt(path); ok {
 				return []mcpbind.FollowUp{{
 					Event:  statechart.Event{Type: in.Event, Data: map[string]any{"input": map[string]any{"file": path, "tool": c.Tool}}},
@@ -282,34 +283,6 @@ func readOnly(g *gateway.Gateway, tool string) bool {
 		}
 	}
 	return false
-}
-
-// pathKeys are the argument names under which tools take the path of a
-// file they write (MCP's reference filesystem server: path, destination;
-// agent hosts: file_path).
-var pathKeys = []string{"path", "file_path", "filePath", "filename", "file", "destination", "paths"}
-
-// writtenPaths returns the paths a call's arguments name, at the top level
-// under pathKeys (a string, or an array of strings).
-func writtenPaths(args json.RawMessage) []string {
-	var m map[string]any
-	if json.Unmarshal(args, &m) != nil {
-		return nil
-	}
-	var out []string
-	for _, k := range pathKeys {
-		switch v := m[k].(type) {
-		case string:
-			out = append(out, v)
-		case []any:
-			for _, e := range v {
-				if s, ok := e.(string); ok {
-					out = append(out, s)
-				}
-			}
-		}
-	}
-	return out
 }
 
 // statewrightOwnTools are Statewright's tools besides get_state and

@@ -17,6 +17,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/chartgate/chartgate/hook"
+	"github.com/chartgate/chartgate/internal/jsonx"
 	"github.com/chartgate/chartgate/mcpbind"
 	"github.com/chartgate/chartgate/statechart"
 	"github.com/chartgate/chartgate/workflow"
@@ -380,12 +381,7 @@ func pathSegments(path string) []string {
 }
 
 // pathKey appends key to a path, quoted when it needs to be.
-func pathKey(path, key string) string {
-	if key == "" || strings.ContainsAny(key, ".[]\" ") {
-		return path + "[" + strconv.Quote(key) + "]"
-	}
-	return joinPath(path, key)
-}
+func pathKey(path, key string) string { return string(jsonx.Path(path).Key(key)) }
 
 func stateExists(states gjson.Result, key string) bool {
 	found := false

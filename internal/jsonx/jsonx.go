@@ -4,8 +4,10 @@
 // document (and the tracking of strings such byte scans share),
 // object members in JavaScript's key order with duplicate keys
 // detected, conversion of JSON values to plain Go values, names of JSON
-// kinds for messages, XState's state-path splitting and the edit distance
-// behind did-you-mean hints.
+// kinds for messages, XState's state-path splitting, the edit distance
+// behind did-you-mean hints (package internal/hint holds the hint rule),
+// the JSON path every error location is written with ([Path]) and the deep
+// copy of JSON-shaped values ([Clone]).
 //
 // The helpers return plain values; the callers own their limits and error
 // messages.
@@ -19,7 +21,6 @@ import (
 	"slices"
 	"sort"
 	"strconv"
-	"strings"
 
 	"github.com/tidwall/gjson"
 )
@@ -431,20 +432,37 @@ func Distance(a, b string) int {
 	return prev[len(b)]
 }
 
-// Path is a JSON path in the form chartgate's load errors use:
-// states.payment.on.PAY[0].target, a key that would be ambiguous written
-// as ["a.b"].
+// Path is a JSON path in the one form every chartgate message uses for
+// where a problem is (the loaders, mcpbind, the gateway's configuration and
+// chartgate validate): states.payment.on.PAY[0].target. A key is written
+// after a dot, or as ["a.b"] (Go-quoted) when it is empty or holds a dot,
+// a bracket, a quote, a space or a control character, which a reader could
+// not tell apart from the path around it.
 type Path string
 
 // Key appends a member's key.
 func (p Path) Key(k string) Path {
-	if k == "" || strings.ContainsAny(k, ".[]\" ") {
+	if quotedKey(k) {
 		return p + Path("["+strconv.Quote(k)+"]")
 	}
 	if p == "" {
 		return Path(k)
 	}
 	return p + "." + Path(k)
+}
+
+// quotedKey reports whether Key writes k as ["k"].
+func quotedKey(k string) bool {
+	if k == "" {
+		return true
+	}
+	for i := 0; i < len(k); i++ {
+		switch c := k[i]; {
+		case c < 0x20, c == 0x7f, c == '.', c == '[', c == ']', c == '"', c == ' ':
+			return true
+		}
+	}
+	return false
 }
 
 // Index appends an array index.
@@ -461,4 +479,31 @@ func Text(v any) string {
 		return fmt.Sprint(v)
 	}
 	return string(b)
+}
+
+// Clone deep-copies a JSON-shaped value: every map[string]any and []any
+// is copied, so that the copy shares no map or slice with v. Other values
+// are kept as they are, or, when leaf is not nil, replaced by leaf's
+// result (package statechart copies a child's snapshot as its JSON).
+// It is the one deep copy of the loaders and interpreters: a context never
+// shares maps with an event, a compiled machine or another context.
+func Clone(v any, leaf func(any) any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = Clone(e, leaf)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = Clone(e, leaf)
+		}
+		return out
+	}
+	if leaf != nil {
+		return leaf(v)
+	}
+	return v
 }

@@ -279,3 +279,22 @@ func TestAppendFloatMatchesEncodingJSON(t *testing.T) {
 		}
 	}
 }
+
+func TestClone(t *testing.T) {
+	orig := map[string]any{"a": []any{map[string]any{"b": 1.0}, "s"}, "n": nil}
+	c := Clone(orig, nil).(map[string]any)
+	c["a"].([]any)[0].(map[string]any)["b"] = 2.0
+	c["x"] = true
+	if orig["a"].([]any)[0].(map[string]any)["b"] != 1.0 || len(orig) != 2 {
+		t.Fatalf("the copy shares with the original: %v", orig)
+	}
+	up := Clone(orig, func(v any) any {
+		if s, ok := v.(string); ok {
+			return s + "!"
+		}
+		return v
+	}).(map[string]any)
+	if up["a"].([]any)[1] != "s!" || up["n"] != nil {
+		t.Fatalf("leaf not applied: %v", up)
+	}
+}

@@ -75,6 +75,7 @@
 // state machine. Nothing this package exposes depended on it (a flat
 // machine has no guards, actions, entry or exit, substates or reentry
 // choice, and the package offers no graph export), so the engine no longer
-// calls stateless; only the comparison in conformance/bench still runs
-// stateless, as the reference for the speed of a flat transition.
+// calls stateless. A program with its own stateless machine runs it as an
+// Engine with package statechart/statelessengine; conformance/bench runs
+// stateless as the reference for the speed of a flat transition.
 package flat

@@ -7,11 +7,11 @@ package flat
 
 import (
 	"fmt"
-	"strings"
 	"unicode/utf8"
 
 	"github.com/tidwall/gjson"
 
+	"github.com/chartgate/chartgate/internal/hint"
 	"github.com/chartgate/chartgate/internal/jsonx"
 	"github.com/chartgate/chartgate/statechart"
 )
@@ -82,14 +82,5 @@ func didYouMean(s string, candidates []string) string {
 	if len(candidates) > maxSuggest {
 		return ""
 	}
-	best, bestD := "", len(s)/2+2
-	for _, c := range candidates {
-		if d := jsonx.Distance(strings.ToLower(s), strings.ToLower(c)); d < bestD {
-			best, bestD = c, d
-		}
-	}
-	if best == "" || best == s {
-		return ""
-	}
-	return fmt.Sprintf(" (did you mean %q?)", best)
+	return hint.DidYouMean(s, candidates)
 }

@@ -77,6 +77,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/chartgate/chartgate/internal/jsonx"
 )
 
 // Namespace is the SCXML namespace.
@@ -169,48 +171,15 @@ func parse(data []byte) (*element, error) {
 	return root, nil
 }
 
-// obj is a JSON object that keeps its keys in insertion order.
-type obj struct {
-	keys []string
-	vals map[string]any
-}
+// obj is a JSON object that keeps its keys in insertion order (see
+// jsonx.Object).
+type obj struct{ jsonx.Object }
 
-func newObj() *obj { return &obj{vals: map[string]any{}} }
+func newObj() *obj { return &obj{} }
 
-func (o *obj) set(k string, v any) {
-	if _, ok := o.vals[k]; !ok {
-		o.keys = append(o.keys, k)
-	}
-	o.vals[k] = v
-}
+func (o *obj) set(k string, v any) { o.Set(k, v) }
 
-func (o *obj) get(k string) (any, bool) {
-	v, ok := o.vals[k]
-	return v, ok
-}
-
-func (o *obj) MarshalJSON() ([]byte, error) {
-	var b bytes.Buffer
-	b.WriteByte('{')
-	for i, k := range o.keys {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		kb, err := json.Marshal(k)
-		if err != nil {
-			return nil, err
-		}
-		b.Write(kb)
-		b.WriteByte(':')
-		vb, err := json.Marshal(o.vals[k])
-		if err != nil {
-			return nil, err
-		}
-		b.Write(vb)
-	}
-	b.WriteByte('}')
-	return b.Bytes(), nil
-}
+func (o *obj) get(k string) (any, bool) { return o.Get(k) }
 
 type converter struct {
 	xid   map[*element]string // state element -> XState id
@@ -492,10 +461,10 @@ func (c *converter) convertBody(e *element, cfg *obj) error {
 			exit = []any{c.dm.block(exitBlocks, nil, e)}
 		}
 	}
-	if len(states.keys) > 0 {
+	if states.Len() > 0 {
 		cfg.set("states", states)
 	}
-	if len(on.keys) > 0 {
+	if on.Len() > 0 {
 		cfg.set("on", on)
 	}
 	if len(always) > 0 {
