@@ -282,6 +282,13 @@
 // it is idle. [Options.StartLimit] limits how often each client may call
 // the start tool, so that no client can fill the store.
 //
+// With [Options.WorkflowVersion] set, each record is stamped with the
+// version of the workflow that saved it. A gate of another version takes
+// over a record whose active states (by state id) it has, and stamps it
+// with its own at the next save; it refuses one whose active states it
+// has not with a [*VersionError] naming them (and the chartgate reset
+// command), never restarting the workflow silently.
+//
 // Logs never carry a workflow id or a session id (bearer tokens): they
 // name a workflow by the first 12 hex digits of its store key's SHA-256.
 

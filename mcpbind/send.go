@@ -100,6 +100,13 @@ type WorkflowInfo struct {
 	// Updated is the time of the newest entry of its run history (zero
 	// if it has none).
 	Updated time.Time
+	// Version is the Options.WorkflowVersion of the gate that last saved
+	// it ("" if none was set).
+	Version string
+	// Refused, if not nil, is why this gate refuses the workflow: it was
+	// saved by another version of the workflow that this one cannot take
+	// over. State and Status are then unset.
+	Refused *VersionError
 }
 
 // ErrNoListing is matched by the error of [Gate.Workflows] when the
@@ -127,18 +134,24 @@ func (g *Gate) Workflows(ctx context.Context) ([]WorkflowInfo, error) {
 		if ver == 0 {
 			continue // gone since it was listed
 		}
-		if v == nil {
-			if v, err = g.decode(key, data, ver); err != nil {
-				return nil, err
-			}
-		}
-		wi := WorkflowInfo{Key: key, State: v.state.Value(), Status: v.state.Status(), Pending: g.pending(v)}
+		wi := WorkflowInfo{Key: key}
 		rest := strings.TrimPrefix(key, g.prefix)
 		if id, ok := strings.CutPrefix(rest, "wf:"); ok {
 			wi.Ref.ID = id
 		} else if name, ok := strings.CutPrefix(rest, "session:"); ok {
 			wi.Ref.Name = name
 		}
+		if v == nil {
+			if v, err = g.decode(key, data, ver); err != nil {
+				if errors.As(err, &wi.Refused) {
+					wi.Version = wi.Refused.Stored
+					out = append(out, wi)
+					continue
+				}
+				return nil, err
+			}
+		}
+		wi.State, wi.Status, wi.Pending, wi.Version = v.state.Value(), v.state.Status(), g.pending(v), v.rec.wversion
 		if h := decodeHistory(v.rec.history, key); len(h) > 0 {
 			wi.Updated = h[len(h)-1].Time
 		}

@@ -108,7 +108,7 @@ func workflowHook(f serveWorkflowFlags, o *serveOptions, logger *slog.Logger, cl
 		}
 		*closers = append(*closers, p.close)
 		w := p.workflow
-		opts := agreedGateOptions(p.store, logger, *f.defaultDeny, *f.leaseTTL)
+		opts := agreedGateOptions(p, logger, *f.defaultDeny, *f.leaseTTL)
 		opts.ElicitApprovals = true
 		opts.MaxArgumentBytes = o.maxArgs
 		// A tool two upstreams have is listed as SERVER__NAME: the
