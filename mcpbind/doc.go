@@ -297,7 +297,9 @@
 // A store that implements [Watcher] reports the writes of its records: the
 // Postgres store those of every instance on its database (LISTEN/NOTIFY),
 // the Redis store those of every instance on its Redis (pub/sub), the
-// memory and SQLite stores those made through them, in their process. A
+// SQLite store those of every process on its file (it polls the file's
+// version counter five times a second while watched), the memory store
+// those made through it, in its process. A
 // gate attached to a server ([Gate.Attach]) watches its store until
 // [Gate.Close]. When a workflow's record is written by anything but the
 // call of one of this instance's sessions (another instance's call, an

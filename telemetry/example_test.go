@@ -58,7 +58,7 @@ func Example() {
 			fmt.Print(s.Name())
 			for _, kv := range s.Attributes() {
 				if kv.Key == "chartgate.decision" || kv.Key == "chartgate.refusal.code" || kv.Key == "chartgate.state.after" {
-					fmt.Printf(" %s=%s", kv.Key, kv.Value.Emit())
+					fmt.Printf(" %s=%s", kv.Key, kv.Value.String())
 				}
 			}
 			fmt.Println()
