@@ -5,6 +5,9 @@ package gate
 
 import (
 	"errors"
+	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/chartgate/chartgate/statechart"
@@ -35,6 +38,13 @@ type WorkflowInfo struct {
 	// Updated is the time of the newest entry of its run history (zero
 	// if it has none).
 	Updated time.Time
+	// Version is the Options.WorkflowVersion of the gate that last saved
+	// it ("" if none was set).
+	Version string
+	// Refused, if not nil, is why this gate refuses the workflow: it was
+	// saved by another version of the workflow that this one cannot take
+	// over. State and Status are then unset.
+	Refused *VersionError
 }
 
 // ErrNoListing is matched by the error of [Gate.Workflows] when the
@@ -121,3 +131,37 @@ type Binding struct {
 	// refuse the event without it. Event is then required.
 	OutputGuards bool
 }
+
+// VersionError is the error of a workflow whose record was saved by
+// another version of the workflow definition, and which this version
+// cannot take over: states that were active then are no longer states of
+// the workflow (Missing), or the active configuration is no longer legal
+// (Reason). The gate refuses the workflow's calls with it until a person
+// resets the workflow or brings back the version that saved it.
+type VersionError struct {
+	Key      string   // the workflow's store key
+	Stored   string   // the version that saved the record
+	Current  string   // this gate's version
+	Missing  []string // active state ids that this version has not
+	Reason   error    // why the state could not be restored otherwise
+	Workflow string   // the workflow for a command line: an id, or name:NAME
+}
+
+func (e *VersionError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "mcpbind: workflow %s was saved by workflow version %s", e.Workflow, e.Stored)
+	if len(e.Missing) > 0 {
+		quoted := make([]string, len(e.Missing))
+		for i, id := range e.Missing {
+			quoted[i] = strconv.Quote(id)
+		}
+		fmt.Fprintf(&b, ", and its active states %s are not states of this version (%s)", strings.Join(quoted, ", "), e.Current)
+	} else {
+		fmt.Fprintf(&b, ", and this version (%s) cannot take its state over: %v", e.Current, e.Reason)
+	}
+	fmt.Fprintf(&b, "; a person runs chartgate reset %s to start it again from the initial state, or serves version %s again to finish it", e.Workflow, e.Stored)
+	return b.String()
+}
+
+// Unwrap returns the error of restoring the state.
+func (e *VersionError) Unwrap() error { return e.Reason }

@@ -34,6 +34,7 @@ type (
 	Watcher            = gate.Watcher
 	Workflow           = gate.Workflow
 	WorkflowInfo       = gate.WorkflowInfo
+	VersionError       = gate.VersionError
 	WorkflowStatus     = gate.WorkflowStatus
 )
 

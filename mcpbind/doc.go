@@ -302,6 +302,13 @@
 // it is idle. [Options.StartLimit] limits how often each client may call
 // the start tool, so that no client can fill the store.
 //
+// With [Options.WorkflowVersion] set, each record is stamped with the
+// version of the workflow that saved it. A gate of another version takes
+// over a record whose active states (by state id) it has, and stamps it
+// with its own at the next save; it refuses one whose active states it
+// has not with a [*VersionError] naming them (and the chartgate reset
+// command), never restarting the workflow silently.
+//
 // Logs never carry a workflow id or a session id (bearer tokens): they
 // name a workflow by the first 12 hex digits of its store key's SHA-256.
 
@@ -310,7 +317,9 @@
 // A store that implements [Watcher] reports the writes of its records: the
 // Postgres store those of every instance on its database (LISTEN/NOTIFY),
 // the Redis store those of every instance on its Redis (pub/sub), the
-// memory and SQLite stores those made through them, in their process. A
+// SQLite store those of every process on its file (it polls the file's
+// version counter five times a second while watched), the memory store
+// those made through it, in its process. A
 // gate attached to a server ([Gate.Attach]) watches its store until
 // [Gate.Close]. When a workflow's record is written by anything but the
 // call of one of this instance's sessions (another instance's call, an

@@ -73,6 +73,13 @@ type Options struct {
 	// the transitions: the calls that ran (or failed) and those that were
 	// refused, with the refusal's code. Each costs a write to the store.
 	AuditCalls bool
+	// WorkflowVersion names the workflow definition the gate runs, such as
+	// a digest of its file; every record the gate saves is stamped with it.
+	// A record stamped with another version is migrated when its active
+	// states are all states of this one (by state id), and refused with a
+	// [*VersionError] otherwise (see version.go). Empty: records are not
+	// stamped, and the stamps of others are not checked.
+	WorkflowVersion string
 
 	// LeaseTTL is how long a call whose tool may send an event holds its
 	// workflow without renewing the hold (see the package documentation,
@@ -241,6 +248,7 @@ type Gate struct {
 	hlimit     int // run history bound; 0 keeps none
 	hbytes     int
 	audit      bool
+	wversion   string // Options.WorkflowVersion
 	leaseTTL   time.Duration
 	busyWait   time.Duration
 	maxArgs    int
@@ -391,6 +399,7 @@ func New(engine statechart.Engine, opts *Options) (*Gate, error) {
 		hlimit:        o.HistoryLimit,
 		hbytes:        o.HistoryBytes,
 		audit:         o.AuditCalls,
+		wversion:      o.WorkflowVersion,
 		leaseTTL:      o.LeaseTTL,
 		busyWait:      o.BusyWait,
 		maxArgs:       o.MaxArgumentBytes,

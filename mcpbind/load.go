@@ -205,8 +205,8 @@ func (g *Gate) decode(key string, data []byte, ver uint64) (*view, error) {
 		return nil, err
 	}
 	s, err := g.engine.Restore(rec.snap)
-	if err != nil {
-		return nil, fmt.Errorf("mcpbind: restoring the workflow state: %w", err)
+	if err := g.checkVersion(key, rec, err); err != nil {
+		return nil, err
 	}
 	return g.newView(key, s, rec, ver)
 }
@@ -242,6 +242,7 @@ func (g *Gate) create(ctx context.Context, key string) (*view, error) {
 // swap writes v's record under key if the key's version is old, and sets
 // v's version to the record's new one. v is not yet shared.
 func (g *Gate) swap(ctx context.Context, key string, old uint64, v *view) (uint64, error) {
+	v.rec.wversion = g.wversion
 	if g.values != nil {
 		return g.values.CompareAndSwapValue(ctx, key, old, func(ver uint64) Value {
 			v.version = ver

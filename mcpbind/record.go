@@ -28,7 +28,8 @@ import (
 //	 "history": [<Transition>, ...],        // oldest first; omitted when empty
 //	 "lease": {"id", "tool", "until"},      // while a call that sends an event runs; omitted otherwise
 //	 "jobs": [{"session", "id", "until"}],  // the claims on its running jobs (jobs.go); omitted when none
-//	 "approval": {"id", "state", "asked", "expires", "ask"}}  // while an approval state is active (approval.go)
+//	 "approval": {"id", "state", "asked", "expires", "ask"},  // while an approval state is active (approval.go)
+//	 "workflow": "<Options.WorkflowVersion>"}  // of the gate that saved it; omitted when unset (version.go)
 type record struct {
 	snap    []byte            // the engine's persisted state (State.MarshalJSON)
 	calls   map[string]int    // calls that ran while a limited state was active
@@ -38,6 +39,9 @@ type record struct {
 	// approval is the pending approval, while an approval state is
 	// active; never modified once in a record.
 	approval *approvalRecord
+	// wversion is the Options.WorkflowVersion of the gate that saved it
+	// ("" if none was set).
+	wversion string
 }
 
 // lease is the hold a call whose tool sends an event has on its workflow
@@ -114,6 +118,10 @@ func (r *record) encode() []byte {
 		b = append(b, `,"approval":`...)
 		b = append(b, r.approval.json()...)
 	}
+	if r.wversion != "" {
+		b = append(b, `,"workflow":`...)
+		b = jsonx.AppendString(b, r.wversion)
+	}
 	return append(b, '}')
 }
 
@@ -152,6 +160,9 @@ func (r *record) size() int {
 	if r.approval != nil {
 		n += len(`,"approval":`) + len(r.approval.json())
 	}
+	if r.wversion != "" {
+		n += len(`,"workflow":`) + jsonx.StringLen(r.wversion)
+	}
 	return n
 }
 
@@ -164,6 +175,7 @@ func decodeRecord(data []byte) (record, error) {
 		Lease    *lease            `json:"lease"`
 		Jobs     []jobLease        `json:"jobs"`
 		Approval *approvalRecord   `json:"approval"`
+		Workflow string            `json:"workflow"`
 	}
 	if err := json.Unmarshal(data, &raw); err != nil {
 		return record{}, fmt.Errorf("mcpbind: reading the workflow record: %w", err)
@@ -171,7 +183,7 @@ func decodeRecord(data []byte) (record, error) {
 	if len(raw.State) == 0 || bytes.Equal(raw.State, []byte("null")) {
 		return record{}, fmt.Errorf(`mcpbind: reading the workflow record: no "state"`)
 	}
-	return record{snap: raw.State, calls: raw.Calls, history: raw.History, lease: raw.Lease, jobs: raw.Jobs, approval: raw.Approval}, nil
+	return record{snap: raw.State, calls: raw.Calls, history: raw.History, lease: raw.Lease, jobs: raw.Jobs, approval: raw.Approval, wversion: raw.Workflow}, nil
 }
 
 // appendHistory returns history with entry added at the end, keeping the

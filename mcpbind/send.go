@@ -95,18 +95,24 @@ func (g *Gate) Workflows(ctx context.Context) ([]WorkflowInfo, error) {
 		if ver == 0 {
 			continue // gone since it was listed
 		}
-		if v == nil {
-			if v, err = g.decode(key, data, ver); err != nil {
-				return nil, err
-			}
-		}
-		wi := WorkflowInfo{Key: key, State: v.state.Value(), Status: v.state.Status(), Pending: g.pending(v)}
+		wi := WorkflowInfo{Key: key}
 		rest := strings.TrimPrefix(key, g.prefix)
 		if id, ok := strings.CutPrefix(rest, "wf:"); ok {
 			wi.Ref.ID = id
 		} else if name, ok := strings.CutPrefix(rest, "session:"); ok {
 			wi.Ref.Name = name
 		}
+		if v == nil {
+			if v, err = g.decode(key, data, ver); err != nil {
+				if errors.As(err, &wi.Refused) {
+					wi.Version = wi.Refused.Stored
+					out = append(out, wi)
+					continue
+				}
+				return nil, err
+			}
+		}
+		wi.State, wi.Status, wi.Pending, wi.Version = v.state.Value(), v.state.Status(), g.pending(v), v.rec.wversion
 		if h := decodeHistory(v.rec.history, key); len(h) > 0 {
 			wi.Updated = h[len(h)-1].Time
 		}

@@ -34,12 +34,16 @@ commands:
         serve one MCP server in front of the MCP servers of FILE (a host's
         mcpServers JSON) and COMMAND, over stdio or Streamable HTTP
   status [--json]
-        list the workflows the project's store holds: state, pending approval
+        list the workflows the project's store holds: state, pending approval,
+        the version of the workflow that saved each
   history WORKFLOW [--json]
         print a workflow's run history (transitions, and calls when audited)
   approve APPROVAL|WORKFLOW [--reject] [--by NAME] [--yes] [--key FILE]
         approve (or reject) a pending approval, after confirming on the
         terminal; the grant is signed with the approver key (--init creates it)
+  reset WORKFLOW [--yes]
+        delete a workflow's record after confirming on the terminal, such as
+        one the current version of the workflow file refuses
   ui [--addr ADDR]
         serve a local web page of the store's workflows: live statechart,
         run history, approvals; prints a one-time login URL
@@ -69,7 +73,7 @@ them on stderr. A guard without implementation is a warning for validate and
 diagram; run and bench refuse it unless --allow-missing-guards is given.
 
 WORKFLOW is a workflow id (workflow_start returns it) or the name of a
-session's workflow (name:ID). status, history, approve and ui find the project's
+session's workflow (name:ID). status, history, approve, reset and ui find the project's
 workflow and store with --workflow FILE (default .chartgate/workflow.json) and
 --store (default .chartgate/state.db; redis://HOST:PORT; postgres://...; memory).
 
@@ -83,6 +87,7 @@ var commandUsage = map[string]string{
 	"status":    "usage: chartgate status [--json] [project flags]\n\n  --json           print one JSON object per workflow\n" + projectFlagsUsage,
 	"history":   "usage: chartgate history WORKFLOW [--json] [project flags]\n\n  --json           print the entries as JSON, one per line\n" + projectFlagsUsage,
 	"approve":   approveUsage + projectFlagsUsage,
+	"reset":     resetUsage + projectFlagsUsage,
 	"hook":      hookUsage,
 	"install":   installUsage,
 	"uninstall": uninstallUsage,
@@ -144,6 +149,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return cmdHistory(rest, stdout, stderr)
 	case "approve":
 		return cmdApprove(rest, stdout, stderr)
+	case "reset":
+		return cmdReset(rest, stdout, stderr)
 	case "ui":
 		return cmdUI(rest, stdout, stderr)
 	case "hook":

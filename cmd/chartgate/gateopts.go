@@ -23,14 +23,15 @@ const (
 // `chartgate hook` processes of one agent session keep its workflow in one
 // record, and whoever writes last writes the whole record. So they keep
 // the same run history (every gated call audited, the newest historyLimit
-// entries), refuse the same tools (defaultDeny), and hold a workflow the
-// same time (leaseTTL); the store keys agree by the default KeyPrefix.
-func agreedGateOptions(store mcpbind.Store, logger *slog.Logger, defaultDeny bool, leaseTTL time.Duration) *mcpbind.Options {
+// entries), refuse the same tools (defaultDeny), hold a workflow the same
+// time (leaseTTL), and stamp records with the same workflow version; the
+// store keys agree by the default KeyPrefix.
+func agreedGateOptions(p *project, logger *slog.Logger, defaultDeny bool, leaseTTL time.Duration) *mcpbind.Options {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
 	return &mcpbind.Options{
-		Store:        store,
+		Store:        p.store,
 		Logger:       logger,
 		AuditCalls:   true,
 		HistoryLimit: historyLimit,
@@ -38,5 +39,9 @@ func agreedGateOptions(store mcpbind.Store, logger *slog.Logger, defaultDeny boo
 		LeaseTTL:     leaseTTL,
 		// The hosts' own tools are gated by the hooks, not by a server.
 		ExternalTools: hook.CanonicalTools(),
+		// Records are stamped with the workflow file's digest: a record
+		// saved by another version is migrated or refused (see
+		// mcpbind.VersionError).
+		WorkflowVersion: p.version,
 	}
 }

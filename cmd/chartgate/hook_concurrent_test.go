@@ -85,7 +85,7 @@ func sessionHistory(t testing.TB, project, session string) *mcpbind.Workflow {
 	store, err := sqlitestore.Open(filepath.Join(project, ".chartgate", "state.db"), nil)
 	require.NoError(t, err)
 	defer store.Close()
-	g, err := mcpbind.New(w.Machine.Engine(), agreedGateOptions(store, nil, false, defaultLeaseTTL))
+	g, err := mcpbind.New(w.Machine.Engine(), agreedGateOptions(projectOf(w, data, store), nil, false, defaultLeaseTTL))
 	require.NoError(t, err)
 	wf, err := g.WorkflowOf(context.Background(), mcpbind.Ref{Name: session})
 	require.NoError(t, err)
@@ -158,4 +158,9 @@ func TestHookConcurrentInterrupts(t *testing.T) {
 	sess, _, err := hook.LoadSession(context.Background(), store, session)
 	require.NoError(t, err)
 	assert.Empty(t, sess.Pending, "nothing left to apply")
+}
+
+// projectOf is the project of a loaded workflow file and an open store.
+func projectOf(w *workflow.Workflow, data []byte, store mcpbind.Store) *project {
+	return &project{workflow: w, version: workflowVersion(data), store: store}
 }

@@ -159,7 +159,7 @@ func decideHook(ev hook.Event, cfg hookConfig, project *string) hookAnswer {
 		return failedAnswer(ev, err)
 	}
 	defer p.close()
-	opts := agreedGateOptions(p.store, nil, cfg.defaultDeny, defaultLeaseTTL)
+	opts := agreedGateOptions(p, nil, cfg.defaultDeny, defaultLeaseTTL)
 	// The host's own tools are not bounded by the gate's default argument
 	// size: a Write of a large file is decided like a small one.
 	opts.MaxArgumentBytes = hook.MaxInput

@@ -6,6 +6,8 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
@@ -61,8 +63,11 @@ const projectFlagsUsage = `  --workflow FILE  the workflow file, XState or State
 // project is an open workflow and store.
 type project struct {
 	workflow *workflow.Workflow
-	store    mcpbind.Store
-	close    func() error
+	// version is the workflow's version: the start of the SHA-256 of its
+	// file, in hex.
+	version string
+	store   mcpbind.Store
+	close   func() error
 }
 
 // openProject loads the workflow and opens the store the flags name.
@@ -90,7 +95,7 @@ func openProjectOpts(f projectFlags, opts *workflow.Options) (*project, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &project{workflow: w, store: store, close: closeStore}, nil
+	return &project{workflow: w, version: workflowVersion(data), store: store, close: closeStore}, nil
 }
 
 // subflowDir is the directory of the subflows invoke names: --subflows,
@@ -159,7 +164,7 @@ func redactURL(s string) string {
 // options every command that shares workflows with `chartgate serve` must
 // agree on (agreedGateOptions: the store keys, the run history kept).
 func (p *project) gate() (*mcpbind.Gate, error) {
-	return mcpbind.New(p.workflow.Machine.Engine(), agreedGateOptions(p.store, nil, false, defaultLeaseTTL))
+	return mcpbind.New(p.workflow.Machine.Engine(), agreedGateOptions(p, nil, false, defaultLeaseTTL))
 }
 
 // refOf reads a WORKFLOW argument: a workflow id (32 hex digits, as
@@ -187,4 +192,11 @@ func refText(r mcpbind.Ref, key string) string {
 		return "name:" + r.Name
 	}
 	return "key:" + key
+}
+
+// workflowVersion is the version of a workflow file: the first 12 hex
+// digits of its SHA-256.
+func workflowVersion(data []byte) string {
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:6])
 }

@@ -27,6 +27,7 @@ import (
 
 	"github.com/chartgate/chartgate/gateway"
 	"github.com/chartgate/chartgate/internal/stdio"
+	"github.com/chartgate/chartgate/telemetry"
 )
 
 const serveUsage = `usage: chartgate serve [--config FILE] [--http ADDR [--stateless]] [--log-level LEVEL] [--workflow FILE ...] [-- COMMAND ARG...]
@@ -86,6 +87,10 @@ type serveOptions struct {
 	// configuration given as the workflow names, served when neither
 	// --config nor a command is given.
 	workflowServers []*gateway.ServerConfig
+	// otel is the OpenTelemetry export the OTEL_* variables ask for (nil:
+	// off); tel, the telemetry of the gate, once the workflow hook made it.
+	otel *telemetry.Providers
+	tel  *telemetry.Telemetry
 }
 
 // serveHook attaches something to the gateway's server before it is
@@ -157,6 +162,9 @@ func cmdServe(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if hook != nil {
 		o.hooks = append(o.hooks, hook)
 		o.refuseTools = refuse
+	}
+	if code := serveTelemetry(&o, stderr, &closers); code != exitOK {
+		return code
 	}
 	if os.Getenv("GOGC") == "" {
 		// Every message is decoded by go-sdk, allocating tens of KB, twice

@@ -27,6 +27,7 @@ import (
 	"github.com/chartgate/chartgate/internal/toolargs"
 	"github.com/chartgate/chartgate/mcpbind"
 	"github.com/chartgate/chartgate/statechart"
+	"github.com/chartgate/chartgate/telemetry"
 	"github.com/chartgate/chartgate/workflow"
 )
 
@@ -120,7 +121,7 @@ func workflowHook(f serveWorkflowFlags, o *serveOptions, logger *slog.Logger, cl
 		}
 		*closers = append(*closers, p.close)
 		w := p.workflow
-		opts := agreedGateOptions(p.store, logger, *f.defaultDeny, *f.leaseTTL)
+		opts := agreedGateOptions(p, logger, *f.defaultDeny, *f.leaseTTL)
 		opts.ElicitApprovals = true
 		opts.MaxArgumentBytes = o.maxArgs
 		// A tool two upstreams have is listed as SERVER__NAME: the
@@ -148,6 +149,12 @@ func workflowHook(f serveWorkflowFlags, o *serveOptions, logger *slog.Logger, cl
 			opts.CheckpointNotice = func(l mcpbind.CallLimit) string {
 				return fmt.Sprintf("[STATEWRIGHT CHECKPOINT: iteration %d/%d in state '%s'. You should transition to the next state using statewright_transition.]", l.Calls-1, l.Max, l.State)
 			}
+		}
+		if o.otel != nil {
+			if o.tel, err = telemetry.New(o.otel.Options(w.Machine.ID())); err != nil {
+				return err
+			}
+			opts.OnTransition = o.tel.OnTransition
 		}
 		gate, err := mcpbind.New(w.Machine.Engine(), opts)
 		if err != nil {

@@ -72,7 +72,7 @@ func cmdUI(args []string, stdout, stderr io.Writer) int {
 		return exitFail
 	}
 	defer p.close()
-	opts := agreedGateOptions(p.store, nil, false, defaultLeaseTTL)
+	opts := agreedGateOptions(p, nil, false, defaultLeaseTTL)
 	opts.ApproverKey = key
 	g, err := mcpbind.New(p.workflow.Machine.Engine(), opts)
 	if err != nil {

@@ -133,7 +133,7 @@ func TestUIInABrowser(t *testing.T) {
 	defer p.close()
 	// The agent's session is named agent-1; its calls go through a go-sdk
 	// server in this process.
-	opts := agreedGateOptions(p.store, nil, false, defaultLeaseTTL)
+	opts := agreedGateOptions(p, nil, false, defaultLeaseTTL)
 	opts.SessionKey = func(*mcp.ServerSession) string { return "agent-1" }
 	opts.Handles = mcpbind.HandlesNever
 	g, err := mcpbind.New(p.workflow.Machine.Engine(), opts)

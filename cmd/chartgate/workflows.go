@@ -45,10 +45,21 @@ func cmdStatus(args []string, stdout, stderr io.Writer) int {
 	enc := json.NewEncoder(stdout)
 	for _, w := range ws {
 		if *asJSON {
-			_ = enc.Encode(map[string]any{"workflow": refText(w.Ref, w.Key), "state": w.State, "status": w.Status, "pending": w.Pending, "updated": w.Updated})
+			m := map[string]any{"workflow": refText(w.Ref, w.Key), "state": w.State, "status": w.Status, "pending": w.Pending, "updated": w.Updated, "version": w.Version}
+			if w.Refused != nil {
+				m["refused"] = errText(w.Refused)
+			}
+			_ = enc.Encode(m)
 			continue
 		}
-		line := fmt.Sprintf("%s  %s (%s)", refText(w.Ref, w.Key), jsonx.Text(w.State), w.Status)
+		if w.Refused != nil {
+			fmt.Fprintf(stdout, "%s  version %s  REFUSED: %s\n", refText(w.Ref, w.Key), versionText(w.Version), errText(w.Refused))
+			continue
+		}
+		line := fmt.Sprintf("%s  %s (%s)  version %s", refText(w.Ref, w.Key), jsonx.Text(w.State), w.Status, versionText(w.Version))
+		if w.Version != p.version {
+			line += " (current " + p.version + ": migrated at its next save)"
+		}
 		if !w.Updated.IsZero() {
 			line += "  last moved " + w.Updated.UTC().Format(time.RFC3339)
 		}
@@ -208,7 +219,7 @@ func approveWith(args []string, stdout, stderr io.Writer, env approveEnv) int {
 		return fail("%v", err)
 	}
 	defer p.close()
-	opts := agreedGateOptions(p.store, nil, false, defaultLeaseTTL)
+	opts := agreedGateOptions(p, nil, false, defaultLeaseTTL)
 	opts.ApproverKey = key
 	g, err := mcpbind.New(p.workflow.Machine.Engine(), opts)
 	if err != nil {

@@ -47,7 +47,7 @@ func outOfBand(t *testing.T, store string) {
 
 	code, out, errOut := chartgate(append([]string{"status"}, flags...)...)
 	assert.Equal(t, exitOK, code, errOut)
-	assert.Regexp(t, regexp.MustCompile(`^name:s1  build:BUILT:approval \(active\)  last moved \S+  waits for approval `+id+`: "build" to "deploy" on BUILT: ship it\? \(expires \S+\)\n$`), out)
+	assert.Regexp(t, regexp.MustCompile(`^name:s1  build:BUILT:approval \(active\)  version [0-9a-f]{12}  last moved \S+  waits for approval `+id+`: "build" to "deploy" on BUILT: ship it\? \(expires \S+\)\n$`), out)
 
 	key := filepath.Join(t.TempDir(), "cfg", "approver.key")
 	code, out, errOut = chartgate("approve", "--init", "--key", key)
@@ -221,7 +221,7 @@ func TestApproveWithAnotherKey(t *testing.T) {
 	p, err := openProject(projectFlagsOf(wf, store))
 	require.NoError(t, err)
 	defer p.close()
-	opts := agreedGateOptions(p.store, nil, false, defaultLeaseTTL)
+	opts := agreedGateOptions(p, nil, false, defaultLeaseTTL)
 	opts.ApproverKey = []byte("the person's key, 32 bytes long!")
 	g, err := mcpbind.New(p.workflow.Machine.Engine(), opts)
 	require.NoError(t, err)

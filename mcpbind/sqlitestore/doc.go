@@ -136,9 +136,12 @@
 //
 // # Change feed
 //
-// [Store.Watch] reports the writes made through the Store, in its process
-// ([mcpbind.Watcher]): the gates of one process that share a Store tell
-// each other's sessions of their transitions. The writes of other
-// processes on the file are not reported; their sessions learn of them at
-// their next request.
+// [Store.Watch] reports the writes to the file ([mcpbind.Watcher]): those
+// made through the Store at once, and those of other Stores on the file
+// (other chartgate serve processes, chartgate approve from a shell) within
+// a fifth of a second. While the Store has watchers it reads the file's
+// version counter (one row) five times a second, and, when it moved, the
+// keys and versions of the records written since, so that the gates of
+// every process on the file tell their sessions of each other's
+// transitions. A deletion is not reported.
 package sqlitestore

@@ -101,6 +101,7 @@ func Open(path string, opts *Options) (*Store, error) {
 		now:    o.Now,
 		writer: make(chan struct{}, 1),
 	}
+	s.feed = s.newFeed()
 	s.load.query, s.current.query, s.next.query = sqlLoad, sqlCurrent, sqlNext
 	s.upsert.query, s.remove.query, s.purge.query = sqlUpsert, sqlRemove, sqlPurge
 	// Another process may be creating the schema at this moment: waiting

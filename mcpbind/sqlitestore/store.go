@@ -60,7 +60,7 @@ type Store struct {
 	// The statements.
 	load, current, next, upsert, remove, purge stmt
 
-	feed mcpbind.Feed // the writes through this Store (Watch)
+	feed *mcpbind.Feed // the writes to the file, by any process (watch.go)
 }
 
 // The statements' SQL.
@@ -149,9 +149,9 @@ func (s *Store) Close() error {
 	return nil
 }
 
-// Watch implements [mcpbind.Watcher]: the writes made through this Store,
-// in this process. Writes of other processes on the file are not
-// reported (their sessions learn of them at their next request).
+// Watch implements [mcpbind.Watcher]: the writes made through this Store
+// at once, and those of other Stores and processes on the file within
+// watchInterval (see watch.go).
 func (s *Store) Watch(ctx context.Context, prefix string) (<-chan mcpbind.Change, error) {
 	return s.feed.Watch(ctx, prefix)
 }

@@ -1,0 +1,53 @@
+package sqlitestore_test
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/chartgate/chartgate/mcpbind"
+	"github.com/chartgate/chartgate/mcpbind/storetest"
+)
+
+// TestWatchAcrossStores: two Stores on one file, as two processes have
+// (chartgate serve twice, or serve and chartgate approve): a transition
+// through a gate on one gives list_changed to the sessions of that
+// workflow on the other (storetest.RunWatch).
+func TestWatchAcrossStores(t *testing.T) {
+	t.Parallel()
+	storetest.RunWatch(t, func(t *testing.T) (mcpbind.Store, mcpbind.Store) {
+		path := filepath.Join(t.TempDir(), "state.db")
+		return openAt(t, path, nil), openAt(t, path, nil)
+	})
+}
+
+// TestWatchReportsOtherWrites: a watcher of one Store gets the write made
+// through another Store on the file, with its key and version, and not a
+// write under another prefix.
+func TestWatchReportsOtherWrites(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "state.db")
+	a, b := openAt(t, path, nil), openAt(t, path, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ch, err := a.Watch(ctx, "p:")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.CompareAndSwap(ctx, "other:x", 0, []byte(`{}`)); err != nil {
+		t.Fatal(err)
+	}
+	v, err := b.CompareAndSwap(ctx, "p:x", 0, []byte(`{}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case c := <-ch:
+		if c.Key != "p:x" || c.Version != v {
+			t.Fatalf("change %+v, want p:x at version %d", c, v)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("no change reported for a write through another Store")
+	}
+}
