@@ -145,7 +145,13 @@ func newBenchCall(b *testing.B, engine string, c callCase) func() {
 		if c.name == "gated/transition-unlogged" {
 			logger = slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelWarn}))
 		}
-		g, err := mcpbind.New(compile(b, engine, flipJSON, nil), &mcpbind.Options{Logger: logger})
+		opts := &mcpbind.Options{Logger: logger}
+		if c.protocol >= "2026-07-28" {
+			// A lasting connection serves one workflow unless handles are
+			// asked for: the case measures handles.
+			opts.Handles = mcpbind.HandlesAlways
+		}
+		g, err := mcpbind.New(compile(b, engine, flipJSON, nil), opts)
 		if err != nil {
 			b.Fatal(err)
 		}
