@@ -8,6 +8,7 @@ package mcpbind
 
 import (
 	"context"
+	"slices"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -241,20 +242,51 @@ func (g *Gate) changed(ctx context.Context, w *gateWatch, key string, version ui
 		return
 	}
 	r := g.rules.Load()
-	if g.signature(ctx, r, before).equal(g.signature(ctx, r, after)) {
+	toolsChanged := !g.signature(ctx, r, before).equal(g.signature(ctx, r, after))
+	guidance := g.guidance(before, after)
+	if !toolsChanged && guidance == nil {
 		return
 	}
 	for _, st := range sessions {
-		if st.ss == own.ss || st.a.send == nil || !listsVary(st.ss) {
+		if st.ss == own.ss {
 			continue
 		}
 		sctx, cancel := context.WithTimeout(ctx, g.timeout)
-		n := &mcp.ServerRequest[*mcp.ToolListChangedParams]{Session: st.ss, Params: &mcp.ToolListChangedParams{}}
-		if _, err := st.a.send(sctx, "notifications/tools/list_changed", n); err != nil && ctx.Err() == nil {
-			g.log.Warn("mcpbind: sending notifications/tools/list_changed", "error", err)
+		if toolsChanged && st.a.send != nil && listsVary(st.ss) {
+			n := &mcp.ServerRequest[*mcp.ToolListChangedParams]{Session: st.ss, Params: &mcp.ToolListChangedParams{}}
+			if _, err := st.a.send(sctx, "notifications/tools/list_changed", n); err != nil && ctx.Err() == nil {
+				g.log.Warn("mcpbind: sending notifications/tools/list_changed", "error", err)
+			}
+		}
+		// The new state's guidance, as a log message: the one
+		// notification a server may send unasked that carries text. The
+		// SDK sends it only to a client that set a log level.
+		if guidance != nil {
+			if err := st.ss.Log(sctx, guidance); err != nil && ctx.Err() == nil {
+				g.log.Warn("mcpbind: sending the new state's guidance", "error", err)
+			}
 		}
 		cancel()
 	}
+}
+
+// GuidanceLogger is the logger name of the notifications/message a gate
+// sends a session when its workflow moved elsewhere (another instance, a
+// person's approval, a job): its data is {"state": the state value,
+// "instructions": the active states' instructions, outermost first}.
+const GuidanceLogger = "chartgate.guidance"
+
+// guidance returns the log message that tells a session of its workflow's
+// new state, or nil if the state's instructions did not change.
+func (g *Gate) guidance(before, after *view) *mcp.LoggingMessageParams {
+	ins := g.instructions(after)
+	if slices.Equal(g.instructions(before), ins) {
+		return nil
+	}
+	return &mcp.LoggingMessageParams{Level: "info", Logger: GuidanceLogger, Data: map[string]any{
+		"state":        after.state.Value(),
+		"instructions": ins,
+	}}
 }
 
 // maxWatched bounds the keys a watch remembers a state of; past it, it
