@@ -280,7 +280,10 @@ func (c *compiler) compileState(ct *container, s *swState) []*xsState {
 		x.mcp = newObj().set("tools", []string{"*"})
 		if c.opts.Compat == CompatStatewright {
 			// Statewright's gateway blocks every tool in a final state.
-			x.mcp = newObj().set("tools", []string{}).set("deny", []string{"*"})
+			// "tools" still names every tool, so that a tool no other
+			// state allows stays gated (hidden) everywhere; "deny" wins
+			// over it here.
+			x.mcp = newObj().set("tools", []string{"*"}).set("deny", []string{"*"})
 		}
 		if s.instructions != "" {
 			x.mcp.set("instructions", s.instructions)

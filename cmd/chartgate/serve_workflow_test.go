@@ -100,7 +100,9 @@ func TestServeWorkflowFilesystem(t *testing.T) {
 			t.Fatalf("%s: no list_changed", what)
 		}
 	}
-	workflowTools := []string{"statewright_get_state", "statewright_transition", "workflow_status", "workflow_transition"}
+	workflowTools := []string{"statewright_get_state", "statewright_transition", "workflow_status", "workflow_transition",
+		"statewright_create_workflow", "statewright_deactivate", "statewright_get_status",
+		"statewright_list_workflows", "statewright_load_workflow", "statewright_pause"}
 
 	assert.ElementsMatch(t, append([]string{"list_directory", "read_text_file"}, workflowTools...), tools(), "plan")
 
@@ -155,9 +157,11 @@ func TestServeWorkflowFilesystem(t *testing.T) {
 	assert.Regexp(t, `^approved approval [0-9a-f]{40} of workflow name:s1: implement:DONE:approval -> released on DONE \(by ada, not authenticated\)\n$`, out)
 	res = call("workflow_status", nil)
 	assert.Contains(t, text(res), `Workflow state: "released" (done).`)
-	// The final state ends enforcement.
+	// With --compat statewright a final state blocks every tool, as
+	// Statewright's gateway does (by default it ends enforcement).
 	res = call("write_file", map[string]any{"path": filepath.Join(root, "b.txt"), "content": "y"})
-	require.False(t, res.IsError, text(res))
+	require.True(t, res.IsError, text(res))
+	assert.NoFileExists(t, filepath.Join(root, "b.txt"))
 
 	code, out, errOut = chartgate(append([]string{"history", "name:s1"}, project...)...)
 	require.Equal(t, exitOK, code, errOut)
