@@ -33,9 +33,13 @@ type InstallOptions struct {
 	// only when they differ from the defaults.
 	Workflow, Store string
 	// Servers is the gateway's upstream MCP servers, in the mcpServers
-	// format (default .chartgate/servers.json, passed as --config when the
-	// file exists).
+	// format (default [ServersFile], passed as --config when the file
+	// exists or installing writes it).
 	Servers string
+	// KeepServersDirect leaves the project's own MCP servers in the host's
+	// configuration, outside the gateway and the workflow. By default
+	// they are moved into Servers (see [Plan]).
+	KeepServersDirect bool
 	// ServerName is the gateway's entry in the host's MCP configuration
 	// (default "chartgate"; the hooks are told it with --gateway when it
 	// differs).
@@ -53,6 +57,9 @@ type FileChange struct {
 	Path string
 	// Old is its content before (nil if it did not exist), New after.
 	Old, New []byte
+	// Moved names the project's own MCP servers moved behind the gateway:
+	// out of this file (a host's), or into it (the servers file).
+	Moved []string
 }
 
 // Diff returns the unified diff of the change.
@@ -73,6 +80,13 @@ var Installable = []Host{ClaudeCode, Codex, Cursor, Gemini, Copilot}
 // entries chartgate owns are recognised by their command (a "chartgate
 // ... hook HOST" hook, an MCP server of ServerName) and replaced in
 // place; everything else in the files is kept, in its order.
+//
+// The project's own MCP servers in the host's files (Claude Code's and
+// Copilot CLI's .mcp.json, Copilot CLI's .github/mcp.json, Codex's
+// config.toml, Gemini CLI's settings.json, Cursor's mcp.json) are moved
+// into the gateway's servers file, so that the workflow gates their
+// tools too (the changes name them in Moved), unless KeepServersDirect is
+// set. An entry that runs chartgate serve stays where it is.
 func Plan(host Host, dir string, opts *InstallOptions) ([]FileChange, error) {
 	var o InstallOptions
 	if opts != nil {
@@ -85,19 +99,21 @@ func Plan(host Host, dir string, opts *InstallOptions) ([]FileChange, error) {
 		o.ServerName = "chartgate"
 	}
 	if o.Servers == "" {
-		o.Servers = filepath.Join(ConfigDir, "servers.json")
+		o.Servers = ServersFile
 	}
 	in := installer{host: host, dir: dir, o: o}
 	switch host {
 	case ClaudeCode:
 		return in.run(
 			func() (FileChange, error) { return in.nestedHooks(".claude/settings.json", claudeEvents, nil) },
+			in.moveServers,
 			func() (FileChange, error) { return in.mcpJSON(".mcp.json") },
 			in.installedRecord,
 		)
 	case Codex:
 		return in.run(
 			func() (FileChange, error) { return in.nestedHooks(".codex/hooks.json", codexEvents, nil) },
+			in.moveServers,
 			func() (FileChange, error) { return in.codexTOML(".codex/config.toml") },
 			in.installedRecord,
 		)
@@ -106,19 +122,23 @@ func Plan(host Host, dir string, opts *InstallOptions) ([]FileChange, error) {
 			func() (FileChange, error) {
 				return in.nestedHooks(".gemini/settings.json", geminiEvents, jstr("chartgate"))
 			},
+			in.moveServers,
 			func() (FileChange, error) { return in.mcpJSON(".gemini/settings.json") },
 			in.installedRecord,
 		)
 	case Cursor:
 		return in.run(
 			func() (FileChange, error) { return in.cursorHooks(".cursor/hooks.json") },
+			in.moveServers,
 			func() (FileChange, error) { return in.mcpJSON(".cursor/mcp.json") },
 			in.installedRecord,
 		)
 	case Copilot:
 		return in.run(
 			func() (FileChange, error) { return in.copilotHooks(CopilotHooksFile) },
+			in.moveServers,
 			func() (FileChange, error) { return in.mcpJSON(".mcp.json") },
+			func() (FileChange, error) { return in.removeMoved(".github/mcp.json") },
 		)
 	}
 	return nil, fmt.Errorf("hook: chartgate cannot install into %q: use one of claude-code, codex, cursor, gemini, copilot", host)
@@ -309,7 +329,8 @@ type installer struct {
 	host    Host
 	dir     string
 	o       InstallOptions
-	pending map[string][]byte // files changed by earlier steps
+	pending map[string][]byte   // files changed by earlier steps
+	moved   map[string][]string // servers moved out of each host file
 }
 
 func (in *installer) run(steps ...func() (FileChange, error)) ([]FileChange, error) {
@@ -328,9 +349,16 @@ func (in *installer) run(steps ...func() (FileChange, error)) ([]FileChange, err
 		in.pending[c.Path] = c.New
 	}
 	var out []FileChange
+	servers, _ := in.serversRel()
 	for _, p := range order {
 		if !bytes.Equal(orig[p], in.pending[p]) {
-			out = append(out, FileChange{Path: p, Old: orig[p], New: in.pending[p]})
+			c := FileChange{Path: p, Old: orig[p], New: in.pending[p], Moved: in.moved[p]}
+			if p == servers {
+				for _, f := range serverFiles[in.host] {
+					c.Moved = append(c.Moved, in.moved[f]...)
+				}
+			}
+			out = append(out, c)
 		}
 	}
 	return out, nil
@@ -414,7 +442,8 @@ func (in *installer) serveArgs() []string {
 	if !filepath.IsAbs(servers) {
 		servers = filepath.Join(in.dir, servers)
 	}
-	if _, err := os.Stat(servers); err == nil {
+	rel, _ := in.serversRel()
+	if _, err := os.Stat(servers); err == nil || in.pending[rel] != nil {
 		args = append(args, "--config", filepath.ToSlash(in.o.Servers))
 	}
 	return args
@@ -603,6 +632,7 @@ func (in *installer) mcpJSON(rel string) (FileChange, error) {
 	}
 	entry.set("command", jstr(in.o.Command))
 	entry.set("args", jstrs(in.serveArgs()))
+	in.dropServers(rel, doc)
 	return FileChange{Path: rel, Old: old, New: doc.encode(indent)}, nil
 }
 
@@ -611,7 +641,11 @@ func (in *installer) mcpJSON(rel string) (FileChange, error) {
 // is (up to the next table header, so its sub-tables such as .env stay),
 // or appended. The rest of the file is kept byte for byte.
 func (in *installer) codexTOML(rel string) (FileChange, error) {
-	old, err := in.read(rel)
+	orig, err := in.read(rel)
+	if err != nil {
+		return FileChange{}, err
+	}
+	old, err := removeTOMLServers(rel, orig, in.moved[rel])
 	if err != nil {
 		return FileChange{}, err
 	}
@@ -659,7 +693,7 @@ func (in *installer) codexTOML(rel string) (FileChange, error) {
 		out.WriteString(table.String())
 		out.WriteString(strings.Join(lines[trail:], ""))
 	}
-	return FileChange{Path: rel, Old: old, New: []byte(out.String())}, nil
+	return FileChange{Path: rel, Old: orig, New: []byte(out.String())}, nil
 }
 
 // tomlString writes a TOML basic string.

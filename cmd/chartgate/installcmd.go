@@ -13,11 +13,13 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/chartgate/chartgate/gateway"
 	"github.com/chartgate/chartgate/hook"
 )
 
 const installUsage = `usage: chartgate install HOST [--dry-run] [--dir DIR] [--command CMD] [--workflow FILE]
-                         [--store STORE] [--servers FILE] [--name NAME] [--checkpoint MODE] [--default-deny]
+                         [--store STORE] [--servers FILE] [--keep-servers-direct] [--name NAME]
+                         [--checkpoint MODE] [--default-deny]
 
 Adds chartgate to an agent host's project configuration: hooks that run
 "chartgate hook HOST" on its events, and the MCP server entry that runs the
@@ -25,6 +27,11 @@ gateway ("chartgate serve --session auto", which keeps the workflow of the
 agent session whose hooks run beside it). Entries already there are updated
 in place and everything else is kept; installing twice changes nothing.
 Prints the diff.
+
+The project's own MCP servers in the host's files are moved, their entries
+as they are, into the gateway's servers file (.chartgate/servers.json), so
+that the workflow gates their tools too; install lists them.
+--keep-servers-direct leaves them where they are, outside the workflow.
 
 HOST is claude-code (.claude/settings.json, .mcp.json), codex
 (.codex/hooks.json, .codex/config.toml), cursor (.cursor/hooks.json,
@@ -40,6 +47,9 @@ back.
   --store STORE    the store (default .chartgate/state.db)
   --servers FILE   the gateway's upstream MCP servers (default
                    .chartgate/servers.json, used when it exists)
+  --keep-servers-direct
+                   leave the project's own MCP servers in the host's files,
+                   outside the gateway and the workflow
   --name NAME      the gateway's MCP server name (default chartgate)
   --checkpoint MODE, --default-deny
                    passed to the gateway and the hooks alike (see chartgate help serve)
@@ -67,6 +77,7 @@ func cmdInstall(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.Workflow, "workflow", "", "the workflow file")
 	fs.StringVar(&o.Store, "store", "", "the store")
 	fs.StringVar(&o.Servers, "servers", "", "the gateway's upstream servers")
+	fs.BoolVar(&o.KeepServersDirect, "keep-servers-direct", false, "leave the project's own MCP servers outside the gateway")
 	fs.StringVar(&o.ServerName, "name", "chartgate", "the gateway's MCP server name")
 	fs.StringVar(&o.Checkpoint, "checkpoint", "", "soft or hard, for the gateway and the hooks")
 	fs.BoolVar(&o.DefaultDeny, "default-deny", false, "refuse the tools the workflow does not name, in the gateway and the hooks")
@@ -89,6 +100,10 @@ func cmdInstall(args []string, stdout, stderr io.Writer) int {
 	for _, c := range changes {
 		fmt.Fprint(stdout, c.Diff())
 	}
+	if err := checkMovedServers(changes, o.Servers); err != nil {
+		fmt.Fprintf(stderr, "chartgate install: %v\n", err)
+		return exitFail
+	}
 	wf := o.Workflow
 	if wf == "" {
 		wf = filepath.Join(hook.ConfigDir, "workflow.json")
@@ -109,6 +124,7 @@ func cmdInstall(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "chartgate is already installed for %s: nothing to change\n", host)
 	case *dryRun:
 		fmt.Fprintf(stdout, "dry run: %d file(s) not written\n", len(changes))
+		printMoved(stdout, changes, o, "would move")
 	default:
 		if err := hook.Install(*dir, host, changes); err != nil {
 			fmt.Fprintf(stderr, "chartgate install: %v\n", err)
@@ -117,8 +133,45 @@ func cmdInstall(args []string, stdout, stderr io.Writer) int {
 		for _, c := range changes {
 			fmt.Fprintf(stdout, "wrote %s\n", c.Path)
 		}
+		printMoved(stdout, changes, o, "moved")
 	}
 	return exitOK
+}
+
+// printMoved lists the project's MCP servers an installation moves behind
+// the gateway, per file they come from.
+func printMoved(w io.Writer, changes []hook.FileChange, o hook.InstallOptions, verb string) {
+	servers := o.Servers
+	if servers == "" {
+		servers = hook.ServersFile
+	}
+	for _, c := range changes {
+		if len(c.Moved) == 0 || filepath.Clean(c.Path) == filepath.Clean(servers) {
+			continue
+		}
+		fmt.Fprintf(w, "%s the project's MCP server(s) %s from %s into %s: the gateway (%s) serves their tools, gated by the workflow; "+
+			"chartgate install --keep-servers-direct leaves them direct, chartgate uninstall puts them back\n",
+			verb, strings.Join(c.Moved, ", "), c.Path, filepath.ToSlash(servers), o.ServerName)
+	}
+}
+
+// checkMovedServers parses the servers file an installation writes as
+// the gateway will (an environment variable it references counts as
+// set: it is read when the gateway starts), so that a server the gateway
+// cannot start is refused now rather than when the host starts it.
+func checkMovedServers(changes []hook.FileChange, servers string) error {
+	if servers == "" {
+		servers = hook.ServersFile
+	}
+	for _, c := range changes {
+		if len(c.Moved) == 0 || filepath.Clean(c.Path) != filepath.Clean(servers) {
+			continue
+		}
+		if _, err := gateway.ParseConfig(c.New, &gateway.ConfigOptions{LookupEnv: func(string) (string, bool) { return "", true }}); err != nil {
+			return fmt.Errorf("the MCP servers moved into %s would not start behind the gateway (nothing was written; chartgate install --keep-servers-direct leaves them direct): %s: %w", c.Path, c.Path, err)
+		}
+	}
+	return nil
 }
 
 const uninstallUsage = `usage: chartgate uninstall HOST [--dry-run] [--dir DIR] [--name NAME]

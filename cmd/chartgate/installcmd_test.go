@@ -64,3 +64,49 @@ func TestInstallCodexSaysWhatIsNotTrusted(t *testing.T) {
 	_, _, errOut = chartgate("install", "codex", "--dir", dir)
 	assert.NotContains(t, errOut, "warning:")
 }
+
+// TestInstallMovesServersCommand: install lists the project's own MCP
+// servers it moves behind the gateway (a dry run, which ones it would);
+// --keep-servers-direct leaves them; a server the gateway could not start
+// is refused with its path, and nothing is written; uninstall puts them
+// back.
+func TestInstallMovesServersCommand(t *testing.T) {
+	dir := t.TempDir()
+	mcpJSON := `{"mcpServers": {"fs": {"command": "fs-mcp"}, "docs": {"url": "https://docs.example.com/mcp"}}}` + "\n"
+	require.NoError(t, os.WriteFile(filepath.Join(dir, ".mcp.json"), []byte(mcpJSON), 0o644))
+
+	code, out, errOut := chartgate("install", "claude-code", "--dir", dir, "--dry-run", "--keep-servers-direct")
+	assert.Equal(t, exitOK, code, errOut)
+	assert.NotContains(t, out, "move")
+	assert.NotContains(t, out, "servers.json")
+
+	code, out, errOut = chartgate("install", "claude-code", "--dir", dir, "--dry-run")
+	assert.Equal(t, exitOK, code, errOut)
+	assert.Contains(t, out, "would move the project's MCP server(s) fs, docs from .mcp.json into .chartgate/servers.json: the gateway (chartgate) serves their tools, gated by the workflow;")
+
+	code, out, errOut = chartgate("install", "claude-code", "--dir", dir)
+	assert.Equal(t, exitOK, code, errOut)
+	assert.Contains(t, out, "wrote .chartgate/servers.json\n")
+	assert.Contains(t, out, "moved the project's MCP server(s) fs, docs from .mcp.json into .chartgate/servers.json")
+	servers, err := os.ReadFile(filepath.Join(dir, ".chartgate", "servers.json"))
+	require.NoError(t, err)
+	assert.Contains(t, string(servers), `"fs": {`)
+	code, out, _ = chartgate("install", "claude-code", "--dir", dir)
+	assert.Equal(t, exitOK, code)
+	assert.Equal(t, "chartgate is already installed for claude-code: nothing to change\n", out)
+
+	code, out, errOut = chartgate("uninstall", "claude-code", "--dir", dir)
+	assert.Equal(t, exitOK, code, errOut)
+	got, err := os.ReadFile(filepath.Join(dir, ".mcp.json"))
+	require.NoError(t, err)
+	assert.Equal(t, mcpJSON, string(got))
+	_, err = os.Stat(filepath.Join(dir, ".chartgate", "servers.json"))
+	assert.True(t, os.IsNotExist(err), "uninstall takes the servers file out:\n%s", out)
+
+	require.NoError(t, os.WriteFile(filepath.Join(dir, ".mcp.json"), []byte(`{"mcpServers": {"bad": {"url": "ftp://x"}}}`), 0o644))
+	code, _, errOut = chartgate("install", "claude-code", "--dir", dir)
+	assert.Equal(t, exitFail, code)
+	assert.Contains(t, errOut, `chartgate install: the MCP servers moved into .chartgate/servers.json would not start behind the gateway (nothing was written; chartgate install --keep-servers-direct leaves them direct): .chartgate/servers.json: mcpServers.bad.url: "ftp://x" is not an http:// or https:// URL`)
+	_, err = os.Stat(filepath.Join(dir, ".claude"))
+	assert.True(t, os.IsNotExist(err), "nothing written")
+}
