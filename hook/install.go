@@ -24,9 +24,12 @@ import (
 // InstallOptions configures [Plan]. The zero value (or nil) means the
 // defaults.
 type InstallOptions struct {
-	// Command runs chartgate, in the hooks and the MCP server entry
-	// (default "chartgate", found on the PATH).
-	Command string
+	// Command runs chartgate, in the hooks and the MCP server entry: the
+	// program and any words before chartgate's own arguments (default
+	// "chartgate", found on the PATH). `chartgate install` gives the
+	// absolute path of the running chartgate, or npx's form ("npx", "--no",
+	// "chartgate") when it runs from the project's npm package.
+	Command []string
 	// Workflow is the workflow file (default .chartgate/workflow.json);
 	// Store the store (default .chartgate/state.db). Relative paths are
 	// relative to the project folder. The hooks and the gateway get them
@@ -92,8 +95,8 @@ func Plan(host Host, dir string, opts *InstallOptions) ([]FileChange, error) {
 	if opts != nil {
 		o = *opts
 	}
-	if o.Command == "" {
-		o.Command = "chartgate"
+	if len(o.Command) == 0 {
+		o.Command = []string{"chartgate"}
 	}
 	if o.ServerName == "" {
 		o.ServerName = "chartgate"
@@ -415,7 +418,7 @@ func (in *installer) projectArgs() []string {
 
 // hookCommand is the command of every hook: chartgate hook HOST [flags].
 func (in *installer) hookCommand() string {
-	words := []string{in.o.Command, "hook", string(in.host)}
+	words := append(slices.Clone(in.o.Command), "hook", string(in.host))
 	if w := in.o.Workflow; w != "" && filepath.Clean(w) != filepath.Join(ConfigDir, "workflow.json") {
 		words = append(words, "--workflow", filepath.ToSlash(w))
 	}
@@ -450,10 +453,16 @@ func (in *installer) serveArgs() []string {
 }
 
 // ours reports whether a hook command is chartgate's hook for this host:
-// "<chartgate> hook HOST ...".
+// "[RUNNER ...] <chartgate> hook HOST ...", chartgate named by a path or
+// npx's package name.
 func (in *installer) ours(cmd string) bool {
 	f := strings.Fields(cmd)
-	return len(f) >= 3 && strings.HasPrefix(filepath.Base(strings.Trim(f[0], `'"`)), "chartgate") && f[1] == "hook" && f[2] == string(in.host)
+	for i := 0; i+2 < len(f); i++ {
+		if isChartgateWord(f[i]) && f[i+1] == "hook" {
+			return f[i+2] == string(in.host)
+		}
+	}
+	return false
 }
 
 // nestedHooks merges chartgate's hooks into a file in the format Claude
@@ -630,8 +639,8 @@ func (in *installer) mcpJSON(rel string) (FileChange, error) {
 	if err != nil {
 		return FileChange{}, err
 	}
-	entry.set("command", jstr(in.o.Command))
-	entry.set("args", jstrs(in.serveArgs()))
+	entry.set("command", jstr(in.o.Command[0]))
+	entry.set("args", jstrs(append(slices.Clone(in.o.Command[1:]), in.serveArgs()...)))
 	in.dropServers(rel, doc)
 	return FileChange{Path: rel, Old: old, New: doc.encode(indent)}, nil
 }
@@ -652,8 +661,8 @@ func (in *installer) codexTOML(rel string) (FileChange, error) {
 	name := in.o.ServerName
 	var table strings.Builder
 	fmt.Fprintf(&table, "[mcp_servers.%s]\n", tomlKey(name))
-	fmt.Fprintf(&table, "command = %s\n", tomlString(in.o.Command))
-	args := in.serveArgs()
+	fmt.Fprintf(&table, "command = %s\n", tomlString(in.o.Command[0]))
+	args := append(slices.Clone(in.o.Command[1:]), in.serveArgs()...)
 	quoted := make([]string, len(args))
 	for i, a := range args {
 		quoted[i] = tomlString(a)

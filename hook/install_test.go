@@ -130,7 +130,7 @@ func TestInstallClaudeCodeKeepsTheRest(t *testing.T) {
 
 	// Another workflow: the hooks' command changes where it is; how to
 	// decide goes to the hooks and the gateway alike.
-	install(t, ClaudeCode, dir, &InstallOptions{Workflow: "flows/review.json", Command: "/opt/bin/chartgate", Checkpoint: "hard", DefaultDeny: true})
+	install(t, ClaudeCode, dir, &InstallOptions{Workflow: "flows/review.json", Command: []string{"/opt/bin/chartgate"}, Checkpoint: "hard", DefaultDeny: true})
 	got = readFile(t, settings)
 	require.NoError(t, json.Unmarshal([]byte(got), &s))
 	pre = s.Hooks["PreToolUse"]

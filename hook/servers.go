@@ -168,15 +168,10 @@ func runsGateway(e *jvalue) bool {
 }
 
 // isChartgateWord reports whether a command word runs chartgate: a path
-// whose last element is chartgate (chartgate.exe, chartgate@1.2.0 as npx
-// takes it), or the npm package's name.
+// whose last element starts with chartgate (chartgate.exe, chartgate@1.2.0
+// as npx takes it), or the npm package's name.
 func isChartgateWord(w string) bool {
-	base := filepath.Base(strings.Trim(w, `'"`))
-	base = strings.TrimSuffix(base, ".exe")
-	if i := strings.Index(base, "@"); i > 0 {
-		base = base[:i]
-	}
-	return base == "chartgate"
+	return strings.HasPrefix(filepath.Base(strings.Trim(w, `'"`)), "chartgate")
 }
 
 // gatewayEntry returns a host's server entry as the gateway reads it: a

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -292,4 +293,39 @@ func TestUninstallPutsMovedServersBack(t *testing.T) {
 	require.NoError(t, ApplyUninstall(dir, ClaudeCode, un))
 	assert.Equal(t, []string{"new", "fs"}, keysOf(t, readFile(t, filepath.Join(dir, ".mcp.json")), "mcpServers"))
 	assert.Equal(t, []string{"up"}, keysOf(t, readFile(t, filepath.Join(dir, ServersFile)), "mcpServers"))
+}
+
+// TestInstallRunnerCommand: a command of several words (npx's form) runs
+// the hooks and the gateway, in JSON and in Codex's TOML; installing with
+// it over an installation by absolute path replaces chartgate's entries
+// in place, and uninstall recognises them.
+func TestInstallRunnerCommand(t *testing.T) {
+	dir := t.TempDir()
+	install(t, ClaudeCode, dir, &InstallOptions{Command: []string{"/opt/chartgate/bin/chartgate"}})
+	npx := &InstallOptions{Command: []string{"npx", "--no", "chartgate"}}
+	install(t, ClaudeCode, dir, npx)
+	settings := readFile(t, filepath.Join(dir, ".claude", "settings.json"))
+	assert.Equal(t, 6, strings.Count(settings, `"command": "npx --no chartgate hook claude-code"`))
+	assert.NotContains(t, settings, "/opt/chartgate")
+	var m struct {
+		MCPServers map[string]struct {
+			Command string
+			Args    []string
+		} `json:"mcpServers"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(readFile(t, filepath.Join(dir, ".mcp.json"))), &m))
+	assert.Equal(t, "npx", m.MCPServers["chartgate"].Command)
+	assert.Equal(t, []string{"--no", "chartgate", "serve", "--workflow", ".chartgate/workflow.json", "--session", "auto"}, m.MCPServers["chartgate"].Args)
+	again, err := Plan(ClaudeCode, dir, npx)
+	require.NoError(t, err)
+	assert.Empty(t, again)
+
+	install(t, Codex, dir, npx)
+	assert.Contains(t, readFile(t, filepath.Join(dir, ".codex", "config.toml")),
+		"command = \"npx\"\nargs = [\"--no\", \"chartgate\", \"serve\", \"--workflow\", \".chartgate/workflow.json\", \"--session\", \"auto\"]\n")
+
+	un, err := PlanUninstall(ClaudeCode, dir, nil)
+	require.NoError(t, err)
+	require.NoError(t, ApplyUninstall(dir, ClaudeCode, un))
+	assert.NotContains(t, readFile(t, filepath.Join(dir, ".claude", "settings.json")), "chartgate", "chartgate's npx hooks were all recognised and taken out")
 }

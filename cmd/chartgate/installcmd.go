@@ -5,13 +5,17 @@ package main
 // Plan and Apply).
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/chartgate/chartgate/gateway"
 	"github.com/chartgate/chartgate/hook"
@@ -42,7 +46,11 @@ back.
 
   --dry-run        print the diff without writing
   --dir DIR        the project folder (default: the current directory)
-  --command CMD    how the host runs chartgate (default chartgate, on the PATH)
+  --command CMD    how the hosts run chartgate, words separated by spaces
+                   (default: the absolute path of this chartgate, or
+                   "npx --no chartgate" when it runs from the project's
+                   npm package); install refuses a command that does not
+                   run chartgate --version from the project folder
   --workflow FILE  the workflow (default .chartgate/workflow.json)
   --store STORE    the store (default .chartgate/state.db)
   --servers FILE   the gateway's upstream MCP servers (default
@@ -73,7 +81,7 @@ func cmdInstall(args []string, stdout, stderr io.Writer) int {
 	dryRun := fs.Bool("dry-run", false, "print the diff without writing")
 	dir := fs.String("dir", ".", "the project folder")
 	o := hook.InstallOptions{}
-	fs.StringVar(&o.Command, "command", "chartgate", "how the host runs chartgate")
+	command := fs.String("command", "", "how the host runs chartgate")
 	fs.StringVar(&o.Workflow, "workflow", "", "the workflow file")
 	fs.StringVar(&o.Store, "store", "", "the store")
 	fs.StringVar(&o.Servers, "servers", "", "the gateway's upstream servers")
@@ -91,6 +99,16 @@ func cmdInstall(args []string, stdout, stderr io.Writer) int {
 	host, err := hook.ParseHost(pos[0])
 	if err != nil {
 		return usageError(stderr, "install", err)
+	}
+	if *command != "" {
+		o.Command = strings.Fields(*command)
+	} else if o.Command, err = selfCommand(*dir); err != nil {
+		fmt.Fprintf(stderr, "chartgate install: %v\n", err)
+		return exitFail
+	}
+	if err := checkCommand(*dir, o.Command); err != nil {
+		fmt.Fprintf(stderr, "chartgate install: %v\n", err)
+		return exitFail
 	}
 	changes, err := hook.Plan(host, *dir, &o)
 	if err != nil {
@@ -137,6 +155,87 @@ func cmdInstall(args []string, stdout, stderr io.Writer) int {
 	}
 	return exitOK
 }
+
+// selfCommand returns how the hosts run the chartgate that runs now,
+// from the project folder dir: npx's form when it is the binary of the
+// project's own npm package (node_modules/@chartgate/chartgate-OS-CPU,
+// which node_modules/.bin/chartgate runs), else its absolute path. A
+// chartgate that go run or go test built in a temporary folder is
+// replaced by the one on the PATH: the temporary one is gone when it
+// exits.
+func selfCommand(dir string) ([]string, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("finding this chartgate's path: %w; name it with --command", err)
+	}
+	return selfCommandOf(exe, dir)
+}
+
+// selfCommandOf is selfCommand for the chartgate at exe.
+func selfCommandOf(exe, dir string) ([]string, error) {
+	project, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	if modules, _, ok := strings.Cut(exe, string(filepath.Separator)+"node_modules"+string(filepath.Separator)); ok {
+		if rel, err := filepath.Rel(modules, project); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			return []string{"npx", "--no", "chartgate"}, nil
+		}
+		return []string{exe}, nil // a global npm installation
+	}
+	if !temporaryBuild(exe) {
+		return []string{exe}, nil
+	}
+	onPath, err := exec.LookPath("chartgate")
+	if err != nil {
+		return nil, errors.New("this chartgate is a temporary build (go run), gone when it exits, and there is no chartgate on the PATH: " +
+			"install chartgate first (npm install --save-dev chartgate, or go install github.com/chartgate/chartgate/cmd/chartgate@latest), or name it with --command")
+	}
+	if onPath, err = filepath.Abs(onPath); err != nil {
+		return nil, err
+	}
+	return []string{onPath}, nil
+}
+
+// temporaryBuild reports whether a program is one go run or go test built
+// in a temporary folder.
+func temporaryBuild(exe string) bool {
+	return strings.Contains(exe, string(filepath.Separator)+"go-build") || strings.HasSuffix(strings.TrimSuffix(exe, ".exe"), ".test")
+}
+
+// checkCommand runs "COMMAND --version" in the project folder, as a host
+// would run a hook there, and refuses a command that does not run
+// chartgate: the hosts would run no hook and, by their rules, let tools
+// through (Claude Code's PreToolUse blocks on a hook that cannot start;
+// the others do not).
+func checkCommand(dir string, command []string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), commandCheckTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, command[0], append(slices.Clone(command[1:]), "--version")...)
+	cmd.Dir = dir
+	cmd.WaitDelay = time.Second
+	out, err := cmd.CombinedOutput()
+	text := strings.TrimSpace(string(out))
+	if err == nil && strings.HasPrefix(text, "chartgate ") {
+		return nil
+	}
+	what := text
+	if err != nil {
+		what = err.Error()
+		if text != "" {
+			what += ": " + text
+		}
+	}
+	if len(what) > 500 {
+		what = what[:500] + "..."
+	}
+	return fmt.Errorf("the hooks' command %q does not run chartgate from %s (%s): the hosts would run no hook, and let tools run; nothing was written. "+
+		"Install chartgate (npm install --save-dev chartgate, or go install github.com/chartgate/chartgate/cmd/chartgate@latest), or name it with --command",
+		strings.Join(command, " ")+" --version", dir, what)
+}
+
+// commandCheckTimeout bounds checkCommand: npx can take seconds to start.
+const commandCheckTimeout = 30 * time.Second
 
 // printMoved lists the project's MCP servers an installation moves behind
 // the gateway, per file they come from.
