@@ -199,11 +199,8 @@ func TestInstallMovesServers(t *testing.T) {
 					MCPServers map[string]struct{ Args []string } `json:"mcpServers"`
 				}
 				require.NoError(t, json.Unmarshal([]byte(readFile(t, filepath.Join(dir, f))), &doc))
-				var got []string
-				for _, k := range keysOf(t, readFile(t, filepath.Join(dir, f)), "mcpServers") {
-					got = append(got, k)
-				}
-				assert.Equal(t, keep, joinWords(got), "%s keeps its chartgate entries", f)
+				got := keysOf(t, readFile(t, filepath.Join(dir, f)), "mcpServers")
+				assert.Equal(t, keep, strings.Join(got, " "), "%s keeps its chartgate entries", f)
 				if gw, ok := doc.MCPServers["chartgate"]; ok {
 					assert.Contains(t, gw.Args, "--config")
 				}
@@ -224,17 +221,6 @@ func TestInstallMovesServers(t *testing.T) {
 			assert.Equal(t, before, snapshotDir(t, dir))
 		})
 	}
-}
-
-func joinWords(ws []string) string {
-	out := ""
-	for i, w := range ws {
-		if i > 0 {
-			out += " "
-		}
-		out += w
-	}
-	return out
 }
 
 // TestInstallKeepsServersDirect: with KeepServersDirect, the project's

@@ -50,7 +50,7 @@ back.
                    (default: the absolute path of this chartgate, or
                    "npx --no chartgate" when it runs from the project's
                    npm package); install refuses a command that does not
-                   run chartgate --version from the project folder
+                   run chartgate version from the project folder
   --workflow FILE  the workflow (default .chartgate/workflow.json)
   --store STORE    the store (default .chartgate/state.db)
   --servers FILE   the gateway's upstream MCP servers (default
@@ -203,15 +203,16 @@ func temporaryBuild(exe string) bool {
 	return strings.Contains(exe, string(filepath.Separator)+"go-build") || strings.HasSuffix(strings.TrimSuffix(exe, ".exe"), ".test")
 }
 
-// checkCommand runs "COMMAND --version" in the project folder, as a host
+// checkCommand runs "COMMAND version" in the project folder, as a host
 // would run a hook there, and refuses a command that does not run
 // chartgate: the hosts would run no hook and, by their rules, let tools
 // through (Claude Code's PreToolUse blocks on a hook that cannot start;
-// the others do not).
+// the others do not). It runs the version command, not the --version
+// flag, which npx would take for its own.
 func checkCommand(dir string, command []string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), commandCheckTimeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, command[0], append(slices.Clone(command[1:]), "--version")...)
+	cmd := exec.CommandContext(ctx, command[0], append(slices.Clone(command[1:]), "version")...)
 	cmd.Dir = dir
 	cmd.WaitDelay = time.Second
 	out, err := cmd.CombinedOutput()
@@ -231,7 +232,7 @@ func checkCommand(dir string, command []string) error {
 	}
 	return fmt.Errorf("the hooks' command %q does not run chartgate from %s (%s): the hosts would run no hook, and let tools run; nothing was written. "+
 		"Install chartgate (npm install --save-dev chartgate, or go install github.com/chartgate/chartgate/cmd/chartgate@latest), or name it with --command",
-		strings.Join(command, " ")+" --version", dir, what)
+		strings.Join(command, " ")+" version", dir, what)
 }
 
 // commandCheckTimeout bounds checkCommand: npx can take seconds to start.

@@ -128,7 +128,7 @@ func TestInstallMovesServersCommand(t *testing.T) {
 
 // TestInstallHookCommandResolves: the hooks run chartgate by its absolute
 // path, so they do not depend on the PATH the hosts run them with; a
-// command that does not run chartgate --version is refused and nothing is
+// command that does not run chartgate version is refused and nothing is
 // written; go test's (or go run's) temporary build is never written, and
 // without a chartgate on the PATH install says how to get one.
 func TestInstallHookCommandResolves(t *testing.T) {
@@ -160,7 +160,7 @@ func TestInstallHookCommandResolves(t *testing.T) {
 	for _, command := range []string{"/no/such/chartgate", "true"} {
 		code, _, errOut = chartgate("install", "claude-code", "--dir", other, "--command", command)
 		assert.Equal(t, exitFail, code, command)
-		assert.Contains(t, errOut, `chartgate install: the hooks' command "`+command+` --version" does not run chartgate from `+other, command)
+		assert.Contains(t, errOut, `chartgate install: the hooks' command "`+command+` version" does not run chartgate from `+other, command)
 		assert.Contains(t, errOut, "nothing was written", command)
 	}
 	_, err = os.Stat(filepath.Join(other, ".claude"))
