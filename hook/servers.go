@@ -304,6 +304,7 @@ var (
 	tomlHeader       = regexp.MustCompile(`^\s*\[\s*([^\[\]]*?)\s*\]\s*(#.*)?$`)
 	tomlAnyHeader    = regexp.MustCompile(`^\s*\[`)
 	tomlBareKeyChars = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-"
+	tomlNumber       = regexp.MustCompile(`^[+-]?(0|[1-9][0-9_]*)(\.[0-9_]+)?([eE][+-]?[0-9_]+)?$`)
 )
 
 // parseTOMLServers reads the [mcp_servers.NAME] tables of a Codex
@@ -552,7 +553,7 @@ func (p *tomlParser) value() (*jvalue, error) {
 	case word == "true" || word == "false":
 		p.pos = end
 		return &jvalue{raw: []byte(word)}, nil
-	case regexp.MustCompile(`^[+-]?(0|[1-9][0-9_]*)(\.[0-9_]+)?([eE][+-]?[0-9_]+)?$`).MatchString(word):
+	case tomlNumber.MatchString(word):
 		p.pos = end
 		num := strings.TrimPrefix(strings.ReplaceAll(word, "_", ""), "+")
 		return &jvalue{raw: []byte(num)}, nil
@@ -626,10 +627,14 @@ func removeTOMLServers(rel string, data []byte, names []string) ([]byte, error) 
 	if err != nil {
 		return nil, err
 	}
+	remove := map[string]bool{}
+	for _, n := range names {
+		remove[n] = true
+	}
 	lines := splitLines(string(data))
 	drop := make([]bool, len(lines))
 	for _, t := range tables {
-		if !slices.Contains(names, t.name) {
+		if !remove[t.name] {
 			continue
 		}
 		for _, b := range t.blocks {

@@ -315,3 +315,32 @@ func TestInstallRunnerCommand(t *testing.T) {
 	require.NoError(t, ApplyUninstall(dir, ClaudeCode, un))
 	assert.NotContains(t, readFile(t, filepath.Join(dir, ".claude", "settings.json")), "chartgate", "chartgate's npx hooks were all recognised and taken out")
 }
+
+// FuzzCodexServers: any config.toml is read without a panic; the servers
+// it yields encode as JSON, and taking them out leaves a file that yields
+// none of them.
+func FuzzCodexServers(f *testing.F) {
+	f.Add([]byte(projectServers[Codex].files[".codex/config.toml"]))
+	f.Add([]byte("[mcp_servers.a]\ncommand = \"x\"\nargs = [\"1\", '2',\n]\nenv = { A = \"\\u00e9\", B.C = 1_000 }\n[mcp_servers.a.env]\nX = true\n"))
+	f.Add([]byte("[mcp_servers.\"q\"] # c\nurl = 'u'\n[[mcp_servers]]\n[mcp_servers.b.x.y]\nz = -1.5e3\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		tables, err := parseTOMLServers("config.toml", data)
+		if err != nil {
+			return
+		}
+		var names []string
+		for _, s := range tables {
+			if !json.Valid(codexEntry(s.entry).encode("  ")) {
+				t.Fatalf("server %q encodes as invalid JSON", s.name)
+			}
+			names = append(names, s.name)
+		}
+		rest, err := removeTOMLServers("config.toml", data, names)
+		if err != nil {
+			t.Fatalf("removing the servers it read: %v", err)
+		}
+		if left, err := parseTOMLServers("config.toml", rest); err == nil && len(left) > 0 {
+			t.Fatalf("servers left after removing them all: %q", left[0].name)
+		}
+	})
+}
