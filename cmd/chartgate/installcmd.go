@@ -280,7 +280,8 @@ Takes chartgate out of an agent host's project configuration, as
 chartgate install HOST put it there: a file nothing changed since is given
 back byte for byte as it was before (removed if install created it), a
 file changed since keeps everything but chartgate's hooks and its gateway
-entry. Prints the diff.
+entry; the MCP servers install moved behind the gateway go back into the
+host's file and out of .chartgate/servers.json. Prints the diff.
 
   --dry-run        print the diff without writing
   --dir DIR        the project folder (default: the current directory)
