@@ -453,16 +453,28 @@ func (in *installer) serveArgs() []string {
 }
 
 // ours reports whether a hook command is chartgate's hook for this host:
-// "[RUNNER ...] <chartgate> hook HOST ...", chartgate named by a path or
-// npx's package name.
+// "[RUNNER ...] <chartgate> hook HOST ...", chartgate named by a path or,
+// after a package runner (npx --no, pnpm exec …), by its package name.
 func (in *installer) ours(cmd string) bool {
 	f := strings.Fields(cmd)
 	for i := 0; i+2 < len(f); i++ {
 		if isChartgateWord(f[i]) && f[i+1] == "hook" {
 			return f[i+2] == string(in.host)
 		}
+		if !runnerWord(f[i], i) {
+			return false
+		}
 	}
 	return false
+}
+
+// runnerWord reports whether the i-th word of a command can come before
+// chartgate's name in a package runner's form.
+func runnerWord(w string, i int) bool {
+	if i == 0 {
+		return slices.Contains([]string{"npx", "pnpm", "yarn", "bunx", "bun", "npm"}, filepath.Base(strings.Trim(w, `'"`)))
+	}
+	return strings.HasPrefix(w, "-") || slices.Contains([]string{"exec", "dlx", "x"}, w)
 }
 
 // nestedHooks merges chartgate's hooks into a file in the format Claude

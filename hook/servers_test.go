@@ -306,6 +306,9 @@ func TestInstallRunnerCommand(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, again)
 
+	assert.True(t, (&installer{host: ClaudeCode}).ours("pnpm exec chartgate hook claude-code"))
+	assert.False(t, (&installer{host: ClaudeCode}).ours("./notify.sh chartgate hook claude-code"), "a command of the user's that names chartgate")
+
 	install(t, Codex, dir, npx)
 	assert.Contains(t, readFile(t, filepath.Join(dir, ".codex", "config.toml")),
 		"command = \"npx\"\nargs = [\"--no\", \"chartgate\", \"serve\", \"--workflow\", \".chartgate/workflow.json\", \"--session\", \"auto\"]\n")
