@@ -231,12 +231,17 @@ func mainPackage(src, dst, version string) error {
 	return copyFile(filepath.Join(dst, "bin", "chartgate.js"), filepath.Join(src, "bin", "chartgate.js"), 0o755)
 }
 
+// writeJSON writes v indented, with <, > and & as they are (npm shows
+// the manifest's text).
 func writeJSON(path string, v any) error {
-	data, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
 		return err
 	}
-	return os.WriteFile(path, append(data, '\n'), 0o644)
+	return os.WriteFile(path, []byte(b.String()), 0o644)
 }
 
 func copyFile(dst, src string, mode os.FileMode) error {

@@ -39,6 +39,7 @@ func TestPackages(t *testing.T) {
 	assert.Equal(t, map[string]string{"chartgate": "bin/chartgate.js"}, m.Bin)
 	assert.Empty(t, m.Dependencies)
 	assert.Empty(t, m.Scripts, "no install script")
+	assert.Contains(t, string(data), `"node": ">=18"`)
 	assert.Equal(t, map[string]string{
 		"@chartgate/chartgate-linux-x64": "1.2.3", "@chartgate/chartgate-linux-arm64": "1.2.3",
 		"@chartgate/chartgate-darwin-x64": "1.2.3", "@chartgate/chartgate-darwin-arm64": "1.2.3",
