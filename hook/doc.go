@@ -14,7 +14,9 @@
 //	os.Stdout.Write(hook.Encode(ev, res))
 //
 // `chartgate install HOST` ([Plan], [Install]) writes the hooks and the
-// gateway's MCP server entry into the host's configuration, and records
+// gateway's MCP server entry into the host's configuration, moves the
+// project's own MCP servers from there behind the gateway (into
+// [ServersFile], unless [InstallOptions].KeepServersDirect), and records
 // the workflow file's format in .chartgate/installed.json
 // ([InstalledFile]): a workflow file that then loads in the other format
 // is refused by the hooks, the gateway and `chartgate validate`

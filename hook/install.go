@@ -24,18 +24,25 @@ import (
 // InstallOptions configures [Plan]. The zero value (or nil) means the
 // defaults.
 type InstallOptions struct {
-	// Command runs chartgate, in the hooks and the MCP server entry
-	// (default "chartgate", found on the PATH).
-	Command string
+	// Command runs chartgate, in the hooks and the MCP server entry: the
+	// program and any words before chartgate's own arguments (default
+	// "chartgate", found on the PATH). `chartgate install` gives the
+	// absolute path of the running chartgate, or npx's form ("npx", "--no",
+	// "chartgate") when it runs from the project's npm package.
+	Command []string
 	// Workflow is the workflow file (default .chartgate/workflow.json);
 	// Store the store (default .chartgate/state.db). Relative paths are
 	// relative to the project folder. The hooks and the gateway get them
 	// only when they differ from the defaults.
 	Workflow, Store string
 	// Servers is the gateway's upstream MCP servers, in the mcpServers
-	// format (default .chartgate/servers.json, passed as --config when the
-	// file exists).
+	// format (default [ServersFile], passed as --config when the file
+	// exists or installing writes it).
 	Servers string
+	// KeepServersDirect leaves the project's own MCP servers in the host's
+	// configuration, outside the gateway and the workflow. By default
+	// they are moved into Servers (see [Plan]).
+	KeepServersDirect bool
 	// ServerName is the gateway's entry in the host's MCP configuration
 	// (default "chartgate"; the hooks are told it with --gateway when it
 	// differs).
@@ -56,6 +63,9 @@ type FileChange struct {
 	Path string
 	// Old is its content before (nil if it did not exist), New after.
 	Old, New []byte
+	// Moved names the project's own MCP servers moved behind the gateway:
+	// out of this file (a host's), or into it (the servers file).
+	Moved []string
 }
 
 // Diff returns the unified diff of the change.
@@ -76,31 +86,40 @@ var Installable = []Host{ClaudeCode, Codex, Cursor, Gemini, Copilot}
 // entries chartgate owns are recognised by their command (a "chartgate
 // ... hook HOST" hook, an MCP server of ServerName) and replaced in
 // place; everything else in the files is kept, in its order.
+//
+// The project's own MCP servers in the host's files (Claude Code's and
+// Copilot CLI's .mcp.json, Copilot CLI's .github/mcp.json, Codex's
+// config.toml, Gemini CLI's settings.json, Cursor's mcp.json) are moved
+// into the gateway's servers file, so that the workflow gates their
+// tools too (the changes name them in Moved), unless KeepServersDirect is
+// set. An entry that runs chartgate serve stays where it is.
 func Plan(host Host, dir string, opts *InstallOptions) ([]FileChange, error) {
 	var o InstallOptions
 	if opts != nil {
 		o = *opts
 	}
-	if o.Command == "" {
-		o.Command = "chartgate"
+	if len(o.Command) == 0 {
+		o.Command = []string{"chartgate"}
 	}
 	if o.ServerName == "" {
 		o.ServerName = "chartgate"
 	}
 	if o.Servers == "" {
-		o.Servers = filepath.Join(ConfigDir, "servers.json")
+		o.Servers = ServersFile
 	}
 	in := installer{host: host, dir: dir, o: o}
 	switch host {
 	case ClaudeCode:
 		return in.run(
 			func() (FileChange, error) { return in.nestedHooks(".claude/settings.json", claudeEvents, nil) },
+			in.moveServers,
 			func() (FileChange, error) { return in.mcpJSON(".mcp.json") },
 			in.installedRecord,
 		)
 	case Codex:
 		return in.run(
 			func() (FileChange, error) { return in.nestedHooks(".codex/hooks.json", codexEvents, nil) },
+			in.moveServers,
 			func() (FileChange, error) { return in.codexTOML(".codex/config.toml") },
 			in.installedRecord,
 		)
@@ -109,19 +128,23 @@ func Plan(host Host, dir string, opts *InstallOptions) ([]FileChange, error) {
 			func() (FileChange, error) {
 				return in.nestedHooks(".gemini/settings.json", geminiEvents, jstr("chartgate"))
 			},
+			in.moveServers,
 			func() (FileChange, error) { return in.mcpJSON(".gemini/settings.json") },
 			in.installedRecord,
 		)
 	case Cursor:
 		return in.run(
 			func() (FileChange, error) { return in.cursorHooks(".cursor/hooks.json") },
+			in.moveServers,
 			func() (FileChange, error) { return in.mcpJSON(".cursor/mcp.json") },
 			in.installedRecord,
 		)
 	case Copilot:
 		return in.run(
 			func() (FileChange, error) { return in.copilotHooks(CopilotHooksFile) },
+			in.moveServers,
 			func() (FileChange, error) { return in.mcpJSON(".mcp.json") },
+			func() (FileChange, error) { return in.removeMoved(".github/mcp.json") },
 		)
 	}
 	return nil, fmt.Errorf("hook: chartgate cannot install into %q: use one of claude-code, codex, cursor, gemini, copilot", host)
@@ -312,7 +335,8 @@ type installer struct {
 	host    Host
 	dir     string
 	o       InstallOptions
-	pending map[string][]byte // files changed by earlier steps
+	pending map[string][]byte   // files changed by earlier steps
+	moved   map[string][]string // servers moved out of each host file
 }
 
 func (in *installer) run(steps ...func() (FileChange, error)) ([]FileChange, error) {
@@ -331,9 +355,16 @@ func (in *installer) run(steps ...func() (FileChange, error)) ([]FileChange, err
 		in.pending[c.Path] = c.New
 	}
 	var out []FileChange
+	servers, _ := in.serversRel()
 	for _, p := range order {
 		if !bytes.Equal(orig[p], in.pending[p]) {
-			out = append(out, FileChange{Path: p, Old: orig[p], New: in.pending[p]})
+			c := FileChange{Path: p, Old: orig[p], New: in.pending[p], Moved: in.moved[p]}
+			if p == servers {
+				for _, f := range serverFiles[in.host] {
+					c.Moved = append(c.Moved, in.moved[f]...)
+				}
+			}
+			out = append(out, c)
 		}
 	}
 	return out, nil
@@ -393,7 +424,7 @@ func (in *installer) projectArgs() []string {
 
 // hookCommand is the command of every hook: chartgate hook HOST [flags].
 func (in *installer) hookCommand() string {
-	words := []string{in.o.Command, "hook", string(in.host)}
+	words := append(slices.Clone(in.o.Command), "hook", string(in.host))
 	if w := in.o.Workflow; w != "" && filepath.Clean(w) != filepath.Join(ConfigDir, "workflow.json") {
 		words = append(words, "--workflow", filepath.ToSlash(w))
 	}
@@ -420,17 +451,36 @@ func (in *installer) serveArgs() []string {
 	if !filepath.IsAbs(servers) {
 		servers = filepath.Join(in.dir, servers)
 	}
-	if _, err := os.Stat(servers); err == nil {
+	rel, _ := in.serversRel()
+	if _, err := os.Stat(servers); err == nil || in.pending[rel] != nil {
 		args = append(args, "--config", filepath.ToSlash(in.o.Servers))
 	}
 	return args
 }
 
 // ours reports whether a hook command is chartgate's hook for this host:
-// "<chartgate> hook HOST ...".
+// "[RUNNER ...] <chartgate> hook HOST ...", chartgate named by a path or,
+// after a package runner (npx --no, pnpm exec …), by its package name.
 func (in *installer) ours(cmd string) bool {
 	f := strings.Fields(cmd)
-	return len(f) >= 3 && strings.HasPrefix(filepath.Base(strings.Trim(f[0], `'"`)), "chartgate") && f[1] == "hook" && f[2] == string(in.host)
+	for i := 0; i+2 < len(f); i++ {
+		if isChartgateWord(f[i]) && f[i+1] == "hook" {
+			return f[i+2] == string(in.host)
+		}
+		if !runnerWord(f[i], i) {
+			return false
+		}
+	}
+	return false
+}
+
+// runnerWord reports whether the i-th word of a command can come before
+// chartgate's name in a package runner's form.
+func runnerWord(w string, i int) bool {
+	if i == 0 {
+		return slices.Contains([]string{"npx", "pnpm", "yarn", "bunx", "bun", "npm"}, filepath.Base(strings.Trim(w, `'"`)))
+	}
+	return strings.HasPrefix(w, "-") || slices.Contains([]string{"exec", "dlx", "x"}, w)
 }
 
 // nestedHooks merges chartgate's hooks into a file in the format Claude
@@ -607,8 +657,9 @@ func (in *installer) mcpJSON(rel string) (FileChange, error) {
 	if err != nil {
 		return FileChange{}, err
 	}
-	entry.set("command", jstr(in.o.Command))
-	entry.set("args", jstrs(in.serveArgs()))
+	entry.set("command", jstr(in.o.Command[0]))
+	entry.set("args", jstrs(append(slices.Clone(in.o.Command[1:]), in.serveArgs()...)))
+	in.dropServers(rel, doc)
 	return FileChange{Path: rel, Old: old, New: doc.encode(indent)}, nil
 }
 
@@ -617,15 +668,19 @@ func (in *installer) mcpJSON(rel string) (FileChange, error) {
 // is (up to the next table header, so its sub-tables such as .env stay),
 // or appended. The rest of the file is kept byte for byte.
 func (in *installer) codexTOML(rel string) (FileChange, error) {
-	old, err := in.read(rel)
+	orig, err := in.read(rel)
+	if err != nil {
+		return FileChange{}, err
+	}
+	old, err := removeTOMLServers(rel, orig, in.moved[rel])
 	if err != nil {
 		return FileChange{}, err
 	}
 	name := in.o.ServerName
 	var table strings.Builder
 	fmt.Fprintf(&table, "[mcp_servers.%s]\n", tomlKey(name))
-	fmt.Fprintf(&table, "command = %s\n", tomlString(in.o.Command))
-	args := in.serveArgs()
+	fmt.Fprintf(&table, "command = %s\n", tomlString(in.o.Command[0]))
+	args := append(slices.Clone(in.o.Command[1:]), in.serveArgs()...)
 	quoted := make([]string, len(args))
 	for i, a := range args {
 		quoted[i] = tomlString(a)
@@ -665,7 +720,7 @@ func (in *installer) codexTOML(rel string) (FileChange, error) {
 		out.WriteString(table.String())
 		out.WriteString(strings.Join(lines[trail:], ""))
 	}
-	return FileChange{Path: rel, Old: old, New: []byte(out.String())}, nil
+	return FileChange{Path: rel, Old: orig, New: []byte(out.String())}, nil
 }
 
 // tomlString writes a TOML basic string.

@@ -91,7 +91,9 @@ func TestInstallClaudeCodeKeepsTheRest(t *testing.T) {
 	writeTestFile(t, filepath.Join(dir, ".chartgate", "servers.json"), `{"mcpServers": {}}`)
 
 	changes := install(t, ClaudeCode, dir, nil)
-	require.Len(t, changes, 2)
+	require.Len(t, changes, 3)
+	assert.Equal(t, []string{"github"}, changes[2].Moved, "the project's own server is moved behind the gateway")
+	assert.Equal(t, "{\n  \"mcpServers\": {\n    \"github\": {\n      \"command\": \"gh-mcp\"\n    }\n  }\n}\n", readFile(t, filepath.Join(dir, ".chartgate", "servers.json")))
 	got := readFile(t, settings)
 	assert.True(t, strings.HasPrefix(got, "{\n    \"permissions\": {\n        \"allow\": [\n            \"Bash(npm test)\"\n"), "4-space indent and key order kept:\n%s", got)
 	var s struct {
@@ -112,7 +114,7 @@ func TestInstallClaudeCodeKeepsTheRest(t *testing.T) {
 	assert.Equal(t, []string{"permissions", "hooks", "model"}, keysOf(t, got, ""))
 
 	mcpJSON := readFile(t, filepath.Join(dir, ".mcp.json"))
-	assert.Equal(t, []string{"github", "chartgate"}, keysOf(t, mcpJSON, "mcpServers"))
+	assert.Equal(t, []string{"chartgate"}, keysOf(t, mcpJSON, "mcpServers"))
 	var m struct {
 		MCPServers map[string]struct {
 			Command string
@@ -128,7 +130,7 @@ func TestInstallClaudeCodeKeepsTheRest(t *testing.T) {
 
 	// Another workflow: the hooks' command changes where it is; how to
 	// decide goes to the hooks and the gateway alike.
-	install(t, ClaudeCode, dir, &InstallOptions{Workflow: "flows/review.json", Command: "/opt/bin/chartgate", Checkpoint: "hard", DefaultDeny: true})
+	install(t, ClaudeCode, dir, &InstallOptions{Workflow: "flows/review.json", Command: []string{"/opt/bin/chartgate"}, Checkpoint: "hard", DefaultDeny: true})
 	got = readFile(t, settings)
 	require.NoError(t, json.Unmarshal([]byte(got), &s))
 	pre = s.Hooks["PreToolUse"]
@@ -164,13 +166,14 @@ func TestInstallRemovesDuplicates(t *testing.T) {
 
 // TestInstallCodexTOML: the gateway's table is added to config.toml, the
 // rest kept byte for byte; on a later install it is replaced in place, its
-// sub-tables kept.
+// sub-tables kept. (With the project's own servers kept direct: moving them
+// is TestInstallMovesServers.)
 func TestInstallCodexTOML(t *testing.T) {
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, ".codex", "config.toml")
 	orig := "model = \"gpt-5-codex\" # the model\n\n[mcp_servers.github]\ncommand = \"gh-mcp\"\n"
 	writeTestFile(t, cfg, orig)
-	install(t, Codex, dir, nil)
+	install(t, Codex, dir, &InstallOptions{KeepServersDirect: true})
 	got := readFile(t, cfg)
 	assert.Equal(t, orig+"\n[mcp_servers.chartgate]\ncommand = \"chartgate\"\nargs = [\"serve\", \"--workflow\", \".chartgate/workflow.json\", \"--session\", \"auto\"]\n", got)
 
@@ -178,11 +181,11 @@ func TestInstallCodexTOML(t *testing.T) {
 	got = strings.Replace(got, "[mcp_servers.chartgate]\n", "[mcp_servers.chartgate]\nstartup_timeout_sec = 20\n", 1) +
 		"\n# local servers\n[mcp_servers.chartgate.env]\nTOKEN = \"x\"\n\n[profiles.fast]\nmodel = \"o4-mini\"\n"
 	writeTestFile(t, cfg, got)
-	install(t, Codex, dir, &InstallOptions{Store: "/var/state.db"})
+	install(t, Codex, dir, &InstallOptions{Store: "/var/state.db", KeepServersDirect: true})
 	want := orig + "\n[mcp_servers.chartgate]\ncommand = \"chartgate\"\nargs = [\"serve\", \"--workflow\", \".chartgate/workflow.json\", \"--session\", \"auto\", \"--store\", \"/var/state.db\"]\n" +
 		"\n# local servers\n[mcp_servers.chartgate.env]\nTOKEN = \"x\"\n\n[profiles.fast]\nmodel = \"o4-mini\"\n"
 	assert.Equal(t, want, readFile(t, cfg))
-	again, err := Plan(Codex, dir, &InstallOptions{Store: "/var/state.db"})
+	again, err := Plan(Codex, dir, &InstallOptions{Store: "/var/state.db", KeepServersDirect: true})
 	require.NoError(t, err)
 	assert.Empty(t, again)
 }
@@ -207,10 +210,12 @@ func TestInstallCursorAndGemini(t *testing.T) {
 
 	writeTestFile(t, filepath.Join(dir, ".gemini", "settings.json"), `{"theme": "GitHub", "mcpServers": {"fs": {"command": "npx"}}}`)
 	changes := install(t, Gemini, dir, &InstallOptions{ServerName: "gate"})
-	require.Len(t, changes, 1, "one file, changed once")
+	require.Len(t, changes, 2, "settings.json changed once, and the servers file")
+	assert.Equal(t, ".gemini/settings.json", changes[0].Path)
+	assert.Equal(t, []string{"fs"}, changes[0].Moved)
 	got = readFile(t, filepath.Join(dir, ".gemini", "settings.json"))
 	assert.Equal(t, []string{"theme", "mcpServers", "hooks"}, keysOf(t, got, ""))
-	assert.Equal(t, []string{"fs", "gate"}, keysOf(t, got, "mcpServers"))
+	assert.Equal(t, []string{"gate"}, keysOf(t, got, "mcpServers"))
 	assert.Contains(t, got, `"command": "chartgate hook gemini --gateway gate"`)
 	assert.Contains(t, got, `"name": "chartgate"`)
 	assert.Equal(t, []string{"SessionStart", "BeforeAgent", "BeforeTool", "AfterTool", "AfterAgent"}, keysOf(t, got, "hooks"))

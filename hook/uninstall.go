@@ -27,10 +27,15 @@ type installRecord struct {
 	Dirs  []string       `json:"dirs,omitempty"`
 }
 
+// recordedFile is one file of an installation. Moved names the MCP
+// servers the installation moved out of it (a host's file) or into it
+// (the gateway's servers file), for putting them back when the file was
+// changed since.
 type recordedFile struct {
-	Path string `json:"path"`
-	Old  []byte `json:"old"`
-	New  []byte `json:"new"`
+	Path  string   `json:"path"`
+	Old   []byte   `json:"old"`
+	New   []byte   `json:"new"`
+	Moved []string `json:"moved,omitempty"`
 }
 
 // recordPath is the record of host's installation, relative to the
@@ -88,6 +93,11 @@ func Install(dir string, host Host, changes []FileChange) error {
 			rec.Files = append(rec.Files, recordedFile(c))
 		} else {
 			rec.Files[i].New = c.New
+			for _, m := range c.Moved {
+				if !slices.Contains(rec.Files[i].Moved, m) {
+					rec.Files[i].Moved = append(rec.Files[i].Moved, m)
+				}
+			}
 		}
 	}
 	if err := Apply(dir, changes); err != nil {
@@ -124,6 +134,14 @@ func PlanUninstall(host Host, dir string, opts *InstallOptions) ([]FileChange, e
 		o.ServerName = "chartgate"
 	}
 	in := installer{host: host, dir: dir, o: o}
+	paths = slices.Clone(paths)
+	if rec != nil {
+		for _, f := range rec.Files {
+			if f.Path != InstalledFile && !slices.Contains(paths, f.Path) {
+				paths = append(paths, f.Path)
+			}
+		}
+	}
 	var out []FileChange
 	for _, p := range paths {
 		cur, err := in.read(p)
@@ -148,6 +166,11 @@ func PlanUninstall(host Host, dir string, opts *InstallOptions) ([]FileChange, e
 		next, err := in.strip(p, cur)
 		if err != nil {
 			return nil, err
+		}
+		if recorded != nil && len(recorded.Moved) > 0 {
+			if next, err = in.unmove(p, next, recorded); err != nil {
+				return nil, err
+			}
 		}
 		if recorded != nil && recorded.Old == nil && isEmptyConfig(next) {
 			next = nil
@@ -191,6 +214,61 @@ func (in *installer) formatRecordBack(rec *installRecord) (c FileChange, ok bool
 		}
 	}
 	return c, !bytes.Equal(c.New, cur), nil
+}
+
+// unmove puts back, in a file changed since installing, the MCP servers
+// the installation moved: into a host's file, those it does not have
+// again (as they were before installing); out of the servers file, those
+// it moved in.
+func (in *installer) unmove(rel string, data []byte, f *recordedFile) ([]byte, error) {
+	if !slices.Contains(serverFiles[in.host], rel) {
+		doc, err := parseJSON(data)
+		if err != nil || doc.kind != '{' {
+			return data, nil
+		}
+		if servers := doc.get("mcpServers"); servers != nil && servers.kind == '{' {
+			for _, name := range f.Moved {
+				servers.del(name)
+			}
+			if len(servers.keys) == 0 {
+				doc.del("mcpServers")
+			}
+		}
+		return doc.encode(indentOf(data)), nil
+	}
+	if strings.HasSuffix(rel, ".toml") {
+		tables, err := parseTOMLServers(rel, data)
+		if err != nil {
+			return nil, err
+		}
+		var missing []string
+		for _, name := range f.Moved {
+			if !slices.ContainsFunc(tables, func(t *tomlServer) bool { return t.name == name }) {
+				missing = append(missing, name)
+			}
+		}
+		return append(data, tomlServerText(rel, f.Old, missing)...), nil
+	}
+	before, err := parseJSON(f.Old)
+	if err != nil || before.kind != '{' || before.get("mcpServers") == nil {
+		return data, nil
+	}
+	doc := &jvalue{kind: '{'}
+	if len(bytes.TrimSpace(data)) > 0 {
+		if doc, err = parseJSON(data); err != nil || doc.kind != '{' {
+			return data, nil
+		}
+	}
+	servers, err := doc.child("mcpServers", '{', rel+": mcpServers")
+	if err != nil {
+		return nil, err
+	}
+	for _, name := range f.Moved {
+		if e := before.get("mcpServers").get(name); e != nil && servers.get(name) == nil {
+			servers.set(name, e)
+		}
+	}
+	return doc.encode(indentOf(data)), nil
 }
 
 // installFiles lists the files each host's installation touches.

@@ -118,6 +118,8 @@ type project struct {
 	home   string
 	path   string            // PATH for chartgate and the host
 	before map[string][]byte // every file before chartgate install
+	// installOutput is what chartgate install printed.
+	installOutput string
 }
 
 // newProject makes a project as the README's walkthrough says: the
@@ -127,6 +129,12 @@ type project struct {
 // uninstall must give back byte for byte.
 func newProject(t *testing.T, hosts []string, existing map[string]string) *project {
 	t.Helper()
+	return newProjectWorkflow(t, hosts, existing, string(readmeWorkflow(t)))
+}
+
+// newProjectWorkflow is newProject with another workflow.
+func newProjectWorkflow(t *testing.T, hosts []string, existing map[string]string, workflow string) *project {
+	t.Helper()
 	root := t.TempDir()
 	p := &project{t: t, dir: filepath.Join(root, "project"), home: filepath.Join(root, "home")}
 	for _, d := range []string{p.dir, p.home, filepath.Join(p.dir, ".chartgate")} {
@@ -135,7 +143,7 @@ func newProject(t *testing.T, hosts []string, existing map[string]string) *proje
 		}
 	}
 	p.path = chartgateDir(t) + string(os.PathListSeparator) + filepath.Dir(nodeBin(t)) + string(os.PathListSeparator) + "/usr/bin:/bin"
-	p.write(".chartgate/workflow.json", string(readmeWorkflow(t)))
+	p.write(".chartgate/workflow.json", workflow)
 	for name, content := range existing {
 		p.write(name, content)
 	}
@@ -143,7 +151,14 @@ func newProject(t *testing.T, hosts []string, existing map[string]string) *proje
 	out := p.chartgate("validate", ".chartgate/workflow.json")
 	t.Logf("chartgate validate: %s", out)
 	for _, host := range hosts {
-		t.Logf("chartgate install %s:\n%s", host, p.chartgate("install", host))
+		args := []string{"install", host}
+		if os.Getenv(captureEnv) != "" {
+			// The hooks run the capturing script, not the binary it runs.
+			args = append(args, "--command", filepath.Join(chartgateDir(t), "chartgate"))
+		}
+		out := p.chartgate(args...)
+		p.installOutput += out
+		t.Logf("chartgate install %s:\n%s", host, out)
 	}
 	return p
 }

@@ -177,11 +177,19 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return exitUsage
 }
 
+// releaseVersion is the version a release build stamps with -ldflags
+// "-X main.releaseVersion=1.2.0" (internal/cmd/release); --version prints
+// it when it is set.
+var releaseVersion string
+
 // version is the module's version from the build information: a release
 // tag such as v1.2.0 when built by go install module@version, the version
 // go build derives from the VCS (v0.0.0-…+dirty and the like), else
 // "(devel)". A VCS revision the build recorded follows in parentheses.
 func version(info *debug.BuildInfo, ok bool) string {
+	if releaseVersion != "" {
+		return releaseVersion
+	}
 	if !ok || info.Main.Version == "" {
 		return "(devel)"
 	}

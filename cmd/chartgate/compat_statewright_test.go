@@ -595,6 +595,7 @@ func TestStatewrightCompatHookAllowedCommands(t *testing.T) {
   },
   "guards": {}
 }`), 0o644))
+	chartgateOnPath(t)
 	code, out, errOut := chartgate("install", "claude-code", "--dir", project, "--compat", "statewright", "--dry-run")
 	require.Equal(t, exitOK, code, errOut)
 	assert.Contains(t, out, "chartgate hook claude-code --compat statewright")

@@ -5,20 +5,25 @@ package main
 // Plan and Apply).
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
+	"time"
 
+	"github.com/chartgate/chartgate/gateway"
 	"github.com/chartgate/chartgate/hook"
 )
 
 const installUsage = `usage: chartgate install HOST [--dry-run] [--dir DIR] [--command CMD] [--workflow FILE]
-                         [--store STORE] [--servers FILE] [--name NAME] [--checkpoint MODE] [--default-deny]
-                         [--compat statewright]
+                         [--store STORE] [--servers FILE] [--keep-servers-direct] [--name NAME]
+                         [--checkpoint MODE] [--default-deny] [--compat statewright]
 
 Adds chartgate to an agent host's project configuration: hooks that run
 "chartgate hook HOST" on its events, and the MCP server entry that runs the
@@ -26,6 +31,11 @@ gateway ("chartgate serve --session auto", which keeps the workflow of the
 agent session whose hooks run beside it). Entries already there are updated
 in place and everything else is kept; installing twice changes nothing.
 Prints the diff.
+
+The project's own MCP servers in the host's files are moved, their entries
+as they are, into the gateway's servers file (.chartgate/servers.json), so
+that the workflow gates their tools too; install lists them.
+--keep-servers-direct leaves them where they are, outside the workflow.
 
 HOST is claude-code (.claude/settings.json, .mcp.json), codex
 (.codex/hooks.json, .codex/config.toml), cursor (.cursor/hooks.json,
@@ -36,11 +46,18 @@ back.
 
   --dry-run        print the diff without writing
   --dir DIR        the project folder (default: the current directory)
-  --command CMD    how the host runs chartgate (default chartgate, on the PATH)
+  --command CMD    how the hosts run chartgate, words separated by spaces
+                   (default: the absolute path of this chartgate, or
+                   "npx --no chartgate" when it runs from the project's
+                   npm package); install refuses a command that does not
+                   run chartgate version from the project folder
   --workflow FILE  the workflow (default .chartgate/workflow.json)
   --store STORE    the store (default .chartgate/state.db)
   --servers FILE   the gateway's upstream MCP servers (default
                    .chartgate/servers.json, used when it exists)
+  --keep-servers-direct
+                   leave the project's own MCP servers in the host's files,
+                   outside the gateway and the workflow
   --name NAME      the gateway's MCP server name (default chartgate)
   --checkpoint MODE, --default-deny, --compat statewright
                    passed to the gateway and the hooks alike (see chartgate help serve)
@@ -64,10 +81,11 @@ func cmdInstall(args []string, stdout, stderr io.Writer) int {
 	dryRun := fs.Bool("dry-run", false, "print the diff without writing")
 	dir := fs.String("dir", ".", "the project folder")
 	o := hook.InstallOptions{}
-	fs.StringVar(&o.Command, "command", "chartgate", "how the host runs chartgate")
+	command := fs.String("command", "", "how the host runs chartgate")
 	fs.StringVar(&o.Workflow, "workflow", "", "the workflow file")
 	fs.StringVar(&o.Store, "store", "", "the store")
 	fs.StringVar(&o.Servers, "servers", "", "the gateway's upstream servers")
+	fs.BoolVar(&o.KeepServersDirect, "keep-servers-direct", false, "leave the project's own MCP servers outside the gateway")
 	fs.StringVar(&o.ServerName, "name", "chartgate", "the gateway's MCP server name")
 	fs.StringVar(&o.Checkpoint, "checkpoint", "", "soft or hard, for the gateway and the hooks")
 	fs.BoolVar(&o.DefaultDeny, "default-deny", false, "refuse the tools the workflow does not name, in the gateway and the hooks")
@@ -83,6 +101,16 @@ func cmdInstall(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return usageError(stderr, "install", err)
 	}
+	if *command != "" {
+		o.Command = strings.Fields(*command)
+	} else if o.Command, err = selfCommand(*dir); err != nil {
+		fmt.Fprintf(stderr, "chartgate install: %v\n", err)
+		return exitFail
+	}
+	if err := checkCommand(*dir, o.Command); err != nil {
+		fmt.Fprintf(stderr, "chartgate install: %v\n", err)
+		return exitFail
+	}
 	changes, err := hook.Plan(host, *dir, &o)
 	if err != nil {
 		fmt.Fprintf(stderr, "chartgate install: %v\n", err)
@@ -90,6 +118,10 @@ func cmdInstall(args []string, stdout, stderr io.Writer) int {
 	}
 	for _, c := range changes {
 		fmt.Fprint(stdout, c.Diff())
+	}
+	if err := checkMovedServers(changes, o.Servers); err != nil {
+		fmt.Fprintf(stderr, "chartgate install: %v\n", err)
+		return exitFail
 	}
 	wf := o.Workflow
 	if wf == "" {
@@ -111,6 +143,7 @@ func cmdInstall(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "chartgate is already installed for %s: nothing to change\n", host)
 	case *dryRun:
 		fmt.Fprintf(stdout, "dry run: %d file(s) not written\n", len(changes))
+		printMoved(stdout, changes, o, "would move")
 	default:
 		if err := hook.Install(*dir, host, changes); err != nil {
 			fmt.Fprintf(stderr, "chartgate install: %v\n", err)
@@ -119,8 +152,127 @@ func cmdInstall(args []string, stdout, stderr io.Writer) int {
 		for _, c := range changes {
 			fmt.Fprintf(stdout, "wrote %s\n", c.Path)
 		}
+		printMoved(stdout, changes, o, "moved")
 	}
 	return exitOK
+}
+
+// selfCommand returns how the hosts run the chartgate that runs now,
+// from the project folder dir: npx's form when it is the binary of the
+// project's own npm package (node_modules/@chartgate/chartgate-OS-CPU,
+// which node_modules/.bin/chartgate runs), else its absolute path. A
+// chartgate that go run or go test built in a temporary folder is
+// replaced by the one on the PATH: the temporary one is gone when it
+// exits.
+func selfCommand(dir string) ([]string, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("finding this chartgate's path: %w; name it with --command", err)
+	}
+	return selfCommandOf(exe, dir)
+}
+
+// selfCommandOf is selfCommand for the chartgate at exe.
+func selfCommandOf(exe, dir string) ([]string, error) {
+	project, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	if modules, _, ok := strings.Cut(exe, string(filepath.Separator)+"node_modules"+string(filepath.Separator)); ok {
+		if rel, err := filepath.Rel(modules, project); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			return []string{"npx", "--no", "chartgate"}, nil
+		}
+		return []string{exe}, nil // a global npm installation
+	}
+	if !temporaryBuild(exe) {
+		return []string{exe}, nil
+	}
+	onPath, err := exec.LookPath("chartgate")
+	if err != nil {
+		return nil, errors.New("this chartgate is a temporary build (go run), gone when it exits, and there is no chartgate on the PATH: " +
+			"install chartgate first (npm install --save-dev chartgate, or go install github.com/chartgate/chartgate/cmd/chartgate@latest), or name it with --command")
+	}
+	if onPath, err = filepath.Abs(onPath); err != nil {
+		return nil, err
+	}
+	return []string{onPath}, nil
+}
+
+// temporaryBuild reports whether a program is one go run or go test built
+// in a temporary folder.
+func temporaryBuild(exe string) bool {
+	return strings.Contains(exe, string(filepath.Separator)+"go-build") || strings.HasSuffix(strings.TrimSuffix(exe, ".exe"), ".test")
+}
+
+// checkCommand runs "COMMAND version" in the project folder, as a host
+// would run a hook there, and refuses a command that does not run
+// chartgate: the hosts would run no hook and, by their rules, let tools
+// through (Claude Code's PreToolUse blocks on a hook that cannot start;
+// the others do not). It runs the version command, not the --version
+// flag, which npx would take for its own.
+func checkCommand(dir string, command []string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), commandCheckTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, command[0], append(slices.Clone(command[1:]), "version")...)
+	cmd.Dir = dir
+	cmd.WaitDelay = time.Second
+	out, err := cmd.CombinedOutput()
+	text := strings.TrimSpace(string(out))
+	if err == nil && strings.HasPrefix(text, "chartgate ") {
+		return nil
+	}
+	what := text
+	if err != nil {
+		what = err.Error()
+		if text != "" {
+			what += ": " + text
+		}
+	}
+	if len(what) > 500 {
+		what = what[:500] + "..."
+	}
+	return fmt.Errorf("the hooks' command %q does not run chartgate from %s (%s): the hosts would run no hook, and let tools run; nothing was written. "+
+		"Install chartgate (npm install --save-dev chartgate, or go install github.com/chartgate/chartgate/cmd/chartgate@latest), or name it with --command",
+		strings.Join(command, " ")+" version", dir, what)
+}
+
+// commandCheckTimeout bounds checkCommand: npx can take seconds to start.
+const commandCheckTimeout = 30 * time.Second
+
+// printMoved lists the project's MCP servers an installation moves behind
+// the gateway, per file they come from.
+func printMoved(w io.Writer, changes []hook.FileChange, o hook.InstallOptions, verb string) {
+	servers := o.Servers
+	if servers == "" {
+		servers = hook.ServersFile
+	}
+	for _, c := range changes {
+		if len(c.Moved) == 0 || filepath.Clean(c.Path) == filepath.Clean(servers) {
+			continue
+		}
+		fmt.Fprintf(w, "%s the project's MCP server(s) %s from %s into %s: the gateway (%s) serves their tools, gated by the workflow; "+
+			"chartgate install --keep-servers-direct leaves them direct, chartgate uninstall puts them back\n",
+			verb, strings.Join(c.Moved, ", "), c.Path, filepath.ToSlash(servers), o.ServerName)
+	}
+}
+
+// checkMovedServers parses the servers file an installation writes as
+// the gateway will (an environment variable it references counts as
+// set: it is read when the gateway starts), so that a server the gateway
+// cannot start is refused now rather than when the host starts it.
+func checkMovedServers(changes []hook.FileChange, servers string) error {
+	if servers == "" {
+		servers = hook.ServersFile
+	}
+	for _, c := range changes {
+		if len(c.Moved) == 0 || filepath.Clean(c.Path) != filepath.Clean(servers) {
+			continue
+		}
+		if _, err := gateway.ParseConfig(c.New, &gateway.ConfigOptions{LookupEnv: func(string) (string, bool) { return "", true }}); err != nil {
+			return fmt.Errorf("the MCP servers moved into %s would not start behind the gateway (nothing was written; chartgate install --keep-servers-direct leaves them direct): %s: %w", c.Path, c.Path, err)
+		}
+	}
+	return nil
 }
 
 const uninstallUsage = `usage: chartgate uninstall HOST [--dry-run] [--dir DIR] [--name NAME]
@@ -129,7 +281,8 @@ Takes chartgate out of an agent host's project configuration, as
 chartgate install HOST put it there: a file nothing changed since is given
 back byte for byte as it was before (removed if install created it), a
 file changed since keeps everything but chartgate's hooks and its gateway
-entry. Prints the diff.
+entry; the MCP servers install moved behind the gateway go back into the
+host's file and out of .chartgate/servers.json. Prints the diff.
 
   --dry-run        print the diff without writing
   --dir DIR        the project folder (default: the current directory)

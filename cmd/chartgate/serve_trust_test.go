@@ -89,7 +89,8 @@ func TestServeAsInstalledWithoutServers(t *testing.T) {
   },
   "interrupts": {"env": {"trigger": {"file_pattern": "**/*.env*"}, "target": "plan"}}
 }`), 0o644))
-	code, _, errOut := chartgate("install", "claude-code", "--dir", dir)
+	chartgateOnPath(t)
+	code, _, errOut := chartgate("install", "claude-code", "--dir", dir, "--command", "chartgate")
 	require.Equal(t, exitOK, code, errOut)
 	data, err := os.ReadFile(filepath.Join(dir, ".mcp.json"))
 	require.NoError(t, err)

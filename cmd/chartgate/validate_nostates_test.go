@@ -33,6 +33,7 @@ func TestValidateNoStates(t *testing.T) {
 // and by validate.
 func TestInstalledFormatEnforced(t *testing.T) {
 	project := hookProject(t) // the Statewright coding workflow
+	chartgateOnPath(t)
 	code, _, errOut := chartgate("install", "claude-code", "--dir", project)
 	require.Equal(t, exitOK, code, errOut)
 	wf := filepath.Join(project, ".chartgate", "workflow.json")

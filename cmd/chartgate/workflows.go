@@ -12,9 +12,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
+	"github.com/chartgate/chartgate/hook"
 	"github.com/chartgate/chartgate/internal/jsonx"
 	"github.com/chartgate/chartgate/mcpbind"
 )
@@ -32,6 +34,7 @@ func cmdStatus(args []string, stdout, stderr io.Writer) int {
 	if len(pos) > 0 {
 		return usageError(stderr, "status", fmt.Errorf("unexpected argument %q", pos[0]))
 	}
+	atProjectRoot(fs, pf)
 	p, g, code := openGate(pf, stderr)
 	if g == nil {
 		return code
@@ -86,6 +89,7 @@ func cmdHistory(args []string, stdout, stderr io.Writer) int {
 	if !ok {
 		return code
 	}
+	atProjectRoot(fs, pf)
 	p, g, code := openGate(pf, stderr)
 	if g == nil {
 		return code
@@ -164,6 +168,7 @@ func approveWith(args []string, stdout, stderr io.Writer, env approveEnv) int {
 	if err != nil {
 		return argsError(stdout, stderr, "approve", err)
 	}
+	atProjectRoot(fs, pf)
 	fail := func(format string, a ...any) int {
 		fmt.Fprintf(stderr, "chartgate approve: "+format+"\n", a...)
 		return exitFail
@@ -298,6 +303,22 @@ func workflowArg(fs *flag.FlagSet, cmd string, args []string, stdout, stderr io.
 		return mcpbind.Ref{}, usageError(stderr, cmd, errors.New("one WORKFLOW expected: a workflow id, or a session's name")), false
 	}
 	return refOf(pos[0]), exitOK, true
+}
+
+// atProjectRoot points the project flags that were not given (the workflow,
+// the store) at the project the working directory is in: the nearest of
+// it and its parents that holds a .chartgate folder, as the hooks find
+// it, so that the commands work from any subfolder of the project.
+func atProjectRoot(fs *flag.FlagSet, pf projectFlags) {
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	root := hook.ProjectDir(".")
+	if !set["workflow"] && !filepath.IsAbs(*pf.workflow) {
+		*pf.workflow = filepath.Join(root, *pf.workflow)
+	}
+	if !set["store"] && *pf.store != "memory" && !isURLStore(*pf.store) && !filepath.IsAbs(*pf.store) {
+		*pf.store = filepath.Join(root, *pf.store)
+	}
 }
 
 // openGate opens the project and its gate, and prints the workflow's

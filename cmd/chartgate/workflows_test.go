@@ -253,3 +253,38 @@ func TestProjectCommandsRefuseWarnings(t *testing.T) {
 		}, lines(errOut), args)
 	}
 }
+
+// TestOutOfBandCommandsFromASubfolder: status, history and approve find
+// the project's workflow and store from any folder inside the project, as
+// the hooks do (the nearest folder above that holds .chartgate/).
+func TestOutOfBandCommandsFromASubfolder(t *testing.T) {
+	project := t.TempDir()
+	wf := filepath.Join(project, ".chartgate", "workflow.json")
+	require.NoError(t, os.MkdirAll(filepath.Dir(wf), 0o755))
+	require.NoError(t, os.WriteFile(wf, []byte(releaseWorkflow), 0o644))
+	id := parkRelease(t, wf, filepath.Join(project, ".chartgate", "state.db"), "s1")
+	sub := filepath.Join(project, "src", "deep")
+	require.NoError(t, os.MkdirAll(sub, 0o755))
+	t.Chdir(sub)
+
+	code, out, errOut := chartgate("status")
+	assert.Equal(t, exitOK, code, errOut)
+	assert.Contains(t, out, "name:s1  build:BUILT:approval (active)")
+	assert.Contains(t, out, "waits for approval "+id)
+
+	code, out, errOut = chartgate("history", "name:s1")
+	assert.Equal(t, exitOK, code, errOut)
+	assert.Contains(t, out, "now: build:BUILT:approval (active)\n")
+
+	key := filepath.Join(t.TempDir(), "approver.key")
+	code, _, errOut = chartgate("approve", "--init", "--key", key)
+	require.Equal(t, exitOK, code, errOut)
+	code, _, errOut = chartgate("approve", "name:nosuch", "--yes", "--key", key)
+	assert.Equal(t, exitFail, code)
+	assert.Equal(t, "chartgate approve: workflow name:nosuch does not exist\n", errOut)
+	code, out, errOut = chartgate("approve", "name:s1", "--by", "ada", "--yes", "--key", key)
+	assert.Equal(t, exitOK, code, errOut)
+	assert.Contains(t, out, "approved approval "+id+" of workflow name:s1")
+	_, err := os.Stat(filepath.Join(sub, ".chartgate"))
+	assert.True(t, os.IsNotExist(err), "nothing is created in the subfolder")
+}
