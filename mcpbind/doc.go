@@ -329,11 +329,12 @@
 // tools differ from those of the state the gate last knew it in; the
 // session whose call wrote it gets one, in the call, not two. Sessions of
 // protocol 2026-07-28 and handles get none (their lists do not vary).
-// When the new state's instructions differ, each such session (under any
-// protocol) is also sent them as a notifications/message from the logger
-// [GuidanceLogger], data {"state", "instructions"}: MCP lets a server send
-// a log message unasked, and the SDK sends it only to a client that set a
-// log level (logging/setLevel). The feed is best effort: a change missed (a watcher's connection lost, more
+// When the new state's instructions differ, each such session is also
+// sent them as a notifications/message from the logger [GuidanceLogger],
+// data {"state", "instructions"}: MCP lets a server send a log message
+// unasked, and the SDK sends it only to a client that set a log level
+// (logging/setLevel). 2026-07-28 deprecates logging (SEP-2577): its
+// sessions get none, and read the new state in their next answer. The feed is best effort: a change missed (a watcher's connection lost, more
 // than 1,024 changes queued) reaches a session at its next request, as it
 // would without a feed. A workflow the gate knows no earlier state of is
 // compared with the state it last decoded for its sessions, else with

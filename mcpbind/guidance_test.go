@@ -1,6 +1,8 @@
 // This file tests the guidance a gate sends a session whose workflow
 // another instance moved: the new state's instructions, as a log message.
 
+//lint:file-ignore SA1019 the guidance arrives as log messages, deprecated by 2026-07-28
+
 package mcpbind_test
 
 import (
@@ -26,7 +28,7 @@ const guidanceJSON = `{
 // TestGuidanceFromOtherInstance: a person's Send through gate A moves the
 // workflow that a session of gate B works in; B's session, which asked
 // for log messages, is told the new state's instructions, and one that
-// did not ask is not.
+// did not ask is not (protocol 2025-11-25: 2026-07-28 deprecates logging).
 func TestGuidanceFromOtherInstance(t *testing.T) {
 	store := mcpbind.NewMemoryStore(nil)
 	gate := func() (*mcp.Server, *mcpbind.Gate) {
@@ -60,7 +62,9 @@ func TestGuidanceFromOtherInstance(t *testing.T) {
 		if _, err := sb.Connect(context.Background(), st, nil); err != nil {
 			t.Fatal(err)
 		}
-		cs, err := c.Connect(context.Background(), ct, nil)
+		// Logging, deprecated from 2026-07-28 on, is the guidance
+		// channel of the protocols before it.
+		cs, err := c.Connect(context.Background(), ct, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -8,7 +8,6 @@ package mcpbind
 
 import (
 	"context"
-	"slices"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -260,33 +259,15 @@ func (g *Gate) changed(ctx context.Context, w *gateWatch, key string, version ui
 		}
 		// The new state's guidance, as a log message: the one
 		// notification a server may send unasked that carries text. The
-		// SDK sends it only to a client that set a log level.
-		if guidance != nil {
-			if err := st.ss.Log(sctx, guidance); err != nil && ctx.Err() == nil {
+		// SDK sends it only to a client that set a log level; 2026-07-28
+		// deprecates logging (SEP-2577), so its sessions get none.
+		if guidance != nil && listsVary(st.ss) {
+			if err := sendGuidance(sctx, st.ss, guidance); err != nil && ctx.Err() == nil {
 				g.log.Warn("mcpbind: sending the new state's guidance", "error", err)
 			}
 		}
 		cancel()
 	}
-}
-
-// GuidanceLogger is the logger name of the notifications/message a gate
-// sends a session when its workflow moved elsewhere (another instance, a
-// person's approval, a job): its data is {"state": the state value,
-// "instructions": the active states' instructions, outermost first}.
-const GuidanceLogger = "chartgate.guidance"
-
-// guidance returns the log message that tells a session of its workflow's
-// new state, or nil if the state's instructions did not change.
-func (g *Gate) guidance(before, after *view) *mcp.LoggingMessageParams {
-	ins := g.instructions(after)
-	if slices.Equal(g.instructions(before), ins) {
-		return nil
-	}
-	return &mcp.LoggingMessageParams{Level: "info", Logger: GuidanceLogger, Data: map[string]any{
-		"state":        after.state.Value(),
-		"instructions": ins,
-	}}
 }
 
 // maxWatched bounds the keys a watch remembers a state of; past it, it
