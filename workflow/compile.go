@@ -485,6 +485,11 @@ func (c *compiler) absolute(path []string, key string) string {
 	return b.String()
 }
 
+// BranchDone is the prefix of the event that ends a fork's branch with
+// --compat statewright ("BRANCH_DONE:lint"), as a Statewright sub-agent
+// sends it.
+const BranchDone = "BRANCH_DONE:"
+
 // forkState compiles a fork: a parallel state with one region per branch,
 // each holding copies of the states the branch goes through. Join "all":
 // the parallel state is done (onDone, to on_complete) when every branch is
@@ -568,6 +573,12 @@ func (c *compiler) forkState(ct *container, s *swState, ev *swEvent, f *swFork) 
 			return nil
 		}
 		region := &xsState{key: b.name, initial: b.initial, children: c.compileContainer(rc, states)}
+		if c.opts.Compat == CompatStatewright {
+			// Statewright's sub-agent ends its branch with
+			// BRANCH_DONE:<branch>: the region goes to its terminal
+			// state, and the join runs as when it gets there itself.
+			region.addOn(BranchDone+b.name, &xsTrans{target: c.absolute(rc.path, b.terminal)})
+		}
 		fx.children = append(fx.children, region)
 		if len(rc.events) > 0 {
 			examples = append(examples, fmt.Sprintf("%q", rc.events[0]))

@@ -180,8 +180,10 @@
 // with BRANCH_DONE:<b>, trusting it; here a branch is done when its state
 // is. With [CompatStatewright] tools, statewright_transition's result and
 // statewright_get_state carry the fork in Statewright's shape
-// ([Workflow.ActiveFork]), and statewright_load_workflow {branch} joins a
-// running branch (see "Compared with Statewright").
+// ([Workflow.ActiveFork]), statewright_load_workflow {branch} joins a
+// running branch, and [BranchDone]<b> ends branch b: its region goes to
+// its terminal state, on the agent's word, as in Statewright (see
+// "Compared with Statewright").
 //
 // # Subflows
 //
@@ -247,7 +249,7 @@
 //	| statewright_pause, statewright_deactivate | (compat only) refused: enforcement stays on; the request is logged and kept in a named session's run history (by statewright_pause / statewright_deactivate); a person stops or reconfigures chartgate serve | the agent pauses or deactivates its own enforcement | nothing the agent can call may switch enforcement off | none |
 //	| statewright_load_workflow | (compat only) joins the session's workflow where it is (a sub-agent's load, session_id given or not); another name is refused | loads the workflow afresh, at its initial state | a reset would let the agent undo its progress or escape a pending approval; a person chooses the workflow | none |
 //	| statewright_create_workflow | (compat only) validated with every check of Load, then kept in memory and listed; never enforced | validated, stored, loadable by the agent | the agent must not choose its own rules | none |
-//	| Forks | branches are regions of the one workflow, moved by "<branch>.<EVENT>"; a branch is done when its region reaches its terminal state | branch sessions that sub-agents join with statewright_load_workflow {branch}, each finished by the agent's BRANCH_DONE:<branch>, which is not checked | a branch is done when its work is, not when the agent says so | --compat statewright speaks the protocol: the transition result and statewright_get_state carry the fork ({branches: {b: {initial, terminal, state, status}}, join, on_complete, on_fail}; get_state's state is the state that forked), and load_workflow {branch} joins the branch; BRANCH_DONE is not accepted |
+//	| Forks | branches are regions of the one workflow, moved by "<branch>.<EVENT>"; a branch is done when its region reaches its terminal state | branch sessions that sub-agents join with statewright_load_workflow {branch}, each finished by the agent's BRANCH_DONE:<branch>, which is not checked | a branch is done when its work is, not when the agent says so | --compat statewright speaks the protocol: the transition result and statewright_get_state carry the fork ({branches: {b: {initial, terminal, state, status}}, join, on_complete, on_fail}; get_state's state is the state that forked), load_workflow {branch} joins the branch, and BRANCH_DONE:<branch> moves the branch to its terminal state (the join then runs as usual) |
 //	| A file both formats read | refused until --format or "$schema" says which | read as Statewright's | the formats run it differently (data merge); a guess would be silently wrong | --format statewright |
 //	| An event in a final state | "Cannot transition: the workflow is in final state S." for any event | the same, for any event | — | — |
 //

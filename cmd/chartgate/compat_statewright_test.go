@@ -579,6 +579,23 @@ func TestStatewrightCompatFork(t *testing.T) {
 	assert.NotContains(t, a.json("statewright_get_state", nil), "fork")
 }
 
+// TestStatewrightCompatBranchDone ports Statewright's BRANCH_DONE
+// protocol: a sub-agent ends its branch with BRANCH_DONE:<branch>, the
+// branch shows completed, and the join runs when every branch is done.
+func TestStatewrightCompatBranchDone(t *testing.T) {
+	a := serveCompat(t, forkWorkflow)
+	a.json("statewright_transition", map[string]any{"event": "BUILD_DONE"})
+	res := a.json("statewright_transition", map[string]any{"event": "BRANCH_DONE:lint"})
+	assert.Equal(t, true, res["transitioned"], "%v", res)
+	st := a.json("statewright_get_state", nil)
+	lint := st["fork"].(map[string]any)["branches"].(map[string]any)["lint"].(map[string]any)
+	assert.Equal(t, "completed", lint["status"])
+	assert.Equal(t, "lint_done", lint["state"])
+	res = a.json("statewright_transition", map[string]any{"event": "BRANCH_DONE:types"})
+	assert.Equal(t, "deploying", res["to"], "join all: every branch done")
+	assert.NotContains(t, a.json("statewright_get_state", nil), "fork")
+}
+
 // TestStatewrightCompatHookAllowedCommands ports interceptors.rs
 // test_allowed_commands through chartgate hook claude-code --compat
 // statewright, as installed by chartgate install --compat statewright:
