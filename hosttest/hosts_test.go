@@ -36,11 +36,12 @@ type host struct {
 	// setup writes the host's user configuration (in the run's home) and
 	// returns the run's environment and arguments.
 	setup func(t *testing.T, p *project, ep *endpoint, prompt string) (env, args []string)
-	// write, shell and transition are the model's calls of the host's
-	// file writer, its shell and the gateway's workflow_transition.
-	write      func(path, content string) []step
-	shell      func(command string) []step
-	transition func(event string) []step
+	// write, shell and gateway are the model's calls of the host's file
+	// writer, its shell and a tool of the chartgate gateway (a JSON object
+	// input), as the host names them.
+	write   func(path, content string) []step
+	shell   func(command string) []step
+	gateway func(tool, input string) []step
 	// created are files the host's own run adds to the project
 	// (patterns), which uninstall leaves.
 	created []string
@@ -61,10 +62,10 @@ func walk(t *testing.T, h host) {
 	add := func(s []step) int { script = append(script, s...); return len(script) - 1 }
 	refusedWrite := add(h.write(notes, "the plan\n"))
 	refusedShell := add(h.shell("echo from the shell > notes.md"))
-	moved := add(h.transition("PLAN_READY"))
+	moved := add(h.gateway("workflow_transition", jsonObj("event", "PLAN_READY")))
 	wrote := add(h.write(notes, "the plan\n"))
 	held := add([]step{say("Done.")})
-	add(h.transition("DONE"))
+	add(h.gateway("workflow_transition", jsonObj("event", "DONE")))
 	add([]step{say("Finished.")})
 
 	ep := newEndpoint(t, script)
@@ -141,7 +142,12 @@ func implementInstructions(t *testing.T) string {
 
 func TestClaudeCode(t *testing.T) {
 	t.Parallel()
-	walk(t, host{
+	walk(t, claudeCode())
+}
+
+// claudeCode is Claude Code, in a project with settings of its own.
+func claudeCode() host {
+	return host{
 		name: "claude-code", bin: "claude",
 		existing: map[string]string{".claude/settings.json": "{\n  \"permissions\": {\"allow\": [\"Read\"]}\n}\n"},
 		setup: func(t *testing.T, p *project, ep *endpoint, prompt string) ([]string, []string) {
@@ -162,16 +168,22 @@ func TestClaudeCode(t *testing.T) {
 		shell: func(command string) []step {
 			return []step{call("Bash", jsonObj("command", command, "description", "run it"))}
 		},
-		transition: func(event string) []step {
-			return []step{call("mcp__chartgate__workflow_transition", jsonObj("event", event))}
+		gateway: func(tool, input string) []step {
+			return []step{call("mcp__chartgate__"+tool, input)}
 		},
-	})
+	}
 }
 
 func TestCodex(t *testing.T) {
 	t.Parallel()
-	searched := false
-	walk(t, host{
+	walk(t, codex())
+}
+
+// codex is Codex, in a project with settings of its own, the project and
+// its hooks trusted.
+func codex() host {
+	searched := map[string]bool{}
+	return host{
 		name: "codex", bin: "codex",
 		existing: map[string]string{".codex/config.toml": "# the project's own settings\nmodel_reasoning_effort = \"low\"\n"},
 		setup: func(t *testing.T, p *project, ep *endpoint, prompt string) ([]string, []string) {
@@ -211,16 +223,22 @@ trust_level = "trusted"
 		shell: func(command string) []step {
 			return []step{call("exec_command", jsonObj("cmd", command))}
 		},
-		transition: func(event string) []step {
+		gateway: func(tool, input string) []step {
 			var steps []step
-			if !searched {
-				// Codex lists MCP tools through its tool_search.
-				steps = append(steps, step{Tool: "tool_search", Input: `{"query": "workflow_transition", "limit": 5}`, Search: true})
-				searched = true
+			if !searched[tool] {
+				// Codex lists MCP tools through its tool_search; the
+				// gateway lists the tools of the current state, so after
+				// a transition the model searches again.
+				steps = append(steps, step{Tool: "tool_search", Input: `{"query": ` + quote(tool) + `, "limit": 5}`, Search: true})
+				searched[tool] = true
 			}
-			return append(steps, step{Tool: "workflow_transition", Namespace: "mcp__chartgate", Input: jsonObj("event", event)})
+			if tool == "workflow_transition" {
+				clear(searched)
+				searched[tool] = true
+			}
+			return append(steps, step{Tool: tool, Namespace: "mcp__chartgate", Input: input})
 		},
-	})
+	}
 }
 
 // jsonObj writes a JSON object of string members, given as key, value
@@ -240,7 +258,12 @@ func jsonObj(kv ...string) string {
 
 func TestGemini(t *testing.T) {
 	t.Parallel()
-	walk(t, host{
+	walk(t, gemini())
+}
+
+// gemini is Gemini CLI, in a project with settings of its own.
+func gemini() host {
+	return host{
 		name: "gemini", bin: "gemini",
 		existing: map[string]string{".gemini/settings.json": "{\n  \"ui\": {\"hideTips\": true}\n}\n"},
 		setup: func(t *testing.T, p *project, ep *endpoint, prompt string) ([]string, []string) {
@@ -260,10 +283,10 @@ func TestGemini(t *testing.T) {
 		shell: func(command string) []step {
 			return []step{call("run_shell_command", jsonObj("command", command, "description", "run it"))}
 		},
-		transition: func(event string) []step {
-			return []step{call("mcp_chartgate_workflow_transition", jsonObj("event", event))}
+		gateway: func(tool, input string) []step {
+			return []step{call("mcp_chartgate_"+tool, input)}
 		},
-	})
+	}
 }
 
 func TestCopilot(t *testing.T) {
@@ -305,8 +328,8 @@ func copilotAnthropic() host {
 		shell: func(command string) []step {
 			return []step{call("bash", jsonObj("command", command, "description", "run it"))}
 		},
-		transition: func(event string) []step {
-			return []step{call("chartgate-workflow_transition", jsonObj("event", event))}
+		gateway: func(tool, input string) []step {
+			return []step{call("chartgate-"+tool, input)}
 		},
 	}
 }
@@ -337,8 +360,8 @@ func TestCopilotGPT(t *testing.T) {
 		shell: func(command string) []step {
 			return []step{call("bash", jsonObj("command", command, "description", "run it"))}
 		},
-		transition: func(event string) []step {
-			return []step{call("chartgate-workflow_transition", jsonObj("event", event))}
+		gateway: func(tool, input string) []step {
+			return []step{call("chartgate-"+tool, input)}
 		},
 	})
 }

@@ -51,67 +51,66 @@ func serveNotes(file string) {
 	_ = s.Run(context.Background(), &mcp.StdioTransport{})
 }
 
-// TestClaudeCodeOwnServer: a project whose .mcp.json already runs an MCP
-// server of its own, installed as the README says. Install moves the
-// server behind the gateway and says so; the real Claude Code calls the
-// server's tool through the gateway: refused in plan, where the workflow
-// does not allow it (it never reaches the server), run in implement, where
-// it does (the server notes it, and the model reads its answer).
-// Uninstall gives .mcp.json back byte for byte.
-func TestClaudeCodeOwnServer(t *testing.T) {
-	t.Parallel()
-	bin := hostBin(t, "claude")
+// ownServer is a host's own-server walk: a project whose host configuration
+// already runs an MCP server of its own (rel, written by config for the
+// server command exe with its notes file in env value notes), installed as
+// the README says. Install moves the server behind the gateway and says
+// so; the real host calls the server's tool through the gateway: refused
+// in plan, where the workflow does not allow it (it never reaches the
+// server), run in implement, where it does (the server notes it, and the
+// model reads its answer). Uninstall gives the files back byte for byte.
+// unlisted, if not empty, is what the host shows its model instead of
+// chartgate's refusal when it calls the tool in plan: a host that checks a
+// call against the tools the gateway lists (only the current state's)
+// before its hooks run.
+func ownServer(t *testing.T, h host, rel string, config func(exe, notes string) string, unlisted string) {
+	bin := hostBin(t, h.bin)
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
 	notes := filepath.Join(t.TempDir(), "notes.log")
-	mcpJSON := "{\n  \"mcpServers\": {\n    \"notes\": {\"command\": " + quote(exe) + ", \"env\": {\"" + serverEnv + "\": " + quote(notes) + "}}\n  }\n}\n"
 	wf := strings.Replace(string(readmeWorkflow(t)), `"allowed_tools": ["Read", "Edit", "Write", "Bash"]`, `"allowed_tools": ["Read", "Edit", "Write", "Bash", "note"]`, 1)
 	if !strings.Contains(wf, `"note"`) {
 		t.Fatal("the README workflow's implement state no longer has the tools this test adds note to")
 	}
-	p := newProjectWorkflow(t, []string{"claude-code"}, map[string]string{".mcp.json": mcpJSON}, wf)
-	if !strings.Contains(p.installOutput, "moved the project's MCP server(s) notes from .mcp.json into .chartgate/servers.json") {
-		t.Errorf("chartgate install did not say it moved the project's server:\n%s", p.installOutput)
+	p := newProjectWorkflow(t, []string{h.name}, map[string]string{rel: config(exe, notes)}, wf)
+	if want := "moved the project's MCP server(s) notes from " + rel + " into .chartgate/servers.json"; !strings.Contains(p.installOutput, want) {
+		t.Errorf("chartgate install %s did not say %q:\n%s", h.name, want, p.installOutput)
 	}
-	if data, _ := os.ReadFile(filepath.Join(p.dir, ".mcp.json")); strings.Contains(string(data), `"notes"`) {
-		t.Errorf(".mcp.json still runs the project's server directly after install:\n%s", data)
+	if data, _ := os.ReadFile(filepath.Join(p.dir, rel)); strings.Contains(string(data), exe) {
+		t.Errorf("%s still runs the project's server directly after install:\n%s", rel, data)
 	}
 
 	var script []step
-	add := func(s ...step) int { script = append(script, s...); return len(script) - 1 }
-	early := add(call("mcp__chartgate__note", jsonObj("text", "early")))
-	add(call("mcp__chartgate__workflow_transition", jsonObj("event", "PLAN_READY")))
-	late := add(call("mcp__chartgate__note", jsonObj("text", "late")))
-	add(say("Done."))
-	add(call("mcp__chartgate__workflow_transition", jsonObj("event", "DONE")))
-	add(say("Finished."))
+	add := func(s []step) int { script = append(script, s...); return len(script) - 1 }
+	early := add(h.gateway("note", jsonObj("text", "early")))
+	add(h.gateway("workflow_transition", jsonObj("event", "PLAN_READY")))
+	late := add(h.gateway("note", jsonObj("text", "late")))
+	add([]step{say("Done.")})
+	add(h.gateway("workflow_transition", jsonObj("event", "DONE")))
+	add([]step{say("Finished.")})
 	ep := newEndpoint(t, script)
 
+	env, args := h.setup(t, p, ep, "Note it.")
 	running <- struct{}{}
-	out, errOut, err := p.run(runLimit, []string{
-		"ANTHROPIC_BASE_URL=" + ep.URL(),
-		"ANTHROPIC_API_KEY=dummy",
-		"IS_SANDBOX=1",
-		"DISABLE_AUTOUPDATER=1",
-		"DISABLE_TELEMETRY=1",
-		"DISABLE_ERROR_REPORTING=1",
-		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
-	}, bin, "-p", "Note it.", "--output-format", "stream-json", "--verbose", "--permission-mode", "bypassPermissions")
+	out, errOut, err := p.run(runLimit, env, bin, args...)
 	<-running
 	defer func() {
 		if t.Failed() || os.Getenv("CHARTGATE_HOSTTEST_VERBOSE") != "" {
-			t.Logf("claude stdout:\n%s\nstderr:\n%s", out, errOut)
+			t.Logf("%s stdout:\n%s\nstderr:\n%s", h.bin, out, errOut)
 			ep.dump()
 		}
 	}()
 	if err != nil {
-		t.Errorf("claude: %v", err)
+		t.Errorf("%s: %v", h.bin, err)
 	}
 
 	noted, _ := os.ReadFile(notes)
 	refusal := `Tool "note" is not available in the current workflow state ("plan")`
+	if unlisted != "" {
+		refusal = unlisted
+	}
 	if got := ep.shownAfter(early); strings.Contains(got, "noted: early") || !strings.Contains(got, refusal) {
 		t.Errorf("after the note call in plan, the model was not shown chartgate's refusal %q:\n%s", refusal, got)
 	}
@@ -124,6 +123,56 @@ func TestClaudeCodeOwnServer(t *testing.T) {
 	if st := p.chartgate("status"); !strings.Contains(st, "done") {
 		t.Errorf("chartgate status after the run does not show the workflow done:\n%s", st)
 	}
-	t.Logf("chartgate uninstall claude-code:\n%s", p.chartgate("uninstall", "claude-code"))
-	p.assertRestored(".chartgate/state.db*", ".chartgate/tools.lock.json")
+	t.Logf("chartgate uninstall %s:\n%s", h.name, p.chartgate("uninstall", h.name))
+	p.assertRestored(append([]string{".chartgate/state.db*", ".chartgate/tools.lock.json"}, h.created...)...)
+}
+
+// jsonServers is a host file in the mcpServers format with one server,
+// notes: the test binary, with extra members of its entry (JSON text,
+// ending in a comma, or empty).
+func jsonServers(extra string) func(exe, notes string) string {
+	return func(exe, notes string) string {
+		return "{\n  \"mcpServers\": {\n    \"notes\": {" + extra + "\"command\": " + quote(exe) + ", \"env\": {\"" + serverEnv + "\": " + quote(notes) + "}}\n  }\n}\n"
+	}
+}
+
+func TestClaudeCodeOwnServer(t *testing.T) {
+	t.Parallel()
+	ownServer(t, claudeCode(), ".mcp.json", jsonServers(""), "")
+}
+
+// TestCodexOwnServer: the server is a [mcp_servers.NAME] table of the
+// project's .codex/config.toml, beside the project's other settings.
+//
+// Codex 0.171 reads an MCP server's tools once, at the session's start, and
+// ignores notifications/tools/list_changed (openai/codex#10105, #33266,
+// #37417, open). The gateway lists only the current state's tools to
+// clients of protocols before 2026-07-28, which Codex speaks, so note,
+// allowed only in implement, stays unknown to Codex for the whole session:
+// its tool_search finds nothing and Codex answers "unsupported call" in
+// every state. Observed with this test: nothing reaches the server, in
+// plan as in implement.
+func TestCodexOwnServer(t *testing.T) {
+	t.Parallel()
+	t.Skip("Codex never re-reads an MCP server's tools after list_changed, and the gateway lists only plan's tools when Codex starts: note, allowed only in implement, is never callable in Codex")
+	ownServer(t, codex(), ".codex/config.toml", func(exe, notes string) string {
+		return "# the project's own settings\nmodel_reasoning_effort = \"low\"\n\n[mcp_servers.notes]\ncommand = " + quote(exe) +
+			"\n\n[mcp_servers.notes.env]\n" + serverEnv + " = " + quote(notes) + "\n"
+	}, "unsupported call: mcp__chartgatenote")
+}
+
+// TestGeminiOwnServer: the server is in mcpServers of the project's
+// .gemini/settings.json, beside the project's other settings.
+func TestGeminiOwnServer(t *testing.T) {
+	t.Parallel()
+	ownServer(t, gemini(), ".gemini/settings.json", func(exe, notes string) string {
+		return "{\n  \"ui\": {\"hideTips\": true},\n  \"mcpServers\": {\n    \"notes\": {\"command\": " + quote(exe) + ", \"env\": {\"" + serverEnv + "\": " + quote(notes) + "}}\n  }\n}\n"
+	}, `Tool "mcp_chartgate_note" not found`)
+}
+
+// TestCopilotOwnServer: the server is in the project's .github/mcp.json,
+// in Copilot CLI's form (a "local" server offering all its tools).
+func TestCopilotOwnServer(t *testing.T) {
+	t.Parallel()
+	ownServer(t, copilotAnthropic(), ".github/mcp.json", jsonServers(`"type": "local", "tools": ["*"], `), "")
 }
