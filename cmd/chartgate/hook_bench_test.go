@@ -36,3 +36,24 @@ func BenchmarkTrivialProcess(b *testing.B) {
 	b.ReportMetric(float64(times[len(times)/2].Microseconds())/1000, "ms-median")
 	b.ReportMetric(float64(times[len(times)*9/10].Microseconds())/1000, "ms-p90")
 }
+
+// BenchmarkStartProcess starts and waits for `chartgate version`: the
+// binary's start (loading it, the runtime's and every linked package's
+// initialization) with no hook work, between BenchmarkTrivialProcess and
+// BenchmarkHookProcess.
+func BenchmarkStartProcess(b *testing.B) {
+	bin := chartgateBinary(b)
+	times := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for range b.N {
+		start := time.Now()
+		if out, err := exec.Command(bin, "version").CombinedOutput(); err != nil {
+			b.Fatalf("%v: %s", err, out)
+		}
+		times = append(times, time.Since(start))
+	}
+	b.StopTimer()
+	slices.Sort(times)
+	b.ReportMetric(float64(times[len(times)/2].Microseconds())/1000, "ms-median")
+	b.ReportMetric(float64(times[len(times)*9/10].Microseconds())/1000, "ms-p90")
+}
