@@ -107,6 +107,23 @@ type Keeper interface {
 	Keep(key string)
 }
 
+// NoSyncStore is implemented by a [Store] that syncs each write to disk
+// before CompareAndSwap returns and can also write without waiting for the
+// disk. The gate writes a call's lease that way: the lease is no
+// transition, nothing is acknowledged with it, and the commit that ends
+// the call is synced (a lease lost with the machine leaves the workflow
+// as it was, free).
+type NoSyncStore interface {
+	Store
+	// CompareAndSwapNoSync is [Store.CompareAndSwap] except that its write,
+	// visible to every reader once it returns and kept if the process
+	// crashes, may be lost if the operating system crashes or the power
+	// fails before a later write is synced. Writes reach the disk in the
+	// order they were made: a CompareAndSwap that returned made every
+	// earlier write durable too.
+	CompareAndSwapNoSync(ctx context.Context, key string, old uint64, data []byte) (version uint64, err error)
+}
+
 // Lister is implemented by a [Store] that can list its keys (the
 // records that are there, not expired). [Gate.Workflows] (behind
 // `chartgate status`) uses it.

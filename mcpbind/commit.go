@@ -178,6 +178,13 @@ func (g *Gate) eventState(ctx context.Context, c *gatedCall, s statechart.State,
 // The record's job leases are those planJobs gives for state: the jobs
 // this save claims start once it succeeded.
 func (g *Gate) save(ctx context.Context, t target, prev *view, state statechart.State, rec record) (*view, error) {
+	return g.saveDurable(ctx, t, prev, state, rec, true)
+}
+
+// saveDurable is save; with durable false, a store that implements
+// [gate.NoSyncStore] need not wait for the disk (for a write that
+// acknowledges nothing: a lease).
+func (g *Gate) saveDurable(ctx context.Context, t target, prev *view, state statechart.State, rec record, durable bool) (*view, error) {
 	key, sess := g.keyFor(t)
 	var starts []jobStart
 	rec.jobs, starts = g.planJobs(rec.jobs, state)
@@ -194,7 +201,7 @@ func (g *Gate) save(ctx context.Context, t target, prev *view, state statechart.
 	}
 	g.stampApproval(&nv.rec, nv.active, prev.rec.approval)
 	ww := g.writing(key, t.ss, t.existing) // a job's (existing) result tells every session itself
-	_, err := g.swap(ctx, key, prev.version, nv)
+	_, err := g.swap(ctx, key, prev.version, nv, durable)
 	ww.done(nv, err)
 	if err != nil {
 		if isConflict(err) {

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/chartgate/chartgate/gate"
 	"github.com/chartgate/chartgate/statechart"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -227,7 +228,7 @@ func (g *Gate) create(ctx context.Context, key string) (*view, error) {
 	}
 	g.stampApproval(&v.rec, v.active, nil)
 	ww := g.writing(key, nil, true) // a new workflow is in the initial state every session saw
-	_, err = g.swap(ctx, key, 0, v)
+	_, err = g.swap(ctx, key, 0, v, true)
 	ww.done(v, err)
 	if err != nil {
 		if isConflict(err) {
@@ -240,8 +241,9 @@ func (g *Gate) create(ctx context.Context, key string) (*view, error) {
 }
 
 // swap writes v's record under key if the key's version is old, and sets
-// v's version to the record's new one. v is not yet shared.
-func (g *Gate) swap(ctx context.Context, key string, old uint64, v *view) (uint64, error) {
+// v's version to the record's new one. v is not yet shared. With durable
+// false, a [gate.NoSyncStore] need not wait for the disk.
+func (g *Gate) swap(ctx context.Context, key string, old uint64, v *view, durable bool) (uint64, error) {
 	v.rec.wversion = g.wversion
 	if g.values != nil {
 		return g.values.CompareAndSwapValue(ctx, key, old, func(ver uint64) Value {
@@ -249,7 +251,13 @@ func (g *Gate) swap(ctx context.Context, key string, old uint64, v *view) (uint6
 			return v
 		})
 	}
-	ver, err := g.store.CompareAndSwap(ctx, key, old, v.rec.encode())
+	var ver uint64
+	var err error
+	if ns, ok := g.store.(gate.NoSyncStore); ok && !durable {
+		ver, err = ns.CompareAndSwapNoSync(ctx, key, old, v.rec.encode())
+	} else {
+		ver, err = g.store.CompareAndSwap(ctx, key, old, v.rec.encode())
+	}
 	if err == nil {
 		v.version = ver
 	}

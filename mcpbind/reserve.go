@@ -10,7 +10,10 @@
 // its tool runs; if its instance dies, the lease expires after
 // Options.LeaseTTL. Each lease has a random id, its fencing token: the
 // holder's commit checks that the record still carries its lease. Calls of
-// tools that send no event take no lease and never wait.
+// tools that send no event take no lease and never wait. A lease is
+// written without waiting for the disk when the store can
+// ([gate.NoSyncStore]): it acknowledges nothing, and the commit that
+// releases it is synced.
 
 package mcpbind
 
@@ -73,7 +76,8 @@ func (g *Gate) reserve(ctx context.Context, c *gatedCall, v *view) (*view, *hold
 			return nil, nil, nil, fmt.Errorf("marshaling the state: %w", err)
 		}
 		rec := record{snap: snap, calls: v.rec.calls, history: v.rec.history, lease: v.rec.lease, jobs: v.rec.jobs}
-		if g.counts(ctx, c, v) {
+		counted := g.counts(ctx, c, v)
+		if counted {
 			rec.calls = make(map[string]int, len(v.rec.calls)+1)
 			for id, n := range v.rec.calls {
 				rec.calls[id] = n
@@ -87,7 +91,9 @@ func (g *Gate) reserve(ctx context.Context, c *gatedCall, v *view) (*view, *hold
 			h = &holder{t: c.target, key: key, id: g.newLeaseID(), tool: c.name}
 			rec.lease = &lease{ID: h.id, Tool: c.name, Until: g.now().Add(g.leaseTTL)}
 		}
-		nv, err := g.save(ctx, c.target, v, v.state, rec)
+		// A write that only takes the lease acknowledges nothing: it need
+		// not wait for the disk (the commit that ends the call does).
+		nv, err := g.saveDurable(ctx, c.target, v, v.state, rec, !serial || counted)
 		if err == nil {
 			if h != nil {
 				h.view = nv
@@ -221,7 +227,7 @@ func (g *Gate) renew(base context.Context, h *holder, every time.Duration) {
 		l := *cur.rec.lease
 		l.Until = g.now().Add(g.leaseTTL)
 		rec.lease = &l
-		nv, err := g.save(ctx, h.t, cur, cur.state, rec)
+		nv, err := g.saveDurable(ctx, h.t, cur, cur.state, rec, false) // a lease, as reserve's
 		if err == nil {
 			h.view = nv
 			break

@@ -22,11 +22,27 @@ func BenchmarkTrivialProcess(b *testing.B) {
 	if out, err := exec.Command("go", "build", "-o", bin, src).CombinedOutput(); err != nil {
 		b.Fatalf("%v: %s", err, out)
 	}
+	benchProcess(b, func() *exec.Cmd { return exec.Command(bin) })
+}
+
+// BenchmarkStartProcess starts and waits for `chartgate version`: the
+// binary's start (loading it, the runtime's and every linked package's
+// initialization) with no hook work, between BenchmarkTrivialProcess and
+// BenchmarkHookProcess.
+func BenchmarkStartProcess(b *testing.B) {
+	bin := chartgateBinary(b)
+	benchProcess(b, func() *exec.Cmd { return exec.Command(bin, "version") })
+}
+
+// benchProcess runs the command newCmd makes b.N times and reports the
+// median and the 90th percentile of its wall time besides the mean.
+func benchProcess(b *testing.B, newCmd func() *exec.Cmd) {
 	times := make([]time.Duration, 0, b.N)
 	b.ResetTimer()
 	for range b.N {
+		cmd := newCmd()
 		start := time.Now()
-		if out, err := exec.Command(bin).CombinedOutput(); err != nil {
+		if out, err := cmd.CombinedOutput(); err != nil {
 			b.Fatalf("%v: %s", err, out)
 		}
 		times = append(times, time.Since(start))

@@ -5,11 +5,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -233,22 +231,12 @@ func BenchmarkHookProcess(b *testing.B) {
 			}
 			b.Run(name, func(b *testing.B) {
 				in := fixture(b, "claude-code", c.file, project, "bench")
-				times := make([]time.Duration, 0, b.N)
-				b.ResetTimer()
-				for range b.N {
+				benchProcess(b, func() *exec.Cmd {
 					cmd := exec.Command(bin, "hook", "claude-code")
 					cmd.Env = hostlessEnv()
 					cmd.Stdin = strings.NewReader(in)
-					start := time.Now()
-					if out, err := cmd.CombinedOutput(); err != nil {
-						b.Fatalf("%v: %s", err, out)
-					}
-					times = append(times, time.Since(start))
-				}
-				b.StopTimer()
-				slices.Sort(times)
-				b.ReportMetric(float64(times[len(times)/2].Microseconds())/1000, "ms-median")
-				b.ReportMetric(float64(times[len(times)*9/10].Microseconds())/1000, "ms-p90")
+					return cmd
+				})
 			})
 		}
 	}

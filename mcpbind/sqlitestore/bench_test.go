@@ -1,5 +1,6 @@
 // This file holds the benchmarks: Open (what a hook process pays on every
-// tool call), Load and CompareAndSwap, and a whole hook process.
+// tool call), Load and CompareAndSwap (synced or not), and a whole hook
+// process.
 
 package sqlitestore_test
 
@@ -107,22 +108,36 @@ func BenchmarkLoad(b *testing.B) {
 }
 
 // BenchmarkCompareAndSwap updates one record, with each commit synced
-// (the default) and with RelaxedSync.
+// (the default), with RelaxedSync, with CompareAndSwapNoSync, and the way
+// a call that moves a workflow does: a write without sync (the lease),
+// then a synced one (the commit).
 func BenchmarkCompareAndSwap(b *testing.B) {
 	ctx := context.Background()
-	for _, relaxed := range []bool{false, true} {
-		name := "full-sync"
-		if relaxed {
-			name = "relaxed-sync"
-		}
-		b.Run(name, func(b *testing.B) {
-			s := open(b, &sqlitestore.Options{RelaxedSync: relaxed})
+	for _, c := range []struct {
+		name    string
+		relaxed bool
+		writes  []bool // synced or not
+	}{
+		{"full-sync", false, []bool{true}},
+		{"relaxed-sync", true, []bool{true}},
+		{"no-sync", false, []bool{false}},
+		{"lease+commit", false, []bool{false, true}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			s := open(b, &sqlitestore.Options{RelaxedSync: c.relaxed})
 			var v uint64
 			b.ReportAllocs()
 			for b.Loop() {
-				var err error
-				if v, err = s.CompareAndSwap(ctx, "k", v, record); err != nil {
-					b.Fatal(err)
+				for _, synced := range c.writes {
+					var err error
+					if synced {
+						v, err = s.CompareAndSwap(ctx, "k", v, record)
+					} else {
+						v, err = s.CompareAndSwapNoSync(ctx, "k", v, record)
+					}
+					if err != nil {
+						b.Fatal(err)
+					}
 				}
 			}
 		})

@@ -108,6 +108,14 @@
 // last writes may be lost, with the database consistent, when the machine
 // crashes. A transaction that did not commit leaves nothing behind.
 //
+// [Store.CompareAndSwapNoSync] ([gate.NoSyncStore]) writes with
+// synchronous=NORMAL whatever the options: the gate takes a call's lease
+// that way, since the lease acknowledges nothing, and syncs only the
+// commit that records the call, one fsync per call that moves the
+// workflow instead of two. The WAL is appended in order and a synced
+// commit syncs all of it, so a lease is on disk once a later write is;
+// a lease lost with the machine leaves the workflow free, as it was.
+//
 // # Several processes
 //
 // Any number of processes on one machine may open one file; each should

@@ -2,8 +2,36 @@
 
 package sqlitestore
 
-import "database/sql"
+import (
+	"context"
+	"database/sql"
+	"time"
+)
 
 // DB returns the store's connection pool, for checks of the connections'
 // settings.
 func (s *Store) DB() *sql.DB { return s.db }
+
+// WriteSynchronous runs a write (durable or not) that changes nothing and
+// returns the synchronous setting its transaction ran with (2 FULL, 1
+// NORMAL).
+func (s *Store) WriteSynchronous(ctx context.Context, durable bool) (int, error) {
+	var mode int
+	err := s.write(ctx, durable, nil, func(ctx context.Context, tx *sql.Tx, _ time.Time) error {
+		return tx.QueryRowContext(ctx, "PRAGMA synchronous").Scan(&mode)
+	})
+	return mode, err
+}
+
+// HoldWriter takes the writer token, so that writes queue until release.
+func (s *Store) HoldWriter() (release func()) {
+	s.writer <- struct{}{}
+	return func() { <-s.writer }
+}
+
+// Queued returns the number of writes waiting in the queue.
+func (s *Store) Queued() int {
+	s.qmu.Lock()
+	defer s.qmu.Unlock()
+	return len(s.queue)
+}

@@ -100,6 +100,9 @@ func Open(path string, opts *Options) (*Store, error) {
 		busy:   time.Duration(busyMS) * time.Millisecond,
 		now:    o.Now,
 		writer: make(chan struct{}, 1),
+		// The DSN sets every new connection to syncMode.
+		syncMode: syncMode(o.RelaxedSync),
+		connSync: make(map[any]string, maxConns),
 	}
 	s.feed = s.newFeed()
 	s.load.query, s.current.query, s.next.query = sqlLoad, sqlCurrent, sqlNext
@@ -149,19 +152,23 @@ func dsn(path string, busyMS int64, relaxed bool) string {
 	if p[0] != '/' {
 		p = "/" + p // C:/x -> /C:/x: SQLite drops the slash before a drive letter
 	}
-	sync := "FULL"
-	if relaxed {
-		sync = "NORMAL"
-	}
 	q := url.Values{
 		"_pragma": {
 			"busy_timeout(" + strconv.FormatInt(busyMS, 10) + ")",
-			"synchronous(" + sync + ")",
+			"synchronous(" + syncMode(relaxed) + ")",
 		},
 		"_txlock": {"immediate"},
 	}
 	u := url.URL{Scheme: "file", Path: p, RawQuery: q.Encode()}
 	return u.String()
+}
+
+// syncMode is the synchronous setting of a durable write.
+func syncMode(relaxed bool) string {
+	if relaxed {
+		return "NORMAL"
+	}
+	return "FULL"
 }
 
 // roundMS returns d in whole milliseconds, rounded up.

@@ -54,6 +54,8 @@ func TestHelperProcess(t *testing.T) {
 		err = helperCount(os.Getenv(envPath), n)
 	case "hook":
 		err = helperHook(os.Getenv(envPath))
+	case "nosync":
+		err = helperNoSync(os.Getenv(envPath))
 	case "start":
 	default:
 		err = fmt.Errorf("unknown mode %q", mode)
@@ -141,6 +143,23 @@ func helperHook(path string) error {
 		return err
 	}
 	return s.Close()
+}
+
+// helperNoSync writes key "k" without sync, prints "written" and waits
+// until its standard input is closed (or it is killed).
+func helperNoSync(path string) error {
+	s, err := sqlitestore.Open(path, nil)
+	if err != nil {
+		return err
+	}
+	if _, err := s.CompareAndSwapNoSync(context.Background(), "k", 0, []byte("leased")); err != nil {
+		return err
+	}
+	if _, err := fmt.Println("written"); err != nil {
+		return err
+	}
+	_, err = io.Copy(io.Discard, os.Stdin)
+	return err
 }
 
 // TestProcessesRace: processes that increment one counter in one file at

@@ -17,6 +17,7 @@ import (
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 
+	"github.com/chartgate/chartgate/gate"
 	"github.com/chartgate/chartgate/mcpbind"
 )
 
@@ -59,6 +60,12 @@ type Store struct {
 
 	// The statements.
 	load, current, next, upsert, remove, purge stmt
+
+	// syncMode is the synchronous setting of a durable write (FULL, or
+	// NORMAL with RelaxedSync); connSync is the setting each connection
+	// that wrote last had (guarded by writer).
+	syncMode string
+	connSync map[any]string
 
 	feed *mcpbind.Feed // the writes to the file, by any process (watch.go)
 }
@@ -125,8 +132,9 @@ func (st *stmt) close() error {
 }
 
 var (
-	_ mcpbind.Store   = (*Store)(nil)
-	_ mcpbind.Watcher = (*Store)(nil)
+	_ mcpbind.Store    = (*Store)(nil)
+	_ mcpbind.Watcher  = (*Store)(nil)
+	_ gate.NoSyncStore = (*Store)(nil)
 )
 
 // Path returns the absolute path of the database file.
@@ -218,11 +226,25 @@ func (s *Store) Keys(ctx context.Context, prefix string) ([]string, error) {
 // Otherwise the error matches [mcpbind.ErrConflict]. It returns the new
 // version only once the transaction committed.
 func (s *Store) CompareAndSwap(ctx context.Context, key string, old uint64, data []byte) (uint64, error) {
+	return s.compareAndSwap(ctx, key, old, data, true)
+}
+
+// CompareAndSwapNoSync implements [gate.NoSyncStore]: CompareAndSwap in a
+// transaction committed with synchronous=NORMAL, which in WAL mode does
+// not sync the WAL. The commit is in the operating system's cache at once
+// (other connections see it, a crash of the process keeps it) and reaches
+// the disk at the next synced commit, which syncs the whole WAL, or at a
+// checkpoint. In a group with a durable write it is synced with it.
+func (s *Store) CompareAndSwapNoSync(ctx context.Context, key string, old uint64, data []byte) (uint64, error) {
+	return s.compareAndSwap(ctx, key, old, data, false)
+}
+
+func (s *Store) compareAndSwap(ctx context.Context, key string, old uint64, data []byte, durable bool) (uint64, error) {
 	if data == nil {
 		data = []byte{}
 	}
 	var cur, version uint64
-	err := s.write(ctx, []*stmt{&s.current, &s.next, &s.upsert}, func(ctx context.Context, tx *sql.Tx, now time.Time) error {
+	err := s.write(ctx, durable, []*stmt{&s.current, &s.next, &s.upsert}, func(ctx context.Context, tx *sql.Tx, now time.Time) error {
 		var expires int64
 		err := s.current.in(ctx, tx).QueryRowContext(ctx, key).Scan(&cur, &expires)
 		switch {
@@ -263,7 +285,7 @@ func (s *Store) CompareAndSwap(ctx context.Context, key string, old uint64, data
 // it had are never handed out again, since they come from a counter that
 // outlives every record. Deleting a missing key is not an error.
 func (s *Store) Delete(ctx context.Context, key string) error {
-	err := s.write(ctx, []*stmt{&s.remove}, func(ctx context.Context, tx *sql.Tx, _ time.Time) error {
+	err := s.write(ctx, true, []*stmt{&s.remove}, func(ctx context.Context, tx *sql.Tx, _ time.Time) error {
 		_, err := s.remove.in(ctx, tx).ExecContext(ctx, key)
 		return err
 	})
@@ -280,18 +302,19 @@ func (st *stmt) in(ctx context.Context, tx *sql.Tx) *sql.Stmt {
 
 // writeOp is one write waiting to be committed with others.
 type writeOp struct {
-	ctx   context.Context
-	uses  []*stmt
-	fn    func(ctx context.Context, tx *sql.Tx, now time.Time) error
-	err   error
-	done  chan struct{} // closed once err is set
-	taken bool          // by a group; guarded by Store.qmu
+	ctx     context.Context
+	durable bool // synced before it returns
+	uses    []*stmt
+	fn      func(ctx context.Context, tx *sql.Tx, now time.Time) error
+	err     error
+	done    chan struct{} // closed once err is set
+	taken   bool          // by a group; guarded by Store.qmu
 }
 
 // write runs fn in a transaction that holds the database's write lock (a
 // BEGIN IMMEDIATE transaction; see dsn), purges expired records when a
 // purge is due, and commits; it returns once the commit is done (on disk,
-// unless RelaxedSync). now is the time of the write.
+// unless RelaxedSync or not durable). now is the time of the write.
 //
 // Writes of one Store that wait for each other are committed in groups:
 // the write that gets the writer token takes every write queued and runs
@@ -306,8 +329,8 @@ type writeOp struct {
 // transaction, on the connection that the transaction then takes (the
 // pool hands out the connection returned last): preparing them in the
 // transaction would take a second connection.
-func (s *Store) write(ctx context.Context, uses []*stmt, fn func(ctx context.Context, tx *sql.Tx, now time.Time) error) error {
-	op := &writeOp{ctx: ctx, uses: uses, fn: fn, done: make(chan struct{})}
+func (s *Store) write(ctx context.Context, durable bool, uses []*stmt, fn func(ctx context.Context, tx *sql.Tx, now time.Time) error) error {
+	op := &writeOp{ctx: ctx, durable: durable, uses: uses, fn: fn, done: make(chan struct{})}
 	s.qmu.Lock()
 	s.queue = append(s.queue, op)
 	s.qmu.Unlock()
@@ -398,10 +421,22 @@ func (s *Store) runGroup(group []*writeOp) error {
 	if len(group) == 1 {
 		wait = group[0].ctx
 	}
+	mode := "NORMAL"
+	if slices.ContainsFunc(group, func(op *writeOp) bool { return op.durable }) {
+		mode = s.syncMode
+	}
+	conn, err := s.db.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	if err := s.setSync(ctx, conn, mode); err != nil {
+		return err
+	}
 	var tx *sql.Tx
-	err := retryBusy(wait, s.busy, func() error {
+	err = retryBusy(wait, s.busy, func() error {
 		var err error
-		tx, err = s.db.BeginTx(ctx, nil)
+		tx, err = conn.BeginTx(ctx, nil)
 		return err
 	})
 	if err != nil {
@@ -439,6 +474,27 @@ func (s *Store) runGroup(group []*writeOp) error {
 	if purge {
 		s.nextPurge = now.Add(purgeInterval)
 	}
+	return nil
+}
+
+// setSync gives conn the synchronous setting mode, unless it has it. The
+// setting is per connection and cannot change inside a transaction. The
+// caller holds the writer token.
+func (s *Store) setSync(ctx context.Context, conn *sql.Conn, mode string) error {
+	var id any
+	if err := conn.Raw(func(dc any) error { id = dc; return nil }); err != nil {
+		return err
+	}
+	if s.connSync[id] == mode {
+		return nil
+	}
+	if _, err := conn.ExecContext(ctx, "PRAGMA synchronous = "+mode); err != nil {
+		return fmt.Errorf("setting synchronous=%s: %w", mode, err)
+	}
+	if len(s.connSync) >= 2*maxConns {
+		clear(s.connSync) // connections the pool closed
+	}
+	s.connSync[id] = mode
 	return nil
 }
 
