@@ -21,7 +21,12 @@
 // ([InstalledFile]): a workflow file that then loads in the other format
 // is refused by the hooks, the gateway and `chartgate validate`
 // ([CheckFormat]). `chartgate uninstall HOST` ([PlanUninstall],
-// [ApplyUninstall]) gives the files back as they were.
+// [ApplyUninstall]) gives the files back as they were. Codex's gateway
+// entry also gets --list-all-tools: Codex reads an MCP server's tools once,
+// when its session starts, and ignores notifications/tools/list_changed,
+// so the gateway lists it every tool in every state (each saying in which
+// states it works) and refuses a call outside them; the other hosts
+// re-read the list when it changes and get the current state's tools.
 //
 // # Hosts
 //

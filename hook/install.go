@@ -439,14 +439,22 @@ func (in *installer) hookCommand() string {
 }
 
 // serveArgs are the gateway's arguments: serve --workflow FILE --session
-// auto [flags] [--config SERVERS]. --session auto makes it keep the
-// workflow of the agent session whose hooks run beside it.
+// auto [--list-all-tools] [flags] [--config SERVERS]. --session auto makes
+// it keep the workflow of the agent session whose hooks run beside it.
+// Codex gets --list-all-tools: it reads an MCP server's tools once, when
+// its session starts, and ignores list_changed, so a tool that only a
+// later state allows must be listed from the start (the gateway still
+// refuses it until then).
 func (in *installer) serveArgs() []string {
 	w := in.o.Workflow
 	if w == "" {
 		w = filepath.Join(ConfigDir, "workflow.json")
 	}
-	args := append([]string{"serve", "--workflow", filepath.ToSlash(w), "--session", "auto"}, in.projectArgs()...)
+	args := []string{"serve", "--workflow", filepath.ToSlash(w), "--session", "auto"}
+	if in.host == Codex {
+		args = append(args, "--list-all-tools")
+	}
+	args = append(args, in.projectArgs()...)
 	servers := in.o.Servers
 	if !filepath.IsAbs(servers) {
 		servers = filepath.Join(in.dir, servers)

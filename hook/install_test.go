@@ -175,14 +175,14 @@ func TestInstallCodexTOML(t *testing.T) {
 	writeTestFile(t, cfg, orig)
 	install(t, Codex, dir, &InstallOptions{KeepServersDirect: true})
 	got := readFile(t, cfg)
-	assert.Equal(t, orig+"\n[mcp_servers.chartgate]\ncommand = \"chartgate\"\nargs = [\"serve\", \"--workflow\", \".chartgate/workflow.json\", \"--session\", \"auto\"]\n", got)
+	assert.Equal(t, orig+"\n[mcp_servers.chartgate]\ncommand = \"chartgate\"\nargs = [\"serve\", \"--workflow\", \".chartgate/workflow.json\", \"--session\", \"auto\", \"--list-all-tools\"]\n", got)
 
 	// The user adds env to the table and a table after it.
 	got = strings.Replace(got, "[mcp_servers.chartgate]\n", "[mcp_servers.chartgate]\nstartup_timeout_sec = 20\n", 1) +
 		"\n# local servers\n[mcp_servers.chartgate.env]\nTOKEN = \"x\"\n\n[profiles.fast]\nmodel = \"o4-mini\"\n"
 	writeTestFile(t, cfg, got)
 	install(t, Codex, dir, &InstallOptions{Store: "/var/state.db", KeepServersDirect: true})
-	want := orig + "\n[mcp_servers.chartgate]\ncommand = \"chartgate\"\nargs = [\"serve\", \"--workflow\", \".chartgate/workflow.json\", \"--session\", \"auto\", \"--store\", \"/var/state.db\"]\n" +
+	want := orig + "\n[mcp_servers.chartgate]\ncommand = \"chartgate\"\nargs = [\"serve\", \"--workflow\", \".chartgate/workflow.json\", \"--session\", \"auto\", \"--list-all-tools\", \"--store\", \"/var/state.db\"]\n" +
 		"\n# local servers\n[mcp_servers.chartgate.env]\nTOKEN = \"x\"\n\n[profiles.fast]\nmodel = \"o4-mini\"\n"
 	assert.Equal(t, want, readFile(t, cfg))
 	again, err := Plan(Codex, dir, &InstallOptions{Store: "/var/state.db", KeepServersDirect: true})

@@ -203,12 +203,15 @@ func TestInstallMovesServers(t *testing.T) {
 				assert.Equal(t, keep, strings.Join(got, " "), "%s keeps its chartgate entries", f)
 				if gw, ok := doc.MCPServers["chartgate"]; ok {
 					assert.Contains(t, gw.Args, "--config")
+					// The hosts that read list_changed get the list
+					// of the current state.
+					assert.NotContains(t, gw.Args, "--list-all-tools")
 				}
 			}
 			if host == Codex {
 				got := readFile(t, filepath.Join(dir, ".codex", "config.toml"))
 				assert.Equal(t, "# mine\nmodel = \"o4\"\n\n[profiles.fast]\nmodel = \"o4-mini\"\n\n[mcp_servers.chartgate]\ncommand = \"chartgate\"\n"+
-					"args = [\"serve\", \"--workflow\", \".chartgate/workflow.json\", \"--session\", \"auto\", \"--config\", \".chartgate/servers.json\"]\n", got)
+					"args = [\"serve\", \"--workflow\", \".chartgate/workflow.json\", \"--session\", \"auto\", \"--list-all-tools\", \"--config\", \".chartgate/servers.json\"]\n", got)
 			}
 
 			again, err := Plan(host, dir, nil)
@@ -311,7 +314,7 @@ func TestInstallRunnerCommand(t *testing.T) {
 
 	install(t, Codex, dir, npx)
 	assert.Contains(t, readFile(t, filepath.Join(dir, ".codex", "config.toml")),
-		"command = \"npx\"\nargs = [\"--no\", \"chartgate\", \"serve\", \"--workflow\", \".chartgate/workflow.json\", \"--session\", \"auto\"]\n")
+		"command = \"npx\"\nargs = [\"--no\", \"chartgate\", \"serve\", \"--workflow\", \".chartgate/workflow.json\", \"--session\", \"auto\", \"--list-all-tools\"]\n")
 
 	un, err := PlanUninstall(ClaudeCode, dir, nil)
 	require.NoError(t, err)

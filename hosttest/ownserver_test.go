@@ -58,7 +58,8 @@ func serveNotes(file string) {
 // so; the real host calls the server's tool through the gateway: refused
 // in plan, where the workflow does not allow it (it never reaches the
 // server), run in implement, where it does (the server notes it, and the
-// model reads its answer). Uninstall gives the files back byte for byte.
+// model reads its answer); the transition's answer carries implement's
+// instructions. Uninstall gives the files back byte for byte.
 // unlisted, if not empty, is what the host shows its model instead of
 // chartgate's refusal when it calls the tool in plan: a host that checks a
 // call against the tools the gateway lists (only the current state's)
@@ -85,7 +86,7 @@ func ownServer(t *testing.T, h host, rel string, config func(exe, notes string) 
 	var script []step
 	add := func(s []step) int { script = append(script, s...); return len(script) - 1 }
 	early := add(h.gateway("note", jsonObj("text", "early")))
-	add(h.gateway("workflow_transition", jsonObj("event", "PLAN_READY")))
+	moved := add(h.gateway("workflow_transition", jsonObj("event", "PLAN_READY")))
 	late := add(h.gateway("note", jsonObj("text", "late")))
 	add([]step{say("Done.")})
 	add(h.gateway("workflow_transition", jsonObj("event", "DONE")))
@@ -113,6 +114,10 @@ func ownServer(t *testing.T, h host, rel string, config func(exe, notes string) 
 	}
 	if got := ep.shownAfter(early); strings.Contains(got, "noted: early") || !strings.Contains(got, refusal) {
 		t.Errorf("after the note call in plan, the model was not shown chartgate's refusal %q:\n%s", refusal, got)
+	}
+	// The answer to the transition says what the agent may call now.
+	if got := ep.shownAfter(moved); !strings.Contains(got, implementInstructions(t)) {
+		t.Errorf("after workflow_transition PLAN_READY, the model was not shown implement's instructions %q:\n%s", implementInstructions(t), got)
 	}
 	if got := ep.shownAfter(late); !strings.Contains(got, "noted: late") {
 		t.Errorf("the note call in implement did not reach the server through the gateway; the model was shown:\n%s", got)
@@ -146,19 +151,15 @@ func TestClaudeCodeOwnServer(t *testing.T) {
 //
 // Codex 0.171 reads an MCP server's tools once, at the session's start, and
 // ignores notifications/tools/list_changed (openai/codex#10105, #33266,
-// #37417, open). The gateway lists only the current state's tools to
-// clients of protocols before 2026-07-28, which Codex speaks, so note,
-// allowed only in implement, stays unknown to Codex for the whole session:
-// its tool_search finds nothing and Codex answers "unsupported call" in
-// every state. Observed with this test: nothing reaches the server, in
-// plan as in implement.
+// #37417, open): install gives its gateway --list-all-tools, so note is
+// listed from the start, refused by the gateway in plan, and run in
+// implement.
 func TestCodexOwnServer(t *testing.T) {
 	t.Parallel()
-	t.Skip("Codex never re-reads an MCP server's tools after list_changed, and the gateway lists only plan's tools when Codex starts: note, allowed only in implement, is never callable in Codex")
 	ownServer(t, codex(), ".codex/config.toml", func(exe, notes string) string {
 		return "# the project's own settings\nmodel_reasoning_effort = \"low\"\n\n[mcp_servers.notes]\ncommand = " + quote(exe) +
 			"\n\n[mcp_servers.notes.env]\n" + serverEnv + " = " + quote(notes) + "\n"
-	}, "unsupported call: mcp__chartgatenote")
+	}, "")
 }
 
 // TestGeminiOwnServer: the server is in mcpServers of the project's

@@ -37,7 +37,8 @@ type gatedCall struct {
 	target  target
 	handles bool // the workflow is named by a handle
 	// listsVary: the session's tool list follows its workflow, and it gets
-	// list_changed (sessions of protocols before 2026-07-28).
+	// list_changed (sessions of protocols before 2026-07-28, unless
+	// Options.ListAllTools).
 	listsVary bool
 	args      arguments // the call's arguments, checked and decoded
 	// event is the event workflow_transition or Send sends.
@@ -174,7 +175,7 @@ func (g *Gate) resolve(ctx context.Context, next mcp.MethodHandler, a *attachmen
 	case unkeyed:
 		return nil, nil, g.unkeyed()
 	default:
-		c.listsVary = !newProtocol(req)
+		c.listsVary = !newProtocol(req) && !g.listAll
 	}
 	return c, nil, nil
 }

@@ -105,7 +105,11 @@
 //
 // A call that moved the workflow also carries a [TransitionNote] under
 // [MetaKey] in its _meta (event, from, to, whether the tools changed), for
-// clients that ignore list_changed: many do.
+// clients that ignore list_changed: many do. A client that reads a
+// server's tools once and never again (Codex) cannot call a tool that
+// only a later state allows; for it, [Options.ListAllTools] lists every
+// tool whatever the protocol (see "Protocol versions and workflow
+// handles").
 //
 // A session holds no state in the gate until its first transition: idle
 // sessions cost nothing (except with a machine whose initial state
@@ -328,7 +332,8 @@
 // each session of this instance whose workflow it is and whose visible
 // tools differ from those of the state the gate last knew it in; the
 // session whose call wrote it gets one, in the call, not two. Sessions of
-// protocol 2026-07-28 and handles get none (their lists do not vary).
+// protocol 2026-07-28, handles and every session with
+// [Options.ListAllTools] get none (their lists do not vary).
 // When the new state's instructions differ, each such session is also
 // sent them as a notifications/message from the logger [GuidanceLogger],
 // data {"state", "instructions"}: MCP lets a server send a log message
@@ -639,6 +644,17 @@
 // tool with a sentence in its description saying in which states it
 // works; a call is refused by the connection's state, as in a session,
 // and never sent to workflow_start.
+//
+// [Options.ListAllTools] serves sessions of every protocol so: the full
+// list above, the same at every call, no list_changed for the tools, and
+// a call refused by the session's state with the refusal a session gets.
+// It is for clients that read a server's tools once and ignore
+// list_changed (Codex 0.171): with a list that follows the state, a tool
+// that only a later state allows is never known to them, hence never
+// callable. The agent learns what it may call now from each refusal (the
+// tools available now, and the path to the tool) and from
+// workflow_status. Guidance log messages to the sessions of older
+// protocols are sent as without the option.
 //
 // Over Streamable HTTP a request of 2026-07-28 has no session that lasts.
 // For such requests (by default, [HandlesAuto]) the gate keys workflows by

@@ -126,6 +126,16 @@ type Options struct {
 	// StartLimit, if set, limits how often each client may call the start
 	// tool. Recommended for servers open to clients you do not trust.
 	StartLimit *StartLimit
+	// ListAllTools lists every tool to sessions of every protocol, as
+	// protocol 2026-07-28 does: the same list at every call, each gated
+	// tool with a sentence in its description saying in which states it
+	// works, no notifications/tools/list_changed when the state changes;
+	// a call is refused by the session's state, as in a session whose
+	// list follows its workflow. For clients that read a server's tools
+	// once and ignore list_changed (Codex): with the default list, a tool
+	// that only a later state allows stays unknown to them. Sessions keyed
+	// by handles list every tool anyway.
+	ListAllTools bool
 
 	// DefaultDeny refuses every tool that the workflow does not name: a
 	// tool that no state lists in meta.mcp.tools, that sends no event
@@ -258,6 +268,7 @@ type Gate struct {
 	handles    HandleMode    // when workflows are keyed by handles
 	start      string        // the start tool's name ("" with HandlesNever)
 	startLimit *startLimiter // nil: no limit
+	listAll    bool          // Options.ListAllTools
 	paths      []string      // key path of each node ("" for the root)
 	limited    bool          // some state has maxCalls
 	// Options.CheckpointListsOwnTools and ResetCallsOnTransition.
@@ -407,6 +418,7 @@ func New(engine statechart.Engine, opts *Options) (*Gate, error) {
 		handles:       o.Handles,
 		start:         o.StartTool,
 		startLimit:    newStartLimiter(o.StartLimit),
+		listAll:       o.ListAllTools,
 		checkpointOwn: o.CheckpointListsOwnTools,
 		resetCalls:    o.ResetCallsOnTransition,
 		sessions:      map[*mcp.ServerSession]*session{},

@@ -364,7 +364,7 @@ func (g *Gate) deliverJob(j *job, o jobOutcome) {
 	g.transitioned(ctx, *res.tr)
 	for _, st := range g.sessionsOfKey(j.key) {
 		c.a, c.req = st.a, &mcp.CallToolRequest{Session: st.ss}
-		c.listsVary = listsVary(st.ss)
+		c.listsVary = g.listsVary(st.ss)
 		g.toolsChanged(ctx, c, res.from, res.after)
 	}
 }
@@ -431,8 +431,14 @@ func (g *Gate) sessionsOfKey(key string) []sessionTarget {
 }
 
 // listsVary reports whether a session's tool list follows its workflow:
-// it speaks a protocol before 2026-07-28.
-func listsVary(ss *mcp.ServerSession) bool {
+// it speaks a protocol before 2026-07-28, and Options.ListAllTools is off.
+func (g *Gate) listsVary(ss *mcp.ServerSession) bool {
+	return !g.listAll && sessionful(ss)
+}
+
+// sessionful reports whether a session speaks a protocol before
+// 2026-07-28, which has sessions (and logging).
+func sessionful(ss *mcp.ServerSession) bool {
 	p := ss.InitializeParams()
 	return p != nil && p.ProtocolVersion < sessionlessVersion
 }

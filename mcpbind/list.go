@@ -41,7 +41,8 @@ func (g *Gate) list(ctx context.Context, next mcp.MethodHandler, a *attachment, 
 	case k == unkeyed:
 		// Its gated tools are refused: only the others are listed.
 		return ungatedList(lr, memo), nil
-	case newProtocol(req):
+	case newProtocol(req) || g.listAll:
+		// Every tool, the same at every call (Options.ListAllTools).
 		out := *lr
 		out.Tools = g.connectionList(memo, a.wf.Load())
 		return &out, nil

@@ -104,7 +104,8 @@ func (g *Gate) invalidate(ctx context.Context, tool string, ti *toolInfo) {
 // toolsChanged reports whether the tools a workflow may call differ
 // between two of its states, and if they do, sends
 // notifications/tools/list_changed to the calling session (sessions only:
-// with handles, and under protocol 2026-07-28, lists do not vary).
+// with handles, under protocol 2026-07-28 and with Options.ListAllTools,
+// lists do not vary).
 func (g *Gate) toolsChanged(ctx context.Context, c *gatedCall, from, to *view) bool {
 	if from == to {
 		return false

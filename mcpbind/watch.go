@@ -251,7 +251,7 @@ func (g *Gate) changed(ctx context.Context, w *gateWatch, key string, version ui
 			continue
 		}
 		sctx, cancel := context.WithTimeout(ctx, g.timeout)
-		if toolsChanged && st.a.send != nil && listsVary(st.ss) {
+		if toolsChanged && st.a.send != nil && g.listsVary(st.ss) {
 			n := &mcp.ServerRequest[*mcp.ToolListChangedParams]{Session: st.ss, Params: &mcp.ToolListChangedParams{}}
 			if _, err := st.a.send(sctx, "notifications/tools/list_changed", n); err != nil && ctx.Err() == nil {
 				g.log.Warn("mcpbind: sending notifications/tools/list_changed", "error", err)
@@ -261,7 +261,7 @@ func (g *Gate) changed(ctx context.Context, w *gateWatch, key string, version ui
 		// notification a server may send unasked that carries text. The
 		// SDK sends it only to a client that set a log level; 2026-07-28
 		// deprecates logging (SEP-2577), so its sessions get none.
-		if guidance != nil && listsVary(st.ss) {
+		if guidance != nil && sessionful(st.ss) {
 			if err := sendGuidance(sctx, st.ss, guidance); err != nil && ctx.Err() == nil {
 				g.log.Warn("mcpbind: sending the new state's guidance", "error", err)
 			}

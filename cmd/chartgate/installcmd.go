@@ -28,9 +28,9 @@ const installUsage = `usage: chartgate install HOST [--dry-run] [--dir DIR] [--c
 Adds chartgate to an agent host's project configuration: hooks that run
 "chartgate hook HOST" on its events, and the MCP server entry that runs the
 gateway ("chartgate serve --session auto", which keeps the workflow of the
-agent session whose hooks run beside it). Entries already there are updated
-in place and everything else is kept; installing twice changes nothing.
-Prints the diff.
+agent session whose hooks run beside it; for codex also --list-all-tools,
+see below). Entries already there are updated in place and everything
+else is kept; installing twice changes nothing. Prints the diff.
 
 The project's own MCP servers in the host's files are moved, their entries
 as they are, into the gateway's servers file (.chartgate/servers.json), so
@@ -43,6 +43,13 @@ HOST is claude-code (.claude/settings.json, .mcp.json), codex
 (.github/hooks/chartgate.json, .mcp.json). What each file held before is
 kept in .chartgate/installed-HOST.json: chartgate uninstall HOST gives it
 back.
+
+Codex reads an MCP server's tools once, when its session starts, and
+ignores list_changed: its gateway runs with --list-all-tools, which lists
+every tool in every state (each saying in which states it works) and
+refuses a call outside them, so that a tool a later state allows can be
+called once the workflow gets there. The other hosts re-read the list when
+the state changes, and are listed the current state's tools.
 
   --dry-run        print the diff without writing
   --dir DIR        the project folder (default: the current directory)
@@ -68,7 +75,8 @@ back.
 var installNotes = map[hook.Host]string{
 	hook.Codex: "Codex runs a project's hooks only in a trusted project and once each hook is trusted: start codex in the project, " +
 		"trust the folder, and accept the hooks it lists for review (/hooks; it keeps each one's hash under [hooks.state] in ~/.codex/config.toml). " +
-		"Until then codex exec skips them without a word, and nothing is enforced; codex exec --dangerously-bypass-hook-trust runs them once without review",
+		"Until then codex exec skips them without a word, and nothing is enforced; codex exec --dangerously-bypass-hook-trust runs them once without review. " +
+		"Codex reads the gateway's tools once and ignores list_changed, so its gateway runs with --list-all-tools: Codex sees every tool from the start, and one the current state does not allow is refused when called",
 	hook.Gemini: "Gemini CLI runs a project's hooks (hooksConfig.enabled, on by default) once the folder is trusted; " +
 		"it lists them in a warning at start (a headless run in an untrusted folder stops: trust it first, or set GEMINI_CLI_TRUST_WORKSPACE=true)",
 	hook.Cursor: "Cursor refuses edits before they happen through its generic preToolUse hook (recent versions); older versions only report them after the fact (afterFileEdit)",

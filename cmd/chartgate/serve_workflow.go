@@ -39,6 +39,7 @@ type serveWorkflowFlags struct {
 	defaultDeny *bool
 	session     *string
 	leaseTTL    *time.Duration
+	listAll     *bool
 }
 
 func addServeWorkflowFlags(fs *flag.FlagSet) serveWorkflowFlags {
@@ -49,6 +50,7 @@ func addServeWorkflowFlags(fs *flag.FlagSet) serveWorkflowFlags {
 	f.defaultDeny = fs.Bool("default-deny", false, "refuse the tools the workflow does not name (unless meta.mcp.ungated lists them)")
 	f.session = fs.String("session", "", `the name of the workflow the session works in (default: one of its own); "auto": the agent session whose chartgate hooks run beside this gateway`)
 	f.leaseTTL = fs.Duration("lease-ttl", defaultLeaseTTL, "how long a call's hold on its workflow outlives a gateway that died during the call")
+	f.listAll = fs.Bool("list-all-tools", false, "list every tool in every state, whatever the client's protocol, each saying in which states it works (for clients that ignore list_changed)")
 	return f
 }
 
@@ -80,6 +82,11 @@ the workflow tools alone.
                      store by the processes they share (see chartgate help hook)
   --lease-ttl D      how long the hold of a call on its workflow outlives a gateway that
                      died during the call (default 10s); it is renewed while the call runs
+  --list-all-tools   list every tool in every state, whatever the client's protocol, each
+                     with the states in which it works, and send no list_changed; a call
+                     is still refused outside them. For clients that read the tools once
+                     and ignore list_changed (Codex): by default a client of a protocol
+                     before 2026-07-28 is listed the current state's tools only
 `
 
 // workflowHook returns the serve hook that attaches the gate, and the
@@ -92,6 +99,9 @@ func workflowHook(f serveWorkflowFlags, o *serveOptions, logger *slog.Logger, cl
 			if set != "" {
 				return nil, nil, errors.New("--compat and --session need --workflow")
 			}
+		}
+		if *f.listAll {
+			return nil, nil, errors.New("--list-all-tools needs --workflow")
 		}
 		return nil, nil, nil
 	}
@@ -124,6 +134,7 @@ func workflowHook(f serveWorkflowFlags, o *serveOptions, logger *slog.Logger, cl
 		opts := agreedGateOptions(p, logger, *f.defaultDeny, *f.leaseTTL)
 		opts.ElicitApprovals = true
 		opts.MaxArgumentBytes = o.maxArgs
+		opts.ListAllTools = *f.listAll
 		// A tool two upstreams have is listed as SERVER__NAME: the
 		// workflow's NAME gates it.
 		opts.GatedAs = g.GatedAs
