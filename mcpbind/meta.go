@@ -317,18 +317,8 @@ func (es eventSet) check(ev string) string {
 }
 
 // matchesEvent reports whether an event type matches a transition's event
-// descriptor: exactly, "*", or "prefix.*" for the prefix and every event
-// below it (XState's descriptors).
-func matchesEvent(ev, descriptor string) bool {
-	if descriptor == ev || descriptor == "*" {
-		return true
-	}
-	prefix, ok := strings.CutSuffix(descriptor, ".*")
-	if !ok || strings.Contains(prefix, "*") {
-		return false
-	}
-	return ev == prefix || strings.HasPrefix(ev, prefix+".")
-}
+// descriptor, by the interpreter's rule ([statechart.MatchesEvent]).
+func matchesEvent(ev, descriptor string) bool { return statechart.MatchesEvent(ev, descriptor) }
 
 func describe(v any) string {
 	switch x := v.(type) {
