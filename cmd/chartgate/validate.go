@@ -336,9 +336,6 @@ func statewrightPaths(probs []problem, file []byte) []problem {
 	return out
 }
 
-// pathKey appends key to a path, quoted when it needs to be.
-func pathKey(path, key string) string { return string(jsonx.Path(path).Key(key)) }
-
 func stateExists(states gjson.Result, key string) bool {
 	found := false
 	states.ForEach(func(k, _ gjson.Result) bool {
