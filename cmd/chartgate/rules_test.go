@@ -125,6 +125,23 @@ func TestHintsAgree(t *testing.T) {
 	}
 }
 
+// TestHintsAgreeOnLargeMachines: a misspelt target among 1,500 states
+// gets the same hint from statechart.Compile and flat.Compile (flat gave
+// none past 1,000 states): both spend one hint.Budget per document.
+func TestHintsAgreeOnLargeMachines(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`{"id":"m","initial":"idle","states":{"idle":{"on":{"GO":"confirmd"}},"confirmed":{}`)
+	for i := range 1500 {
+		fmt.Fprintf(&b, `,"state_number_%d":{}`, i)
+	}
+	b.WriteString(`}}`)
+	want := ` (did you mean "confirmed"?)`
+	_, err := statechart.Compile([]byte(b.String()), nil)
+	assert.Equal(t, want, hintOf(at(errorsOf(err), "states.idle.on.GO")), "statechart.Compile: %v", err)
+	_, err = flat.Compile([]byte(b.String()))
+	assert.Equal(t, want, hintOf(at(errorsOf(err), "states.idle.on.GO")), "flat.Compile: %v", err)
+}
+
 // TestPathsAgree: a problem under keys that must be quoted is located by
 // the same path by statechart.Compile, flat.Compile, workflow.Load,
 // mcpbind.New and chartgate validate, and a gateway configuration writes
