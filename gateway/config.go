@@ -387,7 +387,7 @@ func (p *configParser) strings(path string, v gjson.Result) []string {
 	}
 	out := []string{}
 	for i, e := range v.Array() {
-		ep := fmt.Sprintf("%s[%d]", path, i)
+		ep := string(jsonx.Path(path).Index(i))
 		if e.Type != gjson.String {
 			p.errorf(ep, "must be a string, not %s%s", jsonx.Kind(e), quoteHint(e))
 			continue

@@ -42,6 +42,13 @@
 //	states.payment.meta.mcp.tools[0]: "cart pay" is not a tool name or pattern: use letters, digits, "_", "-", "." and "*"
 //	states.payment.meta.mcp.events.cart_pay: no state handles event "PAI" (did you mean "PAY"?)
 //
+// Tool patterns (tools, deny, ungated, [Options.Ungated] and the lists
+// under invalidates) are chartgate's one tool-pattern language, the one
+// package statesync documents at [statesync.Glob] and Statewright
+// workflows use in allowed_tools: "*" matches any run of characters, none
+// and dots included, every other character itself. "cart.*" takes
+// cart.items.list under tools and under invalidates alike.
+//
 // The rules, for a tool named t:
 //
 //   - A Go binding of t decides alone (it replaces what the JSON says).
@@ -361,12 +368,12 @@
 //
 // A binding can also declare what the transition its tool causes makes
 // stale: [Binding.Invalidates] in Go, or meta.mcp.invalidates in the JSON
-// (tool -> list of statesync globs, machine-wide like events; the lists
+// (tool -> list of tool patterns, machine-wide like events; the lists
 // several states give one tool add up, and the tool must send an event).
 // The patterns are validated when the gate is built or the tool bound
-// ([statesync.ValidatePattern]), with their JSON paths:
+// (by the rule of tool patterns), with their JSON paths:
 //
-//	states.payment.meta.mcp.invalidates.cart_pay[0]: pattern "cart*" has invalid segment "cart*". Allowed: …
+//	states.payment.meta.mcp.invalidates.cart_pay[0]: "cart pay" is not a tool name or pattern: use letters, digits, "_", "-", "." and "*"
 //
 // After a call whose event the machine accepted and whose new state the
 // gate saved, the gate calls [statesync.Invalidate] with them on the

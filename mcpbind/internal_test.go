@@ -113,7 +113,7 @@ func TestInvalidatesMetaErrors(t *testing.T) {
 		"states": {
 			"a": {"on": {"GO": "b"}, "meta": {"mcp": {
 				"events": {"ok_go": "GO"},
-				"invalidates": {"ok_go": ["cart.*", "a..b", 3, "cart.*"], "x y": ["c"], "ok_list": "cart.*", "ok_none": ["c.*"]}
+				"invalidates": {"ok_go": ["cart.*", "a b", 3, "cart.*"], "x y": ["c"], "ok_list": "cart.*", "ok_none": ["c.*"]}
 			}}},
 			"b": {"on": {"BACK": "a"}, "meta": {"mcp": {"events": {"ok_back": "BACK"}, "invalidates": ["x"]}}},
 			"c": {"meta": {"mcp": {"invalidates": {"ok_back": ["orders.**"], "ok_go": ["c.**"]}}}}
@@ -133,7 +133,7 @@ func TestInvalidatesMetaErrors(t *testing.T) {
 		got = append(got, e.Error())
 	}
 	want := []string{
-		`states.a.meta.mcp.invalidates.ok_go[1]: pattern "a..b" has invalid segment "". Allowed: alphanumeric, "_", "-", "*", "**"`,
+		`states.a.meta.mcp.invalidates.ok_go[1]: "a b" is not a tool name or pattern: use letters, digits, "_", "-", "." and "*"`,
 		`states.a.meta.mcp.invalidates.ok_go[2]: must be a pattern such as "cart.*", not 3`,
 		`states.a.meta.mcp.invalidates.ok_list: must be an array of patterns such as "cart.*", not "cart.*"`,
 		`states.a.meta.mcp.invalidates["x y"]: "x y" is not a tool name: use letters, digits, "_", "-" and "."`,
@@ -346,9 +346,9 @@ func TestBindErrors(t *testing.T) {
 		{"t", Binding{States: []string{"empty"}, Event: "ADD_ITEMS"}, `mcpbind: Bind("t"): machine "c": no state handles event "ADD_ITEMS" (did you mean "ADD_ITEM"?)`},
 		{"t", Binding{}, `mcpbind: Bind("t"): a binding needs States, an Event, or both`},
 		{"t*", Binding{States: []string{"empty"}}, `mcpbind: Bind: "t*" is not a tool name: use letters, digits, "_", "-" and "."`},
-		{"t", Binding{States: []string{"empty"}, Event: "ADD_ITEM", Invalidates: []string{"cart.*", "sp*"}}, `mcpbind: Bind("t"): Invalidates[1]: pattern "sp*" has invalid segment "sp*". Allowed: alphanumeric, "_", "-", "*", "**"`},
+		{"t", Binding{States: []string{"empty"}, Event: "ADD_ITEM", Invalidates: []string{"cart.*", "sp ace"}}, `mcpbind: Bind("t"): Invalidates[1]: "sp ace" is not a tool name or pattern: use letters, digits, "_", "-", "." and "*"`},
 		{"t", Binding{States: []string{"empty"}, Invalidates: []string{"cart.*"}}, `mcpbind: Bind("t"): Invalidates needs an Event: without one the call causes no transition`},
-		{"t", Binding{Event: "ADD_ITEM", Invalidates: []string{""}}, `mcpbind: Bind("t"): Invalidates[0]: pattern must be a non-empty string`},
+		{"t", Binding{Event: "ADD_ITEM", Invalidates: []string{""}}, `mcpbind: Bind("t"): Invalidates[0]: a tool name must not be empty`},
 	} {
 		err := g.Bind(c.tool, c.b)
 		if err == nil || err.Error() != c.want {

@@ -16,7 +16,6 @@ import (
 	"github.com/chartgate/chartgate/internal/jsonx"
 	"github.com/chartgate/chartgate/internal/toolname"
 	"github.com/chartgate/chartgate/statechart"
-	"github.com/chartgate/chartgate/statesync"
 )
 
 // reservedEvent reports whether an event type is reserved to the gate.
@@ -262,14 +261,10 @@ func parseApproval(v any, p jsonx.Path, events eventSet, add func(jsonx.Path, st
 	return a
 }
 
-// checkInvalidates returns why s is not a valid invalidation pattern (a
-// statesync glob), or "".
-func checkInvalidates(s string) string {
-	if err := statesync.ValidatePattern(s); err != nil {
-		return err.Error()
-	}
-	return ""
-}
+// checkInvalidates returns why s is not a valid invalidation pattern, or
+// "". It is a tool pattern like those under tools (see package
+// internal/toolname), which is also statesync's pattern language.
+func checkInvalidates(s string) string { return toolname.Check(s, true) }
 
 // checkToolName returns why s is not a valid tool name (or pattern, if
 // globs are allowed), or "" (see package internal/toolname).
@@ -322,18 +317,8 @@ func (es eventSet) check(ev string) string {
 }
 
 // matchesEvent reports whether an event type matches a transition's event
-// descriptor: exactly, "*", or "prefix.*" for the prefix and every event
-// below it (XState's descriptors).
-func matchesEvent(ev, descriptor string) bool {
-	if descriptor == ev || descriptor == "*" {
-		return true
-	}
-	prefix, ok := strings.CutSuffix(descriptor, ".*")
-	if !ok || strings.Contains(prefix, "*") {
-		return false
-	}
-	return ev == prefix || strings.HasPrefix(ev, prefix+".")
-}
+// descriptor, by the interpreter's rule ([statechart.MatchesEvent]).
+func matchesEvent(ev, descriptor string) bool { return statechart.MatchesEvent(ev, descriptor) }
 
 func describe(v any) string {
 	switch x := v.(type) {

@@ -60,8 +60,8 @@ type loader struct {
 	cur      int       // the state node being read, for ordering errors
 	errNodes []int     // per error, the state node it belongs to
 	idErr    bool
-	hintWork int      // edit-distance cells spent on hints, see hintBudget
-	ids      []string // every state id, sorted, once needed for hints
+	hints    hint.Budget // the did-you-mean work of this document
+	ids      []string    // every state id, sorted, once needed for hints
 
 	paths           []jsonPath     // per node, its JSON path once spelled out (see nodePath)
 	extents         *jsonx.Extents // the document's objects, for members
@@ -790,11 +790,13 @@ func (l *loader) readInitial(n *stateNode, init gjson.Result, path lazyPath) {
 		n.initial = t
 		return
 	}
-	keys := make([]string, len(n.children))
-	for j, c := range n.children {
-		keys[j] = l.m.nodes[c].key
-	}
-	l.errorf(path.spell(), "%q is not a child state of %q%s", key, n.id, didYouMean(key, keys))
+	l.errorf(path.spell(), "%q is not a child state of %q%s", key, n.id, l.hint(key, func() []string {
+		keys := make([]string, len(n.children))
+		for j, c := range n.children {
+			keys[j] = l.m.nodes[c].key
+		}
+		return keys
+	}))
 }
 
 // readAfter reads delayed transitions. Like XState's getDelayedTransitions
@@ -1564,33 +1566,12 @@ func keysOf[V any](m map[string]V) []string {
 	return out
 }
 
-// didYouMean suggests the closest candidate, if one is close enough.
-func didYouMean(s string, candidates []string) string {
-	hint, _ := suggest(s, candidates)
-	return hint
-}
+// didYouMean suggests the closest candidate of a short, fixed list (the
+// keys a member may have), if one is close enough.
+func didYouMean(s string, candidates []string) string { return hint.DidYouMean(s, candidates) }
 
-// hintBudget bounds the edit-distance work (table cells) that one Compile
-// spends on did-you-mean hints: a document with thousands of misspelled
-// names among thousands of states would otherwise take quadratic time.
-// Past the budget, errors come without hints.
-const hintBudget = 20_000_000
-
-// hint is didYouMean within the loader's budget; candidates is only called
-// while the budget lasts.
+// hint is didYouMean within the document's budget; candidates is only
+// called while the budget lasts.
 func (l *loader) hint(s string, candidates func() []string) string {
-	if l.hintWork >= hintBudget {
-		return ""
-	}
-	cs := candidates()
-	hint, work := suggest(s, cs)
-	l.hintWork += work + len(cs)
-	return hint
-}
-
-// suggest returns the did-you-mean hint for s and the number of
-// edit-distance cells it computed.
-func suggest(s string, candidates []string) (string, int) {
-	best, work := hint.ClosestWork(s, candidates)
-	return hint.Format(best), work
+	return l.hints.DidYouMean(s, candidates)
 }

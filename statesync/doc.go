@@ -35,18 +35,27 @@
 // The first policy whose Match matches a tool wins, even one that sets
 // nothing; a tool no policy matches gets [Options.Default] (none if empty).
 // [New] validates everything at once and returns a *[ConfigError] listing
-// every problem with its policy index: an empty match, a bad segment such
-// as "sp*" or "a..b", an unknown directive, a bad invalidates entry, a bad
-// default.
+// every problem with its policy index: an empty match, a pattern with a
+// character other than letters, digits, "_", "-", "." and "*", an unknown
+// directive, a bad invalidates entry, a bad default.
 //
-// # Globs
+// # Patterns
 //
-// Match and Invalidates are dot-separated globs ([Glob]): "*" matches
-// exactly one segment, "**" zero or more, anything else itself. "sprints.*"
-// matches sprints.get but not sprints.tasks.get; "sprints.**" matches both;
-// "**.get" matches a.b.c.get. The matcher simulates all pattern positions at
-// once, so no pattern can make it backtrack: matching is linear in the name
-// for a given pattern, with no iteration cap and so no false negatives.
+// Match and Invalidates are tool patterns ([Glob]) in the one language
+// every chartgate tool pattern uses, defined in package internal/toolname
+// (a workflow's meta.mcp tools, deny and invalidates, Statewright's
+// allowed_tools, the gates): "*" matches any run of characters, none and
+// dots included, and every other character matches itself. "sprints.*"
+// matches sprints.get and sprints.tasks.get but not sprints; "*.get"
+// matches a.b.c.get; "*" every name. So "cart.*" invalidates the same
+// names, cart.items.list included, that it allows under a state's tools.
+// This differs from MCP Fusion, whose "*" is one dot-separated segment and
+// "**" any number of them: here "**" is the same as "*", so a pattern
+// names at least the names it names there, except where Fusion's "**"
+// stands for no segment at all (its "sprints.**" matches sprints, its
+// "**.get" matches get; write "sprints*" or "*get" for those). For an
+// invalidation, naming more is the safe direction. Matching never
+// backtracks, with no iteration cap and so no false negatives.
 //
 // # Canonical keys
 //
@@ -91,7 +100,8 @@
 // [Options.Format] takes any function.
 //
 // [Options.OnInvalidation] observes each invalidation as an [Event] (cause,
-// patterns, time, session). [Options.Sink] receives one
+// patterns, time, session); [Event.Stale] says whether it names a given
+// tool's data stale. [Options.Sink] receives one
 // notifications/resources/updated [Notification] per pattern, with the URI
 // <scheme>://stale/<pattern> ([Options.URIScheme], default "statesync");
 // [ServerSink] sends them to the sessions subscribed to that URI. A panic in

@@ -71,12 +71,12 @@ func Example() {
 func ExampleMatch() {
 	fmt.Println(statesync.Match("sprints.*", "sprints.get"))
 	fmt.Println(statesync.Match("sprints.*", "sprints.tasks.get"))
-	fmt.Println(statesync.Match("sprints.**", "sprints.tasks.get"))
-	fmt.Println(statesync.Match("**", "anything.at.all"))
+	fmt.Println(statesync.Match("sprints.*", "sprints"))
+	fmt.Println(statesync.Match("*", "anything.at.all"))
 	// Output:
 	// true
-	// false
 	// true
+	// false
 	// true
 }
 
@@ -100,14 +100,14 @@ func ExampleDetectOverlaps() {
 func ExampleNew_errors() {
 	_, err := statesync.New([]statesync.Policy{
 		{Match: "sprints.update", Invalidates: []string{"sprints.*"}},
-		{Match: "sp*"},
-		{Match: "countries.*", CacheControl: "max-age=60", Invalidates: []string{"a..b"}},
+		{Match: "sp ace"},
+		{Match: "countries.*", CacheControl: "max-age=60", Invalidates: []string{"a/b"}},
 	}, &statesync.Options{Default: "public"})
 	fmt.Println(err)
 	// Output:
-	// statesync: policy[1]: 'match' pattern "sp*" has invalid segment "sp*". Allowed: alphanumeric, "_", "-", "*", "**"
+	// statesync: policy[1]: 'match' "sp ace" is not a tool name or pattern: use letters, digits, "_", "-", "." and "*"
 	// statesync: policy[2]: invalid cacheControl "max-age=60". Allowed: "no-store", "immutable"
-	// statesync: policy[2]: 'invalidates' entry 0: pattern "a..b" has invalid segment "". Allowed: alphanumeric, "_", "-", "*", "**"
+	// statesync: policy[2]: 'invalidates' entry 0: "a/b" is not a tool name or pattern: use letters, digits, "_", "-", "." and "*"
 	// statesync: default cacheControl "public" is invalid. Allowed: "no-store", "immutable"
 }
 

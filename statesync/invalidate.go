@@ -33,6 +33,12 @@ type Event struct {
 	Session *mcp.ServerSession
 }
 
+// Stale reports whether e makes the data of the tool with canonical name
+// key stale: whether one of its patterns matches key ([Match]).
+func (e Event) Stale(key string) bool {
+	return slices.ContainsFunc(e.Patterns, func(p string) bool { return Match(p, key) })
+}
+
 // SystemNotice formats e the way MCP Fusion's State Sync documents it:
 //
 //	[System: Cache invalidated for sprints.*, tasks.* — caused by tasks.update]

@@ -320,8 +320,8 @@ func TestToolOptions(t *testing.T) {
 	}
 	checkResolve(t, l, "sprints_create", want{statesync.NoStore, nil, -1})
 
-	err := l.Declare("x", statesync.Invalidates("ok.*", "sp*", ""), statesync.Invalidates("a..b"))
-	if err == nil || !strings.Contains(err.Error(), `tool "x"`) || !strings.Contains(err.Error(), `"sp*"`) ||
+	err := l.Declare("x", statesync.Invalidates("ok.*", "sp ace", ""), statesync.Invalidates("a/b"))
+	if err == nil || !strings.Contains(err.Error(), `tool "x"`) || !strings.Contains(err.Error(), `"sp ace"`) ||
 		!strings.Contains(err.Error(), "Entry 2 is empty") || !strings.Contains(err.Error(), "entry 3") {
 		t.Errorf("Declare error = %v", err)
 	}
@@ -350,7 +350,7 @@ func TestToolAndAddTool(t *testing.T) {
 			t.Error("Tool with an invalid pattern should panic")
 		}
 	}()
-	l.Tool(&mcp.Tool{Name: "bad"}, statesync.Invalidates("a..b"))
+	l.Tool(&mcp.Tool{Name: "bad"}, statesync.Invalidates("a/b"))
 }
 
 // TestInvalidateHook: patterns added during the call join the tool's own;
@@ -359,7 +359,7 @@ func TestInvalidateHook(t *testing.T) {
 	l := mustNew(t, seedPolicies(), nil)
 	var hookErr error
 	h := l.Middleware(func(ctx context.Context, _ string, req mcp.Request) (mcp.Result, error) {
-		if err := statesync.Invalidate(ctx, "bad..pattern"); err == nil {
+		if err := statesync.Invalidate(ctx, "bad pattern"); err == nil {
 			hookErr = errors.New("invalid pattern accepted")
 		}
 		if err := statesync.Invalidate(ctx, "cart.*", "sprints.*"); err != nil {
@@ -388,8 +388,8 @@ func TestDecorateResultDirect(t *testing.T) {
 	if out := l.DecorateResult(context.Background(), callReq("a_b"), res); out != res {
 		t.Error("nothing to invalidate: result should be returned as is")
 	}
-	out := l.DecorateResult(context.Background(), callReq("a_b"), res, "x.*", "bad..x", "x.*")
-	if texts(out)[0] != "[System: Cache invalidated for x.* — caused by a.b]" || !strings.Contains(logs.String(), "bad..x") {
+	out := l.DecorateResult(context.Background(), callReq("a_b"), res, "x.*", "bad x", "x.*")
+	if texts(out)[0] != "[System: Cache invalidated for x.* — caused by a.b]" || !strings.Contains(logs.String(), "bad x") {
 		t.Errorf("got %q, logs %s", texts(out), logs.String())
 	}
 	var nilLayer *statesync.Layer
@@ -456,5 +456,19 @@ func TestConcurrentCalls(t *testing.T) {
 	wg.Wait()
 	if n != 8*200 {
 		t.Errorf("%d events, want %d", n, 8*200)
+	}
+}
+
+// TestEventStale: an event names stale every canonical name one of its
+// patterns matches, dots included.
+func TestEventStale(t *testing.T) {
+	e := statesync.Event{Patterns: []string{"cart.*", "orders.list"}}
+	for key, want := range map[string]bool{
+		"cart.items.list": true, "cart.": true, "orders.list": true,
+		"cart": false, "carts.list": false, "orders.list.all": false,
+	} {
+		if got := e.Stale(key); got != want {
+			t.Errorf("Stale(%q) = %v, want %v", key, got, want)
+		}
 	}
 }

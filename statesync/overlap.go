@@ -1,6 +1,6 @@
 // This file defines overlap detection: which policies can never match
 // (shadowed) and which pairs of policies compete for some names (partial
-// overlaps), decided exactly on the glob languages.
+// overlaps), decided exactly on the pattern languages.
 
 package statesync
 
@@ -49,11 +49,14 @@ type Overlap struct {
 	// together do. For Partial, By holds the one earlier policy.
 	By []int
 	// Union is set when only several earlier policies together shadow
-	// Policy.
+	// Policy. The analysis is exact for any set of patterns, but with
+	// "*" matching any run this does not happen: a name with a character
+	// no policy spells out in each of Policy's stars is matched by one of
+	// the earlier policies, which then matches every name Policy matches.
 	Union bool
 	// Example is, for Partial, a shortest name that matches both policies
-	// and reaches By[0] first. Segments that no policy spells out are
-	// written "x".
+	// and reaches By[0] first. A character that no policy spells out is
+	// written "x" (or the first letter or digit no policy uses).
 	Example string
 
 	patterns []string // Match of every policy, for String
@@ -90,9 +93,10 @@ func (o Overlap) String() string {
 
 // ErrTooComplex is returned (wrapped) by [DetectOverlaps] when deciding one
 // question would need more than the analysis budget of states. It takes
-// deliberately pathological patterns, such as "**.a" followed by twenty
-// "*" segments, to get there. The undecided policy is treated as live: no
-// finding is ever guessed.
+// deliberately pathological policies to get there, such as four that each
+// ask for thirteen of one letter ("*a*a*…") before one that asks for all
+// of them. The undecided policy is treated as live: no finding is ever
+// guessed.
 var ErrTooComplex = errors.New("statesync: overlap analysis exceeded its state budget")
 
 // overlapBudget bounds the states one decision may explore.
@@ -101,9 +105,10 @@ const overlapBudget = 1 << 15
 // DetectOverlaps reports, in policy order, every policy that can never match
 // because earlier policies match every name it matches (Shadowed), then every
 // pair of live policies that compete for some names (Partial). It decides on
-// the glob languages themselves, not on the patterns' spelling: "*.**" after
-// "*" and "*.*.**" is shadowed by the two together, and "*.get" against
-// "sprints.*" is a partial overlap on "sprints.get".
+// the pattern languages themselves, not on the patterns' spelling:
+// "sprints.tasks.*" after "sprints.*" is shadowed, "a*.b" after "a.*" is
+// not (ab.b escapes it), and "*.get" against "sprints.*" is a partial
+// overlap on "sprints.get".
 //
 // Invalid policies give a *[ConfigError] and no findings. A question too
 // costly to decide (see [ErrTooComplex]) is skipped and reported in the
@@ -245,15 +250,16 @@ func intersects(a, b *Glob) (bool, error) {
 }
 
 // search looks for a name matched by every glob in must and by no glob in
-// mustNot, and returns a shortest one.
+// mustNot, and returns a shortest one (the first in byte order among the
+// shortest).
 //
-// Globs tell segments apart only by comparing them with their literals, so
-// the infinite set of possible segments collapses to a finite alphabet: each
-// literal that occurs in some glob, plus one "other" segment equal to none of
-// them. search runs a breadth-first search over the product of all the
-// globs' position sets (a subset construction done on the fly), reading one
-// alphabet symbol per step, so it is exact; overlapBudget bounds the states
-// it may visit.
+// Globs tell characters apart only by comparing them with their literals,
+// so the possible characters collapse to a finite alphabet: each literal
+// character that occurs in some glob, plus one "other" character equal to
+// none of them. search runs a breadth-first search over the product of all
+// the globs' position sets (a subset construction done on the fly),
+// reading one alphabet symbol per step, so it is exact; overlapBudget
+// bounds the states it may visit.
 func search(must, mustNot []*Glob) (witness string, found bool, err error) {
 	all := append(slices.Clip(must), mustNot...)
 	if len(must) == 1 && len(mustNot) == 0 {
@@ -267,12 +273,12 @@ func search(must, mustNot []*Glob) (witness string, found bool, err error) {
 		parent int
 		sym    int
 	}
-	// The start node (no segment read) is not in seen: a name has at least
-	// one segment, so reaching the same position sets again after reading
-	// some is a different, possibly accepting, node.
+	// The start node (nothing read) is not in seen: a name has at least
+	// one character, so reaching the same position sets again after
+	// reading some is a different, possibly accepting, node.
 	nodes := []node{{state: p.start(), parent: -1, sym: -1}}
 	for head := 0; head < len(nodes); head++ {
-		for sym := range p.alphabet() {
+		for sym := 0; sym <= len(p.lits); sym++ {
 			next := p.step(nodes[head].state, sym)
 			if !p.alive(next, len(must)) {
 				continue
@@ -287,46 +293,43 @@ func search(must, mustNot []*Glob) (witness string, found bool, err error) {
 			seen[k] = len(nodes)
 			nodes = append(nodes, node{state: next, parent: head, sym: sym})
 			if p.accepts(next, len(must)) {
-				var segs []string
+				var name []byte
 				for n := len(nodes) - 1; n > 0; n = nodes[n].parent {
-					segs = append(segs, p.word(nodes[n].sym))
+					name = append(name, p.char(nodes[n].sym))
 				}
-				slices.Reverse(segs)
-				return strings.Join(segs, "."), true, nil
+				slices.Reverse(name)
+				return string(name), true, nil
 			}
 		}
 	}
 	return "", false, nil
 }
 
-// exampleOf returns a shortest name matching g: its literals, with "x" for
-// each "*" and nothing for each "**".
+// exampleOf returns a shortest name matching g: its literal characters,
+// with nothing for each "*" (or "x" if that leaves nothing).
 func exampleOf(g *Glob) string {
-	var segs []string
+	var name []byte
 	for _, s := range g.segs {
-		switch s.kind {
-		case segLit:
-			segs = append(segs, s.lit)
-		case segStar:
-			segs = append(segs, "x")
+		if s.kind == segLit {
+			name = append(name, s.lit)
 		}
 	}
-	if len(segs) == 0 {
+	if len(name) == 0 {
 		return "x"
 	}
-	return strings.Join(segs, ".")
+	return string(name)
 }
 
 // product is the synchronous product of several globs' position automata,
 // with every glob's positions laid side by side in one bit set.
 type product struct {
 	globs  []*Glob
-	offset []int    // first bit of each glob
-	owner  []int    // bit -> glob
-	pos    []int    // bit -> position in its glob
-	double bitset   // bits of "**" positions
-	lits   []string // the alphabet's literals; symbol len(lits) is "other"
-	other  string   // how the other symbol is written in witnesses
+	offset []int  // first bit of each glob
+	owner  []int  // bit -> glob
+	pos    []int  // bit -> position in its glob
+	star   bitset // bits of "*" positions
+	lits   []byte // the alphabet's literals; symbol len(lits) is "other"
+	other  byte   // how the other symbol is written in witnesses
 	nbits  int
 }
 
@@ -346,32 +349,28 @@ func newProduct(globs []*Glob) *product {
 		}
 	}
 	slices.Sort(p.lits)
-	p.double = make(bitset, words(p.nbits))
+	p.star = make(bitset, words(p.nbits))
 	for gi, g := range globs {
 		for i, s := range g.segs {
-			if s.kind == segDouble {
-				p.double.set(p.offset[gi] + i)
+			if s.kind == segStar {
+				p.star.set(p.offset[gi] + i)
 			}
 		}
 	}
-	p.other = "x"
-	for n := 0; slices.Contains(p.lits, p.other); n++ {
-		p.other = fmt.Sprintf("x%d", n)
+	// The other symbol is written as the first name character no pattern
+	// spells out; when the patterns use them all, as "~", which stands for
+	// any character outside the tool-name alphabet.
+	p.other = '~'
+	for _, c := range []byte("xyzwvuqponmlkjihgfedcbaXYZWVUTSRQPONMLKJIHGFEDCBA0123456789_-.") {
+		if !slices.Contains(p.lits, c) {
+			p.other = c
+			break
+		}
 	}
 	return p
 }
 
-func (p *product) alphabet() func(func(int) bool) {
-	return func(yield func(int) bool) {
-		for sym := 0; sym <= len(p.lits); sym++ {
-			if !yield(sym) {
-				return
-			}
-		}
-	}
-}
-
-func (p *product) word(sym int) string {
+func (p *product) char(sym int) byte {
 	if sym < len(p.lits) {
 		return p.lits[sym]
 	}
@@ -383,7 +382,7 @@ func (p *product) start() bitset {
 	for _, off := range p.offset {
 		b.set(off)
 	}
-	b.closure(p.double)
+	b.closure(p.star)
 	return b
 }
 
@@ -393,20 +392,18 @@ func (p *product) step(cur bitset, sym int) bitset {
 		g := p.globs[p.owner[bit]]
 		i := p.pos[bit]
 		if i == len(g.segs) {
-			continue // accepting position: no segment may follow
+			continue // accepting position: no character may follow
 		}
 		switch s := &g.segs[i]; s.kind {
-		case segDouble:
-			next.set(bit)
 		case segStar:
-			next.set(bit + 1)
+			next.set(bit)
 		default:
 			if sym < len(p.lits) && p.lits[sym] == s.lit {
 				next.set(bit + 1)
 			}
 		}
 	}
-	next.closure(p.double)
+	next.closure(p.star)
 	return next
 }
 

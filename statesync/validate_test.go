@@ -54,18 +54,18 @@ func TestValidateMessages(t *testing.T) {
 	}{
 		{"empty match", statesync.Policy{Match: ""}, "match",
 			`policy[0]: 'match' must be a non-empty string`},
-		{"triple star", statesync.Policy{Match: "sprints.***"}, "match",
-			`policy[0]: 'match' pattern "sprints.***" has invalid segment "***". Allowed: alphanumeric, "_", "-", "*", "**"`},
-		{"partial star", statesync.Policy{Match: "sp*"}, "match",
-			`policy[0]: 'match' pattern "sp*" has invalid segment "sp*". Allowed: alphanumeric, "_", "-", "*", "**"`},
-		{"empty segment", statesync.Policy{Match: "a..b"}, "match",
-			`policy[0]: 'match' pattern "a..b" has invalid segment "". Allowed: alphanumeric, "_", "-", "*", "**"`},
+		{"space", statesync.Policy{Match: "sp ace"}, "match",
+			`policy[0]: 'match' "sp ace" is not a tool name or pattern: use letters, digits, "_", "-", "." and "*"`},
+		{"slash", statesync.Policy{Match: "a/b"}, "match",
+			`policy[0]: 'match' "a/b" is not a tool name or pattern: use letters, digits, "_", "-", "." and "*"`},
+		{"too long", statesync.Policy{Match: strings.Repeat("a", 129)}, "match",
+			`policy[0]: 'match' "` + strings.Repeat("a", 129) + `" is longer than 128 characters`},
 		{"max-age", statesync.Policy{Match: "a", CacheControl: "max-age=60"}, "cacheControl",
 			`policy[0]: invalid cacheControl "max-age=60". Allowed: "no-store", "immutable"`},
 		{"empty invalidates entry", statesync.Policy{Match: "a", Invalidates: []string{"b.*", ""}}, "invalidates[1]",
 			`policy[0]: 'invalidates' entries must be non-empty strings. Entry 1 is empty`},
-		{"bad invalidates segment", statesync.Policy{Match: "a", Invalidates: []string{"b*"}}, "invalidates[0]",
-			`policy[0]: 'invalidates' entry 0: pattern "b*" has invalid segment "b*". Allowed: alphanumeric, "_", "-", "*", "**"`},
+		{"bad invalidates entry", statesync.Policy{Match: "a", Invalidates: []string{"b?"}}, "invalidates[0]",
+			`policy[0]: 'invalidates' entry 0: "b?" is not a tool name or pattern: use letters, digits, "_", "-", "." and "*"`},
 	}
 	for _, c := range cases {
 		err := statesync.Validate([]statesync.Policy{c.policy}, "")
@@ -104,8 +104,8 @@ func TestNewReportsEveryProblem(t *testing.T) {
 	policies := []statesync.Policy{
 		{Match: "sprints.update", Invalidates: []string{"sprints.*"}}, // fine
 		{Match: ""},
-		{Match: "sp*", CacheControl: "public"},
-		{Match: "tasks.update", Invalidates: []string{"tasks.*", "a..b", ""}},
+		{Match: "sp ace", CacheControl: "public"},
+		{Match: "tasks.update", Invalidates: []string{"tasks.*", "a/b", ""}},
 		{Match: "countries.*", CacheControl: statesync.Immutable}, // fine
 	}
 	_, err := statesync.New(policies, &statesync.Options{Default: "max-age=1", URIScheme: "1bad", Separator: "."})

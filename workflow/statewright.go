@@ -1080,11 +1080,7 @@ func prefixErrors(err error, prefix string) error {
 	out := make(statechart.ErrorList, len(list))
 	for i, x := range list {
 		c := *x
-		if c.Path == "" {
-			c.Path = prefix
-		} else {
-			c.Path = prefix + "." + c.Path
-		}
+		c.Path = string(jsonx.Path(prefix).Join(jsonx.Path(c.Path)))
 		out[i] = &c
 	}
 	return out

@@ -4,13 +4,23 @@ package main
 // shared rules the same way: the did-you-mean hint (package internal/hint)
 // and the JSON path of a problem (jsonx.Path), whether the document goes
 // through the Go API (statechart.Compile, flat.Compile, workflow.Load,
-// mcpbind.New, gateway.ParseConfig) or through chartgate validate.
+// mcpbind.New, gateway.ParseConfig) or through chartgate validate; and the
+// tool-pattern language (package internal/toolname), wherever a pattern is
+// written and whichever gate reads it.
 
 import (
+	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -20,6 +30,7 @@ import (
 	"github.com/chartgate/chartgate/shellpolicy"
 	"github.com/chartgate/chartgate/statechart"
 	"github.com/chartgate/chartgate/statechart/flat"
+	"github.com/chartgate/chartgate/statesync"
 	"github.com/chartgate/chartgate/workflow"
 )
 
@@ -114,6 +125,23 @@ func TestHintsAgree(t *testing.T) {
 	}
 }
 
+// TestHintsAgreeOnLargeMachines: a misspelt target among 1,500 states
+// gets the same hint from statechart.Compile and flat.Compile (flat gave
+// none past 1,000 states): both spend one hint.Budget per document.
+func TestHintsAgreeOnLargeMachines(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`{"id":"m","initial":"idle","states":{"idle":{"on":{"GO":"confirmd"}},"confirmed":{}`)
+	for i := range 1500 {
+		fmt.Fprintf(&b, `,"state_number_%d":{}`, i)
+	}
+	b.WriteString(`}}`)
+	want := ` (did you mean "confirmed"?)`
+	_, err := statechart.Compile([]byte(b.String()), nil)
+	assert.Equal(t, want, hintOf(at(errorsOf(err), "states.idle.on.GO")), "statechart.Compile: %v", err)
+	_, err = flat.Compile([]byte(b.String()))
+	assert.Equal(t, want, hintOf(at(errorsOf(err), "states.idle.on.GO")), "flat.Compile: %v", err)
+}
+
 // TestPathsAgree: a problem under keys that must be quoted is located by
 // the same path by statechart.Compile, flat.Compile, workflow.Load,
 // mcpbind.New and chartgate validate, and a gateway configuration writes
@@ -150,36 +178,152 @@ func TestPathsAgree(t *testing.T) {
 	assert.Contains(t, fmt.Sprint(err), `mcpServers.up.env.a/b: `, "gateway.ParseConfig")
 }
 
-// TestToolPatternsAgree: a tool pattern selects the same tools whether it
-// is written in an XState workflow's meta.mcp (tools, deny, ungated) or in
-// a Statewright workflow's allowed_tools, checked through the Go API
-// (mcpbind.New, Gate.CheckTools) or chartgate validate --tools; and the
-// shell's command patterns read "*" the same way. "cart.*" takes
-// cart.items.list (dots included) and not cart.
+// patternCases is the table every front door that reads a tool pattern is
+// checked on: whether each name is in the set "cart.*" names.
+var patternCases = []struct {
+	tool string
+	in   bool
+}{
+	{"cart.items.list", true},
+	{"cart.", true},
+	{"cart.pay", true},
+	{"cart", false},
+	{"carts.list", false},
+	{"xcart.pay", false},
+}
+
+// TestToolPatternsAgree: "cart.*" names the same tools wherever it is
+// written: a workflow's meta.mcp tools, deny, ungated and invalidates, a
+// Statewright workflow's allowed_tools and disallowed_tools, a statesync
+// policy's match and invalidates, checked through the Go API (mcpbind.New,
+// Gate.CheckTools, statesync), chartgate validate --tools, chartgate
+// serve's tools/list and chartgate hook's verdicts; and the shell's
+// command patterns read "*" the same way. It takes cart.items.list (dots
+// included) and not cart.
 func TestToolPatternsAgree(t *testing.T) {
 	xs := `{"id":"m","initial":"a","meta":{"mcp":{"ungated":["cart.*"]}},"states":{"a":{"meta":{"mcp":{"tools":["cart.*"],"deny":["cart.*"]}}}}}`
 	sw := `{"id":"m","initial":"a","states":{"a":{"allowed_tools":["cart.*"],"disallowed_tools":["cart.*"],"on":{"GO":"b"}},"b":{"type":"final"}}}`
-	for _, c := range []struct {
-		tool string
-		ok   bool
-	}{
-		{"cart.items.list", true},
-		{"cart.", true},
-		{"cart", false},
-		{"carts.list", false},
-	} {
+	for _, c := range patternCases {
 		for _, doc := range []string{xs, sw} {
 			w, err := workflow.Load([]byte(doc), nil)
 			require.NoError(t, err)
 			gate, err := mcpbind.New(w.Machine.Engine(), nil)
 			require.NoError(t, err)
 			errs := gate.CheckTools([]string{c.tool})
-			assert.Equal(t, c.ok, len(errs) == 0, "%s with %s: %v", c.tool, doc, errs)
+			assert.Equal(t, c.in, len(errs) == 0, "%s with %s: %v", c.tool, doc, errs)
 
 			file := writeFile(t, "w.json", doc)
 			code, out, _ := chartgate("validate", file, "--tools", c.tool)
-			assert.Equal(t, c.ok, code == exitOK, "validate --tools %s: %s", c.tool, out)
+			assert.Equal(t, c.in, code == exitOK, "validate --tools %s: %s", c.tool, out)
 		}
-		assert.Equal(t, c.ok, shellpolicy.MatchCommand("cart.*", []string{c.tool}), "shellpolicy %s", c.tool)
+		assert.Equal(t, c.in, shellpolicy.MatchCommand("cart.*", []string{c.tool}), "shellpolicy %s", c.tool)
+
+		// statesync: a policy's match (the cache directive a tool gets)
+		// and its invalidates (what an invalidation names stale).
+		layer, err := statesync.New([]statesync.Policy{{Match: "cart.*", CacheControl: statesync.Immutable}},
+			&statesync.Options{Default: statesync.NoStore})
+		require.NoError(t, err)
+		assert.Equal(t, c.in, layer.Resolve(c.tool).CacheControl == statesync.Immutable, "statesync match %s", c.tool)
+		assert.Equal(t, c.in, statesync.Event{Patterns: []string{"cart.*"}}.Stale(c.tool), "statesync invalidates %s", c.tool)
+	}
+}
+
+// TestInvalidatesAgree: a meta.mcp.invalidates "cart.*", run through a
+// real gate inside a real statesync layer, names stale exactly the tools
+// "cart.*" lets through under tools.
+func TestInvalidatesAgree(t *testing.T) {
+	doc := `{"id":"m","initial":"a","states":{"a":{"on":{"GO":"b"},"meta":{"mcp":{"events":{"go":"GO"},"invalidates":{"go":["cart.*"]}}}},"b":{}}}`
+	m, err := statechart.Compile([]byte(doc), nil)
+	require.NoError(t, err)
+	gate, err := mcpbind.New(m.Engine(), nil)
+	require.NoError(t, err)
+	var events []statesync.Event
+	layer, err := statesync.New(nil, &statesync.Options{OnInvalidation: func(e statesync.Event) { events = append(events, e) }})
+	require.NoError(t, err)
+	server := mcp.NewServer(&mcp.Implementation{Name: "s", Version: "1"}, nil)
+	mcp.AddTool(server, &mcp.Tool{Name: "go"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "went"}}}, nil, nil
+	})
+	gate.AttachWith(server, layer)
+	ct, st := mcp.NewInMemoryTransports()
+	ctx := context.Background()
+	ss, err := server.Connect(ctx, st, nil)
+	require.NoError(t, err)
+	defer ss.Close()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, nil).Connect(ctx, ct, nil)
+	require.NoError(t, err)
+	defer cs.Close()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "go"})
+	require.NoError(t, err)
+	require.False(t, res.IsError, "%v", res.Content)
+	require.Len(t, events, 1)
+	tools := `{"id":"m","initial":"a","states":{"a":{"meta":{"mcp":{"tools":["cart.*"]}}}}}`
+	w, err := workflow.Load([]byte(tools), nil)
+	require.NoError(t, err)
+	g2, err := mcpbind.New(w.Machine.Engine(), nil)
+	require.NoError(t, err)
+	for _, c := range patternCases {
+		assert.Equal(t, c.in, events[0].Stale(c.tool), "invalidates %s: %v", c.tool, events[0].Patterns)
+		assert.Equal(t, len(g2.CheckTools([]string{c.tool})) == 0, events[0].Stale(c.tool), "tools and invalidates on %s", c.tool)
+	}
+}
+
+// TestServePatternsAgree: chartgate serve refuses and hides (from a
+// 2025-11-25 client, whose tools/list follows its session's state), in a
+// state whose meta.mcp.deny is "cart.*" or whose tools bind them to
+// another state, exactly the upstream's tools in that set.
+func TestServePatternsAgree(t *testing.T) {
+	var names []string
+	for _, c := range patternCases {
+		names = append(names, c.tool)
+	}
+	for _, doc := range []string{
+		`{"id":"m","initial":"a","states":{"a":{"meta":{"mcp":{"deny":["cart.*"]}}}}}`,
+		`{"id":"m","initial":"a","states":{"a":{"on":{"GO":"b"}},"b":{"meta":{"mcp":{"tools":["cart.*"]}}}}}`,
+	} {
+		wf := writeFile(t, "workflow.json", doc)
+		cmd := exec.Command(testExe(t), "serve", "--log-level", "warn", "--workflow", wf, "--store", filepath.Join(t.TempDir(), "state.db"),
+			"--", "env", envUpstream+"=1", envUpstreamTools+"="+strings.Join(names, ","), testExe(t))
+		cmd.Env = append(os.Environ(), envMain+"=1")
+		cmd.Stderr = testWriter{t}
+		ctx := context.Background()
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx,
+			&mcp.CommandTransport{Command: cmd, TerminateDuration: 5 * time.Second}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+		require.NoError(t, err)
+		for _, c := range patternCases {
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: c.tool})
+			require.NoError(t, err)
+			assert.Equal(t, c.in, res.IsError, "serve runs %s with %s: %v", c.tool, doc, res.Content)
+		}
+		listed := map[string]bool{}
+		for tool, err := range cs.Tools(ctx, nil) {
+			require.NoError(t, err)
+			listed[tool.Name] = true
+		}
+		require.True(t, listed["echo"], "unbound tools stay listed: %v", listed)
+		for _, c := range patternCases {
+			assert.Equal(t, !c.in, listed[c.tool], "serve lists %s with %s", c.tool, doc)
+		}
+		require.NoError(t, cs.Close())
+	}
+}
+
+// TestHookPatternsAgree: chartgate hook refuses, in a state whose
+// meta.mcp.deny is "cart.*", exactly the tools in that set.
+func TestHookPatternsAgree(t *testing.T) {
+	bin := chartgateBinary(t)
+	project := t.TempDir()
+	require.NoError(t, os.Mkdir(filepath.Join(project, ".chartgate"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(project, ".chartgate", "workflow.json"),
+		[]byte(`{"id":"m","initial":"a","states":{"a":{"meta":{"mcp":{"deny":["cart.*"]}}}}}`), 0o644))
+	for _, c := range patternCases {
+		in, err := json.Marshal(map[string]any{
+			"session_id": "s1", "cwd": project, "hook_event_name": "PreToolUse", "permission_mode": "default",
+			"tool_name": c.tool, "tool_input": map[string]any{}, "tool_use_id": "toolu_1",
+		})
+		require.NoError(t, err)
+		r := runHook(t, bin, project, string(in), nil, "claude-code")
+		require.Equal(t, 0, r.code, r.errOut)
+		assert.Equal(t, c.in, strings.Contains(r.out, `"permissionDecision":"deny"`), "hook on %s: %s", c.tool, r.out)
 	}
 }

@@ -30,6 +30,9 @@ import (
 const (
 	envMain     = "CHARTGATE_TEST_MAIN"
 	envUpstream = "CHARTGATE_TEST_UPSTREAM"
+	// envUpstreamTools lists, comma-separated, more tools the test
+	// upstream serves (each answers its own name).
+	envUpstreamTools = "CHARTGATE_TEST_UPSTREAM_TOOLS"
 	// envEchoDescription is the test upstream's description of echo.
 	envEchoDescription = "CHARTGATE_TEST_ECHO_DESCRIPTION"
 )
@@ -64,6 +67,11 @@ func runTestUpstream() {
 			s.RemoveTools("echo")
 			mcp.AddTool(s, &mcp.Tool{Name: "echo_v2"}, echo)
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "renamed"}}}, nil, nil
+		})
+	}
+	for _, name := range strings.FieldsFunc(os.Getenv(envUpstreamTools), func(r rune) bool { return r == ',' }) {
+		mcp.AddTool(s, &mcp.Tool{Name: name}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: name}}}, nil, nil
 		})
 	}
 	mcp.AddTool(s, &mcp.Tool{Name: "pid"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {

@@ -8,10 +8,10 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 
 	"github.com/tidwall/gjson"
 
+	"github.com/chartgate/chartgate/internal/jsonx"
 	"github.com/chartgate/chartgate/statechart"
 )
 
@@ -195,24 +195,10 @@ func problems(err error, prefix string) []problem {
 	}
 	out := make([]problem, len(list))
 	for i, e := range list {
-		out[i] = problem{path: joinPath(prefix, e.Path), msg: e.Msg, warning: e.Warning,
+		out[i] = problem{path: string(jsonx.Path(prefix).Join(jsonx.Path(e.Path))), msg: e.Msg, warning: e.Warning,
 			missingGuard: errors.Is(e, statechart.ErrGuardNotImplemented)}
 	}
 	return out
-}
-
-// joinPath joins two JSON paths written the way statechart writes them:
-// "a.b", `a["x.y"]`, "a[0]".
-func joinPath(prefix, path string) string {
-	switch {
-	case prefix == "":
-		return path
-	case path == "":
-		return prefix
-	case strings.HasPrefix(path, "["):
-		return prefix + path
-	}
-	return prefix + "." + path
 }
 
 // load reads and compiles FILE ("-": stdin) for the commands that use the

@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -316,7 +315,7 @@ func statewrightPaths(probs []problem, file []byte) []problem {
 	var out []problem
 	seen := map[string]bool{}
 	for _, p := range probs {
-		segs := pathSegments(p.path)
+		segs := jsonx.Path(p.path).Segments()
 		n := len(segs)
 		if n >= 4 && segs[n-4] == "meta" && segs[n-3] == "mcp" && (segs[n-2] == "tools" || segs[n-2] == "deny") && n >= 5 {
 			key := segs[n-5]
@@ -327,7 +326,7 @@ func statewrightPaths(probs []problem, file []byte) []problem {
 			if segs[n-2] == "deny" {
 				field = "disallowed_tools"
 			}
-			p.path = joinPath(joinPath(pathKey("states", key), field), "["+segs[n-1]+"]")
+			p.path = string(jsonx.Path("states").Key(key).Join(jsonx.Path(field + "[" + segs[n-1] + "]")))
 		}
 		if id := p.path + "\x00" + p.msg; !seen[id] {
 			seen[id] = true
@@ -336,52 +335,6 @@ func statewrightPaths(probs []problem, file []byte) []problem {
 	}
 	return out
 }
-
-// pathSegments splits a path written the way statechart writes them
-// (a.b["c.d"][2]) into its keys and indexes.
-func pathSegments(path string) []string {
-	var segs []string
-	for i := 0; i < len(path); {
-		switch path[i] {
-		case '.':
-			i++
-		case '[':
-			if i+1 < len(path) && path[i+1] == '"' {
-				end := i + 2
-				for end < len(path) && path[end] != '"' {
-					if path[end] == '\\' {
-						end++
-					}
-					end++
-				}
-				k, err := strconv.Unquote(path[i+1 : min(end+1, len(path))])
-				if err != nil {
-					k = path[i+1 : min(end+1, len(path))]
-				}
-				segs = append(segs, k)
-				i = end + 2
-				continue
-			}
-			end := strings.IndexByte(path[i:], ']')
-			if end < 0 {
-				return append(segs, path[i:])
-			}
-			segs = append(segs, path[i+1:i+end])
-			i += end + 1
-		default:
-			end := strings.IndexAny(path[i:], ".[")
-			if end < 0 {
-				return append(segs, path[i:])
-			}
-			segs = append(segs, path[i:i+end])
-			i += end
-		}
-	}
-	return segs
-}
-
-// pathKey appends key to a path, quoted when it needs to be.
-func pathKey(path, key string) string { return string(jsonx.Path(path).Key(key)) }
 
 func stateExists(states gjson.Result, key string) bool {
 	found := false

@@ -1,11 +1,12 @@
 package random
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/chartgate/chartgate/internal/jsonx"
 )
 
 // Kind is the type of a state node in the model.
@@ -189,27 +190,13 @@ type kv struct {
 // obj is a JSON object that keeps its key order.
 type obj []kv
 
+// MarshalJSON writes the members in order (see jsonx.Object).
 func (o obj) MarshalJSON() ([]byte, error) {
-	var b bytes.Buffer
-	b.WriteByte('{')
-	for i, e := range o {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		k, err := json.Marshal(e.K)
-		if err != nil {
-			return nil, err
-		}
-		b.Write(k)
-		b.WriteByte(':')
-		v, err := json.Marshal(e.V)
-		if err != nil {
-			return nil, err
-		}
-		b.Write(v)
+	var jo jsonx.Object
+	for _, e := range o {
+		jo.Set(e.K, e.V)
 	}
-	b.WriteByte('}')
-	return b.Bytes(), nil
+	return jo.MarshalJSON()
 }
 
 func (o obj) get(k string) (any, bool) {
@@ -221,23 +208,20 @@ func (o obj) get(k string) (any, bool) {
 	return nil, false
 }
 
-// cloneJSON deep-copies a JSON-shaped value built of obj, []any and scalars.
+// cloneJSON deep-copies a JSON-shaped value built of obj, []any and
+// scalars (jsonx.Clone, with obj copied member by member).
 func cloneJSON(v any) any {
-	switch x := v.(type) {
-	case obj:
-		out := make(obj, len(x))
-		for i, e := range x {
+	return jsonx.Clone(v, func(leaf any) any {
+		o, ok := leaf.(obj)
+		if !ok {
+			return leaf
+		}
+		out := make(obj, len(o))
+		for i, e := range o {
 			out[i] = kv{e.K, cloneJSON(e.V)}
 		}
 		return out
-	case []any:
-		out := make([]any, len(x))
-		for i, e := range x {
-			out[i] = cloneJSON(e)
-		}
-		return out
-	}
-	return v
+	})
 }
 
 // ---------------------------------------------------------------------------

@@ -11,7 +11,10 @@
 //
 // Every loader and front door (statechart, statechart/flat, workflow,
 // mcpbind, the gateway's configuration) calls [DidYouMean] or [Closest], so
-// the same misspelling gets the same hint wherever it is made.
+// the same misspelling gets the same hint wherever it is made. A loader
+// that may give many hints against many candidates (a misspelt target
+// among thousands of states, thousands of times) spends them from one
+// [Budget] per document, so that its work stays linear.
 package hint
 
 import (
@@ -61,4 +64,24 @@ func Format(best string) string {
 		return ""
 	}
 	return fmt.Sprintf(" (did you mean %q?)", best)
+}
+
+// MaxWork is the edit-distance work (table cells) a [Budget] spends on
+// the hints of one document. Past it, problems come without hints.
+const MaxWork = 20_000_000
+
+// A Budget bounds the did-you-mean work spent on one document. The zero
+// value has [MaxWork] to spend. A Budget is not safe for concurrent use.
+type Budget struct{ spent int }
+
+// DidYouMean is [DidYouMean] within the budget: it returns "" once the
+// budget is spent, and calls candidates only while it lasts.
+func (b *Budget) DidYouMean(s string, candidates func() []string) string {
+	if b.spent >= MaxWork {
+		return ""
+	}
+	cs := candidates()
+	best, work := ClosestWork(s, cs)
+	b.spent += work + len(cs)
+	return Format(best)
 }

@@ -1,6 +1,8 @@
 package hint_test
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/chartgate/chartgate/internal/hint"
@@ -43,5 +45,29 @@ func TestClosestWorkCountsCells(t *testing.T) {
 	_, work := hint.ClosestWork("abcd", []string{"abce", "abcdefghijklmnop"})
 	if work != 16 { // the long candidate is skipped on length alone
 		t.Errorf("work = %d, want 16", work)
+	}
+}
+
+// TestBudget: a budget gives the hints DidYouMean gives until MaxWork
+// cells are spent, then none, and stops asking for candidates.
+func TestBudget(t *testing.T) {
+	var b hint.Budget
+	cands := []string{"confirmed", "cancelled"}
+	asked := 0
+	list := func() []string { asked++; return cands }
+	if got, want := b.DidYouMean("confirmd", list), hint.DidYouMean("confirmd", cands); got != want || got == "" {
+		t.Fatalf("DidYouMean = %q, want %q", got, want)
+	}
+	// 1,000 candidates of 60 bytes against a name of 60: 3.6M cells a
+	// call, so the budget is spent after six.
+	long := make([]string, 1000)
+	for i := range long {
+		long[i] = fmt.Sprintf("%060d", i)
+	}
+	for range 6 {
+		b.DidYouMean(strings.Repeat("x", 60), func() []string { return long })
+	}
+	if got := b.DidYouMean("confirmd", list); got != "" || asked != 1 {
+		t.Errorf("spent budget: %q, candidates asked %d times", got, asked)
 	}
 }

@@ -21,6 +21,7 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/tidwall/gjson"
 )
@@ -467,6 +468,62 @@ func quotedKey(k string) bool {
 
 // Index appends an array index.
 func (p Path) Index(i int) Path { return p + Path("["+strconv.Itoa(i)+"]") }
+
+// Join appends rest, a path relative to p: states.a and on.GO give
+// states.a.on.GO, states.a and [2] give states.a[2].
+func (p Path) Join(rest Path) Path {
+	switch {
+	case p == "":
+		return rest
+	case rest == "", rest[0] == '[':
+		return p + rest
+	}
+	return p + "." + rest
+}
+
+// Segments splits p into its keys and indexes, unquoted: states["a b"][2]
+// gives states, a b and 2. It reads what Key, Index and Join write.
+func (p Path) Segments() []string {
+	path := string(p)
+	var segs []string
+	for i := 0; i < len(path); {
+		switch path[i] {
+		case '.':
+			i++
+		case '[':
+			if i+1 < len(path) && path[i+1] == '"' {
+				end := i + 2
+				for end < len(path) && path[end] != '"' {
+					if path[end] == '\\' {
+						end++
+					}
+					end++
+				}
+				k, err := strconv.Unquote(path[i+1 : min(end+1, len(path))])
+				if err != nil {
+					k = path[i+1 : min(end+1, len(path))]
+				}
+				segs = append(segs, k)
+				i = end + 2
+				continue
+			}
+			end := strings.IndexByte(path[i:], ']')
+			if end < 0 {
+				return append(segs, path[i:])
+			}
+			segs = append(segs, path[i+1:i+end])
+			i += end + 1
+		default:
+			end := strings.IndexAny(path[i:], ".[")
+			if end < 0 {
+				return append(segs, path[i:])
+			}
+			segs = append(segs, path[i:i+end])
+			i += end
+		}
+	}
+	return segs
+}
 
 // Text writes a value for a reader: a string as it is, anything else (a
 // nested state value, say) as its JSON.

@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -296,5 +297,28 @@ func TestClone(t *testing.T) {
 	}).(map[string]any)
 	if up["a"].([]any)[1] != "s!" || up["n"] != nil {
 		t.Fatalf("leaf not applied: %v", up)
+	}
+}
+
+// TestPathJoinAndSegments: Join appends a relative path the way Key and
+// Index would have, and Segments reads back every key and index.
+func TestPathJoinAndSegments(t *testing.T) {
+	for _, c := range []struct {
+		prefix, rest, want string
+	}{
+		{"", "a.b", "a.b"},
+		{"states.a", "", "states.a"},
+		{"states.a", "on.GO", "states.a.on.GO"},
+		{"states.a", "[2]", "states.a[2]"},
+		{"states.a", `["x.y"].target`, `states.a["x.y"].target`},
+	} {
+		if got := Path(c.prefix).Join(Path(c.rest)); string(got) != c.want {
+			t.Errorf("Join(%q, %q) = %q, want %q", c.prefix, c.rest, got, c.want)
+		}
+	}
+	p := Path("states").Key("a b").Key("on").Key(`x."y`).Index(2).Key("target").Key("")
+	want := []string{"states", "a b", "on", `x."y`, "2", "target", ""}
+	if got := p.Segments(); !slices.Equal(got, want) {
+		t.Errorf("%s.Segments() = %q, want %q", p, got, want)
 	}
 }

@@ -1,10 +1,13 @@
 // Package toolname holds chartgate's one rule for MCP tool names and the
 // patterns that select them: what a name may be made of ([Check]) and
 // which names a pattern matches ([Match]). A workflow's meta.mcp (tools,
-// deny, ungated, the names under events and invalidates), Go bindings, a
-// Statewright workflow's allowed_tools and disallowed_tools, and the
-// gateway's server names are all checked by it, and every gate (the MCP
-// middleware, chartgate serve and the hooks) matches tool names by it.
+// deny, ungated, the names under events, and the patterns under
+// invalidates), Go bindings, a Statewright workflow's allowed_tools and
+// disallowed_tools, package statesync's policies (Match and Invalidates)
+// and the gateway's server names are all checked by it, and every gate
+// (the MCP middleware, chartgate serve and the hooks) and statesync match
+// tool names by it: the same pattern means the same set of names wherever
+// it is written.
 //
 // A name is 1 to 128 ASCII letters, digits, "_", "-" and "." (the MCP
 // specification's rule). A pattern may also hold "*", which matches any
@@ -12,12 +15,15 @@
 // cart.items.list, "cart_*" matches cart_pay, "*" every name. Every other
 // character matches itself, case-sensitively.
 //
-// This is not the language of package statesync's policies, which follow
-// MCP Fusion ("*" is one dot-separated segment, "**" any number), nor of
-// file patterns (workflow.MatchFile: "*" stops at "/"), nor of shell
-// paths (package shellpolicy, path.Match per element): those match other
-// things than tool names. The shell's command patterns use the same "*"
-// as tool patterns, and share [Match].
+// ("**" is thus the same as "*", where MCP Fusion, whose State Sync
+// statesync follows, reads "*" as one dot-separated segment and "**" as
+// any number: a pattern here names at least what it names there, which
+// for a cache invalidation is the safe direction.)
+//
+// This is not the language of file patterns (workflow.MatchFile: "*"
+// stops at "/", "**" crosses it) nor of shell paths (package shellpolicy,
+// path.Match per element): those match paths, not tool names. The shell's
+// command patterns use the same "*" as tool patterns, and share [Match].
 package toolname
 
 import (

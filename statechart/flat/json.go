@@ -24,9 +24,6 @@ const (
 	MaxDepth = 256
 	// MaxStates is the largest number of states a flat machine may have.
 	MaxStates = 100_000
-	// maxSuggest is the largest number of candidates didYouMean compares
-	// against, so that hostile input cannot make suggestions quadratic.
-	maxSuggest = 1000
 )
 
 // checkDocument rejects a document that is too large, nested too deeply or
@@ -76,11 +73,10 @@ func isEmpty(v gjson.Result) bool {
 	return false
 }
 
-// didYouMean returns ` (did you mean "x"?)` for the candidate closest to s,
-// or "" when none is close enough.
+// didYouMean returns ` (did you mean "x"?)` for the candidate of a short,
+// fixed list (the keys a member may have) closest to s, or "" when none is
+// close enough. Hints among a machine's states are spent from the
+// loader's hint.Budget.
 func didYouMean(s string, candidates []string) string {
-	if len(candidates) > maxSuggest {
-		return ""
-	}
 	return hint.DidYouMean(s, candidates)
 }

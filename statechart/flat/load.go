@@ -10,6 +10,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/chartgate/chartgate/internal/hint"
 	"github.com/chartgate/chartgate/internal/jsonx"
 	"github.com/chartgate/chartgate/statechart"
 )
@@ -55,10 +56,11 @@ func notFlatMsg(what string) string {
 }
 
 type loader struct {
-	m    *Machine
-	errs statechart.ErrorList
-	byID map[string]int // state ids ("#" targets): the root is -1
-	keyd map[string]int // state keys
+	m     *Machine
+	errs  statechart.ErrorList
+	byID  map[string]int // state ids ("#" targets): the root is -1
+	keyd  map[string]int // state keys
+	hints hint.Budget    // the did-you-mean work of this document
 }
 
 func (l *loader) errorf(p jsonx.Path, format string, args ...any) {
@@ -252,14 +254,11 @@ func (l *loader) readInitial(v gjson.Result) {
 				return
 			}
 		}
-		l.errorf("initial", "%q is not a state%s", v.String(), didYouMean(v.String(), l.keys()))
+		l.errorf("initial", "%q is not a state%s", v.String(), l.hints.DidYouMean(v.String(), l.keys))
 	}
 }
 
 func (l *loader) keys() []string {
-	if len(l.m.nodes) > maxSuggest {
-		return nil
-	}
 	out := make([]string, len(l.m.nodes))
 	for i, n := range l.m.nodes {
 		out[i] = n.key
@@ -360,9 +359,9 @@ func (l *loader) readTransition(src int, v gjson.Result, p jsonx.Path) (int, boo
 	}
 	switch {
 	case !ok && strings.HasPrefix(t, "#"):
-		l.errorf(tp, "%q is not a state id%s", t, didYouMean(t, l.ids()))
+		l.errorf(tp, "%q is not a state id%s", t, l.hints.DidYouMean(t, l.ids))
 	case !ok:
-		l.errorf(tp, "%q is not a state%s", t, didYouMean(t, l.keys()))
+		l.errorf(tp, "%q is not a state%s", t, l.hints.DidYouMean(t, l.keys))
 	case idx < 0:
 		l.errorf(tp, "%q is the machine root; %s", t, notFlatMsg("transitions to the root"))
 	default:
@@ -409,9 +408,6 @@ func (l *loader) walk(cur int, segs []string) (int, bool) {
 }
 
 func (l *loader) ids() []string {
-	if len(l.m.nodes) > maxSuggest {
-		return nil
-	}
 	out := []string{"#" + l.m.id}
 	for _, n := range l.m.nodes {
 		out = append(out, "#"+n.id)

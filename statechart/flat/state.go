@@ -9,6 +9,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/chartgate/chartgate/internal/hint"
 	"github.com/chartgate/chartgate/internal/jsonx"
 	"github.com/chartgate/chartgate/statechart"
 )
@@ -121,18 +122,18 @@ func (m *Machine) restore(data []byte) (*State, error) {
 		return nil, fmt.Errorf("value: must be the name of a state of machine %q, not %s", m.id, jsonx.Kind(v))
 	}
 	idx := -1
-	keys := make([]string, 0, min(len(m.nodes), maxSuggest))
 	for i, n := range m.nodes {
 		if n.key == v.String() {
 			idx = i
 			break
 		}
-		if len(keys) < maxSuggest {
-			keys = append(keys, n.key)
-		}
 	}
 	if idx < 0 {
-		return nil, fmt.Errorf("value: %q is not a state of machine %q%s", v.String(), m.id, didYouMean(v.String(), keys))
+		keys := make([]string, len(m.nodes))
+		for i, n := range m.nodes {
+			keys[i] = n.key
+		}
+		return nil, fmt.Errorf("value: %q is not a state of machine %q%s", v.String(), m.id, hint.DidYouMean(v.String(), keys))
 	}
 	n := &m.nodes[idx]
 
