@@ -56,8 +56,11 @@ func addServeWorkflowFlags(fs *flag.FlagSet) serveWorkflowFlags {
 
 const serveWorkflowUsage = `
 With --workflow, the gateway enforces a workflow on the upstream tools: a
-tool is listed and runs only in the states that allow it; refused calls say
-what to do instead; workflow_status and workflow_transition show and move the
+tool runs only in the states that allow it, and refused calls say what to do
+instead. A client of a protocol before 2026-07-28 is listed only the tools
+allowed now (and told when that changes); a 2026-07-28 client, or any client
+with --list-all-tools, is listed every tool, each description saying in which
+states it works; workflow_status and workflow_transition show and move the
 workflow; transitions that need approval wait for chartgate approve (or the
 user, when the client supports elicitation); every transition and gated call
 is kept in the workflow's run history (chartgate history). A tool two servers
