@@ -178,7 +178,8 @@ const (
 	// GuardUnhandled, with params {"handled": [events], "prefix": p},
 	// passes for an event the agent sent that the state does not handle:
 	// its type starts with p, is not in handled, and is not reserved
-	// ("chartgate." or "xstate."). It guards the wildcard transition of
+	// ("chartgate.", "xstate.", or BRANCH_DONE: for a branch no fork
+	// here has). It guards the wildcard transition of
 	// safe_next with [CompatStatewright].
 	GuardUnhandled = "statewright.unhandled"
 
@@ -267,7 +268,7 @@ func builtins() statechart.Implementations {
 			GuardUnhandled: func(_ context.Context, a statechart.GuardArgs) (bool, error) {
 				typ := a.Event.Type
 				prefix, _ := a.Params["prefix"].(string)
-				if !strings.HasPrefix(typ, prefix) || strings.HasPrefix(typ, "chartgate.") || strings.HasPrefix(typ, "xstate.") {
+				if !strings.HasPrefix(typ, prefix) || strings.HasPrefix(typ, "chartgate.") || strings.HasPrefix(typ, "xstate.") || strings.HasPrefix(typ, BranchDone) {
 					return false, nil
 				}
 				handled, _ := a.Params["handled"].([]any)

@@ -88,6 +88,12 @@ type Workflow struct {
 	// forks are the top-level forks of a Statewright workflow, by the key
 	// of their parallel state, in Statewright's shape.
 	forks map[string]map[string]any
+	// views are what Statewright's tools show of the states of a
+	// Statewright workflow file, by state name; nil for XState.
+	views map[string]*swStateView
+	// guards index the Statewright guards the machine's transitions name,
+	// for ExplainGuard.
+	guards guardIndex
 }
 
 // Interrupt sends Event to the workflow when a file matching FilePattern
@@ -181,6 +187,7 @@ func Load(data []byte, opts *Options) (*Workflow, error) {
 	}
 	w.Format = FormatStatewright
 	w.forks = forksOf(d)
+	w.views = swViews(d)
 	return w, nil
 }
 

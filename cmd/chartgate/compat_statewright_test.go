@@ -55,6 +55,7 @@ type swAgent struct {
 	cs      *mcp.ClientSession
 	store   string // the SQLite store chartgate approve and history share
 	project []string
+	args    []string // chartgate's arguments
 }
 
 // serveCompat starts chartgate serve --compat statewright with the
@@ -65,7 +66,19 @@ func serveCompat(t *testing.T, workflowJSON string, extra ...string) *swAgent {
 	store := filepath.Join(t.TempDir(), "state.db")
 	project := []string{"--workflow", wf, "--store", store}
 	args := append([]string{"serve", "--log-level", "warn", "--compat", "statewright", "--session", "s1", "--config", fileUpstream(t)}, project...)
-	cmd := exec.Command(testExe(t), append(args, extra...)...)
+	return startCompat(t, store, project, append(args, extra...))
+}
+
+// join starts another chartgate serve on a's workflow and store, as the
+// gateway of a sub-agent that works in the same named workflow.
+func (a *swAgent) join() *swAgent {
+	a.t.Helper()
+	return startCompat(a.t, a.store, a.project, a.args)
+}
+
+func startCompat(t *testing.T, store string, project, args []string) *swAgent {
+	t.Helper()
+	cmd := exec.Command(testExe(t), args...)
 	cmd.Env = append(os.Environ(), envMain+"=1")
 	cmd.Stderr = testWriter{t}
 	// Statewright's clients speak the protocol of 2025-11-25, whose
@@ -74,7 +87,7 @@ func serveCompat(t *testing.T, workflowJSON string, extra ...string) *swAgent {
 		Connect(context.Background(), &mcp.CommandTransport{Command: cmd, TerminateDuration: 5 * time.Second}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	require.NoError(t, err)
 	t.Cleanup(func() { cs.Close() })
-	return &swAgent{t: t, cs: cs, store: store, project: project}
+	return &swAgent{t: t, cs: cs, store: store, project: project, args: args}
 }
 
 // call calls a tool and returns its text and whether it is an error.
@@ -291,13 +304,28 @@ const orderWorkflow = `{
   }
 }`
 
-// TestStatewrightCompatGuardRefusal ports transition.rs
+// TestStatewrightCompatGuardRefusal ports custom_tools.rs
+// get_state_returns_correct_info (transitions: every "on" entry, and the
+// guards they name), transition.rs
 // guarded_transition_fails_when_guard_not_met (GuardFailed names
 // has_items) and guarded_transition_passes_when_guards_satisfied: the
 // refusal names the guard, its condition and the value it saw, and says
 // that data sent with the event is not seen by it.
 func TestStatewrightCompatGuardRefusal(t *testing.T) {
 	a := serveCompat(t, orderWorkflow)
+	// get_state lists every "on" entry of the state, sorted by event,
+	// whether or not its guards pass now, and the guards they name
+	// (custom_tools.rs handle_get_state).
+	st := a.json("statewright_get_state", nil)
+	assert.Equal(t, []any{
+		map[string]any{"event": "ADD_ITEM", "target": "draft"},
+		map[string]any{"event": "CANCEL", "target": "cancelled"},
+		map[string]any{"event": "SUBMIT", "target": "pending_payment"},
+	}, st["transitions"])
+	assert.Equal(t, map[string]any{
+		"has_items":   map[string]any{"field": "item_count", "op": "gt", "value": 0.0},
+		"has_payment": map[string]any{"field": "payment_method", "op": "exists", "value": nil},
+	}, st["guards"])
 	text, isErr := a.transition("SUBMIT", map[string]any{"item_count": 2})
 	assert.True(t, isErr)
 	assert.Contains(t, text, `Event "SUBMIT" was refused by a guard in state "draft". guard 'has_items' failed: item_count gt 0, and item_count is 0.`)
@@ -411,7 +439,7 @@ func TestStatewrightCompatTools(t *testing.T) {
 	loaded := a.json("statewright_load_workflow", map[string]any{"name": "test", "session_id": "sub-agent-1"})
 	assert.Equal(t, "test", loaded["loaded"])
 	assert.Equal(t, "implementing", loaded["initial_state"], "joined, not reset")
-	assert.Equal(t, []any{"planning", "implementing", "testing", "completed", "failed"}, loaded["states"])
+	assert.Equal(t, []any{"completed", "failed", "implementing", "planning", "testing"}, loaded["states"], "sorted, as Statewright's BTreeMap")
 	assert.Equal(t, false, loaded["resumed"])
 	text, isErr := a.call("statewright_load_workflow", map[string]any{"name": "nope"})
 	assert.True(t, isErr)
@@ -637,4 +665,141 @@ func TestStatewrightCompatHookAllowedCommands(t *testing.T) {
 	code, _, errOut = chartgateIn("{}", "hook", "claude-code", "--compat", "xstate")
 	assert.Equal(t, exitUsage, code)
 	assert.Contains(t, errOut, `--compat "xstate": the one compatibility is statewright`)
+}
+
+// TestStatewrightCompatBranchSessions ports gateway.rs's branch sessions
+// (the fork's "forked" answer, statewright_load_workflow {branch}, the
+// fork object of get_state, BRANCH_DONE:<branch> with its "Unknown
+// branch" and "No active fork" refusals) with sub-agents that are other
+// gateway processes on the same store and named workflow: each joins a
+// branch, sees its state, tools and transitions, and finishes it.
+func TestStatewrightCompatBranchSessions(t *testing.T) {
+	a := serveCompat(t, forkWorkflow)
+	lint, types := a.join(), a.join()
+
+	text, isErr := lint.call("statewright_load_workflow", map[string]any{"name": "ci", "branch": "lint"})
+	assert.True(t, isErr)
+	assert.Equal(t, "Branch 'lint' not found. Is a fork active? No fork is running: the workflow is in state 'building'.", text)
+	text, isErr = a.transition("BRANCH_DONE:lint", nil)
+	assert.True(t, isErr, "not taken by anything: %s", text)
+	assert.Equal(t, "No active fork. Cannot complete branch 'lint'. No fork is running: the workflow is in state 'building'.", text)
+
+	res := a.json("statewright_transition", map[string]any{"event": "BUILD_DONE"})
+	assert.Equal(t, true, res["forked"])
+	assert.Equal(t, "lint", res["current_branch"])
+	assert.Equal(t, "deploying", res["on_complete"])
+
+	joined := lint.json("statewright_load_workflow", map[string]any{"name": "ci", "branch": "lint"})
+	assert.Equal(t, map[string]any{"loaded": "ci", "branch": "lint", "initial_state": "lint_run",
+		"states":         []any{"building", "deploying", "done", "failed", "lint_done", "lint_run", "types_done", "types_run"},
+		"capture_output": false, "resumed": false}, joined)
+	types.json("statewright_load_workflow", map[string]any{"name": "ci", "branch": "types"})
+	text, isErr = types.call("statewright_load_workflow", map[string]any{"name": "ci", "branch": "docs"})
+	assert.True(t, isErr)
+	assert.Equal(t, "Branch 'docs' not found. Is a fork active? The running fork's branches are: lint, types.", text)
+
+	// A branch's session sees its branch.
+	st := lint.json("statewright_get_state", nil)
+	assert.Equal(t, "lint_run", st["state"])
+	assert.Equal(t, []any{"read_file"}, st["allowed_tools"])
+	assert.Equal(t, []any{map[string]any{"event": "FAIL", "target": "failed"}, map[string]any{"event": "PASS", "target": "lint_done"}}, st["transitions"])
+	fork := st["fork"].(map[string]any)
+	assert.Equal(t, true, fork["active"])
+	assert.Equal(t, "lint", fork["current_branch"])
+	assert.Equal(t, "types_run", types.json("statewright_get_state", nil)["state"])
+
+	// The types sub-agent finishes its branch with BRANCH_DONE.
+	res = types.json("statewright_transition", map[string]any{"event": "BRANCH_DONE:types"})
+	assert.Equal(t, "types", res["branch_completed"])
+	assert.Equal(t, "lint", res["next_branch"])
+	assert.Equal(t, 1.0, res["completed"])
+	assert.Equal(t, 1.0, res["remaining"])
+	branches := a.json("statewright_get_state", nil)["fork"].(map[string]any)["branches"].(map[string]any)
+	assert.Equal(t, "completed", branches["types"].(map[string]any)["status"], "the parent sees it")
+	assert.Equal(t, "running", branches["lint"].(map[string]any)["status"])
+	text, isErr = lint.transition("BRANCH_DONE:nope", nil)
+	assert.True(t, isErr)
+	assert.Equal(t, "Unknown branch 'nope'. The running fork's branches are: lint, types.", text)
+	text, isErr = lint.transition("BRANCH_DONE:types", nil)
+	assert.True(t, isErr)
+	assert.Equal(t, "Cannot complete branch 'types'. Branch 'types' is completed (in state 'types_done'): it is no longer running.", text)
+
+	// The lint sub-agent's own event moves its branch; the join runs.
+	res = lint.json("statewright_transition", map[string]any{"event": "PASS"})
+	assert.Equal(t, "lint_run", res["from"])
+	assert.Equal(t, "deploying", res["to"], "join all: every branch done")
+	assert.Equal(t, "deploying", a.json("statewright_get_state", nil)["state"])
+	text, isErr = types.transition("BRANCH_DONE:types", nil)
+	assert.True(t, isErr)
+	assert.Equal(t, "No active fork. Cannot complete branch 'types'. No fork is running: the workflow is in state 'deploying'.", text)
+	text, isErr = types.call("statewright_load_workflow", map[string]any{"name": "ci", "branch": "types"})
+	assert.True(t, isErr)
+	assert.Contains(t, text, "No fork is running")
+	// A branch's event after its branch ended does not move the workflow.
+	text, isErr = lint.transition("SHIPPED", nil)
+	assert.True(t, isErr)
+	assert.Contains(t, text, "Event 'SHIPPED' was not sent: this session worked in branch 'lint', which is not running any more")
+	assert.Equal(t, "deploying", a.json("statewright_get_state", nil)["state"])
+	assert.Equal(t, "done", lint.json("statewright_transition", map[string]any{"event": "SHIPPED"})["to"], "the session left the branch")
+
+	code, out, errOut := chartgate(append([]string{"history", "--json", "name:s1"}, a.project...)...)
+	require.Equal(t, exitOK, code, errOut)
+	assert.Contains(t, out, `"lint.PASS"`)
+	assert.Contains(t, out, `"BRANCH_DONE:types"`)
+}
+
+// TestStatewrightCompatModel ports custom_tools.rs
+// get_state_returns_correct_info, get_state_after_transition,
+// get_state_includes_model_when_defined,
+// get_state_model_null_when_not_defined,
+// get_state_model_changes_after_transition,
+// get_state_inherits_default_model_when_state_has_none,
+// get_state_state_model_overrides_default and
+// get_state_no_default_model_when_meta_absent.
+func TestStatewrightCompatModel(t *testing.T) {
+	a := serveCompat(t, `{
+  "id": "model-routing", "initial": "diagnose",
+  "states": {
+    "diagnose": {"allowed_tools": ["read_file", "grep"], "model": "claude-haiku-4-5-20251001", "max_iterations": 8,
+      "instructions": "Read files and plan your approach.", "on": {"DIAGNOSED": "propose_fix"}},
+    "propose_fix": {"allowed_tools": ["read_file"], "model": "anthropic/claude-opus-4-6", "max_iterations": 3, "on": {"DONE": "execute"}},
+    "execute": {"allowed_tools": ["read_file", "edit_file"], "on": {"DONE": "completed"}},
+    "completed": {"type": "final"}
+  }
+}`)
+	st := a.json("statewright_get_state", nil)
+	assert.Equal(t, "diagnose", st["state"])
+	assert.Equal(t, false, st["is_final"])
+	assert.Equal(t, 0.0, st["iteration"])
+	assert.Equal(t, 8.0, st["max_iterations"])
+	assert.Equal(t, "Read files and plan your approach.", st["instructions"])
+	assert.Equal(t, []any{"read_file", "grep"}, st["allowed_tools"])
+	assert.Equal(t, "claude-haiku-4-5-20251001", st["model"])
+	assert.Nil(t, st["default_model"])
+	a.json("statewright_transition", map[string]any{"event": "DIAGNOSED"})
+	a.call("read_file", map[string]any{"path": "a"})
+	st = a.json("statewright_get_state", nil)
+	assert.Equal(t, "anthropic/claude-opus-4-6", st["model"])
+	assert.Equal(t, 1.0, st["iteration"])
+	assert.Equal(t, 3.0, st["max_iterations"])
+	a.json("statewright_transition", map[string]any{"event": "DONE"})
+	st = a.json("statewright_get_state", nil)
+	assert.Equal(t, "execute", st["state"])
+	assert.Nil(t, st["model"])
+
+	b := serveCompat(t, `{
+  "id": "default-model", "initial": "planning", "meta": {"default_model": "anthropic/claude-opus-4-6"},
+  "states": {
+    "planning": {"allowed_tools": ["read_file"], "on": {"READY": "grunt_work"}},
+    "grunt_work": {"allowed_tools": ["read_file", "edit_file"], "model": "claude-haiku-4-5-20251001", "on": {"DONE": "completed"}},
+    "completed": {"type": "final"}
+  }
+}`)
+	st = b.json("statewright_get_state", nil)
+	assert.Equal(t, "anthropic/claude-opus-4-6", st["model"])
+	assert.Equal(t, "anthropic/claude-opus-4-6", st["default_model"])
+	b.json("statewright_transition", map[string]any{"event": "READY"})
+	st = b.json("statewright_get_state", nil)
+	assert.Equal(t, "claude-haiku-4-5-20251001", st["model"])
+	assert.Equal(t, "anthropic/claude-opus-4-6", st["default_model"])
 }

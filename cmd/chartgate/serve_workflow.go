@@ -14,6 +14,7 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -140,7 +141,7 @@ func workflowHook(f serveWorkflowFlags, o *serveOptions, logger *slog.Logger, cl
 		}
 		var sw *statewrightTools
 		if *f.compat == "statewright" {
-			sw = &statewrightTools{w: w, created: map[string]bool{}, session: *f.session, logger: logger}
+			sw = &statewrightTools{w: w, created: map[string]bool{}, branches: map[*mcp.ServerSession]string{}, session: *f.session, logger: logger}
 			opts.OwnTools = statewrightOwnTools
 			// At a checkpoint Statewright lists only its own tools, and
 			// every transition restarts its iteration count.
@@ -314,9 +315,13 @@ type statewrightTools struct {
 
 	mu      sync.Mutex
 	created map[string]bool // the workflows create_workflow kept
+	// branches are the fork branches sessions joined with load_workflow
+	// {branch}, until they finish them or the branch is no longer running.
+	branches map[*mcp.ServerSession]string
 }
 
 func (t *statewrightTools) add(s *mcp.Server) {
+	s.AddReceivingMiddleware(t.branchMiddleware)
 	empty := json.RawMessage(`{"type":"object","properties":{}}`)
 	s.AddTool(&mcp.Tool{Name: "statewright_list_workflows", Description: "List all available named workflows and which one is currently active.", InputSchema: empty}, t.listWorkflows)
 	s.AddTool(&mcp.Tool{Name: "statewright_get_status", Description: "Get gateway status: active workflow, current state, available workflows.", InputSchema: empty}, t.getStatus)
@@ -406,24 +411,10 @@ func (t *statewrightTools) loadWorkflow(ctx context.Context, req *mcp.CallToolRe
 		return swError(`statewright_load_workflow needs {"name": "<workflow>"}.`), nil
 	}
 	if in.Branch != "" && in.Name == t.name() {
-		// A sub-agent joins a branch of the running fork: the branch is a
-		// region of the session's workflow, moved by "<branch>.<EVENT>".
-		wf, err := t.gate.SessionWorkflow(ctx, req.Session)
-		if err != nil {
-			return swError(fmt.Sprintf("The workflow could not be read: %v", err)), nil
-		}
-		if _, fork, ok := t.w.ActiveFork(wf.State); ok {
-			if b, ok := fork["branches"].(map[string]any)[in.Branch].(map[string]any); ok {
-				return swJSON(map[string]any{
-					"loaded": in.Name, "branch": in.Branch, "initial_state": b["state"], "states": t.w.StateNames(),
-					"capture_output": false, "resumed": false,
-					"events": fmt.Sprintf("send this branch's events as %q with statewright_transition", in.Branch+".<EVENT>"),
-				}), nil
-			}
-		}
+		return t.joinBranch(ctx, req.Session, in.Name, in.Branch), nil
 	}
 	if in.Branch != "" {
-		return swError(fmt.Sprintf("Branch '%s' not found. Is a fork active? Here a fork's branches are regions of the workflow: send their events as \"%s.<EVENT>\" with statewright_transition.", in.Branch, in.Branch)), nil
+		return swError(fmt.Sprintf("Branch '%s' not found. Is a fork active? Workflow '%s' is not the workflow this session works in ('%s').", in.Branch, in.Name, t.name())), nil
 	}
 	if in.Name != t.name() {
 		if slices.Contains(t.names(), in.Name) {
@@ -513,4 +504,154 @@ func workflowUpstreams(f projectFlags) ([]*gateway.ServerConfig, error) {
 		out = append(out, &gateway.ServerConfig{Name: u.Name, Transport: gateway.TransportStdio, Command: u.Command, Args: u.Args, Env: u.Env})
 	}
 	return out, nil
+}
+
+// joinBranch answers statewright_load_workflow {name, branch}: the
+// session joins a branch of the running fork, as a Statewright sub-agent
+// joins its branch session. From then on its statewright_transition
+// events are the branch's (sent as "<branch>.<EVENT>") and
+// statewright_get_state shows the branch, until it sends
+// BRANCH_DONE:<branch> or the branch stops running. What the session may
+// call stays the workflow's.
+func (t *statewrightTools) joinBranch(ctx context.Context, ss *mcp.ServerSession, name, branch string) *mcp.CallToolResult {
+	wf, err := t.gate.SessionWorkflow(ctx, ss)
+	if err != nil {
+		return swError(fmt.Sprintf("The workflow could not be read: %v", err))
+	}
+	b, why := t.runningBranch(wf, branch)
+	if b == nil {
+		return swError(fmt.Sprintf("Branch '%s' not found. Is a fork active? %s", branch, why))
+	}
+	t.mu.Lock()
+	_, bound := t.branches[ss]
+	t.branches[ss] = branch
+	t.mu.Unlock()
+	if !bound {
+		// The session's entry goes when the session does.
+		go func() {
+			ss.Wait()
+			t.leaveBranch(ss)
+		}()
+	}
+	return swJSON(map[string]any{
+		"loaded": name, "branch": branch, "initial_state": b["state"], "states": t.w.StateNames(),
+		"capture_output": false, "resumed": false,
+	})
+}
+
+// runningBranch returns the branch of the fork running in wf, or nil and
+// why it is not running.
+func (t *statewrightTools) runningBranch(wf *mcpbind.Workflow, branch string) (map[string]any, string) {
+	_, fork, ok := t.w.ActiveFork(wf.State)
+	if !ok {
+		return nil, fmt.Sprintf("No fork is running: the workflow is in state %s.", stateWords(wf.State.Value()))
+	}
+	branches := fork["branches"].(map[string]any)
+	b, ok := branches[branch].(map[string]any)
+	switch {
+	case !ok:
+		return nil, fmt.Sprintf("The running fork's branches are: %s.", strings.Join(slices.Sorted(maps.Keys(branches)), ", "))
+	case b["status"] != "running":
+		return nil, fmt.Sprintf("Branch '%s' is %s (in state '%v'): it is no longer running.", branch, b["status"], b["state"])
+	}
+	return b, ""
+}
+
+// stateWords writes a state value for a sentence.
+func stateWords(v any) string {
+	if s, ok := v.(string); ok {
+		return "'" + s + "'"
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+func (t *statewrightTools) branchOf(ss *mcp.ServerSession) string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.branches[ss]
+}
+
+func (t *statewrightTools) leaveBranch(ss *mcp.ServerSession) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	delete(t.branches, ss)
+}
+
+// branchMiddleware makes statewright_get_state and statewright_transition
+// answer for the branch a session joined, and refuses BRANCH_DONE:<b>
+// clearly when no fork runs or b is not one of its running branches.
+func (t *statewrightTools) branchMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		call, ok := req.(*mcp.CallToolRequest)
+		if !ok || method != "tools/call" || call.Params == nil {
+			return next(ctx, method, req)
+		}
+		switch call.Params.Name {
+		case workflow.StatewrightGetState:
+			if branch := t.branchOf(call.Session); branch != "" {
+				if wf, err := t.gate.SessionWorkflow(ctx, call.Session); err == nil {
+					if b, _ := t.runningBranch(wf, branch); b == nil {
+						t.leaveBranch(call.Session)
+					} else {
+						ctx = workflow.WithBranch(ctx, branch)
+					}
+				}
+			}
+		case workflow.StatewrightTransition:
+			var args map[string]json.RawMessage
+			var event string
+			if json.Unmarshal(call.Params.Arguments, &args) != nil || json.Unmarshal(args["event"], &event) != nil || event == "" {
+				break // the transition tool says what it needs
+			}
+			return t.transition(ctx, method, call, args, event, next)
+		}
+		return next(ctx, method, req)
+	}
+}
+
+func (t *statewrightTools) transition(ctx context.Context, method string, call *mcp.CallToolRequest, args map[string]json.RawMessage, event string, next mcp.MethodHandler) (mcp.Result, error) {
+	ss := call.Session
+	branch := t.branchOf(ss)
+	wf, err := t.gate.SessionWorkflow(ctx, ss)
+	if err != nil {
+		return next(ctx, method, call)
+	}
+	if done, ok := strings.CutPrefix(event, workflow.BranchDone); ok {
+		if b, why := t.runningBranch(wf, done); b == nil {
+			_, fork, forked := t.w.ActiveFork(wf.State)
+			switch {
+			case !forked:
+				return swError(fmt.Sprintf("No active fork. Cannot complete branch '%s'. %s", done, why)), nil
+			case fork["branches"].(map[string]any)[done] != nil:
+				return swError(fmt.Sprintf("Cannot complete branch '%s'. %s", done, why)), nil
+			}
+			return swError(fmt.Sprintf("Unknown branch '%s'. %s", done, why)), nil
+		}
+		if branch != "" {
+			ctx = workflow.WithBranch(ctx, branch)
+		}
+		res, err := next(ctx, method, call)
+		if r, ok := res.(*mcp.CallToolResult); ok && err == nil && !r.IsError && done == branch {
+			t.leaveBranch(ss)
+		}
+		return res, err
+	}
+	if branch == "" {
+		return next(ctx, method, call)
+	}
+	if b, why := t.runningBranch(wf, branch); b == nil {
+		t.leaveBranch(ss)
+		if !strings.Contains(event, ".") {
+			// An event meant for the branch must not move the workflow.
+			return swError(fmt.Sprintf("Event '%s' was not sent: this session worked in branch '%s', which is not running any more (%s) This session has left the branch; statewright_get_state shows the workflow.", event, branch, why)), nil
+		}
+		return next(ctx, method, call)
+	}
+	if !strings.HasPrefix(event, branch+".") {
+		raw, _ := json.Marshal(branch + "." + event)
+		args["event"] = raw
+		call.Params.Arguments, _ = json.Marshal(args)
+	}
+	return next(workflow.WithBranch(ctx, branch), method, call)
 }
