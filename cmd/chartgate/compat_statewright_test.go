@@ -803,3 +803,36 @@ func TestStatewrightCompatModel(t *testing.T) {
 	assert.Equal(t, "claude-haiku-4-5-20251001", st["model"])
 	assert.Equal(t, "anthropic/claude-opus-4-6", st["default_model"])
 }
+
+// TestInstallCompatAmbiguousFormat: chartgate install --compat statewright
+// with a workflow file both formats read (states with only "on" and
+// "type": "final") asks for --format instead of recording xstate, writes
+// nothing, and with --format records it and passes it to the gateway and
+// the hooks.
+func TestInstallCompatAmbiguousFormat(t *testing.T) {
+	chartgateOnPath(t)
+	dir := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, ".chartgate"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, ".chartgate", "workflow.json"), []byte(`{
+  "id": "plain", "initial": "a",
+  "states": {"a": {"on": {"GO": {"target": "b"}}}, "b": {"type": "final"}}
+}`), 0o644))
+	code, _, errOut := chartgate("install", "claude-code", "--dir", dir, "--compat", "statewright")
+	assert.Equal(t, exitFail, code)
+	assert.Contains(t, errOut, ".chartgate/workflow.json: the file reads as a Statewright workflow and as an XState machine")
+	assert.Contains(t, errOut, "--format statewright or --format xstate")
+	_, err := os.Stat(filepath.Join(dir, ".claude"))
+	assert.True(t, os.IsNotExist(err), "nothing written")
+
+	code, _, errOut = chartgate("install", "claude-code", "--dir", dir, "--compat", "statewright", "--format", "statewright")
+	require.Equal(t, exitOK, code, errOut)
+	rec, err := os.ReadFile(filepath.Join(dir, ".chartgate", "installed.json"))
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"workflow": ".chartgate/workflow.json", "format": "statewright"}`, string(rec))
+	settings, err := os.ReadFile(filepath.Join(dir, ".claude", "settings.json"))
+	require.NoError(t, err)
+	assert.Contains(t, string(settings), "hook claude-code --compat statewright --format statewright")
+	mcpJSON, err := os.ReadFile(filepath.Join(dir, ".mcp.json"))
+	require.NoError(t, err)
+	assert.Contains(t, string(mcpJSON), `"--format"`)
+}
