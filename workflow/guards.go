@@ -168,8 +168,9 @@ const (
 	// of the workflow, recorded and counted as Statewright counts it
 	// (with [CompatStatewright]).
 	ActionReenter = "statewright.reenter"
-	// GuardReturnTo passes when _interrupt_return equals params.state, in
-	// the context of the top-level workflow (see [KeyParent]).
+	// GuardReturnTo passes when _interrupt_return (or the key
+	// params.key names) equals params.state, in the context of the
+	// top-level workflow (see [KeyParent]).
 	GuardReturnTo = "statewright.returnTo"
 	// GuardNotInterrupted passes when _interrupt_return is missing or null
 	// in the context of the top-level workflow: no interrupt handler is
@@ -223,14 +224,17 @@ const (
 	// KeyReentries counts the transitions of a state to itself, with
 	// [CompatStatewright] ([ActionReenter]).
 	KeyReentries = "_reentries"
+	// KeyPausedReturn holds, while the workflow is paused
+	// ([CompatStatewright]), the top-level state it resumes.
+	KeyPausedReturn = "_paused_return"
 )
 
 // ReservedKey reports whether a context key is one the workflow keeps for
 // itself ([KeyInterruptReturn], [KeyFork], [KeyParent], [KeySubflows],
-// [KeyReentries]).
+// [KeyReentries], [KeyPausedReturn]).
 func ReservedKey(k string) bool {
 	switch k {
-	case KeyInterruptReturn, KeyFork, KeyParent, KeySubflows, KeyReentries:
+	case KeyInterruptReturn, KeyFork, KeyParent, KeySubflows, KeyReentries, KeyPausedReturn:
 		return true
 	}
 	return false
@@ -259,7 +263,11 @@ func builtins() statechart.Implementations {
 				if !ok {
 					return false, fmt.Errorf(`%s needs params {"state": "<state>"}`, GuardReturnTo)
 				}
-				got, ok := rootContext(a.Context)[KeyInterruptReturn].(string)
+				key, _ := a.Params["key"].(string)
+				if key == "" {
+					key = KeyInterruptReturn
+				}
+				got, ok := rootContext(a.Context)[key].(string)
 				return ok && got == want, nil
 			},
 			GuardNotInterrupted: func(_ context.Context, a statechart.GuardArgs) (bool, error) {

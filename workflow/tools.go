@@ -16,6 +16,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/chartgate/chartgate/gate"
+	"github.com/chartgate/chartgate/internal/jsonx"
 	"github.com/chartgate/chartgate/statechart"
 )
 
@@ -192,7 +193,7 @@ func (w *Workflow) renderState(ctx context.Context, st gate.WorkflowStatus, wf *
 	if forked {
 		out["fork"] = fork
 	}
-	return jsonText(out)
+	return jsonx.Indented(out)
 }
 
 func (w *Workflow) renderTransition(ctx context.Context, tr gate.TransitionResult, wf *gate.Workflow) string {
@@ -257,7 +258,7 @@ func (w *Workflow) renderTransition(ctx context.Context, tr gate.TransitionResul
 			out["approval_id"], out["approval_expires"] = p.ID, p.Expires
 		}
 	}
-	return jsonText(out)
+	return jsonx.Indented(out)
 }
 
 // regionValue is the state of a fork's branch in a state value, or v when
@@ -399,15 +400,6 @@ func orNull(raw string) string {
 		return "null"
 	}
 	return raw
-}
-
-// jsonText answers with v as indented JSON text, as Statewright's tools do.
-func jsonText(v any) string {
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		b = []byte(`{"error": "the answer could not be written"}`)
-	}
-	return string(b)
 }
 
 // Compat names a compatibility mode of [Options.Compat].

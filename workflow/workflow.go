@@ -53,6 +53,11 @@ type Options struct {
 	// as Statewright does where the default differs (see the package
 	// documentation, "Compared with Statewright").
 	Compat Compat
+	// Pausable compiles a Statewright workflow's paused state (see
+	// "Compared with Statewright"), as CompatStatewright does, without
+	// the rest of compat mode: a person's commands read and resume a
+	// workflow that a compat gateway paused.
+	Pausable bool
 	// Statechart passes options to [statechart.Compile]: limits, Strict,
 	// and Go implementations of the guards and actions an XState workflow
 	// names. The workflow's own guards and the built-ins (see

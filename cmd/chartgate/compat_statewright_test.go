@@ -445,22 +445,6 @@ func TestStatewrightCompatTools(t *testing.T) {
 	assert.True(t, isErr)
 	assert.Equal(t, "Workflow 'nope' not found. Available: test", text)
 
-	// Pause and deactivate are refused: enforcement stays on.
-	for _, tool := range []string{"statewright_pause", "statewright_deactivate"} {
-		text, isErr := a.call(tool, nil)
-		assert.True(t, isErr, tool)
-		assert.Contains(t, text, "enforcement stays on", tool)
-	}
-	text, isErr = a.call("write_file", map[string]any{"path": "a.go"})
-	require.False(t, isErr, "still enforced, write_file allowed in implementing: %s", text)
-	_, isErr = a.call("grep", map[string]any{"path": "a.go"})
-	assert.True(t, isErr, "grep is still refused in implementing")
-	// Each request is kept in the run history, with who asked.
-	code, out, errOut := chartgate(append([]string{"history", "--json", "name:s1"}, a.project...)...)
-	require.Equal(t, exitOK, code, errOut)
-	assert.Contains(t, out, `"by":"statewright_pause"`)
-	assert.Contains(t, out, `"by":"statewright_deactivate"`)
-
 	// create_workflow validates before it keeps a workflow.
 	text, isErr = a.call("statewright_create_workflow", map[string]any{"name": "broken", "definition": map[string]any{
 		"initial": "a", "states": map[string]any{"a": map[string]any{"on": map[string]any{"GO": "nowhere"}}},
@@ -835,4 +819,60 @@ func TestInstallCompatAmbiguousFormat(t *testing.T) {
 	mcpJSON, err := os.ReadFile(filepath.Join(dir, ".mcp.json"))
 	require.NoError(t, err)
 	assert.Contains(t, string(mcpJSON), `"--format"`)
+}
+
+// TestStatewrightCompatPause ports gateway.rs's statewright_pause and
+// statewright_deactivate answers ({paused, state, workflow, run_id,
+// message}; {deactivated}) where they differ from Statewright by design:
+// the workflow is held in its paused state (no tool runs, recorded in its
+// run history) until a person resumes it with chartgate resume; the agent
+// cannot resume it nor switch enforcement off.
+func TestStatewrightCompatPause(t *testing.T) {
+	a := serveCompat(t, enforcementWorkflow)
+	a.json("statewright_transition", map[string]any{"event": "READY"})
+	res := a.json("statewright_pause", nil)
+	assert.Equal(t, true, res["paused"])
+	assert.Equal(t, "implementing", res["state"])
+	assert.Equal(t, "test", res["workflow"])
+	assert.Contains(t, res["message"], "chartgate resume name:s1")
+
+	assert.ElementsMatch(t, compatTools, a.tools(), "no upstream tool while paused")
+	text, isErr := a.call("write_file", map[string]any{"path": "a.go"})
+	assert.True(t, isErr, "no tool runs while paused: %s", text)
+	text, isErr = a.transition("DONE", nil)
+	assert.True(t, isErr, text)
+	text, isErr = a.transition("chartgate.resume", nil)
+	assert.True(t, isErr)
+	assert.Contains(t, text, "is reserved")
+	text, isErr = a.call("statewright_deactivate", nil)
+	assert.True(t, isErr)
+	assert.Contains(t, text, "already paused")
+	assert.Equal(t, "statewright:paused", a.json("statewright_get_state", nil)["state"])
+
+	// A person resumes it; it is back where it was.
+	key := filepath.Join(t.TempDir(), "approver.key")
+	code, _, errOut := chartgate("approve", "--init", "--key", key)
+	require.Equal(t, exitOK, code, errOut)
+	code, _, errOut = chartgate(append([]string{"resume", "name:s1", "--yes", "--key", filepath.Join(t.TempDir(), "none.key")}, a.project...)...)
+	assert.Equal(t, exitFail, code)
+	assert.Contains(t, errOut, "--yes needs the approver key")
+	code, out, errOut := chartgate(append([]string{"resume", "name:s1", "--yes", "--key", key}, a.project...)...)
+	require.Equal(t, exitOK, code, errOut)
+	assert.Equal(t, "resumed workflow name:s1 in state implementing\n", out)
+	text, isErr = a.call("write_file", map[string]any{"path": "a.go"})
+	require.False(t, isErr, text)
+	code, _, errOut = chartgate(append([]string{"resume", "name:s1", "--yes", "--key", key}, a.project...)...)
+	assert.Equal(t, exitFail, code)
+	assert.Contains(t, errOut, "is not paused")
+
+	res = a.json("statewright_deactivate", nil)
+	assert.Equal(t, true, res["deactivated"])
+	_, isErr = a.call("read_file", map[string]any{"path": "a.go"})
+	assert.True(t, isErr, "deactivate holds the workflow too: enforcement stays on")
+
+	code, out, errOut = chartgate(append([]string{"history", "--json", "name:s1"}, a.project...)...)
+	require.Equal(t, exitOK, code, errOut)
+	assert.Contains(t, out, `"by":"statewright_pause"`)
+	assert.Contains(t, out, `"by":"chartgate resume"`)
+	assert.Contains(t, out, `"by":"statewright_deactivate"`)
 }

@@ -25,6 +25,7 @@ import (
 
 	"github.com/chartgate/chartgate/gateway"
 	"github.com/chartgate/chartgate/hook"
+	"github.com/chartgate/chartgate/internal/jsonx"
 	"github.com/chartgate/chartgate/internal/toolargs"
 	"github.com/chartgate/chartgate/mcpbind"
 	"github.com/chartgate/chartgate/statechart"
@@ -129,19 +130,20 @@ func workflowHook(f serveWorkflowFlags, o *serveOptions, logger *slog.Logger, cl
 		// workflow's NAME gates it.
 		opts.GatedAs = g.GatedAs
 		opts.AfterCall = interrupts(w, g)
+		var resolver *hook.Resolver
 		switch name := *f.session; name {
 		case "":
 		case "auto":
 			// The agent session whose chartgate hooks run beside this
 			// gateway (package hook's registry): both then keep its workflow.
-			resolver := &hook.Resolver{Store: p.store, Logger: logger}
+			resolver = &hook.Resolver{Store: p.store, Logger: logger}
 			opts.SessionKey = func(*mcp.ServerSession) string { return resolver.Name() }
 		default:
 			opts.SessionKey = func(*mcp.ServerSession) string { return name }
 		}
 		var sw *statewrightTools
 		if *f.compat == "statewright" {
-			sw = &statewrightTools{w: w, created: map[string]bool{}, branches: map[*mcp.ServerSession]string{}, session: *f.session, logger: logger}
+			sw = &statewrightTools{w: w, created: map[string]bool{}, branches: map[*mcp.ServerSession]string{}, session: *f.session, resolver: resolver, logger: logger}
 			opts.OwnTools = statewrightOwnTools
 			// At a checkpoint Statewright lists only its own tools, and
 			// every transition restarts its iteration count.
@@ -303,15 +305,16 @@ var statewrightOwnTools = []string{
 // statewrightTools serves Statewright's other six tools, in its input and
 // output shapes, on the gate's workflow store. None of them lets the agent
 // change the workflow it works in or switch enforcement off: a load joins
-// the session's workflow (it never resets it or loads another), pause and
-// deactivate are refused (a person stops enforcement, by stopping or
-// reconfiguring the gateway), and a created workflow is only kept in
-// memory, listed, never enforced.
+// the session's workflow (it never resets it or loads another, and joins
+// a fork's branch), pause and deactivate hold the workflow where no tool
+// runs until a person resumes it (chartgate resume), and a created
+// workflow is only kept in memory, listed, never enforced.
 type statewrightTools struct {
-	w       *workflow.Workflow
-	gate    *mcpbind.Gate
-	session string // --session: the name of the session's workflow, if any
-	logger  *slog.Logger
+	w        *workflow.Workflow
+	gate     *mcpbind.Gate
+	session  string         // --session: the name of the session's workflow, if any
+	resolver *hook.Resolver // --session auto's
+	logger   *slog.Logger
 
 	mu      sync.Mutex
 	created map[string]bool // the workflows create_workflow kept
@@ -325,8 +328,8 @@ func (t *statewrightTools) add(s *mcp.Server) {
 	empty := json.RawMessage(`{"type":"object","properties":{}}`)
 	s.AddTool(&mcp.Tool{Name: "statewright_list_workflows", Description: "List all available named workflows and which one is currently active.", InputSchema: empty}, t.listWorkflows)
 	s.AddTool(&mcp.Tool{Name: "statewright_get_status", Description: "Get gateway status: active workflow, current state, available workflows.", InputSchema: empty}, t.getStatus)
-	s.AddTool(&mcp.Tool{Name: "statewright_pause", Description: "Pause the current workflow. Here enforcement stays on: a person pauses it.", InputSchema: empty}, t.refuseOff("pause"))
-	s.AddTool(&mcp.Tool{Name: "statewright_deactivate", Description: "Deactivate workflow enforcement. Here enforcement stays on: a person deactivates it.", InputSchema: empty}, t.refuseOff("deactivate"))
+	s.AddTool(&mcp.Tool{Name: "statewright_pause", Description: "Pause the current workflow: no tool runs until a person resumes it (chartgate resume).", InputSchema: empty}, t.pause("pause"))
+	s.AddTool(&mcp.Tool{Name: "statewright_deactivate", Description: "Deactivate the workflow: here it is paused (no tool runs) until a person resumes it (chartgate resume); enforcement stays on.", InputSchema: empty}, t.pause("deactivate"))
 	s.AddTool(&mcp.Tool{
 		Name:        "statewright_load_workflow",
 		Description: "Load a named workflow: here, join the workflow this session works in (its current state is kept).",
@@ -386,19 +389,53 @@ func (t *statewrightTools) getStatus(ctx context.Context, req *mcp.CallToolReque
 	}), nil
 }
 
-// refuseOff answers pause and deactivate: the agent cannot switch its own
-// enforcement off. The request is logged, and kept in the run history of
-// a named session's workflow.
-func (t *statewrightTools) refuseOff(what string) mcp.ToolHandler {
+// pause answers statewright_pause and statewright_deactivate: the
+// workflow waits in its paused state, where no tool runs, until a person
+// resumes it with chartgate resume; the agent cannot. It is a transition
+// of the workflow (kept in its run history, by statewright_pause or
+// statewright_deactivate). Enforcement never goes off: Statewright lets
+// every tool run after either, which the agent must not be able to
+// cause. A session's workflow without a name (no --session) is not
+// paused: no person could name it to resume it.
+func (t *statewrightTools) pause(what string) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		t.logger.Warn("chartgate serve: the agent asked to "+what+" the workflow; refused", "workflow", t.name(), "session", t.session)
-		if t.session != "" {
-			if _, err := t.gate.Send(ctx, mcpbind.Ref{Name: t.session}, statechart.Event{Type: "chartgate.request." + what}, "statewright_"+what); err != nil {
-				t.logger.Warn("chartgate serve: recording the request", "error", err)
-			}
+		name := t.session
+		if name == "auto" {
+			name = t.resolved()
 		}
-		return swError(fmt.Sprintf("Cannot %s: enforcement stays on. The agent cannot %s its own workflow; a person does, by stopping or reconfiguring chartgate serve. The workflow is still in force; use statewright_get_state to see what it allows.", what, what)), nil
+		if name == "" {
+			return swError(fmt.Sprintf("Cannot %s: this session's workflow has no name, so no person could resume it; enforcement stays on. (A person names it with chartgate serve --session NAME.) Use statewright_get_state to see what the workflow allows.", what)), nil
+		}
+		wf, err := t.gate.SessionWorkflow(ctx, req.Session)
+		if err != nil {
+			return swError(fmt.Sprintf("The workflow could not be read: %v", err)), nil
+		}
+		state := t.w.StatewrightState(wf)["state"]
+		tr, err := t.gate.Send(ctx, mcpbind.Ref{Name: name}, statechart.Event{Type: workflow.EventPause}, "statewright_"+what)
+		if err != nil {
+			return swError(fmt.Sprintf("Cannot %s: %v", what, err)), nil
+		}
+		if tr == nil {
+			return swError(fmt.Sprintf("Cannot %s: the workflow is in state %s, which is final or already paused; enforcement stays on.", what, stateWords(state))), nil
+		}
+		t.logger.Warn("chartgate serve: the agent paused the workflow; a person resumes it with chartgate resume", "workflow", t.name(), "session", name, "by", "statewright_"+what, "state", state)
+		out := map[string]any{
+			"paused": true, "state": state, "workflow": t.name(), "run_id": nil,
+			"message": fmt.Sprintf("Workflow paused: no tool runs until a person resumes it (chartgate resume name:%s). The agent cannot resume it.", name),
+		}
+		if what == "deactivate" {
+			out["deactivated"] = true
+		}
+		return swJSON(out), nil
 	}
+}
+
+// resolved is the name --session auto found, or "".
+func (t *statewrightTools) resolved() string {
+	if t.resolver == nil {
+		return ""
+	}
+	return t.resolver.Name()
 }
 
 func (t *statewrightTools) loadWorkflow(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -470,21 +507,16 @@ func (t *statewrightTools) createWorkflow(_ context.Context, req *mcp.CallToolRe
 		verb = "updated"
 	}
 	t.created[in.Name] = true
-	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf(
-		"Workflow '%s' %s (in-memory). It is not enforced: a person enforces a workflow with chartgate serve --workflow FILE.", in.Name, verb)}}}, nil
+	return textResult(fmt.Sprintf("Workflow '%s' %s (in-memory). It is not enforced: a person enforces a workflow with chartgate serve --workflow FILE.", in.Name, verb)), nil
 }
 
 // swJSON answers with v as indented JSON text, as Statewright's tools do.
-func swJSON(v any) *mcp.CallToolResult {
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return swError("the answer could not be written")
-	}
-	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}}
-}
+func swJSON(v any) *mcp.CallToolResult { return textResult(jsonx.Indented(v)) }
 
 func swError(text string) *mcp.CallToolResult {
-	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: text}}}
+	r := textResult(text)
+	r.IsError = true
+	return r
 }
 
 // workflowUpstreams returns the upstream_servers of a Statewright gateway
