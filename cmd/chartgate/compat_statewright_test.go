@@ -876,3 +876,98 @@ func TestStatewrightCompatPause(t *testing.T) {
 	assert.Contains(t, out, `"by":"chartgate resume"`)
 	assert.Contains(t, out, `"by":"statewright_deactivate"`)
 }
+
+// TestStatewrightCompatEngineTransitions ports transition.rs
+// full_lifecycle_draft_to_delivered, self_transition_stays_in_same_state,
+// approval_flag_propagated, safe_next_does_not_override_valid_transitions,
+// safe_next_does_not_override_fail, no_safe_next_still_errors_on_unrecognized,
+// guarded_transition_takes_first_matching_branch,
+// guarded_transition_no_match_returns_error and context_patch_merges_fields
+// through statewright_transition.
+func TestStatewrightCompatEngineTransitions(t *testing.T) {
+	order := strings.Replace(orderWorkflow, `"context": {"item_count": 0, "items": []}`, `"context": {"item_count": 2, "payment_method": "card_4242", "b": 2}`, 1)
+	a := serveCompat(t, order)
+	res := a.json("statewright_transition", map[string]any{"event": "ADD_ITEM"})
+	assert.Equal(t, true, res["transitioned"], "a self-transition is a transition")
+	assert.Equal(t, "draft", res["to"])
+	for _, step := range [][2]string{{"SUBMIT", "pending_payment"}, {"CONFIRM_PAYMENT", "confirmed"}, {"SHIP", "shipped"}} {
+		assert.Equal(t, step[1], a.json("statewright_transition", map[string]any{"event": step[0], "data": map[string]any{"b": 99, "c": 3}})["to"], step[0])
+	}
+	text, isErr := a.transition("GIBBERISH", nil)
+	assert.True(t, isErr, "no safe_next: an unknown event is refused")
+	assert.Contains(t, text, "GIBBERISH")
+	assert.Equal(t, "delivered", a.json("statewright_transition", map[string]any{"event": "DELIVER"})["to"])
+	st := a.json("statewright_get_state", nil)
+	assert.Equal(t, true, st["is_final"])
+	ctx := st["context"].(map[string]any)
+	assert.Equal(t, 99.0, ctx["b"], "data merged, field by field")
+	assert.Equal(t, 3.0, ctx["c"])
+	assert.Equal(t, 2.0, ctx["item_count"])
+
+	safeNext := `{"id": "test", "initial": "working", "states": {
+  "working": {"safe_next": "fallback", "on": {"FINISH": "done", "FAIL": "failed"}},
+  "done": {"type": "final"}, "failed": {"type": "final"}, "fallback": {"type": "final"}}, "guards": {}}`
+	for ev, to := range map[string]string{"FINISH": "done", "FAIL": "failed", "COMPLETE": "fallback"} {
+		b := serveCompat(t, safeNext)
+		assert.Equal(t, to, b.json("statewright_transition", map[string]any{"event": ev})["to"], ev)
+	}
+
+	approval := serveCompat(t, `{"id": "agent", "initial": "planning", "states": {
+  "planning": {"on": {"READY": {"target": "executing", "requires_approval": true, "approval_message": "Agent wants to start executing"}}},
+  "executing": {"type": "final"}}, "guards": {}}`)
+	res = approval.json("statewright_transition", map[string]any{"event": "READY"})
+	assert.Equal(t, true, res["requires_approval"])
+	assert.Equal(t, "Agent wants to start executing", res["approval_message"])
+
+	scout := func(count int) string {
+		return `{"id": "scout", "initial": "posting", "context": {"post_count": ` + strconv.Itoa(count) + `}, "states": {
+  "posting": {"on": {"POSTED": [{"guard": "under_limit", "target": "evaluating"}, {"guard": "at_limit", "target": "reporting"}], "GO": [{"guard": "never_true", "target": "evaluating"}]}},
+  "evaluating": {"type": "final"}, "reporting": {"type": "final"}},
+  "guards": {"under_limit": {"field": "post_count", "op": "lt", "value": 5}, "at_limit": {"field": "post_count", "op": "gte", "value": 5},
+    "never_true": {"field": "x", "op": "eq", "value": "impossible"}}}`
+	}
+	assert.Equal(t, "evaluating", serveCompat(t, scout(2)).json("statewright_transition", map[string]any{"event": "POSTED"})["to"])
+	c := serveCompat(t, scout(5))
+	assert.Equal(t, []any{
+		map[string]any{"event": "GO", "target": "evaluating"},
+		map[string]any{"event": "POSTED", "target": "evaluating"},
+	}, c.json("statewright_get_state", nil)["transitions"], "a guarded array's first target")
+	text, isErr = c.transition("GO", nil)
+	assert.True(t, isErr)
+	assert.Contains(t, text, "guard 'never_true' failed: x eq \"impossible\", and x is not set")
+	assert.Equal(t, "reporting", c.json("statewright_transition", map[string]any{"event": "POSTED"})["to"])
+}
+
+// TestStatewrightCompatForkFailure ports transition.rs's fork machine with
+// a failing branch (lint_failed): with join "all", a branch that ends in
+// a final state other than its terminal fails the fork, to on_fail; the
+// sub-agent in that branch sends its own FAIL.
+func TestStatewrightCompatForkFailure(t *testing.T) {
+	a := serveCompat(t, `{
+  "id": "ci-pipeline", "initial": "building", "context": {},
+  "states": {
+    "building": {"on": {"BUILD_DONE": {"fork": {
+      "branches": {"lint": {"initial": "lint_run", "terminal": "lint_done"}, "types": {"initial": "types_run", "terminal": "types_done"}},
+      "join": "all", "on_complete": "deploying", "on_fail": "failed"}}}},
+    "lint_run": {"on": {"PASS": "lint_done", "FAIL": "lint_failed"}},
+    "lint_done": {"type": "final"}, "lint_failed": {"type": "final"},
+    "types_run": {"on": {"PASS": "types_done", "FAIL": "types_failed"}},
+    "types_done": {"type": "final"}, "types_failed": {"type": "final"},
+    "deploying": {"on": {"DEPLOYED": "completed"}},
+    "completed": {"type": "final"}, "failed": {"type": "final"}
+  },
+  "guards": {}
+}`)
+	res := a.json("statewright_transition", map[string]any{"event": "BUILD_DONE"})
+	assert.Equal(t, true, res["forked"])
+	assert.Equal(t, map[string]any{"initial": "lint_run", "terminal": "lint_done", "state": "lint_run", "status": "running"},
+		res["branches"].(map[string]any)["lint"])
+	sub := a.join()
+	sub.json("statewright_load_workflow", map[string]any{"name": "ci-pipeline", "branch": "lint"})
+	res = sub.json("statewright_transition", map[string]any{"event": "FAIL"})
+	assert.Equal(t, "failed", res["to"], "join all: one failed branch fails the fork")
+	st := a.json("statewright_get_state", nil)
+	assert.Equal(t, "failed", st["state"])
+	assert.Equal(t, true, st["is_final"])
+	assert.NotContains(t, st, "fork")
+}
