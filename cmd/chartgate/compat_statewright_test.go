@@ -614,16 +614,14 @@ func TestStatewrightCompatBranchDone(t *testing.T) {
 // an allowed command without a glob allows further arguments, word by
 // word, and every simple command of a line must be allowed.
 func TestStatewrightCompatHookAllowedCommands(t *testing.T) {
-	project := t.TempDir()
-	require.NoError(t, os.Mkdir(filepath.Join(project, ".chartgate"), 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(project, ".chartgate", "workflow.json"), []byte(`{
+	project := projectWith(t, `{
   "id": "tests", "initial": "testing",
   "states": {
     "testing": {"allowed_tools": ["Bash", "Read"], "allowed_commands": ["pytest", "git status"], "on": {"DONE": "done"}},
     "done": {"type": "final"}
   },
   "guards": {}
-}`), 0o644))
+}`)
 	chartgateOnPath(t)
 	code, out, errOut := chartgate("install", "claude-code", "--dir", project, "--compat", "statewright", "--dry-run")
 	require.Equal(t, exitOK, code, errOut)
@@ -795,12 +793,10 @@ func TestStatewrightCompatModel(t *testing.T) {
 // the hooks.
 func TestInstallCompatAmbiguousFormat(t *testing.T) {
 	chartgateOnPath(t)
-	dir := t.TempDir()
-	require.NoError(t, os.MkdirAll(filepath.Join(dir, ".chartgate"), 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(dir, ".chartgate", "workflow.json"), []byte(`{
+	dir := projectWith(t, `{
   "id": "plain", "initial": "a",
   "states": {"a": {"on": {"GO": {"target": "b"}}}, "b": {"type": "final"}}
-}`), 0o644))
+}`)
 	code, _, errOut := chartgate("install", "claude-code", "--dir", dir, "--compat", "statewright")
 	assert.Equal(t, exitFail, code)
 	assert.Contains(t, errOut, ".chartgate/workflow.json: the file reads as a Statewright workflow and as an XState machine")
@@ -970,4 +966,90 @@ func TestStatewrightCompatForkFailure(t *testing.T) {
 	assert.Equal(t, "failed", st["state"])
 	assert.Equal(t, true, st["is_final"])
 	assert.NotContains(t, st, "fork")
+}
+
+// TestStatewrightCompatHookInterceptors ports interceptors.rs
+// edit_guard_allows_small_edits, edit_guard_blocks_large_edits,
+// bash_guard_allows_whitelisted, bash_guard_blocks_non_whitelisted,
+// file_scope_blocks_after_limit, file_scope_allows_re_edit_same_file,
+// bash_cat_redirect_blocked_in_planning, bash_cat_read_allowed_in_planning,
+// bash_grep_allowed_in_planning, bash_sed_inplace_blocked_in_planning and
+// bash_rm_blocked_in_planning through chartgate hook claude-code --compat
+// statewright, with Claude Code's hook JSON.
+func TestStatewrightCompatHookInterceptors(t *testing.T) {
+	project := projectWith(t, `{
+  "id": "test", "initial": "planning",
+  "states": {
+    "planning": {"allowed_tools": ["Read", "Grep", "Edit", "Bash"], "max_edit_lines": 10, "allowed_commands": ["pytest", "cargo test"],
+      "max_files_per_state": 3, "on": {"READY": "exploring"}},
+    "exploring": {"allowed_tools": ["Read", "Grep", "Glob", "Bash"], "on": {"DONE": "completed"}},
+    "completed": {"type": "final"}
+  },
+  "guards": {}
+}`)
+	hookEvent := func(event, tool string, input map[string]any) string {
+		t.Helper()
+		in := map[string]any{"session_id": "s1", "cwd": project, "hook_event_name": event, "tool_name": tool, "tool_input": input}
+		if event == "PostToolUse" {
+			in["tool_response"] = map[string]any{"success": true}
+		}
+		data, err := json.Marshal(in)
+		require.NoError(t, err)
+		code, out, errOut := chartgateIn(string(data), "hook", "claude-code", "--compat", "statewright")
+		require.Equal(t, 0, code, errOut)
+		return out
+	}
+	edit := func(path, oldS, newS string) string {
+		t.Helper()
+		input := map[string]any{"file_path": filepath.Join(project, path), "old_string": oldS, "new_string": newS}
+		out := hookEvent("PreToolUse", "Edit", input)
+		if out == "" {
+			hookEvent("PostToolUse", "Edit", input)
+		}
+		return out
+	}
+	const deny = `"permissionDecision":"deny"`
+	assert.Empty(t, edit("a.py", "a\nb", "a\nb\nc"), "a small edit")
+	var big []string
+	for i := range 20 {
+		big = append(big, "line "+strconv.Itoa(i))
+	}
+	out := edit("a.py", "a", strings.Join(big, "\n"))
+	assert.Contains(t, out, deny, "a 20-line edit over max_edit_lines 10")
+	assert.Contains(t, out, "10")
+	assert.Empty(t, hookEvent("PreToolUse", "Bash", map[string]any{"command": "pytest -x tests/"}))
+	assert.Contains(t, hookEvent("PreToolUse", "Bash", map[string]any{"command": "rm -rf /"}), deny)
+	assert.Empty(t, edit("b.py", "x", "y"))
+	assert.Empty(t, edit("c.py", "x", "y"))
+	out = edit("d.py", "x", "y")
+	assert.Contains(t, out, deny, "a fourth file over max_files_per_state 3")
+	assert.Empty(t, edit("a.py", "x", "y"), "a file edited before")
+
+	// Without allowed_commands, a shell line may do only what the
+	// state's tools allow (Statewright's bash classifier).
+	project = projectWith(t, `{
+  "id": "test", "initial": "planning",
+  "states": {
+    "planning": {"allowed_tools": ["Read", "Grep", "Glob", "Bash"], "on": {"READY": "implementing"}},
+    "implementing": {"allowed_tools": ["Read", "Edit", "Write", "Bash"], "on": {"DONE": "completed"}},
+    "completed": {"type": "final"}
+  },
+  "guards": {}
+}`)
+	for _, allowed := range []string{"cat src/main.rs", "grep -rn 'TODO' src/"} {
+		assert.Empty(t, hookEvent("PreToolUse", "Bash", map[string]any{"command": allowed}), allowed)
+	}
+	for _, refused := range []string{"cat > file.rs << 'EOF'\nfn main() {}\nEOF", "sed -i 's/old/new/' file.rs", "rm -rf target/"} {
+		assert.Contains(t, hookEvent("PreToolUse", "Bash", map[string]any{"command": refused}), deny, refused)
+	}
+}
+
+// projectWith returns a project folder whose .chartgate/workflow.json is
+// workflowJSON.
+func projectWith(t *testing.T, workflowJSON string) string {
+	t.Helper()
+	dir := t.TempDir()
+	require.NoError(t, os.Mkdir(filepath.Join(dir, ".chartgate"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, ".chartgate", "workflow.json"), []byte(workflowJSON), 0o644))
+	return dir
 }
