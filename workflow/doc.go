@@ -262,6 +262,7 @@
 //	| Tools in a joined branch | (compat only) what the session may call is the workflow's: the tools of every running branch | the branch session's state's tools | one workflow gates one set of calls; get_state's allowed_tools shows the branch's | none |
 //	| get_state of the parent during a fork | (compat only) the state that forked, with the fork ({active, current_branch, branches: {b: {initial, terminal, state, status}}, join, on_complete, on_fail}) | the current branch's state, with the fork | branches run at once here, so no branch is the current one; current_branch names the first running branch | none |
 //	| statewright_load_workflow's states | sorted, as Statewright's BTreeMap lists them | sorted | — | — |
+//	| A tool of the next state (implicit transition) | refused, naming the event that makes it available ("call workflow_transition with event READY"); the workflow stays | the gateway and its hooks send that event themselves (guards permitting) and run the call | the agent moves the workflow on purpose, with its rationale, and reads the new state's instructions; a tool call that moves it would skip a phase unasked | none |
 //	| A file both formats read | refused until --format or "$schema" says which | read as Statewright's | the formats run it differently (data merge); a guess would be silently wrong | --format statewright |
 //	| An event in a final state | "Cannot transition: the workflow is in final state S." for any event | the same, for any event | — | — |
 //

@@ -1053,3 +1053,41 @@ func projectWith(t *testing.T, workflowJSON string) string {
 	require.NoError(t, os.WriteFile(filepath.Join(dir, ".chartgate", "workflow.json"), []byte(workflowJSON), 0o644))
 	return dir
 }
+
+// TestStatewrightCompatEnforcement ports enforcement.rs
+// allow_tool_in_current_state, block_tool_not_in_current_state,
+// block_includes_reason_with_tool_and_state and
+// unrestricted_state_allows_everything through chartgate serve --compat
+// statewright; and implicit_transition_when_blocked_tool_in_next_state,
+// where chartgate differs by design (the table in the workflow package's
+// docs): the call is refused, naming the event that makes the tool
+// available, and the workflow stays where it is.
+func TestStatewrightCompatEnforcement(t *testing.T) {
+	a := serveCompat(t, `{
+  "id": "test", "initial": "planning",
+  "states": {
+    "planning": {"allowed_tools": ["read_file", "grep"], "max_iterations": 3, "on": {"READY": "implementing", "FAIL": "failed", "LOOSE": "unrestricted"}},
+    "implementing": {"allowed_tools": ["read_file", "edit_file", "write_file"], "max_iterations": 6, "on": {"DONE": "testing", "FAIL": "failed"}},
+    "testing": {"allowed_tools": ["read_file"], "on": {"PASS": "completed", "FAIL_TEST": "implementing"}},
+    "unrestricted": {"on": {"DONE": "completed"}},
+    "completed": {"type": "final"},
+    "failed": {"type": "final"}
+  },
+  "guards": {}
+}`)
+	text, isErr := a.call("read_file", map[string]any{"path": "a"})
+	assert.False(t, isErr, text)
+	assert.ElementsMatch(t, append([]string{"read_file", "grep"}, compatTools...), a.tools())
+	text, isErr = a.call("edit_file", map[string]any{"path": "a"})
+	assert.True(t, isErr)
+	assert.Contains(t, text, `"edit_file"`)
+	assert.Contains(t, text, `"planning"`)
+	assert.Contains(t, text, `event "READY"`, "the event that makes it available")
+	assert.Equal(t, "planning", a.json("statewright_get_state", nil)["state"], "no implicit transition")
+
+	a.json("statewright_transition", map[string]any{"event": "LOOSE"})
+	for _, tool := range []string{"read_file", "grep", "edit_file", "write_file"} {
+		text, isErr := a.call(tool, map[string]any{"path": "a"})
+		assert.False(t, isErr, "%s in a state without allowed_tools: %s", tool, text)
+	}
+}
