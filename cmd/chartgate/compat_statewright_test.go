@@ -1091,3 +1091,48 @@ func TestStatewrightCompatEnforcement(t *testing.T) {
 		assert.False(t, isErr, "%s in a state without allowed_tools: %s", tool, text)
 	}
 }
+
+// TestStatewrightCompatSession ports session.rs
+// create_session_sets_initial_state, increment_iteration,
+// update_state_resets_iterations, is_final_state,
+// pending_approval_initially_none, set_pending_approval,
+// has_pending_approval and clear_pending_approval_returns_pending through
+// chartgate serve --compat statewright, statewright_get_state and a
+// person's chartgate approve.
+func TestStatewrightCompatSession(t *testing.T) {
+	a := serveCompat(t, enforcementWorkflow)
+	st := a.json("statewright_get_state", nil)
+	assert.Equal(t, "planning", st["state"])
+	assert.Equal(t, 0.0, st["iteration"])
+	assert.Equal(t, 0.0, st["transition_count"])
+	assert.Equal(t, false, st["is_final"])
+	for range 2 {
+		_, isErr := a.call("read_file", map[string]any{"path": "a"})
+		require.False(t, isErr)
+	}
+	assert.Equal(t, 2.0, a.json("statewright_get_state", nil)["iteration"])
+	a.json("statewright_transition", map[string]any{"event": "READY"})
+	st = a.json("statewright_get_state", nil)
+	assert.Equal(t, "implementing", st["state"])
+	assert.Equal(t, 0.0, st["iteration"])
+	assert.Equal(t, 1.0, st["transition_count"])
+	a.json("statewright_transition", map[string]any{"event": "FAIL"})
+	assert.Equal(t, true, a.json("statewright_get_state", nil)["is_final"])
+
+	b := serveCompat(t, approvalWorkflow)
+	assert.NotContains(t, b.json("statewright_get_state", nil), "pending_approval")
+	res := b.json("statewright_transition", map[string]any{"event": "DEPLOY"})
+	id, _ := res["approval_id"].(string)
+	pending := b.json("statewright_get_state", nil)["pending_approval"].(map[string]any)
+	assert.Equal(t, id, pending["approval_id"])
+	assert.Equal(t, "working", pending["from_state"])
+	assert.Equal(t, "deployed", pending["to_state"])
+	key := filepath.Join(t.TempDir(), "approver.key")
+	code, _, errOut := chartgate("approve", "--init", "--key", key)
+	require.Equal(t, exitOK, code, errOut)
+	code, _, errOut = chartgate(append([]string{"approve", id, "--yes", "--key", key}, b.project...)...)
+	require.Equal(t, exitOK, code, errOut)
+	st = b.json("statewright_get_state", nil)
+	assert.NotContains(t, st, "pending_approval", "cleared once answered")
+	assert.Equal(t, "deployed", st["state"])
+}
