@@ -10,6 +10,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -1135,4 +1136,51 @@ func TestStatewrightCompatSession(t *testing.T) {
 	st = b.json("statewright_get_state", nil)
 	assert.NotContains(t, st, "pending_approval", "cleared once answered")
 	assert.Equal(t, "deployed", st["state"])
+}
+
+// TestStatewrightCompatValidate ports validate.rs's tests through
+// chartgate validate --format statewright: each file is accepted, or
+// refused with an error naming what validate_definition's names.
+func TestStatewrightCompatValidate(t *testing.T) {
+	const fork = `{"id": "pipeline", "initial": "building", "states": {
+  "building": {"on": {"BUILD_DONE": {"fork": {"branches": {"lint": {"initial": "lint_run", "terminal": "lint_done"}%s}, "on_complete": "%s"}}}},
+  "lint_run": {"on": {"PASS": "lint_done"}}, "lint_done": {"type": "final"},
+  "types_run": {"on": {"PASS": "types_done"}}, "types_done": {"type": "final"},
+  "deploying": {"on": {"DONE": "completed"}}, "completed": {"type": "final"}}, "guards": {}}`
+	const interrupt = `{"id": "tdd", "initial": "implementing", "states": {
+  "implementing": {"on": {"DONE": "testing", "FAIL": "failed"}},
+  "testing": {"on": {"PASS": "completed", "FAIL": "implementing"}},
+  "pb_validating": {"on": {"VALIDATED": "$return", "FAIL": "failed"}},
+  "completed": {"type": "final"}, "failed": {"type": "final"}},
+  "guards": {}, "interrupts": {"pb_check": {"trigger": {"file_pattern": "site/pb/**/*.js"}, "target": "%s"}}}`
+	for _, c := range []struct {
+		name, file, err string // err "": accepted
+	}{
+		{"accepts_valid_machine", `{"id": "test", "initial": "start", "states": {"start": {"on": {"GO": "end", "FAIL": "failed"}}, "end": {"type": "final"}, "failed": {"type": "final"}}, "guards": {}}`, ""},
+		{"rejects_missing_initial_state_in_states", `{"id": "bad", "initial": "nonexistent", "states": {"start": {"on": {"GO": "end"}}, "end": {"type": "final"}}, "guards": {}}`, "nonexistent"},
+		{"rejects_no_final_state", `{"id": "bad", "initial": "start", "states": {"start": {"on": {"GO": "middle"}}, "middle": {"on": {"GO": "start"}}}, "guards": {}}`, "final"},
+		{"rejects_unreachable_states", `{"id": "bad", "initial": "start", "states": {"start": {"on": {"GO": "end"}}, "end": {"type": "final"}, "orphan": {"on": {"GO": "end"}}}, "guards": {}}`, "unreachable"},
+		{"rejects_transition_to_nonexistent_state", `{"id": "bad", "initial": "start", "states": {"start": {"on": {"GO": "nowhere"}}, "end": {"type": "final"}}, "guards": {}}`, "nowhere"},
+		{"rejects_undefined_guard_reference", `{"id": "bad", "initial": "start", "states": {"start": {"on": {"GO": {"target": "end", "guard": "nonexistent_guard"}}}, "end": {"type": "final"}}, "guards": {}}`, "nonexistent_guard"},
+		{"accepts_complex_agent_machine", `{"id": "bug-fix", "initial": "planning", "meta": {"task_type": "bug_fix", "danger_level": "moderate"}, "states": {
+  "planning": {"allowed_tools": ["read_file", "search_files"], "instructions": "Analyze the bug", "on": {"PLAN_READY": "implementing", "FAIL": "failed"}},
+  "implementing": {"allowed_tools": ["read_file", "write_file"], "on": {"DONE": "testing", "FAIL": "failed"}},
+  "testing": {"allowed_tools": ["read_file", "run_test"], "on": {"TESTS_PASS": {"target": "review", "requires_approval": true}, "TESTS_FAIL": "implementing", "FAIL": "failed"}},
+  "review": {"on": {"APPROVED": "completed", "REJECTED": "implementing"}},
+  "completed": {"type": "final"}, "failed": {"type": "final"}}, "guards": {}}`, ""},
+		{"rejects_interrupt_target_nonexistent", fmt.Sprintf(interrupt, "ghost_state"), "ghost_state"},
+		{"interrupt_target_state_not_flagged_unreachable, return_target_not_flagged_as_nonexistent, accepts_valid_interrupt_workflow", fmt.Sprintf(interrupt, "pb_validating"), ""},
+		{"accepts_valid_fork_workflow, fork_branch_states_not_flagged_unreachable", fmt.Sprintf(fork, `, "types": {"initial": "types_run", "terminal": "types_done"}`, "deploying"), ""},
+		{"rejects_fork_with_nonexistent_branch_initial", strings.Replace(fmt.Sprintf(fork, "", "deploying"), `"initial": "lint_run"`, `"initial": "ghost"`, 1), "ghost"},
+		{"rejects_fork_with_nonexistent_on_complete", fmt.Sprintf(fork, "", "nowhere"), "nowhere"},
+	} {
+		file := writeFile(t, "workflow.json", c.file)
+		code, out, errOut := chartgate("validate", "--format", "statewright", file)
+		if c.err == "" {
+			assert.Equal(t, exitOK, code, "%s: %s%s", c.name, out, errOut)
+			continue
+		}
+		assert.NotEqual(t, exitOK, code, c.name)
+		assert.Contains(t, out+errOut, c.err, c.name)
+	}
 }
