@@ -645,11 +645,15 @@ func (t *statewrightTools) branchMiddleware(next mcp.MethodHandler) mcp.MethodHa
 func (t *statewrightTools) transition(ctx context.Context, method string, call *mcp.CallToolRequest, args map[string]json.RawMessage, event string, next mcp.MethodHandler) (mcp.Result, error) {
 	ss := call.Session
 	branch := t.branchOf(ss)
+	done, isDone := strings.CutPrefix(event, workflow.BranchDone)
+	if branch == "" && !isDone {
+		return next(ctx, method, call)
+	}
 	wf, err := t.gate.SessionWorkflow(ctx, ss)
 	if err != nil {
 		return next(ctx, method, call)
 	}
-	if done, ok := strings.CutPrefix(event, workflow.BranchDone); ok {
+	if isDone {
 		if b, why := t.runningBranch(wf, done); b == nil {
 			_, fork, forked := t.w.ActiveFork(wf.State)
 			switch {
@@ -668,9 +672,6 @@ func (t *statewrightTools) transition(ctx context.Context, method string, call *
 			t.leaveBranch(ss)
 		}
 		return res, err
-	}
-	if branch == "" {
-		return next(ctx, method, call)
 	}
 	if b, why := t.runningBranch(wf, branch); b == nil {
 		t.leaveBranch(ss)
