@@ -395,13 +395,6 @@ func publicContext(ctx map[string]any) map[string]any {
 	return out
 }
 
-func orNull(raw string) string {
-	if raw == "" {
-		return "null"
-	}
-	return raw
-}
-
 // Compat names a compatibility mode of [Options.Compat].
 type Compat string
 
