@@ -1083,7 +1083,9 @@ func TestStatewrightCompatEnforcement(t *testing.T) {
 	assert.True(t, isErr)
 	assert.Contains(t, text, `"edit_file"`)
 	assert.Contains(t, text, `"planning"`)
-	assert.Contains(t, text, `event "READY"`, "the event that makes it available")
+	assert.Contains(t, text, `call statewright_transition with event "READY"`, "the event that makes it available, with Statewright's tool")
+	assert.Contains(t, text, "Tools available now: ")
+	assert.Contains(t, text, "grep")
 	assert.Equal(t, "planning", a.json("statewright_get_state", nil)["state"], "no implicit transition")
 
 	a.json("statewright_transition", map[string]any{"event": "LOOSE"})

@@ -164,15 +164,17 @@ func workflowHook(f serveWorkflowFlags, o *serveOptions, logger *slog.Logger, cl
 			return err
 		}
 		gate.Attach(server)
-		if err := gate.AddWorkflowTools(server, workflowTools(w.ToolOptions())); err != nil {
-			return err
-		}
 		if sw != nil {
+			// First, so that refusals name statewright_transition, the
+			// tool a Statewright agent uses.
 			if err := gate.AddWorkflowTools(server, workflowTools(w.StatewrightTools())); err != nil {
 				return err
 			}
 			sw.gate = gate
 			sw.add(server)
+		}
+		if err := gate.AddWorkflowTools(server, workflowTools(w.ToolOptions())); err != nil {
+			return err
 		}
 		// A name of the workflow that no tool has leaves the tool it meant
 		// ungated: refuse to start.
