@@ -55,6 +55,11 @@ type InstallOptions struct {
 	// Compat ("statewright") is passed to the gateway and the hooks alike
 	// (--compat), which compile the workflow the same way.
 	Compat string
+	// Format ("xstate" or "statewright") is the workflow file's format,
+	// recorded and passed to the gateway and the hooks; "" (or "auto")
+	// detects it, and a file both formats read differently is refused
+	// ([workflow.ErrAmbiguousFormat]) until Format says which.
+	Format string
 }
 
 // FileChange is one configuration file and what installing changes in it.
@@ -217,7 +222,8 @@ type Installed struct {
 }
 
 // installedRecord writes InstalledFile when the workflow file exists (its
-// format as DetectFormat gives it); without one, nothing.
+// format: InstallOptions.Format, else as Load would detect it, a file
+// both formats read being refused); without one, nothing.
 func (in *installer) installedRecord() (FileChange, error) {
 	wf := in.o.Workflow
 	if wf == "" {
@@ -235,7 +241,13 @@ func (in *installer) installedRecord() (FileChange, error) {
 	if err != nil {
 		return FileChange{Path: InstalledFile, Old: old, New: old}, nil
 	}
-	rec, err := json.MarshalIndent(Installed{Workflow: filepath.ToSlash(wf), Format: workflow.DetectFormat(data)}, "", "  ")
+	format := workflow.Format(in.o.Format)
+	if format == workflow.FormatAuto || format == "auto" {
+		if format, err = workflow.FormatOf(data); err != nil {
+			return FileChange{}, fmt.Errorf("%s: %w", filepath.ToSlash(wf), err)
+		}
+	}
+	rec, err := json.MarshalIndent(Installed{Workflow: filepath.ToSlash(wf), Format: format}, "", "  ")
 	if err != nil {
 		return FileChange{}, err
 	}
@@ -418,6 +430,9 @@ func (in *installer) projectArgs() []string {
 	}
 	if in.o.Compat != "" {
 		args = append(args, "--compat", in.o.Compat)
+	}
+	if f := in.o.Format; f != "" && f != "auto" {
+		args = append(args, "--format", f)
 	}
 	return args
 }

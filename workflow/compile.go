@@ -186,6 +186,10 @@ func compile(d *swDoc, opts Options, e *errs) []byte {
 		}
 	}
 
+	if c.opts.Compat == CompatStatewright || c.opts.Pausable {
+		states = append(states, c.pausedState(top, states, entered))
+	}
+
 	m := newObj()
 	m.set("id", d.id)
 	m.set("initial", d.initial)
@@ -947,4 +951,48 @@ func escapeKey(k string) string {
 		b.WriteByte(k[i])
 	}
 	return b.String()
+}
+
+// The events of a pause, with [CompatStatewright]: statewright_pause and
+// statewright_deactivate send EventPause; a person's chartgate resume
+// sends EventResume. Both are reserved (chartgate.*): no tool of the
+// agent sends them.
+const (
+	EventPause  = "chartgate.pause"
+	EventResume = "chartgate.resume"
+)
+
+// PausedState is the key of the top-level state a paused workflow waits
+// in (made unique if the file has a state of that name).
+const PausedState = "statewright:paused"
+
+// pausedInstructions are the paused state's instructions.
+const pausedInstructions = "The workflow is paused: no tool runs until a person resumes it (chartgate resume)."
+
+// pausedState compiles the state a paused workflow waits in: every
+// top-level state the workflow may be in that is not final leaves for it
+// on EventPause, keeping its key under _paused_return ([KeyPausedReturn]),
+// and EventResume goes back there (through the state's deep history, for
+// a fork or a subflow). No tool runs while paused.
+func (c *compiler) pausedState(top *container, states []*xsState, entered map[string]bool) *xsState {
+	p := &xsState{key: top.unique(PausedState)}
+	top.keys[p.key] = true
+	p.mcp = newObj().set("tools", []string{"*"}).set("deny", []string{"*"}).set("instructions", pausedInstructions)
+	unset := newObj().set("type", "xstate.assign").set("params", newObj().set(KeyPausedReturn, newObj().set("$ref", unsetRef)))
+	for _, x := range states {
+		if x.typ == "final" || !entered[x.origin] {
+			continue
+		}
+		x.addOn(EventPause, &xsTrans{target: escapeKey(p.key), actions: []any{assignAction(map[string]any{KeyPausedReturn: x.key})}})
+		target := c.absolute(nil, x.key)
+		if x.hist != "" {
+			target = c.absolute([]string{x.key}, x.hist)
+		}
+		p.addOn(EventResume, &xsTrans{
+			target:  target,
+			guards:  []any{newObj().set("type", GuardReturnTo).set("params", newObj().set("state", x.key).set("key", KeyPausedReturn))},
+			actions: []any{unset},
+		})
+	}
+	return p
 }

@@ -176,14 +176,22 @@
 // the first branch to succeed takes it to on_complete, and it goes to
 // on_fail when every branch failed. Without on_fail a failing fork goes to
 // the state "failed"; if there is none, a fork whose branches can fail does
-// not load. Statewright runs branches as separate sessions the agent joins
-// with BRANCH_DONE:<b>, trusting it; here a branch is done when its state
-// is. With [CompatStatewright] tools, statewright_transition's result and
-// statewright_get_state carry the fork in Statewright's shape
-// ([Workflow.ActiveFork]), statewright_load_workflow {branch} joins a
-// running branch, and [BranchDone]<b> ends branch b: its region goes to
-// its terminal state, on the agent's word, as in Statewright (see
-// "Compared with Statewright").
+// not load. Statewright runs branches as separate sessions that
+// sub-agents join and end with BRANCH_DONE:<b>, trusting them; here a
+// branch is done when its state is. With [CompatStatewright] tools,
+// statewright_transition's result and statewright_get_state carry the
+// fork in Statewright's shape ([Workflow.ActiveFork]), and
+// [BranchDone]<b> ends branch b: its region goes to its terminal state, on
+// the agent's word, as in Statewright; a BRANCH_DONE for a branch that is
+// not running is refused, naming the fork's branches. A sub-agent (another
+// MCP session, or another chartgate serve on the same store and --session
+// name) joins a running branch with statewright_load_workflow {name,
+// branch}: its statewright_transition events go to the branch (EVENT is
+// sent as "<b>.EVENT"), statewright_get_state shows the branch's state,
+// tools and transitions ([WithBranch]), and it leaves the branch with
+// BRANCH_DONE:<b>, or when the branch stops running (its next event meant
+// for the branch is refused, not sent to the workflow). See "Compared
+// with Statewright".
 //
 // # Subflows
 //
@@ -246,10 +254,15 @@
 //	| A final state | ends the workflow and its enforcement: every tool runs again | blocks every tool; tools/list has only its own tools | a finished workflow should not keep an agent from the work that follows it (also after a failed final state) | --compat statewright (final states compile to meta.mcp {"tools": [], "deny": ["*"]}) |
 //	| A used-up max_iterations (soft) | the state's tools stay listed; each call runs with the checkpoint notice | the same calls, but tools/list has only its own tools | the agent may still need a tool to finish before it moves on; the notice says to move on | --compat statewright (mcpbind Options.CheckpointListsOwnTools) |
 //	| A transition from a state to itself | without data it changes nothing: "transitioned": false, not in the history, the call count kept | a transition: counted in transition_count, iteration reset to 0 | a transition that changes nothing should not reset a budget that bounds the agent | --compat statewright (action statewright.reenter; mcpbind Options.ResetCallsOnTransition) |
-//	| statewright_pause, statewright_deactivate | (compat only) refused: enforcement stays on; the request is logged and kept in a named session's run history (by statewright_pause / statewright_deactivate); a person stops or reconfigures chartgate serve | the agent pauses or deactivates its own enforcement | nothing the agent can call may switch enforcement off | none |
+//	| statewright_pause, statewright_deactivate | (compat only) the workflow waits in its paused state ([PausedState]; every top-level state that is not final leaves for it on [EventPause]): no tool runs, tools/list has only the workflow's tools; kept in the run history (by statewright_pause / statewright_deactivate); a person resumes it with chartgate resume, back in the state it left (a fork or subflow through its deep history). A session's workflow without a name (no --session) is not paused | the agent pauses (resumable with load_workflow {resume}) or deactivates its own enforcement: every tool passes through | nothing the agent can call may switch enforcement off, nor undo a pause | none |
+//	| usage (statewright_transition, statewright_get_status) | (compat only) {transitions, limit: null, remaining: null} (get_status also warning: null) | the same, limit and remaining from the hosted plan's monthly step quota, and a warning near it | chartgate has no plans or quotas | none needed |
 //	| statewright_load_workflow | (compat only) joins the session's workflow where it is (a sub-agent's load, session_id given or not); another name is refused | loads the workflow afresh, at its initial state | a reset would let the agent undo its progress or escape a pending approval; a person chooses the workflow | none |
 //	| statewright_create_workflow | (compat only) validated with every check of Load, then kept in memory and listed; never enforced | validated, stored, loadable by the agent | the agent must not choose its own rules | none |
-//	| Forks | branches are regions of the one workflow, moved by "<branch>.<EVENT>"; a branch is done when its region reaches its terminal state | branch sessions that sub-agents join with statewright_load_workflow {branch}, each finished by the agent's BRANCH_DONE:<branch>, which is not checked | a branch is done when its work is, not when the agent says so | --compat statewright speaks the protocol: the transition result and statewright_get_state carry the fork ({branches: {b: {initial, terminal, state, status}}, join, on_complete, on_fail}; get_state's state is the state that forked), load_workflow {branch} joins the branch, and BRANCH_DONE:<branch> moves the branch to its terminal state (the join then runs as usual) |
+//	| Forks | branches are regions of the one workflow, moved by "<branch>.<EVENT>"; a branch is done when its region reaches its terminal state | branch sessions that sub-agents join with statewright_load_workflow {branch}, each finished by the agent's BRANCH_DONE:<branch>, which is not checked; branches run one after the other (current_branch) | a branch is done when its work is, not when the agent says so | --compat statewright speaks the protocol: the transition that forks answers {forked, branches, current_branch, join, on_complete} with the fork; a sub-agent's load_workflow {branch} joins a running branch (another session or gateway process on the same store and --session name), its events go to the branch and get_state shows the branch; BRANCH_DONE:<branch> moves the branch to its terminal state (the join then runs as usual) and answers {branch_completed, next_branch, completed, remaining} or {joined, completed_branches} |
+//	| Tools in a joined branch | (compat only) what the session may call is the workflow's: the tools of every running branch | the branch session's state's tools | one workflow gates one set of calls; get_state's allowed_tools shows the branch's | none |
+//	| get_state of the parent during a fork | (compat only) the state that forked, with the fork ({active, current_branch, branches: {b: {initial, terminal, state, status}}, join, on_complete, on_fail}) | the current branch's state, with the fork | branches run at once here, so no branch is the current one; current_branch names the first running branch | none |
+//	| statewright_load_workflow's states | sorted, as Statewright's BTreeMap lists them | sorted | — | — |
+//	| A tool of the next state (implicit transition) | refused, naming the event that makes it available ("call workflow_transition with event READY"); the workflow stays | the gateway and its hooks send that event themselves (guards permitting) and run the call | the agent moves the workflow on purpose, with its rationale, and reads the new state's instructions; a tool call that moves it would skip a phase unasked | none |
 //	| A file both formats read | refused until --format or "$schema" says which | read as Statewright's | the formats run it differently (data merge); a guess would be silently wrong | --format statewright |
 //	| An event in a final state | "Cannot transition: the workflow is in final state S." for any event | the same, for any event | — | — |
 //

@@ -5,6 +5,7 @@ package workflow_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -77,4 +78,19 @@ func ExampleMatchFile() {
 	// .env true
 	// config/.env.local true
 	// src/main.go false
+}
+
+// FormatOf tells the format Load reads a file in, and refuses a file
+// both formats read differently.
+func ExampleFormatOf() {
+	for _, file := range []string{
+		`{"initial": "a", "states": {"a": {"allowed_tools": ["Read"], "on": {"GO": "b"}}, "b": {"type": "final"}}}`,
+		`{"initial": "a", "states": {"a": {"on": {"GO": "b"}}, "b": {"type": "final"}}}`,
+	} {
+		f, err := workflow.FormatOf([]byte(file))
+		fmt.Printf("%q ambiguous=%v\n", f, errors.Is(err, workflow.ErrAmbiguousFormat))
+	}
+	// Output:
+	// "statewright" ambiguous=false
+	// "" ambiguous=true
 }

@@ -168,8 +168,9 @@ const (
 	// of the workflow, recorded and counted as Statewright counts it
 	// (with [CompatStatewright]).
 	ActionReenter = "statewright.reenter"
-	// GuardReturnTo passes when _interrupt_return equals params.state, in
-	// the context of the top-level workflow (see [KeyParent]).
+	// GuardReturnTo passes when _interrupt_return (or the key
+	// params.key names) equals params.state, in the context of the
+	// top-level workflow (see [KeyParent]).
 	GuardReturnTo = "statewright.returnTo"
 	// GuardNotInterrupted passes when _interrupt_return is missing or null
 	// in the context of the top-level workflow: no interrupt handler is
@@ -178,7 +179,8 @@ const (
 	// GuardUnhandled, with params {"handled": [events], "prefix": p},
 	// passes for an event the agent sent that the state does not handle:
 	// its type starts with p, is not in handled, and is not reserved
-	// ("chartgate." or "xstate."). It guards the wildcard transition of
+	// ("chartgate.", "xstate.", or BRANCH_DONE: for a branch no fork
+	// here has). It guards the wildcard transition of
 	// safe_next with [CompatStatewright].
 	GuardUnhandled = "statewright.unhandled"
 
@@ -222,14 +224,17 @@ const (
 	// KeyReentries counts the transitions of a state to itself, with
 	// [CompatStatewright] ([ActionReenter]).
 	KeyReentries = "_reentries"
+	// KeyPausedReturn holds, while the workflow is paused
+	// ([CompatStatewright]), the top-level state it resumes.
+	KeyPausedReturn = "_paused_return"
 )
 
 // ReservedKey reports whether a context key is one the workflow keeps for
 // itself ([KeyInterruptReturn], [KeyFork], [KeyParent], [KeySubflows],
-// [KeyReentries]).
+// [KeyReentries], [KeyPausedReturn]).
 func ReservedKey(k string) bool {
 	switch k {
-	case KeyInterruptReturn, KeyFork, KeyParent, KeySubflows, KeyReentries:
+	case KeyInterruptReturn, KeyFork, KeyParent, KeySubflows, KeyReentries, KeyPausedReturn:
 		return true
 	}
 	return false
@@ -258,7 +263,11 @@ func builtins() statechart.Implementations {
 				if !ok {
 					return false, fmt.Errorf(`%s needs params {"state": "<state>"}`, GuardReturnTo)
 				}
-				got, ok := rootContext(a.Context)[KeyInterruptReturn].(string)
+				key, _ := a.Params["key"].(string)
+				if key == "" {
+					key = KeyInterruptReturn
+				}
+				got, ok := rootContext(a.Context)[key].(string)
 				return ok && got == want, nil
 			},
 			GuardNotInterrupted: func(_ context.Context, a statechart.GuardArgs) (bool, error) {
@@ -267,7 +276,7 @@ func builtins() statechart.Implementations {
 			GuardUnhandled: func(_ context.Context, a statechart.GuardArgs) (bool, error) {
 				typ := a.Event.Type
 				prefix, _ := a.Params["prefix"].(string)
-				if !strings.HasPrefix(typ, prefix) || strings.HasPrefix(typ, "chartgate.") || strings.HasPrefix(typ, "xstate.") {
+				if !strings.HasPrefix(typ, prefix) || strings.HasPrefix(typ, "chartgate.") || strings.HasPrefix(typ, "xstate.") || strings.HasPrefix(typ, BranchDone) {
 					return false, nil
 				}
 				handled, _ := a.Params["handled"].([]any)

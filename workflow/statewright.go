@@ -1131,6 +1131,19 @@ var (
 // merges a transition's data into the context; XState does not.
 var ErrAmbiguousFormat = errors.New(`the file reads as a Statewright workflow and as an XState machine, which differ (Statewright merges the data sent with an event into the context; XState does not): give the format (--format statewright or --format xstate), or a "$schema" naming it`)
 
+// FormatOf returns the format [Load] with [FormatAuto] reads data in, or
+// [ErrAmbiguousFormat] for a file both formats read differently.
+func FormatOf(data []byte) (Format, error) {
+	if _, _, ok, _ := unwrapGatewayConfig(data); ok {
+		return FormatStatewright, nil
+	}
+	f, ambiguous := detect(data)
+	if ambiguous {
+		return "", ErrAmbiguousFormat
+	}
+	return f, nil
+}
+
 // schemaFormat is the format a top-level "$schema" names, if it names
 // one: a URL or name holding "statewright" or "xstate".
 func schemaFormat(root gjson.Result) (Format, bool) {

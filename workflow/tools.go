@@ -16,6 +16,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/chartgate/chartgate/gate"
+	"github.com/chartgate/chartgate/internal/jsonx"
 	"github.com/chartgate/chartgate/statechart"
 )
 
@@ -51,16 +52,28 @@ type ToolSet struct {
 // Gate.AddWorkflowTools, through [ToolSet]) named as Statewright's and
 // answering in its shapes: statewright_get_state returns {state, is_final,
 // allowed_tools, transitions: [{event, target}], iteration, max_iterations,
-// instructions, transition_count, blocked_env, env_overrides, context,
-// guards, interrupts: {name: {file_pattern, target}}, pending_approval?:
-// {approval_id, event, from_state, to_state, message}, interrupt_handler?:
-// {return_state, message}, run_id, capture_output} (while a transition
-// waits for approval, state is the state it leaves, as in Statewright),
-// and statewright_transition {transitioned, from, to,
-// requires_approval, approval_message, transition_count, usage:
-// {transitions}}, both as indented JSON text, as Statewright answers. Its
-// refusals keep mcpbind's texts. transition_count counts the transitions
-// the run history holds (it is bounded), and usage has no plan limits.
+// instructions, model, default_model, thinking_level, transition_count,
+// blocked_env, env_overrides, allowed_commands, disallowed_tools,
+// direct_execution, model_ladder, context, guards, interrupts?:
+// {name: {file_pattern, target}}, pending_approval?: {approval_id, event,
+// from_state, to_state, message}, interrupt_handler?: {return_state,
+// message}, fork?, run_id, capture_output}. For a state of a Statewright
+// file, allowed_tools is the state's allowed_tools, transitions every
+// entry of its "on" sorted by event (a guarded array's first target, a
+// fork's or an invoke's on_complete), and guards the definitions of the
+// guards they name (null if none), as Statewright lists them. While a
+// transition waits for approval, state is the state it leaves; while a
+// fork runs, the state that forked, or, in a session that joined a branch
+// ([WithBranch]), the branch's state. statewright_transition returns
+// {transitioned, from, to, requires_approval, approval_message,
+// transition_count, usage: {transitions, limit, remaining}}, with the
+// fields of Statewright's gateway for a fork ({forked, branches,
+// current_branch, join, on_complete} and the fork) and for
+// BRANCH_DONE:<b> ({branch_completed, next_branch, completed,
+// remaining}, or {joined, completed_branches}). Both answer as indented
+// JSON text, as Statewright does; refusals keep mcpbind's texts.
+// transition_count counts the transitions the run history holds (it is
+// bounded), and usage has no plan limits (limit and remaining are null).
 func (w *Workflow) StatewrightTools() *ToolSet {
 	return &ToolSet{
 		StatusName:            StatewrightGetState,
@@ -74,7 +87,7 @@ func (w *Workflow) StatewrightTools() *ToolSet {
 	}
 }
 
-func (w *Workflow) renderState(_ context.Context, st gate.WorkflowStatus, wf *gate.Workflow) string {
+func (w *Workflow) renderState(ctx context.Context, st gate.WorkflowStatus, wf *gate.Workflow) string {
 	ids := wf.State.StateIDs()
 	state := st.State
 	// A transition waiting for approval waits in a state of its own;
@@ -83,9 +96,15 @@ func (w *Workflow) renderState(_ context.Context, st gate.WorkflowStatus, wf *ga
 		state = a.From
 	}
 	from, fork, forked := w.ActiveFork(wf.State)
+	branch := branchOf(ctx)
 	if forked {
-		// Statewright's parent session stays in the state that forked.
+		// Statewright's parent session stays in the state that forked; a
+		// branch's session is in the branch's state.
 		state = from
+		if b, ok := fork["branches"].(map[string]any)[branch].(map[string]any); ok && b["status"] == "running" {
+			state = b["state"]
+			fork["current_branch"] = branch
+		}
 	}
 	out := map[string]any{
 		"state":            state,
@@ -95,14 +114,27 @@ func (w *Workflow) renderState(_ context.Context, st gate.WorkflowStatus, wf *ga
 		"instructions":     orNil(strings.Join(st.Instructions, "\n")),
 		"transition_count": transitionCount(wf.History),
 		"context":          publicContext(wf.State.Context()),
-		"guards":           json.RawMessage(orNull(gjson.GetBytes(w.JSON, "meta.chartgate.guards").Raw)),
-		"interrupts":       w.interruptsJSON(),
+		"guards":           nil,
 		"run_id":           st.Workflow,
 		"capture_output":   w.Meta.CaptureOutput,
 		"iteration":        0,
 		"max_iterations":   nil,
-		"blocked_env":      []string{},
-		"env_overrides":    map[string]string{},
+		"blocked_env":      nil,
+		"env_overrides":    nil,
+		"allowed_commands": nil,
+		"disallowed_tools": nil,
+		"model":            nil,
+		"default_model":    nil,
+		"thinking_level":   nil,
+		"model_ladder":     nil,
+		"direct_execution": false,
+	}
+	var defaultModel string
+	if json.Unmarshal(w.Meta.Extra["default_model"], &defaultModel) == nil && defaultModel != "" {
+		out["default_model"], out["model"] = defaultModel, defaultModel
+	}
+	if len(w.Interrupts) > 0 {
+		out["interrupts"] = w.interruptsJSON()
 	}
 	for _, l := range st.Limits {
 		out["iteration"], out["max_iterations"] = l.Calls, l.Max
@@ -118,6 +150,39 @@ func (w *Workflow) renderState(_ context.Context, st gate.WorkflowStatus, wf *ga
 		if p.EnvOverrides != nil {
 			out["env_overrides"] = p.EnvOverrides
 		}
+		if p.AllowedCommands != nil {
+			out["allowed_commands"] = p.AllowedCommands
+		}
+		if p.Model != "" {
+			out["model"] = p.Model
+		}
+		if p.ThinkingLevel != "" {
+			out["thinking_level"] = p.ThinkingLevel
+		}
+		if p.ModelLadder != nil {
+			out["model_ladder"] = p.ModelLadder
+		}
+	}
+	// A state of the workflow file shows its own "on" entries and guards,
+	// as Statewright lists them (every entry, whether or not its guard
+	// passes now).
+	if name, ok := state.(string); ok {
+		if v := w.views[name]; v != nil {
+			out["transitions"], out["allowed_tools"] = v.on, v.tools
+			if v.deny != nil {
+				out["disallowed_tools"] = v.deny
+			}
+			if v.guards != nil {
+				out["guards"] = v.guards
+			}
+			if forked && name != from {
+				// A branch's state: its own instructions.
+				out["instructions"] = orNil(v.instructions)
+				if v.maxIter > 0 {
+					out["max_iterations"] = v.maxIter
+				}
+			}
+		}
 	}
 	if a := st.Pending; a != nil {
 		out["pending_approval"] = map[string]any{"approval_id": a.ID, "event": a.Event, "from_state": a.From, "to_state": a.To, "message": orNil(a.Message)}
@@ -128,10 +193,10 @@ func (w *Workflow) renderState(_ context.Context, st gate.WorkflowStatus, wf *ga
 	if forked {
 		out["fork"] = fork
 	}
-	return jsonText(out)
+	return jsonx.Indented(out)
 }
 
-func (w *Workflow) renderTransition(_ context.Context, tr gate.TransitionResult, wf *gate.Workflow) string {
+func (w *Workflow) renderTransition(ctx context.Context, tr gate.TransitionResult, wf *gate.Workflow) string {
 	out := map[string]any{
 		"transitioned":      tr.Transitioned,
 		"from":              tr.From,
@@ -139,14 +204,50 @@ func (w *Workflow) renderTransition(_ context.Context, tr gate.TransitionResult,
 		"requires_approval": false,
 		"approval_message":  nil,
 		"transition_count":  transitionCount(wf.History),
-		"usage":             map[string]any{"transitions": transitionCount(wf.History)},
+		"usage":             map[string]any{"transitions": transitionCount(wf.History), "limit": nil, "remaining": nil},
 	}
-	// A transition that forks says so, with the fork, as Statewright's
-	// does.
-	if _, fork, ok := w.ActiveFork(wf.State); ok {
-		if _, _, was := w.forkOfValue(tr.From); !was {
-			out["fork"] = fork
+	_, fork, forked := w.ActiveFork(wf.State)
+	fromKey, _, wasForked := w.forkOfValue(tr.From)
+	if branch := branchOf(ctx); branch != "" && wasForked {
+		// A branch's session sees its branch's states.
+		out["from"] = regionValue(tr.From, fromKey, branch)
+		if forked {
+			out["to"] = regionValue(tr.To, fromKey, branch)
 		}
+	}
+	switch {
+	case forked && !wasForked:
+		// A transition that forks says so, with the fork, in the fields
+		// of Statewright's transition result and of its gateway's answer.
+		out["fork"], out["forked"] = fork, true
+		out["branches"], out["join"], out["on_complete"] = fork["branches"], fork["join"], fork["on_complete"]
+		out["current_branch"] = fork["current_branch"]
+	case strings.HasPrefix(tr.Event, BranchDone) && wasForked && tr.Transitioned:
+		// BRANCH_DONE:<b> answers as Statewright's gateway does: the join,
+		// or the branches still to finish.
+		branch := strings.TrimPrefix(tr.Event, BranchDone)
+		if forked {
+			completed, total := 0, 0
+			for _, b := range fork["branches"].(map[string]any) {
+				total++
+				if b.(map[string]any)["status"] == "completed" {
+					completed++
+				}
+			}
+			out["branch_completed"], out["next_branch"] = branch, fork["current_branch"]
+			out["completed"], out["remaining"] = completed, total-completed
+			break
+		}
+		// Every branch was done when the join ran: those done before, and
+		// this one.
+		completed := 1
+		regions, _ := tr.From.(map[string]any)[fromKey].(map[string]any)
+		for name, b := range w.forks[fromKey]["branches"].(map[string]any) {
+			if name != branch && regions[name] == b.(map[string]any)["terminal"] {
+				completed++
+			}
+		}
+		out["joined"], out["completed_branches"] = true, completed
 	}
 	// A transition that waits for approval stops in its pending state:
 	// say so, as Statewright does.
@@ -157,7 +258,21 @@ func (w *Workflow) renderTransition(_ context.Context, tr gate.TransitionResult,
 			out["approval_id"], out["approval_expires"] = p.ID, p.Expires
 		}
 	}
-	return jsonText(out)
+	return jsonx.Indented(out)
+}
+
+// regionValue is the state of a fork's branch in a state value, or v when
+// v is not in that fork.
+func regionValue(v any, forkKey, branch string) any {
+	m, _ := v.(map[string]any)
+	rs, ok := m[forkKey].(map[string]any)
+	if !ok {
+		return v
+	}
+	if r, ok := rs[branch]; ok {
+		return r
+	}
+	return v
 }
 
 // interruptHandlerMessage is what statewright_get_state says in an
@@ -280,22 +395,6 @@ func publicContext(ctx map[string]any) map[string]any {
 	return out
 }
 
-func orNull(raw string) string {
-	if raw == "" {
-		return "null"
-	}
-	return raw
-}
-
-// jsonText answers with v as indented JSON text, as Statewright's tools do.
-func jsonText(v any) string {
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		b = []byte(`{"error": "the answer could not be written"}`)
-	}
-	return string(b)
-}
-
 // Compat names a compatibility mode of [Options.Compat].
 type Compat string
 
@@ -325,36 +424,17 @@ func (w *Workflow) explainGuard(_ context.Context, wf *gate.Workflow, event stri
 // check the context before the event, and data is merged after it, as in
 // Statewright. It returns "" when no Statewright guard refuses the event.
 func (w *Workflow) ExplainGuard(s statechart.State, event string, data map[string]any) string {
-	var machine map[string]any
-	if json.Unmarshal(w.JSON, &machine) != nil {
+	if len(w.guards.defs) == 0 {
 		return ""
 	}
-	defs, _ := digMap(machine, "meta", "chartgate", "guards")
 	ctx := s.Context()
 	var failed []string
 	seen := map[string]bool{}
-	for _, path := range w.statePaths(s) {
-		node := machine
-		for _, k := range path {
-			node, _ = digMap(node, "states", k)
-		}
-		on, _ := digMap(node, "on")
-		var branches []any
-		switch t := on[event].(type) {
-		case []any:
-			branches = t
-		case map[string]any:
-			branches = []any{t}
-		}
-		for _, b := range branches {
-			bm, _ := b.(map[string]any)
-			for _, name := range guardNames(bm["guard"]) {
-				def, ok := defs[name].(map[string]any)
-				if !ok {
-					continue
-				}
-				g := Guard{Field: str(def["field"]), Op: str(def["op"]), Value: def["value"]}
-				if g.Eval(ctx) {
+	for _, id := range s.StateIDs() {
+		for _, names := range w.guards.on[id][event] {
+			for _, name := range names {
+				g, ok := w.guards.defs[name]
+				if !ok || g.Eval(ctx) {
 					continue
 				}
 				seen[g.Field] = true
@@ -385,6 +465,41 @@ func (w *Workflow) ExplainGuard(s statechart.State, event string, data map[strin
 	return b.String()
 }
 
+// guardIndex holds what ExplainGuard needs, read once at Load: the
+// Statewright guards (meta.chartgate.guards) by name, and for each state
+// id and event, the named guards of each of its transitions.
+type guardIndex struct {
+	defs map[string]Guard
+	on   map[string]map[string][][]string
+}
+
+// indexGuards reads the guard index from the machine's nodes and their
+// JSON values (in the same order).
+func indexGuards(nodes []statechart.Node, values []gjson.Result, defs map[string]Guard) guardIndex {
+	ix := guardIndex{defs: defs, on: map[string]map[string][][]string{}}
+	if len(defs) == 0 {
+		return ix
+	}
+	for i, n := range nodes {
+		member(values[i], "on").ForEach(func(ev, t gjson.Result) bool {
+			ts := []gjson.Result{t}
+			if t.IsArray() {
+				ts = t.Array()
+			}
+			for _, tr := range ts {
+				if names := guardNames(member(tr, "guard")); len(names) > 0 {
+					if ix.on[n.ID] == nil {
+						ix.on[n.ID] = map[string][][]string{}
+					}
+					ix.on[n.ID][ev.String()] = append(ix.on[n.ID][ev.String()], names)
+				}
+			}
+			return true
+		})
+	}
+	return ix
+}
+
 // describeFailure says what a failed guard checks and the value it saw.
 func describeFailure(name string, g Guard, ctx map[string]any) string {
 	check := g.Field + " " + g.Op
@@ -402,60 +517,19 @@ func describeFailure(name string, g Guard, ctx map[string]any) string {
 
 // guardNames are the named guards of a transition's guard: a name, or the
 // names xstate.and combines.
-func guardNames(g any) []string {
-	switch g := g.(type) {
-	case string:
-		return []string{g}
-	case map[string]any:
-		if g["type"] == "xstate.and" {
-			list, _ := digMap(g, "params")
-			var out []string
-			gs, _ := list["guards"].([]any)
-			for _, x := range gs {
-				out = append(out, guardNames(x)...)
-			}
-			return out
-		}
+func guardNames(g gjson.Result) []string {
+	switch {
+	case g.Type == gjson.String:
+		return []string{g.String()}
+	case g.IsObject() && member(g, "type").String() == "xstate.and":
+		var out []string
+		member(member(g, "params"), "guards").ForEach(func(_, x gjson.Result) bool {
+			out = append(out, guardNames(x)...)
+			return true
+		})
+		return out
 	}
 	return nil
-}
-
-// statePaths returns, for each active state of s, the keys of the states
-// from the root down to it.
-func (w *Workflow) statePaths(s statechart.State) [][]string {
-	nodes := w.Machine.Nodes()
-	byID := make(map[string]statechart.Node, len(nodes))
-	for _, n := range nodes {
-		byID[n.ID] = n
-	}
-	var out [][]string
-	for _, id := range s.StateIDs() {
-		var path []string
-		for n, ok := byID[id]; ok && n.Parent != ""; n, ok = byID[n.Parent] {
-			path = append([]string{n.Key}, path...)
-		}
-		if len(path) > 0 {
-			out = append(out, path)
-		}
-	}
-	return out
-}
-
-// digMap follows keys through nested JSON objects.
-func digMap(m map[string]any, keys ...string) (map[string]any, bool) {
-	for _, k := range keys {
-		next, ok := m[k].(map[string]any)
-		if !ok {
-			return nil, false
-		}
-		m = next
-	}
-	return m, true
-}
-
-func str(v any) string {
-	s, _ := v.(string)
-	return s
 }
 
 // StatewrightState summarises a session's workflow as Statewright's
@@ -483,7 +557,7 @@ func (w *Workflow) StatewrightState(wf *gate.Workflow) map[string]any {
 
 // StateNames lists the workflow's top-level states, as the workflow file
 // names them (without the states the compilation adds: approvals, forks,
-// subflows).
+// subflows), sorted, as Statewright lists them.
 func (w *Workflow) StateNames() []string {
 	var out []string
 	for _, n := range w.Machine.Nodes() {
@@ -491,12 +565,15 @@ func (w *Workflow) StateNames() []string {
 			out = append(out, n.Key)
 		}
 	}
+	slices.Sort(out)
 	return out
 }
 
 // ActiveFork returns, while a top-level fork runs in s, the state that
-// forked and the fork in Statewright's shape, {branches: {b: {initial,
-// terminal, state, status}}, join, on_complete, on_fail}, status being
+// forked and the fork in Statewright's shape, {active: true,
+// current_branch, branches: {b: {initial, terminal, state, status}}, join,
+// on_complete, on_fail}, current_branch being the first running branch
+// by name (null when none runs), status being
 // running, completed (in its terminal state) or failed (in another final
 // state); ok is false when no fork runs.
 func (w *Workflow) ActiveFork(s statechart.State) (from string, fork map[string]any, ok bool) {
@@ -524,7 +601,13 @@ func (w *Workflow) ActiveFork(s statechart.State) (from string, fork map[string]
 			branches[name] = d
 		}
 		out := maps.Clone(f)
-		out["branches"] = branches
+		out["branches"], out["active"], out["current_branch"] = branches, true, nil
+		for _, name := range slices.Sorted(maps.Keys(branches)) {
+			if branches[name].(map[string]any)["status"] == "running" {
+				out["current_branch"] = name
+				break
+			}
+		}
 		from, _, _ = strings.Cut(key, ":")
 		return from, out, true
 	}

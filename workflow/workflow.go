@@ -53,6 +53,11 @@ type Options struct {
 	// as Statewright does where the default differs (see the package
 	// documentation, "Compared with Statewright").
 	Compat Compat
+	// Pausable compiles a Statewright workflow's paused state (see
+	// "Compared with Statewright"), as CompatStatewright does, without
+	// the rest of compat mode: a person's commands read and resume a
+	// workflow that a compat gateway paused.
+	Pausable bool
 	// Statechart passes options to [statechart.Compile]: limits, Strict,
 	// and Go implementations of the guards and actions an XState workflow
 	// names. The workflow's own guards and the built-ins (see
@@ -88,6 +93,12 @@ type Workflow struct {
 	// forks are the top-level forks of a Statewright workflow, by the key
 	// of their parallel state, in Statewright's shape.
 	forks map[string]map[string]any
+	// views are what Statewright's tools show of the states of a
+	// Statewright workflow file, by state name; nil for XState.
+	views map[string]*swStateView
+	// guards index the Statewright guards the machine's transitions name,
+	// for ExplainGuard.
+	guards guardIndex
 }
 
 // Interrupt sends Event to the workflow when a file matching FilePattern
@@ -181,6 +192,7 @@ func Load(data []byte, opts *Options) (*Workflow, error) {
 	}
 	w.Format = FormatStatewright
 	w.forks = forksOf(d)
+	w.views = swViews(d)
 	return w, nil
 }
 

@@ -34,6 +34,7 @@ func loadXState(data []byte, o Options) (*Workflow, error) {
 	// machine refers to them.
 	impl := builtins()
 	declared := map[string]statechart.GuardFunc{}
+	defs := map[string]Guard{}
 	if gs := member(rootCG, "guards"); gs.Exists() {
 		p := jsonx.Path("meta").Key("chartgate").Key("guards")
 		if !gs.IsObject() {
@@ -54,6 +55,7 @@ func loadXState(data []byte, o Options) (*Workflow, error) {
 					continue
 				}
 				declared[mb.Key] = guardFunc(g)
+				defs[mb.Key] = g
 			}
 		}
 	}
@@ -118,6 +120,7 @@ func loadXState(data []byte, o Options) (*Workflow, error) {
 		values[i] = member(member(values[pi], "states"), n.Key)
 		paths[i] = paths[pi].Key("states").Key(n.Key)
 	}
+	w.guards = indexGuards(nodes, values, defs)
 	known := slices.Concat(policyKeys, rootChartgateKeys)
 	for i, n := range nodes {
 		cg := member(member(values[i], "meta"), "chartgate")

@@ -44,6 +44,9 @@ commands:
   reset WORKFLOW [--yes]
         delete a workflow's record after confirming on the terminal, such as
         one the current version of the workflow file refuses
+  resume WORKFLOW [--yes]
+        resume a workflow the agent paused (statewright_pause with --compat
+        statewright), after confirming on the terminal
   ui [--addr ADDR]
         serve a local web page of the store's workflows: live statechart,
         run history, approvals; prints a one-time login URL
@@ -73,7 +76,7 @@ them on stderr. A guard without implementation is a warning for validate and
 diagram; run and bench refuse it unless --allow-missing-guards is given.
 
 WORKFLOW is a workflow id (workflow_start returns it) or the name of a
-session's workflow (name:ID). status, history, approve, reset and ui find the project's
+session's workflow (name:ID). status, history, approve, reset, resume and ui find the project's
 workflow and store with --workflow FILE (default .chartgate/workflow.json) and
 --store (default .chartgate/state.db; redis://HOST:PORT; postgres://...; memory).
 
@@ -88,6 +91,7 @@ var commandUsage = map[string]string{
 	"history":   "usage: chartgate history WORKFLOW [--json] [project flags]\n\n  --json           print the entries as JSON, one per line\n" + projectFlagsUsage,
 	"approve":   approveUsage + projectFlagsUsage,
 	"reset":     resetUsage + projectFlagsUsage,
+	"resume":    resumeUsage + projectFlagsUsage,
 	"hook":      hookUsage,
 	"install":   installUsage,
 	"uninstall": uninstallUsage,
@@ -151,6 +155,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return cmdApprove(rest, stdout, stderr)
 	case "reset":
 		return cmdReset(rest, stdout, stderr)
+	case "resume":
+		return cmdResume(rest, stdout, stderr)
 	case "ui":
 		return cmdUI(rest, stdout, stderr)
 	case "hook":

@@ -10,6 +10,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -55,6 +56,7 @@ type swAgent struct {
 	cs      *mcp.ClientSession
 	store   string // the SQLite store chartgate approve and history share
 	project []string
+	args    []string // chartgate's arguments
 }
 
 // serveCompat starts chartgate serve --compat statewright with the
@@ -65,7 +67,19 @@ func serveCompat(t *testing.T, workflowJSON string, extra ...string) *swAgent {
 	store := filepath.Join(t.TempDir(), "state.db")
 	project := []string{"--workflow", wf, "--store", store}
 	args := append([]string{"serve", "--log-level", "warn", "--compat", "statewright", "--session", "s1", "--config", fileUpstream(t)}, project...)
-	cmd := exec.Command(testExe(t), append(args, extra...)...)
+	return startCompat(t, store, project, append(args, extra...))
+}
+
+// join starts another chartgate serve on a's workflow and store, as the
+// gateway of a sub-agent that works in the same named workflow.
+func (a *swAgent) join() *swAgent {
+	a.t.Helper()
+	return startCompat(a.t, a.store, a.project, a.args)
+}
+
+func startCompat(t *testing.T, store string, project, args []string) *swAgent {
+	t.Helper()
+	cmd := exec.Command(testExe(t), args...)
 	cmd.Env = append(os.Environ(), envMain+"=1")
 	cmd.Stderr = testWriter{t}
 	// Statewright's clients speak the protocol of 2025-11-25, whose
@@ -74,7 +88,7 @@ func serveCompat(t *testing.T, workflowJSON string, extra ...string) *swAgent {
 		Connect(context.Background(), &mcp.CommandTransport{Command: cmd, TerminateDuration: 5 * time.Second}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	require.NoError(t, err)
 	t.Cleanup(func() { cs.Close() })
-	return &swAgent{t: t, cs: cs, store: store, project: project}
+	return &swAgent{t: t, cs: cs, store: store, project: project, args: args}
 }
 
 // call calls a tool and returns its text and whether it is an error.
@@ -291,13 +305,28 @@ const orderWorkflow = `{
   }
 }`
 
-// TestStatewrightCompatGuardRefusal ports transition.rs
+// TestStatewrightCompatGuardRefusal ports custom_tools.rs
+// get_state_returns_correct_info (transitions: every "on" entry, and the
+// guards they name), transition.rs
 // guarded_transition_fails_when_guard_not_met (GuardFailed names
 // has_items) and guarded_transition_passes_when_guards_satisfied: the
 // refusal names the guard, its condition and the value it saw, and says
 // that data sent with the event is not seen by it.
 func TestStatewrightCompatGuardRefusal(t *testing.T) {
 	a := serveCompat(t, orderWorkflow)
+	// get_state lists every "on" entry of the state, sorted by event,
+	// whether or not its guards pass now, and the guards they name
+	// (custom_tools.rs handle_get_state).
+	st := a.json("statewright_get_state", nil)
+	assert.Equal(t, []any{
+		map[string]any{"event": "ADD_ITEM", "target": "draft"},
+		map[string]any{"event": "CANCEL", "target": "cancelled"},
+		map[string]any{"event": "SUBMIT", "target": "pending_payment"},
+	}, st["transitions"])
+	assert.Equal(t, map[string]any{
+		"has_items":   map[string]any{"field": "item_count", "op": "gt", "value": 0.0},
+		"has_payment": map[string]any{"field": "payment_method", "op": "exists", "value": nil},
+	}, st["guards"])
 	text, isErr := a.transition("SUBMIT", map[string]any{"item_count": 2})
 	assert.True(t, isErr)
 	assert.Contains(t, text, `Event "SUBMIT" was refused by a guard in state "draft". guard 'has_items' failed: item_count gt 0, and item_count is 0.`)
@@ -411,27 +440,11 @@ func TestStatewrightCompatTools(t *testing.T) {
 	loaded := a.json("statewright_load_workflow", map[string]any{"name": "test", "session_id": "sub-agent-1"})
 	assert.Equal(t, "test", loaded["loaded"])
 	assert.Equal(t, "implementing", loaded["initial_state"], "joined, not reset")
-	assert.Equal(t, []any{"planning", "implementing", "testing", "completed", "failed"}, loaded["states"])
+	assert.Equal(t, []any{"completed", "failed", "implementing", "planning", "testing"}, loaded["states"], "sorted, as Statewright's BTreeMap")
 	assert.Equal(t, false, loaded["resumed"])
 	text, isErr := a.call("statewright_load_workflow", map[string]any{"name": "nope"})
 	assert.True(t, isErr)
 	assert.Equal(t, "Workflow 'nope' not found. Available: test", text)
-
-	// Pause and deactivate are refused: enforcement stays on.
-	for _, tool := range []string{"statewright_pause", "statewright_deactivate"} {
-		text, isErr := a.call(tool, nil)
-		assert.True(t, isErr, tool)
-		assert.Contains(t, text, "enforcement stays on", tool)
-	}
-	text, isErr = a.call("write_file", map[string]any{"path": "a.go"})
-	require.False(t, isErr, "still enforced, write_file allowed in implementing: %s", text)
-	_, isErr = a.call("grep", map[string]any{"path": "a.go"})
-	assert.True(t, isErr, "grep is still refused in implementing")
-	// Each request is kept in the run history, with who asked.
-	code, out, errOut := chartgate(append([]string{"history", "--json", "name:s1"}, a.project...)...)
-	require.Equal(t, exitOK, code, errOut)
-	assert.Contains(t, out, `"by":"statewright_pause"`)
-	assert.Contains(t, out, `"by":"statewright_deactivate"`)
 
 	// create_workflow validates before it keeps a workflow.
 	text, isErr = a.call("statewright_create_workflow", map[string]any{"name": "broken", "definition": map[string]any{
@@ -602,16 +615,14 @@ func TestStatewrightCompatBranchDone(t *testing.T) {
 // an allowed command without a glob allows further arguments, word by
 // word, and every simple command of a line must be allowed.
 func TestStatewrightCompatHookAllowedCommands(t *testing.T) {
-	project := t.TempDir()
-	require.NoError(t, os.Mkdir(filepath.Join(project, ".chartgate"), 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(project, ".chartgate", "workflow.json"), []byte(`{
+	project := projectWith(t, `{
   "id": "tests", "initial": "testing",
   "states": {
     "testing": {"allowed_tools": ["Bash", "Read"], "allowed_commands": ["pytest", "git status"], "on": {"DONE": "done"}},
     "done": {"type": "final"}
   },
   "guards": {}
-}`), 0o644))
+}`)
 	chartgateOnPath(t)
 	code, out, errOut := chartgate("install", "claude-code", "--dir", project, "--compat", "statewright", "--dry-run")
 	require.Equal(t, exitOK, code, errOut)
@@ -637,4 +648,541 @@ func TestStatewrightCompatHookAllowedCommands(t *testing.T) {
 	code, _, errOut = chartgateIn("{}", "hook", "claude-code", "--compat", "xstate")
 	assert.Equal(t, exitUsage, code)
 	assert.Contains(t, errOut, `--compat "xstate": the one compatibility is statewright`)
+}
+
+// TestStatewrightCompatBranchSessions ports gateway.rs's branch sessions
+// (the fork's "forked" answer, statewright_load_workflow {branch}, the
+// fork object of get_state, BRANCH_DONE:<branch> with its "Unknown
+// branch" and "No active fork" refusals) with sub-agents that are other
+// gateway processes on the same store and named workflow: each joins a
+// branch, sees its state, tools and transitions, and finishes it.
+func TestStatewrightCompatBranchSessions(t *testing.T) {
+	a := serveCompat(t, forkWorkflow)
+	lint, types := a.join(), a.join()
+
+	text, isErr := lint.call("statewright_load_workflow", map[string]any{"name": "ci", "branch": "lint"})
+	assert.True(t, isErr)
+	assert.Equal(t, "Branch 'lint' not found. Is a fork active? No fork is running: the workflow is in state 'building'.", text)
+	text, isErr = a.transition("BRANCH_DONE:lint", nil)
+	assert.True(t, isErr, "not taken by anything: %s", text)
+	assert.Equal(t, "No active fork. Cannot complete branch 'lint'. No fork is running: the workflow is in state 'building'.", text)
+
+	res := a.json("statewright_transition", map[string]any{"event": "BUILD_DONE"})
+	assert.Equal(t, true, res["forked"])
+	assert.Equal(t, "lint", res["current_branch"])
+	assert.Equal(t, "deploying", res["on_complete"])
+
+	joined := lint.json("statewright_load_workflow", map[string]any{"name": "ci", "branch": "lint"})
+	assert.Equal(t, map[string]any{"loaded": "ci", "branch": "lint", "initial_state": "lint_run",
+		"states":         []any{"building", "deploying", "done", "failed", "lint_done", "lint_run", "types_done", "types_run"},
+		"capture_output": false, "resumed": false}, joined)
+	types.json("statewright_load_workflow", map[string]any{"name": "ci", "branch": "types"})
+	text, isErr = types.call("statewright_load_workflow", map[string]any{"name": "ci", "branch": "docs"})
+	assert.True(t, isErr)
+	assert.Equal(t, "Branch 'docs' not found. Is a fork active? The running fork's branches are: lint, types.", text)
+
+	// A branch's session sees its branch.
+	st := lint.json("statewright_get_state", nil)
+	assert.Equal(t, "lint_run", st["state"])
+	assert.Equal(t, []any{"read_file"}, st["allowed_tools"])
+	assert.Equal(t, []any{map[string]any{"event": "FAIL", "target": "failed"}, map[string]any{"event": "PASS", "target": "lint_done"}}, st["transitions"])
+	fork := st["fork"].(map[string]any)
+	assert.Equal(t, true, fork["active"])
+	assert.Equal(t, "lint", fork["current_branch"])
+	assert.Equal(t, "types_run", types.json("statewright_get_state", nil)["state"])
+
+	// The types sub-agent finishes its branch with BRANCH_DONE.
+	res = types.json("statewright_transition", map[string]any{"event": "BRANCH_DONE:types"})
+	assert.Equal(t, "types", res["branch_completed"])
+	assert.Equal(t, "lint", res["next_branch"])
+	assert.Equal(t, 1.0, res["completed"])
+	assert.Equal(t, 1.0, res["remaining"])
+	branches := a.json("statewright_get_state", nil)["fork"].(map[string]any)["branches"].(map[string]any)
+	assert.Equal(t, "completed", branches["types"].(map[string]any)["status"], "the parent sees it")
+	assert.Equal(t, "running", branches["lint"].(map[string]any)["status"])
+	text, isErr = lint.transition("BRANCH_DONE:nope", nil)
+	assert.True(t, isErr)
+	assert.Equal(t, "Unknown branch 'nope'. The running fork's branches are: lint, types.", text)
+	text, isErr = lint.transition("BRANCH_DONE:types", nil)
+	assert.True(t, isErr)
+	assert.Equal(t, "Cannot complete branch 'types'. Branch 'types' is completed (in state 'types_done'): it is no longer running.", text)
+
+	// The lint sub-agent's own event moves its branch; the join runs.
+	res = lint.json("statewright_transition", map[string]any{"event": "PASS"})
+	assert.Equal(t, "lint_run", res["from"])
+	assert.Equal(t, "deploying", res["to"], "join all: every branch done")
+	assert.Equal(t, "deploying", a.json("statewright_get_state", nil)["state"])
+	text, isErr = types.transition("BRANCH_DONE:types", nil)
+	assert.True(t, isErr)
+	assert.Equal(t, "No active fork. Cannot complete branch 'types'. No fork is running: the workflow is in state 'deploying'.", text)
+	text, isErr = types.call("statewright_load_workflow", map[string]any{"name": "ci", "branch": "types"})
+	assert.True(t, isErr)
+	assert.Contains(t, text, "No fork is running")
+	// A branch's event after its branch ended does not move the workflow.
+	text, isErr = lint.transition("SHIPPED", nil)
+	assert.True(t, isErr)
+	assert.Contains(t, text, "Event 'SHIPPED' was not sent: this session worked in branch 'lint', which is not running any more")
+	assert.Equal(t, "deploying", a.json("statewright_get_state", nil)["state"])
+	assert.Equal(t, "done", lint.json("statewright_transition", map[string]any{"event": "SHIPPED"})["to"], "the session left the branch")
+
+	code, out, errOut := chartgate(append([]string{"history", "--json", "name:s1"}, a.project...)...)
+	require.Equal(t, exitOK, code, errOut)
+	assert.Contains(t, out, `"lint.PASS"`)
+	assert.Contains(t, out, `"BRANCH_DONE:types"`)
+}
+
+// TestStatewrightCompatModel ports custom_tools.rs
+// get_state_returns_correct_info, get_state_after_transition,
+// get_state_includes_model_when_defined,
+// get_state_model_null_when_not_defined,
+// get_state_model_changes_after_transition,
+// get_state_inherits_default_model_when_state_has_none,
+// get_state_state_model_overrides_default and
+// get_state_no_default_model_when_meta_absent.
+func TestStatewrightCompatModel(t *testing.T) {
+	a := serveCompat(t, `{
+  "id": "model-routing", "initial": "diagnose",
+  "states": {
+    "diagnose": {"allowed_tools": ["read_file", "grep"], "model": "claude-haiku-4-5-20251001", "max_iterations": 8,
+      "instructions": "Read files and plan your approach.", "on": {"DIAGNOSED": "propose_fix"}},
+    "propose_fix": {"allowed_tools": ["read_file"], "model": "anthropic/claude-opus-4-6", "max_iterations": 3, "on": {"DONE": "execute"}},
+    "execute": {"allowed_tools": ["read_file", "edit_file"], "on": {"DONE": "completed"}},
+    "completed": {"type": "final"}
+  }
+}`)
+	st := a.json("statewright_get_state", nil)
+	assert.Equal(t, "diagnose", st["state"])
+	assert.Equal(t, false, st["is_final"])
+	assert.Equal(t, 0.0, st["iteration"])
+	assert.Equal(t, 8.0, st["max_iterations"])
+	assert.Equal(t, "Read files and plan your approach.", st["instructions"])
+	assert.Equal(t, []any{"read_file", "grep"}, st["allowed_tools"])
+	assert.Equal(t, "claude-haiku-4-5-20251001", st["model"])
+	assert.Nil(t, st["default_model"])
+	a.json("statewright_transition", map[string]any{"event": "DIAGNOSED"})
+	a.call("read_file", map[string]any{"path": "a"})
+	st = a.json("statewright_get_state", nil)
+	assert.Equal(t, "anthropic/claude-opus-4-6", st["model"])
+	assert.Equal(t, 1.0, st["iteration"])
+	assert.Equal(t, 3.0, st["max_iterations"])
+	a.json("statewright_transition", map[string]any{"event": "DONE"})
+	st = a.json("statewright_get_state", nil)
+	assert.Equal(t, "execute", st["state"])
+	assert.Nil(t, st["model"])
+
+	b := serveCompat(t, `{
+  "id": "default-model", "initial": "planning", "meta": {"default_model": "anthropic/claude-opus-4-6"},
+  "states": {
+    "planning": {"allowed_tools": ["read_file"], "on": {"READY": "grunt_work"}},
+    "grunt_work": {"allowed_tools": ["read_file", "edit_file"], "model": "claude-haiku-4-5-20251001", "on": {"DONE": "completed"}},
+    "completed": {"type": "final"}
+  }
+}`)
+	st = b.json("statewright_get_state", nil)
+	assert.Equal(t, "anthropic/claude-opus-4-6", st["model"])
+	assert.Equal(t, "anthropic/claude-opus-4-6", st["default_model"])
+	b.json("statewright_transition", map[string]any{"event": "READY"})
+	st = b.json("statewright_get_state", nil)
+	assert.Equal(t, "claude-haiku-4-5-20251001", st["model"])
+	assert.Equal(t, "anthropic/claude-opus-4-6", st["default_model"])
+}
+
+// TestInstallCompatAmbiguousFormat: chartgate install --compat statewright
+// with a workflow file both formats read (states with only "on" and
+// "type": "final") asks for --format instead of recording xstate, writes
+// nothing, and with --format records it and passes it to the gateway and
+// the hooks.
+func TestInstallCompatAmbiguousFormat(t *testing.T) {
+	chartgateOnPath(t)
+	dir := projectWith(t, `{
+  "id": "plain", "initial": "a",
+  "states": {"a": {"on": {"GO": {"target": "b"}}}, "b": {"type": "final"}}
+}`)
+	code, _, errOut := chartgate("install", "claude-code", "--dir", dir, "--compat", "statewright")
+	assert.Equal(t, exitFail, code)
+	assert.Contains(t, errOut, ".chartgate/workflow.json: the file reads as a Statewright workflow and as an XState machine")
+	assert.Contains(t, errOut, "--format statewright or --format xstate")
+	_, err := os.Stat(filepath.Join(dir, ".claude"))
+	assert.True(t, os.IsNotExist(err), "nothing written")
+
+	code, _, errOut = chartgate("install", "claude-code", "--dir", dir, "--compat", "statewright", "--format", "statewright")
+	require.Equal(t, exitOK, code, errOut)
+	rec, err := os.ReadFile(filepath.Join(dir, ".chartgate", "installed.json"))
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"workflow": ".chartgate/workflow.json", "format": "statewright"}`, string(rec))
+	settings, err := os.ReadFile(filepath.Join(dir, ".claude", "settings.json"))
+	require.NoError(t, err)
+	assert.Contains(t, string(settings), "hook claude-code --compat statewright --format statewright")
+	mcpJSON, err := os.ReadFile(filepath.Join(dir, ".mcp.json"))
+	require.NoError(t, err)
+	assert.Contains(t, string(mcpJSON), `"--format"`)
+}
+
+// TestStatewrightCompatPause ports gateway.rs's statewright_pause and
+// statewright_deactivate answers ({paused, state, workflow, run_id,
+// message}; {deactivated}) where they differ from Statewright by design:
+// the workflow is held in its paused state (no tool runs, recorded in its
+// run history) until a person resumes it with chartgate resume; the agent
+// cannot resume it nor switch enforcement off.
+func TestStatewrightCompatPause(t *testing.T) {
+	a := serveCompat(t, enforcementWorkflow)
+	a.json("statewright_transition", map[string]any{"event": "READY"})
+	res := a.json("statewright_pause", nil)
+	assert.Equal(t, true, res["paused"])
+	assert.Equal(t, "implementing", res["state"])
+	assert.Equal(t, "test", res["workflow"])
+	assert.Contains(t, res["message"], "chartgate resume name:s1")
+
+	assert.ElementsMatch(t, compatTools, a.tools(), "no upstream tool while paused")
+	text, isErr := a.call("write_file", map[string]any{"path": "a.go"})
+	assert.True(t, isErr, "no tool runs while paused: %s", text)
+	text, isErr = a.transition("DONE", nil)
+	assert.True(t, isErr, text)
+	text, isErr = a.transition("chartgate.resume", nil)
+	assert.True(t, isErr)
+	assert.Contains(t, text, "is reserved")
+	text, isErr = a.call("statewright_deactivate", nil)
+	assert.True(t, isErr)
+	assert.Contains(t, text, "already paused")
+	assert.Equal(t, "statewright:paused", a.json("statewright_get_state", nil)["state"])
+
+	// A person resumes it; it is back where it was.
+	key := filepath.Join(t.TempDir(), "approver.key")
+	code, _, errOut := chartgate("approve", "--init", "--key", key)
+	require.Equal(t, exitOK, code, errOut)
+	code, _, errOut = chartgate(append([]string{"resume", "name:s1", "--yes", "--key", filepath.Join(t.TempDir(), "none.key")}, a.project...)...)
+	assert.Equal(t, exitFail, code)
+	assert.Contains(t, errOut, "--yes needs the approver key")
+	code, out, errOut := chartgate(append([]string{"resume", "name:s1", "--yes", "--key", key}, a.project...)...)
+	require.Equal(t, exitOK, code, errOut)
+	assert.Equal(t, "resumed workflow name:s1 in state implementing\n", out)
+	text, isErr = a.call("write_file", map[string]any{"path": "a.go"})
+	require.False(t, isErr, text)
+	code, _, errOut = chartgate(append([]string{"resume", "name:s1", "--yes", "--key", key}, a.project...)...)
+	assert.Equal(t, exitFail, code)
+	assert.Contains(t, errOut, "is not paused")
+
+	res = a.json("statewright_deactivate", nil)
+	assert.Equal(t, true, res["deactivated"])
+	_, isErr = a.call("read_file", map[string]any{"path": "a.go"})
+	assert.True(t, isErr, "deactivate holds the workflow too: enforcement stays on")
+
+	code, out, errOut = chartgate(append([]string{"history", "--json", "name:s1"}, a.project...)...)
+	require.Equal(t, exitOK, code, errOut)
+	assert.Contains(t, out, `"by":"statewright_pause"`)
+	assert.Contains(t, out, `"by":"chartgate resume"`)
+	assert.Contains(t, out, `"by":"statewright_deactivate"`)
+}
+
+// TestStatewrightCompatEngineTransitions ports transition.rs
+// full_lifecycle_draft_to_delivered, self_transition_stays_in_same_state,
+// approval_flag_propagated, safe_next_does_not_override_valid_transitions,
+// safe_next_does_not_override_fail, no_safe_next_still_errors_on_unrecognized,
+// guarded_transition_takes_first_matching_branch,
+// guarded_transition_no_match_returns_error and context_patch_merges_fields
+// through statewright_transition.
+func TestStatewrightCompatEngineTransitions(t *testing.T) {
+	order := strings.Replace(orderWorkflow, `"context": {"item_count": 0, "items": []}`, `"context": {"item_count": 2, "payment_method": "card_4242", "b": 2}`, 1)
+	a := serveCompat(t, order)
+	res := a.json("statewright_transition", map[string]any{"event": "ADD_ITEM"})
+	assert.Equal(t, true, res["transitioned"], "a self-transition is a transition")
+	assert.Equal(t, "draft", res["to"])
+	for _, step := range [][2]string{{"SUBMIT", "pending_payment"}, {"CONFIRM_PAYMENT", "confirmed"}, {"SHIP", "shipped"}} {
+		assert.Equal(t, step[1], a.json("statewright_transition", map[string]any{"event": step[0], "data": map[string]any{"b": 99, "c": 3}})["to"], step[0])
+	}
+	text, isErr := a.transition("GIBBERISH", nil)
+	assert.True(t, isErr, "no safe_next: an unknown event is refused")
+	assert.Contains(t, text, "GIBBERISH")
+	assert.Equal(t, "delivered", a.json("statewright_transition", map[string]any{"event": "DELIVER"})["to"])
+	st := a.json("statewright_get_state", nil)
+	assert.Equal(t, true, st["is_final"])
+	ctx := st["context"].(map[string]any)
+	assert.Equal(t, 99.0, ctx["b"], "data merged, field by field")
+	assert.Equal(t, 3.0, ctx["c"])
+	assert.Equal(t, 2.0, ctx["item_count"])
+
+	safeNext := `{"id": "test", "initial": "working", "states": {
+  "working": {"safe_next": "fallback", "on": {"FINISH": "done", "FAIL": "failed"}},
+  "done": {"type": "final"}, "failed": {"type": "final"}, "fallback": {"type": "final"}}, "guards": {}}`
+	for ev, to := range map[string]string{"FINISH": "done", "FAIL": "failed", "COMPLETE": "fallback"} {
+		b := serveCompat(t, safeNext)
+		assert.Equal(t, to, b.json("statewright_transition", map[string]any{"event": ev})["to"], ev)
+	}
+
+	approval := serveCompat(t, `{"id": "agent", "initial": "planning", "states": {
+  "planning": {"on": {"READY": {"target": "executing", "requires_approval": true, "approval_message": "Agent wants to start executing"}}},
+  "executing": {"type": "final"}}, "guards": {}}`)
+	res = approval.json("statewright_transition", map[string]any{"event": "READY"})
+	assert.Equal(t, true, res["requires_approval"])
+	assert.Equal(t, "Agent wants to start executing", res["approval_message"])
+
+	scout := func(count int) string {
+		return `{"id": "scout", "initial": "posting", "context": {"post_count": ` + strconv.Itoa(count) + `}, "states": {
+  "posting": {"on": {"POSTED": [{"guard": "under_limit", "target": "evaluating"}, {"guard": "at_limit", "target": "reporting"}], "GO": [{"guard": "never_true", "target": "evaluating"}]}},
+  "evaluating": {"type": "final"}, "reporting": {"type": "final"}},
+  "guards": {"under_limit": {"field": "post_count", "op": "lt", "value": 5}, "at_limit": {"field": "post_count", "op": "gte", "value": 5},
+    "never_true": {"field": "x", "op": "eq", "value": "impossible"}}}`
+	}
+	assert.Equal(t, "evaluating", serveCompat(t, scout(2)).json("statewright_transition", map[string]any{"event": "POSTED"})["to"])
+	c := serveCompat(t, scout(5))
+	assert.Equal(t, []any{
+		map[string]any{"event": "GO", "target": "evaluating"},
+		map[string]any{"event": "POSTED", "target": "evaluating"},
+	}, c.json("statewright_get_state", nil)["transitions"], "a guarded array's first target")
+	text, isErr = c.transition("GO", nil)
+	assert.True(t, isErr)
+	assert.Contains(t, text, "guard 'never_true' failed: x eq \"impossible\", and x is not set")
+	assert.Equal(t, "reporting", c.json("statewright_transition", map[string]any{"event": "POSTED"})["to"])
+}
+
+// TestStatewrightCompatForkFailure ports transition.rs's fork machine with
+// a failing branch (lint_failed): with join "all", a branch that ends in
+// a final state other than its terminal fails the fork, to on_fail; the
+// sub-agent in that branch sends its own FAIL.
+func TestStatewrightCompatForkFailure(t *testing.T) {
+	a := serveCompat(t, `{
+  "id": "ci-pipeline", "initial": "building", "context": {},
+  "states": {
+    "building": {"on": {"BUILD_DONE": {"fork": {
+      "branches": {"lint": {"initial": "lint_run", "terminal": "lint_done"}, "types": {"initial": "types_run", "terminal": "types_done"}},
+      "join": "all", "on_complete": "deploying", "on_fail": "failed"}}}},
+    "lint_run": {"on": {"PASS": "lint_done", "FAIL": "lint_failed"}},
+    "lint_done": {"type": "final"}, "lint_failed": {"type": "final"},
+    "types_run": {"on": {"PASS": "types_done", "FAIL": "types_failed"}},
+    "types_done": {"type": "final"}, "types_failed": {"type": "final"},
+    "deploying": {"on": {"DEPLOYED": "completed"}},
+    "completed": {"type": "final"}, "failed": {"type": "final"}
+  },
+  "guards": {}
+}`)
+	res := a.json("statewright_transition", map[string]any{"event": "BUILD_DONE"})
+	assert.Equal(t, true, res["forked"])
+	assert.Equal(t, map[string]any{"initial": "lint_run", "terminal": "lint_done", "state": "lint_run", "status": "running"},
+		res["branches"].(map[string]any)["lint"])
+	sub := a.join()
+	sub.json("statewright_load_workflow", map[string]any{"name": "ci-pipeline", "branch": "lint"})
+	res = sub.json("statewright_transition", map[string]any{"event": "FAIL"})
+	assert.Equal(t, "failed", res["to"], "join all: one failed branch fails the fork")
+	st := a.json("statewright_get_state", nil)
+	assert.Equal(t, "failed", st["state"])
+	assert.Equal(t, true, st["is_final"])
+	assert.NotContains(t, st, "fork")
+}
+
+// TestStatewrightCompatHookInterceptors ports interceptors.rs
+// edit_guard_allows_small_edits, edit_guard_blocks_large_edits,
+// bash_guard_allows_whitelisted, bash_guard_blocks_non_whitelisted,
+// file_scope_blocks_after_limit, file_scope_allows_re_edit_same_file,
+// bash_cat_redirect_blocked_in_planning, bash_cat_read_allowed_in_planning,
+// bash_grep_allowed_in_planning, bash_sed_inplace_blocked_in_planning and
+// bash_rm_blocked_in_planning through chartgate hook claude-code --compat
+// statewright, with Claude Code's hook JSON.
+func TestStatewrightCompatHookInterceptors(t *testing.T) {
+	project := projectWith(t, `{
+  "id": "test", "initial": "planning",
+  "states": {
+    "planning": {"allowed_tools": ["Read", "Grep", "Edit", "Bash"], "max_edit_lines": 10, "allowed_commands": ["pytest", "cargo test"],
+      "max_files_per_state": 3, "on": {"READY": "exploring"}},
+    "exploring": {"allowed_tools": ["Read", "Grep", "Glob", "Bash"], "on": {"DONE": "completed"}},
+    "completed": {"type": "final"}
+  },
+  "guards": {}
+}`)
+	hookEvent := func(event, tool string, input map[string]any) string {
+		t.Helper()
+		in := map[string]any{"session_id": "s1", "cwd": project, "hook_event_name": event, "tool_name": tool, "tool_input": input}
+		if event == "PostToolUse" {
+			in["tool_response"] = map[string]any{"success": true}
+		}
+		data, err := json.Marshal(in)
+		require.NoError(t, err)
+		code, out, errOut := chartgateIn(string(data), "hook", "claude-code", "--compat", "statewright")
+		require.Equal(t, 0, code, errOut)
+		return out
+	}
+	edit := func(path, oldS, newS string) string {
+		t.Helper()
+		input := map[string]any{"file_path": filepath.Join(project, path), "old_string": oldS, "new_string": newS}
+		out := hookEvent("PreToolUse", "Edit", input)
+		if out == "" {
+			hookEvent("PostToolUse", "Edit", input)
+		}
+		return out
+	}
+	const deny = `"permissionDecision":"deny"`
+	assert.Empty(t, edit("a.py", "a\nb", "a\nb\nc"), "a small edit")
+	var big []string
+	for i := range 20 {
+		big = append(big, "line "+strconv.Itoa(i))
+	}
+	out := edit("a.py", "a", strings.Join(big, "\n"))
+	assert.Contains(t, out, deny, "a 20-line edit over max_edit_lines 10")
+	assert.Contains(t, out, "10")
+	assert.Empty(t, hookEvent("PreToolUse", "Bash", map[string]any{"command": "pytest -x tests/"}))
+	assert.Contains(t, hookEvent("PreToolUse", "Bash", map[string]any{"command": "rm -rf /"}), deny)
+	assert.Empty(t, edit("b.py", "x", "y"))
+	assert.Empty(t, edit("c.py", "x", "y"))
+	out = edit("d.py", "x", "y")
+	assert.Contains(t, out, deny, "a fourth file over max_files_per_state 3")
+	assert.Empty(t, edit("a.py", "x", "y"), "a file edited before")
+
+	// Without allowed_commands, a shell line may do only what the
+	// state's tools allow (Statewright's bash classifier).
+	project = projectWith(t, `{
+  "id": "test", "initial": "planning",
+  "states": {
+    "planning": {"allowed_tools": ["Read", "Grep", "Glob", "Bash"], "on": {"READY": "implementing"}},
+    "implementing": {"allowed_tools": ["Read", "Edit", "Write", "Bash"], "on": {"DONE": "completed"}},
+    "completed": {"type": "final"}
+  },
+  "guards": {}
+}`)
+	for _, allowed := range []string{"cat src/main.rs", "grep -rn 'TODO' src/"} {
+		assert.Empty(t, hookEvent("PreToolUse", "Bash", map[string]any{"command": allowed}), allowed)
+	}
+	for _, refused := range []string{"cat > file.rs << 'EOF'\nfn main() {}\nEOF", "sed -i 's/old/new/' file.rs", "rm -rf target/"} {
+		assert.Contains(t, hookEvent("PreToolUse", "Bash", map[string]any{"command": refused}), deny, refused)
+	}
+}
+
+// projectWith returns a project folder whose .chartgate/workflow.json is
+// workflowJSON.
+func projectWith(t *testing.T, workflowJSON string) string {
+	t.Helper()
+	dir := t.TempDir()
+	require.NoError(t, os.Mkdir(filepath.Join(dir, ".chartgate"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, ".chartgate", "workflow.json"), []byte(workflowJSON), 0o644))
+	return dir
+}
+
+// TestStatewrightCompatEnforcement ports enforcement.rs
+// allow_tool_in_current_state, block_tool_not_in_current_state,
+// block_includes_reason_with_tool_and_state and
+// unrestricted_state_allows_everything through chartgate serve --compat
+// statewright; and implicit_transition_when_blocked_tool_in_next_state,
+// where chartgate differs by design (the table in the workflow package's
+// docs): the call is refused, naming the event that makes the tool
+// available, and the workflow stays where it is.
+func TestStatewrightCompatEnforcement(t *testing.T) {
+	a := serveCompat(t, `{
+  "id": "test", "initial": "planning",
+  "states": {
+    "planning": {"allowed_tools": ["read_file", "grep"], "max_iterations": 3, "on": {"READY": "implementing", "FAIL": "failed", "LOOSE": "unrestricted"}},
+    "implementing": {"allowed_tools": ["read_file", "edit_file", "write_file"], "max_iterations": 6, "on": {"DONE": "testing", "FAIL": "failed"}},
+    "testing": {"allowed_tools": ["read_file"], "on": {"PASS": "completed", "FAIL_TEST": "implementing"}},
+    "unrestricted": {"on": {"DONE": "completed"}},
+    "completed": {"type": "final"},
+    "failed": {"type": "final"}
+  },
+  "guards": {}
+}`)
+	text, isErr := a.call("read_file", map[string]any{"path": "a"})
+	assert.False(t, isErr, text)
+	assert.ElementsMatch(t, append([]string{"read_file", "grep"}, compatTools...), a.tools())
+	text, isErr = a.call("edit_file", map[string]any{"path": "a"})
+	assert.True(t, isErr)
+	assert.Contains(t, text, `"edit_file"`)
+	assert.Contains(t, text, `"planning"`)
+	assert.Contains(t, text, `call statewright_transition with event "READY"`, "the event that makes it available, with Statewright's tool")
+	assert.Contains(t, text, "Tools available now: ")
+	assert.Contains(t, text, "grep")
+	assert.Equal(t, "planning", a.json("statewright_get_state", nil)["state"], "no implicit transition")
+
+	a.json("statewright_transition", map[string]any{"event": "LOOSE"})
+	for _, tool := range []string{"read_file", "grep", "edit_file", "write_file"} {
+		text, isErr := a.call(tool, map[string]any{"path": "a"})
+		assert.False(t, isErr, "%s in a state without allowed_tools: %s", tool, text)
+	}
+}
+
+// TestStatewrightCompatSession ports session.rs
+// create_session_sets_initial_state, increment_iteration,
+// update_state_resets_iterations, is_final_state,
+// pending_approval_initially_none, set_pending_approval,
+// has_pending_approval and clear_pending_approval_returns_pending through
+// chartgate serve --compat statewright, statewright_get_state and a
+// person's chartgate approve.
+func TestStatewrightCompatSession(t *testing.T) {
+	a := serveCompat(t, enforcementWorkflow)
+	st := a.json("statewright_get_state", nil)
+	assert.Equal(t, "planning", st["state"])
+	assert.Equal(t, 0.0, st["iteration"])
+	assert.Equal(t, 0.0, st["transition_count"])
+	assert.Equal(t, false, st["is_final"])
+	for range 2 {
+		_, isErr := a.call("read_file", map[string]any{"path": "a"})
+		require.False(t, isErr)
+	}
+	assert.Equal(t, 2.0, a.json("statewright_get_state", nil)["iteration"])
+	a.json("statewright_transition", map[string]any{"event": "READY"})
+	st = a.json("statewright_get_state", nil)
+	assert.Equal(t, "implementing", st["state"])
+	assert.Equal(t, 0.0, st["iteration"])
+	assert.Equal(t, 1.0, st["transition_count"])
+	a.json("statewright_transition", map[string]any{"event": "FAIL"})
+	assert.Equal(t, true, a.json("statewright_get_state", nil)["is_final"])
+
+	b := serveCompat(t, approvalWorkflow)
+	assert.NotContains(t, b.json("statewright_get_state", nil), "pending_approval")
+	res := b.json("statewright_transition", map[string]any{"event": "DEPLOY"})
+	id, _ := res["approval_id"].(string)
+	pending := b.json("statewright_get_state", nil)["pending_approval"].(map[string]any)
+	assert.Equal(t, id, pending["approval_id"])
+	assert.Equal(t, "working", pending["from_state"])
+	assert.Equal(t, "deployed", pending["to_state"])
+	key := filepath.Join(t.TempDir(), "approver.key")
+	code, _, errOut := chartgate("approve", "--init", "--key", key)
+	require.Equal(t, exitOK, code, errOut)
+	code, _, errOut = chartgate(append([]string{"approve", id, "--yes", "--key", key}, b.project...)...)
+	require.Equal(t, exitOK, code, errOut)
+	st = b.json("statewright_get_state", nil)
+	assert.NotContains(t, st, "pending_approval", "cleared once answered")
+	assert.Equal(t, "deployed", st["state"])
+}
+
+// TestStatewrightCompatValidate ports validate.rs's tests through
+// chartgate validate --format statewright: each file is accepted, or
+// refused with an error naming what validate_definition's names.
+func TestStatewrightCompatValidate(t *testing.T) {
+	const fork = `{"id": "pipeline", "initial": "building", "states": {
+  "building": {"on": {"BUILD_DONE": {"fork": {"branches": {"lint": {"initial": "lint_run", "terminal": "lint_done"}%s}, "on_complete": "%s"}}}},
+  "lint_run": {"on": {"PASS": "lint_done"}}, "lint_done": {"type": "final"},
+  "types_run": {"on": {"PASS": "types_done"}}, "types_done": {"type": "final"},
+  "deploying": {"on": {"DONE": "completed"}}, "completed": {"type": "final"}}, "guards": {}}`
+	const interrupt = `{"id": "tdd", "initial": "implementing", "states": {
+  "implementing": {"on": {"DONE": "testing", "FAIL": "failed"}},
+  "testing": {"on": {"PASS": "completed", "FAIL": "implementing"}},
+  "pb_validating": {"on": {"VALIDATED": "$return", "FAIL": "failed"}},
+  "completed": {"type": "final"}, "failed": {"type": "final"}},
+  "guards": {}, "interrupts": {"pb_check": {"trigger": {"file_pattern": "site/pb/**/*.js"}, "target": "%s"}}}`
+	for _, c := range []struct {
+		name, file, err string // err "": accepted
+	}{
+		{"accepts_valid_machine", `{"id": "test", "initial": "start", "states": {"start": {"on": {"GO": "end", "FAIL": "failed"}}, "end": {"type": "final"}, "failed": {"type": "final"}}, "guards": {}}`, ""},
+		{"rejects_missing_initial_state_in_states", `{"id": "bad", "initial": "nonexistent", "states": {"start": {"on": {"GO": "end"}}, "end": {"type": "final"}}, "guards": {}}`, "nonexistent"},
+		{"rejects_no_final_state", `{"id": "bad", "initial": "start", "states": {"start": {"on": {"GO": "middle"}}, "middle": {"on": {"GO": "start"}}}, "guards": {}}`, "final"},
+		{"rejects_unreachable_states", `{"id": "bad", "initial": "start", "states": {"start": {"on": {"GO": "end"}}, "end": {"type": "final"}, "orphan": {"on": {"GO": "end"}}}, "guards": {}}`, "unreachable"},
+		{"rejects_transition_to_nonexistent_state", `{"id": "bad", "initial": "start", "states": {"start": {"on": {"GO": "nowhere"}}, "end": {"type": "final"}}, "guards": {}}`, "nowhere"},
+		{"rejects_undefined_guard_reference", `{"id": "bad", "initial": "start", "states": {"start": {"on": {"GO": {"target": "end", "guard": "nonexistent_guard"}}}, "end": {"type": "final"}}, "guards": {}}`, "nonexistent_guard"},
+		{"accepts_complex_agent_machine", `{"id": "bug-fix", "initial": "planning", "meta": {"task_type": "bug_fix", "danger_level": "moderate"}, "states": {
+  "planning": {"allowed_tools": ["read_file", "search_files"], "instructions": "Analyze the bug", "on": {"PLAN_READY": "implementing", "FAIL": "failed"}},
+  "implementing": {"allowed_tools": ["read_file", "write_file"], "on": {"DONE": "testing", "FAIL": "failed"}},
+  "testing": {"allowed_tools": ["read_file", "run_test"], "on": {"TESTS_PASS": {"target": "review", "requires_approval": true}, "TESTS_FAIL": "implementing", "FAIL": "failed"}},
+  "review": {"on": {"APPROVED": "completed", "REJECTED": "implementing"}},
+  "completed": {"type": "final"}, "failed": {"type": "final"}}, "guards": {}}`, ""},
+		{"rejects_interrupt_target_nonexistent", fmt.Sprintf(interrupt, "ghost_state"), "ghost_state"},
+		{"interrupt_target_state_not_flagged_unreachable, return_target_not_flagged_as_nonexistent, accepts_valid_interrupt_workflow", fmt.Sprintf(interrupt, "pb_validating"), ""},
+		{"accepts_valid_fork_workflow, fork_branch_states_not_flagged_unreachable", fmt.Sprintf(fork, `, "types": {"initial": "types_run", "terminal": "types_done"}`, "deploying"), ""},
+		{"rejects_fork_with_nonexistent_branch_initial", strings.Replace(fmt.Sprintf(fork, "", "deploying"), `"initial": "lint_run"`, `"initial": "ghost"`, 1), "ghost"},
+		{"rejects_fork_with_nonexistent_on_complete", fmt.Sprintf(fork, "", "nowhere"), "nowhere"},
+	} {
+		file := writeFile(t, "workflow.json", c.file)
+		code, out, errOut := chartgate("validate", "--format", "statewright", file)
+		if c.err == "" {
+			assert.Equal(t, exitOK, code, "%s: %s%s", c.name, out, errOut)
+			continue
+		}
+		assert.NotEqual(t, exitOK, code, c.name)
+		assert.Contains(t, out+errOut, c.err, c.name)
+	}
 }

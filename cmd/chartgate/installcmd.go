@@ -23,7 +23,7 @@ import (
 
 const installUsage = `usage: chartgate install HOST [--dry-run] [--dir DIR] [--command CMD] [--workflow FILE]
                          [--store STORE] [--servers FILE] [--keep-servers-direct] [--name NAME]
-                         [--checkpoint MODE] [--default-deny] [--compat statewright]
+                         [--checkpoint MODE] [--default-deny] [--compat statewright] [--format FORMAT]
 
 Adds chartgate to an agent host's project configuration: hooks that run
 "chartgate hook HOST" on its events, and the MCP server entry that runs the
@@ -68,6 +68,9 @@ the state changes, and are listed the current state's tools.
   --name NAME      the gateway's MCP server name (default chartgate)
   --checkpoint MODE, --default-deny, --compat statewright
                    passed to the gateway and the hooks alike (see chartgate help serve)
+  --format FORMAT  the workflow's format, xstate or statewright, recorded and passed to
+                   both; by default told by its keys, and a file both formats read
+                   differently is refused until --format says which
 `
 
 // installNotes are what a host needs besides its files, as its current
@@ -98,6 +101,7 @@ func cmdInstall(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.Checkpoint, "checkpoint", "", "soft or hard, for the gateway and the hooks")
 	fs.BoolVar(&o.DefaultDeny, "default-deny", false, "refuse the tools the workflow does not name, in the gateway and the hooks")
 	fs.StringVar(&o.Compat, "compat", "", `"statewright": the gateway and the hooks behave as Statewright where chartgate's default differs`)
+	fs.StringVar(&o.Format, "format", "", "the workflow's format: auto (default), xstate or statewright")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return argsError(stdout, stderr, "install", err)

@@ -72,7 +72,8 @@ type project struct {
 
 // openProject loads the workflow and opens the store the flags name.
 func openProject(f projectFlags) (*project, error) {
-	return openProjectOpts(f, &workflow.Options{})
+	// A person's commands read a workflow a compat gateway paused.
+	return openProjectOpts(f, &workflow.Options{Pausable: true})
 }
 
 // openProjectOpts is openProject with more options for loading the

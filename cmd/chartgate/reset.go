@@ -6,7 +6,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 
@@ -33,39 +32,12 @@ func cmdReset(args []string, stdout, stderr io.Writer) int {
 }
 
 func resetWith(args []string, stdout, stderr io.Writer, tty func() (terminal, error)) int {
-	fs := newFlagSet("reset")
-	pf := addProjectFlags(fs)
-	yes := fs.Bool("yes", false, "")
-	keyFlag := fs.String("key", "", "")
-	ref, code, ok := workflowArg(fs, "reset", args, stdout, stderr)
-	if !ok {
+	pc, code := startPersonCommand("reset", args, stdout, stderr)
+	if pc == nil {
 		return code
 	}
-	fail := func(format string, a ...any) int {
-		fmt.Fprintf(stderr, "chartgate reset: "+format+"\n", a...)
-		return exitFail
-	}
-	if *yes {
-		// As for approve: not asking a person needs the approver key.
-		keyPath := *keyFlag
-		if keyPath == "" {
-			var err error
-			if keyPath, err = defaultKeyPath(); err != nil {
-				return fail("%v", err)
-			}
-		}
-		if _, err := readKey(keyPath); err != nil {
-			if errors.Is(err, errNoKey) {
-				return fail("%s: --yes needs the approver key; without --yes a person confirms on the terminal", keyMissing(keyPath))
-			}
-			return fail("%v", err)
-		}
-	}
-	p, g, code := openGate(pf, stderr)
-	if g == nil {
-		return code
-	}
-	defer p.close()
+	defer pc.p.close()
+	ref, p, g, fail := pc.ref, pc.p, pc.g, pc.fail
 	ctx := context.Background()
 	ws, err := g.Workflows(ctx)
 	if err != nil {
@@ -84,7 +56,7 @@ func resetWith(args []string, stdout, stderr io.Writer, tty func() (terminal, er
 	if found.Refused != nil {
 		what = "refused: " + errText(found.Refused)
 	}
-	if !*yes {
+	if !pc.yes {
 		t, err := tty()
 		if err != nil {
 			return fail("cannot ask for confirmation on the terminal (%v); with the approver key, --yes answers without asking", err)

@@ -14,6 +14,7 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -24,6 +25,7 @@ import (
 
 	"github.com/chartgate/chartgate/gateway"
 	"github.com/chartgate/chartgate/hook"
+	"github.com/chartgate/chartgate/internal/jsonx"
 	"github.com/chartgate/chartgate/internal/toolargs"
 	"github.com/chartgate/chartgate/mcpbind"
 	"github.com/chartgate/chartgate/statechart"
@@ -142,19 +144,20 @@ func workflowHook(f serveWorkflowFlags, o *serveOptions, logger *slog.Logger, cl
 		// workflow's NAME gates it.
 		opts.GatedAs = g.GatedAs
 		opts.AfterCall = interrupts(w, g)
+		var resolver *hook.Resolver
 		switch name := *f.session; name {
 		case "":
 		case "auto":
 			// The agent session whose chartgate hooks run beside this
 			// gateway (package hook's registry): both then keep its workflow.
-			resolver := &hook.Resolver{Store: p.store, Logger: logger}
+			resolver = &hook.Resolver{Store: p.store, Logger: logger}
 			opts.SessionKey = func(*mcp.ServerSession) string { return resolver.Name() }
 		default:
 			opts.SessionKey = func(*mcp.ServerSession) string { return name }
 		}
 		var sw *statewrightTools
 		if *f.compat == "statewright" {
-			sw = &statewrightTools{w: w, created: map[string]bool{}, session: *f.session, logger: logger}
+			sw = &statewrightTools{w: w, created: map[string]bool{}, branches: map[*mcp.ServerSession]string{}, session: *f.session, resolver: resolver, logger: logger}
 			opts.OwnTools = statewrightOwnTools
 			// At a checkpoint Statewright lists only its own tools, and
 			// every transition restarts its iteration count.
@@ -175,15 +178,17 @@ func workflowHook(f serveWorkflowFlags, o *serveOptions, logger *slog.Logger, cl
 			return err
 		}
 		gate.Attach(server)
-		if err := gate.AddWorkflowTools(server, workflowTools(w.ToolOptions())); err != nil {
-			return err
-		}
 		if sw != nil {
+			// First, so that refusals name statewright_transition, the
+			// tool a Statewright agent uses.
 			if err := gate.AddWorkflowTools(server, workflowTools(w.StatewrightTools())); err != nil {
 				return err
 			}
 			sw.gate = gate
 			sw.add(server)
+		}
+		if err := gate.AddWorkflowTools(server, workflowTools(w.ToolOptions())); err != nil {
+			return err
 		}
 		// A name of the workflow that no tool has leaves the tool it meant
 		// ungated: refuse to start.
@@ -316,26 +321,31 @@ var statewrightOwnTools = []string{
 // statewrightTools serves Statewright's other six tools, in its input and
 // output shapes, on the gate's workflow store. None of them lets the agent
 // change the workflow it works in or switch enforcement off: a load joins
-// the session's workflow (it never resets it or loads another), pause and
-// deactivate are refused (a person stops enforcement, by stopping or
-// reconfiguring the gateway), and a created workflow is only kept in
-// memory, listed, never enforced.
+// the session's workflow (it never resets it or loads another, and joins
+// a fork's branch), pause and deactivate hold the workflow where no tool
+// runs until a person resumes it (chartgate resume), and a created
+// workflow is only kept in memory, listed, never enforced.
 type statewrightTools struct {
-	w       *workflow.Workflow
-	gate    *mcpbind.Gate
-	session string // --session: the name of the session's workflow, if any
-	logger  *slog.Logger
+	w        *workflow.Workflow
+	gate     *mcpbind.Gate
+	session  string         // --session: the name of the session's workflow, if any
+	resolver *hook.Resolver // --session auto's
+	logger   *slog.Logger
 
 	mu      sync.Mutex
 	created map[string]bool // the workflows create_workflow kept
+	// branches are the fork branches sessions joined with load_workflow
+	// {branch}, until they finish them or the branch is no longer running.
+	branches map[*mcp.ServerSession]string
 }
 
 func (t *statewrightTools) add(s *mcp.Server) {
+	s.AddReceivingMiddleware(t.branchMiddleware)
 	empty := json.RawMessage(`{"type":"object","properties":{}}`)
 	s.AddTool(&mcp.Tool{Name: "statewright_list_workflows", Description: "List all available named workflows and which one is currently active.", InputSchema: empty}, t.listWorkflows)
 	s.AddTool(&mcp.Tool{Name: "statewright_get_status", Description: "Get gateway status: active workflow, current state, available workflows.", InputSchema: empty}, t.getStatus)
-	s.AddTool(&mcp.Tool{Name: "statewright_pause", Description: "Pause the current workflow. Here enforcement stays on: a person pauses it.", InputSchema: empty}, t.refuseOff("pause"))
-	s.AddTool(&mcp.Tool{Name: "statewright_deactivate", Description: "Deactivate workflow enforcement. Here enforcement stays on: a person deactivates it.", InputSchema: empty}, t.refuseOff("deactivate"))
+	s.AddTool(&mcp.Tool{Name: "statewright_pause", Description: "Pause the current workflow: no tool runs until a person resumes it (chartgate resume).", InputSchema: empty}, t.pause("pause"))
+	s.AddTool(&mcp.Tool{Name: "statewright_deactivate", Description: "Deactivate the workflow: here it is paused (no tool runs) until a person resumes it (chartgate resume); enforcement stays on.", InputSchema: empty}, t.pause("deactivate"))
 	s.AddTool(&mcp.Tool{
 		Name:        "statewright_load_workflow",
 		Description: "Load a named workflow: here, join the workflow this session works in (its current state is kept).",
@@ -395,19 +405,53 @@ func (t *statewrightTools) getStatus(ctx context.Context, req *mcp.CallToolReque
 	}), nil
 }
 
-// refuseOff answers pause and deactivate: the agent cannot switch its own
-// enforcement off. The request is logged, and kept in the run history of
-// a named session's workflow.
-func (t *statewrightTools) refuseOff(what string) mcp.ToolHandler {
+// pause answers statewright_pause and statewright_deactivate: the
+// workflow waits in its paused state, where no tool runs, until a person
+// resumes it with chartgate resume; the agent cannot. It is a transition
+// of the workflow (kept in its run history, by statewright_pause or
+// statewright_deactivate). Enforcement never goes off: Statewright lets
+// every tool run after either, which the agent must not be able to
+// cause. A session's workflow without a name (no --session) is not
+// paused: no person could name it to resume it.
+func (t *statewrightTools) pause(what string) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		t.logger.Warn("chartgate serve: the agent asked to "+what+" the workflow; refused", "workflow", t.name(), "session", t.session)
-		if t.session != "" {
-			if _, err := t.gate.Send(ctx, mcpbind.Ref{Name: t.session}, statechart.Event{Type: "chartgate.request." + what}, "statewright_"+what); err != nil {
-				t.logger.Warn("chartgate serve: recording the request", "error", err)
-			}
+		name := t.session
+		if name == "auto" {
+			name = t.resolved()
 		}
-		return swError(fmt.Sprintf("Cannot %s: enforcement stays on. The agent cannot %s its own workflow; a person does, by stopping or reconfiguring chartgate serve. The workflow is still in force; use statewright_get_state to see what it allows.", what, what)), nil
+		if name == "" {
+			return swError(fmt.Sprintf("Cannot %s: this session's workflow has no name, so no person could resume it; enforcement stays on. (A person names it with chartgate serve --session NAME.) Use statewright_get_state to see what the workflow allows.", what)), nil
+		}
+		wf, err := t.gate.SessionWorkflow(ctx, req.Session)
+		if err != nil {
+			return swError(fmt.Sprintf("The workflow could not be read: %v", err)), nil
+		}
+		state := t.w.StatewrightState(wf)["state"]
+		tr, err := t.gate.Send(ctx, mcpbind.Ref{Name: name}, statechart.Event{Type: workflow.EventPause}, "statewright_"+what)
+		if err != nil {
+			return swError(fmt.Sprintf("Cannot %s: %v", what, err)), nil
+		}
+		if tr == nil {
+			return swError(fmt.Sprintf("Cannot %s: the workflow is in state %s, which is final or already paused; enforcement stays on.", what, stateWords(state))), nil
+		}
+		t.logger.Warn("chartgate serve: the agent paused the workflow; a person resumes it with chartgate resume", "workflow", t.name(), "session", name, "by", "statewright_"+what, "state", state)
+		out := map[string]any{
+			"paused": true, "state": state, "workflow": t.name(), "run_id": nil,
+			"message": fmt.Sprintf("Workflow paused: no tool runs until a person resumes it (chartgate resume name:%s). The agent cannot resume it.", name),
+		}
+		if what == "deactivate" {
+			out["deactivated"] = true
+		}
+		return swJSON(out), nil
 	}
+}
+
+// resolved is the name --session auto found, or "".
+func (t *statewrightTools) resolved() string {
+	if t.resolver == nil {
+		return ""
+	}
+	return t.resolver.Name()
 }
 
 func (t *statewrightTools) loadWorkflow(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -420,24 +464,10 @@ func (t *statewrightTools) loadWorkflow(ctx context.Context, req *mcp.CallToolRe
 		return swError(`statewright_load_workflow needs {"name": "<workflow>"}.`), nil
 	}
 	if in.Branch != "" && in.Name == t.name() {
-		// A sub-agent joins a branch of the running fork: the branch is a
-		// region of the session's workflow, moved by "<branch>.<EVENT>".
-		wf, err := t.gate.SessionWorkflow(ctx, req.Session)
-		if err != nil {
-			return swError(fmt.Sprintf("The workflow could not be read: %v", err)), nil
-		}
-		if _, fork, ok := t.w.ActiveFork(wf.State); ok {
-			if b, ok := fork["branches"].(map[string]any)[in.Branch].(map[string]any); ok {
-				return swJSON(map[string]any{
-					"loaded": in.Name, "branch": in.Branch, "initial_state": b["state"], "states": t.w.StateNames(),
-					"capture_output": false, "resumed": false,
-					"events": fmt.Sprintf("send this branch's events as %q with statewright_transition", in.Branch+".<EVENT>"),
-				}), nil
-			}
-		}
+		return t.joinBranch(ctx, req.Session, in.Name, in.Branch), nil
 	}
 	if in.Branch != "" {
-		return swError(fmt.Sprintf("Branch '%s' not found. Is a fork active? Here a fork's branches are regions of the workflow: send their events as \"%s.<EVENT>\" with statewright_transition.", in.Branch, in.Branch)), nil
+		return swError(fmt.Sprintf("Branch '%s' not found. Is a fork active? Workflow '%s' is not the workflow this session works in ('%s').", in.Branch, in.Name, t.name())), nil
 	}
 	if in.Name != t.name() {
 		if slices.Contains(t.names(), in.Name) {
@@ -493,21 +523,16 @@ func (t *statewrightTools) createWorkflow(_ context.Context, req *mcp.CallToolRe
 		verb = "updated"
 	}
 	t.created[in.Name] = true
-	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf(
-		"Workflow '%s' %s (in-memory). It is not enforced: a person enforces a workflow with chartgate serve --workflow FILE.", in.Name, verb)}}}, nil
+	return textResult(fmt.Sprintf("Workflow '%s' %s (in-memory). It is not enforced: a person enforces a workflow with chartgate serve --workflow FILE.", in.Name, verb)), nil
 }
 
 // swJSON answers with v as indented JSON text, as Statewright's tools do.
-func swJSON(v any) *mcp.CallToolResult {
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return swError("the answer could not be written")
-	}
-	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}}
-}
+func swJSON(v any) *mcp.CallToolResult { return textResult(jsonx.Indented(v)) }
 
 func swError(text string) *mcp.CallToolResult {
-	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: text}}}
+	r := textResult(text)
+	r.IsError = true
+	return r
 }
 
 // workflowUpstreams returns the upstream_servers of a Statewright gateway
@@ -527,4 +552,155 @@ func workflowUpstreams(f projectFlags) ([]*gateway.ServerConfig, error) {
 		out = append(out, &gateway.ServerConfig{Name: u.Name, Transport: gateway.TransportStdio, Command: u.Command, Args: u.Args, Env: u.Env})
 	}
 	return out, nil
+}
+
+// joinBranch answers statewright_load_workflow {name, branch}: the
+// session joins a branch of the running fork, as a Statewright sub-agent
+// joins its branch session. From then on its statewright_transition
+// events are the branch's (sent as "<branch>.<EVENT>") and
+// statewright_get_state shows the branch, until it sends
+// BRANCH_DONE:<branch> or the branch stops running. What the session may
+// call stays the workflow's.
+func (t *statewrightTools) joinBranch(ctx context.Context, ss *mcp.ServerSession, name, branch string) *mcp.CallToolResult {
+	wf, err := t.gate.SessionWorkflow(ctx, ss)
+	if err != nil {
+		return swError(fmt.Sprintf("The workflow could not be read: %v", err))
+	}
+	b, why := t.runningBranch(wf, branch)
+	if b == nil {
+		return swError(fmt.Sprintf("Branch '%s' not found. Is a fork active? %s", branch, why))
+	}
+	t.mu.Lock()
+	_, bound := t.branches[ss]
+	t.branches[ss] = branch
+	t.mu.Unlock()
+	if !bound {
+		// The session's entry goes when the session does.
+		go func() {
+			ss.Wait()
+			t.leaveBranch(ss)
+		}()
+	}
+	return swJSON(map[string]any{
+		"loaded": name, "branch": branch, "initial_state": b["state"], "states": t.w.StateNames(),
+		"capture_output": false, "resumed": false,
+	})
+}
+
+// runningBranch returns the branch of the fork running in wf, or nil and
+// why it is not running.
+func (t *statewrightTools) runningBranch(wf *mcpbind.Workflow, branch string) (map[string]any, string) {
+	_, fork, ok := t.w.ActiveFork(wf.State)
+	if !ok {
+		return nil, fmt.Sprintf("No fork is running: the workflow is in state %s.", stateWords(wf.State.Value()))
+	}
+	branches := fork["branches"].(map[string]any)
+	b, ok := branches[branch].(map[string]any)
+	switch {
+	case !ok:
+		return nil, fmt.Sprintf("The running fork's branches are: %s.", strings.Join(slices.Sorted(maps.Keys(branches)), ", "))
+	case b["status"] != "running":
+		return nil, fmt.Sprintf("Branch '%s' is %s (in state '%v'): it is no longer running.", branch, b["status"], b["state"])
+	}
+	return b, ""
+}
+
+// stateWords writes a state value for a sentence.
+func stateWords(v any) string {
+	if s, ok := v.(string); ok {
+		return "'" + s + "'"
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+func (t *statewrightTools) branchOf(ss *mcp.ServerSession) string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.branches[ss]
+}
+
+func (t *statewrightTools) leaveBranch(ss *mcp.ServerSession) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	delete(t.branches, ss)
+}
+
+// branchMiddleware makes statewright_get_state and statewright_transition
+// answer for the branch a session joined, and refuses BRANCH_DONE:<b>
+// clearly when no fork runs or b is not one of its running branches.
+func (t *statewrightTools) branchMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		call, ok := req.(*mcp.CallToolRequest)
+		if !ok || method != "tools/call" || call.Params == nil {
+			return next(ctx, method, req)
+		}
+		switch call.Params.Name {
+		case workflow.StatewrightGetState:
+			if branch := t.branchOf(call.Session); branch != "" {
+				if wf, err := t.gate.SessionWorkflow(ctx, call.Session); err == nil {
+					if b, _ := t.runningBranch(wf, branch); b == nil {
+						t.leaveBranch(call.Session)
+					} else {
+						ctx = workflow.WithBranch(ctx, branch)
+					}
+				}
+			}
+		case workflow.StatewrightTransition:
+			var args map[string]json.RawMessage
+			var event string
+			if json.Unmarshal(call.Params.Arguments, &args) != nil || json.Unmarshal(args["event"], &event) != nil || event == "" {
+				break // the transition tool says what it needs
+			}
+			return t.transition(ctx, method, call, args, event, next)
+		}
+		return next(ctx, method, req)
+	}
+}
+
+func (t *statewrightTools) transition(ctx context.Context, method string, call *mcp.CallToolRequest, args map[string]json.RawMessage, event string, next mcp.MethodHandler) (mcp.Result, error) {
+	ss := call.Session
+	branch := t.branchOf(ss)
+	done, isDone := strings.CutPrefix(event, workflow.BranchDone)
+	if branch == "" && !isDone {
+		return next(ctx, method, call)
+	}
+	wf, err := t.gate.SessionWorkflow(ctx, ss)
+	if err != nil {
+		return next(ctx, method, call)
+	}
+	if isDone {
+		if b, why := t.runningBranch(wf, done); b == nil {
+			_, fork, forked := t.w.ActiveFork(wf.State)
+			switch {
+			case !forked:
+				return swError(fmt.Sprintf("No active fork. Cannot complete branch '%s'. %s", done, why)), nil
+			case fork["branches"].(map[string]any)[done] != nil:
+				return swError(fmt.Sprintf("Cannot complete branch '%s'. %s", done, why)), nil
+			}
+			return swError(fmt.Sprintf("Unknown branch '%s'. %s", done, why)), nil
+		}
+		if branch != "" {
+			ctx = workflow.WithBranch(ctx, branch)
+		}
+		res, err := next(ctx, method, call)
+		if r, ok := res.(*mcp.CallToolResult); ok && err == nil && !r.IsError && done == branch {
+			t.leaveBranch(ss)
+		}
+		return res, err
+	}
+	if b, why := t.runningBranch(wf, branch); b == nil {
+		t.leaveBranch(ss)
+		if !strings.Contains(event, ".") {
+			// An event meant for the branch must not move the workflow.
+			return swError(fmt.Sprintf("Event '%s' was not sent: this session worked in branch '%s', which is not running any more (%s) This session has left the branch; statewright_get_state shows the workflow.", event, branch, why)), nil
+		}
+		return next(ctx, method, call)
+	}
+	if !strings.HasPrefix(event, branch+".") {
+		raw, _ := json.Marshal(branch + "." + event)
+		args["event"] = raw
+		call.Params.Arguments, _ = json.Marshal(args)
+	}
+	return next(workflow.WithBranch(ctx, branch), method, call)
 }

@@ -564,3 +564,14 @@ func Clone(v any, leaf func(any) any) any {
 	}
 	return v
 }
+
+// Indented writes v as JSON indented by two spaces, as tools that answer
+// JSON text do; a value JSON cannot hold (a NaN, a channel) gives
+// {"error": "the answer could not be written"}.
+func Indented(v any) string {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return `{"error": "the answer could not be written"}`
+	}
+	return string(b)
+}
