@@ -194,9 +194,11 @@
 // whose context no one else holds (no snapshot handed out, no Go
 // implementation given it) assigns in place and undoes the assigns if the
 // macrostep fails; otherwise a call copies the context once, on its first
-// assign. When the cache knows the whole of an Actor's macrostep and
-// nothing in it can fail — declarative guards and assigns only, no raise,
-// timer or child, no eventless transition to try after it — the Actor
+// assign. When the cache knows the whole of an Actor's macrostep (the
+// transitions of every region of a parallel state included) and nothing
+// in it can fail — declarative guards and assigns only, no raise, timer
+// or child, no state with an eventless transition in the configuration it
+// ends in — the Actor
 // changes its snapshot in place, without the working copy a failure would
 // need to be rolled back; subscribers are notified as after any event.
 // The pure API works on a buffer of its runner, and returns, for a step

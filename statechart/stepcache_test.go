@@ -134,13 +134,54 @@ func withDeclarativeActions(t *testing.T, src []byte, silent bool) []byte {
 	return []byte(strings.Replace(out, `"context":{"log":[]}`, `"context":{"log":[],"n":0}`, 1))
 }
 
+// withEventless gives about one state in four of a machine config an
+// eventless transition to a random state, guarded by "rare" (true for a
+// few values of context.n), so that some configurations have eventless
+// transitions to try after a step and some steps take one.
+func withEventless(t *testing.T, rng *rand.Rand, src []byte) []byte {
+	t.Helper()
+	var cfg map[string]any
+	if err := json.Unmarshal(src, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	var states []map[string]any
+	var walk func(n map[string]any)
+	walk = func(n map[string]any) {
+		if n["type"] != "history" {
+			id, _ := n["id"].(string)
+			ids = append(ids, id)
+			states = append(states, n)
+		}
+		kids, _ := n["states"].(map[string]any)
+		for _, c := range kids {
+			walk(c.(map[string]any))
+		}
+	}
+	walk(cfg)
+	slices.Sort(ids) // map order is random; the choice below must not be
+	slices.SortFunc(states, func(a, b map[string]any) int { return strings.Compare(a["id"].(string), b["id"].(string)) })
+	for _, n := range states {
+		if rng.IntN(4) == 0 {
+			n["always"] = map[string]any{"target": "#" + ids[rng.IntN(len(ids))], "guard": "rare"}
+		}
+	}
+	out, err := json.Marshal(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
 // TestActorFastStepMatchesGeneralPath sends the same events to two Actors
 // of random machines whose guards and actions are declarative, one with
 // the step cache off: every snapshot, and what subscribers see, must
 // agree, and the other Actor must have taken some events without a
 // working copy (fastStep).
 func TestActorFastStepMatchesGeneralPath(t *testing.T) {
-	impl, err := ParseImplementations([]byte(`{"guards":{"flip":{"field":"context.n","op":"in","value":[1,2,4,5,7,8,10,11,13,14,16,17,19,20,22,23]}}}`))
+	impl, err := ParseImplementations([]byte(`{"guards":{
+		"flip":{"field":"context.n","op":"in","value":[1,2,4,5,7,8,10,11,13,14,16,17,19,20,22,23]},
+		"rare":{"field":"context.n","op":"in","value":[3,9,16,30]}}}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +189,11 @@ func TestActorFastStepMatchesGeneralPath(t *testing.T) {
 	tested, fast := 0, 0
 	for seed := uint64(0); tested < 150 && seed < 5000; seed++ {
 		rng := rand.New(rand.NewPCG(seed, 13))
-		m, err := Compile(withDeclarativeActions(t, randomTree(rng), seed%3 == 0), &Options{Implementations: impl})
+		src := withDeclarativeActions(t, randomTree(rng), seed%3 == 0)
+		if seed%2 == 1 {
+			src = withEventless(t, rng, src)
+		}
+		m, err := Compile(src, &Options{Implementations: impl})
 		if err != nil || !m.cacheable() {
 			continue
 		}
