@@ -3,6 +3,7 @@ package statechart
 import (
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"sort"
 	"strconv"
@@ -82,5 +83,67 @@ func TestChildListKeepsJavaScriptOrder(t *testing.T) {
 		if _, ok := l.get("missing"); ok {
 			t.Fatalf("seed %d: get of an id never set succeeded", seed)
 		}
+	}
+}
+
+// TestCellKeepsItsRunner: a machine cell keeps one runner, and with it its
+// step cache, from one macrostep to the next (a collection does not take
+// it, as it would from the pool), and gives it back when it stops.
+func TestCellKeepsItsRunner(t *testing.T) {
+	ctx := t.Context()
+	child, err := Compile([]byte(`{"id":"c","initial":"a","states":{"a":{"on":{"GO":"b"}},"b":{"on":{"GO":"a"}}}}`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := Compile([]byte(`{"id":"p","initial":"idle","states":{
+		"idle":{"on":{"START":"running"}},
+		"running":{"invoke":{"src":"child","id":"kid"},"on":{
+			"GO":{"actions":{"type":"xstate.sendTo","params":{"to":"kid","event":{"type":"GO"}}}},
+			"STOP":"idle"}}}}`),
+		&Options{Implementations: Implementations{Actors: map[string]ActorLogic{"child": child}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := NewActor(m, nil)
+	if err := a.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	send := func(typ string) {
+		t.Helper()
+		if err := a.Send(ctx, Event{Type: typ}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	send("START")
+	var kid *cell
+	for _, c := range a.sys.bySession {
+		if c.id == "kid" {
+			kid = c
+		}
+	}
+	if kid == nil {
+		t.Fatal("no cell for the invoked child")
+	}
+	send("GO")
+	r := kid.r
+	if r == nil {
+		t.Fatal("the child has no runner after a macrostep")
+	}
+	for range 10 {
+		send("GO")
+		runtime.GC()
+	}
+	if kid.r != r {
+		t.Fatal("the child's runner changed between macrosteps")
+	}
+	if r.cache.hits == 0 {
+		t.Fatal("the child's steps were not replayed from its step cache")
+	}
+	if got := kid.snap.Value(); got != "b" {
+		t.Fatalf("child in %v after 11 GO, want b", got)
+	}
+	send("STOP")
+	if kid.r != nil {
+		t.Fatal("a stopped child still holds its runner")
 	}
 }

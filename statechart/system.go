@@ -93,6 +93,10 @@ type cell struct {
 	// once replaced it becomes spare, the buffer the next macrostep
 	// works on.
 	mine, spare *Snapshot
+	// r: the runner of the cell's macrosteps, taken from the machine's
+	// pool at the first and given back when the cell stops, so that its
+	// buffers and step cache stay with the cell.
+	r *runner
 	// ctxOwned: snap's context map is the cell's alone (made by one of
 	// its macrosteps, never handed out since: materialize shares it), so
 	// a macrostep may assign in place, with an undo log.
@@ -499,7 +503,11 @@ func (c *cell) process(ev Event) {
 // error, as XState does.
 func (c *cell) processMachine(ev Event) {
 	sys := c.sys
-	r := c.m.getRunner()
+	r := c.r
+	if r == nil {
+		r = c.m.getRunner()
+		c.r = r
+	}
 	next := c.work()
 	// Only delayed events need the time: a clock is read for machines
 	// that have some (and, through r.clock, for a RaiseAfter of a Go
@@ -520,7 +528,7 @@ func (c *cell) processMachine(ev Event) {
 		r.rollbackContext()
 		c.ctxOwned = c.ctxOwned && !r.contextSeen
 		c.spare = next
-		c.m.putRunner(r)
+		c.idleRunner()
 		return
 	}
 	if r.err != nil {
@@ -528,13 +536,13 @@ func (c *cell) processMachine(ev Event) {
 		c.ctxOwned = false
 		err := r.runtimeError(ev)
 		c.spare = next
-		c.m.putRunner(r)
+		c.idleRunner()
 		c.snap = failedSnapshot(c.snap, err)
 		c.reportError()
 		return
 	}
-	// The runner's effects join the deferred ones before the runner goes
-	// back to the pool, for the children the effects run to use.
+	// The runner's effects join the deferred ones before they run: the
+	// effects may stop the cell, which gives its runner back.
 	var fx []effect
 	if c.initialFx {
 		fx = append(fx, r.fx...)
@@ -547,7 +555,7 @@ func (c *cell) processMachine(ev Event) {
 	} else {
 		c.ctxOwned = c.ctxOwned && !r.contextSeen
 	}
-	c.m.putRunner(r)
+	c.idleRunner()
 	if c.snap == c.mine {
 		c.spare = c.snap
 	}
@@ -555,6 +563,26 @@ func (c *cell) processMachine(ev Event) {
 	c.update(fx)
 	if ev.Type == EventStop {
 		c.stopProcedure()
+	}
+}
+
+// idleRunner drops what the cell's runner holds of the macrostep it ran
+// (putRunner's part), keeping the runner for the next; the system of one
+// pure call gives it back at once.
+func (c *cell) idleRunner() {
+	if c.sys.pure {
+		c.releaseRunner()
+		return
+	}
+	r := c.r
+	r.ctx, r.s, r.err, r.clock = nil, nil, nil, nil
+}
+
+// releaseRunner gives the cell's runner back to the machine's pool.
+func (c *cell) releaseRunner() {
+	if c.r != nil {
+		c.m.putRunner(c.r)
+		c.r = nil
 	}
 }
 
@@ -706,6 +734,7 @@ func (c *cell) stopProcedure() {
 	c.clearMailbox()
 	c.proc = procStopped
 	c.spare = nil
+	c.releaseRunner()
 	c.sys.unregister(c)
 }
 
@@ -1156,6 +1185,7 @@ func (sys *system) stopAll() {
 			c.stopLogic()
 		}
 		c.proc = procStopped
+		c.releaseRunner()
 	}
 	sys.micro = nil
 }
