@@ -329,3 +329,88 @@ func TestStepCacheBounded(t *testing.T) {
 		t.Fatal("the cache never paused on a ring longer than its bound")
 	}
 }
+
+// TestCellFastStepMatchesGeneralPath runs random machines with
+// declarative guards and actions as the invoked child of a parent that
+// forwards every event to it (xstate.sendTo), and the same machines as a
+// plain Actor with the step cache off: the child's snapshot must agree
+// with the Actor's after every event, and some of the child's macrosteps
+// must have been taken by the cell's fastStep.
+func TestCellFastStepMatchesGeneralPath(t *testing.T) {
+	impl, err := ParseImplementations([]byte(`{"guards":{
+		"flip":{"field":"context.n","op":"in","value":[1,2,4,5,7,8,10,11,13,14,16,17,19,20,22,23]},
+		"rare":{"field":"context.n","op":"in","value":[3,9,16,30]}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	forward := func(typ string) string {
+		return fmt.Sprintf(`%q:{"actions":{"type":"xstate.sendTo","params":{"to":"kid","event":{"type":%q}}}}`, typ, typ)
+	}
+	parentSrc := `{"id":"p","initial":"on","states":{"on":{"invoke":{"src":"kid","id":"kid"},"on":{` +
+		forward("E") + `,` + forward("OTHER") + `}}}}`
+	tested, fast := 0, 0
+	for seed := uint64(0); tested < 100 && seed < 5000; seed++ {
+		rng := rand.New(rand.NewPCG(seed, 14))
+		src := withDeclarativeActions(t, randomTree(rng), seed%3 == 0)
+		if seed%2 == 1 {
+			src = withEventless(t, rng, src)
+		}
+		child, err := Compile(src, &Options{Implementations: impl})
+		if err != nil || !child.cacheable() {
+			continue
+		}
+		kidImpl := impl
+		kidImpl.Actors = map[string]ActorLogic{"kid": child}
+		parent, err := Compile([]byte(parentSrc), &Options{Implementations: kidImpl})
+		if err != nil {
+			t.Fatal(err)
+		}
+		general, sys := NewActor(child, nil), NewActor(parent, nil)
+		general.r.cache.off = true
+		if err := general.Start(ctx); err != nil {
+			continue // the child would fail to start as well
+		}
+		if err := sys.Start(ctx); err != nil {
+			t.Fatalf("seed %d: %v", seed, err)
+		}
+		var kid *cell
+		for _, c := range sys.sys.bySession {
+			if c.id == "kid" {
+				kid = c
+			}
+		}
+		if kid == nil {
+			if general.cur.status == StatusActive {
+				t.Fatalf("seed %d: no child cell, while the machine alone is active", seed)
+			}
+			continue // the child ended at its start
+		}
+		tested++
+		for i := range 40 {
+			ev := Event{Type: "E"}
+			if i%7 == 6 {
+				ev = Event{Type: "OTHER"}
+			}
+			_ = general.Send(ctx, ev)
+			if err := sys.Send(ctx, ev); err != nil {
+				t.Fatalf("seed %d event %d: %v", seed, i, err)
+			}
+			a, b := general.cur, kid.snap
+			if !slices.Equal(a.nodes, b.nodes) || a.status != b.status || !jsonEqual(a.context, b.context) {
+				t.Fatalf("seed %d event %d: general path %v %v %v, child cell %v %v %v",
+					seed, i, a.nodes, a.status, a.context, b.nodes, b.status, b.context)
+			}
+			if a.status != StatusActive {
+				break
+			}
+		}
+		if kid.r != nil {
+			fast += kid.r.cache.fast
+		}
+	}
+	if tested < 50 || fast == 0 {
+		t.Fatalf("%d machines tested, %d events taken by the cell's fastStep: the test does not exercise it", tested, fast)
+	}
+	t.Logf("%d machines, %d events taken by the cell's fastStep", tested, fast)
+}

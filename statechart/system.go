@@ -95,8 +95,11 @@ type cell struct {
 	mine, spare *Snapshot
 	// r: the runner of the cell's macrosteps, taken from the machine's
 	// pool at the first and given back when the cell stops, so that its
-	// buffers and step cache stay with the cell.
-	r *runner
+	// buffers and step cache stay with the cell. synced: the snapshot
+	// whose nodes r's active states are (the one its last macrostep made),
+	// while it is snap.
+	r      *runner
+	synced *Snapshot
 	// ctxOwned: snap's context map is the cell's alone (made by one of
 	// its macrosteps, never handed out since: materialize shares it), so
 	// a macrostep may assign in place, with an undo log.
@@ -509,6 +512,13 @@ func (c *cell) processMachine(ev Event) {
 		c.r = r
 	}
 	next := c.work()
+	if c.synced == c.snap && c.synced != nil {
+		r.synced = true // see runner.synced
+		if c.fastStep(next, ev) {
+			return
+		}
+	}
+	c.synced = nil
 	// Only delayed events need the time: a clock is read for machines
 	// that have some (and, through r.clock, for a RaiseAfter of a Go
 	// action).
@@ -560,10 +570,42 @@ func (c *cell) processMachine(ev Event) {
 		c.spare = c.snap
 	}
 	c.snap, c.mine = next, next
+	if c.r != nil {
+		c.synced = next
+	}
 	c.update(fx)
 	if ev.Type == EventStop {
 		c.stopProcedure()
 	}
+}
+
+// fastStep takes the macrostep of ev on next, a copy of the cell's
+// snapshot, by runner.fastStep, when the step cache knows all of it and
+// nothing in it can fail or needs the actor system (declarative guards
+// and assigns only), and the system's step budget has room for it. It
+// reports false, having changed nothing, when the general path must take
+// the event.
+func (c *cell) fastStep(next *Snapshot, ev Event) bool {
+	sys, r := c.sys, c.r
+	// A step counts as one microstep and the macrostep itself (see
+	// processMachine).
+	if sys.inspect != nil || sys.halted != nil || sys.steps+2 > sys.maxSteps {
+		return false
+	}
+	r.s = next
+	if !r.fastStep(next, ev, c.ctxOwned) {
+		r.s = nil
+		return false
+	}
+	r.synced = false
+	c.idleRunner()
+	sys.count(2, ev)
+	if c.snap == c.mine {
+		c.spare = c.snap
+	}
+	c.snap, c.mine, c.synced = next, next, next
+	c.update(nil)
+	return true
 }
 
 // idleRunner drops what the cell's runner holds of the macrostep it ran
@@ -581,8 +623,9 @@ func (c *cell) idleRunner() {
 // releaseRunner gives the cell's runner back to the machine's pool.
 func (c *cell) releaseRunner() {
 	if c.r != nil {
+		c.r.synced = false
 		c.m.putRunner(c.r)
-		c.r = nil
+		c.r, c.synced = nil, nil
 	}
 }
 
