@@ -173,27 +173,43 @@ func withEventless(t *testing.T, rng *rand.Rand, src []byte) []byte {
 	return out
 }
 
-// TestActorFastStepMatchesGeneralPath sends the same events to two Actors
-// of random machines whose guards and actions are declarative, one with
-// the step cache off: every snapshot, and what subscribers see, must
-// agree, and the other Actor must have taken some events without a
-// working copy (fastStep).
-func TestActorFastStepMatchesGeneralPath(t *testing.T) {
+// declarativeGuards are the guards of the machines of randomDeclarative:
+// flip, and rare for their eventless transitions.
+func declarativeGuards(t *testing.T) Implementations {
+	t.Helper()
 	impl, err := ParseImplementations([]byte(`{"guards":{
 		"flip":{"field":"context.n","op":"in","value":[1,2,4,5,7,8,10,11,13,14,16,17,19,20,22,23]},
 		"rare":{"field":"context.n","op":"in","value":[3,9,16,30]}}}`))
 	if err != nil {
 		t.Fatal(err)
 	}
+	return impl
+}
+
+// randomDeclarative is a random machine config with declarative actions
+// (withDeclarativeActions; one in three silent) and, for odd seeds,
+// eventless transitions (withEventless).
+func randomDeclarative(t *testing.T, seed, stream uint64) []byte {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(seed, stream))
+	src := withDeclarativeActions(t, randomTree(rng), seed%3 == 0)
+	if seed%2 == 1 {
+		src = withEventless(t, rng, src)
+	}
+	return src
+}
+
+// TestActorFastStepMatchesGeneralPath sends the same events to two Actors
+// of random machines whose guards and actions are declarative, one with
+// the step cache off: every snapshot, and what subscribers see, must
+// agree, and the other Actor must have taken some events without a
+// working copy (fastStep).
+func TestActorFastStepMatchesGeneralPath(t *testing.T) {
+	impl := declarativeGuards(t)
 	ctx := context.Background()
 	tested, fast := 0, 0
 	for seed := uint64(0); tested < 150 && seed < 5000; seed++ {
-		rng := rand.New(rand.NewPCG(seed, 13))
-		src := withDeclarativeActions(t, randomTree(rng), seed%3 == 0)
-		if seed%2 == 1 {
-			src = withEventless(t, rng, src)
-		}
-		m, err := Compile(src, &Options{Implementations: impl})
+		m, err := Compile(randomDeclarative(t, seed, 13), &Options{Implementations: impl})
 		if err != nil || !m.cacheable() {
 			continue
 		}
@@ -337,12 +353,7 @@ func TestStepCacheBounded(t *testing.T) {
 // with the Actor's after every event, and some of the child's macrosteps
 // must have been taken by the cell's fastStep.
 func TestCellFastStepMatchesGeneralPath(t *testing.T) {
-	impl, err := ParseImplementations([]byte(`{"guards":{
-		"flip":{"field":"context.n","op":"in","value":[1,2,4,5,7,8,10,11,13,14,16,17,19,20,22,23]},
-		"rare":{"field":"context.n","op":"in","value":[3,9,16,30]}}}`))
-	if err != nil {
-		t.Fatal(err)
-	}
+	impl := declarativeGuards(t)
 	ctx := context.Background()
 	forward := func(typ string) string {
 		return fmt.Sprintf(`%q:{"actions":{"type":"xstate.sendTo","params":{"to":"kid","event":{"type":%q}}}}`, typ, typ)
@@ -351,12 +362,7 @@ func TestCellFastStepMatchesGeneralPath(t *testing.T) {
 		forward("E") + `,` + forward("OTHER") + `}}}}`
 	tested, fast := 0, 0
 	for seed := uint64(0); tested < 100 && seed < 5000; seed++ {
-		rng := rand.New(rand.NewPCG(seed, 14))
-		src := withDeclarativeActions(t, randomTree(rng), seed%3 == 0)
-		if seed%2 == 1 {
-			src = withEventless(t, rng, src)
-		}
-		child, err := Compile(src, &Options{Implementations: impl})
+		child, err := Compile(randomDeclarative(t, seed, 14), &Options{Implementations: impl})
 		if err != nil || !child.cacheable() {
 			continue
 		}
