@@ -42,6 +42,14 @@ type stepPlan struct {
 	// quiet: no state of final has an eventless transition, so none can
 	// be selected after the step (see quietNodes).
 	quiet bool
+	// assigns: an action of the step may change the context.
+	assigns bool
+	// sends: the undelayed sendTo (sendParent, forwardTo) actions of a
+	// step whose other actions are pure; messaging: the step has only
+	// such actions and pure ones, so a cell may take it by fastStep once
+	// every target exists (see sendTargetsExist).
+	sends     []*sendDef
+	messaging bool
 	// next: the plans of the configuration final, once looked up.
 	next *confPlans
 }
@@ -344,15 +352,36 @@ func pureGuard(g *guard) bool {
 	return g.decl != nil
 }
 
-// pureActions reports whether running actions cannot fail, raise,
-// schedule, touch another actor or hand the context out.
-func pureActions(actions []*action) bool {
+// classify folds actions, run by the step, into the plan's pure,
+// messaging, assigns and sends.
+func (p *stepPlan) classify(actions []*action) {
 	for _, a := range actions {
 		switch {
-		case a.kind == actionAssign, a.kind == actionLog:
-		case a.kind == actionCustom && (a.impl == nil || a.decl != nil):
+		case a.kind == actionAssign, a.kind == actionCustom && a.decl != nil:
+			p.assigns = true
+		case a.kind == actionLog, a.kind == actionCustom && a.impl == nil:
+		case a.kind == actionSendTo && !a.send.hasDelay:
+			p.pure = false
+			p.sends = append(p.sends, a.send)
 		default:
-			return false
+			p.pure, p.messaging = false, false
+		}
+	}
+}
+
+// sendTargetsExist reports whether every send of plan p finds its target
+// in the working snapshot, so that none can fail.
+func (r *runner) sendTargetsExist(p *stepPlan) bool {
+	for _, d := range p.sends {
+		switch d.target {
+		case sendToParent:
+			if r.self.parent == nil {
+				return false
+			}
+		case sendToChild:
+			if e, ok := r.s.x().children.get(d.to); !ok || e.cell == nil {
+				return false
+			}
 		}
 	}
 	return true
@@ -503,20 +532,23 @@ func (r *runner) recordPlan() {
 	}
 	copy(p.ids, r.cache.recording)
 	p.quiet = r.quietNodes(p.final)
-	p.silent, p.pure = true, true
+	p.silent, p.pure, p.messaging = true, true, true
 	for _, x := range p.exit {
 		p.silent = p.silent && len(r.m.nodes[x].exit) == 0
-		p.pure = p.pure && pureActions(r.m.nodes[x].exit)
+		p.classify(r.m.nodes[x].exit)
 	}
 	for _, t := range p.ts {
 		p.silent = p.silent && len(t.actions) == 0
-		p.pure = p.pure && pureActions(t.actions)
+		p.classify(t.actions)
 	}
 	for i, n := range r.order {
 		node := r.m.nodes[n]
 		p.initial[i] = r.defaultEntry.has[n] && node.initial != nil
 		p.silent = p.silent && len(node.entry) == 0 && (!p.initial[i] || len(node.initial.actions) == 0)
-		p.pure = p.pure && pureActions(node.entry) && (!p.initial[i] || pureActions(node.initial.actions))
+		p.classify(node.entry)
+		if p.initial[i] {
+			p.classify(node.initial.actions)
+		}
 	}
 	if r.cache.count >= maxCachedSteps {
 		// Start again; nothing refers to the old records any more.
@@ -547,13 +579,15 @@ func (r *runner) recordPlan() {
 // all of it and nothing in it can fail: the runner is synced with s (the
 // Actor's current snapshot, the one its last call ended with), the
 // configuration's record selects ev's transitions by pure guards, and the
-// step's plan is pure; no state of the configuration it leads to has an
-// eventless transition to try after it. The step then changes s in place: no working copy, no undo
+// step's plan is pure (or, with messaging, for a cell of an actor system
+// attached to the runner, pure but for undelayed sends whose targets
+// exist: their effects join r.fx); no state of the configuration it leads
+// to has an eventless transition to try after it. The step then changes s in place: no working copy, no undo
 // log, since nothing can fail or be rolled back. A step that runs actions
 // needs ownContext: s's context is the Actor's alone (see grantContext).
 // It reports false, having changed nothing, when the general path must
 // take the event.
-func (r *runner) fastStep(s *Snapshot, ev Event, ownContext bool) bool {
+func (r *runner) fastStep(s *Snapshot, ev Event, ownContext, messaging bool) bool {
 	if r.s != s || !r.synced || !r.cacheOn() {
 		return false
 	}
@@ -601,7 +635,10 @@ func (r *runner) fastStep(s *Snapshot, ev Event, ownContext bool) bool {
 			break
 		}
 	}
-	if plan == nil || !plan.pure || !plan.quiet || !plan.silent && !ownContext {
+	if plan == nil || !plan.quiet || plan.assigns && !ownContext {
+		return false
+	}
+	if !plan.pure && (!messaging || !plan.messaging || !r.sendTargetsExist(plan)) {
 		return false
 	}
 	r.ownsContext, r.undoing = true, false

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -351,23 +352,33 @@ func TestStepCacheBounded(t *testing.T) {
 // forwards every event to it (xstate.sendTo), and the same machines as a
 // plain Actor with the step cache off: the child's snapshot must agree
 // with the Actor's after every event, and some of the child's macrosteps
-// must have been taken by the cell's fastStep.
+// must have been taken by the cell's fastStep. In the child every
+// transition's actions also send PONG to the parent (xstate.sendParent),
+// which counts them: the count must be the number of transition actions
+// the child's log shows.
 func TestCellFastStepMatchesGeneralPath(t *testing.T) {
 	impl := declarativeGuards(t)
 	ctx := context.Background()
 	forward := func(typ string) string {
 		return fmt.Sprintf(`%q:{"actions":{"type":"xstate.sendTo","params":{"to":"kid","event":{"type":%q}}}}`, typ, typ)
 	}
-	parentSrc := `{"id":"p","initial":"on","states":{"on":{"invoke":{"src":"kid","id":"kid"},"on":{` +
-		forward("E") + `,` + forward("OTHER") + `}}}}`
+	parentSrc := `{"id":"p","context":{"pongs":0},"initial":"on","states":{"on":{"invoke":{"src":"kid","id":"kid"},"on":{` +
+		forward("E") + `,` + forward("OTHER") + `,"PONG":{"actions":{"type":"xstate.assign","params":{"pongs":{"$inc":1}}}}}}}}`
+	transitionAction := regexp.MustCompile(`\{"params":\{(?:"n":\{"\$inc":1\},"log":\{"\$push":"t\d+:[^"]*"\}|"log":\{"\$push":"t\d+:[^"]*"\},"n":\{"\$inc":1\})\},"type":"xstate.assign"\}`)
 	tested, fast := 0, 0
 	for seed := uint64(0); tested < 100 && seed < 5000; seed++ {
-		child, err := Compile(randomDeclarative(t, seed, 14), &Options{Implementations: impl})
+		src := randomDeclarative(t, seed, 14)
+		child, err := Compile(src, &Options{Implementations: impl})
 		if err != nil || !child.cacheable() {
 			continue
 		}
+		withSends := transitionAction.ReplaceAll(src, []byte(`$0,{"type":"xstate.sendParent","params":{"event":{"type":"PONG"}}}`))
+		sender, err := Compile(withSends, &Options{Implementations: impl})
+		if err != nil {
+			t.Fatalf("seed %d: %v", seed, err)
+		}
 		kidImpl := impl
-		kidImpl.Actors = map[string]ActorLogic{"kid": child}
+		kidImpl.Actors = map[string]ActorLogic{"kid": sender}
 		parent, err := Compile([]byte(parentSrc), &Options{Implementations: kidImpl})
 		if err != nil {
 			t.Fatal(err)
@@ -406,6 +417,16 @@ func TestCellFastStepMatchesGeneralPath(t *testing.T) {
 			if !slices.Equal(a.nodes, b.nodes) || a.status != b.status || !jsonEqual(a.context, b.context) {
 				t.Fatalf("seed %d event %d: general path %v %v %v, child cell %v %v %v",
 					seed, i, a.nodes, a.status, a.context, b.nodes, b.status, b.context)
+			}
+			sent := 0
+			log, _ := b.context["log"].([]any)
+			for _, e := range log {
+				if s, _ := e.(string); strings.HasPrefix(s, "t") {
+					sent++
+				}
+			}
+			if got := sys.sys.root.snap.context["pongs"]; got != float64(sent) {
+				t.Fatalf("seed %d event %d: the parent counted %v PONGs, the child's log shows %d transitions", seed, i, got, sent)
 			}
 			if a.status != StatusActive {
 				break

@@ -581,23 +581,29 @@ func (c *cell) processMachine(ev Event) {
 
 // fastStep takes the macrostep of ev on next, a copy of the cell's
 // snapshot, by runner.fastStep, when the step cache knows all of it and
-// nothing in it can fail or needs the actor system (declarative guards
-// and assigns only), and the system's step budget has room for it. It
+// nothing in it can fail (declarative guards and assigns, and sends to
+// actors that exist, whose effects run after, as on the general path),
+// and the system's step budget has room for it. It
 // reports false, having changed nothing, when the general path must take
 // the event.
 func (c *cell) fastStep(next *Snapshot, ev Event) bool {
 	sys, r := c.sys, c.r
 	// A step counts as one microstep and the macrostep itself (see
 	// processMachine).
-	if sys.inspect != nil || sys.halted != nil || sys.steps+2 > sys.maxSteps {
+	if sys.inspect != nil || sys.halted != nil || c.initialFx || sys.steps+2 > sys.maxSteps {
 		return false
 	}
 	r.s = next
-	if !r.fastStep(next, ev, c.ctxOwned) {
+	r.attach(c)
+	r.fx, r.deferredInvokes, r.pendingFx = r.fx[:0], nil, r.pendingFx[:0]
+	if !r.fastStep(next, ev, c.ctxOwned, true) {
 		r.s = nil
 		return false
 	}
 	r.synced = false
+	c.deferred = append(c.deferred, r.fx...)
+	clear(r.fx)
+	r.fx = r.fx[:0]
 	c.idleRunner()
 	sys.count(2, ev)
 	if c.snap == c.mine {
