@@ -205,10 +205,15 @@
 // that ends in a plain state (active, no delayed event, history or child,
 // the context unchanged), the snapshot it returned last for that
 // configuration: an event then allocates nothing. The machines of an
-// actor system take the step cache too, each on a spare snapshot buffer,
-// and assign in place (undone if the macrostep fails) while their context
-// map is their own: made by one of their macrosteps and not handed out
-// since in a snapshot.
+// actor system take the step cache too, each with a runner of its own
+// (kept until it stops) on a spare snapshot buffer, and assign in place
+// (undone if the macrostep fails) while their context map is their own:
+// made by one of their macrosteps and not handed out since in a
+// snapshot. A macrostep of theirs that the cache knows wholly and that
+// cannot fail — declarative guards and assigns, and undelayed sends
+// (sendTo, sendParent, forwardTo) to actors that exist — skips the
+// general algorithm as an Actor's does; the sends are delivered after
+// the snapshot is committed, as always.
 // `go run ./conformance/bench` compares the result with XState.
 //
 // # Differences from XState
