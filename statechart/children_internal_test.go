@@ -1,6 +1,7 @@
 package statechart
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"runtime"
@@ -145,5 +146,82 @@ func TestCellKeepsItsRunner(t *testing.T) {
 	send("STOP")
 	if kid.r != nil {
 		t.Fatal("a stopped child still holds its runner")
+	}
+}
+
+// TestPlainInitialReused: a child machine started without input, whose
+// initial steps are declarative (an entry assign and an eventless
+// transition), gets its initial snapshot from the machine's template
+// after the first start; every child still starts with a context of its
+// own, equal to the first child's, and the template is not kept when a
+// Go action took part.
+func TestPlainInitialReused(t *testing.T) {
+	ctx := t.Context()
+	impl, err := ParseImplementations([]byte(`{"actions":{"hello":{"assign":{"visits":{"$inc":1}}}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	child, err := Compile([]byte(`{"id":"c","context":{"visits":0,"n":0},"initial":"a","states":{
+		"a":{"entry":"hello","always":"b"},
+		"b":{"on":{"BUMP":{"actions":{"type":"xstate.assign","params":{"n":{"$inc":1}}}}}}}}`), &Options{Implementations: impl})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := Compile([]byte(`{"id":"p","initial":"idle","states":{
+		"idle":{"on":{"START":"running"}},
+		"running":{"invoke":{"src":"child","id":"kid"},"on":{
+			"BUMP":{"actions":{"type":"xstate.sendTo","params":{"to":"kid","event":{"type":"BUMP"}}}},
+			"STOP":"idle"}}}}`),
+		&Options{Implementations: Implementations{Actors: map[string]ActorLogic{"child": child}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := NewActor(m, nil)
+	if err := a.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		for _, typ := range []string{"START", "BUMP", "BUMP"} {
+			if err := a.Send(ctx, Event{Type: typ}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		kid, ok := a.Snapshot().Child("kid")
+		if !ok || kid.Snapshot == nil {
+			t.Fatalf("round %d: no child", i)
+		}
+		if got := kid.Snapshot.Value(); got != "b" {
+			t.Fatalf("round %d: child in %v, want b", i, got)
+		}
+		if got := kid.Snapshot.Context(); got["visits"] != 1.0 || got["n"] != 2.0 {
+			t.Fatalf("round %d: child context %v, want visits 1 and n 2", i, got)
+		}
+		if child.plainInitial.Load() == nil {
+			t.Fatalf("round %d: no initial template kept", i)
+		}
+		if err := a.Send(ctx, Event{Type: "STOP"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if tpl := child.plainInitial.Load(); tpl.context["n"] != 0.0 || tpl.context["visits"] != 1.0 {
+		t.Fatalf("the template's context changed: %v", tpl.context)
+	}
+
+	// A Go action in the initial steps: no template.
+	goImpl := Implementations{Actions: map[string]ActionFunc{"hello": func(context.Context, *ActionArgs) error { return nil }}}
+	withGo, err := Compile([]byte(`{"id":"c","initial":"a","states":{"a":{"entry":"hello"}}}`), &Options{Implementations: goImpl})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m2, err := Compile([]byte(`{"id":"p","initial":"on","states":{"on":{"invoke":{"src":"child","id":"kid"}}}}`),
+		&Options{Implementations: Implementations{Actors: map[string]ActorLogic{"child": withGo}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := NewActor(m2, nil).Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if withGo.plainInitial.Load() != nil {
+		t.Fatal("an initial snapshot a Go action took part in was kept as a template")
 	}
 }

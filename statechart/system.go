@@ -344,6 +344,12 @@ func (sys *system) createChild(parent *cell, def *spawnDef, input any, hasInput 
 // only once the actor starts.
 func (c *cell) initMachine(context map[string]any) (err error) {
 	ev := initEvent(c.input, c.hasInput)
+	plain := context == nil && !c.hasInput
+	if t := c.m.plainInitial.Load(); plain && t != nil {
+		c.sys.count(t.steps, ev)
+		c.snap, c.deferred, c.initialFx = t.snapshot(c.m), nil, true
+		return nil
+	}
 	c.m.initialSnapshot(c.sys.ctx, context, ev, c.sys.timeNow(), c, func(r *runner, computed, failed *Snapshot) {
 		c.sys.count(r.steps, ev)
 		switch {
@@ -353,9 +359,48 @@ func (c *cell) initMachine(context map[string]any) (err error) {
 			c.snap, c.deferred = computed, []effect{{kind: fxFail, err: r.customError(ev)}}
 		default:
 			c.snap, c.deferred, c.initialFx = computed, append([]effect(nil), r.fx...), true
+			if plain {
+				c.m.rememberInitial(r, computed)
+			}
 		}
 	})
 	return err
+}
+
+// initialTemplate is the initial snapshot of a machine started without
+// input or context, when nothing but the machine decided it: its
+// configuration and context, and the microsteps it took.
+type initialTemplate struct {
+	nodes   []int
+	context map[string]any // never handed out: snapshot gives a copy
+	steps   int
+}
+
+// rememberInitial keeps s, the initial snapshot runner r just computed
+// for a start without input or context, as the machine's plainInitial
+// when its steps were the machine's alone: no implementation saw the
+// context (a Go guard or action may decide otherwise next time), no
+// effect, child, delayed event, history or output came of it.
+func (m *Machine) rememberInitial(r *runner, s *Snapshot) {
+	if r.contextSeen || len(r.fx) > 0 || r.customErr != nil || s.status != StatusActive ||
+		s.ext != nil || s.history != nil || s.timers != nil || s.seq != 0 || m.plainInitial.Load() != nil {
+		return
+	}
+	t := &initialTemplate{nodes: slices.Clone(s.nodes), steps: r.steps}
+	if s.context != nil {
+		t.context = cloneContext(s.context)
+	}
+	m.plainInitial.Store(t)
+}
+
+// snapshot returns a new snapshot of the template, whose context is the
+// caller's own.
+func (t *initialTemplate) snapshot(m *Machine) *Snapshot {
+	s := &Snapshot{machine: m, status: StatusActive, nodes: slices.Clone(t.nodes)}
+	if t.context != nil {
+		s.context = cloneContext(t.context)
+	}
+	return s
 }
 
 // executeInitialEffects is the first of the two rounds in which XState
