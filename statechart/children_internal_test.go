@@ -87,6 +87,27 @@ func TestChildListKeepsJavaScriptOrder(t *testing.T) {
 	}
 }
 
+// startParentOf starts an Actor whose machine invokes child (id "kid") in
+// state running, entered by START and left by STOP, and forwards the
+// events of type forward to it.
+func startParentOf(t *testing.T, child *Machine, forward string) *Actor {
+	t.Helper()
+	m, err := Compile([]byte(fmt.Sprintf(`{"id":"p","initial":"idle","states":{
+		"idle":{"on":{"START":"running"}},
+		"running":{"invoke":{"src":"child","id":"kid"},"on":{
+			%q:{"actions":{"type":"xstate.sendTo","params":{"to":"kid","event":{"type":%q}}}},
+			"STOP":"idle"}}}}`, forward, forward)),
+		&Options{Implementations: Implementations{Actors: map[string]ActorLogic{"child": child}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := NewActor(m, nil)
+	if err := a.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
 // TestCellKeepsItsRunner: a machine cell keeps one runner, and with it its
 // step cache, from one macrostep to the next (a collection does not take
 // it, as it would from the pool), and gives it back when it stops.
@@ -96,19 +117,7 @@ func TestCellKeepsItsRunner(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := Compile([]byte(`{"id":"p","initial":"idle","states":{
-		"idle":{"on":{"START":"running"}},
-		"running":{"invoke":{"src":"child","id":"kid"},"on":{
-			"GO":{"actions":{"type":"xstate.sendTo","params":{"to":"kid","event":{"type":"GO"}}}},
-			"STOP":"idle"}}}}`),
-		&Options{Implementations: Implementations{Actors: map[string]ActorLogic{"child": child}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	a := NewActor(m, nil)
-	if err := a.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
+	a := startParentOf(t, child, "GO")
 	send := func(typ string) {
 		t.Helper()
 		if err := a.Send(ctx, Event{Type: typ}); err != nil {
@@ -167,19 +176,7 @@ func TestPlainInitialReused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := Compile([]byte(`{"id":"p","initial":"idle","states":{
-		"idle":{"on":{"START":"running"}},
-		"running":{"invoke":{"src":"child","id":"kid"},"on":{
-			"BUMP":{"actions":{"type":"xstate.sendTo","params":{"to":"kid","event":{"type":"BUMP"}}}},
-			"STOP":"idle"}}}}`),
-		&Options{Implementations: Implementations{Actors: map[string]ActorLogic{"child": child}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	a := NewActor(m, nil)
-	if err := a.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
+	a := startParentOf(t, child, "BUMP")
 	for i := range 3 {
 		for _, typ := range []string{"START", "BUMP", "BUMP"} {
 			if err := a.Send(ctx, Event{Type: typ}); err != nil {
