@@ -62,6 +62,7 @@ type runner struct {
 	recentTypes                  [4]recentType // eventID's last lookups
 	chainScratch                 []int         // recordSelection's chain of active states
 	selStarts                    []int32       // selectFrom's scratch
+	condMemo                     [8]condAnswer // selectFrom's guard answers
 	quietSeen                    stampSet      // quietNodes' scratch
 	recentNext                   int
 	exitKept                     []int         // s.nodes after exitStates, while a microstep is recorded

@@ -87,6 +87,8 @@ type selection struct {
 	// pure: every guard of ts is declarative (or none, or stateIn of a
 	// state): evaluating them cannot fail nor hand the context out.
 	pure bool
+	// shared: two candidates of the tree have the same declarative guard.
+	shared bool
 }
 
 // selNode is one active state of a selection's tree: its candidates, and
@@ -199,6 +201,9 @@ func (r *runner) selectFrom(sel *selection, ev Event) {
 	// starts[i]: how many transitions were selected before tree[i]'s
 	// subtree was walked; a state gives none once its subtree gave one.
 	starts := r.selStarts[:0]
+	// Regions often share a declarative guard: it sees the same context
+	// and event in every one, so its answer is kept for the selection.
+	memo := r.condMemo[:0]
 	for i := range sel.tree {
 		e := &sel.tree[i]
 		starts = append(starts, int32(len(r.selected)))
@@ -206,7 +211,12 @@ func (r *runner) selectFrom(sel *selection, ev Event) {
 			continue
 		}
 		for _, t := range e.ts {
-			pass := t.guard == nil || r.evaluateGuard(t, ev)
+			var pass bool
+			if sel.shared {
+				pass, memo = r.evaluateGuardOnce(t, ev, memo)
+			} else {
+				pass = t.guard == nil || r.evaluateGuard(t, ev)
+			}
 			if r.err != nil {
 				r.selStarts = starts
 				return
@@ -218,6 +228,32 @@ func (r *runner) selectFrom(sel *selection, ev Event) {
 		}
 	}
 	r.selStarts = starts
+}
+
+// evaluateGuardOnce is evaluateGuard, with the answers of declarative
+// guards kept in memo: a guard already evaluated in this selection is not
+// evaluated again.
+func (r *runner) evaluateGuardOnce(t *transition, ev Event, memo []condAnswer) (bool, []condAnswer) {
+	g := t.guard
+	if g == nil || g.decl == nil {
+		return r.evaluateGuard(t, ev), memo
+	}
+	for _, m := range memo {
+		if m.c == g.decl {
+			return m.pass, memo
+		}
+	}
+	pass := r.evaluateGuard(t, ev)
+	if len(memo) < cap(memo) {
+		memo = append(memo, condAnswer{c: g.decl, pass: pass})
+	}
+	return pass, memo
+}
+
+// condAnswer is a declarative guard's answer in one selection.
+type condAnswer struct {
+	c    *cond
+	pass bool
 }
 
 // recordSelection records the candidates of the event r.evID in
@@ -263,9 +299,14 @@ func (r *runner) recordSelection(c *confPlans, ev Event) {
 			tree = []selNode{} // no candidates at all: still a tree
 		}
 		sel.tree = tree
+		var conds []*cond
 		for _, e := range tree {
 			for _, t := range e.ts {
 				sel.pure = sel.pure && pureGuard(t.guard)
+				if g := t.guard; g != nil && g.decl != nil {
+					sel.shared = sel.shared || slices.Contains(conds, g.decl)
+					conds = append(conds, g.decl)
+				}
 			}
 		}
 	}
