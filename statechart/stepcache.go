@@ -651,15 +651,27 @@ func (r *runner) fastStep(s *Snapshot, ev Event, ownContext, messaging bool) boo
 		return false
 	}
 	r.evID = evID
-	r.selected = r.selected[:0]
-	r.selectFrom(sel, ev)
+	// taken: in a chain, the one transition selected (the common case,
+	// kept free of selectFrom's bookkeeping); otherwise r.selected.
+	var taken *transition
+	if sel.tree == nil {
+		for _, t := range sel.ts {
+			if t.guard == nil || r.evaluateGuard(t, ev) {
+				taken = t
+				break
+			}
+		}
+	} else {
+		r.selected = r.selected[:0]
+		r.selectFrom(sel, ev)
+	}
 	if last := r.cache.last; last != nil {
 		if slices.Equal(last.final, c.nodes) {
 			last.next = c
 		}
 		r.cache.last = nil
 	}
-	if len(r.selected) == 0 {
+	if taken == nil && (sel.tree == nil || len(r.selected) == 0) {
 		// No transition: the macrostep changes nothing, unless the event
 		// is an unhandled actor error (the general path puts the machine
 		// in error) or an eventless transition may be taken now.
@@ -671,7 +683,7 @@ func (r *runner) fastStep(s *Snapshot, ev Event, ownContext, messaging bool) boo
 	}
 	var plan *stepPlan
 	for _, p := range c.plans {
-		if sameTransitions(p.ids, r.selected) {
+		if taken != nil && len(p.ids) == 1 && p.ids[0] == int(taken.id) || taken == nil && sameTransitions(p.ids, r.selected) {
 			plan = p
 			break
 		}
