@@ -154,7 +154,7 @@ func (a *Actor) Send(ctx context.Context, ev Event) error {
 	if a.opts.Inspect != nil {
 		a.opts.Inspect(Inspection{Event: ev, Snapshot: a.cur})
 	}
-	if a.r.fastStep(a.cur, ev, !a.contextShared && a.cur.context != nil) {
+	if a.r.fastStep(a.cur, ev, !a.contextShared && a.cur.context != nil, false) {
 		a.afterChange(nil, true)
 		return nil
 	}

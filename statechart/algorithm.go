@@ -61,6 +61,9 @@ type runner struct {
 	evID                         int32         // the id of the event selectTransitions selects for (Machine.eventIDs), -1 if none
 	recentTypes                  [4]recentType // eventID's last lookups
 	chainScratch                 []int         // recordSelection's chain of active states
+	selStarts                    []int32       // selectFrom's scratch
+	condMemo                     [8]condAnswer // selectFrom's guard answers
+	quietSeen                    stampSet      // quietNodes' scratch
 	recentNext                   int
 	exitKept                     []int         // s.nodes after exitStates, while a microstep is recorded
 	logTimers                    bool          // record timer changes in timerLog (for an Actor)

@@ -1,8 +1,10 @@
 package statechart
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"sort"
 	"strconv"
@@ -82,5 +84,141 @@ func TestChildListKeepsJavaScriptOrder(t *testing.T) {
 		if _, ok := l.get("missing"); ok {
 			t.Fatalf("seed %d: get of an id never set succeeded", seed)
 		}
+	}
+}
+
+// startParentOf starts an Actor whose machine invokes child (id "kid") in
+// state running, entered by START and left by STOP, and forwards the
+// events of type forward to it.
+func startParentOf(t *testing.T, child *Machine, forward string) *Actor {
+	t.Helper()
+	m, err := Compile([]byte(fmt.Sprintf(`{"id":"p","initial":"idle","states":{
+		"idle":{"on":{"START":"running"}},
+		"running":{"invoke":{"src":"child","id":"kid"},"on":{
+			%q:{"actions":{"type":"xstate.sendTo","params":{"to":"kid","event":{"type":%q}}}},
+			"STOP":"idle"}}}}`, forward, forward)),
+		&Options{Implementations: Implementations{Actors: map[string]ActorLogic{"child": child}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := NewActor(m, nil)
+	if err := a.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+// TestCellKeepsItsRunner: a machine cell keeps one runner, and with it its
+// step cache, from one macrostep to the next (a collection does not take
+// it, as it would from the pool), and gives it back when it stops.
+func TestCellKeepsItsRunner(t *testing.T) {
+	ctx := t.Context()
+	child, err := Compile([]byte(`{"id":"c","initial":"a","states":{"a":{"on":{"GO":"b"}},"b":{"on":{"GO":"a"}}}}`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := startParentOf(t, child, "GO")
+	send := func(typ string) {
+		t.Helper()
+		if err := a.Send(ctx, Event{Type: typ}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	send("START")
+	var kid *cell
+	for _, c := range a.sys.bySession {
+		if c.id == "kid" {
+			kid = c
+		}
+	}
+	if kid == nil {
+		t.Fatal("no cell for the invoked child")
+	}
+	send("GO")
+	r := kid.r
+	if r == nil {
+		t.Fatal("the child has no runner after a macrostep")
+	}
+	for range 10 {
+		send("GO")
+		runtime.GC()
+	}
+	if kid.r != r {
+		t.Fatal("the child's runner changed between macrosteps")
+	}
+	if r.cache.hits == 0 {
+		t.Fatal("the child's steps were not replayed from its step cache")
+	}
+	if got := kid.snap.Value(); got != "b" {
+		t.Fatalf("child in %v after 11 GO, want b", got)
+	}
+	send("STOP")
+	if kid.r != nil {
+		t.Fatal("a stopped child still holds its runner")
+	}
+}
+
+// TestPlainInitialReused: a child machine started without input, whose
+// initial steps are declarative (an entry assign and an eventless
+// transition), gets its initial snapshot from the machine's template
+// after the first start; every child still starts with a context of its
+// own, equal to the first child's, and the template is not kept when a
+// Go action took part.
+func TestPlainInitialReused(t *testing.T) {
+	ctx := t.Context()
+	impl, err := ParseImplementations([]byte(`{"actions":{"hello":{"assign":{"visits":{"$inc":1}}}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	child, err := Compile([]byte(`{"id":"c","context":{"visits":0,"n":0},"initial":"a","states":{
+		"a":{"entry":"hello","always":"b"},
+		"b":{"on":{"BUMP":{"actions":{"type":"xstate.assign","params":{"n":{"$inc":1}}}}}}}}`), &Options{Implementations: impl})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := startParentOf(t, child, "BUMP")
+	for i := range 3 {
+		for _, typ := range []string{"START", "BUMP", "BUMP"} {
+			if err := a.Send(ctx, Event{Type: typ}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		kid, ok := a.Snapshot().Child("kid")
+		if !ok || kid.Snapshot == nil {
+			t.Fatalf("round %d: no child", i)
+		}
+		if got := kid.Snapshot.Value(); got != "b" {
+			t.Fatalf("round %d: child in %v, want b", i, got)
+		}
+		if got := kid.Snapshot.Context(); got["visits"] != 1.0 || got["n"] != 2.0 {
+			t.Fatalf("round %d: child context %v, want visits 1 and n 2", i, got)
+		}
+		if child.plainInitial.Load() == nil {
+			t.Fatalf("round %d: no initial template kept", i)
+		}
+		if err := a.Send(ctx, Event{Type: "STOP"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if tpl := child.plainInitial.Load(); tpl.context["n"] != 0.0 || tpl.context["visits"] != 1.0 {
+		t.Fatalf("the template's context changed: %v", tpl.context)
+	}
+
+	// A Go action in the initial steps: no template.
+	goImpl := Implementations{Actions: map[string]ActionFunc{"hello": func(context.Context, *ActionArgs) error { return nil }}}
+	withGo, err := Compile([]byte(`{"id":"c","initial":"a","states":{"a":{"entry":"hello"}}}`), &Options{Implementations: goImpl})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m2, err := Compile([]byte(`{"id":"p","initial":"on","states":{"on":{"invoke":{"src":"child","id":"kid"}}}}`),
+		&Options{Implementations: Implementations{Actors: map[string]ActorLogic{"child": withGo}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := NewActor(m2, nil).Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if withGo.plainInitial.Load() != nil {
+		t.Fatal("an initial snapshot a Go action took part in was kept as a template")
 	}
 }

@@ -194,19 +194,26 @@
 // whose context no one else holds (no snapshot handed out, no Go
 // implementation given it) assigns in place and undoes the assigns if the
 // macrostep fails; otherwise a call copies the context once, on its first
-// assign. When the cache knows the whole of an Actor's macrostep and
-// nothing in it can fail — declarative guards and assigns only, no raise,
-// timer or child, no eventless transition to try after it — the Actor
+// assign. When the cache knows the whole of an Actor's macrostep (the
+// transitions of every region of a parallel state included) and nothing
+// in it can fail — declarative guards and assigns only, no raise, timer
+// or child, no state with an eventless transition in the configuration it
+// ends in — the Actor
 // changes its snapshot in place, without the working copy a failure would
 // need to be rolled back; subscribers are notified as after any event.
 // The pure API works on a buffer of its runner, and returns, for a step
 // that ends in a plain state (active, no delayed event, history or child,
 // the context unchanged), the snapshot it returned last for that
 // configuration: an event then allocates nothing. The machines of an
-// actor system take the step cache too, each on a spare snapshot buffer,
-// and assign in place (undone if the macrostep fails) while their context
-// map is their own: made by one of their macrosteps and not handed out
-// since in a snapshot.
+// actor system take the step cache too, each with a runner of its own
+// (kept until it stops) on a spare snapshot buffer, and assign in place
+// (undone if the macrostep fails) while their context map is their own:
+// made by one of their macrosteps and not handed out since in a
+// snapshot. A macrostep of theirs that the cache knows wholly and that
+// cannot fail — declarative guards and assigns, and undelayed sends
+// (sendTo, sendParent, forwardTo) to actors that exist — skips the
+// general algorithm as an Actor's does; the sends are delivered after
+// the snapshot is committed, as always.
 // `go run ./conformance/bench` compares the result with XState.
 //
 // # Differences from XState

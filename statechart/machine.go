@@ -8,6 +8,7 @@ import (
 	"context"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -159,6 +160,10 @@ type Machine struct {
 	wildcardNodes []int
 	alwaysNodes   []int
 	runners       sync.Pool // *runner scratch space for the pure functions
+	// plainInitial: the initial snapshot of a child machine started
+	// without input or context, once one was computed by declarative
+	// steps only (see rememberInitial).
+	plainInitial atomic.Pointer[initialTemplate]
 	// usesActors: the machine invokes, spawns, stops, sends to other
 	// actors or emits, so it runs in an actor system (see system.go); a
 	// machine without any of them takes the plain paths.

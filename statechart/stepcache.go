@@ -39,6 +39,17 @@ type stepPlan struct {
 	// missing implementation): none can fail, raise, schedule or see the
 	// context, so an Actor may take it without a working copy (fastStep).
 	pure bool
+	// quiet: no state of final has an eventless transition, so none can
+	// be selected after the step (see quietNodes).
+	quiet bool
+	// assigns: an action of the step may change the context.
+	assigns bool
+	// sends: the undelayed sendTo (sendParent, forwardTo) actions of a
+	// step whose other actions are pure; messaging: the step has only
+	// such actions and pure ones, so a cell may take it by fastStep once
+	// every target exists (see sendTargetsExist).
+	sends     []*sendDef
+	messaging bool
 	// next: the plans of the configuration final, once looked up.
 	next *confPlans
 }
@@ -52,20 +63,39 @@ type confPlans struct {
 	// snap: the last plain snapshot of the configuration the pure API
 	// returned (see runner.shared).
 	snap *Snapshot
+	// quiet: 1 when no state of the configuration has an eventless
+	// transition, -1 when one has, 0 until asked (see runner.confQuiet).
+	quiet int8
 }
 
 // selection lists the candidates of one event (by Machine.eventIDs; -1
-// for types no descriptor names) in a configuration that is a chain: no
-// parallel state is active and no active state has a wildcard descriptor.
-// transitionNode then tries the transitions of the event's descriptor of
-// each active state, deepest first, and takes the first whose guard
-// passes; so does selectCached, from the list.
+// for types no descriptor names) in an ordinary configuration (see
+// inspectConfiguration) in which no active state has a wildcard
+// descriptor. transitionNode then walks the active states, deepest first
+// and the regions of a parallel state in order, and takes at each the
+// first transition of the event's descriptor whose guard passes, unless a
+// state below it already gave one; so does selectFrom, from the record.
 type selection struct {
 	evID int32
-	ts   []*transition
+	// ts: in a chain (no active parallel state), the candidates of the
+	// active states, deepest first: the first whose guard passes is the
+	// one taken.
+	ts []*transition
+	// tree: otherwise, the active states that have candidates, in the
+	// order transitionNode finishes them (children first).
+	tree []selNode
 	// pure: every guard of ts is declarative (or none, or stateIn of a
 	// state): evaluating them cannot fail nor hand the context out.
 	pure bool
+	// shared: two candidates of the tree have the same declarative guard.
+	shared bool
+}
+
+// selNode is one active state of a selection's tree: its candidates, and
+// how many states of its subtree come before it in the tree.
+type selNode struct {
+	ts   []*transition
+	span int32
 }
 
 // maxSelections bounds the selections kept per configuration.
@@ -144,39 +174,106 @@ func (r *runner) currentConf() *confPlans {
 // is false when there is none.
 func (r *runner) selectCached(c *confPlans, ev Event) (ok bool) {
 	for i := range c.sels {
-		sel := &c.sels[i]
-		if sel.evID != r.evID {
-			continue
+		if sel := &c.sels[i]; sel.evID == r.evID {
+			r.selectFrom(sel, ev)
+			return true
 		}
-		for _, t := range sel.ts {
-			pass := r.evaluateGuard(t, ev)
-			if r.err != nil {
-				return true
-			}
-			if pass {
-				r.selected = append(r.selected, t)
-				return true
-			}
-		}
-		return true
 	}
 	return false
 }
 
+// selectFrom appends to r.selected what transitionNode would select with
+// the candidates of sel, evaluating the same guards in the same order.
+func (r *runner) selectFrom(sel *selection, ev Event) {
+	if sel.tree == nil {
+		for _, t := range sel.ts {
+			pass := t.guard == nil || r.evaluateGuard(t, ev)
+			if r.err != nil {
+				return
+			}
+			if pass {
+				r.selected = append(r.selected, t)
+				return
+			}
+		}
+		return
+	}
+	// starts[i]: how many transitions were selected before tree[i]'s
+	// subtree was walked; a state gives none once its subtree gave one.
+	starts := r.selStarts[:0]
+	// Regions often share a declarative guard: it sees the same context
+	// and event in every one, so its answer is kept for the selection.
+	memo := r.condMemo[:0]
+	for i := range sel.tree {
+		e := &sel.tree[i]
+		starts = append(starts, int32(len(r.selected)))
+		if int32(len(r.selected)) > starts[i-int(e.span)] {
+			continue
+		}
+		for _, t := range e.ts {
+			var pass bool
+			if sel.shared {
+				pass, memo = r.evaluateGuardOnce(t, ev, memo)
+			} else {
+				pass = t.guard == nil || r.evaluateGuard(t, ev)
+			}
+			if r.err != nil {
+				r.selStarts = starts
+				return
+			}
+			if pass {
+				r.selected = append(r.selected, t)
+				break
+			}
+		}
+	}
+	r.selStarts = starts
+}
+
+// evaluateGuardOnce is evaluateGuard, with the answers of declarative
+// guards kept in memo: a guard already evaluated in this selection is not
+// evaluated again.
+func (r *runner) evaluateGuardOnce(t *transition, ev Event, memo []condAnswer) (bool, []condAnswer) {
+	g := t.guard
+	if g == nil || g.decl == nil {
+		return r.evaluateGuard(t, ev), memo
+	}
+	for _, m := range memo {
+		if m.c == g.decl {
+			return m.pass, memo
+		}
+	}
+	pass := r.evaluateGuard(t, ev)
+	if len(memo) < cap(memo) {
+		memo = append(memo, condAnswer{c: g.decl, pass: pass})
+	}
+	return pass, memo
+}
+
+// condAnswer is a declarative guard's answer in one selection.
+type condAnswer struct {
+	c    *cond
+	pass bool
+}
+
 // recordSelection records the candidates of the event r.evID in
 // configuration c, once inspectConfiguration found it complete (r.kid),
-// if it is a chain (see selection).
+// unless an active state has a wildcard descriptor.
 func (r *runner) recordSelection(c *confPlans, ev Event) {
 	if len(c.sels) >= maxSelections {
 		return
 	}
-	var ts []*transition
+	sel := selection{evID: r.evID, pure: true}
 	chain := r.chainScratch[:0]
 	for n := 0; ; n = int(r.kid[n]) {
 		node := r.m.nodes[n]
-		if node.kind == kindParallel || len(node.wildcards) > 0 {
+		if len(node.wildcards) > 0 {
 			r.chainScratch = chain
 			return
+		}
+		if node.kind == kindParallel {
+			chain = chain[:0]
+			break
 		}
 		chain = append(chain, n)
 		if node.kind != kindCompound {
@@ -184,16 +281,93 @@ func (r *runner) recordSelection(c *confPlans, ev Event) {
 		}
 	}
 	r.chainScratch = chain
-	for i := len(chain) - 1; i >= 0; i-- {
-		if g := r.exactGroup(r.m.nodes[chain[i]], ev); g != nil {
-			ts = append(ts, g.transitions...)
+	if len(chain) > 0 {
+		for i := len(chain) - 1; i >= 0; i-- {
+			if g := r.exactGroup(r.m.nodes[chain[i]], ev); g != nil {
+				sel.ts = append(sel.ts, g.transitions...)
+			}
+		}
+		for _, t := range sel.ts {
+			sel.pure = sel.pure && pureGuard(t.guard)
+		}
+	} else {
+		tree, ok := r.selectionTree(0, ev, nil)
+		if !ok {
+			return
+		}
+		if tree == nil {
+			tree = []selNode{} // no candidates at all: still a tree
+		}
+		sel.tree = tree
+		var conds []*cond
+		for _, e := range tree {
+			for _, t := range e.ts {
+				sel.pure = sel.pure && pureGuard(t.guard)
+				if g := t.guard; g != nil && g.decl != nil {
+					sel.shared = sel.shared || slices.Contains(conds, g.decl)
+					conds = append(conds, g.decl)
+				}
+			}
 		}
 	}
-	pure := true
-	for _, t := range ts {
-		pure = pure && pureGuard(t.guard)
+	c.sels = append(c.sels, sel)
+}
+
+// selectionTree appends the states of n's active subtree that have
+// candidates for the event, in the order transitionNode finishes them; ok
+// is false when one has a wildcard descriptor.
+func (r *runner) selectionTree(n int, ev Event, tree []selNode) (_ []selNode, ok bool) {
+	node := r.m.nodes[n]
+	if len(node.wildcards) > 0 {
+		return nil, false
 	}
-	c.sels = append(c.sels, selection{evID: r.evID, ts: ts, pure: pure})
+	start := len(tree)
+	switch node.kind {
+	case kindCompound:
+		if tree, ok = r.selectionTree(int(r.kid[n]), ev, tree); !ok {
+			return nil, false
+		}
+	case kindParallel:
+		for _, c := range node.regions {
+			if tree, ok = r.selectionTree(c, ev, tree); !ok {
+				return nil, false
+			}
+		}
+	}
+	if g := r.exactGroup(node, ev); g != nil && len(g.transitions) > 0 {
+		tree = append(tree, selNode{ts: g.transitions, span: int32(len(tree) - start)})
+	}
+	return tree, true
+}
+
+// quietNodes reports whether no state of nodes, nor an ancestor of one,
+// has an eventless transition: selectEventlessTransitions then selects
+// none without evaluating a guard. Each state is looked at once.
+func (r *runner) quietNodes(nodes []int) bool {
+	m := r.m
+	if len(m.alwaysNodes) == 0 {
+		return true
+	}
+	r.quietSeen.clear(len(m.nodes))
+	for _, n := range nodes {
+		for s := n; s >= 0 && r.quietSeen.add(s); s = m.nodes[s].parent {
+			if len(m.nodes[s].always) > 0 {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// confQuiet is quietNodes of configuration c, computed once.
+func (r *runner) confQuiet(c *confPlans) bool {
+	if c.quiet == 0 {
+		c.quiet = -1
+		if r.quietNodes(c.nodes) {
+			c.quiet = 1
+		}
+	}
+	return c.quiet > 0
 }
 
 // pureGuard reports whether evaluating g cannot fail and hands no
@@ -219,15 +393,36 @@ func pureGuard(g *guard) bool {
 	return g.decl != nil
 }
 
-// pureActions reports whether running actions cannot fail, raise,
-// schedule, touch another actor or hand the context out.
-func pureActions(actions []*action) bool {
+// classify folds actions, run by the step, into the plan's pure,
+// messaging, assigns and sends.
+func (p *stepPlan) classify(actions []*action) {
 	for _, a := range actions {
 		switch {
-		case a.kind == actionAssign, a.kind == actionLog:
-		case a.kind == actionCustom && (a.impl == nil || a.decl != nil):
+		case a.kind == actionAssign, a.kind == actionCustom && a.decl != nil:
+			p.assigns = true
+		case a.kind == actionLog, a.kind == actionCustom && a.impl == nil:
+		case a.kind == actionSendTo && !a.send.hasDelay:
+			p.pure = false
+			p.sends = append(p.sends, a.send)
 		default:
-			return false
+			p.pure, p.messaging = false, false
+		}
+	}
+}
+
+// sendTargetsExist reports whether every send of plan p finds its target
+// in the working snapshot, so that none can fail.
+func (r *runner) sendTargetsExist(p *stepPlan) bool {
+	for _, d := range p.sends {
+		switch d.target {
+		case sendToParent:
+			if r.self.parent == nil {
+				return false
+			}
+		case sendToChild:
+			if e, ok := r.s.x().children.get(d.to); !ok || e.cell == nil {
+				return false
+			}
 		}
 	}
 	return true
@@ -377,20 +572,24 @@ func (r *runner) recordPlan() {
 		moved:   !r.sameNodes(),
 	}
 	copy(p.ids, r.cache.recording)
-	p.silent, p.pure = true, true
+	p.quiet = r.quietNodes(p.final)
+	p.silent, p.pure, p.messaging = true, true, true
 	for _, x := range p.exit {
 		p.silent = p.silent && len(r.m.nodes[x].exit) == 0
-		p.pure = p.pure && pureActions(r.m.nodes[x].exit)
+		p.classify(r.m.nodes[x].exit)
 	}
 	for _, t := range p.ts {
 		p.silent = p.silent && len(t.actions) == 0
-		p.pure = p.pure && pureActions(t.actions)
+		p.classify(t.actions)
 	}
 	for i, n := range r.order {
 		node := r.m.nodes[n]
 		p.initial[i] = r.defaultEntry.has[n] && node.initial != nil
 		p.silent = p.silent && len(node.entry) == 0 && (!p.initial[i] || len(node.initial.actions) == 0)
-		p.pure = p.pure && pureActions(node.entry) && (!p.initial[i] || pureActions(node.initial.actions))
+		p.classify(node.entry)
+		if p.initial[i] {
+			p.classify(node.initial.actions)
+		}
 	}
 	if r.cache.count >= maxCachedSteps {
 		// Start again; nothing refers to the old records any more.
@@ -420,15 +619,17 @@ func (r *runner) recordPlan() {
 // fastStep is an Actor's macrostep for event ev when the step cache knows
 // all of it and nothing in it can fail: the runner is synced with s (the
 // Actor's current snapshot, the one its last call ended with), the
-// configuration's record selects ev's transition by pure guards, and the
-// step's plan is pure; the machine has no eventless transitions to try
-// after it. The step then changes s in place: no working copy, no undo
+// configuration's record selects ev's transitions by pure guards, and the
+// step's plan is pure (or, with messaging, for a cell of an actor system
+// attached to the runner, pure but for undelayed sends whose targets
+// exist: their effects join r.fx); no state of the configuration it leads
+// to has an eventless transition to try after it. The step then changes s in place: no working copy, no undo
 // log, since nothing can fail or be rolled back. A step that runs actions
 // needs ownContext: s's context is the Actor's alone (see grantContext).
 // It reports false, having changed nothing, when the general path must
 // take the event.
-func (r *runner) fastStep(s *Snapshot, ev Event, ownContext bool) bool {
-	if r.s != s || !r.synced || len(r.m.alwaysNodes) > 0 || !r.cacheOn() {
+func (r *runner) fastStep(s *Snapshot, ev Event, ownContext, messaging bool) bool {
+	if r.s != s || !r.synced || !r.cacheOn() {
 		return false
 	}
 	c := r.cache.cur
@@ -450,12 +651,19 @@ func (r *runner) fastStep(s *Snapshot, ev Event, ownContext bool) bool {
 		return false
 	}
 	r.evID = evID
+	// taken: in a chain, the one transition selected (the common case,
+	// kept free of selectFrom's bookkeeping); otherwise r.selected.
 	var taken *transition
-	for _, t := range sel.ts {
-		if t.guard == nil || r.evaluateGuard(t, ev) {
-			taken = t
-			break
+	if sel.tree == nil {
+		for _, t := range sel.ts {
+			if t.guard == nil || r.evaluateGuard(t, ev) {
+				taken = t
+				break
+			}
 		}
+	} else {
+		r.selected = r.selected[:0]
+		r.selectFrom(sel, ev)
 	}
 	if last := r.cache.last; last != nil {
 		if slices.Equal(last.final, c.nodes) {
@@ -463,11 +671,11 @@ func (r *runner) fastStep(s *Snapshot, ev Event, ownContext bool) bool {
 		}
 		r.cache.last = nil
 	}
-	if taken == nil {
+	if taken == nil && (sel.tree == nil || len(r.selected) == 0) {
 		// No transition: the macrostep changes nothing, unless the event
 		// is an unhandled actor error (the general path puts the machine
-		// in error).
-		if strings.HasPrefix(ev.Type, errorActorPrefix) {
+		// in error) or an eventless transition may be taken now.
+		if strings.HasPrefix(ev.Type, errorActorPrefix) || !r.confQuiet(c) {
 			return false
 		}
 		r.cache.fast++
@@ -475,12 +683,15 @@ func (r *runner) fastStep(s *Snapshot, ev Event, ownContext bool) bool {
 	}
 	var plan *stepPlan
 	for _, p := range c.plans {
-		if len(p.ids) == 1 && p.ids[0] == int(taken.id) {
+		if taken != nil && len(p.ids) == 1 && p.ids[0] == int(taken.id) || taken == nil && sameTransitions(p.ids, r.selected) {
 			plan = p
 			break
 		}
 	}
-	if plan == nil || !plan.pure || taken.id < 0 || !plan.silent && !ownContext {
+	if plan == nil || !plan.quiet || plan.assigns && !ownContext {
+		return false
+	}
+	if !plan.pure && (!messaging || !plan.messaging || !r.sendTargetsExist(plan)) {
 		return false
 	}
 	r.ownsContext, r.undoing = true, false

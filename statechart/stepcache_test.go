@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -134,21 +135,82 @@ func withDeclarativeActions(t *testing.T, src []byte, silent bool) []byte {
 	return []byte(strings.Replace(out, `"context":{"log":[]}`, `"context":{"log":[],"n":0}`, 1))
 }
 
+// withEventless gives about one state in four of a machine config an
+// eventless transition to a random state, guarded by "rare" (true for a
+// few values of context.n), so that some configurations have eventless
+// transitions to try after a step and some steps take one.
+func withEventless(t *testing.T, rng *rand.Rand, src []byte) []byte {
+	t.Helper()
+	var cfg map[string]any
+	if err := json.Unmarshal(src, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	var states []map[string]any
+	var walk func(n map[string]any)
+	walk = func(n map[string]any) {
+		if n["type"] != "history" {
+			id, _ := n["id"].(string)
+			ids = append(ids, id)
+			states = append(states, n)
+		}
+		kids, _ := n["states"].(map[string]any)
+		for _, c := range kids {
+			walk(c.(map[string]any))
+		}
+	}
+	walk(cfg)
+	slices.Sort(ids) // map order is random; the choice below must not be
+	slices.SortFunc(states, func(a, b map[string]any) int { return strings.Compare(a["id"].(string), b["id"].(string)) })
+	for _, n := range states {
+		if rng.IntN(4) == 0 {
+			n["always"] = map[string]any{"target": "#" + ids[rng.IntN(len(ids))], "guard": "rare"}
+		}
+	}
+	out, err := json.Marshal(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// declarativeGuards are the guards of the machines of randomDeclarative:
+// flip, and rare for their eventless transitions.
+func declarativeGuards(t *testing.T) Implementations {
+	t.Helper()
+	impl, err := ParseImplementations([]byte(`{"guards":{
+		"flip":{"field":"context.n","op":"in","value":[1,2,4,5,7,8,10,11,13,14,16,17,19,20,22,23]},
+		"rare":{"field":"context.n","op":"in","value":[3,9,16,30]}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return impl
+}
+
+// randomDeclarative is a random machine config with declarative actions
+// (withDeclarativeActions; one in three silent) and, for odd seeds,
+// eventless transitions (withEventless).
+func randomDeclarative(t *testing.T, seed, stream uint64) []byte {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(seed, stream))
+	src := withDeclarativeActions(t, randomTree(rng), seed%3 == 0)
+	if seed%2 == 1 {
+		src = withEventless(t, rng, src)
+	}
+	return src
+}
+
 // TestActorFastStepMatchesGeneralPath sends the same events to two Actors
 // of random machines whose guards and actions are declarative, one with
 // the step cache off: every snapshot, and what subscribers see, must
 // agree, and the other Actor must have taken some events without a
 // working copy (fastStep).
 func TestActorFastStepMatchesGeneralPath(t *testing.T) {
-	impl, err := ParseImplementations([]byte(`{"guards":{"flip":{"field":"context.n","op":"in","value":[1,2,4,5,7,8,10,11,13,14,16,17,19,20,22,23]}}}`))
-	if err != nil {
-		t.Fatal(err)
-	}
+	impl := declarativeGuards(t)
 	ctx := context.Background()
 	tested, fast := 0, 0
 	for seed := uint64(0); tested < 150 && seed < 5000; seed++ {
-		rng := rand.New(rand.NewPCG(seed, 13))
-		m, err := Compile(withDeclarativeActions(t, randomTree(rng), seed%3 == 0), &Options{Implementations: impl})
+		m, err := Compile(randomDeclarative(t, seed, 13), &Options{Implementations: impl})
 		if err != nil || !m.cacheable() {
 			continue
 		}
@@ -283,4 +345,99 @@ func TestStepCacheBounded(t *testing.T) {
 	if !paused {
 		t.Fatal("the cache never paused on a ring longer than its bound")
 	}
+}
+
+// TestCellFastStepMatchesGeneralPath runs random machines with
+// declarative guards and actions as the invoked child of a parent that
+// forwards every event to it (xstate.sendTo), and the same machines as a
+// plain Actor with the step cache off: the child's snapshot must agree
+// with the Actor's after every event, and some of the child's macrosteps
+// must have been taken by the cell's fastStep. In the child every
+// transition's actions also send PONG to the parent (xstate.sendParent),
+// which counts them: the count must be the number of transition actions
+// the child's log shows.
+func TestCellFastStepMatchesGeneralPath(t *testing.T) {
+	impl := declarativeGuards(t)
+	ctx := context.Background()
+	forward := func(typ string) string {
+		return fmt.Sprintf(`%q:{"actions":{"type":"xstate.sendTo","params":{"to":"kid","event":{"type":%q}}}}`, typ, typ)
+	}
+	parentSrc := `{"id":"p","context":{"pongs":0},"initial":"on","states":{"on":{"invoke":{"src":"kid","id":"kid"},"on":{` +
+		forward("E") + `,` + forward("OTHER") + `,"PONG":{"actions":{"type":"xstate.assign","params":{"pongs":{"$inc":1}}}}}}}}`
+	transitionAction := regexp.MustCompile(`\{"params":\{(?:"n":\{"\$inc":1\},"log":\{"\$push":"t\d+:[^"]*"\}|"log":\{"\$push":"t\d+:[^"]*"\},"n":\{"\$inc":1\})\},"type":"xstate.assign"\}`)
+	tested, fast := 0, 0
+	for seed := uint64(0); tested < 100 && seed < 5000; seed++ {
+		src := randomDeclarative(t, seed, 14)
+		child, err := Compile(src, &Options{Implementations: impl})
+		if err != nil || !child.cacheable() {
+			continue
+		}
+		withSends := transitionAction.ReplaceAll(src, []byte(`$0,{"type":"xstate.sendParent","params":{"event":{"type":"PONG"}}}`))
+		sender, err := Compile(withSends, &Options{Implementations: impl})
+		if err != nil {
+			t.Fatalf("seed %d: %v", seed, err)
+		}
+		kidImpl := impl
+		kidImpl.Actors = map[string]ActorLogic{"kid": sender}
+		parent, err := Compile([]byte(parentSrc), &Options{Implementations: kidImpl})
+		if err != nil {
+			t.Fatal(err)
+		}
+		general, sys := NewActor(child, nil), NewActor(parent, nil)
+		general.r.cache.off = true
+		if err := general.Start(ctx); err != nil {
+			continue // the child would fail to start as well
+		}
+		if err := sys.Start(ctx); err != nil {
+			t.Fatalf("seed %d: %v", seed, err)
+		}
+		var kid *cell
+		for _, c := range sys.sys.bySession {
+			if c.id == "kid" {
+				kid = c
+			}
+		}
+		if kid == nil {
+			if general.cur.status == StatusActive {
+				t.Fatalf("seed %d: no child cell, while the machine alone is active", seed)
+			}
+			continue // the child ended at its start
+		}
+		tested++
+		for i := range 40 {
+			ev := Event{Type: "E"}
+			if i%7 == 6 {
+				ev = Event{Type: "OTHER"}
+			}
+			_ = general.Send(ctx, ev)
+			if err := sys.Send(ctx, ev); err != nil {
+				t.Fatalf("seed %d event %d: %v", seed, i, err)
+			}
+			a, b := general.cur, kid.snap
+			if !slices.Equal(a.nodes, b.nodes) || a.status != b.status || !jsonEqual(a.context, b.context) {
+				t.Fatalf("seed %d event %d: general path %v %v %v, child cell %v %v %v",
+					seed, i, a.nodes, a.status, a.context, b.nodes, b.status, b.context)
+			}
+			sent := 0
+			log, _ := b.context["log"].([]any)
+			for _, e := range log {
+				if s, _ := e.(string); strings.HasPrefix(s, "t") {
+					sent++
+				}
+			}
+			if got := sys.sys.root.snap.context["pongs"]; got != float64(sent) {
+				t.Fatalf("seed %d event %d: the parent counted %v PONGs, the child's log shows %d transitions", seed, i, got, sent)
+			}
+			if a.status != StatusActive {
+				break
+			}
+		}
+		if kid.r != nil {
+			fast += kid.r.cache.fast
+		}
+	}
+	if tested < 50 || fast == 0 {
+		t.Fatalf("%d machines tested, %d events taken by the cell's fastStep: the test does not exercise it", tested, fast)
+	}
+	t.Logf("%d machines, %d events taken by the cell's fastStep", tested, fast)
 }

@@ -93,6 +93,13 @@ type cell struct {
 	// once replaced it becomes spare, the buffer the next macrostep
 	// works on.
 	mine, spare *Snapshot
+	// r: the runner of the cell's macrosteps, taken from the machine's
+	// pool at the first and given back when the cell stops, so that its
+	// buffers and step cache stay with the cell. synced: the snapshot
+	// whose nodes r's active states are (the one its last macrostep made),
+	// while it is snap.
+	r      *runner
+	synced *Snapshot
 	// ctxOwned: snap's context map is the cell's alone (made by one of
 	// its macrosteps, never handed out since: materialize shares it), so
 	// a macrostep may assign in place, with an undo log.
@@ -337,6 +344,12 @@ func (sys *system) createChild(parent *cell, def *spawnDef, input any, hasInput 
 // only once the actor starts.
 func (c *cell) initMachine(context map[string]any) (err error) {
 	ev := initEvent(c.input, c.hasInput)
+	plain := context == nil && !c.hasInput
+	if t := c.m.plainInitial.Load(); plain && t != nil {
+		c.sys.count(t.steps, ev)
+		c.snap, c.deferred, c.initialFx = t.snapshot(c.m), nil, true
+		return nil
+	}
 	c.m.initialSnapshot(c.sys.ctx, context, ev, c.sys.timeNow(), c, func(r *runner, computed, failed *Snapshot) {
 		c.sys.count(r.steps, ev)
 		switch {
@@ -346,9 +359,48 @@ func (c *cell) initMachine(context map[string]any) (err error) {
 			c.snap, c.deferred = computed, []effect{{kind: fxFail, err: r.customError(ev)}}
 		default:
 			c.snap, c.deferred, c.initialFx = computed, append([]effect(nil), r.fx...), true
+			if plain {
+				c.m.rememberInitial(r, computed)
+			}
 		}
 	})
 	return err
+}
+
+// initialTemplate is the initial snapshot of a machine started without
+// input or context, when nothing but the machine decided it: its
+// configuration and context, and the microsteps it took.
+type initialTemplate struct {
+	nodes   []int
+	context map[string]any // never handed out: snapshot gives a copy
+	steps   int
+}
+
+// rememberInitial keeps s, the initial snapshot runner r just computed
+// for a start without input or context, as the machine's plainInitial
+// when its steps were the machine's alone: no implementation saw the
+// context (a Go guard or action may decide otherwise next time), no
+// effect, child, delayed event, history or output came of it.
+func (m *Machine) rememberInitial(r *runner, s *Snapshot) {
+	if r.contextSeen || len(r.fx) > 0 || r.customErr != nil || s.status != StatusActive ||
+		s.ext != nil || s.history != nil || s.timers != nil || s.seq != 0 || m.plainInitial.Load() != nil {
+		return
+	}
+	t := &initialTemplate{nodes: slices.Clone(s.nodes), steps: r.steps}
+	if s.context != nil {
+		t.context = cloneContext(s.context)
+	}
+	m.plainInitial.Store(t)
+}
+
+// snapshot returns a new snapshot of the template, whose context is the
+// caller's own.
+func (t *initialTemplate) snapshot(m *Machine) *Snapshot {
+	s := &Snapshot{machine: m, status: StatusActive, nodes: slices.Clone(t.nodes)}
+	if t.context != nil {
+		s.context = cloneContext(t.context)
+	}
+	return s
 }
 
 // executeInitialEffects is the first of the two rounds in which XState
@@ -499,8 +551,19 @@ func (c *cell) process(ev Event) {
 // error, as XState does.
 func (c *cell) processMachine(ev Event) {
 	sys := c.sys
-	r := c.m.getRunner()
+	r := c.r
+	if r == nil {
+		r = c.m.getRunner()
+		c.r = r
+	}
 	next := c.work()
+	if c.synced == c.snap && c.synced != nil {
+		r.synced = true // see runner.synced
+		if c.fastStep(next, ev) {
+			return
+		}
+	}
+	c.synced = nil
 	// Only delayed events need the time: a clock is read for machines
 	// that have some (and, through r.clock, for a RaiseAfter of a Go
 	// action).
@@ -520,7 +583,7 @@ func (c *cell) processMachine(ev Event) {
 		r.rollbackContext()
 		c.ctxOwned = c.ctxOwned && !r.contextSeen
 		c.spare = next
-		c.m.putRunner(r)
+		c.idleRunner()
 		return
 	}
 	if r.err != nil {
@@ -528,13 +591,13 @@ func (c *cell) processMachine(ev Event) {
 		c.ctxOwned = false
 		err := r.runtimeError(ev)
 		c.spare = next
-		c.m.putRunner(r)
+		c.idleRunner()
 		c.snap = failedSnapshot(c.snap, err)
 		c.reportError()
 		return
 	}
-	// The runner's effects join the deferred ones before the runner goes
-	// back to the pool, for the children the effects run to use.
+	// The runner's effects join the deferred ones before they run: the
+	// effects may stop the cell, which gives its runner back.
 	var fx []effect
 	if c.initialFx {
 		fx = append(fx, r.fx...)
@@ -547,14 +610,73 @@ func (c *cell) processMachine(ev Event) {
 	} else {
 		c.ctxOwned = c.ctxOwned && !r.contextSeen
 	}
-	c.m.putRunner(r)
+	c.idleRunner()
 	if c.snap == c.mine {
 		c.spare = c.snap
 	}
 	c.snap, c.mine = next, next
+	if c.r != nil {
+		c.synced = next
+	}
 	c.update(fx)
 	if ev.Type == EventStop {
 		c.stopProcedure()
+	}
+}
+
+// fastStep takes the macrostep of ev on next, a copy of the cell's
+// snapshot, by runner.fastStep, when the step cache knows all of it and
+// nothing in it can fail (declarative guards and assigns, and sends to
+// actors that exist, whose effects run after, as on the general path),
+// and the system's step budget has room for it. It
+// reports false, having changed nothing, when the general path must take
+// the event.
+func (c *cell) fastStep(next *Snapshot, ev Event) bool {
+	sys, r := c.sys, c.r
+	// A step counts as one microstep and the macrostep itself (see
+	// processMachine).
+	if sys.inspect != nil || sys.halted != nil || c.initialFx || sys.steps+2 > sys.maxSteps {
+		return false
+	}
+	r.s = next
+	r.attach(c)
+	r.fx, r.deferredInvokes, r.pendingFx = r.fx[:0], nil, r.pendingFx[:0]
+	if !r.fastStep(next, ev, c.ctxOwned, true) {
+		r.s = nil
+		return false
+	}
+	r.synced = false
+	c.deferred = append(c.deferred, r.fx...)
+	clear(r.fx)
+	r.fx = r.fx[:0]
+	c.idleRunner()
+	sys.count(2, ev)
+	if c.snap == c.mine {
+		c.spare = c.snap
+	}
+	c.snap, c.mine, c.synced = next, next, next
+	c.update(nil)
+	return true
+}
+
+// idleRunner drops what the cell's runner holds of the macrostep it ran
+// (putRunner's part), keeping the runner for the next; the system of one
+// pure call gives it back at once.
+func (c *cell) idleRunner() {
+	if c.sys.pure {
+		c.releaseRunner()
+		return
+	}
+	r := c.r
+	r.ctx, r.s, r.err, r.clock = nil, nil, nil, nil
+}
+
+// releaseRunner gives the cell's runner back to the machine's pool.
+func (c *cell) releaseRunner() {
+	if c.r != nil {
+		c.r.synced = false
+		c.m.putRunner(c.r)
+		c.r, c.synced = nil, nil
 	}
 }
 
@@ -706,6 +828,7 @@ func (c *cell) stopProcedure() {
 	c.clearMailbox()
 	c.proc = procStopped
 	c.spare = nil
+	c.releaseRunner()
 	c.sys.unregister(c)
 }
 
@@ -1156,6 +1279,7 @@ func (sys *system) stopAll() {
 			c.stopLogic()
 		}
 		c.proc = procStopped
+		c.releaseRunner()
 	}
 	sys.micro = nil
 }

@@ -35,7 +35,7 @@ type benchMachine struct {
 
 // machineOrder is the order of the table; machines not listed come after,
 // by name.
-var machineOrder = []string{"toggle", "hierarchy", "parallel", "workflow", "roundtrip", "spawnstop", "promise"}
+var machineOrder = []string{"toggle", "hierarchy", "parallel", "regions", "workflow", "order", "roundtrip", "spawnstop", "promise"}
 
 // loadMachines reads every machine file.
 func loadMachines() ([]*benchMachine, error) {
