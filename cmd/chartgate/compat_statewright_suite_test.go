@@ -1,0 +1,234 @@
+// This file ports, case by case, the tests of Statewright's engine
+// (crates/engine: validate.rs, guard.rs, transition.rs, interrupt.rs) and
+// of its agent's tool enforcement (crates/agent: tool_enforcer.rs) to
+// chartgate's commands: chartgate validate for the validator, chartgate
+// serve --compat statewright driven by a go-sdk client for the rest. Each
+// case names the Statewright test it ports as crate/file/test. The
+// helpers (serveCompat, swAgent) are compat_statewright_test.go's.
+
+package main
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestStatewrightSuiteValidate ports engine/validate.rs: chartgate
+// validate accepts what validate_definition accepts and refuses what it
+// refuses, naming the same culprit.
+func TestStatewrightSuiteValidate(t *testing.T) {
+	cases := []struct {
+		port string
+		file string
+		want string // "" for a valid workflow, else a substring of the error
+	}{
+		{"engine/validate.rs/accepts_valid_machine", `{"id": "test", "initial": "start", "states": {
+			"start": {"on": {"GO": "end", "FAIL": "failed"}}, "end": {"type": "final"}, "failed": {"type": "final"}}, "guards": {}}`, ""},
+		{"engine/validate.rs/rejects_missing_initial_state_in_states", `{"id": "bad", "initial": "nonexistent", "states": {
+			"start": {"on": {"GO": "end"}}, "end": {"type": "final"}}, "guards": {}}`, `initial: "nonexistent" is not a state`},
+		{"engine/validate.rs/rejects_no_final_state", `{"id": "bad", "initial": "start", "states": {
+			"start": {"on": {"GO": "middle"}}, "middle": {"on": {"GO": "start"}}}, "guards": {}}`, "final"},
+		{"engine/validate.rs/rejects_unreachable_states", `{"id": "bad", "initial": "start", "states": {
+			"start": {"on": {"GO": "end"}}, "end": {"type": "final"}, "orphan": {"on": {"GO": "end"}}}, "guards": {}}`, `states.orphan: state "orphan" is unreachable`},
+		{"engine/validate.rs/rejects_transition_to_nonexistent_state", `{"id": "bad", "initial": "start", "states": {
+			"start": {"on": {"GO": "nowhere"}}, "end": {"type": "final"}}, "guards": {}}`, `states.start.on.GO: "nowhere"`},
+		{"engine/validate.rs/rejects_undefined_guard_reference", `{"id": "bad", "initial": "start", "states": {
+			"start": {"on": {"GO": {"target": "end", "guard": "nonexistent_guard"}}}, "end": {"type": "final"}}, "guards": {}}`, "nonexistent_guard"},
+		{"engine/validate.rs/accepts_complex_agent_machine", `{"id": "bug-fix", "initial": "planning",
+			"meta": {"task_type": "bug_fix", "danger_level": "moderate"}, "states": {
+			"planning": {"allowed_tools": ["read_file", "search_files"], "instructions": "Analyze the bug", "on": {"PLAN_READY": "implementing", "FAIL": "failed"}},
+			"implementing": {"allowed_tools": ["read_file", "write_file"], "on": {"DONE": "testing", "FAIL": "failed"}},
+			"testing": {"allowed_tools": ["read_file", "run_test"], "on": {"TESTS_PASS": {"target": "review", "requires_approval": true}, "TESTS_FAIL": "implementing", "FAIL": "failed"}},
+			"review": {"on": {"APPROVED": "completed", "REJECTED": "implementing"}},
+			"completed": {"type": "final"}, "failed": {"type": "final"}}, "guards": {}}`, ""},
+		{"engine/validate.rs/rejects_interrupt_target_nonexistent", `{"id": "bad", "initial": "start", "states": {
+			"start": {"on": {"GO": "end"}}, "end": {"type": "final"}}, "guards": {},
+			"interrupts": {"bad_interrupt": {"trigger": {"file_pattern": "**/*.js"}, "target": "ghost_state"}}}`, "ghost_state"},
+		{"engine/validate.rs/interrupt_target_state_not_flagged_unreachable, return_target_not_flagged_as_nonexistent", `{"id": "test", "initial": "working", "states": {
+			"working": {"on": {"DONE": "completed"}}, "pb_validating": {"on": {"VALIDATED": "$return", "FAIL": "failed"}},
+			"completed": {"type": "final"}, "failed": {"type": "final"}}, "guards": {},
+			"interrupts": {"pb_check": {"trigger": {"file_pattern": "site/pb/**/*.js"}, "target": "pb_validating"}}}`, ""},
+		{"engine/validate.rs/accepts_valid_interrupt_workflow", `{"id": "tdd-with-pb-check", "initial": "implementing", "states": {
+			"implementing": {"on": {"DONE": "testing", "FAIL": "failed"}}, "testing": {"on": {"PASS": "completed", "FAIL": "implementing"}},
+			"pb_validating": {"on": {"VALIDATED": "$return", "FAIL": "failed"}},
+			"completed": {"type": "final"}, "failed": {"type": "final"}}, "guards": {},
+			"interrupts": {"pb_check": {"trigger": {"file_pattern": "site/pb/**/*.js"}, "target": "pb_validating"}}}`, ""},
+		{"engine/validate.rs/accepts_valid_fork_workflow", `{"id": "pipeline", "initial": "building", "states": {
+			"building": {"on": {"BUILD_DONE": {"fork": {"branches": {
+				"lint": {"initial": "lint_run", "terminal": "lint_done"}, "types": {"initial": "types_run", "terminal": "types_done"}},
+				"on_complete": "deploying"}}}},
+			"lint_run": {"on": {"PASS": "lint_done"}}, "lint_done": {"type": "final"},
+			"types_run": {"on": {"PASS": "types_done"}}, "types_done": {"type": "final"},
+			"deploying": {"on": {"DONE": "completed"}}, "completed": {"type": "final"}}, "guards": {}}`, ""},
+		{"engine/validate.rs/rejects_fork_with_nonexistent_branch_initial", `{"id": "bad", "initial": "start", "states": {
+			"start": {"on": {"GO": {"fork": {"branches": {"a": {"initial": "ghost", "terminal": "a_done"}}, "on_complete": "end"}}}},
+			"a_done": {"type": "final"}, "end": {"type": "final"}}, "guards": {}}`, "ghost"},
+		{"engine/validate.rs/rejects_fork_with_nonexistent_on_complete", `{"id": "bad", "initial": "start", "states": {
+			"start": {"on": {"GO": {"fork": {"branches": {"a": {"initial": "a_run", "terminal": "a_done"}}, "on_complete": "nowhere"}}}},
+			"a_run": {"on": {"DONE": "a_done"}}, "a_done": {"type": "final"}}, "guards": {}}`, "nowhere"},
+		{"engine/validate.rs/fork_branch_states_not_flagged_unreachable", `{"id": "pipeline", "initial": "building", "states": {
+			"building": {"on": {"BUILD_DONE": {"fork": {"branches": {"lint": {"initial": "lint_run", "terminal": "lint_done"}}, "on_complete": "done"}}}},
+			"lint_run": {"on": {"PASS": "lint_done"}}, "lint_done": {"type": "final"}, "done": {"type": "final"}}, "guards": {}}`, ""},
+		{"engine/interrupt.rs/machine_definition_with_interrupts (every interrupt target is checked)", `{"id": "tdd", "initial": "implementing", "states": {
+			"implementing": {"on": {"DONE": "completed", "FAIL": "failed"}}, "pb_validating": {"on": {"VALIDATED": "$return", "FAIL": "failed"}},
+			"completed": {"type": "final"}, "failed": {"type": "final"}}, "guards": {},
+			"interrupts": {"pb_validation": {"trigger": {"file_pattern": "site/pb/**/*.js"}, "target": "pb_validating"},
+			               "security_scan": {"trigger": {"file_pattern": "**/*.env*"}, "target": "env_checking"}}}`, "env_checking"},
+		{"engine/interrupt.rs/machine_definition_without_interrupts_defaults_empty", `{"id": "simple", "initial": "start", "states": {
+			"start": {"on": {"GO": "end"}}, "end": {"type": "final"}}, "guards": {}}`, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.port, func(t *testing.T) {
+			file := writeFile(t, "workflow.json", c.file)
+			code, out, errOut := chartgate("validate", file)
+			if c.want == "" {
+				assert.Equal(t, exitOK, code, out+errOut)
+				assert.True(t, strings.HasPrefix(out, file+": ok (Statewright workflow, "), out)
+				return
+			}
+			assert.Equal(t, exitFail, code, out+errOut)
+			assert.Contains(t, out, c.want)
+		})
+	}
+}
+
+// guardWorkflow has one guarded event per guard of engine/guard.rs, each
+// leading from "probe" to "passed" and back with BACK; SET merges its data
+// into the context with a self-transition.
+const guardWorkflow = `{
+  "id": "guards", "initial": "probe",
+  "states": {
+    "probe": {"on": {"SET": "probe",
+      "EQ": {"target": "passed", "guard": "eq"}, "NEQ": {"target": "passed", "guard": "neq"},
+      "GT": {"target": "passed", "guard": "gt"}, "LT": {"target": "passed", "guard": "lt"},
+      "EXISTS": {"target": "passed", "guard": "exists"}, "IN": {"target": "passed", "guard": "in"},
+      "IN2": {"target": "passed", "guard": "in2"}, "CONTAINS": {"target": "passed", "guard": "contains"},
+      "MISSING": {"target": "passed", "guard": "missing"}, "DONE": "done"}},
+    "passed": {"on": {"BACK": "probe"}},
+    "done": {"type": "final"}
+  },
+  "guards": {
+    "eq": {"field": "status", "op": "eq", "value": "draft"},
+    "neq": {"field": "status", "op": "neq", "value": "cancelled"},
+    "gt": {"field": "item_count", "op": "gt", "value": 0},
+    "lt": {"field": "retry_count", "op": "lt", "value": 3},
+    "exists": {"field": "payment_method", "op": "exists"},
+    "in": {"field": "region", "op": "in", "value": ["east", "west", "central"]},
+    "in2": {"field": "region", "op": "in", "value": ["east", "west"]},
+    "contains": {"field": "error", "op": "contains", "value": "timeout"},
+    "missing": {"field": "nonexistent", "op": "gt", "value": 0}
+  }
+}`
+
+// TestStatewrightSuiteGuards ports engine/guard.rs: each guard of a
+// statewright_transition sees the context as the earlier transitions left
+// it, and passes or refuses as evaluate_guard does.
+func TestStatewrightSuiteGuards(t *testing.T) {
+	a := serveCompat(t, guardWorkflow)
+	cases := []struct {
+		port    string
+		context map[string]any
+		event   string
+		pass    bool
+	}{
+		{"engine/guard.rs/eq_operator_matches", map[string]any{"status": "draft"}, "EQ", true},
+		{"engine/guard.rs/eq_operator_rejects_mismatch", map[string]any{"status": "confirmed"}, "EQ", false},
+		{"engine/guard.rs/neq_operator_passes_on_different", map[string]any{"status": "active"}, "NEQ", true},
+		{"engine/guard.rs/gt_operator_passes", map[string]any{"item_count": 3}, "GT", true},
+		{"engine/guard.rs/gt_operator_fails_on_equal", map[string]any{"item_count": 0}, "GT", false},
+		{"engine/guard.rs/lt_operator_passes", map[string]any{"retry_count": 1}, "LT", true},
+		{"engine/guard.rs/exists_operator_fails_when_missing", map[string]any{"other_field": "value"}, "EXISTS", false},
+		{"engine/guard.rs/exists_operator_passes_when_present", map[string]any{"payment_method": "card_4242"}, "EXISTS", true},
+		{"engine/guard.rs/exists_operator_fails_when_null", map[string]any{"payment_method": nil}, "EXISTS", false},
+		{"engine/guard.rs/in_operator_matches_value_in_array", map[string]any{"region": "east"}, "IN", true},
+		{"engine/guard.rs/in_operator_rejects_value_not_in_array", map[string]any{"region": "north"}, "IN2", false},
+		{"engine/guard.rs/contains_operator_matches_substring", map[string]any{"error": "connection timeout occurred"}, "CONTAINS", true},
+		{"engine/guard.rs/missing_field_returns_false_for_comparison", map[string]any{"other": 5}, "MISSING", false},
+	}
+	for _, c := range cases {
+		res := a.json("statewright_transition", map[string]any{"event": "SET", "data": c.context})
+		require.Equal(t, true, res["transitioned"], c.port)
+		text, isErr := a.transition(c.event, nil)
+		if !c.pass {
+			assert.True(t, isErr, "%s: %s", c.port, text)
+			assert.Contains(t, text, "was refused by a guard", c.port)
+			assert.Equal(t, "probe", a.json("statewright_get_state", nil)["state"], c.port)
+			continue
+		}
+		if assert.False(t, isErr, "%s: %s", c.port, text) {
+			assert.Equal(t, "passed", a.json("statewright_get_state", nil)["state"], c.port)
+			a.json("statewright_transition", map[string]any{"event": "BACK"})
+		}
+	}
+}
+
+// TestStatewrightSuiteTransitions ports engine/transition.rs on the order
+// machine (orderWorkflow): each statewright_transition moves, or is
+// refused, as resolve_transition does, and its data is merged into the
+// context as apply_context_patch merges it.
+func TestStatewrightSuiteTransitions(t *testing.T) {
+	t.Run("engine/transition.rs/simple_transition_changes_state", func(t *testing.T) {
+		a := serveCompat(t, orderWorkflow)
+		res := a.json("statewright_transition", map[string]any{"event": "CANCEL"})
+		assert.Equal(t, true, res["transitioned"])
+		assert.Equal(t, "cancelled", res["to"])
+		assert.NotContains(t, res, "fork", "engine/transition.rs/non_fork_transition_has_no_fork")
+		assert.NotContains(t, res, "invoke", "engine/transition.rs/non_invoke_transition_has_no_invoke")
+	})
+	t.Run("engine/transition.rs/full_lifecycle_draft_to_delivered, self_transition_stays_in_same_state, unhandled_event_returns_error", func(t *testing.T) {
+		a := serveCompat(t, orderWorkflow)
+		text, isErr := a.transition("SHIP", nil)
+		assert.True(t, isErr, text)
+		assert.Contains(t, text, `No transition for event "SHIP" in state "draft".`)
+		res := a.json("statewright_transition", map[string]any{"event": "ADD_ITEM", "data": map[string]any{"item_count": 2, "payment_method": "card_4242"}})
+		assert.Equal(t, true, res["transitioned"])
+		assert.Equal(t, "draft", res["to"])
+		for _, step := range [][2]string{{"SUBMIT", "pending_payment"}, {"CONFIRM_PAYMENT", "confirmed"}, {"SHIP", "shipped"}, {"DELIVER", "delivered"}} {
+			res := a.json("statewright_transition", map[string]any{"event": step[0]})
+			assert.Equal(t, step[1], res["to"], step[0])
+		}
+		assert.Equal(t, true, a.json("statewright_get_state", nil)["is_final"])
+	})
+	t.Run("engine/transition.rs/context_patch_merges_fields, context_patch_with_empty_patch_returns_clone, context_patch_with_null_patch_returns_clone", func(t *testing.T) {
+		a := serveCompat(t, `{"id": "patch", "initial": "s", "context": {"a": 1, "b": 2},
+		  "states": {"s": {"on": {"PATCH": "t"}}, "t": {"on": {"PATCH": "u"}}, "u": {"on": {"PATCH": "v"}}, "v": {"type": "final"}}, "guards": {}}`)
+		a.json("statewright_transition", map[string]any{"event": "PATCH", "data": map[string]any{"b": 99, "c": 3}})
+		want := map[string]any{"a": 1.0, "b": 99.0, "c": 3.0}
+		assert.Equal(t, want, a.json("statewright_get_state", nil)["context"])
+		a.json("statewright_transition", map[string]any{"event": "PATCH", "data": map[string]any{}})
+		assert.Equal(t, want, a.json("statewright_get_state", nil)["context"])
+		a.json("statewright_transition", map[string]any{"event": "PATCH", "data": nil})
+		assert.Equal(t, want, a.json("statewright_get_state", nil)["context"])
+	})
+	t.Run("engine/transition.rs/approval_flag_propagated", func(t *testing.T) {
+		a := serveCompat(t, `{"id": "agent", "initial": "planning", "states": {
+		  "planning": {"on": {"READY": {"target": "executing", "requires_approval": true, "approval_message": "Agent wants to start executing"}}},
+		  "executing": {"type": "final"}}, "guards": {}}`)
+		res := a.json("statewright_transition", map[string]any{"event": "READY"})
+		assert.Equal(t, true, res["requires_approval"])
+		assert.Equal(t, "Agent wants to start executing", res["approval_message"])
+	})
+	scout := func(postCount int) string {
+		return `{"id": "scout", "initial": "posting", "context": {"post_count": ` + strconv.Itoa(postCount) + `}, "states": {
+		  "posting": {"on": {"POSTED": [{"guard": "under_limit", "target": "evaluating"}, {"guard": "at_limit", "target": "reporting"}]}},
+		  "evaluating": {"type": "final"}, "reporting": {"type": "final"}},
+		  "guards": {"under_limit": {"field": "post_count", "op": "lt", "value": 5}, "at_limit": {"field": "post_count", "op": "gte", "value": 5}}}`
+	}
+	t.Run("engine/transition.rs/guarded_transition_takes_first_matching_branch", func(t *testing.T) {
+		assert.Equal(t, "evaluating", serveCompat(t, scout(2)).json("statewright_transition", map[string]any{"event": "POSTED"})["to"])
+		assert.Equal(t, "reporting", serveCompat(t, scout(5)).json("statewright_transition", map[string]any{"event": "POSTED"})["to"])
+	})
+	t.Run("engine/transition.rs/guarded_transition_no_match_returns_error", func(t *testing.T) {
+		a := serveCompat(t, `{"id": "test", "initial": "a", "states": {
+		  "a": {"on": {"GO": [{"guard": "never_true", "target": "b"}]}}, "b": {"type": "final"}},
+		  "guards": {"never_true": {"field": "x", "op": "eq", "value": "impossible"}}}`)
+		text, isErr := a.transition("GO", nil)
+		assert.True(t, isErr, text)
+		assert.Contains(t, text, "was refused by a guard")
+		assert.Equal(t, "a", a.json("statewright_get_state", nil)["state"])
+	})
+}
