@@ -232,3 +232,226 @@ func TestStatewrightSuiteTransitions(t *testing.T) {
 		assert.Equal(t, "a", a.json("statewright_get_state", nil)["state"])
 	})
 }
+
+// interruptWorkflow is transition.rs's interrupt_machine.
+const interruptWorkflow = `{
+  "id": "interrupt-test", "initial": "implementing",
+  "states": {
+    "implementing": {"on": {"DONE": "testing", "FAIL": "failed"}},
+    "testing": {"on": {"PASS": "completed", "FAIL": "implementing"}},
+    "pb_validating": {"on": {"VALIDATED": "$return", "FAIL": "failed"}},
+    "completed": {"type": "final"},
+    "failed": {"type": "final"}
+  },
+  "guards": {},
+  "interrupts": {"pb_check": {"trigger": {"file_pattern": "site/pb/**/*.js"}, "target": "pb_validating"}}
+}`
+
+// TestStatewrightSuiteReturn ports transition.rs's $return tests: an
+// edit of a file an interrupt watches moves to its handler, "$return"
+// goes back to the state the interrupt left and takes _interrupt_return
+// out of the context, and other targets ignore it.
+func TestStatewrightSuiteReturn(t *testing.T) {
+	a := serveCompat(t, interruptWorkflow)
+	a.json("statewright_transition", map[string]any{"event": "DONE", "data": map[string]any{"some_data": "kept"}})
+	text, isErr := a.call("edit_file", map[string]any{"path": "site/pb/hooks/auth.pb.js"})
+	require.False(t, isErr, text)
+	st := a.json("statewright_get_state", nil)
+	require.Equal(t, "pb_validating", st["state"])
+	// engine/transition.rs/return_target_resolves_from_context
+	res := a.json("statewright_transition", map[string]any{"event": "VALIDATED"})
+	assert.Equal(t, true, res["transitioned"])
+	assert.Equal(t, "testing", res["to"])
+	// engine/transition.rs/return_target_cleans_up_context
+	assert.Equal(t, map[string]any{"some_data": "kept"}, a.json("statewright_get_state", nil)["context"])
+
+	// engine/transition.rs/normal_target_ignores_interrupt_return_in_context:
+	// in the handler, a transition to a named state goes there.
+	_, isErr = a.call("edit_file", map[string]any{"path": "site/pb/migrations/001.js"})
+	require.False(t, isErr)
+	res = a.json("statewright_transition", map[string]any{"event": "FAIL"})
+	assert.Equal(t, "failed", res["to"])
+}
+
+// TestStatewrightSuiteReturnUnset ports
+// engine/transition.rs/return_target_errors_when_not_in_context: a
+// handler reached by a plain transition has nowhere to return to, and
+// "$return" is refused; data cannot set _interrupt_return.
+func TestStatewrightSuiteReturnUnset(t *testing.T) {
+	a := serveCompat(t, strings.Replace(interruptWorkflow, `"DONE": "testing",`, `"DONE": "testing", "CHECK": "pb_validating",`, 1))
+	a.json("statewright_transition", map[string]any{"event": "CHECK", "data": map[string]any{"_interrupt_return": "completed"}})
+	assert.Equal(t, map[string]any{}, a.json("statewright_get_state", nil)["context"], "_interrupt_return is reserved")
+	text, isErr := a.transition("VALIDATED", nil)
+	assert.True(t, isErr, text)
+	assert.Equal(t, "pb_validating", a.json("statewright_get_state", nil)["state"])
+}
+
+// TestStatewrightSuiteInterrupts ports engine/interrupt.rs: an edit of a
+// path moves to an interrupt's handler exactly when glob_match matches
+// its pattern (match_interrupts), and "$return" comes back.
+func TestStatewrightSuiteInterrupts(t *testing.T) {
+	cases := []struct {
+		port    string
+		pattern string
+		match   []string
+		noMatch []string
+	}{
+		{"engine/interrupt.rs/literal_exact_match, literal_mismatch", "src/main.rs", []string{"src/main.rs"}, []string{"src/lib.rs"}},
+		{"engine/interrupt.rs/single_star_matches_filename, single_star_does_not_cross_directory", "src/*.rs",
+			[]string{"src/main.rs", "src/lib.rs"}, []string{"src/sub/main.rs"}},
+		{"engine/interrupt.rs/double_star_matches_any_depth", "**/*.rs", []string{"src/main.rs", "src/sub/deep/main.rs", "main.rs"}, nil},
+		{"engine/interrupt.rs/double_star_in_middle, double_star_no_match_wrong_prefix, double_star_no_match_wrong_extension", "site/pb/**/*.js",
+			[]string{"site/pb/hooks/auth.pb.js", "site/pb/migrations/001.js", "site/pb/deep/nested/file.js"},
+			[]string{"src/pb/hooks/auth.js", "site/pb/hooks/auth.ts"}},
+		{"engine/interrupt.rs/question_mark_matches_single_char", "src/?.rs", []string{"src/a.rs"}, []string{"src/ab.rs"}},
+		{"engine/interrupt.rs/question_mark_does_not_match_slash", "src/?/main.rs", nil, []string{"src//main.rs"}},
+		{"engine/interrupt.rs/star_env_pattern", "**/*.env*", []string{"src/.env", ".env.local", "config/.env.production"}, nil},
+		{"engine/interrupt.rs/double_star_at_end", "site/pb/**", []string{"site/pb/hooks/auth.js", "site/pb/anything"}, nil},
+	}
+	for _, c := range cases {
+		t.Run(c.port, func(t *testing.T) {
+			a := serveCompat(t, `{"id": "glob", "initial": "working", "states": {
+			  "working": {"on": {"DONE": "completed"}}, "handler": {"on": {"BACK": "$return"}}, "completed": {"type": "final"}},
+			  "guards": {}, "interrupts": {"watch": {"trigger": {"file_pattern": `+strconv.Quote(c.pattern)+`}, "target": "handler"}}}`)
+			for _, path := range c.match {
+				text, isErr := a.call("edit_file", map[string]any{"path": path})
+				require.False(t, isErr, text)
+				if assert.Equal(t, "handler", a.json("statewright_get_state", nil)["state"], path) {
+					assert.Equal(t, "working", a.json("statewright_transition", map[string]any{"event": "BACK"})["to"])
+				}
+			}
+			for _, path := range c.noMatch {
+				text, isErr := a.call("edit_file", map[string]any{"path": path})
+				require.False(t, isErr, text)
+				assert.Equal(t, "working", a.json("statewright_get_state", nil)["state"], path)
+			}
+		})
+	}
+}
+
+// TestStatewrightSuiteMatchInterrupts ports engine/interrupt.rs's
+// match_interrupts tests on machine_with_interrupts: of two interrupts,
+// the one whose pattern matches moves to its own handler.
+func TestStatewrightSuiteMatchInterrupts(t *testing.T) {
+	a := serveCompat(t, `{"id": "test", "initial": "working", "states": {
+	  "working": {"on": {"DONE": "completed"}},
+	  "pb_validating": {"on": {"VALIDATED": "$return"}},
+	  "env_checking": {"on": {"CHECKED": "$return"}},
+	  "completed": {"type": "final"}},
+	  "guards": {},
+	  "interrupts": {
+	    "pb_check": {"trigger": {"file_pattern": "site/pb/**/*.js"}, "target": "pb_validating"},
+	    "env_audit": {"trigger": {"file_pattern": "**/*.env*"}, "target": "env_checking"}}}`)
+	edit := func(path string) string {
+		text, isErr := a.call("edit_file", map[string]any{"path": path})
+		require.False(t, isErr, text)
+		return a.json("statewright_get_state", nil)["state"].(string)
+	}
+	// match_interrupts_returns_matching_interrupt
+	assert.Equal(t, "pb_validating", edit("site/pb/hooks/auth.pb.js"))
+	a.json("statewright_transition", map[string]any{"event": "VALIDATED"})
+	// match_interrupts_returns_empty_for_no_match
+	assert.Equal(t, "working", edit("src/components/App.vue"))
+	// match_interrupts_can_match_multiple (its one match)
+	assert.Equal(t, "env_checking", edit("config/.env.local"))
+	a.json("statewright_transition", map[string]any{"event": "CHECKED"})
+
+	// match_interrupts_empty_when_no_interrupts_defined
+	b := serveCompat(t, `{"id": "simple", "initial": "start", "states": {"start": {"on": {"GO": "end"}}, "end": {"type": "final"}}, "guards": {}}`)
+	text, isErr := b.call("edit_file", map[string]any{"path": "any/file.rs"})
+	require.False(t, isErr, text)
+	assert.Equal(t, "start", b.json("statewright_get_state", nil)["state"])
+}
+
+// TestStatewrightSuiteEmptyPattern ports engine/interrupt.rs
+// empty_pattern_matches_empty_path and
+// empty_pattern_does_not_match_nonempty: Statewright's empty pattern
+// matches only the empty path, which no edit has, so the interrupt never
+// fires; chartgate validate refuses it (the table in the workflow
+// package's docs).
+func TestStatewrightSuiteEmptyPattern(t *testing.T) {
+	file := writeFile(t, "workflow.json", `{"id": "glob", "initial": "working", "states": {
+	  "working": {"on": {"DONE": "completed"}}, "handler": {"on": {"BACK": "$return"}}, "completed": {"type": "final"}},
+	  "guards": {}, "interrupts": {"watch": {"trigger": {"file_pattern": ""}, "target": "handler"}}}`)
+	code, out, _ := chartgate("validate", file)
+	assert.Equal(t, exitFail, code)
+	assert.Contains(t, out, `interrupts.watch.trigger.file_pattern: must be a glob such as "**/*.env*", not ""`)
+}
+
+// agentMachine is tool_enforcer.rs's agent_machine, with "unrestricted"
+// reachable (FREE), as chartgate validate requires.
+const agentMachine = `{
+  "id": "test-agent", "initial": "planning",
+  "states": {
+    "planning": {"allowed_tools": ["read_file", "search_files", "grep"], "on": {"READY": "executing", "FREE": "unrestricted", "FAIL": "failed"}},
+    "executing": {"allowed_tools": ["read_file", "write_file", "edit_file", "run_test"], "on": {"DONE": "completed", "FAIL": "failed"}},
+    "unrestricted": {"on": {"DONE": "completed", "FAIL": "failed"}},
+    "completed": {"type": "final"},
+    "failed": {"type": "final"}
+  },
+  "guards": {}
+}`
+
+// TestStatewrightSuiteToolEnforcer ports agent/tool_enforcer.rs: a state's
+// allowed_tools are the tools that run and are listed, a state without
+// allowed_tools allows every tool, and a final state blocks every one.
+func TestStatewrightSuiteToolEnforcer(t *testing.T) {
+	a := serveCompat(t, agentMachine)
+	runs := func(tool string) bool {
+		text, isErr := a.call(tool, map[string]any{"path": "a.go"})
+		return !isErr && strings.HasPrefix(text, tool+" ")
+	}
+	// allows_permitted_tools, blocks_unpermitted_tools
+	assert.True(t, runs("read_file"))
+	assert.True(t, runs("grep"))
+	assert.False(t, runs("write_file"))
+	text, isErr := a.call("write_file", map[string]any{"path": "a.go"})
+	assert.True(t, isErr)
+	assert.Contains(t, text, "write_file")
+	assert.Contains(t, text, "planning")
+	// get_allowed_tools_returns_list_for_restricted_state (search_files is
+	// not a tool of the upstream, so it is not listed)
+	assert.ElementsMatch(t, append([]string{"read_file", "grep"}, compatTools...), a.tools())
+
+	// allows_all_tools_when_no_restrictions,
+	// get_allowed_tools_returns_none_for_unrestricted_state
+	a.json("statewright_transition", map[string]any{"event": "FREE"})
+	assert.ElementsMatch(t, append([]string{"read_file", "grep", "edit_file", "write_file"}, compatTools...), a.tools())
+	for _, tool := range []string{"read_file", "grep", "edit_file", "write_file"} {
+		assert.True(t, runs(tool), tool)
+	}
+	// blocks_all_tools_in_final_state
+	a.json("statewright_transition", map[string]any{"event": "DONE"})
+	for _, tool := range []string{"read_file", "write_file"} {
+		assert.False(t, runs(tool), tool)
+	}
+}
+
+// TestStatewrightSuiteUnknownToolNames: a name of a Statewright state's
+// allowed_tools that no upstream has (tool_enforcer.rs's search_files and
+// run_test) only keeps that tool from the state, so with --compat
+// statewright serve starts, as Statewright's gateway does; by default it
+// refuses to start, naming the name (the table in the workflow package's
+// docs). A name that would leave a tool ungated stops serve in both.
+func TestStatewrightSuiteUnknownToolNames(t *testing.T) {
+	config := fileUpstream(t)
+	serve := func(workflowJSON string, extra ...string) (int, string) {
+		wf := writeFile(t, "workflow.json", workflowJSON)
+		args := append([]string{"serve", "--log-level", "error", "--workflow", wf, "--store", "memory", "--config", config}, extra...)
+		code, _, errOut := chartgate(args...)
+		return code, errOut
+	}
+	code, errOut := serve(agentMachine)
+	assert.Equal(t, exitFail, code)
+	assert.Contains(t, errOut, `states.planning.meta.mcp.tools[1]: "search_files" matches no tool of the server`)
+	assert.Contains(t, errOut, `states.executing.meta.mcp.tools[3]: "run_test" matches no tool of the server`)
+
+	code, errOut = serve(`{"id": "deny", "initial": "a", "states": {
+	  "a": {"disallowed_tools": ["wirte_file"], "on": {"DONE": "b"}}, "b": {"type": "final"}}, "guards": {}}`, "--compat", "statewright")
+	assert.Equal(t, exitFail, code, "a misspelt disallowed tool would run")
+	assert.Contains(t, errOut, `"wirte_file" matches no tool of the server (did you mean "write_file"?)`)
+
+	code, errOut = serve(`{"id": "x", "initial": "a", "states": {"a": {"meta": {"mcp": {"tools": ["raed_file"]}}}}}`, "--compat", "statewright")
+	assert.Equal(t, exitFail, code, "an XState workflow's unknown name leaves the tool it meant ungated")
+	assert.Contains(t, errOut, `"raed_file" matches no tool of the server`)
+}
