@@ -9,6 +9,7 @@
 package main
 
 import (
+	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -233,26 +234,20 @@ func TestStatewrightSuiteTransitions(t *testing.T) {
 	})
 }
 
-// interruptWorkflow is transition.rs's interrupt_machine.
-const interruptWorkflow = `{
-  "id": "interrupt-test", "initial": "implementing",
-  "states": {
-    "implementing": {"on": {"DONE": "testing", "FAIL": "failed"}},
-    "testing": {"on": {"PASS": "completed", "FAIL": "implementing"}},
-    "pb_validating": {"on": {"VALIDATED": "$return", "FAIL": "failed"}},
-    "completed": {"type": "final"},
-    "failed": {"type": "final"}
-  },
-  "guards": {},
-  "interrupts": {"pb_check": {"trigger": {"file_pattern": "site/pb/**/*.js"}, "target": "pb_validating"}}
-}`
+// interruptWorkflow returns transition.rs's interrupt_machine.
+func interruptWorkflow(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile("../../workflow/testdata/statewright-interrupt.json")
+	require.NoError(t, err)
+	return string(b)
+}
 
 // TestStatewrightSuiteReturn ports transition.rs's $return tests: an
 // edit of a file an interrupt watches moves to its handler, "$return"
 // goes back to the state the interrupt left and takes _interrupt_return
 // out of the context, and other targets ignore it.
 func TestStatewrightSuiteReturn(t *testing.T) {
-	a := serveCompat(t, interruptWorkflow)
+	a := serveCompat(t, interruptWorkflow(t))
 	a.json("statewright_transition", map[string]any{"event": "DONE", "data": map[string]any{"some_data": "kept"}})
 	text, isErr := a.call("edit_file", map[string]any{"path": "site/pb/hooks/auth.pb.js"})
 	require.False(t, isErr, text)
@@ -278,7 +273,7 @@ func TestStatewrightSuiteReturn(t *testing.T) {
 // handler reached by a plain transition has nowhere to return to, and
 // "$return" is refused; data cannot set _interrupt_return.
 func TestStatewrightSuiteReturnUnset(t *testing.T) {
-	a := serveCompat(t, strings.Replace(interruptWorkflow, `"DONE": "testing",`, `"DONE": "testing", "CHECK": "pb_validating",`, 1))
+	a := serveCompat(t, strings.Replace(interruptWorkflow(t), `"DONE": "testing",`, `"DONE": "testing", "CHECK": "pb_validating",`, 1))
 	a.json("statewright_transition", map[string]any{"event": "CHECK", "data": map[string]any{"_interrupt_return": "completed"}})
 	assert.Equal(t, map[string]any{}, a.json("statewright_get_state", nil)["context"], "_interrupt_return is reserved")
 	text, isErr := a.transition("VALIDATED", nil)
