@@ -55,7 +55,9 @@ type ToolSet struct {
 // guards, interrupts: {name: {file_pattern, target}}, pending_approval?:
 // {approval_id, event, from_state, to_state, message}, interrupt_handler?:
 // {return_state, message}, run_id, capture_output} (while a transition
-// waits for approval, state is the state it leaves, as in Statewright),
+// waits for approval, state is the state it leaves, as in Statewright;
+// in a subflow, state, from and to name the child workflow's state, in
+// which the agent works while the parent waits),
 // and statewright_transition {transitioned, from, to,
 // requires_approval, approval_message, transition_count, usage:
 // {transitions}}, both as indented JSON text, as Statewright answers. Its
@@ -76,7 +78,7 @@ func (w *Workflow) StatewrightTools() *ToolSet {
 
 func (w *Workflow) renderState(_ context.Context, st gate.WorkflowStatus, wf *gate.Workflow) string {
 	ids := wf.State.StateIDs()
-	state := st.State
+	state := subflowLeaf(st.State)
 	// A transition waiting for approval waits in a state of its own;
 	// Statewright's session stays in the state it leaves.
 	if a := w.pendingIn(wf.State); a != nil {
@@ -134,8 +136,8 @@ func (w *Workflow) renderState(_ context.Context, st gate.WorkflowStatus, wf *ga
 func (w *Workflow) renderTransition(_ context.Context, tr gate.TransitionResult, wf *gate.Workflow) string {
 	out := map[string]any{
 		"transitioned":      tr.Transitioned,
-		"from":              tr.From,
-		"to":                tr.To,
+		"from":              subflowLeaf(tr.From),
+		"to":                subflowLeaf(tr.To),
 		"requires_approval": false,
 		"approval_message":  nil,
 		"transition_count":  transitionCount(wf.History),
@@ -158,6 +160,25 @@ func (w *Workflow) renderTransition(_ context.Context, tr gate.TransitionResult,
 		}
 	}
 	return jsonText(out)
+}
+
+// subflowLeaf is the state of a subflow's state value ({"S:E:invoke":
+// "triage"}, nested for a subflow in a subflow) as Statewright names it:
+// the child workflow's state ("triage"), in which the agent works while the
+// parent waits. Any other value is returned as it is.
+func subflowLeaf(v any) any {
+	for {
+		m, ok := v.(map[string]any)
+		if !ok || len(m) != 1 {
+			return v
+		}
+		for k, inner := range m {
+			if !strings.HasSuffix(k, ":invoke") {
+				return v
+			}
+			v = inner
+		}
+	}
 }
 
 // interruptHandlerMessage is what statewright_get_state says in an

@@ -10,6 +10,7 @@ package main
 
 import (
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -449,4 +450,43 @@ func TestStatewrightSuiteUnknownToolNames(t *testing.T) {
 	code, errOut = serve(`{"id": "x", "initial": "a", "states": {"a": {"meta": {"mcp": {"tools": ["raed_file"]}}}}}`, "--compat", "statewright")
 	assert.Equal(t, exitFail, code, "an XState workflow's unknown name leaves the tool it meant ungated")
 	assert.Contains(t, errOut, `"raed_file" matches no tool of the server`)
+}
+
+// TestStatewrightSuiteInvoke ports engine/transition.rs
+// invoke_transition_returns_invoke_result and
+// invoke_with_no_on_fail_defaults_to_none: the invoking event starts the
+// named workflow with the invoke's input as its context, the agent works
+// in the child's states (named as Statewright names them), and the
+// child's end moves on to on_complete, or to on_fail from its "failed".
+func TestStatewrightSuiteInvoke(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "debug_machine.json"), []byte(`{"id": "debug", "initial": "triage", "states": {
+	  "triage": {"on": {"FIXED": "done", "GIVE_UP": "failed"}}, "done": {"type": "final"}, "failed": {"type": "final"}}, "guards": {}}`), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "fixer.json"), []byte(`{"id": "fixer", "initial": "fix", "states": {
+	  "fix": {"on": {"FIXED": "done"}}, "done": {"type": "final"}}, "guards": {}}`), 0o644))
+	tdd := `{"id": "tdd", "initial": "implementing", "states": {
+	  "implementing": {"on": {"DONE": "testing", "FAIL": "failed"}},
+	  "testing": {"on": {"TESTS_PASS": "completed", "TESTS_FAIL": {"invoke": "debug_machine", "on_complete": "testing", "on_fail": "failed", "input": {"scope": "last_change"}}}},
+	  "completed": {"type": "final"}, "failed": {"type": "final"}}, "guards": {}}`
+	for _, end := range []struct{ event, to string }{{"FIXED", "testing"}, {"GIVE_UP", "failed"}} {
+		a := serveCompat(t, tdd, "--subflows", dir)
+		a.json("statewright_transition", map[string]any{"event": "DONE"})
+		res := a.json("statewright_transition", map[string]any{"event": "TESTS_FAIL"})
+		assert.Equal(t, true, res["transitioned"])
+		assert.Equal(t, "testing", res["from"])
+		assert.Equal(t, "triage", res["to"])
+		st := a.json("statewright_get_state", nil)
+		assert.Equal(t, "triage", st["state"])
+		assert.Equal(t, map[string]any{"scope": "last_change"}, st["context"])
+		res = a.json("statewright_transition", map[string]any{"event": end.event})
+		assert.Equal(t, "triage", res["from"])
+		assert.Equal(t, end.to, res["to"], end.event)
+	}
+
+	a := serveCompat(t, `{"id": "test", "initial": "working", "states": {
+	  "working": {"on": {"DEBUG": {"invoke": "fixer", "on_complete": "working"}, "DONE": "completed"}},
+	  "completed": {"type": "final"}}, "guards": {}}`, "--subflows", dir)
+	assert.Equal(t, "fix", a.json("statewright_transition", map[string]any{"event": "DEBUG"})["to"])
+	assert.Equal(t, map[string]any{}, a.json("statewright_get_state", nil)["context"], "no input")
+	assert.Equal(t, "working", a.json("statewright_transition", map[string]any{"event": "FIXED"})["to"])
 }
