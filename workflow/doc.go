@@ -253,6 +253,8 @@
 //	| A file both formats read | refused until --format or "$schema" says which | read as Statewright's | the formats run it differently (data merge); a guess would be silently wrong | --format statewright |
 //	| A name in allowed_tools that no upstream tool has | chartgate serve does not start, and names it (as for every name of a workflow) | the gateway starts; the state never offers that tool | a misspelt name is found before an agent is refused the tool it meant | --compat statewright: serve starts and logs a warning (a name that would leave a tool allowed, as in disallowed_tools, still stops it) |
 //	| An interrupt whose file_pattern is "" | refused by validate and Load | accepted; it matches only the empty path, so it never fires | an interrupt that cannot fire is a mistake | none needed: leaving the interrupt out behaves as Statewright does |
+//	| A call of a tool the state does not allow but a next state does | refused, naming the event that makes it available | the gateway and its hook send that event themselves (guards checked, approval not asked, not audited) and run the call | a tool call must not move the workflow past an approval or without the agent saying why | none |
+//	| A destructive or git-writing shell command (rm, git push ...) in a state without allowed_tools | refused by the hooks | allowed: Statewright classifies commands only in states with allowed_tools | deleting files and rewriting history are never a default | allowed_commands naming it: ["*", "rm *"] allows every command and rm |
 //	| An event in a final state | "Cannot transition: the workflow is in final state S." for any event | the same, for any event | — | — |
 //
 // # XState workflows

@@ -9,6 +9,8 @@
 package main
 
 import (
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -489,4 +491,172 @@ func TestStatewrightSuiteInvoke(t *testing.T) {
 	assert.Equal(t, "fix", a.json("statewright_transition", map[string]any{"event": "DEBUG"})["to"])
 	assert.Equal(t, map[string]any{}, a.json("statewright_get_state", nil)["context"], "no input")
 	assert.Equal(t, "working", a.json("statewright_transition", map[string]any{"event": "FIXED"})["to"])
+}
+
+// TestStatewrightSuiteEnforcement ports mcp-gateway/enforcement.rs on its
+// test_definition (enforcementWorkflow): a tool of the state runs, another
+// is refused with the tool, the state and the tools available; a tool a
+// next state allows is refused with the event that makes it available
+// (Statewright sends that event itself: the table in the workflow
+// package's docs).
+func TestStatewrightSuiteEnforcement(t *testing.T) {
+	a := serveCompat(t, enforcementWorkflow)
+	// allow_tool_in_current_state
+	text, isErr := a.call("read_file", map[string]any{"path": "a.go"})
+	assert.False(t, isErr, text)
+	// implicit_transition_when_blocked_tool_in_next_state
+	text, isErr = a.call("edit_file", map[string]any{"path": "a.go"})
+	assert.True(t, isErr, text)
+	assert.Contains(t, text, `Tool "edit_file" is not available in the current workflow state ("planning"). To make it available, call workflow_transition with event "READY".`)
+	assert.Equal(t, "planning", a.json("statewright_get_state", nil)["state"], "no transition of its own")
+	// block_tool_not_in_current_state, block_includes_reason_with_tool_and_state
+	a.json("statewright_transition", map[string]any{"event": "READY"})
+	a.json("statewright_transition", map[string]any{"event": "DONE"})
+	text, isErr = a.call("write_file", map[string]any{"path": "a.go"})
+	assert.True(t, isErr, text)
+	assert.Contains(t, text, `Tool "write_file" is not available in the current workflow state ("testing").`)
+	assert.Contains(t, text, "Tools available now: read_file, statewright_")
+}
+
+// swHook answers PreToolUse and PostToolUse events of Claude Code for a
+// project whose workflow is workflowJSON, through chartgate hook
+// claude-code --compat statewright.
+type swHook struct {
+	t       *testing.T
+	project string
+	post    string // the answer to the last PostToolUse
+}
+
+func newSWHook(t *testing.T, workflowJSON string) *swHook {
+	t.Helper()
+	project := t.TempDir()
+	require.NoError(t, os.Mkdir(filepath.Join(project, ".chartgate"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(project, ".chartgate", "workflow.json"), []byte(workflowJSON), 0o644))
+	return &swHook{t: t, project: project}
+}
+
+// call sends the tool's PreToolUse and, when it is not denied, its
+// PostToolUse with output; it returns the PreToolUse answer, and keeps
+// the PostToolUse one in h.post.
+func (h *swHook) call(tool string, input map[string]any, output string) string {
+	h.t.Helper()
+	event := func(name string, extra map[string]any) string {
+		ev := map[string]any{"session_id": "s1", "cwd": h.project, "hook_event_name": name, "tool_name": tool, "tool_input": input}
+		for k, v := range extra {
+			ev[k] = v
+		}
+		in, err := json.Marshal(ev)
+		require.NoError(h.t, err)
+		code, out, errOut := chartgateIn(string(in), "hook", "claude-code", "--compat", "statewright")
+		require.Equal(h.t, 0, code, errOut)
+		return out
+	}
+	out := event("PreToolUse", nil)
+	if !strings.Contains(out, `"permissionDecision":"deny"`) {
+		response := map[string]any{"output": output}
+		if tool == "Read" {
+			response = map[string]any{"file": map[string]any{"content": output}}
+		}
+		h.post = event("PostToolUse", map[string]any{"tool_response": response})
+	}
+	return out
+}
+
+// interceptorWorkflow is interceptors.rs's def_with_guards.
+const interceptorWorkflow = `{
+  "id": "test", "initial": "planning",
+  "states": {
+    "planning": {"allowed_tools": ["Read", "Grep", "Edit", "Bash"], "max_edit_lines": 10, "allowed_commands": ["pytest", "cargo test"],
+                 "max_files_per_state": 3, "context_budget_bytes": 5000, "on": {"READY": "implementing"}},
+    "implementing": {"allowed_tools": ["Read", "Edit"], "on": {"DONE": "completed"}},
+    "completed": {"type": "final"}
+  },
+  "guards": {}
+}`
+
+// TestStatewrightSuiteInterceptors ports mcp-gateway/interceptors.rs
+// through Claude Code's hooks (def_with_guards, with Edit and Bash
+// allowed in planning so that the interceptors, not the tool gate, decide).
+func TestStatewrightSuiteInterceptors(t *testing.T) {
+	denied := func(out string) bool { return strings.Contains(out, `"permissionDecision":"deny"`) }
+	edit := func(path string, lines int) map[string]any {
+		var b strings.Builder
+		for i := range lines {
+			fmt.Fprintf(&b, "line %d\n", i)
+		}
+		return map[string]any{"file_path": path, "old_string": "a", "new_string": b.String()}
+	}
+	t.Run("edit_guard_allows_small_edits, edit_guard_blocks_large_edits", func(t *testing.T) {
+		h := newSWHook(t, interceptorWorkflow)
+		assert.False(t, denied(h.call("Edit", map[string]any{"file_path": "test.py", "old_string": "a\nb", "new_string": "a\nb\nc"}, "")))
+		out := h.call("Edit", edit("test.py", 20), "")
+		assert.True(t, denied(out), out)
+		assert.Contains(t, out, "10")
+	})
+	t.Run("bash_guard_allows_whitelisted, bash_guard_blocks_non_whitelisted, bash_classifier_skipped_when_allowed_commands_set", func(t *testing.T) {
+		h := newSWHook(t, interceptorWorkflow)
+		assert.False(t, denied(h.call("Bash", map[string]any{"command": "pytest -x tests/"}, "")))
+		out := h.call("Bash", map[string]any{"command": "rm -rf /"}, "")
+		assert.True(t, denied(out), out)
+		assert.Contains(t, out, "pytest")
+	})
+	t.Run("file_scope_blocks_after_limit, file_scope_allows_re_edit_same_file", func(t *testing.T) {
+		h := newSWHook(t, interceptorWorkflow)
+		for _, f := range []string{"a.py", "b.py", "c.py"} {
+			require.False(t, denied(h.call("Edit", edit(f, 1), "")), f)
+		}
+		out := h.call("Edit", edit("d.py", 1), "")
+		assert.True(t, denied(out), out)
+		assert.Contains(t, out, "3")
+		assert.False(t, denied(h.call("Edit", edit("a.py", 1), "")))
+	})
+	t.Run("read_dedup_warns_on_third_read", func(t *testing.T) {
+		h := newSWHook(t, interceptorWorkflow)
+		h.call("Read", map[string]any{"file_path": "test.py"}, "x")
+		h.call("Read", map[string]any{"file_path": "test.py"}, "x")
+		out := h.call("Read", map[string]any{"file_path": "test.py"}, "x")
+		assert.False(t, denied(out), out)
+		assert.Contains(t, out, "test.py is read for the 3rd time in state planning. Its content is already in your context")
+	})
+	t.Run("context_budget_warns_at_90pct", func(t *testing.T) {
+		h := newSWHook(t, interceptorWorkflow)
+		// Statewright warns before the next call; chartgate as soon as the
+		// read that crossed 90% ends.
+		h.call("Read", map[string]any{"file_path": "big.py"}, strings.Repeat("x", 4600))
+		assert.Contains(t, h.post, "92% of the context budget of state planning used: 4600 of 5000 bytes of tool output read.")
+	})
+	t.Run("no_guards_configured_allows_everything, bash_classifier_skipped_when_no_allowed_tools", func(t *testing.T) {
+		h := newSWHook(t, `{"id": "test", "initial": "start", "states": {"start": {"on": {"DONE": "end"}}, "end": {"type": "final"}}, "guards": {}}`)
+		assert.Empty(t, h.call("Bash", map[string]any{"command": "cat > file.rs << 'EOF'\ncontent\nEOF"}, ""))
+		assert.Empty(t, h.call("Write", map[string]any{"file_path": "x.py", "content": "lots\nof\nlines"}, ""))
+		// Deleting files is refused in every state unless an allowed
+		// command names it (the table in the workflow package's docs);
+		// Statewright's classifier runs only in states with allowed_tools.
+		out := h.call("Bash", map[string]any{"command": "rm -rf /tmp/x"}, "")
+		assert.True(t, denied(out), out)
+		assert.Contains(t, out, "deletes files")
+		h = newSWHook(t, `{"id": "test", "initial": "start", "states": {"start": {"allowed_commands": ["*", "rm *"], "on": {"DONE": "end"}}, "end": {"type": "final"}}, "guards": {}}`)
+		assert.Empty(t, h.call("Bash", map[string]any{"command": "rm -rf /tmp/x"}, ""))
+		assert.Empty(t, h.call("Bash", map[string]any{"command": "cat > file.rs << 'EOF'\ncontent\nEOF"}, ""))
+	})
+	t.Run("bash classifier integration", func(t *testing.T) {
+		h := newSWHook(t, `{"id": "test", "initial": "planning", "states": {
+		  "planning": {"allowed_tools": ["Read", "Grep", "Glob", "Bash"], "on": {"READY": "implementing"}},
+		  "implementing": {"allowed_tools": ["Read", "Edit", "Write", "Bash"], "on": {"DONE": "completed"}},
+		  "completed": {"type": "final"}}, "guards": {}}`)
+		for _, c := range []struct {
+			port, command string
+			deny          bool
+		}{
+			{"bash_cat_redirect_blocked_in_planning", "cat > file.rs << 'EOF'\nfn main() {}\nEOF", true},
+			{"bash_cat_read_allowed_in_planning", "cat src/main.rs", false},
+			{"bash_grep_allowed_in_planning", "grep -rn 'TODO' src/", false},
+			{"bash_sed_inplace_blocked_in_planning", "sed -i 's/old/new/' file.rs", true},
+			{"bash_rm_blocked_in_planning", "rm -rf target/", true},
+			{"bash_passthrough_allowed_in_planning", "echo $PATH", false},
+		} {
+			out := h.call("Bash", map[string]any{"command": c.command}, "")
+			assert.Equal(t, c.deny, denied(out), "%s: %s", c.port, out)
+		}
+	})
 }
