@@ -660,3 +660,88 @@ func TestStatewrightSuiteInterceptors(t *testing.T) {
 		}
 	})
 }
+
+// TestStatewrightSuiteBashClassifier ports mcp-gateway/bash_classifier.rs
+// through Claude Code's PreToolUse hook: a command runs in a state whose
+// allowed_tools has Bash and the tools its operations need (with), and is
+// refused in one that lacks them (without); a destructive or git-writing
+// command is refused whatever the tools (with nil).
+func TestStatewrightSuiteBashClassifier(t *testing.T) {
+	never := []string(nil)
+	bash := []string{}
+	cases := []struct {
+		port          string
+		command       string
+		with, without []string
+	}{
+		{"cat_file_is_file_read, cat_allowed_when_read_in_tools", "cat src/main.rs", []string{"Read"}, []string{"Grep"}},
+		{"cat_redirect_is_file_write, cat_redirect_blocked_when_write_not_in_tools, cat_redirect_allowed_when_write_in_tools", "cat > file.rs << 'EOF'\nsome content\nEOF", []string{"Read", "Write"}, []string{"Read", "Grep", "Glob"}},
+		{"echo_redirect_is_file_write", "echo 'hello' > output.txt", []string{"Write"}, []string{"Read"}},
+		{"append_redirect_is_file_write", "echo 'hello' >> output.txt", []string{"Write"}, []string{"Read"}},
+		{"grep_is_content_search", "grep -r 'pattern' .", []string{"Grep"}, []string{"Read"}},
+		{"rg_is_content_search", "rg 'TODO' src/", []string{"Grep"}, []string{"Read"}},
+		{"find_is_file_search", "find . -name '*.rs'", []string{"Glob"}, []string{"Read"}},
+		{"fd_is_file_search", "fd '*.rs'", []string{"Glob"}, []string{"Read"}},
+		{"sed_inplace_is_file_modify, sed_inplace_blocked_without_edit, sed_inplace_allowed_with_edit", "sed -i 's/old/new/' file.rs", []string{"Read", "Edit"}, []string{"Read"}},
+		{"sed_without_inplace_is_passthrough", "sed 's/old/new/' file.rs", bash, nil},
+		{"rm_is_destructive, rm_always_blocked_in_restricted_state", "rm -rf target/", never, []string{"Read", "Write", "Edit"}},
+		{"echo_path_is_passthrough", "echo $PATH", bash, nil},
+		{"pwd_is_passthrough", "pwd", bash, nil},
+		{"git_log_is_git_read", "git log --oneline", []string{"Read"}, []string{"Grep"}},
+		{"git_status_is_git_read", "git status", []string{"Read"}, []string{"Grep"}},
+		{"git_push_is_git_write, git_push_blocked_in_restricted_state", "git push origin main", never, []string{"Read"}},
+		{"git_commit_is_git_write", "git commit -m 'fix bug'", never, []string{"Read", "Write", "Edit"}},
+		// Better, in the compat table: git checkout may rewrite any tracked
+		// file, the workflow's among them.
+		{"git_checkout_branch_is_git_read", "git checkout feature-branch", never, []string{"Read"}},
+		{"git_checkout_file_is_git_write", "git checkout -- src/main.rs", never, []string{"Read", "Write", "Edit"}},
+		{"curl_is_network", "curl https://example.com", []string{"WebFetch"}, []string{"Read"}},
+		// Better, in the compat table: wget also writes the file it fetches,
+		// under a name the line does not give.
+		{"wget_is_network", "wget https://example.com/file.tar.gz", never, []string{"WebFetch", "Write"}},
+		{"wget_is_network (a named file)", "wget -O file.tar.gz https://example.com/file.tar.gz", []string{"WebFetch", "Write"}, []string{"WebFetch"}},
+		{"tee_is_file_write", "echo hello | tee output.txt", []string{"Write"}, []string{"Read"}},
+		{"cargo_test_is_passthrough, cargo_test_allowed_with_just_bash", "cargo test", bash, nil},
+		{"pytest_is_passthrough", "pytest -x tests/", bash, nil},
+		{"npm_test_is_passthrough", "npm test", bash, nil},
+		{"cp_is_file_write", "cp src.rs dst.rs", []string{"Write"}, []string{"Read"}},
+		{"mv_is_file_write", "mv old.rs new.rs", []string{"Write"}, []string{"Read"}},
+		// Better, in the compat table: the files patch writes are named in
+		// the diff, not the line, so they may be chartgate's own.
+		{"patch_is_file_modify", "patch -p1 < fix.patch", never, []string{"Read", "Edit"}},
+		{"patch_is_file_modify (a named file)", "patch src/main.rs < fix.patch", []string{"Read", "Edit"}, []string{"Read"}},
+		{"git_clean_is_destructive", "git clean -fd", never, []string{"Read", "Write", "Edit"}},
+		{"ls_is_passthrough", "ls -la", bash, nil},
+		{"pipe_cat_grep_redirect_classifies_all_three, piped_command_all_classes_must_be_allowed, piped_command_allowed_when_all_tools_present", "cat file.rs | grep pattern > output.txt", []string{"Read", "Grep", "Write"}, []string{"Read", "Grep"}},
+		{"chained_git_status_and_sed_inplace", "git status && sed -i 's/x/y/' file.rs", []string{"Read", "Edit"}, []string{"Read"}},
+		{"semicolon_separated", "echo hello; rm temp.txt", never, []string{"Read", "Write", "Edit"}},
+		{"stderr_redirect_not_file_write", "cargo test 2>/dev/null", bash, nil},
+		{"redirect_in_single_quotes_not_file_write", "echo '> not a redirect'", bash, nil},
+		{"redirect_in_double_quotes_not_file_write", `echo "> not a redirect"`, bash, nil},
+		{"env_var_prefix_stripped", "FOO=bar grep 'pattern' .", []string{"Grep"}, []string{"Read"}},
+		{"path_prefix_stripped", "/usr/bin/grep 'pattern' .", []string{"Grep"}, []string{"Read"}},
+		{"heredoc_to_command_stdin_is_not_file_write", "psql << 'SQL'\nSELECT 1;\nSQL", bash, nil},
+	}
+	hooks := map[string]*swHook{}
+	in := func(tools []string) *swHook {
+		all := append([]string{"Bash"}, tools...)
+		key := strings.Join(all, ",")
+		if hooks[key] == nil {
+			list, err := json.Marshal(all)
+			require.NoError(t, err)
+			hooks[key] = newSWHook(t, `{"id": "test", "initial": "s", "states": {"s": {"allowed_tools": `+string(list)+`, "on": {"DONE": "end"}}, "end": {"type": "final"}}, "guards": {}}`)
+		}
+		return hooks[key]
+	}
+	denied := func(out string) bool { return strings.Contains(out, `"permissionDecision":"deny"`) }
+	for _, c := range cases {
+		if c.with != nil {
+			out := in(c.with).call("Bash", map[string]any{"command": c.command}, "")
+			assert.False(t, denied(out), "mcp-gateway/bash_classifier.rs/%s: %q with %v: %s", c.port, c.command, c.with, out)
+		}
+		if c.without != nil {
+			out := in(c.without).call("Bash", map[string]any{"command": c.command}, "")
+			assert.True(t, denied(out), "mcp-gateway/bash_classifier.rs/%s: %q with %v: %s", c.port, c.command, c.without, out)
+		}
+	}
+}
