@@ -745,3 +745,36 @@ func TestStatewrightSuiteBashClassifier(t *testing.T) {
 		}
 	}
 }
+
+// TestStatewrightSuiteSession ports mcp-gateway/session.rs on its
+// test_definition through statewright_get_state: a session starts in the
+// initial state with nothing counted, each tool call is an iteration, a
+// transition counts and restarts the iterations, the checkpoint comes at
+// max_iterations, and a final state is final.
+func TestStatewrightSuiteSession(t *testing.T) {
+	a := serveCompat(t, strings.Replace(enforcementWorkflow, `"max_iterations": 3`, `"max_iterations": 5`, 1))
+	// create_session_sets_initial_state, get_returns_created_session
+	st := a.json("statewright_get_state", nil)
+	assert.Equal(t, "planning", st["state"])
+	assert.Equal(t, 0.0, st["iteration"])
+	assert.Equal(t, 0.0, st["transition_count"])
+	// increment_iteration, is_checkpoint_at_max_iterations
+	for i := 1; i <= 5; i++ {
+		text, isErr := a.call("read_file", map[string]any{"path": "a.go"})
+		require.False(t, isErr, text)
+		assert.NotContains(t, text, "CHECKPOINT", "call %d", i)
+		assert.Equal(t, float64(i), a.json("statewright_get_state", nil)["iteration"])
+	}
+	text, _ := a.call("read_file", map[string]any{"path": "a.go"})
+	assert.Contains(t, text, "[STATEWRIGHT CHECKPOINT: iteration 5/5 in state 'planning'.")
+	// update_state_resets_iterations
+	a.json("statewright_transition", map[string]any{"event": "READY"})
+	st = a.json("statewright_get_state", nil)
+	assert.Equal(t, "implementing", st["state"])
+	assert.Equal(t, 0.0, st["iteration"])
+	assert.Equal(t, 1.0, st["transition_count"])
+	// is_final_state
+	assert.Equal(t, false, st["is_final"])
+	a.json("statewright_transition", map[string]any{"event": "FAIL"})
+	assert.Equal(t, true, a.json("statewright_get_state", nil)["is_final"])
+}
