@@ -33,7 +33,11 @@
 // "upstream_servers": [{name, command, args, env}]}, loads as its
 // definition (a Statewright workflow; errors have paths under
 // "definition"), with the servers in [Workflow.Upstreams]: chartgate serve
-// runs them when given neither --config nor a command. [DirResolver]
+// runs them when given neither --config nor a command. The gateway's own
+// configuration, {"default": name, "workflows": {name: {...}},
+// "upstream_servers", "workdir", "api_key", "cloud_url"}, loads the same
+// way as its default workflow (paths under "workflows.<name>"); its other
+// workflows are not read, and workdir, api_key and cloud_url are ignored. [DirResolver]
 // finds subflows by the names of a directory's manifest.json
 // (Statewright's {"workflows": [{"name", "file"}]}), else as
 // <name>.json. `chartgate install` records the format

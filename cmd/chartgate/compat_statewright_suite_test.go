@@ -778,3 +778,36 @@ func TestStatewrightSuiteSession(t *testing.T) {
 	a.json("statewright_transition", map[string]any{"event": "FAIL"})
 	assert.Equal(t, true, a.json("statewright_get_state", nil)["is_final"])
 }
+
+// TestStatewrightSuiteGatewayConfig ports mcp-gateway/config.rs
+// parse_multi_workflow_config and parse_config_with_upstreams: the
+// gateway's configuration with named workflows is read as its default
+// workflow, with its upstream servers.
+func TestStatewrightSuiteGatewayConfig(t *testing.T) {
+	simple := func(id string) string {
+		return `{"id": "` + id + `", "initial": "start", "states": {"start": {"allowed_tools": ["echo"], "on": {"DONE": "end"}}, "end": {"type": "final"}}, "guards": {}}`
+	}
+	config := writeFile(t, "config.json", `{"default": "bugfix", "workflows": {"bugfix": `+simple("bugfix")+`, "etl": `+simple("etl")+`},
+	  "upstream_servers": [{"name": "up", "command": `+strconv.Quote(testExe(t))+`, "args": [], "env": {"`+envUpstream+`": "1"}}],
+	  "workdir": "/project"}`)
+	code, out, errOut := chartgate("validate", config)
+	assert.Equal(t, exitOK, code, out+errOut)
+	assert.Equal(t, config+": ok (Statewright workflow, 2 states)\n", out)
+
+	bad := writeFile(t, "bad.json", `{"default": "nope", "workflows": {"bugfix": `+strings.Replace(simple("bugfix"), `"end"}}`, `"nowhere"}}`, 1)+`}}`)
+	code, out, _ = chartgate("validate", bad)
+	assert.Equal(t, exitFail, code)
+	assert.Contains(t, out, `default: "nope" is not a workflow of "workflows"`)
+	bad = writeFile(t, "bad.json", `{"default": "bugfix", "workflows": {"bugfix": `+strings.Replace(simple("bugfix"), `"DONE": "end"`, `"DONE": "nowhere"`, 1)+`}}`)
+	code, out, _ = chartgate("validate", bad)
+	assert.Equal(t, exitFail, code)
+	assert.Contains(t, out, `workflows.bugfix.states.start.on.DONE: "nowhere" is not a state`)
+
+	// Its servers are read as the definition form's are (serve runs them:
+	// TestStatewrightTemplates).
+	bad = writeFile(t, "bad.json", `{"default": "bugfix", "workflows": {"bugfix": `+simple("bugfix")+`}, "upstream_servers": [{"name": "up"}], "api_key": "k"}`)
+	code, out, _ = chartgate("validate", bad)
+	assert.Equal(t, exitFail, code)
+	assert.Contains(t, out, "upstream_servers[0].command: required: a non-empty string")
+	assert.NotContains(t, out, "api_key")
+}
