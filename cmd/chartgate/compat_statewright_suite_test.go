@@ -9,6 +9,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -17,6 +18,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -810,4 +812,22 @@ func TestStatewrightSuiteGatewayConfig(t *testing.T) {
 	assert.Equal(t, exitFail, code)
 	assert.Contains(t, out, "upstream_servers[0].command: required: a non-empty string")
 	assert.NotContains(t, out, "api_key")
+}
+
+// TestStatewrightSuiteUpstream ports mcp-gateway/upstream.rs
+// mock_includes_tools_in_all_tools, mock_call_tool_returns_canned_result
+// and mock_call_tool_unknown_tool_errors: the upstream's tools are listed
+// and answer through the gateway, and a tool no upstream has is an error.
+// (empty_manager_has_no_tools and call_tool_on_empty_manager_errors: a
+// gateway without servers offers the workflow tools alone,
+// serve_trust_test.go.)
+func TestStatewrightSuiteUpstream(t *testing.T) {
+	a := serveCompat(t, `{"id": "open", "initial": "work", "states": {"work": {"on": {"DONE": "end"}}, "end": {"type": "final"}}, "guards": {}}`)
+	assert.ElementsMatch(t, append([]string{"read_file", "grep", "edit_file", "write_file"}, compatTools...), a.tools())
+	text, isErr := a.call("edit_file", map[string]any{"path": "test.rs"})
+	assert.False(t, isErr)
+	assert.Equal(t, "edit_file test.rs", text)
+	_, err := a.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "Deploy", Arguments: map[string]any{}})
+	require.Error(t, err, "an unknown tool is an error")
+	assert.Contains(t, err.Error(), `"Deploy"`)
 }
