@@ -458,7 +458,9 @@ func TestStatewrightSuiteUnknownToolNames(t *testing.T) {
 
 // TestStatewrightSuiteInvoke ports engine/transition.rs
 // invoke_transition_returns_invoke_result and
-// invoke_with_no_on_fail_defaults_to_none: the invoking event starts the
+// invoke_with_no_on_fail_defaults_to_none, and agent/executor.rs
+// invoke_transition_sets_awaiting_invoke, complete_invoke_resumes_parent
+// and fail_invoke_goes_to_on_fail: the invoking event starts the
 // named workflow with the invoke's input as its context, the agent works
 // in the child's states (named as Statewright names them), and the
 // child's end moves on to on_complete, or to on_fail from its "failed".
@@ -482,9 +484,12 @@ func TestStatewrightSuiteInvoke(t *testing.T) {
 		st := a.json("statewright_get_state", nil)
 		assert.Equal(t, "triage", st["state"])
 		assert.Equal(t, map[string]any{"scope": "last_change"}, st["context"])
-		res = a.json("statewright_transition", map[string]any{"event": end.event})
+		res = a.json("statewright_transition", map[string]any{"event": end.event, "data": map[string]any{"fix_applied": true}})
 		assert.Equal(t, "triage", res["from"])
 		assert.Equal(t, end.to, res["to"], end.event)
+		// agent/executor.rs complete_invoke_resumes_parent: the child's
+		// context comes back merged into the parent's.
+		assert.Equal(t, true, a.json("statewright_get_state", nil)["context"].(map[string]any)["fix_applied"], end.event)
 	}
 
 	a := serveCompat(t, `{"id": "test", "initial": "working", "states": {
