@@ -84,6 +84,23 @@ func TestStatewrightSuiteValidate(t *testing.T) {
 			"completed": {"type": "final"}, "failed": {"type": "final"}}, "guards": {},
 			"interrupts": {"pb_validation": {"trigger": {"file_pattern": "site/pb/**/*.js"}, "target": "pb_validating"},
 			               "security_scan": {"trigger": {"file_pattern": "**/*.env*"}, "target": "env_checking"}}}`, "env_checking"},
+		{"agent/validator.rs/accepts_valid_bug_fix_machine", `{"id": "bug-fix", "initial": "planning",
+			"meta": {"task_type": "bug_fix", "danger_level": "moderate"}, "states": {
+			"planning": {"allowed_tools": ["read_file", "search_files", "grep"], "instructions": "Analyze the bug. Read relevant files.", "on": {"PLAN_READY": "implementing", "FAIL": "failed"}},
+			"implementing": {"allowed_tools": ["read_file", "write_file", "edit_file"], "instructions": "Implement the fix.", "on": {"DONE": "testing", "FAIL": "failed"}},
+			"testing": {"allowed_tools": ["read_file", "run_test"], "instructions": "Run tests to verify.", "on": {
+				"TESTS_PASS": {"target": "review", "requires_approval": true, "approval_message": "Tests passed. Review the changes?"}, "TESTS_FAIL": "implementing", "FAIL": "failed"}},
+			"review": {"allowed_tools": ["read_file"], "on": {"APPROVED": "committing", "REJECTED": "implementing"}},
+			"committing": {"allowed_tools": ["git_add", "git_commit"], "on": {"COMMITTED": "completed", "FAIL": "failed"}},
+			"completed": {"type": "final"}, "failed": {"type": "final"}}, "guards": {}}`, ""},
+		{"agent/validator.rs/accepts_valid_research_machine", `{"id": "research", "initial": "gathering",
+			"meta": {"task_type": "research", "danger_level": "safe"}, "states": {
+			"gathering": {"allowed_tools": ["read_file", "search_files", "grep", "http_request"], "on": {"DATA_COLLECTED": "analyzing", "FAIL": "failed"}},
+			"analyzing": {"allowed_tools": ["read_file"], "on": {"ANALYSIS_DONE": "summarizing", "FAIL": "failed"}},
+			"summarizing": {"allowed_tools": ["read_file", "write_file"], "on": {"DONE": "completed", "FAIL": "failed"}},
+			"completed": {"type": "final"}, "failed": {"type": "final"}}, "guards": {}}`, ""},
+		{"agent/validator.rs/passes_structural_validation_from_engine", `{"id": "bad", "initial": "nonexistent", "meta": {"danger_level": "safe"}, "states": {
+			"start": {"on": {"GO": "end", "FAIL": "failed"}}, "end": {"type": "final"}, "failed": {"type": "final"}}, "guards": {}}`, `initial: "nonexistent" is not a state`},
 		{"engine/interrupt.rs/machine_definition_without_interrupts_defaults_empty", `{"id": "simple", "initial": "start", "states": {
 			"start": {"on": {"GO": "end"}}, "end": {"type": "final"}}, "guards": {}}`, ""},
 	}
