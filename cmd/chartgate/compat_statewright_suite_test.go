@@ -1,10 +1,14 @@
 // This file ports, case by case, the tests of Statewright's engine
-// (crates/engine: validate.rs, guard.rs, transition.rs, interrupt.rs) and
-// of its agent's tool enforcement (crates/agent: tool_enforcer.rs) to
-// chartgate's commands: chartgate validate for the validator, chartgate
-// serve --compat statewright driven by a go-sdk client for the rest. Each
-// case names the Statewright test it ports as crate/file/test. The
-// helpers (serveCompat, swAgent) are compat_statewright_test.go's.
+// (crates/engine: validate.rs, guard.rs, transition.rs, interrupt.rs), of
+// its agent (crates/agent: tool_enforcer.rs, validator.rs, executor.rs's
+// invoke tests) and of its gateway (crates/mcp-gateway: enforcement.rs,
+// interceptors.rs, bash_classifier.rs, session.rs, config.rs,
+// upstream.rs) to chartgate's commands: chartgate validate for the
+// validator, chartgate serve --compat statewright driven by a go-sdk
+// client for the gateway, chartgate hook claude-code --compat statewright
+// for the interceptors and the shell classifier. Each case names the
+// Statewright test it ports. The helpers (serveCompat, swAgent) are
+// compat_statewright_test.go's.
 
 package main
 
