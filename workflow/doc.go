@@ -33,7 +33,11 @@
 // "upstream_servers": [{name, command, args, env}]}, loads as its
 // definition (a Statewright workflow; errors have paths under
 // "definition"), with the servers in [Workflow.Upstreams]: chartgate serve
-// runs them when given neither --config nor a command. [DirResolver]
+// runs them when given neither --config nor a command. The gateway's own
+// configuration, {"default": name, "workflows": {name: {...}},
+// "upstream_servers", "workdir", "api_key", "cloud_url"}, loads the same
+// way as its default workflow (paths under "workflows.<name>"); its other
+// workflows are not read, and workdir, api_key and cloud_url are ignored. [DirResolver]
 // finds subflows by the names of a directory's manifest.json
 // (Statewright's {"workflows": [{"name", "file"}]}), else as
 // <name>.json. `chartgate install` records the format
@@ -264,6 +268,12 @@
 //	| statewright_load_workflow's states | sorted, as Statewright's BTreeMap lists them | sorted | — | — |
 //	| A tool of the next state (implicit transition) | refused, naming the event that makes it available ("call workflow_transition with event READY"); the workflow stays | the gateway and its hooks send that event themselves (guards permitting) and run the call | the agent moves the workflow on purpose, with its rationale, and reads the new state's instructions; a tool call that moves it would skip a phase unasked | none |
 //	| A file both formats read | refused until --format or "$schema" says which | read as Statewright's | the formats run it differently (data merge); a guess would be silently wrong | --format statewright |
+//	| A name in allowed_tools that no upstream tool has | chartgate serve does not start, and names it (as for every name of a workflow) | the gateway starts; the state never offers that tool | a misspelt name is found before an agent is refused the tool it meant | --compat statewright: serve starts and logs a warning (a name that would leave a tool allowed, as in disallowed_tools, still stops it) |
+//	| An interrupt whose file_pattern is "" | refused by validate and Load | accepted; it matches only the empty path, so it never fires | an interrupt that cannot fire is a mistake | none needed: leaving the interrupt out behaves as Statewright does |
+//	| A call of a tool the state does not allow but a next state does | refused, naming the event that makes it available | the gateway and its hook send that event themselves (guards checked, approval not asked, not audited) and run the call | a tool call must not move the workflow past an approval or without the agent saying why | none |
+//	| A destructive or git-writing shell command (rm, git push ...) in a state without allowed_tools | refused by the hooks | allowed: Statewright classifies commands only in states with allowed_tools | deleting files and rewriting history are never a default | allowed_commands naming it: ["*", "rm *"] allows every command and rm |
+//	| Shell commands that write files the line does not name | refused by the hooks in every state: git checkout/switch/restore (any tracked file), wget without -O, patch < diff without a file; with the file named (wget -O F, patch F < diff) they need Write or Edit as usual | git checkout of a branch is GitRead; wget only needs WebFetch; patch needs Edit | any of these may rewrite the workflow or the store under .chartgate/ (a tracked workflow file changes with the branch) | none |
+//	| A rejected approval (chartgate approve --reject) | back to the state the transition left, where the agent can change its work and ask again | Statewright's agent runner (crates/agent) ends the run in "failed" | a rejection asks for other work; ending the run is a separate decision | none: give the state an event to "failed" for the agent to send, or reset the workflow |
 //	| An event in a final state | "Cannot transition: the workflow is in final state S." for any event | the same, for any event | — | — |
 //
 // # XState workflows

@@ -1008,25 +1008,53 @@ type Upstream struct {
 }
 
 // gatewayConfigKeys are the keys of a Statewright gateway configuration
-// file ({"definition": {...}, "upstream_servers": [...]}).
+// file: {"definition": {...}, "upstream_servers": [...]}, or the gateway's
+// own {"default": name, "workflows": {name: {...}}, "upstream_servers",
+// "workdir", "api_key", "cloud_url"}.
 var gatewayConfigKeys = []string{"definition", "upstream_servers", "workdir", "$schema"}
 
+// multiConfigKeys are the keys of the gateway's own configuration, with
+// named workflows.
+var multiConfigKeys = []string{"default", "workflows", "upstream_servers", "workdir", "api_key", "cloud_url", "$schema"}
+
+// isGatewayConfig reports whether root is a Statewright gateway
+// configuration rather than a workflow.
+func isGatewayConfig(root gjson.Result) bool {
+	if !root.IsObject() || member(root, "states").Exists() {
+		return false
+	}
+	return member(root, "definition").IsObject() || member(root, "workflows").IsObject()
+}
+
 // unwrapGatewayConfig returns the workflow of a Statewright gateway
-// configuration file and its upstream servers; ok is false when data is
-// not one (it has "states", or no "definition" object).
-func unwrapGatewayConfig(data []byte) (def []byte, ups []Upstream, ok bool, err error) {
+// configuration file (its definition, or its default workflow), the JSON
+// path of that workflow in the file, and its upstream servers; ok is false
+// when data is not one (it has "states", or no "definition" or
+// "workflows" object). The other named workflows are not read: the one a
+// gateway enforces is the default.
+func unwrapGatewayConfig(data []byte) (def []byte, at string, ups []Upstream, ok bool, err error) {
 	if !gjson.ValidBytes(data) {
-		return nil, nil, false, nil
+		return nil, "", nil, false, nil
 	}
 	root := gjson.ParseBytes(data)
-	d := member(root, "definition")
-	if !root.IsObject() || !d.IsObject() || member(root, "states").Exists() {
-		return nil, nil, false, nil
+	if !isGatewayConfig(root) {
+		return nil, "", nil, false, nil
 	}
 	var e errs
+	d, at, keys := member(root, "definition"), "definition", gatewayConfigKeys
+	if !d.IsObject() {
+		keys = multiConfigKeys
+		name := member(root, "default")
+		if name.Type != gjson.String || name.String() == "" {
+			e.add(jsonx.Path("default"), "required: the name of the workflow of \"workflows\" to enforce")
+		} else if d = member(member(root, "workflows"), name.String()); !d.IsObject() {
+			e.add(jsonx.Path("default"), "%q is not a workflow of \"workflows\"", name.String())
+		}
+		at = string(jsonx.Path("workflows").Key(name.String()))
+	}
 	root.ForEach(func(k, _ gjson.Result) bool {
-		if !slices.Contains(gatewayConfigKeys, k.String()) {
-			e.add(jsonx.Path("").Key(k.String()), "unknown key %q of a Statewright gateway configuration (its keys: definition, upstream_servers, workdir)", k.String())
+		if !slices.Contains(keys, k.String()) {
+			e.add(jsonx.Path("").Key(k.String()), "unknown key %q of a Statewright gateway configuration (its keys: %s)", k.String(), strings.Join(keys[:len(keys)-1], ", "))
 		}
 		return true
 	})
@@ -1066,9 +1094,9 @@ func unwrapGatewayConfig(data []byte) (def []byte, ups []Upstream, ok bool, err 
 		ups = append(ups, u)
 	}
 	if len(e.list) > 0 {
-		return nil, nil, true, e.err()
+		return nil, "", nil, true, e.err()
 	}
-	return []byte(d.Raw), ups, true, nil
+	return []byte(d.Raw), at, ups, true, nil
 }
 
 // prefixErrors puts prefix before the paths of a Load error.
@@ -1134,7 +1162,7 @@ var ErrAmbiguousFormat = errors.New(`the file reads as a Statewright workflow an
 // FormatOf returns the format [Load] with [FormatAuto] reads data in, or
 // [ErrAmbiguousFormat] for a file both formats read differently.
 func FormatOf(data []byte) (Format, error) {
-	if _, _, ok, _ := unwrapGatewayConfig(data); ok {
+	if _, _, _, ok, _ := unwrapGatewayConfig(data); ok {
 		return FormatStatewright, nil
 	}
 	f, ambiguous := detect(data)

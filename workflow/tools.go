@@ -64,7 +64,9 @@ type ToolSet struct {
 // guards they name (null if none), as Statewright lists them. While a
 // transition waits for approval, state is the state it leaves; while a
 // fork runs, the state that forked, or, in a session that joined a branch
-// ([WithBranch]), the branch's state. statewright_transition returns
+// ([WithBranch]), the branch's state; in a subflow, state, from and to
+// name the child workflow's state, in which the agent works while the
+// parent waits. statewright_transition returns
 // {transitioned, from, to, requires_approval, approval_message,
 // transition_count, usage: {transitions, limit, remaining}}, with the
 // fields of Statewright's gateway for a fork ({forked, branches,
@@ -89,7 +91,7 @@ func (w *Workflow) StatewrightTools() *ToolSet {
 
 func (w *Workflow) renderState(ctx context.Context, st gate.WorkflowStatus, wf *gate.Workflow) string {
 	ids := wf.State.StateIDs()
-	state := st.State
+	state := subflowLeaf(st.State)
 	// A transition waiting for approval waits in a state of its own;
 	// Statewright's session stays in the state it leaves.
 	if a := w.pendingIn(wf.State); a != nil {
@@ -199,8 +201,8 @@ func (w *Workflow) renderState(ctx context.Context, st gate.WorkflowStatus, wf *
 func (w *Workflow) renderTransition(ctx context.Context, tr gate.TransitionResult, wf *gate.Workflow) string {
 	out := map[string]any{
 		"transitioned":      tr.Transitioned,
-		"from":              tr.From,
-		"to":                tr.To,
+		"from":              subflowLeaf(tr.From),
+		"to":                subflowLeaf(tr.To),
 		"requires_approval": false,
 		"approval_message":  nil,
 		"transition_count":  transitionCount(wf.History),
@@ -273,6 +275,25 @@ func regionValue(v any, forkKey, branch string) any {
 		return r
 	}
 	return v
+}
+
+// subflowLeaf is the state of a subflow's state value ({"S:E:invoke":
+// "triage"}, nested for a subflow in a subflow) as Statewright names it:
+// the child workflow's state ("triage"), in which the agent works while the
+// parent waits. Any other value is returned as it is.
+func subflowLeaf(v any) any {
+	for {
+		m, ok := v.(map[string]any)
+		if !ok || len(m) != 1 {
+			return v
+		}
+		for k, inner := range m {
+			if !strings.HasSuffix(k, ":invoke") {
+				return v
+			}
+			v = inner
+		}
+	}
 }
 
 // interruptHandlerMessage is what statewright_get_state says in an

@@ -8,6 +8,8 @@ package workflow_test
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -454,18 +456,17 @@ func TestContextMerge(t *testing.T) {
 	})
 }
 
-const interruptMachine = `{
-	"id": "interrupt-test", "initial": "implementing",
-	"states": {
-		"implementing": {"on": {"DONE": "testing", "FAIL": "failed"}},
-		"testing": {"on": {"PASS": "completed", "FAIL": "implementing"}},
-		"pb_validating": {"on": {"VALIDATED": "$return", "FAIL": "failed"}},
-		"completed": {"type": "final"},
-		"failed": {"type": "final"}
-	},
-	"guards": {},
-	"interrupts": {"pb_check": {"trigger": {"file_pattern": "site/pb/**/*.js"}, "target": "pb_validating"}}
-}`
+// interruptMachine is transition.rs's interrupt_machine.
+var interruptMachine = testdataFile("statewright-interrupt.json")
+
+// testdataFile returns the text of a file of testdata.
+func testdataFile(name string) string {
+	b, err := os.ReadFile(filepath.Join("testdata", name))
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}
 
 func TestReturn(t *testing.T) {
 	w := mustLoad(t, interruptMachine, nil)

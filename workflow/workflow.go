@@ -140,7 +140,7 @@ func Load(data []byte, opts *Options) (*Workflow, error) {
 	default:
 		return nil, fmt.Errorf("workflow: Options.Checkpoint is %q: it must be %q or %q", o.Checkpoint, CheckpointSoft, CheckpointHard)
 	}
-	if def, ups, ok, err := unwrapGatewayConfig(data); ok {
+	if def, at, ups, ok, err := unwrapGatewayConfig(data); ok {
 		// A Statewright gateway configuration: its definition is the
 		// workflow, Statewright's unless the format says otherwise.
 		if err != nil {
@@ -152,7 +152,7 @@ func Load(data []byte, opts *Options) (*Workflow, error) {
 		}
 		w, err := Load(def, &inner)
 		if err != nil {
-			return nil, prefixErrors(err, "definition")
+			return nil, prefixErrors(err, at)
 		}
 		w.Upstreams = ups
 		return w, nil
@@ -225,7 +225,8 @@ var statewrightStateKeys = func() []string {
 //
 // A top-level "$schema" naming statewright or xstate decides, and a
 // Statewright gateway configuration ({"definition": {...},
-// "upstream_servers": [...]}) is Statewright's. Anything else, including
+// "upstream_servers": [...]}, or {"default": name, "workflows": {...}})
+// is Statewright's. Anything else, including
 // a file both formats would read (states with only "on" and "type":
 // "final"), is XState here; [Load] with [FormatAuto] refuses such a file
 // when it has transitions ([ErrAmbiguousFormat]).
@@ -237,8 +238,8 @@ func DetectFormat(data []byte) Format {
 	if f, ok := schemaFormat(root); ok {
 		return f
 	}
-	if member(root, "definition").IsObject() && !member(root, "states").Exists() {
-		return FormatStatewright // a Statewright gateway configuration
+	if isGatewayConfig(root) {
+		return FormatStatewright
 	}
 	states := root.Get("states")
 	if !root.IsObject() || !states.IsObject() {

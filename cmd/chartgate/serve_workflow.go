@@ -16,6 +16,7 @@ import (
 	"log/slog"
 	"maps"
 	"os"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -199,15 +200,46 @@ func workflowHook(f serveWorkflowFlags, o *serveOptions, logger *slog.Logger, cl
 		for name := range g.RefusedTools() {
 			listed = append(listed, name) // there, though refused until accepted
 		}
-		if errs := gate.CheckTools(listed); len(errs) > 0 {
+		errs := gate.CheckTools(listed)
+		lenient := sw != nil && w.Format == workflow.FormatStatewright
+		if lenient {
+			var closed statechart.ErrorList
+			errs, closed = splitFailClosed(errs)
+			for _, e := range closed {
+				logger.Warn("chartgate serve: " + e.Error() + ": the state refuses the tool it was meant for")
+			}
+		}
+		if len(errs) > 0 {
 			return fmt.Errorf("workflow %s names tools that no upstream server lists, so the tools they mean would not be gated:%s\nfix the names, or give the servers that have these tools (--config FILE, or -- COMMAND)", path, indentLines(errs))
 		}
-		names.start(gate, listed)
+		names.start(gate, listed, lenient)
 		logger.Info("chartgate serve: workflow "+w.Machine.ID()+" enforced", "format", string(w.Format), "store", *f.project.store)
 		return nil
 	}
 	return hook, func(tools []gateway.ToolInfo) map[string]string { return names.refuse(path, tools) }, nil
 }
+
+// splitFailClosed splits the errors of a Statewright workflow's names,
+// for --compat statewright, into the names that leave a tool ungated and
+// those that fail closed: a name of a state's allowed_tools (compiled to
+// its meta.mcp.tools) that matches no tool only keeps the tool it meant
+// from that state, since the final states' "*" gates every tool, and
+// Statewright's gateway starts with it. Any other name that matches
+// nothing is still an error.
+func splitFailClosed(errs statechart.ErrorList) (failOpen, failClosed statechart.ErrorList) {
+	for _, e := range errs {
+		if allowedToolsPath.MatchString(e.Path) {
+			failClosed = append(failClosed, e)
+		} else {
+			failOpen = append(failOpen, e)
+		}
+	}
+	return failOpen, failClosed
+}
+
+// allowedToolsPath matches the path of a name of a compiled Statewright
+// state's allowed_tools.
+var allowedToolsPath = regexp.MustCompile(`\.meta\.mcp\.tools\[\d+\]$`)
 
 // indentLines writes each error on a line of its own, indented.
 func indentLines(errs statechart.ErrorList) string {
@@ -228,12 +260,13 @@ type toolNames struct {
 	mu      sync.Mutex
 	gate    *mcpbind.Gate   // nil until the workflow is attached
 	initial map[string]bool // the tools at start
+	compat  bool            // --compat statewright: names that fail closed are no error
 }
 
-func (n *toolNames) start(gate *mcpbind.Gate, tools []string) {
+func (n *toolNames) start(gate *mcpbind.Gate, tools []string, compat bool) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	n.gate, n.initial = gate, map[string]bool{}
+	n.gate, n.initial, n.compat = gate, map[string]bool{}, compat
 	for _, t := range tools {
 		n.initial[t] = true
 	}
@@ -242,7 +275,7 @@ func (n *toolNames) start(gate *mcpbind.Gate, tools []string) {
 // refuse is the gateway's RefuseTools.
 func (n *toolNames) refuse(path string, tools []gateway.ToolInfo) map[string]string {
 	n.mu.Lock()
-	gate, initial := n.gate, n.initial
+	gate, initial, compat := n.gate, n.initial, n.compat
 	n.mu.Unlock()
 	if gate == nil {
 		return nil // starting: the hook checks the names
@@ -258,6 +291,9 @@ func (n *toolNames) refuse(path string, tools []gateway.ToolInfo) map[string]str
 		return nil
 	}
 	errs := gate.CheckTools(all)
+	if compat {
+		errs, _ = splitFailClosed(errs)
+	}
 	if len(errs) == 0 {
 		return nil
 	}

@@ -112,7 +112,7 @@ func TestServeWorkflowFilesystem(t *testing.T) {
 	ref, ok := mcpbind.RefusalOf(res)
 	require.True(t, ok, text(res))
 	assert.Equal(t, mcpbind.CodeForbidden, ref.Code)
-	assert.Contains(t, text(res), `To make it available, call workflow_transition with event "PLANNED".`)
+	assert.Contains(t, text(res), `To make it available, call statewright_transition with event "PLANNED".`, "compat mode names Statewright's tool")
 	assert.NoFileExists(t, a)
 
 	res = call("workflow_transition", map[string]any{"event": "PLANNED", "data": map[string]any{"rationale": "read main.go"}})

@@ -230,10 +230,37 @@ func subflowsOf(dir, file string) string {
 }
 
 // gatewayConfig reports whether a file is a Statewright gateway
-// configuration, {"definition": {...}, "upstream_servers": [...]}, whose
-// definition package workflow loads.
+// configuration, {"definition": {...}, "upstream_servers": [...]} or
+// {"default": name, "workflows": {...}}, whose workflow package workflow
+// loads.
 func gatewayConfig(data []byte) bool {
-	return gjson.ValidBytes(data) && gjson.GetBytes(data, "definition").IsObject() && !gjson.GetBytes(data, "states").Exists()
+	_, ok := gatewayStates(data)
+	return ok
+}
+
+// gatewayStates returns the states of the workflow a Statewright gateway
+// configuration enforces: its definition's, or its default workflow's.
+func gatewayStates(data []byte) (gjson.Result, bool) {
+	root := gjson.ParseBytes(data)
+	if !gjson.ValidBytes(data) || !root.IsObject() || root.Get("states").Exists() {
+		return gjson.Result{}, false
+	}
+	if d := root.Get("definition"); d.IsObject() {
+		return d.Get("states"), true
+	}
+	ws := root.Get("workflows")
+	if !ws.IsObject() {
+		return gjson.Result{}, false
+	}
+	var states gjson.Result
+	name := root.Get("default").String()
+	ws.ForEach(func(k, v gjson.Result) bool {
+		if k.String() == name {
+			states = v.Get("states")
+		}
+		return true
+	})
+	return states, true
 }
 
 // hasChartgateMeta reports whether some state of an XState machine has
@@ -294,11 +321,11 @@ func validateWorkflow(src *source, format workflow.Format, strict bool, subflows
 	}
 	n := len(w.Machine.StateIDs()) - 1
 	if format == workflow.FormatStatewright {
-		states := "states"
-		if gatewayConfig(src.data) {
-			states = "definition.states"
+		states, ok := gatewayStates(src.data)
+		if !ok {
+			states = gjson.GetBytes(src.data, "states")
 		}
-		n = len(gjson.GetBytes(src.data, states).Map())
+		n = len(states.Map())
 	}
 	return w.Machine, n, warnings
 }
