@@ -454,32 +454,28 @@ func (g *Gate) ResumeJobs(ctx context.Context) (int, error) {
 // runs.
 func (g *Gate) resumeKey(ctx context.Context, key string) (int, error) {
 	t := g.jobTarget(key)
-	for attempt := 0; ; attempt++ {
-		v, err := g.load(ctx, t)
-		if errors.Is(err, ErrUnknownWorkflow) {
-			return 0, nil // gone since it was listed
-		}
-		if err != nil {
-			return 0, err
-		}
+	v, err := g.load(ctx, t)
+	if errors.Is(err, ErrUnknownWorkflow) {
+		return 0, nil // gone since it was listed
+	}
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	_, err = g.rewrite(ctx, t, v, func(v *view, snap []byte) (record, bool, error) {
 		_, starts := g.planJobs(v.rec.jobs, v.state)
-		if len(starts) == 0 {
-			return 0, nil
-		}
-		snap, err := v.snapshot()
-		if err != nil {
-			return 0, fmt.Errorf("mcpbind: marshaling the state: %w", err)
-		}
+		n = len(starts)
 		rec := v.rec
 		rec.snap = snap
-		if _, err = g.save(ctx, t, v, v.state, rec); err == nil {
-			return len(starts), nil
-		}
-		if !isConflict(err) || attempt >= g.retries {
-			return 0, fmt.Errorf("mcpbind: claiming the jobs of workflow %s: %w", fingerprint(key), err)
-		}
-		backoff(ctx, attempt)
+		return rec, n == 0, nil // save claims the jobs planJobs gives
+	})
+	switch {
+	case errors.Is(err, ErrUnknownWorkflow):
+		return 0, nil
+	case err != nil:
+		return 0, fmt.Errorf("mcpbind: claiming the jobs of workflow %s: %w", fingerprint(key), err)
 	}
+	return n, nil
 }
 
 // resumeLoop calls ResumeJobs every interval until the gate closes.
