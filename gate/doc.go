@@ -32,9 +32,12 @@
 // aliases), so code written against mcpbind keeps compiling.
 //
 // A request goes through the steps the README lists (resolve, load,
-// authorize, reserve, run, commit, notify): [Decider.Decide] is resolve,
-// load and authorize; the caller runs the tool; [Decider.Commit] is
-// reserve, commit and notify, for a tool that already ran. A hook makes
+// authorize, reserve, run, commit, notify), composed once, by [Do], over
+// the [Steps] a gate implements; every front door (the MCP middleware,
+// the hooks, Send, an approval's grant, a job's result) calls it.
+// [Decider.Decide] is [Decide]: resolve, load and authorize; the caller
+// runs the tool; [Decider.Commit] is Do for a tool that already ran
+// (authorize and run pass). A hook makes
 // both calls in two processes, so Decide holds no lease across them: the
 // tool runs whatever happened in between, and Commit records it.
 package gate

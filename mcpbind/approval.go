@@ -279,21 +279,18 @@ func (g *Gate) sendGrant(ctx context.Context, t target, v *view, p *PendingAppro
 	c := &gatedCall{kind: callSend, rules: g.rules.Load(), info: unboundInfo, target: t, by: a.By, a: &attachment{}, grant: &a,
 		event: statechart.Event{Type: ev, Data: map[string]any{"by": a.By, "approval": p.Event, "id": a.ID, "channel": a.Channel,
 			"authenticated": a.Authenticated}}}
-	v, h, vd, err := g.reserve(ctx, c, v)
-	if err == nil && vd != nil {
-		err = vd.err
+	s := &steps{g: g, c: c, v: v}
+	gate.Do(ctx, s)
+	if s.err != nil {
+		return nil, fmt.Errorf("mcpbind: approval %s: %w", a.ID, s.err)
 	}
-	if err != nil {
-		return nil, fmt.Errorf("mcpbind: approval %s: %w", a.ID, err)
-	}
-	out := g.commit(ctx, c, h, v, nil, nil)
+	out := s.out
 	if out.err != nil {
 		return nil, out.err
 	}
 	if out.tr == nil {
 		return nil, fmt.Errorf("mcpbind: approval %s: the machine did not take %s in its approval state", a.ID, ev)
 	}
-	g.transitioned(ctx, *out.tr)
 	return out.tr, nil
 }
 

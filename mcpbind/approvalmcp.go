@@ -119,30 +119,18 @@ func askDigest(nonce string) string {
 // markAsked records in the workflow's pending approval id the digest of
 // the request state of the question asked.
 func (g *Gate) markAsked(ctx context.Context, t target, v *view, id, ask string) error {
-	for attempt := 0; ; attempt++ {
+	_, err := g.rewrite(ctx, t, v, func(v *view, snap []byte) (record, bool, error) {
 		if p := g.pendingOf(v); p == nil || p.ID != id || v.rec.approval == nil {
-			return fmt.Errorf("mcpbind: approval %s is no longer pending: %w", id, ErrUnknownApproval)
-		}
-		snap, err := v.snapshot()
-		if err != nil {
-			return err
+			return record{}, false, fmt.Errorf("mcpbind: approval %s is no longer pending: %w", id, ErrUnknownApproval)
 		}
 		rec := v.rec
 		rec.snap = snap
 		a := *v.rec.approval
 		a.Ask = ask
 		rec.approval = &a
-		if _, err = g.save(ctx, t, v, v.state, rec); err == nil {
-			return nil
-		}
-		if !isConflict(err) || attempt >= g.retries {
-			return err
-		}
-		backoff(ctx, attempt)
-		if v, err = g.load(ctx, t); err != nil {
-			return err
-		}
-	}
+		return rec, false, nil
+	})
+	return err
 }
 
 // inputAnswered answers the retry of a workflow_transition call that

@@ -55,28 +55,13 @@ func (g *Gate) auditCall(ctx context.Context, c *gatedCall, v *view, outcome str
 	ar := newAfterRun(ctx, g.timeout)
 	defer ar.stop()
 	ctx = ar
-	key, _ := g.keyFor(c.target)
-	for attempt := 0; attempt <= g.retries; attempt++ {
-		if v.key != key {
-			v = v.withKey(key)
-		}
-		snap, err := v.snapshot()
-		if err != nil {
-			break
-		}
+	_, err := g.rewrite(ctx, c.target, v, func(v *view, snap []byte) (record, bool, error) {
 		rec := v.rec
 		rec.snap = snap
 		rec.history = appendHistory(v.rec.history, g.callEntry(c, v, outcome), g.hlimit, g.hbytes)
-		if _, err = g.save(ctx, c.target, v, v.state, rec); err == nil {
-			return
-		}
-		if !isConflict(err) {
-			g.log.Warn("mcpbind: recording a call in the run history", "key", fingerprint(key), "tool", c.name, "error", err)
-			return
-		}
-		if v, err = g.load(ctx, c.target); err != nil {
-			return
-		}
+		return rec, false, nil
+	})
+	if err != nil && !isConflict(err) {
+		g.log.Warn("mcpbind: recording a call in the run history", "key", fingerprint(v.key), "tool", c.name, "error", err)
 	}
-	g.log.Warn("mcpbind: recording a call in the run history: too many conflicts", "key", fingerprint(key), "tool", c.name)
 }

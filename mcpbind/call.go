@@ -1,6 +1,6 @@
-// This file defines the path of a gated tools/call, from the workflow it
-// names to the notification of the transition it caused: one function per
-// step, called in order by Gate.call.
+// This file defines a gated tools/call as the MCP middleware takes it in:
+// the call's kinds, how it is resolved to a workflow, and how it runs its
+// tool. gate.Do composes the steps (steps.go).
 
 package mcpbind
 
@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/chartgate/chartgate/gate"
 	"github.com/chartgate/chartgate/statechart"
 )
 
@@ -82,57 +83,17 @@ func (c *gatedCall) serialised() bool {
 	return c.kind == callTransition || c.kind == callSend || (c.kind == callTool && c.info.event != "")
 }
 
-// call is the path of a gated tools/call:
-//
-//	resolve    which workflow the call acts on: its session's, or the one its workflow_id names
-//	load       the workflow's state, delayed transitions applied
-//	authorize  whether the tool may run now: visible, within its budget, its arguments and event acceptable
-//	reserve    the call's place: counted against budgets and, for a call that may send an event, the
-//	           workflow's lease, so that no other such call runs until this one is recorded
-//	run        the tool's handler (the next handler of the chain: a local tool, or an upstream server's)
-//	commit     the tool's event sent to the workflow, the new state saved, the lease released
-//	notify     list_changed to the calling session, invalidations, the log and OnTransition
-//
-// Each step that refuses the call answers it without running the tool.
+// call answers a gated tools/call: the MCP request is taken through the
+// steps gate.Do composes (resolve, load, authorize, reserve, run, commit,
+// notify; see steps.go), and the answer is what they left. Each step that
+// refuses the call answers it without running the tool.
 func (g *Gate) call(ctx context.Context, next mcp.MethodHandler, a *attachment, req *mcp.CallToolRequest) (mcp.Result, error) {
-	c, res, err := g.resolve(ctx, next, a, req)
-	if c == nil {
-		return res, err // not gated, the start tool, or refused
+	s := &steps{g: g, next: next, a: a, req: req}
+	gate.Do(ctx, s)
+	if s.vd != nil {
+		g.auditVerdict(ctx, s.c, s.before, s.vd)
 	}
-	if c.handles {
-		ctx = context.WithValue(ctx, workflowIDKey{}, c.target.handle)
-	}
-	if c.kind == callTransition && c.req.Params.RequestState != "" {
-		return g.inputAnswered(ctx, c) // the client's answer to an approval's question
-	}
-	v, err := g.load(ctx, c.target)
-	if err != nil {
-		return g.loadFailed(ctx, c, err)
-	}
-	if c.kind == callStatus {
-		return g.status(ctx, c, v)
-	}
-	if vd := g.authorize(ctx, c, v); vd != nil {
-		g.auditVerdict(ctx, c, v, vd)
-		return vd.res, vd.err
-	}
-	before := v
-	v, h, vd, err := g.reserve(ctx, c, v)
-	if err != nil {
-		return nil, g.unavailable(err, true)
-	}
-	if vd != nil {
-		g.auditVerdict(ctx, c, before, vd)
-		return vd.res, vd.err
-	}
-	res, err = g.run(ctx, c, h)
-	out := g.commit(ctx, c, h, v, res, err)
-	if h == nil && c.kind == callTool {
-		g.auditCall(ctx, c, v, callOutcome(res, err)) // a call that held nothing: recorded on its own
-	}
-	out.checkpoints = checkpoints(g.limits(v)) // the budgets that warn, as the call found them
-	out, out.notices = g.followUps(ctx, c, out, res, err)
-	return g.notify(ctx, c, before, out, res, err)
+	return s.res, s.err
 }
 
 // resolve decides whether a call is gated and which workflow it acts on.

@@ -10,9 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"slices"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -168,78 +166,6 @@ func (g *Gate) eventState(ctx context.Context, c *gatedCall, s statechart.State,
 		return d.to, nil
 	}
 	return g.process(ctx, c, s, ev)
-}
-
-// save writes rec under the target's key if the key's version is still
-// prev's, and returns the saved view; state is rec.snap's decoded form,
-// with delayed transitions applied. On a conflict the error matches
-// ErrConflict.
-//
-// The record's job leases are those planJobs gives for state: the jobs
-// this save claims start once it succeeded.
-func (g *Gate) save(ctx context.Context, t target, prev *view, state statechart.State, rec record) (*view, error) {
-	return g.saveDurable(ctx, t, prev, state, rec, true)
-}
-
-// saveDurable is save; with durable false, a store that implements
-// [gate.NoSyncStore] need not wait for the disk (for a write that
-// acknowledges nothing: a lease).
-func (g *Gate) saveDurable(ctx context.Context, t target, prev *view, state statechart.State, rec record, durable bool) (*view, error) {
-	key, sess := g.keyFor(t)
-	var starts []jobStart
-	rec.jobs, starts = g.planJobs(rec.jobs, state)
-	var nv *view
-	if state == prev.state {
-		// The same state (a lease taken or released, a count): what was
-		// derived from it still holds.
-		nv = &view{gate: g, key: key, state: state, rec: rec, active: prev.active}
-	} else {
-		var err error
-		if nv, err = g.newView(key, state, rec, 0); err != nil {
-			return nil, err
-		}
-	}
-	g.stampApproval(&nv.rec, nv.active, prev.rec.approval)
-	ww := g.writing(key, t.ss, t.existing) // a job's (existing) result tells every session itself
-	_, err := g.swap(ctx, key, prev.version, nv, durable)
-	ww.done(nv, err)
-	if err != nil {
-		if isConflict(err) {
-			return nil, err
-		}
-		return nil, fmt.Errorf("saving the workflow state: %w", err)
-	}
-	g.jobsSaved(key, starts)
-	switch {
-	case g.values != nil:
-		// The store holds the view: nothing to cache.
-	case sess == nil:
-		g.handled.put(key, nv)
-	default:
-		g.decoded.Store(key, nv)
-	}
-	if sess != nil {
-		sess.saved.Store(true)
-		if g.isClosed(sess) {
-			// The session ended while the call ran.
-			g.forget(t.ss, sess)
-		}
-	}
-	return nv, nil
-}
-
-func isConflict(err error) bool { return errors.Is(err, ErrConflict) }
-
-// backoff sleeps a little, more after each conflict, with jitter.
-func backoff(ctx context.Context, attempt int) {
-	d := 20 * time.Microsecond << min(attempt, 9)
-	d = d/2 + rand.N(d)
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-	case <-ctx.Done():
-	}
 }
 
 // notSaved returns the result of a call that ran but whose event could not

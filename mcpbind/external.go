@@ -65,23 +65,15 @@ func (g *Gate) Decide(ctx context.Context, r gate.Request) (gate.Decision, error
 	if err != nil {
 		return gate.Decision{}, err
 	}
-	if c.info.mode == modeUnbound {
+	s := &steps{g: g, c: c}
+	s.v, _ = g.snapshotOf(r.Workflow, c.target)
+	if gate.Decide(ctx, s) || s.unbound {
 		return gate.Decision{Allowed: true}, nil
 	}
-	v, ok := g.snapshotOf(r.Workflow, c.target)
-	if !ok {
-		if v, err = g.load(ctx, c.target); err != nil {
-			return gate.Decision{}, err
-		}
+	if s.err != nil || s.vd == nil {
+		return gate.Decision{}, s.err
 	}
-	vd := g.authorize(ctx, c, v)
-	switch {
-	case vd == nil:
-		return gate.Decision{Allowed: true}, nil
-	case vd.err != nil:
-		return gate.Decision{}, vd.err
-	}
-	return gate.Decision{Refusal: vd.ref, Text: vd.text}, nil
+	return gate.Decision{Refusal: s.vd.ref, Text: s.vd.text}, nil
 }
 
 // snapshotOf returns the view a Workflow this gate read keeps, if it is
@@ -109,9 +101,6 @@ func (g *Gate) Commit(ctx context.Context, r gate.Request, o gate.Outcome) (*Tra
 	if err != nil {
 		return nil, err
 	}
-	if c.info.mode == modeUnbound {
-		return nil, nil
-	}
 	res := &mcp.CallToolResult{IsError: o.Failed}
 	if len(o.Output) > 0 {
 		res.StructuredContent = json.RawMessage(o.Output)
@@ -119,35 +108,24 @@ func (g *Gate) Commit(ctx context.Context, r gate.Request, o gate.Outcome) (*Tra
 	return g.record(ctx, c, res)
 }
 
-// record commits a call c of a tool that already ran with result res.
+// record commits a call c of a tool that already ran with result res: it
+// goes through the steps as a tools/call does, but for authorize (it ran)
+// and run.
 func (g *Gate) record(ctx context.Context, c *gatedCall, res *mcp.CallToolResult) (*Transition, error) {
 	c.ran = true
-	v, err := g.load(ctx, c.target)
-	if err != nil {
-		return nil, err
+	s := &steps{g: g, c: c, res: res}
+	gate.Do(ctx, s)
+	switch {
+	case s.unbound:
+		return nil, nil
+	case s.vd != nil && s.err == nil:
+		return nil, ErrWorkflowBusy
+	case s.err != nil:
+		return nil, s.err
+	case s.out.err != nil:
+		return nil, s.out.err
 	}
-	v, h, vd, err := g.reserve(ctx, c, v)
-	if err == nil && vd != nil {
-		err = vd.err
-		if err == nil {
-			err = ErrWorkflowBusy
-		}
-	}
-	if err != nil {
-		return nil, err
-	}
-	out := g.commit(ctx, c, h, v, res, nil)
-	if h == nil {
-		g.auditCall(ctx, c, v, callOutcome(res, nil))
-	}
-	if out.err != nil {
-		return nil, out.err
-	}
-	if out.tr != nil {
-		g.invalidate(ctx, c.name, c.info)
-		g.transitioned(ctx, *out.tr)
-	}
-	return out.tr, nil
+	return s.out.tr, nil
 }
 
 // Check decides whether a tool may run now in the workflow ref names: it
@@ -163,9 +141,6 @@ func (g *Gate) Record(ctx context.Context, ref Ref, tool string, args json.RawMe
 	c, err := g.externalCall(gate.Request{Ref: ref, Tool: tool, Args: args, Tools: host.Tools, TransitionTool: host.TransitionTool})
 	if err != nil {
 		return nil, err
-	}
-	if c.info.mode == modeUnbound {
-		return nil, nil
 	}
 	if res == nil {
 		res = &mcp.CallToolResult{}

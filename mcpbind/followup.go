@@ -12,6 +12,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/chartgate/chartgate/gate"
 	"github.com/chartgate/chartgate/statechart"
 )
 
@@ -47,22 +48,20 @@ func (g *Gate) followUps(ctx context.Context, c *gatedCall, out committed, res m
 	fus := g.afterCall(ctx, Call{Tool: c.name, Arguments: c.rawArguments(), Result: cr})
 	var notices []string
 	for _, f := range fus {
-		send := &gatedCall{kind: callSend, rules: c.rules, info: unboundInfo, target: c.target, a: c.a, by: f.Reason, event: f.Event, req: c.req, next: c.next}
-		v, err := g.load(ctx, c.target)
-		if err != nil {
-			g.log.Warn("mcpbind: a follow-up event after a call", "tool", c.name, "event", f.Event.Type, "error", err)
+		send := &steps{g: g, c: &gatedCall{kind: callSend, rules: c.rules, info: unboundInfo, target: c.target, a: c.a, by: f.Reason, event: f.Event, req: c.req, next: c.next}}
+		gate.Do(ctx, send)
+		if send.before == nil {
+			g.log.Warn("mcpbind: a follow-up event after a call", "tool", c.name, "event", f.Event.Type, "error", send.err)
 			continue
 		}
-		v, h, vd, err := g.reserve(ctx, send, v)
-		if err != nil || vd != nil {
-			g.log.Warn("mcpbind: a follow-up event after a call: the workflow was busy or unavailable", "tool", c.name, "event", f.Event.Type, "error", err)
+		if send.err != nil || send.vd != nil {
+			g.log.Warn("mcpbind: a follow-up event after a call: the workflow was busy or unavailable", "tool", c.name, "event", f.Event.Type, "error", send.err)
 			continue
 		}
-		sent := g.commit(ctx, send, h, v, nil, nil)
+		sent := send.out
 		if sent.err != nil || sent.tr == nil {
 			continue
 		}
-		g.transitioned(ctx, *sent.tr)
 		out.after = sent.after
 		notices = append(notices, fmt.Sprintf("[Workflow: %s, so the workflow moved from %s to %s. Do what this state asks, then move the workflow on.]",
 			f.Reason, stateText(sent.tr.From), stateText(sent.tr.To)))

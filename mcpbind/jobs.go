@@ -19,6 +19,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/chartgate/chartgate/gate"
 	"github.com/chartgate/chartgate/statechart"
 )
 
@@ -330,42 +331,20 @@ func (g *Gate) deliverJob(j *job, o jobOutcome) {
 	defer cancel()
 	t := g.jobTarget(j.key)
 	by := "actor:" + j.id
-	c := &gatedCall{kind: callSend, rules: g.rules.Load(), info: unboundInfo, target: t, event: ev, by: by, report: &rep, a: &attachment{}}
-	v, err := g.load(ctx, t)
-	if err == nil && !wantsJob(v.state, j.session) {
-		g.dropped(j)
-		return
-	}
-	var h *holder
-	var vd *verdict
-	if err == nil {
-		v, h, vd, err = g.reserve(ctx, c, v)
-		if err == nil && vd != nil {
-			err = vd.err
+	s := &steps{g: g, c: &gatedCall{kind: callSend, rules: g.rules.Load(), info: unboundInfo, target: t, event: ev, by: by, report: &rep, a: &attachment{}}}
+	gate.Do(ctx, s)
+	switch {
+	case s.out.err != nil || s.err != nil && !errors.Is(s.err, ErrUnknownWorkflow) && g.jobs.ctx.Err() == nil:
+		err := s.err
+		if err == nil {
+			err = s.out.err
 		}
-	}
-	if err != nil {
-		if !errors.Is(err, ErrUnknownWorkflow) && g.jobs.ctx.Err() == nil {
-			g.log.Error("mcpbind: a job's result was not recorded; another run of the job will be started when its lease expires",
-				"key", fingerprint(j.key), "src", j.src, "event", ev.Type, "error", err)
-		}
-		return
-	}
-	res := g.commit(ctx, c, h, v, nil, nil)
-	if res.err != nil {
 		g.log.Error("mcpbind: a job's result was not recorded; another run of the job will be started when its lease expires",
-			"key", fingerprint(j.key), "src", j.src, "event", ev.Type, "error", res.err)
-		return
-	}
-	if res.tr == nil {
-		g.dropped(j) // the child was over by the time the result was processed (a result changes the child's status)
-		return
-	}
-	g.transitioned(ctx, *res.tr)
-	for _, st := range g.sessionsOfKey(j.key) {
-		c.a, c.req = st.a, &mcp.CallToolRequest{Session: st.ss}
-		c.listsVary = g.listsVary(st.ss)
-		g.toolsChanged(ctx, c, res.from, res.after)
+			"key", fingerprint(j.key), "src", j.src, "event", ev.Type, "error", err)
+	case s.err == nil && (s.dropped || s.vd != nil):
+		// The child no longer runs, or was over by the time the result was
+		// processed (a result changes the child's status).
+		g.dropped(j)
 	}
 }
 
@@ -481,32 +460,28 @@ func (g *Gate) ResumeJobs(ctx context.Context) (int, error) {
 // runs.
 func (g *Gate) resumeKey(ctx context.Context, key string) (int, error) {
 	t := g.jobTarget(key)
-	for attempt := 0; ; attempt++ {
-		v, err := g.load(ctx, t)
-		if errors.Is(err, ErrUnknownWorkflow) {
-			return 0, nil // gone since it was listed
-		}
-		if err != nil {
-			return 0, err
-		}
+	v, err := g.load(ctx, t)
+	if errors.Is(err, ErrUnknownWorkflow) {
+		return 0, nil // gone since it was listed
+	}
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	_, err = g.rewrite(ctx, t, v, func(v *view, snap []byte) (record, bool, error) {
 		_, starts := g.planJobs(v.rec.jobs, v.state)
-		if len(starts) == 0 {
-			return 0, nil
-		}
-		snap, err := v.snapshot()
-		if err != nil {
-			return 0, fmt.Errorf("mcpbind: marshaling the state: %w", err)
-		}
+		n = len(starts)
 		rec := v.rec
 		rec.snap = snap
-		if _, err = g.save(ctx, t, v, v.state, rec); err == nil {
-			return len(starts), nil
-		}
-		if !isConflict(err) || attempt >= g.retries {
-			return 0, fmt.Errorf("mcpbind: claiming the jobs of workflow %s: %w", fingerprint(key), err)
-		}
-		backoff(ctx, attempt)
+		return rec, n == 0, nil // save claims the jobs planJobs gives
+	})
+	switch {
+	case errors.Is(err, ErrUnknownWorkflow):
+		return 0, nil
+	case err != nil:
+		return 0, fmt.Errorf("mcpbind: claiming the jobs of workflow %s: %w", fingerprint(key), err)
 	}
+	return n, nil
 }
 
 // resumeLoop calls ResumeJobs every interval until the gate closes.

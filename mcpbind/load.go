@@ -1,5 +1,5 @@
 // This file defines how the gate loads a workflow: the view of a decoded
-// store record (delayed transitions applied), the creation of new
+// store record (delayed transitions applied), the start of new
 // workflows, the caches of decoded records, and the Workflow accessors.
 
 package mcpbind
@@ -10,7 +10,6 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/chartgate/chartgate/gate"
 	"github.com/chartgate/chartgate/statechart"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -210,58 +209,6 @@ func (g *Gate) decode(key string, data []byte, ver uint64) (*view, error) {
 		return nil, err
 	}
 	return g.newView(key, s, rec, ver)
-}
-
-// create starts a new workflow under key and saves it, if the key has no
-// record; otherwise it returns an error matching ErrConflict.
-func (g *Gate) create(ctx context.Context, key string) (*view, error) {
-	s, err := g.engine.Start(ctx, g.now())
-	if err != nil {
-		return nil, fmt.Errorf("mcpbind: starting the workflow: %w", err)
-	}
-	var rec record
-	var starts []jobStart
-	rec.jobs, starts = g.planJobs(nil, s)
-	v, err := g.newView(key, s, rec, 0)
-	if err != nil {
-		return nil, err
-	}
-	g.stampApproval(&v.rec, v.active, nil)
-	ww := g.writing(key, nil, true) // a new workflow is in the initial state every session saw
-	_, err = g.swap(ctx, key, 0, v, true)
-	ww.done(v, err)
-	if err != nil {
-		if isConflict(err) {
-			return nil, err
-		}
-		return nil, fmt.Errorf("mcpbind: saving the workflow state: %w", err)
-	}
-	g.jobsSaved(key, starts)
-	return v, nil
-}
-
-// swap writes v's record under key if the key's version is old, and sets
-// v's version to the record's new one. v is not yet shared. With durable
-// false, a [gate.NoSyncStore] need not wait for the disk.
-func (g *Gate) swap(ctx context.Context, key string, old uint64, v *view, durable bool) (uint64, error) {
-	v.rec.wversion = g.wversion
-	if g.values != nil {
-		return g.values.CompareAndSwapValue(ctx, key, old, func(ver uint64) Value {
-			v.version = ver
-			return v
-		})
-	}
-	var ver uint64
-	var err error
-	if ns, ok := g.store.(gate.NoSyncStore); ok && !durable {
-		ver, err = ns.CompareAndSwapNoSync(ctx, key, old, v.rec.encode())
-	} else {
-		ver, err = g.store.CompareAndSwap(ctx, key, old, v.rec.encode())
-	}
-	if err == nil {
-		v.version = ver
-	}
-	return ver, err
 }
 
 // State returns the current workflow state of a session.

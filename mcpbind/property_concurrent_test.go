@@ -23,6 +23,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/chartgate/chartgate/gate"
 	"github.com/chartgate/chartgate/internal/redistest"
 	"github.com/chartgate/chartgate/mcpbind"
 	"github.com/chartgate/chartgate/mcpbind/redisstore"
@@ -254,4 +255,123 @@ func describeResult(res *mcp.CallToolResult, err error) string {
 		return "refused/failed: " + strings.SplitN(resultText(res), "\n", 2)[0]
 	}
 	return "ok"
+}
+
+// TestPropertyConcurrentCore is TestPropertyConcurrentCallsSequential's
+// machines through the core with no MCP (the hooks' path: Decide, the
+// tool, Commit), with workers calling at once through one gate or two
+// sharing a store. Decide holds nothing (a hook's tool runs in another
+// process), so what holds is what Commit promises: every commit that
+// moved the workflow is saved once, none is lost, and the run history is
+// one chain of transitions, from the initial state to the state the
+// workflow ends in; every refusal is FORBIDDEN or EVENT_REFUSED, with the
+// same code Decide gives through MCP for that state (checked in
+// TestPropertyExecutedIffVisible).
+func TestPropertyConcurrentCore(t *testing.T) {
+	seed, machines, steps, _ := propRun(t, 60, 8, 20, 6)
+	for _, instances := range []int{1, 2} {
+		t.Run(fmt.Sprintf("%d instances", instances), func(t *testing.T) {
+			for i := range machines {
+				t.Run(fmt.Sprint(i), func(t *testing.T) {
+					t.Parallel()
+					runConcurrentCore(t, generateMachine(seed, i), instances, 4, steps)
+				})
+			}
+		})
+	}
+}
+
+func runConcurrentCore(t *testing.T, m *pMachine, instances, workers, steps int) {
+	for _, n := range m.nodes {
+		n.maxCalls = 0
+	}
+	m.marshal()
+	h := &propHarness{t: t, m: m, kind: "full"}
+	store := mcpbind.NewMemoryStore(nil)
+	var gates []*mcpbind.Gate
+	for range instances {
+		h.newServer(&mcpbind.Options{Store: store, HistoryLimit: 1 << 20, HistoryBytes: 1 << 30})
+		gates = append(gates, h.gate)
+	}
+	ctx := context.Background()
+	ref := mcpbind.Ref{Name: "w"}
+	tools := slices.Sorted(slices.Values(m.tools))
+	var (
+		mu    sync.Mutex
+		moved []*mcpbind.Transition
+		calls strings.Builder
+		wg    sync.WaitGroup
+	)
+	for w := range workers {
+		rng := rand.New(rand.NewPCG(m.seed, uint64(m.index)<<8|uint64(w)))
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range steps {
+				name := m.tools[rng.IntN(len(m.tools))]
+				args := map[string]any{}
+				for _, g := range m.guards {
+					if rng.IntN(4) == 0 {
+						args[g] = false
+					}
+				}
+				failed := rng.IntN(10) == 0
+				raw, _ := json.Marshal(args)
+				r := gate.Request{Ref: ref, Tool: name, Args: raw, Tools: tools}
+				g := gates[rng.IntN(len(gates))]
+				d, err := g.Decide(ctx, r)
+				if err != nil {
+					t.Errorf("Decide(%s): %v", name, err)
+					return
+				}
+				if !d.Allowed {
+					if d.Refusal == nil || d.Refusal.Code != mcpbind.CodeForbidden && d.Refusal.Code != mcpbind.CodeEventRefused {
+						t.Errorf("%s refused: %+v", name, d.Refusal)
+					}
+					continue
+				}
+				time.Sleep(time.Duration(rand.IntN(300)) * time.Microsecond) // the tool runs; let calls overlap
+				o := gate.Outcome{Failed: failed}
+				if !failed {
+					o.Output = json.RawMessage(fmt.Sprintf(`{"tool":%q}`, name))
+				}
+				tr, err := gates[rng.IntN(len(gates))].Commit(ctx, r, o)
+				mu.Lock()
+				fmt.Fprintf(&calls, "\tworker %d: %s %s failed=%v -> %v %v\n", w, name, raw, failed, tr != nil, err)
+				if tr != nil {
+					moved = append(moved, tr)
+				}
+				mu.Unlock()
+				if err != nil {
+					t.Errorf("Commit(%s): %v", name, err)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	report := func() string {
+		return fmt.Sprintf("seed %d, machine %d (go test ./mcpbind -run 'TestPropertyConcurrentCore/.*/^%d$' -prop.seed=%d)\nmachine:\n%s\ncalls:\n%s",
+			m.seed, m.index, m.index, m.seed, indentJSON(m.json), calls.String())
+	}
+	wf, err := gates[0].WorkflowOf(ctx, ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := h.engine.Start(ctx, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(wf.History) != len(moved) {
+		t.Fatalf("%d commits moved the workflow, its history has %d transitions\n%s", len(moved), len(wf.History), report())
+	}
+	at := valueJSON(s.Value())
+	for i, tr := range wf.History {
+		if valueJSON(tr.From) != at {
+			t.Fatalf("history entry %d (%s) moves from %s, but the workflow was in %s\n%s", i+1, tr.Tool, valueJSON(tr.From), at, report())
+		}
+		at = valueJSON(tr.To)
+	}
+	if got := valueJSON(wf.State.Value()); got != at {
+		t.Fatalf("the workflow ended in %s; its history gives %s\n%s", got, at, report())
+	}
 }

@@ -49,6 +49,10 @@ var (
 //   - the core's Decide (package gate's Request, the hooks' path, no MCP)
 //     gives every call of a tool of the server the verdict the MCP call
 //     gets, and the same refusal (code, state, tools, path, guards);
+//   - each session's twin workflow, on a second gate sharing the store
+//     and given the same calls through the core alone (Decide, the tool,
+//     Commit: the hooks' path), gets the same verdicts and refusals and
+//     is in the same state with the same call budgets after each call;
 //   - a call of a hidden tool of the server is refused: IsError, code
 //     FORBIDDEN, the current state, tools and instructions; a name the
 //     server does not have gets the server's own error;
@@ -744,9 +748,13 @@ type propHarness struct {
 	kind   string
 	engine statechart.Engine
 	gate   *mcpbind.Gate
-	rng    *rand.Rand
-	ses    [2]*propSession
-	stats  *propStats
+	// core is a second gate on the same engine and store, with no MCP
+	// server: the twin workflow of each session ("core-a", "core-b")
+	// takes the same calls through Decide and Commit (the hooks' path).
+	core  *mcpbind.Gate
+	rng   *rand.Rand
+	ses   [2]*propSession
+	stats *propStats
 
 	mu   sync.Mutex
 	runs map[*mcp.ServerSession]map[string]int // handler executions
@@ -830,12 +838,21 @@ func indentJSON(data []byte) string {
 func (h *propHarness) setUp() {
 	ctx := context.Background()
 	h.names = map[*mcp.ServerSession]string{}
-	server := h.newServer(&mcpbind.Options{SessionKey: func(ss *mcp.ServerSession) string {
+	store := mcpbind.NewMemoryStore(nil)
+	server := h.newServer(&mcpbind.Options{Store: store, SessionKey: func(ss *mcp.ServerSession) string {
 		h.mu.Lock()
 		defer h.mu.Unlock()
 		return h.names[ss]
 	}})
 	var err error
+	if h.core, err = mcpbind.New(h.engine, &mcpbind.Options{Store: store, Logger: quietLogger()}); err != nil {
+		h.fatalf("mcpbind.New (core): %v", err)
+	}
+	for _, b := range h.m.bindings {
+		if err := h.core.Bind(b.tool, mcpbind.Binding{States: b.states, Event: b.event}); err != nil {
+			h.fatalf("core: Bind(%q): %v", b.tool, err)
+		}
+	}
 	for i, name := range []string{"a", "b"} {
 		s := &propSession{name: name, never: map[string]bool{}, calls: map[string]int{}, changed: make(chan struct{}, 1000)}
 		ct, st := mcp.NewInMemoryTransports()
@@ -1396,6 +1413,10 @@ func (h *propHarness) step(i int) {
 		succeeded = true
 	}
 
+	if h.m.registered(name) {
+		h.throughCore(x, name, argJSON, args, expectRun, decided.Refusal)
+	}
+
 	// The event: sent after a success only.
 	old := x.shadow
 	if succeeded && in.event != "" {
@@ -1483,6 +1504,49 @@ func (h *propHarness) step(i int) {
 		h.stats.add("transitions", 1)
 	}
 	h.stats.add("list_changed", nx)
+}
+
+// throughCore makes the call session x just made through MCP again, on
+// its twin workflow, through the core with no MCP (Decide, then the tool
+// "runs" here, then Commit: the hooks' path) and on a second gate instance
+// sharing the store: the same verdict, the same refusal as the MCP call's
+// (refusal), and afterwards the same state and call budgets as x's
+// workflow.
+func (h *propHarness) throughCore(x *propSession, name string, argJSON []byte, args map[string]any, expectRun bool, refusal *mcpbind.Refusal) {
+	ctx := context.Background()
+	r := gate.Request{Ref: mcpbind.Ref{Name: "core-" + x.name}, Tool: name, Args: argJSON, Tools: slices.Sorted(slices.Values(h.m.tools))}
+	d, err := h.core.Decide(ctx, r)
+	if err != nil {
+		h.fatalf("session %s: core: Decide(%s): %v", x.name, name, err)
+	}
+	if d.Allowed != expectRun || !d.Allowed && !sameRefusal(d.Refusal, refusal) {
+		rb, _ := json.Marshal(refusal)
+		db, _ := json.Marshal(d.Refusal)
+		h.fatalf("session %s: core: Decide(%s) allowed %v, refusal %s; through MCP: allowed %v, refusal %s", x.name, name, d.Allowed, db, expectRun, rb)
+	}
+	if d.Allowed {
+		o := gate.Outcome{Failed: args["fail"] != nil}
+		if !o.Failed {
+			o.Output = json.RawMessage(fmt.Sprintf(`{"tool":%q}`, name))
+		}
+		if _, err := h.core.Commit(ctx, r, o); err != nil {
+			h.fatalf("session %s: core: Commit(%s): %v", x.name, name, err)
+		}
+	}
+	twin, err := h.core.WorkflowOf(ctx, r.Ref)
+	if err != nil {
+		h.fatalf("session %s: core: WorkflowOf: %v", x.name, err)
+	}
+	wf, err := h.gate.SessionWorkflow(ctx, x.ss)
+	if err != nil {
+		h.fatalf("session %s: SessionWorkflow: %v", x.name, err)
+	}
+	tb, _ := json.Marshal(twin.Limits)
+	wb, _ := json.Marshal(wf.Limits)
+	if valueJSON(twin.State.Value()) != valueJSON(wf.State.Value()) || twin.State.Status() != wf.State.Status() || string(tb) != string(wb) {
+		h.fatalf("session %s after %s: through the core the workflow is in %s (%v), budgets %s; through MCP in %s (%v), budgets %s", x.name, name,
+			valueJSON(twin.State.Value()), twin.State.Status(), tb, valueJSON(wf.State.Value()), wf.State.Status(), wb)
+	}
 }
 
 // checkRefusal checks a refused call's result and may start following its

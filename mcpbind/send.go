@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/chartgate/chartgate/gate"
 	"github.com/chartgate/chartgate/statechart"
 )
 
@@ -52,26 +53,15 @@ func (g *Gate) Send(ctx context.Context, ref Ref, ev statechart.Event, by string
 	if err != nil {
 		return nil, err
 	}
-	c := &gatedCall{kind: callSend, rules: g.rules.Load(), info: unboundInfo, target: t, event: ev, by: by, a: &attachment{}}
-	v, err := g.load(ctx, t)
-	if err != nil {
-		return nil, err
+	s := &steps{g: g, c: &gatedCall{kind: callSend, rules: g.rules.Load(), info: unboundInfo, target: t, event: ev, by: by, a: &attachment{}}}
+	gate.Do(ctx, s)
+	switch {
+	case s.err != nil:
+		return nil, fmt.Errorf("mcpbind: sending %q: %w", ev.Type, s.err)
+	case s.out.err != nil:
+		return nil, fmt.Errorf("mcpbind: sending %q: %w", ev.Type, s.out.err)
 	}
-	v, h, vd, err := g.reserve(ctx, c, v)
-	if err == nil && vd != nil {
-		err = vd.err // Send is never refused: only an error stops it
-	}
-	if err != nil {
-		return nil, fmt.Errorf("mcpbind: sending %q: %w", ev.Type, err)
-	}
-	out := g.commit(ctx, c, h, v, nil, nil)
-	if out.err != nil {
-		return nil, fmt.Errorf("mcpbind: sending %q: %w", ev.Type, out.err)
-	}
-	if out.tr != nil {
-		g.transitioned(ctx, *out.tr)
-	}
-	return out.tr, nil
+	return s.out.tr, nil // Send is never refused: only an error stops it
 }
 
 // Workflows lists the workflows of this gate's machine that the store

@@ -1,0 +1,173 @@
+// This file holds every write of the gate to its store: save (a
+// workflow's next record, by compare-and-swap against the version it was
+// loaded at), create (a new workflow) and swap under them, and rewrite, the
+// retried update of a record whose state does not change (a count, a
+// lease, a history entry, a job's claim, an approval's question). The
+// steps (reserve, commit), the audit, the jobs and the approvals write
+// through these only.
+
+package mcpbind
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/chartgate/chartgate/gate"
+	"github.com/chartgate/chartgate/statechart"
+)
+
+// save writes rec under the target's key if the key's version is still
+// prev's, and returns the saved view; state is rec.snap's decoded form,
+// with delayed transitions applied. On a conflict the error matches
+// ErrConflict.
+//
+// The record's job leases are those planJobs gives for state: the jobs
+// this save claims start once it succeeded.
+func (g *Gate) save(ctx context.Context, t target, prev *view, state statechart.State, rec record) (*view, error) {
+	return g.saveDurable(ctx, t, prev, state, rec, true)
+}
+
+// saveDurable is save; with durable false, a store that implements
+// [gate.NoSyncStore] need not wait for the disk (for a write that
+// acknowledges nothing: a lease).
+func (g *Gate) saveDurable(ctx context.Context, t target, prev *view, state statechart.State, rec record, durable bool) (*view, error) {
+	key, sess := g.keyFor(t)
+	var starts []jobStart
+	rec.jobs, starts = g.planJobs(rec.jobs, state)
+	var nv *view
+	if state == prev.state {
+		// The same state (a lease taken or released, a count): what was
+		// derived from it still holds.
+		nv = &view{gate: g, key: key, state: state, rec: rec, active: prev.active}
+	} else {
+		var err error
+		if nv, err = g.newView(key, state, rec, 0); err != nil {
+			return nil, err
+		}
+	}
+	g.stampApproval(&nv.rec, nv.active, prev.rec.approval)
+	ww := g.writing(key, t.ss, t.existing) // a job's (existing) result tells every session itself
+	_, err := g.swap(ctx, key, prev.version, nv, durable)
+	ww.done(nv, err)
+	if err != nil {
+		if isConflict(err) {
+			return nil, err
+		}
+		return nil, fmt.Errorf("saving the workflow state: %w", err)
+	}
+	g.jobsSaved(key, starts)
+	switch {
+	case g.values != nil:
+		// The store holds the view: nothing to cache.
+	case sess == nil:
+		g.handled.put(key, nv)
+	default:
+		g.decoded.Store(key, nv)
+	}
+	if sess != nil {
+		sess.saved.Store(true)
+		if g.isClosed(sess) {
+			// The session ended while the call ran.
+			g.forget(t.ss, sess)
+		}
+	}
+	return nv, nil
+}
+
+// create starts a new workflow under key and saves it, if the key has no
+// record; otherwise it returns an error matching ErrConflict.
+func (g *Gate) create(ctx context.Context, key string) (*view, error) {
+	s, err := g.engine.Start(ctx, g.now())
+	if err != nil {
+		return nil, fmt.Errorf("mcpbind: starting the workflow: %w", err)
+	}
+	var rec record
+	var starts []jobStart
+	rec.jobs, starts = g.planJobs(nil, s)
+	v, err := g.newView(key, s, rec, 0)
+	if err != nil {
+		return nil, err
+	}
+	g.stampApproval(&v.rec, v.active, nil)
+	ww := g.writing(key, nil, true) // a new workflow is in the initial state every session saw
+	_, err = g.swap(ctx, key, 0, v, true)
+	ww.done(v, err)
+	if err != nil {
+		if isConflict(err) {
+			return nil, err
+		}
+		return nil, fmt.Errorf("mcpbind: saving the workflow state: %w", err)
+	}
+	g.jobsSaved(key, starts)
+	return v, nil
+}
+
+// swap writes v's record under key if the key's version is old, and sets
+// v's version to the record's new one. v is not yet shared. With durable
+// false, a [gate.NoSyncStore] need not wait for the disk.
+func (g *Gate) swap(ctx context.Context, key string, old uint64, v *view, durable bool) (uint64, error) {
+	v.rec.wversion = g.wversion
+	if g.values != nil {
+		return g.values.CompareAndSwapValue(ctx, key, old, func(ver uint64) Value {
+			v.version = ver
+			return v
+		})
+	}
+	var ver uint64
+	var err error
+	if ns, ok := g.store.(gate.NoSyncStore); ok && !durable {
+		ver, err = ns.CompareAndSwapNoSync(ctx, key, old, v.rec.encode())
+	} else {
+		ver, err = g.store.CompareAndSwap(ctx, key, old, v.rec.encode())
+	}
+	if err == nil {
+		v.version = ver
+	}
+	return ver, err
+}
+
+func isConflict(err error) bool { return errors.Is(err, ErrConflict) }
+
+// backoff sleeps a little, more after each conflict, with jitter.
+func backoff(ctx context.Context, attempt int) {
+	d := 20 * time.Microsecond << min(attempt, 9)
+	d = d/2 + rand.N(d)
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+	}
+}
+
+// rewrite saves a new record of the workflow t names, in the same state,
+// retrying on conflicts (up to Options.MaxRetries, with backoff, loading
+// the record again each time). change returns the record to save from the
+// current view and its persisted state, or stop to end without saving (a
+// nil error: nothing to do). It returns the saved view.
+func (g *Gate) rewrite(ctx context.Context, t target, v *view, change func(v *view, snap []byte) (rec record, stop bool, err error)) (*view, error) {
+	for attempt := 0; ; attempt++ {
+		snap, err := v.snapshot() // with the delayed transitions since it was saved
+		if err != nil {
+			return nil, fmt.Errorf("marshaling the state: %w", err)
+		}
+		rec, stop, err := change(v, snap)
+		if stop || err != nil {
+			return nil, err
+		}
+		nv, err := g.save(ctx, t, v, v.state, rec)
+		if err == nil {
+			return nv, nil
+		}
+		if !isConflict(err) || attempt >= g.retries {
+			return nil, err
+		}
+		backoff(ctx, attempt)
+		if v, err = g.load(ctx, t); err != nil {
+			return nil, err
+		}
+	}
+}
