@@ -310,13 +310,17 @@ func (g *Gate) checkGrant(cur *view, ev string, a *ApprovalGrant) error {
 		return errReservedEvent
 	}
 	p := g.pendingOf(cur)
+	if p == nil || p.ID != a.ID {
+		// Another grant of the same approval may have been saved since
+		// this one was loaded: say so rather than that nothing waits.
+		if err := g.answered(decodeHistory(cur.rec.history, cur.key), a.ID); err != nil {
+			return err
+		}
+	}
 	switch {
 	case p == nil:
 		return fmt.Errorf("mcpbind: approval %s: %w", a.ID, ErrNoPendingApproval)
 	case p.ID != a.ID:
-		if err := g.answered(decodeHistory(cur.rec.history, cur.key), a.ID); err != nil {
-			return err
-		}
 		return fmt.Errorf("mcpbind: the workflow waits for approval %s, not %s: %w", p.ID, a.ID, ErrUnknownApproval)
 	case a.Approved && p.Expired(g.now()):
 		return fmt.Errorf("mcpbind: approval %s expired at %s: %w", a.ID, p.Expires.UTC().Format(time.RFC3339), ErrApprovalExpired)
