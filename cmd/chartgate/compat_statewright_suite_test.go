@@ -535,7 +535,7 @@ func TestStatewrightSuiteEnforcement(t *testing.T) {
 	// implicit_transition_when_blocked_tool_in_next_state
 	text, isErr = a.call("edit_file", map[string]any{"path": "a.go"})
 	assert.True(t, isErr, text)
-	assert.Contains(t, text, `Tool "edit_file" is not available in the current workflow state ("planning"). To make it available, call workflow_transition with event "READY".`)
+	assert.Contains(t, text, `Tool "edit_file" is not available in the current workflow state ("planning"). To make it available, call statewright_transition with event "READY".`)
 	assert.Equal(t, "planning", a.json("statewright_get_state", nil)["state"], "no transition of its own")
 	// block_tool_not_in_current_state, block_includes_reason_with_tool_and_state
 	a.json("statewright_transition", map[string]any{"event": "READY"})
