@@ -54,8 +54,9 @@ func agentWarnings(data []byte) []problem {
 	if failed := state("failed"); !failed.Exists() || !final(failed) {
 		warn("states", `no "failed" state of type final: Statewright's agent requires one, reachable from every state, so that every state can fail`)
 	} else {
+		reach := agentReaching(states, names, "failed")
 		for _, name := range names {
-			if !final(state(name)) && !agentReaches(states, name, "failed") {
+			if !final(state(name)) && !reach[name] {
 				warn("states."+name, `no path to the "failed" state: Statewright's agent requires that every state can fail`)
 			}
 		}
@@ -123,27 +124,27 @@ func agentMaxPrivilege(s gjson.Result) int {
 	return m
 }
 
-// agentReaches reports whether the transitions lead from one state to
-// another, breadth first: linear in the workflow's transitions.
-func agentReaches(states gjson.Result, from, to string) bool {
-	seen := map[string]bool{from: true}
-	queue := []string{from}
+// agentReaching returns the states from which the transitions lead to
+// target: one breadth-first walk of the reversed transitions, linear in
+// the workflow's size.
+func agentReaching(states gjson.Result, names []string, target string) map[string]bool {
+	into := map[string][]string{}
+	for _, name := range names {
+		agentTransitions(states.Get(gjson.Escape(name)), func(_, to string, _ bool) {
+			into[to] = append(into[to], name)
+		})
+	}
+	reach := map[string]bool{}
+	queue := []string{target}
 	for len(queue) > 0 {
 		cur := queue[0]
 		queue = queue[1:]
-		found := false
-		agentTransitions(states.Get(gjson.Escape(cur)), func(_, target string, _ bool) {
-			if target == to {
-				found = true
+		for _, from := range into[cur] {
+			if !reach[from] {
+				reach[from] = true
+				queue = append(queue, from)
 			}
-			if !seen[target] {
-				seen[target] = true
-				queue = append(queue, target)
-			}
-		})
-		if found {
-			return true
 		}
 	}
-	return false
+	return reach
 }
