@@ -43,18 +43,22 @@ func agentWarnings(data []byte) []problem {
 		out = append(out, problem{path: path, msg: fmt.Sprintf(format, args...), warning: true})
 	}
 	final := func(s gjson.Result) bool { return s.Get("type").String() == "final" }
+	byName := map[string]gjson.Result{}
 	names := []string{}
-	states.ForEach(func(k, _ gjson.Result) bool {
-		names = append(names, k.String())
+	states.ForEach(func(k, v gjson.Result) bool {
+		if _, dup := byName[k.String()]; !dup {
+			names = append(names, k.String())
+		}
+		byName[k.String()] = v
 		return true
 	})
 	slices.Sort(names)
-	state := func(name string) gjson.Result { return states.Get(gjson.Escape(name)) }
+	state := func(name string) gjson.Result { return byName[name] }
 
 	if failed := state("failed"); !failed.Exists() || !final(failed) {
 		warn("states", `no "failed" state of type final: Statewright's agent requires one, reachable from every state, so that every state can fail`)
 	} else {
-		reach := agentReaching(states, names, "failed")
+		reach := agentReaching(byName, names, "failed")
 		for _, name := range names {
 			if !final(state(name)) && !reach[name] {
 				warn("states."+name, `no path to the "failed" state: Statewright's agent requires that every state can fail`)
@@ -127,10 +131,10 @@ func agentMaxPrivilege(s gjson.Result) int {
 // agentReaching returns the states from which the transitions lead to
 // target: one breadth-first walk of the reversed transitions, linear in
 // the workflow's size.
-func agentReaching(states gjson.Result, names []string, target string) map[string]bool {
+func agentReaching(states map[string]gjson.Result, names []string, target string) map[string]bool {
 	into := map[string][]string{}
 	for _, name := range names {
-		agentTransitions(states.Get(gjson.Escape(name)), func(_, to string, _ bool) {
+		agentTransitions(states[name], func(_, to string, _ bool) {
 			into[to] = append(into[to], name)
 		})
 	}
