@@ -22,7 +22,7 @@ commands:
   validate FILE... [--strict] [--tools a,b,c] [--format auto|xstate|statewright] [--subflows DIR]
         check machines and Statewright workflows; print every error as
         FILE: path: message, every warning as FILE: path: warning: message
-  run FILE --events LIST [--clock simulated|real] [--allow-missing-guards]
+  run FILE --events LIST [--clock simulated|real] [--format F] [--allow-missing-guards]
         run the machine; print one JSON snapshot line per step
   diagram FILE [--format mermaid|dot|svg]
         draw the machine as a Mermaid state diagram, a Graphviz digraph or
@@ -95,7 +95,7 @@ var commandUsage = map[string]string{
 	"hook":      hookUsage,
 	"install":   installUsage,
 	"uninstall": uninstallUsage,
-	"run":       "usage: chartgate run FILE --events LIST [--clock simulated|eventloop|real] [--input JSON] [--allow-missing-guards]\n\n  --events LIST  events to send, comma-separated: TYPE, {JSON event} or +DURATION\n  --clock CLOCK  simulated (default: +DURATION moves it at once, XState's SimulatedClock),\n                 eventloop (the same, delivering promise results between timers, as Node does)\n                 or real (+DURATION sleeps)\n  --input JSON   the machine's input (event.input of xstate.init; default: a case file's \"input\")\n  --allow-missing-guards  run a machine whose guards have no implementation: evaluating one\n                 puts it in status error, as in XState\n\nA case file's declarative actors run: invoked and spawned promises, callbacks and child machines.\n",
+	"run":       "usage: chartgate run FILE --events LIST [--clock simulated|eventloop|real] [--input JSON] [--format FORMAT] [--allow-missing-guards]\n\n  --events LIST  events to send, comma-separated: TYPE, {JSON event} or +DURATION\n  --clock CLOCK  simulated (default: +DURATION moves it at once, XState's SimulatedClock),\n                 eventloop (the same, delivering promise results between timers, as Node does)\n                 or real (+DURATION sleeps)\n  --input JSON   the machine's input (event.input of xstate.init; default: a case file's \"input\")\n  --format FORMAT  auto (default), xstate or statewright: a workflow runs as serve enforces it\n                 (a Statewright file with its guards and data merge); a file both formats read\n                 needs it when an event carries data\n  --subflows DIR the directory of the Statewright workflows invoke names (default: the file's)\n  --allow-missing-guards  run a machine whose guards have no implementation: evaluating one\n                 puts it in status error, as in XState\n\nA case file's declarative actors run: invoked and spawned promises, callbacks and child machines.\n",
 	"diagram":   "usage: chartgate diagram FILE [--format mermaid|dot|svg]\n\n  --format FORMAT  mermaid (default), dot or svg (a self-contained image, laid out by chartgate)\n",
 	"bench":     "usage: chartgate bench FILE --events LIST [-n N] [--allow-missing-guards]\n\n  --events LIST  events to send round and round: TYPE, {JSON event} or +DURATION\n  -n N           number of events to send (default 1000000)\n  --allow-missing-guards  run a machine whose guards have no implementation\n",
 	"serve":     serveUsage + serveWorkflowUsage,

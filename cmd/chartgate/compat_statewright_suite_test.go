@@ -123,6 +123,72 @@ func TestStatewrightSuiteValidate(t *testing.T) {
 	}
 }
 
+// TestStatewrightSuiteAgentValidator ports the cases agent/validator.rs
+// rejects: chartgate validate accepts each workflow (Statewright's gateway
+// runs it too) and warns with what Statewright's agent refuses; with
+// --strict the warnings are errors.
+func TestStatewrightSuiteAgentValidator(t *testing.T) {
+	cases := []struct {
+		port string
+		file string
+		want string // the warning, with its path
+	}{
+		{"agent/validator.rs/rejects_missing_failed_state", `{"id": "bad", "initial": "start", "meta": {"danger_level": "safe"}, "states": {
+			"start": {"on": {"GO": "end"}}, "end": {"type": "final"}}, "guards": {}}`,
+			`: states: warning: no "failed" state of type final`},
+		{"agent/validator.rs/rejects_dangerous_machine_without_approval_gate", `{"id": "bad", "initial": "planning", "meta": {"danger_level": "dangerous"}, "states": {
+			"planning": {"allowed_tools": ["read_file"], "on": {"GO": "executing", "FAIL": "failed"}},
+			"executing": {"allowed_tools": ["write_file", "deploy"], "on": {"DONE": "completed", "FAIL": "failed"}},
+			"completed": {"type": "final"}, "failed": {"type": "final"}}, "guards": {}}`,
+			`: meta.danger_level: warning: a dangerous workflow without a transition with requires_approval: true`},
+		{"agent/validator.rs/rejects_write_tools_in_initial_state", `{"id": "bad", "initial": "start", "meta": {"danger_level": "moderate"}, "states": {
+			"start": {"allowed_tools": ["read_file", "write_file", "delete_file"], "on": {"GO": "end", "FAIL": "failed"}},
+			"end": {"type": "final"}, "failed": {"type": "final"}}, "guards": {}}`,
+			`: states.start.allowed_tools: warning: the initial state of a moderate workflow has write, execute or external tools (write_file, delete_file)`},
+		{"agent/validator.rs/rejects_tool_escalation_without_approval", `{"id": "bad", "initial": "reading", "meta": {"danger_level": "moderate"}, "states": {
+			"reading": {"allowed_tools": ["read_file"], "on": {"GO": "deploying", "FAIL": "failed"}},
+			"deploying": {"allowed_tools": ["deploy", "database_mutate"], "on": {"DONE": "completed", "FAIL": "failed"}},
+			"completed": {"type": "final"}, "failed": {"type": "final"}}, "guards": {}}`,
+			`: states.reading.on.GO: warning: tool escalation from "reading" (privilege 1) to "deploying" (privilege 4) without requires_approval`},
+		{"agent/validator.rs/rejects_state_without_fail_transition (failed reachable from start only: the case's own file, where no state reaches it, is refused as engine/validate.rs refuses an unreachable state)", `{"id": "bad", "initial": "start", "meta": {"danger_level": "safe"}, "states": {
+			"start": {"on": {"GO": "middle", "FAIL": "failed"}}, "middle": {"on": {"GO": "completed"}},
+			"completed": {"type": "final"}, "failed": {"type": "final"}}, "guards": {}}`,
+			`: states.middle: warning: no path to the "failed" state`},
+	}
+	for _, c := range cases {
+		t.Run(c.port, func(t *testing.T) {
+			file := writeFile(t, "workflow.json", c.file)
+			code, out, errOut := chartgate("validate", file)
+			assert.Equal(t, exitOK, code, out+errOut)
+			assert.Contains(t, out, file+c.want)
+			assert.Contains(t, out, file+": ok (Statewright workflow, ")
+
+			code, out, errOut = chartgate("validate", "--strict", file)
+			assert.Equal(t, exitFail, code, out+errOut)
+			assert.Contains(t, out, file+strings.Replace(c.want, "warning: ", "", 1))
+		})
+	}
+
+	// rejects_state_without_fail_transition's own file: "failed" is
+	// unreachable, an error for the engine's validation too.
+	unreachable := writeFile(t, "unreachable.json", `{"id": "bad", "initial": "start", "meta": {"danger_level": "safe"}, "states": {
+		"start": {"on": {"GO": "middle"}}, "middle": {"on": {"GO": "completed"}},
+		"completed": {"type": "final"}, "failed": {"type": "final"}}, "guards": {}}`)
+	code, out, errOut := chartgate("validate", unreachable)
+	assert.Equal(t, exitFail, code, out+errOut)
+	assert.Contains(t, out, unreachable+`: states.failed: state "failed" is unreachable`)
+
+	// The accepted machines of validator.rs get no warning.
+	bugFix := writeFile(t, "bugfix.json", `{"id": "bug-fix", "initial": "planning", "meta": {"danger_level": "moderate"}, "states": {
+		"planning": {"allowed_tools": ["read_file", "grep"], "on": {"PLAN_READY": "implementing", "FAIL": "failed"}},
+		"implementing": {"allowed_tools": ["read_file", "write_file"], "on": {"DONE": {"target": "review", "requires_approval": true}, "FAIL": "failed"}},
+		"review": {"allowed_tools": ["read_file"], "on": {"APPROVED": "completed", "REJECTED": "implementing"}},
+		"completed": {"type": "final"}, "failed": {"type": "final"}}, "guards": {}}`)
+	code, out, errOut = chartgate("validate", "--strict", bugFix)
+	assert.Equal(t, exitOK, code, out+errOut)
+	assert.Equal(t, bugFix+": ok (Statewright workflow, 5 states)\n", out)
+}
+
 // guardWorkflow has one guarded event per guard of engine/guard.rs, each
 // leading from "probe" to "passed" and back with BACK; SET merges its data
 // into the context with a self-transition.

@@ -2,7 +2,7 @@
 // machines with package statechart.
 //
 //	chartgate validate FILE... [--strict] [--tools a,b,c] [--format auto|xstate|statewright] [--subflows DIR]
-//	chartgate run FILE --events A,B,{"type":"C","x":1},+250ms [--clock simulated|real] [--allow-missing-guards]
+//	chartgate run FILE --events A,B,{"type":"C","x":1},+250ms [--clock simulated|real] [--format auto|xstate|statewright] [--allow-missing-guards]
 //	chartgate diagram FILE [--format mermaid|dot|svg]
 //	chartgate bench FILE --events A,B,C [-n N] [--allow-missing-guards]
 //	chartgate serve [--config FILE] [--http ADDR [--stateless]] [--workflow FILE ...] [-- COMMAND ARG...]
@@ -18,8 +18,9 @@
 // whose "machine" is run with the declarative "guards", "actions" and
 // "delays" beside it (the format is described in
 // docs/conformance-case-format.md); "-" reads it from standard input. A
-// UTF-8 byte order mark at the start of the file is ignored. validate also
-// reads Statewright workflow JSON (see package workflow).
+// UTF-8 byte order mark at the start of the file is ignored. validate and
+// run also read Statewright workflow JSON (see package workflow): run runs
+// a workflow as serve enforces it, with its guards and data merge.
 //
 // serve runs the gateway of package gateway: one MCP server in front of
 // the MCP servers of FILE (the "mcpServers" JSON of MCP hosts) and of the

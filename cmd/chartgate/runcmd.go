@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/chartgate/chartgate/statechart"
+	"github.com/chartgate/chartgate/workflow"
 )
 
 // traceLine is one line of `chartgate run`: the snapshot after a step.
@@ -50,9 +51,16 @@ func cmdRun(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	clockName := fs.String("clock", "simulated", "simulated, eventloop or real")
 	inputFlag := fs.String("input", "", "the machine's input, as JSON")
 	allowMissingGuards := fs.Bool("allow-missing-guards", false, "run a machine whose guards have no implementation (evaluating one is an error)")
+	format := fs.String("format", "auto", "the file's format: auto, xstate or statewright")
+	subflows := fs.String("subflows", "", "the directory of the Statewright workflows invoke names (default: the file's)")
 	file, code, ok := oneFile(fs, "run", args, stdout, stderr)
 	if !ok {
 		return code
+	}
+	switch workflow.Format(*format) {
+	case "auto", workflow.FormatXState, workflow.FormatStatewright:
+	default:
+		return usageError(stderr, "run", fmt.Errorf("--format %q: use auto, xstate or statewright", *format))
 	}
 	var clock statechart.Clock
 	var advance func(time.Duration)
@@ -75,7 +83,11 @@ func cmdRun(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 		input = json.RawMessage(*inputFlag)
 	}
-	src, m, code := loadSource("run", file, statechart.Options{AllowMissingGuards: *allowMissingGuards}, stdin, stderr)
+	withData := false
+	for _, st := range steps {
+		withData = withData || st.event != nil && len(st.event.Data) > 0
+	}
+	src, m, code := loadRunnable(file, workflow.Format(*format), *subflows, withData, statechart.Options{AllowMissingGuards: *allowMissingGuards}, stdin, stderr)
 	if code != exitOK {
 		return code
 	}
@@ -126,6 +138,47 @@ func cmdRun(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 	}
 	return exitOK
+}
+
+// loadRunnable reads FILE for run. A workflow is loaded as serve and
+// validate load it (package workflow): a Statewright workflow (detected,
+// or forced with --format statewright), with its guards, its transition
+// data merged into the context and its subflows from subflows (default:
+// the file's directory), or an XState machine with meta.chartgate. Any
+// other file, and a case file, is an XState machine. A file both formats
+// read (states with only "on" and "type": "final") runs as XState in auto
+// format unless an event carries data (withData): the formats differ only
+// there (Statewright merges the data into the context), so such a run is
+// refused, naming --format.
+func loadRunnable(name string, format workflow.Format, subflows string, withData bool, opts statechart.Options, stdin io.Reader, stderr io.Writer) (*source, *statechart.Machine, int) {
+	src, err := readSource(name, stdin)
+	if err != nil {
+		fmt.Fprintf(stderr, "chartgate: %v\n", err)
+		return nil, nil, exitFail
+	}
+	if src.isCase {
+		m, code := compileSource("run", src, opts, stderr)
+		return src, m, code
+	}
+	if format == "auto" {
+		if _, err := workflow.Load(src.data, nil); withData && errors.Is(err, workflow.ErrAmbiguousFormat) {
+			fmt.Fprintf(stderr, "chartgate run: %s: %v\n", displayName(name), err)
+			return nil, nil, exitUsage
+		}
+		format = workflow.DetectFormat(src.data)
+	}
+	if format != workflow.FormatStatewright && !hasChartgateMeta(src.data) {
+		m, code := compileSource("run", src, opts, stderr)
+		return src, m, code
+	}
+	m, _, probs := validateWorkflow(src, format, false, subflowsOf(subflows, name))
+	for _, p := range probs {
+		fmt.Fprintln(stderr, p.format(displayName(name)))
+	}
+	if m == nil {
+		return nil, nil, exitFail
+	}
+	return src, m, exitOK
 }
 
 // snapshotLine describes the snapshot after step i (st nil: the initial

@@ -218,6 +218,13 @@ func loadSource(cmd, name string, opts statechart.Options, stdin io.Reader, stde
 		fmt.Fprintf(stderr, "chartgate: %v\n", err)
 		return nil, nil, exitFail
 	}
+	m, code := compileSource(cmd, src, opts, stderr)
+	return src, m, code
+}
+
+// compileSource is loadSource for a source already read.
+func compileSource(cmd string, src *source, opts statechart.Options, stderr io.Writer) (*statechart.Machine, int) {
+	name := src.name
 	m, probs := src.compile(opts)
 	missingGuard := false
 	for _, p := range probs {
@@ -228,9 +235,9 @@ func loadSource(cmd, name string, opts statechart.Options, stdin io.Reader, stde
 		if missingGuard && !opts.AllowMissingGuards {
 			fmt.Fprintf(stderr, "chartgate %s: --allow-missing-guards runs a machine whose guards have no implementation (evaluating one then puts it in status error, as in XState)\n", cmd)
 		}
-		return nil, nil, exitFail
+		return nil, exitFail
 	}
-	return src, m, exitOK
+	return m, exitOK
 }
 
 // input is the "input" of a case file, nil for none.

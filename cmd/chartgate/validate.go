@@ -45,7 +45,11 @@ import (
 // --format statewright) is loaded by workflow.Load: its problems have
 // paths in the file, and it is reported as FILE: ok (Statewright workflow,
 // N states), N the states of the file. Its invoked subflows are read from
-// --subflows DIR (DIR/<name>.json).
+// --subflows DIR (DIR/<name>.json). A Statewright workflow whose meta sets
+// danger_level also gets the checks of Statewright's agent validator, as
+// warnings (errors with --strict): a reachable "failed" final state, and
+// for moderate and dangerous workflows an approval gate, a read-only
+// initial state and no escalation to external tools without approval.
 func cmdValidate(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := newFlagSet("validate")
 	strict := fs.Bool("strict", false, "make warnings errors; also report guards, actions and delays that have no implementation")
@@ -97,6 +101,12 @@ func cmdValidate(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		case f == workflow.FormatStatewright:
 			m, n, probs = validateWorkflow(src, f, *strict, subflowsOf(*subflows, name))
 			kind = "Statewright workflow, "
+			if m != nil {
+				for _, p := range agentWarnings(src.data) {
+					p.warning = !*strict
+					probs = append(probs, p)
+				}
+			}
 		case !src.isCase && hasChartgateMeta(src.data):
 			m, n, probs = validateWorkflow(src, f, *strict, subflowsOf(*subflows, name))
 			kind = "workflow, "
