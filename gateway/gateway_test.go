@@ -62,11 +62,17 @@ func newGateway(t testing.TB, opts *gateway.Options, servers ...*gateway.ServerC
 // connect connects a client to the gateway's server in memory.
 func connect(t testing.TB, g *gateway.Gateway, copts *mcp.ClientOptions, protocol string) *mcp.ClientSession {
 	t.Helper()
+	return connectVia(t, g, copts, protocol, func(t mcp.Transport) mcp.Transport { return t })
+}
+
+// connectVia is connect with the client's transport wrapped.
+func connectVia(t testing.TB, g *gateway.Gateway, copts *mcp.ClientOptions, protocol string, wrap func(mcp.Transport) mcp.Transport) *mcp.ClientSession {
+	t.Helper()
 	ct, st := mcp.NewInMemoryTransports()
 	ctx := context.Background()
 	ss, err := g.Server().Connect(ctx, st, nil)
 	require.NoError(t, err)
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test-client", Version: "1"}, copts).Connect(ctx, ct, &mcp.ClientSessionOptions{ProtocolVersion: protocol})
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test-client", Version: "1"}, copts).Connect(ctx, wrap(ct), &mcp.ClientSessionOptions{ProtocolVersion: protocol})
 	require.NoError(t, err)
 	t.Cleanup(func() { cs.Close(); ss.Close() })
 	return cs

@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -102,7 +103,11 @@ func TestReferenceServersThroughGateway(t *testing.T) {
 	}
 	var mu sync.Mutex
 	var progress []*mcp.ProgressNotificationParams
-	cs := connect(t, g, clientOpts(&progress, &mu), "2025-11-25")
+	// The order the client reads messages in: go-sdk runs notification
+	// handlers on another goroutine, so a handler may run after the call
+	// that follows returned; the order is defined on the wire.
+	wire := &wireOrder{}
+	cs := connectVia(t, g, clientOpts(&progress, &mu), "2025-11-25", wire.wrap)
 	ref := direct(t, everything, clientOpts(nil, nil))
 
 	t.Run("tools", func(t *testing.T) {
@@ -162,12 +167,19 @@ func TestReferenceServersThroughGateway(t *testing.T) {
 	t.Run("progress", func(t *testing.T) {
 		params := &mcp.CallToolParams{Name: "trigger-long-running-operation", Arguments: map[string]any{"duration": 0.3, "steps": 3}}
 		params.SetProgressToken(42)
+		wire.reset()
 		res, err := cs.CallTool(ctx, params)
 		require.NoError(t, err)
 		assert.Contains(t, text(res), "Long running operation completed")
+		assert.Equal(t, []string{"notifications/progress", "notifications/progress", "notifications/progress", "response"}, wire.read(),
+			"over a stdio upstream, progress comes before the result")
+		eventually(t, "the progress handlers", func() bool {
+			mu.Lock()
+			defer mu.Unlock()
+			return len(progress) == 3
+		})
 		mu.Lock()
 		defer mu.Unlock()
-		require.Len(t, progress, 3, "over a stdio upstream, progress comes before the result")
 		for i, p := range progress {
 			assert.Equal(t, float64(42), p.ProgressToken)
 			assert.Equal(t, float64(i+1), p.Progress)
@@ -388,4 +400,57 @@ func promptNames(res *mcp.ListPromptsResult, err error) ([]string, error) {
 	}
 	slices.Sort(names)
 	return names, nil
+}
+
+// wireOrder records what a client reads, in order: each notification's
+// method and "response" for each response.
+type wireOrder struct {
+	mu   sync.Mutex
+	seen []string
+}
+
+func (w *wireOrder) wrap(t mcp.Transport) mcp.Transport { return wireTransport{t, w} }
+
+func (w *wireOrder) reset() {
+	w.mu.Lock()
+	w.seen = nil
+	w.mu.Unlock()
+}
+
+func (w *wireOrder) read() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return slices.Clone(w.seen)
+}
+
+type wireTransport struct {
+	mcp.Transport
+	w *wireOrder
+}
+
+func (t wireTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	c, err := t.Transport.Connect(ctx)
+	return wireConn{c, t.w}, err
+}
+
+type wireConn struct {
+	mcp.Connection
+	w *wireOrder
+}
+
+func (c wireConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	msg, err := c.Connection.Read(ctx)
+	if err == nil {
+		c.w.mu.Lock()
+		switch m := msg.(type) {
+		case *jsonrpc.Request:
+			if !m.IsCall() {
+				c.w.seen = append(c.w.seen, m.Method)
+			}
+		case *jsonrpc.Response:
+			c.w.seen = append(c.w.seen, "response")
+		}
+		c.w.mu.Unlock()
+	}
+	return msg, err
 }
