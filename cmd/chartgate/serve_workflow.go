@@ -641,13 +641,13 @@ func (t *statewrightTools) runningBranch(wf *mcpbind.Workflow, branch string) (m
 	return b, ""
 }
 
-// stateWords writes a state value for a sentence.
+// stateWords writes a state value for a sentence: a name quoted, a nested
+// value as jsonx.Text writes it.
 func stateWords(v any) string {
 	if s, ok := v.(string); ok {
 		return "'" + s + "'"
 	}
-	b, _ := json.Marshal(v)
-	return string(b)
+	return jsonx.Text(v)
 }
 
 func (t *statewrightTools) branchOf(ss *mcp.ServerSession) string {
