@@ -192,7 +192,8 @@
 // name) joins a running branch with statewright_load_workflow {name,
 // branch}: its statewright_transition events go to the branch (EVENT is
 // sent as "<b>.EVENT"), statewright_get_state shows the branch's state,
-// tools and transitions ([WithBranch]), and it leaves the branch with
+// tools and transitions ([WithBranch]), it is listed and may call only
+// the tools of its branch's state ([Workflow.BranchTools]), and it leaves the branch with
 // BRANCH_DONE:<b>, or when the branch stops running (its next event meant
 // for the branch is refused, not sent to the workflow). See "Compared
 // with Statewright".
@@ -264,7 +265,7 @@
 //	| statewright_load_workflow | (compat only) joins the session's workflow where it is (a sub-agent's load, session_id given or not); another name is refused | loads the workflow afresh, at its initial state | a reset would let the agent undo its progress or escape a pending approval; a person chooses the workflow | none |
 //	| statewright_create_workflow | (compat only) validated with every check of Load, then kept in memory and listed; never enforced | validated, stored, loadable by the agent | the agent must not choose its own rules | none |
 //	| Forks | branches are regions of the one workflow, moved by "<branch>.<EVENT>"; a branch is done when its region reaches its terminal state | branch sessions that sub-agents join with statewright_load_workflow {branch}, each finished by the agent's BRANCH_DONE:<branch>, which is not checked; branches run one after the other (current_branch) | a branch is done when its work is, not when the agent says so | --compat statewright speaks the protocol: the transition that forks answers {forked, branches, current_branch, join, on_complete} with the fork; a sub-agent's load_workflow {branch} joins a running branch (another session or gateway process on the same store and --session name), its events go to the branch and get_state shows the branch; BRANCH_DONE:<branch> moves the branch to its terminal state (the join then runs as usual) and answers {branch_completed, next_branch, completed, remaining} or {joined, completed_branches} |
-//	| Tools in a joined branch | (compat only) what the session may call is the workflow's: the tools of every running branch | the branch session's state's tools | one workflow gates one set of calls; get_state's allowed_tools shows the branch's. Statewright's narrower set would be safe, but the gate keeps one state per workflow, not per session: no switch is built | none |
+//	| Tools in a joined branch | (compat only) the session that joined a branch is listed, and may call, only the upstream tools its branch's state allows ([Workflow.BranchTools]; a gateway's SERVER__NAME by its NAME), completes only its own branch, and moves the workflow only through statewright_transition (workflow_transition is refused to it); the parent session's tools are every running branch's | the branch session's state's allowed_tools | — | — |
 //	| get_state of the parent during a fork | (compat only) the state that forked, with the fork ({active, current_branch, branches: {b: {initial, terminal, state, status}}, join, on_complete, on_fail}) | the current branch's state, with the fork | branches run at once here, so no branch is the current one; current_branch names the first running branch | none: there is no current branch to show |
 //	| statewright_load_workflow's states | sorted, as Statewright's BTreeMap lists them | sorted | — | — |
 //	| A file both formats read | refused until --format or "$schema" says which | read as Statewright's | the formats run it differently (data merge); a guess would be silently wrong | --format statewright |

@@ -10,6 +10,9 @@ import (
 	"context"
 	"slices"
 	"strings"
+
+	"github.com/chartgate/chartgate/internal/toolname"
+	"github.com/chartgate/chartgate/statechart"
 )
 
 // swStateView is what statewright_get_state shows of one state of the
@@ -87,4 +90,81 @@ func WithBranch(ctx context.Context, branch string) context.Context {
 func branchOf(ctx context.Context) string {
 	b, _ := ctx.Value(branchKey{}).(string)
 	return b
+}
+
+// BranchTools returns, while branch of the top-level fork running in s
+// is running, the test of the tools its session may call: those its
+// active states' meta.mcp.tools name, less those any of them denies, and
+// those the root's meta.mcp.ungated names, as a Statewright branch
+// session may call its branch state's allowed_tools only. A tool matches
+// by any of its names (a gateway's SERVER__NAME and NAME). It also
+// returns the names the active states list, for a refusal to show. ok is
+// false when no fork runs or the branch is not running.
+func (w *Workflow) BranchTools(s statechart.State, branch string) (allows func(names ...string) bool, listed []string, ok bool) {
+	forkKey, _, forked := w.forkOfValue(s.Value())
+	if !forked {
+		return nil, nil, false
+	}
+	_, fork, _ := w.ActiveFork(s)
+	if b, _ := fork["branches"].(map[string]any)[branch].(map[string]any); b["status"] != "running" {
+		return nil, nil, false
+	}
+	root := w.Machine.ID()
+	forkID, regionID := root+"."+forkKey, ""
+	var allow, deny, ungated []string
+	byID := map[string]statechart.Node{}
+	for _, n := range w.Machine.Nodes() {
+		byID[n.ID] = n
+		switch {
+		case n.Parent == forkID && n.Key == branch:
+			regionID = n.ID
+		case n.ID == root:
+			ungated = metaNames(n, "ungated")
+		}
+	}
+	if regionID == "" {
+		return nil, nil, false
+	}
+	for _, id := range s.StateIDs() {
+		if !strings.HasPrefix(id, regionID+".") {
+			continue
+		}
+		allow = append(allow, metaNames(byID[id], "tools")...)
+		deny = append(deny, metaNames(byID[id], "deny")...)
+	}
+	matches := func(patterns, names []string) bool {
+		for _, p := range patterns {
+			for _, n := range names {
+				if n != "" && toolname.Match(p, n) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	allows = func(names ...string) bool {
+		if matches(ungated, names) {
+			return true
+		}
+		return matches(allow, names) && !matches(deny, names)
+	}
+	return allows, allow, true
+}
+
+// metaNames is the list of names a state's meta.mcp has under key.
+func metaNames(n statechart.Node, key string) []string {
+	meta, _ := n.Meta.(map[string]any)
+	m, _ := meta["mcp"].(map[string]any)
+	var out []string
+	switch v := m[key].(type) {
+	case []any:
+		for _, e := range v {
+			if s, ok := e.(string); ok {
+				out = append(out, s)
+			}
+		}
+	case []string:
+		out = append(out, v...)
+	}
+	return out
 }

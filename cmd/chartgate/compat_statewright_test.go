@@ -36,6 +36,12 @@ type pathArgs struct {
 // Streamable HTTP on loopback; it returns a configuration naming it.
 func fileUpstream(t *testing.T) string {
 	t.Helper()
+	return writeFile(t, "servers.json", `{"mcpServers": {"files": {"url": `+strconv.Quote(fileUpstreamURL(t))+`}}}`)
+}
+
+// fileUpstreamURL serves fileUpstream's tools and returns their URL.
+func fileUpstreamURL(t *testing.T) string {
+	t.Helper()
 	s := mcp.NewServer(&mcp.Implementation{Name: "files", Version: "1"}, nil)
 	tool := func(name string) {
 		mcp.AddTool(s, &mcp.Tool{Name: name}, func(_ context.Context, _ *mcp.CallToolRequest, in pathArgs) (*mcp.CallToolResult, any, error) {
@@ -47,7 +53,7 @@ func fileUpstream(t *testing.T) string {
 	}
 	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
 	t.Cleanup(srv.Close)
-	return writeFile(t, "servers.json", `{"mcpServers": {"files": {"url": `+strconv.Quote(srv.URL)+`}}}`)
+	return srv.URL
 }
 
 // swAgent is an MCP client of chartgate serve --compat statewright.
@@ -691,6 +697,27 @@ func TestStatewrightCompatBranchSessions(t *testing.T) {
 	assert.Equal(t, "lint", fork["current_branch"])
 	assert.Equal(t, "types_run", types.json("statewright_get_state", nil)["state"])
 
+	// A branch's session is listed, and may call, its branch state's tools
+	// only; the parent's are every running branch's.
+	assert.ElementsMatch(t, append([]string{"read_file"}, compatTools...), lint.tools())
+	assert.ElementsMatch(t, append([]string{"grep"}, compatTools...), types.tools())
+	assert.ElementsMatch(t, append([]string{"read_file", "grep"}, compatTools...), a.tools())
+	text, isErr = lint.call("read_file", map[string]any{"path": "a.go"})
+	assert.False(t, isErr, text)
+	text, isErr = lint.call("grep", map[string]any{"path": "a.go"})
+	assert.True(t, isErr)
+	assert.Equal(t, `Tool "grep" is not available in the current workflow state ("lint_run", in branch 'lint' of the fork, which this session joined). Tools available now: read_file, statewright_get_state, statewright_transition`, text)
+	text, isErr = types.call("read_file", map[string]any{"path": "a.go"})
+	assert.True(t, isErr, text)
+	text, isErr = a.call("grep", map[string]any{"path": "a.go"})
+	assert.False(t, isErr, text)
+	text, isErr = lint.call("workflow_transition", map[string]any{"event": "types.PASS"})
+	assert.True(t, isErr)
+	assert.Contains(t, text, "This session joined branch 'lint' of the fork: it sends the branch's events with statewright_transition")
+	text, isErr = lint.transition("types.PASS", nil)
+	assert.True(t, isErr, "another branch's event is not this branch's: %s", text)
+	assert.Equal(t, "running", a.json("statewright_get_state", nil)["fork"].(map[string]any)["branches"].(map[string]any)["types"].(map[string]any)["status"])
+
 	// The types sub-agent finishes its branch with BRANCH_DONE.
 	res = types.json("statewright_transition", map[string]any{"event": "BRANCH_DONE:types"})
 	assert.Equal(t, "types", res["branch_completed"])
@@ -700,12 +727,16 @@ func TestStatewrightCompatBranchSessions(t *testing.T) {
 	branches := a.json("statewright_get_state", nil)["fork"].(map[string]any)["branches"].(map[string]any)
 	assert.Equal(t, "completed", branches["types"].(map[string]any)["status"], "the parent sees it")
 	assert.Equal(t, "running", branches["lint"].(map[string]any)["status"])
-	text, isErr = lint.transition("BRANCH_DONE:nope", nil)
+	text, isErr = a.transition("BRANCH_DONE:nope", nil)
 	assert.True(t, isErr)
 	assert.Equal(t, "Unknown branch 'nope'. The running fork's branches are: lint, types.", text)
-	text, isErr = lint.transition("BRANCH_DONE:types", nil)
+	text, isErr = a.transition("BRANCH_DONE:types", nil)
 	assert.True(t, isErr)
 	assert.Equal(t, "Cannot complete branch 'types'. Branch 'types' is completed (in state 'types_done'): it is no longer running.", text)
+	// A branch's session completes its own branch only.
+	text, isErr = lint.transition("BRANCH_DONE:types", nil)
+	assert.True(t, isErr)
+	assert.Equal(t, "Cannot complete branch 'types': this session joined branch 'lint', and completes that branch only (BRANCH_DONE:lint).", text)
 
 	// The lint sub-agent's own event moves its branch; the join runs.
 	res = lint.json("statewright_transition", map[string]any{"event": "PASS"})
@@ -729,6 +760,32 @@ func TestStatewrightCompatBranchSessions(t *testing.T) {
 	require.Equal(t, exitOK, code, errOut)
 	assert.Contains(t, out, `"lint.PASS"`)
 	assert.Contains(t, out, `"BRANCH_DONE:types"`)
+}
+
+// TestStatewrightCompatBranchToolsGatedAs: with two servers that have the
+// same tools, listed as SERVER__NAME, a branch's session may call a
+// server's tool whose NAME its branch's state allows, and no other.
+func TestStatewrightCompatBranchToolsGatedAs(t *testing.T) {
+	url := strconv.Quote(fileUpstreamURL(t))
+	config := writeFile(t, "servers.json", `{"mcpServers": {"files": {"url": `+url+`}, "more": {"url": `+url+`}}}`)
+	wf := writeFile(t, "workflow.json", forkWorkflow)
+	store := filepath.Join(t.TempDir(), "state.db")
+	project := []string{"--workflow", wf, "--store", store}
+	args := append([]string{"serve", "--log-level", "warn", "--compat", "statewright", "--session", "s1", "--config", config}, project...)
+	a := startCompat(t, store, project, args)
+	lint := a.join()
+	a.json("statewright_transition", map[string]any{"event": "BUILD_DONE"})
+	lint.json("statewright_load_workflow", map[string]any{"name": "ci", "branch": "lint"})
+	assert.ElementsMatch(t, append([]string{"files__read_file", "more__read_file"}, compatTools...), lint.tools())
+	text, isErr := lint.call("more__read_file", map[string]any{"path": "a.go"})
+	assert.False(t, isErr, text)
+	assert.Equal(t, "read_file a.go", text)
+	text, isErr = lint.call("files__grep", map[string]any{"path": "a.go"})
+	assert.True(t, isErr)
+	assert.Contains(t, text, `Tool "files__grep" is not available in the current workflow state ("lint_run", in branch 'lint'`)
+	assert.Contains(t, text, "Tools available now: files__read_file, more__read_file, statewright_get_state")
+	text, isErr = a.call("files__grep", map[string]any{"path": "a.go"})
+	assert.False(t, isErr, "the parent's tools are every running branch's: %s", text)
 }
 
 // TestStatewrightCompatModel ports custom_tools.rs

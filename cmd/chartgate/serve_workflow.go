@@ -158,7 +158,7 @@ func workflowHook(f serveWorkflowFlags, o *serveOptions, logger *slog.Logger, cl
 		}
 		var sw *statewrightTools
 		if *f.compat == "statewright" {
-			sw = &statewrightTools{w: w, created: map[string]bool{}, branches: map[*mcp.ServerSession]string{}, session: *f.session, resolver: resolver, logger: logger}
+			sw = &statewrightTools{w: w, gw: g, created: map[string]bool{}, branches: map[*mcp.ServerSession]string{}, session: *f.session, resolver: resolver, logger: logger}
 			opts.OwnTools = statewrightOwnTools
 			// At a checkpoint Statewright lists only its own tools, and
 			// every transition restarts its iteration count.
@@ -364,8 +364,9 @@ var statewrightOwnTools = []string{
 type statewrightTools struct {
 	w        *workflow.Workflow
 	gate     *mcpbind.Gate
-	session  string         // --session: the name of the session's workflow, if any
-	resolver *hook.Resolver // --session auto's
+	gw       *gateway.Gateway // the upstream tools
+	session  string           // --session: the name of the session's workflow, if any
+	resolver *hook.Resolver   // --session auto's
 	logger   *slog.Logger
 
 	mu      sync.Mutex
@@ -664,14 +665,20 @@ func (t *statewrightTools) leaveBranch(ss *mcp.ServerSession) {
 
 // branchMiddleware makes statewright_get_state and statewright_transition
 // answer for the branch a session joined, and refuses BRANCH_DONE:<b>
-// clearly when no fork runs or b is not one of its running branches.
+// clearly when no fork runs or b is not one of its running branches. A
+// session in a branch is listed, and may call, only the upstream tools its
+// branch's state allows (Statewright's branch session has its state's
+// allowed_tools), and completes only its own branch.
 func (t *statewrightTools) branchMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if list, ok := req.(*mcp.ListToolsRequest); ok && method == "tools/list" {
+			return t.listBranchTools(ctx, list, next)
+		}
 		call, ok := req.(*mcp.CallToolRequest)
 		if !ok || method != "tools/call" || call.Params == nil {
 			return next(ctx, method, req)
 		}
-		switch call.Params.Name {
+		switch name := call.Params.Name; name {
 		case workflow.StatewrightGetState:
 			if branch := t.branchOf(call.Session); branch != "" {
 				if wf, err := t.gate.SessionWorkflow(ctx, call.Session); err == nil {
@@ -689,9 +696,99 @@ func (t *statewrightTools) branchMiddleware(next mcp.MethodHandler) mcp.MethodHa
 				break // the transition tool says what it needs
 			}
 			return t.transition(ctx, method, call, args, event, next)
+		case workflowTransition:
+			if branch, _, _, _ := t.branchTools(ctx, call.Session); branch != "" {
+				return swError(fmt.Sprintf("This session joined branch '%s' of the fork: it sends the branch's events with %s (EVENT moves the branch, BRANCH_DONE:%s ends it).", branch, workflow.StatewrightTransition, branch)), nil
+			}
+		default:
+			if !t.upstream(name) {
+				break // the gate's own tools, or one no server has: the gate answers
+			}
+			branch, state, allows, listed := t.branchTools(ctx, call.Session)
+			if allows == nil || allows(name, t.gw.GatedAs(name)) {
+				break // the gate decides
+			}
+			return swError(fmt.Sprintf("Tool %q is not available in the current workflow state (%q, in branch '%s' of the fork, which this session joined). Tools available now: %s",
+				name, state, branch, strings.Join(t.branchAvailable(allows, listed), ", "))), nil
 		}
 		return next(ctx, method, req)
 	}
+}
+
+// workflowTransition is the name of the gate's own transition tool.
+const workflowTransition = "workflow_transition"
+
+// listBranchTools lists, to a session in a branch, the tools the gate
+// lists less the upstream tools its branch's state does not allow.
+func (t *statewrightTools) listBranchTools(ctx context.Context, req *mcp.ListToolsRequest, next mcp.MethodHandler) (mcp.Result, error) {
+	res, err := next(ctx, "tools/list", req)
+	lr, ok := res.(*mcp.ListToolsResult)
+	if err != nil || !ok {
+		return res, err
+	}
+	_, _, allows, _ := t.branchTools(ctx, req.Session)
+	if allows == nil {
+		return res, nil
+	}
+	out := *lr
+	out.Tools = slices.DeleteFunc(slices.Clone(lr.Tools), func(tool *mcp.Tool) bool {
+		return t.upstream(tool.Name) && !allows(tool.Name, t.gw.GatedAs(tool.Name))
+	})
+	return &out, nil
+}
+
+// branchTools returns, for a session in a running branch, the branch, its
+// state, and the test of the tools it may call with the names its state
+// lists; allows is nil for any other session (one whose branch stopped
+// running leaves it).
+func (t *statewrightTools) branchTools(ctx context.Context, ss *mcp.ServerSession) (branch string, state any, allows func(...string) bool, listed []string) {
+	branch = t.branchOf(ss)
+	if branch == "" {
+		return "", nil, nil, nil
+	}
+	wf, err := t.gate.SessionWorkflow(ctx, ss)
+	if err != nil {
+		// Unreadable: nothing is allowed beyond the gate's own tools.
+		return branch, nil, func(...string) bool { return false }, nil
+	}
+	b, _ := t.runningBranch(wf, branch)
+	allows, listed, ok := t.w.BranchTools(wf.State, branch)
+	if b == nil || !ok {
+		t.leaveBranch(ss)
+		return "", nil, nil, nil
+	}
+	return branch, b["state"], allows, listed
+}
+
+// upstream reports whether name is a tool of the upstream servers (the
+// gateway lists it, or refuses it).
+func (t *statewrightTools) upstream(name string) bool {
+	if t.gw == nil || strings.HasPrefix(name, "statewright_") {
+		return false
+	}
+	for _, tool := range t.gw.Tools() {
+		if tool.Name == name {
+			return true
+		}
+	}
+	_, refused := t.gw.RefusedTools()[name]
+	return refused
+}
+
+// branchAvailable names the tools a branch's session may call: the
+// upstream tools its state allows, and Statewright's.
+func (t *statewrightTools) branchAvailable(allows func(...string) bool, listed []string) []string {
+	var out []string
+	for _, tool := range t.gw.Tools() {
+		if allows(tool.Name, t.gw.GatedAs(tool.Name)) {
+			out = append(out, tool.Name)
+		}
+	}
+	if len(out) == 0 && len(listed) > 0 {
+		out = append(out, "(none of "+strings.Join(listed, ", ")+" is served)")
+	}
+	slices.Sort(out)
+	return append(out, workflow.StatewrightGetState, workflow.StatewrightTransition)
 }
 
 func (t *statewrightTools) transition(ctx context.Context, method string, call *mcp.CallToolRequest, args map[string]json.RawMessage, event string, next mcp.MethodHandler) (mcp.Result, error) {
@@ -704,6 +801,14 @@ func (t *statewrightTools) transition(ctx context.Context, method string, call *
 	wf, err := t.gate.SessionWorkflow(ctx, ss)
 	if err != nil {
 		return next(ctx, method, call)
+	}
+	if isDone && branch != "" {
+		if b, _ := t.runningBranch(wf, branch); b == nil {
+			t.leaveBranch(ss)
+			branch = ""
+		} else if done != branch {
+			return swError(fmt.Sprintf("Cannot complete branch '%s': this session joined branch '%s', and completes that branch only (BRANCH_DONE:%s).", done, branch, branch)), nil
+		}
 	}
 	if isDone {
 		if b, why := t.runningBranch(wf, done); b == nil {
