@@ -184,7 +184,8 @@
 // sub-agents join and end with BRANCH_DONE:<b>, trusting them; here a
 // branch is done when its state is. With [CompatStatewright] tools,
 // statewright_transition's result and statewright_get_state carry the
-// fork in Statewright's shape ([Workflow.ActiveFork]), and
+// fork in Statewright's shape ([Workflow.ActiveFork]; the session that
+// forked is shown its current branch's state, as in Statewright), and
 // [BranchDone]<b> ends branch b: its region goes to its terminal state, on
 // the agent's word, as in Statewright; a BRANCH_DONE for a branch that is
 // not running is refused, naming the fork's branches. A sub-agent (another
@@ -193,8 +194,8 @@
 // branch}: its statewright_transition events go to the branch (EVENT is
 // sent as "<b>.EVENT"), statewright_get_state shows the branch's state,
 // tools and transitions ([WithBranch]), it is listed and may call only
-// the tools of its branch's state ([Workflow.BranchTools]), and it leaves the branch with
-// BRANCH_DONE:<b>, or when the branch stops running (its next event meant
+// the tools of its branch's state ([Workflow.BranchTools]), and it
+// leaves the branch with BRANCH_DONE:<b> (its own only), or when the branch stops running (its next event meant
 // for the branch is refused, not sent to the workflow). See "Compared
 // with Statewright".
 //
@@ -266,7 +267,7 @@
 //	| statewright_create_workflow | (compat only) validated with every check of Load, then kept in memory and listed; never enforced | validated, stored, loadable by the agent | the agent must not choose its own rules | none |
 //	| Forks | branches are regions of the one workflow, moved by "<branch>.<EVENT>"; a branch is done when its region reaches its terminal state | branch sessions that sub-agents join with statewright_load_workflow {branch}, each finished by the agent's BRANCH_DONE:<branch>, which is not checked; branches run one after the other (current_branch) | a branch is done when its work is, not when the agent says so | --compat statewright speaks the protocol: the transition that forks answers {forked, branches, current_branch, join, on_complete} with the fork; a sub-agent's load_workflow {branch} joins a running branch (another session or gateway process on the same store and --session name), its events go to the branch and get_state shows the branch; BRANCH_DONE:<branch> moves the branch to its terminal state (the join then runs as usual) and answers {branch_completed, next_branch, completed, remaining} or {joined, completed_branches} |
 //	| Tools in a joined branch | (compat only) the session that joined a branch is listed, and may call, only the upstream tools its branch's state allows ([Workflow.BranchTools]; a gateway's SERVER__NAME by its NAME), completes only its own branch, and moves the workflow only through statewright_transition (workflow_transition is refused to it); the parent session's tools are every running branch's | the branch session's state's allowed_tools | — | — |
-//	| get_state of the parent during a fork | (compat only) the state that forked, with the fork ({active, current_branch, branches: {b: {initial, terminal, state, status}}, join, on_complete, on_fail}) | the current branch's state, with the fork | branches run at once here, so no branch is the current one; current_branch names the first running branch | none: there is no current branch to show |
+//	| get_state of the parent during a fork | (compat only) as Statewright: the current branch's state (its allowed_tools, transitions, instructions), with fork {active, current_branch, branches: {b: {status, initial, terminal}}, join}, and no run_id or capture_output; current_branch is the first running branch by name (branches run at once here), so after BRANCH_DONE:<b> the next one shows. context is the workflow's one context (branches share it; Statewright's branch session starts with {}) | the current branch session's state | branches run at once in one workflow | — |
 //	| statewright_load_workflow's states | sorted, as Statewright's BTreeMap lists them | sorted | — | — |
 //	| A file both formats read | refused until --format or "$schema" says which | read as Statewright's | the formats run it differently (data merge); a guess would be silently wrong | --format statewright |
 //	| A name in allowed_tools that no upstream tool has | chartgate serve does not start, and names it (as for every name of a workflow) | the gateway starts; the state never offers that tool | a misspelt name is found before an agent is refused the tool it meant | --compat statewright: serve starts and logs a warning (a name that would leave a tool allowed, as in disallowed_tools, still stops it) |

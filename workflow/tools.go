@@ -54,7 +54,8 @@ type ToolSet struct {
 // allowed_tools, transitions: [{event, target}], iteration, max_iterations,
 // instructions, model, default_model, thinking_level, transition_count,
 // blocked_env, env_overrides, allowed_commands, disallowed_tools,
-// direct_execution, model_ladder, context, guards, interrupts?:
+// direct_execution, model_ladder, context, guards, meta (the file's,
+// or null), interrupts?:
 // {name: {file_pattern, target}}, pending_approval?: {approval_id, event,
 // from_state, to_state, message}, interrupt_handler?: {return_state,
 // message}, fork?, run_id, capture_output}. For a state of a Statewright
@@ -63,8 +64,12 @@ type ToolSet struct {
 // fork's or an invoke's on_complete), and guards the definitions of the
 // guards they name (null if none), as Statewright lists them. While a
 // transition waits for approval, state is the state it leaves; while a
-// fork runs, the state that forked, or, in a session that joined a branch
-// ([WithBranch]), the branch's state; in a subflow, state, from and to
+// fork runs, the state of the current branch (the first running one by
+// name) with fork {active, current_branch, branches: {b: {status,
+// initial, terminal}}, join} and without run_id and capture_output, as
+// Statewright's gateway answers the session that forked, or, in a
+// session that joined a branch ([WithBranch]), the branch's state with
+// the whole fork ([Workflow.ActiveFork]); in a subflow, state, from and to
 // name the child workflow's state, in which the agent works while the
 // parent waits. statewright_transition returns
 // {transitioned, from, to, requires_approval, approval_message,
@@ -99,13 +104,22 @@ func (w *Workflow) renderState(ctx context.Context, st gate.WorkflowStatus, wf *
 	}
 	from, fork, forked := w.ActiveFork(wf.State)
 	branch := branchOf(ctx)
+	parent := false // the session that forked, not one in a branch
 	if forked {
-		// Statewright's parent session stays in the state that forked; a
-		// branch's session is in the branch's state.
+		// A branch's session is in the branch's state; Statewright's
+		// parent session shows its current branch's.
 		state = from
-		if b, ok := fork["branches"].(map[string]any)[branch].(map[string]any); ok && b["status"] == "running" {
+		branches := fork["branches"].(map[string]any)
+		if b, ok := branches[branch].(map[string]any); ok && b["status"] == "running" {
 			state = b["state"]
 			fork["current_branch"] = branch
+		} else {
+			parent = true
+			if cur, ok := fork["current_branch"].(string); ok {
+				if s, _ := branches[cur].(map[string]any)["state"].(string); s != "" {
+					state = s
+				}
+			}
 		}
 	}
 	out := map[string]any{
@@ -130,6 +144,7 @@ func (w *Workflow) renderState(ctx context.Context, st gate.WorkflowStatus, wf *
 		"thinking_level":   nil,
 		"model_ladder":     nil,
 		"direct_execution": false,
+		"meta":             w.metaValue(),
 	}
 	var defaultModel string
 	if json.Unmarshal(w.Meta.Extra["default_model"], &defaultModel) == nil && defaultModel != "" {
@@ -192,7 +207,19 @@ func (w *Workflow) renderState(ctx context.Context, st gate.WorkflowStatus, wf *
 	if r, ok := wf.State.Context()[KeyInterruptReturn].(string); ok {
 		out["interrupt_handler"] = map[string]any{"return_state": r, "message": interruptHandlerMessage}
 	}
-	if forked {
+	switch {
+	case parent:
+		// As Statewright's gateway answers the parent during a fork: the
+		// fork's progress, and neither run_id nor capture_output.
+		progress := map[string]any{}
+		for name, b := range fork["branches"].(map[string]any) {
+			b := b.(map[string]any)
+			progress[name] = map[string]any{"status": b["status"], "initial": b["initial"], "terminal": b["terminal"]}
+		}
+		out["fork"] = map[string]any{"active": true, "current_branch": fork["current_branch"], "branches": progress, "join": fork["join"]}
+		delete(out, "run_id")
+		delete(out, "capture_output")
+	case forked:
 		out["fork"] = fork
 	}
 	return jsonx.Indented(out)
@@ -261,6 +288,22 @@ func (w *Workflow) renderTransition(ctx context.Context, tr gate.TransitionResul
 		}
 	}
 	return jsonx.Indented(out)
+}
+
+// metaValue is the workflow's meta as its file writes it (the root's
+// meta.chartgate.workflow), or nil (JSON null) when it has none.
+func (w *Workflow) metaValue() any {
+	for _, n := range w.Machine.Nodes() {
+		if n.ID != w.Machine.ID() {
+			continue
+		}
+		meta, _ := n.Meta.(map[string]any)
+		cg, _ := meta["chartgate"].(map[string]any)
+		if m, ok := cg["workflow"].(map[string]any); ok {
+			return m
+		}
+	}
+	return nil
 }
 
 // regionValue is the state of a fork's branch in a state value, or v when

@@ -172,6 +172,7 @@ func TestStatewrightCompatApproval(t *testing.T) {
 		map[string]any{"event": "DONE", "target": "completed"},
 	}, st["transitions"])
 	assert.Equal(t, map[string]any{"secrets": map[string]any{"file_pattern": "**/*.env", "target": "check"}}, st["interrupts"])
+	assert.Equal(t, map[string]any{"approval_mode": "ui"}, st["meta"], "the workflow's meta")
 
 	res := a.json("statewright_transition", map[string]any{"event": "DEPLOY"})
 	assert.Equal(t, true, res["requires_approval"])
@@ -578,9 +579,23 @@ func TestStatewrightCompatFork(t *testing.T) {
 	assert.Equal(t, map[string]any{"initial": "lint_run", "terminal": "lint_done", "state": "lint_run", "status": "running"},
 		fork["branches"].(map[string]any)["lint"])
 
+	// gateway.rs get_state_during_fork_returns_branch_state: the parent
+	// is shown its current branch's state, with the fork's progress.
 	st := a.json("statewright_get_state", nil)
-	assert.Equal(t, "building", st["state"], "the parent stays in the state that forked")
-	require.Contains(t, st, "fork")
+	assert.Equal(t, "lint_run", st["state"])
+	assert.Equal(t, []any{"read_file"}, st["allowed_tools"])
+	assert.Equal(t, []any{map[string]any{"event": "FAIL", "target": "failed"}, map[string]any{"event": "PASS", "target": "lint_done"}}, st["transitions"])
+	assert.Equal(t, map[string]any{"active": true, "current_branch": "lint", "join": "all", "branches": map[string]any{
+		"lint":  map[string]any{"status": "running", "initial": "lint_run", "terminal": "lint_done"},
+		"types": map[string]any{"status": "running", "initial": "types_run", "terminal": "types_done"},
+	}}, st["fork"])
+	assert.NotContains(t, st, "run_id")
+	assert.NotContains(t, st, "capture_output")
+	assert.Nil(t, st["meta"], "no meta")
+	for _, key := range []string{"is_final", "iteration", "max_iterations", "instructions", "model", "default_model", "thinking_level",
+		"transition_count", "blocked_env", "env_overrides", "context", "guards", "meta", "allowed_commands", "disallowed_tools", "direct_execution", "model_ladder"} {
+		assert.Contains(t, st, key)
+	}
 
 	// A sub-agent joins a branch.
 	b := a.json("statewright_load_workflow", map[string]any{"name": "ci", "branch": "lint"})
@@ -609,7 +624,10 @@ func TestStatewrightCompatBranchDone(t *testing.T) {
 	st := a.json("statewright_get_state", nil)
 	lint := st["fork"].(map[string]any)["branches"].(map[string]any)["lint"].(map[string]any)
 	assert.Equal(t, "completed", lint["status"])
-	assert.Equal(t, "lint_done", lint["state"])
+	// gateway.rs fork_full_sequential_roundtrip: the parent now sees the
+	// next branch.
+	assert.Equal(t, "types_run", st["state"])
+	assert.Equal(t, "types", st["fork"].(map[string]any)["current_branch"])
 	res = a.json("statewright_transition", map[string]any{"event": "BRANCH_DONE:types"})
 	assert.Equal(t, "deploying", res["to"], "join all: every branch done")
 	assert.NotContains(t, a.json("statewright_get_state", nil), "fork")
