@@ -7,6 +7,7 @@
 package workflow
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -1236,6 +1237,32 @@ func detect(data []byte) (Format, bool) {
 		return !xs
 	})
 	return FormatXState, !xs && transitions
+}
+
+// invokesOf describes the subflows the top-level states invoke, by the
+// key of the state each compiles to, as Statewright's transition result
+// writes an invoke: {machine, on_complete, on_fail, input} (null when
+// not given).
+func invokesOf(d *swDoc) map[string]map[string]any {
+	out := map[string]map[string]any{}
+	for _, s := range d.states {
+		for _, ev := range s.on {
+			in := ev.tr.invoke
+			if ev.tr.kind != kindInvoke || in == nil {
+				continue
+			}
+			var input any
+			if in.input != nil {
+				if b, err := json.Marshal(in.input); err == nil {
+					_ = json.Unmarshal(b, &input)
+				}
+			}
+			out[s.name+":"+ev.name+":invoke"] = map[string]any{
+				"machine": in.name, "on_complete": in.onComplete, "on_fail": orNil(in.onFail), "input": input,
+			}
+		}
+	}
+	return out
 }
 
 // forksOf describes the forks of the top-level states, by the key of the

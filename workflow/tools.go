@@ -73,7 +73,10 @@ type ToolSet struct {
 // name the child workflow's state, in which the agent works while the
 // parent waits. statewright_transition returns
 // {transitioned, from, to, requires_approval, approval_message,
-// transition_count, usage: {transitions, limit, remaining}}, with the
+// transition_count, usage: {transitions, limit, remaining}}, with
+// invoke {machine, on_complete, on_fail, input} for a transition that
+// invokes a subflow (to is then its on_complete, as Statewright writes
+// it, while the agent works in the subflow's first state), with the
 // fields of Statewright's gateway for a fork ({forked, branches,
 // current_branch, join, on_complete} and the fork) and for
 // BRANCH_DONE:<b> ({branch_completed, next_branch, completed,
@@ -235,6 +238,11 @@ func (w *Workflow) renderTransition(ctx context.Context, tr gate.TransitionResul
 		"transition_count":  transitionCount(wf.History),
 		"usage":             map[string]any{"transitions": transitionCount(wf.History), "limit": nil, "remaining": nil},
 	}
+	if in, ok := w.enteredInvoke(tr); ok {
+		// As Statewright answers an invoke: the subflow to run, and
+		// on_complete as where the transition leads.
+		out["invoke"], out["to"] = in, in["on_complete"]
+	}
 	_, fork, forked := w.ActiveFork(wf.State)
 	fromKey, _, wasForked := w.forkOfValue(tr.From)
 	if branch := branchOf(ctx); branch != "" && wasForked {
@@ -304,6 +312,21 @@ func (w *Workflow) metaValue() any {
 		}
 	}
 	return nil
+}
+
+// enteredInvoke returns the invoke of the top-level subflow a
+// transition entered, in Statewright's shape.
+func (w *Workflow) enteredInvoke(tr gate.TransitionResult) (map[string]any, bool) {
+	to, _ := tr.To.(map[string]any)
+	from, _ := tr.From.(map[string]any)
+	for key := range to {
+		if in, ok := w.invokes[key]; ok {
+			if _, already := from[key]; !already {
+				return in, true
+			}
+		}
+	}
+	return nil, false
 }
 
 // regionValue is the state of a fork's branch in a state value, or v when

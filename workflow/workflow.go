@@ -93,6 +93,9 @@ type Workflow struct {
 	// forks are the top-level forks of a Statewright workflow, by the key
 	// of their parallel state, in Statewright's shape.
 	forks map[string]map[string]any
+	// invokes are the subflows the top-level states of a Statewright
+	// workflow invoke, by the key of their state, in Statewright's shape.
+	invokes map[string]map[string]any
 	// views are what Statewright's tools show of the states of a
 	// Statewright workflow file, by state name; nil for XState.
 	views map[string]*swStateView
@@ -192,6 +195,7 @@ func Load(data []byte, opts *Options) (*Workflow, error) {
 	}
 	w.Format = FormatStatewright
 	w.forks = forksOf(d)
+	w.invokes = invokesOf(d)
 	w.views = swViews(d)
 	return w, nil
 }

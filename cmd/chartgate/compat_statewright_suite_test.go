@@ -564,10 +564,14 @@ func TestStatewrightSuiteInvoke(t *testing.T) {
 	for _, end := range []struct{ event, to string }{{"FIXED", "testing"}, {"GIVE_UP", "failed"}} {
 		a := serveCompat(t, tdd, "--subflows", dir)
 		a.json("statewright_transition", map[string]any{"event": "DONE"})
+		// gateway.rs invoke_transition_does_not_advance_to_on_complete:
+		// the result names the subflow, and on_complete as "to"; the
+		// agent works in the subflow (chartgate runs it).
 		res := a.json("statewright_transition", map[string]any{"event": "TESTS_FAIL"})
 		assert.Equal(t, true, res["transitioned"])
 		assert.Equal(t, "testing", res["from"])
-		assert.Equal(t, "triage", res["to"])
+		assert.Equal(t, "testing", res["to"])
+		assert.Equal(t, map[string]any{"machine": "debug_machine", "on_complete": "testing", "on_fail": "failed", "input": map[string]any{"scope": "last_change"}}, res["invoke"])
 		st := a.json("statewright_get_state", nil)
 		assert.Equal(t, "triage", st["state"])
 		assert.Equal(t, map[string]any{"scope": "last_change"}, st["context"])
@@ -582,7 +586,10 @@ func TestStatewrightSuiteInvoke(t *testing.T) {
 	a := serveCompat(t, `{"id": "test", "initial": "working", "states": {
 	  "working": {"on": {"DEBUG": {"invoke": "fixer", "on_complete": "working"}, "DONE": "completed"}},
 	  "completed": {"type": "final"}}, "guards": {}}`, "--subflows", dir)
-	assert.Equal(t, "fix", a.json("statewright_transition", map[string]any{"event": "DEBUG"})["to"])
+	res := a.json("statewright_transition", map[string]any{"event": "DEBUG"})
+	assert.Equal(t, "working", res["to"])
+	assert.Equal(t, map[string]any{"machine": "fixer", "on_complete": "working", "on_fail": nil, "input": nil}, res["invoke"])
+	assert.Equal(t, "fix", a.json("statewright_get_state", nil)["state"])
 	assert.Equal(t, map[string]any{}, a.json("statewright_get_state", nil)["context"], "no input")
 	assert.Equal(t, "working", a.json("statewright_transition", map[string]any{"event": "FIXED"})["to"])
 }
