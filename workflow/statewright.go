@@ -1239,52 +1239,36 @@ func detect(data []byte) (Format, bool) {
 	return FormatXState, !xs && transitions
 }
 
-// invokesOf describes the subflows the top-level states invoke, by the
-// key of the state each compiles to, as Statewright's transition result
-// writes an invoke: {machine, on_complete, on_fail, input} (null when
-// not given).
-func invokesOf(d *swDoc) map[string]map[string]any {
-	out := map[string]map[string]any{}
+// forksAndInvokes describes the forks and the subflows of the top-level
+// states, by the key of the state each compiles to, as Statewright's
+// transition result writes them: a fork {branches: {b: {initial,
+// terminal}}, join, on_complete, on_fail}, an invoke {machine,
+// on_complete, on_fail, input} (null when not given).
+func forksAndInvokes(d *swDoc) (forks, invokes map[string]map[string]any) {
+	forks, invokes = map[string]map[string]any{}, map[string]map[string]any{}
 	for _, s := range d.states {
 		for _, ev := range s.on {
-			in := ev.tr.invoke
-			if ev.tr.kind != kindInvoke || in == nil {
-				continue
-			}
-			var input any
-			if in.input != nil {
-				if b, err := json.Marshal(in.input); err == nil {
-					_ = json.Unmarshal(b, &input)
+			switch f, in := ev.tr.fork, ev.tr.invoke; {
+			case ev.tr.kind == kindFork && f != nil:
+				branches := map[string]any{}
+				for _, b := range f.branches {
+					branches[b.name] = map[string]any{"initial": b.initial, "terminal": b.terminal}
+				}
+				forks[s.name+":"+ev.name+":fork"] = map[string]any{
+					"branches": branches, "join": f.join, "on_complete": f.onComplete, "on_fail": orNil(f.onFail),
+				}
+			case ev.tr.kind == kindInvoke && in != nil:
+				var input any
+				if in.input != nil {
+					if b, err := json.Marshal(in.input); err == nil {
+						_ = json.Unmarshal(b, &input)
+					}
+				}
+				invokes[s.name+":"+ev.name+":invoke"] = map[string]any{
+					"machine": in.name, "on_complete": in.onComplete, "on_fail": orNil(in.onFail), "input": input,
 				}
 			}
-			out[s.name+":"+ev.name+":invoke"] = map[string]any{
-				"machine": in.name, "on_complete": in.onComplete, "on_fail": orNil(in.onFail), "input": input,
-			}
 		}
 	}
-	return out
-}
-
-// forksOf describes the forks of the top-level states, by the key of the
-// parallel state each compiles to, as Statewright's transition result
-// writes a fork: {branches: {b: {initial, terminal}}, join, on_complete,
-// on_fail}.
-func forksOf(d *swDoc) map[string]map[string]any {
-	out := map[string]map[string]any{}
-	for _, s := range d.states {
-		for _, ev := range s.on {
-			f := ev.tr.fork
-			if ev.tr.kind != kindFork || f == nil {
-				continue
-			}
-			branches := map[string]any{}
-			for _, b := range f.branches {
-				branches[b.name] = map[string]any{"initial": b.initial, "terminal": b.terminal}
-			}
-			out[s.name+":"+ev.name+":fork"] = map[string]any{
-				"branches": branches, "join": f.join, "on_complete": f.onComplete, "on_fail": orNil(f.onFail),
-			}
-		}
-	}
-	return out
+	return forks, invokes
 }

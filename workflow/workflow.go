@@ -194,8 +194,7 @@ func Load(data []byte, opts *Options) (*Workflow, error) {
 		return nil, fmt.Errorf("workflow: the machine compiled from the Statewright workflow does not load: %w", err)
 	}
 	w.Format = FormatStatewright
-	w.forks = forksOf(d)
-	w.invokes = invokesOf(d)
+	w.forks, w.invokes = forksAndInvokes(d)
 	w.views = swViews(d)
 	return w, nil
 }
