@@ -463,7 +463,7 @@ func TestStatewrightCompatTools(t *testing.T) {
 	good := map[string]any{"initial": "a", "states": map[string]any{"a": map[string]any{"on": map[string]any{"GO": "b"}}, "b": map[string]any{"type": "final"}}}
 	text, isErr = a.call("statewright_create_workflow", map[string]any{"name": "data-pipeline", "definition": good})
 	require.False(t, isErr, text)
-	assert.Contains(t, text, "Workflow 'data-pipeline' created (in-memory).")
+	assert.Contains(t, text, "Workflow 'data-pipeline' created. It is stored, not enforced")
 	text, isErr = a.call("statewright_create_workflow", map[string]any{"name": "data-pipeline", "definition": good})
 	assert.True(t, isErr)
 	assert.Equal(t, "Workflow 'data-pipeline' already exists. Use overwrite=true to replace it.", text)
@@ -475,6 +475,28 @@ func TestStatewrightCompatTools(t *testing.T) {
 	assert.True(t, isErr)
 	assert.Contains(t, text, "the agent cannot switch it")
 	assert.Equal(t, "implementing", a.json("statewright_get_state", nil)["state"])
+	text, isErr = a.call("statewright_create_workflow", map[string]any{"name": "../etc", "definition": good})
+	assert.True(t, isErr)
+	assert.Contains(t, text, `Invalid workflow name "../etc"`)
+	text, isErr = a.call("statewright_create_workflow", map[string]any{"name": "list", "definition": []any{1}})
+	assert.True(t, isErr)
+	assert.Contains(t, text, "definition must be a JSON object")
+
+	// Stored: another gateway on the store (a restart, or a sub-agent's)
+	// lists it, and updates it with overwrite; the workflow in force and
+	// the store's workflows stay as they were.
+	b := a.join()
+	assert.Equal(t, map[string]any{"workflows": []any{"test", "data-pipeline"}, "active": "test"}, b.json("statewright_list_workflows", nil))
+	assert.Equal(t, []any{"test", "data-pipeline"}, b.json("statewright_get_status", nil)["available_workflows"])
+	text, isErr = b.call("statewright_create_workflow", map[string]any{"name": "data-pipeline", "definition": good, "overwrite": true})
+	require.False(t, isErr, text)
+	assert.Contains(t, text, "Workflow 'data-pipeline' updated.")
+	assert.Equal(t, "implementing", b.json("statewright_get_state", nil)["state"])
+	assert.Equal(t, []any{"read_file", "edit_file", "write_file"}, b.json("statewright_get_state", nil)["allowed_tools"])
+	code, out, errOut := chartgate(append([]string{"status", "--json"}, a.project...)...)
+	require.Equal(t, exitOK, code, errOut)
+	assert.Equal(t, 1, strings.Count(out, "\n"), out)
+	assert.NotContains(t, out, "data-pipeline")
 }
 
 // TestStatewrightTemplates ports config.rs parse_config_with_upstreams and

@@ -158,7 +158,7 @@ func workflowHook(f serveWorkflowFlags, o *serveOptions, logger *slog.Logger, cl
 		}
 		var sw *statewrightTools
 		if *f.compat == "statewright" {
-			sw = &statewrightTools{w: w, gw: g, created: map[string]bool{}, branches: map[*mcp.ServerSession]string{}, session: *f.session, resolver: resolver, logger: logger}
+			sw = &statewrightTools{w: w, gw: g, store: p.store, created: map[string]bool{}, branches: map[*mcp.ServerSession]string{}, session: *f.session, resolver: resolver, logger: logger}
 			opts.OwnTools = statewrightOwnTools
 			// At a checkpoint Statewright lists only its own tools, and
 			// every transition restarts its iteration count.
@@ -360,17 +360,20 @@ var statewrightOwnTools = []string{
 // the session's workflow (it never resets it or loads another, and joins
 // a fork's branch), pause and deactivate hold the workflow where no tool
 // runs until a person resumes it (chartgate resume), and a created
-// workflow is only kept in memory, listed, never enforced.
+// workflow is validated, then stored under keys of its own
+// (createdWorkflowKey), which neither the gate nor the hooks read: it is
+// listed, never enforced, and cannot replace the workflow in force.
 type statewrightTools struct {
 	w        *workflow.Workflow
 	gate     *mcpbind.Gate
 	gw       *gateway.Gateway // the upstream tools
+	store    mcpbind.Store    // where created workflows are kept
 	session  string           // --session: the name of the session's workflow, if any
 	resolver *hook.Resolver   // --session auto's
 	logger   *slog.Logger
 
 	mu      sync.Mutex
-	created map[string]bool // the workflows create_workflow kept
+	created map[string]bool // the workflows create_workflow kept, when the store cannot list them
 	// branches are the fork branches sessions joined with load_workflow
 	// {branch}, until they finish them or the branch is no longer running.
 	branches map[*mcp.ServerSession]string
@@ -408,20 +411,53 @@ func (t *statewrightTools) add(s *mcp.Server) {
 // name is the workflow's name: its id.
 func (t *statewrightTools) name() string { return t.w.Machine.ID() }
 
-// names lists the active workflow and those create_workflow kept.
-func (t *statewrightTools) names() []string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
+// names lists the active workflow and those create_workflow stored (in
+// the store, by any process on it).
+func (t *statewrightTools) names(ctx context.Context) []string {
 	out := []string{t.name()}
+	t.mu.Lock()
 	for n := range t.created {
 		out = append(out, n)
 	}
-	slices.Sort(out[1:])
-	return out
+	t.mu.Unlock()
+	if l, ok := t.store.(keyLister); ok {
+		keys, err := l.Keys(ctx, createdWorkflowPrefix)
+		if err != nil {
+			t.logger.Warn("chartgate serve: listing the created workflows", "error", err)
+		}
+		for _, k := range keys {
+			out = append(out, strings.TrimPrefix(k, createdWorkflowPrefix))
+		}
+	}
+	rest := out[1:]
+	slices.Sort(rest)
+	rest = slices.Compact(rest)
+	rest = slices.DeleteFunc(rest, func(n string) bool { return n == t.name() })
+	return append(out[:1], rest...)
 }
 
-func (t *statewrightTools) listWorkflows(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	return swJSON(map[string]any{"workflows": t.names(), "active": t.name()}), nil
+// keyLister is a store that lists its keys (gate.Lister).
+type keyLister interface {
+	Keys(ctx context.Context, prefix string) ([]string, error)
+}
+
+// createdWorkflowPrefix starts the store keys of the workflows
+// statewright_create_workflow stored. The gate's keys start with
+// "mcpbind:" and the hooks' with "chartgate:agents:", so neither ever
+// reads one.
+const createdWorkflowPrefix = "chartgate:statewright:workflows:"
+
+// Bounds of statewright_create_workflow: a name's form, a definition's
+// size, and how many workflows a store keeps.
+const (
+	maxCreatedBytes     = 1 << 20
+	maxCreatedWorkflows = 256
+)
+
+var createdName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$`)
+
+func (t *statewrightTools) listWorkflows(ctx context.Context, _ *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	return swJSON(map[string]any{"workflows": t.names(ctx), "active": t.name()}), nil
 }
 
 func (t *statewrightTools) getStatus(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -437,7 +473,7 @@ func (t *statewrightTools) getStatus(ctx context.Context, req *mcp.CallToolReque
 		"iteration":           st["iteration"],
 		"transition_count":    n,
 		"is_final":            st["is_final"],
-		"available_workflows": t.names(),
+		"available_workflows": t.names(ctx),
 		"usage":               map[string]any{"transitions": n, "limit": nil, "remaining": nil, "warning": nil},
 	}), nil
 }
@@ -507,10 +543,10 @@ func (t *statewrightTools) loadWorkflow(ctx context.Context, req *mcp.CallToolRe
 		return swError(fmt.Sprintf("Branch '%s' not found. Is a fork active? Workflow '%s' is not the workflow this session works in ('%s').", in.Branch, in.Name, t.name())), nil
 	}
 	if in.Name != t.name() {
-		if slices.Contains(t.names(), in.Name) {
+		if names := t.names(ctx); slices.Contains(names, in.Name) {
 			return swError(fmt.Sprintf("Workflow '%s' cannot be loaded here: this session works in '%s', which a person chose; the agent cannot switch it.", in.Name, t.name())), nil
 		}
-		return swError(fmt.Sprintf("Workflow '%s' not found. Available: %s", in.Name, strings.Join(t.names(), ", "))), nil
+		return swError(fmt.Sprintf("Workflow '%s' not found. Available: %s", in.Name, strings.Join(t.names(ctx), ", "))), nil
 	}
 	wf, err := t.gate.SessionWorkflow(ctx, req.Session)
 	if err != nil {
@@ -527,7 +563,7 @@ func (t *statewrightTools) loadWorkflow(ctx context.Context, req *mcp.CallToolRe
 	}), nil
 }
 
-func (t *statewrightTools) createWorkflow(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+func (t *statewrightTools) createWorkflow(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	var in struct {
 		Name       string          `json:"name"`
 		Definition json.RawMessage `json:"definition"`
@@ -536,31 +572,68 @@ func (t *statewrightTools) createWorkflow(_ context.Context, req *mcp.CallToolRe
 	if err := json.Unmarshal(req.Params.Arguments, &in); err != nil {
 		return swError(fmt.Sprintf("Invalid arguments: %v", err)), nil
 	}
-	if in.Name == "" {
+	switch {
+	case in.Name == "":
 		return swError("Workflow name is required"), nil
-	}
-	if len(in.Definition) == 0 || !json.Valid(in.Definition) {
+	case !createdName.MatchString(in.Name):
+		return swError(fmt.Sprintf("Invalid workflow name %q: use letters, digits, '-', '_' and '.' (at most 128), e.g. 'data-pipeline'.", in.Name)), nil
+	case len(in.Definition) > maxCreatedBytes:
+		return swError(fmt.Sprintf("Invalid workflow definition: %d bytes, more than the %d a created workflow may have.", len(in.Definition), maxCreatedBytes)), nil
+	case len(in.Definition) == 0 || !json.Valid(in.Definition) || bytes.TrimSpace(in.Definition)[0] != '{':
 		return swError("Invalid workflow definition: definition must be a JSON object. See schema at https://statewright.ai/workflow-schema.json"), nil
 	}
-	// Validated before it is kept; a subflow it invokes is not resolved.
+	// Validated before it is stored; a subflow it invokes is not resolved.
 	if _, err := workflow.Load(in.Definition, &workflow.Options{Format: workflow.FormatStatewright}); err != nil {
 		return swError(fmt.Sprintf("Workflow validation failed: %v. See schema at https://statewright.ai/workflow-schema.json", err)), nil
 	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	exists := t.created[in.Name] || in.Name == t.name()
-	switch {
-	case in.Name == t.name():
+	if in.Name == t.name() {
 		return swError(fmt.Sprintf("Workflow '%s' is the workflow in force; the agent cannot replace it.", in.Name)), nil
-	case exists && !in.Overwrite:
-		return swError(fmt.Sprintf("Workflow '%s' already exists. Use overwrite=true to replace it.", in.Name)), nil
 	}
-	verb := "created"
+	verb, refusal := t.storeCreated(ctx, in.Name, in.Definition, in.Overwrite)
+	if refusal != "" {
+		return swError(refusal), nil
+	}
+	t.logger.Info("chartgate serve: the agent stored a workflow (not enforced)", "workflow", in.Name, "verb", verb)
+	return textResult(fmt.Sprintf("Workflow '%s' %s. It is stored, not enforced: a person enforces a workflow with chartgate serve --workflow FILE.", in.Name, verb)), nil
+}
+
+// storeCreated stores a created workflow under its own key, unless it
+// exists and overwrite is false; it says whether it was created or
+// updated, or why it was not stored. The store's compare-and-swap keeps
+// two creations of one name at once from both succeeding. A store that
+// cannot list its keys keeps only what this process can list
+// (t.created).
+func (t *statewrightTools) storeCreated(ctx context.Context, name string, def json.RawMessage, overwrite bool) (verb, refusal string) {
+	key := createdWorkflowPrefix + name
+	_, version, err := t.store.Load(ctx, key)
+	if err != nil {
+		return "", fmt.Sprintf("Failed to save workflow: %v", err)
+	}
+	t.mu.Lock()
+	exists := version != 0 || t.created[name]
+	t.mu.Unlock()
+	if exists && !overwrite {
+		return "", fmt.Sprintf("Workflow '%s' already exists. Use overwrite=true to replace it.", name)
+	}
+	if !exists && len(t.names(ctx)) > maxCreatedWorkflows {
+		return "", fmt.Sprintf("Failed to save workflow: the store keeps %d created workflows already, the most it keeps.", maxCreatedWorkflows)
+	}
+	record, err := json.Marshal(map[string]any{"name": name, "definition": def, "stored": time.Now().UTC(), "by": "statewright_create_workflow"})
+	if err != nil {
+		return "", fmt.Sprintf("Failed to save workflow: %v", err)
+	}
+	if _, err := t.store.CompareAndSwap(ctx, key, version, record); err != nil {
+		return "", fmt.Sprintf("Failed to save workflow: %v", err)
+	}
+	if _, ok := t.store.(keyLister); !ok {
+		t.mu.Lock()
+		t.created[name] = true
+		t.mu.Unlock()
+	}
 	if exists {
-		verb = "updated"
+		return "updated", ""
 	}
-	t.created[in.Name] = true
-	return textResult(fmt.Sprintf("Workflow '%s' %s (in-memory). It is not enforced: a person enforces a workflow with chartgate serve --workflow FILE.", in.Name, verb)), nil
+	return "created", ""
 }
 
 // swJSON answers with v as indented JSON text, as Statewright's tools do.
