@@ -48,3 +48,30 @@ func TestBranchTools(t *testing.T) {
 	_, _, ok = w.BranchTools(r.s, "lint")
 	assert.False(t, ok, "a completed branch is not running")
 }
+
+// TestImplicitEvent: the one unguarded event to a state that allows the
+// tool, and none when the tool is allowed now, when two events lead to
+// it, when the event is guarded, needs approval, or leads to a final
+// state.
+func TestImplicitEvent(t *testing.T) {
+	w := mustLoad(t, `{"id": "t", "initial": "planning", "states": {
+	  "planning": {"allowed_tools": ["read_file"], "on": {"READY": "implementing", "REVIEW": {"target": "review", "requires_approval": true},
+	    "CHECK": {"target": "checking", "guard": "ok"}, "SHIP": "shipping", "ALSO": "shipping", "FAIL": "failed"}},
+	  "implementing": {"allowed_tools": ["read_file", "edit_file"], "on": {"DONE": "failed"}},
+	  "review": {"allowed_tools": ["approve_tool"], "on": {"DONE": "failed"}},
+	  "checking": {"allowed_tools": ["check_tool"], "on": {"DONE": "failed"}},
+	  "shipping": {"allowed_tools": ["ship_tool"], "on": {"DONE": "failed"}},
+	  "failed": {"type": "final"}},
+	  "guards": {"ok": {"field": "ok", "op": "eq", "value": true}}}`, nil)
+	r := start(t, w)
+	ev, ok := w.ImplicitEvent(r.s, "edit_file")
+	assert.True(t, ok)
+	assert.Equal(t, "READY", ev)
+	ev, ok = w.ImplicitEvent(r.s, "files__edit_file", "edit_file")
+	assert.True(t, ok, "by either name")
+	assert.Equal(t, "READY", ev)
+	for _, tool := range []string{"read_file", "approve_tool", "check_tool", "ship_tool", "nope"} {
+		_, ok := w.ImplicitEvent(r.s, tool)
+		assert.False(t, ok, tool)
+	}
+}

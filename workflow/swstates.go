@@ -21,7 +21,7 @@ type swStateView struct {
 	// on lists the state's "on" entries, sorted by event, as
 	// {event, target}: a guarded array's first target, a fork's or an
 	// invoke's on_complete (Statewright's TransitionDef::target).
-	on []map[string]any
+	on []swOn
 	// guards are the definitions of the guards the state's transitions
 	// name, by name; nil when they name none.
 	guards map[string]any
@@ -32,18 +32,21 @@ type swStateView struct {
 	maxIter      int
 }
 
+// swOn is an "on" entry of a state's view, {event, target}.
+type swOn = map[string]any
+
 // swViews reads the views of a document's states, by state name.
 func swViews(d *swDoc) map[string]*swStateView {
 	out := make(map[string]*swStateView, len(d.states))
 	for _, s := range d.states {
-		v := &swStateView{on: []map[string]any{}, tools: []string{}, deny: s.deny, instructions: s.instructions, maxIter: s.maxIter}
+		v := &swStateView{on: []swOn{}, tools: []string{}, deny: s.deny, instructions: s.instructions, maxIter: s.maxIter}
 		if s.tools != nil {
 			v.tools = s.tools
 		}
 		events := slices.Clone(s.on)
 		slices.SortFunc(events, func(a, b *swEvent) int { return strings.Compare(a.name, b.name) })
 		for _, ev := range events {
-			v.on = append(v.on, map[string]any{"event": ev.name, "target": ev.tr.firstTarget()})
+			v.on = append(v.on, swOn{"event": ev.name, "target": ev.tr.firstTarget()})
 			for _, b := range ev.tr.branches {
 				for _, g := range b.guards {
 					def, ok := d.guardByName[g]
@@ -167,4 +170,74 @@ func metaNames(n statechart.Node, key string) []string {
 		out = append(out, v...)
 	}
 	return out
+}
+
+// ImplicitEvent returns the event that makes a tool the current state
+// refuses available, for Statewright's implicit transition taken safely
+// (chartgate serve --implicit-transitions): the workflow is in a
+// top-level state of the file (no fork, subflow or pending approval),
+// whose meta.mcp does not allow the tool (by any of its names), and
+// exactly one of the state's own "on" events leads, unguarded, to a
+// plain state that is not final, needs no approval, and allows it. ok is
+// false otherwise (none, or more than one: the agent chooses).
+func (w *Workflow) ImplicitEvent(s statechart.State, names ...string) (event string, ok bool) {
+	name, isName := s.Value().(string)
+	v := w.views[name]
+	if !isName || v == nil || s.Status() != statechart.StatusActive {
+		return "", false
+	}
+	byID := map[string]statechart.Node{}
+	for _, n := range w.Machine.Nodes() {
+		byID[n.ID] = n
+	}
+	current, ok := byID[w.Machine.ID()+"."+name]
+	if !ok || nodeAllows(current, names) {
+		return "", false
+	}
+	own := map[string]bool{}
+	for _, on := range v.on {
+		ev, _ := on["event"].(string)
+		own[ev] = true
+	}
+	// An event with a guard anywhere (a guarded array's unguarded last
+	// branch too) is not taken.
+	count := map[string]int{}
+	for _, t := range current.Transitions {
+		count[t.Event]++
+		if t.Guard != "" {
+			count[t.Event]++
+		}
+	}
+	found := 0
+	for _, t := range current.Transitions {
+		if !own[t.Event] || count[t.Event] != 1 || len(t.Targets) != 1 {
+			continue
+		}
+		target, ok := byID[t.Targets[0]]
+		if !ok || target.Type != "atomic" || approvalOf(target) != nil || !nodeAllows(target, names) {
+			continue
+		}
+		found++
+		event = t.Event
+	}
+	if found != 1 {
+		return "", false
+	}
+	return event, true
+}
+
+// nodeAllows reports whether a state's meta.mcp lists a tool (by any of
+// its names) and does not deny it.
+func nodeAllows(n statechart.Node, names []string) bool {
+	match := func(patterns []string) bool {
+		for _, p := range patterns {
+			for _, name := range names {
+				if name != "" && toolname.Match(p, name) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	return match(metaNames(n, "tools")) && !match(metaNames(n, "deny"))
 }

@@ -828,6 +828,45 @@ func TestStatewrightCompatBranchToolsGatedAs(t *testing.T) {
 	assert.False(t, isErr, "the parent's tools are every running branch's: %s", text)
 }
 
+// TestStatewrightCompatImplicitTransition ports gateway.rs
+// implicit_transition_auto_advances_and_calls_tool and
+// allowed_tool_in_current_state_does_not_implicit_transition with
+// --implicit-transitions: a tool the next state allows moves the workflow
+// by the one unguarded event and runs, and the transition is in the
+// history; one behind an approval or a final state is refused as
+// without the switch.
+func TestStatewrightCompatImplicitTransition(t *testing.T) {
+	a := serveCompat(t, enforcementWorkflow, "--implicit-transitions")
+	text, isErr := a.call("read_file", map[string]any{"path": "a.go"})
+	assert.False(t, isErr, text)
+	assert.Equal(t, "planning", a.json("statewright_get_state", nil)["state"], "a tool of the state moves nothing")
+	res, err := a.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "edit_file", Arguments: map[string]any{"path": "src/main.rs"}})
+	require.NoError(t, err)
+	assert.False(t, res.IsError)
+	assert.Equal(t, "edit_file src/main.rs", res.Content[0].(*mcp.TextContent).Text)
+	assert.Equal(t, "[chartgate: implicit transition READY: 'planning' → 'implementing', sent for edit_file]", res.Content[len(res.Content)-1].(*mcp.TextContent).Text)
+	st := a.json("statewright_get_state", nil)
+	assert.Equal(t, "implementing", st["state"])
+	assert.Equal(t, 1.0, st["transition_count"])
+	code, out, errOut := chartgate(append([]string{"history", "--json", "name:s1"}, a.project...)...)
+	require.Equal(t, exitOK, code, errOut)
+	assert.Contains(t, out, `"READY"`)
+	// testing allows read_file only; PASS leads to a final state.
+	a.json("statewright_transition", map[string]any{"event": "DONE"})
+	text, isErr = a.call("grep", map[string]any{"path": "a.go"})
+	assert.True(t, isErr, text)
+	assert.Equal(t, "testing", a.json("statewright_get_state", nil)["state"])
+
+	b := serveCompat(t, approvalWorkflow, "--implicit-transitions")
+	text, isErr = b.call("grep", map[string]any{"path": "a.go"})
+	assert.True(t, isErr, "deployed allows every tool, behind an approval: %s", text)
+	assert.Equal(t, "working", b.json("statewright_get_state", nil)["state"])
+
+	code, _, errOut = chartgate("serve", "--workflow", writeFile(t, "w.json", enforcementWorkflow), "--implicit-transitions")
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, errOut, "--implicit-transitions needs --compat statewright")
+}
+
 // TestStatewrightCompatModel ports custom_tools.rs
 // get_state_returns_correct_info, get_state_after_transition,
 // get_state_includes_model_when_defined,

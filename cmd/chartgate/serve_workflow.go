@@ -43,6 +43,7 @@ type serveWorkflowFlags struct {
 	session     *string
 	leaseTTL    *time.Duration
 	listAll     *bool
+	implicit    *bool
 }
 
 func addServeWorkflowFlags(fs *flag.FlagSet) serveWorkflowFlags {
@@ -53,6 +54,7 @@ func addServeWorkflowFlags(fs *flag.FlagSet) serveWorkflowFlags {
 	f.defaultDeny = fs.Bool("default-deny", false, "refuse the tools the workflow does not name (unless meta.mcp.ungated lists them)")
 	f.session = fs.String("session", "", `the name of the workflow the session works in (default: one of its own); "auto": the agent session whose chartgate hooks run beside this gateway`)
 	f.leaseTTL = fs.Duration("lease-ttl", defaultLeaseTTL, "how long a call's hold on its workflow outlives a gateway that died during the call")
+	f.implicit = fs.Bool("implicit-transitions", false, "with --compat statewright: a call of a tool the state refuses first sends the one unguarded event, without approval, that leads to a state allowing it (Statewright's implicit transition)")
 	f.listAll = fs.Bool("list-all-tools", false, "list every tool in every state, whatever the client's protocol, each saying in which states it works (for clients that ignore list_changed)")
 	return f
 }
@@ -81,6 +83,12 @@ the workflow tools alone.
   --durable          with a SQLite store: sync every write to disk (survives a power loss; slower)
   --compat NAME      statewright: also serve Statewright's statewright_* tools, and behave as
                      Statewright where chartgate's default differs (see go doc workflow)
+  --implicit-transitions
+                     with --compat statewright: a call of a tool the state refuses, when
+                     exactly one of the state's events leads, unguarded and without
+                     approval, to a plain state that allows it, sends that event first
+                     (kept in the history, as statewright_transition's) and then runs the
+                     call, as Statewright does; default: refused, naming the event
   --checkpoint MODE  a Statewright state's max_iterations: soft (the call runs, with a notice; default) or hard (refused)
   --default-deny     refuse tools the workflow does not name (unless meta.mcp.ungated lists them)
   --session NAME     the name of the session's workflow (default: one of its own); "auto": the
@@ -106,8 +114,8 @@ func workflowHook(f serveWorkflowFlags, o *serveOptions, logger *slog.Logger, cl
 				return nil, nil, errors.New("--compat and --session need --workflow")
 			}
 		}
-		if *f.listAll {
-			return nil, nil, errors.New("--list-all-tools needs --workflow")
+		if *f.listAll || *f.implicit {
+			return nil, nil, errors.New("--list-all-tools and --implicit-transitions need --workflow")
 		}
 		return nil, nil, nil
 	}
@@ -115,6 +123,9 @@ func workflowHook(f serveWorkflowFlags, o *serveOptions, logger *slog.Logger, cl
 	case "", "statewright":
 	default:
 		return nil, nil, fmt.Errorf("--compat %q: the one compatibility is statewright", *f.compat)
+	}
+	if *f.implicit && *f.compat != "statewright" {
+		return nil, nil, errors.New("--implicit-transitions needs --compat statewright")
 	}
 	checkpoint := workflow.Checkpoint(*f.checkpoint)
 	if checkpoint != workflow.CheckpointSoft && checkpoint != workflow.CheckpointHard {
@@ -158,7 +169,7 @@ func workflowHook(f serveWorkflowFlags, o *serveOptions, logger *slog.Logger, cl
 		}
 		var sw *statewrightTools
 		if *f.compat == "statewright" {
-			sw = &statewrightTools{w: w, gw: g, store: p.store, created: map[string]bool{}, branches: map[*mcp.ServerSession]string{}, session: *f.session, resolver: resolver, logger: logger}
+			sw = &statewrightTools{w: w, gw: g, store: p.store, implicit: *f.implicit, created: map[string]bool{}, branches: map[*mcp.ServerSession]string{}, session: *f.session, resolver: resolver, logger: logger}
 			opts.OwnTools = statewrightOwnTools
 			// At a checkpoint Statewright lists only its own tools, and
 			// every transition restarts its iteration count.
@@ -368,6 +379,7 @@ type statewrightTools struct {
 	gate     *mcpbind.Gate
 	gw       *gateway.Gateway // the upstream tools
 	store    mcpbind.Store    // where created workflows are kept
+	implicit bool             // --implicit-transitions
 	session  string           // --session: the name of the session's workflow, if any
 	resolver *hook.Resolver   // --session auto's
 	logger   *slog.Logger
@@ -778,6 +790,9 @@ func (t *statewrightTools) branchMiddleware(next mcp.MethodHandler) mcp.MethodHa
 				break // the gate's own tools, or one no server has: the gate answers
 			}
 			branch, state, allows, listed := t.branchTools(ctx, call.Session)
+			if allows == nil && t.implicit {
+				return t.implicitCall(ctx, call, next)
+			}
 			if allows == nil || allows(name, t.gw.GatedAs(name)) {
 				break // the gate decides
 			}
@@ -786,6 +801,46 @@ func (t *statewrightTools) branchMiddleware(next mcp.MethodHandler) mcp.MethodHa
 		}
 		return next(ctx, method, req)
 	}
+}
+
+// implicitCall runs a call of an upstream tool with --implicit-transitions:
+// when the state refuses the tool and one event makes it available
+// (workflow.ImplicitEvent), it first sends that event through
+// statewright_transition, as the agent would (the gate checks, records
+// and answers it as any transition), then lets the gate decide the call
+// in the state it reached; the result says which transition was made.
+func (t *statewrightTools) implicitCall(ctx context.Context, call *mcp.CallToolRequest, next mcp.MethodHandler) (mcp.Result, error) {
+	name := call.Params.Name
+	wf, err := t.gate.SessionWorkflow(ctx, call.Session)
+	if err != nil {
+		return next(ctx, "tools/call", call)
+	}
+	event, ok := t.w.ImplicitEvent(wf.State, name, t.gw.GatedAs(name))
+	if !ok {
+		return next(ctx, "tools/call", call)
+	}
+	args, _ := json.Marshal(map[string]string{"event": event})
+	tr := &mcp.CallToolRequest{Session: call.Session, Extra: call.Extra, Params: &mcp.CallToolParamsRaw{Name: workflow.StatewrightTransition, Arguments: args}}
+	res, err := next(ctx, "tools/call", tr)
+	r, isResult := res.(*mcp.CallToolResult)
+	if err != nil || !isResult || r.IsError {
+		return next(ctx, "tools/call", call) // not moved: refused as usual
+	}
+	var moved struct {
+		From any `json:"from"`
+		To   any `json:"to"`
+	}
+	if len(r.Content) > 0 {
+		if text, ok := r.Content[0].(*mcp.TextContent); ok {
+			_ = json.Unmarshal([]byte(text.Text), &moved)
+		}
+	}
+	t.logger.Info("chartgate serve: implicit transition", "event", event, "tool", name, "from", moved.From, "to", moved.To)
+	res, err = next(ctx, "tools/call", call)
+	if out, ok := res.(*mcp.CallToolResult); ok && err == nil {
+		out.Content = append(out.Content, &mcp.TextContent{Text: fmt.Sprintf("[chartgate: implicit transition %s: %s → %s, sent for %s]", event, stateWords(moved.From), stateWords(moved.To), name)})
+	}
+	return res, err
 }
 
 // workflowTransition is the name of the gate's own transition tool.
