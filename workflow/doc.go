@@ -127,7 +127,10 @@
 // tool names mcpbind can gate, reserved names, and unknown keys (with a
 // did-you-mean; Statewright ignores them). Unreachable states are reported
 // once every target exists, so that a misspelt target does not also report
-// the state it meant.
+// the state it meant. [AgentWarnings] adds, as warnings, the checks
+// Statewright's agent runs on the workflows it generates (a reachable
+// "failed" state, approval gates in moderate and dangerous workflows);
+// chartgate validate reports them.
 //
 // # Interrupts
 //

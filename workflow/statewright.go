@@ -929,6 +929,33 @@ func (d *swDoc) reachable(edges func(*swState, *swDoc) []string) map[string]bool
 	return seen
 }
 
+// reaching returns the states from which the targets of "on" entries lead
+// to target: the reverse of reachable, one breadth-first walk of the
+// reversed transitions, linear in the workflow's size.
+func (d *swDoc) reaching(target string) map[string]bool {
+	into := map[string][]string{}
+	for _, s := range d.states {
+		for _, ev := range s.on {
+			for _, b := range ev.tr.branches {
+				into[b.target] = append(into[b.target], s.name)
+			}
+		}
+	}
+	reach := map[string]bool{}
+	queue := []string{target}
+	for len(queue) > 0 {
+		cur := queue[0]
+		queue = queue[1:]
+		for _, from := range into[cur] {
+			if !reach[from] {
+				reach[from] = true
+				queue = append(queue, from)
+			}
+		}
+	}
+	return reach
+}
+
 // checkReachable reports the states no path reaches from the initial
 // state or an interrupt's target.
 func (d *swDoc) checkReachable(e *errs) {
