@@ -83,7 +83,9 @@ type ToolSet struct {
 // remaining}, or {joined, completed_branches}). Both answer as indented
 // JSON text, as Statewright does; refusals keep mcpbind's texts.
 // transition_count counts the transitions the run history holds (it is
-// bounded), and usage has no plan limits (limit and remaining are null).
+// bounded) as Statewright counts them (an approved transition once; a
+// rejected one, pause and resume not), and usage has no plan limits
+// (limit and remaining are null).
 func (w *Workflow) StatewrightTools() *ToolSet {
 	return &ToolSet{
 		StatusName:            StatewrightGetState,
@@ -131,7 +133,7 @@ func (w *Workflow) renderState(ctx context.Context, st gate.WorkflowStatus, wf *
 		"allowed_tools":    st.Tools,
 		"transitions":      w.transitionsFrom(ids, st.Events),
 		"instructions":     orNil(strings.Join(st.Instructions, "\n")),
-		"transition_count": transitionCount(wf.History),
+		"transition_count": w.transitionCount(wf.History),
 		"context":          publicContext(wf.State.Context()),
 		"guards":           nil,
 		"run_id":           st.Workflow,
@@ -148,6 +150,7 @@ func (w *Workflow) renderState(ctx context.Context, st gate.WorkflowStatus, wf *
 		"model_ladder":     nil,
 		"direct_execution": false,
 		"meta":             w.metaValue(),
+		"workflow":         w.Machine.ID(),
 	}
 	var defaultModel string
 	if json.Unmarshal(w.Meta.Extra["default_model"], &defaultModel) == nil && defaultModel != "" {
@@ -235,8 +238,8 @@ func (w *Workflow) renderTransition(ctx context.Context, tr gate.TransitionResul
 		"to":                subflowLeaf(tr.To),
 		"requires_approval": false,
 		"approval_message":  nil,
-		"transition_count":  transitionCount(wf.History),
-		"usage":             map[string]any{"transitions": transitionCount(wf.History), "limit": nil, "remaining": nil},
+		"transition_count":  w.transitionCount(wf.History),
+		"usage":             map[string]any{"transitions": w.transitionCount(wf.History), "limit": nil, "remaining": nil},
 	}
 	if in, ok := w.enteredInvoke(tr); ok {
 		// As Statewright answers an invoke: the subflow to run, and
@@ -458,15 +461,52 @@ func (w *Workflow) interruptTarget(event string) any {
 	return nil
 }
 
-// transitionCount counts the transitions a run history holds.
-func transitionCount(h []gate.Transition) int {
+// transitionCount counts the transitions a run history holds as
+// Statewright counts them: a transition that waits for approval counts
+// once, when it is approved (not when it parks, nor when it is rejected),
+// and pausing and resuming (which Statewright does not count as
+// transitions) not at all.
+func (w *Workflow) transitionCount(h []gate.Transition) int {
+	parks := w.approvalKeys()
 	n := 0
 	for _, e := range h {
-		if e.Event.Type != "" {
-			n++
+		switch e.Event.Type {
+		case "", eventReject, EventPause, EventResume:
+			continue
 		}
+		if len(parks) > 0 && inStates(e.To, parks) {
+			continue // parked for approval
+		}
+		n++
 	}
 	return n
+}
+
+// approvalKeys are the keys of the states where transitions wait for
+// approval.
+func (w *Workflow) approvalKeys() map[string]bool {
+	out := map[string]bool{}
+	for _, n := range w.Machine.Nodes() {
+		if approvalOf(n) != nil {
+			out[n.Key] = true
+		}
+	}
+	return out
+}
+
+// inStates reports whether a state value names one of keys, at any depth.
+func inStates(v any, keys map[string]bool) bool {
+	switch v := v.(type) {
+	case string:
+		return keys[v]
+	case map[string]any:
+		for k, inner := range v {
+			if keys[k] || inStates(inner, keys) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // publicContext is the context without the keys the compiled workflow
@@ -633,7 +673,7 @@ func (w *Workflow) StatewrightState(wf *gate.Workflow) map[string]any {
 		"state":            state,
 		"is_final":         wf.State.Status() == statechart.StatusDone,
 		"iteration":        0,
-		"transition_count": transitionCount(wf.History),
+		"transition_count": w.transitionCount(wf.History),
 		"run_id":           nil,
 	}
 	for _, l := range wf.Limits {

@@ -13,7 +13,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -22,7 +21,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -916,7 +914,7 @@ func TestStatewrightSuiteGatewayConfig(t *testing.T) {
 // TestStatewrightSuiteUpstream ports mcp-gateway/upstream.rs
 // mock_includes_tools_in_all_tools, mock_call_tool_returns_canned_result
 // and mock_call_tool_unknown_tool_errors: the upstream's tools are listed
-// and answer through the gateway, and a tool no upstream has is an error.
+// and answer through the gateway, and a tool no upstream has is refused.
 // (empty_manager_has_no_tools and call_tool_on_empty_manager_errors: a
 // gateway without servers offers the workflow tools alone,
 // serve_trust_test.go.)
@@ -926,7 +924,214 @@ func TestStatewrightSuiteUpstream(t *testing.T) {
 	text, isErr := a.call("edit_file", map[string]any{"path": "test.rs"})
 	assert.False(t, isErr)
 	assert.Equal(t, "edit_file test.rs", text)
-	_, err := a.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "Deploy", Arguments: map[string]any{}})
-	require.Error(t, err, "an unknown tool is an error")
-	assert.Contains(t, err.Error(), `"Deploy"`)
+	// gateway.rs tools_call_blocked_returns_error_content: a tool no
+	// server has is refused as a tool result naming it and the state.
+	text, isErr = a.call("deploy", map[string]any{})
+	assert.True(t, isErr)
+	assert.Equal(t, `Tool "deploy" is not available in the current workflow state ('work'): no server of this gateway has it. statewright_get_state lists the tools allowed now.`, text)
+}
+
+// TestStatewrightSuiteGatewayInterrupts ports gateway.rs's interrupt
+// tests on its interrupt_definition (an edit of site/pb/**/*.js moves
+// implementing to pb_validating): the edit's result says so with
+// Statewright's marker, a non-matching edit moves nothing, VALIDATED
+// ($return) comes back, a second edit in the handler does not interrupt
+// again, FAIL in the handler goes to failed, and data cannot set
+// _interrupt_return.
+func TestStatewrightSuiteGatewayInterrupts(t *testing.T) {
+	const wf = `{"id": "interrupt-test", "initial": "implementing", "context": {}, "states": {
+	  "implementing": {"allowed_tools": ["edit_file", "read_file"], "on": {"DONE": "completed", "FAIL": "failed"}},
+	  "pb_validating": {"allowed_tools": ["grep"], "on": {"VALIDATED": "$return", "FAIL": "failed"}},
+	  "completed": {"type": "final"}, "failed": {"type": "final"}},
+	  "interrupts": {"pb_check": {"trigger": {"file_pattern": "site/pb/**/*.js"}, "target": "pb_validating"}}}`
+	// edit_non_matching_file_does_not_trigger_interrupt
+	a := serveCompat(t, wf)
+	text, isErr := a.call("edit_file", map[string]any{"path": "src/components/App.vue"})
+	require.False(t, isErr, text)
+	assert.NotContains(t, text, "INTERRUPT")
+	st := a.json("statewright_get_state", nil)
+	assert.Equal(t, "implementing", st["state"])
+	assert.NotContains(t, st["context"], "_interrupt_return")
+
+	// edit_matching_file_triggers_interrupt_auto_transition
+	text, isErr = a.call("edit_file", map[string]any{"path": "site/pb/hooks/auth.pb.js"})
+	require.False(t, isErr, text)
+	assert.Contains(t, text, "edit_file site/pb/hooks/auth.pb.js")
+	assert.Contains(t, text, "STATEWRIGHT INTERRUPT")
+	assert.Contains(t, text, "pb_check")
+	assert.Contains(t, text, "pb_validating")
+	st = a.json("statewright_get_state", nil)
+	assert.Equal(t, "pb_validating", st["state"])
+	assert.Equal(t, "implementing", st["interrupt_handler"].(map[string]any)["return_state"])
+
+	// interrupt_reentrance_prevented_while_in_handler (the handler's own
+	// tools exclude edit_file here, so the hook path is tested below)
+	text, isErr = a.call("edit_file", map[string]any{"path": "site/pb/hooks/another.pb.js"})
+	assert.True(t, isErr, "the handler's tools: %s", text)
+	assert.NotContains(t, text, "STATEWRIGHT INTERRUPT")
+	assert.Equal(t, "pb_validating", a.json("statewright_get_state", nil)["state"])
+
+	// interrupt_full_round_trip_edit_validate_return
+	res := a.json("statewright_transition", map[string]any{"event": "VALIDATED"})
+	assert.Equal(t, "implementing", res["to"])
+	st = a.json("statewright_get_state", nil)
+	assert.NotContains(t, st, "interrupt_handler")
+	assert.NotContains(t, st["context"], "_interrupt_return")
+
+	// interrupt_fail_path_goes_to_failed
+	_, isErr = a.call("edit_file", map[string]any{"path": "site/pb/hooks/bad.pb.js"})
+	require.False(t, isErr)
+	assert.Equal(t, "failed", a.json("statewright_transition", map[string]any{"event": "FAIL"})["to"])
+	assert.Equal(t, true, a.json("statewright_get_state", nil)["is_final"])
+
+	// interrupt_reentrance_prevented_while_in_handler, with a handler
+	// that may edit.
+	b := serveCompat(t, strings.Replace(wf, `"allowed_tools": ["grep"]`, `"allowed_tools": ["edit_file"]`, 1))
+	_, isErr = b.call("edit_file", map[string]any{"path": "site/pb/hooks/auth.pb.js"})
+	require.False(t, isErr)
+	text, isErr = b.call("edit_file", map[string]any{"path": "site/pb/hooks/another.pb.js"})
+	require.False(t, isErr, text)
+	assert.NotContains(t, text, "STATEWRIGHT INTERRUPT")
+	st = b.json("statewright_get_state", nil)
+	assert.Equal(t, "pb_validating", st["state"])
+	assert.Equal(t, "implementing", st["interrupt_handler"].(map[string]any)["return_state"])
+
+	// interrupt_return_stripped_from_user_event_data
+	c := serveCompat(t, wf)
+	res = c.json("statewright_transition", map[string]any{"event": "DONE", "data": map[string]any{"_interrupt_return": "hacked", "real_field": "kept"}})
+	assert.Equal(t, "completed", res["to"])
+	assert.Equal(t, map[string]any{"real_field": "kept"}, c.json("statewright_get_state", nil)["context"])
+}
+
+// TestStatewrightSuitePluginInterrupt ports gateway.rs's
+// plugin_interrupt_* tests: Statewright's plugins send INTERRUPT:<name>
+// with statewright_transition when they see a watched file change. Here
+// chartgate fires interrupts itself (its tools and hooks see the writes),
+// and the agent cannot send one: it would enter a handler, and use its
+// tools, at will (the table in the workflow package's docs). An unknown
+// name is refused as in Statewright.
+func TestStatewrightSuitePluginInterrupt(t *testing.T) {
+	a := serveCompat(t, interruptWorkflow(t))
+	text, isErr := a.transition("INTERRUPT:pb_check", map[string]any{"trigger_file": "site/pb/hooks/auth.pb.js"})
+	assert.True(t, isErr)
+	assert.Equal(t, "Interrupt 'pb_check' was not sent: chartgate fires it itself when a tool writes a file matching site/pb/**/*.js (through this gateway, or the agent host's tools through chartgate's hooks); the agent cannot send it.", text)
+	assert.Equal(t, "implementing", a.json("statewright_get_state", nil)["state"])
+	// plugin_interrupt_unknown_name_errors
+	text, isErr = a.transition("INTERRUPT:nonexistent", nil)
+	assert.True(t, isErr)
+	assert.Equal(t, "Unknown interrupt 'nonexistent'", text)
+	// A state with safe_next does not take it either.
+	b := serveCompat(t, strings.Replace(interruptWorkflow(t), `"implementing": {`, `"implementing": {"safe_next": "testing", `, 1))
+	_, isErr = b.transition("INTERRUPT:pb_check", nil)
+	assert.True(t, isErr)
+	assert.Equal(t, "implementing", b.json("statewright_get_state", nil)["state"])
+}
+
+// TestStatewrightSuiteForkData ports gateway.rs
+// fork_strips_fork_from_user_data: data sent with the event that forks
+// cannot set the fork's bookkeeping; the rest is merged.
+func TestStatewrightSuiteForkData(t *testing.T) {
+	a := serveCompat(t, forkWorkflow)
+	res := a.json("statewright_transition", map[string]any{"event": "BUILD_DONE", "data": map[string]any{"_fork": "injected", "real": "kept"}})
+	assert.Equal(t, true, res["forked"])
+	st := a.json("statewright_get_state", nil)
+	assert.Equal(t, map[string]any{"real": "kept"}, st["context"])
+	assert.Equal(t, true, st["fork"].(map[string]any)["active"])
+}
+
+// TestStatewrightSuiteRemote ports what of mcp-gateway/remote.rs applies
+// to chartgate serve: approval callbacks (approved_applies_transition,
+// rejected_clears_without_transition, not_found_for_unknown_approval)
+// through chartgate approve, and client_scoped_keys_keep_mutable_machine_
+// state_independent: two clients of one gateway without --session each
+// have a workflow of their own. get_state names the workflow
+// (fresh_remote_session_starts_inactive_until_workflow_is_loaded's
+// "workflow").
+func TestStatewrightSuiteRemote(t *testing.T) {
+	a := serveCompat(t, approvalWorkflow)
+	assert.Equal(t, "approval-test", a.json("statewright_get_state", nil)["workflow"])
+	key := filepath.Join(t.TempDir(), "approver.key")
+	code, _, errOut := chartgate("approve", "--init", "--key", key)
+	require.Equal(t, exitOK, code, errOut)
+	code, _, errOut = chartgate(append([]string{"approve", "0123456789abcdef0123456789abcdef01234567", "--yes", "--key", key}, a.project...)...)
+	assert.Equal(t, exitFail, code, "an unknown approval")
+	assert.NotEmpty(t, errOut)
+
+	res := a.json("statewright_transition", map[string]any{"event": "DEPLOY", "data": map[string]any{"reviewed": true}})
+	id, _ := res["approval_id"].(string)
+	code, _, errOut = chartgate(append([]string{"approve", "--reject", id, "--yes", "--key", key}, a.project...)...)
+	require.Equal(t, exitOK, code, errOut)
+	st := a.json("statewright_get_state", nil)
+	assert.Equal(t, "working", st["state"], "rejected: no transition")
+	assert.NotContains(t, st, "pending_approval")
+
+	// Two clients without a session name: independent workflows.
+	wf := writeFile(t, "workflow.json", `{"id": "isolation-test", "initial": "planning", "context": {}, "states": {
+	  "planning": {"on": {"DONE": "complete"}}, "complete": {"type": "final"}}, "guards": {}}`)
+	store := filepath.Join(t.TempDir(), "state.db")
+	project := []string{"--workflow", wf, "--store", store}
+	args := append([]string{"serve", "--log-level", "warn", "--compat", "statewright", "--config", fileUpstream(t)}, project...)
+	c1, c2 := startCompat(t, store, project, args), startCompat(t, store, project, args)
+	c1.json("statewright_transition", map[string]any{"event": "DONE", "data": map[string]any{"by": "a"}})
+	assert.Equal(t, "complete", c1.json("statewright_get_state", nil)["state"])
+	st = c2.json("statewright_get_state", nil)
+	assert.Equal(t, "planning", st["state"])
+	assert.Equal(t, map[string]any{}, st["context"])
+}
+
+// bugFixMachine is agent/executor.rs's bug_fix_machine.
+const bugFixMachine = `{"id": "fix-bug", "initial": "planning", "meta": {"task_type": "bug_fix", "danger_level": "moderate"}, "states": {
+  "planning": {"allowed_tools": ["read_file", "grep"], "instructions": "Analyze the bug.", "max_iterations": 3, "on": {"PLAN_READY": "implementing", "FAIL": "failed"}},
+  "implementing": {"allowed_tools": ["read_file", "write_file"], "on": {"DONE": "testing", "FAIL": "failed"}},
+  "testing": {"allowed_tools": ["read_file", "run_test"], "on": {
+    "TESTS_PASS": {"target": "review", "requires_approval": true, "approval_message": "Tests pass. Review changes?"},
+    "TESTS_FAIL": "implementing", "FAIL": "failed"}},
+  "review": {"on": {"APPROVED": "completed", "REJECTED": "implementing"}},
+  "completed": {"type": "final"}, "failed": {"type": "final"}}, "guards": {}}`
+
+// TestStatewrightSuiteExecutor ports agent/executor.rs's lifecycle tests
+// on bug_fix_machine, with chartgate serve in the place of the executor
+// and the test as the model: new_execution_starts_in_initial_state,
+// step_advances_state_on_transition, step_blocks_unauthorized_tools,
+// step_parks_at_approval_gate, approve_resumes_execution (chartgate
+// approve), step_reaches_final_state, full_lifecycle_planning_to_completed,
+// step_refuses_when_not_running, and max_iterations_enforced (with
+// --checkpoint hard: the fourth call in planning is refused).
+func TestStatewrightSuiteExecutor(t *testing.T) {
+	a := serveCompat(t, bugFixMachine)
+	st := a.json("statewright_get_state", nil)
+	assert.Equal(t, "planning", st["state"])
+	assert.Equal(t, "Analyze the bug.", st["instructions"])
+	text, isErr := a.call("read_file", map[string]any{"path": "a.py"})
+	assert.False(t, isErr, text)
+	text, isErr = a.call("write_file", map[string]any{"path": "a.py"})
+	assert.True(t, isErr, "write_file is not planning's: %s", text)
+	assert.Equal(t, "implementing", a.json("statewright_transition", map[string]any{"event": "PLAN_READY"})["to"])
+	assert.Equal(t, "testing", a.json("statewright_transition", map[string]any{"event": "DONE"})["to"])
+	res := a.json("statewright_transition", map[string]any{"event": "TESTS_PASS"})
+	assert.Equal(t, "pending_approval", res["status"])
+	assert.Equal(t, "Tests pass. Review changes?", res["approval_message"])
+	assert.Equal(t, "testing", a.json("statewright_get_state", nil)["state"], "parked")
+	key := filepath.Join(t.TempDir(), "approver.key")
+	code, _, errOut := chartgate("approve", "--init", "--key", key)
+	require.Equal(t, exitOK, code, errOut)
+	code, _, errOut = chartgate(append([]string{"approve", res["approval_id"].(string), "--yes", "--key", key}, a.project...)...)
+	require.Equal(t, exitOK, code, errOut)
+	assert.Equal(t, "review", a.json("statewright_get_state", nil)["state"])
+	assert.Equal(t, "completed", a.json("statewright_transition", map[string]any{"event": "APPROVED"})["to"])
+	st = a.json("statewright_get_state", nil)
+	assert.Equal(t, true, st["is_final"])
+	assert.Equal(t, 4.0, st["transition_count"])
+	text, isErr = a.transition("PLAN_READY", nil)
+	assert.True(t, isErr)
+	assert.Contains(t, text, "final state")
+
+	b := serveCompat(t, bugFixMachine, "--checkpoint", "hard")
+	for i := range 3 {
+		text, isErr := b.call("read_file", map[string]any{"path": "a.py"})
+		require.False(t, isErr, "call %d: %s", i+1, text)
+	}
+	text, isErr = b.call("read_file", map[string]any{"path": "a.py"})
+	assert.True(t, isErr, "max_iterations 3: %s", text)
+	assert.Equal(t, "planning", b.json("statewright_get_state", nil)["state"])
 }

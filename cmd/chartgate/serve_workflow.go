@@ -155,7 +155,7 @@ func workflowHook(f serveWorkflowFlags, o *serveOptions, logger *slog.Logger, cl
 		// A tool two upstreams have is listed as SERVER__NAME: the
 		// workflow's NAME gates it.
 		opts.GatedAs = g.GatedAs
-		opts.AfterCall = interrupts(w, g)
+		opts.AfterCall = interrupts(w, g, *f.compat == "statewright")
 		var resolver *hook.Resolver
 		switch name := *f.session; name {
 		case "":
@@ -328,7 +328,7 @@ func openProjectWith(f projectFlags, checkpoint workflow.Checkpoint, compat work
 // interrupts: a call of an upstream tool that is not read-only (by its MCP
 // annotations) and succeeded, whose arguments name a path that matches an
 // interrupt's file_pattern, sends the interrupt's event.
-func interrupts(w *workflow.Workflow, g *gateway.Gateway) func(context.Context, mcpbind.Call) []mcpbind.FollowUp {
+func interrupts(w *workflow.Workflow, g *gateway.Gateway, compat bool) func(context.Context, mcpbind.Call) []mcpbind.FollowUp {
 	if len(w.Interrupts) == 0 {
 		return nil
 	}
@@ -340,12 +340,22 @@ func interrupts(w *workflow.Workflow, g *gateway.Gateway) func(context.Context, 
 			if in, ok := w.MatchInterrupt(path); ok {
 				return []mcpbind.FollowUp{{
 					Event:  statechart.Event{Type: in.Event, Data: map[string]any{"input": map[string]any{"file": path, "tool": c.Tool}}},
-					Reason: fmt.Sprintf("file %s, written by %s, matches interrupt %s (%s)", path, c.Tool, in.Name, in.FilePattern),
+					Reason: interruptReason(path, c.Tool, in, compat),
 				}}
 			}
 		}
 		return nil
 	}
+}
+
+// interruptReason says why an interrupt fired; with --compat statewright
+// it starts with Statewright's marker, "[STATEWRIGHT INTERRUPT]", which
+// Statewright's plugins and prompts look for.
+func interruptReason(path, tool string, in workflow.Interrupt, compat bool) string {
+	if compat {
+		return fmt.Sprintf("[STATEWRIGHT INTERRUPT] File '%s', written by %s, triggered interrupt '%s' (%s)", path, tool, in.Name, in.FilePattern)
+	}
+	return fmt.Sprintf("file %s, written by %s, matches interrupt %s (%s)", path, tool, in.Name, in.FilePattern)
 }
 
 // readOnly reports whether an upstream tool says it changes nothing.
@@ -787,7 +797,7 @@ func (t *statewrightTools) branchMiddleware(next mcp.MethodHandler) mcp.MethodHa
 			}
 		default:
 			if !t.upstream(name) {
-				break // the gate's own tools, or one no server has: the gate answers
+				return t.unknownTool(ctx, call, next)
 			}
 			branch, state, allows, listed := t.branchTools(ctx, call.Session)
 			if allows == nil && t.implicit {
@@ -841,6 +851,40 @@ func (t *statewrightTools) implicitCall(ctx context.Context, call *mcp.CallToolR
 		out.Content = append(out.Content, &mcp.TextContent{Text: fmt.Sprintf("[chartgate: implicit transition %s: %s → %s, sent for %s]", event, stateWords(moved.From), stateWords(moved.To), name)})
 	}
 	return res, err
+}
+
+// statewrightInterrupt starts the events Statewright's plugins send when
+// they see a file an interrupt watches change: INTERRUPT:<name>.
+const statewrightInterrupt = "INTERRUPT:"
+
+// interruptRefusal answers statewright_transition {event:
+// "INTERRUPT:<name>"}: chartgate fires an interrupt itself, when a tool
+// writes a file it watches (an upstream tool's arguments, or the hooks);
+// the agent cannot, or it could enter a handler state, and use its tools,
+// at will.
+func (t *statewrightTools) interruptRefusal(name string) string {
+	for _, in := range t.w.Interrupts {
+		if in.Name == name {
+			return fmt.Sprintf("Interrupt '%s' was not sent: chartgate fires it itself when a tool writes a file matching %s (through this gateway, or the agent host's tools through chartgate's hooks); the agent cannot send it.", name, in.FilePattern)
+		}
+	}
+	return fmt.Sprintf("Unknown interrupt '%s'", name)
+}
+
+// unknownTool calls a tool that is not an upstream one (the gate's own
+// tools answer); one that no server has is refused as Statewright refuses
+// it, as a tool result naming the tool and the state, not a protocol
+// error.
+func (t *statewrightTools) unknownTool(ctx context.Context, call *mcp.CallToolRequest, next mcp.MethodHandler) (mcp.Result, error) {
+	res, err := next(ctx, "tools/call", call)
+	if err == nil || !strings.Contains(err.Error(), "unknown tool") {
+		return res, err
+	}
+	state := any("?")
+	if wf, werr := t.gate.SessionWorkflow(ctx, call.Session); werr == nil {
+		state = t.w.StatewrightState(wf)["state"]
+	}
+	return swError(fmt.Sprintf("Tool %q is not available in the current workflow state (%s): no server of this gateway has it. statewright_get_state lists the tools allowed now.", call.Params.Name, stateWords(state))), nil
 }
 
 // workflowTransition is the name of the gate's own transition tool.
@@ -920,6 +964,9 @@ func (t *statewrightTools) branchAvailable(allows func(...string) bool, listed [
 }
 
 func (t *statewrightTools) transition(ctx context.Context, method string, call *mcp.CallToolRequest, args map[string]json.RawMessage, event string, next mcp.MethodHandler) (mcp.Result, error) {
+	if name, ok := strings.CutPrefix(event, statewrightInterrupt); ok {
+		return swError(t.interruptRefusal(name)), nil
+	}
 	ss := call.Session
 	branch := t.branchOf(ss)
 	done, isDone := strings.CutPrefix(event, workflow.BranchDone)
