@@ -9,6 +9,44 @@
 // for the interceptors and the shell classifier. Each case names the
 // Statewright test it ports. The helpers (serveCompat, swAgent) are
 // compat_statewright_test.go's.
+//
+// Not applicable, with the reason (where chartgate differs on purpose, the
+// table "Compared with Statewright" in the workflow package's docs says
+// so, with its switch):
+//
+//   - mcp-gateway/gateway.rs initialize_returns_server_info: chartgate
+//     names itself; unknown_method_returns_error and
+//     notification_returns_none: the MCP protocol is go-sdk's, and
+//     resources and prompts are relayed from the upstream servers, so
+//     resources/list is served; deactivated_workflow_passes_tool_through:
+//     deactivate holds the workflow (table: statewright_pause,
+//     statewright_deactivate); plugin_interrupt_skipped_when_already_in_
+//     handler and plugin_interrupt_then_return_full_roundtrip: the agent
+//     cannot send INTERRUPT:<name> (table; TestStatewrightSuitePluginInterrupt);
+//     implicit_transition_auto_advances_and_calls_tool by default (table;
+//     with --implicit-transitions: TestStatewrightCompatImplicitTransition).
+//   - mcp-gateway/remote.rs: the hosted transport's API keys, PocketBase
+//     workflows, SSE endpoints, /health and callback secret
+//     (health_returns_ok, *_unauthorized_*, message_*,
+//     approval_callback_unauthorized_with_wrong_secret,
+//     approval_callback_invalid_status): chartgate serve has its own
+//     transports and trust (serve_trust_test.go), and approvals are signed
+//     by chartgate approve's key; streamable_session_key's tests: sessions
+//     are keyed by the MCP session or --session, isolation is ported
+//     (TestStatewrightSuiteRemote); fresh_remote_session_starts_inactive_
+//     until_workflow_is_loaded: serve always enforces the workflow a
+//     person gave.
+//   - mcp-gateway/usage.rs: the hosts' token usage ledger
+//     (records_exact_totals_and_tool_estimates_without_payloads,
+//     rejects_stale_and_wrong_state_reports,
+//     retains_completed_state_at_transition): chartgate keeps no token
+//     usage (get_status's usage has no plan limits: table).
+//   - agent/executor.rs parse_llm_response_*: parsing a model's text;
+//     chartgate runs no model. reject_fails_execution: table (a rejected
+//     approval). agent/tool_protocol.rs, ollama_client.rs, harmony.rs,
+//     prompt_templates.rs, generator.rs: Statewright's own agent runner,
+//     its model client, wire formats and prompts; chartgate gates agents,
+//     it runs none.
 
 package main
 
@@ -1134,4 +1172,52 @@ func TestStatewrightSuiteExecutor(t *testing.T) {
 	text, isErr = b.call("read_file", map[string]any{"path": "a.py"})
 	assert.True(t, isErr, "max_iterations 3: %s", text)
 	assert.Equal(t, "planning", b.json("statewright_get_state", nil)["state"])
+}
+
+// TestStatewrightSuiteOrchestrator ports agent/orchestrator.rs on its
+// parent_machine and helper_machine, with chartgate serve running the
+// subflow in the place of the orchestrator and the test as the model:
+// simple_run_without_invoke, invoke_runs_child_then_resumes_parent,
+// child_failure_triggers_on_fail and multiple_invocations_in_sequence.
+// missing_sub_machine_fails_invoke and
+// max_depth_prevents_infinite_recursion fail at run time there; here the
+// workflow does not load (chartgate validate names the invoke).
+func TestStatewrightSuiteOrchestrator(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "helper.json"), []byte(`{"id": "helper", "initial": "helping", "states": {
+	  "helping": {"on": {"HELPED": "completed", "FAIL": "failed"}}, "completed": {"type": "final"}, "failed": {"type": "final"}}, "guards": {}}`), 0o644))
+	parent := `{"id": "parent", "initial": "working", "states": {
+	  "working": {"on": {"DONE": "completed", "NEED_HELP": {"invoke": "helper", "on_complete": "working", "on_fail": "failed"}, "FAIL": "failed"}},
+	  "completed": {"type": "final"}, "failed": {"type": "final"}}, "guards": {}}`
+
+	a := serveCompat(t, parent, "--subflows", dir)
+	assert.Equal(t, "completed", a.json("statewright_transition", map[string]any{"event": "DONE"})["to"])
+
+	b := serveCompat(t, parent, "--subflows", dir)
+	for range 2 {
+		res := b.json("statewright_transition", map[string]any{"event": "NEED_HELP"})
+		assert.Equal(t, "helper", res["invoke"].(map[string]any)["machine"])
+		assert.Equal(t, "helping", b.json("statewright_get_state", nil)["state"])
+		assert.Equal(t, "working", b.json("statewright_transition", map[string]any{"event": "HELPED"})["to"])
+	}
+	assert.Equal(t, "completed", b.json("statewright_transition", map[string]any{"event": "DONE"})["to"])
+	assert.Equal(t, 5.0, b.json("statewright_get_state", nil)["transition_count"])
+
+	c := serveCompat(t, parent, "--subflows", dir)
+	c.json("statewright_transition", map[string]any{"event": "NEED_HELP"})
+	assert.Equal(t, "failed", c.json("statewright_transition", map[string]any{"event": "FAIL"})["to"])
+	assert.Equal(t, true, c.json("statewright_get_state", nil)["is_final"])
+
+	file := writeFile(t, "parent.json", parent)
+	code, out, errOut := chartgate("validate", "--subflows", t.TempDir(), file)
+	assert.Equal(t, exitFail, code, out+errOut)
+	assert.Contains(t, out, "states.working.on.NEED_HELP")
+	assert.Contains(t, out, `"helper"`)
+
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "recursive.json"), []byte(`{"id": "recursive", "initial": "looping", "states": {
+	  "looping": {"on": {"RECURSE": {"invoke": "recursive", "on_complete": "completed", "on_fail": "failed"}}},
+	  "completed": {"type": "final"}, "failed": {"type": "final"}}, "guards": {}}`), 0o644))
+	code, out, errOut = chartgate("validate", "--subflows", dir, filepath.Join(dir, "recursive.json"))
+	assert.Equal(t, exitFail, code, out+errOut)
+	assert.Contains(t, out, "states.looping.on.RECURSE")
 }
