@@ -114,8 +114,11 @@ func workflowHook(f serveWorkflowFlags, o *serveOptions, logger *slog.Logger, cl
 				return nil, nil, errors.New("--compat and --session need --workflow")
 			}
 		}
-		if *f.listAll || *f.implicit {
-			return nil, nil, errors.New("--list-all-tools and --implicit-transitions need --workflow")
+		if *f.listAll {
+			return nil, nil, errors.New("--list-all-tools needs --workflow")
+		}
+		if *f.implicit {
+			return nil, nil, errors.New("--implicit-transitions needs --workflow and --compat statewright")
 		}
 		return nil, nil, nil
 	}
