@@ -25,6 +25,12 @@
 //     cannot send INTERRUPT:<name> (table; TestStatewrightSuitePluginInterrupt);
 //     implicit_transition_auto_advances_and_calls_tool by default (table;
 //     with --implicit-transitions: TestStatewrightCompatImplicitTransition).
+//   - mcp-gateway/custom_tools.rs custom_tool_definitions_has_all_tools
+//     and is_custom_tool_identifies_correctly in Statewright's newer
+//     gateway (eleven tools): statewright_search_references,
+//     statewright_run_agent and statewright_get_model_traits are not
+//     served, nor statewright_force_state (table); the eight are
+//     (TestStatewrightCompatTools).
 //   - mcp-gateway/remote.rs: the hosted transport's API keys, PocketBase
 //     workflows, SSE endpoints, /health and callback secret
 //     (health_returns_ok, *_unauthorized_*, message_*,
