@@ -385,7 +385,7 @@ var statewrightOwnTools = []string{
 // a fork's branch), pause and deactivate hold the workflow where no tool
 // runs until a person resumes it (chartgate resume), and a created
 // workflow is validated, then stored under keys of its own
-// (createdWorkflowKey), which neither the gate nor the hooks read: it is
+// (createdWorkflowPrefix), which neither the gate nor the hooks read: it is
 // listed, never enforced, and cannot replace the workflow in force.
 type statewrightTools struct {
 	w        *workflow.Workflow
@@ -424,7 +424,7 @@ func (t *statewrightTools) add(s *mcp.Server) {
 	}, t.loadWorkflow)
 	s.AddTool(&mcp.Tool{
 		Name:        "statewright_create_workflow",
-		Description: "Create a new workflow from a JSON definition; it is validated first, and kept (in memory) for a person to enforce.",
+		Description: "Create a new workflow from a JSON definition; it is validated first, then stored in the gateway's store and listed; a person enforces a workflow.",
 		InputSchema: json.RawMessage(`{"type":"object","properties":{` +
 			`"name":{"type":"string","description":"Workflow name (lowercase, hyphens, e.g. 'data-pipeline')"},` +
 			`"definition":{"type":"object","description":"Full workflow definition"},` +
