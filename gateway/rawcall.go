@@ -100,6 +100,9 @@ func rawParams(name string, args json.RawMessage, meta mcp.Meta) ([]byte, error)
 // decodeAnswer reads the answer line of a tools/call: its result, or its
 // JSON-RPC error as a *jsonrpc.Error.
 func decodeAnswer(line []byte) (*mcp.CallToolResult, error) {
+	if !json.Valid(line) { // gjson reads what it can of invalid JSON
+		return nil, fmt.Errorf("the answer to a tools/call is not valid JSON")
+	}
 	if e := gjson.GetBytes(line, "error"); e.Exists() {
 		werr := &jsonrpc.Error{Code: e.Get("code").Int(), Message: e.Get("message").String()}
 		if d := e.Get("data"); d.Exists() {

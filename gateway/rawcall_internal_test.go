@@ -40,6 +40,9 @@ func TestDecodeAnswerError(t *testing.T) {
 
 	_, err = decodeAnswer([]byte(`{"jsonrpc":"2.0","id":0,"result":[1]}`))
 	assert.EqualError(t, err, "the answer to a tools/call has no result object")
+
+	_, err = decodeAnswer([]byte(`{"jsonrpc":"2.0","id":0,"result":{"content":[{"type":"text","text":"a"}]`))
+	assert.EqualError(t, err, "the answer to a tools/call is not valid JSON")
 }
 
 // FuzzDecodeAnswer checks that the gjson decoder and go-sdk's agree on
