@@ -186,6 +186,15 @@
 // receiving middleware is installed by New; middleware added afterwards,
 // such as mcpbind's gate, wraps it and sees every request first.
 //
+// A tool call the server handles goes to a stdio upstream without
+// go-sdk's client: the gateway writes the tools/call line itself and reads
+// the result of the answer with gjson (text content, structuredContent,
+// isError and _meta; go-sdk decodes any other result), so that the
+// upstream hop decodes nothing twice. The call is otherwise the same:
+// the progress token, the bounds, cancellation and the loss of the
+// upstream apply as above. An upstream that speaks protocol 2026-07-28,
+// or over HTTP, is called through go-sdk.
+//
 // Over stdio, [Gateway.Passthrough] lets a tools/call skip go-sdk on both
 // hops: when the call names a listed tool of a stdio upstream by its own
 // name, passes only arguments (no _meta, so no progress token), and the

@@ -78,6 +78,15 @@ func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest, u *ups
 		defer g.dropProgress(our)
 		params.SetProgressToken(our)
 	}
+	if conn := u.rawConn(cs); conn != nil {
+		// A stdio child: the call goes without go-sdk's client, whose
+		// decoding costs more than the rest of the hop.
+		if raw, err := rawParams(name, req.Params.Arguments, params.Meta); err == nil {
+			if res, sent, err := g.rawCallTool(ctx, u, conn, name, raw); sent {
+				return res, err
+			}
+		}
+	}
 	callCtx, timeout := ctx, g.callTimeout(u)
 	if timeout > 0 {
 		var cancel context.CancelFunc

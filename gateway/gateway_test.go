@@ -9,6 +9,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -173,6 +174,28 @@ func TestCallResultUnchanged(t *testing.T) {
 	// not match the schema.
 	_, err = cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "unknown_tool"})
 	require.ErrorContains(t, err, `unknown tool "unknown_tool"`)
+}
+
+// TestConcurrentCallsKeepTheirAnswers: calls of several sessions in
+// flight at once on one upstream each get their own answer.
+func TestConcurrentCallsKeepTheirAnswers(t *testing.T) {
+	g := newGateway(t, nil, upstreamCommand(t, "up", "full", ""))
+	var wg sync.WaitGroup
+	for s := range 4 {
+		cs := connect(t, g, nil, "2025-11-25")
+		for c := range 4 {
+			wg.Go(func() {
+				for i := range 25 {
+					want := fmt.Sprintf("session %d caller %d call %d", s, c, i)
+					res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": want}})
+					if !assert.NoError(t, err) || !assert.Equal(t, want, text(res)) {
+						return
+					}
+				}
+			})
+		}
+	}
+	wg.Wait()
 }
 
 func TestProgressAndCancellation(t *testing.T) {

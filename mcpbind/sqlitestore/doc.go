@@ -108,6 +108,18 @@
 // last writes may be lost, with the database consistent, when the machine
 // crashes. A transaction that did not commit leaves nothing behind.
 //
+// Exactly: with RelaxedSync, a write that returned has been written to
+// the WAL file (write(2), into the operating system's cache, where every
+// process that opens the file reads it), and no sync has been asked. A
+// process killed at any point, even by SIGKILL, loses no write that
+// returned; an operating-system crash or a power loss may lose the writes
+// since the last checkpoint (SQLite checkpoints when the WAL passes 1,000
+// pages, and syncs the WAL and the database file then). chartgate serve
+// and chartgate's other commands open the store with RelaxedSync unless
+// given --durable; their kill test (TestServeKilledMidTransition in
+// cmd/chartgate) kills serve in the middle of calls in both modes and
+// finds every transition it acknowledged.
+//
 // [Store.CompareAndSwapNoSync] ([gate.NoSyncStore]) writes with
 // synchronous=NORMAL whatever the options: the gate takes a call's lease
 // that way, since the lease acknowledges nothing, and syncs only the

@@ -4,13 +4,16 @@
 // 8 and 32 concurrent sessions, and it prints each path's p50 and p99
 // latency and the ratio to the direct path.
 //
-//	go run ./internal/cmd/gatewaybench [-sessions 1,8,32] [-duration 3s] [-round 250ms]
+//	go run ./internal/cmd/gatewaybench [-sessions 1,8,32] [-duration 3s] [-round 250ms] [-paths stdio|http]
 //
 // The paths: over stdio, direct (a client per upstream process), through
 // the gateway (package gateway and internal/stdio, as chartgate serve
 // runs them, one gateway per session), and through a gateway with a
 // workflow gate whose every call moves the workflow (mcpbind on the
-// memory store and on a SQLite file with full sync); over Streamable
+// memory store, on a SQLite file as chartgate serve opens it,
+// synchronous=NORMAL, and as with --durable, synchronous=FULL; the
+// sessions share each file, as the sessions of one machine's gateways
+// do); over Streamable
 // HTTP, direct to an upstream HTTP server and through a gateway's HTTP
 // handler in front of it. The upstream is this program, run again as a
 // stdio server or served over loopback HTTP. Each round runs one path for
@@ -58,8 +61,9 @@ func main() {
 	sessions := flag.String("sessions", "1,8,32", "numbers of concurrent sessions, comma-separated")
 	duration := flag.Duration("duration", 3*time.Second, "time each path is measured, per number of sessions")
 	round := flag.Duration("round", 250*time.Millisecond, "time of one round of one path")
+	only := flag.String("paths", "", "measure only the paths whose names start with this (stdio, http)")
 	flag.Parse()
-	if err := run(os.Stdout, *sessions, *duration, *round); err != nil {
+	if err := run(os.Stdout, *sessions, *duration, *round, *only); err != nil {
 		fmt.Fprintf(os.Stderr, "gatewaybench: %v\n", err)
 		os.Exit(1)
 	}
@@ -84,7 +88,7 @@ type path struct {
 	open func(ctx context.Context) (cs *mcp.ClientSession, end func(), err error)
 }
 
-func run(out io.Writer, sessionList string, duration, round time.Duration) error {
+func run(out io.Writer, sessionList string, duration, round time.Duration, only string) error {
 	ctx := context.Background()
 	exe, err := os.Executable()
 	if err != nil {
@@ -96,11 +100,18 @@ func run(out io.Writer, sessionList string, duration, round time.Duration) error
 		return err
 	}
 	defer os.RemoveAll(dir)
-	store, err := sqlitestore.Open(filepath.Join(dir, "state.db"), nil)
+	// As chartgate serve opens its store: synchronous=NORMAL by default,
+	// FULL with --durable.
+	store, err := sqlitestore.Open(filepath.Join(dir, "state.db"), &sqlitestore.Options{RelaxedSync: true})
 	if err != nil {
 		return err
 	}
 	defer store.Close()
+	durable, err := sqlitestore.Open(filepath.Join(dir, "durable.db"), nil)
+	if err != nil {
+		return err
+	}
+	defer durable.Close()
 	httpUp := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return echoServer() },
 		&mcp.StreamableHTTPOptions{Logger: slog.New(slog.DiscardHandler)}))
 	defer httpUp.Close()
@@ -124,6 +135,7 @@ func run(out io.Writer, sessionList string, duration, round time.Duration) error
 		{"stdio gateway", stdioGateway(upstream, nil)},
 		{"stdio gateway+workflow memory", stdioGateway(upstream, func() (mcpbind.Store, error) { return mcpbind.NewMemoryStore(nil), nil })},
 		{"stdio gateway+workflow sqlite", stdioGateway(upstream, func() (mcpbind.Store, error) { return store, nil })},
+		{"stdio gateway+workflow sqlite durable", stdioGateway(upstream, func() (mcpbind.Store, error) { return durable, nil })},
 		{"http direct", func(ctx context.Context) (*mcp.ClientSession, func(), error) {
 			cs, err := connect(ctx, &mcp.StreamableClientTransport{Endpoint: httpUp.URL})
 			return cs, func() {}, err
@@ -133,7 +145,8 @@ func run(out io.Writer, sessionList string, duration, round time.Duration) error
 			return cs, func() {}, err
 		}},
 	}
-	fmt.Fprintf(out, "%-8s  %-30s  %9s  %9s  %7s  %7s  %s\n", "sessions", "path", "p50", "p99", "p50 ×", "p99 ×", "calls")
+	paths = slices.DeleteFunc(paths, func(p path) bool { return !strings.HasPrefix(p.name, only) })
+	fmt.Fprintf(out, "%-8s  %-38s  %9s  %9s  %7s  %7s  %s\n", "sessions", "path", "p50", "p99", "p50 ×", "p99 ×", "calls")
 	for _, field := range strings.Split(sessionList, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(field))
 		if err != nil || n < 1 {
@@ -265,7 +278,7 @@ func measure(ctx context.Context, out io.Writer, paths []path, n int, duration, 
 			direct[transport] = [2]time.Duration{p50, p99}
 		}
 		d := direct[transport]
-		fmt.Fprintf(out, "%-8d  %-30s  %9v  %9v  %6.2f×  %6.2f×  %d\n", n, p.name, p50.Round(time.Microsecond), p99.Round(time.Microsecond),
+		fmt.Fprintf(out, "%-8d  %-38s  %9v  %9v  %6.2f×  %6.2f×  %d\n", n, p.name, p50.Round(time.Microsecond), p99.Round(time.Microsecond),
 			float64(p50)/float64(d[0]), float64(p99)/float64(d[1]), len(lat))
 	}
 	return nil
