@@ -15,6 +15,8 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/chartgate/chartgate/gate"
 	"github.com/chartgate/chartgate/statechart"
 )
@@ -35,8 +37,6 @@ func (g *Gate) save(ctx context.Context, t target, prev *view, state statechart.
 // acknowledges nothing: a lease).
 func (g *Gate) saveDurable(ctx context.Context, t target, prev *view, state statechart.State, rec record, durable bool) (*view, error) {
 	key, sess := g.keyFor(t)
-	var starts []jobStart
-	rec.jobs, starts = g.planJobs(rec.jobs, state)
 	var nv *view
 	if state == prev.state {
 		// The same state (a lease taken or released, a count): what was
@@ -48,17 +48,10 @@ func (g *Gate) saveDurable(ctx context.Context, t target, prev *view, state stat
 			return nil, err
 		}
 	}
-	g.stampApproval(&nv.rec, nv.active, prev.rec.approval)
-	ww := g.writing(key, t.ss, t.existing) // a job's (existing) result tells every session itself
-	_, err := g.swap(ctx, key, prev.version, nv, durable)
-	ww.done(nv, err)
-	if err != nil {
-		if isConflict(err) {
-			return nil, err
-		}
-		return nil, fmt.Errorf("saving the workflow state: %w", err)
+	// A job's (existing) result tells every session itself.
+	if err := g.write(ctx, nv, prev.version, prev.rec.approval, t.ss, t.existing, durable); err != nil {
+		return nil, err
 	}
-	g.jobsSaved(key, starts)
 	switch {
 	case g.values != nil:
 		// The store holds the view: nothing to cache.
@@ -84,25 +77,38 @@ func (g *Gate) create(ctx context.Context, key string) (*view, error) {
 	if err != nil {
 		return nil, fmt.Errorf("mcpbind: starting the workflow: %w", err)
 	}
-	var rec record
-	var starts []jobStart
-	rec.jobs, starts = g.planJobs(nil, s)
-	v, err := g.newView(key, s, rec, 0)
+	v, err := g.newView(key, s, record{}, 0)
 	if err != nil {
 		return nil, err
 	}
-	g.stampApproval(&v.rec, v.active, nil)
-	ww := g.writing(key, nil, true) // a new workflow is in the initial state every session saw
-	_, err = g.swap(ctx, key, 0, v, true)
-	ww.done(v, err)
-	if err != nil {
-		if isConflict(err) {
-			return nil, err
-		}
-		return nil, fmt.Errorf("mcpbind: saving the workflow state: %w", err)
+	// A new workflow is in the initial state every session saw.
+	if err := g.write(ctx, v, 0, nil, nil, true, true); err != nil {
+		return nil, err
 	}
-	g.jobsSaved(key, starts)
 	return v, nil
+}
+
+// write is the tail every save and create share: it plans v's jobs and
+// stamps its approval (against prev, the approval of the record it
+// replaces), swaps it in under v.key if the key's version is still old,
+// tells the sessions that watch the key (ss: the session that wrote;
+// settled: every session tells itself), and starts the jobs the write
+// claimed. A conflict's error matches ErrConflict as it is; another
+// failure is wrapped.
+func (g *Gate) write(ctx context.Context, v *view, old uint64, prev *approvalRecord, ss *mcp.ServerSession, settled, durable bool) error {
+	var starts []jobStart
+	v.rec.jobs, starts = g.planJobs(v.rec.jobs, v.state)
+	g.stampApproval(&v.rec, v.active, prev)
+	ww := g.writing(v.key, ss, settled)
+	_, err := g.swap(ctx, v.key, old, v, durable)
+	ww.done(v, err)
+	switch {
+	case err == nil:
+		g.jobsSaved(v.key, starts)
+	case !isConflict(err):
+		err = fmt.Errorf("saving the workflow state: %w", err)
+	}
+	return err
 }
 
 // swap writes v's record under key if the key's version is old, and sets
