@@ -1,10 +1,11 @@
 // This file holds every write of the gate to its store: save (a
 // workflow's next record, by compare-and-swap against the version it was
-// loaded at), create (a new workflow) and swap under them, and rewrite, the
-// retried update of a record whose state does not change (a count, a
-// lease, a history entry, a job's claim, an approval's question). The
-// steps (reserve, commit), the audit, the jobs and the approvals write
-// through these only.
+// loaded at), create (a new workflow), the write both end with, swap
+// under it, and update, a save retried on conflicts against the record
+// loaded again (a commit's event; rewrite, for a record whose state does
+// not change: a count, a history entry, a job's claim, an approval's
+// question). The steps (reserve, commit), the audit, the jobs and the
+// approvals write through these only.
 
 package mcpbind
 
@@ -150,26 +151,41 @@ func backoff(ctx context.Context, attempt int) {
 }
 
 // rewrite saves a new record of the workflow t names, in the same state,
-// retrying on conflicts (up to Options.MaxRetries, with backoff, loading
-// the record again each time). change returns the record to save from the
-// current view and its persisted state, or stop to end without saving (a
-// nil error: nothing to do). It returns the saved view.
+// as update does. change returns the record to save from the current view
+// and its persisted state, or stop to end without saving (a nil error:
+// nothing to do). It returns the saved view.
 func (g *Gate) rewrite(ctx context.Context, t target, v *view, change func(v *view, snap []byte) (rec record, stop bool, err error)) (*view, error) {
-	for attempt := 0; ; attempt++ {
+	return g.update(ctx, t, v, func(v *view) (statechart.State, record, bool, error) {
 		snap, err := v.snapshot() // with the delayed transitions since it was saved
 		if err != nil {
-			return nil, fmt.Errorf("marshaling the state: %w", err)
+			return nil, record{}, false, fmt.Errorf("marshaling the state: %w", err)
 		}
 		rec, stop, err := change(v, snap)
+		return v.state, rec, stop, err
+	})
+}
+
+// update saves the next record of the workflow t names, retrying on
+// conflicts (up to Options.MaxRetries, with backoff, loading the record
+// again each time). change returns the state and record to save from the
+// current view (v first), or stop to end without saving (a nil error:
+// nothing to do). It returns the saved view; after the last conflict, an
+// error that matches ErrConflict.
+func (g *Gate) update(ctx context.Context, t target, v *view, change func(v *view) (state statechart.State, rec record, stop bool, err error)) (*view, error) {
+	for attempt := 0; ; attempt++ {
+		state, rec, stop, err := change(v)
 		if stop || err != nil {
 			return nil, err
 		}
-		nv, err := g.save(ctx, t, v, v.state, rec)
+		nv, err := g.save(ctx, t, v, state, rec)
 		if err == nil {
 			return nv, nil
 		}
-		if !isConflict(err) || attempt >= g.retries {
+		if !isConflict(err) {
 			return nil, err
+		}
+		if attempt >= g.retries {
+			return nil, fmt.Errorf("saving the workflow state: gave up after %d conflicts: %w", attempt+1, err)
 		}
 		backoff(ctx, attempt)
 		if v, err = g.load(ctx, t); err != nil {
