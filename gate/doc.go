@@ -39,5 +39,8 @@
 // runs the tool; [Decider.Commit] is Do for a tool that already ran
 // (authorize and run pass). A hook makes
 // both calls in two processes, so Decide holds no lease across them: the
-// tool runs whatever happened in between, and Commit records it.
+// tool runs whatever happened in between, and Commit records it. A caller
+// that runs the tool in its own process splits Do at the run instead
+// (mcpbind.Gate.Reserve: resolve to reserve; the Reservation's Commit:
+// commit and notify), and holds the lease across it as a tools/call does.
 package gate

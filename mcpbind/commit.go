@@ -49,14 +49,17 @@ func (g *Gate) commit(ctx context.Context, c *gatedCall, h *holder, v *view, res
 	ar := newAfterRun(ctx, g.timeout)
 	defer ar.stop()
 	ctx = ar
-	cur := h.latest()
 	defer g.leases.released(h.key)
-	for attempt := 0; ; attempt++ {
+	first := true
+	var cur *view // the view the last attempt wrote against
+	nv, err := g.update(ctx, c.target, h.latest(), func(v *view) (statechart.State, record, bool, error) {
+		cur, out.tr, out.err = v, nil, nil
 		ours := cur.rec.lease != nil && cur.rec.lease.ID == h.id
-		if !ours && attempt == 0 {
+		if !ours && first {
 			g.log.Warn("mcpbind: a call's hold on the workflow expired while its tool ran; its event is applied to the newer state",
 				"key", fingerprint(h.key), "tool", c.name)
 		}
+		first = false
 		state, changed := cur.state, false
 		var entry, snap []byte // snap: the persisted form of state, once known
 		if out.sent {
@@ -80,8 +83,8 @@ func (g *Gate) commit(ctx context.Context, c *gatedCall, h *holder, v *view, res
 			}
 		}
 		if !ours && !changed {
-			out.from, out.after, out.tr = cur, cur, nil
-			return out // nothing of the call's to write
+			out.tr = nil
+			return nil, record{}, true, nil // nothing of the call's to write
 		}
 		rec := record{calls: cur.rec.calls, history: cur.rec.history, jobs: cur.rec.jobs}
 		if ours {
@@ -107,39 +110,29 @@ func (g *Gate) commit(ctx context.Context, c *gatedCall, h *holder, v *view, res
 				ids := state.StateIDs()
 				rec.calls = carryCalls(cur.rec.calls, func(id string) bool { return slices.Contains(ids, id) })
 			}
+		} else {
+			out.tr = nil
 		}
 		if snap == nil {
 			var err error
 			if snap, err = cur.snapshot(); err != nil { // with the delayed transitions since it was saved
-				out.from, out.tr, out.err = cur, nil, fmt.Errorf("marshaling the state: %w", err)
-				return out
+				out.tr = nil
+				return nil, record{}, false, fmt.Errorf("marshaling the state: %w", err)
 			}
 		}
 		rec.snap = snap
-		nv, err := g.save(ctx, c.target, cur, state, rec)
-		if err == nil {
-			out.from, out.after = cur, nv
-			if !changed {
-				out.tr = nil
-			}
-			return out
-		}
-		if !isConflict(err) || attempt >= g.retries {
-			if isConflict(err) {
-				err = fmt.Errorf("saving the workflow state: gave up after %d conflicts: %w", attempt+1, err)
-			}
-			out.from, out.after, out.tr, out.err = cur, nil, nil, err
-			return out
-		}
-		backoff(ctx, attempt)
-		next, err := g.load(ctx, c.target)
-		if err != nil {
-			out.from, out.after, out.tr, out.err = cur, nil, nil, err
-			return out
-		}
-		cur = next
-		out.tr, out.err = nil, nil
+		return state, rec, false, nil
+	})
+	out.from = cur
+	switch {
+	case err != nil:
+		out.tr, out.err = nil, err
+	case nv == nil:
+		out.after = cur // nothing written
+	default:
+		out.after = nv
 	}
+	return out
 }
 
 // process sends a call's event to the engine, or for a job's report

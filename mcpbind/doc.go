@@ -526,6 +526,15 @@
 // and approval types, [Refusal] and [StateMCP] are package gate's, named
 // here by type aliases.
 //
+// Decide holds nothing: a hook's tool runs in another process, whatever
+// happened in between. A caller that runs the tool itself, in the same
+// process, gets what a tools/call gets with [Gate.Reserve]: the decision
+// and, if allowed, a [Reservation] that counts the call against the
+// budgets and, for a tool that may send an event, holds the workflow's
+// lease (renewed while it is held); [Reservation.Commit] records the
+// tool's [gate.Outcome] and releases it, and must be called once, also
+// for a tool that did not run (Failed).
+//
 // [Gate.Send] sends an event to a workflow named by a [Ref] (its workflow
 // id, or the name [Options.SessionKey] gives a session) from outside an MCP
 // request: an interrupt a gateway detects, a host's hook reporting a tool

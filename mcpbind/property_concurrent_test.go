@@ -40,6 +40,10 @@ import (
 //     was in progress;
 //   - the workflow ends in the state those events give;
 //   - no call was lost, and every refusal was FORBIDDEN.
+//
+// Each machine runs through two front doors with the same verdicts: MCP
+// (clients calling tools of a Streamable HTTP server) and the core with no
+// MCP (Gate.Reserve, the tool run in the caller, Reservation.Commit).
 func TestPropertyConcurrentCallsSequential(t *testing.T) {
 	seed, machines, steps, _ := propRun(t, 60, 8, 20, 6)
 	for _, setup := range []string{"one instance", "two instances", "two instances on Redis"} {
@@ -58,10 +62,14 @@ func TestPropertyConcurrentCallsSequential(t *testing.T) {
 			if strings.HasPrefix(setup, "two") {
 				instances = 2
 			}
-			for i := range machines {
-				t.Run(fmt.Sprint(i), func(t *testing.T) {
-					t.Parallel()
-					runConcurrent(t, generateMachine(seed, i), newStore(), instances, 4, steps)
+			for _, door := range []string{"mcp", "core"} {
+				t.Run(door, func(t *testing.T) {
+					for i := range machines {
+						t.Run(fmt.Sprint(i), func(t *testing.T) {
+							t.Parallel()
+							runConcurrent(t, generateMachine(seed, i), newStore(), instances, 4, steps, door)
+						})
+					}
 				})
 			}
 		})
@@ -78,7 +86,7 @@ type runLog struct {
 	callStarted, handlerStarted int
 }
 
-func runConcurrent(t *testing.T, m *pMachine, store mcpbind.Store, instances, workers, steps int) {
+func runConcurrent(t *testing.T, m *pMachine, store mcpbind.Store, instances, workers, steps int, door string) {
 	for _, n := range m.nodes {
 		n.maxCalls = 0 // budgets are counted concurrently in limits_test.go
 	}
@@ -91,7 +99,32 @@ func runConcurrent(t *testing.T, m *pMachine, store mcpbind.Store, instances, wo
 		started atomic.Int32
 	)
 	isEvent := func(tool string) bool { return m.info(tool).event != "" }
+	// run is the tool's run, whichever front door called it: it logs the
+	// run and reports whether the tool failed (its arguments ask it to).
+	// callStarted is how many event-sending runs had started when the
+	// call was made.
+	run := func(name string, args map[string]any, callStarted int) (failed bool) {
+		r := runLog{tool: name, args: args, callStarted: callStarted}
+		mu.Lock()
+		r.handlerStarted = int(started.Load())
+		if isEvent(name) {
+			started.Add(1)
+			log = append(log, r)
+		}
+		mu.Unlock()
+		time.Sleep(time.Duration(rand.IntN(300)) * time.Microsecond) // let calls overlap
+		r.failed = args["fail"] == true || args["fail"] == "error"
+		mu.Lock()
+		if isEvent(name) {
+			log[r.handlerStarted].failed = r.failed
+		} else {
+			others = append(others, r)
+		}
+		mu.Unlock()
+		return r.failed
+	}
 	var clients []*mcp.ClientSession
+	var gates []*mcpbind.Gate
 	for range instances {
 		server := h.newServer(&mcpbind.Options{Store: store, Handles: mcpbind.HandlesAlways})
 		// The handlers newServer added count per session; replace them
@@ -102,36 +135,19 @@ func runConcurrent(t *testing.T, m *pMachine, store mcpbind.Store, instances, wo
 					var args map[string]any
 					_ = json.Unmarshal(req.Params.Arguments, &args)
 					n, _ := req.Params.Meta["callStarted"].(float64)
-					r := runLog{tool: name, args: args, callStarted: int(n)}
-					mu.Lock()
-					r.handlerStarted = int(started.Load())
-					if isEvent(name) {
-						started.Add(1)
-						log = append(log, r)
-					}
-					mu.Unlock()
-					time.Sleep(time.Duration(rand.IntN(300)) * time.Microsecond) // let calls overlap
-					switch args["fail"] {
-					case true:
-						r.failed = true
-					case "error":
-						r.failed = true
-					}
-					mu.Lock()
-					if isEvent(name) {
-						log[r.handlerStarted].failed = r.failed
-					} else {
-						others = append(others, r)
-					}
-					mu.Unlock()
+					failed := run(name, args, int(n))
 					if args["fail"] == "error" {
 						return nil, fmt.Errorf("%s broke", name)
 					}
-					if r.failed {
+					if failed {
 						return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: name + " failed"}}}, nil
 					}
 					return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok " + name}}, StructuredContent: map[string]any{"tool": name}}, nil
 				})
+		}
+		gates = append(gates, h.gate)
+		if door == "core" {
+			continue
 		}
 		srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, &mcp.StreamableHTTPOptions{Stateless: true}))
 		t.Cleanup(srv.Close)
@@ -144,11 +160,43 @@ func runConcurrent(t *testing.T, m *pMachine, store mcpbind.Store, instances, wo
 		clients = append(clients, cs)
 	}
 	ctx := context.Background()
-	res, err := clients[0].CallTool(ctx, &mcp.CallToolParams{Name: "workflow_start"})
-	if err != nil || res.IsError {
-		t.Fatalf("workflow_start: %v %+v", err, res)
+	ref := mcpbind.Ref{Name: "w"}
+	var id string
+	if door == "mcp" {
+		res, err := clients[0].CallTool(ctx, &mcp.CallToolParams{Name: "workflow_start"})
+		if err != nil || res.IsError {
+			t.Fatalf("workflow_start: %v %+v", err, res)
+		}
+		id = res.StructuredContent.(map[string]any)["workflow_id"].(string)
+		ref = mcpbind.Ref{ID: id}
 	}
-	id := res.StructuredContent.(map[string]any)["workflow_id"].(string)
+	tools := slices.Sorted(slices.Values(m.tools))
+	// viaCore calls a tool through the core, as runConcurrent's clients
+	// do through MCP: decided and reserved, run here, committed.
+	viaCore := func(name string, args map[string]any, callStarted int) error {
+		raw, _ := json.Marshal(args)
+		g := gates[rand.IntN(len(gates))]
+		d, rv, err := g.Reserve(ctx, gate.Request{Ref: ref, Tool: name, Args: raw, Tools: tools})
+		switch {
+		case err != nil:
+			return fmt.Errorf("Reserve: %w", err)
+		case !d.Allowed && d.Refusal == nil:
+			return fmt.Errorf("refused without a refusal: %s", d.Text)
+		case !d.Allowed:
+			if d.Refusal.Code != mcpbind.CodeForbidden && d.Refusal.Code != mcpbind.CodeEventRefused {
+				return fmt.Errorf("refused with %s: %s", d.Refusal.Code, d.Text)
+			}
+			return nil
+		}
+		o := gate.Outcome{Failed: run(name, args, callStarted)}
+		if !o.Failed {
+			o.Output = json.RawMessage(fmt.Sprintf(`{"tool":%q}`, name))
+		}
+		if _, err := rv.Commit(ctx, o); err != nil {
+			return fmt.Errorf("Commit: %w", err)
+		}
+		return nil
+	}
 
 	var wg sync.WaitGroup
 	var calls strings.Builder
@@ -160,10 +208,14 @@ func runConcurrent(t *testing.T, m *pMachine, store mcpbind.Store, instances, wo
 			defer wg.Done()
 			for range steps {
 				name := m.tools[rng.IntN(len(m.tools))]
-				if rng.IntN(10) == 0 {
+				unknown := rng.IntN(10) == 0
+				if unknown && door == "mcp" {
 					name = propUnknownNames[rng.IntN(len(propUnknownNames))]
 				}
-				args := map[string]any{"workflow_id": id}
+				args := map[string]any{}
+				if id != "" {
+					args["workflow_id"] = id
+				}
 				for _, g := range m.guards {
 					if rng.IntN(4) == 0 {
 						args[g] = false
@@ -174,6 +226,16 @@ func runConcurrent(t *testing.T, m *pMachine, store mcpbind.Store, instances, wo
 					args["fail"] = true
 				case p < 14:
 					args["fail"] = "error"
+				}
+				if door == "core" {
+					err := viaCore(name, args, int(started.Load()))
+					callsMu.Lock()
+					fmt.Fprintf(&calls, "\tworker %d: %s %v -> %v\n", w, name, args, err)
+					callsMu.Unlock()
+					if err != nil {
+						t.Errorf("%s: %v", name, err)
+					}
+					continue
 				}
 				// How many event-sending runs had started when the call was
 				// made travels to the handler in _meta.
@@ -204,8 +266,8 @@ func runConcurrent(t *testing.T, m *pMachine, store mcpbind.Store, instances, wo
 	// Replay: the event-sending runs in order, each allowed in the state
 	// the previous left.
 	report := func() string {
-		return fmt.Sprintf("seed %d, machine %d (go test ./mcpbind -run 'TestPropertyConcurrentCallsSequential/.*/^%d$' -prop.seed=%d)\nmachine:\n%s\ncalls:\n%s",
-			m.seed, m.index, m.index, m.seed, indentJSON(m.json), calls.String())
+		return fmt.Sprintf("seed %d, machine %d (go test ./mcpbind -run 'TestPropertyConcurrentCallsSequential/.*/%s/^%d$' -prop.seed=%d)\nmachine:\n%s\ncalls:\n%s",
+			m.seed, m.index, door, m.index, m.seed, indentJSON(m.json), calls.String())
 	}
 	s, err := h.engine.Start(ctx, time.Now())
 	if err != nil {
@@ -238,7 +300,7 @@ func runConcurrent(t *testing.T, m *pMachine, store mcpbind.Store, instances, wo
 			t.Fatalf("%s ran, but it is allowed in none of the states %d..%d the workflow was in during the call\n%s", r.tool, lo, hi, report())
 		}
 	}
-	wf, err := h.gate.Workflow(ctx, id)
+	wf, err := gates[0].WorkflowOf(ctx, ref)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,10 +1,11 @@
 // This file holds every write of the gate to its store: save (a
 // workflow's next record, by compare-and-swap against the version it was
-// loaded at), create (a new workflow) and swap under them, and rewrite, the
-// retried update of a record whose state does not change (a count, a
-// lease, a history entry, a job's claim, an approval's question). The
-// steps (reserve, commit), the audit, the jobs and the approvals write
-// through these only.
+// loaded at), create (a new workflow), the write both end with, swap
+// under it, and update, a save retried on conflicts against the record
+// loaded again (a commit's event; rewrite, for a record whose state does
+// not change: a count, a history entry, a job's claim, an approval's
+// question). The steps (reserve, commit), the audit, the jobs and the
+// approvals write through these only.
 
 package mcpbind
 
@@ -14,6 +15,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/chartgate/chartgate/gate"
 	"github.com/chartgate/chartgate/statechart"
@@ -35,8 +38,6 @@ func (g *Gate) save(ctx context.Context, t target, prev *view, state statechart.
 // acknowledges nothing: a lease).
 func (g *Gate) saveDurable(ctx context.Context, t target, prev *view, state statechart.State, rec record, durable bool) (*view, error) {
 	key, sess := g.keyFor(t)
-	var starts []jobStart
-	rec.jobs, starts = g.planJobs(rec.jobs, state)
 	var nv *view
 	if state == prev.state {
 		// The same state (a lease taken or released, a count): what was
@@ -48,17 +49,10 @@ func (g *Gate) saveDurable(ctx context.Context, t target, prev *view, state stat
 			return nil, err
 		}
 	}
-	g.stampApproval(&nv.rec, nv.active, prev.rec.approval)
-	ww := g.writing(key, t.ss, t.existing) // a job's (existing) result tells every session itself
-	_, err := g.swap(ctx, key, prev.version, nv, durable)
-	ww.done(nv, err)
-	if err != nil {
-		if isConflict(err) {
-			return nil, err
-		}
-		return nil, fmt.Errorf("saving the workflow state: %w", err)
+	// A job's (existing) result tells every session itself.
+	if err := g.write(ctx, nv, prev.version, prev.rec.approval, t.ss, t.existing, durable); err != nil {
+		return nil, err
 	}
-	g.jobsSaved(key, starts)
 	switch {
 	case g.values != nil:
 		// The store holds the view: nothing to cache.
@@ -84,25 +78,38 @@ func (g *Gate) create(ctx context.Context, key string) (*view, error) {
 	if err != nil {
 		return nil, fmt.Errorf("mcpbind: starting the workflow: %w", err)
 	}
-	var rec record
-	var starts []jobStart
-	rec.jobs, starts = g.planJobs(nil, s)
-	v, err := g.newView(key, s, rec, 0)
+	v, err := g.newView(key, s, record{}, 0)
 	if err != nil {
 		return nil, err
 	}
-	g.stampApproval(&v.rec, v.active, nil)
-	ww := g.writing(key, nil, true) // a new workflow is in the initial state every session saw
-	_, err = g.swap(ctx, key, 0, v, true)
-	ww.done(v, err)
-	if err != nil {
-		if isConflict(err) {
-			return nil, err
-		}
-		return nil, fmt.Errorf("mcpbind: saving the workflow state: %w", err)
+	// A new workflow is in the initial state every session saw.
+	if err := g.write(ctx, v, 0, nil, nil, true, true); err != nil {
+		return nil, err
 	}
-	g.jobsSaved(key, starts)
 	return v, nil
+}
+
+// write is the tail every save and create share: it plans v's jobs and
+// stamps its approval (against prev, the approval of the record it
+// replaces), swaps it in under v.key if the key's version is still old,
+// tells the sessions that watch the key (ss: the session that wrote;
+// settled: every session tells itself), and starts the jobs the write
+// claimed. A conflict's error matches ErrConflict as it is; another
+// failure is wrapped.
+func (g *Gate) write(ctx context.Context, v *view, old uint64, prev *approvalRecord, ss *mcp.ServerSession, settled, durable bool) error {
+	var starts []jobStart
+	v.rec.jobs, starts = g.planJobs(v.rec.jobs, v.state)
+	g.stampApproval(&v.rec, v.active, prev)
+	ww := g.writing(v.key, ss, settled)
+	_, err := g.swap(ctx, v.key, old, v, durable)
+	ww.done(v, err)
+	switch {
+	case err == nil:
+		g.jobsSaved(v.key, starts)
+	case !isConflict(err):
+		err = fmt.Errorf("saving the workflow state: %w", err)
+	}
+	return err
 }
 
 // swap writes v's record under key if the key's version is old, and sets
@@ -144,26 +151,41 @@ func backoff(ctx context.Context, attempt int) {
 }
 
 // rewrite saves a new record of the workflow t names, in the same state,
-// retrying on conflicts (up to Options.MaxRetries, with backoff, loading
-// the record again each time). change returns the record to save from the
-// current view and its persisted state, or stop to end without saving (a
-// nil error: nothing to do). It returns the saved view.
+// as update does. change returns the record to save from the current view
+// and its persisted state, or stop to end without saving (a nil error:
+// nothing to do). It returns the saved view.
 func (g *Gate) rewrite(ctx context.Context, t target, v *view, change func(v *view, snap []byte) (rec record, stop bool, err error)) (*view, error) {
-	for attempt := 0; ; attempt++ {
+	return g.update(ctx, t, v, func(v *view) (statechart.State, record, bool, error) {
 		snap, err := v.snapshot() // with the delayed transitions since it was saved
 		if err != nil {
-			return nil, fmt.Errorf("marshaling the state: %w", err)
+			return nil, record{}, false, fmt.Errorf("marshaling the state: %w", err)
 		}
 		rec, stop, err := change(v, snap)
+		return v.state, rec, stop, err
+	})
+}
+
+// update saves the next record of the workflow t names, retrying on
+// conflicts (up to Options.MaxRetries, with backoff, loading the record
+// again each time). change returns the state and record to save from the
+// current view (v first), or stop to end without saving (a nil error:
+// nothing to do). It returns the saved view; after the last conflict, an
+// error that matches ErrConflict.
+func (g *Gate) update(ctx context.Context, t target, v *view, change func(v *view) (state statechart.State, rec record, stop bool, err error)) (*view, error) {
+	for attempt := 0; ; attempt++ {
+		state, rec, stop, err := change(v)
 		if stop || err != nil {
 			return nil, err
 		}
-		nv, err := g.save(ctx, t, v, v.state, rec)
+		nv, err := g.save(ctx, t, v, state, rec)
 		if err == nil {
 			return nv, nil
 		}
-		if !isConflict(err) || attempt >= g.retries {
+		if !isConflict(err) {
 			return nil, err
+		}
+		if attempt >= g.retries {
+			return nil, fmt.Errorf("saving the workflow state: gave up after %d conflicts: %w", attempt+1, err)
 		}
 		backoff(ctx, attempt)
 		if v, err = g.load(ctx, t); err != nil {
