@@ -226,6 +226,12 @@
 // workflow ends. The id of a subflow is the path of its state,
 // "S:E:invoke" (a subflow in a subflow: "S:E:invoke.T:F:invoke").
 //
+// statewright_transition answers the invoking event with "invoke" (the
+// machine, on_complete, on_fail and input), on_complete as "to", and
+// "subflow_started" (the machine's name); the transition that ends the
+// subflow answers with "subflow_completed": true, as Statewright's
+// gateway does.
+//
 // The workflow's interrupts fire in a subflow too (they skip while
 // _interrupt_return is set in the workflow's context, wherever the agent
 // is). Leaving the subflow for the handler keeps its context under

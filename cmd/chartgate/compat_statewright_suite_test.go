@@ -614,12 +614,18 @@ func TestStatewrightSuiteInvoke(t *testing.T) {
 		assert.Equal(t, "testing", res["from"])
 		assert.Equal(t, "testing", res["to"])
 		assert.Equal(t, map[string]any{"machine": "debug_machine", "on_complete": "testing", "on_fail": "failed", "input": map[string]any{"scope": "last_change"}}, res["invoke"])
+		// gateway.rs invoke_transition_runs_child_then_resumes_parent: the
+		// newer gateway's subflow_started and subflow_completed.
+		assert.Equal(t, "debug_machine", res["subflow_started"])
+		assert.NotContains(t, res, "subflow_completed")
 		st := a.json("statewright_get_state", nil)
 		assert.Equal(t, "triage", st["state"])
 		assert.Equal(t, map[string]any{"scope": "last_change"}, st["context"])
 		res = a.json("statewright_transition", map[string]any{"event": end.event, "data": map[string]any{"fix_applied": true}})
 		assert.Equal(t, "triage", res["from"])
 		assert.Equal(t, end.to, res["to"], end.event)
+		assert.Equal(t, true, res["subflow_completed"], end.event)
+		assert.NotContains(t, res, "subflow_started", end.event)
 		// agent/executor.rs complete_invoke_resumes_parent: the child's
 		// context comes back merged into the parent's.
 		assert.Equal(t, true, a.json("statewright_get_state", nil)["context"].(map[string]any)["fix_applied"], end.event)
@@ -633,7 +639,12 @@ func TestStatewrightSuiteInvoke(t *testing.T) {
 	assert.Equal(t, map[string]any{"machine": "fixer", "on_complete": "working", "on_fail": nil, "input": nil}, res["invoke"])
 	assert.Equal(t, "fix", a.json("statewright_get_state", nil)["state"])
 	assert.Equal(t, map[string]any{}, a.json("statewright_get_state", nil)["context"], "no input")
-	assert.Equal(t, "working", a.json("statewright_transition", map[string]any{"event": "FIXED"})["to"])
+	res = a.json("statewright_transition", map[string]any{"event": "FIXED"})
+	assert.Equal(t, "working", res["to"])
+	assert.Equal(t, true, res["subflow_completed"])
+	res = a.json("statewright_transition", map[string]any{"event": "DONE"})
+	assert.NotContains(t, res, "subflow_completed", "a transition of the parent leaves no subflow")
+	assert.NotContains(t, res, "subflow_started")
 }
 
 // TestStatewrightSuiteEnforcement ports mcp-gateway/enforcement.rs on its
