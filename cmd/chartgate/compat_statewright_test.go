@@ -449,6 +449,13 @@ func TestStatewrightCompatTools(t *testing.T) {
 	assert.Equal(t, "implementing", loaded["initial_state"], "joined, not reset")
 	assert.Equal(t, []any{"completed", "failed", "implementing", "planning", "testing"}, loaded["states"], "sorted, as Statewright's BTreeMap")
 	assert.Equal(t, false, loaded["resumed"])
+	// gateway.rs load_workflow_returns_authoritative_snapshot_without_
+	// session_key_growth: the answer carries get_state's, and loading
+	// again joins the same session.
+	assert.Equal(t, a.json("statewright_get_state", nil), loaded["state_snapshot"])
+	again := a.json("statewright_load_workflow", map[string]any{"name": "test", "session_id": "sub-agent-1"})
+	assert.Equal(t, loaded["state_snapshot"], again["state_snapshot"])
+	assert.Equal(t, "implementing", again["initial_state"])
 	text, isErr := a.call("statewright_load_workflow", map[string]any{"name": "nope"})
 	assert.True(t, isErr)
 	assert.Equal(t, "Workflow 'nope' not found. Available: test", text)
@@ -623,6 +630,8 @@ func TestStatewrightCompatFork(t *testing.T) {
 	b := a.json("statewright_load_workflow", map[string]any{"name": "ci", "branch": "lint"})
 	assert.Equal(t, "lint", b["branch"])
 	assert.Equal(t, "lint_run", b["initial_state"])
+	assert.Equal(t, "lint_run", b["state_snapshot"].(map[string]any)["state"], "the branch's state, as get_state in the branch")
+	assert.Equal(t, a.json("statewright_get_state", nil), b["state_snapshot"])
 	text, isErr := a.call("statewright_load_workflow", map[string]any{"name": "ci", "branch": "docs"})
 	assert.True(t, isErr)
 	assert.Contains(t, text, "Branch 'docs' not found. Is a fork active?")
@@ -719,6 +728,8 @@ func TestStatewrightCompatBranchSessions(t *testing.T) {
 	assert.Equal(t, "deploying", res["on_complete"])
 
 	joined := lint.json("statewright_load_workflow", map[string]any{"name": "ci", "branch": "lint"})
+	assert.Equal(t, lint.json("statewright_get_state", nil), joined["state_snapshot"], "the branch's state, as its session sees it")
+	delete(joined, "state_snapshot")
 	assert.Equal(t, map[string]any{"loaded": "ci", "branch": "lint", "initial_state": "lint_run",
 		"states":         []any{"building", "deploying", "done", "failed", "lint_done", "lint_run", "types_done", "types_run"},
 		"capture_output": false, "resumed": false}, joined)
