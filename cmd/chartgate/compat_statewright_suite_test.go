@@ -605,6 +605,11 @@ func TestStatewrightSuiteInvoke(t *testing.T) {
 	  "completed": {"type": "final"}, "failed": {"type": "final"}}, "guards": {}}`
 	for _, end := range []struct{ event, to string }{{"FIXED", "testing"}, {"GIVE_UP", "failed"}} {
 		a := serveCompat(t, tdd, "--subflows", dir)
+		// agent/executor.rs complete_invoke_when_not_awaiting_errors: the
+		// child's events are refused while no subflow runs.
+		_, isErr := a.call("statewright_transition", map[string]any{"event": end.event})
+		assert.True(t, isErr, end.event)
+		assert.Equal(t, "implementing", a.json("statewright_get_state", nil)["state"])
 		a.json("statewright_transition", map[string]any{"event": "DONE"})
 		// gateway.rs invoke_transition_does_not_advance_to_on_complete:
 		// the result names the subflow, and on_complete as "to"; the

@@ -159,6 +159,7 @@ const approvalWorkflow = `{
 
 // TestStatewrightCompatApproval ports custom_tools.rs
 // transition_with_requires_approval_returns_flag,
+// transition_without_approval_has_false_flag,
 // get_state_includes_pending_approval_when_set and
 // get_state_no_pending_approval_field_when_none; session.rs's pending
 // approval: the session stays in the state it leaves while it waits.
@@ -191,6 +192,11 @@ func TestStatewrightCompatApproval(t *testing.T) {
 	text, isErr := a.transition("DONE", nil)
 	assert.True(t, isErr)
 	assert.Contains(t, text, "A transition is pending approval")
+	// custom_tools.rs transition_without_approval_has_false_flag.
+	res = serveCompat(t, approvalWorkflow).json("statewright_transition", map[string]any{"event": "DONE"})
+	assert.Equal(t, false, res["requires_approval"])
+	assert.Equal(t, "completed", res["to"])
+	assert.NotContains(t, res, "status")
 }
 
 // TestStatewrightCompatInterruptHandler ports custom_tools.rs
