@@ -780,9 +780,12 @@ func TestStatewrightSuiteInterceptors(t *testing.T) {
 	t.Run("context_budget_warns_at_90pct", func(t *testing.T) {
 		h := newSWHook(t, interceptorWorkflow)
 		// Statewright warns before the next call; chartgate as soon as the
-		// read that crossed 90% ends.
+		// read that crossed 90% ends, and before the next read.
 		h.call("Read", map[string]any{"file_path": "big.py"}, strings.Repeat("x", 4600))
 		assert.Contains(t, h.post, "92% of the context budget of state planning used: 4600 of 5000 bytes of tool output read.")
+		out := h.call("Read", map[string]any{"file_path": "other.py"}, "y")
+		assert.False(t, denied(out), out)
+		assert.Contains(t, out, "92% of the context budget of state planning used: 4600 of 5000 bytes of tool output read.")
 	})
 	t.Run("no_guards_configured_allows_everything, bash_classifier_skipped_when_no_allowed_tools", func(t *testing.T) {
 		h := newSWHook(t, `{"id": "test", "initial": "start", "states": {"start": {"on": {"DONE": "end"}}, "end": {"type": "final"}}, "guards": {}}`)
