@@ -8,7 +8,9 @@
 // client for the gateway, chartgate hook claude-code --compat statewright
 // for the interceptors and the shell classifier. Each case names the
 // Statewright test it ports. The helpers (serveCompat, swAgent) are
-// compat_statewright_test.go's.
+// compat_statewright_test.go's. testdata/statewright-ledger.md lists every
+// Statewright test with the test here or in compat_statewright_test.go
+// that ports it, or why it does not apply.
 //
 // Not applicable, with the reason (where chartgate differs on purpose, the
 // table "Compared with Statewright" in the workflow package's docs says
