@@ -216,8 +216,9 @@ func ordinal(n int) string {
 }
 
 // preRead warns, before a read runs, that it reads a file read twice
-// already in the state, where the host shows context with a pre tool
-// answer (Claude Code, Codex). Cursor reports its reads only before they
+// already in the state, or that the state's context budget is used to 90%
+// or more, where the host shows context with a pre tool answer (Claude
+// Code, Codex). Cursor reports its reads only before they
 // happen (beforeReadFile, with the file's content): they are counted
 // there, as other hosts' reads are after.
 func (h *Handler) preRead(ctx context.Context, ev Event, wf *gate.Workflow, policies []workflow.StatePolicy, sess *AgentSession) (Result, error) {
@@ -233,6 +234,11 @@ func (h *Handler) preRead(ctx context.Context, ev Event, wf *gate.Workflow, poli
 	}
 	r := readsSince(sess, entered(wf))
 	var notes []string
+	// A read in a state whose budget is used to 90% is warned about before
+	// it runs too, as Statewright's gateway warns before each call.
+	if n := h.budgetNote(wf, contextBudget(policies), r.Bytes); n != "" {
+		notes = append(notes, n)
+	}
 	for _, f := range h.readFiles(ev) {
 		if n := dedupNote(wf, f, r.Files[f]+1); n != "" {
 			notes = append(notes, n)

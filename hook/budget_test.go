@@ -119,6 +119,7 @@ func TestContextBudgetClaudeCode(t *testing.T) {
 	assert.Contains(t, post, "the context budget of state explore is exceeded: 1050 bytes of tool output read, more than its 1000 bytes (105%). Read nothing more here")
 	pre, _ := f.claudeRead("e.go", 10)
 	assert.NotContains(t, pre, "deny", "past the budget a read still runs, as in Statewright")
+	assert.Contains(t, pre, "the context budget of state explore is exceeded: 1050 bytes of tool output read", "warned before the read too, as Statewright's gateway warns before each call")
 	assert.Contains(t, f.handle(f.ev(KindPrompt, "", "")).Context, "Context budget: 1060 of 1000 bytes of tool output read in explore.")
 
 	// Shell output counts too (Bash's stdout and stderr).

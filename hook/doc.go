@@ -259,7 +259,10 @@
 // max_files_per_state's files are), starts again each time the state is
 // entered. From 90% of the budget on, the post tool answer of every call
 // that adds to the count tells the agent the bytes read, the budget, the
-// state and how to move on; past 100%, that the budget is exceeded. Reads are never refused for
+// state and how to move on; past 100%, that the budget is exceeded. Where
+// the host reads context from a pre tool answer (Claude Code's and Codex's
+// PreToolUse), a read in such a state is warned about before it runs too,
+// as Statewright's gateway warns before each call. Reads are never refused for
 // it: Statewright only warns, and a refusal would stop an agent that
 // needs one more look to finish the phase; the agent is told to move on
 // instead. The phase injected with every prompt gives the count too.
@@ -272,7 +275,8 @@
 // tool run (Claude Code's PreToolUse), else after it (Gemini CLI's
 // AfterTool, whose BeforeTool takes no context). Per host:
 //
-//   - Claude Code: budget after every tool; repeated reads before them.
+//   - Claude Code: budget after every tool, and before reads; repeated
+//     reads before them.
 //   - Codex: budget after Bash and MCP tools, the ones its hooks see; it
 //     has no read tool (its reads are shell commands, whose output
 //     counts).

@@ -245,6 +245,9 @@ func (w *Workflow) renderTransition(ctx context.Context, tr gate.TransitionResul
 		// As Statewright answers an invoke: the subflow to run, and
 		// on_complete as where the transition leads.
 		out["invoke"], out["to"] = in, in["on_complete"]
+		out["subflow_started"] = in["machine"]
+	} else if w.leftInvoke(tr) {
+		out["subflow_completed"] = true
 	}
 	_, fork, forked := w.ActiveFork(wf.State)
 	fromKey, _, wasForked := w.forkOfValue(tr.From)
@@ -330,6 +333,21 @@ func (w *Workflow) enteredInvoke(tr gate.TransitionResult) (map[string]any, bool
 		}
 	}
 	return nil, false
+}
+
+// leftInvoke reports whether tr left a running subflow: its From is in an
+// invoke's state and its To is not.
+func (w *Workflow) leftInvoke(tr gate.TransitionResult) bool {
+	to, _ := tr.To.(map[string]any)
+	from, _ := tr.From.(map[string]any)
+	for key := range from {
+		if _, ok := w.invokes[key]; ok {
+			if _, still := to[key]; !still {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // regionValue is the state of a fork's branch in a state value, or v when

@@ -8,7 +8,9 @@
 // client for the gateway, chartgate hook claude-code --compat statewright
 // for the interceptors and the shell classifier. Each case names the
 // Statewright test it ports. The helpers (serveCompat, swAgent) are
-// compat_statewright_test.go's.
+// compat_statewright_test.go's. testdata/statewright-ledger.md lists every
+// Statewright test with the test here or in compat_statewright_test.go
+// that ports it, or why it does not apply.
 //
 // Not applicable, with the reason (where chartgate differs on purpose, the
 // table "Compared with Statewright" in the workflow package's docs says
@@ -605,6 +607,11 @@ func TestStatewrightSuiteInvoke(t *testing.T) {
 	  "completed": {"type": "final"}, "failed": {"type": "final"}}, "guards": {}}`
 	for _, end := range []struct{ event, to string }{{"FIXED", "testing"}, {"GIVE_UP", "failed"}} {
 		a := serveCompat(t, tdd, "--subflows", dir)
+		// agent/executor.rs complete_invoke_when_not_awaiting_errors: the
+		// child's events are refused while no subflow runs.
+		_, isErr := a.call("statewright_transition", map[string]any{"event": end.event})
+		assert.True(t, isErr, end.event)
+		assert.Equal(t, "implementing", a.json("statewright_get_state", nil)["state"])
 		a.json("statewright_transition", map[string]any{"event": "DONE"})
 		// gateway.rs invoke_transition_does_not_advance_to_on_complete:
 		// the result names the subflow, and on_complete as "to"; the
@@ -614,12 +621,18 @@ func TestStatewrightSuiteInvoke(t *testing.T) {
 		assert.Equal(t, "testing", res["from"])
 		assert.Equal(t, "testing", res["to"])
 		assert.Equal(t, map[string]any{"machine": "debug_machine", "on_complete": "testing", "on_fail": "failed", "input": map[string]any{"scope": "last_change"}}, res["invoke"])
+		// gateway.rs invoke_transition_runs_child_then_resumes_parent: the
+		// newer gateway's subflow_started and subflow_completed.
+		assert.Equal(t, "debug_machine", res["subflow_started"])
+		assert.NotContains(t, res, "subflow_completed")
 		st := a.json("statewright_get_state", nil)
 		assert.Equal(t, "triage", st["state"])
 		assert.Equal(t, map[string]any{"scope": "last_change"}, st["context"])
 		res = a.json("statewright_transition", map[string]any{"event": end.event, "data": map[string]any{"fix_applied": true}})
 		assert.Equal(t, "triage", res["from"])
 		assert.Equal(t, end.to, res["to"], end.event)
+		assert.Equal(t, true, res["subflow_completed"], end.event)
+		assert.NotContains(t, res, "subflow_started", end.event)
 		// agent/executor.rs complete_invoke_resumes_parent: the child's
 		// context comes back merged into the parent's.
 		assert.Equal(t, true, a.json("statewright_get_state", nil)["context"].(map[string]any)["fix_applied"], end.event)
@@ -633,7 +646,12 @@ func TestStatewrightSuiteInvoke(t *testing.T) {
 	assert.Equal(t, map[string]any{"machine": "fixer", "on_complete": "working", "on_fail": nil, "input": nil}, res["invoke"])
 	assert.Equal(t, "fix", a.json("statewright_get_state", nil)["state"])
 	assert.Equal(t, map[string]any{}, a.json("statewright_get_state", nil)["context"], "no input")
-	assert.Equal(t, "working", a.json("statewright_transition", map[string]any{"event": "FIXED"})["to"])
+	res = a.json("statewright_transition", map[string]any{"event": "FIXED"})
+	assert.Equal(t, "working", res["to"])
+	assert.Equal(t, true, res["subflow_completed"])
+	res = a.json("statewright_transition", map[string]any{"event": "DONE"})
+	assert.NotContains(t, res, "subflow_completed", "a transition of the parent leaves no subflow")
+	assert.NotContains(t, res, "subflow_started")
 }
 
 // TestStatewrightSuiteEnforcement ports mcp-gateway/enforcement.rs on its
@@ -764,9 +782,12 @@ func TestStatewrightSuiteInterceptors(t *testing.T) {
 	t.Run("context_budget_warns_at_90pct", func(t *testing.T) {
 		h := newSWHook(t, interceptorWorkflow)
 		// Statewright warns before the next call; chartgate as soon as the
-		// read that crossed 90% ends.
+		// read that crossed 90% ends, and before the next read.
 		h.call("Read", map[string]any{"file_path": "big.py"}, strings.Repeat("x", 4600))
 		assert.Contains(t, h.post, "92% of the context budget of state planning used: 4600 of 5000 bytes of tool output read.")
+		out := h.call("Read", map[string]any{"file_path": "other.py"}, "y")
+		assert.False(t, denied(out), out)
+		assert.Contains(t, out, "92% of the context budget of state planning used: 4600 of 5000 bytes of tool output read.")
 	})
 	t.Run("no_guards_configured_allows_everything, bash_classifier_skipped_when_no_allowed_tools", func(t *testing.T) {
 		h := newSWHook(t, `{"id": "test", "initial": "start", "states": {"start": {"on": {"DONE": "end"}}, "end": {"type": "final"}}, "guards": {}}`)

@@ -159,6 +159,7 @@ const approvalWorkflow = `{
 
 // TestStatewrightCompatApproval ports custom_tools.rs
 // transition_with_requires_approval_returns_flag,
+// transition_without_approval_has_false_flag,
 // get_state_includes_pending_approval_when_set and
 // get_state_no_pending_approval_field_when_none; session.rs's pending
 // approval: the session stays in the state it leaves while it waits.
@@ -191,6 +192,11 @@ func TestStatewrightCompatApproval(t *testing.T) {
 	text, isErr := a.transition("DONE", nil)
 	assert.True(t, isErr)
 	assert.Contains(t, text, "A transition is pending approval")
+	// custom_tools.rs transition_without_approval_has_false_flag.
+	res = serveCompat(t, approvalWorkflow).json("statewright_transition", map[string]any{"event": "DONE"})
+	assert.Equal(t, false, res["requires_approval"])
+	assert.Equal(t, "completed", res["to"])
+	assert.NotContains(t, res, "status")
 }
 
 // TestStatewrightCompatInterruptHandler ports custom_tools.rs
@@ -449,6 +455,13 @@ func TestStatewrightCompatTools(t *testing.T) {
 	assert.Equal(t, "implementing", loaded["initial_state"], "joined, not reset")
 	assert.Equal(t, []any{"completed", "failed", "implementing", "planning", "testing"}, loaded["states"], "sorted, as Statewright's BTreeMap")
 	assert.Equal(t, false, loaded["resumed"])
+	// gateway.rs load_workflow_returns_authoritative_snapshot_without_
+	// session_key_growth: the answer carries get_state's, and loading
+	// again joins the same session.
+	assert.Equal(t, a.json("statewright_get_state", nil), loaded["state_snapshot"])
+	again := a.json("statewright_load_workflow", map[string]any{"name": "test", "session_id": "sub-agent-1"})
+	assert.Equal(t, loaded["state_snapshot"], again["state_snapshot"])
+	assert.Equal(t, "implementing", again["initial_state"])
 	text, isErr := a.call("statewright_load_workflow", map[string]any{"name": "nope"})
 	assert.True(t, isErr)
 	assert.Equal(t, "Workflow 'nope' not found. Available: test", text)
@@ -623,6 +636,8 @@ func TestStatewrightCompatFork(t *testing.T) {
 	b := a.json("statewright_load_workflow", map[string]any{"name": "ci", "branch": "lint"})
 	assert.Equal(t, "lint", b["branch"])
 	assert.Equal(t, "lint_run", b["initial_state"])
+	assert.Equal(t, "lint_run", b["state_snapshot"].(map[string]any)["state"], "the branch's state, as get_state in the branch")
+	assert.Equal(t, a.json("statewright_get_state", nil), b["state_snapshot"])
 	text, isErr := a.call("statewright_load_workflow", map[string]any{"name": "ci", "branch": "docs"})
 	assert.True(t, isErr)
 	assert.Contains(t, text, "Branch 'docs' not found. Is a fork active?")
@@ -719,6 +734,8 @@ func TestStatewrightCompatBranchSessions(t *testing.T) {
 	assert.Equal(t, "deploying", res["on_complete"])
 
 	joined := lint.json("statewright_load_workflow", map[string]any{"name": "ci", "branch": "lint"})
+	assert.Equal(t, lint.json("statewright_get_state", nil), joined["state_snapshot"], "the branch's state, as its session sees it")
+	delete(joined, "state_snapshot")
 	assert.Equal(t, map[string]any{"loaded": "ci", "branch": "lint", "initial_state": "lint_run",
 		"states":         []any{"building", "deploying", "done", "failed", "lint_done", "lint_run", "types_done", "types_run"},
 		"capture_output": false, "resumed": false}, joined)

@@ -412,7 +412,7 @@ func (t *statewrightTools) add(s *mcp.Server) {
 	s.AddTool(&mcp.Tool{Name: "statewright_pause", Description: "Pause the current workflow: no tool runs until a person resumes it (chartgate resume).", InputSchema: empty}, t.pause("pause"))
 	s.AddTool(&mcp.Tool{Name: "statewright_deactivate", Description: "Deactivate the workflow: here it is paused (no tool runs) until a person resumes it (chartgate resume); enforcement stays on.", InputSchema: empty}, t.pause("deactivate"))
 	s.AddTool(&mcp.Tool{
-		Name:        "statewright_load_workflow",
+		Name:        statewrightLoadWorkflow,
 		Description: "Load a named workflow: here, join the workflow this session works in (its current state is kept).",
 		InputSchema: json.RawMessage(`{"type":"object","properties":{` +
 			`"name":{"type":"string","description":"The workflow name to load"},` +
@@ -794,6 +794,8 @@ func (t *statewrightTools) branchMiddleware(next mcp.MethodHandler) mcp.MethodHa
 				break // the transition tool says what it needs
 			}
 			return t.transition(ctx, method, call, args, event, next)
+		case statewrightLoadWorkflow:
+			return t.withSnapshot(ctx, call, next)
 		case workflowTransition:
 			if branch, _, _, _ := t.branchTools(ctx, call.Session); branch != "" {
 				return swError(fmt.Sprintf("This session joined branch '%s' of the fork: it sends the branch's events with %s (EVENT moves the branch, BRANCH_DONE:%s ends it).", branch, workflow.StatewrightTransition, branch)), nil
@@ -814,6 +816,47 @@ func (t *statewrightTools) branchMiddleware(next mcp.MethodHandler) mcp.MethodHa
 		}
 		return next(ctx, method, req)
 	}
+}
+
+// statewrightLoadWorkflow is the name of Statewright's tool that loads
+// (here: joins) a workflow or a fork's branch.
+const statewrightLoadWorkflow = "statewright_load_workflow"
+
+// withSnapshot runs statewright_load_workflow and, when it loaded, adds
+// "state_snapshot": what statewright_get_state answers right after (in
+// the branch the session joined), as Statewright's gateway does, so the
+// agent sees its tools and transitions without a second call.
+func (t *statewrightTools) withSnapshot(ctx context.Context, call *mcp.CallToolRequest, next mcp.MethodHandler) (mcp.Result, error) {
+	res, err := next(ctx, "tools/call", call)
+	loaded, ok := resultJSON(res, err)
+	if !ok {
+		return res, err
+	}
+	if branch := t.branchOf(call.Session); branch != "" {
+		ctx = workflow.WithBranch(ctx, branch)
+	}
+	get := &mcp.CallToolRequest{Session: call.Session, Params: &mcp.CallToolParamsRaw{Name: workflow.StatewrightGetState, Arguments: json.RawMessage("{}")}}
+	snapshot, ok := resultJSON(next(ctx, "tools/call", get))
+	if !ok {
+		return res, err
+	}
+	loaded["state_snapshot"] = snapshot
+	return swJSON(loaded), nil
+}
+
+// resultJSON is the JSON object a tool's successful result holds as its
+// one text, or false.
+func resultJSON(res mcp.Result, err error) (map[string]any, bool) {
+	r, ok := res.(*mcp.CallToolResult)
+	if err != nil || !ok || r.IsError || len(r.Content) != 1 {
+		return nil, false
+	}
+	text, ok := r.Content[0].(*mcp.TextContent)
+	var m map[string]any
+	if !ok || json.Unmarshal([]byte(text.Text), &m) != nil {
+		return nil, false
+	}
+	return m, true
 }
 
 // implicitCall runs a call of an upstream tool with --implicit-transitions:
