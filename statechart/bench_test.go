@@ -25,6 +25,14 @@ const (
 	  "r3":{"initial":"x","states":{"x":{"on":{"GO":"y"}},"y":{"on":{"GO":"x"}}}},
 	  "r4":{"initial":"x","states":{"x":{"on":{"GO":"y"}},"y":{"on":{"GO":"x"}}}}}}`
 
+	// benchCounter changes its context on every event: TICK counts, and
+	// every other TICK moves between two states (benchCounterImpl).
+	benchCounter = `{"id":"n","initial":"a","context":{"n":0,"flips":0},"states":{
+	  "a":{"on":{"TICK":[{"target":"b","guard":"odd","actions":["count","flip"]},{"actions":"count"}]}},
+	  "b":{"on":{"TICK":[{"target":"a","guard":"odd","actions":["count","flip"]},{"actions":"count"}]}}}}`
+	benchCounterImpl = `{"guards":{"odd":{"field":"context.flips","op":"lt","value":{"$ref":"context.n"}}},
+	  "actions":{"count":{"assign":{"n":{"$inc":1}}},"flip":{"assign":{"flips":{"$inc":2}}}}}`
+
 	benchAlways = `{"id":"c","initial":"idle","states":{
 	  "idle":{"on":{"GO":"s1"}},
 	  "s1":{"always":"s2"},"s2":{"always":"s3"},"s3":{"always":"s4"},"s4":{"always":"s5"},
@@ -248,10 +256,14 @@ func benchActorCompiled(b *testing.B, m *statechart.Machine, events ...string) {
 func BenchmarkEngineSend(b *testing.B) {
 	for _, bm := range []struct {
 		name, src, event string
-	}{{"toggle", benchToggle, "TOGGLE"}, {"hierarchy", benchHierarchy, "GO"}, {"parallel", benchParallel, "GO"}} {
+	}{{"toggle", benchToggle, "TOGGLE"}, {"hierarchy", benchHierarchy, "GO"}, {"parallel", benchParallel, "GO"}, {"counter", benchCounter, "TICK"}} {
 		b.Run(bm.name, func(b *testing.B) {
 			ctx := context.Background()
-			m, err := statechart.Compile([]byte(bm.src), nil)
+			impl, err := statechart.ParseImplementations([]byte(benchCounterImpl))
+			if err != nil {
+				b.Fatal(err)
+			}
+			m, err := statechart.Compile([]byte(bm.src), &statechart.Options{Implementations: impl})
 			if err != nil {
 				b.Fatal(err)
 			}
