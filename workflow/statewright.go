@@ -1253,13 +1253,14 @@ func detect(data []byte) (Format, bool) {
 		}
 		st.Get("on").ForEach(func(_, t gjson.Result) bool {
 			transitions = true
-			for _, b := range append([]gjson.Result{t}, t.Array()...) {
-				if b.IsObject() && !only(b, sharedTransitionKeys) {
-					xs = true
-					return false
-				}
+			plain := func(_, b gjson.Result) bool {
+				xs = b.IsObject() && !only(b, sharedTransitionKeys)
+				return !xs
 			}
-			return true
+			if plain(gjson.Result{}, t) && t.IsArray() {
+				t.ForEach(plain)
+			}
+			return !xs
 		})
 		return !xs
 	})

@@ -84,12 +84,13 @@ func cmdValidate(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		if f == "auto" {
 			f = workflow.FormatXState
 			if !src.isCase {
-				f = workflow.DetectFormat(src.data)
-				if gatewayConfig(src.data) {
+				// As workflow.Load reads it; an ambiguous file is
+				// validated as XState, with a note.
+				var err error
+				if f, err = workflow.FormatOf(src.data); gatewayConfig(src.data) {
 					f = workflow.FormatStatewright
-				} else if f == workflow.FormatXState {
-					_, err := workflow.Load(src.data, nil)
-					ambiguous = errors.Is(err, workflow.ErrAmbiguousFormat)
+				} else if err != nil {
+					f, ambiguous = workflow.FormatXState, errors.Is(err, workflow.ErrAmbiguousFormat)
 				}
 			}
 		}
@@ -277,6 +278,12 @@ func gatewayStates(data []byte) (gjson.Result, bool) {
 // meta.chartgate: the machine is a chartgate workflow, which serve and hook
 // load with package workflow.
 func hasChartgateMeta(data []byte) bool {
+	// gjson finds a nested key by scanning each ancestor's text again: a
+	// file that cannot hold the key (neither its name nor an escape that
+	// could spell it) is answered without the walk.
+	if !bytes.Contains(data, []byte("chartgate")) && !bytes.Contains(data, []byte(`\u`)) {
+		return false
+	}
 	var walk func(state gjson.Result, depth int) bool
 	walk = func(state gjson.Result, depth int) bool {
 		if depth > 256 || !state.IsObject() {
