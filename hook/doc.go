@@ -436,7 +436,9 @@
 // A hook is a process started for every tool call. `chartgate hook` opens
 // the SQLite store, compiles the workflow (about 1.5 ms for the coding
 // workflow), records the session and decides; BenchmarkHookProcess in
-// cmd/chartgate measures the whole process. No compiled form is cached
+// cmd/chartgate measures the whole process, and BenchmarkHookRatio runs it
+// alternately with a trivial Go program and with one that only opens a
+// SQLite file, and reports the ratios. No compiled form is cached
 // between processes: it would save little and could go stale.
 //
 // # Compared with Statewright's hooks

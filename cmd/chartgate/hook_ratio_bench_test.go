@@ -1,0 +1,94 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// BenchmarkHookRatio runs, alternately in one loop, a trivial Go program
+// and `chartgate hook claude-code` on Claude Code's PreToolUse of a Write
+// against the project's real SQLite store (kept open in this process, as
+// the session's gateway does), so that both see the same load; it
+// reports each one's median wall time and their ratio ("x-trivial"), the
+// figure the hook's cost is stated in. "sqlite" adds a program that only
+// opens a SQLite file with modernc.org/sqlite, the floor of any process
+// that opens the store itself.
+func BenchmarkHookRatio(b *testing.B) {
+	dir := b.TempDir()
+	trivial := buildProgram(b, dir, "trivial", "package main\n\nfunc main() {}\n")
+	sqliteOnly := buildProgram(b, dir, "sqlite", "./testdata/sqliteonly")
+	bin := chartgateBinary(b)
+	project := hookProject(b)
+	in := fixture(b, "claude-code", "pre-tool-use-write.json", project, "bench")
+	hookCmd := func() *exec.Cmd {
+		cmd := exec.Command(bin, "hook", "claude-code")
+		cmd.Env = hostlessEnv()
+		cmd.Stdin = strings.NewReader(in)
+		return cmd
+	}
+	// The first run creates the store and records the session.
+	if out, err := hookCmd().CombinedOutput(); err != nil || !strings.Contains(string(out), `"permissionDecision":"deny"`) {
+		b.Fatalf("hook: %v: %s", err, out)
+	}
+	for _, c := range []struct {
+		name string
+		cmd  func() *exec.Cmd
+	}{
+		{"hook", hookCmd},
+		{"sqlite", func() *exec.Cmd { return exec.Command(sqliteOnly, filepath.Join(project, ".chartgate", "bench.db")) }},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			floor := make([]time.Duration, 0, b.N)
+			times := make([]time.Duration, 0, b.N)
+			for b.Loop() {
+				floor = append(floor, timeProcess(b, exec.Command(trivial)))
+				times = append(times, timeProcess(b, c.cmd()))
+			}
+			t, f := median(times), median(floor)
+			b.ReportMetric(t.Seconds()*1000, "ms-median")
+			b.ReportMetric(f.Seconds()*1000, "ms-trivial")
+			b.ReportMetric(float64(t)/float64(f), "x-trivial")
+		})
+	}
+}
+
+// buildProgram writes src, a Go program without imports, in dir and
+// builds it as dir/name; a src starting with "./" is instead a package of
+// this module, built as such.
+func buildProgram(b *testing.B, dir, name, src string) string {
+	b.Helper()
+	out := filepath.Join(dir, name)
+	pkg := src
+	if !strings.HasPrefix(src, "./") {
+		pkg = filepath.Join(dir, name+".go")
+		if err := os.WriteFile(pkg, []byte(src), 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if o, err := exec.Command("go", "build", "-o", out, pkg).CombinedOutput(); err != nil {
+		b.Fatalf("building %s: %v: %s", name, err, o)
+	}
+	return out
+}
+
+// timeProcess runs cmd to its end and returns its wall time.
+func timeProcess(b *testing.B, cmd *exec.Cmd) time.Duration {
+	b.Helper()
+	start := time.Now()
+	if out, err := cmd.CombinedOutput(); err != nil {
+		b.Fatalf("%s: %v: %s", cmd.Path, err, out)
+	}
+	return time.Since(start)
+}
+
+// median returns the middle of times, which it sorts.
+func median(times []time.Duration) time.Duration {
+	slices.Sort(times)
+	return times[len(times)/2]
+}
