@@ -80,7 +80,7 @@ func (a *Actor) callResult() error {
 // of steps stops.
 func (a *Actor) afterEntry() {
 	sys := a.sys
-	if len(sys.micro) > 0 && sys.halted == nil {
+	if sys.pendingMicro() && sys.halted == nil {
 		if sc, ok := a.clock.(*SimulatedClock); ok && sc.deferIfFlushing(func() { a.enterLocked(func() {}) }) {
 			return
 		}

@@ -159,6 +159,70 @@ func (l *childList) clone() *childList {
 	return out
 }
 
+// copyFrom makes l a copy of src (nil: empty), in l's own arrays.
+func (l *childList) copyFrom(src *childList) {
+	l.reset()
+	if src == nil {
+		return
+	}
+	l.index = append(l.index, src.index...)
+	l.named = append(l.named, src.named...)
+	l.live, l.dead = src.live, src.dead
+	if src.pos != nil {
+		l.pos = make(map[string]int, len(src.pos))
+		for k, v := range src.pos {
+			l.pos[k] = v
+		}
+	}
+}
+
+// reset empties l, keeping its arrays for the next entries.
+func (l *childList) reset() {
+	clear(l.index)
+	clear(l.named)
+	l.index, l.named = l.index[:0], l.named[:0]
+	l.pos, l.live, l.dead = nil, 0, 0
+}
+
+// compactInPlace drops the tombstones as compact does, in l's arrays; it
+// reports whether l is empty, and then resets it.
+func (l *childList) compactInPlace() (empty bool) {
+	if l.live == 0 {
+		l.reset()
+		return true
+	}
+	if l.dead == 0 {
+		return false
+	}
+	keep := func(seg []childEntry) []childEntry {
+		out := seg[:0]
+		for _, e := range seg {
+			if !e.dead {
+				out = append(out, e)
+			}
+		}
+		clear(seg[len(out):])
+		return out
+	}
+	l.index, l.named = keep(l.index), keep(l.named)
+	l.dead = 0
+	if l.live <= scanChildren {
+		l.pos = nil
+		return false
+	}
+	if l.pos == nil {
+		l.pos = make(map[string]int, l.live)
+	}
+	clear(l.pos)
+	for i, x := range l.index {
+		l.pos[x.id] = i
+	}
+	for i, x := range l.named {
+		l.pos[x.id] = -1 - i
+	}
+	return false
+}
+
 // set makes id e, in place: replaced where it is, or added where
 // JavaScript puts a new key.
 func (l *childList) set(e childEntry) {

@@ -92,6 +92,7 @@ func (l *loader) readInvokes(i int, v gjson.Result, path jsonPath, set func(stri
 		if def.logic == nil && item.Get("src").Type == gjson.String {
 			l.warnUnknownSrc(p.key("src"), def.src)
 		}
+		def.names = newChildNames(def.id)
 		r := n.rares()
 		r.invokes = append(r.invokes, def)
 		l.m.usesActors = true
@@ -225,6 +226,7 @@ func (l *loader) readActorAction(a *action, params gjson.Result, pp jsonPath) {
 		if def.logic == nil && src.Type == gjson.String {
 			l.warnUnknownSrc(pp.key("src"), def.src)
 		}
+		def.names = newChildNames(def.id)
 		a.spawn = def
 	case "xstate.stopChild":
 		a.kind = actionStopChild

@@ -552,6 +552,7 @@ type spawnDef struct {
 	sync     bool       // syncSnapshot (an invoke with onSnapshot)
 	logic    ActorLogic // nil: the src names no logic, and XState starts nothing
 	invoke   bool
+	names    childNames // what the child's events to its parent carry, made once
 }
 
 // sendTarget says where an xstate.sendTo sends.

@@ -76,8 +76,12 @@ func (r *runner) spawnChild(def *spawnDef, ev Event, node int) {
 // changed: a copy, the first time in a call.
 func (r *runner) ownChildren() *childList {
 	if !r.ownsChildren {
-		e := r.s.ownExt()
-		e.children = e.children.clone()
+		if c := r.self; c != nil && !c.sys.pure {
+			c.ownChildren(r.s)
+		} else {
+			e := r.s.ownExt()
+			e.children = e.children.clone()
+		}
 		r.ownsChildren = true
 	}
 	return r.s.ext.children
@@ -87,8 +91,100 @@ func (r *runner) ownChildren() *childList {
 // over.
 func (r *runner) endChildren() {
 	if r.ownsChildren {
-		r.s.ext.children = r.s.ext.children.compact()
+		if c := r.self; c != nil && c.madeList != nil && r.s.ext.children == c.madeList {
+			if c.madeList.compactInPlace() {
+				r.s.ext.children = nil
+				c.putList(c.madeList)
+				c.madeList = nil
+			}
+		} else {
+			r.s.ext.children = r.s.ext.children.compact()
+		}
 		r.ownsChildren = false
+	}
+}
+
+// ownChildren gives s, the working snapshot of a macrostep of c, an ext
+// and a children list of its own, copies of those it shares, made in the
+// buffers that the cell's earlier snapshots left (see retire), and
+// remembers them as made by this macrostep.
+func (c *cell) ownChildren(s *Snapshot) {
+	e := c.spareExt
+	if e == nil {
+		e = new(snapshotExt)
+	}
+	c.spareExt = nil
+	l := c.takeList()
+	if s.ext != nil {
+		*e = *s.ext
+	} else {
+		*e = snapshotExt{}
+	}
+	l.copyFrom(e.children)
+	e.children = l
+	s.ext = e
+	c.madeExt, c.madeList = e, l
+}
+
+// retire is the end of a macrostep of c that replaced its snapshot old
+// by next: the ext and children list of old that the cell's macrosteps
+// made, and that no one else holds, become the buffers of the next
+// change; those of next that this macrostep made are the cell's.
+func (c *cell) retire(old, next *Snapshot) {
+	if next.ext != old.ext {
+		if old.ext != nil && old.ext == c.myExt {
+			*old.ext = snapshotExt{}
+			c.spareExt = old.ext
+		}
+		c.myExt = nil
+		if next.ext != nil && next.ext == c.madeExt {
+			c.myExt = next.ext
+		}
+	}
+	if nl, ol := next.x().children, old.x().children; nl != ol {
+		if ol != nil && ol == c.myList {
+			ol.reset()
+			c.putList(ol)
+		}
+		c.myList = nil
+		if nl != nil && nl == c.madeList {
+			c.myList = nl
+		}
+	}
+	c.madeExt, c.madeList = nil, nil
+}
+
+// putList keeps l, which no one holds, for a later change of the
+// children; a cell keeps two (a macrostep changes the children of one
+// snapshot while its predecessor's list is still snap's).
+func (c *cell) putList(l *childList) {
+	for i, x := range c.spareLists {
+		if x == nil || x == l {
+			c.spareLists[i] = l
+			return
+		}
+	}
+}
+
+// takeList returns an empty list, a spare one when the cell has one.
+func (c *cell) takeList() *childList {
+	for i, x := range c.spareLists {
+		if x != nil {
+			c.spareLists[i] = nil
+			return x
+		}
+	}
+	return new(childList)
+}
+
+// shareSnapshot notes that a snapshot sharing parts of c's snapshot was
+// handed out: its ext and children list are no longer the cell's alone.
+func (c *cell) shareSnapshot(s *Snapshot) {
+	if s.ext == c.snap.ext {
+		c.myExt = nil
+	}
+	if l := s.x().children; l != nil && l == c.snap.x().children {
+		c.myList = nil
 	}
 }
 

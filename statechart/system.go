@@ -104,6 +104,14 @@ type cell struct {
 	// its macrosteps, never handed out since: materialize shares it), so
 	// a macrostep may assign in place, with an undo log.
 	ctxOwned bool
+	// myExt, myList: snap's ext and children list, when the cell's
+	// macrosteps made them and no snapshot handed out shares them;
+	// madeExt, madeList: those the macrostep under way made; spareExt,
+	// spareLists: buffers no one holds, for the next change of the
+	// children (see cell.ownChildren and cell.retire).
+	myExt, madeExt, spareExt *snapshotExt
+	myList, madeList         *childList
+	spareLists               [2]*childList
 
 	// promise and callback cells
 	status    Status
@@ -116,6 +124,20 @@ type cell struct {
 	cleanup   func()             // a Callback's cleanup
 	stops     []func() bool      // clock registrations of declarative logic
 	cb        *callbackGate      // a Go Callback's sendBack and receive functions
+
+	names childNames // of a child
+}
+
+// childNames are what the events a child sends its parent about itself
+// carry: the done event's type and the id as an event field, made once
+// per invoke or spawn rather than once per event.
+type childNames struct {
+	doneType string // "" until needed, in a child adopted from a snapshot
+	id       any
+}
+
+func newChildNames(id string) childNames {
+	return childNames{doneType: doneActorPrefix + id, id: id}
 }
 
 // effectKind is the kind of a deferred effect (XState's actorScope.defer).
@@ -167,9 +189,10 @@ type system struct {
 	bySession map[string]*cell
 	keyed     map[string]*cell // by system id
 	seq       uint64           // scheduling counter of every delayed event of the system
-	micro     []func()         // promise settlements waiting for the synchronous work to end
-	effects   []Effect         // pure mode: for the caller
-	due       *dueHeap         // pure mode, AdvanceEffects: the delayed events due, in firing order
+	micro     []microtask      // promise settlements waiting for the synchronous work to end, from mhead on
+	mhead     int
+	effects   []Effect // pure mode: for the caller
+	due       *dueHeap // pure mode, AdvanceEffects: the delayed events due, in firing order
 	maxSteps  int
 	steps     int
 	halted    *StepBudgetError // the call ran out of steps: everything stops
@@ -316,7 +339,7 @@ func (sys *system) createChild(parent *cell, def *spawnDef, input any, hasInput 
 	c := &cell{
 		sys: sys, parent: parent, id: def.id, session: sys.newSession(), src: def.src,
 		systemID: def.systemID, sync: def.sync, logic: def.logic, kind: kindOf(def.logic),
-		input: input, hasInput: hasInput,
+		input: input, hasInput: hasInput, names: def.names,
 	}
 	if c.systemID != "" {
 		if err := sys.setSystemID(c); err != nil {
@@ -495,15 +518,29 @@ func (c *cell) send(ev Event) {
 	if c.proc == procStopped || c.sys.halted != nil {
 		return
 	}
-	c.queue = append(c.queue, ev)
-	if c.processing || !c.mbActive {
+	if c.processing || !c.mbActive || c.qhead < len(c.queue) {
+		c.queue = append(c.queue, ev)
+		if !c.processing && c.mbActive {
+			c.flushMailbox()
+		}
 		return
 	}
-	c.flushMailbox()
+	// An idle, empty mailbox: the event is processed at once, without
+	// passing through the queue (which a child that takes one event,
+	// xstate.stop, would allocate for it alone).
+	c.processing = true
+	c.process(ev)
+	c.flushQueue()
 }
 
 func (c *cell) flushMailbox() {
 	c.processing = true
+	c.flushQueue()
+}
+
+// flushQueue processes the mailbox's events until none is left, and ends
+// the flush.
+func (c *cell) flushQueue() {
 	for c.qhead < len(c.queue) && c.sys.halted == nil {
 		ev := c.queue[c.qhead]
 		c.queue[c.qhead] = Event{}
@@ -557,6 +594,7 @@ func (c *cell) processMachine(ev Event) {
 		c.r = r
 	}
 	next := c.work()
+	c.madeExt, c.madeList = nil, nil
 	if c.synced == c.snap && c.synced != nil {
 		r.synced = true // see runner.synced
 		if c.fastStep(next, ev) {
@@ -614,6 +652,7 @@ func (c *cell) processMachine(ev Event) {
 	if c.snap == c.mine {
 		c.spare = c.snap
 	}
+	c.retire(c.snap, next)
 	c.snap, c.mine = next, next
 	if c.r != nil {
 		c.synced = next
@@ -654,6 +693,7 @@ func (c *cell) fastStep(next *Snapshot, ev Event) bool {
 	if c.snap == c.mine {
 		c.spare = c.snap
 	}
+	c.retire(c.snap, next)
 	c.snap, c.mine, c.synced = next, next, next
 	c.update(nil)
 	return true
@@ -735,11 +775,16 @@ func (c *cell) update(fx []effect) {
 		c.notify()
 		c.stopProcedure()
 		if c.parent != nil {
-			data := map[string]any{"actorId": c.id}
-			if out, ok := c.outputNow(); ok {
+			if c.names.doneType == "" { // adopted from a snapshot
+				c.names = newChildNames(c.id)
+			}
+			out, ok := c.outputNow()
+			data := make(map[string]any, 2)
+			data["actorId"] = c.names.id
+			if ok {
 				data["output"] = out
 			}
-			c.parent.send(Event{Type: doneActorPrefix + c.id, Data: data})
+			c.parent.send(Event{Type: c.names.doneType, Data: data})
 		}
 	case StatusError:
 		c.reportError()
@@ -1026,20 +1071,12 @@ func (c *cell) startLogic() error {
 		}
 		return c.startCallback(l)
 	case *declPromise:
-		settle := func() {
-			sys.micro = append(sys.micro, func() {
-				v, ok := l.value.resolve(scope{input: c.input, hasInput: c.hasInput, actorScope: true})
-				if l.reject {
-					c.settle(nil, false, v)
-				} else {
-					c.settle(v, ok, nil)
-				}
-			})
-		}
 		if l.after <= 0 {
-			settle()
+			sys.micro = append(sys.micro, microtask{c: c, p: l})
 		} else if sys.clock != nil {
-			c.stops = append(c.stops, sys.clock.AfterFunc(l.after, func() { sys.enter(settle) }))
+			c.stops = append(c.stops, sys.clock.AfterFunc(l.after, func() {
+				sys.enter(func() { sys.micro = append(sys.micro, microtask{c: c, p: l}) })
+			}))
 		}
 	case *declCallback:
 		sc := scope{input: c.input, hasInput: c.hasInput, actorScope: true}
@@ -1154,6 +1191,7 @@ func (c *cell) cancelLogic() {
 func (c *cell) materialize() *Snapshot {
 	c.ctxOwned = false // s shares the context map
 	s := c.snap.clone()
+	defer c.shareSnapshot(s)
 	if kids := s.x().children; kids.len() > 0 {
 		s.setChildren(kids.mapEntries(func(e childEntry) childEntry {
 			if e.cell != nil {
@@ -1255,19 +1293,39 @@ func (sys *system) adopt(parent *cell, id string, rec *childRecord, restore bool
 	return c
 }
 
+// microtask is a queued settlement of the declarative promise p, run by
+// cell c.
+type microtask struct {
+	c *cell
+	p *declPromise
+}
+
+// run settles the promise with its value.
+func (t microtask) run() {
+	c, l := t.c, t.p
+	v, ok := l.value.resolve(scope{input: c.input, hasInput: c.hasInput, actorScope: true})
+	if l.reject {
+		c.settle(nil, false, v)
+	} else {
+		c.settle(v, ok, nil)
+	}
+}
+
+// pendingMicro reports whether settlements wait.
+func (sys *system) pendingMicro() bool { return sys.mhead < len(sys.micro) }
+
 // drain runs the queued promise settlements, and the ones they queue,
 // until none is left (what Node does with microtasks once the synchronous
 // work is over).
 func (sys *system) drain() {
-	for len(sys.micro) > 0 && sys.halted == nil {
-		f := sys.micro[0]
-		sys.micro[0] = nil
-		sys.micro = sys.micro[1:]
-		f()
+	for sys.mhead < len(sys.micro) && sys.halted == nil {
+		t := sys.micro[sys.mhead]
+		sys.micro[sys.mhead] = microtask{}
+		sys.mhead++
+		t.run()
 	}
-	if sys.halted != nil {
-		sys.micro = nil
-	}
+	clear(sys.micro[sys.mhead:])
+	sys.micro, sys.mhead = sys.micro[:0], 0 // keep the array for the next ones
 }
 
 // stopAll ends every piece of logic still running in the system (an
@@ -1281,7 +1339,7 @@ func (sys *system) stopAll() {
 		c.proc = procStopped
 		c.releaseRunner()
 	}
-	sys.micro = nil
+	sys.micro, sys.mhead = nil, 0
 }
 
 // callbackGate holds what a Go Callback's functions share with other
