@@ -126,7 +126,8 @@ func TestServeWorkflowFilesystem(t *testing.T) {
 	// Writing a secrets file fires the interrupt.
 	res = call("write_file", map[string]any{"path": filepath.Join(root, "prod.env"), "content": "KEY=1"})
 	require.False(t, res.IsError, text(res))
-	assert.Contains(t, text(res), `matches interrupt secrets (**/*.env*), so the workflow moved from "implement" to "review_secrets"`)
+	// In compat mode the notice carries Statewright's marker and wording.
+	assert.Contains(t, text(res), `[STATEWRIGHT INTERRUPT] File '`+filepath.Join(root, "prod.env")+`', written by write_file, triggered interrupt 'secrets' (**/*.env*), so the workflow moved from "implement" to "review_secrets"`)
 	expectChanged("the interrupt")
 	assert.ElementsMatch(t, append([]string{"read_text_file"}, workflowTools...), tools(), "review_secrets")
 	res = call("workflow_transition", map[string]any{"event": "CHECKED"})
@@ -167,7 +168,7 @@ func TestServeWorkflowFilesystem(t *testing.T) {
 	require.Equal(t, exitOK, code, errOut)
 	assert.Contains(t, out, `PLANNED: plan -> implement (workflow_transition)  rationale: "read main.go"`)
 	assert.Contains(t, out, "call write_file: forbidden (in plan)")
-	assert.Contains(t, out, "matches interrupt secrets")
+	assert.Contains(t, out, "triggered interrupt 'secrets'")
 	assert.Regexp(t, `\(approval [0-9a-f]{40} by ada through command, not authenticated\)`, out)
 	assert.Contains(t, out, "now: released (done)")
 }
