@@ -178,6 +178,9 @@ func (h *Handler) budgetNote(wf *gate.Workflow, budget, used int64) string {
 		return ""
 	}
 	state := jsonx.Text(wf.State.Value())
+	if h.statewright() {
+		return h.swBudgetNote(wf, state, budget, used)
+	}
 	if used > budget {
 		pct := ""
 		if budget > 0 {
@@ -191,10 +194,15 @@ func (h *Handler) budgetNote(wf *gate.Workflow, budget, used int64) string {
 }
 
 // dedupNote returns the notice of a file read for the n-th time in the
-// current state, from the third time on; "" before.
-func dedupNote(wf *gate.Workflow, file string, n int) string {
+// current state, from the third time on; "" before. done is how many of
+// those reads have run: n-1 before the read, n after it.
+func (h *Handler) dedupNote(wf *gate.Workflow, file string, n, done int) string {
 	if n < dedupWarnReads {
 		return ""
+	}
+	if h.statewright() {
+		return fmt.Sprintf("chartgate: You have read '%s' %d times in this state. The content is already in your context: use it rather than reading the file again.",
+			file, done)
 	}
 	return fmt.Sprintf("chartgate: %s is read for the %s time in state %s. Its content is already in your context: use it rather than reading the file again.",
 		file, ordinal(n), jsonx.Text(wf.State.Value()))
@@ -240,7 +248,7 @@ func (h *Handler) preRead(ctx context.Context, ev Event, wf *gate.Workflow, poli
 		notes = append(notes, n)
 	}
 	for _, f := range h.readFiles(ev) {
-		if n := dedupNote(wf, f, r.Files[f]+1); n != "" {
+		if n := h.dedupNote(wf, f, r.Files[f]+1, r.Files[f]); n != "" {
 			notes = append(notes, n)
 		}
 	}
@@ -275,7 +283,7 @@ func (h *Handler) postReads(ctx context.Context, ev Event, wf *gate.Workflow, po
 	}
 	if !preContext(ev.Host) && isRead(canon) && !ev.Failed {
 		for _, f := range h.readFiles(ev) {
-			if n := dedupNote(wf, f, r.Files[f]); n != "" {
+			if n := h.dedupNote(wf, f, r.Files[f], r.Files[f]); n != "" {
 				notes = append(notes, n)
 			}
 		}

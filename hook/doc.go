@@ -273,7 +273,15 @@
 // and every later one is warned about, as Statewright's gateway does:
 // before it runs where the host reads context from an answer that lets a
 // tool run (Claude Code's PreToolUse), else after it (Gemini CLI's
-// AfterTool, whose BeforeTool takes no context). Per host:
+// AfterTool, whose BeforeTool takes no context).
+//
+// With a workflow loaded with workflow.CompatStatewright, these warnings
+// and the refusals of max_edit_lines, max_files_per_state,
+// allowed_commands and the shell classes start with Statewright's
+// gateway's sentence for them ("exceeds limit of", "is not in the allowed
+// commands", "already edited 3 files", "You have read 'f' 2 times",
+// "Context budget:", "performs a FileWrite operation"), followed by
+// chartgate's guidance. Per host:
 //
 //   - Claude Code: budget after every tool, and before reads; repeated
 //     reads before them.

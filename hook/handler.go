@@ -588,7 +588,13 @@ func (h *Handler) shell(ctx context.Context, ev Event, ref gate.Ref, wf *gate.Wo
 	for _, p := range policies {
 		sp := shellpolicy.Policy{AllowedCommands: p.AllowedCommands, AllowedTools: tools, BlockedEnv: p.BlockedEnv, Protect: prot}
 		if d := checkLine(ctx, &sp, line); !d.Allowed {
-			return Result{Deny: d.Reason + "\n" + h.moveOn(wf)}, nil
+			reason := d.Reason
+			if h.statewright() {
+				if sw := swShellRefusal(d, &sp, line, jsonx.Text(wf.State.Value())); sw != "" {
+					reason = sw + "\n" + reason
+				}
+			}
+			return Result{Deny: reason + "\n" + h.moveOn(wf)}, nil
 		}
 	}
 	// The line the agent wrote was decided; now it gets the states'
@@ -613,6 +619,9 @@ func (h *Handler) edit(ev Event, wf *gate.Workflow, policies []workflow.StatePol
 		}
 	}
 	if n := editLines(ev); maxLines >= 0 && n > maxLines {
+		if h.statewright() {
+			return Result{Deny: fmt.Sprintf("Edit rejected: %d lines changed exceeds limit of %d for state '%s'. Break the edit into smaller changes.", n, maxLines, state)}
+		}
 		return Result{Deny: fmt.Sprintf("Edit rejected: it changes %d lines, more than the limit of %d in state %s. Break it into smaller edits.", n, maxLines, state)}
 	}
 	if maxFiles >= 0 {
@@ -625,6 +634,10 @@ func (h *Handler) edit(ev Event, wf *gate.Workflow, policies []workflow.StatePol
 			}
 		}
 		if len(fresh) > 0 && len(done)+len(fresh) > maxFiles {
+			if h.statewright() {
+				return Result{Deny: fmt.Sprintf("Edit rejected: already edited %d files in state '%s' (limit: %d). Transition to next state or reduce scope. Files edited: %s\n%s",
+					len(done), state, maxFiles, strings.Join(done, ", "), h.moveOn(wf))}
+			}
 			return Result{Deny: fmt.Sprintf("Edit rejected: %d files were already edited in state %s, and the limit is %d (%s). Edit those files, or move the workflow on.\n%s",
 				len(done), state, maxFiles, strings.Join(done, ", "), h.moveOn(wf))}
 		}

@@ -111,6 +111,10 @@ type Verdict struct {
 	Reason string
 	// Pattern is the allowed-command pattern the entry matched, if any.
 	Pattern string
+	// Class is the class whose requirement ([Policy.Requires]) refused
+	// the entry; 0 when the entry is allowed or was refused for another
+	// reason.
+	Class Class
 }
 
 // Check analyses cmd in p.Dialect and decides it. A line that does not
@@ -220,6 +224,7 @@ func (p *Policy) verdict(c *Command, req Requirements) Verdict {
 			if class == Unknown {
 				hint = " (only an allowed command naming it literally, or allowing unknown commands, would allow it)"
 			}
+			v.Class = class
 			return deny(subject(c) + effect(c, class) + "; that is blocked in this state" + hint + ".")
 		}
 		if p.AllowedTools == nil || slices.ContainsFunc(tools, func(t string) bool { return slices.Contains(p.AllowedTools, t) }) {
@@ -229,6 +234,7 @@ func (p *Policy) verdict(c *Command, req Requirements) Verdict {
 		if len(p.AllowedTools) > 0 {
 			allowed = strings.Join(p.AllowedTools, ", ")
 		}
+		v.Class = class
 		return deny(subject(c) + effect(c, class) + "; that needs " + strings.Join(tools, " or ") +
 			" in the allowed tools, which are: " + allowed + ".")
 	}

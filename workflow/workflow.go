@@ -71,6 +71,10 @@ type Options struct {
 type Workflow struct {
 	// Format is the format the file was read as.
 	Format Format
+	// Compat is the compatibility mode the workflow was loaded with
+	// ([Options.Compat]); with [CompatStatewright] the hooks word their
+	// refusals and warnings as Statewright's gateway does as well.
+	Compat Compat
 	// Machine is the compiled machine, with every implementation it needs.
 	Machine *statechart.Machine
 	// JSON is the XState machine config Machine was compiled from: the

@@ -94,7 +94,7 @@ func loadXState(data []byte, o Options) (*Workflow, error) {
 		e.list = append(e.list, &w2)
 	}
 
-	w := &Workflow{Format: FormatXState, Machine: m, JSON: bytes.Clone(data), Policies: map[string]StatePolicy{}}
+	w := &Workflow{Format: FormatXState, Compat: o.Compat, Machine: m, JSON: bytes.Clone(data), Policies: map[string]StatePolicy{}}
 	nodes := m.Nodes()
 	if len(nodes) < 2 {
 		// A machine without states is its root alone, which gates no tool:

@@ -752,14 +752,16 @@ func TestStatewrightSuiteInterceptors(t *testing.T) {
 		assert.False(t, denied(h.call("Edit", map[string]any{"file_path": "test.py", "old_string": "a\nb", "new_string": "a\nb\nc"}, "")))
 		out := h.call("Edit", edit("test.py", 20), "")
 		assert.True(t, denied(out), out)
-		assert.Contains(t, out, "10")
+		assert.Contains(t, out, "exceeds limit")
+		assert.Contains(t, out, "Edit rejected: 20 lines changed exceeds limit of 10 for state 'planning'. Break the edit into smaller changes.")
 	})
 	t.Run("bash_guard_allows_whitelisted, bash_guard_blocks_non_whitelisted, bash_classifier_skipped_when_allowed_commands_set", func(t *testing.T) {
 		h := newSWHook(t, interceptorWorkflow)
 		assert.False(t, denied(h.call("Bash", map[string]any{"command": "pytest -x tests/"}, "")))
 		out := h.call("Bash", map[string]any{"command": "rm -rf /"}, "")
 		assert.True(t, denied(out), out)
-		assert.Contains(t, out, "pytest")
+		assert.Contains(t, out, "not in the allowed commands")
+		assert.Contains(t, out, "Command rejected: 'rm -rf /' is not in the allowed commands for state 'planning'. Allowed: pytest, cargo test")
 	})
 	t.Run("file_scope_blocks_after_limit, file_scope_allows_re_edit_same_file", func(t *testing.T) {
 		h := newSWHook(t, interceptorWorkflow)
@@ -768,7 +770,8 @@ func TestStatewrightSuiteInterceptors(t *testing.T) {
 		}
 		out := h.call("Edit", edit("d.py", 1), "")
 		assert.True(t, denied(out), out)
-		assert.Contains(t, out, "3")
+		assert.Contains(t, out, "already edited 3 files")
+		assert.Contains(t, out, "Edit rejected: already edited 3 files in state 'planning' (limit: 3). Transition to next state or reduce scope.")
 		assert.False(t, denied(h.call("Edit", edit("a.py", 1), "")))
 	})
 	t.Run("read_dedup_warns_on_third_read", func(t *testing.T) {
@@ -777,17 +780,19 @@ func TestStatewrightSuiteInterceptors(t *testing.T) {
 		h.call("Read", map[string]any{"file_path": "test.py"}, "x")
 		out := h.call("Read", map[string]any{"file_path": "test.py"}, "x")
 		assert.False(t, denied(out), out)
-		assert.Contains(t, out, "test.py is read for the 3rd time in state planning. Its content is already in your context")
+		assert.Contains(t, out, "2 times")
+		assert.Contains(t, out, "You have read 'test.py' 2 times in this state. The content is already in your context")
 	})
 	t.Run("context_budget_warns_at_90pct", func(t *testing.T) {
 		h := newSWHook(t, interceptorWorkflow)
 		// Statewright warns before the next call; chartgate as soon as the
 		// read that crossed 90% ends, and before the next read.
 		h.call("Read", map[string]any{"file_path": "big.py"}, strings.Repeat("x", 4600))
-		assert.Contains(t, h.post, "92% of the context budget of state planning used: 4600 of 5000 bytes of tool output read.")
+		assert.Contains(t, h.post, "Context budget: 92% used (4600/5000 bytes) in state 'planning'.")
 		out := h.call("Read", map[string]any{"file_path": "other.py"}, "y")
 		assert.False(t, denied(out), out)
-		assert.Contains(t, out, "92% of the context budget of state planning used: 4600 of 5000 bytes of tool output read.")
+		assert.Contains(t, out, "Context budget: 92% used (4600/5000 bytes) in state 'planning'.")
+		assert.Contains(t, out, "then move the workflow on with")
 	})
 	t.Run("no_guards_configured_allows_everything, bash_classifier_skipped_when_no_allowed_tools", func(t *testing.T) {
 		h := newSWHook(t, `{"id": "test", "initial": "start", "states": {"start": {"on": {"DONE": "end"}}, "end": {"type": "final"}}, "guards": {}}`)
@@ -811,16 +816,21 @@ func TestStatewrightSuiteInterceptors(t *testing.T) {
 		for _, c := range []struct {
 			port, command string
 			deny          bool
+			class         string // the phrase Statewright's test checks
 		}{
-			{"bash_cat_redirect_blocked_in_planning", "cat > file.rs << 'EOF'\nfn main() {}\nEOF", true},
-			{"bash_cat_read_allowed_in_planning", "cat src/main.rs", false},
-			{"bash_grep_allowed_in_planning", "grep -rn 'TODO' src/", false},
-			{"bash_sed_inplace_blocked_in_planning", "sed -i 's/old/new/' file.rs", true},
-			{"bash_rm_blocked_in_planning", "rm -rf target/", true},
-			{"bash_passthrough_allowed_in_planning", "echo $PATH", false},
+			{"bash_cat_redirect_blocked_in_planning", "cat > file.rs << 'EOF'\nfn main() {}\nEOF", true, "FileWrite"},
+			{"bash_cat_read_allowed_in_planning", "cat src/main.rs", false, ""},
+			{"bash_grep_allowed_in_planning", "grep -rn 'TODO' src/", false, ""},
+			{"bash_sed_inplace_blocked_in_planning", "sed -i 's/old/new/' file.rs", true, "FileModify"},
+			{"bash_rm_blocked_in_planning", "rm -rf target/", true, "Destructive"},
+			{"bash_passthrough_allowed_in_planning", "echo $PATH", false, ""},
 		} {
 			out := h.call("Bash", map[string]any{"command": c.command}, "")
 			assert.Equal(t, c.deny, denied(out), "%s: %s", c.port, out)
+			if c.class != "" {
+				assert.Contains(t, out, "Bash command blocked in state 'planning': Command '", c.port)
+				assert.Contains(t, out, "performs a "+c.class+" operation", c.port)
+			}
 		}
 	})
 }
