@@ -1,14 +1,15 @@
 // This file holds a gate's access to its store: the raw load and
 // compare-and-swap of a workflow's record (as a value when the store
 // holds values, else as bytes; without waiting for the disk when the
-// caller allows it and the store can) and the backoff between the
-// attempts of a write that lost a conflict.
+// caller allows it and the store can) and the retries, with backoff,
+// of a write that lost a conflict.
 
 package gate
 
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"time"
 )
@@ -94,6 +95,28 @@ func (c *Core) Swap(ctx context.Context, key string, old uint64, v Value, setVer
 		setVersion(ver)
 	}
 	return ver, err
+}
+
+// Retry makes the attempts of a write until one does not lose a
+// conflict: attempt reports whether its write lost one (its error then
+// matches [ErrConflict]) and its error, which ends the retries
+// otherwise. Between attempts Retry waits ([Backoff]) and calls reload,
+// whose error ends them as it is. After MaxRetries+1 lost attempts it
+// returns an error that matches ErrConflict.
+func (c *Core) Retry(ctx context.Context, attempt func() (lost bool, err error), reload func() error) error {
+	for n := 0; ; n++ {
+		lost, err := attempt()
+		if !lost {
+			return err
+		}
+		if n >= c.retries {
+			return fmt.Errorf("saving the workflow state: gave up after %d conflicts: %w", n+1, err)
+		}
+		Backoff(ctx, n)
+		if err := reload(); err != nil {
+			return err
+		}
+	}
 }
 
 // IsConflict reports whether err is a lost compare-and-swap

@@ -73,3 +73,53 @@ func TestCoreDefaults(t *testing.T) {
 		t.Errorf("MaxRetries() = %d, want 100", c.MaxRetries())
 	}
 }
+
+// TestCoreRetry checks the retries of a write against a real store: two
+// writers from the same version, the loser reloads and wins on its second
+// attempt; a write that always loses gives up after MaxRetries+1 attempts
+// with an error matching ErrConflict; another error ends it at once.
+func TestCoreRetry(t *testing.T) {
+	ctx := context.Background()
+	c := gate.NewCore(&gate.CoreOptions{MaxRetries: 2})
+	set := func(uint64) {}
+	if _, err := c.Swap(ctx, "k", 0, gate.Bytes(`1`), set, true); err != nil {
+		t.Fatal(err)
+	}
+	// Another writer moves the key on after our load at version 1.
+	if _, err := c.Swap(ctx, "k", 1, gate.Bytes(`2`), set, true); err != nil {
+		t.Fatal(err)
+	}
+	ver, attempts, reloads := uint64(1), 0, 0
+	err := c.Retry(ctx, func() (bool, error) {
+		attempts++
+		_, err := c.Swap(ctx, "k", ver, gate.Bytes(`3`), set, true)
+		return gate.IsConflict(err), err
+	}, func() (err error) {
+		reloads++
+		_, ver, err = c.Load(ctx, "k")
+		return err
+	})
+	if err != nil || attempts != 2 || reloads != 1 {
+		t.Fatalf("Retry = %v after %d attempts, %d reloads; want nil after 2, 1", err, attempts, reloads)
+	}
+	if v, _, _ := c.Load(ctx, "k"); string(v.Encode()) != `3` {
+		t.Errorf("stored %s, want 3", v.Encode())
+	}
+
+	attempts = 0
+	err = c.Retry(ctx, func() (bool, error) {
+		attempts++
+		_, err := c.Swap(ctx, "k", 1, gate.Bytes(`4`), set, true) // always stale
+		return gate.IsConflict(err), err
+	}, func() error { return nil })
+	if !errors.Is(err, gate.ErrConflict) || attempts != 3 {
+		t.Errorf("always losing: Retry = %v after %d attempts; want ErrConflict after 3", err, attempts)
+	}
+
+	boom := errors.New("boom")
+	attempts = 0
+	err = c.Retry(ctx, func() (bool, error) { attempts++; return false, boom }, func() error { return nil })
+	if err != boom || attempts != 1 {
+		t.Errorf("failing: Retry = %v after %d attempts; want boom after 1", err, attempts)
+	}
+}

@@ -144,24 +144,20 @@ func (g *Gate) rewrite(ctx context.Context, t target, v *view, change func(v *vi
 // nothing to do). It returns the saved view; after the last conflict, an
 // error that matches ErrConflict.
 func (g *Gate) update(ctx context.Context, t target, v *view, change func(v *view) (state statechart.State, rec record, stop bool, err error)) (*view, error) {
-	for attempt := 0; ; attempt++ {
+	var nv *view
+	err := g.core.Retry(ctx, func() (bool, error) {
 		state, rec, stop, err := change(v)
 		if stop || err != nil {
-			return nil, err
+			return false, err
 		}
-		nv, err := g.save(ctx, t, v, state, rec)
-		if err == nil {
-			return nv, nil
-		}
-		if !isConflict(err) {
-			return nil, err
-		}
-		if attempt >= g.retries {
-			return nil, fmt.Errorf("saving the workflow state: gave up after %d conflicts: %w", attempt+1, err)
-		}
-		backoff(ctx, attempt)
-		if v, err = g.load(ctx, t); err != nil {
-			return nil, err
-		}
+		nv, err = g.save(ctx, t, v, state, rec)
+		return isConflict(err), err
+	}, func() (err error) {
+		v, err = g.load(ctx, t)
+		return err
+	})
+	if err != nil {
+		return nil, err
 	}
+	return nv, nil
 }
