@@ -18,6 +18,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/chartgate/chartgate/gate"
 	"github.com/chartgate/chartgate/statechart"
 	"github.com/chartgate/chartgate/statechart/flat"
 )
@@ -247,6 +248,7 @@ type Gate struct {
 	events     eventSet
 	mcp        []*StateMCP // per node, nil when it has no meta.mcp
 	model      *model
+	core       *gate.Core // the store's load and compare-and-swap
 	store      Store
 	values     ValueStore // store, if it can hold records as values
 	prefix     string
@@ -445,10 +447,8 @@ func New(engine statechart.Engine, opts *Options) (*Gate, error) {
 			return nil, fmt.Errorf("mcpbind: Options.StartTool: %s", msg)
 		}
 	}
-	if g.store == nil {
-		g.store = NewMemoryStore(nil)
-	}
-	g.values, _ = g.store.(ValueStore)
+	g.core = gate.NewCore(&gate.CoreOptions{Store: g.store, MaxRetries: g.retries})
+	g.store, g.values, g.retries = g.core.Store(), g.core.Values(), g.core.MaxRetries()
 	if g.prefix == "" {
 		g.prefix = "mcpbind:" + engine.ID() + ":"
 	}
@@ -457,9 +457,6 @@ func New(engine statechart.Engine, opts *Options) (*Gate, error) {
 	}
 	if g.log == nil {
 		g.log = slog.Default()
-	}
-	if g.retries <= 0 {
-		g.retries = 100
 	}
 	if g.timeout <= 0 {
 		g.timeout = 10 * time.Second

@@ -167,14 +167,10 @@ func (g *Gate) startSession(ctx context.Context, t target) (*view, error) {
 // fetch loads the record under key: the gate's own view if the store
 // holds it as a value, else its encoding; version 0 if there is none.
 func (g *Gate) fetch(ctx context.Context, key string) (own *view, data []byte, version uint64, err error) {
-	if g.values == nil {
-		data, version, err = g.store.Load(ctx, key)
-	} else {
-		var val Value
-		if val, version, err = g.values.LoadValue(ctx, key); val != nil {
-			if own, _ = val.(*view); own == nil || own.gate != g {
-				own, data = nil, val.Encode() // written as bytes, or by another gate
-			}
+	var val Value
+	if val, version, err = g.core.Load(ctx, key); val != nil {
+		if own, _ = val.(*view); own == nil || own.gate != g {
+			own, data = nil, val.Encode() // written as bytes, or by another gate
 		}
 	}
 	if err != nil {

@@ -11,10 +11,7 @@ package mcpbind
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"math/rand/v2"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -117,38 +114,13 @@ func (g *Gate) write(ctx context.Context, v *view, old uint64, prev *approvalRec
 // false, a [gate.NoSyncStore] need not wait for the disk.
 func (g *Gate) swap(ctx context.Context, key string, old uint64, v *view, durable bool) (uint64, error) {
 	v.rec.wversion = g.wversion
-	if g.values != nil {
-		return g.values.CompareAndSwapValue(ctx, key, old, func(ver uint64) Value {
-			v.version = ver
-			return v
-		})
-	}
-	var ver uint64
-	var err error
-	if ns, ok := g.store.(gate.NoSyncStore); ok && !durable {
-		ver, err = ns.CompareAndSwapNoSync(ctx, key, old, v.rec.encode())
-	} else {
-		ver, err = g.store.CompareAndSwap(ctx, key, old, v.rec.encode())
-	}
-	if err == nil {
-		v.version = ver
-	}
-	return ver, err
+	return g.core.Swap(ctx, key, old, v, func(ver uint64) { v.version = ver }, durable)
 }
 
-func isConflict(err error) bool { return errors.Is(err, ErrConflict) }
+func isConflict(err error) bool { return gate.IsConflict(err) }
 
 // backoff sleeps a little, more after each conflict, with jitter.
-func backoff(ctx context.Context, attempt int) {
-	d := 20 * time.Microsecond << min(attempt, 9)
-	d = d/2 + rand.N(d)
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-	case <-ctx.Done():
-	}
-}
+func backoff(ctx context.Context, attempt int) { gate.Backoff(ctx, attempt) }
 
 // rewrite saves a new record of the workflow t names, in the same state,
 // as update does. change returns the record to save from the current view
@@ -172,24 +144,20 @@ func (g *Gate) rewrite(ctx context.Context, t target, v *view, change func(v *vi
 // nothing to do). It returns the saved view; after the last conflict, an
 // error that matches ErrConflict.
 func (g *Gate) update(ctx context.Context, t target, v *view, change func(v *view) (state statechart.State, rec record, stop bool, err error)) (*view, error) {
-	for attempt := 0; ; attempt++ {
+	var nv *view
+	err := g.core.Retry(ctx, func() (bool, error) {
 		state, rec, stop, err := change(v)
 		if stop || err != nil {
-			return nil, err
+			return false, err
 		}
-		nv, err := g.save(ctx, t, v, state, rec)
-		if err == nil {
-			return nv, nil
-		}
-		if !isConflict(err) {
-			return nil, err
-		}
-		if attempt >= g.retries {
-			return nil, fmt.Errorf("saving the workflow state: gave up after %d conflicts: %w", attempt+1, err)
-		}
-		backoff(ctx, attempt)
-		if v, err = g.load(ctx, t); err != nil {
-			return nil, err
-		}
+		nv, err = g.save(ctx, t, v, state, rec)
+		return isConflict(err), err
+	}, func() (err error) {
+		v, err = g.load(ctx, t)
+		return err
+	})
+	if err != nil {
+		return nil, err
 	}
+	return nv, nil
 }

@@ -1,0 +1,125 @@
+package gate_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/chartgate/chartgate/gate"
+)
+
+// bytesStore hides MemoryStore's value methods: a store that holds bytes
+// only, as the SQL and Redis stores do.
+type bytesStore struct{ m *gate.MemoryStore }
+
+func (s bytesStore) Load(ctx context.Context, key string) ([]byte, uint64, error) {
+	return s.m.Load(ctx, key)
+}
+
+func (s bytesStore) CompareAndSwap(ctx context.Context, key string, old uint64, data []byte) (uint64, error) {
+	return s.m.CompareAndSwap(ctx, key, old, data)
+}
+
+func (s bytesStore) Delete(ctx context.Context, key string) error { return s.m.Delete(ctx, key) }
+
+// TestCoreSwap writes a record through a Core over a store of values and
+// one of bytes: the first write and one against the version it returned
+// succeed and hand the new version to the caller, a write against a stale
+// version fails with ErrConflict and changes nothing, and Load reads back
+// what the last write stored.
+func TestCoreSwap(t *testing.T) {
+	ctx := context.Background()
+	for name, st := range map[string]gate.Store{
+		"values": gate.NewMemoryStore(nil),
+		"bytes":  bytesStore{gate.NewMemoryStore(nil)},
+	} {
+		t.Run(name, func(t *testing.T) {
+			c := gate.NewCore(&gate.CoreOptions{Store: st})
+			if v, ver, err := c.Load(ctx, "k"); v != nil || ver != 0 || err != nil {
+				t.Fatalf("Load of a new key = %v, %d, %v; want nil, 0, nil", v, ver, err)
+			}
+			var got uint64
+			set := func(ver uint64) { got = ver }
+			v1, err := c.Swap(ctx, "k", 0, gate.Bytes(`{"n":1}`), set, true)
+			if err != nil || v1 == 0 || got != v1 {
+				t.Fatalf("first Swap = %d, %v (set %d)", v1, err, got)
+			}
+			v2, err := c.Swap(ctx, "k", v1, gate.Bytes(`{"n":2}`), set, false)
+			if err != nil || v2 == v1 || got != v2 {
+				t.Fatalf("second Swap = %d, %v (set %d)", v2, err, got)
+			}
+			if _, err := c.Swap(ctx, "k", v1, gate.Bytes(`{"n":3}`), set, true); !errors.Is(err, gate.ErrConflict) || !gate.IsConflict(err) {
+				t.Fatalf("stale Swap: err = %v, want ErrConflict", err)
+			}
+			if got != v2 {
+				t.Errorf("a failed Swap set the version to %d", got)
+			}
+			v, ver, err := c.Load(ctx, "k")
+			if err != nil || ver != v2 || string(v.Encode()) != `{"n":2}` {
+				t.Fatalf("Load = %v, %d, %v; want {\"n\":2}, %d", v, ver, err, v2)
+			}
+		})
+	}
+}
+
+// TestCoreDefaults checks that a Core without options gets a memory store
+// and the default retry bound.
+func TestCoreDefaults(t *testing.T) {
+	c := gate.NewCore(nil)
+	if _, ok := c.Store().(*gate.MemoryStore); !ok || c.Values() == nil {
+		t.Errorf("Store() = %T, Values() = %v; want a MemoryStore that holds values", c.Store(), c.Values())
+	}
+	if c.MaxRetries() != 100 {
+		t.Errorf("MaxRetries() = %d, want 100", c.MaxRetries())
+	}
+}
+
+// TestCoreRetry checks the retries of a write against a real store: two
+// writers from the same version, the loser reloads and wins on its second
+// attempt; a write that always loses gives up after MaxRetries+1 attempts
+// with an error matching ErrConflict; another error ends it at once.
+func TestCoreRetry(t *testing.T) {
+	ctx := context.Background()
+	c := gate.NewCore(&gate.CoreOptions{MaxRetries: 2})
+	set := func(uint64) {}
+	if _, err := c.Swap(ctx, "k", 0, gate.Bytes(`1`), set, true); err != nil {
+		t.Fatal(err)
+	}
+	// Another writer moves the key on after our load at version 1.
+	if _, err := c.Swap(ctx, "k", 1, gate.Bytes(`2`), set, true); err != nil {
+		t.Fatal(err)
+	}
+	ver, attempts, reloads := uint64(1), 0, 0
+	err := c.Retry(ctx, func() (bool, error) {
+		attempts++
+		_, err := c.Swap(ctx, "k", ver, gate.Bytes(`3`), set, true)
+		return gate.IsConflict(err), err
+	}, func() (err error) {
+		reloads++
+		_, ver, err = c.Load(ctx, "k")
+		return err
+	})
+	if err != nil || attempts != 2 || reloads != 1 {
+		t.Fatalf("Retry = %v after %d attempts, %d reloads; want nil after 2, 1", err, attempts, reloads)
+	}
+	if v, _, _ := c.Load(ctx, "k"); string(v.Encode()) != `3` {
+		t.Errorf("stored %s, want 3", v.Encode())
+	}
+
+	attempts = 0
+	err = c.Retry(ctx, func() (bool, error) {
+		attempts++
+		_, err := c.Swap(ctx, "k", 1, gate.Bytes(`4`), set, true) // always stale
+		return gate.IsConflict(err), err
+	}, func() error { return nil })
+	if !errors.Is(err, gate.ErrConflict) || attempts != 3 {
+		t.Errorf("always losing: Retry = %v after %d attempts; want ErrConflict after 3", err, attempts)
+	}
+
+	boom := errors.New("boom")
+	attempts = 0
+	err = c.Retry(ctx, func() (bool, error) { attempts++; return false, boom }, func() error { return nil })
+	if err != boom || attempts != 1 {
+		t.Errorf("failing: Retry = %v after %d attempts; want boom after 1", err, attempts)
+	}
+}
