@@ -49,10 +49,26 @@ type Steps interface {
 //	commit     the event sent, the new state saved, the lease released
 //	notify     list_changed, invalidations, the log and OnTransition
 func Do(ctx context.Context, s Steps) {
-	ctx, ok := s.Resolve(ctx)
-	if !ok || !s.Load(ctx) || !s.Authorize(ctx) || !s.Reserve(ctx) {
+	ctx, ok := Reserve(ctx, s)
+	if !ok {
 		return
 	}
+	Finish(ctx, s)
+}
+
+// Reserve takes a request through the steps before its tool runs
+// (resolve, load, authorize, reserve) and reports whether the tool may
+// run; the context it returns is the one the tool and Finish get. A tool
+// that runs in the caller's process (mcpbind's Reservation) runs between
+// Reserve and Finish.
+func Reserve(ctx context.Context, s Steps) (context.Context, bool) {
+	ctx, ok := s.Resolve(ctx)
+	return ctx, ok && s.Load(ctx) && s.Authorize(ctx) && s.Reserve(ctx)
+}
+
+// Finish takes a reserved request through the rest of the steps: run
+// (nothing for a tool that already ran), commit and notify.
+func Finish(ctx context.Context, s Steps) {
 	s.Run(ctx)
 	s.Commit(ctx)
 	s.Notify(ctx)

@@ -48,11 +48,11 @@ func (g *Gate) Reserve(ctx context.Context, r gate.Request) (gate.Decision, *Res
 	}
 	s := &steps{g: g, c: c}
 	s.v, _ = g.snapshotOf(r.Workflow, c.target)
-	ctx, ok := s.Resolve(ctx)
+	ctx, ok := gate.Reserve(ctx, s)
 	if !ok && s.unbound {
 		return gate.Decision{Allowed: true}, &Reservation{}, nil
 	}
-	if !ok || !s.Load(ctx) || !s.Authorize(ctx) || !s.Reserve(ctx) {
+	if !ok {
 		if s.vd != nil {
 			g.auditVerdict(ctx, c, s.before, s.vd)
 		}
@@ -88,9 +88,7 @@ func (rv *Reservation) Commit(ctx context.Context, o gate.Outcome) (*Transition,
 		res.StructuredContent = json.RawMessage(o.Output)
 	}
 	s.c.ran, s.res = true, res
-	s.Run(ctx)
-	s.Commit(ctx)
-	s.Notify(ctx)
+	gate.Finish(ctx, s)
 	if s.out.err != nil {
 		return nil, s.out.err
 	}
