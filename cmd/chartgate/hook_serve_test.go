@@ -15,7 +15,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
@@ -68,15 +67,9 @@ func TestHookAndServeShareTheSessionsWorkflow(t *testing.T) {
 	assert.Contains(t, hookRun(map[string]any{"hook_event_name": "SessionStart", "source": "startup"}), "Phase: plan.")
 
 	// The host's gateway: chartgate serve over stdio, finding the session.
-	cmd := exec.Command(testExe(t), "serve", "--log-level", "warn", "--workflow", wf, "--store", store, "--session", "auto", "--config", upstreamConfig(t))
-	cmd.Env = append(hostlessEnv(), envMain+"=1")
-	cmd.Dir = project
-	cmd.Stderr = testWriter{t}
+	cs := serveClient{dir: project, base: hostlessEnv(), name: "claude-code"}.start(t,
+		"serve", "--log-level", "warn", "--workflow", wf, "--store", store, "--session", "auto", "--config", upstreamConfig(t))
 	ctx := context.Background()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "claude-code", Version: "1"}, nil).
-		Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: 5 * time.Second}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
-	require.NoError(t, err)
-	defer cs.Close()
 	listed := func() []string {
 		t.Helper()
 		res, err := cs.ListTools(ctx, nil)

@@ -10,7 +10,6 @@ import (
 	"context"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -24,21 +23,6 @@ import (
 
 	"github.com/chartgate/chartgate/mcpbind"
 )
-
-// serveProcess runs the test binary as chartgate with args, in dir, and
-// connects a client to it over stdio.
-func serveProcess(t *testing.T, dir string, env []string, args ...string) *mcp.ClientSession {
-	t.Helper()
-	cmd := exec.Command(testExe(t), args...)
-	cmd.Dir = dir
-	cmd.Env = append(append(os.Environ(), envMain+"=1"), env...)
-	cmd.Stderr = testWriter{t}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "1"}, nil).Connect(context.Background(),
-		&mcp.CommandTransport{Command: cmd, TerminateDuration: 5 * time.Second}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
-	require.NoError(t, err)
-	t.Cleanup(func() { cs.Close() })
-	return cs
-}
 
 func listed(t *testing.T, cs *mcp.ClientSession) []string {
 	t.Helper()

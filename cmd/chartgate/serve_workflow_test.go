@@ -56,17 +56,10 @@ func TestServeWorkflowFilesystem(t *testing.T) {
 	store := filepath.Join(t.TempDir(), "state.db")
 	project := []string{"--workflow", wf, "--store", store}
 
-	cmd := exec.Command(testExe(t), append([]string{"serve", "--log-level", "warn", "--compat", "statewright", "--session", "s1"},
+	opts, changed := listChanged()
+	cs := serveClient{options: opts}.start(t, append([]string{"serve", "--log-level", "warn", "--compat", "statewright", "--session", "s1"},
 		append(project, "--", "node", script, root)...)...)
-	cmd.Env = append(os.Environ(), envMain+"=1")
-	cmd.Stderr = testWriter{t}
-	changed := make(chan struct{}, 10)
 	ctx := context.Background()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "1"}, &mcp.ClientOptions{
-		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} },
-	}).Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: 5 * time.Second}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
-	require.NoError(t, err)
-	defer cs.Close()
 
 	tools := func() []string {
 		res, err := cs.ListTools(ctx, nil)
