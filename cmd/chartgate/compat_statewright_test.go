@@ -94,13 +94,7 @@ func (a *swAgent) call(name string, args map[string]any) (string, bool) {
 	a.t.Helper()
 	res, err := a.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
 	require.NoError(a.t, err)
-	var parts []string
-	for _, c := range res.Content {
-		if tc, ok := c.(*mcp.TextContent); ok {
-			parts = append(parts, tc.Text)
-		}
-	}
-	return strings.Join(parts, "\n"), res.IsError
+	return textOf(res), res.IsError
 }
 
 // json calls a Statewright tool that answers JSON and decodes it.

@@ -11,7 +11,6 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -23,36 +22,6 @@ import (
 
 	"github.com/chartgate/chartgate/mcpbind"
 )
-
-func listed(t *testing.T, cs *mcp.ClientSession) []string {
-	t.Helper()
-	var names []string
-	for tool, err := range cs.Tools(context.Background(), nil) {
-		require.NoError(t, err)
-		names = append(names, tool.Name)
-	}
-	slices.Sort(names)
-	return names
-}
-
-func callTool(t *testing.T, cs *mcp.ClientSession, name string, args any) (*mcp.CallToolResult, string) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
-	require.NoError(t, err)
-	return res, textOf(res)
-}
-
-func textOf(res *mcp.CallToolResult) string {
-	var parts []string
-	for _, c := range res.Content {
-		if tc, ok := c.(*mcp.TextContent); ok {
-			parts = append(parts, tc.Text)
-		}
-	}
-	return strings.Join(parts, "\n")
-}
 
 // TestServeAsInstalledWithoutServers: a project set up as the README says
 // (a workflow, chartgate install, no .chartgate/servers.json) gets a

@@ -11,7 +11,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -61,30 +60,14 @@ func TestServeWorkflowFilesystem(t *testing.T) {
 		append(project, "--", "node", script, root)...)...)
 	ctx := context.Background()
 
-	tools := func() []string {
-		res, err := cs.ListTools(ctx, nil)
-		require.NoError(t, err)
-		var names []string
-		for _, tool := range res.Tools {
-			names = append(names, tool.Name)
-		}
-		return names
-	}
+	tools := func() []string { return listed(t, cs) }
 	call := func(name string, args map[string]any) *mcp.CallToolResult {
 		t.Helper()
 		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
 		require.NoError(t, err)
 		return res
 	}
-	text := func(res *mcp.CallToolResult) string {
-		var parts []string
-		for _, c := range res.Content {
-			if tc, ok := c.(*mcp.TextContent); ok {
-				parts = append(parts, tc.Text)
-			}
-		}
-		return strings.Join(parts, "\n")
-	}
+	text := textOf
 	expectChanged := func(what string) {
 		t.Helper()
 		select {
