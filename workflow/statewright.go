@@ -1315,6 +1315,8 @@ func (t top) classify() (Format, bool) {
 			switch key := k.String(); {
 			case slices.Contains(statewrightStateKeys, key):
 				sw = true
+			case !slices.Contains(sharedStateKeys, key):
+				xs = true
 			case key == "on":
 				if !on.Exists() {
 					on = v
@@ -1323,8 +1325,6 @@ func (t top) classify() (Format, bool) {
 				if !typ.Exists() {
 					typ = v
 				}
-			default:
-				xs = true
 			}
 			return !sw
 		})
