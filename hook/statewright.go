@@ -30,8 +30,7 @@ func swShellRefusal(d shellpolicy.Decision, sp *shellpolicy.Policy, line, state 
 		if v.Allowed {
 			continue
 		}
-		c := v.Command
-		if c.Kind == shellpolicy.Simple && len(sp.AllowedCommands) > 0 && v.Pattern == "" && !matchesAny(sp.AllowedCommands, c.Values()) {
+		if v.Unlisted {
 			return fmt.Sprintf("Command rejected: '%s' is not in the allowed commands for state '%s'. Allowed: %s",
 				line, state, strings.Join(sp.AllowedCommands, ", "))
 		}
@@ -53,17 +52,6 @@ func swShellRefusal(d shellpolicy.Decision, sp *shellpolicy.Policy, line, state 
 			state, shown, v.Class, strings.Join(tools, " or "))
 	}
 	return ""
-}
-
-// matchesAny reports whether one of the allowed-command patterns matches
-// the command's words.
-func matchesAny(patterns, words []string) bool {
-	for _, p := range patterns {
-		if shellpolicy.MatchCommand(p, words) {
-			return true
-		}
-	}
-	return false
 }
 
 // swBudgetNote is budgetNote's notice in Statewright's words: the share

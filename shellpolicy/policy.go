@@ -111,6 +111,10 @@ type Verdict struct {
 	Reason string
 	// Pattern is the allowed-command pattern the entry matched, if any.
 	Pattern string
+	// Unlisted reports that the entry was refused for matching none of
+	// the policy's allowed commands (it is a simple command, and the
+	// policy lists some).
+	Unlisted bool
 	// Class is the class whose requirement ([Policy.Requires]) refused
 	// the entry; 0 when the entry is allowed or was refused for another
 	// reason.
@@ -202,6 +206,7 @@ func (p *Policy) verdict(c *Command, req Requirements) Verdict {
 			}
 		}
 		if v.Pattern == "" {
+			v.Unlisted = true
 			return deny(subject(c) + " is not one of the allowed commands (" + strings.Join(p.AllowedCommands, ", ") + ").")
 		}
 	}

@@ -1190,20 +1190,23 @@ var ErrAmbiguousFormat = errors.New(`the file reads as a Statewright workflow an
 // FormatOf returns the format [Load] with [FormatAuto] reads data in, or
 // [ErrAmbiguousFormat] for a file both formats read differently.
 func FormatOf(data []byte) (Format, error) {
-	if _, _, _, ok, _ := unwrapGatewayConfig(data); ok {
+	if !gjson.ValidBytes(data) {
+		return FormatXState, nil
+	}
+	t := topOf(gjson.ParseBytes(data))
+	if t.gatewayConfig() {
 		return FormatStatewright, nil
 	}
-	f, ambiguous := detect(data)
+	f, ambiguous := t.classify()
 	if ambiguous {
 		return "", ErrAmbiguousFormat
 	}
 	return f, nil
 }
 
-// schemaFormat is the format a top-level "$schema" names, if it names
+// schemaFormat is the format a top-level "$schema" s names, if it names
 // one: a URL or name holding "statewright" or "xstate".
-func schemaFormat(root gjson.Result) (Format, bool) {
-	s := member(root, "$schema")
+func schemaFormat(s gjson.Result) (Format, bool) {
 	if s.Type != gjson.String {
 		return "", false
 	}
@@ -1223,18 +1226,72 @@ func detect(data []byte) (Format, bool) {
 	if !gjson.ValidBytes(data) {
 		return FormatXState, false
 	}
-	root := gjson.ParseBytes(data)
-	if f, ok := schemaFormat(root); ok {
+	return topOf(gjson.ParseBytes(data)).classify()
+}
+
+// top holds what the top level of a document tells of its format: the
+// members that decide it (the first of each, if repeated), and whether
+// every key is one both formats read. Each lookup in the document itself
+// would step over all of its states again.
+type top struct {
+	object                                                    bool
+	schema, states, definition, workflows, guards, interrupts gjson.Result
+	shared                                                    bool
+}
+
+// topOf reads the top level of root in one pass.
+func topOf(root gjson.Result) top {
+	t := top{object: root.IsObject(), shared: true}
+	if !t.object {
+		return t
+	}
+	root.ForEach(func(k, v gjson.Result) bool {
+		var slot *gjson.Result
+		switch key := k.String(); key {
+		case "$schema":
+			slot = &t.schema
+		case "states":
+			slot = &t.states
+		case "definition":
+			slot = &t.definition
+		case "workflows":
+			slot = &t.workflows
+		case "guards":
+			slot = &t.guards
+		case "interrupts":
+			slot = &t.interrupts
+		}
+		if slot != nil && !slot.Exists() {
+			*slot = v
+		}
+		t.shared = t.shared && slices.Contains(sharedRootKeys, k.String())
+		return true
+	})
+	return t
+}
+
+// gatewayConfig is isGatewayConfig on the top level read.
+func (t top) gatewayConfig() bool {
+	return t.object && !t.states.Exists() && (t.definition.IsObject() || t.workflows.IsObject())
+}
+
+// classify is detect on the top level read. One walk of the states looks
+// for the keys and transitions only Statewright has and, as long as the
+// file could still be read by both formats, for what only XState has.
+func (t top) classify() (Format, bool) {
+	if f, ok := schemaFormat(t.schema); ok {
 		return f, false
 	}
-	if DetectFormat(data) == FormatStatewright {
+	if t.gatewayConfig() {
 		return FormatStatewright, false
 	}
-	states := root.Get("states")
-	if !root.IsObject() || !states.IsObject() {
+	states := t.states
+	if !t.object || !states.IsObject() {
 		return FormatXState, false // not a workflow of either: XState's errors say why
 	}
-	xs, transitions := false, false
+	if t.guards.Exists() || t.interrupts.Exists() {
+		return FormatStatewright, false
+	}
 	only := func(v gjson.Result, keys []string) bool {
 		ok := true
 		v.ForEach(func(k, _ gjson.Result) bool {
@@ -1243,27 +1300,59 @@ func detect(data []byte) (Format, bool) {
 		})
 		return ok
 	}
-	if !only(root, sharedRootKeys) {
-		return FormatXState, false
+	sw, xs, transitions := false, !t.shared, false
+	plain := func(_, b gjson.Result) bool {
+		xs = b.IsObject() && !only(b, sharedTransitionKeys)
+		return !xs
 	}
 	states.ForEach(func(_, st gjson.Result) bool {
-		if !st.IsObject() || !only(st, sharedStateKeys) || st.Get("type").Exists() && st.Get("type").String() != "final" {
+		if !st.IsObject() {
 			xs = true
-			return false
+			return true
 		}
-		st.Get("on").ForEach(func(_, t gjson.Result) bool {
-			transitions = true
-			plain := func(_, b gjson.Result) bool {
-				xs = b.IsObject() && !only(b, sharedTransitionKeys)
-				return !xs
+		var on, typ gjson.Result
+		st.ForEach(func(k, v gjson.Result) bool {
+			switch key := k.String(); {
+			case slices.Contains(statewrightStateKeys, key):
+				sw = true
+			case !slices.Contains(sharedStateKeys, key):
+				xs = true
+			case key == "on":
+				if !on.Exists() {
+					on = v
+				}
+			case key == "type":
+				if !typ.Exists() {
+					typ = v
+				}
 			}
+			return !sw
+		})
+		if !sw && on.IsObject() {
+			on.ForEach(func(_, t gjson.Result) bool {
+				sw = statewrightTransition(t)
+				return !sw
+			})
+		}
+		if sw || xs {
+			return !sw
+		}
+		if typ.Exists() && typ.String() != "final" {
+			xs = true
+			return true
+		}
+		on.ForEach(func(_, t gjson.Result) bool {
+			transitions = true
 			if plain(gjson.Result{}, t) && t.IsArray() {
 				t.ForEach(plain)
 			}
 			return !xs
 		})
-		return !xs
+		return true
 	})
+	if sw {
+		return FormatStatewright, false
+	}
 	return FormatXState, !xs && transitions
 }
 

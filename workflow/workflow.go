@@ -5,7 +5,6 @@ package workflow
 
 import (
 	"fmt"
-	"slices"
 
 	"github.com/tidwall/gjson"
 
@@ -238,51 +237,8 @@ var statewrightStateKeys = func() []string {
 // "final"), is XState here; [Load] with [FormatAuto] refuses such a file
 // when it has transitions ([ErrAmbiguousFormat]).
 func DetectFormat(data []byte) Format {
-	if !gjson.ValidBytes(data) {
-		return FormatXState
-	}
-	root := gjson.ParseBytes(data)
-	if f, ok := schemaFormat(root); ok {
-		return f
-	}
-	if isGatewayConfig(root) {
-		return FormatStatewright
-	}
-	states := root.Get("states")
-	if !root.IsObject() || !states.IsObject() {
-		return FormatXState
-	}
-	for _, k := range []string{"guards", "interrupts"} {
-		if member(root, k).Exists() {
-			return FormatStatewright
-		}
-	}
-	sw := false
-	states.ForEach(func(_, st gjson.Result) bool {
-		if !st.IsObject() {
-			return true
-		}
-		st.ForEach(func(k, _ gjson.Result) bool {
-			sw = slices.Contains(statewrightStateKeys, k.String())
-			return !sw
-		})
-		if sw {
-			return false
-		}
-		on := st.Get("on")
-		if !on.IsObject() {
-			return true
-		}
-		on.ForEach(func(_, t gjson.Result) bool {
-			sw = statewrightTransition(t)
-			return !sw
-		})
-		return !sw
-	})
-	if sw {
-		return FormatStatewright
-	}
-	return FormatXState
+	f, _ := detect(data)
+	return f
 }
 
 func statewrightTransition(t gjson.Result) bool {

@@ -14,12 +14,10 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
@@ -85,15 +83,9 @@ func (a *swAgent) join() *swAgent {
 
 func startCompat(t *testing.T, store string, project, args []string) *swAgent {
 	t.Helper()
-	cmd := exec.Command(testExe(t), args...)
-	cmd.Env = append(os.Environ(), envMain+"=1")
-	cmd.Stderr = testWriter{t}
 	// Statewright's clients speak the protocol of 2025-11-25, whose
 	// sessions have their tools listed by state.
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "1"}, nil).
-		Connect(context.Background(), &mcp.CommandTransport{Command: cmd, TerminateDuration: 5 * time.Second}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
-	require.NoError(t, err)
-	t.Cleanup(func() { cs.Close() })
+	cs := serveClient{}.start(t, args...)
 	return &swAgent{t: t, cs: cs, store: store, project: project, args: args}
 }
 
@@ -102,13 +94,7 @@ func (a *swAgent) call(name string, args map[string]any) (string, bool) {
 	a.t.Helper()
 	res, err := a.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
 	require.NoError(a.t, err)
-	var parts []string
-	for _, c := range res.Content {
-		if tc, ok := c.(*mcp.TextContent); ok {
-			parts = append(parts, tc.Text)
-		}
-	}
-	return strings.Join(parts, "\n"), res.IsError
+	return textOf(res), res.IsError
 }
 
 // json calls a Statewright tool that answers JSON and decodes it.
@@ -268,13 +254,7 @@ func TestStatewrightCompatSafeNext(t *testing.T) {
 // that are accepted (the table in the workflow package's docs).
 func TestServeSafeNextDefault(t *testing.T) {
 	wf := writeFile(t, "workflow.json", customToolsWorkflow)
-	cmd := exec.Command(testExe(t), "serve", "--log-level", "warn", "--workflow", wf, "--store", "memory", "--config", fileUpstream(t))
-	cmd.Env = append(os.Environ(), envMain+"=1")
-	cmd.Stderr = testWriter{t}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "1"}, nil).
-		Connect(context.Background(), &mcp.CommandTransport{Command: cmd, TerminateDuration: 5 * time.Second}, nil)
-	require.NoError(t, err)
-	defer cs.Close()
+	cs := serveClient{protocol: "latest"}.start(t, "serve", "--log-level", "warn", "--workflow", wf, "--store", "memory", "--config", fileUpstream(t))
 	a := &swAgent{t: t, cs: cs}
 	text, isErr := a.call("workflow_transition", map[string]any{"event": "COMPLETE"})
 	assert.True(t, isErr)
@@ -547,13 +527,7 @@ func TestStatewrightTemplates(t *testing.T) {
 	assert.Contains(t, out, "upstream_servers[0].command: required: a non-empty string")
 
 	// serve takes the configuration's upstreams.
-	cmd := exec.Command(testExe(t), "serve", "--log-level", "warn", "--compat", "statewright", "--workflow", config, "--store", "memory")
-	cmd.Env = append(os.Environ(), envMain+"=1")
-	cmd.Stderr = testWriter{t}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "1"}, nil).
-		Connect(context.Background(), &mcp.CommandTransport{Command: cmd, TerminateDuration: 5 * time.Second}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
-	require.NoError(t, err)
-	defer cs.Close()
+	cs := serveClient{}.start(t, "serve", "--log-level", "warn", "--compat", "statewright", "--workflow", config, "--store", "memory")
 	a := &swAgent{t: t, cs: cs}
 	assert.ElementsMatch(t, append([]string{"echo"}, compatTools...), a.tools())
 	text, isErr := a.call("echo", map[string]any{"text": "hi"})

@@ -9,10 +9,8 @@ import (
 	"context"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
@@ -76,14 +74,8 @@ func TestExampleGatewayWalk(t *testing.T) {
 	project := []string{"--workflow", filepath.Join(exampleDir, "workflow.json"), "--store", store}
 	// The tools' lock goes to a temporary folder, not beside the example.
 	lock := filepath.Join(t.TempDir(), "tools.lock.json")
-	cmd := exec.Command(testExe(t), append(append([]string{"serve", "--log-level", "warn", "--session", "agent-1", "--tools-lock", lock}, project...), "--", "node", script, root)...)
-	cmd.Env = append(os.Environ(), envMain+"=1")
-	cmd.Stderr = testWriter{t}
+	cs := serveClient{}.start(t, append(append([]string{"serve", "--log-level", "warn", "--session", "agent-1", "--tools-lock", lock}, project...), "--", "node", script, root)...)
 	ctx := context.Background()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "1"}, nil).Connect(ctx,
-		&mcp.CommandTransport{Command: cmd, TerminateDuration: 5 * time.Second}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
-	require.NoError(t, err)
-	defer cs.Close()
 	call := func(name string, args map[string]any) *mcp.CallToolResult {
 		t.Helper()
 		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})

@@ -12,10 +12,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
@@ -68,28 +66,12 @@ func TestHookAndServeShareTheSessionsWorkflow(t *testing.T) {
 	assert.Contains(t, hookRun(map[string]any{"hook_event_name": "SessionStart", "source": "startup"}), "Phase: plan.")
 
 	// The host's gateway: chartgate serve over stdio, finding the session.
-	cmd := exec.Command(testExe(t), "serve", "--log-level", "warn", "--workflow", wf, "--store", store, "--session", "auto", "--config", upstreamConfig(t))
-	cmd.Env = append(hostlessEnv(), envMain+"=1")
-	cmd.Dir = project
-	cmd.Stderr = testWriter{t}
+	cs := serveClient{dir: project, base: hostlessEnv(), name: "claude-code"}.start(t,
+		"serve", "--log-level", "warn", "--workflow", wf, "--store", store, "--session", "auto", "--config", upstreamConfig(t))
 	ctx := context.Background()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "claude-code", Version: "1"}, nil).
-		Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: 5 * time.Second}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
-	require.NoError(t, err)
-	defer cs.Close()
-	listed := func() []string {
-		t.Helper()
-		res, err := cs.ListTools(ctx, nil)
-		require.NoError(t, err)
-		var names []string
-		for _, tl := range res.Tools {
-			names = append(names, tl.Name)
-		}
-		slices.Sort(names)
-		return names
-	}
+	tools := func() []string { return listed(t, cs) }
 
-	assert.Equal(t, []string{"pid", "workflow_status", "workflow_transition"}, listed(), "plan")
+	assert.Equal(t, []string{"pid", "workflow_status", "workflow_transition"}, tools(), "plan")
 	assert.Contains(t, edit(), `Tool \"Edit\" is not available in the current workflow state (\"plan\")`)
 
 	// The agent moves on through the gateway: the hook allows Edit.
@@ -97,7 +79,7 @@ func TestHookAndServeShareTheSessionsWorkflow(t *testing.T) {
 	require.NoError(t, err)
 	require.False(t, res.IsError, "%v", res.Content)
 	assert.Empty(t, edit(), "the hook allows what the gateway's transition allows")
-	assert.Equal(t, []string{"echo", "pid", "workflow_status", "workflow_transition"}, listed(), "implement")
+	assert.Equal(t, []string{"echo", "pid", "workflow_status", "workflow_transition"}, tools(), "implement")
 
 	// The hook sees a Write of a .env file: its interrupt changes what the
 	// gateway lists.
@@ -105,7 +87,7 @@ func TestHookAndServeShareTheSessionsWorkflow(t *testing.T) {
 		"tool_input":    map[string]any{"file_path": filepath.Join(project, "deploy", "prod.env"), "content": "K=1"},
 		"tool_response": map[string]any{"filePath": filepath.Join(project, "deploy", "prod.env"), "success": true}})
 	assert.Contains(t, post, `triggered interrupt \"env\": the workflow moved from implement to env_check`)
-	assert.Equal(t, []string{"pid", "workflow_status", "workflow_transition"}, listed(), "env_check")
+	assert.Equal(t, []string{"pid", "workflow_status", "workflow_transition"}, tools(), "env_check")
 	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "x"}})
 	require.NoError(t, err)
 	assert.True(t, res.IsError, "the gateway refuses echo in env_check")

@@ -9,7 +9,6 @@ import (
 	"encoding/hex"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -121,18 +120,9 @@ func TestServePostgresApproval(t *testing.T) {
 		changed chan struct{}
 	}
 	start := func() *instance {
-		cmd := exec.Command(exe, append(append([]string{"serve", "--log-level", "warn", "--session", "s1"}, project...),
-			"--", "env", envUpstream+"=1", exe)...)
-		cmd.Env = append(os.Environ(), envMain+"=1")
-		cmd.Stderr = testWriter{t}
-		in := &instance{changed: make(chan struct{}, 10)}
-		var err error
-		in.cs, err = mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "1"}, &mcp.ClientOptions{
-			ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { in.changed <- struct{}{} },
-		}).Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: 5 * time.Second}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
-		require.NoError(t, err)
-		t.Cleanup(func() { _ = in.cs.Close() })
-		return in
+		opts, changed := listChanged()
+		return &instance{changed: changed, cs: serveClient{options: opts}.start(t, append(append([]string{"serve", "--log-level", "warn", "--session", "s1"}, project...),
+			"--", "env", envUpstream+"=1", exe)...)}
 	}
 	tools := func(in *instance) []string {
 		res, err := in.cs.ListTools(ctx, nil)

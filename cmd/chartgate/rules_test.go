@@ -14,11 +14,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -282,14 +280,9 @@ func TestServePatternsAgree(t *testing.T) {
 		`{"id":"m","initial":"a","states":{"a":{"on":{"GO":"b"}},"b":{"meta":{"mcp":{"tools":["cart.*"]}}}}}`,
 	} {
 		wf := writeFile(t, "workflow.json", doc)
-		cmd := exec.Command(testExe(t), "serve", "--log-level", "warn", "--workflow", wf, "--store", filepath.Join(t.TempDir(), "state.db"),
+		cs := serveClient{name: "test"}.start(t, "serve", "--log-level", "warn", "--workflow", wf, "--store", filepath.Join(t.TempDir(), "state.db"),
 			"--", "env", envUpstream+"=1", envUpstreamTools+"="+strings.Join(names, ","), testExe(t))
-		cmd.Env = append(os.Environ(), envMain+"=1")
-		cmd.Stderr = testWriter{t}
 		ctx := context.Background()
-		cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx,
-			&mcp.CommandTransport{Command: cmd, TerminateDuration: 5 * time.Second}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
-		require.NoError(t, err)
 		for _, c := range patternCases {
 			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: c.tool})
 			require.NoError(t, err)

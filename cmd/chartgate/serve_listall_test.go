@@ -7,8 +7,6 @@ package main
 import (
 	"context"
 	"maps"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -35,17 +33,10 @@ func TestServeListAllTools(t *testing.T) {
 	  "plan": {"allowed_tools": ["pid"], "instructions": "Plan.", "on": {"PLANNED": "implement"}},
 	  "implement": {"allowed_tools": ["pid", "echo"], "instructions": "Echo.", "on": {"DONE": "done"}},
 	  "done": {"type": "final"}}}`)
-	cmd := exec.Command(testExe(t), "serve", "--log-level", "warn", "--workflow", wf, "--store", filepath.Join(t.TempDir(), "state.db"),
+	opts, changed := listChanged()
+	cs := serveClient{options: opts}.start(t, "serve", "--log-level", "warn", "--workflow", wf, "--store", filepath.Join(t.TempDir(), "state.db"),
 		"--list-all-tools", "--config", upstreamConfig(t))
-	cmd.Env = append(os.Environ(), envMain+"=1")
-	cmd.Stderr = testWriter{t}
-	changed := make(chan struct{}, 10)
 	ctx := context.Background()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "1"}, &mcp.ClientOptions{
-		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} },
-	}).Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: 5 * time.Second}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
-	require.NoError(t, err)
-	defer cs.Close()
 
 	list := func() map[string]string {
 		res, err := cs.ListTools(ctx, nil)

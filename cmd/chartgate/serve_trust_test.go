@@ -10,9 +10,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -24,51 +22,6 @@ import (
 
 	"github.com/chartgate/chartgate/mcpbind"
 )
-
-// serveProcess runs the test binary as chartgate with args, in dir, and
-// connects a client to it over stdio.
-func serveProcess(t *testing.T, dir string, env []string, args ...string) *mcp.ClientSession {
-	t.Helper()
-	cmd := exec.Command(testExe(t), args...)
-	cmd.Dir = dir
-	cmd.Env = append(append(os.Environ(), envMain+"=1"), env...)
-	cmd.Stderr = testWriter{t}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "1"}, nil).Connect(context.Background(),
-		&mcp.CommandTransport{Command: cmd, TerminateDuration: 5 * time.Second}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
-	require.NoError(t, err)
-	t.Cleanup(func() { cs.Close() })
-	return cs
-}
-
-func listed(t *testing.T, cs *mcp.ClientSession) []string {
-	t.Helper()
-	var names []string
-	for tool, err := range cs.Tools(context.Background(), nil) {
-		require.NoError(t, err)
-		names = append(names, tool.Name)
-	}
-	slices.Sort(names)
-	return names
-}
-
-func callTool(t *testing.T, cs *mcp.ClientSession, name string, args any) (*mcp.CallToolResult, string) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
-	require.NoError(t, err)
-	return res, textOf(res)
-}
-
-func textOf(res *mcp.CallToolResult) string {
-	var parts []string
-	for _, c := range res.Content {
-		if tc, ok := c.(*mcp.TextContent); ok {
-			parts = append(parts, tc.Text)
-		}
-	}
-	return strings.Join(parts, "\n")
-}
 
 // TestServeAsInstalledWithoutServers: a project set up as the README says
 // (a workflow, chartgate install, no .chartgate/servers.json) gets a

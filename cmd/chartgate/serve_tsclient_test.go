@@ -31,7 +31,9 @@ func TestServeTypeScriptClient(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, node, "client.mjs", root, testExe(t), "serve", "--log-level", "warn",
-		"--workflow", wf, "--store", filepath.Join(t.TempDir(), "state.db"), "--", "node", script, root)
+		"--workflow", wf, "--store", filepath.Join(t.TempDir(), "state.db"),
+		// The tools' lock goes to a temporary folder, not beside the example.
+		"--tools-lock", filepath.Join(t.TempDir(), "tools.lock.json"), "--", "node", script, root)
 	cmd.Dir = filepath.Join("testdata", "tsclient")
 	cmd.Env = append(os.Environ(), envMain+"=1") // client.mjs hands its environment to serve
 	var stdout, stderr bytes.Buffer

@@ -11,7 +11,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -56,42 +55,19 @@ func TestServeWorkflowFilesystem(t *testing.T) {
 	store := filepath.Join(t.TempDir(), "state.db")
 	project := []string{"--workflow", wf, "--store", store}
 
-	cmd := exec.Command(testExe(t), append([]string{"serve", "--log-level", "warn", "--compat", "statewright", "--session", "s1"},
+	opts, changed := listChanged()
+	cs := serveClient{options: opts}.start(t, append([]string{"serve", "--log-level", "warn", "--compat", "statewright", "--session", "s1"},
 		append(project, "--", "node", script, root)...)...)
-	cmd.Env = append(os.Environ(), envMain+"=1")
-	cmd.Stderr = testWriter{t}
-	changed := make(chan struct{}, 10)
 	ctx := context.Background()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "1"}, &mcp.ClientOptions{
-		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} },
-	}).Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: 5 * time.Second}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
-	require.NoError(t, err)
-	defer cs.Close()
 
-	tools := func() []string {
-		res, err := cs.ListTools(ctx, nil)
-		require.NoError(t, err)
-		var names []string
-		for _, tool := range res.Tools {
-			names = append(names, tool.Name)
-		}
-		return names
-	}
+	tools := func() []string { return listed(t, cs) }
 	call := func(name string, args map[string]any) *mcp.CallToolResult {
 		t.Helper()
 		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
 		require.NoError(t, err)
 		return res
 	}
-	text := func(res *mcp.CallToolResult) string {
-		var parts []string
-		for _, c := range res.Content {
-			if tc, ok := c.(*mcp.TextContent); ok {
-				parts = append(parts, tc.Text)
-			}
-		}
-		return strings.Join(parts, "\n")
-	}
+	text := textOf
 	expectChanged := func(what string) {
 		t.Helper()
 		select {

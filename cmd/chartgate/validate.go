@@ -84,12 +84,11 @@ func cmdValidate(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		if f == "auto" {
 			f = workflow.FormatXState
 			if !src.isCase {
-				// As workflow.Load reads it; an ambiguous file is
+				// As workflow.Load reads it (a Statewright gateway
+				// configuration is Statewright's); an ambiguous file is
 				// validated as XState, with a note.
 				var err error
-				if f, err = workflow.FormatOf(src.data); gatewayConfig(src.data) {
-					f = workflow.FormatStatewright
-				} else if err != nil {
+				if f, err = workflow.FormatOf(src.data); err != nil {
 					f, ambiguous = workflow.FormatXState, errors.Is(err, workflow.ErrAmbiguousFormat)
 				}
 			}
@@ -132,7 +131,11 @@ func cmdValidate(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		var unnamed []string
 		if m != nil {
 			var bindings []problem
-			unnamed, bindings = checkBindings(m, tools(*toolList), src.prefix())
+			var text []byte // the file m is compiled from as it is
+			if f != workflow.FormatStatewright && kind == "" {
+				text = src.data
+			}
+			unnamed, bindings = checkBindings(m, text, tools(*toolList), src.prefix())
 			if f == workflow.FormatStatewright {
 				bindings = statewrightPaths(bindings, src.data)
 			}
@@ -185,10 +188,12 @@ func tools(list string) []string {
 }
 
 // checkBindings checks the machine's meta.mcp as mcpbind.New does and, if
-// tools are given, its names against them. It returns the tools the
-// workflow does not name, and the problems, their paths under prefix.
-func checkBindings(m *statechart.Machine, tools []string, prefix string) ([]string, []problem) {
-	if len(tools) == 0 && !bindsTools(m) {
+// tools are given, its names against them. text, when not nil, is the
+// file m was compiled from as it is (not through package workflow). It
+// returns the tools the workflow does not name, and the problems, their
+// paths under prefix.
+func checkBindings(m *statechart.Machine, text []byte, tools []string, prefix string) ([]string, []problem) {
+	if len(tools) == 0 && !bindsTools(m, text) {
 		// Without meta.mcp, mcpbind.New has nothing to check but the
 		// machine's start: the gate it builds would go unused.
 		if _, err := m.Start(context.Background(), time.Now()); err != nil {
@@ -219,8 +224,13 @@ func checkBindings(m *statechart.Machine, tools []string, prefix string) ([]stri
 	return gate.Unnamed(tools), nil
 }
 
-// bindsTools reports whether some state of m has meta.mcp.
-func bindsTools(m *statechart.Machine) bool {
+// bindsTools reports whether some state of m has meta.mcp. A text that
+// holds neither "mcp" nor an escape that could spell it has none, which
+// is answered without listing m's nodes.
+func bindsTools(m *statechart.Machine, text []byte) bool {
+	if text != nil && !bytes.Contains(text, []byte("mcp")) && !bytes.Contains(text, []byte(`\u`)) {
+		return false
+	}
 	for _, n := range m.Nodes() {
 		if meta, ok := n.Meta.(map[string]any); ok {
 			if _, ok := meta["mcp"]; ok {
@@ -238,15 +248,6 @@ func subflowsOf(dir, file string) string {
 		return filepath.Dir(file)
 	}
 	return dir
-}
-
-// gatewayConfig reports whether a file is a Statewright gateway
-// configuration, {"definition": {...}, "upstream_servers": [...]} or
-// {"default": name, "workflows": {...}}, whose workflow package workflow
-// loads.
-func gatewayConfig(data []byte) bool {
-	_, ok := gatewayStates(data)
-	return ok
 }
 
 // gatewayStates returns the states of the workflow a Statewright gateway
