@@ -11,6 +11,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/chartgate/chartgate/internal/core"
 	"github.com/chartgate/chartgate/internal/jsonx"
 	"github.com/chartgate/chartgate/statechart"
 )
@@ -112,7 +113,7 @@ func (g *Gate) checkRecordSize(ctx context.Context, c *gatedCall, v *view, ns st
 	if err != nil {
 		return g.refuseEvent(ctx, c, v, err)
 	}
-	size := n + v.rec.historyBytes() + maxEntryBytes
+	size := n + v.rec.HistoryBytes() + core.MaxEntryBytes
 	if size <= g.maxRecord {
 		return nil
 	}

@@ -8,12 +8,12 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/chartgate/chartgate/internal/core"
 	"github.com/chartgate/chartgate/statechart"
 )
 
-// maxDataDepth bounds the nesting of a call's arguments: deeper ones are
-// refused before the tool runs (they could not be recorded after it).
-const maxDataDepth = 64
+// maxDataDepth is core.MaxDataDepth.
+const maxDataDepth = core.MaxDataDepth
 
 // arguments are a call's arguments as the gate uses them, decoded once.
 type arguments struct {

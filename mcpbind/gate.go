@@ -19,6 +19,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/chartgate/chartgate/gate"
+	"github.com/chartgate/chartgate/internal/core"
 	"github.com/chartgate/chartgate/statechart"
 	"github.com/chartgate/chartgate/statechart/flat"
 )
@@ -605,7 +606,7 @@ func New(engine statechart.Engine, opts *Options) (*Gate, error) {
 		g.effects, g.jobs, g.waits = ee, newJobRunner(), actorWaits(g.nodes)
 		g.initialTimers = g.initialTimers || len(wantedJobs(s)) > 0 // each workflow runs its own jobs
 	}
-	g.initial, err = g.newView("", s, record{}, 0)
+	g.initial, err = g.newView("", s, core.Record{}, 0)
 	if err != nil {
 		return nil, err
 	}

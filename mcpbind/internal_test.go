@@ -11,6 +11,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/chartgate/chartgate/internal/core"
 	"github.com/chartgate/chartgate/statechart"
 )
 
@@ -252,7 +253,7 @@ func TestShortestPath(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		v, err := g.newView("", s, record{}, 0)
+		v, err := g.newView("", s, core.Record{}, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -457,7 +458,7 @@ func TestCommitRetriesOnConflict(t *testing.T) {
 	if n := s.Context()["n"]; n != 1.0 || store.conflicts.Load() != 1 {
 		t.Fatalf("n = %v, %d conflicts; want 1 and 1", n, store.conflicts.Load())
 	}
-	if out.after.rec.lease != nil {
-		t.Fatalf("the lease was kept: %+v", out.after.rec.lease)
+	if out.after.rec.Lease != nil {
+		t.Fatalf("the lease was kept: %+v", out.after.rec.Lease)
 	}
 }

@@ -24,7 +24,7 @@ func (g *Gate) limits(v *view) []CallLimit {
 			if name == "" {
 				name = g.engine.ID()
 			}
-			out = append(out, CallLimit{State: name, Calls: v.rec.calls[sm.StateID], Max: sm.MaxCalls, Warn: sm.OnMaxCalls == "warn", StateID: sm.StateID})
+			out = append(out, CallLimit{State: name, Calls: v.rec.Calls[sm.StateID], Max: sm.MaxCalls, Warn: sm.OnMaxCalls == "warn", StateID: sm.StateID})
 		}
 	}
 	return out

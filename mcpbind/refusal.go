@@ -241,7 +241,7 @@ func (g *Gate) refuseBusy(ctx context.Context, c *gatedCall, v *view) *verdict {
 		return vd
 	}
 	other := "another call"
-	if l := v.rec.lease; l != nil && l.Tool != "" {
+	if l := v.rec.Lease; l != nil && l.Tool != "" {
 		other = fmt.Sprintf("a call of %s", l.Tool)
 	}
 	var b strings.Builder

@@ -1,0 +1,22 @@
+// Package core holds the parts of chartgate's gate that need no MCP type;
+// package mcpbind builds the gate (mcpbind.Gate) on them, with the MCP
+// sessions and the translation of MCP requests and results. The step
+// bodies (load, authorize, reserve, commit, approvals, jobs) are still
+// methods of mcpbind.Gate; the composition of the steps is in package gate
+// (gate.Do).
+//
+// It holds:
+//
+//   - the record a gate keeps in its [gate.Store] for each workflow
+//     ([Record]): the engine's persisted state, the call counts of states
+//     with maxCalls, the bounded run history, the lease of a call in
+//     progress ([Lease]), the claims on running jobs ([JobLease]) and
+//     the pending approval ([ApprovalRecord]), with their encoding
+//     ([Record.Encode], [DecodeRecord]) and the history's entries
+//     ([AppendTransition], [AppendHistory], [DecodeHistory]).
+//
+// The package is internal: what it exports is for chartgate's own front
+// doors (mcpbind, the gateway, the hooks), not part of chartgate's API,
+// whose public types are in package gate. It imports no MCP SDK
+// (gate.TestNoMCPDependency).
+package core
