@@ -35,9 +35,9 @@ func validApprovalID(s string) bool { return gate.IsApprovalID(s) }
 
 // approvalNode returns the index of the active approval state of a
 // workflow whose active nodes are active, or -1.
-func (g *Gate) approvalNode(active bitset) int {
+func (g *Gate) approvalNode(active core.Bitset) int {
 	for i, sm := range g.mcp {
-		if sm != nil && sm.Approval != nil && active.has(i) {
+		if sm != nil && sm.Approval != nil && active.Has(i) {
 			return i
 		}
 	}
@@ -48,7 +48,7 @@ func (g *Gate) approvalNode(active bitset) int {
 // with active nodes active: the one it carries (or prev, the one the
 // workflow had) while its approval state stays active, a new one when an
 // approval state was entered, none otherwise.
-func (g *Gate) stampApproval(rec *core.Record, active bitset, prev *core.ApprovalRecord) {
+func (g *Gate) stampApproval(rec *core.Record, active core.Bitset, prev *core.ApprovalRecord) {
 	i := g.approvalNode(active)
 	if i < 0 {
 		rec.Approval = nil

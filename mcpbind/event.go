@@ -48,9 +48,9 @@ func (g *Gate) callEvent(c *gatedCall, res *mcp.CallToolResult) statechart.Event
 		return c.event
 	}
 	if g.dataless && g.onTrans == nil && g.hlimit == 0 {
-		return g.event(c.info.event, c.name, nil, nil) // nobody would look at the data
+		return g.event(c.info.Event, c.name, nil, nil) // nobody would look at the data
 	}
-	return g.event(c.info.event, c.name, c.input(), normalize(res.StructuredContent))
+	return g.event(c.info.Event, c.name, c.input(), normalize(res.StructuredContent))
 }
 
 // event builds the event a successful call sends: the type, plus "tool",

@@ -25,7 +25,7 @@ type view struct {
 	version uint64           // 0: no record
 	// advanced: delayed transitions moved state since rec.snap was saved.
 	advanced bool
-	active   bitset // active nodes of state
+	active   core.Bitset // active nodes of state
 	sig      atomic.Pointer[sigCache]
 }
 
@@ -44,7 +44,7 @@ func (v *view) Encode() []byte { return v.rec.Encode() }
 // never changes, so neither does its signature).
 type sigCache struct {
 	rules *rules
-	bits  bitset
+	bits  core.Bitset
 }
 
 // snapshot returns the persisted form of v's state: the stored one unless
@@ -65,10 +65,10 @@ func (g *Gate) newView(key string, s statechart.State, rec core.Record, version 
 		}
 		rec.Snap = b
 	}
-	v := &view{gate: g, key: key, state: s, rec: rec, version: version, active: newBitset(len(g.nodes))}
+	v := &view{gate: g, key: key, state: s, rec: rec, version: version, active: core.NewBitset(len(g.nodes))}
 	for _, id := range s.StateIDs() {
 		if i, ok := g.byID[id]; ok {
-			v.active.set(i)
+			v.active.Set(i)
 		}
 	}
 	return v, nil

@@ -13,7 +13,16 @@
 //     progress ([Lease]), the claims on running jobs ([JobLease]) and
 //     the pending approval ([ApprovalRecord]), with their encoding
 //     ([Record.Encode], [DecodeRecord]) and the history's entries
-//     ([AppendTransition], [AppendHistory], [DecodeHistory]).
+//     ([AppendTransition], [AppendHistory], [DecodeHistory]);
+//   - the reading and checking of every state's meta.mcp ([ParseMCP],
+//     [NodePaths], [MachineEvents]) and of tool names and globs
+//     ([CheckToolName], [MatchGlob]);
+//   - how one tool is gated ([ToolInfo]) over sets of state nodes
+//     ([Bitset]);
+//   - the structure of the machine ([Model]) that decides which tools a
+//     configuration could show ([Model.StructurallyVisible]) and finds a
+//     refusal's shortest path to a state that allows the tool
+//     ([Model.ShortestPath]).
 //
 // The package is internal: what it exports is for chartgate's own front
 // doors (mcpbind, the gateway, the hooks), not part of chartgate's API,
