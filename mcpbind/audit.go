@@ -54,8 +54,8 @@ func (g *Gate) auditCall(ctx context.Context, c *gatedCall, v *view, outcome str
 	if !g.audit || g.hlimit == 0 {
 		return
 	}
-	ar := newAfterRun(ctx, g.timeout)
-	defer ar.stop()
+	ar := core.NewAfterRun(ctx, g.timeout)
+	defer ar.Stop()
 	ctx = ar
 	_, err := g.rewrite(ctx, c.target, v, func(v *view, snap []byte) (core.Record, bool, error) {
 		rec := v.rec

@@ -47,8 +47,8 @@ func (g *Gate) commit(ctx context.Context, c *gatedCall, h *holder, v *view, res
 		out.ev, out.sent = g.callEvent(c, cr), true
 	}
 	// The tool has run: its event is recorded even if the client goes away.
-	ar := newAfterRun(ctx, g.timeout)
-	defer ar.stop()
+	ar := core.NewAfterRun(ctx, g.timeout)
+	defer ar.Stop()
 	ctx = ar
 	defer g.leases.released(h.key)
 	first := true

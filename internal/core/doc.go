@@ -22,7 +22,9 @@
 //   - the structure of the machine ([Model]) that decides which tools a
 //     configuration could show ([Model.StructurallyVisible]) and finds a
 //     refusal's shortest path to a state that allows the tool
-//     ([Model.ShortestPath]).
+//     ([Model.ShortestPath]);
+//   - the context of the work that records a call after its tool ran
+//     ([AfterRun]).
 //
 // The package is internal: what it exports is for chartgate's own front
 // doors (mcpbind, the gateway, the hooks), not part of chartgate's API,
