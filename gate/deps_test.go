@@ -6,9 +6,10 @@ import (
 	"testing"
 )
 
-// TestNoMCPDependency checks that the core and the front doors that are
-// not MCP servers (the hooks, the workflow files, the shell policy) link
-// no MCP SDK: `go list -deps` names none of its packages.
+// TestNoMCPDependency checks that the core (packages gate and
+// internal/core) and the front doors that are not MCP servers (the hooks,
+// the workflow files, the shell policy) link no MCP SDK: `go list -deps`
+// names none of its packages.
 func TestNoMCPDependency(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs go list")
@@ -17,7 +18,7 @@ func TestNoMCPDependency(t *testing.T) {
 	if err != nil {
 		t.Skip("no go command in PATH")
 	}
-	cmd := exec.Command(goBin, "list", "-deps", "./gate", "./hook", "./workflow", "./shellpolicy")
+	cmd := exec.Command(goBin, "list", "-deps", "./gate", "./internal/core", "./hook", "./workflow", "./shellpolicy")
 	cmd.Dir = ".."
 	out, err := cmd.CombinedOutput()
 	if err != nil {
@@ -29,7 +30,7 @@ func TestNoMCPDependency(t *testing.T) {
 	}
 	for _, p := range pkgs {
 		if strings.Contains(p, "modelcontextprotocol") || strings.HasSuffix(p, "/mcpbind") || strings.HasSuffix(p, "/statesync") {
-			t.Errorf("gate, hook, workflow and shellpolicy must not depend on MCP; they depend on %s", p)
+			t.Errorf("gate, internal/core, hook, workflow and shellpolicy must not depend on MCP; they depend on %s", p)
 		}
 	}
 }

@@ -32,7 +32,12 @@
 // adapter: middleware, tools/list filtering, MCP result shapes for
 // refusals, workflow handles, the MCP approval channels and the workflow
 // tools. It names every type of this package under the same name (type
-// aliases), so code written against mcpbind keeps compiling.
+// aliases), so code written against mcpbind keeps compiling. The parts
+// of mcpbind.Gate that need no MCP type (the record it stores for each
+// workflow, the meta.mcp rules, how a tool is gated, the path model of a
+// refusal) are in chartgate's internal/core package; the step bodies
+// (load, authorize, reserve, commit, approvals, jobs) are still methods
+// of mcpbind.Gate.
 //
 // A request goes through the steps the README lists (resolve, load,
 // authorize, reserve, run, commit, notify), composed once, by [Do], over

@@ -9,13 +9,12 @@ package mcpbind
 import (
 	"context"
 	"crypto/hmac"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"time"
 
 	"github.com/chartgate/chartgate/gate"
+	"github.com/chartgate/chartgate/internal/core"
 	"github.com/chartgate/chartgate/statechart"
 )
 
@@ -31,33 +30,14 @@ func (g *Gate) pendingText(p *PendingApproval) string {
 // a token is used at once, by the command that made it.
 const grantSkew = 5 * time.Minute
 
-// approvalRecord is the pending approval as the workflow's record keeps
-// it, under "approval".
-type approvalRecord struct {
-	ID      string    `json:"id"`
-	State   string    `json:"state"` // the id of the approval state it was made for
-	Asked   time.Time `json:"asked"`
-	Expires time.Time `json:"expires"`
-	// Ask is the SHA-256 (hex) of the request state of the input request
-	// that asks the client's user (input-required), once asked.
-	Ask string `json:"ask,omitempty"`
-}
-
-// newApprovalID returns a random approval id: 40 hex digits.
-func newApprovalID() string {
-	var b [20]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
-}
-
 // validApprovalID reports whether s has the form of an approval id.
 func validApprovalID(s string) bool { return gate.IsApprovalID(s) }
 
 // approvalNode returns the index of the active approval state of a
 // workflow whose active nodes are active, or -1.
-func (g *Gate) approvalNode(active bitset) int {
+func (g *Gate) approvalNode(active core.Bitset) int {
 	for i, sm := range g.mcp {
-		if sm != nil && sm.Approval != nil && active.has(i) {
+		if sm != nil && sm.Approval != nil && active.Has(i) {
 			return i
 		}
 	}
@@ -68,22 +48,22 @@ func (g *Gate) approvalNode(active bitset) int {
 // with active nodes active: the one it carries (or prev, the one the
 // workflow had) while its approval state stays active, a new one when an
 // approval state was entered, none otherwise.
-func (g *Gate) stampApproval(rec *record, active bitset, prev *approvalRecord) {
+func (g *Gate) stampApproval(rec *core.Record, active core.Bitset, prev *core.ApprovalRecord) {
 	i := g.approvalNode(active)
 	if i < 0 {
-		rec.approval = nil
+		rec.Approval = nil
 		return
 	}
-	cur := rec.approval
+	cur := rec.Approval
 	if cur == nil {
 		cur = prev
 	}
 	if cur != nil && cur.State == g.nodes[i].ID {
-		rec.approval = cur
+		rec.Approval = cur
 		return
 	}
 	now := g.now()
-	rec.approval = &approvalRecord{ID: newApprovalID(), State: g.nodes[i].ID, Asked: now, Expires: now.Add(g.approvalTTL)}
+	rec.Approval = &core.ApprovalRecord{ID: core.NewApprovalID(), State: g.nodes[i].ID, Asked: now, Expires: now.Add(g.approvalTTL)}
 }
 
 // pendingOf returns the approval a workflow waits for, or nil. A record
@@ -94,7 +74,7 @@ func (g *Gate) pendingOf(v *view) *PendingApproval {
 		return nil
 	}
 	p := &PendingApproval{Approval: *g.mcp[i].Approval}
-	if r := v.rec.approval; r != nil && r.State == g.nodes[i].ID {
+	if r := v.rec.Approval; r != nil && r.State == g.nodes[i].ID {
 		p.ID, p.Asked, p.Expires = r.ID, r.Asked, r.Expires
 	}
 	return p
@@ -249,7 +229,7 @@ func (g *Gate) Approve(ctx context.Context, ref Ref, gr Grant) (*Transition, err
 func (g *Gate) grant(ctx context.Context, t target, v *view, a ApprovalGrant) (*Transition, error) {
 	p := g.pendingOf(v)
 	if p == nil || p.ID != a.ID {
-		if err := g.answered(decodeHistory(v.rec.history, v.key), a.ID); err != nil {
+		if err := g.answered(core.DecodeHistory(v.rec.History, v.key), a.ID); err != nil {
 			return nil, err
 		}
 		if p == nil {
@@ -313,7 +293,7 @@ func (g *Gate) checkGrant(cur *view, ev string, a *ApprovalGrant) error {
 	if p == nil || p.ID != a.ID {
 		// Another grant of the same approval may have been saved since
 		// this one was loaded: say so rather than that nothing waits.
-		if err := g.answered(decodeHistory(cur.rec.history, cur.key), a.ID); err != nil {
+		if err := g.answered(core.DecodeHistory(cur.rec.History, cur.key), a.ID); err != nil {
 			return err
 		}
 	}

@@ -12,13 +12,14 @@ import (
 	"context"
 	"crypto/hmac"
 	"crypto/rand"
-	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/chartgate/chartgate/internal/core"
 )
 
 // approvalInput is the key of the input request that asks for an
@@ -93,7 +94,7 @@ func (g *Gate) inputRequired(ctx context.Context, c *gatedCall, v *view, p *Pend
 	var b [16]byte
 	_, _ = rand.Read(b[:])
 	nonce := hex.EncodeToString(b[:])
-	if err := g.markAsked(ctx, c.target, v, p.ID, askDigest(nonce)); err != nil {
+	if err := g.markAsked(ctx, c.target, v, p.ID, core.AskDigest(nonce)); err != nil {
 		g.log.Warn("mcpbind: asking the user to approve a transition", "key", fingerprint(v.key), "approval", p.ID, "error", err)
 		return nil
 	}
@@ -109,25 +110,18 @@ func (g *Gate) inputRequired(ctx context.Context, c *gatedCall, v *view, p *Pend
 	return &res
 }
 
-// askDigest is what an approval keeps of the request state it was asked
-// with.
-func askDigest(nonce string) string {
-	sum := sha256.Sum256([]byte(nonce))
-	return hex.EncodeToString(sum[:])
-}
-
 // markAsked records in the workflow's pending approval id the digest of
 // the request state of the question asked.
 func (g *Gate) markAsked(ctx context.Context, t target, v *view, id, ask string) error {
-	_, err := g.rewrite(ctx, t, v, func(v *view, snap []byte) (record, bool, error) {
-		if p := g.pendingOf(v); p == nil || p.ID != id || v.rec.approval == nil {
-			return record{}, false, fmt.Errorf("mcpbind: approval %s is no longer pending: %w", id, ErrUnknownApproval)
+	_, err := g.rewrite(ctx, t, v, func(v *view, snap []byte) (core.Record, bool, error) {
+		if p := g.pendingOf(v); p == nil || p.ID != id || v.rec.Approval == nil {
+			return core.Record{}, false, fmt.Errorf("mcpbind: approval %s is no longer pending: %w", id, ErrUnknownApproval)
 		}
 		rec := v.rec
-		rec.snap = snap
-		a := *v.rec.approval
+		rec.Snap = snap
+		a := *v.rec.Approval
 		a.Ask = ask
-		rec.approval = &a
+		rec.Approval = &a
 		return rec, false, nil
 	})
 	return err
@@ -145,9 +139,9 @@ func (g *Gate) inputAnswered(ctx context.Context, c *gatedCall) (mcp.Result, err
 	}
 	id, nonce, _ := strings.Cut(c.req.Params.RequestState, ".")
 	p := g.pending(v)
-	if p == nil || p.ID != id || v.rec.approval == nil || v.rec.approval.Ask == "" ||
-		!hmac.Equal([]byte(askDigest(nonce)), []byte(v.rec.approval.Ask)) {
-		if err := g.answered(decodeHistory(v.rec.history, v.key), id); err != nil {
+	if p == nil || p.ID != id || v.rec.Approval == nil || v.rec.Approval.Ask == "" ||
+		!hmac.Equal([]byte(core.AskDigest(nonce)), []byte(v.rec.Approval.Ask)) {
+		if err := g.answered(core.DecodeHistory(v.rec.History, v.key), id); err != nil {
 			return toolError(fmt.Sprintf("This answer was not applied: %v.", strings.TrimPrefix(err.Error(), "mcpbind: "))), nil
 		}
 		return toolError("This answer was not applied: it answers no question the workflow's pending approval was asked with (the request state is unknown, or was replaced by a newer question)."), nil

@@ -8,11 +8,13 @@ import (
 	"context"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/chartgate/chartgate/internal/core"
 )
 
 // callEntry is the history entry of a call that moved nothing.
 func (g *Gate) callEntry(c *gatedCall, v *view, outcome string) []byte {
-	return appendTransition(nil, Transition{Tool: c.name, By: c.by, Outcome: outcome, From: v.state.Value(), Time: g.now()})
+	return core.AppendTransition(nil, Transition{Tool: c.name, By: c.by, Outcome: outcome, From: v.state.Value(), Time: g.now()})
 }
 
 // callOutcome names how a call that ran ended, for its history entry.
@@ -52,13 +54,13 @@ func (g *Gate) auditCall(ctx context.Context, c *gatedCall, v *view, outcome str
 	if !g.audit || g.hlimit == 0 {
 		return
 	}
-	ar := newAfterRun(ctx, g.timeout)
-	defer ar.stop()
+	ar := core.NewAfterRun(ctx, g.timeout)
+	defer ar.Stop()
 	ctx = ar
-	_, err := g.rewrite(ctx, c.target, v, func(v *view, snap []byte) (record, bool, error) {
+	_, err := g.rewrite(ctx, c.target, v, func(v *view, snap []byte) (core.Record, bool, error) {
 		rec := v.rec
-		rec.snap = snap
-		rec.history = appendHistory(v.rec.history, g.callEntry(c, v, outcome), g.hlimit, g.hbytes)
+		rec.Snap = snap
+		rec.History = core.AppendHistory(v.rec.History, g.callEntry(c, v, outcome), g.hlimit, g.hbytes)
 		return rec, false, nil
 	})
 	if err != nil && !isConflict(err) {

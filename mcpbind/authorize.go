@@ -11,6 +11,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/chartgate/chartgate/internal/core"
 	"github.com/chartgate/chartgate/internal/jsonx"
 	"github.com/chartgate/chartgate/statechart"
 )
@@ -42,15 +43,15 @@ func (g *Gate) authorize(ctx context.Context, c *gatedCall, v *view) *verdict {
 	if used := g.exhausted(v); len(used) > 0 && !g.leaves(ctx, v, c.info, c.name, c.input(), used) {
 		return g.refuseLimit(ctx, c, v, used)
 	}
-	if c.info.event != "" {
+	if c.info.Event != "" {
 		// What the event will do is decided once the tool has run, with
 		// its result; what can fail without the result fails now.
-		ev := g.event(c.info.event, c.name, c.input(), nil)
+		ev := g.event(c.info.Event, c.name, c.input(), nil)
 		ns, err := g.engine.Send(ctx, v.state, ev, g.now())
 		if err != nil {
 			return g.refuseEvent(ctx, c, v, err)
 		}
-		if !c.info.outputGuards {
+		if !c.info.OutputGuards {
 			if guards, refused := g.guardsRefuse(ctx, v, ev); refused {
 				return g.refuseGuards(ctx, c, v, guards)
 			}
@@ -78,11 +79,11 @@ func (g *Gate) guardsRefuse(ctx context.Context, v *view, ev statechart.Event) (
 	}
 	var guards []string
 	for i, n := range g.nodes {
-		if !v.active.has(i) {
+		if !v.active.Has(i) {
 			continue
 		}
 		for _, t := range n.Transitions {
-			if t.Event == "" || !matchesEvent(ev.Type, t.Event) {
+			if t.Event == "" || !core.MatchesEvent(ev.Type, t.Event) {
 				continue
 			}
 			if t.Guard == "" {
@@ -112,7 +113,7 @@ func (g *Gate) checkRecordSize(ctx context.Context, c *gatedCall, v *view, ns st
 	if err != nil {
 		return g.refuseEvent(ctx, c, v, err)
 	}
-	size := n + v.rec.historyBytes() + maxEntryBytes
+	size := n + v.rec.HistoryBytes() + core.MaxEntryBytes
 	if size <= g.maxRecord {
 		return nil
 	}
@@ -185,26 +186,26 @@ func (g *Gate) checkArguments(ctx context.Context, c *gatedCall) *verdict {
 }
 
 // visible reports whether a tool is visible in a state.
-func (g *Gate) visible(ctx context.Context, v *view, tool string, ti *toolInfo) bool {
-	if ti.deny != nil && ti.deny.intersects(v.active) {
+func (g *Gate) visible(ctx context.Context, v *view, tool string, ti *core.ToolInfo) bool {
+	if ti.Deny != nil && ti.Deny.Intersects(v.active) {
 		return false // an active state's meta.mcp.deny hides it
 	}
-	switch ti.mode {
-	case modeStates:
-		return ti.nodes.intersects(v.active)
-	case modeCan:
+	switch ti.Mode {
+	case core.ModeStates:
+		return ti.Nodes.Intersects(v.active)
+	case core.ModeCan:
 		if v.state.Status() != statechart.StatusActive {
 			return false // the machine takes no more events
 		}
-		ok, err := g.engine.Can(ctx, v.state, g.event(ti.event, tool, nil, nil))
+		ok, err := g.engine.Can(ctx, v.state, g.event(ti.Event, tool, nil, nil))
 		if err != nil {
-			g.log.Warn("mcpbind: evaluating whether the machine accepts an event", "event", ti.event, "error", err)
+			g.log.Warn("mcpbind: evaluating whether the machine accepts an event", "event", ti.Event, "error", err)
 			return false
 		}
 		return ok
-	case modeStart:
+	case core.ModeStart:
 		return false // a session's own workflow needs no start
-	case modeDenied:
+	case core.ModeDenied:
 		return false
 	}
 	return true

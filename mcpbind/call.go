@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/chartgate/chartgate/gate"
+	"github.com/chartgate/chartgate/internal/core"
 	"github.com/chartgate/chartgate/statechart"
 )
 
@@ -33,7 +34,7 @@ type gatedCall struct {
 	name    string
 	kind    callKind
 	rules   *rules
-	info    *toolInfo      // how the tool is gated; unboundInfo for the workflow tools
+	info    *core.ToolInfo // how the tool is gated; unboundInfo for the workflow tools
 	wf      *workflowTools // the attachment's workflow tools, if any
 	target  target
 	handles bool // the workflow is named by a handle
@@ -80,7 +81,7 @@ func (g *Gate) toolNames(ctx context.Context, c *gatedCall) ([]string, error) {
 // send an event, so no other such call of the workflow may run between
 // its authorisation and the saving of its event.
 func (c *gatedCall) serialised() bool {
-	return c.kind == callTransition || c.kind == callSend || (c.kind == callTool && c.info.event != "")
+	return c.kind == callTransition || c.kind == callSend || (c.kind == callTool && c.info.Event != "")
 }
 
 // call answers a gated tools/call: the MCP request is taken through the
@@ -120,7 +121,7 @@ func (g *Gate) resolve(ctx context.Context, next mcp.MethodHandler, a *attachmen
 		c.kind, c.wf = callTransition, wf
 	default:
 		c.info = g.info(c.rules, c.name, false)
-		if c.info.mode == modeUnbound {
+		if c.info.Mode == core.ModeUnbound {
 			res, err := next(ctx, "tools/call", req)
 			return nil, res, err
 		}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/chartgate/chartgate/internal/core"
 	"github.com/chartgate/chartgate/statechart"
 )
 
@@ -46,15 +47,15 @@ func (g *Gate) commit(ctx context.Context, c *gatedCall, h *holder, v *view, res
 		out.ev, out.sent = g.callEvent(c, cr), true
 	}
 	// The tool has run: its event is recorded even if the client goes away.
-	ar := newAfterRun(ctx, g.timeout)
-	defer ar.stop()
+	ar := core.NewAfterRun(ctx, g.timeout)
+	defer ar.Stop()
 	ctx = ar
 	defer g.leases.released(h.key)
 	first := true
 	var cur *view // the view the last attempt wrote against
-	nv, err := g.update(ctx, c.target, h.latest(), func(v *view) (statechart.State, record, bool, error) {
+	nv, err := g.update(ctx, c.target, h.latest(), func(v *view) (statechart.State, core.Record, bool, error) {
 		cur, out.tr, out.err = v, nil, nil
-		ours := cur.rec.lease != nil && cur.rec.lease.ID == h.id
+		ours := cur.rec.Lease != nil && cur.rec.Lease.ID == h.id
 		if !ours && first {
 			g.log.Warn("mcpbind: a call's hold on the workflow expired while its tool ran; its event is applied to the newer state",
 				"key", fingerprint(h.key), "tool", c.name)
@@ -71,12 +72,12 @@ func (g *Gate) commit(ctx context.Context, c *gatedCall, h *holder, v *view, res
 				out.err = fmt.Errorf("the machine failed on event %q: %w", out.ev.Type, err)
 			} else if nsnap, err := ns.MarshalJSON(); err != nil {
 				out.err = fmt.Errorf("marshaling the new state: %w", err)
-			} else if !bytes.Equal(nsnap, cur.rec.snap) {
+			} else if !bytes.Equal(nsnap, cur.rec.Snap) {
 				state, changed, snap = ns, true, nsnap
 				out.tr = &Transition{Key: cur.key, Tool: c.name, By: c.by, Approval: c.grant, Event: out.ev, From: cur.state.Value(), To: ns.Value(), Time: g.now()}
 				if g.hlimit > 0 {
 					buf := g.scratch()
-					b := appendTransition((*buf)[:0], *out.tr)
+					b := core.AppendTransition((*buf)[:0], *out.tr)
 					entry = bytes.Clone(b) // its exact size: records keep it
 					g.release(buf, b)
 				}
@@ -84,13 +85,13 @@ func (g *Gate) commit(ctx context.Context, c *gatedCall, h *holder, v *view, res
 		}
 		if !ours && !changed {
 			out.tr = nil
-			return nil, record{}, true, nil // nothing of the call's to write
+			return nil, core.Record{}, true, nil // nothing of the call's to write
 		}
-		rec := record{calls: cur.rec.calls, history: cur.rec.history, jobs: cur.rec.jobs}
+		rec := core.Record{Calls: cur.rec.Calls, History: cur.rec.History, Jobs: cur.rec.Jobs}
 		if ours {
-			rec.lease = nil
+			rec.Lease = nil
 		} else {
-			rec.lease = cur.rec.lease // another call's
+			rec.Lease = cur.rec.Lease // another call's
 		}
 		if !changed && ours && g.audit && g.hlimit > 0 {
 			// The call moved nothing: its entry records it.
@@ -100,15 +101,15 @@ func (g *Gate) commit(ctx context.Context, c *gatedCall, h *holder, v *view, res
 			} else if out.sent && out.err == nil {
 				o = "ran"
 			}
-			rec.history = appendHistory(cur.rec.history, g.callEntry(c, cur, o), g.hlimit, g.hbytes)
+			rec.History = core.AppendHistory(cur.rec.History, g.callEntry(c, cur, o), g.hlimit, g.hbytes)
 		}
 		if changed {
-			rec.history = appendHistory(cur.rec.history, entry, g.hlimit, g.hbytes)
+			rec.History = core.AppendHistory(cur.rec.History, entry, g.hlimit, g.hbytes)
 			if g.resetCalls {
-				rec.calls = nil
-			} else if len(cur.rec.calls) > 0 {
+				rec.Calls = nil
+			} else if len(cur.rec.Calls) > 0 {
 				ids := state.StateIDs()
-				rec.calls = carryCalls(cur.rec.calls, func(id string) bool { return slices.Contains(ids, id) })
+				rec.Calls = core.CarryCalls(cur.rec.Calls, func(id string) bool { return slices.Contains(ids, id) })
 			}
 		} else {
 			out.tr = nil
@@ -117,10 +118,10 @@ func (g *Gate) commit(ctx context.Context, c *gatedCall, h *holder, v *view, res
 			var err error
 			if snap, err = cur.snapshot(); err != nil { // with the delayed transitions since it was saved
 				out.tr = nil
-				return nil, record{}, false, fmt.Errorf("marshaling the state: %w", err)
+				return nil, core.Record{}, false, fmt.Errorf("marshaling the state: %w", err)
 			}
 		}
-		rec.snap = snap
+		rec.Snap = snap
 		return state, rec, false, nil
 	})
 	out.from = cur

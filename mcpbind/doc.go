@@ -17,6 +17,13 @@
 //
 // examples/checkout is a complete program.
 //
+// The gate's public types and the composition of its steps ([gate.Do])
+// are package gate's; the parts that need no MCP type (the record it
+// stores for each workflow, the meta.mcp rules, how a tool is gated, the
+// path model of a refusal) are in chartgate's internal/core package. This
+// package holds the MCP sessions and the translation of MCP requests and
+// results, and, for now, the bodies of the steps.
+//
 // # Binding tools to states
 //
 // A tool is bound in Go, tool-centric, with [Gate.Bind] (or [AddTool]):

@@ -8,12 +8,12 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/chartgate/chartgate/internal/core"
 	"github.com/chartgate/chartgate/statechart"
 )
 
-// maxDataDepth bounds the nesting of a call's arguments: deeper ones are
-// refused before the tool runs (they could not be recorded after it).
-const maxDataDepth = 64
+// maxDataDepth is core.MaxDataDepth.
+const maxDataDepth = core.MaxDataDepth
 
 // arguments are a call's arguments as the gate uses them, decoded once.
 type arguments struct {
@@ -48,9 +48,9 @@ func (g *Gate) callEvent(c *gatedCall, res *mcp.CallToolResult) statechart.Event
 		return c.event
 	}
 	if g.dataless && g.onTrans == nil && g.hlimit == 0 {
-		return g.event(c.info.event, c.name, nil, nil) // nobody would look at the data
+		return g.event(c.info.Event, c.name, nil, nil) // nobody would look at the data
 	}
-	return g.event(c.info.event, c.name, c.input(), normalize(res.StructuredContent))
+	return g.event(c.info.Event, c.name, c.input(), normalize(res.StructuredContent))
 }
 
 // event builds the event a successful call sends: the type, plus "tool",

@@ -19,6 +19,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/chartgate/chartgate/gate"
+	"github.com/chartgate/chartgate/internal/core"
 	"github.com/chartgate/chartgate/statechart"
 	"github.com/chartgate/chartgate/statechart/flat"
 )
@@ -245,9 +246,9 @@ type Gate struct {
 	nodes      []statechart.Node
 	byID       map[string]int
 	byPath     map[string]int
-	events     eventSet
+	events     core.EventSet
 	mcp        []*StateMCP // per node, nil when it has no meta.mcp
-	model      *model
+	model      *core.Model
 	core       *gate.Core // the store's load and compare-and-swap
 	store      Store
 	values     ValueStore // store, if it can hold records as values
@@ -284,7 +285,7 @@ type Gate struct {
 	// refusal's path that wait for an actor's result.
 	effects statechart.EffectEngine
 	jobs    *jobRunner
-	waits   []move
+	waits   []core.Move
 
 	rules atomic.Pointer[rules]
 	watch atomic.Pointer[gateWatch] // the store's change feed, once attached (watch.go)
@@ -293,8 +294,8 @@ type Gate struct {
 	jsonInvalidates map[string][]string
 	jsonOutput      map[string]bool // meta.mcp.outputGuards
 	jsonPatterns    []pattern
-	allNodes        bitset    // every node
-	refs            []nameRef // every tool name and pattern the machine gives
+	allNodes        core.Bitset    // every node
+	refs            []core.NameRef // every tool name and pattern the machine gives
 
 	elicit         bool
 	approvalTTL    time.Duration
@@ -330,41 +331,19 @@ type Gate struct {
 	handled viewCache // of workflows named by handles, bounded
 }
 
-type toolMode uint8
-
-const (
-	modeUnbound toolMode = iota // always visible
-	modeStates                  // visible when one of nodes is active
-	modeCan                     // visible when the machine can handle event
-	modeStart                   // the start tool: listed only with handles
-	modeDenied                  // not named by the workflow, under DefaultDeny: never visible
-)
-
-// toolInfo is how one tool is gated.
-type toolInfo struct {
-	mode        toolMode
-	nodes       bitset // modeStates: the nodes that list it
-	deny        bitset // the nodes whose meta.mcp.deny hides it; nil if none
-	event       string
-	invalidates []string // reported with statesync.Invalidate after a saved transition
-	// outputGuards: the guards of event read the tool's result, so a call
-	// is not refused before it runs when they refuse the event without it.
-	outputGuards bool
-}
-
 var (
-	unboundInfo = &toolInfo{}
-	startInfo   = &toolInfo{mode: modeStart}
-	deniedInfo  = &toolInfo{mode: modeDenied}
+	unboundInfo = &core.ToolInfo{}
+	startInfo   = &core.ToolInfo{Mode: core.ModeStart}
+	deniedInfo  = &core.ToolInfo{Mode: core.ModeDenied}
 )
 
 // rules is an immutable set of Go bindings with the derived tables; Bind
 // replaces it.
 type rules struct {
-	bound      map[string]*toolInfo // Go bindings by tool name
-	eventTools []string             // tools that send an event, sorted
-	sigTools   []string             // Go-bound and "can" tools, for change detection
-	cache      sync.Map             // tool name -> *toolInfo
+	bound      map[string]*core.ToolInfo // Go bindings by tool name
+	eventTools []string                  // tools that send an event, sorted
+	sigTools   []string                  // Go-bound and "can" tools, for change detection
+	cache      sync.Map                  // tool name -> *core.ToolInfo
 	cached     atomic.Int64
 	lists      sync.Map // cursor -> *listMemo
 	nlists     atomic.Int64
@@ -375,7 +354,7 @@ type rules struct {
 type pattern struct {
 	glob  string
 	deny  bool
-	nodes bitset
+	nodes core.Bitset
 }
 
 // patterns returns globs as patterns (without nodes, to be compared).
@@ -443,7 +422,7 @@ func New(engine statechart.Engine, opts *Options) (*Gate, error) {
 		g.start = "workflow_start"
 	}
 	if g.start != "" {
-		if msg := checkToolName(g.start, false); msg != "" {
+		if msg := core.CheckToolName(g.start, false); msg != "" {
 			return nil, fmt.Errorf("mcpbind: Options.StartTool: %s", msg)
 		}
 	}
@@ -478,12 +457,12 @@ func New(engine statechart.Engine, opts *Options) (*Gate, error) {
 	g.instance = hex.EncodeToString(rnd[:])
 
 	g.byID = make(map[string]int, len(g.nodes))
-	g.allNodes = newBitset(len(g.nodes))
+	g.allNodes = core.NewBitset(len(g.nodes))
 	for i, n := range g.nodes {
 		g.byID[n.ID] = i
-		g.allNodes.set(i)
+		g.allNodes.Set(i)
 	}
-	paths := nodePaths(g.nodes, g.byID)
+	paths := core.NodePaths(g.nodes, g.byID)
 	g.byPath = make(map[string]int, len(g.nodes))
 	keyPaths := make([]string, len(g.nodes))
 	for i, n := range g.nodes {
@@ -499,8 +478,8 @@ func New(engine statechart.Engine, opts *Options) (*Gate, error) {
 	}
 	g.paths = keyPaths
 	_, g.dataless = engine.(*flat.Machine)
-	g.events = machineEvents(g.nodes)
-	g.model = newModel(g.nodes, g.byID)
+	g.events = core.MachineEvents(g.nodes)
+	g.model = core.NewModel(g.nodes, g.byID)
 
 	var errs statechart.ErrorList
 	g.mcp = make([]*StateMCP, len(g.nodes))
@@ -515,7 +494,7 @@ func New(engine statechart.Engine, opts *Options) (*Gate, error) {
 	}
 	patIdx := map[patKey]int{}
 	for i, n := range g.nodes {
-		sm := parseMCP(n, paths[i], g.events, &errs, &g.refs)
+		sm := core.ParseMCP(n, paths[i], g.events, &errs, &g.refs)
 		if sm == nil {
 			continue
 		}
@@ -527,12 +506,12 @@ func New(engine statechart.Engine, opts *Options) (*Gate, error) {
 			if !ok {
 				j = len(g.jsonPatterns)
 				patIdx[patKey{p.glob, p.deny}] = j
-				p.nodes = newBitset(len(g.nodes))
+				p.nodes = core.NewBitset(len(g.nodes))
 				g.jsonPatterns = append(g.jsonPatterns, p)
 			}
-			g.jsonPatterns[j].nodes.set(i)
+			g.jsonPatterns[j].nodes.Set(i)
 		}
-		for _, tool := range sortedKeys(sm.Events) {
+		for _, tool := range core.SortedKeys(sm.Events) {
 			ev := sm.Events[tool]
 			if prev, ok := g.jsonEvents[tool]; ok && prev != ev {
 				errs = append(errs, &statechart.Error{
@@ -547,14 +526,14 @@ func New(engine statechart.Engine, opts *Options) (*Gate, error) {
 		for _, tool := range sm.OutputGuards {
 			g.jsonOutput[tool] = true
 		}
-		for _, tool := range sortedKeys(sm.Invalidates) {
+		for _, tool := range core.SortedKeys(sm.Invalidates) {
 			if _, ok := invalFrom[tool]; !ok {
 				invalFrom[tool] = i
 			}
 			g.jsonInvalidates[tool] = dedupe(g.jsonInvalidates[tool], sm.Invalidates[tool])
 		}
 	}
-	for _, tool := range sortedKeys(invalFrom) {
+	for _, tool := range core.SortedKeys(invalFrom) {
 		if _, ok := g.jsonEvents[tool]; !ok {
 			errs = append(errs, &statechart.Error{
 				Path: string(paths[invalFrom[tool]].Key("meta").Key("mcp").Key("invalidates").Key(tool)),
@@ -573,14 +552,14 @@ func New(engine statechart.Engine, opts *Options) (*Gate, error) {
 	g.approverKey = slices.Clone(o.ApproverKey)
 	g.guardCallbacks(&o)
 	for i, u := range o.Ungated {
-		if msg := checkToolName(u, true); msg != "" {
+		if msg := core.CheckToolName(u, true); msg != "" {
 			errs = append(errs, &statechart.Error{Path: fmt.Sprintf("Options.Ungated[%d]", i), Msg: msg})
 			continue
 		}
 		g.ungated = append(g.ungated, u)
 	}
 	for _, name := range o.OwnTools {
-		if msg := checkToolName(name, false); msg != "" {
+		if msg := core.CheckToolName(name, false); msg != "" {
 			errs = append(errs, &statechart.Error{Path: "Options.OwnTools", Msg: msg})
 		}
 	}
@@ -602,14 +581,14 @@ func New(engine statechart.Engine, opts *Options) (*Gate, error) {
 		_, g.initialTimers = p.NextDue()
 	}
 	if ee, ok := engine.(statechart.EffectEngine); ok && ee.UsesActors() {
-		g.effects, g.jobs, g.waits = ee, newJobRunner(), actorWaits(g.nodes)
+		g.effects, g.jobs, g.waits = ee, newJobRunner(), core.ActorWaits(g.nodes)
 		g.initialTimers = g.initialTimers || len(wantedJobs(s)) > 0 // each workflow runs its own jobs
 	}
-	g.initial, err = g.newView("", s, record{}, 0)
+	g.initial, err = g.newView("", s, core.Record{}, 0)
 	if err != nil {
 		return nil, err
 	}
-	g.rules.Store(g.buildRules(map[string]*toolInfo{}))
+	g.rules.Store(g.buildRules(map[string]*core.ToolInfo{}))
 	if o.ResumeJobsEvery > 0 && g.jobs != nil {
 		if _, ok := g.store.(Lister); ok {
 			g.jobs.wg.Add(1)
@@ -639,27 +618,27 @@ func (g *Gate) States() []StateMCP {
 // again replaces the earlier binding. Bind may be called while the gate
 // serves; sessions see the new binding from their next request.
 func (g *Gate) Bind(tool string, b Binding) error {
-	if msg := checkToolName(tool, false); msg != "" {
+	if msg := core.CheckToolName(tool, false); msg != "" {
 		return fmt.Errorf("mcpbind: Bind: %s", msg)
 	}
-	ti := &toolInfo{event: b.Event, outputGuards: b.OutputGuards}
+	ti := &core.ToolInfo{Event: b.Event, OutputGuards: b.OutputGuards}
 	if b.OutputGuards && b.Event == "" {
 		return fmt.Errorf("mcpbind: Bind(%q): OutputGuards needs an Event: without one no guard reads the result", tool)
 	}
 	for i, p := range b.Invalidates {
-		if msg := checkInvalidates(p); msg != "" {
+		if msg := core.CheckInvalidates(p); msg != "" {
 			return fmt.Errorf("mcpbind: Bind(%q): Invalidates[%d]: %s", tool, i, msg)
 		}
-		ti.invalidates = dedupe(ti.invalidates, []string{p})
+		ti.Invalidates = dedupe(ti.Invalidates, []string{p})
 	}
-	if len(ti.invalidates) > 0 && b.Event == "" {
+	if len(ti.Invalidates) > 0 && b.Event == "" {
 		return fmt.Errorf("mcpbind: Bind(%q): Invalidates needs an Event: without one the call causes no transition", tool)
 	}
 	if b.Event != "" {
-		if reservedEvent(b.Event) {
+		if core.ReservedEvent(b.Event) {
 			return fmt.Errorf("mcpbind: Bind(%q): event %q is reserved: the chartgate.* events are sent by the gate, never by a tool", tool, b.Event)
 		}
-		if msg := g.events.check(b.Event); msg != "" {
+		if msg := g.events.Check(b.Event); msg != "" {
 			return fmt.Errorf("mcpbind: Bind(%q): machine %q: %s", tool, g.engine.ID(), msg)
 		}
 	}
@@ -667,21 +646,21 @@ func (g *Gate) Bind(tool string, b Binding) error {
 		if b.Event == "" {
 			return fmt.Errorf("mcpbind: Bind(%q): a binding needs States, an Event, or both", tool)
 		}
-		ti.mode = modeCan
+		ti.Mode = core.ModeCan
 	} else {
-		ti.mode = modeStates
-		ti.nodes = newBitset(len(g.nodes))
+		ti.Mode = core.ModeStates
+		ti.Nodes = core.NewBitset(len(g.nodes))
 		for _, st := range b.States {
 			i, err := g.resolveState(st)
 			if err != nil {
 				return fmt.Errorf("mcpbind: Bind(%q): %w", tool, err)
 			}
-			ti.nodes.set(i)
+			ti.Nodes.Set(i)
 		}
 	}
 	for {
 		old := g.rules.Load()
-		bound := make(map[string]*toolInfo, len(old.bound)+1)
+		bound := make(map[string]*core.ToolInfo, len(old.bound)+1)
 		for k, v := range old.bound {
 			bound[k] = v
 		}
@@ -714,18 +693,18 @@ func (g *Gate) resolveState(s string) (int, error) {
 		cands = append(cands, "#"+id)
 	}
 	sort.Strings(cands)
-	if hint := didYouMean(s, cands); hint != "" {
+	if hint := core.DidYouMean(s, cands); hint != "" {
 		return 0, fmt.Errorf("machine %q has no state %q (did you mean %q?)", g.engine.ID(), s, hint)
 	}
 	return 0, fmt.Errorf("machine %q has no state %q", g.engine.ID(), s)
 }
 
-func (g *Gate) buildRules(bound map[string]*toolInfo) *rules {
+func (g *Gate) buildRules(bound map[string]*core.ToolInfo) *rules {
 	r := &rules{bound: bound}
 	evs := map[string]bool{}
 	sig := map[string]bool{}
 	for t, ti := range bound {
-		if ti.event != "" {
+		if ti.Event != "" {
 			evs[t] = true
 		}
 		sig[t] = true
@@ -739,14 +718,14 @@ func (g *Gate) buildRules(bound map[string]*toolInfo) *rules {
 			sig[t] = true // a "can" tool
 		}
 	}
-	r.eventTools = sortedKeys(evs)
-	r.sigTools = sortedKeys(sig)
+	r.eventTools = core.SortedKeys(evs)
+	r.sigTools = core.SortedKeys(sig)
 	return r
 }
 
 func (g *Gate) matchedByPattern(tool string) bool {
 	for _, p := range g.jsonPatterns {
-		if !p.deny && matchGlob(p.glob, tool) {
+		if !p.deny && core.MatchGlob(p.glob, tool) {
 			return true
 		}
 	}
@@ -793,7 +772,7 @@ func (g *Gate) isUngated(tool string) bool {
 		return true
 	}
 	for _, u := range g.ungated {
-		if matchGlob(u, tool) {
+		if core.MatchGlob(u, tool) {
 			return true
 		}
 	}
@@ -803,7 +782,7 @@ func (g *Gate) isUngated(tool string) bool {
 // info returns how a tool is gated. When remember is set, the answer is
 // cached (only for names the server lists, so that clients cannot grow the
 // cache with made-up names).
-func (g *Gate) info(r *rules, tool string, remember bool) *toolInfo {
+func (g *Gate) info(r *rules, tool string, remember bool) *core.ToolInfo {
 	if g.ownTools.has(tool) {
 		return unboundInfo // workflow_status and workflow_transition: never gated, whatever the patterns
 	}
@@ -811,16 +790,16 @@ func (g *Gate) info(r *rules, tool string, remember bool) *toolInfo {
 		return ti
 	}
 	if v, ok := r.cache.Load(tool); ok {
-		return v.(*toolInfo)
+		return v.(*core.ToolInfo)
 	}
 	alias := g.alias(tool)
 	if ti, ok := r.bound[alias]; ok && alias != "" {
 		return ti
 	}
 	ti := unboundInfo
-	var nodes, deny bitset
+	var nodes, deny core.Bitset
 	for _, p := range g.jsonPatterns {
-		if !matchGlob(p.glob, tool) && (alias == "" || !matchGlob(p.glob, alias)) {
+		if !core.MatchGlob(p.glob, tool) && (alias == "" || !core.MatchGlob(p.glob, alias)) {
 			continue
 		}
 		set := &nodes
@@ -828,9 +807,9 @@ func (g *Gate) info(r *rules, tool string, remember bool) *toolInfo {
 			set = &deny
 		}
 		if *set == nil {
-			*set = newBitset(len(g.nodes))
+			*set = core.NewBitset(len(g.nodes))
 		}
-		set.or(p.nodes)
+		set.Or(p.nodes)
 	}
 	ev, inv, out := g.jsonEvents[tool], g.jsonInvalidates[tool], g.jsonOutput[tool]
 	if ev == "" && alias != "" {
@@ -838,12 +817,12 @@ func (g *Gate) info(r *rules, tool string, remember bool) *toolInfo {
 	}
 	switch {
 	case nodes != nil:
-		ti = &toolInfo{mode: modeStates, nodes: nodes, deny: deny, event: ev, invalidates: inv, outputGuards: out}
+		ti = &core.ToolInfo{Mode: core.ModeStates, Nodes: nodes, Deny: deny, Event: ev, Invalidates: inv, OutputGuards: out}
 	case ev != "":
-		ti = &toolInfo{mode: modeCan, deny: deny, event: ev, invalidates: inv, outputGuards: out}
+		ti = &core.ToolInfo{Mode: core.ModeCan, Deny: deny, Event: ev, Invalidates: inv, OutputGuards: out}
 	case deny != nil:
 		// Only denied somewhere: visible elsewhere, like an unbound tool.
-		ti = &toolInfo{mode: modeStates, nodes: g.allNodes, deny: deny}
+		ti = &core.ToolInfo{Mode: core.ModeStates, Nodes: g.allNodes, Deny: deny}
 	case g.defaultDeny && !g.isUngated(tool) && (alias == "" || !g.isUngated(alias)):
 		ti = deniedInfo
 	}
@@ -865,43 +844,6 @@ func (g *Gate) alias(tool string) string {
 	}
 	return ""
 }
-
-// bitset is a set of small non-negative integers.
-type bitset []uint64
-
-func newBitset(n int) bitset { return make(bitset, (n+63)/64) }
-
-func (b bitset) set(i int)      { b[i/64] |= 1 << (i % 64) }
-func (b bitset) has(i int) bool { return b[i/64]&(1<<(i%64)) != 0 }
-
-func (b bitset) or(o bitset) {
-	for i := range b {
-		b[i] |= o[i]
-	}
-}
-
-func (b bitset) intersects(o bitset) bool {
-	for i := range b {
-		if b[i]&o[i] != 0 {
-			return true
-		}
-	}
-	return false
-}
-
-func (b bitset) equal(o bitset) bool {
-	if len(b) != len(o) {
-		return false
-	}
-	for i := range b {
-		if b[i] != o[i] {
-			return false
-		}
-	}
-	return true
-}
-
-func (b bitset) clone() bitset { return append(bitset(nil), b...) }
 
 // dedupe appends to dst the strings of src not already in it.
 func dedupe(dst, src []string) []string {

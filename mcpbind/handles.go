@@ -19,6 +19,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/tidwall/gjson"
+
+	"github.com/chartgate/chartgate/internal/core"
 )
 
 // handleArg is the argument that carries a workflow id.
@@ -216,15 +218,15 @@ func (g *Gate) wholeList(cache *atomic.Pointer[handledList], memo *listMemo, wf 
 				t = g.withHandle(t, "")
 			}
 			out = append(out, t)
-		case ti.mode == modeStates || ti.mode == modeCan:
+		case ti.Mode == core.ModeStates || ti.Mode == core.ModeCan:
 			if handles {
 				out = append(out, g.withHandle(t, g.whereText(ti)))
 			} else {
 				out = append(out, withDescriptionNote(t, g.whereText(ti)))
 			}
-		case ti.mode == modeDenied:
+		case ti.Mode == core.ModeDenied:
 			// Not part of the workflow (DefaultDeny): never callable.
-		case ti.mode == modeStart && !handles:
+		case ti.Mode == core.ModeStart && !handles:
 			// The connection has its workflow: nothing to start.
 		default:
 			out = append(out, t)
@@ -241,13 +243,13 @@ func isWorkflowTool(sets *workflowToolSets, name string) bool {
 }
 
 // whereText says in which states a gated tool works.
-func (g *Gate) whereText(ti *toolInfo) string {
-	if ti.mode == modeCan {
-		return fmt.Sprintf("It works only when the workflow accepts event %q.", ti.event)
+func (g *Gate) whereText(ti *core.ToolInfo) string {
+	if ti.Mode == core.ModeCan {
+		return fmt.Sprintf("It works only when the workflow accepts event %q.", ti.Event)
 	}
 	var names []string
 	for i := range g.nodes {
-		if ti.nodes.has(i) {
+		if ti.Nodes.Has(i) {
 			if g.paths[i] == "" {
 				return "It works in every state of the workflow."
 			}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/chartgate/chartgate/internal/core"
 	"github.com/chartgate/chartgate/statechart"
 )
 
@@ -35,7 +36,7 @@ func TestMatchGlob(t *testing.T) {
 		{"", "", true},
 		{"", "x", false},
 	} {
-		if got := matchGlob(c.pattern, c.name); got != c.want {
+		if got := core.MatchGlob(c.pattern, c.name); got != c.want {
 			t.Errorf("matchGlob(%q, %q) = %v, want %v", c.pattern, c.name, got, c.want)
 		}
 	}
@@ -160,7 +161,7 @@ func TestInvalidatesMetaErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := g.info(g.rules.Load(), "ok_go", false).invalidates; !slices.Equal(got, []string{"cart.*", "orders.**"}) {
+	if got := g.info(g.rules.Load(), "ok_go", false).Invalidates; !slices.Equal(got, []string{"cart.*", "orders.**"}) {
 		t.Fatalf("invalidates %v", got)
 	}
 	if sm := g.States(); len(sm) != 2 || !slices.Equal(sm[0].Invalidates["ok_go"], []string{"cart.*"}) {
@@ -237,9 +238,9 @@ func pathString(p []Step) string {
 func TestShortestPath(t *testing.T) {
 	g := nestedGate(t)
 	r := g.rules.Load()
-	var moves []move
+	var moves []core.Move
 	for _, tool := range r.eventTools {
-		moves = append(moves, move{tool: tool, info: g.info(r, tool, false)})
+		moves = append(moves, core.Move{Tool: tool, Info: g.info(r, tool, false)})
 	}
 	ctx := context.Background()
 	at := func(events ...string) *view {
@@ -252,7 +253,7 @@ func TestShortestPath(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		v, err := g.newView("", s, record{}, 0)
+		v, err := g.newView("", s, core.Record{}, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -275,7 +276,7 @@ func TestShortestPath(t *testing.T) {
 	} {
 		name := fmt.Sprintf("%v/%s", c.from, c.target)
 		v := at(c.from...)
-		path, found := g.model.shortestPath(v.active, g.info(r, c.target, false), moves)
+		path, found := g.model.ShortestPath(v.active, g.info(r, c.target, false), moves)
 		got := pathString(path)
 		if !found {
 			got = "-"
@@ -317,9 +318,9 @@ func TestGuardedAlternatives(t *testing.T) {
 		}
 	}
 	r := g.rules.Load()
-	var moves []move
+	var moves []core.Move
 	for _, tool := range r.eventTools {
-		moves = append(moves, move{tool: tool, info: g.info(r, tool, false)})
+		moves = append(moves, core.Move{Tool: tool, Info: g.info(r, tool, false)})
 	}
 	for target, want := range map[string]string{
 		"receipt": "pay[approved]",
@@ -327,7 +328,7 @@ func TestGuardedAlternatives(t *testing.T) {
 		"appeal":  "pay[suspicious]",
 		"pay":     "",
 	} {
-		path, found := g.model.shortestPath(g.initial.active, g.info(r, target, false), moves)
+		path, found := g.model.ShortestPath(g.initial.active, g.info(r, target, false), moves)
 		if got := pathString(path); !found || got != want {
 			t.Errorf("%s: path %q (found %v), want %q", target, got, found, want)
 		}
@@ -457,7 +458,7 @@ func TestCommitRetriesOnConflict(t *testing.T) {
 	if n := s.Context()["n"]; n != 1.0 || store.conflicts.Load() != 1 {
 		t.Fatalf("n = %v, %d conflicts; want 1 and 1", n, store.conflicts.Load())
 	}
-	if out.after.rec.lease != nil {
-		t.Fatalf("the lease was kept: %+v", out.after.rec.lease)
+	if out.after.rec.Lease != nil {
+		t.Fatalf("the lease was kept: %+v", out.after.rec.Lease)
 	}
 }

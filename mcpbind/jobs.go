@@ -20,17 +20,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/chartgate/chartgate/gate"
+	"github.com/chartgate/chartgate/internal/core"
 	"github.com/chartgate/chartgate/statechart"
 )
-
-// jobLease is an instance's claim on one job of a workflow: the child
-// named by Session (its session in the workflow's actor system) runs in
-// the gate that wrote ID, until Until unless renewed.
-type jobLease struct {
-	Session string    `json:"session"`
-	ID      string    `json:"id"`
-	Until   time.Time `json:"until"`
-}
 
 // jobSpec is an active promise child of a workflow state that the gate
 // can run: its logic is a Go [statechart.Promise].
@@ -73,8 +65,8 @@ func wantsJob(s statechart.State, session string) bool {
 	return slices.ContainsFunc(wantedJobs(s), func(w jobSpec) bool { return w.session == session })
 }
 
-func leaseIndex(leases []jobLease, session string) int {
-	return slices.IndexFunc(leases, func(l jobLease) bool { return l.Session == session })
+func leaseIndex(leases []core.JobLease, session string) int {
+	return slices.IndexFunc(leases, func(l core.JobLease) bool { return l.Session == session })
 }
 
 // jobStart is a job that a save claimed, to be started once the save
@@ -89,7 +81,7 @@ type jobStart struct {
 // are kept, the others dropped, and each job that has no live lease (a new
 // child, or one whose instance died) is claimed by this gate, to be
 // started if the save succeeds. A closed gate claims nothing.
-func (g *Gate) planJobs(leases []jobLease, s statechart.State) ([]jobLease, []jobStart) {
+func (g *Gate) planJobs(leases []core.JobLease, s statechart.State) ([]core.JobLease, []jobStart) {
 	if g.jobs == nil {
 		return leases, nil
 	}
@@ -98,7 +90,7 @@ func (g *Gate) planJobs(leases []jobLease, s statechart.State) ([]jobLease, []jo
 		return nil, nil
 	}
 	now, closed := g.now(), g.jobs.isClosed()
-	out := make([]jobLease, 0, len(want))
+	out := make([]core.JobLease, 0, len(want))
 	var starts []jobStart
 	for _, w := range want {
 		if i := leaseIndex(leases, w.session); i >= 0 && (closed || now.Before(leases[i].Until)) {
@@ -108,7 +100,7 @@ func (g *Gate) planJobs(leases []jobLease, s statechart.State) ([]jobLease, []jo
 		if closed {
 			continue
 		}
-		l := jobLease{Session: w.session, ID: g.newLeaseID(), Until: now.Add(g.leaseTTL)}
+		l := core.JobLease{Session: w.session, ID: g.newLeaseID(), Until: now.Add(g.leaseTTL)}
 		out = append(out, l)
 		starts = append(starts, jobStart{spec: w, claim: l.ID})
 	}
@@ -274,8 +266,8 @@ func (g *Gate) tendJob(j *job, renew bool) {
 			}
 			return // try again at the next renewal
 		}
-		i := leaseIndex(v.rec.jobs, j.session)
-		if i < 0 || v.rec.jobs[i].ID != j.claim || !wantsJob(v.state, j.session) {
+		i := leaseIndex(v.rec.Jobs, j.session)
+		if i < 0 || v.rec.Jobs[i].ID != j.claim || !wantsJob(v.state, j.session) {
 			j.cancel() // its child was stopped, or another instance took it over
 			return
 		}
@@ -287,9 +279,9 @@ func (g *Gate) tendJob(j *job, renew bool) {
 			return
 		}
 		rec := v.rec
-		rec.snap = snap
-		rec.jobs = slices.Clone(v.rec.jobs)
-		rec.jobs[i].Until = g.now().Add(g.leaseTTL)
+		rec.Snap = snap
+		rec.Jobs = slices.Clone(v.rec.Jobs)
+		rec.Jobs[i].Until = g.now().Add(g.leaseTTL)
 		if _, err = g.save(ctx, t, v, v.state, rec); err == nil {
 			return
 		}
@@ -468,11 +460,11 @@ func (g *Gate) resumeKey(ctx context.Context, key string) (int, error) {
 		return 0, err
 	}
 	n := 0
-	_, err = g.rewrite(ctx, t, v, func(v *view, snap []byte) (record, bool, error) {
-		_, starts := g.planJobs(v.rec.jobs, v.state)
+	_, err = g.rewrite(ctx, t, v, func(v *view, snap []byte) (core.Record, bool, error) {
+		_, starts := g.planJobs(v.rec.Jobs, v.state)
 		n = len(starts)
 		rec := v.rec
-		rec.snap = snap
+		rec.Snap = snap
 		return rec, n == 0, nil // save claims the jobs planJobs gives
 	})
 	switch {

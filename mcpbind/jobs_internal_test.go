@@ -61,7 +61,7 @@ func TestDeliverOnce(t *testing.T) {
 	if out.err != nil || out.tr != nil || out.after.state.Context()["n"] != float64(1) {
 		t.Fatalf("the second result for the same child moved the workflow: %+v, n = %v", out, out.after.state.Context()["n"])
 	}
-	if out.after.rec.lease != nil {
+	if out.after.rec.Lease != nil {
 		t.Fatal("the second result left the workflow's lease taken")
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/chartgate/chartgate/internal/core"
 	"github.com/chartgate/chartgate/statechart"
 )
 
@@ -19,12 +20,12 @@ func (g *Gate) limits(v *view) []CallLimit {
 	}
 	var out []CallLimit
 	for i, sm := range g.mcp {
-		if sm != nil && sm.MaxCalls > 0 && v.active.has(i) {
+		if sm != nil && sm.MaxCalls > 0 && v.active.Has(i) {
 			name := g.paths[i]
 			if name == "" {
 				name = g.engine.ID()
 			}
-			out = append(out, CallLimit{State: name, Calls: v.rec.calls[sm.StateID], Max: sm.MaxCalls, Warn: sm.OnMaxCalls == "warn", StateID: sm.StateID})
+			out = append(out, CallLimit{State: name, Calls: v.rec.Calls[sm.StateID], Max: sm.MaxCalls, Warn: sm.OnMaxCalls == "warn", StateID: sm.StateID})
 		}
 	}
 	return out
@@ -71,11 +72,11 @@ func checkpointNotice(l CallLimit, transitionTool string) string {
 // every state whose budget is used up: the tool sends an event, and the
 // machine, sent that event with the call's arguments (input; nil when they
 // are not known yet) and no result, leaves those states.
-func (g *Gate) leaves(ctx context.Context, v *view, ti *toolInfo, tool string, input any, lims []CallLimit) bool {
-	if ti.event == "" || v.state.Status() != statechart.StatusActive {
+func (g *Gate) leaves(ctx context.Context, v *view, ti *core.ToolInfo, tool string, input any, lims []CallLimit) bool {
+	if ti.Event == "" || v.state.Status() != statechart.StatusActive {
 		return false
 	}
-	ns, err := g.engine.Send(ctx, v.state, g.event(ti.event, tool, input, nil), g.now())
+	ns, err := g.engine.Send(ctx, v.state, g.event(ti.Event, tool, input, nil), g.now())
 	if err != nil {
 		return false
 	}
@@ -90,11 +91,11 @@ func (g *Gate) leaves(ctx context.Context, v *view, ti *toolInfo, tool string, i
 
 // allowed reports whether a tool may run now: it is visible and, if some
 // budget is used up (lims), it leaves the states concerned.
-func (g *Gate) allowed(ctx context.Context, v *view, tool string, ti *toolInfo, lims []CallLimit, input any) bool {
+func (g *Gate) allowed(ctx context.Context, v *view, tool string, ti *core.ToolInfo, lims []CallLimit, input any) bool {
 	if !g.visible(ctx, v, tool, ti) {
 		return false
 	}
-	return len(lims) == 0 || ti.mode == modeUnbound || g.leaves(ctx, v, ti, tool, input, lims)
+	return len(lims) == 0 || ti.Mode == core.ModeUnbound || g.leaves(ctx, v, ti, tool, input, lims)
 }
 
 // available returns the tools of a server that may be called now, in its

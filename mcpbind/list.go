@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/chartgate/chartgate/internal/core"
 )
 
 func (g *Gate) list(ctx context.Context, next mcp.MethodHandler, a *attachment, req *mcp.ListToolsRequest) (mcp.Result, error) {
@@ -70,7 +72,7 @@ func ungatedList(lr *mcp.ListToolsResult, memo *listMemo) *mcp.ListToolsResult {
 	out := *lr
 	out.Tools = nil
 	for i, ti := range memo.infos {
-		if ti.mode == modeUnbound {
+		if ti.Mode == core.ModeUnbound {
 			out.Tools = append(out.Tools, lr.Tools[i])
 		}
 	}
@@ -86,7 +88,7 @@ func (g *Gate) filter(ctx context.Context, memo *listMemo, v *view, tools []*mcp
 	memoize := !memo.hasCan && len(lims) == 0 && !checkpoint
 	var key string
 	if memoize {
-		key = configKey(v.active)
+		key = core.ConfigKey(v.active)
 		if out, ok := memo.byConfig.Load(key); ok {
 			return slices.Clone(out.([]*mcp.Tool))
 		}
@@ -97,7 +99,7 @@ func (g *Gate) filter(ctx context.Context, memo *listMemo, v *view, tools []*mcp
 		if checkpoint && !g.ownTools.has(tools[i].Name) {
 			continue
 		}
-		if ti.mode == modeUnbound || g.allowed(ctx, v, tools[i].Name, ti, lims, nil) {
+		if ti.Mode == core.ModeUnbound || g.allowed(ctx, v, tools[i].Name, ti, lims, nil) {
 			keep[i] = true
 			n++
 		}
@@ -124,7 +126,7 @@ func checkpointed(lims []CallLimit) bool {
 // comparing pointers is enough to reuse the answer.
 type listMemo struct {
 	tools  []*mcp.Tool
-	infos  []*toolInfo
+	infos  []*core.ToolInfo
 	gated  bool // some tool is gated
 	hasCan bool // some tool is visible by the machine's "can"
 
@@ -148,15 +150,15 @@ func (g *Gate) listInfos(r *rules, cursor string, tools []*mcp.Tool) (*listMemo,
 			return memo, false
 		}
 	}
-	memo := &listMemo{tools: slices.Clone(tools), infos: make([]*toolInfo, len(tools))}
+	memo := &listMemo{tools: slices.Clone(tools), infos: make([]*core.ToolInfo, len(tools))}
 	for i, t := range tools {
 		ti := g.info(r, t.Name, true)
 		if t.Name == g.start {
 			ti = startInfo
 		}
 		memo.infos[i] = ti
-		memo.gated = memo.gated || ti.mode != modeUnbound
-		memo.hasCan = memo.hasCan || ti.mode == modeCan
+		memo.gated = memo.gated || ti.Mode != core.ModeUnbound
+		memo.hasCan = memo.hasCan || ti.Mode == core.ModeCan
 	}
 	if _, ok := r.lists.Load(cursor); ok || r.nlists.Add(1) <= maxListMemos {
 		r.lists.Store(cursor, memo)

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/chartgate/chartgate/internal/core"
 	"github.com/chartgate/chartgate/statechart"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -20,11 +21,11 @@ type view struct {
 	gate    *Gate            // the gate that made it (another gate sharing the store decodes the record: its engine may not read state)
 	key     string           // store key; "" for a session that has none yet
 	state   statechart.State // after Advance
-	rec     record           // as loaded (rec.snap is older than state if Advance moved it)
+	rec     core.Record      // as loaded (rec.snap is older than state if Advance moved it)
 	version uint64           // 0: no record
 	// advanced: delayed transitions moved state since rec.snap was saved.
 	advanced bool
-	active   bitset // active nodes of state
+	active   core.Bitset // active nodes of state
 	sig      atomic.Pointer[sigCache]
 }
 
@@ -34,40 +35,40 @@ func (v *view) withKey(key string) *view {
 }
 
 // Size implements [Value]: the length of the record's encoding.
-func (v *view) Size() int { return v.rec.size() }
+func (v *view) Size() int { return v.rec.Size() }
 
 // Encode implements [Value]: the record's encoding, for [Store.Load].
-func (v *view) Encode() []byte { return v.rec.encode() }
+func (v *view) Encode() []byte { return v.rec.Encode() }
 
 // sigCache is the signature of a view under some rules (a view's state
 // never changes, so neither does its signature).
 type sigCache struct {
 	rules *rules
-	bits  bitset
+	bits  core.Bitset
 }
 
 // snapshot returns the persisted form of v's state: the stored one unless
 // delayed transitions moved it.
 func (v *view) snapshot() ([]byte, error) {
-	if !v.advanced && v.rec.snap != nil {
-		return v.rec.snap, nil
+	if !v.advanced && v.rec.Snap != nil {
+		return v.rec.Snap, nil
 	}
 	return v.state.MarshalJSON()
 }
 
 // newView decodes a workflow state. A nil rec.snap is computed from s.
-func (g *Gate) newView(key string, s statechart.State, rec record, version uint64) (*view, error) {
-	if rec.snap == nil {
+func (g *Gate) newView(key string, s statechart.State, rec core.Record, version uint64) (*view, error) {
+	if rec.Snap == nil {
 		b, err := s.MarshalJSON()
 		if err != nil {
 			return nil, fmt.Errorf("mcpbind: marshaling state: %w", err)
 		}
-		rec.snap = b
+		rec.Snap = b
 	}
-	v := &view{gate: g, key: key, state: s, rec: rec, version: version, active: newBitset(len(g.nodes))}
+	v := &view{gate: g, key: key, state: s, rec: rec, version: version, active: core.NewBitset(len(g.nodes))}
 	for _, id := range s.StateIDs() {
 		if i, ok := g.byID[id]; ok {
-			v.active.set(i)
+			v.active.Set(i)
 		}
 	}
 	return v, nil
@@ -196,11 +197,11 @@ func (g *Gate) fetchView(ctx context.Context, key string) (*view, error) {
 
 // decode reads a stored record into a view.
 func (g *Gate) decode(key string, data []byte, ver uint64) (*view, error) {
-	rec, err := decodeRecord(data)
+	rec, err := core.DecodeRecord(data)
 	if err != nil {
 		return nil, err
 	}
-	s, err := g.engine.Restore(rec.snap)
+	s, err := g.engine.Restore(rec.Snap)
 	if err := g.checkVersion(key, rec, err); err != nil {
 		return nil, err
 	}
@@ -242,7 +243,7 @@ func (g *Gate) workflow(ctx context.Context, t target) (*Workflow, error) {
 
 // workflowOf describes a view.
 func (g *Gate) workflowOf(v *view) *Workflow {
-	return &Workflow{Key: v.key, State: v.state, Limits: g.limits(v), History: decodeHistory(v.rec.history, v.key), Pending: g.pendingOf(v), Snapshot: v}
+	return &Workflow{Key: v.key, State: v.state, Limits: g.limits(v), History: core.DecodeHistory(v.rec.History, v.key), Pending: g.pendingOf(v), Snapshot: v}
 }
 
 // viewCache keeps the last decoded view of the most recently stored

@@ -14,6 +14,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/chartgate/chartgate/internal/core"
 	"github.com/chartgate/chartgate/statechart"
 )
 
@@ -38,22 +39,22 @@ func (g *Gate) CheckTools(tools []string) statechart.ErrorList {
 	}
 	var errs statechart.ErrorList
 	report := func(path, name string, pattern bool) {
-		if slices.ContainsFunc(tools, func(t string) bool { return matchGlob(name, t) }) {
+		if slices.ContainsFunc(tools, func(t string) bool { return core.MatchGlob(name, t) }) {
 			return
 		}
 		what := fmt.Sprintf("%q matches no tool of the server", name)
 		if !pattern || !strings.Contains(name, "*") {
-			if hint := didYouMean(name, tools); hint != "" {
+			if hint := core.DidYouMean(name, tools); hint != "" {
 				what += fmt.Sprintf(" (did you mean %q?)", hint)
 			}
 		}
 		errs = append(errs, &statechart.Error{Path: path, Msg: what})
 	}
 	for _, ref := range g.refs {
-		report(ref.path, ref.name, ref.pattern)
+		report(ref.Path, ref.Name, ref.Pattern)
 	}
 	r := g.rules.Load()
-	for _, name := range sortedKeys(r.bound) {
+	for _, name := range core.SortedKeys(r.bound) {
 		report(fmt.Sprintf("Bind(%q)", name), name, false)
 	}
 	return errs
@@ -70,7 +71,7 @@ func (g *Gate) Unnamed(tools []string) []string {
 		if g.ownTools.has(t) {
 			continue
 		}
-		if m := g.info(r, t, false).mode; m == modeUnbound || m == modeDenied {
+		if m := g.info(r, t, false).Mode; m == core.ModeUnbound || m == core.ModeDenied {
 			out = append(out, t)
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/chartgate/chartgate/internal/core"
 	"github.com/chartgate/chartgate/statesync"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -84,17 +85,17 @@ func (g *Gate) withCheckpoints(res *mcp.CallToolResult, c *gatedCall, lims []Cal
 // call's invalidation notice. Without a layer around the gate (none
 // configured, or one installed inside the gate) there is nothing to do, but
 // the declaration is lost, so the gate logs it once.
-func (g *Gate) invalidate(ctx context.Context, tool string, ti *toolInfo) {
-	if len(ti.invalidates) == 0 {
+func (g *Gate) invalidate(ctx context.Context, tool string, ti *core.ToolInfo) {
+	if len(ti.Invalidates) == 0 {
 		return
 	}
-	err := statesync.Invalidate(ctx, ti.invalidates...)
+	err := statesync.Invalidate(ctx, ti.Invalidates...)
 	switch {
 	case err == nil:
 	case errors.Is(err, statesync.ErrNoLayer):
 		if g.noLayerWarned.CompareAndSwap(false, true) {
 			g.log.Warn("mcpbind: a binding declares invalidation patterns but no statesync layer wraps the gate, so they are dropped: install the layer after the gate (Gate.AttachWith), not before it; logged once",
-				"tool", tool, "patterns", ti.invalidates)
+				"tool", tool, "patterns", ti.Invalidates)
 		}
 	default: // the patterns were validated when bound: not expected
 		g.log.Error("mcpbind: reporting invalidation patterns", "tool", tool, "error", err)
@@ -110,7 +111,7 @@ func (g *Gate) toolsChanged(ctx context.Context, c *gatedCall, from, to *view) b
 	if from == to {
 		return false
 	}
-	changed := !g.signature(ctx, c.rules, from).equal(g.signature(ctx, c.rules, to))
+	changed := !g.signature(ctx, c.rules, from).Equal(g.signature(ctx, c.rules, to))
 	if changed && c.a.send != nil && c.listsVary {
 		// The notification goes to this session only, on the request's
 		// context (over Streamable HTTP: on the POST's stream), before the
@@ -162,33 +163,33 @@ func withNote(res *mcp.CallToolResult, note any) *mcp.CallToolResult {
 // and "can" tools are visible; or, when an active state's call limit is
 // used up, which tools that send an event may still run. Equal signatures
 // mean equal visible sets.
-func (g *Gate) signature(ctx context.Context, r *rules, v *view) bitset {
+func (g *Gate) signature(ctx context.Context, r *rules, v *view) core.Bitset {
 	if c := v.sig.Load(); c != nil && c.rules == r {
 		return c.bits
 	}
 	n := len(g.jsonPatterns) + len(r.sigTools)
-	var sig bitset
+	var sig core.Bitset
 	defer func() { v.sig.Store(&sigCache{rules: r, bits: sig}) }()
 	if lims := g.exhausted(v); len(lims) > 0 {
 		// Bit n marks the limited signature, which never equals another.
-		sig = newBitset(n + 1 + len(r.eventTools))
-		sig.set(n)
+		sig = core.NewBitset(n + 1 + len(r.eventTools))
+		sig.Set(n)
 		for j, t := range r.eventTools {
 			if g.allowed(ctx, v, t, g.info(r, t, false), lims, nil) {
-				sig.set(n + 1 + j)
+				sig.Set(n + 1 + j)
 			}
 		}
 		return sig
 	}
-	sig = newBitset(n)
+	sig = core.NewBitset(n)
 	for i, p := range g.jsonPatterns {
-		if p.nodes.intersects(v.active) {
-			sig.set(i)
+		if p.nodes.Intersects(v.active) {
+			sig.Set(i)
 		}
 	}
 	for j, t := range r.sigTools {
 		if g.visible(ctx, v, t, g.info(r, t, false)) {
-			sig.set(len(g.jsonPatterns) + j)
+			sig.Set(len(g.jsonPatterns) + j)
 		}
 	}
 	return sig

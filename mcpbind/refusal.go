@@ -12,6 +12,8 @@ import (
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/chartgate/chartgate/internal/core"
 )
 
 // MetaKey is the _meta key of the gate's notes on a call result.
@@ -83,10 +85,10 @@ func (g *Gate) refuse(ctx context.Context, c *gatedCall, v *view) *verdict {
 	if vd != nil {
 		return vd
 	}
-	var moves []move
+	var moves []core.Move
 	for _, tool := range tools {
-		if tti := g.info(c.rules, tool, true); tti.event != "" {
-			moves = append(moves, move{tool: tool, info: tti})
+		if tti := g.info(c.rules, tool, true); tti.Event != "" {
+			moves = append(moves, core.Move{Tool: tool, Info: tti})
 		}
 	}
 	transitionTool := ""
@@ -94,16 +96,16 @@ func (g *Gate) refuse(ctx context.Context, c *gatedCall, v *view) *verdict {
 		// The events workflow_transition may send are steps too.
 		transitionTool = c.wf.transitionName
 		for _, ev := range g.transitionEvents(c.rules, c.wf) {
-			moves = append(moves, move{tool: transitionTool, info: &toolInfo{mode: modeCan, event: ev}})
+			moves = append(moves, core.Move{Tool: transitionTool, Info: &core.ToolInfo{Mode: core.ModeCan, Event: ev}})
 		}
 	}
 	moves = append(moves, g.waits...) // a job's result may be the step that helps
-	path, found := g.model.shortestPath(v.active, c.info, moves)
+	path, found := g.model.ShortestPath(v.active, c.info, moves)
 	ref.Reachable = found
 	if path != nil {
 		ref.Path = path
 	}
-	if c.info.mode == modeDenied {
+	if c.info.Mode == core.ModeDenied {
 		var b strings.Builder
 		fmt.Fprintf(&b, "Tool %q is not part of the %q workflow: no state of it allows the tool, so this server does not run it.", c.name, g.engine.ID())
 		writeGuidance(&b, ref.Available, ref.Instructions)
@@ -139,14 +141,14 @@ func (g *Gate) registered(ctx context.Context, next mcp.MethodHandler, req *mcp.
 
 // refusalText is the refusal in prose, for the model. transitionTool names
 // workflow_transition, whose steps say which event to send.
-func refusalText(ref *Refusal, ti *toolInfo, transitionTool string) string {
+func refusalText(ref *Refusal, ti *core.ToolInfo, transitionTool string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Tool %q is not available in the current workflow state (%s).", ref.Tool, stateText(ref.State))
 	switch {
 	case !ref.Reachable:
 		b.WriteString(" No sequence of tool calls makes it available from this state.")
 	case len(ref.Path) == 0:
-		fmt.Fprintf(&b, " The workflow does not accept its event %q now: a guard refuses it.", ti.event)
+		fmt.Fprintf(&b, " The workflow does not accept its event %q now: a guard refuses it.", ti.Event)
 	default:
 		b.WriteString(" To make it available, ")
 		calling := false
@@ -176,7 +178,7 @@ func refusalText(ref *Refusal, ti *toolInfo, transitionTool string) string {
 			case 1:
 				fmt.Fprintf(&b, " (if guard %q allows)", s.Guards[0])
 			default:
-				fmt.Fprintf(&b, " (if guards %s allow)", strings.Join(quoteAll(s.Guards), " and "))
+				fmt.Fprintf(&b, " (if guards %s allow)", strings.Join(core.QuoteAll(s.Guards), " and "))
 			}
 		}
 		b.WriteString(".")
@@ -241,7 +243,7 @@ func (g *Gate) refuseBusy(ctx context.Context, c *gatedCall, v *view) *verdict {
 		return vd
 	}
 	other := "another call"
-	if l := v.rec.lease; l != nil && l.Tool != "" {
+	if l := v.rec.Lease; l != nil && l.Tool != "" {
 		other = fmt.Sprintf("a call of %s", l.Tool)
 	}
 	var b strings.Builder
@@ -272,13 +274,13 @@ func (g *Gate) refuseArguments(ctx context.Context, c *gatedCall, why string) *v
 
 // refuseEvent answers a call whose event the workflow would fail on.
 func (g *Gate) refuseEvent(ctx context.Context, c *gatedCall, v *view, err error) *verdict {
-	g.log.Warn("mcpbind: the machine fails on a call's event; the call is refused", "tool", c.name, "event", c.info.event, "key", fingerprint(v.key), "error", err)
+	g.log.Warn("mcpbind: the machine fails on a call's event; the call is refused", "tool", c.name, "event", c.info.Event, "key", fingerprint(v.key), "error", err)
 	ref, _, vd := g.refusal(ctx, c, v, CodeWorkflowError)
 	if vd != nil {
 		return vd
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "Tool %q was not run: the workflow cannot take its event %q with these arguments (%v).", c.name, c.info.event, err)
+	fmt.Fprintf(&b, "Tool %q was not run: the workflow cannot take its event %q with these arguments (%v).", c.name, c.info.Event, err)
 	writeGuidance(&b, ref.Available, ref.Instructions)
 	return refused(ref, b.String())
 }
@@ -290,13 +292,13 @@ func (g *Gate) refuseGuards(ctx context.Context, c *gatedCall, v *view, guards [
 	if vd != nil {
 		return vd
 	}
-	ref.Event, ref.Guards, ref.Reachable = c.info.event, guards, true
+	ref.Event, ref.Guards, ref.Reachable = c.info.Event, guards, true
 	var b strings.Builder
-	fmt.Fprintf(&b, "Tool %q was not run: the workflow does not accept its event %q with these arguments now: ", c.name, c.info.event)
+	fmt.Fprintf(&b, "Tool %q was not run: the workflow does not accept its event %q with these arguments now: ", c.name, c.info.Event)
 	if len(guards) == 1 {
 		fmt.Fprintf(&b, "guard %q refuses it.", guards[0])
 	} else {
-		fmt.Fprintf(&b, "guards %s refuse it.", strings.Join(quoteAll(guards), " and "))
+		fmt.Fprintf(&b, "guards %s refuse it.", strings.Join(core.QuoteAll(guards), " and "))
 	}
 	b.WriteString(" Call it with arguments the guard accepts, or do what the instructions say first.")
 	writeGuidance(&b, ref.Available, ref.Instructions)
@@ -353,7 +355,7 @@ func toolError(text string) *mcp.CallToolResult {
 func (g *Gate) instructions(v *view) []string {
 	var out []string
 	for i, sm := range g.mcp {
-		if sm != nil && sm.Instructions != "" && v.active.has(i) {
+		if sm != nil && sm.Instructions != "" && v.active.Has(i) {
 			out = append(out, sm.Instructions)
 		}
 	}

@@ -24,6 +24,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/chartgate/chartgate/internal/core"
 )
 
 // holder is a call's hold on its workflow: the lease it took and the
@@ -63,7 +65,7 @@ func (g *Gate) reserve(ctx context.Context, c *gatedCall, v *view) (*view, *hold
 		if v.key != key {
 			v = v.withKey(key)
 		}
-		if serial && v.rec.lease.live(g.now()) {
+		if serial && v.rec.Lease.Live(g.now()) {
 			var vd *verdict
 			var err error
 			if v, vd, err = g.awaitLease(ctx, c, key, v, deadline); vd != nil || err != nil {
@@ -75,21 +77,21 @@ func (g *Gate) reserve(ctx context.Context, c *gatedCall, v *view) (*view, *hold
 		if err != nil {
 			return nil, nil, nil, fmt.Errorf("marshaling the state: %w", err)
 		}
-		rec := record{snap: snap, calls: v.rec.calls, history: v.rec.history, lease: v.rec.lease, jobs: v.rec.jobs}
+		rec := core.Record{Snap: snap, Calls: v.rec.Calls, History: v.rec.History, Lease: v.rec.Lease, Jobs: v.rec.Jobs}
 		counted := g.counts(ctx, c, v)
 		if counted {
-			rec.calls = make(map[string]int, len(v.rec.calls)+1)
-			for id, n := range v.rec.calls {
-				rec.calls[id] = n
+			rec.Calls = make(map[string]int, len(v.rec.Calls)+1)
+			for id, n := range v.rec.Calls {
+				rec.Calls[id] = n
 			}
 			for _, l := range g.limits(v) {
-				rec.calls[l.StateID] = l.Calls + 1
+				rec.Calls[l.StateID] = l.Calls + 1
 			}
 		}
 		var h *holder
 		if serial {
 			h = &holder{t: c.target, key: key, id: g.newLeaseID(), tool: c.name}
-			rec.lease = &lease{ID: h.id, Tool: c.name, Until: g.now().Add(g.leaseTTL)}
+			rec.Lease = &core.Lease{ID: h.id, Tool: c.name, Until: g.now().Add(g.leaseTTL)}
 		}
 		// A write that only takes the lease acknowledges nothing: it need
 		// not wait for the disk (the commit that ends the call does).
@@ -153,9 +155,9 @@ func (g *Gate) counts(ctx context.Context, c *gatedCall, v *view) bool {
 func (g *Gate) awaitLease(ctx context.Context, c *gatedCall, key string, v *view, deadline time.Time) (*view, *verdict, error) {
 	for i := 0; ; i++ {
 		w := g.leases.watch(key) // before the check, so that no release is missed
-		l := v.rec.lease
+		l := v.rec.Lease
 		now := g.now()
-		if !l.live(now) {
+		if !l.Live(now) {
 			g.leases.unwatch(key, w)
 			return v, nil, nil
 		}
@@ -217,16 +219,16 @@ func (g *Gate) renew(base context.Context, h *holder, every time.Duration) {
 	defer cancel()
 	cur := h.view
 	for attempt := 0; attempt < 10; attempt++ {
-		if cur.rec.lease == nil || cur.rec.lease.ID != h.id {
+		if cur.rec.Lease == nil || cur.rec.Lease.ID != h.id {
 			h.lost = true
 			g.log.Warn("mcpbind: a call lost its hold on the workflow while its tool ran (the lease expired and another call took it)",
 				"key", fingerprint(h.key), "tool", h.tool)
 			return
 		}
 		rec := cur.rec
-		l := *cur.rec.lease
+		l := *cur.rec.Lease
 		l.Until = g.now().Add(g.leaseTTL)
-		rec.lease = &l
+		rec.Lease = &l
 		nv, err := g.saveDurable(ctx, h.t, cur, cur.state, rec, false) // a lease, as reserve's
 		if err == nil {
 			h.view = nv

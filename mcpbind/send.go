@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/chartgate/chartgate/gate"
+	"github.com/chartgate/chartgate/internal/core"
 	"github.com/chartgate/chartgate/statechart"
 )
 
@@ -102,8 +103,8 @@ func (g *Gate) Workflows(ctx context.Context) ([]WorkflowInfo, error) {
 				return nil, err
 			}
 		}
-		wi.State, wi.Status, wi.Pending, wi.Version = v.state.Value(), v.state.Status(), g.pending(v), v.rec.wversion
-		if h := decodeHistory(v.rec.history, key); len(h) > 0 {
+		wi.State, wi.Status, wi.Pending, wi.Version = v.state.Value(), v.state.Status(), g.pending(v), v.rec.WorkflowVersion
+		if h := core.DecodeHistory(v.rec.History, key); len(h) > 0 {
 			wi.Updated = h[len(h)-1].Time
 		}
 		out = append(out, wi)

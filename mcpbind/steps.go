@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/chartgate/chartgate/gate"
+	"github.com/chartgate/chartgate/internal/core"
 )
 
 // steps is a request as gate.Do takes it through the steps: the call,
@@ -60,7 +61,7 @@ func (s *steps) Resolve(ctx context.Context) (context.Context, bool) {
 		s.c = c
 	}
 	c := s.c
-	if c.info.mode == modeUnbound && c.kind == callTool {
+	if c.info.Mode == core.ModeUnbound && c.kind == callTool {
 		s.unbound = true // a caller outside MCP asked about a tool the workflow does not gate
 		return ctx, false
 	}

@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/chartgate/chartgate/internal/core"
 )
 
 // checkVersion decides whether the record rec under key, whose state the
@@ -19,24 +21,24 @@ import (
 // restoreErr; a record of another version whose active states all exist
 // here and which restored is migrated (its next save stamps it with this
 // version); otherwise the error is a [*VersionError].
-func (g *Gate) checkVersion(key string, rec record, restoreErr error) error {
-	if rec.wversion == "" || g.wversion == "" || rec.wversion == g.wversion {
+func (g *Gate) checkVersion(key string, rec core.Record, restoreErr error) error {
+	if rec.WorkflowVersion == "" || g.wversion == "" || rec.WorkflowVersion == g.wversion {
 		if restoreErr != nil {
 			return fmt.Errorf("mcpbind: restoring the workflow state: %w", restoreErr)
 		}
 		return nil
 	}
 	var missing []string
-	for _, id := range gjson.GetBytes(rec.snap, "nodes").Array() {
+	for _, id := range gjson.GetBytes(rec.Snap, "nodes").Array() {
 		if _, ok := g.byID[id.String()]; !ok {
 			missing = append(missing, id.String())
 		}
 	}
 	if len(missing) == 0 && restoreErr == nil {
-		g.log.Info("mcpbind: workflow migrated from another version of the workflow", "key", fingerprint(key), "from", rec.wversion, "to", g.wversion)
+		g.log.Info("mcpbind: workflow migrated from another version of the workflow", "key", fingerprint(key), "from", rec.WorkflowVersion, "to", g.wversion)
 		return nil
 	}
-	return &VersionError{Key: key, Stored: rec.wversion, Current: g.wversion, Missing: missing, Reason: restoreErr, Workflow: g.refName(key)}
+	return &VersionError{Key: key, Stored: rec.WorkflowVersion, Current: g.wversion, Missing: missing, Reason: restoreErr, Workflow: g.refName(key)}
 }
 
 // refName names the workflow under key as the chartgate commands take it:

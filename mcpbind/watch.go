@@ -241,7 +241,7 @@ func (g *Gate) changed(ctx context.Context, w *gateWatch, key string, version ui
 		return
 	}
 	r := g.rules.Load()
-	toolsChanged := !g.signature(ctx, r, before).equal(g.signature(ctx, r, after))
+	toolsChanged := !g.signature(ctx, r, before).Equal(g.signature(ctx, r, after))
 	guidance := g.guidance(before, after)
 	if !toolsChanged && guidance == nil {
 		return

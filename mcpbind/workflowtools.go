@@ -15,6 +15,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/chartgate/chartgate/internal/core"
 	"github.com/chartgate/chartgate/statechart"
 )
 
@@ -115,7 +116,7 @@ func (g *Gate) AddWorkflowTools(s *mcp.Server, opts *WorkflowToolsOptions) error
 		if name == "" {
 			continue
 		}
-		if msg := checkToolName(name, false); msg != "" {
+		if msg := core.CheckToolName(name, false); msg != "" {
 			return fmt.Errorf("mcpbind: AddWorkflowTools: %s", msg)
 		}
 	}
@@ -123,7 +124,7 @@ func (g *Gate) AddWorkflowTools(s *mcp.Server, opts *WorkflowToolsOptions) error
 		if strings.Contains(ev, "*") {
 			return fmt.Errorf("mcpbind: AddWorkflowTools: %q: events must not be wildcards", ev)
 		}
-		if msg := g.events.check(ev); msg != "" {
+		if msg := g.events.Check(ev); msg != "" {
 			return fmt.Errorf("mcpbind: AddWorkflowTools: machine %q: %s", g.engine.ID(), msg)
 		}
 	}
@@ -211,8 +212,8 @@ func (g *Gate) transitionEvents(r *rules, w *workflowTools) []string {
 	}
 	byTool := g.toolEvents(r)
 	var out []string
-	for _, d := range g.events.descriptors {
-		if strings.Contains(d, "*") || strings.HasPrefix(d, "xstate.") || reservedEvent(d) || byTool[d] != "" {
+	for _, d := range g.events.Descriptors {
+		if strings.Contains(d, "*") || strings.HasPrefix(d, "xstate.") || core.ReservedEvent(d) || byTool[d] != "" {
 			continue
 		}
 		out = append(out, d)
@@ -230,8 +231,8 @@ func (g *Gate) toolEvents(r *rules) map[string]string {
 		}
 	}
 	for tool, ti := range r.bound {
-		if ti.event != "" {
-			add(ti.event, tool)
+		if ti.Event != "" {
+			add(ti.Event, tool)
 		}
 	}
 	for tool, ev := range g.jsonEvents {
@@ -295,7 +296,7 @@ func (g *Gate) authorizeTransition(ctx context.Context, c *gatedCall, v *view) *
 	if a := g.pending(v); a != nil {
 		return &verdict{res: toolError("A transition is pending " + g.pendingText(a) + ". " + pendingHelp)}
 	}
-	if reservedEvent(in.Event) {
+	if core.ReservedEvent(in.Event) {
 		return &verdict{res: toolError(fmt.Sprintf("Event %q is reserved: approvals and interrupts are sent by the server or by a person, not with %s.", in.Event, w.transitionName))}
 	}
 	accepted := func() string {
@@ -333,7 +334,7 @@ func (g *Gate) authorizeTransition(ctx context.Context, c *gatedCall, v *view) *
 		return refuse("The workflow failed on event %q: %v", in.Event, err)
 	}
 	if !ok {
-		if g.model.structurallyVisible(v.active, &toolInfo{mode: modeCan, event: in.Event}, false) {
+		if g.model.StructurallyVisible(v.active, &core.ToolInfo{Mode: core.ModeCan, Event: in.Event}, false) {
 			why := ""
 			if w.explainGuard != nil {
 				if e := w.explainGuard(ctx, g.workflowOf(v), in.Event, in.Data); e != "" {

@@ -16,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/chartgate/chartgate/gate"
+	"github.com/chartgate/chartgate/internal/core"
 	"github.com/chartgate/chartgate/statechart"
 )
 
@@ -26,14 +27,14 @@ import (
 //
 // The record's job leases are those planJobs gives for state: the jobs
 // this save claims start once it succeeded.
-func (g *Gate) save(ctx context.Context, t target, prev *view, state statechart.State, rec record) (*view, error) {
+func (g *Gate) save(ctx context.Context, t target, prev *view, state statechart.State, rec core.Record) (*view, error) {
 	return g.saveDurable(ctx, t, prev, state, rec, true)
 }
 
 // saveDurable is save; with durable false, a store that implements
 // [gate.NoSyncStore] need not wait for the disk (for a write that
 // acknowledges nothing: a lease).
-func (g *Gate) saveDurable(ctx context.Context, t target, prev *view, state statechart.State, rec record, durable bool) (*view, error) {
+func (g *Gate) saveDurable(ctx context.Context, t target, prev *view, state statechart.State, rec core.Record, durable bool) (*view, error) {
 	key, sess := g.keyFor(t)
 	var nv *view
 	if state == prev.state {
@@ -47,7 +48,7 @@ func (g *Gate) saveDurable(ctx context.Context, t target, prev *view, state stat
 		}
 	}
 	// A job's (existing) result tells every session itself.
-	if err := g.write(ctx, nv, prev.version, prev.rec.approval, t.ss, t.existing, durable); err != nil {
+	if err := g.write(ctx, nv, prev.version, prev.rec.Approval, t.ss, t.existing, durable); err != nil {
 		return nil, err
 	}
 	switch {
@@ -75,7 +76,7 @@ func (g *Gate) create(ctx context.Context, key string) (*view, error) {
 	if err != nil {
 		return nil, fmt.Errorf("mcpbind: starting the workflow: %w", err)
 	}
-	v, err := g.newView(key, s, record{}, 0)
+	v, err := g.newView(key, s, core.Record{}, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -93,9 +94,9 @@ func (g *Gate) create(ctx context.Context, key string) (*view, error) {
 // settled: every session tells itself), and starts the jobs the write
 // claimed. A conflict's error matches ErrConflict as it is; another
 // failure is wrapped.
-func (g *Gate) write(ctx context.Context, v *view, old uint64, prev *approvalRecord, ss *mcp.ServerSession, settled, durable bool) error {
+func (g *Gate) write(ctx context.Context, v *view, old uint64, prev *core.ApprovalRecord, ss *mcp.ServerSession, settled, durable bool) error {
 	var starts []jobStart
-	v.rec.jobs, starts = g.planJobs(v.rec.jobs, v.state)
+	v.rec.Jobs, starts = g.planJobs(v.rec.Jobs, v.state)
 	g.stampApproval(&v.rec, v.active, prev)
 	ww := g.writing(v.key, ss, settled)
 	_, err := g.swap(ctx, v.key, old, v, durable)
@@ -113,7 +114,7 @@ func (g *Gate) write(ctx context.Context, v *view, old uint64, prev *approvalRec
 // v's version to the record's new one. v is not yet shared. With durable
 // false, a [gate.NoSyncStore] need not wait for the disk.
 func (g *Gate) swap(ctx context.Context, key string, old uint64, v *view, durable bool) (uint64, error) {
-	v.rec.wversion = g.wversion
+	v.rec.WorkflowVersion = g.wversion
 	return g.core.Swap(ctx, key, old, v, func(ver uint64) { v.version = ver }, durable)
 }
 
@@ -126,11 +127,11 @@ func backoff(ctx context.Context, attempt int) { gate.Backoff(ctx, attempt) }
 // as update does. change returns the record to save from the current view
 // and its persisted state, or stop to end without saving (a nil error:
 // nothing to do). It returns the saved view.
-func (g *Gate) rewrite(ctx context.Context, t target, v *view, change func(v *view, snap []byte) (rec record, stop bool, err error)) (*view, error) {
-	return g.update(ctx, t, v, func(v *view) (statechart.State, record, bool, error) {
+func (g *Gate) rewrite(ctx context.Context, t target, v *view, change func(v *view, snap []byte) (rec core.Record, stop bool, err error)) (*view, error) {
+	return g.update(ctx, t, v, func(v *view) (statechart.State, core.Record, bool, error) {
 		snap, err := v.snapshot() // with the delayed transitions since it was saved
 		if err != nil {
-			return nil, record{}, false, fmt.Errorf("marshaling the state: %w", err)
+			return nil, core.Record{}, false, fmt.Errorf("marshaling the state: %w", err)
 		}
 		rec, stop, err := change(v, snap)
 		return v.state, rec, stop, err
@@ -143,7 +144,7 @@ func (g *Gate) rewrite(ctx context.Context, t target, v *view, change func(v *vi
 // current view (v first), or stop to end without saving (a nil error:
 // nothing to do). It returns the saved view; after the last conflict, an
 // error that matches ErrConflict.
-func (g *Gate) update(ctx context.Context, t target, v *view, change func(v *view) (state statechart.State, rec record, stop bool, err error)) (*view, error) {
+func (g *Gate) update(ctx context.Context, t target, v *view, change func(v *view) (state statechart.State, rec core.Record, stop bool, err error)) (*view, error) {
 	var nv *view
 	err := g.core.Retry(ctx, func() (bool, error) {
 		state, rec, stop, err := change(v)

@@ -2,7 +2,7 @@
 // tool ran: the request's values without its cancellation, and a deadline
 // whose timer starts only if something waits for it.
 
-package mcpbind
+package core
 
 import (
 	"context"
@@ -10,15 +10,15 @@ import (
 	"time"
 )
 
-// afterRun is the context of what records a call whose tool has run (its
+// AfterRun is the context of what records a call whose tool has run (its
 // event, the saved state): the tool has had its effect, so the request's
 // cancellation does not stop it, but Options.StoreTimeout bounds it. It
 // is context.WithTimeout(context.WithoutCancel(parent), timeout), except
 // that its timer starts only when Done is first called: a store that
-// never blocks ([MemoryStore]) and an engine that does not look at the
+// never blocks ([github.com/chartgate/chartgate/gate.MemoryStore]) and an engine that does not look at the
 // context cost no timer. Err reports the deadline once it has passed,
 // whether or not Done was called.
-type afterRun struct {
+type AfterRun struct {
 	parent   context.Context // for its values only
 	deadline time.Time
 
@@ -29,20 +29,20 @@ type afterRun struct {
 	closed bool          // done is closed
 }
 
-// newAfterRun returns the context of what records a call after its tool
+// NewAfterRun returns the context of what records a call after its tool
 // ran; its stop method releases it (as a cancel function does).
-func newAfterRun(parent context.Context, timeout time.Duration) *afterRun {
-	return &afterRun{parent: parent, deadline: time.Now().Add(timeout)}
+func NewAfterRun(parent context.Context, timeout time.Duration) *AfterRun {
+	return &AfterRun{parent: parent, deadline: time.Now().Add(timeout)}
 }
 
 // Deadline implements context.Context.
-func (c *afterRun) Deadline() (time.Time, bool) { return c.deadline, true }
+func (c *AfterRun) Deadline() (time.Time, bool) { return c.deadline, true }
 
 // Value implements context.Context: the parent's values.
-func (c *afterRun) Value(key any) any { return c.parent.Value(key) }
+func (c *AfterRun) Value(key any) any { return c.parent.Value(key) }
 
 // Done implements context.Context. The first call starts the timer.
-func (c *afterRun) Done() <-chan struct{} {
+func (c *AfterRun) Done() <-chan struct{} {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.done == nil {
@@ -57,7 +57,7 @@ func (c *afterRun) Done() <-chan struct{} {
 }
 
 // Err implements context.Context.
-func (c *afterRun) Err() error {
+func (c *AfterRun) Err() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.check()
@@ -65,14 +65,14 @@ func (c *afterRun) Err() error {
 }
 
 // check ends c if its deadline has passed. c.mu is held.
-func (c *afterRun) check() {
+func (c *AfterRun) check() {
 	if c.err == nil && !time.Now().Before(c.deadline) {
 		c.end(context.DeadlineExceeded)
 	}
 }
 
 // end sets c's error and closes done, if it is not ended. c.mu is held.
-func (c *afterRun) end(err error) {
+func (c *AfterRun) end(err error) {
 	if c.err == nil {
 		c.err = err
 	}
@@ -83,14 +83,14 @@ func (c *afterRun) end(err error) {
 }
 
 // expire ends c at its deadline (the timer's function).
-func (c *afterRun) expire() {
+func (c *AfterRun) expire() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.end(context.DeadlineExceeded)
 }
 
-// stop releases c: its timer, if any, stops, and c is cancelled.
-func (c *afterRun) stop() {
+// Stop releases c: its timer, if any, stops, and c is cancelled.
+func (c *AfterRun) Stop() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.timer != nil {
@@ -100,4 +100,4 @@ func (c *afterRun) stop() {
 }
 
 // String names the context, as the context package's do.
-func (c *afterRun) String() string { return "mcpbind.afterRun" }
+func (c *AfterRun) String() string { return "core.AfterRun" }

@@ -1,4 +1,4 @@
-package mcpbind
+package core
 
 import (
 	"crypto/sha256"
@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chartgate/chartgate/gate"
 	"github.com/chartgate/chartgate/statechart"
 )
 
@@ -64,7 +65,7 @@ func TestAppendTransition(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	zone := time.FixedZone("X", -5*3600-1800)
 	for i := range 2000 {
-		tr := Transition{
+		tr := gate.Transition{
 			Tool:  []string{"cart_pay", `we"ird`, "workflow_transition"}[i%3],
 			Event: statechart.Event{Type: []string{"PAY", "xstate.done.state.m", "é"}[i%3], Data: map[string]any{"tool": "t", "input": randomValue(r, 0), "output": randomValue(r, 0)}},
 			From:  randomValue(r, 1),
@@ -72,9 +73,9 @@ func TestAppendTransition(t *testing.T) {
 			Time:  time.Unix(r.Int64N(4e9), r.Int64N(1e9)).In([]*time.Location{time.UTC, zone}[i%2]),
 		}
 		if i%4 == 0 {
-			tr.Approval = &ApprovalGrant{ID: newApprovalID(), Approved: i%8 == 0, By: []string{"ada", `we"ird`, "é"}[i%3], Channel: ChannelCommand, Authenticated: i%3 == 0}
+			tr.Approval = &gate.ApprovalGrant{ID: NewApprovalID(), Approved: i%8 == 0, By: []string{"ada", `we"ird`, "é"}[i%3], Channel: gate.ChannelCommand, Authenticated: i%3 == 0}
 		}
-		got := appendTransition(nil, tr)
+		got := AppendTransition(nil, tr)
 		kept := tr
 		kept.Event.Data = map[string]any{}
 		for k, v := range tr.Event.Data {
@@ -95,7 +96,7 @@ func TestAppendTransition(t *testing.T) {
 		if !reflect.DeepEqual(g, w) {
 			t.Fatalf("appendTransition:\n%s\njson.Marshal:\n%s", got, want)
 		}
-		var back Transition
+		var back gate.Transition
 		if err := json.Unmarshal(got, &back); err != nil || !back.Time.Equal(tr.Time) || back.Tool != tr.Tool || back.Event.Type != tr.Event.Type ||
 			!reflect.DeepEqual(back.Approval, tr.Approval) {
 			t.Fatalf("read back %+v, %v", back, err)
@@ -103,13 +104,13 @@ func TestAppendTransition(t *testing.T) {
 	}
 	// Numbers are written as encoding/json writes them, so that a
 	// history reads as the calls were made.
-	nums := appendTransition(nil, Transition{Event: statechart.Event{Type: "PAY", Data: map[string]any{"input": map[string]any{"amount": 1e6, "rate": 1e-7, "huge": 1e21}}}})
+	nums := AppendTransition(nil, gate.Transition{Event: statechart.Event{Type: "PAY", Data: map[string]any{"input": map[string]any{"amount": 1e6, "rate": 1e-7, "huge": 1e21}}}})
 	for _, want := range []string{`"amount":1000000`, `"rate":1e-7`, `"huge":1e+21`} {
 		if !strings.Contains(string(nums), want) {
 			t.Errorf("entry %s lacks %s", nums, want)
 		}
 	}
-	if got := appendTransition(nil, Transition{From: math.NaN()}); !json.Valid(got) || !strings.Contains(string(got), `"from":{"$digest":{"error":"not JSON"}}`) {
+	if got := AppendTransition(nil, gate.Transition{From: math.NaN()}); !json.Valid(got) || !strings.Contains(string(got), `"from":{"$digest":{"error":"not JSON"}}`) {
 		t.Fatalf("NaN: %s", got)
 	}
 }
@@ -123,12 +124,12 @@ func TestAppendTransitionBounded(t *testing.T) {
 		deep = map[string]any{"a": deep}
 	}
 	big := strings.Repeat("x", 1<<20)
-	tr := Transition{Tool: "t", Event: statechart.Event{Type: "E", Data: map[string]any{"input": deep, "output": big}}, From: "a", To: "b", Time: time.Unix(0, 0)}
-	got := appendTransition(nil, tr)
+	tr := gate.Transition{Tool: "t", Event: statechart.Event{Type: "E", Data: map[string]any{"input": deep, "output": big}}, From: "a", To: "b", Time: time.Unix(0, 0)}
+	got := AppendTransition(nil, tr)
 	if len(got) > 600 {
 		t.Fatalf("entry of %d bytes: %.300s", len(got), got)
 	}
-	var back Transition
+	var back gate.Transition
 	if err := json.Unmarshal(got, &back); err != nil {
 		t.Fatalf("%v: %s", err, got)
 	}
@@ -140,82 +141,56 @@ func TestAppendTransitionBounded(t *testing.T) {
 	}
 }
 
-// TestViewCacheBound: the cache of handle views keeps the newest
-// maxHandleViews keys and answers only for the cached version.
-func TestViewCacheBound(t *testing.T) {
-	var c viewCache
-	key := func(i int) string { return "k" + strconv.Itoa(i) }
-	for i := range maxHandleViews + 10 {
-		c.put(key(i), &view{version: uint64(i + 1)})
-	}
-	if len(c.views) != maxHandleViews {
-		t.Fatalf("%d views cached, want %d", len(c.views), maxHandleViews)
-	}
-	if c.get(key(0), 1) != nil || c.get(key(9), 10) != nil {
-		t.Fatal("the oldest keys were kept")
-	}
-	if c.get(key(10), 11) == nil || c.get(key(maxHandleViews+9), uint64(maxHandleViews+10)) == nil {
-		t.Fatal("a newer key was dropped")
-	}
-	if c.get(key(10), 12) != nil {
-		t.Fatal("a view answered for another version")
-	}
-	c.put(key(10), &view{version: 12}) // an update does not evict
-	if len(c.views) != maxHandleViews || c.get(key(11), 12) == nil {
-		t.Fatal("updating a cached key evicted another")
-	}
-}
-
 // TestRecordSize: a record's size, computed without encoding it, is the
 // length of its encoding, which decodes back to the record.
 func TestRecordSize(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	names := []string{"a", "pay.card", `we"ird`, "é", "ctl\x01", "<&>", ""}
 	for i := range 500 {
-		rec := record{snap: []byte(`{"value":"a","n":` + strconv.Itoa(i) + `}`)}
+		rec := Record{Snap: []byte(`{"value":"a","n":` + strconv.Itoa(i) + `}`)}
 		for range r.IntN(4) {
-			if rec.calls == nil {
-				rec.calls = map[string]int{}
+			if rec.Calls == nil {
+				rec.Calls = map[string]int{}
 			}
-			rec.calls[names[r.IntN(len(names))]] = r.IntN(1 << r.IntN(40))
+			rec.Calls[names[r.IntN(len(names))]] = r.IntN(1 << r.IntN(40))
 		}
 		for range r.IntN(5) {
-			rec.history = append(rec.history, appendTransition(nil, Transition{Tool: names[r.IntN(len(names))], Event: statechart.Event{Type: "E"}, From: randomValue(r, 1), To: "b", Time: time.Unix(r.Int64N(4e9), r.Int64N(1e9))}))
+			rec.History = append(rec.History, AppendTransition(nil, gate.Transition{Tool: names[r.IntN(len(names))], Event: statechart.Event{Type: "E"}, From: randomValue(r, 1), To: "b", Time: time.Unix(r.Int64N(4e9), r.Int64N(1e9))}))
 		}
 		if r.IntN(2) == 0 {
-			rec.lease = &lease{ID: "0123456789abcdef." + strconv.Itoa(i), Tool: names[r.IntN(len(names))], Until: time.Unix(r.Int64N(4e9), []int64{0, 1e8, r.Int64N(1e9)}[r.IntN(3)]).In(time.FixedZone("X", 3600))}
+			rec.Lease = &Lease{ID: "0123456789abcdef." + strconv.Itoa(i), Tool: names[r.IntN(len(names))], Until: time.Unix(r.Int64N(4e9), []int64{0, 1e8, r.Int64N(1e9)}[r.IntN(3)]).In(time.FixedZone("X", 3600))}
 		}
 		for j := range r.IntN(3) {
-			rec.jobs = append(rec.jobs, jobLease{Session: names[r.IntN(len(names))] + strconv.Itoa(j), ID: "0123456789abcdef." + strconv.Itoa(i), Until: time.Unix(r.Int64N(4e9), r.Int64N(1e9))})
+			rec.Jobs = append(rec.Jobs, JobLease{Session: names[r.IntN(len(names))] + strconv.Itoa(j), ID: "0123456789abcdef." + strconv.Itoa(i), Until: time.Unix(r.Int64N(4e9), r.Int64N(1e9))})
 		}
 		if r.IntN(2) == 0 {
-			rec.approval = &approvalRecord{ID: newApprovalID(), State: names[r.IntN(len(names))], Asked: time.Unix(r.Int64N(4e9), r.Int64N(1e9)),
+			rec.Approval = &ApprovalRecord{ID: NewApprovalID(), State: names[r.IntN(len(names))], Asked: time.Unix(r.Int64N(4e9), r.Int64N(1e9)),
 				Expires: time.Unix(r.Int64N(4e9), r.Int64N(1e9)).In(time.FixedZone("X", 3600))}
 			if r.IntN(2) == 0 {
-				rec.approval.Ask = askDigest(names[r.IntN(len(names))])
+				rec.Approval.Ask = AskDigest(names[r.IntN(len(names))])
 			}
 		}
-		b := rec.encode()
-		if rec.size() != len(b) {
-			t.Fatalf("size %d, encoding of %d bytes: %s", rec.size(), len(b), b)
+		b := rec.Encode()
+		if rec.Size() != len(b) {
+			t.Fatalf("size %d, encoding of %d bytes: %s", rec.Size(), len(b), b)
 		}
-		back, err := decodeRecord(b)
+		back, err := DecodeRecord(b)
 		if err != nil {
 			t.Fatalf("%v: %s", err, b)
 		}
-		if !reflect.DeepEqual(back.calls, rec.calls) || len(back.history) != len(rec.history) || (back.lease == nil) != (rec.lease == nil) ||
-			(rec.lease != nil && (back.lease.ID != rec.lease.ID || back.lease.Tool != rec.lease.Tool || !back.lease.Until.Equal(rec.lease.Until))) {
+		if !reflect.DeepEqual(back.Calls, rec.Calls) || len(back.History) != len(rec.History) || (back.Lease == nil) != (rec.Lease == nil) ||
+			(rec.Lease != nil && (back.Lease.ID != rec.Lease.ID || back.Lease.Tool != rec.Lease.Tool || !back.Lease.Until.Equal(rec.Lease.Until))) {
 			t.Fatalf("read back %+v from %s", back, b)
 		}
-		if len(back.jobs) != len(rec.jobs) {
-			t.Fatalf("read back jobs %+v from %s", back.jobs, b)
+		if len(back.Jobs) != len(rec.Jobs) {
+			t.Fatalf("read back jobs %+v from %s", back.Jobs, b)
 		}
-		if a, ba := rec.approval, back.approval; (a == nil) != (ba == nil) ||
+		if a, ba := rec.Approval, back.Approval; (a == nil) != (ba == nil) ||
 			(a != nil && (ba.ID != a.ID || ba.State != a.State || ba.Ask != a.Ask || !ba.Asked.Equal(a.Asked) || !ba.Expires.Equal(a.Expires))) {
 			t.Fatalf("read back approval %+v, wrote %+v: %s", ba, a, b)
 		}
-		for j, jl := range rec.jobs {
-			if bj := back.jobs[j]; bj.Session != jl.Session || bj.ID != jl.ID || !bj.Until.Equal(jl.Until) {
+		for j, jl := range rec.Jobs {
+			if bj := back.Jobs[j]; bj.Session != jl.Session || bj.ID != jl.ID || !bj.Until.Equal(jl.Until) {
 				t.Fatalf("read back job %+v, wrote %+v: %s", bj, jl, b)
 			}
 		}

@@ -16,11 +16,12 @@
 //   - Context is not modelled; delayed (after) transitions are not steps,
 //     since no tool call causes them.
 
-package mcpbind
+package core
 
 import (
 	"slices"
 
+	"github.com/chartgate/chartgate/gate"
 	"github.com/chartgate/chartgate/statechart"
 )
 
@@ -45,8 +46,8 @@ type mtrans struct {
 	effect  bool // it has a target or actions (XState's can)
 }
 
-// model is the structure of a machine, indexed like Engine.Nodes.
-type model struct {
+// Model is the structure of a machine, indexed like Engine.Nodes.
+type Model struct {
 	ids      []string
 	parent   []int
 	children [][]int
@@ -56,9 +57,11 @@ type model struct {
 	always   [][]*mtrans
 }
 
-func newModel(nodes []statechart.Node, byID map[string]int) *model {
+// NewModel returns the model of the machine whose nodes are given, with
+// byID mapping a node's id to its index.
+func NewModel(nodes []statechart.Node, byID map[string]int) *Model {
 	n := len(nodes)
-	m := &model{
+	m := &Model{
 		ids:      make([]string, n),
 		parent:   make([]int, n),
 		children: make([][]int, n),
@@ -116,7 +119,7 @@ func newModel(nodes []statechart.Node, byID map[string]int) *model {
 }
 
 // isDescendant reports whether a is a proper descendant of anc.
-func (m *model) isDescendant(a, anc int) bool {
+func (m *Model) isDescendant(a, anc int) bool {
 	for p := m.parent[a]; p >= 0; p = m.parent[p] {
 		if p == anc {
 			return true
@@ -126,15 +129,15 @@ func (m *model) isDescendant(a, anc int) bool {
 }
 
 // leaves returns the active atomic states of c, in document order.
-func (m *model) leaves(c bitset) []int {
+func (m *Model) leaves(c Bitset) []int {
 	var out []int
 	for i := range m.ids {
-		if !c.has(i) {
+		if !c.Has(i) {
 			continue
 		}
 		leaf := true
 		for _, ch := range m.children[i] {
-			if c.has(ch) {
+			if c.Has(ch) {
 				leaf = false
 				break
 			}
@@ -156,7 +159,7 @@ const maxAlternatives = 16
 
 // selectTransitions returns the possible transition sets for an event (ev
 // "" selects eventless transitions), one per combination of guard outcomes.
-func (m *model) selectTransitions(c bitset, ev string) []alternative {
+func (m *Model) selectTransitions(c Bitset, ev string) []alternative {
 	var alts []alternative
 	if ev == "" {
 		alts = m.selectEventlessTransitions(c)
@@ -173,19 +176,19 @@ func (m *model) selectTransitions(c bitset, ev string) []alternative {
 // handler wins; a compound node consults its own transitions only when its
 // active child selected none, a parallel node only when none of its
 // regions did (unlike SCXML, where each atomic state walks up on its own).
-func (m *model) transitionNode(n int, c bitset, ev string) []alternative {
+func (m *Model) transitionNode(n int, c Bitset, ev string) []alternative {
 	inner := []alternative{{}}
 	switch m.kind[n] {
 	case kCompound:
 		for _, ch := range m.children[n] {
-			if c.has(ch) {
+			if c.Has(ch) {
 				inner = m.transitionNode(ch, c, ev)
 				break
 			}
 		}
 	case kParallel:
 		for _, ch := range m.children[n] {
-			if c.has(ch) {
+			if c.Has(ch) {
 				inner = product(inner, m.transitionNode(ch, c, ev))
 			}
 		}
@@ -217,13 +220,13 @@ func (m *model) transitionNode(n int, c bitset, ev string) []alternative {
 // descriptor, then wildcards, longest first). A guarded candidate may be
 // taken or not; an unguarded one ends the list; if every candidate is
 // guarded, taking none is possible too.
-func (m *model) next(n int, ev string) []alternative {
+func (m *Model) next(n int, ev string) []alternative {
 	var exact, wild []*mtrans
 	for _, t := range m.on[n] {
 		switch {
 		case t.event == ev:
 			exact = append(exact, t)
-		case matchesEvent(ev, t.event):
+		case MatchesEvent(ev, t.event):
 			wild = append(wild, t)
 		}
 	}
@@ -259,7 +262,7 @@ func product(a, b []alternative) []alternative {
 // transitions: XState (like SCXML) takes, for each atomic state, the first
 // enabled always transition of the state or its nearest ancestor that has
 // one.
-func (m *model) selectEventlessTransitions(c bitset) []alternative {
+func (m *Model) selectEventlessTransitions(c Bitset) []alternative {
 	leaves := m.leaves(c)
 	type option struct{ t *mtrans } // t nil: no transition from this leaf
 	opts := make([][]option, len(leaves))
@@ -325,7 +328,7 @@ func (m *model) selectEventlessTransitions(c bitset) []alternative {
 
 // domain is XState's getTransitionDomain; -1 when the transition has no
 // targets.
-func (m *model) domain(t *mtrans) int {
+func (m *Model) domain(t *mtrans) int {
 	if len(t.targets) == 0 {
 		return -1
 	}
@@ -355,15 +358,15 @@ func (m *model) domain(t *mtrans) int {
 }
 
 // exitSet returns the active nodes a transition exits.
-func (m *model) exitSet(c bitset, t *mtrans) bitset {
-	out := newBitset(len(m.ids))
+func (m *Model) exitSet(c Bitset, t *mtrans) Bitset {
+	out := NewBitset(len(m.ids))
 	d := m.domain(t)
 	if d < 0 {
 		return out
 	}
 	for i := range m.ids {
-		if c.has(i) && m.isDescendant(i, d) {
-			out.set(i)
+		if c.Has(i) && m.isDescendant(i, d) {
+			out.Set(i)
 		}
 	}
 	return out
@@ -372,15 +375,15 @@ func (m *model) exitSet(c bitset, t *mtrans) bitset {
 // removeConflicts is XState's removeConflictingTransitions: of two
 // transitions whose exit sets intersect, the one from the deeper source
 // wins, otherwise the earlier one.
-func (m *model) removeConflicts(c bitset, ts []*mtrans) []*mtrans {
+func (m *Model) removeConflicts(c Bitset, ts []*mtrans) []*mtrans {
 	var kept []*mtrans
-	var exits []bitset
+	var exits []Bitset
 	for _, t := range ts {
 		ex := m.exitSet(c, t)
 		preempted := false
 		var drop []int
 		for k, t2 := range kept {
-			if !ex.intersects(exits[k]) {
+			if !ex.Intersects(exits[k]) {
 				continue
 			}
 			if m.isDescendant(t.source, t2.source) {
@@ -405,15 +408,15 @@ func (m *model) removeConflicts(c bitset, ts []*mtrans) []*mtrans {
 
 // apply takes a set of transitions (one microstep) and returns the new
 // configuration and the nodes entered.
-func (m *model) apply(c bitset, ts []*mtrans) (bitset, bitset) {
-	next := c.clone()
+func (m *Model) apply(c Bitset, ts []*mtrans) (Bitset, Bitset) {
+	next := c.Clone()
 	for _, t := range ts {
 		ex := m.exitSet(c, t)
 		for i := range next {
 			next[i] &^= ex[i]
 		}
 	}
-	entered := newBitset(len(m.ids))
+	entered := NewBitset(len(m.ids))
 	for _, t := range ts {
 		d := m.domain(t)
 		if d < 0 {
@@ -439,9 +442,9 @@ func (m *model) apply(c bitset, ts []*mtrans) (bitset, bitset) {
 					}
 					break
 				}
-				if !next.has(anc) {
-					next.set(anc)
-					entered.set(anc)
+				if !next.Has(anc) {
+					next.Set(anc)
+					entered.Set(anc)
 				}
 				if m.kind[anc] == kParallel {
 					m.fillRegions(anc, next, entered)
@@ -453,16 +456,16 @@ func (m *model) apply(c bitset, ts []*mtrans) (bitset, bitset) {
 }
 
 // enterDefault enters a node and its default descendants.
-func (m *model) enterDefault(n int, c, entered bitset) {
-	if !c.has(n) {
-		entered.set(n)
+func (m *Model) enterDefault(n int, c, entered Bitset) {
+	if !c.Has(n) {
+		entered.Set(n)
 	}
-	c.set(n)
+	c.Set(n)
 	m.enterDescendants(n, c, entered)
 }
 
 // enterDescendants enters the default descendants of a node.
-func (m *model) enterDescendants(n int, c, entered bitset) {
+func (m *Model) enterDescendants(n int, c, entered Bitset) {
 	switch m.kind[n] {
 	case kCompound:
 		if m.initial[n] >= 0 {
@@ -475,9 +478,9 @@ func (m *model) enterDescendants(n int, c, entered bitset) {
 
 // fillRegions enters, with their defaults, the regions of a parallel node
 // that have no active descendant.
-func (m *model) fillRegions(p int, c, entered bitset) {
+func (m *Model) fillRegions(p int, c, entered Bitset) {
 	for _, ch := range m.children[p] {
-		if m.kind[ch] == kHistory || c.has(ch) {
+		if m.kind[ch] == kHistory || c.Has(ch) {
 			continue
 		}
 		m.enterDefault(ch, c, entered)
@@ -486,7 +489,7 @@ func (m *model) fillRegions(p int, c, entered bitset) {
 
 // outcome is one possible configuration after a step.
 type outcome struct {
-	config bitset
+	config Bitset
 	guards []string
 	done   bool // the machine reached a top-level final state
 }
@@ -499,7 +502,7 @@ const (
 )
 
 // macrostep returns the possible configurations after an external event.
-func (m *model) macrostep(c bitset, ev string) []outcome {
+func (m *Model) macrostep(c Bitset, ev string) []outcome {
 	var outs []outcome
 	for _, alt := range m.selectTransitions(c, ev) {
 		if !hasTargets(alt.ts) {
@@ -525,7 +528,7 @@ func hasTargets(ts []*mtrans) bool {
 
 // settle runs eventless transitions and done events until the
 // configuration is stable, branching on guards.
-func (m *model) settle(c bitset, queue []string, guards []string, depth int, outs *[]outcome) {
+func (m *Model) settle(c Bitset, queue []string, guards []string, depth int, outs *[]outcome) {
 	if len(*outs) >= maxOutcomes {
 		return
 	}
@@ -583,10 +586,10 @@ func joinGuards(a, b []string) []string {
 }
 
 // doneEvents returns the done events raised by entering final states.
-func (m *model) doneEvents(c, entered bitset) []string {
+func (m *Model) doneEvents(c, entered Bitset) []string {
 	var out []string
 	for i := range m.ids {
-		if !entered.has(i) || m.kind[i] != kFinal {
+		if !entered.Has(i) || m.kind[i] != kFinal {
 			continue
 		}
 		p := m.parent[i]
@@ -603,14 +606,14 @@ func (m *model) doneEvents(c, entered bitset) []string {
 
 // regionsFinal reports whether every region of a parallel node is in a
 // final state.
-func (m *model) regionsFinal(c bitset, p int) bool {
+func (m *Model) regionsFinal(c Bitset, p int) bool {
 	for _, r := range m.children[p] {
 		if m.kind[r] == kHistory {
 			continue
 		}
 		final := false
 		for _, ch := range m.children[r] {
-			if c.has(ch) && m.kind[ch] == kFinal {
+			if c.Has(ch) && m.kind[ch] == kFinal {
 				final = true
 			}
 		}
@@ -623,7 +626,7 @@ func (m *model) regionsFinal(c bitset, p int) bool {
 
 // isDone reports whether a top-level final state is active, or every
 // region of a parallel root is final.
-func (m *model) isDone(c bitset) bool {
+func (m *Model) isDone(c Bitset) bool {
 	if len(m.ids) == 0 {
 		return false
 	}
@@ -632,7 +635,7 @@ func (m *model) isDone(c bitset) bool {
 		return m.regionsFinal(c, 0)
 	default:
 		for _, ch := range m.children[0] {
-			if c.has(ch) && m.kind[ch] == kFinal {
+			if c.Has(ch) && m.kind[ch] == kFinal {
 				return true
 			}
 		}
@@ -640,48 +643,48 @@ func (m *model) isDone(c bitset) bool {
 	return false
 }
 
-// move is a tool call the search may make, or a wait for an actor's
+// Move is a tool call the search may make, or a wait for an actor's
 // result (actor is its id).
-type move struct {
-	tool  string
-	actor string
-	info  *toolInfo
+type Move struct {
+	Tool  string
+	Actor string
+	Info  *ToolInfo
 }
 
-// actorWaits returns the waits for the results of the actors the states
+// ActorWaits returns the waits for the results of the actors the states
 // invoke, as moves of the path search: possible while the invoking state
 // is active.
-func actorWaits(nodes []statechart.Node) []move {
-	var out []move
+func ActorWaits(nodes []statechart.Node) []Move {
+	var out []Move
 	for i, n := range nodes {
 		for _, inv := range n.Invokes {
 			if !inv.Known {
 				continue
 			}
-			in := newBitset(len(nodes))
-			in.set(i)
+			in := NewBitset(len(nodes))
+			in.Set(i)
 			for _, prefix := range []string{"xstate.done.actor.", "xstate.error.actor."} {
-				out = append(out, move{actor: inv.ID, info: &toolInfo{mode: modeStates, nodes: in, event: prefix + inv.ID}})
+				out = append(out, Move{Actor: inv.ID, Info: &ToolInfo{Mode: ModeStates, Nodes: in, Event: prefix + inv.ID}})
 			}
 		}
 	}
 	return out
 }
 
-// structurallyVisible reports whether a tool may be visible in a
+// StructurallyVisible reports whether a tool may be visible in a
 // configuration (guards assumed satisfiable).
-func (m *model) structurallyVisible(c bitset, ti *toolInfo, done bool) bool {
-	if ti.deny != nil && ti.deny.intersects(c) {
+func (m *Model) StructurallyVisible(c Bitset, ti *ToolInfo, done bool) bool {
+	if ti.Deny != nil && ti.Deny.Intersects(c) {
 		return false
 	}
-	switch ti.mode {
-	case modeStates:
-		return ti.nodes.intersects(c)
-	case modeCan:
+	switch ti.Mode {
+	case ModeStates:
+		return ti.Nodes.Intersects(c)
+	case ModeCan:
 		if done {
 			return false
 		}
-		for _, alt := range m.selectTransitions(c, ti.event) {
+		for _, alt := range m.selectTransitions(c, ti.Event) {
 			for _, t := range alt.ts {
 				if t.effect {
 					return true
@@ -689,48 +692,48 @@ func (m *model) structurallyVisible(c bitset, ti *toolInfo, done bool) bool {
 			}
 		}
 		return false
-	case modeDenied:
+	case ModeDenied:
 		return false
 	}
 	return true
 }
 
-// shortestPath searches for the fewest tool calls after which target is
+// ShortestPath searches for the fewest tool calls after which target is
 // visible. found is false when no sequence within the search limits does it.
-func (m *model) shortestPath(start bitset, target *toolInfo, moves []move) (path []Step, found bool) {
+func (m *Model) ShortestPath(start Bitset, target *ToolInfo, moves []Move) (path []gate.Step, found bool) {
 	type qnode struct {
-		config bitset
+		config Bitset
 		done   bool
 		prev   int
-		step   Step
+		step   gate.Step
 		depth  int
 	}
 	startDone := m.isDone(start)
-	if m.structurallyVisible(start, target, startDone) {
+	if m.StructurallyVisible(start, target, startDone) {
 		return nil, true
 	}
 	nodes := []qnode{{config: start, done: startDone, prev: -1}}
-	seen := map[string]bool{configKey(start): true}
+	seen := map[string]bool{ConfigKey(start): true}
 	for head := 0; head < len(nodes); head++ {
 		cur := nodes[head]
 		if cur.done || cur.depth >= maxPathLength {
 			continue
 		}
 		for _, mv := range moves {
-			if !m.structurallyVisible(cur.config, mv.info, cur.done) {
+			if !m.StructurallyVisible(cur.config, mv.Info, cur.done) {
 				continue
 			}
-			for _, out := range m.macrostep(cur.config, mv.info.event) {
-				k := configKey(out.config)
+			for _, out := range m.macrostep(cur.config, mv.Info.Event) {
+				k := ConfigKey(out.config)
 				if seen[k] {
 					continue
 				}
 				seen[k] = true
 				nodes = append(nodes, qnode{
 					config: out.config, done: out.done, prev: head, depth: cur.depth + 1,
-					step: Step{Tool: mv.tool, Event: mv.info.event, Actor: mv.actor, Guards: out.guards},
+					step: gate.Step{Tool: mv.Tool, Event: mv.Info.Event, Actor: mv.Actor, Guards: out.guards},
 				})
-				if m.structurallyVisible(out.config, target, out.done) {
+				if m.StructurallyVisible(out.config, target, out.done) {
 					for i := len(nodes) - 1; i > 0; i = nodes[i].prev {
 						path = append(path, nodes[i].step)
 					}
@@ -748,7 +751,8 @@ func (m *model) shortestPath(start bitset, target *toolInfo, moves []move) (path
 	return nil, false
 }
 
-func configKey(c bitset) string {
+// ConfigKey returns a map key for the configuration c.
+func ConfigKey(c Bitset) string {
 	b := make([]byte, 0, len(c)*8)
 	for _, w := range c {
 		for k := 0; k < 8; k++ {

@@ -2,7 +2,7 @@
 // in the machine JSON (the state-centric binding), and defines the tool-name
 // globs it may use.
 
-package mcpbind
+package core
 
 import (
 	"fmt"
@@ -12,27 +12,28 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/chartgate/chartgate/gate"
 	"github.com/chartgate/chartgate/internal/hint"
 	"github.com/chartgate/chartgate/internal/jsonx"
 	"github.com/chartgate/chartgate/internal/toolname"
 	"github.com/chartgate/chartgate/statechart"
 )
 
-// reservedEvent reports whether an event type is reserved to the gate.
-func reservedEvent(ev string) bool { return strings.HasPrefix(ev, "chartgate.") }
+// ReservedEvent reports whether an event type is reserved to the gate.
+func ReservedEvent(ev string) bool { return strings.HasPrefix(ev, "chartgate.") }
 
-// nameRef is a tool name or pattern the machine gives, and where.
-type nameRef struct {
-	path    string
-	name    string
-	pattern bool // a meta.mcp.tools or ungated entry: may hold "*"
+// NameRef is a tool name or pattern the machine gives, and where.
+type NameRef struct {
+	Path    string
+	Name    string
+	Pattern bool // a meta.mcp.tools or ungated entry: may hold "*"
 }
 
 var mcpKeys = []string{"tools", "deny", "events", "invalidates", "outputGuards", "instructions", "maxCalls", "onMaxCalls", "approval", "ungated"}
 
-// nodePaths returns the JSON path of every node of the machine: "" for the
+// NodePaths returns the JSON path of every node of the machine: "" for the
 // root, then states.a, states.a.states.b...
-func nodePaths(nodes []statechart.Node, byID map[string]int) []jsonx.Path {
+func NodePaths(nodes []statechart.Node, byID map[string]int) []jsonx.Path {
 	paths := make([]jsonx.Path, len(nodes))
 	for i, n := range nodes {
 		if n.Parent == "" {
@@ -44,9 +45,9 @@ func nodePaths(nodes []statechart.Node, byID map[string]int) []jsonx.Path {
 	return paths
 }
 
-// parseMCP reads meta.mcp of a node; it returns nil when there is none.
+// ParseMCP reads meta.mcp of a node; it returns nil when there is none.
 // The tool names and patterns it gives are appended to refs.
-func parseMCP(n statechart.Node, path jsonx.Path, events eventSet, errs *statechart.ErrorList, refs *[]nameRef) *StateMCP {
+func ParseMCP(n statechart.Node, path jsonx.Path, events EventSet, errs *statechart.ErrorList, refs *[]NameRef) *gate.StateMCP {
 	meta, ok := n.Meta.(map[string]any)
 	if !ok {
 		return nil
@@ -61,11 +62,11 @@ func parseMCP(n statechart.Node, path jsonx.Path, events eventSet, errs *statech
 	}
 	obj, ok := raw.(map[string]any)
 	if !ok {
-		add(path, "must be an object with the keys %s, not %s", strings.Join(quoteAll(mcpKeys), ", "), describe(raw))
+		add(path, "must be an object with the keys %s, not %s", strings.Join(QuoteAll(mcpKeys), ", "), describe(raw))
 		return nil
 	}
-	sm := &StateMCP{StateID: n.ID}
-	for _, k := range sortedKeys(obj) {
+	sm := &gate.StateMCP{StateID: n.ID}
+	for _, k := range SortedKeys(obj) {
 		v := obj[k]
 		p := path.Key(k)
 		switch k {
@@ -85,7 +86,7 @@ func parseMCP(n statechart.Node, path jsonx.Path, events eventSet, errs *statech
 					add(p.Index(i), "must be a tool name or pattern, not %s", describe(e))
 					continue
 				}
-				if msg := checkToolName(s, true); msg != "" {
+				if msg := CheckToolName(s, true); msg != "" {
 					add(p.Index(i), "%s", msg)
 					continue
 				}
@@ -97,7 +98,7 @@ func parseMCP(n statechart.Node, path jsonx.Path, events eventSet, errs *statech
 				default:
 					sm.Ungated = append(sm.Ungated, s)
 				}
-				*refs = append(*refs, nameRef{path: string(p.Index(i)), name: s, pattern: true})
+				*refs = append(*refs, NameRef{Path: string(p.Index(i)), Name: s, Pattern: true})
 			}
 		case "events":
 			m, ok := v.(map[string]any)
@@ -105,9 +106,9 @@ func parseMCP(n statechart.Node, path jsonx.Path, events eventSet, errs *statech
 				add(p, "must be an object mapping tool names to event types, not %s", describe(v))
 				continue
 			}
-			for _, tool := range sortedKeys(m) {
+			for _, tool := range SortedKeys(m) {
 				tp := p.Key(tool)
-				if msg := checkToolName(tool, false); msg != "" {
+				if msg := CheckToolName(tool, false); msg != "" {
 					add(tp, "%s", msg)
 					continue
 				}
@@ -116,11 +117,11 @@ func parseMCP(n statechart.Node, path jsonx.Path, events eventSet, errs *statech
 					add(tp, "must be a non-empty event type, not %s", describe(m[tool]))
 					continue
 				}
-				if reservedEvent(ev) {
+				if ReservedEvent(ev) {
 					add(tp, "event %q is reserved: the chartgate.* events are sent by the gate, never by a tool", ev)
 					continue
 				}
-				if msg := events.check(ev); msg != "" {
+				if msg := events.Check(ev); msg != "" {
 					add(tp, "%s", msg)
 					continue
 				}
@@ -128,7 +129,7 @@ func parseMCP(n statechart.Node, path jsonx.Path, events eventSet, errs *statech
 					sm.Events = map[string]string{}
 				}
 				sm.Events[tool] = ev
-				*refs = append(*refs, nameRef{path: string(tp), name: tool})
+				*refs = append(*refs, NameRef{Path: string(tp), Name: tool})
 			}
 		case "outputGuards":
 			arr, ok := v.([]any)
@@ -142,12 +143,12 @@ func parseMCP(n statechart.Node, path jsonx.Path, events eventSet, errs *statech
 					add(p.Index(i), "must be a tool name, not %s", describe(e))
 					continue
 				}
-				if msg := checkToolName(s, false); msg != "" {
+				if msg := CheckToolName(s, false); msg != "" {
 					add(p.Index(i), "%s", msg)
 					continue
 				}
 				sm.OutputGuards = append(sm.OutputGuards, s)
-				*refs = append(*refs, nameRef{path: string(p.Index(i)), name: s})
+				*refs = append(*refs, NameRef{Path: string(p.Index(i)), Name: s})
 			}
 		case "invalidates":
 			m, ok := v.(map[string]any)
@@ -155,9 +156,9 @@ func parseMCP(n statechart.Node, path jsonx.Path, events eventSet, errs *statech
 				add(p, "must be an object mapping tool names to arrays of invalidated patterns, not %s", describe(v))
 				continue
 			}
-			for _, tool := range sortedKeys(m) {
+			for _, tool := range SortedKeys(m) {
 				tp := p.Key(tool)
-				if msg := checkToolName(tool, false); msg != "" {
+				if msg := CheckToolName(tool, false); msg != "" {
 					add(tp, "%s", msg)
 					continue
 				}
@@ -173,7 +174,7 @@ func parseMCP(n statechart.Node, path jsonx.Path, events eventSet, errs *statech
 						add(tp.Index(i), `must be a pattern such as "cart.*", not %s`, describe(e))
 						continue
 					}
-					if msg := checkInvalidates(s); msg != "" {
+					if msg := CheckInvalidates(s); msg != "" {
 						add(tp.Index(i), "%s", msg)
 						continue
 					}
@@ -188,7 +189,7 @@ func parseMCP(n statechart.Node, path jsonx.Path, events eventSet, errs *statech
 					sm.Invalidates = map[string][]string{}
 				}
 				sm.Invalidates[tool] = pats
-				*refs = append(*refs, nameRef{path: string(tp), name: tool})
+				*refs = append(*refs, NameRef{Path: string(tp), Name: tool})
 			}
 		case "instructions":
 			s, ok := v.(string)
@@ -218,8 +219,8 @@ func parseMCP(n statechart.Node, path jsonx.Path, events eventSet, errs *statech
 			}
 			sm.MaxCalls = int(f)
 		default:
-			msg := fmt.Sprintf("unknown key %q: the keys are %s", k, strings.Join(quoteAll(mcpKeys), ", "))
-			if s := didYouMean(k, mcpKeys); s != "" {
+			msg := fmt.Sprintf("unknown key %q: the keys are %s", k, strings.Join(QuoteAll(mcpKeys), ", "))
+			if s := DidYouMean(k, mcpKeys); s != "" {
 				msg = fmt.Sprintf("unknown key %q (did you mean %q?)", k, s)
 			}
 			add(p, "%s", msg)
@@ -229,15 +230,15 @@ func parseMCP(n statechart.Node, path jsonx.Path, events eventSet, errs *statech
 }
 
 // parseApproval reads meta.mcp.approval.
-func parseApproval(v any, p jsonx.Path, events eventSet, add func(jsonx.Path, string, ...any)) *Approval {
+func parseApproval(v any, p jsonx.Path, events EventSet, add func(jsonx.Path, string, ...any)) *gate.Approval {
 	m, ok := v.(map[string]any)
 	if !ok {
 		add(p, `must be an object {"event", "from", "to", "message"}, not %s`, describe(v))
 		return nil
 	}
-	a := &Approval{}
+	a := &gate.Approval{}
 	fields := map[string]*string{"event": &a.Event, "from": &a.From, "to": &a.To, "message": &a.Message}
-	for _, k := range sortedKeys(m) {
+	for _, k := range SortedKeys(m) {
 		dst, known := fields[k]
 		if !known {
 			add(p.Key(k), `unknown key %q: the keys are "event", "from", "to" and "message"`, k)
@@ -255,35 +256,36 @@ func parseApproval(v any, p jsonx.Path, events eventSet, add func(jsonx.Path, st
 			add(p, "needs %q", k)
 		}
 	}
-	if msg := events.check(EventApprove); msg != "" {
-		add(p, "the machine must handle %s (and %s) to leave this state: %s", EventApprove, EventReject, msg)
+	if msg := events.Check(gate.EventApprove); msg != "" {
+		add(p, "the machine must handle %s (and %s) to leave this state: %s", gate.EventApprove, gate.EventReject, msg)
 	}
 	return a
 }
 
-// checkInvalidates returns why s is not a valid invalidation pattern, or
+// CheckInvalidates returns why s is not a valid invalidation pattern, or
 // "". It is a tool pattern like those under tools (see package
 // internal/toolname), which is also statesync's pattern language.
-func checkInvalidates(s string) string { return toolname.Check(s, true) }
+func CheckInvalidates(s string) string { return toolname.Check(s, true) }
 
-// checkToolName returns why s is not a valid tool name (or pattern, if
+// CheckToolName returns why s is not a valid tool name (or pattern, if
 // globs are allowed), or "" (see package internal/toolname).
-func checkToolName(s string, glob bool) string { return toolname.Check(s, glob) }
+func CheckToolName(s string, glob bool) string { return toolname.Check(s, glob) }
 
-// matchGlob reports whether name matches pattern, where "*" matches any
+// MatchGlob reports whether name matches pattern, where "*" matches any
 // run of characters (none included) and every other character itself
 // (see package internal/toolname).
-func matchGlob(pattern, name string) bool { return toolname.Match(pattern, name) }
+func MatchGlob(pattern, name string) bool { return toolname.Match(pattern, name) }
 
-// eventSet is the set of event descriptors the machine handles anywhere,
+// EventSet is the set of event descriptors the machine handles anywhere,
 // to catch misspelt events in bindings.
-type eventSet struct {
-	descriptors []string
-	any         bool // some state handles "*"
+type EventSet struct {
+	Descriptors []string
+	Any         bool // some state handles "*"
 }
 
-func machineEvents(nodes []statechart.Node) eventSet {
-	var es eventSet
+// MachineEvents returns the event descriptors the machine's states handle.
+func MachineEvents(nodes []statechart.Node) EventSet {
+	var es EventSet
 	seen := map[string]bool{}
 	for _, n := range nodes {
 		for _, t := range n.Transitions {
@@ -292,33 +294,33 @@ func machineEvents(nodes []statechart.Node) eventSet {
 			}
 			seen[t.Event] = true
 			if t.Event == "*" {
-				es.any = true
+				es.Any = true
 			}
-			es.descriptors = append(es.descriptors, t.Event)
+			es.Descriptors = append(es.Descriptors, t.Event)
 		}
 	}
 	return es
 }
 
-// check returns why no state of the machine handles ev, or "".
-func (es eventSet) check(ev string) string {
-	if es.any {
+// Check returns why no state of the machine handles ev, or "".
+func (es EventSet) Check(ev string) string {
+	if es.Any {
 		return ""
 	}
-	for _, d := range es.descriptors {
-		if matchesEvent(ev, d) {
+	for _, d := range es.Descriptors {
+		if MatchesEvent(ev, d) {
 			return ""
 		}
 	}
-	if s := didYouMean(ev, es.descriptors); s != "" {
+	if s := DidYouMean(ev, es.Descriptors); s != "" {
 		return fmt.Sprintf("no state handles event %q (did you mean %q?)", ev, s)
 	}
 	return fmt.Sprintf("no state handles event %q", ev)
 }
 
-// matchesEvent reports whether an event type matches a transition's event
+// MatchesEvent reports whether an event type matches a transition's event
 // descriptor, by the interpreter's rule ([statechart.MatchesEvent]).
-func matchesEvent(ev, descriptor string) bool { return statechart.MatchesEvent(ev, descriptor) }
+func MatchesEvent(ev, descriptor string) bool { return statechart.MatchesEvent(ev, descriptor) }
 
 func describe(v any) string {
 	switch x := v.(type) {
@@ -338,7 +340,8 @@ func describe(v any) string {
 	return fmt.Sprintf("%T", v)
 }
 
-func sortedKeys[V any](m map[string]V) []string {
+// SortedKeys returns the keys of m, sorted.
+func SortedKeys[V any](m map[string]V) []string {
 	ks := make([]string, 0, len(m))
 	for k := range m {
 		ks = append(ks, k)
@@ -347,7 +350,8 @@ func sortedKeys[V any](m map[string]V) []string {
 	return ks
 }
 
-func quoteAll(ss []string) []string {
+// QuoteAll returns ss, each quoted with strconv.Quote.
+func QuoteAll(ss []string) []string {
 	out := make([]string, len(ss))
 	for i, s := range ss {
 		out[i] = strconv.Quote(s)
@@ -355,8 +359,8 @@ func quoteAll(ss []string) []string {
 	return out
 }
 
-// didYouMean returns the candidate closest to s, if it is close enough to
+// DidYouMean returns the candidate closest to s, if it is close enough to
 // be a likely typo.
-func didYouMean(s string, candidates []string) string {
+func DidYouMean(s string, candidates []string) string {
 	return hint.Closest(s, candidates)
 }

@@ -1,12 +1,13 @@
-// This file defines the record a Gate keeps in its Store for each workflow:
+// This file defines the record a gate (mcpbind.Gate) keeps in its Store for each workflow:
 // the engine's persisted state, the call counts of states with maxCalls,
 // the bounded run history, the lease of a call in progress, and the leases
 // of the jobs (promise children) running for it.
 
-package mcpbind
+package core
 
 import (
 	"bytes"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -18,54 +19,80 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/chartgate/chartgate/gate"
 	"github.com/chartgate/chartgate/internal/jsonx"
 )
 
-// record is the stored form of one workflow:
+// MaxDataDepth bounds the nesting of a call's arguments: deeper ones are
+// refused before the tool runs (they could not be recorded after it).
+const MaxDataDepth = 64
+
+// Record is the stored form of one workflow:
 //
 //	{"state": <the engine's persisted state>,
 //	 "calls": {"<state id>": 3},           // states with maxCalls only; omitted when empty
 //	 "history": [<Transition>, ...],        // oldest first; omitted when empty
 //	 "lease": {"id", "tool", "until"},      // while a call that sends an event runs; omitted otherwise
-//	 "jobs": [{"session", "id", "until"}],  // the claims on its running jobs (jobs.go); omitted when none
-//	 "approval": {"id", "state", "asked", "expires", "ask"},  // while an approval state is active (approval.go)
-//	 "workflow": "<Options.WorkflowVersion>"}  // of the gate that saved it; omitted when unset (version.go)
-type record struct {
-	snap    []byte            // the engine's persisted state (State.MarshalJSON)
-	calls   map[string]int    // calls that ran while a limited state was active
-	history []json.RawMessage // encoded Transitions, oldest first
-	lease   *lease            // the call that holds the workflow, if any
-	jobs    []jobLease        // by session; never modified once in a record
-	// approval is the pending approval, while an approval state is
+//	 "jobs": [{"session", "id", "until"}],  // the claims on its running jobs (mcpbind/jobs.go); omitted when none
+//	 "approval": {"id", "state", "asked", "expires", "ask"},  // while an approval state is active (mcpbind/approval.go)
+//	 "workflow": "<Options.WorkflowVersion>"}  // of the gate that saved it; omitted when unset (mcpbind/version.go)
+type Record struct {
+	Snap    []byte            // the engine's persisted state (State.MarshalJSON)
+	Calls   map[string]int    // calls that ran while a limited state was active
+	History []json.RawMessage // encoded Transitions, oldest first
+	Lease   *Lease            // the call that holds the workflow, if any
+	Jobs    []JobLease        // by session; never modified once in a record
+	// Approval is the pending approval, while an approval state is
 	// active; never modified once in a record.
-	approval *approvalRecord
-	// wversion is the Options.WorkflowVersion of the gate that saved it
+	Approval *ApprovalRecord
+	// WorkflowVersion is the Options.WorkflowVersion of the gate that saved it
 	// ("" if none was set).
-	wversion string
+	WorkflowVersion string
 }
 
-// lease is the hold a call whose tool sends an event has on its workflow
+// Lease is the hold a call whose tool sends an event has on its workflow
 // from before its handler runs until its event is saved: while it is live,
-// no other such call of the workflow runs (see reserve.go).
-type lease struct {
+// no other such call of the workflow runs (see mcpbind/reserve.go).
+type Lease struct {
 	ID    string    `json:"id"`    // random; the holder's fencing token
 	Tool  string    `json:"tool"`  // the tool being called, for diagnostics
 	Until time.Time `json:"until"` // the lease ends then unless renewed
 }
 
-// live reports whether a lease holds the workflow at now.
-func (l *lease) live(now time.Time) bool { return l != nil && now.Before(l.Until) }
+// Live reports whether a lease holds the workflow at now.
+func (l *Lease) Live(now time.Time) bool { return l != nil && now.Before(l.Until) }
 
-// encode writes the record. Its history entries are kept encoded, so a
+// JobLease is an instance's claim on one job of a workflow: the child
+// named by Session (its session in the workflow's actor system) runs in
+// the gate that wrote ID, until Until unless renewed.
+type JobLease struct {
+	Session string    `json:"session"`
+	ID      string    `json:"id"`
+	Until   time.Time `json:"until"`
+}
+
+// ApprovalRecord is the pending approval as the workflow's record keeps
+// it, under "approval".
+type ApprovalRecord struct {
+	ID      string    `json:"id"`
+	State   string    `json:"state"` // the id of the approval state it was made for
+	Asked   time.Time `json:"asked"`
+	Expires time.Time `json:"expires"`
+	// Ask is the SHA-256 (hex) of the request state of the input request
+	// that asks the client's user (input-required), once asked.
+	Ask string `json:"ask,omitempty"`
+}
+
+// Encode writes the record. Its history entries are kept encoded, so a
 // transition costs one entry's encoding, not the whole history's.
-func (r *record) encode() []byte {
-	b := make([]byte, 0, r.size())
+func (r *Record) Encode() []byte {
+	b := make([]byte, 0, r.Size())
 	b = append(b, `{"state":`...)
-	b = append(b, r.snap...)
-	if len(r.calls) > 0 {
+	b = append(b, r.Snap...)
+	if len(r.Calls) > 0 {
 		b = append(b, `,"calls":{`...)
-		ids := make([]string, 0, len(r.calls))
-		for id := range r.calls {
+		ids := make([]string, 0, len(r.Calls))
+		for id := range r.Calls {
 			ids = append(ids, id)
 		}
 		sort.Strings(ids)
@@ -75,13 +102,13 @@ func (r *record) encode() []byte {
 			}
 			b = jsonx.AppendString(b, id)
 			b = append(b, ':')
-			b = strconv.AppendInt(b, int64(r.calls[id]), 10)
+			b = strconv.AppendInt(b, int64(r.Calls[id]), 10)
 		}
 		b = append(b, '}')
 	}
-	if len(r.history) > 0 {
+	if len(r.History) > 0 {
 		b = append(b, `,"history":[`...)
-		for i, h := range r.history {
+		for i, h := range r.History {
 			if i > 0 {
 				b = append(b, ',')
 			}
@@ -89,7 +116,7 @@ func (r *record) encode() []byte {
 		}
 		b = append(b, ']')
 	}
-	if l := r.lease; l != nil {
+	if l := r.Lease; l != nil {
 		b = append(b, `,"lease":{"id":`...)
 		b = jsonx.AppendString(b, l.ID)
 		b = append(b, `,"tool":`...)
@@ -98,9 +125,9 @@ func (r *record) encode() []byte {
 		b = l.Until.UTC().AppendFormat(b, time.RFC3339Nano)
 		b = append(b, `"}`...)
 	}
-	if len(r.jobs) > 0 {
+	if len(r.Jobs) > 0 {
 		b = append(b, `,"jobs":[`...)
-		for i, j := range r.jobs {
+		for i, j := range r.Jobs {
 			if i > 0 {
 				b = append(b, ',')
 			}
@@ -114,83 +141,97 @@ func (r *record) encode() []byte {
 		}
 		b = append(b, ']')
 	}
-	if r.approval != nil {
+	if r.Approval != nil {
 		b = append(b, `,"approval":`...)
-		b = append(b, r.approval.json()...)
+		b = append(b, r.Approval.JSON()...)
 	}
-	if r.wversion != "" {
+	if r.WorkflowVersion != "" {
 		b = append(b, `,"workflow":`...)
-		b = jsonx.AppendString(b, r.wversion)
+		b = jsonx.AppendString(b, r.WorkflowVersion)
 	}
 	return append(b, '}')
 }
 
-// json returns the encoding of a pending approval in a record.
-func (a *approvalRecord) json() []byte {
+// NewApprovalID returns a random approval id: 40 hex digits.
+func NewApprovalID() string {
+	var b [20]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// AskDigest is what an approval keeps of the request state it was asked
+// with.
+func AskDigest(nonce string) string {
+	sum := sha256.Sum256([]byte(nonce))
+	return hex.EncodeToString(sum[:])
+}
+
+// JSON returns the encoding of a pending approval in a record.
+func (a *ApprovalRecord) JSON() []byte {
 	b, _ := json.Marshal(a) // strings and times: cannot fail
 	return b
 }
 
-// size returns the length of the record's encoding, without encoding it.
-func (r *record) size() int {
-	n := len(`{"state":`) + len(r.snap) + len(`}`)
-	if len(r.calls) > 0 {
-		n += len(`,"calls":{}`) + len(r.calls) - 1 // and a comma between entries
+// Size returns the length of the record's encoding, without encoding it.
+func (r *Record) Size() int {
+	n := len(`{"state":`) + len(r.Snap) + len(`}`)
+	if len(r.Calls) > 0 {
+		n += len(`,"calls":{}`) + len(r.Calls) - 1 // and a comma between entries
 		var buf [24]byte
-		for id, c := range r.calls {
+		for id, c := range r.Calls {
 			n += jsonx.StringLen(id) + len(`:`) + len(strconv.AppendInt(buf[:0], int64(c), 10))
 		}
 	}
-	if len(r.history) > 0 {
-		n += len(`,"history":[]`) + r.historyBytes() - 1 // historyBytes counts a comma per entry
+	if len(r.History) > 0 {
+		n += len(`,"history":[]`) + r.HistoryBytes() - 1 // historyBytes counts a comma per entry
 	}
-	if l := r.lease; l != nil {
+	if l := r.Lease; l != nil {
 		var buf [64]byte
 		n += len(`,"lease":{"id":,"tool":,"until":""}`) + jsonx.StringLen(l.ID) + jsonx.StringLen(l.Tool) +
 			len(l.Until.UTC().AppendFormat(buf[:0], time.RFC3339Nano))
 	}
-	if len(r.jobs) > 0 {
+	if len(r.Jobs) > 0 {
 		var buf [64]byte
-		n += len(`,"jobs":[]`) + len(r.jobs) - 1
-		for _, j := range r.jobs {
+		n += len(`,"jobs":[]`) + len(r.Jobs) - 1
+		for _, j := range r.Jobs {
 			n += len(`{"session":,"id":,"until":""}`) + jsonx.StringLen(j.Session) + jsonx.StringLen(j.ID) +
 				len(j.Until.UTC().AppendFormat(buf[:0], time.RFC3339Nano))
 		}
 	}
-	if r.approval != nil {
-		n += len(`,"approval":`) + len(r.approval.json())
+	if r.Approval != nil {
+		n += len(`,"approval":`) + len(r.Approval.JSON())
 	}
-	if r.wversion != "" {
-		n += len(`,"workflow":`) + jsonx.StringLen(r.wversion)
+	if r.WorkflowVersion != "" {
+		n += len(`,"workflow":`) + jsonx.StringLen(r.WorkflowVersion)
 	}
 	return n
 }
 
-// decodeRecord reads a record written by encode.
-func decodeRecord(data []byte) (record, error) {
+// DecodeRecord reads a record written by encode.
+func DecodeRecord(data []byte) (Record, error) {
 	var raw struct {
 		State    json.RawMessage   `json:"state"`
 		Calls    map[string]int    `json:"calls"`
 		History  []json.RawMessage `json:"history"`
-		Lease    *lease            `json:"lease"`
-		Jobs     []jobLease        `json:"jobs"`
-		Approval *approvalRecord   `json:"approval"`
+		Lease    *Lease            `json:"lease"`
+		Jobs     []JobLease        `json:"jobs"`
+		Approval *ApprovalRecord   `json:"approval"`
 		Workflow string            `json:"workflow"`
 	}
 	if err := json.Unmarshal(data, &raw); err != nil {
-		return record{}, fmt.Errorf("mcpbind: reading the workflow record: %w", err)
+		return Record{}, fmt.Errorf("mcpbind: reading the workflow record: %w", err)
 	}
 	if len(raw.State) == 0 || bytes.Equal(raw.State, []byte("null")) {
-		return record{}, fmt.Errorf(`mcpbind: reading the workflow record: no "state"`)
+		return Record{}, fmt.Errorf(`mcpbind: reading the workflow record: no "state"`)
 	}
-	return record{snap: raw.State, calls: raw.Calls, history: raw.History, lease: raw.Lease, jobs: raw.Jobs, approval: raw.Approval, wversion: raw.Workflow}, nil
+	return Record{Snap: raw.State, Calls: raw.Calls, History: raw.History, Lease: raw.Lease, Jobs: raw.Jobs, Approval: raw.Approval, WorkflowVersion: raw.Workflow}, nil
 }
 
-// appendHistory returns history with entry added at the end, keeping the
+// AppendHistory returns history with entry added at the end, keeping the
 // newest entries, at most limit of them and at most maxBytes bytes in all.
 // The result never shares its backing array with history, which other
 // views may hold.
-func appendHistory(history []json.RawMessage, entry json.RawMessage, limit, maxBytes int) []json.RawMessage {
+func AppendHistory(history []json.RawMessage, entry json.RawMessage, limit, maxBytes int) []json.RawMessage {
 	if limit <= 0 {
 		return nil
 	}
@@ -211,12 +252,12 @@ func appendHistory(history []json.RawMessage, entry json.RawMessage, limit, maxB
 	return append(out, entry)
 }
 
-// decodeHistory reads the encoded entries of a record's history. Entries
+// DecodeHistory reads the encoded entries of a record's history. Entries
 // that cannot be read (written by a newer version, say) are skipped.
-func decodeHistory(history []json.RawMessage, key string) []Transition {
-	out := make([]Transition, 0, len(history))
+func DecodeHistory(history []json.RawMessage, key string) []gate.Transition {
+	out := make([]gate.Transition, 0, len(history))
 	for _, h := range history {
-		var t Transition
+		var t gate.Transition
 		if json.Unmarshal(h, &t) == nil {
 			t.Key = key
 			out = append(out, t)
@@ -225,10 +266,10 @@ func decodeHistory(history []json.RawMessage, key string) []Transition {
 	return out
 }
 
-// carryCalls returns the call counts that survive a transition into a
+// CarryCalls returns the call counts that survive a transition into a
 // state whose active nodes are active: a count lives while its state stays
 // active.
-func carryCalls(calls map[string]int, active func(id string) bool) map[string]int {
+func CarryCalls(calls map[string]int, active func(id string) bool) map[string]int {
 	var out map[string]int
 	for id, n := range calls {
 		if active(id) {
@@ -241,15 +282,15 @@ func carryCalls(calls map[string]int, active func(id string) bool) map[string]in
 	return out
 }
 
-// maxEntryBytes bounds the size of one history entry: its tool and event
+// MaxEntryBytes bounds the size of one history entry: its tool and event
 // names, and five values of at most maxHistoryValue bytes each (with
 // quoting, and a margin).
-const maxEntryBytes = 8 << 10
+const MaxEntryBytes = 8 << 10
 
-// historyBytes returns the size of a record's history.
-func (r *record) historyBytes() int {
+// HistoryBytes returns the size of a record's history.
+func (r *Record) HistoryBytes() int {
 	n := 0
-	for _, h := range r.history {
+	for _, h := range r.History {
 		n += len(h) + 1
 	}
 	return n
@@ -261,10 +302,10 @@ func (r *record) historyBytes() int {
 // is always small and can always be written.
 const maxHistoryValue = 1024
 
-// appendTransition appends the JSON of a run-history entry, as
+// AppendTransition appends the JSON of a run-history entry, as
 // json.Marshal(tr) would write it (with large values as digests) but
 // without its reflection: history is written on every transition.
-func appendTransition(b []byte, tr Transition) []byte {
+func AppendTransition(b []byte, tr gate.Transition) []byte {
 	b = append(b, `{"tool":`...)
 	b = jsonx.AppendString(b, tr.Tool)
 	if tr.By != "" {
@@ -303,24 +344,24 @@ func appendTransition(b []byte, tr Transition) []byte {
 			b = append(b, ',')
 			b = jsonx.AppendString(b, k)
 			b = append(b, ':')
-			b = appendHistoryValue(b, tr.Event.Data[k])
+			b = AppendHistoryValue(b, tr.Event.Data[k])
 		}
 		b = append(b, '}')
 	}
 	b = append(b, `,"from":`...)
-	b = appendHistoryValue(b, tr.From)
+	b = AppendHistoryValue(b, tr.From)
 	b = append(b, `,"to":`...)
-	b = appendHistoryValue(b, tr.To)
+	b = AppendHistoryValue(b, tr.To)
 	b = append(b, `,"time":"`...)
 	b = tr.Time.AppendFormat(b, time.RFC3339Nano)
 	return append(b, `"}`...)
 }
 
-// appendHistoryValue appends a value of a history entry: its JSON if that
+// AppendHistoryValue appends a value of a history entry: its JSON if that
 // is at most maxHistoryValue bytes, else its digest.
-func appendHistoryValue(b []byte, v any) []byte {
+func AppendHistoryValue(b []byte, v any) []byte {
 	start := len(b)
-	out, err := appendJSONValue(b, v, 0, start+maxHistoryValue)
+	out, err := AppendJSONValue(b, v, 0, start+maxHistoryValue)
 	if err == nil && len(out)-start <= maxHistoryValue {
 		return out
 	}
@@ -340,13 +381,13 @@ func appendHistoryValue(b []byte, v any) []byte {
 // errValueTooLarge stops appendJSONValue at its limit.
 var errValueTooLarge = errors.New("value too large")
 
-// appendJSONValue appends a JSON-shaped value (what encoding/json decodes
+// AppendJSONValue appends a JSON-shaped value (what encoding/json decodes
 // into); anything else is marshaled with encoding/json. It fails, with b
-// as far as it got, when the value nests deeper than maxDataDepth or b
+// as far as it got, when the value nests deeper than MaxDataDepth or b
 // grows past limit bytes.
-func appendJSONValue(b []byte, v any, depth, limit int) ([]byte, error) {
-	if depth > maxDataDepth {
-		return b, fmt.Errorf("value nested deeper than %d levels", maxDataDepth)
+func AppendJSONValue(b []byte, v any, depth, limit int) ([]byte, error) {
+	if depth > MaxDataDepth {
+		return b, fmt.Errorf("value nested deeper than %d levels", MaxDataDepth)
 	}
 	if len(b) > limit {
 		return b, errValueTooLarge
@@ -378,7 +419,7 @@ func appendJSONValue(b []byte, v any, depth, limit int) ([]byte, error) {
 			}
 			b = jsonx.AppendString(b, k)
 			b = append(b, ':')
-			if b, err = appendJSONValue(b, x[k], depth+1, limit); err != nil {
+			if b, err = AppendJSONValue(b, x[k], depth+1, limit); err != nil {
 				return b, err
 			}
 		}
@@ -390,7 +431,7 @@ func appendJSONValue(b []byte, v any, depth, limit int) ([]byte, error) {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			if b, err = appendJSONValue(b, e, depth+1, limit); err != nil {
+			if b, err = AppendJSONValue(b, e, depth+1, limit); err != nil {
 				return b, err
 			}
 		}

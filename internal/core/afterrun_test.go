@@ -1,4 +1,4 @@
-package mcpbind
+package core
 
 import (
 	"context"
@@ -17,8 +17,8 @@ func TestAfterRun(t *testing.T) {
 	parent, cancelParent := context.WithCancel(context.WithValue(context.Background(), afterRunKey{}, "v"))
 	cancelParent()
 
-	ctx := newAfterRun(parent, time.Hour)
-	stop := ctx.stop
+	ctx := NewAfterRun(parent, time.Hour)
+	stop := ctx.Stop
 	if ctx.Value(afterRunKey{}) != "v" {
 		t.Fatal("the request's values are lost")
 	}
@@ -43,8 +43,8 @@ func TestAfterRun(t *testing.T) {
 	stop() // a second release changes nothing
 
 	// Its deadline ends it, for a caller waiting on Done...
-	ctx = newAfterRun(parent, time.Millisecond)
-	stop = ctx.stop
+	ctx = NewAfterRun(parent, time.Millisecond)
+	stop = ctx.Stop
 	<-ctx.Done()
 	if !errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		t.Fatalf("at the deadline (Done): %v", ctx.Err())
@@ -55,8 +55,8 @@ func TestAfterRun(t *testing.T) {
 	}
 
 	// ... and for one that only asks Err, then Done.
-	ctx = newAfterRun(parent, time.Millisecond)
-	stop = ctx.stop
+	ctx = NewAfterRun(parent, time.Millisecond)
+	stop = ctx.Stop
 	defer stop()
 	for ctx.Err() == nil {
 		time.Sleep(time.Millisecond)
