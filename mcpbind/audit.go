@@ -15,14 +15,6 @@ func (g *Gate) callEntry(c *gatedCall, v *view, outcome string) []byte {
 	return appendTransition(nil, Transition{Tool: c.name, By: c.by, Outcome: outcome, From: v.state.Value(), Time: g.now()})
 }
 
-// callOutcome names how a call that ran ended, for its history entry.
-func callOutcome(res mcp.Result, err error) string {
-	if _, ok := succeeded(res, err); ok {
-		return "ran"
-	}
-	return "failed"
-}
-
 // auditVerdict records a refused call (not the server's own answer to a
 // name it does not have).
 func (g *Gate) auditVerdict(ctx context.Context, c *gatedCall, v *view, vd *verdict) {
@@ -30,7 +22,7 @@ func (g *Gate) auditVerdict(ctx context.Context, c *gatedCall, v *view, vd *verd
 		return
 	}
 	code := ""
-	if ref, ok := RefusalOf(asResult(vd.res)); ok {
+	if ref, ok := RefusalOf(asResult(vd.mcpResult())); ok {
 		code = ref.Code
 	} else if c.kind == callTransition && vd.err == nil {
 		code = "REFUSED"

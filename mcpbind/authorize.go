@@ -9,19 +9,20 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/chartgate/chartgate/internal/jsonx"
 	"github.com/chartgate/chartgate/statechart"
 )
 
-// verdict is the answer to a call that does not run: a refusal (ref and
-// text, with res its MCP result), or another answer (res, err).
+// verdict is the answer to a call that does not run, in no transport's
+// terms: a refusal (ref and text), a tool error (text alone: the
+// answers of workflow_transition that are not refusals), an answer the
+// front door made itself (answer, err: a server's own "unknown tool"
+// error), or an error. Each front door translates it (mcpResult).
 type verdict struct {
-	res  mcp.Result
-	err  error
-	ref  *Refusal
-	text string
+	ref    *Refusal
+	text   string
+	answer any
+	err    error
 }
 
 // authorize returns nil if the call may run in the state v, and otherwise

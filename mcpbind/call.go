@@ -150,7 +150,7 @@ func (g *Gate) loadFailed(ctx context.Context, c *gatedCall, err error) (mcp.Res
 		return g.refuseHandle(ctx, c.next, c.req, CodeUnknownWorkflow, c.target.handle)
 	case errors.Is(err, ErrWorkflowExpired):
 		vd := g.refuseExpired(ctx, c)
-		return vd.res, vd.err
+		return vd.mcpResult(), vd.err
 	}
 	return nil, g.unavailable(err, true)
 }
@@ -166,6 +166,15 @@ func (g *Gate) run(ctx context.Context, c *gatedCall, h *holder) (mcp.Result, er
 		defer h.stopRenewals()
 	}
 	return c.next(ctx, "tools/call", c.req)
+}
+
+// mcpOutcome is a tool's MCP answer as the commit reads it.
+func mcpOutcome(res mcp.Result, err error) toolOutcome {
+	cr, ok := succeeded(res, err)
+	if !ok {
+		return toolOutcome{}
+	}
+	return toolOutcome{ok: true, output: cr.StructuredContent}
 }
 
 // succeeded reports whether a tool's answer is a success, which sends the

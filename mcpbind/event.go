@@ -6,8 +6,7 @@ package mcpbind
 import (
 	"encoding/json"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
+	"github.com/chartgate/chartgate/gate"
 	"github.com/chartgate/chartgate/statechart"
 )
 
@@ -42,15 +41,39 @@ func (c *gatedCall) rawArguments() json.RawMessage {
 	return c.req.Params.Arguments
 }
 
-// callEvent builds the event of a call whose tool succeeded with res.
-func (g *Gate) callEvent(c *gatedCall, res *mcp.CallToolResult) statechart.Event {
+// toolOutcome is what a call's tool did, as the commit reads it, in no
+// transport's terms.
+type toolOutcome struct {
+	ok     bool // it succeeded, so its event is sent
+	output any  // its structured result (any Go value, or JSON), nil if none
+}
+
+// outcomeOf is a front door's gate.Outcome as the commit reads it.
+func outcomeOf(o gate.Outcome) toolOutcome {
+	out := toolOutcome{ok: !o.Failed}
+	if len(o.Output) > 0 {
+		out.output = json.RawMessage(o.Output)
+	}
+	return out
+}
+
+// word names how a call that ran ended, for its history entry.
+func (o toolOutcome) word() string {
+	if o.ok {
+		return "ran"
+	}
+	return "failed"
+}
+
+// callEvent builds the event of a call whose tool succeeded with o.
+func (g *Gate) callEvent(c *gatedCall, o toolOutcome) statechart.Event {
 	if c.kind == callTransition || c.kind == callSend {
 		return c.event
 	}
 	if g.dataless && g.onTrans == nil && g.hlimit == 0 {
 		return g.event(c.info.event, c.name, nil, nil) // nobody would look at the data
 	}
-	return g.event(c.info.event, c.name, c.input(), normalize(res.StructuredContent))
+	return g.event(c.info.event, c.name, c.input(), normalize(o.output))
 }
 
 // event builds the event a successful call sends: the type, plus "tool",

@@ -409,7 +409,7 @@ func send(t testing.TB, g *Gate, tgt target, ev statechart.Event) committed {
 	if err != nil || vd != nil {
 		t.Fatalf("reserve: %v %v", vd, err)
 	}
-	return g.commit(ctx, c, h, v, nil, nil)
+	return g.commit(ctx, c, h, v, toolOutcome{})
 }
 
 // TestCommitRetriesOnConflict: a call's commit that finds its workflow
@@ -446,7 +446,7 @@ func TestCommitRetriesOnConflict(t *testing.T) {
 	if _, err := g.save(ctx, tgt, v, v.state, v.rec); err != nil {
 		t.Fatal(err)
 	}
-	out := g.commit(ctx, c, h, v, nil, nil)
+	out := g.commit(ctx, c, h, v, toolOutcome{})
 	if out.err != nil || out.tr == nil {
 		t.Fatalf("commit: %+v", out)
 	}

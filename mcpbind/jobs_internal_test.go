@@ -49,7 +49,7 @@ func TestDeliverOnce(t *testing.T) {
 		if err != nil || vd != nil {
 			t.Fatalf("reserve: %v %v", vd, err)
 		}
-		return g.commit(context.Background(), c, h, v, nil, nil)
+		return g.commit(context.Background(), c, h, v, toolOutcome{})
 	}
 	if out := deliver("no such session"); out.err != nil || out.tr != nil {
 		t.Fatalf("a result for no child: %+v", out)

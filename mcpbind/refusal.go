@@ -53,7 +53,7 @@ func (g *Gate) refusal(ctx context.Context, c *gatedCall, v *view, code string) 
 		g.log.Warn("mcpbind: listing tools for a refusal", "error", err)
 	} else if c.kind == callTool && c.next != nil && !slices.Contains(tools, c.name) {
 		res, err := c.next(ctx, "tools/call", c.req)
-		return nil, nil, &verdict{res: res, err: err}
+		return nil, nil, &verdict{answer: res, err: err}
 	}
 	ref := &Refusal{Code: code, Tool: c.name, Workflow: c.target.handle, Path: []Step{}}
 	if v != nil {
@@ -70,11 +70,27 @@ func (g *Gate) refusal(ctx context.Context, c *gatedCall, v *view, code string) 
 // schema, error results included (the TypeScript SDK throws on a mismatch,
 // and the agent never sees the refusal).
 func refused(ref *Refusal, text string) *verdict {
-	return &verdict{ref: ref, text: text, res: &mcp.CallToolResult{
-		IsError: true,
-		Content: []mcp.Content{&mcp.TextContent{Text: text}},
-		Meta:    mcp.Meta{MetaKey: ref},
-	}}
+	return &verdict{ref: ref, text: text}
+}
+
+// mcpResult is a verdict as an MCP tool result: a refusal is IsError with
+// the text and the Refusal under MetaKey in _meta, a tool error IsError
+// with the text; an answer the MCP door made is returned as it is.
+func (vd *verdict) mcpResult() mcp.Result {
+	switch {
+	case vd.answer != nil:
+		res, _ := vd.answer.(mcp.Result)
+		return res
+	case vd.ref != nil:
+		return &mcp.CallToolResult{
+			IsError: true,
+			Content: []mcp.Content{&mcp.TextContent{Text: vd.text}},
+			Meta:    mcp.Meta{MetaKey: vd.ref},
+		}
+	case vd.text != "":
+		return toolError(vd.text)
+	}
+	return nil
 }
 
 // refuse answers a call of a hidden tool.
@@ -333,7 +349,7 @@ func (g *Gate) refuseHandle(ctx context.Context, next mcp.MethodHandler, req *mc
 		text = fmt.Sprintf("Tool %q was not run: %s %s names no running %q workflow (it may have expired). Call %s to start a new one and pass the %s it returns.",
 			name, handleArg, truncate(id, 80), g.engine.ID(), g.start, handleArg)
 	}
-	return refused(&ref, text).res, nil
+	return refused(&ref, text).mcpResult(), nil
 }
 
 // truncate quotes s, shortened to at most n bytes.

@@ -120,7 +120,7 @@ func (g *Gate) reserve(ctx context.Context, c *gatedCall, v *view) (*view, *hold
 		backoff(ctx, wait)
 		if v, err = g.load(ctx, c.target); err != nil {
 			vd, err := g.loadFailed(ctx, c, err)
-			return nil, nil, &verdict{res: vd, err: err}, nil
+			return nil, nil, &verdict{answer: vd, err: err}, nil
 		}
 		if vd := g.authorize(ctx, c, v); vd != nil {
 			return nil, nil, vd, nil
@@ -181,7 +181,7 @@ func (g *Gate) awaitLease(ctx context.Context, c *gatedCall, key string, v *view
 		var err error
 		if v, err = g.load(ctx, c.target); err != nil {
 			res, err := g.loadFailed(ctx, c, err)
-			return nil, &verdict{res: res, err: err}, nil
+			return nil, &verdict{answer: res, err: err}, nil
 		}
 		if vd := g.authorize(ctx, c, v); vd != nil {
 			return nil, vd, nil

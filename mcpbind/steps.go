@@ -27,6 +27,7 @@ type steps struct {
 	v      *view // the workflow as the last step saw it (after reserve: as saved)
 	before *view // the workflow as load found it
 	h      *holder
+	did    toolOutcome // what the tool did (given for a tool that already ran)
 	out    committed
 
 	// res and err are the answer: the tool's result (given for a tool that
@@ -109,7 +110,7 @@ func (s *steps) refused(vd *verdict) bool {
 	if vd == nil {
 		return true
 	}
-	s.vd, s.res, s.err = vd, vd.res, vd.err
+	s.vd, s.res, s.err = vd, vd.mcpResult(), vd.err
 	return false
 }
 
@@ -134,15 +135,16 @@ func (s *steps) Reserve(ctx context.Context) bool {
 func (s *steps) Run(ctx context.Context) {
 	if !s.c.ran {
 		s.res, s.err = s.g.run(ctx, s.c, s.h)
+		s.did = mcpOutcome(s.res, s.err)
 	}
 }
 
 // Commit implements gate.Steps.
 func (s *steps) Commit(ctx context.Context) {
 	g, c := s.g, s.c
-	s.out = g.commit(ctx, c, s.h, s.v, s.res, s.err)
+	s.out = g.commit(ctx, c, s.h, s.v, s.did)
 	if s.h == nil && c.kind == callTool {
-		g.auditCall(ctx, c, s.v, callOutcome(s.res, s.err)) // a call that held nothing: recorded on its own
+		g.auditCall(ctx, c, s.v, s.did.word()) // a call that held nothing: recorded on its own
 	}
 	if c.viaMCP() && c.kind == callTool {
 		s.out.checkpoints = checkpoints(g.limits(s.v)) // the budgets that warn, as the call found them

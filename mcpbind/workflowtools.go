@@ -288,15 +288,15 @@ func (g *Gate) authorizeTransition(ctx context.Context, c *gatedCall, v *view) *
 		Data  map[string]any `json:"data"`
 	}
 	if err := json.Unmarshal(c.req.Params.Arguments, &in); err != nil || in.Event == "" {
-		return &verdict{res: toolError(fmt.Sprintf(`%s needs {"event": "<EVENT>", "data": {...}}.`, w.transitionName))}
+		return &verdict{text: fmt.Sprintf(`%s needs {"event": "<EVENT>", "data": {...}}.`, w.transitionName)}
 	}
 	candidates := g.transitionEvents(c.rules, w)
 	state := stateText(v.state.Value())
 	if a := g.pending(v); a != nil {
-		return &verdict{res: toolError("A transition is pending " + g.pendingText(a) + ". " + pendingHelp)}
+		return &verdict{text: "A transition is pending " + g.pendingText(a) + ". " + pendingHelp}
 	}
 	if reservedEvent(in.Event) {
-		return &verdict{res: toolError(fmt.Sprintf("Event %q is reserved: approvals and interrupts are sent by the server or by a person, not with %s.", in.Event, w.transitionName))}
+		return &verdict{text: fmt.Sprintf("Event %q is reserved: approvals and interrupts are sent by the server or by a person, not with %s.", in.Event, w.transitionName)}
 	}
 	accepted := func() string {
 		evs := g.acceptedEvents(ctx, v, candidates, w.transitionName)
@@ -306,7 +306,7 @@ func (g *Gate) authorizeTransition(ctx context.Context, c *gatedCall, v *view) *
 		return " Events it accepts now: " + strings.Join(evs, ", ") + "."
 	}
 	refuse := func(format string, args ...any) *verdict {
-		return &verdict{res: toolError(fmt.Sprintf(format, args...))}
+		return &verdict{text: fmt.Sprintf(format, args...)}
 	}
 	// A final workflow takes no event: say so whatever the event.
 	switch st := v.state.Status(); st {
