@@ -276,7 +276,7 @@ func (g *Gate) sendGrant(ctx context.Context, t target, v *view, p *PendingAppro
 	if a.Approved {
 		ev = EventApprove
 	}
-	c := &gatedCall{kind: callSend, rules: g.rules.Load(), info: unboundInfo, target: t, by: a.By, a: &attachment{}, grant: &a,
+	c := &gatedCall{kind: callSend, rules: g.rules.Load(), info: unboundInfo, target: t, by: a.By, grant: &a,
 		event: statechart.Event{Type: ev, Data: map[string]any{"by": a.By, "approval": p.Event, "id": a.ID, "channel": a.Channel,
 			"authenticated": a.Authenticated}}}
 	s := &steps{g: g, c: c, v: v}
@@ -326,13 +326,4 @@ func (g *Gate) checkGrant(cur *view, ev string, a *ApprovalGrant) error {
 		return fmt.Errorf("mcpbind: approval %s expired at %s: %w", a.ID, p.Expires.UTC().Format(time.RFC3339), ErrApprovalExpired)
 	}
 	return nil
-}
-
-// requestAuthor returns who answered an MCP channel: the user the
-// request's authorization names (authenticated), else "user".
-func requestAuthor(c *gatedCall) (string, bool) {
-	if c.req != nil && c.req.Extra != nil && c.req.Extra.TokenInfo != nil && c.req.Extra.TokenInfo.UserID != "" {
-		return c.req.Extra.TokenInfo.UserID, true
-	}
-	return "user", false
 }

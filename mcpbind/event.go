@@ -16,7 +16,7 @@ const maxDataDepth = 64
 
 // arguments are a call's arguments as the gate uses them, decoded once.
 type arguments struct {
-	raw     json.RawMessage // of a call without an MCP request (Gate.Check, Gate.Record)
+	raw     json.RawMessage // as the front door gave them
 	bounded bool            // checked against the bounds
 	decoded bool
 	value   any // the decoded arguments; {} when absent or not JSON
@@ -31,14 +31,10 @@ func (c *gatedCall) input() any {
 	return c.args.value
 }
 
-// rawArguments returns a call's arguments as JSON: its request's, or for
-// a call without one those it was given (a host's tool), or nil (an event
-// sent from outside MCP, a job's report).
+// rawArguments returns a call's arguments as JSON, as its front door gave
+// them, or nil (an event sent from outside MCP, a job's report).
 func (c *gatedCall) rawArguments() json.RawMessage {
-	if c.req == nil || c.req.Params == nil {
-		return c.args.raw
-	}
-	return c.req.Params.Arguments
+	return c.args.raw
 }
 
 // toolOutcome is what a call's tool did, as the commit reads it, in no

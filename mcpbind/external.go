@@ -46,8 +46,8 @@ func (g *Gate) externalCall(r gate.Request) (*gatedCall, error) {
 	}
 	rules := g.rules.Load()
 	c := &gatedCall{
-		a: &attachment{}, name: r.Tool, kind: callTool, rules: rules, info: g.info(rules, r.Tool, false), target: t, tools: tools,
-		args: arguments{raw: r.Args}, // no MCP request: the arguments are the caller's
+		name: r.Tool, kind: callTool, rules: rules, info: g.info(rules, r.Tool, false), target: t, tools: tools,
+		args: arguments{raw: r.Args},
 	}
 	if r.TransitionTool != "" {
 		c.wf = &workflowTools{transitionName: r.TransitionTool}

@@ -400,7 +400,7 @@ func (s *countingStore) CompareAndSwap(ctx context.Context, key string, old uint
 func send(t testing.TB, g *Gate, tgt target, ev statechart.Event) committed {
 	t.Helper()
 	ctx := context.Background()
-	c := &gatedCall{kind: callTransition, name: "test", rules: g.rules.Load(), info: unboundInfo, target: tgt, event: ev, a: &attachment{}}
+	c := &gatedCall{kind: callTransition, name: "test", rules: g.rules.Load(), info: unboundInfo, target: tgt, event: ev}
 	v, err := g.load(ctx, tgt)
 	if err != nil {
 		t.Fatal(err)
@@ -433,7 +433,7 @@ func TestCommitRetriesOnConflict(t *testing.T) {
 	ss := connectSession(t, g)
 	ctx := context.Background()
 	tgt := target{ss: ss}
-	c := &gatedCall{kind: callTransition, name: "inc", rules: g.rules.Load(), info: unboundInfo, target: tgt, event: statechart.NewEvent("INC"), a: &attachment{}}
+	c := &gatedCall{kind: callTransition, name: "inc", rules: g.rules.Load(), info: unboundInfo, target: tgt, event: statechart.NewEvent("INC")}
 	v, err := g.load(ctx, tgt)
 	if err != nil {
 		t.Fatal(err)

@@ -40,7 +40,7 @@ func TestDeliverOnce(t *testing.T) {
 	deliver := func(session string) committed {
 		ev := statechart.Event{Type: "xstate.done.actor.job"}
 		c := &gatedCall{kind: callSend, rules: g.rules.Load(), info: unboundInfo, target: tgt, event: ev, by: "actor:job",
-			report: &statechart.Report{Session: session, Kind: statechart.ReportDone, Output: "ok"}, a: &attachment{}}
+			report: &statechart.Report{Session: session, Kind: statechart.ReportDone, Output: "ok"}}
 		v, err := g.load(context.Background(), tgt)
 		if err != nil {
 			t.Fatal(err)

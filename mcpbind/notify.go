@@ -114,12 +114,12 @@ func (g *Gate) toolsChanged(ctx context.Context, c *gatedCall, from, to *view) b
 		return false
 	}
 	changed := !g.signature(ctx, c.rules, from).equal(g.signature(ctx, c.rules, to))
-	if changed && c.a.send != nil && c.listsVary {
+	if d := c.onMCP(); changed && d != nil && d.a.send != nil && c.listsVary {
 		// The notification goes to this session only, on the request's
 		// context (over Streamable HTTP: on the POST's stream), before the
 		// result.
-		n := &mcp.ServerRequest[*mcp.ToolListChangedParams]{Session: c.req.Session, Params: &mcp.ToolListChangedParams{}}
-		if _, err := c.a.send(ctx, "notifications/tools/list_changed", n); err != nil {
+		n := &mcp.ServerRequest[*mcp.ToolListChangedParams]{Session: d.req.Session, Params: &mcp.ToolListChangedParams{}}
+		if _, err := d.a.send(ctx, "notifications/tools/list_changed", n); err != nil {
 			g.log.Warn("mcpbind: sending notifications/tools/list_changed", "error", err)
 		}
 	}

@@ -51,8 +51,8 @@ func (g *Gate) refusal(ctx context.Context, c *gatedCall, v *view, code string) 
 	tools, err := g.toolNames(ctx, c)
 	if err != nil {
 		g.log.Warn("mcpbind: listing tools for a refusal", "error", err)
-	} else if c.kind == callTool && c.next != nil && !slices.Contains(tools, c.name) {
-		res, err := c.next(ctx, "tools/call", c.req)
+	} else if c.kind == callTool && c.door != nil && !slices.Contains(tools, c.name) {
+		res, err := c.door.unknownTool(ctx)
 		return nil, nil, &verdict{answer: res, err: err}
 	}
 	ref := &Refusal{Code: code, Tool: c.name, Workflow: c.target.handle, Path: []Step{}}

@@ -140,7 +140,7 @@ func (g *Gate) counts(ctx context.Context, c *gatedCall, v *view) bool {
 	if len(lims) == 0 || len(usedUp(lims)) > 0 {
 		return false
 	}
-	if c.next == nil {
+	if c.door == nil {
 		return true // a caller outside MCP reports a tool that ran
 	}
 	tools, err := g.toolNames(ctx, c)

@@ -53,7 +53,7 @@ func (g *Gate) Send(ctx context.Context, ref Ref, ev statechart.Event, by string
 	if err != nil {
 		return nil, err
 	}
-	s := &steps{g: g, c: &gatedCall{kind: callSend, rules: g.rules.Load(), info: unboundInfo, target: t, event: ev, by: by, a: &attachment{}}}
+	s := &steps{g: g, c: &gatedCall{kind: callSend, rules: g.rules.Load(), info: unboundInfo, target: t, event: ev, by: by}}
 	gate.Do(ctx, s)
 	switch {
 	case s.err != nil:

@@ -48,7 +48,7 @@ var _ gate.Steps = (*steps)(nil)
 // viaMCP reports whether a call is answered to an MCP client (a tools/call
 // through the middleware), whose answer is an MCP result; every other
 // caller gets errors as they are.
-func (c *gatedCall) viaMCP() bool { return c.req != nil && c.kind != callSend }
+func (c *gatedCall) viaMCP() bool { return c.onMCP() != nil && c.kind != callSend }
 
 // Resolve implements gate.Steps.
 func (s *steps) Resolve(ctx context.Context) (context.Context, bool) {
@@ -68,7 +68,7 @@ func (s *steps) Resolve(ctx context.Context) (context.Context, bool) {
 	if c.handles {
 		ctx = context.WithValue(ctx, workflowIDKey{}, c.target.handle)
 	}
-	if c.kind == callTransition && c.req.Params.RequestState != "" {
+	if c.kind == callTransition && c.onMCP().req.Params.RequestState != "" {
 		s.res, s.err = s.g.inputAnswered(ctx, c) // the client's answer to an approval's question
 		return ctx, false
 	}
@@ -173,7 +173,7 @@ func (s *steps) Notify(ctx context.Context) {
 	if c.report != nil {
 		// The sessions of this process whose workflow a job moved.
 		for _, st := range g.sessionsOfKey(c.target.key) {
-			c.a, c.req = st.a, &mcp.CallToolRequest{Session: st.ss}
+			c.door = &mcpDoor{g: g, a: st.a, req: &mcp.CallToolRequest{Session: st.ss}}
 			c.listsVary = g.listsVary(st.ss)
 			g.toolsChanged(ctx, c, s.out.from, s.out.after)
 		}

@@ -287,7 +287,7 @@ func (g *Gate) authorizeTransition(ctx context.Context, c *gatedCall, v *view) *
 		Event string         `json:"event"`
 		Data  map[string]any `json:"data"`
 	}
-	if err := json.Unmarshal(c.req.Params.Arguments, &in); err != nil || in.Event == "" {
+	if err := json.Unmarshal(c.rawArguments(), &in); err != nil || in.Event == "" {
 		return &verdict{text: fmt.Sprintf(`%s needs {"event": "<EVENT>", "data": {...}}.`, w.transitionName)}
 	}
 	candidates := g.transitionEvents(c.rules, w)
