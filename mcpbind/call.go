@@ -169,7 +169,7 @@ func (g *Gate) resolve(ctx context.Context, next mcp.MethodHandler, a *attachmen
 			return nil, res, err
 		}
 	}
-	c.target = target{ss: req.Session}
+	c.target = target{ss: connOf(req.Session)}
 	switch g.keyingOf(req) {
 	case byHandle:
 		id, stripped, refusal := g.takeHandle(ctx, next, req)

@@ -57,7 +57,11 @@ func (g *Gate) guardCallbacks(o *Options) {
 	}
 	if f := o.SessionKey; f != nil {
 		// "" is the default name: the session's own workflow.
-		g.named = func(ss *mcp.ServerSession) (name string) {
+		g.named = func(c conn) (name string) {
+			ss, ok := c.(*mcp.ServerSession)
+			if !ok {
+				return ""
+			}
 			defer func() {
 				if r := recover(); r != nil {
 					g.callbackPanicked(context.Background(), "SessionKey", r)

@@ -256,7 +256,7 @@ type Gate struct {
 	log        *slog.Logger
 	retries    int
 	timeout    time.Duration
-	named      func(*mcp.ServerSession) string
+	named      func(conn) string
 	hlimit     int // run history bound; 0 keeps none
 	hbytes     int
 	audit      bool
@@ -320,7 +320,7 @@ type Gate struct {
 	seq      atomic.Uint64 // counts those keys and lease ids
 
 	mu       sync.Mutex
-	sessions map[*mcp.ServerSession]*session
+	sessions map[conn]*session
 	sweeping bool // a goroutine forgets the sessions that ended (sweep)
 	attached map[*mcp.Server]*attachment
 
@@ -408,7 +408,6 @@ func New(engine statechart.Engine, opts *Options) (*Gate, error) {
 		retries:       o.MaxRetries,
 		timeout:       o.StoreTimeout,
 		onTrans:       o.OnTransition,
-		named:         o.SessionKey,
 		hlimit:        o.HistoryLimit,
 		hbytes:        o.HistoryBytes,
 		audit:         o.AuditCalls,
@@ -423,7 +422,7 @@ func New(engine statechart.Engine, opts *Options) (*Gate, error) {
 		listAll:       o.ListAllTools,
 		checkpointOwn: o.CheckpointListsOwnTools,
 		resetCalls:    o.ResetCallsOnTransition,
-		sessions:      map[*mcp.ServerSession]*session{},
+		sessions:      map[conn]*session{},
 	}
 	switch {
 	case g.hlimit == 0:

@@ -17,8 +17,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/chartgate/chartgate/gate"
 	"github.com/chartgate/chartgate/statechart"
 )
@@ -372,54 +370,6 @@ func jsonValue(v any) (any, error) {
 	var out any
 	err = json.Unmarshal(b, &out)
 	return out, err
-}
-
-// sessionTarget is a live session of this process and its server's
-// attachment.
-type sessionTarget struct {
-	ss *mcp.ServerSession
-	a  *attachment
-}
-
-// sessionsOfKey returns the live sessions of this process whose workflow
-// is stored under key: the one that saved it, or those that
-// Options.SessionKey names so.
-func (g *Gate) sessionsOfKey(key string) []sessionTarget {
-	g.mu.Lock()
-	var known *mcp.ServerSession
-	for s, rec := range g.sessions {
-		if rec.key == key && !rec.closed {
-			known = s
-			break
-		}
-	}
-	servers := make(map[*mcp.Server]*attachment, len(g.attached))
-	for srv, a := range g.attached {
-		servers[srv] = a
-	}
-	g.mu.Unlock()
-	var out []sessionTarget
-	for srv, a := range servers {
-		for s := range srv.Sessions() {
-			if s == known || (g.named != nil && g.named(s) != "" && g.nameKey(g.named(s)) == key) {
-				out = append(out, sessionTarget{s, a})
-			}
-		}
-	}
-	return out
-}
-
-// listsVary reports whether a session's tool list follows its workflow:
-// it speaks a protocol before 2026-07-28, and Options.ListAllTools is off.
-func (g *Gate) listsVary(ss *mcp.ServerSession) bool {
-	return !g.listAll && sessionful(ss)
-}
-
-// sessionful reports whether a session speaks a protocol before
-// 2026-07-28, which has sessions (and logging).
-func sessionful(ss *mcp.ServerSession) bool {
-	p := ss.InitializeParams()
-	return p != nil && p.ProtocolVersion < sessionlessVersion
 }
 
 // ResumeJobs starts, in this gate, the jobs of the workflows in the store

@@ -11,7 +11,6 @@ import (
 	"sync/atomic"
 
 	"github.com/chartgate/chartgate/statechart"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // view is a decoded workflow record. It is what a [ValueStore] holds of
@@ -205,21 +204,6 @@ func (g *Gate) decode(key string, data []byte, ver uint64) (*view, error) {
 		return nil, err
 	}
 	return g.newView(key, s, rec, ver)
-}
-
-// State returns the current workflow state of a session.
-func (g *Gate) State(ctx context.Context, ss *mcp.ServerSession) (statechart.State, error) {
-	v, err := g.load(ctx, target{ss: ss})
-	if err != nil {
-		return nil, err
-	}
-	return v.state, nil
-}
-
-// SessionWorkflow returns the workflow of a session (for sessions keyed by
-// their session, not by handles).
-func (g *Gate) SessionWorkflow(ctx context.Context, ss *mcp.ServerSession) (*Workflow, error) {
-	return g.workflow(ctx, target{ss: ss})
 }
 
 // Workflow returns the workflow a handle names (the id the start tool

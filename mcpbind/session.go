@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/chartgate/chartgate/statechart"
 )
 
 // session is the gate's record of a session whose workflow has a key.
@@ -24,10 +26,22 @@ type session struct {
 	saved  atomic.Bool // the gate saved a state under key
 }
 
+// conn is a transport's connection whose workflow may be keyed by it (an
+// MCP session): the steps hold it to find its store key and nothing else.
+type conn interface{ ID() string }
+
+// connOf is an MCP session as a conn; nil stays nil.
+func connOf(ss *mcp.ServerSession) conn {
+	if ss == nil {
+		return nil
+	}
+	return ss
+}
+
 // target names the workflow a request acts on: its session's, or the one
 // a handle names.
 type target struct {
-	ss     *mcp.ServerSession
+	ss     conn
 	handle string // the workflow id; "" for the session's workflow
 	name   string // a named workflow (Ref.Name), outside a session
 	key    string // the store key of handle or name, if known
@@ -87,7 +101,7 @@ func (g *Gate) handleKey(id string) string { return g.prefix + "wf:" + id }
 // none yet (a session without an id that never saved a transition: its
 // workflow is in the initial state), and the gate's record of the session
 // if it has one.
-func (g *Gate) keyOf(ss *mcp.ServerSession) (string, *session) {
+func (g *Gate) keyOf(ss conn) (string, *session) {
 	g.mu.Lock()
 	s := g.sessions[ss]
 	g.mu.Unlock()
@@ -102,7 +116,7 @@ func (g *Gate) keyOf(ss *mcp.ServerSession) (string, *session) {
 
 // sessionName is the name of a session's workflow: SessionKey's, else the
 // session id, else "".
-func (g *Gate) sessionName(ss *mcp.ServerSession) string {
+func (g *Gate) sessionName(ss conn) string {
 	if g.named != nil {
 		if name := g.named(ss); name != "" {
 			return name
@@ -114,7 +128,7 @@ func (g *Gate) sessionName(ss *mcp.ServerSession) string {
 // ensureSession returns the gate's record of a session, creating it if
 // needed (and starting the sweep that removes the state of sessions that
 // ended, if it is not running).
-func (g *Gate) ensureSession(ss *mcp.ServerSession) *session {
+func (g *Gate) ensureSession(ss conn) *session {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if s := g.sessions[ss]; s != nil {
@@ -163,7 +177,7 @@ func (g *Gate) sweep() {
 		for s := range g.attached {
 			servers = append(servers, s)
 		}
-		known := make(map[*mcp.ServerSession]*session, len(g.sessions))
+		known := make(map[conn]*session, len(g.sessions))
 		maps.Copy(known, g.sessions)
 		g.mu.Unlock()
 		for _, srv := range servers {
@@ -179,7 +193,7 @@ func (g *Gate) sweep() {
 
 // forget removes the state of a session that ended (unless SessionKey
 // named its workflow).
-func (g *Gate) forget(ss *mcp.ServerSession, s *session) {
+func (g *Gate) forget(ss conn, s *session) {
 	g.mu.Lock()
 	s.closed = true
 	if g.sessions[ss] == s {
@@ -210,4 +224,67 @@ func (g *Gate) Sessions() int {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return len(g.sessions)
+}
+
+// sessionTarget is a live session of this process and its server's
+// attachment.
+type sessionTarget struct {
+	ss *mcp.ServerSession
+	a  *attachment
+}
+
+// sessionsOfKey returns the live sessions of this process whose workflow
+// is stored under key: the one that saved it, or those that
+// Options.SessionKey names so.
+func (g *Gate) sessionsOfKey(key string) []sessionTarget {
+	g.mu.Lock()
+	var known conn
+	for s, rec := range g.sessions {
+		if rec.key == key && !rec.closed {
+			known = s
+			break
+		}
+	}
+	servers := make(map[*mcp.Server]*attachment, len(g.attached))
+	for srv, a := range g.attached {
+		servers[srv] = a
+	}
+	g.mu.Unlock()
+	var out []sessionTarget
+	for srv, a := range servers {
+		for s := range srv.Sessions() {
+			if s == known || (g.named != nil && g.named(s) != "" && g.nameKey(g.named(s)) == key) {
+				out = append(out, sessionTarget{s, a})
+			}
+		}
+	}
+	return out
+}
+
+// listsVary reports whether a session's tool list follows its workflow:
+// it speaks a protocol before 2026-07-28, and Options.ListAllTools is off.
+func (g *Gate) listsVary(ss *mcp.ServerSession) bool {
+	return !g.listAll && sessionful(ss)
+}
+
+// sessionful reports whether a session speaks a protocol before
+// 2026-07-28, which has sessions (and logging).
+func sessionful(ss *mcp.ServerSession) bool {
+	p := ss.InitializeParams()
+	return p != nil && p.ProtocolVersion < sessionlessVersion
+}
+
+// State returns the current workflow state of a session.
+func (g *Gate) State(ctx context.Context, ss *mcp.ServerSession) (statechart.State, error) {
+	v, err := g.load(ctx, target{ss: connOf(ss)})
+	if err != nil {
+		return nil, err
+	}
+	return v.state, nil
+}
+
+// SessionWorkflow returns the workflow of a session (for sessions keyed by
+// their session, not by handles).
+func (g *Gate) SessionWorkflow(ctx context.Context, ss *mcp.ServerSession) (*Workflow, error) {
+	return g.workflow(ctx, target{ss: connOf(ss)})
 }

@@ -13,8 +13,6 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/chartgate/chartgate/gate"
 	"github.com/chartgate/chartgate/statechart"
 )
@@ -93,7 +91,7 @@ func (g *Gate) create(ctx context.Context, key string) (*view, error) {
 // settled: every session tells itself), and starts the jobs the write
 // claimed. A conflict's error matches ErrConflict as it is; another
 // failure is wrapped.
-func (g *Gate) write(ctx context.Context, v *view, old uint64, prev *approvalRecord, ss *mcp.ServerSession, settled, durable bool) error {
+func (g *Gate) write(ctx context.Context, v *view, old uint64, prev *approvalRecord, ss conn, settled, durable bool) error {
 	var starts []jobStart
 	v.rec.jobs, starts = g.planJobs(v.rec.jobs, v.state)
 	g.stampApproval(&v.rec, v.active, prev)
