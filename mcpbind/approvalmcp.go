@@ -142,7 +142,7 @@ func (g *Gate) markAsked(ctx context.Context, t target, v *view, id, ask string)
 func (g *Gate) inputAnswered(ctx context.Context, c *gatedCall) (mcp.Result, error) {
 	v, err := g.load(ctx, c.target)
 	if err != nil {
-		return g.loadFailed(ctx, c, err)
+		return mcpAnswer(g.loadFailed(ctx, c, err))
 	}
 	req := c.onMCP().req
 	id, nonce, _ := strings.Cut(req.Params.RequestState, ".")

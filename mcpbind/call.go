@@ -71,6 +71,8 @@ type door interface {
 	// unknownTool answers a call of a tool the server does not have, as
 	// the server itself does.
 	unknownTool(ctx context.Context) (answer any, err error)
+	// loadFailed answers a call whose workflow could not be loaded.
+	loadFailed(ctx context.Context, c *gatedCall, err error) (answer any, rerr error)
 }
 
 // mcpDoor is the MCP side of a gated tools/call: the server's
@@ -108,7 +110,7 @@ func (c *gatedCall) onMCP() *mcpDoor {
 
 // toolNames returns the names of the tools of the call's server (asked of
 // its front door, once per call), or those a caller outside MCP gave.
-func (g *Gate) toolNames(ctx context.Context, c *gatedCall) ([]string, error) {
+func (g *core) toolNames(ctx context.Context, c *gatedCall) ([]string, error) {
 	if c.tools != nil || c.door == nil {
 		return c.tools, nil
 	}
@@ -188,13 +190,21 @@ func (g *Gate) resolve(ctx context.Context, next mcp.MethodHandler, a *attachmen
 	return c, nil, nil
 }
 
-// loadFailed answers a call whose workflow could not be loaded.
-func (g *Gate) loadFailed(ctx context.Context, c *gatedCall, err error) (mcp.Result, error) {
+// loadFailed answers a call whose workflow could not be loaded: a caller
+// outside any transport, and Send, get the error itself.
+func (g *core) loadFailed(ctx context.Context, c *gatedCall, err error) (any, error) {
+	if c.kind == callSend || c.door == nil {
+		return nil, err
+	}
+	return c.door.loadFailed(ctx, c, err)
+}
+
+// loadFailed implements door: a refusal for a handle that names no
+// workflow or a workflow that expired, else a JSON-RPC error.
+func (d *mcpDoor) loadFailed(ctx context.Context, c *gatedCall, err error) (any, error) {
+	g := d.g
 	switch {
-	case c.kind == callSend || c.onMCP() == nil:
-		return nil, err // a caller outside MCP gets the error itself
 	case errors.Is(err, ErrUnknownWorkflow):
-		d := c.onMCP()
 		return g.refuseHandle(ctx, d.next, d.req, CodeUnknownWorkflow, c.target.handle)
 	case errors.Is(err, ErrWorkflowExpired):
 		vd := g.refuseExpired(ctx, c)

@@ -82,7 +82,7 @@ func (s *steps) Load(ctx context.Context) bool {
 	if s.v == nil {
 		v, err := s.g.load(ctx, c.target)
 		if err != nil {
-			s.res, s.err = s.g.loadFailed(ctx, c, err)
+			s.res, s.err = mcpAnswer(s.g.loadFailed(ctx, c, err))
 			return false
 		}
 		s.v = v
