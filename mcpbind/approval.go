@@ -20,7 +20,7 @@ import (
 )
 
 // pendingText is p.Text() for the agent, saying so if it expired.
-func (g *core) pendingText(p *PendingApproval) string {
+func (g *gateCore) pendingText(p *PendingApproval) string {
 	if p.ID != "" && p.Expired(g.now()) {
 		return p.Text() + ", which has expired: it can no longer be approved, and a person's attempt to approve it rejects it"
 	}
@@ -55,7 +55,7 @@ func validApprovalID(s string) bool { return gate.IsApprovalID(s) }
 
 // approvalNode returns the index of the active approval state of a
 // workflow whose active nodes are active, or -1.
-func (g *core) approvalNode(active bitset) int {
+func (g *gateCore) approvalNode(active bitset) int {
 	for i, sm := range g.mcp {
 		if sm != nil && sm.Approval != nil && active.has(i) {
 			return i
@@ -68,7 +68,7 @@ func (g *core) approvalNode(active bitset) int {
 // with active nodes active: the one it carries (or prev, the one the
 // workflow had) while its approval state stays active, a new one when an
 // approval state was entered, none otherwise.
-func (g *core) stampApproval(rec *record, active bitset, prev *approvalRecord) {
+func (g *gateCore) stampApproval(rec *record, active bitset, prev *approvalRecord) {
 	i := g.approvalNode(active)
 	if i < 0 {
 		rec.approval = nil
@@ -88,7 +88,7 @@ func (g *core) stampApproval(rec *record, active bitset, prev *approvalRecord) {
 
 // pendingOf returns the approval a workflow waits for, or nil. A record
 // written before approvals had ids has none: the next save gives it one.
-func (g *core) pendingOf(v *view) *PendingApproval {
+func (g *gateCore) pendingOf(v *view) *PendingApproval {
 	i := g.approvalNode(v.active)
 	if i < 0 {
 		return nil
@@ -101,10 +101,10 @@ func (g *core) pendingOf(v *view) *PendingApproval {
 }
 
 // pending returns the approval a workflow waits for, or nil.
-func (g *core) pending(v *view) *PendingApproval { return g.pendingOf(v) }
+func (g *gateCore) pending(v *view) *PendingApproval { return g.pendingOf(v) }
 
 // Pending returns the approval a workflow waits for, or nil.
-func (g *core) Pending(ctx context.Context, ref Ref) (*PendingApproval, error) {
+func (g *gateCore) Pending(ctx context.Context, ref Ref) (*PendingApproval, error) {
 	t, err := g.refTarget(ref)
 	if err != nil {
 		return nil, err
@@ -119,7 +119,7 @@ func (g *core) Pending(ctx context.Context, ref Ref) (*PendingApproval, error) {
 // Approval returns the approval the workflow ref names waits for. Unlike
 // [Gate.Pending], a workflow without a record (a name no session used) is
 // [ErrUnknownWorkflow]; one that waits for none is [ErrNoPendingApproval].
-func (g *core) Approval(ctx context.Context, ref Ref) (*PendingApproval, error) {
+func (g *gateCore) Approval(ctx context.Context, ref Ref) (*PendingApproval, error) {
 	_, v, err := g.existing(ctx, ref)
 	if err != nil {
 		return nil, err
@@ -134,7 +134,7 @@ func (g *core) Approval(ctx context.Context, ref Ref) (*PendingApproval, error) 
 // existing returns the workflow a Ref names, which must have a record:
 // a name that names none is [ErrUnknownWorkflow], not a workflow in its
 // initial state.
-func (g *core) existing(ctx context.Context, ref Ref) (target, *view, error) {
+func (g *gateCore) existing(ctx context.Context, ref Ref) (target, *view, error) {
 	t, err := g.refTarget(ref)
 	if err != nil {
 		return target{}, nil, err
@@ -159,7 +159,7 @@ func refString(ref Ref) string {
 // the approval. It searches the store (which must implement [Lister]);
 // an id that no workflow waits for is [ErrUnknownApproval], or
 // [ErrApprovalUsed] if a workflow's run history records its answer.
-func (g *core) FindApproval(ctx context.Context, id string) (Ref, *PendingApproval, error) {
+func (g *gateCore) FindApproval(ctx context.Context, id string) (Ref, *PendingApproval, error) {
 	if !validApprovalID(id) {
 		return Ref{}, nil, fmt.Errorf("mcpbind: %q is not an approval id (40 hex digits): %w", id, ErrUnknownApproval)
 	}
@@ -187,7 +187,7 @@ func (g *core) FindApproval(ctx context.Context, id string) (Ref, *PendingApprov
 
 // answered returns ErrApprovalUsed, saying how, if a run history records
 // the answer to approval id; else nil.
-func (g *core) answered(history []Transition, id string) error {
+func (g *gateCore) answered(history []Transition, id string) error {
 	for i := len(history) - 1; i >= 0; i-- {
 		if a := history[i].Approval; a != nil && a.ID == id {
 			verb := "approved"
@@ -302,7 +302,7 @@ var errReservedEvent = errors.New("mcpbind: chartgate.approve and chartgate.reje
 // approval's event may be applied to the workflow as it now is (cur):
 // only by a grant of the approval it waits for, and an approval only
 // before it expires.
-func (g *core) checkGrant(cur *view, ev string, a *ApprovalGrant) error {
+func (g *gateCore) checkGrant(cur *view, ev string, a *ApprovalGrant) error {
 	if ev != EventApprove && ev != EventReject {
 		return nil
 	}

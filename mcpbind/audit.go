@@ -11,7 +11,7 @@ import (
 )
 
 // callEntry is the history entry of a call that moved nothing.
-func (g *core) callEntry(c *gatedCall, v *view, outcome string) []byte {
+func (g *gateCore) callEntry(c *gatedCall, v *view, outcome string) []byte {
 	return appendTransition(nil, Transition{Tool: c.name, By: c.by, Outcome: outcome, From: v.state.Value(), Time: g.now()})
 }
 
@@ -40,7 +40,7 @@ func asResult(r mcp.Result) *mcp.CallToolResult {
 // auditCall appends a call's entry to its workflow's history, with
 // compare-and-swap (keeping whatever lease the record holds). A failure is
 // logged: the call's answer does not depend on it.
-func (g *core) auditCall(ctx context.Context, c *gatedCall, v *view, outcome string) {
+func (g *gateCore) auditCall(ctx context.Context, c *gatedCall, v *view, outcome string) {
 	if !g.audit || g.hlimit == 0 {
 		return
 	}

@@ -27,7 +27,7 @@ type verdict struct {
 
 // authorize returns nil if the call may run in the state v, and otherwise
 // the answer that refuses it.
-func (g *core) authorize(ctx context.Context, c *gatedCall, v *view) *verdict {
+func (g *gateCore) authorize(ctx context.Context, c *gatedCall, v *view) *verdict {
 	if c.kind == callSend || c.ran {
 		return nil // the caller, not the agent, decides; or the tool already ran
 	}
@@ -73,7 +73,7 @@ type decidedEvent struct {
 // with ev's data. It returns the guards of those transitions. An event no
 // active state handles is not refused: the tool is available there, and
 // its event changes nothing.
-func (g *core) guardsRefuse(ctx context.Context, v *view, ev statechart.Event) ([]string, bool) {
+func (g *gateCore) guardsRefuse(ctx context.Context, v *view, ev statechart.Event) ([]string, bool) {
 	if v.state.Status() != statechart.StatusActive {
 		return nil, false
 	}
@@ -105,7 +105,7 @@ func (g *core) guardsRefuse(ctx context.Context, v *view, ev statechart.Event) (
 // checkRecordSize refuses a call after which the workflow's record would
 // be larger than Options.MaxRecordBytes: ns is the state its event gives
 // (without the tool's result, not known yet).
-func (g *core) checkRecordSize(ctx context.Context, c *gatedCall, v *view, ns statechart.State) *verdict {
+func (g *gateCore) checkRecordSize(ctx context.Context, c *gatedCall, v *view, ns statechart.State) *verdict {
 	if ns == v.state {
 		return nil // the event changes nothing
 	}
@@ -133,7 +133,7 @@ const maxScratch = 64 << 10
 // persistedSize returns the length of a state's persisted form. A state
 // that can append it to a buffer is written to one the gate reuses: only
 // its length is needed.
-func (g *core) persistedSize(s statechart.State) (int, error) {
+func (g *gateCore) persistedSize(s statechart.State) (int, error) {
 	a, ok := s.(jsonAppender)
 	if !ok {
 		b, err := s.MarshalJSON()
@@ -147,7 +147,7 @@ func (g *core) persistedSize(s statechart.State) (int, error) {
 
 // scratch returns a buffer to write what is needed only for a while (a
 // size, or a copy) into; release gives it back.
-func (g *core) scratch() *[]byte {
+func (g *gateCore) scratch() *[]byte {
 	buf, _ := g.bufs.Get().(*[]byte)
 	if buf == nil {
 		buf = new([]byte)
@@ -157,7 +157,7 @@ func (g *core) scratch() *[]byte {
 
 // release returns a buffer of scratch, as b (its contents grown) says, to
 // be used again unless it grew large.
-func (g *core) release(buf *[]byte, b []byte) {
+func (g *gateCore) release(buf *[]byte, b []byte) {
 	if cap(b) <= maxScratch {
 		*buf = b
 		g.bufs.Put(buf)
@@ -167,7 +167,7 @@ func (g *core) release(buf *[]byte, b []byte) {
 // checkArguments refuses arguments the gate could not record: larger than
 // Options.MaxArgumentBytes or nested deeper than maxDataDepth. It checks a
 // call once.
-func (g *core) checkArguments(ctx context.Context, c *gatedCall) *verdict {
+func (g *gateCore) checkArguments(ctx context.Context, c *gatedCall) *verdict {
 	if c.args.bounded {
 		return nil
 	}
@@ -186,7 +186,7 @@ func (g *core) checkArguments(ctx context.Context, c *gatedCall) *verdict {
 }
 
 // visible reports whether a tool is visible in a state.
-func (g *core) visible(ctx context.Context, v *view, tool string, ti *toolInfo) bool {
+func (g *gateCore) visible(ctx context.Context, v *view, tool string, ti *toolInfo) bool {
 	if ti.deny != nil && ti.deny.intersects(v.active) {
 		return false // an active state's meta.mcp.deny hides it
 	}

@@ -110,7 +110,7 @@ func (c *gatedCall) onMCP() *mcpDoor {
 
 // toolNames returns the names of the tools of the call's server (asked of
 // its front door, once per call), or those a caller outside MCP gave.
-func (g *core) toolNames(ctx context.Context, c *gatedCall) ([]string, error) {
+func (g *gateCore) toolNames(ctx context.Context, c *gatedCall) ([]string, error) {
 	if c.tools != nil || c.door == nil {
 		return c.tools, nil
 	}
@@ -192,7 +192,7 @@ func (g *Gate) resolve(ctx context.Context, next mcp.MethodHandler, a *attachmen
 
 // loadFailed answers a call whose workflow could not be loaded: a caller
 // outside any transport, and Send, get the error itself.
-func (g *core) loadFailed(ctx context.Context, c *gatedCall, err error) (any, error) {
+func (g *gateCore) loadFailed(ctx context.Context, c *gatedCall, err error) (any, error) {
 	if c.kind == callSend || c.door == nil {
 		return nil, err
 	}

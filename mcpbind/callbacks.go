@@ -98,7 +98,7 @@ func (g *Gate) guardCallbacks(o *Options) {
 }
 
 // callbackPanicked logs a panic recovered from a callback.
-func (g *core) callbackPanicked(ctx context.Context, name string, r any) {
+func (g *gateCore) callbackPanicked(ctx context.Context, name string, r any) {
 	g.log.LogAttrs(ctx, slog.LevelError, "mcpbind: a callback panicked; the gate recovered and went on without it",
 		slog.String("callback", "Options."+name), slog.Any("panic", r), slog.String("stack", string(debug.Stack())))
 }

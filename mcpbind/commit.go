@@ -34,7 +34,7 @@ type committed struct {
 // commit records a call that ran: for a call that holds the lease, the
 // tool's event (if the tool succeeded) and the release of the lease, in
 // one write. v is the workflow as the call's reservation left it.
-func (g *core) commit(ctx context.Context, c *gatedCall, h *holder, v *view, o toolOutcome) committed {
+func (g *gateCore) commit(ctx context.Context, c *gatedCall, h *holder, v *view, o toolOutcome) committed {
 	if h == nil {
 		return committed{after: v}
 	}
@@ -135,7 +135,7 @@ func (g *core) commit(ctx context.Context, c *gatedCall, h *holder, v *view, o t
 // process sends a call's event to the engine, or for a job's report
 // (jobs.go), delivers it: a report for a child that no longer runs changes
 // nothing.
-func (g *core) process(ctx context.Context, c *gatedCall, s statechart.State, ev statechart.Event) (statechart.State, error) {
+func (g *gateCore) process(ctx context.Context, c *gatedCall, s statechart.State, ev statechart.Event) (statechart.State, error) {
 	if c.report == nil {
 		return g.engine.Send(ctx, s, ev, g.now())
 	}
@@ -151,7 +151,7 @@ func (g *core) process(ctx context.Context, c *gatedCall, s statechart.State, ev
 // same event (the tool gave no structured result, or the engine ignores
 // event data) saves that state: the engine runs the event once. Otherwise
 // the engine processes ev now, with the result.
-func (g *core) eventState(ctx context.Context, c *gatedCall, s statechart.State, ev statechart.Event, o toolOutcome) (statechart.State, error) {
+func (g *gateCore) eventState(ctx context.Context, c *gatedCall, s statechart.State, ev statechart.Event, o toolOutcome) (statechart.State, error) {
 	if d := c.decided; d != nil && c.kind == callTool && c.report == nil && d.from == s && (g.dataless || o.output == nil) {
 		return d.to, nil
 	}

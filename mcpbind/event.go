@@ -62,7 +62,7 @@ func (o toolOutcome) word() string {
 }
 
 // callEvent builds the event of a call whose tool succeeded with o.
-func (g *core) callEvent(c *gatedCall, o toolOutcome) statechart.Event {
+func (g *gateCore) callEvent(c *gatedCall, o toolOutcome) statechart.Event {
 	if c.kind == callTransition || c.kind == callSend {
 		return c.event
 	}
@@ -74,7 +74,7 @@ func (g *core) callEvent(c *gatedCall, o toolOutcome) statechart.Event {
 
 // event builds the event a successful call sends: the type, plus "tool",
 // "input" (the call's arguments) and "output" (its structured result).
-func (g *core) event(typ, tool string, input, output any) statechart.Event {
+func (g *gateCore) event(typ, tool string, input, output any) statechart.Event {
 	if input == nil {
 		input = map[string]any{}
 	}

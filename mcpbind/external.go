@@ -83,7 +83,7 @@ func (g *Gate) snapshotOf(wf *Workflow, t target) (*view, bool) {
 		return nil, false
 	}
 	v, ok := wf.Snapshot.(*view)
-	if !ok || v.gate != g.core || v.key != t.key {
+	if !ok || v.gate != g.gateCore || v.key != t.key {
 		return nil, false
 	}
 	return v, true

@@ -241,7 +241,7 @@ const (
 // it with [New], bind tools with [Gate.Bind] or the machine's meta, and
 // install it with [Gate.Attach].
 type Gate struct {
-	*core
+	*gateCore
 
 	handles    HandleMode    // when workflows are keyed by handles
 	startLimit *startLimiter // nil: no limit
@@ -258,12 +258,12 @@ type Gate struct {
 	attached map[*mcp.Server]*attachment // guarded by mu
 }
 
-// core is the part of a Gate that decides and records calls in no
+// gateCore is the part of a Gate that decides and records calls in no
 // transport's terms: the machine and its meta.mcp rules, the store, the
 // leases, the budgets, approvals and jobs. Gate adds the MCP sessions,
 // the servers it is attached to and what only MCP has (handles' start
 // tool, tool lists, list_changed, elicitation).
-type core struct {
+type gateCore struct {
 	engine    statechart.Engine
 	nodes     []statechart.Node
 	byID      map[string]int
@@ -419,7 +419,7 @@ func New(engine statechart.Engine, opts *Options) (*Gate, error) {
 		o = *opts
 	}
 	g := &Gate{
-		core: &core{
+		gateCore: &gateCore{
 			engine:     engine,
 			nodes:      engine.Nodes(),
 			store:      o.Store,
@@ -446,7 +446,7 @@ func New(engine statechart.Engine, opts *Options) (*Gate, error) {
 		listAll:       o.ListAllTools,
 		checkpointOwn: o.CheckpointListsOwnTools,
 	}
-	g.core.sweeper, g.core.deliver = g.sweep, g.deliverJob
+	g.gateCore.sweeper, g.gateCore.deliver = g.sweep, g.deliverJob
 	switch {
 	case g.hlimit == 0:
 		g.hlimit = 20
@@ -642,11 +642,11 @@ func New(engine statechart.Engine, opts *Options) (*Gate, error) {
 }
 
 // Engine returns the engine the gate runs.
-func (g *core) Engine() statechart.Engine { return g.engine }
+func (g *gateCore) Engine() statechart.Engine { return g.engine }
 
 // States returns the parsed meta.mcp of the state nodes that have one, in
 // document order.
-func (g *core) States() []StateMCP {
+func (g *gateCore) States() []StateMCP {
 	var out []StateMCP
 	for _, sm := range g.mcp {
 		if sm != nil {
@@ -715,7 +715,7 @@ func (g *Gate) Bind(tool string, b Binding) error {
 }
 
 // resolveState finds a state node by "#id", key path or id.
-func (g *core) resolveState(s string) (int, error) {
+func (g *gateCore) resolveState(s string) (int, error) {
 	if id, ok := strings.CutPrefix(s, "#"); ok {
 		if i, ok := g.byID[id]; ok {
 			return i, nil
@@ -742,7 +742,7 @@ func (g *core) resolveState(s string) (int, error) {
 	return 0, fmt.Errorf("machine %q has no state %q", g.engine.ID(), s)
 }
 
-func (g *core) buildRules(bound map[string]*toolInfo) *rules {
+func (g *gateCore) buildRules(bound map[string]*toolInfo) *rules {
 	r := &rules{bound: bound}
 	evs := map[string]bool{}
 	sig := map[string]bool{}
@@ -766,7 +766,7 @@ func (g *core) buildRules(bound map[string]*toolInfo) *rules {
 	return r
 }
 
-func (g *core) matchedByPattern(tool string) bool {
+func (g *gateCore) matchedByPattern(tool string) bool {
 	for _, p := range g.jsonPatterns {
 		if !p.deny && matchGlob(p.glob, tool) {
 			return true
@@ -810,7 +810,7 @@ func (s *nameSet) add(name string) {
 
 // isUngated reports whether DefaultDeny leaves a tool visible: it is one of
 // the gate's own tools, or declared ungated.
-func (g *core) isUngated(tool string) bool {
+func (g *gateCore) isUngated(tool string) bool {
 	if g.ownTools.has(tool) {
 		return true
 	}
@@ -825,7 +825,7 @@ func (g *core) isUngated(tool string) bool {
 // info returns how a tool is gated. When remember is set, the answer is
 // cached (only for names the server lists, so that clients cannot grow the
 // cache with made-up names).
-func (g *core) info(r *rules, tool string, remember bool) *toolInfo {
+func (g *gateCore) info(r *rules, tool string, remember bool) *toolInfo {
 	if g.ownTools.has(tool) {
 		return unboundInfo // workflow_status and workflow_transition: never gated, whatever the patterns
 	}
@@ -878,7 +878,7 @@ func (g *core) info(r *rules, tool string, remember bool) *toolInfo {
 }
 
 // alias is the second name of a tool (Options.GatedAs), "" if none.
-func (g *core) alias(tool string) string {
+func (g *gateCore) alias(tool string) string {
 	if g.gatedAs == nil {
 		return ""
 	}

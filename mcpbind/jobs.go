@@ -87,7 +87,7 @@ type jobStart struct {
 // are kept, the others dropped, and each job that has no live lease (a new
 // child, or one whose instance died) is claimed by this gate, to be
 // started if the save succeeds. A closed gate claims nothing.
-func (g *core) planJobs(leases []jobLease, s statechart.State) ([]jobLease, []jobStart) {
+func (g *gateCore) planJobs(leases []jobLease, s statechart.State) ([]jobLease, []jobStart) {
 	if g.jobs == nil {
 		return leases, nil
 	}
@@ -149,7 +149,7 @@ type job struct {
 // jobs the save claimed, and asks the other jobs of the workflow running
 // here to check that they still should (the state may have stopped their
 // child).
-func (g *core) jobsSaved(key string, starts []jobStart) {
+func (g *gateCore) jobsSaved(key string, starts []jobStart) {
 	r := g.jobs
 	if r == nil {
 		return
@@ -181,7 +181,7 @@ func (g *core) jobsSaved(key string, starts []jobStart) {
 
 // pokeJobs asks the jobs of a workflow running here to check that they
 // still should.
-func (g *core) pokeJobs(key string) { g.jobsSaved(key, nil) }
+func (g *gateCore) pokeJobs(key string) { g.jobsSaved(key, nil) }
 
 // jobOutcome is what a job's function returned.
 type jobOutcome struct {
@@ -194,7 +194,7 @@ type jobOutcome struct {
 // workflow is saved, that the job should still run. The function's result
 // is sent to the workflow, unless the job was cancelled meanwhile: its
 // child was stopped, another instance took it over, or the gate closed.
-func (g *core) runJob(j *job) {
+func (g *gateCore) runJob(j *job) {
 	r := g.jobs
 	defer r.wg.Done()
 	defer func() {
@@ -245,7 +245,7 @@ func callPromise(ctx context.Context, p statechart.Promise, input any) (out any,
 
 // jobTarget is the target of the workflow stored under key, for a job:
 // a workflow that no longer has a record is not started again.
-func (g *core) jobTarget(key string) target {
+func (g *gateCore) jobTarget(key string) target {
 	t := target{key: key, existing: true}
 	if id, ok := strings.CutPrefix(key, g.prefix+"wf:"); ok {
 		t.handle = id
@@ -256,7 +256,7 @@ func (g *core) jobTarget(key string) target {
 // tendJob checks that a job should still run: its workflow still runs its
 // child, and its lease is still this job's. If not, the job is cancelled.
 // With renew, it also extends the lease.
-func (g *core) tendJob(j *job, renew bool) {
+func (g *gateCore) tendJob(j *job, renew bool) {
 	ctx, cancel := context.WithTimeout(g.jobs.ctx, g.timeout)
 	defer cancel()
 	t := g.jobTarget(j.key)
@@ -348,7 +348,7 @@ func (g *Gate) deliverJob(j *job, o jobOutcome) {
 
 // dropped logs the result of a job whose child no longer runs: it was
 // stopped, or another run of it (in another instance) landed first.
-func (g *core) dropped(j *job) {
+func (g *gateCore) dropped(j *job) {
 	g.log.Info("mcpbind: a job's result was dropped: its child no longer runs (stopped, or another run of it landed first)",
 		"key", fingerprint(j.key), "src", j.src, "id", j.id)
 }
@@ -380,7 +380,7 @@ func jsonValue(v any) (any, error) {
 // snapshot. It returns the number of jobs started. The store must
 // implement [Lister]; without actors in the machine there is nothing to
 // do. See [Options.ResumeJobsEvery] to call it periodically.
-func (g *core) ResumeJobs(ctx context.Context) (int, error) {
+func (g *gateCore) ResumeJobs(ctx context.Context) (int, error) {
 	if g.jobs == nil {
 		return 0, nil
 	}
@@ -408,7 +408,7 @@ func (g *core) ResumeJobs(ctx context.Context) (int, error) {
 
 // resumeKey claims and starts the jobs of one workflow that no instance
 // runs.
-func (g *core) resumeKey(ctx context.Context, key string) (int, error) {
+func (g *gateCore) resumeKey(ctx context.Context, key string) (int, error) {
 	t := g.jobTarget(key)
 	v, err := g.load(ctx, t)
 	if errors.Is(err, ErrUnknownWorkflow) {
@@ -435,7 +435,7 @@ func (g *core) resumeKey(ctx context.Context, key string) (int, error) {
 }
 
 // resumeLoop calls ResumeJobs every interval until the gate closes.
-func (g *core) resumeLoop(every time.Duration) {
+func (g *gateCore) resumeLoop(every time.Duration) {
 	defer g.jobs.wg.Done()
 	t := time.NewTicker(every)
 	defer t.Stop()
@@ -459,7 +459,7 @@ func (g *core) resumeLoop(every time.Duration) {
 // jobs ([Gate.ResumeJobs]). After Close the gate claims no job; it
 // otherwise goes on serving calls. Close also stops following the store's
 // changes (see [Watcher]). Close is safe to call more than once.
-func (g *core) Close() error {
+func (g *gateCore) Close() error {
 	g.stopWatch()
 	r := g.jobs
 	if r == nil {

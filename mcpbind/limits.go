@@ -13,7 +13,7 @@ import (
 
 // limits returns the call budgets of the active states with maxCalls, in
 // document order.
-func (g *core) limits(v *view) []CallLimit {
+func (g *gateCore) limits(v *view) []CallLimit {
 	if !g.limited {
 		return nil
 	}
@@ -31,7 +31,7 @@ func (g *core) limits(v *view) []CallLimit {
 }
 
 // exhausted returns the used-up budgets among limits(v) that stop calls.
-func (g *core) exhausted(v *view) []CallLimit { return usedUp(g.limits(v)) }
+func (g *gateCore) exhausted(v *view) []CallLimit { return usedUp(g.limits(v)) }
 
 // usedUp returns the budgets of lims that are used up and stop calls (not
 // those that only warn).
@@ -71,7 +71,7 @@ func checkpointNotice(l CallLimit, transitionTool string) string {
 // every state whose budget is used up: the tool sends an event, and the
 // machine, sent that event with the call's arguments (input; nil when they
 // are not known yet) and no result, leaves those states.
-func (g *core) leaves(ctx context.Context, v *view, ti *toolInfo, tool string, input any, lims []CallLimit) bool {
+func (g *gateCore) leaves(ctx context.Context, v *view, ti *toolInfo, tool string, input any, lims []CallLimit) bool {
 	if ti.event == "" || v.state.Status() != statechart.StatusActive {
 		return false
 	}
@@ -90,7 +90,7 @@ func (g *core) leaves(ctx context.Context, v *view, ti *toolInfo, tool string, i
 
 // allowed reports whether a tool may run now: it is visible and, if some
 // budget is used up (lims), it leaves the states concerned.
-func (g *core) allowed(ctx context.Context, v *view, tool string, ti *toolInfo, lims []CallLimit, input any) bool {
+func (g *gateCore) allowed(ctx context.Context, v *view, tool string, ti *toolInfo, lims []CallLimit, input any) bool {
 	if !g.visible(ctx, v, tool, ti) {
 		return false
 	}
@@ -100,7 +100,7 @@ func (g *core) allowed(ctx context.Context, v *view, tool string, ti *toolInfo, 
 // available returns the tools of a server that may be called now, in its
 // order: the visible ones, less those a used-up budget stops. The start
 // tool is not among them (the workflow has started).
-func (g *core) available(ctx context.Context, r *rules, v *view, tools []string) []string {
+func (g *gateCore) available(ctx context.Context, r *rules, v *view, tools []string) []string {
 	lims := g.exhausted(v)
 	out := []string{}
 	for _, t := range tools {

@@ -16,7 +16,7 @@ import (
 // view is a decoded workflow record. It is what a [ValueStore] holds of
 // the workflow; it never changes once made (but for its caches).
 type view struct {
-	gate    *core            // the gate that made it (another gate sharing the store decodes the record: its engine may not read state)
+	gate    *gateCore        // the gate that made it (another gate sharing the store decodes the record: its engine may not read state)
 	key     string           // store key; "" for a session that has none yet
 	state   statechart.State // after Advance
 	rec     record           // as loaded (rec.snap is older than state if Advance moved it)
@@ -55,7 +55,7 @@ func (v *view) snapshot() ([]byte, error) {
 }
 
 // newView decodes a workflow state. A nil rec.snap is computed from s.
-func (g *core) newView(key string, s statechart.State, rec record, version uint64) (*view, error) {
+func (g *gateCore) newView(key string, s statechart.State, rec record, version uint64) (*view, error) {
 	if rec.snap == nil {
 		b, err := s.MarshalJSON()
 		if err != nil {
@@ -74,7 +74,7 @@ func (g *core) newView(key string, s statechart.State, rec record, version uint6
 
 // load returns the current state of a workflow. For a handle with no
 // record it returns ErrUnknownWorkflow.
-func (g *core) load(ctx context.Context, t target) (*view, error) {
+func (g *gateCore) load(ctx context.Context, t target) (*view, error) {
 	key := g.storeKey(t)
 	var sess *session
 	if key == "" {
@@ -147,7 +147,7 @@ func (g *core) load(ctx context.Context, t target) (*view, error) {
 
 // startSession saves a fresh initial state for a session, or a named
 // workflow (machines whose initial state schedules delayed events).
-func (g *core) startSession(ctx context.Context, t target) (*view, error) {
+func (g *gateCore) startSession(ctx context.Context, t target) (*view, error) {
 	key, sess := g.keyFor(t)
 	v, err := g.create(ctx, key)
 	if err == nil {
@@ -165,7 +165,7 @@ func (g *core) startSession(ctx context.Context, t target) (*view, error) {
 
 // fetch loads the record under key: the gate's own view if the store
 // holds it as a value, else its encoding; version 0 if there is none.
-func (g *core) fetch(ctx context.Context, key string) (own *view, data []byte, version uint64, err error) {
+func (g *gateCore) fetch(ctx context.Context, key string) (own *view, data []byte, version uint64, err error) {
 	var val Value
 	if val, version, err = g.records.Load(ctx, key); val != nil {
 		if own, _ = val.(*view); own == nil || own.gate != g {
@@ -180,7 +180,7 @@ func (g *core) fetch(ctx context.Context, key string) (own *view, data []byte, v
 
 // fetchView returns the view of the record under key, which must have
 // one.
-func (g *core) fetchView(ctx context.Context, key string) (*view, error) {
+func (g *gateCore) fetchView(ctx context.Context, key string) (*view, error) {
 	own, data, ver, err := g.fetch(ctx, key)
 	switch {
 	case err != nil:
@@ -194,7 +194,7 @@ func (g *core) fetchView(ctx context.Context, key string) (*view, error) {
 }
 
 // decode reads a stored record into a view.
-func (g *core) decode(key string, data []byte, ver uint64) (*view, error) {
+func (g *gateCore) decode(key string, data []byte, ver uint64) (*view, error) {
 	rec, err := decodeRecord(data)
 	if err != nil {
 		return nil, err
@@ -209,14 +209,14 @@ func (g *core) decode(key string, data []byte, ver uint64) (*view, error) {
 // Workflow returns the workflow a handle names (the id the start tool
 // returned). For an id that names none (never started, or expired from the
 // store) the error matches [ErrUnknownWorkflow].
-func (g *core) Workflow(ctx context.Context, id string) (*Workflow, error) {
+func (g *gateCore) Workflow(ctx context.Context, id string) (*Workflow, error) {
 	if !validHandle(id) {
 		return nil, fmt.Errorf("mcpbind: %q is not a workflow id: %w", id, ErrUnknownWorkflow)
 	}
 	return g.workflow(ctx, g.handleTarget(id))
 }
 
-func (g *core) workflow(ctx context.Context, t target) (*Workflow, error) {
+func (g *gateCore) workflow(ctx context.Context, t target) (*Workflow, error) {
 	v, err := g.load(ctx, t)
 	if err != nil {
 		return nil, err
@@ -225,7 +225,7 @@ func (g *core) workflow(ctx context.Context, t target) (*Workflow, error) {
 }
 
 // workflowOf describes a view.
-func (g *core) workflowOf(v *view) *Workflow {
+func (g *gateCore) workflowOf(v *view) *Workflow {
 	return &Workflow{Key: v.key, State: v.state, Limits: g.limits(v), History: decodeHistory(v.rec.history, v.key), Pending: g.pendingOf(v), Snapshot: v}
 }
 

@@ -47,7 +47,7 @@ func RefusalOf(res *mcp.CallToolResult) (*Refusal, bool) {
 // and the instructions, and the server's tool names. For a name the server
 // does not have, it returns instead the server's own answer (its "unknown
 // tool" error) as the verdict.
-func (g *core) refusal(ctx context.Context, c *gatedCall, v *view, code string) (*Refusal, []string, *verdict) {
+func (g *gateCore) refusal(ctx context.Context, c *gatedCall, v *view, code string) (*Refusal, []string, *verdict) {
 	tools, err := g.toolNames(ctx, c)
 	if err != nil {
 		g.log.Warn("mcpbind: listing tools for a refusal", "error", err)
@@ -100,7 +100,7 @@ func (vd *verdict) mcpResult() mcp.Result {
 }
 
 // refuse answers a call of a hidden tool.
-func (g *core) refuse(ctx context.Context, c *gatedCall, v *view) *verdict {
+func (g *gateCore) refuse(ctx context.Context, c *gatedCall, v *view) *verdict {
 	ref, tools, vd := g.refusal(ctx, c, v, CodeForbidden)
 	if vd != nil {
 		return vd
@@ -233,7 +233,7 @@ func stateText(v any) string {
 }
 
 // refuseLimit answers a call stopped by a used-up budget.
-func (g *core) refuseLimit(ctx context.Context, c *gatedCall, v *view, lims []CallLimit) *verdict {
+func (g *gateCore) refuseLimit(ctx context.Context, c *gatedCall, v *view, lims []CallLimit) *verdict {
 	ref, _, vd := g.refusal(ctx, c, v, CodeCallLimit)
 	if vd != nil {
 		return vd
@@ -254,7 +254,7 @@ func (g *core) refuseLimit(ctx context.Context, c *gatedCall, v *view, lims []Ca
 
 // refuseBusy answers a call that waited too long for another call of its
 // workflow to finish.
-func (g *core) refuseBusy(ctx context.Context, c *gatedCall, v *view) *verdict {
+func (g *gateCore) refuseBusy(ctx context.Context, c *gatedCall, v *view) *verdict {
 	if c.kind == callSend {
 		return &verdict{err: ErrWorkflowBusy}
 	}
@@ -274,7 +274,7 @@ func (g *core) refuseBusy(ctx context.Context, c *gatedCall, v *view) *verdict {
 }
 
 // refuseExpired answers a call of a session whose workflow expired.
-func (g *core) refuseExpired(ctx context.Context, c *gatedCall) *verdict {
+func (g *gateCore) refuseExpired(ctx context.Context, c *gatedCall) *verdict {
 	ref, _, vd := g.refusal(ctx, c, nil, CodeWorkflowExpired)
 	if vd != nil {
 		return vd
@@ -284,7 +284,7 @@ func (g *core) refuseExpired(ctx context.Context, c *gatedCall) *verdict {
 }
 
 // refuseArguments answers a call whose arguments the gate cannot take.
-func (g *core) refuseArguments(ctx context.Context, c *gatedCall, why string) *verdict {
+func (g *gateCore) refuseArguments(ctx context.Context, c *gatedCall, why string) *verdict {
 	ref, _, vd := g.refusal(ctx, c, nil, CodeTooLarge)
 	if vd != nil {
 		return vd
@@ -293,7 +293,7 @@ func (g *core) refuseArguments(ctx context.Context, c *gatedCall, why string) *v
 }
 
 // refuseEvent answers a call whose event the workflow would fail on.
-func (g *core) refuseEvent(ctx context.Context, c *gatedCall, v *view, err error) *verdict {
+func (g *gateCore) refuseEvent(ctx context.Context, c *gatedCall, v *view, err error) *verdict {
 	g.log.Warn("mcpbind: the machine fails on a call's event; the call is refused", "tool", c.name, "event", c.info.event, "key", fingerprint(v.key), "error", err)
 	ref, _, vd := g.refusal(ctx, c, v, CodeWorkflowError)
 	if vd != nil {
@@ -307,7 +307,7 @@ func (g *core) refuseEvent(ctx context.Context, c *gatedCall, v *view, err error
 
 // refuseGuards answers a call of an available tool whose event the
 // workflow would not accept with the call's arguments: guards refuse it.
-func (g *core) refuseGuards(ctx context.Context, c *gatedCall, v *view, guards []string) *verdict {
+func (g *gateCore) refuseGuards(ctx context.Context, c *gatedCall, v *view, guards []string) *verdict {
 	ref, _, vd := g.refusal(ctx, c, v, CodeEventRefused)
 	if vd != nil {
 		return vd
@@ -372,7 +372,7 @@ func toolError(text string) *mcp.CallToolResult {
 
 // instructions returns the instructions of the active states, outermost
 // first.
-func (g *core) instructions(v *view) []string {
+func (g *gateCore) instructions(v *view) []string {
 	var out []string
 	for i, sm := range g.mcp {
 		if sm != nil && sm.Instructions != "" && v.active.has(i) {

@@ -52,7 +52,7 @@ func (h *holder) latest() *view {
 // the lease. It returns the view as saved and the holder of the lease
 // (nil if the call takes none), or a verdict if, once the workflow was
 // free, the call was no longer allowed.
-func (g *core) reserve(ctx context.Context, c *gatedCall, v *view) (*view, *holder, *verdict, error) {
+func (g *gateCore) reserve(ctx context.Context, c *gatedCall, v *view) (*view, *holder, *verdict, error) {
 	serial := c.serialised()
 	if !serial && !g.counts(ctx, c, v) {
 		return v, nil, nil, nil
@@ -132,7 +132,7 @@ func (g *core) reserve(ctx context.Context, c *gatedCall, v *view) (*view, *hold
 // active limited states: some are active, none is used up (a call that
 // runs past a used-up budget leaves its state), and the server has the
 // tool (calls of names it does not have are not counted).
-func (g *core) counts(ctx context.Context, c *gatedCall, v *view) bool {
+func (g *gateCore) counts(ctx context.Context, c *gatedCall, v *view) bool {
 	if c.kind != callTool {
 		return false // the workflow tools do not count
 	}
@@ -150,7 +150,7 @@ func (g *core) counts(ctx context.Context, c *gatedCall, v *view) bool {
 // awaitLease waits until the lease on a workflow is released or expires,
 // then returns the workflow's newest state, if the call is still allowed
 // there. Past the deadline it refuses the call with CodeWorkflowBusy.
-func (g *core) awaitLease(ctx context.Context, c *gatedCall, key string, v *view, deadline time.Time) (*view, *verdict, error) {
+func (g *gateCore) awaitLease(ctx context.Context, c *gatedCall, key string, v *view, deadline time.Time) (*view, *verdict, error) {
 	for i := 0; ; i++ {
 		w := g.leases.watch(key) // before the check, so that no release is missed
 		l := v.rec.lease
@@ -191,7 +191,7 @@ func (g *core) awaitLease(ctx context.Context, c *gatedCall, key string, v *view
 
 // keepAlive renews a holder's lease every third of Options.LeaseTTL while
 // the call runs, until the holder's stopRenewals.
-func (g *core) keepAlive(ctx context.Context, h *holder) {
+func (g *gateCore) keepAlive(ctx context.Context, h *holder) {
 	every := g.leaseTTL / 3
 	h.mu.Lock()
 	h.timer = time.AfterFunc(every, func() { g.renew(context.WithoutCancel(ctx), h, every) })
@@ -207,7 +207,7 @@ func (h *holder) stopRenewals() {
 }
 
 // renew extends a holder's lease, and schedules the next renewal.
-func (g *core) renew(base context.Context, h *holder, every time.Duration) {
+func (g *gateCore) renew(base context.Context, h *holder, every time.Duration) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.done || h.lost {
@@ -248,7 +248,7 @@ func (g *core) renew(base context.Context, h *holder, every time.Duration) {
 // newLeaseID returns a lease id no other lease of any instance has: the
 // gate's random instance id and a count. (It is a fencing token, not a
 // secret: only what can write the store sees it.)
-func (g *core) newLeaseID() string {
+func (g *gateCore) newLeaseID() string {
 	var buf [64]byte
 	b := append(append(buf[:0], g.instance...), '.')
 	return string(strconv.AppendUint(b, g.seq.Add(1), 36))

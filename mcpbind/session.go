@@ -51,11 +51,11 @@ type target struct {
 }
 
 // handleTarget is the target a workflow id names.
-func (g *core) handleTarget(id string) target { return target{handle: id, key: g.handleKey(id)} }
+func (g *gateCore) handleTarget(id string) target { return target{handle: id, key: g.handleKey(id)} }
 
 // storeKey returns the store key of a target named by a handle or a name,
 // or "" for a session's.
-func (g *core) storeKey(t target) string {
+func (g *gateCore) storeKey(t target) string {
 	switch {
 	case t.key != "":
 		return t.key
@@ -70,7 +70,7 @@ func (g *core) storeKey(t target) string {
 // keyFor returns the store key of a target's workflow, and the gate's
 // record of its session (nil for a handle or a name). A session gets a
 // key, and the gate a record of it, if it had none.
-func (g *core) keyFor(t target) (string, *session) {
+func (g *gateCore) keyFor(t target) (string, *session) {
 	if key := g.storeKey(t); key != "" {
 		return key, nil
 	}
@@ -92,16 +92,16 @@ func fingerprint(key string) string {
 
 // nameKey is the store key of the workflow of a name: the name a session
 // gets from Options.SessionKey, or a Ref.Name.
-func (g *core) nameKey(name string) string { return g.prefix + "session:" + name }
+func (g *gateCore) nameKey(name string) string { return g.prefix + "session:" + name }
 
 // handleKey is the store key of the workflow a handle names.
-func (g *core) handleKey(id string) string { return g.prefix + "wf:" + id }
+func (g *gateCore) handleKey(id string) string { return g.prefix + "wf:" + id }
 
 // keyOf returns the store key of a session's workflow, or "" if it has
 // none yet (a session without an id that never saved a transition: its
 // workflow is in the initial state), and the gate's record of the session
 // if it has one.
-func (g *core) keyOf(ss conn) (string, *session) {
+func (g *gateCore) keyOf(ss conn) (string, *session) {
 	g.mu.Lock()
 	s := g.sessions[ss]
 	g.mu.Unlock()
@@ -116,7 +116,7 @@ func (g *core) keyOf(ss conn) (string, *session) {
 
 // sessionName is the name of a session's workflow: SessionKey's, else the
 // session id, else "".
-func (g *core) sessionName(ss conn) string {
+func (g *gateCore) sessionName(ss conn) string {
 	if g.named != nil {
 		if name := g.named(ss); name != "" {
 			return name
@@ -128,7 +128,7 @@ func (g *core) sessionName(ss conn) string {
 // ensureSession returns the gate's record of a session, creating it if
 // needed (and starting the sweep that removes the state of sessions that
 // ended, if it is not running).
-func (g *core) ensureSession(ss conn) *session {
+func (g *gateCore) ensureSession(ss conn) *session {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if s := g.sessions[ss]; s != nil {
@@ -193,7 +193,7 @@ func (g *Gate) sweep() {
 
 // forget removes the state of a session that ended (unless SessionKey
 // named its workflow).
-func (g *core) forget(ss conn, s *session) {
+func (g *gateCore) forget(ss conn, s *session) {
 	g.mu.Lock()
 	s.closed = true
 	if g.sessions[ss] == s {
@@ -212,7 +212,7 @@ func (g *core) forget(ss conn, s *session) {
 	g.pokeJobs(s.key) // its jobs find the workflow gone, and stop
 }
 
-func (g *core) isClosed(s *session) bool {
+func (g *gateCore) isClosed(s *session) bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return s.closed
@@ -220,7 +220,7 @@ func (g *core) isClosed(s *session) bool {
 
 // Sessions returns the number of sessions whose workflow state the gate
 // holds a key for (sessions that saved a transition and have not ended).
-func (g *core) Sessions() int {
+func (g *gateCore) Sessions() int {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return len(g.sessions)

@@ -19,7 +19,7 @@ import (
 // restoreErr; a record of another version whose active states all exist
 // here and which restored is migrated (its next save stamps it with this
 // version); otherwise the error is a [*VersionError].
-func (g *core) checkVersion(key string, rec record, restoreErr error) error {
+func (g *gateCore) checkVersion(key string, rec record, restoreErr error) error {
 	if rec.wversion == "" || g.wversion == "" || rec.wversion == g.wversion {
 		if restoreErr != nil {
 			return fmt.Errorf("mcpbind: restoring the workflow state: %w", restoreErr)
@@ -41,7 +41,7 @@ func (g *core) checkVersion(key string, rec record, restoreErr error) error {
 
 // refName names the workflow under key as the chartgate commands take it:
 // its id, name:NAME, or key:KEY for a session without a name.
-func (g *core) refName(key string) string {
+func (g *gateCore) refName(key string) string {
 	rest := strings.TrimPrefix(key, g.prefix)
 	if id, ok := strings.CutPrefix(rest, "wf:"); ok {
 		return id

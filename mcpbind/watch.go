@@ -52,7 +52,7 @@ type watchWrite struct {
 
 // writing tells the gate's watch, if it has one, that the gate writes
 // key's record; done must be called once the write returned.
-func (g *core) writing(key string, ss conn, settled bool) watchWrite {
+func (g *gateCore) writing(key string, ss conn, settled bool) watchWrite {
 	w := g.watch.Load()
 	if w == nil {
 		return watchWrite{}
@@ -119,7 +119,7 @@ func (g *Gate) startWatch() {
 }
 
 // stopWatch stops following the store and waits for the goroutine.
-func (g *core) stopWatch() {
+func (g *gateCore) stopWatch() {
 	if w := g.watch.Load(); w != nil {
 		w.cancel()
 		<-w.done

@@ -202,7 +202,7 @@ func (s *workflowToolSets) byName(name string) (*workflowTools, bool) {
 
 // transitionEvents returns the events workflow_transition may send, in the
 // machine's order.
-func (g *core) transitionEvents(r *rules, w *workflowTools) []string {
+func (g *gateCore) transitionEvents(r *rules, w *workflowTools) []string {
 	if w.transitionName == "" {
 		return nil
 	}
@@ -222,7 +222,7 @@ func (g *core) transitionEvents(r *rules, w *workflowTools) []string {
 
 // toolEvents maps each event a tool sends to (the first, by name) tool
 // that sends it.
-func (g *core) toolEvents(r *rules) map[string]string {
+func (g *gateCore) toolEvents(r *rules) map[string]string {
 	out := map[string]string{}
 	add := func(ev, tool string) {
 		if prev, ok := out[ev]; !ok || tool < prev {
@@ -244,7 +244,7 @@ func (g *core) toolEvents(r *rules) map[string]string {
 
 // acceptedEvents returns the events of candidates the machine would handle
 // now.
-func (g *core) acceptedEvents(ctx context.Context, v *view, candidates []string, tool string) []string {
+func (g *gateCore) acceptedEvents(ctx context.Context, v *view, candidates []string, tool string) []string {
 	out := []string{}
 	if v.state.Status() != statechart.StatusActive {
 		return out
@@ -281,7 +281,7 @@ func (g *Gate) status(ctx context.Context, c *gatedCall, v *view) (mcp.Result, e
 
 // authorizeTransition decides whether workflow_transition may send the
 // event its arguments name, in the state v; it sets the call's event.
-func (g *core) authorizeTransition(ctx context.Context, c *gatedCall, v *view) *verdict {
+func (g *gateCore) authorizeTransition(ctx context.Context, c *gatedCall, v *view) *verdict {
 	w := c.wf
 	var in struct {
 		Event string         `json:"event"`

@@ -24,14 +24,14 @@ import (
 //
 // The record's job leases are those planJobs gives for state: the jobs
 // this save claims start once it succeeded.
-func (g *core) save(ctx context.Context, t target, prev *view, state statechart.State, rec record) (*view, error) {
+func (g *gateCore) save(ctx context.Context, t target, prev *view, state statechart.State, rec record) (*view, error) {
 	return g.saveDurable(ctx, t, prev, state, rec, true)
 }
 
 // saveDurable is save; with durable false, a store that implements
 // [gate.NoSyncStore] need not wait for the disk (for a write that
 // acknowledges nothing: a lease).
-func (g *core) saveDurable(ctx context.Context, t target, prev *view, state statechart.State, rec record, durable bool) (*view, error) {
+func (g *gateCore) saveDurable(ctx context.Context, t target, prev *view, state statechart.State, rec record, durable bool) (*view, error) {
 	key, sess := g.keyFor(t)
 	var nv *view
 	if state == prev.state {
@@ -68,7 +68,7 @@ func (g *core) saveDurable(ctx context.Context, t target, prev *view, state stat
 
 // create starts a new workflow under key and saves it, if the key has no
 // record; otherwise it returns an error matching ErrConflict.
-func (g *core) create(ctx context.Context, key string) (*view, error) {
+func (g *gateCore) create(ctx context.Context, key string) (*view, error) {
 	s, err := g.engine.Start(ctx, g.now())
 	if err != nil {
 		return nil, fmt.Errorf("mcpbind: starting the workflow: %w", err)
@@ -91,7 +91,7 @@ func (g *core) create(ctx context.Context, key string) (*view, error) {
 // settled: every session tells itself), and starts the jobs the write
 // claimed. A conflict's error matches ErrConflict as it is; another
 // failure is wrapped.
-func (g *core) write(ctx context.Context, v *view, old uint64, prev *approvalRecord, ss conn, settled, durable bool) error {
+func (g *gateCore) write(ctx context.Context, v *view, old uint64, prev *approvalRecord, ss conn, settled, durable bool) error {
 	var starts []jobStart
 	v.rec.jobs, starts = g.planJobs(v.rec.jobs, v.state)
 	g.stampApproval(&v.rec, v.active, prev)
@@ -110,7 +110,7 @@ func (g *core) write(ctx context.Context, v *view, old uint64, prev *approvalRec
 // swap writes v's record under key if the key's version is old, and sets
 // v's version to the record's new one. v is not yet shared. With durable
 // false, a [gate.NoSyncStore] need not wait for the disk.
-func (g *core) swap(ctx context.Context, key string, old uint64, v *view, durable bool) (uint64, error) {
+func (g *gateCore) swap(ctx context.Context, key string, old uint64, v *view, durable bool) (uint64, error) {
 	v.rec.wversion = g.wversion
 	return g.records.Swap(ctx, key, old, v, func(ver uint64) { v.version = ver }, durable)
 }
@@ -124,7 +124,7 @@ func backoff(ctx context.Context, attempt int) { gate.Backoff(ctx, attempt) }
 // as update does. change returns the record to save from the current view
 // and its persisted state, or stop to end without saving (a nil error:
 // nothing to do). It returns the saved view.
-func (g *core) rewrite(ctx context.Context, t target, v *view, change func(v *view, snap []byte) (rec record, stop bool, err error)) (*view, error) {
+func (g *gateCore) rewrite(ctx context.Context, t target, v *view, change func(v *view, snap []byte) (rec record, stop bool, err error)) (*view, error) {
 	return g.update(ctx, t, v, func(v *view) (statechart.State, record, bool, error) {
 		snap, err := v.snapshot() // with the delayed transitions since it was saved
 		if err != nil {
@@ -141,7 +141,7 @@ func (g *core) rewrite(ctx context.Context, t target, v *view, change func(v *vi
 // current view (v first), or stop to end without saving (a nil error:
 // nothing to do). It returns the saved view; after the last conflict, an
 // error that matches ErrConflict.
-func (g *core) update(ctx context.Context, t target, v *view, change func(v *view) (state statechart.State, rec record, stop bool, err error)) (*view, error) {
+func (g *gateCore) update(ctx context.Context, t target, v *view, change func(v *view) (state statechart.State, rec record, stop bool, err error)) (*view, error) {
 	var nv *view
 	err := g.records.Retry(ctx, func() (bool, error) {
 		state, rec, stop, err := change(v)
