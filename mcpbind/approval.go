@@ -19,7 +19,7 @@ import (
 )
 
 // pendingText is p.Text() for the agent, saying so if it expired.
-func (g *Gate) pendingText(p *PendingApproval) string {
+func (g *gateCore) pendingText(p *PendingApproval) string {
 	if p.ID != "" && p.Expired(g.now()) {
 		return p.Text() + ", which has expired: it can no longer be approved, and a person's attempt to approve it rejects it"
 	}
@@ -35,7 +35,7 @@ func validApprovalID(s string) bool { return gate.IsApprovalID(s) }
 
 // approvalNode returns the index of the active approval state of a
 // workflow whose active nodes are active, or -1.
-func (g *Gate) approvalNode(active core.Bitset) int {
+func (g *gateCore) approvalNode(active core.Bitset) int {
 	for i, sm := range g.mcp {
 		if sm != nil && sm.Approval != nil && active.Has(i) {
 			return i
@@ -48,7 +48,7 @@ func (g *Gate) approvalNode(active core.Bitset) int {
 // with active nodes active: the one it carries (or prev, the one the
 // workflow had) while its approval state stays active, a new one when an
 // approval state was entered, none otherwise.
-func (g *Gate) stampApproval(rec *core.Record, active core.Bitset, prev *core.ApprovalRecord) {
+func (g *gateCore) stampApproval(rec *core.Record, active core.Bitset, prev *core.ApprovalRecord) {
 	i := g.approvalNode(active)
 	if i < 0 {
 		rec.Approval = nil
@@ -68,7 +68,7 @@ func (g *Gate) stampApproval(rec *core.Record, active core.Bitset, prev *core.Ap
 
 // pendingOf returns the approval a workflow waits for, or nil. A record
 // written before approvals had ids has none: the next save gives it one.
-func (g *Gate) pendingOf(v *view) *PendingApproval {
+func (g *gateCore) pendingOf(v *view) *PendingApproval {
 	i := g.approvalNode(v.active)
 	if i < 0 {
 		return nil
@@ -81,10 +81,10 @@ func (g *Gate) pendingOf(v *view) *PendingApproval {
 }
 
 // pending returns the approval a workflow waits for, or nil.
-func (g *Gate) pending(v *view) *PendingApproval { return g.pendingOf(v) }
+func (g *gateCore) pending(v *view) *PendingApproval { return g.pendingOf(v) }
 
 // Pending returns the approval a workflow waits for, or nil.
-func (g *Gate) Pending(ctx context.Context, ref Ref) (*PendingApproval, error) {
+func (g *gateCore) Pending(ctx context.Context, ref Ref) (*PendingApproval, error) {
 	t, err := g.refTarget(ref)
 	if err != nil {
 		return nil, err
@@ -99,7 +99,7 @@ func (g *Gate) Pending(ctx context.Context, ref Ref) (*PendingApproval, error) {
 // Approval returns the approval the workflow ref names waits for. Unlike
 // [Gate.Pending], a workflow without a record (a name no session used) is
 // [ErrUnknownWorkflow]; one that waits for none is [ErrNoPendingApproval].
-func (g *Gate) Approval(ctx context.Context, ref Ref) (*PendingApproval, error) {
+func (g *gateCore) Approval(ctx context.Context, ref Ref) (*PendingApproval, error) {
 	_, v, err := g.existing(ctx, ref)
 	if err != nil {
 		return nil, err
@@ -114,7 +114,7 @@ func (g *Gate) Approval(ctx context.Context, ref Ref) (*PendingApproval, error) 
 // existing returns the workflow a Ref names, which must have a record:
 // a name that names none is [ErrUnknownWorkflow], not a workflow in its
 // initial state.
-func (g *Gate) existing(ctx context.Context, ref Ref) (target, *view, error) {
+func (g *gateCore) existing(ctx context.Context, ref Ref) (target, *view, error) {
 	t, err := g.refTarget(ref)
 	if err != nil {
 		return target{}, nil, err
@@ -139,7 +139,7 @@ func refString(ref Ref) string {
 // the approval. It searches the store (which must implement [Lister]);
 // an id that no workflow waits for is [ErrUnknownApproval], or
 // [ErrApprovalUsed] if a workflow's run history records its answer.
-func (g *Gate) FindApproval(ctx context.Context, id string) (Ref, *PendingApproval, error) {
+func (g *gateCore) FindApproval(ctx context.Context, id string) (Ref, *PendingApproval, error) {
 	if !validApprovalID(id) {
 		return Ref{}, nil, fmt.Errorf("mcpbind: %q is not an approval id (40 hex digits): %w", id, ErrUnknownApproval)
 	}
@@ -167,7 +167,7 @@ func (g *Gate) FindApproval(ctx context.Context, id string) (Ref, *PendingApprov
 
 // answered returns ErrApprovalUsed, saying how, if a run history records
 // the answer to approval id; else nil.
-func (g *Gate) answered(history []Transition, id string) error {
+func (g *gateCore) answered(history []Transition, id string) error {
 	for i := len(history) - 1; i >= 0; i-- {
 		if a := history[i].Approval; a != nil && a.ID == id {
 			verb := "approved"
@@ -256,7 +256,7 @@ func (g *Gate) sendGrant(ctx context.Context, t target, v *view, p *PendingAppro
 	if a.Approved {
 		ev = EventApprove
 	}
-	c := &gatedCall{kind: callSend, rules: g.rules.Load(), info: unboundInfo, target: t, by: a.By, a: &attachment{}, grant: &a,
+	c := &gatedCall{kind: callSend, rules: g.rules.Load(), info: unboundInfo, target: t, by: a.By, grant: &a,
 		event: statechart.Event{Type: ev, Data: map[string]any{"by": a.By, "approval": p.Event, "id": a.ID, "channel": a.Channel,
 			"authenticated": a.Authenticated}}}
 	s := &steps{g: g, c: c, v: v}
@@ -282,7 +282,7 @@ var errReservedEvent = errors.New("mcpbind: chartgate.approve and chartgate.reje
 // approval's event may be applied to the workflow as it now is (cur):
 // only by a grant of the approval it waits for, and an approval only
 // before it expires.
-func (g *Gate) checkGrant(cur *view, ev string, a *ApprovalGrant) error {
+func (g *gateCore) checkGrant(cur *view, ev string, a *ApprovalGrant) error {
 	if ev != EventApprove && ev != EventReject {
 		return nil
 	}
@@ -306,13 +306,4 @@ func (g *Gate) checkGrant(cur *view, ev string, a *ApprovalGrant) error {
 		return fmt.Errorf("mcpbind: approval %s expired at %s: %w", a.ID, p.Expires.UTC().Format(time.RFC3339), ErrApprovalExpired)
 	}
 	return nil
-}
-
-// requestAuthor returns who answered an MCP channel: the user the
-// request's authorization names (authenticated), else "user".
-func requestAuthor(c *gatedCall) (string, bool) {
-	if c.req != nil && c.req.Extra != nil && c.req.Extra.TokenInfo != nil && c.req.Extra.TokenInfo.UserID != "" {
-		return c.req.Extra.TokenInfo.UserID, true
-	}
-	return "user", false
 }

@@ -49,14 +49,15 @@ func (g *Gate) askApproval(ctx context.Context, c *gatedCall, out committed) (co
 	if p == nil || p.ID == "" {
 		return out, nil
 	}
-	caps := c.req.ClientCapabilities()
+	req := c.onMCP().req
+	caps := req.ClientCapabilities()
 	if caps == nil || caps.Elicitation == nil {
 		return out, nil
 	}
-	if newProtocol(c.req) {
+	if newProtocol(req) {
 		return out, g.inputRequired(ctx, c, out.after, p)
 	}
-	ss := c.req.Session
+	ss := req.Session
 	if c.handles || ss == nil {
 		return out, nil
 	}
@@ -135,9 +136,10 @@ func (g *Gate) markAsked(ctx context.Context, t target, v *view, id, ask string)
 func (g *Gate) inputAnswered(ctx context.Context, c *gatedCall) (mcp.Result, error) {
 	v, err := g.load(ctx, c.target)
 	if err != nil {
-		return g.loadFailed(ctx, c, err)
+		return mcpAnswer(g.loadFailed(ctx, c, err))
 	}
-	id, nonce, _ := strings.Cut(c.req.Params.RequestState, ".")
+	req := c.onMCP().req
+	id, nonce, _ := strings.Cut(req.Params.RequestState, ".")
 	p := g.pending(v)
 	if p == nil || p.ID != id || v.rec.Approval == nil || v.rec.Approval.Ask == "" ||
 		!hmac.Equal([]byte(core.AskDigest(nonce)), []byte(v.rec.Approval.Ask)) {
@@ -146,7 +148,7 @@ func (g *Gate) inputAnswered(ctx context.Context, c *gatedCall) (mcp.Result, err
 		}
 		return toolError("This answer was not applied: it answers no question the workflow's pending approval was asked with (the request state is unknown, or was replaced by a newer question)."), nil
 	}
-	resp, _ := c.req.Params.InputResponses[approvalInput].(*mcp.ElicitResult)
+	resp, _ := req.Params.InputResponses[approvalInput].(*mcp.ElicitResult)
 	approve, answered := false, false
 	if resp != nil && resp.Action == "accept" {
 		approve, answered = resp.Content["approve"].(bool)
@@ -165,4 +167,13 @@ func (g *Gate) inputAnswered(ctx context.Context, c *gatedCall) (mcp.Result, err
 	}
 	c.event = tr.Event
 	return g.transitionAnswer(ctx, c, committed{from: v, after: after, tr: tr}, false), nil
+}
+
+// requestAuthor returns who answered an MCP channel: the user the
+// request's authorization names (authenticated), else "user".
+func requestAuthor(c *gatedCall) (string, bool) {
+	if d := c.onMCP(); d != nil && d.req.Extra != nil && d.req.Extra.TokenInfo != nil && d.req.Extra.TokenInfo.UserID != "" {
+		return d.req.Extra.TokenInfo.UserID, true
+	}
+	return "user", false
 }

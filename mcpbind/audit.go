@@ -13,16 +13,8 @@ import (
 )
 
 // callEntry is the history entry of a call that moved nothing.
-func (g *Gate) callEntry(c *gatedCall, v *view, outcome string) []byte {
+func (g *gateCore) callEntry(c *gatedCall, v *view, outcome string) []byte {
 	return core.AppendTransition(nil, Transition{Tool: c.name, By: c.by, Outcome: outcome, From: v.state.Value(), Time: g.now()})
-}
-
-// callOutcome names how a call that ran ended, for its history entry.
-func callOutcome(res mcp.Result, err error) string {
-	if _, ok := succeeded(res, err); ok {
-		return "ran"
-	}
-	return "failed"
 }
 
 // auditVerdict records a refused call (not the server's own answer to a
@@ -32,7 +24,7 @@ func (g *Gate) auditVerdict(ctx context.Context, c *gatedCall, v *view, vd *verd
 		return
 	}
 	code := ""
-	if ref, ok := RefusalOf(asResult(vd.res)); ok {
+	if ref, ok := RefusalOf(asResult(vd.mcpResult())); ok {
 		code = ref.Code
 	} else if c.kind == callTransition && vd.err == nil {
 		code = "REFUSED"
@@ -50,7 +42,7 @@ func asResult(r mcp.Result) *mcp.CallToolResult {
 // auditCall appends a call's entry to its workflow's history, with
 // compare-and-swap (keeping whatever lease the record holds). A failure is
 // logged: the call's answer does not depend on it.
-func (g *Gate) auditCall(ctx context.Context, c *gatedCall, v *view, outcome string) {
+func (g *gateCore) auditCall(ctx context.Context, c *gatedCall, v *view, outcome string) {
 	if !g.audit || g.hlimit == 0 {
 		return
 	}

@@ -9,25 +9,26 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/chartgate/chartgate/internal/core"
 	"github.com/chartgate/chartgate/internal/jsonx"
 	"github.com/chartgate/chartgate/statechart"
 )
 
-// verdict is the answer to a call that does not run: a refusal (ref and
-// text, with res its MCP result), or another answer (res, err).
+// verdict is the answer to a call that does not run, in no transport's
+// terms: a refusal (ref and text), a tool error (text alone: the
+// answers of workflow_transition that are not refusals), an answer the
+// front door made itself (answer, err: a server's own "unknown tool"
+// error), or an error. Each front door translates it (mcpResult).
 type verdict struct {
-	res  mcp.Result
-	err  error
-	ref  *Refusal
-	text string
+	ref    *Refusal
+	text   string
+	answer any
+	err    error
 }
 
 // authorize returns nil if the call may run in the state v, and otherwise
 // the answer that refuses it.
-func (g *Gate) authorize(ctx context.Context, c *gatedCall, v *view) *verdict {
+func (g *gateCore) authorize(ctx context.Context, c *gatedCall, v *view) *verdict {
 	if c.kind == callSend || c.ran {
 		return nil // the caller, not the agent, decides; or the tool already ran
 	}
@@ -73,7 +74,7 @@ type decidedEvent struct {
 // with ev's data. It returns the guards of those transitions. An event no
 // active state handles is not refused: the tool is available there, and
 // its event changes nothing.
-func (g *Gate) guardsRefuse(ctx context.Context, v *view, ev statechart.Event) ([]string, bool) {
+func (g *gateCore) guardsRefuse(ctx context.Context, v *view, ev statechart.Event) ([]string, bool) {
 	if v.state.Status() != statechart.StatusActive {
 		return nil, false
 	}
@@ -105,7 +106,7 @@ func (g *Gate) guardsRefuse(ctx context.Context, v *view, ev statechart.Event) (
 // checkRecordSize refuses a call after which the workflow's record would
 // be larger than Options.MaxRecordBytes: ns is the state its event gives
 // (without the tool's result, not known yet).
-func (g *Gate) checkRecordSize(ctx context.Context, c *gatedCall, v *view, ns statechart.State) *verdict {
+func (g *gateCore) checkRecordSize(ctx context.Context, c *gatedCall, v *view, ns statechart.State) *verdict {
 	if ns == v.state {
 		return nil // the event changes nothing
 	}
@@ -133,7 +134,7 @@ const maxScratch = 64 << 10
 // persistedSize returns the length of a state's persisted form. A state
 // that can append it to a buffer is written to one the gate reuses: only
 // its length is needed.
-func (g *Gate) persistedSize(s statechart.State) (int, error) {
+func (g *gateCore) persistedSize(s statechart.State) (int, error) {
 	a, ok := s.(jsonAppender)
 	if !ok {
 		b, err := s.MarshalJSON()
@@ -147,7 +148,7 @@ func (g *Gate) persistedSize(s statechart.State) (int, error) {
 
 // scratch returns a buffer to write what is needed only for a while (a
 // size, or a copy) into; release gives it back.
-func (g *Gate) scratch() *[]byte {
+func (g *gateCore) scratch() *[]byte {
 	buf, _ := g.bufs.Get().(*[]byte)
 	if buf == nil {
 		buf = new([]byte)
@@ -157,7 +158,7 @@ func (g *Gate) scratch() *[]byte {
 
 // release returns a buffer of scratch, as b (its contents grown) says, to
 // be used again unless it grew large.
-func (g *Gate) release(buf *[]byte, b []byte) {
+func (g *gateCore) release(buf *[]byte, b []byte) {
 	if cap(b) <= maxScratch {
 		*buf = b
 		g.bufs.Put(buf)
@@ -167,7 +168,7 @@ func (g *Gate) release(buf *[]byte, b []byte) {
 // checkArguments refuses arguments the gate could not record: larger than
 // Options.MaxArgumentBytes or nested deeper than maxDataDepth. It checks a
 // call once.
-func (g *Gate) checkArguments(ctx context.Context, c *gatedCall) *verdict {
+func (g *gateCore) checkArguments(ctx context.Context, c *gatedCall) *verdict {
 	if c.args.bounded {
 		return nil
 	}
@@ -186,7 +187,7 @@ func (g *Gate) checkArguments(ctx context.Context, c *gatedCall) *verdict {
 }
 
 // visible reports whether a tool is visible in a state.
-func (g *Gate) visible(ctx context.Context, v *view, tool string, ti *core.ToolInfo) bool {
+func (g *gateCore) visible(ctx context.Context, v *view, tool string, ti *core.ToolInfo) bool {
 	if ti.Deny != nil && ti.Deny.Intersects(v.active) {
 		return false // an active state's meta.mcp.deny hides it
 	}

@@ -26,11 +26,12 @@ const (
 	callSend                       // Gate.Send: an event from outside an MCP request
 )
 
-// gatedCall is one gated tools/call on its way through the steps.
+// gatedCall is one gated call on its way through the steps.
 type gatedCall struct {
-	a       *attachment
-	next    mcp.MethodHandler    // the handlers below the gate: the tool runs there
-	req     *mcp.CallToolRequest // as the handler gets it (workflow_id removed)
+	// door is the front door the call came through, for what only it
+	// knows; nil for a caller outside any transport (a hook's Decide and
+	// Commit, Send, a job's report).
+	door    door
 	name    string
 	kind    callKind
 	rules   *rules
@@ -63,14 +64,58 @@ type gatedCall struct {
 	tools []string
 }
 
-// toolNames returns the names of the tools of the call's server (through
-// the handlers below the gate, once per call), or those a caller outside
-// MCP gave.
-func (g *Gate) toolNames(ctx context.Context, c *gatedCall) ([]string, error) {
-	if c.tools != nil || c.next == nil {
+// door is what the steps of a call ask of the front door it came
+// through.
+type door interface {
+	// toolNames lists the tools of the server the call is for.
+	toolNames(ctx context.Context) ([]string, error)
+	// unknownTool answers a call of a tool the server does not have, as
+	// the server itself does.
+	unknownTool(ctx context.Context) (answer any, err error)
+	// loadFailed answers a call whose workflow could not be loaded.
+	loadFailed(ctx context.Context, c *gatedCall, err error) (answer any, rerr error)
+}
+
+// mcpDoor is the MCP side of a gated tools/call: the server's
+// attachment, the handlers below the gate (the tool runs there) and the
+// request as the handler gets it (workflow_id removed).
+type mcpDoor struct {
+	g    *Gate
+	a    *attachment
+	next mcp.MethodHandler
+	req  *mcp.CallToolRequest
+}
+
+// toolNames implements door: the tools the handlers below the gate list.
+func (d *mcpDoor) toolNames(ctx context.Context) ([]string, error) {
+	if d.next == nil {
+		return nil, nil
+	}
+	return d.g.registered(ctx, d.next, d.req)
+}
+
+// unknownTool implements door: the server's own answer.
+func (d *mcpDoor) unknownTool(ctx context.Context) (any, error) {
+	if d.next == nil {
+		return nil, nil // a session told of a job's transition: no request to answer
+	}
+	return d.next(ctx, "tools/call", d.req)
+}
+
+// onMCP returns the MCP side of a call, nil if it did not come through
+// MCP.
+func (c *gatedCall) onMCP() *mcpDoor {
+	d, _ := c.door.(*mcpDoor)
+	return d
+}
+
+// toolNames returns the names of the tools of the call's server (asked of
+// its front door, once per call), or those a caller outside MCP gave.
+func (g *gateCore) toolNames(ctx context.Context, c *gatedCall) ([]string, error) {
+	if c.tools != nil || c.door == nil {
 		return c.tools, nil
 	}
-	tools, err := g.registered(ctx, c.next, c.req)
+	tools, err := c.door.toolNames(ctx)
 	if err == nil {
 		c.tools = tools
 	}
@@ -109,7 +154,8 @@ func (g *Gate) resolve(ctx context.Context, next mcp.MethodHandler, a *attachmen
 		g.checkNames(ctx, next, req.Session, req.Extra)
 	}
 	sets := a.wf.Load()
-	c := &gatedCall{a: a, next: next, req: req, name: req.Params.Name, rules: g.rules.Load(), info: unboundInfo, wf: sets.primary()}
+	d := &mcpDoor{g: g, a: a, next: next, req: req}
+	c := &gatedCall{door: d, name: req.Params.Name, rules: g.rules.Load(), info: unboundInfo, wf: sets.primary()}
 	wf, status := sets.byName(c.name)
 	switch {
 	case c.name == g.start && g.start != "":
@@ -126,32 +172,44 @@ func (g *Gate) resolve(ctx context.Context, next mcp.MethodHandler, a *attachmen
 			return nil, res, err
 		}
 	}
-	c.target = target{ss: req.Session}
+	c.target = target{ss: connOf(req.Session)}
 	switch g.keyingOf(req) {
 	case byHandle:
 		id, stripped, refusal := g.takeHandle(ctx, next, req)
 		if refusal != nil {
 			return nil, refusal, nil
 		}
-		c.handles, c.target.handle, c.target.key, c.req = true, id, g.handleKey(id), stripped
+		c.handles, c.target.handle, c.target.key, d.req = true, id, g.handleKey(id), stripped
 	case unkeyed:
 		return nil, nil, g.unkeyed()
 	default:
 		c.listsVary = !newProtocol(req) && !g.listAll
 	}
+	if d.req.Params != nil {
+		c.args.raw = d.req.Params.Arguments
+	}
 	return c, nil, nil
 }
 
-// loadFailed answers a call whose workflow could not be loaded.
-func (g *Gate) loadFailed(ctx context.Context, c *gatedCall, err error) (mcp.Result, error) {
+// loadFailed answers a call whose workflow could not be loaded: a caller
+// outside any transport, and Send, get the error itself.
+func (g *gateCore) loadFailed(ctx context.Context, c *gatedCall, err error) (any, error) {
+	if c.kind == callSend || c.door == nil {
+		return nil, err
+	}
+	return c.door.loadFailed(ctx, c, err)
+}
+
+// loadFailed implements door: a refusal for a handle that names no
+// workflow or a workflow that expired, else a JSON-RPC error.
+func (d *mcpDoor) loadFailed(ctx context.Context, c *gatedCall, err error) (any, error) {
+	g := d.g
 	switch {
-	case c.kind == callSend || c.req == nil:
-		return nil, err // a caller outside MCP gets the error itself
 	case errors.Is(err, ErrUnknownWorkflow):
-		return g.refuseHandle(ctx, c.next, c.req, CodeUnknownWorkflow, c.target.handle)
+		return g.refuseHandle(ctx, d.next, d.req, CodeUnknownWorkflow, c.target.handle)
 	case errors.Is(err, ErrWorkflowExpired):
 		vd := g.refuseExpired(ctx, c)
-		return vd.res, vd.err
+		return vd.mcpResult(), vd.err
 	}
 	return nil, g.unavailable(err, true)
 }
@@ -166,7 +224,17 @@ func (g *Gate) run(ctx context.Context, c *gatedCall, h *holder) (mcp.Result, er
 		g.keepAlive(ctx, h)
 		defer h.stopRenewals()
 	}
-	return c.next(ctx, "tools/call", c.req)
+	d := c.onMCP()
+	return d.next(ctx, "tools/call", d.req)
+}
+
+// mcpOutcome is a tool's MCP answer as the commit reads it.
+func mcpOutcome(res mcp.Result, err error) toolOutcome {
+	cr, ok := succeeded(res, err)
+	if !ok {
+		return toolOutcome{}
+	}
+	return toolOutcome{ok: true, output: cr.StructuredContent}
 }
 
 // succeeded reports whether a tool's answer is a success, which sends the

@@ -57,7 +57,11 @@ func (g *Gate) guardCallbacks(o *Options) {
 	}
 	if f := o.SessionKey; f != nil {
 		// "" is the default name: the session's own workflow.
-		g.named = func(ss *mcp.ServerSession) (name string) {
+		g.named = func(c conn) (name string) {
+			ss, ok := c.(*mcp.ServerSession)
+			if !ok {
+				return ""
+			}
 			defer func() {
 				if r := recover(); r != nil {
 					g.callbackPanicked(context.Background(), "SessionKey", r)
@@ -94,7 +98,7 @@ func (g *Gate) guardCallbacks(o *Options) {
 }
 
 // callbackPanicked logs a panic recovered from a callback.
-func (g *Gate) callbackPanicked(ctx context.Context, name string, r any) {
+func (g *gateCore) callbackPanicked(ctx context.Context, name string, r any) {
 	g.log.LogAttrs(ctx, slog.LevelError, "mcpbind: a callback panicked; the gate recovered and went on without it",
 		slog.String("callback", "Options."+name), slog.Any("panic", r), slog.String("stack", string(debug.Stack())))
 }

@@ -12,8 +12,6 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/chartgate/chartgate/internal/core"
 	"github.com/chartgate/chartgate/statechart"
 )
@@ -37,14 +35,13 @@ type committed struct {
 // commit records a call that ran: for a call that holds the lease, the
 // tool's event (if the tool succeeded) and the release of the lease, in
 // one write. v is the workflow as the call's reservation left it.
-func (g *Gate) commit(ctx context.Context, c *gatedCall, h *holder, v *view, res mcp.Result, runErr error) committed {
+func (g *gateCore) commit(ctx context.Context, c *gatedCall, h *holder, v *view, o toolOutcome) committed {
 	if h == nil {
 		return committed{after: v}
 	}
 	out := committed{}
-	cr, ok := succeeded(res, runErr)
-	if ok || c.kind == callTransition || c.kind == callSend {
-		out.ev, out.sent = g.callEvent(c, cr), true
+	if o.ok || c.kind == callTransition || c.kind == callSend {
+		out.ev, out.sent = g.callEvent(c, o), true
 	}
 	// The tool has run: its event is recorded even if the client goes away.
 	ar := core.NewAfterRun(ctx, g.timeout)
@@ -68,7 +65,7 @@ func (g *Gate) commit(ctx context.Context, c *gatedCall, h *holder, v *view, res
 			// workflow waits for now, in the write that saves it.
 			if err := g.checkGrant(cur, out.ev.Type, c.grant); err != nil {
 				out.err = err
-			} else if ns, err := g.eventState(ctx, c, cur.state, out.ev, cr); err != nil {
+			} else if ns, err := g.eventState(ctx, c, cur.state, out.ev, o); err != nil {
 				out.err = fmt.Errorf("the machine failed on event %q: %w", out.ev.Type, err)
 			} else if nsnap, err := ns.MarshalJSON(); err != nil {
 				out.err = fmt.Errorf("marshaling the new state: %w", err)
@@ -95,13 +92,13 @@ func (g *Gate) commit(ctx context.Context, c *gatedCall, h *holder, v *view, res
 		}
 		if !changed && ours && g.audit && g.hlimit > 0 {
 			// The call moved nothing: its entry records it.
-			o := "refused"
+			word := "refused"
 			if c.kind == callTool {
-				o = callOutcome(res, runErr)
+				word = o.word()
 			} else if out.sent && out.err == nil {
-				o = "ran"
+				word = "ran"
 			}
-			rec.History = core.AppendHistory(cur.rec.History, g.callEntry(c, cur, o), g.hlimit, g.hbytes)
+			rec.History = core.AppendHistory(cur.rec.History, g.callEntry(c, cur, word), g.hlimit, g.hbytes)
 		}
 		if changed {
 			rec.History = core.AppendHistory(cur.rec.History, entry, g.hlimit, g.hbytes)
@@ -139,7 +136,7 @@ func (g *Gate) commit(ctx context.Context, c *gatedCall, h *holder, v *view, res
 // process sends a call's event to the engine, or for a job's report
 // (jobs.go), delivers it: a report for a child that no longer runs changes
 // nothing.
-func (g *Gate) process(ctx context.Context, c *gatedCall, s statechart.State, ev statechart.Event) (statechart.State, error) {
+func (g *gateCore) process(ctx context.Context, c *gatedCall, s statechart.State, ev statechart.Event) (statechart.State, error) {
 	if c.report == nil {
 		return g.engine.Send(ctx, s, ev, g.now())
 	}
@@ -155,22 +152,9 @@ func (g *Gate) process(ctx context.Context, c *gatedCall, s statechart.State, ev
 // same event (the tool gave no structured result, or the engine ignores
 // event data) saves that state: the engine runs the event once. Otherwise
 // the engine processes ev now, with the result.
-func (g *Gate) eventState(ctx context.Context, c *gatedCall, s statechart.State, ev statechart.Event, res *mcp.CallToolResult) (statechart.State, error) {
-	if d := c.decided; d != nil && c.kind == callTool && c.report == nil && d.from == s && (g.dataless || res == nil || res.StructuredContent == nil) {
+func (g *gateCore) eventState(ctx context.Context, c *gatedCall, s statechart.State, ev statechart.Event, o toolOutcome) (statechart.State, error) {
+	if d := c.decided; d != nil && c.kind == callTool && c.report == nil && d.from == s && (g.dataless || o.output == nil) {
 		return d.to, nil
 	}
 	return g.process(ctx, c, s, ev)
-}
-
-// notSaved returns the result of a call that ran but whose event could not
-// be recorded: the tool's own result, plus a note in the content and under
-// MetaKey in _meta. It is not an error result: the tool did its work.
-func (g *Gate) notSaved(res *mcp.CallToolResult, tool string, ev statechart.Event, v *view, err error) *mcp.CallToolResult {
-	state := v.state.Value()
-	g.log.Error("mcpbind: a tool ran but its event was not recorded", "tool", tool, "event", ev.Type, "key", fingerprint(v.key), "error", err)
-	out := *res
-	out.Content = append(slices.Clip(res.Content), &mcp.TextContent{Text: fmt.Sprintf(
-		"Note: %s ran, but the server could not record it in the workflow, so event %q was not applied and the workflow is still in state %s.",
-		tool, ev.Type, stateText(state))})
-	return withNote(&out, map[string]any{"code": CodeStateNotSaved, "event": ev.Type, "state": state})
 }

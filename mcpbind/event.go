@@ -6,8 +6,7 @@ package mcpbind
 import (
 	"encoding/json"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
+	"github.com/chartgate/chartgate/gate"
 	"github.com/chartgate/chartgate/internal/core"
 	"github.com/chartgate/chartgate/statechart"
 )
@@ -17,7 +16,7 @@ const maxDataDepth = core.MaxDataDepth
 
 // arguments are a call's arguments as the gate uses them, decoded once.
 type arguments struct {
-	raw     json.RawMessage // of a call without an MCP request (Gate.Check, Gate.Record)
+	raw     json.RawMessage // as the front door gave them
 	bounded bool            // checked against the bounds
 	decoded bool
 	value   any // the decoded arguments; {} when absent or not JSON
@@ -32,30 +31,50 @@ func (c *gatedCall) input() any {
 	return c.args.value
 }
 
-// rawArguments returns a call's arguments as JSON: its request's, or for
-// a call without one those it was given (a host's tool), or nil (an event
-// sent from outside MCP, a job's report).
+// rawArguments returns a call's arguments as JSON, as its front door gave
+// them, or nil (an event sent from outside MCP, a job's report).
 func (c *gatedCall) rawArguments() json.RawMessage {
-	if c.req == nil || c.req.Params == nil {
-		return c.args.raw
-	}
-	return c.req.Params.Arguments
+	return c.args.raw
 }
 
-// callEvent builds the event of a call whose tool succeeded with res.
-func (g *Gate) callEvent(c *gatedCall, res *mcp.CallToolResult) statechart.Event {
+// toolOutcome is what a call's tool did, as the commit reads it, in no
+// transport's terms.
+type toolOutcome struct {
+	ok     bool // it succeeded, so its event is sent
+	output any  // its structured result (any Go value, or JSON), nil if none
+}
+
+// outcomeOf is a front door's gate.Outcome as the commit reads it.
+func outcomeOf(o gate.Outcome) toolOutcome {
+	out := toolOutcome{ok: !o.Failed}
+	if len(o.Output) > 0 {
+		out.output = json.RawMessage(o.Output)
+	}
+	return out
+}
+
+// word names how a call that ran ended, for its history entry.
+func (o toolOutcome) word() string {
+	if o.ok {
+		return "ran"
+	}
+	return "failed"
+}
+
+// callEvent builds the event of a call whose tool succeeded with o.
+func (g *gateCore) callEvent(c *gatedCall, o toolOutcome) statechart.Event {
 	if c.kind == callTransition || c.kind == callSend {
 		return c.event
 	}
 	if g.dataless && g.onTrans == nil && g.hlimit == 0 {
 		return g.event(c.info.Event, c.name, nil, nil) // nobody would look at the data
 	}
-	return g.event(c.info.Event, c.name, c.input(), normalize(res.StructuredContent))
+	return g.event(c.info.Event, c.name, c.input(), normalize(o.output))
 }
 
 // event builds the event a successful call sends: the type, plus "tool",
 // "input" (the call's arguments) and "output" (its structured result).
-func (g *Gate) event(typ, tool string, input, output any) statechart.Event {
+func (g *gateCore) event(typ, tool string, input, output any) statechart.Event {
 	if input == nil {
 		input = map[string]any{}
 	}

@@ -46,8 +46,8 @@ func (g *Gate) externalCall(r gate.Request) (*gatedCall, error) {
 	}
 	rules := g.rules.Load()
 	c := &gatedCall{
-		a: &attachment{}, name: r.Tool, kind: callTool, rules: rules, info: g.info(rules, r.Tool, false), target: t, tools: tools,
-		args: arguments{raw: r.Args}, // no MCP request: the arguments are the caller's
+		name: r.Tool, kind: callTool, rules: rules, info: g.info(rules, r.Tool, false), target: t, tools: tools,
+		args: arguments{raw: r.Args},
 	}
 	if r.TransitionTool != "" {
 		c.wf = &workflowTools{transitionName: r.TransitionTool}
@@ -83,7 +83,7 @@ func (g *Gate) snapshotOf(wf *Workflow, t target) (*view, bool) {
 		return nil, false
 	}
 	v, ok := wf.Snapshot.(*view)
-	if !ok || v.gate != g || v.key != t.key {
+	if !ok || v.gate != g.gateCore || v.key != t.key {
 		return nil, false
 	}
 	return v, true
@@ -101,19 +101,15 @@ func (g *Gate) Commit(ctx context.Context, r gate.Request, o gate.Outcome) (*Tra
 	if err != nil {
 		return nil, err
 	}
-	res := &mcp.CallToolResult{IsError: o.Failed}
-	if len(o.Output) > 0 {
-		res.StructuredContent = json.RawMessage(o.Output)
-	}
-	return g.record(ctx, c, res)
+	return g.record(ctx, c, outcomeOf(o))
 }
 
-// record commits a call c of a tool that already ran with result res: it
+// record commits a call c of a tool that already ran with outcome o: it
 // goes through the steps as a tools/call does, but for authorize (it ran)
 // and run.
-func (g *Gate) record(ctx context.Context, c *gatedCall, res *mcp.CallToolResult) (*Transition, error) {
+func (g *Gate) record(ctx context.Context, c *gatedCall, o toolOutcome) (*Transition, error) {
 	c.ran = true
-	s := &steps{g: g, c: c, res: res}
+	s := &steps{g: g, c: c, did: o}
 	gate.Do(ctx, s)
 	switch {
 	case s.unbound:
@@ -143,7 +139,7 @@ func (g *Gate) Record(ctx context.Context, ref Ref, tool string, args json.RawMe
 		return nil, err
 	}
 	if res == nil {
-		res = &mcp.CallToolResult{}
+		return g.record(ctx, c, toolOutcome{ok: true})
 	}
-	return g.record(ctx, c, res)
+	return g.record(ctx, c, mcpOutcome(res, nil))
 }

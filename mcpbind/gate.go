@@ -242,40 +242,58 @@ const (
 // it with [New], bind tools with [Gate.Bind] or the machine's meta, and
 // install it with [Gate.Attach].
 type Gate struct {
-	engine     statechart.Engine
-	nodes      []statechart.Node
-	byID       map[string]int
-	byPath     map[string]int
-	events     core.EventSet
-	mcp        []*StateMCP // per node, nil when it has no meta.mcp
-	model      *core.Model
-	core       *gate.Core // the store's load and compare-and-swap
-	store      Store
-	values     ValueStore // store, if it can hold records as values
-	prefix     string
-	now        func() time.Time
-	log        *slog.Logger
-	retries    int
-	timeout    time.Duration
-	named      func(*mcp.ServerSession) string
-	hlimit     int // run history bound; 0 keeps none
-	hbytes     int
-	audit      bool
-	wversion   string // Options.WorkflowVersion
-	leaseTTL   time.Duration
-	busyWait   time.Duration
-	maxArgs    int
-	maxRecord  int
-	bufs       sync.Pool     // *[]byte: scratch buffers (scratch, release)
-	leases     leaseWatchers // calls waiting for a lease
+	*gateCore
+
 	handles    HandleMode    // when workflows are keyed by handles
-	start      string        // the start tool's name ("" with HandlesNever)
 	startLimit *startLimiter // nil: no limit
 	listAll    bool          // Options.ListAllTools
-	paths      []string      // key path of each node ("" for the root)
-	limited    bool          // some state has maxCalls
-	// Options.CheckpointListsOwnTools and ResetCallsOnTransition.
-	checkpointOwn, resetCalls bool
+	// Options.CheckpointListsOwnTools.
+	checkpointOwn bool
+	elicit        bool
+	afterCall     func(context.Context, Call) []FollowUp
+	names         nameCheck
+
+	noLayerWarned atomic.Bool // the misordering of the chain was logged
+	unkeyedLogged atomic.Bool // HandlesNever on a stateless server was logged
+
+	attached map[*mcp.Server]*attachment // guarded by mu
+}
+
+// gateCore is the part of a Gate that decides and records calls in no
+// transport's terms: the machine and its meta.mcp rules, the store, the
+// leases, the budgets, approvals and jobs. Gate adds the MCP sessions,
+// the servers it is attached to and what only MCP has (handles' start
+// tool, tool lists, list_changed, elicitation).
+type gateCore struct {
+	engine    statechart.Engine
+	nodes     []statechart.Node
+	byID      map[string]int
+	byPath    map[string]int
+	events    core.EventSet
+	mcp       []*StateMCP // per node, nil when it has no meta.mcp
+	model     *core.Model
+	records   *gate.Core // the store's load and compare-and-swap
+	store     Store
+	values    ValueStore // store, if it can hold records as values
+	prefix    string
+	now       func() time.Time
+	log       *slog.Logger
+	retries   int
+	timeout   time.Duration
+	hlimit    int // run history bound; 0 keeps none
+	hbytes    int
+	audit     bool
+	wversion  string // Options.WorkflowVersion
+	leaseTTL  time.Duration
+	busyWait  time.Duration
+	maxArgs   int
+	maxRecord int
+	bufs      sync.Pool     // *[]byte: scratch buffers (scratch, release)
+	leases    leaseWatchers // calls waiting for a lease
+	paths     []string      // key path of each node ("" for the root)
+	limited   bool          // some state has maxCalls
+	// Options.ResetCallsOnTransition.
+	resetCalls bool
 	// dataless: the engine ignores event data (the flat engine), so the
 	// call's arguments and result need not be decoded into the event.
 	dataless bool
@@ -288,7 +306,6 @@ type Gate struct {
 	waits   []core.Move
 
 	rules atomic.Pointer[rules]
-	watch atomic.Pointer[gateWatch] // the store's change feed, once attached (watch.go)
 
 	jsonEvents      map[string]string
 	jsonInvalidates map[string][]string
@@ -297,20 +314,14 @@ type Gate struct {
 	allNodes        core.Bitset    // every node
 	refs            []core.NameRef // every tool name and pattern the machine gives
 
-	elicit         bool
 	approvalTTL    time.Duration
 	approverKey    []byte
-	afterCall      func(context.Context, Call) []FollowUp
 	defaultDeny    bool
 	checkpointText func(CallLimit) (string, bool) // false: use the default
 	ungated        []string                       // tool names and patterns DefaultDeny leaves visible
 	ownTools       nameSet                        // the gate's own tools (start, workflow tools)
 	external       []string                       // Options.ExternalTools: gated outside the server
 	gatedAs        func(string) string
-	names          nameCheck
-
-	noLayerWarned atomic.Bool // the misordering of the chain was logged
-	unkeyedLogged atomic.Bool // HandlesNever on a stateless server was logged
 
 	initial *view // the initial state, shared by sessions without a record
 	// initialTimers: the initial state has pending delayed events, or
@@ -320,15 +331,24 @@ type Gate struct {
 	instance string        // random: distinguishes the keys of sessions without an id, and lease ids, from other instances
 	seq      atomic.Uint64 // counts those keys and lease ids
 
-	mu       sync.Mutex
-	sessions map[*mcp.ServerSession]*session
-	sweeping bool // a goroutine forgets the sessions that ended (sweep)
-	attached map[*mcp.Server]*attachment
-
 	// Without a ValueStore, the last decoded record (by version) of each
 	// workflow:
 	decoded sync.Map  // store key -> *view, of sessions
 	handled viewCache // of workflows named by handles, bounded
+
+	start string            // the start tool's name ("" with HandlesNever)
+	named func(conn) string // Options.SessionKey
+
+	watch atomic.Pointer[gateWatch] // the store's change feed, once attached (watch.go)
+
+	mu       sync.Mutex
+	sessions map[conn]*session
+	sweeping bool // a goroutine forgets the sessions that ended (sweep)
+	// sweeper, run on a goroutine of its own when the first session is
+	// registered, forgets the sessions that ended (Gate.sweep).
+	sweeper func()
+	// deliver sends a job's result to its workflow (Gate.deliverJob).
+	deliver func(*job, jobOutcome)
 }
 
 var (
@@ -378,32 +398,34 @@ func New(engine statechart.Engine, opts *Options) (*Gate, error) {
 		o = *opts
 	}
 	g := &Gate{
-		engine:        engine,
-		nodes:         engine.Nodes(),
-		store:         o.Store,
-		prefix:        o.KeyPrefix,
-		now:           o.Now,
-		log:           o.Logger,
-		retries:       o.MaxRetries,
-		timeout:       o.StoreTimeout,
-		onTrans:       o.OnTransition,
-		named:         o.SessionKey,
-		hlimit:        o.HistoryLimit,
-		hbytes:        o.HistoryBytes,
-		audit:         o.AuditCalls,
-		wversion:      o.WorkflowVersion,
-		leaseTTL:      o.LeaseTTL,
-		busyWait:      o.BusyWait,
-		maxArgs:       o.MaxArgumentBytes,
-		maxRecord:     o.MaxRecordBytes,
+		gateCore: &gateCore{
+			engine:     engine,
+			nodes:      engine.Nodes(),
+			store:      o.Store,
+			prefix:     o.KeyPrefix,
+			now:        o.Now,
+			log:        o.Logger,
+			retries:    o.MaxRetries,
+			timeout:    o.StoreTimeout,
+			onTrans:    o.OnTransition,
+			hlimit:     o.HistoryLimit,
+			hbytes:     o.HistoryBytes,
+			audit:      o.AuditCalls,
+			wversion:   o.WorkflowVersion,
+			leaseTTL:   o.LeaseTTL,
+			busyWait:   o.BusyWait,
+			maxArgs:    o.MaxArgumentBytes,
+			maxRecord:  o.MaxRecordBytes,
+			resetCalls: o.ResetCallsOnTransition,
+			start:      o.StartTool,
+			sessions:   map[conn]*session{},
+		},
 		handles:       o.Handles,
-		start:         o.StartTool,
 		startLimit:    newStartLimiter(o.StartLimit),
 		listAll:       o.ListAllTools,
 		checkpointOwn: o.CheckpointListsOwnTools,
-		resetCalls:    o.ResetCallsOnTransition,
-		sessions:      map[*mcp.ServerSession]*session{},
 	}
+	g.gateCore.sweeper, g.gateCore.deliver = g.sweep, g.deliverJob
 	switch {
 	case g.hlimit == 0:
 		g.hlimit = 20
@@ -426,8 +448,8 @@ func New(engine statechart.Engine, opts *Options) (*Gate, error) {
 			return nil, fmt.Errorf("mcpbind: Options.StartTool: %s", msg)
 		}
 	}
-	g.core = gate.NewCore(&gate.CoreOptions{Store: g.store, MaxRetries: g.retries})
-	g.store, g.values, g.retries = g.core.Store(), g.core.Values(), g.core.MaxRetries()
+	g.records = gate.NewCore(&gate.CoreOptions{Store: g.store, MaxRetries: g.retries})
+	g.store, g.values, g.retries = g.records.Store(), g.records.Values(), g.records.MaxRetries()
 	if g.prefix == "" {
 		g.prefix = "mcpbind:" + engine.ID() + ":"
 	}
@@ -599,11 +621,11 @@ func New(engine statechart.Engine, opts *Options) (*Gate, error) {
 }
 
 // Engine returns the engine the gate runs.
-func (g *Gate) Engine() statechart.Engine { return g.engine }
+func (g *gateCore) Engine() statechart.Engine { return g.engine }
 
 // States returns the parsed meta.mcp of the state nodes that have one, in
 // document order.
-func (g *Gate) States() []StateMCP {
+func (g *gateCore) States() []StateMCP {
 	var out []StateMCP
 	for _, sm := range g.mcp {
 		if sm != nil {
@@ -672,7 +694,7 @@ func (g *Gate) Bind(tool string, b Binding) error {
 }
 
 // resolveState finds a state node by "#id", key path or id.
-func (g *Gate) resolveState(s string) (int, error) {
+func (g *gateCore) resolveState(s string) (int, error) {
 	if id, ok := strings.CutPrefix(s, "#"); ok {
 		if i, ok := g.byID[id]; ok {
 			return i, nil
@@ -699,7 +721,7 @@ func (g *Gate) resolveState(s string) (int, error) {
 	return 0, fmt.Errorf("machine %q has no state %q", g.engine.ID(), s)
 }
 
-func (g *Gate) buildRules(bound map[string]*core.ToolInfo) *rules {
+func (g *gateCore) buildRules(bound map[string]*core.ToolInfo) *rules {
 	r := &rules{bound: bound}
 	evs := map[string]bool{}
 	sig := map[string]bool{}
@@ -723,7 +745,7 @@ func (g *Gate) buildRules(bound map[string]*core.ToolInfo) *rules {
 	return r
 }
 
-func (g *Gate) matchedByPattern(tool string) bool {
+func (g *gateCore) matchedByPattern(tool string) bool {
 	for _, p := range g.jsonPatterns {
 		if !p.deny && core.MatchGlob(p.glob, tool) {
 			return true
@@ -767,7 +789,7 @@ func (s *nameSet) add(name string) {
 
 // isUngated reports whether DefaultDeny leaves a tool visible: it is one of
 // the gate's own tools, or declared ungated.
-func (g *Gate) isUngated(tool string) bool {
+func (g *gateCore) isUngated(tool string) bool {
 	if g.ownTools.has(tool) {
 		return true
 	}
@@ -782,7 +804,7 @@ func (g *Gate) isUngated(tool string) bool {
 // info returns how a tool is gated. When remember is set, the answer is
 // cached (only for names the server lists, so that clients cannot grow the
 // cache with made-up names).
-func (g *Gate) info(r *rules, tool string, remember bool) *core.ToolInfo {
+func (g *gateCore) info(r *rules, tool string, remember bool) *core.ToolInfo {
 	if g.ownTools.has(tool) {
 		return unboundInfo // workflow_status and workflow_transition: never gated, whatever the patterns
 	}
@@ -835,7 +857,7 @@ func (g *Gate) info(r *rules, tool string, remember bool) *core.ToolInfo {
 }
 
 // alias is the second name of a tool (Options.GatedAs), "" if none.
-func (g *Gate) alias(tool string) string {
+func (g *gateCore) alias(tool string) string {
 	if g.gatedAs == nil {
 		return ""
 	}

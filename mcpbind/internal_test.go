@@ -401,7 +401,7 @@ func (s *countingStore) CompareAndSwap(ctx context.Context, key string, old uint
 func send(t testing.TB, g *Gate, tgt target, ev statechart.Event) committed {
 	t.Helper()
 	ctx := context.Background()
-	c := &gatedCall{kind: callTransition, name: "test", rules: g.rules.Load(), info: unboundInfo, target: tgt, event: ev, a: &attachment{}}
+	c := &gatedCall{kind: callTransition, name: "test", rules: g.rules.Load(), info: unboundInfo, target: tgt, event: ev}
 	v, err := g.load(ctx, tgt)
 	if err != nil {
 		t.Fatal(err)
@@ -410,7 +410,7 @@ func send(t testing.TB, g *Gate, tgt target, ev statechart.Event) committed {
 	if err != nil || vd != nil {
 		t.Fatalf("reserve: %v %v", vd, err)
 	}
-	return g.commit(ctx, c, h, v, nil, nil)
+	return g.commit(ctx, c, h, v, toolOutcome{})
 }
 
 // TestCommitRetriesOnConflict: a call's commit that finds its workflow
@@ -434,7 +434,7 @@ func TestCommitRetriesOnConflict(t *testing.T) {
 	ss := connectSession(t, g)
 	ctx := context.Background()
 	tgt := target{ss: ss}
-	c := &gatedCall{kind: callTransition, name: "inc", rules: g.rules.Load(), info: unboundInfo, target: tgt, event: statechart.NewEvent("INC"), a: &attachment{}}
+	c := &gatedCall{kind: callTransition, name: "inc", rules: g.rules.Load(), info: unboundInfo, target: tgt, event: statechart.NewEvent("INC")}
 	v, err := g.load(ctx, tgt)
 	if err != nil {
 		t.Fatal(err)
@@ -447,7 +447,7 @@ func TestCommitRetriesOnConflict(t *testing.T) {
 	if _, err := g.save(ctx, tgt, v, v.state, v.rec); err != nil {
 		t.Fatal(err)
 	}
-	out := g.commit(ctx, c, h, v, nil, nil)
+	out := g.commit(ctx, c, h, v, toolOutcome{})
 	if out.err != nil || out.tr == nil {
 		t.Fatalf("commit: %+v", out)
 	}

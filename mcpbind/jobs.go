@@ -17,8 +17,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/chartgate/chartgate/gate"
 	"github.com/chartgate/chartgate/internal/core"
 	"github.com/chartgate/chartgate/statechart"
@@ -81,7 +79,7 @@ type jobStart struct {
 // are kept, the others dropped, and each job that has no live lease (a new
 // child, or one whose instance died) is claimed by this gate, to be
 // started if the save succeeds. A closed gate claims nothing.
-func (g *Gate) planJobs(leases []core.JobLease, s statechart.State) ([]core.JobLease, []jobStart) {
+func (g *gateCore) planJobs(leases []core.JobLease, s statechart.State) ([]core.JobLease, []jobStart) {
 	if g.jobs == nil {
 		return leases, nil
 	}
@@ -143,7 +141,7 @@ type job struct {
 // jobs the save claimed, and asks the other jobs of the workflow running
 // here to check that they still should (the state may have stopped their
 // child).
-func (g *Gate) jobsSaved(key string, starts []jobStart) {
+func (g *gateCore) jobsSaved(key string, starts []jobStart) {
 	r := g.jobs
 	if r == nil {
 		return
@@ -175,7 +173,7 @@ func (g *Gate) jobsSaved(key string, starts []jobStart) {
 
 // pokeJobs asks the jobs of a workflow running here to check that they
 // still should.
-func (g *Gate) pokeJobs(key string) { g.jobsSaved(key, nil) }
+func (g *gateCore) pokeJobs(key string) { g.jobsSaved(key, nil) }
 
 // jobOutcome is what a job's function returned.
 type jobOutcome struct {
@@ -188,7 +186,7 @@ type jobOutcome struct {
 // workflow is saved, that the job should still run. The function's result
 // is sent to the workflow, unless the job was cancelled meanwhile: its
 // child was stopped, another instance took it over, or the gate closed.
-func (g *Gate) runJob(j *job) {
+func (g *gateCore) runJob(j *job) {
 	r := g.jobs
 	defer r.wg.Done()
 	defer func() {
@@ -213,7 +211,7 @@ func (g *Gate) runJob(j *job) {
 		select {
 		case o := <-done:
 			if j.ctx.Err() == nil {
-				g.deliverJob(j, o)
+				g.deliver(j, o)
 			}
 			return
 		case <-tick.C:
@@ -239,7 +237,7 @@ func callPromise(ctx context.Context, p statechart.Promise, input any) (out any,
 
 // jobTarget is the target of the workflow stored under key, for a job:
 // a workflow that no longer has a record is not started again.
-func (g *Gate) jobTarget(key string) target {
+func (g *gateCore) jobTarget(key string) target {
 	t := target{key: key, existing: true}
 	if id, ok := strings.CutPrefix(key, g.prefix+"wf:"); ok {
 		t.handle = id
@@ -250,7 +248,7 @@ func (g *Gate) jobTarget(key string) target {
 // tendJob checks that a job should still run: its workflow still runs its
 // child, and its lease is still this job's. If not, the job is cancelled.
 // With renew, it also extends the lease.
-func (g *Gate) tendJob(j *job, renew bool) {
+func (g *gateCore) tendJob(j *job, renew bool) {
 	ctx, cancel := context.WithTimeout(g.jobs.ctx, g.timeout)
 	defer cancel()
 	t := g.jobTarget(j.key)
@@ -323,7 +321,7 @@ func (g *Gate) deliverJob(j *job, o jobOutcome) {
 	defer cancel()
 	t := g.jobTarget(j.key)
 	by := "actor:" + j.id
-	s := &steps{g: g, c: &gatedCall{kind: callSend, rules: g.rules.Load(), info: unboundInfo, target: t, event: ev, by: by, report: &rep, a: &attachment{}}}
+	s := &steps{g: g, c: &gatedCall{kind: callSend, rules: g.rules.Load(), info: unboundInfo, target: t, event: ev, by: by, report: &rep}}
 	gate.Do(ctx, s)
 	switch {
 	case s.out.err != nil || s.err != nil && !errors.Is(s.err, ErrUnknownWorkflow) && g.jobs.ctx.Err() == nil:
@@ -342,7 +340,7 @@ func (g *Gate) deliverJob(j *job, o jobOutcome) {
 
 // dropped logs the result of a job whose child no longer runs: it was
 // stopped, or another run of it (in another instance) landed first.
-func (g *Gate) dropped(j *job) {
+func (g *gateCore) dropped(j *job) {
 	g.log.Info("mcpbind: a job's result was dropped: its child no longer runs (stopped, or another run of it landed first)",
 		"key", fingerprint(j.key), "src", j.src, "id", j.id)
 }
@@ -366,54 +364,6 @@ func jsonValue(v any) (any, error) {
 	return out, err
 }
 
-// sessionTarget is a live session of this process and its server's
-// attachment.
-type sessionTarget struct {
-	ss *mcp.ServerSession
-	a  *attachment
-}
-
-// sessionsOfKey returns the live sessions of this process whose workflow
-// is stored under key: the one that saved it, or those that
-// Options.SessionKey names so.
-func (g *Gate) sessionsOfKey(key string) []sessionTarget {
-	g.mu.Lock()
-	var known *mcp.ServerSession
-	for s, rec := range g.sessions {
-		if rec.key == key && !rec.closed {
-			known = s
-			break
-		}
-	}
-	servers := make(map[*mcp.Server]*attachment, len(g.attached))
-	for srv, a := range g.attached {
-		servers[srv] = a
-	}
-	g.mu.Unlock()
-	var out []sessionTarget
-	for srv, a := range servers {
-		for s := range srv.Sessions() {
-			if s == known || (g.named != nil && g.named(s) != "" && g.nameKey(g.named(s)) == key) {
-				out = append(out, sessionTarget{s, a})
-			}
-		}
-	}
-	return out
-}
-
-// listsVary reports whether a session's tool list follows its workflow:
-// it speaks a protocol before 2026-07-28, and Options.ListAllTools is off.
-func (g *Gate) listsVary(ss *mcp.ServerSession) bool {
-	return !g.listAll && sessionful(ss)
-}
-
-// sessionful reports whether a session speaks a protocol before
-// 2026-07-28, which has sessions (and logging).
-func sessionful(ss *mcp.ServerSession) bool {
-	p := ss.InitializeParams()
-	return p != nil && p.ProtocolVersion < sessionlessVersion
-}
-
 // ResumeJobs starts, in this gate, the jobs of the workflows in the store
 // that no instance runs: the promise children of their active states
 // whose lease expired (the instance that ran them died, or was closed) or
@@ -422,7 +372,7 @@ func sessionful(ss *mcp.ServerSession) bool {
 // snapshot. It returns the number of jobs started. The store must
 // implement [Lister]; without actors in the machine there is nothing to
 // do. See [Options.ResumeJobsEvery] to call it periodically.
-func (g *Gate) ResumeJobs(ctx context.Context) (int, error) {
+func (g *gateCore) ResumeJobs(ctx context.Context) (int, error) {
 	if g.jobs == nil {
 		return 0, nil
 	}
@@ -450,7 +400,7 @@ func (g *Gate) ResumeJobs(ctx context.Context) (int, error) {
 
 // resumeKey claims and starts the jobs of one workflow that no instance
 // runs.
-func (g *Gate) resumeKey(ctx context.Context, key string) (int, error) {
+func (g *gateCore) resumeKey(ctx context.Context, key string) (int, error) {
 	t := g.jobTarget(key)
 	v, err := g.load(ctx, t)
 	if errors.Is(err, ErrUnknownWorkflow) {
@@ -477,7 +427,7 @@ func (g *Gate) resumeKey(ctx context.Context, key string) (int, error) {
 }
 
 // resumeLoop calls ResumeJobs every interval until the gate closes.
-func (g *Gate) resumeLoop(every time.Duration) {
+func (g *gateCore) resumeLoop(every time.Duration) {
 	defer g.jobs.wg.Done()
 	t := time.NewTicker(every)
 	defer t.Stop()
@@ -501,7 +451,7 @@ func (g *Gate) resumeLoop(every time.Duration) {
 // jobs ([Gate.ResumeJobs]). After Close the gate claims no job; it
 // otherwise goes on serving calls. Close also stops following the store's
 // changes (see [Watcher]). Close is safe to call more than once.
-func (g *Gate) Close() error {
+func (g *gateCore) Close() error {
 	g.stopWatch()
 	r := g.jobs
 	if r == nil {

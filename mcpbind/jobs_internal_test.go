@@ -40,7 +40,7 @@ func TestDeliverOnce(t *testing.T) {
 	deliver := func(session string) committed {
 		ev := statechart.Event{Type: "xstate.done.actor.job"}
 		c := &gatedCall{kind: callSend, rules: g.rules.Load(), info: unboundInfo, target: tgt, event: ev, by: "actor:job",
-			report: &statechart.Report{Session: session, Kind: statechart.ReportDone, Output: "ok"}, a: &attachment{}}
+			report: &statechart.Report{Session: session, Kind: statechart.ReportDone, Output: "ok"}}
 		v, err := g.load(context.Background(), tgt)
 		if err != nil {
 			t.Fatal(err)
@@ -49,7 +49,7 @@ func TestDeliverOnce(t *testing.T) {
 		if err != nil || vd != nil {
 			t.Fatalf("reserve: %v %v", vd, err)
 		}
-		return g.commit(context.Background(), c, h, v, nil, nil)
+		return g.commit(context.Background(), c, h, v, toolOutcome{})
 	}
 	if out := deliver("no such session"); out.err != nil || out.tr != nil {
 		t.Fatalf("a result for no child: %+v", out)

@@ -14,7 +14,7 @@ import (
 
 // limits returns the call budgets of the active states with maxCalls, in
 // document order.
-func (g *Gate) limits(v *view) []CallLimit {
+func (g *gateCore) limits(v *view) []CallLimit {
 	if !g.limited {
 		return nil
 	}
@@ -32,7 +32,7 @@ func (g *Gate) limits(v *view) []CallLimit {
 }
 
 // exhausted returns the used-up budgets among limits(v) that stop calls.
-func (g *Gate) exhausted(v *view) []CallLimit { return usedUp(g.limits(v)) }
+func (g *gateCore) exhausted(v *view) []CallLimit { return usedUp(g.limits(v)) }
 
 // usedUp returns the budgets of lims that are used up and stop calls (not
 // those that only warn).
@@ -72,7 +72,7 @@ func checkpointNotice(l CallLimit, transitionTool string) string {
 // every state whose budget is used up: the tool sends an event, and the
 // machine, sent that event with the call's arguments (input; nil when they
 // are not known yet) and no result, leaves those states.
-func (g *Gate) leaves(ctx context.Context, v *view, ti *core.ToolInfo, tool string, input any, lims []CallLimit) bool {
+func (g *gateCore) leaves(ctx context.Context, v *view, ti *core.ToolInfo, tool string, input any, lims []CallLimit) bool {
 	if ti.Event == "" || v.state.Status() != statechart.StatusActive {
 		return false
 	}
@@ -91,7 +91,7 @@ func (g *Gate) leaves(ctx context.Context, v *view, ti *core.ToolInfo, tool stri
 
 // allowed reports whether a tool may run now: it is visible and, if some
 // budget is used up (lims), it leaves the states concerned.
-func (g *Gate) allowed(ctx context.Context, v *view, tool string, ti *core.ToolInfo, lims []CallLimit, input any) bool {
+func (g *gateCore) allowed(ctx context.Context, v *view, tool string, ti *core.ToolInfo, lims []CallLimit, input any) bool {
 	if !g.visible(ctx, v, tool, ti) {
 		return false
 	}
@@ -101,7 +101,7 @@ func (g *Gate) allowed(ctx context.Context, v *view, tool string, ti *core.ToolI
 // available returns the tools of a server that may be called now, in its
 // order: the visible ones, less those a used-up budget stops. The start
 // tool is not among them (the workflow has started).
-func (g *Gate) available(ctx context.Context, r *rules, v *view, tools []string) []string {
+func (g *gateCore) available(ctx context.Context, r *rules, v *view, tools []string) []string {
 	lims := g.exhausted(v)
 	out := []string{}
 	for _, t := range tools {

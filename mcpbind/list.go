@@ -51,7 +51,7 @@ func (g *Gate) list(ctx context.Context, next mcp.MethodHandler, a *attachment, 
 	case !memo.gated:
 		return res, nil
 	}
-	v, err := g.load(ctx, target{ss: req.Session})
+	v, err := g.load(ctx, target{ss: connOf(req.Session)})
 	filtered := *lr
 	switch {
 	case errors.Is(err, ErrWorkflowExpired):

@@ -12,13 +12,12 @@ import (
 
 	"github.com/chartgate/chartgate/internal/core"
 	"github.com/chartgate/chartgate/statechart"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // view is a decoded workflow record. It is what a [ValueStore] holds of
 // the workflow; it never changes once made (but for its caches).
 type view struct {
-	gate    *Gate            // the gate that made it (another gate sharing the store decodes the record: its engine may not read state)
+	gate    *gateCore        // the gate that made it (another gate sharing the store decodes the record: its engine may not read state)
 	key     string           // store key; "" for a session that has none yet
 	state   statechart.State // after Advance
 	rec     core.Record      // as loaded (rec.snap is older than state if Advance moved it)
@@ -57,7 +56,7 @@ func (v *view) snapshot() ([]byte, error) {
 }
 
 // newView decodes a workflow state. A nil rec.snap is computed from s.
-func (g *Gate) newView(key string, s statechart.State, rec core.Record, version uint64) (*view, error) {
+func (g *gateCore) newView(key string, s statechart.State, rec core.Record, version uint64) (*view, error) {
 	if rec.Snap == nil {
 		b, err := s.MarshalJSON()
 		if err != nil {
@@ -76,7 +75,7 @@ func (g *Gate) newView(key string, s statechart.State, rec core.Record, version 
 
 // load returns the current state of a workflow. For a handle with no
 // record it returns ErrUnknownWorkflow.
-func (g *Gate) load(ctx context.Context, t target) (*view, error) {
+func (g *gateCore) load(ctx context.Context, t target) (*view, error) {
 	key := g.storeKey(t)
 	var sess *session
 	if key == "" {
@@ -149,7 +148,7 @@ func (g *Gate) load(ctx context.Context, t target) (*view, error) {
 
 // startSession saves a fresh initial state for a session, or a named
 // workflow (machines whose initial state schedules delayed events).
-func (g *Gate) startSession(ctx context.Context, t target) (*view, error) {
+func (g *gateCore) startSession(ctx context.Context, t target) (*view, error) {
 	key, sess := g.keyFor(t)
 	v, err := g.create(ctx, key)
 	if err == nil {
@@ -167,9 +166,9 @@ func (g *Gate) startSession(ctx context.Context, t target) (*view, error) {
 
 // fetch loads the record under key: the gate's own view if the store
 // holds it as a value, else its encoding; version 0 if there is none.
-func (g *Gate) fetch(ctx context.Context, key string) (own *view, data []byte, version uint64, err error) {
+func (g *gateCore) fetch(ctx context.Context, key string) (own *view, data []byte, version uint64, err error) {
 	var val Value
-	if val, version, err = g.core.Load(ctx, key); val != nil {
+	if val, version, err = g.records.Load(ctx, key); val != nil {
 		if own, _ = val.(*view); own == nil || own.gate != g {
 			own, data = nil, val.Encode() // written as bytes, or by another gate
 		}
@@ -182,7 +181,7 @@ func (g *Gate) fetch(ctx context.Context, key string) (own *view, data []byte, v
 
 // fetchView returns the view of the record under key, which must have
 // one.
-func (g *Gate) fetchView(ctx context.Context, key string) (*view, error) {
+func (g *gateCore) fetchView(ctx context.Context, key string) (*view, error) {
 	own, data, ver, err := g.fetch(ctx, key)
 	switch {
 	case err != nil:
@@ -196,7 +195,7 @@ func (g *Gate) fetchView(ctx context.Context, key string) (*view, error) {
 }
 
 // decode reads a stored record into a view.
-func (g *Gate) decode(key string, data []byte, ver uint64) (*view, error) {
+func (g *gateCore) decode(key string, data []byte, ver uint64) (*view, error) {
 	rec, err := core.DecodeRecord(data)
 	if err != nil {
 		return nil, err
@@ -208,32 +207,17 @@ func (g *Gate) decode(key string, data []byte, ver uint64) (*view, error) {
 	return g.newView(key, s, rec, ver)
 }
 
-// State returns the current workflow state of a session.
-func (g *Gate) State(ctx context.Context, ss *mcp.ServerSession) (statechart.State, error) {
-	v, err := g.load(ctx, target{ss: ss})
-	if err != nil {
-		return nil, err
-	}
-	return v.state, nil
-}
-
-// SessionWorkflow returns the workflow of a session (for sessions keyed by
-// their session, not by handles).
-func (g *Gate) SessionWorkflow(ctx context.Context, ss *mcp.ServerSession) (*Workflow, error) {
-	return g.workflow(ctx, target{ss: ss})
-}
-
 // Workflow returns the workflow a handle names (the id the start tool
 // returned). For an id that names none (never started, or expired from the
 // store) the error matches [ErrUnknownWorkflow].
-func (g *Gate) Workflow(ctx context.Context, id string) (*Workflow, error) {
+func (g *gateCore) Workflow(ctx context.Context, id string) (*Workflow, error) {
 	if !validHandle(id) {
 		return nil, fmt.Errorf("mcpbind: %q is not a workflow id: %w", id, ErrUnknownWorkflow)
 	}
 	return g.workflow(ctx, g.handleTarget(id))
 }
 
-func (g *Gate) workflow(ctx context.Context, t target) (*Workflow, error) {
+func (g *gateCore) workflow(ctx context.Context, t target) (*Workflow, error) {
 	v, err := g.load(ctx, t)
 	if err != nil {
 		return nil, err
@@ -242,7 +226,7 @@ func (g *Gate) workflow(ctx context.Context, t target) (*Workflow, error) {
 }
 
 // workflowOf describes a view.
-func (g *Gate) workflowOf(v *view) *Workflow {
+func (g *gateCore) workflowOf(v *view) *Workflow {
 	return &Workflow{Key: v.key, State: v.state, Limits: g.limits(v), History: core.DecodeHistory(v.rec.History, v.key), Pending: g.pendingOf(v), Snapshot: v}
 }
 

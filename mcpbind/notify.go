@@ -8,13 +8,16 @@ package mcpbind
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"maps"
 	"slices"
 
-	"github.com/chartgate/chartgate/internal/core"
-	"github.com/chartgate/chartgate/statesync"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/chartgate/chartgate/internal/core"
+	"github.com/chartgate/chartgate/statechart"
+	"github.com/chartgate/chartgate/statesync"
 )
 
 // notify is the last step of a call: it tells the calling session, the
@@ -112,12 +115,12 @@ func (g *Gate) toolsChanged(ctx context.Context, c *gatedCall, from, to *view) b
 		return false
 	}
 	changed := !g.signature(ctx, c.rules, from).Equal(g.signature(ctx, c.rules, to))
-	if changed && c.a.send != nil && c.listsVary {
+	if d := c.onMCP(); changed && d != nil && d.a.send != nil && c.listsVary {
 		// The notification goes to this session only, on the request's
 		// context (over Streamable HTTP: on the POST's stream), before the
 		// result.
-		n := &mcp.ServerRequest[*mcp.ToolListChangedParams]{Session: c.req.Session, Params: &mcp.ToolListChangedParams{}}
-		if _, err := c.a.send(ctx, "notifications/tools/list_changed", n); err != nil {
+		n := &mcp.ServerRequest[*mcp.ToolListChangedParams]{Session: d.req.Session, Params: &mcp.ToolListChangedParams{}}
+		if _, err := d.a.send(ctx, "notifications/tools/list_changed", n); err != nil {
 			g.log.Warn("mcpbind: sending notifications/tools/list_changed", "error", err)
 		}
 	}
@@ -193,4 +196,17 @@ func (g *Gate) signature(ctx context.Context, r *rules, v *view) core.Bitset {
 		}
 	}
 	return sig
+}
+
+// notSaved returns the result of a call that ran but whose event could not
+// be recorded: the tool's own result, plus a note in the content and under
+// MetaKey in _meta. It is not an error result: the tool did its work.
+func (g *Gate) notSaved(res *mcp.CallToolResult, tool string, ev statechart.Event, v *view, err error) *mcp.CallToolResult {
+	state := v.state.Value()
+	g.log.Error("mcpbind: a tool ran but its event was not recorded", "tool", tool, "event", ev.Type, "key", fingerprint(v.key), "error", err)
+	out := *res
+	out.Content = append(slices.Clip(res.Content), &mcp.TextContent{Text: fmt.Sprintf(
+		"Note: %s ran, but the server could not record it in the workflow, so event %q was not applied and the workflow is still in state %s.",
+		tool, ev.Type, stateText(state))})
+	return withNote(&out, map[string]any{"code": CodeStateNotSaved, "event": ev.Type, "state": state})
 }

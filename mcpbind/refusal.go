@@ -49,13 +49,13 @@ func RefusalOf(res *mcp.CallToolResult) (*Refusal, bool) {
 // and the instructions, and the server's tool names. For a name the server
 // does not have, it returns instead the server's own answer (its "unknown
 // tool" error) as the verdict.
-func (g *Gate) refusal(ctx context.Context, c *gatedCall, v *view, code string) (*Refusal, []string, *verdict) {
+func (g *gateCore) refusal(ctx context.Context, c *gatedCall, v *view, code string) (*Refusal, []string, *verdict) {
 	tools, err := g.toolNames(ctx, c)
 	if err != nil {
 		g.log.Warn("mcpbind: listing tools for a refusal", "error", err)
-	} else if c.kind == callTool && c.next != nil && !slices.Contains(tools, c.name) {
-		res, err := c.next(ctx, "tools/call", c.req)
-		return nil, nil, &verdict{res: res, err: err}
+	} else if c.kind == callTool && c.door != nil && !slices.Contains(tools, c.name) {
+		res, err := c.door.unknownTool(ctx)
+		return nil, nil, &verdict{answer: res, err: err}
 	}
 	ref := &Refusal{Code: code, Tool: c.name, Workflow: c.target.handle, Path: []Step{}}
 	if v != nil {
@@ -72,15 +72,37 @@ func (g *Gate) refusal(ctx context.Context, c *gatedCall, v *view, code string) 
 // schema, error results included (the TypeScript SDK throws on a mismatch,
 // and the agent never sees the refusal).
 func refused(ref *Refusal, text string) *verdict {
-	return &verdict{ref: ref, text: text, res: &mcp.CallToolResult{
-		IsError: true,
-		Content: []mcp.Content{&mcp.TextContent{Text: text}},
-		Meta:    mcp.Meta{MetaKey: ref},
-	}}
+	return &verdict{ref: ref, text: text}
+}
+
+// mcpAnswer is an answer the MCP door made, as an MCP result.
+func mcpAnswer(answer any, err error) (mcp.Result, error) {
+	res, _ := answer.(mcp.Result)
+	return res, err
+}
+
+// mcpResult is a verdict as an MCP tool result: a refusal is IsError with
+// the text and the Refusal under MetaKey in _meta, a tool error IsError
+// with the text; an answer the MCP door made is returned as it is.
+func (vd *verdict) mcpResult() mcp.Result {
+	switch {
+	case vd.answer != nil:
+		res, _ := mcpAnswer(vd.answer, nil)
+		return res
+	case vd.ref != nil:
+		return &mcp.CallToolResult{
+			IsError: true,
+			Content: []mcp.Content{&mcp.TextContent{Text: vd.text}},
+			Meta:    mcp.Meta{MetaKey: vd.ref},
+		}
+	case vd.text != "":
+		return toolError(vd.text)
+	}
+	return nil
 }
 
 // refuse answers a call of a hidden tool.
-func (g *Gate) refuse(ctx context.Context, c *gatedCall, v *view) *verdict {
+func (g *gateCore) refuse(ctx context.Context, c *gatedCall, v *view) *verdict {
 	ref, tools, vd := g.refusal(ctx, c, v, CodeForbidden)
 	if vd != nil {
 		return vd
@@ -213,7 +235,7 @@ func stateText(v any) string {
 }
 
 // refuseLimit answers a call stopped by a used-up budget.
-func (g *Gate) refuseLimit(ctx context.Context, c *gatedCall, v *view, lims []CallLimit) *verdict {
+func (g *gateCore) refuseLimit(ctx context.Context, c *gatedCall, v *view, lims []CallLimit) *verdict {
 	ref, _, vd := g.refusal(ctx, c, v, CodeCallLimit)
 	if vd != nil {
 		return vd
@@ -234,7 +256,7 @@ func (g *Gate) refuseLimit(ctx context.Context, c *gatedCall, v *view, lims []Ca
 
 // refuseBusy answers a call that waited too long for another call of its
 // workflow to finish.
-func (g *Gate) refuseBusy(ctx context.Context, c *gatedCall, v *view) *verdict {
+func (g *gateCore) refuseBusy(ctx context.Context, c *gatedCall, v *view) *verdict {
 	if c.kind == callSend {
 		return &verdict{err: ErrWorkflowBusy}
 	}
@@ -254,7 +276,7 @@ func (g *Gate) refuseBusy(ctx context.Context, c *gatedCall, v *view) *verdict {
 }
 
 // refuseExpired answers a call of a session whose workflow expired.
-func (g *Gate) refuseExpired(ctx context.Context, c *gatedCall) *verdict {
+func (g *gateCore) refuseExpired(ctx context.Context, c *gatedCall) *verdict {
 	ref, _, vd := g.refusal(ctx, c, nil, CodeWorkflowExpired)
 	if vd != nil {
 		return vd
@@ -264,7 +286,7 @@ func (g *Gate) refuseExpired(ctx context.Context, c *gatedCall) *verdict {
 }
 
 // refuseArguments answers a call whose arguments the gate cannot take.
-func (g *Gate) refuseArguments(ctx context.Context, c *gatedCall, why string) *verdict {
+func (g *gateCore) refuseArguments(ctx context.Context, c *gatedCall, why string) *verdict {
 	ref, _, vd := g.refusal(ctx, c, nil, CodeTooLarge)
 	if vd != nil {
 		return vd
@@ -273,7 +295,7 @@ func (g *Gate) refuseArguments(ctx context.Context, c *gatedCall, why string) *v
 }
 
 // refuseEvent answers a call whose event the workflow would fail on.
-func (g *Gate) refuseEvent(ctx context.Context, c *gatedCall, v *view, err error) *verdict {
+func (g *gateCore) refuseEvent(ctx context.Context, c *gatedCall, v *view, err error) *verdict {
 	g.log.Warn("mcpbind: the machine fails on a call's event; the call is refused", "tool", c.name, "event", c.info.Event, "key", fingerprint(v.key), "error", err)
 	ref, _, vd := g.refusal(ctx, c, v, CodeWorkflowError)
 	if vd != nil {
@@ -287,7 +309,7 @@ func (g *Gate) refuseEvent(ctx context.Context, c *gatedCall, v *view, err error
 
 // refuseGuards answers a call of an available tool whose event the
 // workflow would not accept with the call's arguments: guards refuse it.
-func (g *Gate) refuseGuards(ctx context.Context, c *gatedCall, v *view, guards []string) *verdict {
+func (g *gateCore) refuseGuards(ctx context.Context, c *gatedCall, v *view, guards []string) *verdict {
 	ref, _, vd := g.refusal(ctx, c, v, CodeEventRefused)
 	if vd != nil {
 		return vd
@@ -335,7 +357,7 @@ func (g *Gate) refuseHandle(ctx context.Context, next mcp.MethodHandler, req *mc
 		text = fmt.Sprintf("Tool %q was not run: %s %s names no running %q workflow (it may have expired). Call %s to start a new one and pass the %s it returns.",
 			name, handleArg, truncate(id, 80), g.engine.ID(), g.start, handleArg)
 	}
-	return refused(&ref, text).res, nil
+	return refused(&ref, text).mcpResult(), nil
 }
 
 // truncate quotes s, shortened to at most n bytes.
@@ -352,7 +374,7 @@ func toolError(text string) *mcp.CallToolResult {
 
 // instructions returns the instructions of the active states, outermost
 // first.
-func (g *Gate) instructions(v *view) []string {
+func (g *gateCore) instructions(v *view) []string {
 	var out []string
 	for i, sm := range g.mcp {
 		if sm != nil && sm.Instructions != "" && v.active.Has(i) {

@@ -9,11 +9,8 @@ package mcpbind
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"sync/atomic"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/chartgate/chartgate/gate"
 )
@@ -83,11 +80,7 @@ func (rv *Reservation) Commit(ctx context.Context, o gate.Outcome) (*Transition,
 	if s.h != nil {
 		s.h.stopRenewals()
 	}
-	res := &mcp.CallToolResult{IsError: o.Failed}
-	if len(o.Output) > 0 {
-		res.StructuredContent = json.RawMessage(o.Output)
-	}
-	s.c.ran, s.res = true, res
+	s.c.ran, s.did = true, outcomeOf(o)
 	gate.Finish(ctx, s)
 	if s.out.err != nil {
 		return nil, s.out.err

@@ -54,7 +54,7 @@ func (h *holder) latest() *view {
 // the lease. It returns the view as saved and the holder of the lease
 // (nil if the call takes none), or a verdict if, once the workflow was
 // free, the call was no longer allowed.
-func (g *Gate) reserve(ctx context.Context, c *gatedCall, v *view) (*view, *holder, *verdict, error) {
+func (g *gateCore) reserve(ctx context.Context, c *gatedCall, v *view) (*view, *holder, *verdict, error) {
 	serial := c.serialised()
 	if !serial && !g.counts(ctx, c, v) {
 		return v, nil, nil, nil
@@ -122,7 +122,7 @@ func (g *Gate) reserve(ctx context.Context, c *gatedCall, v *view) (*view, *hold
 		backoff(ctx, wait)
 		if v, err = g.load(ctx, c.target); err != nil {
 			vd, err := g.loadFailed(ctx, c, err)
-			return nil, nil, &verdict{res: vd, err: err}, nil
+			return nil, nil, &verdict{answer: vd, err: err}, nil
 		}
 		if vd := g.authorize(ctx, c, v); vd != nil {
 			return nil, nil, vd, nil
@@ -134,7 +134,7 @@ func (g *Gate) reserve(ctx context.Context, c *gatedCall, v *view) (*view, *hold
 // active limited states: some are active, none is used up (a call that
 // runs past a used-up budget leaves its state), and the server has the
 // tool (calls of names it does not have are not counted).
-func (g *Gate) counts(ctx context.Context, c *gatedCall, v *view) bool {
+func (g *gateCore) counts(ctx context.Context, c *gatedCall, v *view) bool {
 	if c.kind != callTool {
 		return false // the workflow tools do not count
 	}
@@ -142,7 +142,7 @@ func (g *Gate) counts(ctx context.Context, c *gatedCall, v *view) bool {
 	if len(lims) == 0 || len(usedUp(lims)) > 0 {
 		return false
 	}
-	if c.next == nil {
+	if c.door == nil {
 		return true // a caller outside MCP reports a tool that ran
 	}
 	tools, err := g.toolNames(ctx, c)
@@ -152,7 +152,7 @@ func (g *Gate) counts(ctx context.Context, c *gatedCall, v *view) bool {
 // awaitLease waits until the lease on a workflow is released or expires,
 // then returns the workflow's newest state, if the call is still allowed
 // there. Past the deadline it refuses the call with CodeWorkflowBusy.
-func (g *Gate) awaitLease(ctx context.Context, c *gatedCall, key string, v *view, deadline time.Time) (*view, *verdict, error) {
+func (g *gateCore) awaitLease(ctx context.Context, c *gatedCall, key string, v *view, deadline time.Time) (*view, *verdict, error) {
 	for i := 0; ; i++ {
 		w := g.leases.watch(key) // before the check, so that no release is missed
 		l := v.rec.Lease
@@ -183,7 +183,7 @@ func (g *Gate) awaitLease(ctx context.Context, c *gatedCall, key string, v *view
 		var err error
 		if v, err = g.load(ctx, c.target); err != nil {
 			res, err := g.loadFailed(ctx, c, err)
-			return nil, &verdict{res: res, err: err}, nil
+			return nil, &verdict{answer: res, err: err}, nil
 		}
 		if vd := g.authorize(ctx, c, v); vd != nil {
 			return nil, vd, nil
@@ -193,7 +193,7 @@ func (g *Gate) awaitLease(ctx context.Context, c *gatedCall, key string, v *view
 
 // keepAlive renews a holder's lease every third of Options.LeaseTTL while
 // the call runs, until the holder's stopRenewals.
-func (g *Gate) keepAlive(ctx context.Context, h *holder) {
+func (g *gateCore) keepAlive(ctx context.Context, h *holder) {
 	every := g.leaseTTL / 3
 	h.mu.Lock()
 	h.timer = time.AfterFunc(every, func() { g.renew(context.WithoutCancel(ctx), h, every) })
@@ -209,7 +209,7 @@ func (h *holder) stopRenewals() {
 }
 
 // renew extends a holder's lease, and schedules the next renewal.
-func (g *Gate) renew(base context.Context, h *holder, every time.Duration) {
+func (g *gateCore) renew(base context.Context, h *holder, every time.Duration) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.done || h.lost {
@@ -250,7 +250,7 @@ func (g *Gate) renew(base context.Context, h *holder, every time.Duration) {
 // newLeaseID returns a lease id no other lease of any instance has: the
 // gate's random instance id and a count. (It is a fencing token, not a
 // secret: only what can write the store sees it.)
-func (g *Gate) newLeaseID() string {
+func (g *gateCore) newLeaseID() string {
 	var buf [64]byte
 	b := append(append(buf[:0], g.instance...), '.')
 	return string(strconv.AppendUint(b, g.seq.Add(1), 36))

@@ -17,7 +17,7 @@ import (
 	"github.com/chartgate/chartgate/statechart"
 )
 
-func (g *Gate) refTarget(ref Ref) (target, error) {
+func (g *gateCore) refTarget(ref Ref) (target, error) {
 	switch {
 	case ref.ID != "" && ref.Name != "":
 		return target{}, errors.New("mcpbind: a Ref names a workflow by its ID or by its Name, not both")
@@ -35,7 +35,7 @@ func (g *Gate) refTarget(ref Ref) (target, error) {
 // WorkflowOf returns the workflow a Ref names. A named workflow that has
 // no record is in its initial state; a handle that names none is
 // [ErrUnknownWorkflow].
-func (g *Gate) WorkflowOf(ctx context.Context, ref Ref) (*Workflow, error) {
+func (g *gateCore) WorkflowOf(ctx context.Context, ref Ref) (*Workflow, error) {
 	t, err := g.refTarget(ref)
 	if err != nil {
 		return nil, err
@@ -54,7 +54,7 @@ func (g *Gate) Send(ctx context.Context, ref Ref, ev statechart.Event, by string
 	if err != nil {
 		return nil, err
 	}
-	s := &steps{g: g, c: &gatedCall{kind: callSend, rules: g.rules.Load(), info: unboundInfo, target: t, event: ev, by: by, a: &attachment{}}}
+	s := &steps{g: g, c: &gatedCall{kind: callSend, rules: g.rules.Load(), info: unboundInfo, target: t, event: ev, by: by}}
 	gate.Do(ctx, s)
 	switch {
 	case s.err != nil:
@@ -68,7 +68,7 @@ func (g *Gate) Send(ctx context.Context, ref Ref, ev statechart.Event, by string
 // Workflows lists the workflows of this gate's machine that the store
 // holds (those under Options.KeyPrefix), sorted by key. The store must
 // implement [Lister].
-func (g *Gate) Workflows(ctx context.Context) ([]WorkflowInfo, error) {
+func (g *gateCore) Workflows(ctx context.Context) ([]WorkflowInfo, error) {
 	l, ok := g.store.(Lister)
 	if !ok {
 		return nil, ErrNoListing

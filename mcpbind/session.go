@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/chartgate/chartgate/statechart"
 )
 
 // session is the gate's record of a session whose workflow has a key.
@@ -24,10 +26,22 @@ type session struct {
 	saved  atomic.Bool // the gate saved a state under key
 }
 
+// conn is a transport's connection whose workflow may be keyed by it (an
+// MCP session): the steps hold it to find its store key and nothing else.
+type conn interface{ ID() string }
+
+// connOf is an MCP session as a conn; nil stays nil.
+func connOf(ss *mcp.ServerSession) conn {
+	if ss == nil {
+		return nil
+	}
+	return ss
+}
+
 // target names the workflow a request acts on: its session's, or the one
 // a handle names.
 type target struct {
-	ss     *mcp.ServerSession
+	ss     conn
 	handle string // the workflow id; "" for the session's workflow
 	name   string // a named workflow (Ref.Name), outside a session
 	key    string // the store key of handle or name, if known
@@ -37,11 +51,11 @@ type target struct {
 }
 
 // handleTarget is the target a workflow id names.
-func (g *Gate) handleTarget(id string) target { return target{handle: id, key: g.handleKey(id)} }
+func (g *gateCore) handleTarget(id string) target { return target{handle: id, key: g.handleKey(id)} }
 
 // storeKey returns the store key of a target named by a handle or a name,
 // or "" for a session's.
-func (g *Gate) storeKey(t target) string {
+func (g *gateCore) storeKey(t target) string {
 	switch {
 	case t.key != "":
 		return t.key
@@ -56,7 +70,7 @@ func (g *Gate) storeKey(t target) string {
 // keyFor returns the store key of a target's workflow, and the gate's
 // record of its session (nil for a handle or a name). A session gets a
 // key, and the gate a record of it, if it had none.
-func (g *Gate) keyFor(t target) (string, *session) {
+func (g *gateCore) keyFor(t target) (string, *session) {
 	if key := g.storeKey(t); key != "" {
 		return key, nil
 	}
@@ -78,16 +92,16 @@ func fingerprint(key string) string {
 
 // nameKey is the store key of the workflow of a name: the name a session
 // gets from Options.SessionKey, or a Ref.Name.
-func (g *Gate) nameKey(name string) string { return g.prefix + "session:" + name }
+func (g *gateCore) nameKey(name string) string { return g.prefix + "session:" + name }
 
 // handleKey is the store key of the workflow a handle names.
-func (g *Gate) handleKey(id string) string { return g.prefix + "wf:" + id }
+func (g *gateCore) handleKey(id string) string { return g.prefix + "wf:" + id }
 
 // keyOf returns the store key of a session's workflow, or "" if it has
 // none yet (a session without an id that never saved a transition: its
 // workflow is in the initial state), and the gate's record of the session
 // if it has one.
-func (g *Gate) keyOf(ss *mcp.ServerSession) (string, *session) {
+func (g *gateCore) keyOf(ss conn) (string, *session) {
 	g.mu.Lock()
 	s := g.sessions[ss]
 	g.mu.Unlock()
@@ -102,7 +116,7 @@ func (g *Gate) keyOf(ss *mcp.ServerSession) (string, *session) {
 
 // sessionName is the name of a session's workflow: SessionKey's, else the
 // session id, else "".
-func (g *Gate) sessionName(ss *mcp.ServerSession) string {
+func (g *gateCore) sessionName(ss conn) string {
 	if g.named != nil {
 		if name := g.named(ss); name != "" {
 			return name
@@ -114,7 +128,7 @@ func (g *Gate) sessionName(ss *mcp.ServerSession) string {
 // ensureSession returns the gate's record of a session, creating it if
 // needed (and starting the sweep that removes the state of sessions that
 // ended, if it is not running).
-func (g *Gate) ensureSession(ss *mcp.ServerSession) *session {
+func (g *gateCore) ensureSession(ss conn) *session {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if s := g.sessions[ss]; s != nil {
@@ -136,9 +150,9 @@ func (g *Gate) ensureSession(ss *mcp.ServerSession) *session {
 	if k, ok := g.store.(Keeper); ok && !s.named {
 		k.Keep(s.key) // the record lives as long as the session
 	}
-	if !g.sweeping {
+	if !g.sweeping && g.sweeper != nil {
 		g.sweeping = true
-		go g.sweep()
+		go g.sweeper()
 	}
 	return s
 }
@@ -163,7 +177,7 @@ func (g *Gate) sweep() {
 		for s := range g.attached {
 			servers = append(servers, s)
 		}
-		known := make(map[*mcp.ServerSession]*session, len(g.sessions))
+		known := make(map[conn]*session, len(g.sessions))
 		maps.Copy(known, g.sessions)
 		g.mu.Unlock()
 		for _, srv := range servers {
@@ -179,7 +193,7 @@ func (g *Gate) sweep() {
 
 // forget removes the state of a session that ended (unless SessionKey
 // named its workflow).
-func (g *Gate) forget(ss *mcp.ServerSession, s *session) {
+func (g *gateCore) forget(ss conn, s *session) {
 	g.mu.Lock()
 	s.closed = true
 	if g.sessions[ss] == s {
@@ -198,7 +212,7 @@ func (g *Gate) forget(ss *mcp.ServerSession, s *session) {
 	g.pokeJobs(s.key) // its jobs find the workflow gone, and stop
 }
 
-func (g *Gate) isClosed(s *session) bool {
+func (g *gateCore) isClosed(s *session) bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return s.closed
@@ -206,8 +220,71 @@ func (g *Gate) isClosed(s *session) bool {
 
 // Sessions returns the number of sessions whose workflow state the gate
 // holds a key for (sessions that saved a transition and have not ended).
-func (g *Gate) Sessions() int {
+func (g *gateCore) Sessions() int {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return len(g.sessions)
+}
+
+// sessionTarget is a live session of this process and its server's
+// attachment.
+type sessionTarget struct {
+	ss *mcp.ServerSession
+	a  *attachment
+}
+
+// sessionsOfKey returns the live sessions of this process whose workflow
+// is stored under key: the one that saved it, or those that
+// Options.SessionKey names so.
+func (g *Gate) sessionsOfKey(key string) []sessionTarget {
+	g.mu.Lock()
+	var known conn
+	for s, rec := range g.sessions {
+		if rec.key == key && !rec.closed {
+			known = s
+			break
+		}
+	}
+	servers := make(map[*mcp.Server]*attachment, len(g.attached))
+	for srv, a := range g.attached {
+		servers[srv] = a
+	}
+	g.mu.Unlock()
+	var out []sessionTarget
+	for srv, a := range servers {
+		for s := range srv.Sessions() {
+			if s == known || (g.named != nil && g.named(s) != "" && g.nameKey(g.named(s)) == key) {
+				out = append(out, sessionTarget{s, a})
+			}
+		}
+	}
+	return out
+}
+
+// listsVary reports whether a session's tool list follows its workflow:
+// it speaks a protocol before 2026-07-28, and Options.ListAllTools is off.
+func (g *Gate) listsVary(ss *mcp.ServerSession) bool {
+	return !g.listAll && sessionful(ss)
+}
+
+// sessionful reports whether a session speaks a protocol before
+// 2026-07-28, which has sessions (and logging).
+func sessionful(ss *mcp.ServerSession) bool {
+	p := ss.InitializeParams()
+	return p != nil && p.ProtocolVersion < sessionlessVersion
+}
+
+// State returns the current workflow state of a session.
+func (g *Gate) State(ctx context.Context, ss *mcp.ServerSession) (statechart.State, error) {
+	v, err := g.load(ctx, target{ss: connOf(ss)})
+	if err != nil {
+		return nil, err
+	}
+	return v.state, nil
+}
+
+// SessionWorkflow returns the workflow of a session (for sessions keyed by
+// their session, not by handles).
+func (g *Gate) SessionWorkflow(ctx context.Context, ss *mcp.ServerSession) (*Workflow, error) {
+	return g.workflow(ctx, target{ss: connOf(ss)})
 }

@@ -28,6 +28,7 @@ type steps struct {
 	v      *view // the workflow as the last step saw it (after reserve: as saved)
 	before *view // the workflow as load found it
 	h      *holder
+	did    toolOutcome // what the tool did (given for a tool that already ran)
 	out    committed
 
 	// res and err are the answer: the tool's result (given for a tool that
@@ -48,7 +49,7 @@ var _ gate.Steps = (*steps)(nil)
 // viaMCP reports whether a call is answered to an MCP client (a tools/call
 // through the middleware), whose answer is an MCP result; every other
 // caller gets errors as they are.
-func (c *gatedCall) viaMCP() bool { return c.req != nil && c.kind != callSend }
+func (c *gatedCall) viaMCP() bool { return c.onMCP() != nil && c.kind != callSend }
 
 // Resolve implements gate.Steps.
 func (s *steps) Resolve(ctx context.Context) (context.Context, bool) {
@@ -68,7 +69,7 @@ func (s *steps) Resolve(ctx context.Context) (context.Context, bool) {
 	if c.handles {
 		ctx = context.WithValue(ctx, workflowIDKey{}, c.target.handle)
 	}
-	if c.kind == callTransition && c.req.Params.RequestState != "" {
+	if c.kind == callTransition && c.onMCP().req.Params.RequestState != "" {
 		s.res, s.err = s.g.inputAnswered(ctx, c) // the client's answer to an approval's question
 		return ctx, false
 	}
@@ -82,7 +83,7 @@ func (s *steps) Load(ctx context.Context) bool {
 	if s.v == nil {
 		v, err := s.g.load(ctx, c.target)
 		if err != nil {
-			s.res, s.err = s.g.loadFailed(ctx, c, err)
+			s.res, s.err = mcpAnswer(s.g.loadFailed(ctx, c, err))
 			return false
 		}
 		s.v = v
@@ -110,7 +111,7 @@ func (s *steps) refused(vd *verdict) bool {
 	if vd == nil {
 		return true
 	}
-	s.vd, s.res, s.err = vd, vd.res, vd.err
+	s.vd, s.res, s.err = vd, vd.mcpResult(), vd.err
 	return false
 }
 
@@ -135,15 +136,16 @@ func (s *steps) Reserve(ctx context.Context) bool {
 func (s *steps) Run(ctx context.Context) {
 	if !s.c.ran {
 		s.res, s.err = s.g.run(ctx, s.c, s.h)
+		s.did = mcpOutcome(s.res, s.err)
 	}
 }
 
 // Commit implements gate.Steps.
 func (s *steps) Commit(ctx context.Context) {
 	g, c := s.g, s.c
-	s.out = g.commit(ctx, c, s.h, s.v, s.res, s.err)
+	s.out = g.commit(ctx, c, s.h, s.v, s.did)
 	if s.h == nil && c.kind == callTool {
-		g.auditCall(ctx, c, s.v, callOutcome(s.res, s.err)) // a call that held nothing: recorded on its own
+		g.auditCall(ctx, c, s.v, s.did.word()) // a call that held nothing: recorded on its own
 	}
 	if c.viaMCP() && c.kind == callTool {
 		s.out.checkpoints = checkpoints(g.limits(s.v)) // the budgets that warn, as the call found them
@@ -172,7 +174,7 @@ func (s *steps) Notify(ctx context.Context) {
 	if c.report != nil {
 		// The sessions of this process whose workflow a job moved.
 		for _, st := range g.sessionsOfKey(c.target.key) {
-			c.a, c.req = st.a, &mcp.CallToolRequest{Session: st.ss}
+			c.door = &mcpDoor{g: g, a: st.a, req: &mcp.CallToolRequest{Session: st.ss}}
 			c.listsVary = g.listsVary(st.ss)
 			g.toolsChanged(ctx, c, s.out.from, s.out.after)
 		}

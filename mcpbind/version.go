@@ -21,7 +21,7 @@ import (
 // restoreErr; a record of another version whose active states all exist
 // here and which restored is migrated (its next save stamps it with this
 // version); otherwise the error is a [*VersionError].
-func (g *Gate) checkVersion(key string, rec core.Record, restoreErr error) error {
+func (g *gateCore) checkVersion(key string, rec core.Record, restoreErr error) error {
 	if rec.WorkflowVersion == "" || g.wversion == "" || rec.WorkflowVersion == g.wversion {
 		if restoreErr != nil {
 			return fmt.Errorf("mcpbind: restoring the workflow state: %w", restoreErr)
@@ -43,7 +43,7 @@ func (g *Gate) checkVersion(key string, rec core.Record, restoreErr error) error
 
 // refName names the workflow under key as the chartgate commands take it:
 // its id, name:NAME, or key:KEY for a session without a name.
-func (g *Gate) refName(key string) string {
+func (g *gateCore) refName(key string) string {
 	rest := strings.TrimPrefix(key, g.prefix)
 	if id, ok := strings.CutPrefix(rest, "wf:"); ok {
 		return id

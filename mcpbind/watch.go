@@ -38,7 +38,7 @@ type gateWatch struct {
 // its initial state).
 type ownWrite struct {
 	view    *view
-	ss      *mcp.ServerSession
+	ss      conn
 	settled bool
 }
 
@@ -46,13 +46,13 @@ type ownWrite struct {
 type watchWrite struct {
 	w       *gateWatch
 	key     string
-	ss      *mcp.ServerSession
+	ss      conn
 	settled bool
 }
 
 // writing tells the gate's watch, if it has one, that the gate writes
 // key's record; done must be called once the write returned.
-func (g *Gate) writing(key string, ss *mcp.ServerSession, settled bool) watchWrite {
+func (g *gateCore) writing(key string, ss conn, settled bool) watchWrite {
 	w := g.watch.Load()
 	if w == nil {
 		return watchWrite{}
@@ -119,7 +119,7 @@ func (g *Gate) startWatch() {
 }
 
 // stopWatch stops following the store and waits for the goroutine.
-func (g *Gate) stopWatch() {
+func (g *gateCore) stopWatch() {
 	if w := g.watch.Load(); w != nil {
 		w.cancel()
 		<-w.done

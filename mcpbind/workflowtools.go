@@ -203,7 +203,7 @@ func (s *workflowToolSets) byName(name string) (*workflowTools, bool) {
 
 // transitionEvents returns the events workflow_transition may send, in the
 // machine's order.
-func (g *Gate) transitionEvents(r *rules, w *workflowTools) []string {
+func (g *gateCore) transitionEvents(r *rules, w *workflowTools) []string {
 	if w.transitionName == "" {
 		return nil
 	}
@@ -223,7 +223,7 @@ func (g *Gate) transitionEvents(r *rules, w *workflowTools) []string {
 
 // toolEvents maps each event a tool sends to (the first, by name) tool
 // that sends it.
-func (g *Gate) toolEvents(r *rules) map[string]string {
+func (g *gateCore) toolEvents(r *rules) map[string]string {
 	out := map[string]string{}
 	add := func(ev, tool string) {
 		if prev, ok := out[ev]; !ok || tool < prev {
@@ -245,7 +245,7 @@ func (g *Gate) toolEvents(r *rules) map[string]string {
 
 // acceptedEvents returns the events of candidates the machine would handle
 // now.
-func (g *Gate) acceptedEvents(ctx context.Context, v *view, candidates []string, tool string) []string {
+func (g *gateCore) acceptedEvents(ctx context.Context, v *view, candidates []string, tool string) []string {
 	out := []string{}
 	if v.state.Status() != statechart.StatusActive {
 		return out
@@ -282,22 +282,22 @@ func (g *Gate) status(ctx context.Context, c *gatedCall, v *view) (mcp.Result, e
 
 // authorizeTransition decides whether workflow_transition may send the
 // event its arguments name, in the state v; it sets the call's event.
-func (g *Gate) authorizeTransition(ctx context.Context, c *gatedCall, v *view) *verdict {
+func (g *gateCore) authorizeTransition(ctx context.Context, c *gatedCall, v *view) *verdict {
 	w := c.wf
 	var in struct {
 		Event string         `json:"event"`
 		Data  map[string]any `json:"data"`
 	}
-	if err := json.Unmarshal(c.req.Params.Arguments, &in); err != nil || in.Event == "" {
-		return &verdict{res: toolError(fmt.Sprintf(`%s needs {"event": "<EVENT>", "data": {...}}.`, w.transitionName))}
+	if err := json.Unmarshal(c.rawArguments(), &in); err != nil || in.Event == "" {
+		return &verdict{text: fmt.Sprintf(`%s needs {"event": "<EVENT>", "data": {...}}.`, w.transitionName)}
 	}
 	candidates := g.transitionEvents(c.rules, w)
 	state := stateText(v.state.Value())
 	if a := g.pending(v); a != nil {
-		return &verdict{res: toolError("A transition is pending " + g.pendingText(a) + ". " + pendingHelp)}
+		return &verdict{text: "A transition is pending " + g.pendingText(a) + ". " + pendingHelp}
 	}
 	if core.ReservedEvent(in.Event) {
-		return &verdict{res: toolError(fmt.Sprintf("Event %q is reserved: approvals and interrupts are sent by the server or by a person, not with %s.", in.Event, w.transitionName))}
+		return &verdict{text: fmt.Sprintf("Event %q is reserved: approvals and interrupts are sent by the server or by a person, not with %s.", in.Event, w.transitionName)}
 	}
 	accepted := func() string {
 		evs := g.acceptedEvents(ctx, v, candidates, w.transitionName)
@@ -307,7 +307,7 @@ func (g *Gate) authorizeTransition(ctx context.Context, c *gatedCall, v *view) *
 		return " Events it accepts now: " + strings.Join(evs, ", ") + "."
 	}
 	refuse := func(format string, args ...any) *verdict {
-		return &verdict{res: toolError(fmt.Sprintf(format, args...))}
+		return &verdict{text: fmt.Sprintf(format, args...)}
 	}
 	// A final workflow takes no event: say so whatever the event.
 	switch st := v.state.Status(); st {

@@ -13,8 +13,6 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/chartgate/chartgate/gate"
 	"github.com/chartgate/chartgate/internal/core"
 	"github.com/chartgate/chartgate/statechart"
@@ -27,14 +25,14 @@ import (
 //
 // The record's job leases are those planJobs gives for state: the jobs
 // this save claims start once it succeeded.
-func (g *Gate) save(ctx context.Context, t target, prev *view, state statechart.State, rec core.Record) (*view, error) {
+func (g *gateCore) save(ctx context.Context, t target, prev *view, state statechart.State, rec core.Record) (*view, error) {
 	return g.saveDurable(ctx, t, prev, state, rec, true)
 }
 
 // saveDurable is save; with durable false, a store that implements
 // [gate.NoSyncStore] need not wait for the disk (for a write that
 // acknowledges nothing: a lease).
-func (g *Gate) saveDurable(ctx context.Context, t target, prev *view, state statechart.State, rec core.Record, durable bool) (*view, error) {
+func (g *gateCore) saveDurable(ctx context.Context, t target, prev *view, state statechart.State, rec core.Record, durable bool) (*view, error) {
 	key, sess := g.keyFor(t)
 	var nv *view
 	if state == prev.state {
@@ -71,7 +69,7 @@ func (g *Gate) saveDurable(ctx context.Context, t target, prev *view, state stat
 
 // create starts a new workflow under key and saves it, if the key has no
 // record; otherwise it returns an error matching ErrConflict.
-func (g *Gate) create(ctx context.Context, key string) (*view, error) {
+func (g *gateCore) create(ctx context.Context, key string) (*view, error) {
 	s, err := g.engine.Start(ctx, g.now())
 	if err != nil {
 		return nil, fmt.Errorf("mcpbind: starting the workflow: %w", err)
@@ -94,7 +92,7 @@ func (g *Gate) create(ctx context.Context, key string) (*view, error) {
 // settled: every session tells itself), and starts the jobs the write
 // claimed. A conflict's error matches ErrConflict as it is; another
 // failure is wrapped.
-func (g *Gate) write(ctx context.Context, v *view, old uint64, prev *core.ApprovalRecord, ss *mcp.ServerSession, settled, durable bool) error {
+func (g *gateCore) write(ctx context.Context, v *view, old uint64, prev *core.ApprovalRecord, ss conn, settled, durable bool) error {
 	var starts []jobStart
 	v.rec.Jobs, starts = g.planJobs(v.rec.Jobs, v.state)
 	g.stampApproval(&v.rec, v.active, prev)
@@ -113,9 +111,9 @@ func (g *Gate) write(ctx context.Context, v *view, old uint64, prev *core.Approv
 // swap writes v's record under key if the key's version is old, and sets
 // v's version to the record's new one. v is not yet shared. With durable
 // false, a [gate.NoSyncStore] need not wait for the disk.
-func (g *Gate) swap(ctx context.Context, key string, old uint64, v *view, durable bool) (uint64, error) {
+func (g *gateCore) swap(ctx context.Context, key string, old uint64, v *view, durable bool) (uint64, error) {
 	v.rec.WorkflowVersion = g.wversion
-	return g.core.Swap(ctx, key, old, v, func(ver uint64) { v.version = ver }, durable)
+	return g.records.Swap(ctx, key, old, v, func(ver uint64) { v.version = ver }, durable)
 }
 
 func isConflict(err error) bool { return gate.IsConflict(err) }
@@ -127,7 +125,7 @@ func backoff(ctx context.Context, attempt int) { gate.Backoff(ctx, attempt) }
 // as update does. change returns the record to save from the current view
 // and its persisted state, or stop to end without saving (a nil error:
 // nothing to do). It returns the saved view.
-func (g *Gate) rewrite(ctx context.Context, t target, v *view, change func(v *view, snap []byte) (rec core.Record, stop bool, err error)) (*view, error) {
+func (g *gateCore) rewrite(ctx context.Context, t target, v *view, change func(v *view, snap []byte) (rec core.Record, stop bool, err error)) (*view, error) {
 	return g.update(ctx, t, v, func(v *view) (statechart.State, core.Record, bool, error) {
 		snap, err := v.snapshot() // with the delayed transitions since it was saved
 		if err != nil {
@@ -144,9 +142,9 @@ func (g *Gate) rewrite(ctx context.Context, t target, v *view, change func(v *vi
 // current view (v first), or stop to end without saving (a nil error:
 // nothing to do). It returns the saved view; after the last conflict, an
 // error that matches ErrConflict.
-func (g *Gate) update(ctx context.Context, t target, v *view, change func(v *view) (state statechart.State, rec core.Record, stop bool, err error)) (*view, error) {
+func (g *gateCore) update(ctx context.Context, t target, v *view, change func(v *view) (state statechart.State, rec core.Record, stop bool, err error)) (*view, error) {
 	var nv *view
-	err := g.core.Retry(ctx, func() (bool, error) {
+	err := g.records.Retry(ctx, func() (bool, error) {
 		state, rec, stop, err := change(v)
 		if stop || err != nil {
 			return false, err
