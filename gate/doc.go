@@ -36,8 +36,9 @@
 // of mcpbind.Gate that need no MCP type (the record it stores for each
 // workflow, the meta.mcp rules, how a tool is gated, the path model of a
 // refusal) are in chartgate's internal/core package; the step bodies
-// (load, authorize, reserve, commit, approvals, jobs) are still methods
-// of mcpbind.Gate.
+// (load, authorize, reserve, commit, approvals, jobs) are methods of the
+// part of mcpbind.Gate that holds no MCP type and reaches MCP only
+// through a front door's interface, not yet moved to internal/core.
 //
 // A request goes through the steps the README lists (resolve, load,
 // authorize, reserve, run, commit, notify), composed once, by [Do], over

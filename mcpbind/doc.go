@@ -22,7 +22,12 @@
 // stores for each workflow, the meta.mcp rules, how a tool is gated, the
 // path model of a refusal) are in chartgate's internal/core package. This
 // package holds the MCP sessions and the translation of MCP requests and
-// results, and, for now, the bodies of the steps.
+// results, and, for now, the bodies of the steps: Gate embeds gateCore,
+// the part with no MCP type (the machine's tables, the store, leases,
+// budgets, approvals, jobs, the sessions' store keys), whose methods reach
+// what only a front door knows through the door interface (the server's
+// tool names, its answer to an unknown tool or to a workflow it cannot
+// load).
 //
 // # Binding tools to states
 //

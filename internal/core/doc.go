@@ -1,9 +1,9 @@
 // Package core holds the parts of chartgate's gate that need no MCP type;
 // package mcpbind builds the gate (mcpbind.Gate) on them, with the MCP
 // sessions and the translation of MCP requests and results. The step
-// bodies (load, authorize, reserve, commit, approvals, jobs) are still
-// methods of mcpbind.Gate; the composition of the steps is in package gate
-// (gate.Do).
+// bodies (load, authorize, reserve, commit, approvals, jobs) are still in
+// mcpbind, as methods of the part of mcpbind.Gate that holds no MCP type
+// (gateCore); the composition of the steps is in package gate (gate.Do).
 //
 // It holds:
 //
