@@ -261,9 +261,10 @@ type Gate struct {
 
 // gateCore is the part of a Gate that decides and records calls in no
 // transport's terms: the machine and its meta.mcp rules, the store, the
-// leases, the budgets, approvals and jobs. Gate adds the MCP sessions,
-// the servers it is attached to and what only MCP has (handles' start
-// tool, tool lists, list_changed, elicitation).
+// leases, the budgets, approvals, jobs and the store keys of sessions
+// (held as a conn). Gate adds the servers it is attached to and what only
+// MCP has: the start tool's limits, tool lists and list_changed,
+// elicitation, AfterCall, and the sweep that forgets ended sessions.
 type gateCore struct {
 	engine    statechart.Engine
 	nodes     []statechart.Node
