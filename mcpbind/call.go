@@ -138,6 +138,7 @@ func (g *Gate) call(ctx context.Context, next mcp.MethodHandler, a *attachment, 
 	gate.Do(ctx, s)
 	if s.vd != nil {
 		g.auditVerdict(ctx, s.c, s.before, s.vd)
+		return s.vd.mcpResult(), s.vd.err
 	}
 	return s.res, s.err
 }

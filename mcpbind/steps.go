@@ -35,7 +35,8 @@ type steps struct {
 	// already ran), or the answer of the step that stopped the request.
 	res mcp.Result
 	err error
-	// vd is the refusal of the step that refused the request, if one did.
+	// vd is the answer of the step that refused the request, if one did;
+	// its front door translates it (res is not set then).
 	vd *verdict
 	// unbound: the workflow does not gate the tool (resolve stopped).
 	unbound bool
@@ -111,7 +112,7 @@ func (s *steps) refused(vd *verdict) bool {
 	if vd == nil {
 		return true
 	}
-	s.vd, s.res, s.err = vd, vd.mcpResult(), vd.err
+	s.vd, s.err = vd, vd.err
 	return false
 }
 
