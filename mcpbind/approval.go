@@ -259,7 +259,7 @@ func (g *Gate) sendGrant(ctx context.Context, t target, v *view, p *PendingAppro
 	c := &gatedCall{kind: callSend, rules: g.rules.Load(), info: unboundInfo, target: t, by: a.By, grant: &a,
 		event: statechart.Event{Type: ev, Data: map[string]any{"by": a.By, "approval": p.Event, "id": a.ID, "channel": a.Channel,
 			"authenticated": a.Authenticated}}}
-	s := &steps{g: g, c: c, v: v}
+	s := &steps{g: g.gateCore, c: c, v: v}
 	gate.Do(ctx, s)
 	if s.err != nil {
 		return nil, fmt.Errorf("mcpbind: approval %s: %w", a.ID, s.err)

@@ -49,7 +49,7 @@ func (g *Gate) askApproval(ctx context.Context, c *gatedCall, out committed) (co
 	if p == nil || p.ID == "" {
 		return out, nil
 	}
-	req := c.onMCP().req
+	req := mcpOf(c).req
 	caps := req.ClientCapabilities()
 	if caps == nil || caps.Elicitation == nil {
 		return out, nil
@@ -138,7 +138,7 @@ func (g *Gate) inputAnswered(ctx context.Context, c *gatedCall) (mcp.Result, err
 	if err != nil {
 		return mcpAnswer(g.loadFailed(ctx, c, err))
 	}
-	req := c.onMCP().req
+	req := mcpOf(c).req
 	id, nonce, _ := strings.Cut(req.Params.RequestState, ".")
 	p := g.pending(v)
 	if p == nil || p.ID != id || v.rec.Approval == nil || v.rec.Approval.Ask == "" ||
@@ -172,7 +172,7 @@ func (g *Gate) inputAnswered(ctx context.Context, c *gatedCall) (mcp.Result, err
 // requestAuthor returns who answered an MCP channel: the user the
 // request's authorization names (authenticated), else "user".
 func requestAuthor(c *gatedCall) (string, bool) {
-	if d := c.onMCP(); d != nil && d.req.Extra != nil && d.req.Extra.TokenInfo != nil && d.req.Extra.TokenInfo.UserID != "" {
+	if d := mcpOf(c); d != nil && d.req.Extra != nil && d.req.Extra.TokenInfo != nil && d.req.Extra.TokenInfo.UserID != "" {
 		return d.req.Extra.TokenInfo.UserID, true
 	}
 	return "user", false

@@ -36,12 +36,12 @@ func (g *Gate) Attach(s *mcp.Server) {
 		a.send = next // called at once, by AddSendingMiddleware
 		return next
 	})
-	g.mu.Lock()
+	g.amu.Lock()
 	if g.attached == nil {
 		g.attached = map[*mcp.Server]*attachment{}
 	}
 	g.attached[s] = a
-	g.mu.Unlock()
+	g.amu.Unlock()
 	if g.start != "" {
 		g.addStartTool(s)
 	}

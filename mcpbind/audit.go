@@ -24,7 +24,7 @@ func (g *Gate) auditVerdict(ctx context.Context, c *gatedCall, v *view, vd *verd
 		return
 	}
 	code := ""
-	if ref, ok := RefusalOf(asResult(vd.mcpResult())); ok {
+	if ref, ok := RefusalOf(asResult(mcpResult(vd))); ok {
 		code = ref.Code
 	} else if c.kind == callTransition && vd.err == nil {
 		code = "REFUSED"

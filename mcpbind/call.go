@@ -65,8 +65,13 @@ type gatedCall struct {
 }
 
 // door is what the steps of a call ask of the front door it came
-// through.
+// through. Its answers (any) are the door's own; the steps hand them back
+// to it.
 type door interface {
+	// resolve translates the door's request into a call, and the context
+	// the call runs under. It returns a nil call and the answer for a
+	// request that is not a gated call, or that it answers itself.
+	resolve(ctx context.Context) (context.Context, *gatedCall, any, error)
 	// toolNames lists the tools of the server the call is for.
 	toolNames(ctx context.Context) ([]string, error)
 	// unknownTool answers a call of a tool the server does not have, as
@@ -74,6 +79,19 @@ type door interface {
 	unknownTool(ctx context.Context) (answer any, err error)
 	// loadFailed answers a call whose workflow could not be loaded.
 	loadFailed(ctx context.Context, c *gatedCall, err error) (answer any, rerr error)
+	// status answers the workflow_status tool in the state v.
+	status(ctx context.Context, c *gatedCall, v *view) (answer any, err error)
+	// storeFailed is the error of a call the store failed before the
+	// tool ran.
+	storeFailed(err error) error
+	// run runs the call's tool and returns its answer and what it did.
+	run(ctx context.Context, c *gatedCall) (answer any, err error, did toolOutcome)
+	// followUps adds to a committed call what the door does after it (the
+	// budgets that warn, a server's follow-up events), in the state v.
+	followUps(ctx context.Context, c *gatedCall, v *view, out committed, answer any, err error) committed
+	// notify tells the door's client what the call did and returns the
+	// answer.
+	notify(ctx context.Context, c *gatedCall, before *view, out committed, answer any, err error) (any, error)
 }
 
 // mcpDoor is the MCP side of a gated tools/call: the server's
@@ -84,6 +102,8 @@ type mcpDoor struct {
 	a    *attachment
 	next mcp.MethodHandler
 	req  *mcp.CallToolRequest
+	// tools is the set of workflow tools the call is one of, if it is.
+	tools *mcpWorkflowTools
 }
 
 // toolNames implements door: the tools the handlers below the gate list.
@@ -102,9 +122,9 @@ func (d *mcpDoor) unknownTool(ctx context.Context) (any, error) {
 	return d.next(ctx, "tools/call", d.req)
 }
 
-// onMCP returns the MCP side of a call, nil if it did not come through
+// mcpOf returns the MCP side of a call, nil if it did not come through
 // MCP.
-func (c *gatedCall) onMCP() *mcpDoor {
+func mcpOf(c *gatedCall) *mcpDoor {
 	d, _ := c.door.(*mcpDoor)
 	return d
 }
@@ -134,20 +154,39 @@ func (c *gatedCall) serialised() bool {
 // notify; see steps.go), and the answer is what they left. Each step that
 // refuses the call answers it without running the tool.
 func (g *Gate) call(ctx context.Context, next mcp.MethodHandler, a *attachment, req *mcp.CallToolRequest) (mcp.Result, error) {
-	s := &steps{g: g, next: next, a: a, req: req}
+	s := &steps{g: g.gateCore, door: &mcpDoor{g: g, a: a, next: next, req: req}}
 	gate.Do(ctx, s)
 	if s.vd != nil {
 		g.auditVerdict(ctx, s.c, s.before, s.vd)
-		return s.vd.mcpResult(), s.vd.err
+		return mcpResult(s.vd), s.vd.err
 	}
-	return s.res, s.err
+	return mcpAnswer(s.res, s.err)
 }
 
-// resolve decides whether a call is gated and which workflow it acts on.
-// It returns nil and the answer for calls that are not gated (they go
-// straight to the handler), for the start tool, and for calls refused
-// before any workflow is loaded.
-func (g *Gate) resolve(ctx context.Context, next mcp.MethodHandler, a *attachment, req *mcp.CallToolRequest) (*gatedCall, mcp.Result, error) {
+// resolve implements door: it decides whether a call is gated and which
+// workflow it acts on. It returns nil and the answer for calls that are
+// not gated (they go straight to the handler), for the start tool, for
+// calls refused before any workflow is loaded, and for a client's answer
+// to an approval's question.
+func (d *mcpDoor) resolve(ctx context.Context) (context.Context, *gatedCall, any, error) {
+	c, res, err := d.g.resolve(ctx, d)
+	if c == nil {
+		return ctx, nil, res, err
+	}
+	if c.handles {
+		ctx = context.WithValue(ctx, workflowIDKey{}, c.target.handle)
+	}
+	if c.kind == callTransition && d.req.Params.RequestState != "" {
+		res, err := d.g.inputAnswered(ctx, c) // the client's answer to an approval's question
+		return ctx, nil, res, err
+	}
+	return ctx, c, nil, nil
+}
+
+// resolve is the door's resolve, but for what the call's context and an
+// approval's answer need.
+func (g *Gate) resolve(ctx context.Context, d *mcpDoor) (*gatedCall, mcp.Result, error) {
+	next, a, req := d.next, d.a, d.req
 	if g.names.first.CompareAndSwap(false, true) {
 		// A client may call tools without listing them: the workflow's
 		// names are checked against the server's tools at the first call
@@ -155,7 +194,6 @@ func (g *Gate) resolve(ctx context.Context, next mcp.MethodHandler, a *attachmen
 		g.checkNames(ctx, next, req.Session, req.Extra)
 	}
 	sets := a.wf.Load()
-	d := &mcpDoor{g: g, a: a, next: next, req: req}
 	c := &gatedCall{door: d, name: req.Params.Name, rules: g.rules.Load(), info: unboundInfo, wf: sets.primary()}
 	wf, status := sets.byName(c.name)
 	switch {
@@ -163,9 +201,9 @@ func (g *Gate) resolve(ctx context.Context, next mcp.MethodHandler, a *attachmen
 		res, err := g.startCall(ctx, next, req, g.keyingOf(req) == byHandle)
 		return nil, res, err
 	case wf != nil && status:
-		c.kind, c.wf = callStatus, wf
+		c.kind, c.wf, d.tools = callStatus, &wf.workflowTools, wf
 	case wf != nil:
-		c.kind, c.wf = callTransition, wf
+		c.kind, c.wf, d.tools = callTransition, &wf.workflowTools, wf
 	default:
 		c.info = g.info(c.rules, c.name, false)
 		if c.info.Mode == core.ModeUnbound {
@@ -210,23 +248,41 @@ func (d *mcpDoor) loadFailed(ctx context.Context, c *gatedCall, err error) (any,
 		return g.refuseHandle(ctx, d.next, d.req, CodeUnknownWorkflow, c.target.handle)
 	case errors.Is(err, ErrWorkflowExpired):
 		vd := g.refuseExpired(ctx, c)
-		return vd.mcpResult(), vd.err
+		return mcpResult(vd), vd.err
 	}
 	return nil, g.unavailable(err, true)
 }
 
-// run runs the tool's handler: the next handler of the chain. While it
-// runs, the lease the call holds (if any) is kept alive.
-func (g *Gate) run(ctx context.Context, c *gatedCall, h *holder) (mcp.Result, error) {
-	if c.kind != callTool {
-		return nil, nil // workflow_transition and Send have no handler: the event is their effect
-	}
-	if h != nil {
-		g.keepAlive(ctx, h)
-		defer h.stopRenewals()
-	}
-	d := c.onMCP()
-	return d.next(ctx, "tools/call", d.req)
+// run implements door: it runs the tool's handler, the next handler of
+// the chain.
+func (d *mcpDoor) run(ctx context.Context, c *gatedCall) (any, error, toolOutcome) {
+	res, err := d.next(ctx, "tools/call", d.req)
+	return res, err, mcpOutcome(res, err)
+}
+
+// status implements door: workflow_status's answer.
+func (d *mcpDoor) status(ctx context.Context, c *gatedCall, v *view) (any, error) {
+	return d.g.status(ctx, c, v)
+}
+
+// storeFailed implements door: a JSON-RPC error that says the tool did not
+// run.
+func (d *mcpDoor) storeFailed(err error) error { return d.g.unavailable(err, true) }
+
+// followUps implements door: the budgets that warn, as the call found
+// them, and the follow-up events the server asks for.
+func (d *mcpDoor) followUps(ctx context.Context, c *gatedCall, v *view, out committed, answer any, err error) committed {
+	res, _ := mcpAnswer(answer, nil)
+	out.checkpoints = checkpoints(d.g.limits(v))
+	out, out.notices = d.g.followUps(ctx, c, out, res, err)
+	return out
+}
+
+// notify implements door: the answer with its notes, and the session's
+// notifications.
+func (d *mcpDoor) notify(ctx context.Context, c *gatedCall, before *view, out committed, answer any, err error) (any, error) {
+	res, _ := mcpAnswer(answer, nil)
+	return d.g.notify(ctx, c, before, out, res, err)
 }
 
 // mcpOutcome is a tool's MCP answer as the commit reads it.

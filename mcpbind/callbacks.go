@@ -16,9 +16,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// guardCallbacks replaces the gate's callbacks by versions that recover
-// a panic. It runs once the logger is known.
-func (g *Gate) guardCallbacks(o *Options) {
+// guardCallbacks replaces the callbacks of the core by versions that
+// recover a panic. It runs once the logger is known.
+func (g *gateCore) guardCallbacks(o *coreOptions) {
 	if f := o.OnTransition; f != nil {
 		// The transition is saved before OnTransition is called: a panic
 		// loses nothing of it.
@@ -29,18 +29,6 @@ func (g *Gate) guardCallbacks(o *Options) {
 				}
 			}()
 			f(ctx, tr)
-		}
-	}
-	if f := o.AfterCall; f != nil {
-		// No follow-up events; the call's own event is recorded already.
-		g.afterCall = func(ctx context.Context, c Call) (fus []FollowUp) {
-			defer func() {
-				if r := recover(); r != nil {
-					g.callbackPanicked(ctx, "AfterCall", r)
-					fus = nil
-				}
-			}()
-			return f(ctx, c)
 		}
 	}
 	if f := o.CheckpointNotice; f != nil {
@@ -55,22 +43,6 @@ func (g *Gate) guardCallbacks(o *Options) {
 			return f(l), true
 		}
 	}
-	if f := o.SessionKey; f != nil {
-		// "" is the default name: the session's own workflow.
-		g.named = func(c conn) (name string) {
-			ss, ok := c.(*mcp.ServerSession)
-			if !ok {
-				return ""
-			}
-			defer func() {
-				if r := recover(); r != nil {
-					g.callbackPanicked(context.Background(), "SessionKey", r)
-					name = ""
-				}
-			}()
-			return f(ss)
-		}
-	}
 	if f := o.Now; f != nil {
 		g.now = func() (t time.Time) {
 			defer func() {
@@ -80,6 +52,22 @@ func (g *Gate) guardCallbacks(o *Options) {
 				}
 			}()
 			return f()
+		}
+	}
+}
+
+// guardCallbacks does for the gate's own callbacks what the core's does.
+func (g *Gate) guardCallbacks(o *Options) {
+	if f := o.AfterCall; f != nil {
+		// No follow-up events; the call's own event is recorded already.
+		g.afterCall = func(ctx context.Context, c Call) (fus []FollowUp) {
+			defer func() {
+				if r := recover(); r != nil {
+					g.callbackPanicked(ctx, "AfterCall", r)
+					fus = nil
+				}
+			}()
+			return f(ctx, c)
 		}
 	}
 	if g.startLimit != nil && o.StartLimit != nil && o.StartLimit.Client != nil {
@@ -94,6 +82,28 @@ func (g *Gate) guardCallbacks(o *Options) {
 			}()
 			return f(req)
 		}
+	}
+}
+
+// sessionKey is Options.SessionKey as the core calls it: with a
+// connection, recovering a panic.
+func (g *Gate) sessionKey(f func(*mcp.ServerSession) string) func(conn) string {
+	if f == nil {
+		return nil
+	}
+	// "" is the default name: the session's own workflow.
+	return func(c conn) (name string) {
+		ss, ok := c.(*mcp.ServerSession)
+		if !ok {
+			return ""
+		}
+		defer func() {
+			if r := recover(); r != nil {
+				g.callbackPanicked(context.Background(), "SessionKey", r)
+				name = ""
+			}
+		}()
+		return f(ss)
 	}
 }
 

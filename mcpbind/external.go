@@ -65,7 +65,7 @@ func (g *Gate) Decide(ctx context.Context, r gate.Request) (gate.Decision, error
 	if err != nil {
 		return gate.Decision{}, err
 	}
-	s := &steps{g: g, c: c}
+	s := &steps{g: g.gateCore, c: c}
 	s.v, _ = g.snapshotOf(r.Workflow, c.target)
 	if gate.Decide(ctx, s) || s.unbound {
 		return gate.Decision{Allowed: true}, nil
@@ -109,7 +109,7 @@ func (g *Gate) Commit(ctx context.Context, r gate.Request, o gate.Outcome) (*Tra
 // and run.
 func (g *Gate) record(ctx context.Context, c *gatedCall, o toolOutcome) (*Transition, error) {
 	c.ran = true
-	s := &steps{g: g, c: c, did: o}
+	s := &steps{g: g.gateCore, c: c, did: o}
 	gate.Do(ctx, s)
 	switch {
 	case s.unbound:

@@ -48,7 +48,7 @@ func (g *Gate) followUps(ctx context.Context, c *gatedCall, out committed, res m
 	fus := g.afterCall(ctx, Call{Tool: c.name, Arguments: c.rawArguments(), Result: cr})
 	var notices []string
 	for _, f := range fus {
-		send := &steps{g: g, c: &gatedCall{kind: callSend, rules: c.rules, info: unboundInfo, target: c.target, door: c.door, by: f.Reason, event: f.Event}}
+		send := &steps{g: g.gateCore, c: &gatedCall{kind: callSend, rules: c.rules, info: unboundInfo, target: c.target, door: c.door, by: f.Reason, event: f.Event}}
 		gate.Do(ctx, send)
 		if send.before == nil {
 			g.log.Warn("mcpbind: a follow-up event after a call", "tool", c.name, "event", f.Event.Type, "error", send.err)

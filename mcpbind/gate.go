@@ -256,7 +256,8 @@ type Gate struct {
 	noLayerWarned atomic.Bool // the misordering of the chain was logged
 	unkeyedLogged atomic.Bool // HandlesNever on a stateless server was logged
 
-	attached map[*mcp.Server]*attachment // guarded by mu
+	amu      sync.Mutex
+	attached map[*mcp.Server]*attachment // guarded by amu
 }
 
 // gateCore is the part of a Gate that decides and records calls in no
@@ -350,6 +351,11 @@ type gateCore struct {
 	sweeper func()
 	// deliver sends a job's result to its workflow (Gate.deliverJob).
 	deliver func(*job, jobOutcome)
+	// invalidated reports the invalidation patterns of a tool that moved
+	// its workflow outside any front door (Gate.invalidate); moved tells
+	// the sessions whose workflow a job's result moved (Gate.jobMoved).
+	invalidated func(ctx context.Context, tool string, ti *core.ToolInfo)
+	moved       func(ctx context.Context, c *gatedCall, out committed)
 }
 
 var (
@@ -398,35 +404,138 @@ func New(engine statechart.Engine, opts *Options) (*Gate, error) {
 	if opts != nil {
 		o = *opts
 	}
+	if o.Handles > HandlesNever {
+		return nil, fmt.Errorf("mcpbind: Options.Handles: unknown mode %d", o.Handles)
+	}
+	start := o.StartTool
+	if o.Handles == HandlesNever {
+		start = ""
+	} else if start == "" {
+		start = "workflow_start"
+	}
 	g := &Gate{
-		gateCore: &gateCore{
-			engine:     engine,
-			nodes:      engine.Nodes(),
-			store:      o.Store,
-			prefix:     o.KeyPrefix,
-			now:        o.Now,
-			log:        o.Logger,
-			retries:    o.MaxRetries,
-			timeout:    o.StoreTimeout,
-			onTrans:    o.OnTransition,
-			hlimit:     o.HistoryLimit,
-			hbytes:     o.HistoryBytes,
-			audit:      o.AuditCalls,
-			wversion:   o.WorkflowVersion,
-			leaseTTL:   o.LeaseTTL,
-			busyWait:   o.BusyWait,
-			maxArgs:    o.MaxArgumentBytes,
-			maxRecord:  o.MaxRecordBytes,
-			resetCalls: o.ResetCallsOnTransition,
-			start:      o.StartTool,
-			sessions:   map[conn]*session{},
-		},
 		handles:       o.Handles,
 		startLimit:    newStartLimiter(o.StartLimit),
 		listAll:       o.ListAllTools,
 		checkpointOwn: o.CheckpointListsOwnTools,
+		elicit:        o.ElicitApprovals,
 	}
-	g.gateCore.sweeper, g.gateCore.deliver = g.sweep, g.deliverJob
+	c, err := newCore(engine, &coreOptions{
+		Store:                  o.Store,
+		KeyPrefix:              o.KeyPrefix,
+		Now:                    o.Now,
+		Logger:                 o.Logger,
+		MaxRetries:             o.MaxRetries,
+		StoreTimeout:           o.StoreTimeout,
+		OnTransition:           o.OnTransition,
+		HistoryLimit:           o.HistoryLimit,
+		HistoryBytes:           o.HistoryBytes,
+		AuditCalls:             o.AuditCalls,
+		WorkflowVersion:        o.WorkflowVersion,
+		LeaseTTL:               o.LeaseTTL,
+		BusyWait:               o.BusyWait,
+		MaxArgumentBytes:       o.MaxArgumentBytes,
+		MaxRecordBytes:         o.MaxRecordBytes,
+		ResetCallsOnTransition: o.ResetCallsOnTransition,
+		StartTool:              start,
+		DefaultDeny:            o.DefaultDeny,
+		ExternalTools:          o.ExternalTools,
+		GatedAs:                o.GatedAs,
+		ApprovalTTL:            o.ApprovalTTL,
+		ApproverKey:            o.ApproverKey,
+		CheckpointNotice:       o.CheckpointNotice,
+		Ungated:                o.Ungated,
+		OwnTools:               o.OwnTools,
+		ResumeJobsEvery:        o.ResumeJobsEvery,
+		Named:                  g.sessionKey(o.SessionKey),
+		Sweeper:                g.sweep,
+		Deliver:                g.deliverJob,
+		Invalidated:            g.invalidate,
+		Moved:                  g.jobMoved,
+	})
+	if err != nil {
+		return nil, err
+	}
+	g.gateCore = c
+	g.guardCallbacks(&o)
+	return g, nil
+}
+
+// coreOptions configure the part of a gate in no transport's terms: the
+// fields of [Options] it reads, with the same meanings, and what the
+// front door gives it.
+type coreOptions struct {
+	Store                  Store
+	KeyPrefix              string
+	Now                    func() time.Time
+	Logger                 *slog.Logger
+	MaxRetries             int
+	StoreTimeout           time.Duration
+	OnTransition           func(context.Context, Transition)
+	HistoryLimit           int
+	HistoryBytes           int
+	AuditCalls             bool
+	WorkflowVersion        string
+	LeaseTTL               time.Duration
+	BusyWait               time.Duration
+	MaxArgumentBytes       int
+	MaxRecordBytes         int
+	ResetCallsOnTransition bool
+	StartTool              string // "": none (workflows are not named by handles)
+	DefaultDeny            bool
+	ExternalTools          []string
+	GatedAs                func(string) string
+	ApprovalTTL            time.Duration
+	ApproverKey            []byte
+	CheckpointNotice       func(CallLimit) string
+	Ungated                []string
+	OwnTools               []string
+	ResumeJobsEvery        time.Duration
+
+	// Named names the workflow of a connection (Options.SessionKey), ""
+	// for none.
+	Named func(conn) string
+	// Sweeper runs on a goroutine of its own when the first session is
+	// registered, and forgets the sessions that ended.
+	Sweeper func()
+	// Deliver sends a job's result to its workflow.
+	Deliver func(*job, jobOutcome)
+	// Invalidated reports the invalidation patterns of a tool that moved
+	// its workflow outside any front door; Moved tells the sessions whose
+	// workflow a job's result moved.
+	Invalidated func(ctx context.Context, tool string, ti *core.ToolInfo)
+	Moved       func(ctx context.Context, c *gatedCall, out committed)
+}
+
+// newCore makes the part of a gate in no transport's terms: it reads the
+// machine's meta.mcp and checks the options.
+func newCore(engine statechart.Engine, o *coreOptions) (*gateCore, error) {
+	g := &gateCore{
+		engine:      engine,
+		nodes:       engine.Nodes(),
+		store:       o.Store,
+		prefix:      o.KeyPrefix,
+		now:         o.Now,
+		log:         o.Logger,
+		retries:     o.MaxRetries,
+		timeout:     o.StoreTimeout,
+		hlimit:      o.HistoryLimit,
+		hbytes:      o.HistoryBytes,
+		audit:       o.AuditCalls,
+		wversion:    o.WorkflowVersion,
+		leaseTTL:    o.LeaseTTL,
+		busyWait:    o.BusyWait,
+		maxArgs:     o.MaxArgumentBytes,
+		maxRecord:   o.MaxRecordBytes,
+		resetCalls:  o.ResetCallsOnTransition,
+		start:       o.StartTool,
+		named:       o.Named,
+		sweeper:     o.Sweeper,
+		deliver:     o.Deliver,
+		invalidated: o.Invalidated,
+		moved:       o.Moved,
+		sessions:    map[conn]*session{},
+	}
 	switch {
 	case g.hlimit == 0:
 		g.hlimit = 20
@@ -435,14 +544,6 @@ func New(engine statechart.Engine, opts *Options) (*Gate, error) {
 	}
 	if g.hbytes <= 0 {
 		g.hbytes = 256 << 10
-	}
-	if g.handles > HandlesNever {
-		return nil, fmt.Errorf("mcpbind: Options.Handles: unknown mode %d", g.handles)
-	}
-	if g.handles == HandlesNever {
-		g.start = ""
-	} else if g.start == "" {
-		g.start = "workflow_start"
 	}
 	if g.start != "" {
 		if msg := core.CheckToolName(g.start, false); msg != "" {
@@ -567,13 +668,12 @@ func New(engine statechart.Engine, opts *Options) (*Gate, error) {
 	g.defaultDeny = o.DefaultDeny
 	g.external = slices.Clone(o.ExternalTools)
 	g.gatedAs = o.GatedAs
-	g.elicit = o.ElicitApprovals
 	g.approvalTTL = o.ApprovalTTL
 	if g.approvalTTL <= 0 {
 		g.approvalTTL = 24 * time.Hour
 	}
 	g.approverKey = slices.Clone(o.ApproverKey)
-	g.guardCallbacks(&o)
+	g.guardCallbacks(o)
 	for i, u := range o.Ungated {
 		if msg := core.CheckToolName(u, true); msg != "" {
 			errs = append(errs, &statechart.Error{Path: fmt.Sprintf("Options.Ungated[%d]", i), Msg: msg})

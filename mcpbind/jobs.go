@@ -321,7 +321,7 @@ func (g *Gate) deliverJob(j *job, o jobOutcome) {
 	defer cancel()
 	t := g.jobTarget(j.key)
 	by := "actor:" + j.id
-	s := &steps{g: g, c: &gatedCall{kind: callSend, rules: g.rules.Load(), info: unboundInfo, target: t, event: ev, by: by, report: &rep}}
+	s := &steps{g: g.gateCore, c: &gatedCall{kind: callSend, rules: g.rules.Load(), info: unboundInfo, target: t, event: ev, by: by, report: &rep}}
 	gate.Do(ctx, s)
 	switch {
 	case s.out.err != nil || s.err != nil && !errors.Is(s.err, ErrUnknownWorkflow) && g.jobs.ctx.Err() == nil:

@@ -115,7 +115,7 @@ func (g *Gate) toolsChanged(ctx context.Context, c *gatedCall, from, to *view) b
 		return false
 	}
 	changed := !g.signature(ctx, c.rules, from).Equal(g.signature(ctx, c.rules, to))
-	if d := c.onMCP(); changed && d != nil && d.a.send != nil && c.listsVary {
+	if d := mcpOf(c); changed && d != nil && d.a.send != nil && c.listsVary {
 		// The notification goes to this session only, on the request's
 		// context (over Streamable HTTP: on the POST's stream), before the
 		// result.
@@ -128,7 +128,7 @@ func (g *Gate) toolsChanged(ctx context.Context, c *gatedCall, from, to *view) b
 }
 
 // transitioned reports a saved transition: a log record and OnTransition.
-func (g *Gate) transitioned(ctx context.Context, tr Transition) {
+func (g *gateCore) transitioned(ctx context.Context, tr Transition) {
 	if g.log.Enabled(ctx, slog.LevelInfo) {
 		g.log.LogAttrs(ctx, slog.LevelInfo, "mcpbind: transition",
 			slog.String("key", fingerprint(tr.Key)), slog.String("tool", tr.Tool), slog.String("event", tr.Event.Type),
@@ -136,6 +136,16 @@ func (g *Gate) transitioned(ctx context.Context, tr Transition) {
 	}
 	if g.onTrans != nil {
 		g.onTrans(ctx, tr)
+	}
+}
+
+// jobMoved tells the sessions of this process whose workflow a job's
+// result moved that their tools changed.
+func (g *Gate) jobMoved(ctx context.Context, c *gatedCall, out committed) {
+	for _, st := range g.sessionsOfKey(c.target.key) {
+		c.door = &mcpDoor{g: g, a: st.a, req: &mcp.CallToolRequest{Session: st.ss}}
+		c.listsVary = g.listsVary(st.ss)
+		g.toolsChanged(ctx, c, out.from, out.after)
 	}
 }
 

@@ -84,7 +84,7 @@ func mcpAnswer(answer any, err error) (mcp.Result, error) {
 // mcpResult is a verdict as an MCP tool result: a refusal is IsError with
 // the text and the Refusal under MetaKey in _meta, a tool error IsError
 // with the text; an answer the MCP door made is returned as it is.
-func (vd *verdict) mcpResult() mcp.Result {
+func mcpResult(vd *verdict) mcp.Result {
 	switch {
 	case vd.answer != nil:
 		res, _ := mcpAnswer(vd.answer, nil)
@@ -357,7 +357,7 @@ func (g *Gate) refuseHandle(ctx context.Context, next mcp.MethodHandler, req *mc
 		text = fmt.Sprintf("Tool %q was not run: %s %s names no running %q workflow (it may have expired). Call %s to start a new one and pass the %s it returns.",
 			name, handleArg, truncate(id, 80), g.engine.ID(), g.start, handleArg)
 	}
-	return refused(&ref, text).mcpResult(), nil
+	return mcpResult(refused(&ref, text)), nil
 }
 
 // truncate quotes s, shortened to at most n bytes.

@@ -43,7 +43,7 @@ func (g *Gate) Reserve(ctx context.Context, r gate.Request) (gate.Decision, *Res
 	if err != nil {
 		return gate.Decision{}, nil, err
 	}
-	s := &steps{g: g, c: c}
+	s := &steps{g: g.gateCore, c: c}
 	s.v, _ = g.snapshotOf(r.Workflow, c.target)
 	ctx, ok := gate.Reserve(ctx, s)
 	if !ok && s.unbound {

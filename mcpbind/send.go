@@ -54,7 +54,7 @@ func (g *Gate) Send(ctx context.Context, ref Ref, ev statechart.Event, by string
 	if err != nil {
 		return nil, err
 	}
-	s := &steps{g: g, c: &gatedCall{kind: callSend, rules: g.rules.Load(), info: unboundInfo, target: t, event: ev, by: by}}
+	s := &steps{g: g.gateCore, c: &gatedCall{kind: callSend, rules: g.rules.Load(), info: unboundInfo, target: t, event: ev, by: by}}
 	gate.Do(ctx, s)
 	switch {
 	case s.err != nil:

@@ -167,19 +167,16 @@ func (g *Gate) sweep() {
 	t := time.NewTicker(sweepEvery)
 	defer t.Stop()
 	for range t.C {
-		g.mu.Lock()
-		if len(g.sessions) == 0 {
-			g.sweeping = false
-			g.mu.Unlock()
+		known := g.liveSessions()
+		if known == nil {
 			return
 		}
+		g.amu.Lock()
 		servers := make([]*mcp.Server, 0, len(g.attached))
 		for s := range g.attached {
 			servers = append(servers, s)
 		}
-		known := make(map[conn]*session, len(g.sessions))
-		maps.Copy(known, g.sessions)
-		g.mu.Unlock()
+		g.amu.Unlock()
 		for _, srv := range servers {
 			for ss := range srv.Sessions() {
 				delete(known, ss)
@@ -226,6 +223,31 @@ func (g *gateCore) Sessions() int {
 	return len(g.sessions)
 }
 
+// liveSessions returns the sessions registered now, or nil when there are
+// none, and then the sweep that called it ends (see sweeper).
+func (g *gateCore) liveSessions() map[conn]*session {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if len(g.sessions) == 0 {
+		g.sweeping = false
+		return nil
+	}
+	return maps.Clone(g.sessions)
+}
+
+// sessionOfKey returns a live session whose workflow is stored under key,
+// nil if none.
+func (g *gateCore) sessionOfKey(key string) conn {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for s, rec := range g.sessions {
+		if rec.key == key && !rec.closed {
+			return s
+		}
+	}
+	return nil
+}
+
 // sessionTarget is a live session of this process and its server's
 // attachment.
 type sessionTarget struct {
@@ -237,19 +259,13 @@ type sessionTarget struct {
 // is stored under key: the one that saved it, or those that
 // Options.SessionKey names so.
 func (g *Gate) sessionsOfKey(key string) []sessionTarget {
-	g.mu.Lock()
-	var known conn
-	for s, rec := range g.sessions {
-		if rec.key == key && !rec.closed {
-			known = s
-			break
-		}
-	}
+	known := g.sessionOfKey(key)
+	g.amu.Lock()
 	servers := make(map[*mcp.Server]*attachment, len(g.attached))
 	for srv, a := range g.attached {
 		servers[srv] = a
 	}
-	g.mu.Unlock()
+	g.amu.Unlock()
 	var out []sessionTarget
 	for srv, a := range servers {
 		for s := range srv.Sessions() {

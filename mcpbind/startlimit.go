@@ -111,5 +111,5 @@ func (g *Gate) refuseStart(wait time.Duration) *mcp.CallToolResult {
 	ref := &Refusal{Code: CodeRateLimited, Tool: g.start, Available: []string{}, Path: []Step{}}
 	text := fmt.Sprintf("Tool %q was not run: this client has started as many workflows as it may for now. Try again in %s, or go on with a workflow it has started.",
 		g.start, wait.Round(time.Second).String())
-	return refused(ref, text).mcpResult().(*mcp.CallToolResult)
+	return mcpResult(refused(ref, text)).(*mcp.CallToolResult)
 }

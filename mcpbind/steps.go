@@ -8,8 +8,6 @@ package mcpbind
 import (
 	"context"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/chartgate/chartgate/gate"
 	"github.com/chartgate/chartgate/internal/core"
 )
@@ -17,13 +15,11 @@ import (
 // steps is a request as gate.Do takes it through the steps: the call,
 // what each step found, and the answer for its front door.
 type steps struct {
-	g *Gate
-	c *gatedCall // nil until an MCP request is resolved
-
-	// The MCP request to resolve, for a tools/call through the middleware.
-	next mcp.MethodHandler
-	a    *attachment
-	req  *mcp.CallToolRequest
+	g *gateCore
+	// door is the front door whose request Resolve translates into the
+	// call; nil for a caller that made the call itself (c is set).
+	door door
+	c    *gatedCall
 
 	v      *view // the workflow as the last step saw it (after reserve: as saved)
 	before *view // the workflow as load found it
@@ -31,9 +27,9 @@ type steps struct {
 	did    toolOutcome // what the tool did (given for a tool that already ran)
 	out    committed
 
-	// res and err are the answer: the tool's result (given for a tool that
-	// already ran), or the answer of the step that stopped the request.
-	res mcp.Result
+	// res and err are the answer: the front door's answer (the tool's
+	// result), or the answer of the step that stopped the request.
+	res any
 	err error
 	// vd is the answer of the step that refused the request, if one did;
 	// its front door translates it (res is not set then).
@@ -47,31 +43,23 @@ type steps struct {
 
 var _ gate.Steps = (*steps)(nil)
 
-// viaMCP reports whether a call is answered to an MCP client (a tools/call
-// through the middleware), whose answer is an MCP result; every other
-// caller gets errors as they are.
-func (c *gatedCall) viaMCP() bool { return c.onMCP() != nil && c.kind != callSend }
+// answered reports whether a call is answered through its front door (a
+// tools/call through the MCP middleware), which translates the answer;
+// every other caller gets errors as they are.
+func (c *gatedCall) answered() bool { return c.door != nil && c.kind != callSend }
 
 // Resolve implements gate.Steps.
 func (s *steps) Resolve(ctx context.Context) (context.Context, bool) {
 	if s.c == nil {
-		c, res, err := s.g.resolve(ctx, s.next, s.a, s.req)
+		ctx2, c, res, err := s.door.resolve(ctx)
 		if c == nil {
-			s.res, s.err = res, err // not gated, the start tool, or refused
+			s.res, s.err = res, err // not gated, the start tool, or answered by the door
 			return ctx, false
 		}
-		s.c = c
+		ctx, s.c = ctx2, c
 	}
-	c := s.c
-	if c.info.Mode == core.ModeUnbound && c.kind == callTool {
+	if s.c.info.Mode == core.ModeUnbound && s.c.kind == callTool {
 		s.unbound = true // a caller outside MCP asked about a tool the workflow does not gate
-		return ctx, false
-	}
-	if c.handles {
-		ctx = context.WithValue(ctx, workflowIDKey{}, c.target.handle)
-	}
-	if c.kind == callTransition && c.onMCP().req.Params.RequestState != "" {
-		s.res, s.err = s.g.inputAnswered(ctx, c) // the client's answer to an approval's question
 		return ctx, false
 	}
 	return ctx, true
@@ -84,7 +72,7 @@ func (s *steps) Load(ctx context.Context) bool {
 	if s.v == nil {
 		v, err := s.g.load(ctx, c.target)
 		if err != nil {
-			s.res, s.err = mcpAnswer(s.g.loadFailed(ctx, c, err))
+			s.res, s.err = s.g.loadFailed(ctx, c, err)
 			return false
 		}
 		s.v = v
@@ -92,7 +80,7 @@ func (s *steps) Load(ctx context.Context) bool {
 	s.before = s.v
 	switch {
 	case c.kind == callStatus:
-		s.res, s.err = s.g.status(ctx, c, s.v)
+		s.res, s.err = c.door.status(ctx, c, s.v)
 		return false
 	case c.report != nil && !wantsJob(s.v.state, c.report.Session):
 		s.dropped = true
@@ -121,8 +109,8 @@ func (s *steps) Reserve(ctx context.Context) bool {
 	v, h, vd, err := s.g.reserve(ctx, s.c, s.v)
 	if err != nil {
 		s.res, s.err = nil, err
-		if s.c.viaMCP() {
-			s.err = s.g.unavailable(err, true)
+		if s.c.answered() {
+			s.err = s.c.door.storeFailed(err)
 		}
 		return false
 	}
@@ -133,12 +121,19 @@ func (s *steps) Reserve(ctx context.Context) bool {
 	return true
 }
 
-// Run implements gate.Steps.
+// Run implements gate.Steps: the front door runs the tool, while the
+// lease the call holds (if any) is kept alive. A workflow_transition and
+// Send have no tool: the event is their effect.
 func (s *steps) Run(ctx context.Context) {
-	if !s.c.ran {
-		s.res, s.err = s.g.run(ctx, s.c, s.h)
-		s.did = mcpOutcome(s.res, s.err)
+	c := s.c
+	if c.ran || c.kind != callTool {
+		return
 	}
+	if s.h != nil {
+		s.g.keepAlive(ctx, s.h)
+		defer s.h.stopRenewals()
+	}
+	s.res, s.err, s.did = c.door.run(ctx, c)
 }
 
 // Commit implements gate.Steps.
@@ -148,17 +143,19 @@ func (s *steps) Commit(ctx context.Context) {
 	if s.h == nil && c.kind == callTool {
 		g.auditCall(ctx, c, s.v, s.did.word()) // a call that held nothing: recorded on its own
 	}
-	if c.viaMCP() && c.kind == callTool {
-		s.out.checkpoints = checkpoints(g.limits(s.v)) // the budgets that warn, as the call found them
-		s.out, s.out.notices = g.followUps(ctx, c, s.out, s.res, s.err)
+	if c.answered() && c.kind == callTool {
+		s.out = c.door.followUps(ctx, c, s.v, s.out, s.res, s.err)
 	}
 }
 
-// Notify implements gate.Steps.
+// Notify implements gate.Steps: the front door tells its client; for
+// every other caller, the transition is logged and reported to
+// Options.OnTransition and, for a job's result, to the sessions whose
+// workflow it moved.
 func (s *steps) Notify(ctx context.Context) {
 	g, c := s.g, s.c
-	if c.viaMCP() {
-		s.res, s.err = g.notify(ctx, c, s.before, s.out, s.res, s.err)
+	if c.answered() {
+		s.res, s.err = c.door.notify(ctx, c, s.before, s.out, s.res, s.err)
 		return
 	}
 	tr := s.out.tr
@@ -168,16 +165,11 @@ func (s *steps) Notify(ctx context.Context) {
 	case tr == nil:
 		s.dropped = c.report != nil // the child was over by the time its result was processed
 		return
-	case c.kind == callTool:
-		g.invalidate(ctx, c.name, c.info)
+	case c.kind == callTool && g.invalidated != nil:
+		g.invalidated(ctx, c.name, c.info)
 	}
 	g.transitioned(ctx, *tr)
-	if c.report != nil {
-		// The sessions of this process whose workflow a job moved.
-		for _, st := range g.sessionsOfKey(c.target.key) {
-			c.door = &mcpDoor{g: g, a: st.a, req: &mcp.CallToolRequest{Session: st.ss}}
-			c.listsVary = g.listsVary(st.ss)
-			g.toolsChanged(ctx, c, s.out.from, s.out.after)
-		}
+	if c.report != nil && g.moved != nil {
+		g.moved(ctx, c, s.out)
 	}
 }

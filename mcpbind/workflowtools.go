@@ -63,13 +63,22 @@ func messageText(m string) string {
 	return ": " + m
 }
 
+// workflowTools are the names of a set of workflow tools and the rules
+// of workflow_transition.
 type workflowTools struct {
 	statusName, transitionName string // transitionName "" without workflow_transition
 	events                     []string
-	renderStatus               func(context.Context, WorkflowStatus, *Workflow) *mcp.CallToolResult
-	renderTransition           func(context.Context, TransitionResult, *Workflow) *mcp.CallToolResult
 	anyEvent                   bool
 	explainGuard               func(context.Context, *Workflow, string, map[string]any) string
+}
+
+// mcpWorkflowTools is a set of workflow tools as AddWorkflowTools added
+// them to a server: their names and rules, and how their MCP answers are
+// rendered.
+type mcpWorkflowTools struct {
+	workflowTools
+	renderStatus     func(context.Context, WorkflowStatus, *Workflow) *mcp.CallToolResult
+	renderTransition func(context.Context, TransitionResult, *Workflow) *mcp.CallToolResult
 }
 
 // AddWorkflowTools adds workflow_status and workflow_transition to a server
@@ -94,15 +103,15 @@ func (g *Gate) AddWorkflowTools(s *mcp.Server, opts *WorkflowToolsOptions) error
 	if opts != nil {
 		o = *opts
 	}
-	g.mu.Lock()
+	g.amu.Lock()
 	a := g.attached[s]
-	g.mu.Unlock()
+	g.amu.Unlock()
 	if a == nil {
 		return errors.New("mcpbind: AddWorkflowTools: the gate is not attached to this server; call Attach first")
 	}
-	w := &workflowTools{statusName: o.StatusName, transitionName: o.TransitionName, events: o.Events,
-		renderStatus: o.RenderStatus, renderTransition: o.RenderTransition,
-		anyEvent: o.AnyEvent, explainGuard: o.ExplainGuard}
+	w := &mcpWorkflowTools{workflowTools: workflowTools{statusName: o.StatusName, transitionName: o.TransitionName, events: o.Events,
+		anyEvent: o.AnyEvent, explainGuard: o.ExplainGuard},
+		renderStatus: o.RenderStatus, renderTransition: o.RenderTransition}
 	if w.statusName == "" {
 		w.statusName = "workflow_status"
 	}
@@ -170,9 +179,9 @@ func (g *Gate) AddWorkflowTools(s *mcp.Server, opts *WorkflowToolsOptions) error
 
 // workflowToolSets are the workflow tools added to one server: usually one
 // set, and another for a compatible set of names and answers.
-type workflowToolSets struct{ list []*workflowTools }
+type workflowToolSets struct{ list []*mcpWorkflowTools }
 
-func (s *workflowToolSets) all() []*workflowTools {
+func (s *workflowToolSets) all() []*mcpWorkflowTools {
 	if s == nil {
 		return nil
 	}
@@ -184,12 +193,12 @@ func (s *workflowToolSets) primary() *workflowTools {
 	if s == nil || len(s.list) == 0 {
 		return nil
 	}
-	return s.list[0]
+	return &s.list[0].workflowTools
 }
 
 // byName returns the set a tool belongs to, and whether it is its status
 // tool.
-func (s *workflowToolSets) byName(name string) (*workflowTools, bool) {
+func (s *workflowToolSets) byName(name string) (*mcpWorkflowTools, bool) {
 	for _, w := range s.all() {
 		switch name {
 		case w.statusName:
@@ -274,8 +283,8 @@ func (g *Gate) status(ctx context.Context, c *gatedCall, v *view) (mcp.Result, e
 		Instructions: g.instructions(v),
 		Pending:      g.pending(v),
 	}
-	if c.wf.renderStatus != nil {
-		return c.wf.renderStatus(ctx, st, g.workflowOf(v)), nil
+	if d := mcpOf(c); d != nil && d.tools != nil && d.tools.renderStatus != nil {
+		return d.tools.renderStatus(ctx, st, g.workflowOf(v)), nil
 	}
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: statusText(&st, c.wf.transitionName)}}, StructuredContent: st}, nil
 }
@@ -355,12 +364,12 @@ func (g *gateCore) authorizeTransition(ctx context.Context, c *gatedCall, v *vie
 // sent.
 func (g *Gate) transitionAnswer(ctx context.Context, c *gatedCall, out committed, toolsChanged bool) *mcp.CallToolResult {
 	res := g.transitionResult(c, out, toolsChanged)
-	if c.wf.renderTransition != nil && out.err == nil {
+	if d := mcpOf(c); d != nil && d.tools != nil && d.tools.renderTransition != nil && out.err == nil {
 		after := out.after
 		if after == nil {
 			after = out.from
 		}
-		return c.wf.renderTransition(ctx, res.StructuredContent.(TransitionResult), g.workflowOf(after))
+		return d.tools.renderTransition(ctx, res.StructuredContent.(TransitionResult), g.workflowOf(after))
 	}
 	return res
 }
