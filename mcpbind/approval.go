@@ -83,7 +83,7 @@ func (g *gateCore) pendingOf(v *view) *PendingApproval {
 // pending returns the approval a workflow waits for, or nil.
 func (g *gateCore) pending(v *view) *PendingApproval { return g.pendingOf(v) }
 
-// Pending returns the approval a workflow waits for, or nil.
+// Pending is [Gate.Pending].
 func (g *gateCore) Pending(ctx context.Context, ref Ref) (*PendingApproval, error) {
 	t, err := g.refTarget(ref)
 	if err != nil {
@@ -96,9 +96,7 @@ func (g *gateCore) Pending(ctx context.Context, ref Ref) (*PendingApproval, erro
 	return g.pendingOf(v), nil
 }
 
-// Approval returns the approval the workflow ref names waits for. Unlike
-// [Gate.Pending], a workflow without a record (a name no session used) is
-// [ErrUnknownWorkflow]; one that waits for none is [ErrNoPendingApproval].
+// Approval is [Gate.Approval].
 func (g *gateCore) Approval(ctx context.Context, ref Ref) (*PendingApproval, error) {
 	_, v, err := g.existing(ctx, ref)
 	if err != nil {
@@ -135,10 +133,7 @@ func refString(ref Ref) string {
 	return "name:" + ref.Name
 }
 
-// FindApproval returns the workflow that waits for the approval id, and
-// the approval. It searches the store (which must implement [Lister]);
-// an id that no workflow waits for is [ErrUnknownApproval], or
-// [ErrApprovalUsed] if a workflow's run history records its answer.
+// FindApproval is [Gate.FindApproval].
 func (g *gateCore) FindApproval(ctx context.Context, id string) (Ref, *PendingApproval, error) {
 	if !validApprovalID(id) {
 		return Ref{}, nil, fmt.Errorf("mcpbind: %q is not an approval id (40 hex digits): %w", id, ErrUnknownApproval)
@@ -193,24 +188,24 @@ func (g *gateCore) answered(history []Transition, id string) error {
 // (recorded with channel "expiry") and the error matches
 // [ErrApprovalExpired].
 func (g *Gate) Approve(ctx context.Context, ref Ref, gr Grant) (*Transition, error) {
-	if len(g.approverKey) == 0 {
+	if len(g.core.approverKey) == 0 {
 		return nil, fmt.Errorf("mcpbind: approval %s: this gate has no approver key, so no grant can be verified: %w", gr.ID, ErrApprovalToken)
 	}
-	want := ApprovalToken(g.approverKey, gr.ID, gr.Approve, gr.By, gr.Time)
+	want := ApprovalToken(g.core.approverKey, gr.ID, gr.Approve, gr.By, gr.Time)
 	if !hmac.Equal([]byte(want), []byte(gr.Token)) {
 		return nil, fmt.Errorf("mcpbind: approval %s: the token does not verify with the approver key: %w", gr.ID, ErrApprovalToken)
 	}
-	if d := g.now().Sub(gr.Time); d > grantSkew || d < -grantSkew {
+	if d := g.core.now().Sub(gr.Time); d > grantSkew || d < -grantSkew {
 		return nil, fmt.Errorf("mcpbind: approval %s: the grant was made at %s, more than %s from now: %w", gr.ID,
 			gr.Time.UTC().Format(time.RFC3339), grantSkew, ErrApprovalToken)
 	}
 	if ref == (Ref{}) {
 		var err error
-		if ref, _, err = g.FindApproval(ctx, gr.ID); err != nil {
+		if ref, _, err = g.core.FindApproval(ctx, gr.ID); err != nil {
 			return nil, err
 		}
 	}
-	t, v, err := g.existing(ctx, ref)
+	t, v, err := g.core.existing(ctx, ref)
 	if err != nil {
 		return nil, err
 	}
@@ -227,9 +222,9 @@ func (g *Gate) Approve(ctx context.Context, ref Ref, gr Grant) (*Transition, err
 
 // grant applies an answer to the approval of a workflow (v as loaded).
 func (g *Gate) grant(ctx context.Context, t target, v *view, a ApprovalGrant) (*Transition, error) {
-	p := g.pendingOf(v)
+	p := g.core.pendingOf(v)
 	if p == nil || p.ID != a.ID {
-		if err := g.answered(core.DecodeHistory(v.rec.History, v.key), a.ID); err != nil {
+		if err := g.core.answered(core.DecodeHistory(v.rec.History, v.key), a.ID); err != nil {
 			return nil, err
 		}
 		if p == nil {
@@ -237,7 +232,7 @@ func (g *Gate) grant(ctx context.Context, t target, v *view, a ApprovalGrant) (*
 		}
 		return nil, fmt.Errorf("mcpbind: the workflow waits for approval %s, not %s: %w", p.ID, a.ID, ErrUnknownApproval)
 	}
-	if a.Approved && p.Expired(g.now()) {
+	if a.Approved && p.Expired(g.core.now()) {
 		exp := ApprovalGrant{ID: a.ID, By: "chartgate", Channel: ChannelExpiry, Authenticated: true}
 		if _, err := g.sendGrant(ctx, t, v, p, exp); err != nil {
 			return nil, err
@@ -256,10 +251,10 @@ func (g *Gate) sendGrant(ctx context.Context, t target, v *view, p *PendingAppro
 	if a.Approved {
 		ev = EventApprove
 	}
-	c := &gatedCall{kind: callSend, rules: g.rules.Load(), info: unboundInfo, target: t, by: a.By, grant: &a,
+	c := &gatedCall{kind: callSend, rules: g.core.rules.Load(), info: unboundInfo, target: t, by: a.By, grant: &a,
 		event: statechart.Event{Type: ev, Data: map[string]any{"by": a.By, "approval": p.Event, "id": a.ID, "channel": a.Channel,
 			"authenticated": a.Authenticated}}}
-	s := &steps{g: g.gateCore, c: c, v: v}
+	s := &steps{g: g.core, c: c, v: v}
 	gate.Do(ctx, s)
 	if s.err != nil {
 		return nil, fmt.Errorf("mcpbind: approval %s: %w", a.ID, s.err)

@@ -30,7 +30,7 @@ const approvalInput = "approval"
 func (g *Gate) approvalQuestion(p *PendingApproval) *mcp.ElicitParams {
 	return &mcp.ElicitParams{
 		Message: fmt.Sprintf("The agent asks to move the %q workflow from %q to %q (event %s)%s\n\nApprove this transition? (approval %s, expires %s)",
-			g.engine.ID(), p.From, p.To, p.Event, messageText(p.Message), p.ID, p.Expires.UTC().Format("2006-01-02 15:04 MST")),
+			g.core.engine.ID(), p.From, p.To, p.Event, messageText(p.Message), p.ID, p.Expires.UTC().Format("2006-01-02 15:04 MST")),
 		RequestedSchema: map[string]any{
 			"type":       "object",
 			"properties": map[string]any{"approve": map[string]any{"type": "boolean", "description": "approve the transition"}},
@@ -45,7 +45,7 @@ func (g *Gate) approvalQuestion(p *PendingApproval) *mcp.ElicitParams {
 // before, it elicits and applies the answer, returning the call's
 // outcome updated. Anything but an answer leaves the approval pending.
 func (g *Gate) askApproval(ctx context.Context, c *gatedCall, out committed) (committed, *mcp.CallToolResult) {
-	p := g.pending(out.after)
+	p := g.core.pending(out.after)
 	if p == nil || p.ID == "" {
 		return out, nil
 	}
@@ -63,7 +63,7 @@ func (g *Gate) askApproval(ctx context.Context, c *gatedCall, out committed) (co
 	}
 	res, err := ss.Elicit(ctx, g.approvalQuestion(p))
 	if err != nil {
-		g.log.Warn("mcpbind: asking the user to approve a transition", "key", fingerprint(out.after.key), "approval", p.ID, "error", err)
+		g.core.log.Warn("mcpbind: asking the user to approve a transition", "key", fingerprint(out.after.key), "approval", p.ID, "error", err)
 		return out, nil
 	}
 	approve, answered := res.Content["approve"].(bool)
@@ -73,11 +73,11 @@ func (g *Gate) askApproval(ctx context.Context, c *gatedCall, out committed) (co
 	by, authd := requestAuthor(c)
 	tr, err := g.grant(ctx, c.target, out.after, ApprovalGrant{ID: p.ID, Approved: approve, By: by, Channel: ChannelElicitation, Authenticated: authd})
 	if err != nil {
-		g.log.Warn("mcpbind: applying the user's answer to an approval", "key", fingerprint(out.after.key), "approval", p.ID, "error", err)
+		g.core.log.Warn("mcpbind: applying the user's answer to an approval", "key", fingerprint(out.after.key), "approval", p.ID, "error", err)
 		return out, nil
 	}
 	// The call's answer reports where the workflow is now.
-	if v, err := g.load(ctx, c.target); err == nil {
+	if v, err := g.core.load(ctx, c.target); err == nil {
 		out.after = v
 	}
 	moved := *out.tr
@@ -96,14 +96,14 @@ func (g *Gate) inputRequired(ctx context.Context, c *gatedCall, v *view, p *Pend
 	_, _ = rand.Read(b[:])
 	nonce := hex.EncodeToString(b[:])
 	if err := g.markAsked(ctx, c.target, v, p.ID, core.AskDigest(nonce)); err != nil {
-		g.log.Warn("mcpbind: asking the user to approve a transition", "key", fingerprint(v.key), "approval", p.ID, "error", err)
+		g.core.log.Warn("mcpbind: asking the user to approve a transition", "key", fingerprint(v.key), "approval", p.ID, "error", err)
 		return nil
 	}
 	// The result type is not exported: a result decoded from the wire
 	// carries it, as the server's own tool path would set it.
 	var res mcp.CallToolResult
 	if err := json.Unmarshal([]byte(`{"content":[],"resultType":"input_required"}`), &res); err != nil || !res.NeedsInput() {
-		g.log.Error("mcpbind: cannot make an input-required result", "error", err)
+		g.core.log.Error("mcpbind: cannot make an input-required result", "error", err)
 		return nil
 	}
 	res.InputRequests = mcp.InputRequestMap{approvalInput: g.approvalQuestion(p)}
@@ -114,8 +114,8 @@ func (g *Gate) inputRequired(ctx context.Context, c *gatedCall, v *view, p *Pend
 // markAsked records in the workflow's pending approval id the digest of
 // the request state of the question asked.
 func (g *Gate) markAsked(ctx context.Context, t target, v *view, id, ask string) error {
-	_, err := g.rewrite(ctx, t, v, func(v *view, snap []byte) (core.Record, bool, error) {
-		if p := g.pendingOf(v); p == nil || p.ID != id || v.rec.Approval == nil {
+	_, err := g.core.rewrite(ctx, t, v, func(v *view, snap []byte) (core.Record, bool, error) {
+		if p := g.core.pendingOf(v); p == nil || p.ID != id || v.rec.Approval == nil {
 			return core.Record{}, false, fmt.Errorf("mcpbind: approval %s is no longer pending: %w", id, ErrUnknownApproval)
 		}
 		rec := v.rec
@@ -134,16 +134,16 @@ func (g *Gate) markAsked(ctx context.Context, t target, v *view, id, ask string)
 // state names, if that is the question the workflow's approval was asked
 // with and it still waits.
 func (g *Gate) inputAnswered(ctx context.Context, c *gatedCall) (mcp.Result, error) {
-	v, err := g.load(ctx, c.target)
+	v, err := g.core.load(ctx, c.target)
 	if err != nil {
-		return mcpAnswer(g.loadFailed(ctx, c, err))
+		return mcpAnswer(g.core.loadFailed(ctx, c, err))
 	}
 	req := mcpOf(c).req
 	id, nonce, _ := strings.Cut(req.Params.RequestState, ".")
-	p := g.pending(v)
+	p := g.core.pending(v)
 	if p == nil || p.ID != id || v.rec.Approval == nil || v.rec.Approval.Ask == "" ||
 		!hmac.Equal([]byte(core.AskDigest(nonce)), []byte(v.rec.Approval.Ask)) {
-		if err := g.answered(core.DecodeHistory(v.rec.History, v.key), id); err != nil {
+		if err := g.core.answered(core.DecodeHistory(v.rec.History, v.key), id); err != nil {
 			return toolError(fmt.Sprintf("This answer was not applied: %v.", strings.TrimPrefix(err.Error(), "mcpbind: "))), nil
 		}
 		return toolError("This answer was not applied: it answers no question the workflow's pending approval was asked with (the request state is unknown, or was replaced by a newer question)."), nil
@@ -154,14 +154,14 @@ func (g *Gate) inputAnswered(ctx context.Context, c *gatedCall) (mcp.Result, err
 		approve, answered = resp.Content["approve"].(bool)
 	}
 	if !answered {
-		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "The user did not answer; the transition is still pending " + g.pendingText(p) + ". " + pendingHelp}}}, nil
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "The user did not answer; the transition is still pending " + g.core.pendingText(p) + ". " + pendingHelp}}}, nil
 	}
 	by, authd := requestAuthor(c)
 	tr, err := g.grant(ctx, c.target, v, ApprovalGrant{ID: id, Approved: approve, By: by, Channel: ChannelInputRequired, Authenticated: authd})
 	if err != nil {
 		return toolError(fmt.Sprintf("This answer was not applied: %s.", strings.TrimPrefix(err.Error(), "mcpbind: "))), nil
 	}
-	after, err := g.load(ctx, c.target)
+	after, err := g.core.load(ctx, c.target)
 	if err != nil {
 		after = v
 	}

@@ -42,7 +42,7 @@ func (g *Gate) Attach(s *mcp.Server) {
 	}
 	g.attached[s] = a
 	g.amu.Unlock()
-	if g.start != "" {
+	if g.core.start != "" {
 		g.addStartTool(s)
 	}
 	s.AddReceivingMiddleware(g.middleware(a))
@@ -176,7 +176,7 @@ func overHTTP(req mcp.Request) bool {
 func (g *Gate) ephemeral(req mcp.Request) bool {
 	ss, _ := req.GetSession().(*mcp.ServerSession)
 	extra := req.GetExtra()
-	return ss != nil && extra != nil && extra.Header != nil && g.sessionName(ss) == ""
+	return ss != nil && extra != nil && extra.Header != nil && g.core.sessionName(ss) == ""
 }
 
 // newProtocol reports whether a request follows protocol 2026-07-28 or

@@ -20,7 +20,7 @@ func (g *gateCore) callEntry(c *gatedCall, v *view, outcome string) []byte {
 // auditVerdict records a refused call (not the server's own answer to a
 // name it does not have).
 func (g *Gate) auditVerdict(ctx context.Context, c *gatedCall, v *view, vd *verdict) {
-	if !g.audit || v == nil {
+	if !g.core.audit || v == nil {
 		return
 	}
 	code := ""
@@ -30,7 +30,7 @@ func (g *Gate) auditVerdict(ctx context.Context, c *gatedCall, v *view, vd *verd
 		code = "REFUSED"
 	}
 	if code != "" {
-		g.auditCall(ctx, c, v, code)
+		g.core.auditCall(ctx, c, v, code)
 	}
 }
 

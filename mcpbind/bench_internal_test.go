@@ -62,7 +62,7 @@ func BenchmarkListFilter(b *testing.B) {
 			ctx := context.Background()
 			// Move the session's workflow to s3, so that it is stored.
 			for range 3 {
-				if out := send(b, g, target{ss: ss}, g.event("NEXT", "x", nil, nil)); out.err != nil {
+				if out := send(b, g, target{ss: ss}, g.core.event("NEXT", "x", nil, nil)); out.err != nil {
 					b.Fatal(out.err)
 				}
 			}
@@ -145,7 +145,7 @@ func BenchmarkGateCall(b *testing.B) {
 				ctx := context.Background()
 				if opts == &handles {
 					id := newHandle()
-					if _, err := g.create(ctx, g.handleKey(id)); err != nil {
+					if _, err := g.core.create(ctx, g.core.handleKey(id)); err != nil {
 						b.Fatal(err)
 					}
 					args = `{"x":1,"workflow_id":"` + id + `"}`

@@ -154,7 +154,7 @@ func (c *gatedCall) serialised() bool {
 // notify; see steps.go), and the answer is what they left. Each step that
 // refuses the call answers it without running the tool.
 func (g *Gate) call(ctx context.Context, next mcp.MethodHandler, a *attachment, req *mcp.CallToolRequest) (mcp.Result, error) {
-	s := &steps{g: g.gateCore, door: &mcpDoor{g: g, a: a, next: next, req: req}}
+	s := &steps{g: g.core, door: &mcpDoor{g: g, a: a, next: next, req: req}}
 	gate.Do(ctx, s)
 	if s.vd != nil {
 		g.auditVerdict(ctx, s.c, s.before, s.vd)
@@ -194,10 +194,10 @@ func (g *Gate) resolve(ctx context.Context, d *mcpDoor) (*gatedCall, mcp.Result,
 		g.checkNames(ctx, next, req.Session, req.Extra)
 	}
 	sets := a.wf.Load()
-	c := &gatedCall{door: d, name: req.Params.Name, rules: g.rules.Load(), info: unboundInfo, wf: sets.primary()}
+	c := &gatedCall{door: d, name: req.Params.Name, rules: g.core.rules.Load(), info: unboundInfo, wf: sets.primary()}
 	wf, status := sets.byName(c.name)
 	switch {
-	case c.name == g.start && g.start != "":
+	case c.name == g.core.start && g.core.start != "":
 		res, err := g.startCall(ctx, next, req, g.keyingOf(req) == byHandle)
 		return nil, res, err
 	case wf != nil && status:
@@ -205,7 +205,7 @@ func (g *Gate) resolve(ctx context.Context, d *mcpDoor) (*gatedCall, mcp.Result,
 	case wf != nil:
 		c.kind, c.wf, d.tools = callTransition, &wf.workflowTools, wf
 	default:
-		c.info = g.info(c.rules, c.name, false)
+		c.info = g.core.info(c.rules, c.name, false)
 		if c.info.Mode == core.ModeUnbound {
 			res, err := next(ctx, "tools/call", req)
 			return nil, res, err
@@ -218,7 +218,7 @@ func (g *Gate) resolve(ctx context.Context, d *mcpDoor) (*gatedCall, mcp.Result,
 		if refusal != nil {
 			return nil, refusal, nil
 		}
-		c.handles, c.target.handle, c.target.key, d.req = true, id, g.handleKey(id), stripped
+		c.handles, c.target.handle, c.target.key, d.req = true, id, g.core.handleKey(id), stripped
 	case unkeyed:
 		return nil, nil, g.unkeyed()
 	default:
@@ -247,7 +247,7 @@ func (d *mcpDoor) loadFailed(ctx context.Context, c *gatedCall, err error) (any,
 	case errors.Is(err, ErrUnknownWorkflow):
 		return g.refuseHandle(ctx, d.next, d.req, CodeUnknownWorkflow, c.target.handle)
 	case errors.Is(err, ErrWorkflowExpired):
-		vd := g.refuseExpired(ctx, c)
+		vd := g.core.refuseExpired(ctx, c)
 		return mcpResult(vd), vd.err
 	}
 	return nil, g.unavailable(err, true)
@@ -273,7 +273,7 @@ func (d *mcpDoor) storeFailed(err error) error { return d.g.unavailable(err, tru
 // them, and the follow-up events the server asks for.
 func (d *mcpDoor) followUps(ctx context.Context, c *gatedCall, v *view, out committed, answer any, err error) committed {
 	res, _ := mcpAnswer(answer, nil)
-	out.checkpoints = checkpoints(d.g.limits(v))
+	out.checkpoints = checkpoints(d.g.core.limits(v))
 	out, out.notices = d.g.followUps(ctx, c, out, res, err)
 	return out
 }
@@ -308,7 +308,7 @@ func succeeded(res mcp.Result, err error) (*mcp.CallToolResult, bool) {
 // kept for: HandlesNever on a server that makes a session per request.
 func (g *Gate) unkeyed() error {
 	if g.unkeyedLogged.CompareAndSwap(false, true) {
-		g.log.Error("mcpbind: the server makes a new session for every request (stateless Streamable HTTP) and Options.Handles is HandlesNever, so no workflow can outlive a request: every gated call is refused. Use HandlesAuto or HandlesAlways, or name workflows with Options.SessionKey; logged once")
+		g.core.log.Error("mcpbind: the server makes a new session for every request (stateless Streamable HTTP) and Options.Handles is HandlesNever, so no workflow can outlive a request: every gated call is refused. Use HandlesAuto or HandlesAlways, or name workflows with Options.SessionKey; logged once")
 	}
 	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError,
 		Message: "this server cannot keep a workflow between requests (stateless, without workflow handles); the tool was not run"}
@@ -317,7 +317,7 @@ func (g *Gate) unkeyed() error {
 // unavailable is the JSON-RPC error of a call or list the gate could not
 // serve because the store failed.
 func (g *Gate) unavailable(err error, ranTool bool) error {
-	g.log.Error("mcpbind: workflow state unavailable", "error", err)
+	g.core.log.Error("mcpbind: workflow state unavailable", "error", err)
 	msg := "workflow state unavailable; try again later"
 	if errors.Is(err, ErrStoreFull) {
 		msg = "the server holds as many workflows as it can; try again later"

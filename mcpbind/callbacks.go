@@ -63,7 +63,7 @@ func (g *Gate) guardCallbacks(o *Options) {
 		g.afterCall = func(ctx context.Context, c Call) (fus []FollowUp) {
 			defer func() {
 				if r := recover(); r != nil {
-					g.callbackPanicked(ctx, "AfterCall", r)
+					g.core.callbackPanicked(ctx, "AfterCall", r)
 					fus = nil
 				}
 			}()
@@ -76,7 +76,7 @@ func (g *Gate) guardCallbacks(o *Options) {
 		g.startLimit.client = func(req *mcp.CallToolRequest) (name string) {
 			defer func() {
 				if r := recover(); r != nil {
-					g.callbackPanicked(context.Background(), "StartLimit.Client", r)
+					g.core.callbackPanicked(context.Background(), "StartLimit.Client", r)
 					name = ""
 				}
 			}()
@@ -99,7 +99,7 @@ func (g *Gate) sessionKey(f func(*mcp.ServerSession) string) func(conn) string {
 		}
 		defer func() {
 			if r := recover(); r != nil {
-				g.callbackPanicked(context.Background(), "SessionKey", r)
+				g.core.callbackPanicked(context.Background(), "SessionKey", r)
 				name = ""
 			}
 		}()

@@ -36,7 +36,7 @@ var _ gate.Decider = (*Gate)(nil)
 // externalCall is a call of a tool outside MCP: no server below the gate,
 // no MCP request, the caller's list of tool names.
 func (g *Gate) externalCall(r gate.Request) (*gatedCall, error) {
-	t, err := g.refTarget(r.Ref)
+	t, err := g.core.refTarget(r.Ref)
 	if err != nil {
 		return nil, err
 	}
@@ -44,9 +44,9 @@ func (g *Gate) externalCall(r gate.Request) (*gatedCall, error) {
 	if tools == nil {
 		tools = []string{}
 	}
-	rules := g.rules.Load()
+	rules := g.core.rules.Load()
 	c := &gatedCall{
-		name: r.Tool, kind: callTool, rules: rules, info: g.info(rules, r.Tool, false), target: t, tools: tools,
+		name: r.Tool, kind: callTool, rules: rules, info: g.core.info(rules, r.Tool, false), target: t, tools: tools,
 		args: arguments{raw: r.Args},
 	}
 	if r.TransitionTool != "" {
@@ -65,7 +65,7 @@ func (g *Gate) Decide(ctx context.Context, r gate.Request) (gate.Decision, error
 	if err != nil {
 		return gate.Decision{}, err
 	}
-	s := &steps{g: g.gateCore, c: c}
+	s := &steps{g: g.core, c: c}
 	s.v, _ = g.snapshotOf(r.Workflow, c.target)
 	if gate.Decide(ctx, s) || s.unbound {
 		return gate.Decision{Allowed: true}, nil
@@ -83,7 +83,7 @@ func (g *Gate) snapshotOf(wf *Workflow, t target) (*view, bool) {
 		return nil, false
 	}
 	v, ok := wf.Snapshot.(*view)
-	if !ok || v.gate != g.gateCore || v.key != t.key {
+	if !ok || v.gate != g.core || v.key != t.key {
 		return nil, false
 	}
 	return v, true
@@ -109,7 +109,7 @@ func (g *Gate) Commit(ctx context.Context, r gate.Request, o gate.Outcome) (*Tra
 // and run.
 func (g *Gate) record(ctx context.Context, c *gatedCall, o toolOutcome) (*Transition, error) {
 	c.ran = true
-	s := &steps{g: g.gateCore, c: c, did: o}
+	s := &steps{g: g.core, c: c, did: o}
 	gate.Do(ctx, s)
 	switch {
 	case s.unbound:

@@ -48,14 +48,14 @@ func (g *Gate) followUps(ctx context.Context, c *gatedCall, out committed, res m
 	fus := g.afterCall(ctx, Call{Tool: c.name, Arguments: c.rawArguments(), Result: cr})
 	var notices []string
 	for _, f := range fus {
-		send := &steps{g: g.gateCore, c: &gatedCall{kind: callSend, rules: c.rules, info: unboundInfo, target: c.target, door: c.door, by: f.Reason, event: f.Event}}
+		send := &steps{g: g.core, c: &gatedCall{kind: callSend, rules: c.rules, info: unboundInfo, target: c.target, door: c.door, by: f.Reason, event: f.Event}}
 		gate.Do(ctx, send)
 		if send.before == nil {
-			g.log.Warn("mcpbind: a follow-up event after a call", "tool", c.name, "event", f.Event.Type, "error", send.err)
+			g.core.log.Warn("mcpbind: a follow-up event after a call", "tool", c.name, "event", f.Event.Type, "error", send.err)
 			continue
 		}
 		if send.err != nil || send.vd != nil {
-			g.log.Warn("mcpbind: a follow-up event after a call: the workflow was busy or unavailable", "tool", c.name, "event", f.Event.Type, "error", send.err)
+			g.core.log.Warn("mcpbind: a follow-up event after a call: the workflow was busy or unavailable", "tool", c.name, "event", f.Event.Type, "error", send.err)
 			continue
 		}
 		sent := send.out

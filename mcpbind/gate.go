@@ -242,7 +242,7 @@ const (
 // it with [New], bind tools with [Gate.Bind] or the machine's meta, and
 // install it with [Gate.Attach].
 type Gate struct {
-	*gateCore
+	core *gateCore
 
 	handles    HandleMode    // when workflows are keyed by handles
 	startLimit *startLimiter // nil: no limit
@@ -456,7 +456,7 @@ func New(engine statechart.Engine, opts *Options) (*Gate, error) {
 	if err != nil {
 		return nil, err
 	}
-	g.gateCore = c
+	g.core = c
 	g.guardCallbacks(&o)
 	return g, nil
 }
@@ -721,11 +721,10 @@ func newCore(engine statechart.Engine, o *coreOptions) (*gateCore, error) {
 	return g, nil
 }
 
-// Engine returns the engine the gate runs.
+// Engine is [Gate.Engine].
 func (g *gateCore) Engine() statechart.Engine { return g.engine }
 
-// States returns the parsed meta.mcp of the state nodes that have one, in
-// document order.
+// States is [Gate.States].
 func (g *gateCore) States() []StateMCP {
 	var out []StateMCP
 	for _, sm := range g.mcp {
@@ -761,8 +760,8 @@ func (g *Gate) Bind(tool string, b Binding) error {
 		if core.ReservedEvent(b.Event) {
 			return fmt.Errorf("mcpbind: Bind(%q): event %q is reserved: the chartgate.* events are sent by the gate, never by a tool", tool, b.Event)
 		}
-		if msg := g.events.Check(b.Event); msg != "" {
-			return fmt.Errorf("mcpbind: Bind(%q): machine %q: %s", tool, g.engine.ID(), msg)
+		if msg := g.core.events.Check(b.Event); msg != "" {
+			return fmt.Errorf("mcpbind: Bind(%q): machine %q: %s", tool, g.core.engine.ID(), msg)
 		}
 	}
 	if len(b.States) == 0 {
@@ -772,9 +771,9 @@ func (g *Gate) Bind(tool string, b Binding) error {
 		ti.Mode = core.ModeCan
 	} else {
 		ti.Mode = core.ModeStates
-		ti.Nodes = core.NewBitset(len(g.nodes))
+		ti.Nodes = core.NewBitset(len(g.core.nodes))
 		for _, st := range b.States {
-			i, err := g.resolveState(st)
+			i, err := g.core.resolveState(st)
 			if err != nil {
 				return fmt.Errorf("mcpbind: Bind(%q): %w", tool, err)
 			}
@@ -782,13 +781,13 @@ func (g *Gate) Bind(tool string, b Binding) error {
 		}
 	}
 	for {
-		old := g.rules.Load()
+		old := g.core.rules.Load()
 		bound := make(map[string]*core.ToolInfo, len(old.bound)+1)
 		for k, v := range old.bound {
 			bound[k] = v
 		}
 		bound[tool] = ti
-		if g.rules.CompareAndSwap(old, g.buildRules(bound)) {
+		if g.core.rules.CompareAndSwap(old, g.core.buildRules(bound)) {
 			return nil
 		}
 	}

@@ -21,8 +21,8 @@ const GuidanceLogger = "chartgate.guidance"
 // guidance returns the log message that tells a session of its workflow's
 // new state, or nil if the state's instructions did not change.
 func (g *Gate) guidance(before, after *view) *mcp.LoggingMessageParams {
-	ins := g.instructions(after)
-	if slices.Equal(g.instructions(before), ins) {
+	ins := g.core.instructions(after)
+	if slices.Equal(g.core.instructions(before), ins) {
 		return nil
 	}
 	return &mcp.LoggingMessageParams{Level: "info", Logger: GuidanceLogger, Data: map[string]any{

@@ -74,22 +74,22 @@ func validHandle(id string) bool {
 // answers its calls.
 func (g *Gate) addStartTool(s *mcp.Server) {
 	s.AddTool(&mcp.Tool{
-		Name: g.start,
+		Name: g.core.start,
 		Description: fmt.Sprintf("Start a new run of the %q workflow. Returns its workflow_id, its state and the tools available now. "+
-			"Pass the workflow_id to every tool of the workflow.", g.engine.ID()),
+			"Pass the workflow_id to every tool of the workflow.", g.core.engine.ID()),
 		InputSchema: json.RawMessage(`{"type":"object","properties":{}}`),
 	}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		return nil, fmt.Errorf("mcpbind: %s is answered by the gate's middleware", g.start)
+		return nil, fmt.Errorf("mcpbind: %s is answered by the gate's middleware", g.core.start)
 	})
 }
 
 // startCall answers a call of the start tool.
 func (g *Gate) startCall(ctx context.Context, next mcp.MethodHandler, req *mcp.CallToolRequest, handles bool) (mcp.Result, error) {
 	if !handles {
-		return toolError(fmt.Sprintf("This session has its own %q workflow already; %s is not needed. Call the workflow's tools directly.", g.engine.ID(), g.start)), nil
+		return toolError(fmt.Sprintf("This session has its own %q workflow already; %s is not needed. Call the workflow's tools directly.", g.core.engine.ID(), g.core.start)), nil
 	}
 	if g.startLimit != nil {
-		if ok, wait := g.startLimit.allow(req, g.now()); !ok {
+		if ok, wait := g.startLimit.allow(req, g.core.now()); !ok {
 			return g.refuseStart(wait), nil
 		}
 	}
@@ -98,10 +98,10 @@ func (g *Gate) startCall(ctx context.Context, next mcp.MethodHandler, req *mcp.C
 	for attempt := 0; v == nil; attempt++ {
 		id = newHandle()
 		var err error
-		v, err = g.create(ctx, g.handleKey(id))
+		v, err = g.core.create(ctx, g.core.handleKey(id))
 		if errors.Is(err, ErrStoreFull) {
-			g.log.Warn("mcpbind: the store is full: a workflow was not started", "error", err)
-			return toolError(fmt.Sprintf("Tool %q was not run: the server holds as many workflows as it can and cannot start another now. Try again later, or go on with a workflow already started.", g.start)), nil
+			g.core.log.Warn("mcpbind: the store is full: a workflow was not started", "error", err)
+			return toolError(fmt.Sprintf("Tool %q was not run: the server holds as many workflows as it can and cannot start another now. Try again later, or go on with a workflow already started.", g.core.start)), nil
 		}
 		if err != nil && (!isConflict(err) || attempt >= 2) {
 			return nil, g.unavailable(err, false)
@@ -114,10 +114,10 @@ func (g *Gate) startCall(ctx context.Context, next mcp.MethodHandler, req *mcp.C
 	st := WorkflowStart{
 		WorkflowID:   id,
 		State:        v.state.Value(),
-		Tools:        g.available(ctx, g.rules.Load(), v, tools),
-		Instructions: g.instructions(v),
+		Tools:        g.core.available(ctx, g.core.rules.Load(), v, tools),
+		Instructions: g.core.instructions(v),
 	}
-	g.log.InfoContext(ctx, "mcpbind: workflow started", "key", fingerprint(v.key), "state", st.State)
+	g.core.log.InfoContext(ctx, "mcpbind: workflow started", "key", fingerprint(v.key), "state", st.State)
 	var b strings.Builder
 	fmt.Fprintf(&b, "Started workflow %s in state %s. Pass %s %q to every tool of the workflow.", id, stateText(st.State), handleArg, id)
 	b.WriteString("\nTools available now: " + strings.Join(st.Tools, ", ") + ".")
@@ -248,12 +248,12 @@ func (g *Gate) whereText(ti *core.ToolInfo) string {
 		return fmt.Sprintf("It works only when the workflow accepts event %q.", ti.Event)
 	}
 	var names []string
-	for i := range g.nodes {
+	for i := range g.core.nodes {
 		if ti.Nodes.Has(i) {
-			if g.paths[i] == "" {
+			if g.core.paths[i] == "" {
 				return "It works in every state of the workflow."
 			}
-			names = append(names, strconv.Quote(g.paths[i]))
+			names = append(names, strconv.Quote(g.core.paths[i]))
 		}
 	}
 	if len(names) == 1 {
@@ -265,12 +265,12 @@ func (g *Gate) whereText(ti *core.ToolInfo) string {
 // withHandle returns a copy of a tool that takes the workflow_id argument.
 func (g *Gate) withHandle(t *mcp.Tool, where string) *mcp.Tool {
 	out := *t
-	note := fmt.Sprintf("Part of the %q workflow: pass the %s that %s returned.", g.engine.ID(), handleArg, g.start)
+	note := fmt.Sprintf("Part of the %q workflow: pass the %s that %s returned.", g.core.engine.ID(), handleArg, g.core.start)
 	if where != "" {
 		note += " " + where
 	}
 	out = *withDescriptionNote(&out, note)
-	out.InputSchema = withHandleProperty(t.InputSchema, fmt.Sprintf("The workflow id that %s returned.", g.start))
+	out.InputSchema = withHandleProperty(t.InputSchema, fmt.Sprintf("The workflow id that %s returned.", g.core.start))
 	return &out
 }
 

@@ -161,10 +161,10 @@ func TestInvalidatesMetaErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := g.info(g.rules.Load(), "ok_go", false).Invalidates; !slices.Equal(got, []string{"cart.*", "orders.**"}) {
+	if got := g.core.info(g.core.rules.Load(), "ok_go", false).Invalidates; !slices.Equal(got, []string{"cart.*", "orders.**"}) {
 		t.Fatalf("invalidates %v", got)
 	}
-	if sm := g.States(); len(sm) != 2 || !slices.Equal(sm[0].Invalidates["ok_go"], []string{"cart.*"}) {
+	if sm := g.core.States(); len(sm) != 2 || !slices.Equal(sm[0].Invalidates["ok_go"], []string{"cart.*"}) {
 		t.Fatalf("States() = %+v", sm)
 	}
 }
@@ -237,23 +237,23 @@ func pathString(p []Step) string {
 
 func TestShortestPath(t *testing.T) {
 	g := nestedGate(t)
-	r := g.rules.Load()
+	r := g.core.rules.Load()
 	var moves []core.Move
 	for _, tool := range r.eventTools {
-		moves = append(moves, core.Move{Tool: tool, Info: g.info(r, tool, false)})
+		moves = append(moves, core.Move{Tool: tool, Info: g.core.info(r, tool, false)})
 	}
 	ctx := context.Background()
 	at := func(events ...string) *view {
-		s, err := g.engine.Start(ctx, g.now())
+		s, err := g.core.engine.Start(ctx, g.core.now())
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, e := range events {
-			if s, err = g.engine.Send(ctx, s, statechart.NewEvent(e), g.now()); err != nil {
+			if s, err = g.core.engine.Send(ctx, s, statechart.NewEvent(e), g.core.now()); err != nil {
 				t.Fatal(err)
 			}
 		}
-		v, err := g.newView("", s, core.Record{}, 0)
+		v, err := g.core.newView("", s, core.Record{}, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -276,7 +276,7 @@ func TestShortestPath(t *testing.T) {
 	} {
 		name := fmt.Sprintf("%v/%s", c.from, c.target)
 		v := at(c.from...)
-		path, found := g.model.ShortestPath(v.active, g.info(r, c.target, false), moves)
+		path, found := g.core.model.ShortestPath(v.active, g.core.info(r, c.target, false), moves)
 		got := pathString(path)
 		if !found {
 			got = "-"
@@ -317,10 +317,10 @@ func TestGuardedAlternatives(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	r := g.rules.Load()
+	r := g.core.rules.Load()
 	var moves []core.Move
 	for _, tool := range r.eventTools {
-		moves = append(moves, core.Move{Tool: tool, Info: g.info(r, tool, false)})
+		moves = append(moves, core.Move{Tool: tool, Info: g.core.info(r, tool, false)})
 	}
 	for target, want := range map[string]string{
 		"receipt": "pay[approved]",
@@ -328,7 +328,7 @@ func TestGuardedAlternatives(t *testing.T) {
 		"appeal":  "pay[suspicious]",
 		"pay":     "",
 	} {
-		path, found := g.model.ShortestPath(g.initial.active, g.info(r, target, false), moves)
+		path, found := g.core.model.ShortestPath(g.core.initial.active, g.core.info(r, target, false), moves)
 		if got := pathString(path); !found || got != want {
 			t.Errorf("%s: path %q (found %v), want %q", target, got, found, want)
 		}
@@ -401,16 +401,16 @@ func (s *countingStore) CompareAndSwap(ctx context.Context, key string, old uint
 func send(t testing.TB, g *Gate, tgt target, ev statechart.Event) committed {
 	t.Helper()
 	ctx := context.Background()
-	c := &gatedCall{kind: callTransition, name: "test", rules: g.rules.Load(), info: unboundInfo, target: tgt, event: ev}
-	v, err := g.load(ctx, tgt)
+	c := &gatedCall{kind: callTransition, name: "test", rules: g.core.rules.Load(), info: unboundInfo, target: tgt, event: ev}
+	v, err := g.core.load(ctx, tgt)
 	if err != nil {
 		t.Fatal(err)
 	}
-	v, h, vd, err := g.reserve(ctx, c, v)
+	v, h, vd, err := g.core.reserve(ctx, c, v)
 	if err != nil || vd != nil {
 		t.Fatalf("reserve: %v %v", vd, err)
 	}
-	return g.commit(ctx, c, h, v, toolOutcome{})
+	return g.core.commit(ctx, c, h, v, toolOutcome{})
 }
 
 // TestCommitRetriesOnConflict: a call's commit that finds its workflow
@@ -434,20 +434,20 @@ func TestCommitRetriesOnConflict(t *testing.T) {
 	ss := connectSession(t, g)
 	ctx := context.Background()
 	tgt := target{ss: ss}
-	c := &gatedCall{kind: callTransition, name: "inc", rules: g.rules.Load(), info: unboundInfo, target: tgt, event: statechart.NewEvent("INC")}
-	v, err := g.load(ctx, tgt)
+	c := &gatedCall{kind: callTransition, name: "inc", rules: g.core.rules.Load(), info: unboundInfo, target: tgt, event: statechart.NewEvent("INC")}
+	v, err := g.core.load(ctx, tgt)
 	if err != nil {
 		t.Fatal(err)
 	}
-	v, h, vd, err := g.reserve(ctx, c, v)
+	v, h, vd, err := g.core.reserve(ctx, c, v)
 	if err != nil || vd != nil {
 		t.Fatalf("reserve: %v %v", vd, err)
 	}
 	// Another call saves the record (as a counted call does), keeping the lease.
-	if _, err := g.save(ctx, tgt, v, v.state, v.rec); err != nil {
+	if _, err := g.core.save(ctx, tgt, v, v.state, v.rec); err != nil {
 		t.Fatal(err)
 	}
-	out := g.commit(ctx, c, h, v, toolOutcome{})
+	out := g.core.commit(ctx, c, h, v, toolOutcome{})
 	if out.err != nil || out.tr == nil {
 		t.Fatalf("commit: %+v", out)
 	}

@@ -317,24 +317,24 @@ func (g *Gate) deliverJob(j *job, o jobOutcome) {
 		rep.Kind, rep.Output = statechart.ReportDone, out
 		ev = statechart.Event{Type: "xstate.done.actor." + j.id, Data: map[string]any{"output": out}}
 	}
-	ctx, cancel := context.WithTimeout(g.jobs.ctx, g.busyWait+g.timeout)
+	ctx, cancel := context.WithTimeout(g.core.jobs.ctx, g.core.busyWait+g.core.timeout)
 	defer cancel()
-	t := g.jobTarget(j.key)
+	t := g.core.jobTarget(j.key)
 	by := "actor:" + j.id
-	s := &steps{g: g.gateCore, c: &gatedCall{kind: callSend, rules: g.rules.Load(), info: unboundInfo, target: t, event: ev, by: by, report: &rep}}
+	s := &steps{g: g.core, c: &gatedCall{kind: callSend, rules: g.core.rules.Load(), info: unboundInfo, target: t, event: ev, by: by, report: &rep}}
 	gate.Do(ctx, s)
 	switch {
-	case s.out.err != nil || s.err != nil && !errors.Is(s.err, ErrUnknownWorkflow) && g.jobs.ctx.Err() == nil:
+	case s.out.err != nil || s.err != nil && !errors.Is(s.err, ErrUnknownWorkflow) && g.core.jobs.ctx.Err() == nil:
 		err := s.err
 		if err == nil {
 			err = s.out.err
 		}
-		g.log.Error("mcpbind: a job's result was not recorded; another run of the job will be started when its lease expires",
+		g.core.log.Error("mcpbind: a job's result was not recorded; another run of the job will be started when its lease expires",
 			"key", fingerprint(j.key), "src", j.src, "event", ev.Type, "error", err)
 	case s.err == nil && (s.dropped || s.vd != nil):
 		// The child no longer runs, or was over by the time the result was
 		// processed (a result changes the child's status).
-		g.dropped(j)
+		g.core.dropped(j)
 	}
 }
 
@@ -364,14 +364,7 @@ func jsonValue(v any) (any, error) {
 	return out, err
 }
 
-// ResumeJobs starts, in this gate, the jobs of the workflows in the store
-// that no instance runs: the promise children of their active states
-// whose lease expired (the instance that ran them died, or was closed) or
-// that were never claimed. A job is run again from the start with its
-// persisted input, as XState restarts a promise child of a restored
-// snapshot. It returns the number of jobs started. The store must
-// implement [Lister]; without actors in the machine there is nothing to
-// do. See [Options.ResumeJobsEvery] to call it periodically.
+// ResumeJobs is [Gate.ResumeJobs].
 func (g *gateCore) ResumeJobs(ctx context.Context) (int, error) {
 	if g.jobs == nil {
 		return 0, nil
@@ -443,14 +436,7 @@ func (g *gateCore) resumeLoop(every time.Duration) {
 	}
 }
 
-// Close stops the gate's jobs: their contexts are cancelled, their
-// results dropped, and Close returns once every job's function and the
-// gate's own goroutines for them have returned (a [statechart.Promise]
-// must return when its ctx is cancelled). Their leases stay in the store
-// and expire after Options.LeaseTTL; another instance then resumes the
-// jobs ([Gate.ResumeJobs]). After Close the gate claims no job; it
-// otherwise goes on serving calls. Close also stops following the store's
-// changes (see [Watcher]). Close is safe to call more than once.
+// Close is [Gate.Close].
 func (g *gateCore) Close() error {
 	g.stopWatch()
 	r := g.jobs

@@ -26,10 +26,10 @@ func TestDeliverOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer g.Close()
-	tgt := target{name: "w", key: g.nameKey("w")}
+	defer g.core.Close()
+	tgt := target{name: "w", key: g.core.nameKey("w")}
 	send(t, g, tgt, statechart.Event{Type: "GO"})
-	v, err := g.load(context.Background(), tgt)
+	v, err := g.core.load(context.Background(), tgt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,17 +39,17 @@ func TestDeliverOnce(t *testing.T) {
 	}
 	deliver := func(session string) committed {
 		ev := statechart.Event{Type: "xstate.done.actor.job"}
-		c := &gatedCall{kind: callSend, rules: g.rules.Load(), info: unboundInfo, target: tgt, event: ev, by: "actor:job",
+		c := &gatedCall{kind: callSend, rules: g.core.rules.Load(), info: unboundInfo, target: tgt, event: ev, by: "actor:job",
 			report: &statechart.Report{Session: session, Kind: statechart.ReportDone, Output: "ok"}}
-		v, err := g.load(context.Background(), tgt)
+		v, err := g.core.load(context.Background(), tgt)
 		if err != nil {
 			t.Fatal(err)
 		}
-		v, h, vd, err := g.reserve(context.Background(), c, v)
+		v, h, vd, err := g.core.reserve(context.Background(), c, v)
 		if err != nil || vd != nil {
 			t.Fatalf("reserve: %v %v", vd, err)
 		}
-		return g.commit(context.Background(), c, h, v, toolOutcome{})
+		return g.core.commit(context.Background(), c, h, v, toolOutcome{})
 	}
 	if out := deliver("no such session"); out.err != nil || out.tr != nil {
 		t.Fatalf("a result for no child: %+v", out)

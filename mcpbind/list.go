@@ -24,7 +24,7 @@ func (g *Gate) list(ctx context.Context, next mcp.MethodHandler, a *attachment, 
 	if !ok || lr == nil {
 		return res, nil
 	}
-	r := g.rules.Load()
+	r := g.core.rules.Load()
 	cursor := ""
 	if req.Params != nil {
 		cursor = req.Params.Cursor
@@ -51,7 +51,7 @@ func (g *Gate) list(ctx context.Context, next mcp.MethodHandler, a *attachment, 
 	case !memo.gated:
 		return res, nil
 	}
-	v, err := g.load(ctx, target{ss: connOf(req.Session)})
+	v, err := g.core.load(ctx, target{ss: connOf(req.Session)})
 	filtered := *lr
 	switch {
 	case errors.Is(err, ErrWorkflowExpired):
@@ -83,8 +83,8 @@ func ungatedList(lr *mcp.ListToolsResult, memo *listMemo) *mcp.ListToolsResult {
 // exhausted call limits the answer depends only on the active states, and
 // is memoized by them.
 func (g *Gate) filter(ctx context.Context, memo *listMemo, v *view, tools []*mcp.Tool) []*mcp.Tool {
-	lims := g.exhausted(v)
-	checkpoint := g.checkpointOwn && checkpointed(g.limits(v))
+	lims := g.core.exhausted(v)
+	checkpoint := g.checkpointOwn && checkpointed(g.core.limits(v))
 	memoize := !memo.hasCan && len(lims) == 0 && !checkpoint
 	var key string
 	if memoize {
@@ -96,10 +96,10 @@ func (g *Gate) filter(ctx context.Context, memo *listMemo, v *view, tools []*mcp
 	keep := make([]bool, len(memo.infos))
 	n := 0
 	for i, ti := range memo.infos {
-		if checkpoint && !g.ownTools.has(tools[i].Name) {
+		if checkpoint && !g.core.ownTools.has(tools[i].Name) {
 			continue
 		}
-		if ti.Mode == core.ModeUnbound || g.allowed(ctx, v, tools[i].Name, ti, lims, nil) {
+		if ti.Mode == core.ModeUnbound || g.core.allowed(ctx, v, tools[i].Name, ti, lims, nil) {
 			keep[i] = true
 			n++
 		}
@@ -152,8 +152,8 @@ func (g *Gate) listInfos(r *rules, cursor string, tools []*mcp.Tool) (*listMemo,
 	}
 	memo := &listMemo{tools: slices.Clone(tools), infos: make([]*core.ToolInfo, len(tools))}
 	for i, t := range tools {
-		ti := g.info(r, t.Name, true)
-		if t.Name == g.start {
+		ti := g.core.info(r, t.Name, true)
+		if t.Name == g.core.start {
 			ti = startInfo
 		}
 		memo.infos[i] = ti

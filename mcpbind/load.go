@@ -207,9 +207,7 @@ func (g *gateCore) decode(key string, data []byte, ver uint64) (*view, error) {
 	return g.newView(key, s, rec, ver)
 }
 
-// Workflow returns the workflow a handle names (the id the start tool
-// returned). For an id that names none (never started, or expired from the
-// store) the error matches [ErrUnknownWorkflow].
+// Workflow is [Gate.Workflow].
 func (g *gateCore) Workflow(ctx context.Context, id string) (*Workflow, error) {
 	if !validHandle(id) {
 		return nil, fmt.Errorf("mcpbind: %q is not a workflow id: %w", id, ErrUnknownWorkflow)

@@ -33,7 +33,7 @@ func (g *Gate) notify(ctx context.Context, c *gatedCall, before *view, out commi
 	}
 	changed := g.toolsChanged(ctx, c, before, after)
 	if out.tr != nil {
-		g.transitioned(ctx, *out.tr)
+		g.core.transitioned(ctx, *out.tr)
 	}
 	if c.kind == callTransition {
 		if out.tr != nil && g.elicit {
@@ -73,8 +73,8 @@ func (g *Gate) withCheckpoints(res *mcp.CallToolResult, c *gatedCall, lims []Cal
 	}
 	for _, l := range lims {
 		text := checkpointNotice(l, transitionTool)
-		if g.checkpointText != nil {
-			if t, ok := g.checkpointText(l); ok {
+		if g.core.checkpointText != nil {
+			if t, ok := g.core.checkpointText(l); ok {
 				text = t
 			}
 		}
@@ -97,11 +97,11 @@ func (g *Gate) invalidate(ctx context.Context, tool string, ti *core.ToolInfo) {
 	case err == nil:
 	case errors.Is(err, statesync.ErrNoLayer):
 		if g.noLayerWarned.CompareAndSwap(false, true) {
-			g.log.Warn("mcpbind: a binding declares invalidation patterns but no statesync layer wraps the gate, so they are dropped: install the layer after the gate (Gate.AttachWith), not before it; logged once",
+			g.core.log.Warn("mcpbind: a binding declares invalidation patterns but no statesync layer wraps the gate, so they are dropped: install the layer after the gate (Gate.AttachWith), not before it; logged once",
 				"tool", tool, "patterns", ti.Invalidates)
 		}
 	default: // the patterns were validated when bound: not expected
-		g.log.Error("mcpbind: reporting invalidation patterns", "tool", tool, "error", err)
+		g.core.log.Error("mcpbind: reporting invalidation patterns", "tool", tool, "error", err)
 	}
 }
 
@@ -121,7 +121,7 @@ func (g *Gate) toolsChanged(ctx context.Context, c *gatedCall, from, to *view) b
 		// result.
 		n := &mcp.ServerRequest[*mcp.ToolListChangedParams]{Session: d.req.Session, Params: &mcp.ToolListChangedParams{}}
 		if _, err := d.a.send(ctx, "notifications/tools/list_changed", n); err != nil {
-			g.log.Warn("mcpbind: sending notifications/tools/list_changed", "error", err)
+			g.core.log.Warn("mcpbind: sending notifications/tools/list_changed", "error", err)
 		}
 	}
 	return changed
@@ -180,29 +180,29 @@ func (g *Gate) signature(ctx context.Context, r *rules, v *view) core.Bitset {
 	if c := v.sig.Load(); c != nil && c.rules == r {
 		return c.bits
 	}
-	n := len(g.jsonPatterns) + len(r.sigTools)
+	n := len(g.core.jsonPatterns) + len(r.sigTools)
 	var sig core.Bitset
 	defer func() { v.sig.Store(&sigCache{rules: r, bits: sig}) }()
-	if lims := g.exhausted(v); len(lims) > 0 {
+	if lims := g.core.exhausted(v); len(lims) > 0 {
 		// Bit n marks the limited signature, which never equals another.
 		sig = core.NewBitset(n + 1 + len(r.eventTools))
 		sig.Set(n)
 		for j, t := range r.eventTools {
-			if g.allowed(ctx, v, t, g.info(r, t, false), lims, nil) {
+			if g.core.allowed(ctx, v, t, g.core.info(r, t, false), lims, nil) {
 				sig.Set(n + 1 + j)
 			}
 		}
 		return sig
 	}
 	sig = core.NewBitset(n)
-	for i, p := range g.jsonPatterns {
+	for i, p := range g.core.jsonPatterns {
 		if p.nodes.Intersects(v.active) {
 			sig.Set(i)
 		}
 	}
 	for j, t := range r.sigTools {
-		if g.visible(ctx, v, t, g.info(r, t, false)) {
-			sig.Set(len(g.jsonPatterns) + j)
+		if g.core.visible(ctx, v, t, g.core.info(r, t, false)) {
+			sig.Set(len(g.core.jsonPatterns) + j)
 		}
 	}
 	return sig
@@ -213,7 +213,7 @@ func (g *Gate) signature(ctx context.Context, r *rules, v *view) core.Bitset {
 // MetaKey in _meta. It is not an error result: the tool did its work.
 func (g *Gate) notSaved(res *mcp.CallToolResult, tool string, ev statechart.Event, v *view, err error) *mcp.CallToolResult {
 	state := v.state.Value()
-	g.log.Error("mcpbind: a tool ran but its event was not recorded", "tool", tool, "event", ev.Type, "key", fingerprint(v.key), "error", err)
+	g.core.log.Error("mcpbind: a tool ran but its event was not recorded", "tool", tool, "event", ev.Type, "key", fingerprint(v.key), "error", err)
 	out := *res
 	out.Content = append(slices.Clip(res.Content), &mcp.TextContent{Text: fmt.Sprintf(
 		"Note: %s ran, but the server could not record it in the workflow, so event %q was not applied and the workflow is still in state %s.",

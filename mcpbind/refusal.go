@@ -345,17 +345,17 @@ func (g *Gate) refuseHandle(ctx context.Context, next mcp.MethodHandler, req *mc
 	if err == nil && !slices.Contains(tools, name) {
 		return next(ctx, "tools/call", req)
 	}
-	ref := Refusal{Code: code, Tool: name, Available: []string{g.start}, Path: []Step{{Tool: g.start}}, Reachable: true}
+	ref := Refusal{Code: code, Tool: name, Available: []string{g.core.start}, Path: []Step{{Tool: g.core.start}}, Reachable: true}
 	var text string
 	if code == CodeWorkflowRequired {
 		text = fmt.Sprintf("Tool %q is part of the %q workflow and needs its %s argument. Call %s first to start a workflow, then pass the %s it returns to %s.",
-			name, g.engine.ID(), handleArg, g.start, handleArg, name)
+			name, g.core.engine.ID(), handleArg, g.core.start, handleArg, name)
 	} else {
 		if validHandle(id) {
 			ref.Workflow = id
 		}
 		text = fmt.Sprintf("Tool %q was not run: %s %s names no running %q workflow (it may have expired). Call %s to start a new one and pass the %s it returns.",
-			name, handleArg, truncate(id, 80), g.engine.ID(), g.start, handleArg)
+			name, handleArg, truncate(id, 80), g.core.engine.ID(), g.core.start, handleArg)
 	}
 	return mcpResult(refused(&ref, text)), nil
 }

@@ -43,7 +43,7 @@ func (g *Gate) Reserve(ctx context.Context, r gate.Request) (gate.Decision, *Res
 	if err != nil {
 		return gate.Decision{}, nil, err
 	}
-	s := &steps{g: g.gateCore, c: c}
+	s := &steps{g: g.core, c: c}
 	s.v, _ = g.snapshotOf(r.Workflow, c.target)
 	ctx, ok := gate.Reserve(ctx, s)
 	if !ok && s.unbound {
@@ -59,7 +59,7 @@ func (g *Gate) Reserve(ctx context.Context, r gate.Request) (gate.Decision, *Res
 		return gate.Decision{Refusal: s.vd.ref, Text: s.vd.text}, nil, nil
 	}
 	if s.h != nil {
-		g.keepAlive(ctx, s.h)
+		g.core.keepAlive(ctx, s.h)
 	}
 	return gate.Decision{Allowed: true}, &Reservation{s: s}, nil
 }

@@ -32,9 +32,7 @@ func (g *gateCore) refTarget(ref Ref) (target, error) {
 	return target{}, errors.New("mcpbind: an empty Ref names no workflow")
 }
 
-// WorkflowOf returns the workflow a Ref names. A named workflow that has
-// no record is in its initial state; a handle that names none is
-// [ErrUnknownWorkflow].
+// WorkflowOf is [Gate.WorkflowOf].
 func (g *gateCore) WorkflowOf(ctx context.Context, ref Ref) (*Workflow, error) {
 	t, err := g.refTarget(ref)
 	if err != nil {
@@ -50,11 +48,11 @@ func (g *gateCore) WorkflowOf(ctx context.Context, ref Ref) (*Workflow, error) {
 // logged and passed to Options.OnTransition. It returns the transition,
 // or nil if the event changed nothing.
 func (g *Gate) Send(ctx context.Context, ref Ref, ev statechart.Event, by string) (*Transition, error) {
-	t, err := g.refTarget(ref)
+	t, err := g.core.refTarget(ref)
 	if err != nil {
 		return nil, err
 	}
-	s := &steps{g: g.gateCore, c: &gatedCall{kind: callSend, rules: g.rules.Load(), info: unboundInfo, target: t, event: ev, by: by}}
+	s := &steps{g: g.core, c: &gatedCall{kind: callSend, rules: g.core.rules.Load(), info: unboundInfo, target: t, event: ev, by: by}}
 	gate.Do(ctx, s)
 	switch {
 	case s.err != nil:
@@ -65,9 +63,7 @@ func (g *Gate) Send(ctx context.Context, ref Ref, ev statechart.Event, by string
 	return s.out.tr, nil // Send is never refused: only an error stops it
 }
 
-// Workflows lists the workflows of this gate's machine that the store
-// holds (those under Options.KeyPrefix), sorted by key. The store must
-// implement [Lister].
+// Workflows is [Gate.Workflows].
 func (g *gateCore) Workflows(ctx context.Context) ([]WorkflowInfo, error) {
 	l, ok := g.store.(Lister)
 	if !ok {

@@ -167,7 +167,7 @@ func (g *Gate) sweep() {
 	t := time.NewTicker(sweepEvery)
 	defer t.Stop()
 	for range t.C {
-		known := g.liveSessions()
+		known := g.core.liveSessions()
 		if known == nil {
 			return
 		}
@@ -183,7 +183,7 @@ func (g *Gate) sweep() {
 			}
 		}
 		for ss, s := range known {
-			g.forget(ss, s) // its server no longer has it: it ended
+			g.core.forget(ss, s) // its server no longer has it: it ended
 		}
 	}
 }
@@ -215,8 +215,7 @@ func (g *gateCore) isClosed(s *session) bool {
 	return s.closed
 }
 
-// Sessions returns the number of sessions whose workflow state the gate
-// holds a key for (sessions that saved a transition and have not ended).
+// Sessions is [Gate.Sessions].
 func (g *gateCore) Sessions() int {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -259,7 +258,7 @@ type sessionTarget struct {
 // is stored under key: the one that saved it, or those that
 // Options.SessionKey names so.
 func (g *Gate) sessionsOfKey(key string) []sessionTarget {
-	known := g.sessionOfKey(key)
+	known := g.core.sessionOfKey(key)
 	g.amu.Lock()
 	servers := make(map[*mcp.Server]*attachment, len(g.attached))
 	for srv, a := range g.attached {
@@ -269,7 +268,7 @@ func (g *Gate) sessionsOfKey(key string) []sessionTarget {
 	var out []sessionTarget
 	for srv, a := range servers {
 		for s := range srv.Sessions() {
-			if s == known || (g.named != nil && g.named(s) != "" && g.nameKey(g.named(s)) == key) {
+			if s == known || (g.core.named != nil && g.core.named(s) != "" && g.core.nameKey(g.core.named(s)) == key) {
 				out = append(out, sessionTarget{s, a})
 			}
 		}
@@ -292,7 +291,7 @@ func sessionful(ss *mcp.ServerSession) bool {
 
 // State returns the current workflow state of a session.
 func (g *Gate) State(ctx context.Context, ss *mcp.ServerSession) (statechart.State, error) {
-	v, err := g.load(ctx, target{ss: connOf(ss)})
+	v, err := g.core.load(ctx, target{ss: connOf(ss)})
 	if err != nil {
 		return nil, err
 	}
@@ -302,5 +301,5 @@ func (g *Gate) State(ctx context.Context, ss *mcp.ServerSession) (statechart.Sta
 // SessionWorkflow returns the workflow of a session (for sessions keyed by
 // their session, not by handles).
 func (g *Gate) SessionWorkflow(ctx context.Context, ss *mcp.ServerSession) (*Workflow, error) {
-	return g.workflow(ctx, target{ss: connOf(ss)})
+	return g.core.workflow(ctx, target{ss: connOf(ss)})
 }

@@ -108,8 +108,8 @@ func (s *startLimiter) allow(req *mcp.CallToolRequest, now time.Time) (bool, tim
 
 // refuseStart answers a call of the start tool over the client's limit.
 func (g *Gate) refuseStart(wait time.Duration) *mcp.CallToolResult {
-	ref := &Refusal{Code: CodeRateLimited, Tool: g.start, Available: []string{}, Path: []Step{}}
+	ref := &Refusal{Code: CodeRateLimited, Tool: g.core.start, Available: []string{}, Path: []Step{}}
 	text := fmt.Sprintf("Tool %q was not run: this client has started as many workflows as it may for now. Try again in %s, or go on with a workflow it has started.",
-		g.start, wait.Round(time.Second).String())
+		g.core.start, wait.Round(time.Second).String())
 	return mcpResult(refused(ref, text)).(*mcp.CallToolResult)
 }

@@ -31,7 +31,7 @@ func TestWorkflowVersion(t *testing.T) {
 	// v2 adds a state: b is still there.
 	const v2 = `{"id": "m", "initial": "a", "states": {"a": {"on": {"GO": "b"}}, "b": {"on": {"GO": "c", "SKIP": "d"}}, "c": {}, "d": {}}}`
 	g2 := compileGate(t, v2, &Options{Store: store, WorkflowVersion: "v2", KeyPrefix: "k:"})
-	w, err := g2.WorkflowOf(ctx, ref)
+	w, err := g2.core.WorkflowOf(ctx, ref)
 	require.NoError(t, err)
 	assert.Equal(t, "b", w.State.Value())
 	_, err = g2.Send(ctx, ref, statechart.Event{Type: "SKIP"}, "test")
@@ -43,14 +43,14 @@ func TestWorkflowVersion(t *testing.T) {
 	// v3 has no d.
 	const v3 = `{"id": "m", "initial": "a", "states": {"a": {"on": {"GO": "b"}}, "b": {}}}`
 	g3 := compileGate(t, v3, &Options{Store: store, WorkflowVersion: "v3", KeyPrefix: "k:"})
-	_, err = g3.WorkflowOf(ctx, ref)
+	_, err = g3.core.WorkflowOf(ctx, ref)
 	var ve *VersionError
 	require.True(t, errors.As(err, &ve), "%v", err)
 	assert.Equal(t, []string{"m.d"}, ve.Missing)
 	assert.Equal(t, `mcpbind: workflow name:s was saved by workflow version v2, and its active states "m.d" are not states of this version (v3); a person runs chartgate reset name:s to start it again from the initial state, or serves version v2 again to finish it`, err.Error())
 	_, err = g3.Send(ctx, ref, statechart.Event{Type: "GO"}, "test")
 	require.ErrorAs(t, err, &ve)
-	ws, err := g3.Workflows(ctx)
+	ws, err := g3.core.Workflows(ctx)
 	require.NoError(t, err)
 	require.Len(t, ws, 1)
 	assert.Equal(t, "v2", ws[0].Version)
@@ -58,7 +58,7 @@ func TestWorkflowVersion(t *testing.T) {
 
 	// A gate without a version does not check (and restoring fails on its own).
 	g4 := compileGate(t, v3, &Options{Store: store, KeyPrefix: "k:"})
-	_, err = g4.WorkflowOf(ctx, ref)
+	_, err = g4.core.WorkflowOf(ctx, ref)
 	require.Error(t, err)
 	assert.False(t, errors.As(err, &ve))
 	assert.Contains(t, err.Error(), "restoring the workflow state")

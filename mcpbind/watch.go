@@ -97,20 +97,20 @@ func (w *gateWatch) poke() {
 // startWatch starts following the store's changes, if it reports them and
 // the gate does not follow them yet.
 func (g *Gate) startWatch() {
-	st, ok := g.store.(Watcher)
-	if !ok || g.watch.Load() != nil {
+	st, ok := g.core.store.(Watcher)
+	if !ok || g.core.watch.Load() != nil {
 		return
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	w := &gateWatch{cancel: cancel, done: make(chan struct{}), wake: make(chan struct{}, 1),
 		pending: map[string]uint64{}, writing: map[string]int{}, own: map[string]ownWrite{}, last: map[string]*view{}}
-	if !g.watch.CompareAndSwap(nil, w) {
+	if !g.core.watch.CompareAndSwap(nil, w) {
 		cancel()
 		return
 	}
-	ch, err := st.Watch(ctx, g.prefix)
+	ch, err := st.Watch(ctx, g.core.prefix)
 	if err != nil {
-		g.log.Warn("mcpbind: watching the store: sessions learn of changes made elsewhere at their next request only", "error", err)
+		g.core.log.Warn("mcpbind: watching the store: sessions learn of changes made elsewhere at their next request only", "error", err)
 		cancel()
 		close(w.done)
 		return
@@ -192,7 +192,7 @@ func (g *Gate) changed(ctx context.Context, w *gateWatch, key string, version ui
 	mine := func(v uint64) bool { return own.view != nil && v != 0 && own.view.version == v }
 	// settled: nobody else to tell of the gate's own write (a session's
 	// workflow is its own when SessionKey does not name it).
-	settled := func() bool { return own.settled || (own.ss != nil && g.named == nil) }
+	settled := func() bool { return own.settled || (own.ss != nil && g.core.named == nil) }
 	var after *view
 	switch {
 	case mine(version):
@@ -210,12 +210,12 @@ func (g *Gate) changed(ctx context.Context, w *gateWatch, key string, version ui
 		return
 	}
 	if after == nil {
-		lctx, cancel := context.WithTimeout(ctx, g.timeout)
-		v, err := g.fetchView(lctx, key)
+		lctx, cancel := context.WithTimeout(ctx, g.core.timeout)
+		v, err := g.core.fetchView(lctx, key)
 		cancel()
 		if err != nil {
 			if lctx.Err() == nil && ctx.Err() == nil {
-				g.log.Debug("mcpbind: loading a workflow that changed elsewhere", "key", fingerprint(key), "error", err)
+				g.core.log.Debug("mcpbind: loading a workflow that changed elsewhere", "key", fingerprint(key), "error", err)
 			}
 			return
 		}
@@ -230,17 +230,17 @@ func (g *Gate) changed(ctx context.Context, w *gateWatch, key string, version ui
 		}
 	}
 	if before == nil {
-		if d, ok := g.decoded.Load(key); ok {
+		if d, ok := g.core.decoded.Load(key); ok {
 			before = d.(*view)
 		} else {
-			before = g.initial
+			before = g.core.initial
 		}
 	}
 	w.remember(key, after)
 	if before.version == after.version && before.version != 0 {
 		return
 	}
-	r := g.rules.Load()
+	r := g.core.rules.Load()
 	toolsChanged := !g.signature(ctx, r, before).Equal(g.signature(ctx, r, after))
 	guidance := g.guidance(before, after)
 	if !toolsChanged && guidance == nil {
@@ -250,11 +250,11 @@ func (g *Gate) changed(ctx context.Context, w *gateWatch, key string, version ui
 		if st.ss == own.ss {
 			continue
 		}
-		sctx, cancel := context.WithTimeout(ctx, g.timeout)
+		sctx, cancel := context.WithTimeout(ctx, g.core.timeout)
 		if toolsChanged && st.a.send != nil && g.listsVary(st.ss) {
 			n := &mcp.ServerRequest[*mcp.ToolListChangedParams]{Session: st.ss, Params: &mcp.ToolListChangedParams{}}
 			if _, err := st.a.send(sctx, "notifications/tools/list_changed", n); err != nil && ctx.Err() == nil {
-				g.log.Warn("mcpbind: sending notifications/tools/list_changed", "error", err)
+				g.core.log.Warn("mcpbind: sending notifications/tools/list_changed", "error", err)
 			}
 		}
 		// The new state's guidance, as a log message: the one
@@ -263,7 +263,7 @@ func (g *Gate) changed(ctx context.Context, w *gateWatch, key string, version ui
 		// deprecates logging (SEP-2577), so its sessions get none.
 		if guidance != nil && sessionful(st.ss) {
 			if err := sendGuidance(sctx, st.ss, guidance); err != nil && ctx.Err() == nil {
-				g.log.Warn("mcpbind: sending the new state's guidance", "error", err)
+				g.core.log.Warn("mcpbind: sending the new state's guidance", "error", err)
 			}
 		}
 		cancel()

@@ -133,8 +133,8 @@ func (g *Gate) AddWorkflowTools(s *mcp.Server, opts *WorkflowToolsOptions) error
 		if strings.Contains(ev, "*") {
 			return fmt.Errorf("mcpbind: AddWorkflowTools: %q: events must not be wildcards", ev)
 		}
-		if msg := g.events.Check(ev); msg != "" {
-			return fmt.Errorf("mcpbind: AddWorkflowTools: machine %q: %s", g.engine.ID(), msg)
+		if msg := g.core.events.Check(ev); msg != "" {
+			return fmt.Errorf("mcpbind: AddWorkflowTools: machine %q: %s", g.core.engine.ID(), msg)
 		}
 	}
 	// The handlers are never run: the gate's middleware answers these calls,
@@ -165,7 +165,7 @@ func (g *Gate) AddWorkflowTools(s *mcp.Server, opts *WorkflowToolsOptions) error
 	}
 	for _, name := range []string{w.statusName, w.transitionName} {
 		if name != "" {
-			g.ownTools.add(name)
+			g.core.ownTools.add(name)
 		}
 	}
 	for {
@@ -269,7 +269,7 @@ func (g *gateCore) acceptedEvents(ctx context.Context, v *view, candidates []str
 
 // status answers workflow_status.
 func (g *Gate) status(ctx context.Context, c *gatedCall, v *view) (mcp.Result, error) {
-	tools, err := g.toolNames(ctx, c)
+	tools, err := g.core.toolNames(ctx, c)
 	if err != nil {
 		return nil, err
 	}
@@ -277,14 +277,14 @@ func (g *Gate) status(ctx context.Context, c *gatedCall, v *view) (mcp.Result, e
 		Workflow:     c.target.handle,
 		State:        v.state.Value(),
 		Status:       v.state.Status(),
-		Tools:        g.available(ctx, c.rules, v, tools),
-		Events:       g.acceptedEvents(ctx, v, g.transitionEvents(c.rules, c.wf), c.wf.transitionName),
-		Limits:       g.limits(v),
-		Instructions: g.instructions(v),
-		Pending:      g.pending(v),
+		Tools:        g.core.available(ctx, c.rules, v, tools),
+		Events:       g.core.acceptedEvents(ctx, v, g.core.transitionEvents(c.rules, c.wf), c.wf.transitionName),
+		Limits:       g.core.limits(v),
+		Instructions: g.core.instructions(v),
+		Pending:      g.core.pending(v),
 	}
 	if d := mcpOf(c); d != nil && d.tools != nil && d.tools.renderStatus != nil {
-		return d.tools.renderStatus(ctx, st, g.workflowOf(v)), nil
+		return d.tools.renderStatus(ctx, st, g.core.workflowOf(v)), nil
 	}
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: statusText(&st, c.wf.transitionName)}}, StructuredContent: st}, nil
 }
@@ -369,7 +369,7 @@ func (g *Gate) transitionAnswer(ctx context.Context, c *gatedCall, out committed
 		if after == nil {
 			after = out.from
 		}
-		return d.tools.renderTransition(ctx, res.StructuredContent.(TransitionResult), g.workflowOf(after))
+		return d.tools.renderTransition(ctx, res.StructuredContent.(TransitionResult), g.core.workflowOf(after))
 	}
 	return res
 }
@@ -377,7 +377,7 @@ func (g *Gate) transitionAnswer(ctx context.Context, c *gatedCall, out committed
 // transitionResult is workflow_transition's own answer.
 func (g *Gate) transitionResult(c *gatedCall, out committed, toolsChanged bool) *mcp.CallToolResult {
 	if out.err != nil {
-		g.log.Error("mcpbind: workflow_transition not recorded", "event", c.event.Type, "key", fingerprint(out.from.key), "error", out.err)
+		g.core.log.Error("mcpbind: workflow_transition not recorded", "event", c.event.Type, "key", fingerprint(out.from.key), "error", out.err)
 		return toolError(fmt.Sprintf("Event %q could not be recorded; the workflow is still in state %s. Try again later.", c.event.Type, stateText(out.from.state.Value())))
 	}
 	res := TransitionResult{Event: c.event.Type, From: out.from.state.Value(), To: out.from.state.Value()}
@@ -400,8 +400,8 @@ func (g *Gate) transitionResult(c *gatedCall, out committed, toolsChanged bool) 
 		text += fmt.Sprintf(" Approval %s was %s by %s (%s).", a.ID, verb, a.By, a.Channel)
 	}
 	if out.after != nil {
-		if a := g.pending(out.after); a != nil {
-			text += " The transition is pending " + g.pendingText(a) + ". " + pendingHelp
+		if a := g.core.pending(out.after); a != nil {
+			text += " The transition is pending " + g.core.pendingText(a) + ". " + pendingHelp
 		}
 	}
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}, StructuredContent: res}

@@ -1,0 +1,80 @@
+// This file holds the methods of Gate that its core answers: reading
+// workflows and approvals, the machine, jobs.
+
+package mcpbind
+
+import (
+	"context"
+
+	"github.com/chartgate/chartgate/statechart"
+)
+
+// Engine returns the engine the gate runs.
+func (g *Gate) Engine() statechart.Engine { return g.core.Engine() }
+
+// States returns the parsed meta.mcp of the state nodes that have one, in
+// document order.
+func (g *Gate) States() []StateMCP { return g.core.States() }
+
+// Approval returns the approval the workflow ref names waits for. Unlike
+// [Gate.Pending], a workflow without a record (a name no session used) is
+// [ErrUnknownWorkflow]; one that waits for none is [ErrNoPendingApproval].
+func (g *Gate) Approval(ctx context.Context, ref Ref) (*PendingApproval, error) {
+	return g.core.Approval(ctx, ref)
+}
+
+// FindApproval returns the workflow that waits for the approval id, and
+// the approval. It searches the store (which must implement [Lister]);
+// an id that no workflow waits for is [ErrUnknownApproval], or
+// [ErrApprovalUsed] if a workflow's run history records its answer.
+func (g *Gate) FindApproval(ctx context.Context, id string) (Ref, *PendingApproval, error) {
+	return g.core.FindApproval(ctx, id)
+}
+
+// Pending returns the approval a workflow waits for, or nil.
+func (g *Gate) Pending(ctx context.Context, ref Ref) (*PendingApproval, error) {
+	return g.core.Pending(ctx, ref)
+}
+
+// Close stops the gate's jobs: their contexts are cancelled, their
+// results dropped, and Close returns once every job's function and the
+// gate's own goroutines for them have returned (a [statechart.Promise]
+// must return when its ctx is cancelled). Their leases stay in the store
+// and expire after Options.LeaseTTL; another instance then resumes the
+// jobs ([Gate.ResumeJobs]). After Close the gate claims no job; it
+// otherwise goes on serving calls. Close also stops following the store's
+// changes (see [Watcher]). Close is safe to call more than once.
+func (g *Gate) Close() error { return g.core.Close() }
+
+// ResumeJobs starts, in this gate, the jobs of the workflows in the store
+// that no instance runs: the promise children of their active states
+// whose lease expired (the instance that ran them died, or was closed) or
+// that were never claimed. A job is run again from the start with its
+// persisted input, as XState restarts a promise child of a restored
+// snapshot. It returns the number of jobs started. The store must
+// implement [Lister]; without actors in the machine there is nothing to
+// do. See [Options.ResumeJobsEvery] to call it periodically.
+func (g *Gate) ResumeJobs(ctx context.Context) (int, error) { return g.core.ResumeJobs(ctx) }
+
+// Workflow returns the workflow a handle names (the id the start tool
+// returned). For an id that names none (never started, or expired from the
+// store) the error matches [ErrUnknownWorkflow].
+func (g *Gate) Workflow(ctx context.Context, id string) (*Workflow, error) {
+	return g.core.Workflow(ctx, id)
+}
+
+// WorkflowOf returns the workflow a Ref names. A named workflow that has
+// no record is in its initial state; a handle that names none is
+// [ErrUnknownWorkflow].
+func (g *Gate) WorkflowOf(ctx context.Context, ref Ref) (*Workflow, error) {
+	return g.core.WorkflowOf(ctx, ref)
+}
+
+// Workflows lists the workflows of this gate's machine that the store
+// holds (those under Options.KeyPrefix), sorted by key. The store must
+// implement [Lister].
+func (g *Gate) Workflows(ctx context.Context) ([]WorkflowInfo, error) { return g.core.Workflows(ctx) }
+
+// Sessions returns the number of sessions whose workflow state the gate
+// holds a key for (sessions that saved a transition and have not ended).
+func (g *Gate) Sessions() int { return g.core.Sessions() }
