@@ -176,36 +176,26 @@ func (g *gateCore) answered(history []Transition, id string) error {
 	return nil
 }
 
-// Approve answers the approval a workflow waits for, from a command a
-// person ran (chartgate approve): the grant's token must verify with
-// Options.ApproverKey ([ApprovalToken]) and be made within minutes of the
-// gate's clock, and the workflow must wait for the approval gr.ID. ref
-// may be empty: the approval is then found by its id ([Gate.FindApproval]).
-// The transition is recorded with an [ApprovalGrant] (channel "command").
-//
-// An approval is answered once: a second grant of the same id fails with
-// [ErrApprovalUsed]. An expired one is rejected instead of approved
-// (recorded with channel "expiry") and the error matches
-// [ErrApprovalExpired].
-func (g *Gate) Approve(ctx context.Context, ref Ref, gr Grant) (*Transition, error) {
-	if len(g.core.approverKey) == 0 {
+// Approve is [Gate.Approve].
+func (g *gateCore) Approve(ctx context.Context, ref Ref, gr Grant) (*Transition, error) {
+	if len(g.approverKey) == 0 {
 		return nil, fmt.Errorf("mcpbind: approval %s: this gate has no approver key, so no grant can be verified: %w", gr.ID, ErrApprovalToken)
 	}
-	want := ApprovalToken(g.core.approverKey, gr.ID, gr.Approve, gr.By, gr.Time)
+	want := ApprovalToken(g.approverKey, gr.ID, gr.Approve, gr.By, gr.Time)
 	if !hmac.Equal([]byte(want), []byte(gr.Token)) {
 		return nil, fmt.Errorf("mcpbind: approval %s: the token does not verify with the approver key: %w", gr.ID, ErrApprovalToken)
 	}
-	if d := g.core.now().Sub(gr.Time); d > grantSkew || d < -grantSkew {
+	if d := g.now().Sub(gr.Time); d > grantSkew || d < -grantSkew {
 		return nil, fmt.Errorf("mcpbind: approval %s: the grant was made at %s, more than %s from now: %w", gr.ID,
 			gr.Time.UTC().Format(time.RFC3339), grantSkew, ErrApprovalToken)
 	}
 	if ref == (Ref{}) {
 		var err error
-		if ref, _, err = g.core.FindApproval(ctx, gr.ID); err != nil {
+		if ref, _, err = g.FindApproval(ctx, gr.ID); err != nil {
 			return nil, err
 		}
 	}
-	t, v, err := g.core.existing(ctx, ref)
+	t, v, err := g.existing(ctx, ref)
 	if err != nil {
 		return nil, err
 	}
@@ -221,10 +211,10 @@ func (g *Gate) Approve(ctx context.Context, ref Ref, gr Grant) (*Transition, err
 }
 
 // grant applies an answer to the approval of a workflow (v as loaded).
-func (g *Gate) grant(ctx context.Context, t target, v *view, a ApprovalGrant) (*Transition, error) {
-	p := g.core.pendingOf(v)
+func (g *gateCore) grant(ctx context.Context, t target, v *view, a ApprovalGrant) (*Transition, error) {
+	p := g.pendingOf(v)
 	if p == nil || p.ID != a.ID {
-		if err := g.core.answered(core.DecodeHistory(v.rec.History, v.key), a.ID); err != nil {
+		if err := g.answered(core.DecodeHistory(v.rec.History, v.key), a.ID); err != nil {
 			return nil, err
 		}
 		if p == nil {
@@ -232,7 +222,7 @@ func (g *Gate) grant(ctx context.Context, t target, v *view, a ApprovalGrant) (*
 		}
 		return nil, fmt.Errorf("mcpbind: the workflow waits for approval %s, not %s: %w", p.ID, a.ID, ErrUnknownApproval)
 	}
-	if a.Approved && p.Expired(g.core.now()) {
+	if a.Approved && p.Expired(g.now()) {
 		exp := ApprovalGrant{ID: a.ID, By: "chartgate", Channel: ChannelExpiry, Authenticated: true}
 		if _, err := g.sendGrant(ctx, t, v, p, exp); err != nil {
 			return nil, err
@@ -246,15 +236,15 @@ func (g *Gate) grant(ctx context.Context, t target, v *view, a ApprovalGrant) (*
 // sendGrant sends the event of an answer, as Send does: the workflow's
 // lease, then the event, checked again against the pending approval in
 // the compare-and-swap that saves it (commit's checkGrant).
-func (g *Gate) sendGrant(ctx context.Context, t target, v *view, p *PendingApproval, a ApprovalGrant) (*Transition, error) {
+func (g *gateCore) sendGrant(ctx context.Context, t target, v *view, p *PendingApproval, a ApprovalGrant) (*Transition, error) {
 	ev := EventReject
 	if a.Approved {
 		ev = EventApprove
 	}
-	c := &gatedCall{kind: callSend, rules: g.core.rules.Load(), info: unboundInfo, target: t, by: a.By, grant: &a,
+	c := &gatedCall{kind: callSend, rules: g.rules.Load(), info: unboundInfo, target: t, by: a.By, grant: &a,
 		event: statechart.Event{Type: ev, Data: map[string]any{"by": a.By, "approval": p.Event, "id": a.ID, "channel": a.Channel,
 			"authenticated": a.Authenticated}}}
-	s := &steps{g: g.core, c: c, v: v}
+	s := &steps{g: g, c: c, v: v}
 	gate.Do(ctx, s)
 	if s.err != nil {
 		return nil, fmt.Errorf("mcpbind: approval %s: %w", a.ID, s.err)

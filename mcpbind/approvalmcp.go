@@ -71,7 +71,7 @@ func (g *Gate) askApproval(ctx context.Context, c *gatedCall, out committed) (co
 		return out, nil // declined or dismissed: still pending
 	}
 	by, authd := requestAuthor(c)
-	tr, err := g.grant(ctx, c.target, out.after, ApprovalGrant{ID: p.ID, Approved: approve, By: by, Channel: ChannelElicitation, Authenticated: authd})
+	tr, err := g.core.grant(ctx, c.target, out.after, ApprovalGrant{ID: p.ID, Approved: approve, By: by, Channel: ChannelElicitation, Authenticated: authd})
 	if err != nil {
 		g.core.log.Warn("mcpbind: applying the user's answer to an approval", "key", fingerprint(out.after.key), "approval", p.ID, "error", err)
 		return out, nil
@@ -157,7 +157,7 @@ func (g *Gate) inputAnswered(ctx context.Context, c *gatedCall) (mcp.Result, err
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "The user did not answer; the transition is still pending " + g.core.pendingText(p) + ". " + pendingHelp}}}, nil
 	}
 	by, authd := requestAuthor(c)
-	tr, err := g.grant(ctx, c.target, v, ApprovalGrant{ID: id, Approved: approve, By: by, Channel: ChannelInputRequired, Authenticated: authd})
+	tr, err := g.core.grant(ctx, c.target, v, ApprovalGrant{ID: id, Approved: approve, By: by, Channel: ChannelInputRequired, Authenticated: authd})
 	if err != nil {
 		return toolError(fmt.Sprintf("This answer was not applied: %s.", strings.TrimPrefix(err.Error(), "mcpbind: "))), nil
 	}

@@ -20,17 +20,27 @@ func (g *gateCore) callEntry(c *gatedCall, v *view, outcome string) []byte {
 // auditVerdict records a refused call (not the server's own answer to a
 // name it does not have).
 func (g *Gate) auditVerdict(ctx context.Context, c *gatedCall, v *view, vd *verdict) {
-	if !g.core.audit || v == nil {
+	if vd.answer != nil { // the door's own answer: a refusal only if it carries one
+		ref, _ := RefusalOf(asResult(mcpResult(vd)))
+		vd = &verdict{ref: ref, err: vd.err}
+	}
+	g.core.auditRefusal(ctx, c, v, vd)
+}
+
+// auditRefusal records a refused call: its refusal's code, or REFUSED for
+// a workflow_transition refused with a text only.
+func (g *gateCore) auditRefusal(ctx context.Context, c *gatedCall, v *view, vd *verdict) {
+	if !g.audit || v == nil {
 		return
 	}
 	code := ""
-	if ref, ok := RefusalOf(asResult(mcpResult(vd))); ok {
-		code = ref.Code
+	if vd.ref != nil {
+		code = vd.ref.Code
 	} else if c.kind == callTransition && vd.err == nil {
 		code = "REFUSED"
 	}
 	if code != "" {
-		g.core.auditCall(ctx, c, v, code)
+		g.auditCall(ctx, c, v, code)
 	}
 }
 

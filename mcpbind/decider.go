@@ -6,6 +6,7 @@ package mcpbind
 import (
 	"context"
 
+	"github.com/chartgate/chartgate/gate"
 	"github.com/chartgate/chartgate/statechart"
 )
 
@@ -78,3 +79,61 @@ func (g *Gate) Workflows(ctx context.Context) ([]WorkflowInfo, error) { return g
 // Sessions returns the number of sessions whose workflow state the gate
 // holds a key for (sessions that saved a transition and have not ended).
 func (g *Gate) Sessions() int { return g.core.Sessions() }
+
+// Decide implements [gate.Decider]: it decides whether a tool may run now
+// in the workflow r.Ref names, as a tools/call of it would be decided:
+// visible in the current state, within the budgets, its arguments
+// acceptable. A tool the workflow does not gate is allowed (unless
+// Options.DefaultDeny).
+func (g *Gate) Decide(ctx context.Context, r gate.Request) (gate.Decision, error) {
+	return g.core.Decide(ctx, r)
+}
+
+// Commit implements [gate.Decider]: it records a call of a tool that ran
+// outside an MCP request (a host's own tool, reported after it ran): it is
+// counted against the budgets of the active states, and unless it failed
+// the tool's event is sent, with the arguments and o.Output, and saved, as
+// after a tools/call. It returns the transition, or nil if the workflow
+// did not move. The tool ran whatever the workflow says now: Commit does
+// not refuse it (Decide did, or did not, before).
+func (g *Gate) Commit(ctx context.Context, r gate.Request, o gate.Outcome) (*Transition, error) {
+	return g.core.Commit(ctx, r, o)
+}
+
+// Send sends an event to a workflow from outside an MCP request, as
+// workflow_transition would, but any event, the reserved ones (chartgate.*)
+// included: it waits for a call of the workflow that holds it, and the
+// transition is saved, kept in the run history with By as who sent it,
+// logged and passed to Options.OnTransition. It returns the transition,
+// or nil if the event changed nothing.
+func (g *Gate) Send(ctx context.Context, ref Ref, ev statechart.Event, by string) (*Transition, error) {
+	return g.core.Send(ctx, ref, ev, by)
+}
+
+// Approve answers the approval a workflow waits for, from a command a
+// person ran (chartgate approve): the grant's token must verify with
+// Options.ApproverKey ([ApprovalToken]) and be made within minutes of the
+// gate's clock, and the workflow must wait for the approval gr.ID. ref
+// may be empty: the approval is then found by its id ([Gate.FindApproval]).
+// The transition is recorded with an [ApprovalGrant] (channel "command").
+//
+// An approval is answered once: a second grant of the same id fails with
+// [ErrApprovalUsed]. An expired one is rejected instead of approved
+// (recorded with channel "expiry") and the error matches
+// [ErrApprovalExpired].
+func (g *Gate) Approve(ctx context.Context, ref Ref, gr Grant) (*Transition, error) {
+	return g.core.Approve(ctx, ref, gr)
+}
+
+// Reserve decides a request as a tools/call of its tool would be decided
+// (visible in the current state, within the budgets, its arguments and
+// event acceptable) and, if the tool may run, reserves its place as the
+// call would before its handler runs: it is counted against the budgets of
+// the active states and, if it may send an event, holds the workflow's
+// lease. It returns the decision and, when allowed, the Reservation to
+// commit once the tool ran. A tool the workflow does not gate is allowed
+// and holds nothing. A refusal is kept in the run history under
+// Options.AuditCalls, as a tools/call's is.
+func (g *Gate) Reserve(ctx context.Context, r gate.Request) (gate.Decision, *Reservation, error) {
+	return g.core.Reserve(ctx, r)
+}

@@ -35,8 +35,8 @@ var _ gate.Decider = (*Gate)(nil)
 
 // externalCall is a call of a tool outside MCP: no server below the gate,
 // no MCP request, the caller's list of tool names.
-func (g *Gate) externalCall(r gate.Request) (*gatedCall, error) {
-	t, err := g.core.refTarget(r.Ref)
+func (g *gateCore) externalCall(r gate.Request) (*gatedCall, error) {
+	t, err := g.refTarget(r.Ref)
 	if err != nil {
 		return nil, err
 	}
@@ -44,9 +44,9 @@ func (g *Gate) externalCall(r gate.Request) (*gatedCall, error) {
 	if tools == nil {
 		tools = []string{}
 	}
-	rules := g.core.rules.Load()
+	rules := g.rules.Load()
 	c := &gatedCall{
-		name: r.Tool, kind: callTool, rules: rules, info: g.core.info(rules, r.Tool, false), target: t, tools: tools,
+		name: r.Tool, kind: callTool, rules: rules, info: g.info(rules, r.Tool, false), target: t, tools: tools,
 		args: arguments{raw: r.Args},
 	}
 	if r.TransitionTool != "" {
@@ -55,17 +55,13 @@ func (g *Gate) externalCall(r gate.Request) (*gatedCall, error) {
 	return c, nil
 }
 
-// Decide implements [gate.Decider]: it decides whether a tool may run now
-// in the workflow r.Ref names, as a tools/call of it would be decided:
-// visible in the current state, within the budgets, its arguments
-// acceptable. A tool the workflow does not gate is allowed (unless
-// Options.DefaultDeny).
-func (g *Gate) Decide(ctx context.Context, r gate.Request) (gate.Decision, error) {
+// Decide is [Gate.Decide].
+func (g *gateCore) Decide(ctx context.Context, r gate.Request) (gate.Decision, error) {
 	c, err := g.externalCall(r)
 	if err != nil {
 		return gate.Decision{}, err
 	}
-	s := &steps{g: g.core, c: c}
+	s := &steps{g: g, c: c}
 	s.v, _ = g.snapshotOf(r.Workflow, c.target)
 	if gate.Decide(ctx, s) || s.unbound {
 		return gate.Decision{Allowed: true}, nil
@@ -78,25 +74,19 @@ func (g *Gate) Decide(ctx context.Context, r gate.Request) (gate.Decision, error
 
 // snapshotOf returns the view a Workflow this gate read keeps, if it is
 // one of t's.
-func (g *Gate) snapshotOf(wf *Workflow, t target) (*view, bool) {
+func (g *gateCore) snapshotOf(wf *Workflow, t target) (*view, bool) {
 	if wf == nil {
 		return nil, false
 	}
 	v, ok := wf.Snapshot.(*view)
-	if !ok || v.gate != g.core || v.key != t.key {
+	if !ok || v.gate != g || v.key != t.key {
 		return nil, false
 	}
 	return v, true
 }
 
-// Commit implements [gate.Decider]: it records a call of a tool that ran
-// outside an MCP request (a host's own tool, reported after it ran): it is
-// counted against the budgets of the active states, and unless it failed
-// the tool's event is sent, with the arguments and o.Output, and saved, as
-// after a tools/call. It returns the transition, or nil if the workflow
-// did not move. The tool ran whatever the workflow says now: Commit does
-// not refuse it (Decide did, or did not, before).
-func (g *Gate) Commit(ctx context.Context, r gate.Request, o gate.Outcome) (*Transition, error) {
+// Commit is [Gate.Commit].
+func (g *gateCore) Commit(ctx context.Context, r gate.Request, o gate.Outcome) (*Transition, error) {
 	c, err := g.externalCall(r)
 	if err != nil {
 		return nil, err
@@ -107,9 +97,9 @@ func (g *Gate) Commit(ctx context.Context, r gate.Request, o gate.Outcome) (*Tra
 // record commits a call c of a tool that already ran with outcome o: it
 // goes through the steps as a tools/call does, but for authorize (it ran)
 // and run.
-func (g *Gate) record(ctx context.Context, c *gatedCall, o toolOutcome) (*Transition, error) {
+func (g *gateCore) record(ctx context.Context, c *gatedCall, o toolOutcome) (*Transition, error) {
 	c.ran = true
-	s := &steps{g: g.core, c: c, did: o}
+	s := &steps{g: g, c: c, did: o}
 	gate.Do(ctx, s)
 	switch {
 	case s.unbound:
@@ -127,19 +117,19 @@ func (g *Gate) record(ctx context.Context, c *gatedCall, o toolOutcome) (*Transi
 // Check decides whether a tool may run now in the workflow ref names: it
 // is [Gate.Decide] with the host's tools.
 func (g *Gate) Check(ctx context.Context, ref Ref, tool string, args json.RawMessage, host Host) (Decision, error) {
-	return g.Decide(ctx, gate.Request{Ref: ref, Tool: tool, Args: args, Tools: host.Tools, TransitionTool: host.TransitionTool})
+	return g.core.Decide(ctx, gate.Request{Ref: ref, Tool: tool, Args: args, Tools: host.Tools, TransitionTool: host.TransitionTool})
 }
 
 // Record records a call of a tool that ran outside an MCP request, as
 // [Gate.Commit] does, with res (nil for a success without a result) as
 // the tool's result: its structured content is the event's output.
 func (g *Gate) Record(ctx context.Context, ref Ref, tool string, args json.RawMessage, res *mcp.CallToolResult, host Host) (*Transition, error) {
-	c, err := g.externalCall(gate.Request{Ref: ref, Tool: tool, Args: args, Tools: host.Tools, TransitionTool: host.TransitionTool})
+	c, err := g.core.externalCall(gate.Request{Ref: ref, Tool: tool, Args: args, Tools: host.Tools, TransitionTool: host.TransitionTool})
 	if err != nil {
 		return nil, err
 	}
 	if res == nil {
-		return g.record(ctx, c, toolOutcome{ok: true})
+		return g.core.record(ctx, c, toolOutcome{ok: true})
 	}
-	return g.record(ctx, c, mcpOutcome(res, nil))
+	return g.core.record(ctx, c, mcpOutcome(res, nil))
 }

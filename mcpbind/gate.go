@@ -349,8 +349,6 @@ type gateCore struct {
 	// sweeper, run on a goroutine of its own when the first session is
 	// registered, forgets the sessions that ended (Gate.sweep).
 	sweeper func()
-	// deliver sends a job's result to its workflow (Gate.deliverJob).
-	deliver func(*job, jobOutcome)
 	// invalidated reports the invalidation patterns of a tool that moved
 	// its workflow outside any front door (Gate.invalidate); moved tells
 	// the sessions whose workflow a job's result moved (Gate.jobMoved).
@@ -449,7 +447,6 @@ func New(engine statechart.Engine, opts *Options) (*Gate, error) {
 		ResumeJobsEvery:        o.ResumeJobsEvery,
 		Named:                  g.sessionKey(o.SessionKey),
 		Sweeper:                g.sweep,
-		Deliver:                g.deliverJob,
 		Invalidated:            g.invalidate,
 		Moved:                  g.jobMoved,
 	})
@@ -498,8 +495,6 @@ type coreOptions struct {
 	// Sweeper runs on a goroutine of its own when the first session is
 	// registered, and forgets the sessions that ended.
 	Sweeper func()
-	// Deliver sends a job's result to its workflow.
-	Deliver func(*job, jobOutcome)
 	// Invalidated reports the invalidation patterns of a tool that moved
 	// its workflow outside any front door; Moved tells the sessions whose
 	// workflow a job's result moved.
@@ -531,7 +526,6 @@ func newCore(engine statechart.Engine, o *coreOptions) (*gateCore, error) {
 		start:       o.StartTool,
 		named:       o.Named,
 		sweeper:     o.Sweeper,
-		deliver:     o.Deliver,
 		invalidated: o.Invalidated,
 		moved:       o.Moved,
 		sessions:    map[conn]*session{},

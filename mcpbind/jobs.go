@@ -211,7 +211,7 @@ func (g *gateCore) runJob(j *job) {
 		select {
 		case o := <-done:
 			if j.ctx.Err() == nil {
-				g.deliver(j, o)
+				g.deliverJob(j, o)
 			}
 			return
 		case <-tick.C:
@@ -301,7 +301,7 @@ func (g *gateCore) tendJob(j *job, renew bool) {
 // list_changed if their tools changed. A result for a child that no
 // longer runs (stopped, or already delivered by another instance that ran
 // it too) changes nothing: each child moves its workflow once.
-func (g *Gate) deliverJob(j *job, o jobOutcome) {
+func (g *gateCore) deliverJob(j *job, o jobOutcome) {
 	rep := statechart.Report{Session: j.session}
 	var ev statechart.Event
 	out, err := jsonValue(o.out)
@@ -317,24 +317,24 @@ func (g *Gate) deliverJob(j *job, o jobOutcome) {
 		rep.Kind, rep.Output = statechart.ReportDone, out
 		ev = statechart.Event{Type: "xstate.done.actor." + j.id, Data: map[string]any{"output": out}}
 	}
-	ctx, cancel := context.WithTimeout(g.core.jobs.ctx, g.core.busyWait+g.core.timeout)
+	ctx, cancel := context.WithTimeout(g.jobs.ctx, g.busyWait+g.timeout)
 	defer cancel()
-	t := g.core.jobTarget(j.key)
+	t := g.jobTarget(j.key)
 	by := "actor:" + j.id
-	s := &steps{g: g.core, c: &gatedCall{kind: callSend, rules: g.core.rules.Load(), info: unboundInfo, target: t, event: ev, by: by, report: &rep}}
+	s := &steps{g: g, c: &gatedCall{kind: callSend, rules: g.rules.Load(), info: unboundInfo, target: t, event: ev, by: by, report: &rep}}
 	gate.Do(ctx, s)
 	switch {
-	case s.out.err != nil || s.err != nil && !errors.Is(s.err, ErrUnknownWorkflow) && g.core.jobs.ctx.Err() == nil:
+	case s.out.err != nil || s.err != nil && !errors.Is(s.err, ErrUnknownWorkflow) && g.jobs.ctx.Err() == nil:
 		err := s.err
 		if err == nil {
 			err = s.out.err
 		}
-		g.core.log.Error("mcpbind: a job's result was not recorded; another run of the job will be started when its lease expires",
+		g.log.Error("mcpbind: a job's result was not recorded; another run of the job will be started when its lease expires",
 			"key", fingerprint(j.key), "src", j.src, "event", ev.Type, "error", err)
 	case s.err == nil && (s.dropped || s.vd != nil):
 		// The child no longer runs, or was over by the time the result was
 		// processed (a result changes the child's status).
-		g.core.dropped(j)
+		g.dropped(j)
 	}
 }
 

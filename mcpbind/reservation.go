@@ -29,21 +29,13 @@ type Reservation struct {
 // errCommitted is Reservation.Commit's error after the first.
 var errCommitted = errors.New("mcpbind: the reservation was already committed")
 
-// Reserve decides a request as a tools/call of its tool would be decided
-// (visible in the current state, within the budgets, its arguments and
-// event acceptable) and, if the tool may run, reserves its place as the
-// call would before its handler runs: it is counted against the budgets of
-// the active states and, if it may send an event, holds the workflow's
-// lease. It returns the decision and, when allowed, the Reservation to
-// commit once the tool ran. A tool the workflow does not gate is allowed
-// and holds nothing. A refusal is kept in the run history under
-// Options.AuditCalls, as a tools/call's is.
-func (g *Gate) Reserve(ctx context.Context, r gate.Request) (gate.Decision, *Reservation, error) {
+// Reserve is [Gate.Reserve].
+func (g *gateCore) Reserve(ctx context.Context, r gate.Request) (gate.Decision, *Reservation, error) {
 	c, err := g.externalCall(r)
 	if err != nil {
 		return gate.Decision{}, nil, err
 	}
-	s := &steps{g: g.core, c: c}
+	s := &steps{g: g, c: c}
 	s.v, _ = g.snapshotOf(r.Workflow, c.target)
 	ctx, ok := gate.Reserve(ctx, s)
 	if !ok && s.unbound {
@@ -51,7 +43,7 @@ func (g *Gate) Reserve(ctx context.Context, r gate.Request) (gate.Decision, *Res
 	}
 	if !ok {
 		if s.vd != nil {
-			g.auditVerdict(ctx, c, s.before, s.vd)
+			g.auditRefusal(ctx, c, s.before, s.vd)
 		}
 		if s.err != nil || s.vd == nil {
 			return gate.Decision{}, nil, s.err
@@ -59,7 +51,7 @@ func (g *Gate) Reserve(ctx context.Context, r gate.Request) (gate.Decision, *Res
 		return gate.Decision{Refusal: s.vd.ref, Text: s.vd.text}, nil, nil
 	}
 	if s.h != nil {
-		g.core.keepAlive(ctx, s.h)
+		g.keepAlive(ctx, s.h)
 	}
 	return gate.Decision{Allowed: true}, &Reservation{s: s}, nil
 }

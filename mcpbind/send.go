@@ -41,18 +41,13 @@ func (g *gateCore) WorkflowOf(ctx context.Context, ref Ref) (*Workflow, error) {
 	return g.workflow(ctx, t)
 }
 
-// Send sends an event to a workflow from outside an MCP request, as
-// workflow_transition would, but any event, the reserved ones (chartgate.*)
-// included: it waits for a call of the workflow that holds it, and the
-// transition is saved, kept in the run history with By as who sent it,
-// logged and passed to Options.OnTransition. It returns the transition,
-// or nil if the event changed nothing.
-func (g *Gate) Send(ctx context.Context, ref Ref, ev statechart.Event, by string) (*Transition, error) {
-	t, err := g.core.refTarget(ref)
+// Send is [Gate.Send].
+func (g *gateCore) Send(ctx context.Context, ref Ref, ev statechart.Event, by string) (*Transition, error) {
+	t, err := g.refTarget(ref)
 	if err != nil {
 		return nil, err
 	}
-	s := &steps{g: g.core, c: &gatedCall{kind: callSend, rules: g.core.rules.Load(), info: unboundInfo, target: t, event: ev, by: by}}
+	s := &steps{g: g, c: &gatedCall{kind: callSend, rules: g.rules.Load(), info: unboundInfo, target: t, event: ev, by: by}}
 	gate.Do(ctx, s)
 	switch {
 	case s.err != nil:
