@@ -22,12 +22,15 @@
 // stores for each workflow, the meta.mcp rules, how a tool is gated, the
 // path model of a refusal) are in chartgate's internal/core package. This
 // package holds the MCP sessions and the translation of MCP requests and
-// results, and, for now, the bodies of the steps: Gate embeds gateCore,
+// results, and, for now, the bodies of the steps: Gate holds a gateCore,
 // the part with no MCP type (the machine's tables, the store, leases,
-// budgets, approvals, jobs, the sessions' store keys), whose methods reach
-// what only a front door knows through the door interface (the server's
-// tool names, its answer to an unknown tool or to a workflow it cannot
-// load).
+// budgets, approvals, jobs, the sessions' store keys, and the steps
+// themselves: Decide, Commit, Send, Approve, Reserve are its methods, and
+// Gate forwards to them). What only a front door knows, the core asks
+// through the door interface: the request translated into a call, the
+// server's tool names, running the tool, the answers to an unknown tool,
+// a workflow it cannot load or workflow_status, and what the client is
+// told after the call.
 //
 // # Binding tools to states
 //
