@@ -46,7 +46,7 @@ func (g *Gate) Attach(s *mcp.Server) {
 		g.addStartTool(s)
 	}
 	s.AddReceivingMiddleware(g.middleware(a))
-	g.startWatch()
+	g.core.startWatch()
 }
 
 // AttachWith attaches the gate to s (see [Gate.Attach]) and installs the

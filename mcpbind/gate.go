@@ -354,6 +354,10 @@ type gateCore struct {
 	// the sessions whose workflow a job's result moved (Gate.jobMoved).
 	invalidated func(ctx context.Context, tool string, ti *core.ToolInfo)
 	moved       func(ctx context.Context, c *gatedCall, out committed)
+	// watched and told: the sessions of a key that changed in the store,
+	// and telling them (Gate.tell).
+	watched func(key string) bool
+	told    func(ctx context.Context, key string, before, after *view, except conn)
 }
 
 var (
@@ -449,6 +453,8 @@ func New(engine statechart.Engine, opts *Options) (*Gate, error) {
 		Sweeper:                g.sweep,
 		Invalidated:            g.invalidate,
 		Moved:                  g.jobMoved,
+		Watched:                func(key string) bool { return len(g.sessionsOfKey(key)) > 0 },
+		Told:                   g.tell,
 	})
 	if err != nil {
 		return nil, err
@@ -500,6 +506,11 @@ type coreOptions struct {
 	// workflow a job's result moved.
 	Invalidated func(ctx context.Context, tool string, ti *core.ToolInfo)
 	Moved       func(ctx context.Context, c *gatedCall, out committed)
+	// Watched reports whether a session of this process has the workflow
+	// stored under a key; Told tells them of a change made elsewhere, but
+	// the one that wrote it (see gateCore.changed).
+	Watched func(key string) bool
+	Told    func(ctx context.Context, key string, before, after *view, except conn)
 }
 
 // newCore makes the part of a gate in no transport's terms: it reads the
@@ -528,6 +539,8 @@ func newCore(engine statechart.Engine, o *coreOptions) (*gateCore, error) {
 		sweeper:     o.Sweeper,
 		invalidated: o.Invalidated,
 		moved:       o.Moved,
+		watched:     o.Watched,
+		told:        o.Told,
 		sessions:    map[conn]*session{},
 	}
 	switch {

@@ -96,21 +96,21 @@ func (w *gateWatch) poke() {
 
 // startWatch starts following the store's changes, if it reports them and
 // the gate does not follow them yet.
-func (g *Gate) startWatch() {
-	st, ok := g.core.store.(Watcher)
-	if !ok || g.core.watch.Load() != nil {
+func (g *gateCore) startWatch() {
+	st, ok := g.store.(Watcher)
+	if !ok || g.watch.Load() != nil {
 		return
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	w := &gateWatch{cancel: cancel, done: make(chan struct{}), wake: make(chan struct{}, 1),
 		pending: map[string]uint64{}, writing: map[string]int{}, own: map[string]ownWrite{}, last: map[string]*view{}}
-	if !g.core.watch.CompareAndSwap(nil, w) {
+	if !g.watch.CompareAndSwap(nil, w) {
 		cancel()
 		return
 	}
-	ch, err := st.Watch(ctx, g.core.prefix)
+	ch, err := st.Watch(ctx, g.prefix)
 	if err != nil {
-		g.core.log.Warn("mcpbind: watching the store: sessions learn of changes made elsewhere at their next request only", "error", err)
+		g.log.Warn("mcpbind: watching the store: sessions learn of changes made elsewhere at their next request only", "error", err)
 		cancel()
 		close(w.done)
 		return
@@ -128,7 +128,7 @@ func (g *gateCore) stopWatch() {
 
 // follow takes the store's changes from ch into pending, and handles
 // them, until ctx ends.
-func (g *Gate) follow(ctx context.Context, w *gateWatch, ch <-chan Change) {
+func (g *gateCore) follow(ctx context.Context, w *gateWatch, ch <-chan Change) {
 	defer close(w.done)
 	handled := make(chan struct{})
 	go func() { // the handling, so that ch is drained while a change is handled
@@ -178,11 +178,10 @@ func (w *gateWatch) take() []pendingChange {
 }
 
 // changed handles a change of key's record (version 0: unknown): the
-// sessions of this instance whose workflow it is get list_changed if their
-// tools differ between the state they were last brought up to date with
-// and the new one, but for a session whose own call wrote it (told by the
-// call).
-func (g *Gate) changed(ctx context.Context, w *gateWatch, key string, version uint64) {
+// sessions of this instance whose workflow it is are told (told) of the
+// state they were last brought up to date with and the new one, but for
+// a session whose own call wrote it (told by the call).
+func (g *gateCore) changed(ctx context.Context, w *gateWatch, key string, version uint64) {
 	w.mu.Lock()
 	own, before := w.own[key], w.last[key]
 	w.mu.Unlock()
@@ -192,7 +191,7 @@ func (g *Gate) changed(ctx context.Context, w *gateWatch, key string, version ui
 	mine := func(v uint64) bool { return own.view != nil && v != 0 && own.view.version == v }
 	// settled: nobody else to tell of the gate's own write (a session's
 	// workflow is its own when SessionKey does not name it).
-	settled := func() bool { return own.settled || (own.ss != nil && g.core.named == nil) }
+	settled := func() bool { return own.settled || (own.ss != nil && g.named == nil) }
 	var after *view
 	switch {
 	case mine(version):
@@ -204,18 +203,17 @@ func (g *Gate) changed(ctx context.Context, w *gateWatch, key string, version ui
 	case before != nil && version != 0 && before.version == version:
 		return
 	}
-	sessions := g.sessionsOfKey(key)
-	if len(sessions) == 0 {
+	if g.watched == nil || !g.watched(key) {
 		w.forget(key)
 		return
 	}
 	if after == nil {
-		lctx, cancel := context.WithTimeout(ctx, g.core.timeout)
-		v, err := g.core.fetchView(lctx, key)
+		lctx, cancel := context.WithTimeout(ctx, g.timeout)
+		v, err := g.fetchView(lctx, key)
 		cancel()
 		if err != nil {
 			if lctx.Err() == nil && ctx.Err() == nil {
-				g.core.log.Debug("mcpbind: loading a workflow that changed elsewhere", "key", fingerprint(key), "error", err)
+				g.log.Debug("mcpbind: loading a workflow that changed elsewhere", "key", fingerprint(key), "error", err)
 			}
 			return
 		}
@@ -230,16 +228,24 @@ func (g *Gate) changed(ctx context.Context, w *gateWatch, key string, version ui
 		}
 	}
 	if before == nil {
-		if d, ok := g.core.decoded.Load(key); ok {
+		if d, ok := g.decoded.Load(key); ok {
 			before = d.(*view)
 		} else {
-			before = g.core.initial
+			before = g.initial
 		}
 	}
 	w.remember(key, after)
 	if before.version == after.version && before.version != 0 {
 		return
 	}
+	g.told(ctx, key, before, after, own.ss)
+}
+
+// tell tells the sessions of this instance whose workflow is stored under
+// key, but for except, of a change from before to after made elsewhere:
+// list_changed if their tools differ, and the new state's guidance.
+func (g *Gate) tell(ctx context.Context, key string, before, after *view, except conn) {
+	sessions := g.sessionsOfKey(key)
 	r := g.core.rules.Load()
 	toolsChanged := !g.signature(ctx, r, before).Equal(g.signature(ctx, r, after))
 	guidance := g.guidance(before, after)
@@ -247,7 +253,7 @@ func (g *Gate) changed(ctx context.Context, w *gateWatch, key string, version ui
 		return
 	}
 	for _, st := range sessions {
-		if st.ss == own.ss {
+		if st.ss == except {
 			continue
 		}
 		sctx, cancel := context.WithTimeout(ctx, g.core.timeout)
