@@ -42,11 +42,11 @@ func (g *Gate) Attach(s *mcp.Server) {
 	}
 	g.attached[s] = a
 	g.amu.Unlock()
-	if g.core.start != "" {
+	if g.core.Start != "" {
 		g.addStartTool(s)
 	}
 	s.AddReceivingMiddleware(g.middleware(a))
-	g.core.startWatch()
+	g.core.StartWatch()
 }
 
 // AttachWith attaches the gate to s (see [Gate.Attach]) and installs the
@@ -176,7 +176,7 @@ func overHTTP(req mcp.Request) bool {
 func (g *Gate) ephemeral(req mcp.Request) bool {
 	ss, _ := req.GetSession().(*mcp.ServerSession)
 	extra := req.GetExtra()
-	return ss != nil && extra != nil && extra.Header != nil && g.core.sessionName(ss) == ""
+	return ss != nil && extra != nil && extra.Header != nil && g.core.SessionName(ss) == ""
 }
 
 // newProtocol reports whether a request follows protocol 2026-07-28 or

@@ -10,6 +10,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/chartgate/chartgate/internal/core"
 	"github.com/chartgate/chartgate/statechart/flat"
 )
 
@@ -62,8 +63,8 @@ func BenchmarkListFilter(b *testing.B) {
 			ctx := context.Background()
 			// Move the session's workflow to s3, so that it is stored.
 			for range 3 {
-				if out := send(b, g, target{ss: ss}, g.core.event("NEXT", "x", nil, nil)); out.err != nil {
-					b.Fatal(out.err)
+				if out := send(b, g, core.Target{Ss: ss}, g.core.Event("NEXT", "x", nil, nil)); out.Err != nil {
+					b.Fatal(out.Err)
 				}
 			}
 			next := func(context.Context, string, mcp.Request) (mcp.Result, error) {
@@ -145,7 +146,7 @@ func BenchmarkGateCall(b *testing.B) {
 				ctx := context.Background()
 				if opts == &handles {
 					id := newHandle()
-					if _, err := g.core.create(ctx, g.core.handleKey(id)); err != nil {
+					if _, err := g.core.Create(ctx, g.core.HandleKey(id)); err != nil {
 						b.Fatal(err)
 					}
 					args = `{"x":1,"workflow_id":"` + id + `"}`

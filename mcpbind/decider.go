@@ -7,6 +7,7 @@ import (
 	"context"
 
 	"github.com/chartgate/chartgate/gate"
+	"github.com/chartgate/chartgate/internal/core"
 	"github.com/chartgate/chartgate/statechart"
 )
 
@@ -135,5 +136,26 @@ func (g *Gate) Approve(ctx context.Context, ref Ref, gr Grant) (*Transition, err
 // and holds nothing. A refusal is kept in the run history under
 // Options.AuditCalls, as a tools/call's is.
 func (g *Gate) Reserve(ctx context.Context, r gate.Request) (gate.Decision, *Reservation, error) {
-	return g.core.Reserve(ctx, r)
+	d, rv, err := g.core.Reserve(ctx, r)
+	if rv == nil {
+		return d, nil, err
+	}
+	return d, &Reservation{rv}, err
+}
+
+// Reservation is the place an allowed request holds in its workflow until
+// its outcome is committed. Commit it exactly once, also when the tool did
+// not run (Outcome.Failed): until then no other request of the workflow
+// whose tool may send an event runs (it waits up to Options.BusyWait), and
+// the lease is renewed; if the process dies, it expires after
+// Options.LeaseTTL.
+type Reservation struct{ r *core.Reservation }
+
+// Commit records what the reserved tool did, as a tools/call's result is
+// recorded: unless it failed, the tool's event is sent with the request's
+// arguments and o.Output, and the new state saved, in the write that
+// releases the workflow. It returns the transition, or nil if the workflow
+// did not move.
+func (rv *Reservation) Commit(ctx context.Context, o gate.Outcome) (*Transition, error) {
+	return rv.r.Commit(ctx, o)
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/chartgate/chartgate/gate"
+	"github.com/chartgate/chartgate/internal/core"
 )
 
 // Decision is the answer of [Gate.Check]: [gate.Decision].
@@ -33,87 +34,6 @@ type Host struct {
 
 var _ gate.Decider = (*Gate)(nil)
 
-// externalCall is a call of a tool outside MCP: no server below the gate,
-// no MCP request, the caller's list of tool names.
-func (g *gateCore) externalCall(r gate.Request) (*gatedCall, error) {
-	t, err := g.refTarget(r.Ref)
-	if err != nil {
-		return nil, err
-	}
-	tools := r.Tools
-	if tools == nil {
-		tools = []string{}
-	}
-	rules := g.rules.Load()
-	c := &gatedCall{
-		name: r.Tool, kind: callTool, rules: rules, info: g.info(rules, r.Tool, false), target: t, tools: tools,
-		args: arguments{raw: r.Args},
-	}
-	if r.TransitionTool != "" {
-		c.wf = &workflowTools{transitionName: r.TransitionTool}
-	}
-	return c, nil
-}
-
-// Decide is [Gate.Decide].
-func (g *gateCore) Decide(ctx context.Context, r gate.Request) (gate.Decision, error) {
-	c, err := g.externalCall(r)
-	if err != nil {
-		return gate.Decision{}, err
-	}
-	s := &steps{g: g, c: c}
-	s.v, _ = g.snapshotOf(r.Workflow, c.target)
-	if gate.Decide(ctx, s) || s.unbound {
-		return gate.Decision{Allowed: true}, nil
-	}
-	if s.err != nil || s.vd == nil {
-		return gate.Decision{}, s.err
-	}
-	return gate.Decision{Refusal: s.vd.ref, Text: s.vd.text}, nil
-}
-
-// snapshotOf returns the view a Workflow this gate read keeps, if it is
-// one of t's.
-func (g *gateCore) snapshotOf(wf *Workflow, t target) (*view, bool) {
-	if wf == nil {
-		return nil, false
-	}
-	v, ok := wf.Snapshot.(*view)
-	if !ok || v.gate != g || v.key != t.key {
-		return nil, false
-	}
-	return v, true
-}
-
-// Commit is [Gate.Commit].
-func (g *gateCore) Commit(ctx context.Context, r gate.Request, o gate.Outcome) (*Transition, error) {
-	c, err := g.externalCall(r)
-	if err != nil {
-		return nil, err
-	}
-	return g.record(ctx, c, outcomeOf(o))
-}
-
-// record commits a call c of a tool that already ran with outcome o: it
-// goes through the steps as a tools/call does, but for authorize (it ran)
-// and run.
-func (g *gateCore) record(ctx context.Context, c *gatedCall, o toolOutcome) (*Transition, error) {
-	c.ran = true
-	s := &steps{g: g, c: c, did: o}
-	gate.Do(ctx, s)
-	switch {
-	case s.unbound:
-		return nil, nil
-	case s.vd != nil && s.err == nil:
-		return nil, ErrWorkflowBusy
-	case s.err != nil:
-		return nil, s.err
-	case s.out.err != nil:
-		return nil, s.out.err
-	}
-	return s.out.tr, nil
-}
-
 // Check decides whether a tool may run now in the workflow ref names: it
 // is [Gate.Decide] with the host's tools.
 func (g *Gate) Check(ctx context.Context, ref Ref, tool string, args json.RawMessage, host Host) (Decision, error) {
@@ -124,12 +44,12 @@ func (g *Gate) Check(ctx context.Context, ref Ref, tool string, args json.RawMes
 // [Gate.Commit] does, with res (nil for a success without a result) as
 // the tool's result: its structured content is the event's output.
 func (g *Gate) Record(ctx context.Context, ref Ref, tool string, args json.RawMessage, res *mcp.CallToolResult, host Host) (*Transition, error) {
-	c, err := g.core.externalCall(gate.Request{Ref: ref, Tool: tool, Args: args, Tools: host.Tools, TransitionTool: host.TransitionTool})
+	c, err := g.core.ExternalCall(gate.Request{Ref: ref, Tool: tool, Args: args, Tools: host.Tools, TransitionTool: host.TransitionTool})
 	if err != nil {
 		return nil, err
 	}
 	if res == nil {
-		return g.core.record(ctx, c, toolOutcome{ok: true})
+		return g.core.Record(ctx, c, core.ToolOutcome{Ok: true})
 	}
-	return g.core.record(ctx, c, mcpOutcome(res, nil))
+	return g.core.Record(ctx, c, mcpOutcome(res, nil))
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/chartgate/chartgate/gate"
+	"github.com/chartgate/chartgate/internal/core"
 	"github.com/chartgate/chartgate/statechart"
 )
 
@@ -37,34 +38,34 @@ type FollowUp struct {
 // Send would (serialised, recorded with the reason as sender), and
 // returns what the call left in the workflow after them and a notice per
 // event that moved it.
-func (g *Gate) followUps(ctx context.Context, c *gatedCall, out committed, res mcp.Result, err error) (committed, []string) {
-	if g.afterCall == nil || c.kind != callTool {
+func (g *Gate) followUps(ctx context.Context, c *core.Call, out core.Committed, res mcp.Result, err error) (core.Committed, []string) {
+	if g.afterCall == nil || c.Kind != core.CallTool {
 		return out, nil
 	}
 	cr, _ := res.(*mcp.CallToolResult)
 	if err != nil {
 		cr = nil
 	}
-	fus := g.afterCall(ctx, Call{Tool: c.name, Arguments: c.rawArguments(), Result: cr})
+	fus := g.afterCall(ctx, Call{Tool: c.Name, Arguments: c.RawArguments(), Result: cr})
 	var notices []string
 	for _, f := range fus {
-		send := &steps{g: g.core, c: &gatedCall{kind: callSend, rules: c.rules, info: unboundInfo, target: c.target, door: c.door, by: f.Reason, event: f.Event}}
+		send := &core.Steps{G: g.core, C: &core.Call{Kind: core.CallSend, Rules: c.Rules, Info: core.UnboundInfo, Target: c.Target, Door: c.Door, By: f.Reason, Event: f.Event}}
 		gate.Do(ctx, send)
-		if send.before == nil {
-			g.core.log.Warn("mcpbind: a follow-up event after a call", "tool", c.name, "event", f.Event.Type, "error", send.err)
+		if send.Before == nil {
+			g.core.Log.Warn("mcpbind: a follow-up event after a call", "tool", c.Name, "event", f.Event.Type, "error", send.Err)
 			continue
 		}
-		if send.err != nil || send.vd != nil {
-			g.core.log.Warn("mcpbind: a follow-up event after a call: the workflow was busy or unavailable", "tool", c.name, "event", f.Event.Type, "error", send.err)
+		if send.Err != nil || send.Vd != nil {
+			g.core.Log.Warn("mcpbind: a follow-up event after a call: the workflow was busy or unavailable", "tool", c.Name, "event", f.Event.Type, "error", send.Err)
 			continue
 		}
-		sent := send.out
-		if sent.err != nil || sent.tr == nil {
+		sent := send.Out
+		if sent.Err != nil || sent.Tr == nil {
 			continue
 		}
-		out.after = sent.after
+		out.After = sent.After
 		notices = append(notices, fmt.Sprintf("[Workflow: %s, so the workflow moved from %s to %s. Do what this state asks, then move the workflow on.]",
-			f.Reason, stateText(sent.tr.From), stateText(sent.tr.To)))
+			f.Reason, core.StateText(sent.Tr.From), core.StateText(sent.Tr.To)))
 	}
 	return out, notices
 }

@@ -9,6 +9,7 @@ import (
 	"context"
 	"slices"
 
+	"github.com/chartgate/chartgate/internal/core"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -20,13 +21,13 @@ const GuidanceLogger = "chartgate.guidance"
 
 // guidance returns the log message that tells a session of its workflow's
 // new state, or nil if the state's instructions did not change.
-func (g *Gate) guidance(before, after *view) *mcp.LoggingMessageParams {
-	ins := g.core.instructions(after)
-	if slices.Equal(g.core.instructions(before), ins) {
+func (g *Gate) guidance(before, after *core.View) *mcp.LoggingMessageParams {
+	ins := g.core.Instructions(after)
+	if slices.Equal(g.core.Instructions(before), ins) {
 		return nil
 	}
 	return &mcp.LoggingMessageParams{Level: "info", Logger: GuidanceLogger, Data: map[string]any{
-		"state":        after.state.Value(),
+		"state":        after.State.Value(),
 		"instructions": ins,
 	}}
 }

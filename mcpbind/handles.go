@@ -56,54 +56,40 @@ func newHandle() string {
 	return hex.EncodeToString(b[:])
 }
 
-// validHandle reports whether id has the form newHandle gives.
-func validHandle(id string) bool {
-	if len(id) != 32 {
-		return false
-	}
-	for i := 0; i < len(id); i++ {
-		c := id[i]
-		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
-			return false
-		}
-	}
-	return true
-}
-
 // addStartTool adds the start tool to a server. The gate's middleware
 // answers its calls.
 func (g *Gate) addStartTool(s *mcp.Server) {
 	s.AddTool(&mcp.Tool{
-		Name: g.core.start,
+		Name: g.core.Start,
 		Description: fmt.Sprintf("Start a new run of the %q workflow. Returns its workflow_id, its state and the tools available now. "+
-			"Pass the workflow_id to every tool of the workflow.", g.core.engine.ID()),
+			"Pass the workflow_id to every tool of the workflow.", g.core.Engine().ID()),
 		InputSchema: json.RawMessage(`{"type":"object","properties":{}}`),
 	}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		return nil, fmt.Errorf("mcpbind: %s is answered by the gate's middleware", g.core.start)
+		return nil, fmt.Errorf("mcpbind: %s is answered by the gate's middleware", g.core.Start)
 	})
 }
 
 // startCall answers a call of the start tool.
 func (g *Gate) startCall(ctx context.Context, next mcp.MethodHandler, req *mcp.CallToolRequest, handles bool) (mcp.Result, error) {
 	if !handles {
-		return toolError(fmt.Sprintf("This session has its own %q workflow already; %s is not needed. Call the workflow's tools directly.", g.core.engine.ID(), g.core.start)), nil
+		return toolError(fmt.Sprintf("This session has its own %q workflow already; %s is not needed. Call the workflow's tools directly.", g.core.Engine().ID(), g.core.Start)), nil
 	}
 	if g.startLimit != nil {
-		if ok, wait := g.startLimit.allow(req, g.core.now()); !ok {
+		if ok, wait := g.startLimit.allow(req, g.core.Now()); !ok {
 			return g.refuseStart(wait), nil
 		}
 	}
-	var v *view
+	var v *core.View
 	var id string
 	for attempt := 0; v == nil; attempt++ {
 		id = newHandle()
 		var err error
-		v, err = g.core.create(ctx, g.core.handleKey(id))
+		v, err = g.core.Create(ctx, g.core.HandleKey(id))
 		if errors.Is(err, ErrStoreFull) {
-			g.core.log.Warn("mcpbind: the store is full: a workflow was not started", "error", err)
-			return toolError(fmt.Sprintf("Tool %q was not run: the server holds as many workflows as it can and cannot start another now. Try again later, or go on with a workflow already started.", g.core.start)), nil
+			g.core.Log.Warn("mcpbind: the store is full: a workflow was not started", "error", err)
+			return toolError(fmt.Sprintf("Tool %q was not run: the server holds as many workflows as it can and cannot start another now. Try again later, or go on with a workflow already started.", g.core.Start)), nil
 		}
-		if err != nil && (!isConflict(err) || attempt >= 2) {
+		if err != nil && (!core.IsConflict(err) || attempt >= 2) {
 			return nil, g.unavailable(err, false)
 		}
 	}
@@ -113,13 +99,13 @@ func (g *Gate) startCall(ctx context.Context, next mcp.MethodHandler, req *mcp.C
 	}
 	st := WorkflowStart{
 		WorkflowID:   id,
-		State:        v.state.Value(),
-		Tools:        g.core.available(ctx, g.core.rules.Load(), v, tools),
-		Instructions: g.core.instructions(v),
+		State:        v.State.Value(),
+		Tools:        g.core.Available(ctx, g.core.Rules.Load(), v, tools),
+		Instructions: g.core.Instructions(v),
 	}
-	g.core.log.InfoContext(ctx, "mcpbind: workflow started", "key", fingerprint(v.key), "state", st.State)
+	g.core.Log.InfoContext(ctx, "mcpbind: workflow started", "key", core.Fingerprint(v.Key), "state", st.State)
 	var b strings.Builder
-	fmt.Fprintf(&b, "Started workflow %s in state %s. Pass %s %q to every tool of the workflow.", id, stateText(st.State), handleArg, id)
+	fmt.Fprintf(&b, "Started workflow %s in state %s. Pass %s %q to every tool of the workflow.", id, core.StateText(st.State), handleArg, id)
 	b.WriteString("\nTools available now: " + strings.Join(st.Tools, ", ") + ".")
 	for _, in := range st.Instructions {
 		b.WriteString("\nInstructions: " + in)
@@ -136,7 +122,7 @@ func (g *Gate) takeHandle(ctx context.Context, next mcp.MethodHandler, req *mcp.
 		res, err := g.refuseHandle(ctx, next, req, CodeWorkflowRequired, "")
 		return "", nil, orError(res, err)
 	}
-	if id.Type != gjson.String || !validHandle(id.Str) {
+	if id.Type != gjson.String || !core.ValidHandle(id.Str) {
 		res, err := g.refuseHandle(ctx, next, req, CodeUnknownWorkflow, id.Raw)
 		return "", nil, orError(res, err)
 	}
@@ -248,12 +234,12 @@ func (g *Gate) whereText(ti *core.ToolInfo) string {
 		return fmt.Sprintf("It works only when the workflow accepts event %q.", ti.Event)
 	}
 	var names []string
-	for i := range g.core.nodes {
+	for i := range g.core.Nodes {
 		if ti.Nodes.Has(i) {
-			if g.core.paths[i] == "" {
+			if g.core.Paths[i] == "" {
 				return "It works in every state of the workflow."
 			}
-			names = append(names, strconv.Quote(g.core.paths[i]))
+			names = append(names, strconv.Quote(g.core.Paths[i]))
 		}
 	}
 	if len(names) == 1 {
@@ -265,12 +251,12 @@ func (g *Gate) whereText(ti *core.ToolInfo) string {
 // withHandle returns a copy of a tool that takes the workflow_id argument.
 func (g *Gate) withHandle(t *mcp.Tool, where string) *mcp.Tool {
 	out := *t
-	note := fmt.Sprintf("Part of the %q workflow: pass the %s that %s returned.", g.core.engine.ID(), handleArg, g.core.start)
+	note := fmt.Sprintf("Part of the %q workflow: pass the %s that %s returned.", g.core.Engine().ID(), handleArg, g.core.Start)
 	if where != "" {
 		note += " " + where
 	}
 	out = *withDescriptionNote(&out, note)
-	out.InputSchema = withHandleProperty(t.InputSchema, fmt.Sprintf("The workflow id that %s returned.", g.core.start))
+	out.InputSchema = withHandleProperty(t.InputSchema, fmt.Sprintf("The workflow id that %s returned.", g.core.Start))
 	return &out
 }
 

@@ -161,7 +161,7 @@ func TestInvalidatesMetaErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := g.core.info(g.core.rules.Load(), "ok_go", false).Invalidates; !slices.Equal(got, []string{"cart.*", "orders.**"}) {
+	if got := g.core.Info(g.core.Rules.Load(), "ok_go", false).Invalidates; !slices.Equal(got, []string{"cart.*", "orders.**"}) {
 		t.Fatalf("invalidates %v", got)
 	}
 	if sm := g.core.States(); len(sm) != 2 || !slices.Equal(sm[0].Invalidates["ok_go"], []string{"cart.*"}) {
@@ -237,23 +237,23 @@ func pathString(p []Step) string {
 
 func TestShortestPath(t *testing.T) {
 	g := nestedGate(t)
-	r := g.core.rules.Load()
+	r := g.core.Rules.Load()
 	var moves []core.Move
-	for _, tool := range r.eventTools {
-		moves = append(moves, core.Move{Tool: tool, Info: g.core.info(r, tool, false)})
+	for _, tool := range r.EventTools {
+		moves = append(moves, core.Move{Tool: tool, Info: g.core.Info(r, tool, false)})
 	}
 	ctx := context.Background()
-	at := func(events ...string) *view {
-		s, err := g.core.engine.Start(ctx, g.core.now())
+	at := func(events ...string) *core.View {
+		s, err := g.core.Engine().Start(ctx, g.core.Now())
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, e := range events {
-			if s, err = g.core.engine.Send(ctx, s, statechart.NewEvent(e), g.core.now()); err != nil {
+			if s, err = g.core.Engine().Send(ctx, s, statechart.NewEvent(e), g.core.Now()); err != nil {
 				t.Fatal(err)
 			}
 		}
-		v, err := g.core.newView("", s, core.Record{}, 0)
+		v, err := g.core.NewView("", s, core.Record{}, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -276,7 +276,7 @@ func TestShortestPath(t *testing.T) {
 	} {
 		name := fmt.Sprintf("%v/%s", c.from, c.target)
 		v := at(c.from...)
-		path, found := g.core.model.ShortestPath(v.active, g.core.info(r, c.target, false), moves)
+		path, found := g.core.Model.ShortestPath(v.Active, g.core.Info(r, c.target, false), moves)
 		got := pathString(path)
 		if !found {
 			got = "-"
@@ -317,10 +317,10 @@ func TestGuardedAlternatives(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	r := g.core.rules.Load()
+	r := g.core.Rules.Load()
 	var moves []core.Move
-	for _, tool := range r.eventTools {
-		moves = append(moves, core.Move{Tool: tool, Info: g.core.info(r, tool, false)})
+	for _, tool := range r.EventTools {
+		moves = append(moves, core.Move{Tool: tool, Info: g.core.Info(r, tool, false)})
 	}
 	for target, want := range map[string]string{
 		"receipt": "pay[approved]",
@@ -328,7 +328,7 @@ func TestGuardedAlternatives(t *testing.T) {
 		"appeal":  "pay[suspicious]",
 		"pay":     "",
 	} {
-		path, found := g.core.model.ShortestPath(g.core.initial.active, g.core.info(r, target, false), moves)
+		path, found := g.core.Model.ShortestPath(g.core.Initial.Active, g.core.Info(r, target, false), moves)
 		if got := pathString(path); !found || got != want {
 			t.Errorf("%s: path %q (found %v), want %q", target, got, found, want)
 		}
@@ -398,19 +398,19 @@ func (s *countingStore) CompareAndSwap(ctx context.Context, key string, old uint
 
 // send sends an event to a target's workflow as workflow_transition does:
 // reserve (the lease), then commit.
-func send(t testing.TB, g *Gate, tgt target, ev statechart.Event) committed {
+func send(t testing.TB, g *Gate, tgt core.Target, ev statechart.Event) core.Committed {
 	t.Helper()
 	ctx := context.Background()
-	c := &gatedCall{kind: callTransition, name: "test", rules: g.core.rules.Load(), info: unboundInfo, target: tgt, event: ev}
-	v, err := g.core.load(ctx, tgt)
+	c := &core.Call{Kind: core.CallTransition, Name: "test", Rules: g.core.Rules.Load(), Info: core.UnboundInfo, Target: tgt, Event: ev}
+	v, err := g.core.Load(ctx, tgt)
 	if err != nil {
 		t.Fatal(err)
 	}
-	v, h, vd, err := g.core.reserve(ctx, c, v)
+	v, h, vd, err := g.core.ReserveCall(ctx, c, v)
 	if err != nil || vd != nil {
 		t.Fatalf("reserve: %v %v", vd, err)
 	}
-	return g.core.commit(ctx, c, h, v, toolOutcome{})
+	return g.core.CommitCall(ctx, c, h, v, core.ToolOutcome{})
 }
 
 // TestCommitRetriesOnConflict: a call's commit that finds its workflow
@@ -433,22 +433,22 @@ func TestCommitRetriesOnConflict(t *testing.T) {
 	}
 	ss := connectSession(t, g)
 	ctx := context.Background()
-	tgt := target{ss: ss}
-	c := &gatedCall{kind: callTransition, name: "inc", rules: g.core.rules.Load(), info: unboundInfo, target: tgt, event: statechart.NewEvent("INC")}
-	v, err := g.core.load(ctx, tgt)
+	tgt := core.Target{Ss: ss}
+	c := &core.Call{Kind: core.CallTransition, Name: "inc", Rules: g.core.Rules.Load(), Info: core.UnboundInfo, Target: tgt, Event: statechart.NewEvent("INC")}
+	v, err := g.core.Load(ctx, tgt)
 	if err != nil {
 		t.Fatal(err)
 	}
-	v, h, vd, err := g.core.reserve(ctx, c, v)
+	v, h, vd, err := g.core.ReserveCall(ctx, c, v)
 	if err != nil || vd != nil {
 		t.Fatalf("reserve: %v %v", vd, err)
 	}
 	// Another call saves the record (as a counted call does), keeping the lease.
-	if _, err := g.core.save(ctx, tgt, v, v.state, v.rec); err != nil {
+	if _, err := g.core.Save(ctx, tgt, v, v.State, v.Rec); err != nil {
 		t.Fatal(err)
 	}
-	out := g.core.commit(ctx, c, h, v, toolOutcome{})
-	if out.err != nil || out.tr == nil {
+	out := g.core.CommitCall(ctx, c, h, v, core.ToolOutcome{})
+	if out.Err != nil || out.Tr == nil {
 		t.Fatalf("commit: %+v", out)
 	}
 	s, err := g.State(ctx, ss)
@@ -458,7 +458,7 @@ func TestCommitRetriesOnConflict(t *testing.T) {
 	if n := s.Context()["n"]; n != 1.0 || store.conflicts.Load() != 1 {
 		t.Fatalf("n = %v, %d conflicts; want 1 and 1", n, store.conflicts.Load())
 	}
-	if out.after.rec.Lease != nil {
-		t.Fatalf("the lease was kept: %+v", out.after.rec.Lease)
+	if out.After.Rec.Lease != nil {
+		t.Fatalf("the lease was kept: %+v", out.After.Rec.Lease)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/chartgate/chartgate/internal/core"
 	"github.com/chartgate/chartgate/statechart"
 )
 
@@ -27,41 +28,41 @@ func TestDeliverOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer g.core.Close()
-	tgt := target{name: "w", key: g.core.nameKey("w")}
+	tgt := core.Target{Name: "w", Key: g.core.NameKey("w")}
 	send(t, g, tgt, statechart.Event{Type: "GO"})
-	v, err := g.core.load(context.Background(), tgt)
+	v, err := g.core.Load(context.Background(), tgt)
 	if err != nil {
 		t.Fatal(err)
 	}
-	child, ok := v.state.(*statechart.Snapshot).Child("job")
+	child, ok := v.State.(*statechart.Snapshot).Child("job")
 	if !ok || child.Status != statechart.StatusActive {
 		t.Fatalf("no running child: %+v", child)
 	}
-	deliver := func(session string) committed {
+	deliver := func(session string) core.Committed {
 		ev := statechart.Event{Type: "xstate.done.actor.job"}
-		c := &gatedCall{kind: callSend, rules: g.core.rules.Load(), info: unboundInfo, target: tgt, event: ev, by: "actor:job",
-			report: &statechart.Report{Session: session, Kind: statechart.ReportDone, Output: "ok"}}
-		v, err := g.core.load(context.Background(), tgt)
+		c := &core.Call{Kind: core.CallSend, Rules: g.core.Rules.Load(), Info: core.UnboundInfo, Target: tgt, Event: ev, By: "actor:job",
+			Report: &statechart.Report{Session: session, Kind: statechart.ReportDone, Output: "ok"}}
+		v, err := g.core.Load(context.Background(), tgt)
 		if err != nil {
 			t.Fatal(err)
 		}
-		v, h, vd, err := g.core.reserve(context.Background(), c, v)
+		v, h, vd, err := g.core.ReserveCall(context.Background(), c, v)
 		if err != nil || vd != nil {
 			t.Fatalf("reserve: %v %v", vd, err)
 		}
-		return g.core.commit(context.Background(), c, h, v, toolOutcome{})
+		return g.core.CommitCall(context.Background(), c, h, v, core.ToolOutcome{})
 	}
-	if out := deliver("no such session"); out.err != nil || out.tr != nil {
+	if out := deliver("no such session"); out.Err != nil || out.Tr != nil {
 		t.Fatalf("a result for no child: %+v", out)
 	}
-	if out := deliver(child.Session); out.err != nil || out.tr == nil || out.after.state.Context()["n"] != float64(1) {
+	if out := deliver(child.Session); out.Err != nil || out.Tr == nil || out.After.State.Context()["n"] != float64(1) {
 		t.Fatalf("the first result: %+v", out)
 	}
 	out := deliver(child.Session)
-	if out.err != nil || out.tr != nil || out.after.state.Context()["n"] != float64(1) {
-		t.Fatalf("the second result for the same child moved the workflow: %+v, n = %v", out, out.after.state.Context()["n"])
+	if out.Err != nil || out.Tr != nil || out.After.State.Context()["n"] != float64(1) {
+		t.Fatalf("the second result for the same child moved the workflow: %+v, n = %v", out, out.After.State.Context()["n"])
 	}
-	if out.after.rec.Lease != nil {
+	if out.After.Rec.Lease != nil {
 		t.Fatal("the second result left the workflow's lease taken")
 	}
 }

@@ -24,7 +24,7 @@ func (g *Gate) list(ctx context.Context, next mcp.MethodHandler, a *attachment, 
 	if !ok || lr == nil {
 		return res, nil
 	}
-	r := g.core.rules.Load()
+	r := g.core.Rules.Load()
 	cursor := ""
 	if req.Params != nil {
 		cursor = req.Params.Cursor
@@ -51,7 +51,7 @@ func (g *Gate) list(ctx context.Context, next mcp.MethodHandler, a *attachment, 
 	case !memo.gated:
 		return res, nil
 	}
-	v, err := g.core.load(ctx, target{ss: connOf(req.Session)})
+	v, err := g.core.Load(ctx, core.Target{Ss: connOf(req.Session)})
 	filtered := *lr
 	switch {
 	case errors.Is(err, ErrWorkflowExpired):
@@ -82,13 +82,13 @@ func ungatedList(lr *mcp.ListToolsResult, memo *listMemo) *mcp.ListToolsResult {
 // filter returns the visible tools of a list. Without "can" tools and
 // exhausted call limits the answer depends only on the active states, and
 // is memoized by them.
-func (g *Gate) filter(ctx context.Context, memo *listMemo, v *view, tools []*mcp.Tool) []*mcp.Tool {
-	lims := g.core.exhausted(v)
-	checkpoint := g.checkpointOwn && checkpointed(g.core.limits(v))
+func (g *Gate) filter(ctx context.Context, memo *listMemo, v *core.View, tools []*mcp.Tool) []*mcp.Tool {
+	lims := g.core.Exhausted(v)
+	checkpoint := g.checkpointOwn && checkpointed(g.core.Limits(v))
 	memoize := !memo.hasCan && len(lims) == 0 && !checkpoint
 	var key string
 	if memoize {
-		key = core.ConfigKey(v.active)
+		key = core.ConfigKey(v.Active)
 		if out, ok := memo.byConfig.Load(key); ok {
 			return slices.Clone(out.([]*mcp.Tool))
 		}
@@ -96,10 +96,10 @@ func (g *Gate) filter(ctx context.Context, memo *listMemo, v *view, tools []*mcp
 	keep := make([]bool, len(memo.infos))
 	n := 0
 	for i, ti := range memo.infos {
-		if checkpoint && !g.core.ownTools.has(tools[i].Name) {
+		if checkpoint && !g.core.OwnTools.Has(tools[i].Name) {
 			continue
 		}
-		if ti.Mode == core.ModeUnbound || g.core.allowed(ctx, v, tools[i].Name, ti, lims, nil) {
+		if ti.Mode == core.ModeUnbound || g.core.Allowed(ctx, v, tools[i].Name, ti, lims, nil) {
 			keep[i] = true
 			n++
 		}
@@ -144,24 +144,24 @@ const (
 
 // listInfos returns how the listed tools are gated, and whether it
 // computed that anew (the tools or the bindings changed).
-func (g *Gate) listInfos(r *rules, cursor string, tools []*mcp.Tool) (*listMemo, bool) {
-	if m, ok := r.lists.Load(cursor); ok {
+func (g *Gate) listInfos(r *core.Rules, cursor string, tools []*mcp.Tool) (*listMemo, bool) {
+	if m, ok := r.Lists.Load(cursor); ok {
 		if memo := m.(*listMemo); slices.Equal(memo.tools, tools) {
 			return memo, false
 		}
 	}
 	memo := &listMemo{tools: slices.Clone(tools), infos: make([]*core.ToolInfo, len(tools))}
 	for i, t := range tools {
-		ti := g.core.info(r, t.Name, true)
-		if t.Name == g.core.start {
+		ti := g.core.Info(r, t.Name, true)
+		if t.Name == g.core.Start {
 			ti = startInfo
 		}
 		memo.infos[i] = ti
 		memo.gated = memo.gated || ti.Mode != core.ModeUnbound
 		memo.hasCan = memo.hasCan || ti.Mode == core.ModeCan
 	}
-	if _, ok := r.lists.Load(cursor); ok || r.nlists.Add(1) <= maxListMemos {
-		r.lists.Store(cursor, memo)
+	if _, ok := r.Lists.Load(cursor); ok || r.Nlists.Add(1) <= maxListMemos {
+		r.Lists.Store(cursor, memo)
 	}
 	return memo, true
 }

@@ -31,9 +31,9 @@ import (
 // The gate checks this itself when it first lists or calls the server's
 // tools, and logs each such name once, at Error level.
 func (g *Gate) CheckTools(tools []string) statechart.ErrorList {
-	tools = append(slices.Clip(tools), g.core.external...) // gated elsewhere, but tools all the same
-	for _, t := range tools[:len(tools)-len(g.core.external)] {
-		if a := g.core.alias(t); a != "" {
+	tools = append(slices.Clip(tools), g.core.External...) // gated elsewhere, but tools all the same
+	for _, t := range tools[:len(tools)-len(g.core.External)] {
+		if a := g.core.Alias(t); a != "" {
 			tools = append(tools, a) // "up1__x" is also "x" (Options.GatedAs)
 		}
 	}
@@ -50,11 +50,11 @@ func (g *Gate) CheckTools(tools []string) statechart.ErrorList {
 		}
 		errs = append(errs, &statechart.Error{Path: path, Msg: what})
 	}
-	for _, ref := range g.core.refs {
+	for _, ref := range g.core.Refs {
 		report(ref.Path, ref.Name, ref.Pattern)
 	}
-	r := g.core.rules.Load()
-	for _, name := range core.SortedKeys(r.bound) {
+	r := g.core.Rules.Load()
+	for _, name := range core.SortedKeys(r.Bound) {
 		report(fmt.Sprintf("Bind(%q)", name), name, false)
 	}
 	return errs
@@ -65,13 +65,13 @@ func (g *Gate) CheckTools(tools []string) statechart.ErrorList {
 // [Options.DefaultDeny] they are always visible; with it, refused unless
 // ungated. The gate's own tools are not among them.
 func (g *Gate) Unnamed(tools []string) []string {
-	r := g.core.rules.Load()
+	r := g.core.Rules.Load()
 	var out []string
 	for _, t := range tools {
-		if g.core.ownTools.has(t) {
+		if g.core.OwnTools.Has(t) {
 			continue
 		}
-		if m := g.core.info(r, t, false).Mode; m == core.ModeUnbound || m == core.ModeDenied {
+		if m := g.core.Info(r, t, false).Mode; m == core.ModeUnbound || m == core.ModeDenied {
 			out = append(out, t)
 		}
 	}
@@ -114,10 +114,10 @@ func (g *Gate) checkNames(ctx context.Context, next mcp.MethodHandler, session *
 		n.mu.Unlock()
 		if !seen {
 			consequence := "the tool it was meant for is not gated by it"
-			if g.core.defaultDeny {
+			if g.core.DefaultDeny {
 				consequence = "the tool it was meant for is refused (DefaultDeny)"
 			}
-			g.core.log.Error("mcpbind: machine "+g.core.engine.ID()+": "+msg+": "+consequence, "machine", g.core.engine.ID())
+			g.core.Log.Error("mcpbind: machine "+g.core.Engine().ID()+": "+msg+": "+consequence, "machine", g.core.Engine().ID())
 		}
 	}
 }

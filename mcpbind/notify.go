@@ -9,7 +9,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"maps"
 	"slices"
 
@@ -23,20 +22,20 @@ import (
 // notify is the last step of a call: it tells the calling session, the
 // statesync layer, the log and OnTransition what the call did, and returns
 // the call's answer. before is the workflow as the call found it.
-func (g *Gate) notify(ctx context.Context, c *gatedCall, before *view, out committed, res mcp.Result, err error) (mcp.Result, error) {
-	after := out.after
+func (g *Gate) notify(ctx context.Context, c *core.Call, before *core.View, out core.Committed, res mcp.Result, err error) (mcp.Result, error) {
+	after := out.After
 	if after == nil {
 		after = before
 	}
-	if out.tr != nil {
-		g.invalidate(ctx, c.name, c.info)
+	if out.Tr != nil {
+		g.invalidate(ctx, c.Name, c.Info)
 	}
 	changed := g.toolsChanged(ctx, c, before, after)
-	if out.tr != nil {
-		g.core.transitioned(ctx, *out.tr)
+	if out.Tr != nil {
+		g.core.Transitioned(ctx, *out.Tr)
 	}
-	if c.kind == callTransition {
-		if out.tr != nil && g.elicit {
+	if c.Kind == core.CallTransition {
+		if out.Tr != nil && g.elicit {
 			var asked *mcp.CallToolResult
 			if out, asked = g.askApproval(ctx, c, out); asked != nil {
 				return asked, nil
@@ -45,36 +44,36 @@ func (g *Gate) notify(ctx context.Context, c *gatedCall, before *view, out commi
 		return g.transitionAnswer(ctx, c, out, changed), nil
 	}
 	cr, _ := res.(*mcp.CallToolResult)
-	if cr != nil && len(out.checkpoints) > 0 {
-		cr = g.withCheckpoints(cr, c, out.checkpoints)
+	if cr != nil && len(out.Checkpoints) > 0 {
+		cr = g.withCheckpoints(cr, c, out.Checkpoints)
 		res = cr
 	}
-	if cr != nil && len(out.notices) > 0 {
-		cr = withNotices(cr, out.notices)
+	if cr != nil && len(out.Notices) > 0 {
+		cr = withNotices(cr, out.Notices)
 		res = cr
 	}
 	switch {
-	case out.err != nil:
-		return g.notSaved(cr, c.name, out.ev, out.from, out.err), nil
-	case out.tr != nil:
-		return withNote(cr, TransitionNote{Event: out.ev.Type, From: out.tr.From, To: out.tr.To, ToolsChanged: changed}), nil
+	case out.Err != nil:
+		return g.notSaved(cr, c.Name, out.Ev, out.From, out.Err), nil
+	case out.Tr != nil:
+		return withNote(cr, TransitionNote{Event: out.Ev.Type, From: out.Tr.From, To: out.Tr.To, ToolsChanged: changed}), nil
 	}
 	return res, err
 }
 
 // withCheckpoints returns a copy of a result with a checkpoint notice
 // appended for each budget that warns and that the call went past.
-func (g *Gate) withCheckpoints(res *mcp.CallToolResult, c *gatedCall, lims []CallLimit) *mcp.CallToolResult {
+func (g *Gate) withCheckpoints(res *mcp.CallToolResult, c *core.Call, lims []CallLimit) *mcp.CallToolResult {
 	out := *res
 	out.Content = slices.Clip(res.Content)
 	transitionTool := ""
-	if c.wf != nil {
-		transitionTool = c.wf.transitionName
+	if c.Wf != nil {
+		transitionTool = c.Wf.TransitionName
 	}
 	for _, l := range lims {
 		text := checkpointNotice(l, transitionTool)
-		if g.core.checkpointText != nil {
-			if t, ok := g.core.checkpointText(l); ok {
+		if g.core.CheckpointText != nil {
+			if t, ok := g.core.CheckpointText(l); ok {
 				text = t
 			}
 		}
@@ -97,11 +96,11 @@ func (g *Gate) invalidate(ctx context.Context, tool string, ti *core.ToolInfo) {
 	case err == nil:
 	case errors.Is(err, statesync.ErrNoLayer):
 		if g.noLayerWarned.CompareAndSwap(false, true) {
-			g.core.log.Warn("mcpbind: a binding declares invalidation patterns but no statesync layer wraps the gate, so they are dropped: install the layer after the gate (Gate.AttachWith), not before it; logged once",
+			g.core.Log.Warn("mcpbind: a binding declares invalidation patterns but no statesync layer wraps the gate, so they are dropped: install the layer after the gate (Gate.AttachWith), not before it; logged once",
 				"tool", tool, "patterns", ti.Invalidates)
 		}
 	default: // the patterns were validated when bound: not expected
-		g.core.log.Error("mcpbind: reporting invalidation patterns", "tool", tool, "error", err)
+		g.core.Log.Error("mcpbind: reporting invalidation patterns", "tool", tool, "error", err)
 	}
 }
 
@@ -110,42 +109,30 @@ func (g *Gate) invalidate(ctx context.Context, tool string, ti *core.ToolInfo) {
 // notifications/tools/list_changed to the calling session (sessions only:
 // with handles, under protocol 2026-07-28 and with Options.ListAllTools,
 // lists do not vary).
-func (g *Gate) toolsChanged(ctx context.Context, c *gatedCall, from, to *view) bool {
+func (g *Gate) toolsChanged(ctx context.Context, c *core.Call, from, to *core.View) bool {
 	if from == to {
 		return false
 	}
-	changed := !g.signature(ctx, c.rules, from).Equal(g.signature(ctx, c.rules, to))
-	if d := mcpOf(c); changed && d != nil && d.a.send != nil && c.listsVary {
+	changed := !g.signature(ctx, c.Rules, from).Equal(g.signature(ctx, c.Rules, to))
+	if d := mcpOf(c); changed && d != nil && d.a.send != nil && c.ListsVary {
 		// The notification goes to this session only, on the request's
 		// context (over Streamable HTTP: on the POST's stream), before the
 		// result.
 		n := &mcp.ServerRequest[*mcp.ToolListChangedParams]{Session: d.req.Session, Params: &mcp.ToolListChangedParams{}}
 		if _, err := d.a.send(ctx, "notifications/tools/list_changed", n); err != nil {
-			g.core.log.Warn("mcpbind: sending notifications/tools/list_changed", "error", err)
+			g.core.Log.Warn("mcpbind: sending notifications/tools/list_changed", "error", err)
 		}
 	}
 	return changed
 }
 
-// transitioned reports a saved transition: a log record and OnTransition.
-func (g *gateCore) transitioned(ctx context.Context, tr Transition) {
-	if g.log.Enabled(ctx, slog.LevelInfo) {
-		g.log.LogAttrs(ctx, slog.LevelInfo, "mcpbind: transition",
-			slog.String("key", fingerprint(tr.Key)), slog.String("tool", tr.Tool), slog.String("event", tr.Event.Type),
-			slog.Any("from", tr.From), slog.Any("to", tr.To))
-	}
-	if g.onTrans != nil {
-		g.onTrans(ctx, tr)
-	}
-}
-
 // jobMoved tells the sessions of this process whose workflow a job's
 // result moved that their tools changed.
-func (g *Gate) jobMoved(ctx context.Context, c *gatedCall, out committed) {
-	for _, st := range g.sessionsOfKey(c.target.key) {
-		c.door = &mcpDoor{g: g, a: st.a, req: &mcp.CallToolRequest{Session: st.ss}}
-		c.listsVary = g.listsVary(st.ss)
-		g.toolsChanged(ctx, c, out.from, out.after)
+func (g *Gate) jobMoved(ctx context.Context, c *core.Call, out core.Committed) {
+	for _, st := range g.sessionsOfKey(c.Target.Key) {
+		c.Door = &mcpDoor{g: g, a: st.a, req: &mcp.CallToolRequest{Session: st.ss}}
+		c.ListsVary = g.listsVary(st.ss)
+		g.toolsChanged(ctx, c, out.From, out.After)
 	}
 }
 
@@ -176,33 +163,33 @@ func withNote(res *mcp.CallToolResult, note any) *mcp.CallToolResult {
 // and "can" tools are visible; or, when an active state's call limit is
 // used up, which tools that send an event may still run. Equal signatures
 // mean equal visible sets.
-func (g *Gate) signature(ctx context.Context, r *rules, v *view) core.Bitset {
-	if c := v.sig.Load(); c != nil && c.rules == r {
-		return c.bits
+func (g *Gate) signature(ctx context.Context, r *core.Rules, v *core.View) core.Bitset {
+	if c := v.Sig.Load(); c != nil && c.Rules == r {
+		return c.Bits
 	}
-	n := len(g.core.jsonPatterns) + len(r.sigTools)
+	n := len(g.core.JsonPatterns) + len(r.SigTools)
 	var sig core.Bitset
-	defer func() { v.sig.Store(&sigCache{rules: r, bits: sig}) }()
-	if lims := g.core.exhausted(v); len(lims) > 0 {
+	defer func() { v.Sig.Store(&core.SigCache{Rules: r, Bits: sig}) }()
+	if lims := g.core.Exhausted(v); len(lims) > 0 {
 		// Bit n marks the limited signature, which never equals another.
-		sig = core.NewBitset(n + 1 + len(r.eventTools))
+		sig = core.NewBitset(n + 1 + len(r.EventTools))
 		sig.Set(n)
-		for j, t := range r.eventTools {
-			if g.core.allowed(ctx, v, t, g.core.info(r, t, false), lims, nil) {
+		for j, t := range r.EventTools {
+			if g.core.Allowed(ctx, v, t, g.core.Info(r, t, false), lims, nil) {
 				sig.Set(n + 1 + j)
 			}
 		}
 		return sig
 	}
 	sig = core.NewBitset(n)
-	for i, p := range g.core.jsonPatterns {
-		if p.nodes.Intersects(v.active) {
+	for i, p := range g.core.JsonPatterns {
+		if p.Nodes.Intersects(v.Active) {
 			sig.Set(i)
 		}
 	}
-	for j, t := range r.sigTools {
-		if g.core.visible(ctx, v, t, g.core.info(r, t, false)) {
-			sig.Set(len(g.core.jsonPatterns) + j)
+	for j, t := range r.SigTools {
+		if g.core.Visible(ctx, v, t, g.core.Info(r, t, false)) {
+			sig.Set(len(g.core.JsonPatterns) + j)
 		}
 	}
 	return sig
@@ -211,12 +198,12 @@ func (g *Gate) signature(ctx context.Context, r *rules, v *view) core.Bitset {
 // notSaved returns the result of a call that ran but whose event could not
 // be recorded: the tool's own result, plus a note in the content and under
 // MetaKey in _meta. It is not an error result: the tool did its work.
-func (g *Gate) notSaved(res *mcp.CallToolResult, tool string, ev statechart.Event, v *view, err error) *mcp.CallToolResult {
-	state := v.state.Value()
-	g.core.log.Error("mcpbind: a tool ran but its event was not recorded", "tool", tool, "event", ev.Type, "key", fingerprint(v.key), "error", err)
+func (g *Gate) notSaved(res *mcp.CallToolResult, tool string, ev statechart.Event, v *core.View, err error) *mcp.CallToolResult {
+	state := v.State.Value()
+	g.core.Log.Error("mcpbind: a tool ran but its event was not recorded", "tool", tool, "event", ev.Type, "key", core.Fingerprint(v.Key), "error", err)
 	out := *res
 	out.Content = append(slices.Clip(res.Content), &mcp.TextContent{Text: fmt.Sprintf(
 		"Note: %s ran, but the server could not record it in the workflow, so event %q was not applied and the workflow is still in state %s.",
-		tool, ev.Type, stateText(state))})
+		tool, ev.Type, core.StateText(state))})
 	return withNote(&out, map[string]any{"code": CodeStateNotSaved, "event": ev.Type, "state": state})
 }

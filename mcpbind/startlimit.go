@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/chartgate/chartgate/internal/core"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/time/rate"
 )
@@ -108,8 +109,8 @@ func (s *startLimiter) allow(req *mcp.CallToolRequest, now time.Time) (bool, tim
 
 // refuseStart answers a call of the start tool over the client's limit.
 func (g *Gate) refuseStart(wait time.Duration) *mcp.CallToolResult {
-	ref := &Refusal{Code: CodeRateLimited, Tool: g.core.start, Available: []string{}, Path: []Step{}}
+	ref := &Refusal{Code: CodeRateLimited, Tool: g.core.Start, Available: []string{}, Path: []Step{}}
 	text := fmt.Sprintf("Tool %q was not run: this client has started as many workflows as it may for now. Try again in %s, or go on with a workflow it has started.",
-		g.core.start, wait.Round(time.Second).String())
-	return mcpResult(refused(ref, text)).(*mcp.CallToolResult)
+		g.core.Start, wait.Round(time.Second).String())
+	return mcpResult(core.Refused(ref, text)).(*mcp.CallToolResult)
 }

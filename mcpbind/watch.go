@@ -8,245 +8,17 @@ package mcpbind
 
 import (
 	"context"
-	"sync"
 
+	"github.com/chartgate/chartgate/internal/core"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
-
-// gateWatch is a gate's watch of its store: the changes it was told of
-// and not yet handled, and what it knows of the workflows of its sessions.
-type gateWatch struct {
-	cancel context.CancelFunc
-	done   chan struct{}
-	wake   chan struct{} // cap 1: pending has keys
-
-	mu      sync.Mutex
-	pending map[string]uint64 // key -> newest version reported (0: unknown)
-	// writing counts the writes of this gate in progress per key: the
-	// change of such a key waits for them, so that it is known as the
-	// gate's own.
-	writing map[string]int
-	own     map[string]ownWrite // the newest write of this gate per key
-	// last is, per key, the state the sessions of this instance were
-	// last brought up to date with.
-	last map[string]*view
-}
-
-// ownWrite is a record this gate wrote: by a session's own call (ss, which
-// was told of its tools in the call), or settled: every session of this
-// instance was told (a job's result) or needs not be (a new workflow, in
-// its initial state).
-type ownWrite struct {
-	view    *view
-	ss      conn
-	settled bool
-}
-
-// watchWrite is a write of the gate in progress, for its watch.
-type watchWrite struct {
-	w       *gateWatch
-	key     string
-	ss      conn
-	settled bool
-}
-
-// writing tells the gate's watch, if it has one, that the gate writes
-// key's record; done must be called once the write returned.
-func (g *gateCore) writing(key string, ss conn, settled bool) watchWrite {
-	w := g.watch.Load()
-	if w == nil {
-		return watchWrite{}
-	}
-	w.mu.Lock()
-	w.writing[key]++
-	w.mu.Unlock()
-	return watchWrite{w: w, key: key, ss: ss, settled: settled}
-}
-
-// done ends a write of v, which failed with err or else has its new
-// version.
-func (ww watchWrite) done(v *view, err error) {
-	if ww.w == nil {
-		return
-	}
-	w := ww.w
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.writing[ww.key]--; w.writing[ww.key] <= 0 {
-		delete(w.writing, ww.key)
-		if _, ok := w.pending[ww.key]; ok {
-			w.poke()
-		}
-	}
-	if err == nil && v != nil && v.version != 0 {
-		if len(w.own) >= maxWatched && w.own[ww.key].view == nil { // keys of sessions gone, and changes never reported
-			clear(w.own)
-		}
-		w.own[ww.key] = ownWrite{view: v, ss: ww.ss, settled: ww.settled}
-	}
-}
-
-// poke wakes the watch's goroutine. w.mu is held.
-func (w *gateWatch) poke() {
-	select {
-	case w.wake <- struct{}{}:
-	default:
-	}
-}
-
-// startWatch starts following the store's changes, if it reports them and
-// the gate does not follow them yet.
-func (g *gateCore) startWatch() {
-	st, ok := g.store.(Watcher)
-	if !ok || g.watch.Load() != nil {
-		return
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	w := &gateWatch{cancel: cancel, done: make(chan struct{}), wake: make(chan struct{}, 1),
-		pending: map[string]uint64{}, writing: map[string]int{}, own: map[string]ownWrite{}, last: map[string]*view{}}
-	if !g.watch.CompareAndSwap(nil, w) {
-		cancel()
-		return
-	}
-	ch, err := st.Watch(ctx, g.prefix)
-	if err != nil {
-		g.log.Warn("mcpbind: watching the store: sessions learn of changes made elsewhere at their next request only", "error", err)
-		cancel()
-		close(w.done)
-		return
-	}
-	go g.follow(ctx, w, ch)
-}
-
-// stopWatch stops following the store and waits for the goroutine.
-func (g *gateCore) stopWatch() {
-	if w := g.watch.Load(); w != nil {
-		w.cancel()
-		<-w.done
-	}
-}
-
-// follow takes the store's changes from ch into pending, and handles
-// them, until ctx ends.
-func (g *gateCore) follow(ctx context.Context, w *gateWatch, ch <-chan Change) {
-	defer close(w.done)
-	handled := make(chan struct{})
-	go func() { // the handling, so that ch is drained while a change is handled
-		defer close(handled)
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-w.wake:
-			}
-			for _, k := range w.take() {
-				g.changed(ctx, w, k.key, k.version)
-			}
-		}
-	}()
-	for c := range ch {
-		w.mu.Lock()
-		if old, ok := w.pending[c.Key]; !ok || old != 0 {
-			w.pending[c.Key] = c.Version
-		}
-		if w.writing[c.Key] == 0 {
-			w.poke()
-		}
-		w.mu.Unlock()
-	}
-	<-handled
-}
-
-type pendingChange struct {
-	key     string
-	version uint64
-}
-
-// take removes and returns the pending changes of keys that the gate is
-// not writing.
-func (w *gateWatch) take() []pendingChange {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	var out []pendingChange
-	for k, v := range w.pending {
-		if w.writing[k] == 0 {
-			out = append(out, pendingChange{k, v})
-			delete(w.pending, k)
-		}
-	}
-	return out
-}
-
-// changed handles a change of key's record (version 0: unknown): the
-// sessions of this instance whose workflow it is are told (told) of the
-// state they were last brought up to date with and the new one, but for
-// a session whose own call wrote it (told by the call).
-func (g *gateCore) changed(ctx context.Context, w *gateWatch, key string, version uint64) {
-	w.mu.Lock()
-	own, before := w.own[key], w.last[key]
-	w.mu.Unlock()
-	// mine reports whether a version is the gate's newest own write of
-	// the key. A change may report an older one (its own write too, or
-	// not), or none: the version loaded then tells.
-	mine := func(v uint64) bool { return own.view != nil && v != 0 && own.view.version == v }
-	// settled: nobody else to tell of the gate's own write (a session's
-	// workflow is its own when SessionKey does not name it).
-	settled := func() bool { return own.settled || (own.ss != nil && g.named == nil) }
-	var after *view
-	switch {
-	case mine(version):
-		after = own.view
-		if settled() {
-			w.handledOwn(key, after)
-			return
-		}
-	case before != nil && version != 0 && before.version == version:
-		return
-	}
-	if g.watched == nil || !g.watched(key) {
-		w.forget(key)
-		return
-	}
-	if after == nil {
-		lctx, cancel := context.WithTimeout(ctx, g.timeout)
-		v, err := g.fetchView(lctx, key)
-		cancel()
-		if err != nil {
-			if lctx.Err() == nil && ctx.Err() == nil {
-				g.log.Debug("mcpbind: loading a workflow that changed elsewhere", "key", fingerprint(key), "error", err)
-			}
-			return
-		}
-		if mine(v.version) {
-			after = own.view
-			if settled() {
-				w.handledOwn(key, after)
-				return
-			}
-		} else {
-			after, own = v, ownWrite{}
-		}
-	}
-	if before == nil {
-		if d, ok := g.decoded.Load(key); ok {
-			before = d.(*view)
-		} else {
-			before = g.initial
-		}
-	}
-	w.remember(key, after)
-	if before.version == after.version && before.version != 0 {
-		return
-	}
-	g.told(ctx, key, before, after, own.ss)
-}
 
 // tell tells the sessions of this instance whose workflow is stored under
 // key, but for except, of a change from before to after made elsewhere:
 // list_changed if their tools differ, and the new state's guidance.
-func (g *Gate) tell(ctx context.Context, key string, before, after *view, except conn) {
+func (g *Gate) tell(ctx context.Context, key string, before, after *core.View, except core.Conn) {
 	sessions := g.sessionsOfKey(key)
-	r := g.core.rules.Load()
+	r := g.core.Rules.Load()
 	toolsChanged := !g.signature(ctx, r, before).Equal(g.signature(ctx, r, after))
 	guidance := g.guidance(before, after)
 	if !toolsChanged && guidance == nil {
@@ -256,11 +28,11 @@ func (g *Gate) tell(ctx context.Context, key string, before, after *view, except
 		if st.ss == except {
 			continue
 		}
-		sctx, cancel := context.WithTimeout(ctx, g.core.timeout)
+		sctx, cancel := context.WithTimeout(ctx, g.core.Timeout)
 		if toolsChanged && st.a.send != nil && g.listsVary(st.ss) {
 			n := &mcp.ServerRequest[*mcp.ToolListChangedParams]{Session: st.ss, Params: &mcp.ToolListChangedParams{}}
 			if _, err := st.a.send(sctx, "notifications/tools/list_changed", n); err != nil && ctx.Err() == nil {
-				g.core.log.Warn("mcpbind: sending notifications/tools/list_changed", "error", err)
+				g.core.Log.Warn("mcpbind: sending notifications/tools/list_changed", "error", err)
 			}
 		}
 		// The new state's guidance, as a log message: the one
@@ -269,48 +41,9 @@ func (g *Gate) tell(ctx context.Context, key string, before, after *view, except
 		// deprecates logging (SEP-2577), so its sessions get none.
 		if guidance != nil && sessionful(st.ss) {
 			if err := sendGuidance(sctx, st.ss, guidance); err != nil && ctx.Err() == nil {
-				g.core.log.Warn("mcpbind: sending the new state's guidance", "error", err)
+				g.core.Log.Warn("mcpbind: sending the new state's guidance", "error", err)
 			}
 		}
 		cancel()
-	}
-}
-
-// maxWatched bounds the keys a watch remembers a state of; past it, it
-// forgets them all (and falls back on the gate's cache of decoded records,
-// or the initial state, as what the sessions last saw).
-const maxWatched = 10_000
-
-// remember records the state the sessions of key were brought up to date
-// with.
-func (w *gateWatch) remember(key string, v *view) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if len(w.last) >= maxWatched {
-		clear(w.last)
-	}
-	w.last[key] = v
-}
-
-// handledOwn records that the sessions of key are up to date with the
-// gate's own write v, which nobody else needed telling of. The write stays
-// known as the gate's (w.own), for the changes that report it again (or
-// an older version, whose load finds it).
-func (w *gateWatch) handledOwn(key string, v *view) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if _, ok := w.last[key]; ok {
-		w.last[key] = v
-	}
-}
-
-// forget drops what the watch knows of a key that no session of this
-// instance has.
-func (w *gateWatch) forget(key string) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	delete(w.last, key)
-	if w.writing[key] == 0 {
-		delete(w.own, key)
 	}
 }

@@ -16,7 +16,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/chartgate/chartgate/internal/core"
-	"github.com/chartgate/chartgate/statechart"
 )
 
 // WorkflowToolsOptions configures [Gate.AddWorkflowTools]. The zero value
@@ -52,9 +51,6 @@ type WorkflowToolsOptions struct {
 	ExplainGuard func(ctx context.Context, wf *Workflow, event string, data map[string]any) string
 }
 
-// pendingHelp tells the agent what a pending approval means for it.
-const pendingHelp = "A person approves or rejects it (in the client when it asks them, or with chartgate approve and the approval's id); the agent cannot, and no transition can be made until then."
-
 // messageText is an approval's message for prose: ": message" or "".
 func messageText(m string) string {
 	if m == "" {
@@ -63,20 +59,11 @@ func messageText(m string) string {
 	return ": " + m
 }
 
-// workflowTools are the names of a set of workflow tools and the rules
-// of workflow_transition.
-type workflowTools struct {
-	statusName, transitionName string // transitionName "" without workflow_transition
-	events                     []string
-	anyEvent                   bool
-	explainGuard               func(context.Context, *Workflow, string, map[string]any) string
-}
-
 // mcpWorkflowTools is a set of workflow tools as AddWorkflowTools added
 // them to a server: their names and rules, and how their MCP answers are
 // rendered.
 type mcpWorkflowTools struct {
-	workflowTools
+	core.WorkflowTools
 	renderStatus     func(context.Context, WorkflowStatus, *Workflow) *mcp.CallToolResult
 	renderTransition func(context.Context, TransitionResult, *Workflow) *mcp.CallToolResult
 }
@@ -109,19 +96,19 @@ func (g *Gate) AddWorkflowTools(s *mcp.Server, opts *WorkflowToolsOptions) error
 	if a == nil {
 		return errors.New("mcpbind: AddWorkflowTools: the gate is not attached to this server; call Attach first")
 	}
-	w := &mcpWorkflowTools{workflowTools: workflowTools{statusName: o.StatusName, transitionName: o.TransitionName, events: o.Events,
-		anyEvent: o.AnyEvent, explainGuard: o.ExplainGuard},
+	w := &mcpWorkflowTools{WorkflowTools: core.WorkflowTools{StatusName: o.StatusName, TransitionName: o.TransitionName, Events: o.Events,
+		AnyEvent: o.AnyEvent, ExplainGuard: o.ExplainGuard},
 		renderStatus: o.RenderStatus, renderTransition: o.RenderTransition}
-	if w.statusName == "" {
-		w.statusName = "workflow_status"
+	if w.StatusName == "" {
+		w.StatusName = "workflow_status"
 	}
-	if w.transitionName == "" {
-		w.transitionName = "workflow_transition"
+	if w.TransitionName == "" {
+		w.TransitionName = "workflow_transition"
 	}
 	if o.NoTransition {
-		w.transitionName = ""
+		w.TransitionName = ""
 	}
-	for _, name := range []string{w.statusName, w.transitionName} {
+	for _, name := range []string{w.StatusName, w.TransitionName} {
 		if name == "" {
 			continue
 		}
@@ -129,12 +116,12 @@ func (g *Gate) AddWorkflowTools(s *mcp.Server, opts *WorkflowToolsOptions) error
 			return fmt.Errorf("mcpbind: AddWorkflowTools: %s", msg)
 		}
 	}
-	for _, ev := range w.events {
+	for _, ev := range w.Events {
 		if strings.Contains(ev, "*") {
 			return fmt.Errorf("mcpbind: AddWorkflowTools: %q: events must not be wildcards", ev)
 		}
-		if msg := g.core.events.Check(ev); msg != "" {
-			return fmt.Errorf("mcpbind: AddWorkflowTools: machine %q: %s", g.core.engine.ID(), msg)
+		if msg := g.core.Events.Check(ev); msg != "" {
+			return fmt.Errorf("mcpbind: AddWorkflowTools: machine %q: %s", g.core.Engine().ID(), msg)
 		}
 	}
 	// The handlers are never run: the gate's middleware answers these calls,
@@ -149,13 +136,13 @@ func (g *Gate) AddWorkflowTools(s *mcp.Server, opts *WorkflowToolsOptions) error
 		o.TransitionDescription = "Send an event to the workflow to move it to another state. The workflow's rules decide whether the event is accepted; data is passed to them."
 	}
 	s.AddTool(&mcp.Tool{
-		Name:        w.statusName,
+		Name:        w.StatusName,
 		Description: o.StatusDescription,
 		InputSchema: json.RawMessage(`{"type":"object","properties":{}}`),
 	}, unreachable)
-	if w.transitionName != "" {
+	if w.TransitionName != "" {
 		s.AddTool(&mcp.Tool{
-			Name:        w.transitionName,
+			Name:        w.TransitionName,
 			Description: o.TransitionDescription,
 			InputSchema: json.RawMessage(`{"type":"object","properties":{` +
 				`"event":{"type":"string","description":"the event to send, e.g. CANCEL"},` +
@@ -163,9 +150,9 @@ func (g *Gate) AddWorkflowTools(s *mcp.Server, opts *WorkflowToolsOptions) error
 				`},"required":["event"]}`),
 		}, unreachable)
 	}
-	for _, name := range []string{w.statusName, w.transitionName} {
+	for _, name := range []string{w.StatusName, w.TransitionName} {
 		if name != "" {
-			g.core.ownTools.add(name)
+			g.core.OwnTools.Add(name)
 		}
 	}
 	for {
@@ -189,11 +176,11 @@ func (s *workflowToolSets) all() []*mcpWorkflowTools {
 }
 
 // primary is the first set, whose transition tool refusals name.
-func (s *workflowToolSets) primary() *workflowTools {
+func (s *workflowToolSets) primary() *core.WorkflowTools {
 	if s == nil || len(s.list) == 0 {
 		return nil
 	}
-	return &s.list[0].workflowTools
+	return &s.list[0].WorkflowTools
 }
 
 // byName returns the set a tool belongs to, and whether it is its status
@@ -201,207 +188,79 @@ func (s *workflowToolSets) primary() *workflowTools {
 func (s *workflowToolSets) byName(name string) (*mcpWorkflowTools, bool) {
 	for _, w := range s.all() {
 		switch name {
-		case w.statusName:
+		case w.StatusName:
 			return w, true
-		case w.transitionName:
+		case w.TransitionName:
 			return w, false
 		}
 	}
 	return nil, false
 }
 
-// transitionEvents returns the events workflow_transition may send, in the
-// machine's order.
-func (g *gateCore) transitionEvents(r *rules, w *workflowTools) []string {
-	if w.transitionName == "" {
-		return nil
-	}
-	if w.events != nil {
-		return w.events
-	}
-	byTool := g.toolEvents(r)
-	var out []string
-	for _, d := range g.events.Descriptors {
-		if strings.Contains(d, "*") || strings.HasPrefix(d, "xstate.") || core.ReservedEvent(d) || byTool[d] != "" {
-			continue
-		}
-		out = append(out, d)
-	}
-	return out
-}
-
-// toolEvents maps each event a tool sends to (the first, by name) tool
-// that sends it.
-func (g *gateCore) toolEvents(r *rules) map[string]string {
-	out := map[string]string{}
-	add := func(ev, tool string) {
-		if prev, ok := out[ev]; !ok || tool < prev {
-			out[ev] = tool
-		}
-	}
-	for tool, ti := range r.bound {
-		if ti.Event != "" {
-			add(ti.Event, tool)
-		}
-	}
-	for tool, ev := range g.jsonEvents {
-		if _, ok := r.bound[tool]; !ok {
-			add(ev, tool)
-		}
-	}
-	return out
-}
-
-// acceptedEvents returns the events of candidates the machine would handle
-// now.
-func (g *gateCore) acceptedEvents(ctx context.Context, v *view, candidates []string, tool string) []string {
-	out := []string{}
-	if v.state.Status() != statechart.StatusActive {
-		return out
-	}
-	for _, ev := range candidates {
-		if ok, err := g.engine.Can(ctx, v.state, g.event(ev, tool, nil, nil)); err == nil && ok {
-			out = append(out, ev)
-		}
-	}
-	return out
-}
-
 // status answers workflow_status.
-func (g *Gate) status(ctx context.Context, c *gatedCall, v *view) (mcp.Result, error) {
-	tools, err := g.core.toolNames(ctx, c)
+func (g *Gate) status(ctx context.Context, c *core.Call, v *core.View) (mcp.Result, error) {
+	tools, err := g.core.ToolNames(ctx, c)
 	if err != nil {
 		return nil, err
 	}
 	st := WorkflowStatus{
-		Workflow:     c.target.handle,
-		State:        v.state.Value(),
-		Status:       v.state.Status(),
-		Tools:        g.core.available(ctx, c.rules, v, tools),
-		Events:       g.core.acceptedEvents(ctx, v, g.core.transitionEvents(c.rules, c.wf), c.wf.transitionName),
-		Limits:       g.core.limits(v),
-		Instructions: g.core.instructions(v),
-		Pending:      g.core.pending(v),
+		Workflow:     c.Target.Handle,
+		State:        v.State.Value(),
+		Status:       v.State.Status(),
+		Tools:        g.core.Available(ctx, c.Rules, v, tools),
+		Events:       g.core.AcceptedEvents(ctx, v, g.core.TransitionEvents(c.Rules, c.Wf), c.Wf.TransitionName),
+		Limits:       g.core.Limits(v),
+		Instructions: g.core.Instructions(v),
+		Pending:      g.core.WaitingFor(v),
 	}
 	if d := mcpOf(c); d != nil && d.tools != nil && d.tools.renderStatus != nil {
-		return d.tools.renderStatus(ctx, st, g.core.workflowOf(v)), nil
+		return d.tools.renderStatus(ctx, st, g.core.WorkflowOfView(v)), nil
 	}
-	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: statusText(&st, c.wf.transitionName)}}, StructuredContent: st}, nil
-}
-
-// authorizeTransition decides whether workflow_transition may send the
-// event its arguments name, in the state v; it sets the call's event.
-func (g *gateCore) authorizeTransition(ctx context.Context, c *gatedCall, v *view) *verdict {
-	w := c.wf
-	var in struct {
-		Event string         `json:"event"`
-		Data  map[string]any `json:"data"`
-	}
-	if err := json.Unmarshal(c.rawArguments(), &in); err != nil || in.Event == "" {
-		return &verdict{text: fmt.Sprintf(`%s needs {"event": "<EVENT>", "data": {...}}.`, w.transitionName)}
-	}
-	candidates := g.transitionEvents(c.rules, w)
-	state := stateText(v.state.Value())
-	if a := g.pending(v); a != nil {
-		return &verdict{text: "A transition is pending " + g.pendingText(a) + ". " + pendingHelp}
-	}
-	if core.ReservedEvent(in.Event) {
-		return &verdict{text: fmt.Sprintf("Event %q is reserved: approvals and interrupts are sent by the server or by a person, not with %s.", in.Event, w.transitionName)}
-	}
-	accepted := func() string {
-		evs := g.acceptedEvents(ctx, v, candidates, w.transitionName)
-		if len(evs) == 0 {
-			return " It accepts no event now."
-		}
-		return " Events it accepts now: " + strings.Join(evs, ", ") + "."
-	}
-	refuse := func(format string, args ...any) *verdict {
-		return &verdict{text: fmt.Sprintf(format, args...)}
-	}
-	// A final workflow takes no event: say so whatever the event.
-	switch st := v.state.Status(); st {
-	case statechart.StatusActive:
-	case statechart.StatusDone:
-		return refuse("Cannot transition: the workflow is in final state %s.", state)
-	default:
-		return refuse("Cannot transition: the workflow is not active (status %s, state %s).", st, state)
-	}
-	if !slices.Contains(candidates, in.Event) {
-		if tool := g.toolEvents(c.rules)[in.Event]; tool != "" {
-			return refuse("Event %q is sent by calling %s, not with %s.", in.Event, tool, w.transitionName)
-		}
-		if !w.anyEvent || strings.HasPrefix(in.Event, "xstate.") {
-			return refuse("Event %q cannot be sent with %s.%s", in.Event, w.transitionName, accepted())
-		}
-	}
-	if in.Data == nil {
-		in.Data = map[string]any{}
-	}
-	c.event = g.event(in.Event, w.transitionName, in.Data, nil)
-	ok, err := g.engine.Can(ctx, v.state, c.event)
-	if err != nil {
-		return refuse("The workflow failed on event %q: %v", in.Event, err)
-	}
-	if !ok {
-		if g.model.StructurallyVisible(v.active, &core.ToolInfo{Mode: core.ModeCan, Event: in.Event}, false) {
-			why := ""
-			if w.explainGuard != nil {
-				if e := w.explainGuard(ctx, g.workflowOf(v), in.Event, in.Data); e != "" {
-					why = " " + e
-				}
-			}
-			return refuse("Event %q was refused by a guard in state %s.%s%s", in.Event, state, why, accepted())
-		}
-		return refuse("No transition for event %q in state %s.%s", in.Event, state, accepted())
-	}
-	if _, err := g.engine.Send(ctx, v.state, c.event, g.now()); err != nil {
-		return refuse("The workflow failed on event %q: %v", in.Event, err)
-	}
-	return nil
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: statusText(&st, c.Wf.TransitionName)}}, StructuredContent: st}, nil
 }
 
 // transitionAnswer is the answer of workflow_transition once its event was
 // sent.
-func (g *Gate) transitionAnswer(ctx context.Context, c *gatedCall, out committed, toolsChanged bool) *mcp.CallToolResult {
+func (g *Gate) transitionAnswer(ctx context.Context, c *core.Call, out core.Committed, toolsChanged bool) *mcp.CallToolResult {
 	res := g.transitionResult(c, out, toolsChanged)
-	if d := mcpOf(c); d != nil && d.tools != nil && d.tools.renderTransition != nil && out.err == nil {
-		after := out.after
+	if d := mcpOf(c); d != nil && d.tools != nil && d.tools.renderTransition != nil && out.Err == nil {
+		after := out.After
 		if after == nil {
-			after = out.from
+			after = out.From
 		}
-		return d.tools.renderTransition(ctx, res.StructuredContent.(TransitionResult), g.core.workflowOf(after))
+		return d.tools.renderTransition(ctx, res.StructuredContent.(TransitionResult), g.core.WorkflowOfView(after))
 	}
 	return res
 }
 
 // transitionResult is workflow_transition's own answer.
-func (g *Gate) transitionResult(c *gatedCall, out committed, toolsChanged bool) *mcp.CallToolResult {
-	if out.err != nil {
-		g.core.log.Error("mcpbind: workflow_transition not recorded", "event", c.event.Type, "key", fingerprint(out.from.key), "error", out.err)
-		return toolError(fmt.Sprintf("Event %q could not be recorded; the workflow is still in state %s. Try again later.", c.event.Type, stateText(out.from.state.Value())))
+func (g *Gate) transitionResult(c *core.Call, out core.Committed, toolsChanged bool) *mcp.CallToolResult {
+	if out.Err != nil {
+		g.core.Log.Error("mcpbind: workflow_transition not recorded", "event", c.Event.Type, "key", core.Fingerprint(out.From.Key), "error", out.Err)
+		return toolError(fmt.Sprintf("Event %q could not be recorded; the workflow is still in state %s. Try again later.", c.Event.Type, core.StateText(out.From.State.Value())))
 	}
-	res := TransitionResult{Event: c.event.Type, From: out.from.state.Value(), To: out.from.state.Value()}
-	if out.tr == nil {
+	res := TransitionResult{Event: c.Event.Type, From: out.From.State.Value(), To: out.From.State.Value()}
+	if out.Tr == nil {
 		return &mcp.CallToolResult{
-			Content:           []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("Event %q changed nothing; the workflow is still in state %s.", c.event.Type, stateText(res.From))}},
+			Content:           []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("Event %q changed nothing; the workflow is still in state %s.", c.Event.Type, core.StateText(res.From))}},
 			StructuredContent: res,
 		}
 	}
-	res.Transitioned, res.To, res.ToolsChanged = true, out.tr.To, toolsChanged
-	text := fmt.Sprintf("Transitioned from %s to %s on %s.", stateText(res.From), stateText(res.To), c.event.Type)
+	res.Transitioned, res.To, res.ToolsChanged = true, out.Tr.To, toolsChanged
+	text := fmt.Sprintf("Transitioned from %s to %s on %s.", core.StateText(res.From), core.StateText(res.To), c.Event.Type)
 	if res.ToolsChanged {
 		text += " The available tools changed."
 	}
-	if a := out.tr.Approval; a != nil {
+	if a := out.Tr.Approval; a != nil {
 		verb := "approved"
 		if !a.Approved {
 			verb = "rejected"
 		}
 		text += fmt.Sprintf(" Approval %s was %s by %s (%s).", a.ID, verb, a.By, a.Channel)
 	}
-	if out.after != nil {
-		if a := g.core.pending(out.after); a != nil {
-			text += " The transition is pending " + g.core.pendingText(a) + ". " + pendingHelp
+	if out.After != nil {
+		if a := g.core.WaitingFor(out.After); a != nil {
+			text += " The transition is pending " + g.core.PendingText(a) + ". " + core.PendingHelp
 		}
 	}
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}, StructuredContent: res}
@@ -410,7 +269,7 @@ func (g *Gate) transitionResult(c *gatedCall, out committed, toolsChanged bool) 
 // statusText is the status in prose.
 func statusText(st *WorkflowStatus, transitionName string) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Workflow state: %s (%s).", stateText(st.State), st.Status)
+	fmt.Fprintf(&b, "Workflow state: %s (%s).", core.StateText(st.State), st.Status)
 	b.WriteString("\nTools available now: " + strings.Join(st.Tools, ", ") + ".")
 	if transitionName != "" {
 		if len(st.Events) == 0 {
@@ -423,7 +282,7 @@ func statusText(st *WorkflowStatus, transitionName string) string {
 		fmt.Fprintf(&b, "\nState %q: %d of %d tool calls used.", l.State, l.Calls, l.Max)
 	}
 	if a := st.Pending; a != nil {
-		b.WriteString("\nPending " + a.Text() + ". " + pendingHelp)
+		b.WriteString("\nPending " + a.Text() + ". " + core.PendingHelp)
 	}
 	for _, in := range st.Instructions {
 		b.WriteString("\nInstructions: " + in)

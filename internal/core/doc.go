@@ -1,12 +1,22 @@
-// Package core holds the parts of chartgate's gate that need no MCP type;
-// package mcpbind builds the gate (mcpbind.Gate) on them, with the MCP
-// sessions and the translation of MCP requests and results. The step
-// bodies (load, authorize, reserve, commit, approvals, jobs) are still in
-// mcpbind, as methods of the part of mcpbind.Gate that holds no MCP type
-// (gateCore); the composition of the steps is in package gate (gate.Do).
+// Package core is chartgate's decision core: the gate in no transport's
+// terms. [Core] takes a request to act (a [Call]: which workflow, which
+// tool or event, its arguments, who asks) through the steps that
+// gate.Do composes (resolve, load, authorize, reserve, run, commit,
+// notify; [Steps]) and answers with a decision; it implements
+// gate.Decider (Decide, Commit, Send) and Approve and Reserve. Package
+// mcpbind builds mcpbind.Gate on it: the MCP sessions, tool lists and
+// notifications, and a front door ([Door]) that translates a tools/call in
+// and its answer out; the hooks and chartgate approve use the Core as it
+// is, with no door.
 //
 // It holds:
 //
+//   - the Core ([New], [Options]) and its steps: loading and saving a
+//     workflow's record with compare-and-swap ([View]), authorizing a
+//     call (visibility, budgets, arguments, the event's guards),
+//     reserving the workflow's lease, committing the event, refusals and
+//     their guidance, approvals, the jobs that run promise children, the
+//     store keys of sessions ([Conn]) and the store's change feed;
 //   - the record a gate keeps in its [gate.Store] for each workflow
 //     ([Record]): the engine's persisted state, the call counts of states
 //     with maxCalls, the bounded run history, the lease of a call in

@@ -4,15 +4,14 @@
 // and refused otherwise, with the states that are missing and what a
 // person does about it.
 
-package mcpbind
+package core
 
 import (
 	"fmt"
 	"strings"
 
+	"github.com/chartgate/chartgate/gate"
 	"github.com/tidwall/gjson"
-
-	"github.com/chartgate/chartgate/internal/core"
 )
 
 // checkVersion decides whether the record rec under key, whose state the
@@ -21,7 +20,7 @@ import (
 // restoreErr; a record of another version whose active states all exist
 // here and which restored is migrated (its next save stamps it with this
 // version); otherwise the error is a [*VersionError].
-func (g *gateCore) checkVersion(key string, rec core.Record, restoreErr error) error {
+func (g *Core) checkVersion(key string, rec Record, restoreErr error) error {
 	if rec.WorkflowVersion == "" || g.wversion == "" || rec.WorkflowVersion == g.wversion {
 		if restoreErr != nil {
 			return fmt.Errorf("mcpbind: restoring the workflow state: %w", restoreErr)
@@ -35,15 +34,15 @@ func (g *gateCore) checkVersion(key string, rec core.Record, restoreErr error) e
 		}
 	}
 	if len(missing) == 0 && restoreErr == nil {
-		g.log.Info("mcpbind: workflow migrated from another version of the workflow", "key", fingerprint(key), "from", rec.WorkflowVersion, "to", g.wversion)
+		g.Log.Info("mcpbind: workflow migrated from another version of the workflow", "key", Fingerprint(key), "from", rec.WorkflowVersion, "to", g.wversion)
 		return nil
 	}
-	return &VersionError{Key: key, Stored: rec.WorkflowVersion, Current: g.wversion, Missing: missing, Reason: restoreErr, Workflow: g.refName(key)}
+	return &gate.VersionError{Key: key, Stored: rec.WorkflowVersion, Current: g.wversion, Missing: missing, Reason: restoreErr, Workflow: g.refName(key)}
 }
 
 // refName names the workflow under key as the chartgate commands take it:
 // its id, name:NAME, or key:KEY for a session without a name.
-func (g *gateCore) refName(key string) string {
+func (g *Core) refName(key string) string {
 	rest := strings.TrimPrefix(key, g.prefix)
 	if id, ok := strings.CutPrefix(rest, "wf:"); ok {
 		return id

@@ -7,53 +7,52 @@
 // question). The steps (reserve, commit), the audit, the jobs and the
 // approvals write through these only.
 
-package mcpbind
+package core
 
 import (
 	"context"
 	"fmt"
 
 	"github.com/chartgate/chartgate/gate"
-	"github.com/chartgate/chartgate/internal/core"
 	"github.com/chartgate/chartgate/statechart"
 )
 
-// save writes rec under the target's key if the key's version is still
+// Save writes rec under the target's key if the key's version is still
 // prev's, and returns the saved view; state is rec.snap's decoded form,
 // with delayed transitions applied. On a conflict the error matches
 // ErrConflict.
 //
 // The record's job leases are those planJobs gives for state: the jobs
 // this save claims start once it succeeded.
-func (g *gateCore) save(ctx context.Context, t target, prev *view, state statechart.State, rec core.Record) (*view, error) {
+func (g *Core) Save(ctx context.Context, t Target, prev *View, state statechart.State, rec Record) (*View, error) {
 	return g.saveDurable(ctx, t, prev, state, rec, true)
 }
 
 // saveDurable is save; with durable false, a store that implements
 // [gate.NoSyncStore] need not wait for the disk (for a write that
 // acknowledges nothing: a lease).
-func (g *gateCore) saveDurable(ctx context.Context, t target, prev *view, state statechart.State, rec core.Record, durable bool) (*view, error) {
+func (g *Core) saveDurable(ctx context.Context, t Target, prev *View, state statechart.State, rec Record, durable bool) (*View, error) {
 	key, sess := g.keyFor(t)
-	var nv *view
-	if state == prev.state {
+	var nv *View
+	if state == prev.State {
 		// The same state (a lease taken or released, a count): what was
 		// derived from it still holds.
-		nv = &view{gate: g, key: key, state: state, rec: rec, active: prev.active}
+		nv = &View{gate: g, Key: key, State: state, Rec: rec, Active: prev.Active}
 	} else {
 		var err error
-		if nv, err = g.newView(key, state, rec, 0); err != nil {
+		if nv, err = g.NewView(key, state, rec, 0); err != nil {
 			return nil, err
 		}
 	}
 	// A job's (existing) result tells every session itself.
-	if err := g.write(ctx, nv, prev.version, prev.rec.Approval, t.ss, t.existing, durable); err != nil {
+	if err := g.write(ctx, nv, prev.Version, prev.Rec.Approval, t.Ss, t.existing, durable); err != nil {
 		return nil, err
 	}
 	switch {
 	case g.values != nil:
 		// The store holds the view: nothing to cache.
 	case sess == nil:
-		g.handled.put(key, nv)
+		g.handled.Put(key, nv)
 	default:
 		g.decoded.Store(key, nv)
 	}
@@ -61,20 +60,20 @@ func (g *gateCore) saveDurable(ctx context.Context, t target, prev *view, state 
 		sess.saved.Store(true)
 		if g.isClosed(sess) {
 			// The session ended while the call ran.
-			g.forget(t.ss, sess)
+			g.Forget(t.Ss, sess)
 		}
 	}
 	return nv, nil
 }
 
-// create starts a new workflow under key and saves it, if the key has no
+// Create starts a new workflow under key and saves it, if the key has no
 // record; otherwise it returns an error matching ErrConflict.
-func (g *gateCore) create(ctx context.Context, key string) (*view, error) {
-	s, err := g.engine.Start(ctx, g.now())
+func (g *Core) Create(ctx context.Context, key string) (*View, error) {
+	s, err := g.engine.Start(ctx, g.Now())
 	if err != nil {
 		return nil, fmt.Errorf("mcpbind: starting the workflow: %w", err)
 	}
-	v, err := g.newView(key, s, core.Record{}, 0)
+	v, err := g.NewView(key, s, Record{}, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -92,17 +91,17 @@ func (g *gateCore) create(ctx context.Context, key string) (*view, error) {
 // settled: every session tells itself), and starts the jobs the write
 // claimed. A conflict's error matches ErrConflict as it is; another
 // failure is wrapped.
-func (g *gateCore) write(ctx context.Context, v *view, old uint64, prev *core.ApprovalRecord, ss conn, settled, durable bool) error {
+func (g *Core) write(ctx context.Context, v *View, old uint64, prev *ApprovalRecord, ss Conn, settled, durable bool) error {
 	var starts []jobStart
-	v.rec.Jobs, starts = g.planJobs(v.rec.Jobs, v.state)
-	g.stampApproval(&v.rec, v.active, prev)
-	ww := g.writing(v.key, ss, settled)
-	_, err := g.swap(ctx, v.key, old, v, durable)
+	v.Rec.Jobs, starts = g.planJobs(v.Rec.Jobs, v.State)
+	g.stampApproval(&v.Rec, v.Active, prev)
+	ww := g.writing(v.Key, ss, settled)
+	_, err := g.swap(ctx, v.Key, old, v, durable)
 	ww.done(v, err)
 	switch {
 	case err == nil:
-		g.jobsSaved(v.key, starts)
-	case !isConflict(err):
+		g.jobsSaved(v.Key, starts)
+	case !IsConflict(err):
 		err = fmt.Errorf("saving the workflow state: %w", err)
 	}
 	return err
@@ -111,28 +110,28 @@ func (g *gateCore) write(ctx context.Context, v *view, old uint64, prev *core.Ap
 // swap writes v's record under key if the key's version is old, and sets
 // v's version to the record's new one. v is not yet shared. With durable
 // false, a [gate.NoSyncStore] need not wait for the disk.
-func (g *gateCore) swap(ctx context.Context, key string, old uint64, v *view, durable bool) (uint64, error) {
-	v.rec.WorkflowVersion = g.wversion
-	return g.records.Swap(ctx, key, old, v, func(ver uint64) { v.version = ver }, durable)
+func (g *Core) swap(ctx context.Context, key string, old uint64, v *View, durable bool) (uint64, error) {
+	v.Rec.WorkflowVersion = g.wversion
+	return g.records.Swap(ctx, key, old, v, func(ver uint64) { v.Version = ver }, durable)
 }
 
-func isConflict(err error) bool { return gate.IsConflict(err) }
+func IsConflict(err error) bool { return gate.IsConflict(err) }
 
 // backoff sleeps a little, more after each conflict, with jitter.
 func backoff(ctx context.Context, attempt int) { gate.Backoff(ctx, attempt) }
 
-// rewrite saves a new record of the workflow t names, in the same state,
+// Rewrite saves a new record of the workflow t names, in the same state,
 // as update does. change returns the record to save from the current view
 // and its persisted state, or stop to end without saving (a nil error:
 // nothing to do). It returns the saved view.
-func (g *gateCore) rewrite(ctx context.Context, t target, v *view, change func(v *view, snap []byte) (rec core.Record, stop bool, err error)) (*view, error) {
-	return g.update(ctx, t, v, func(v *view) (statechart.State, core.Record, bool, error) {
+func (g *Core) Rewrite(ctx context.Context, t Target, v *View, change func(v *View, snap []byte) (rec Record, stop bool, err error)) (*View, error) {
+	return g.update(ctx, t, v, func(v *View) (statechart.State, Record, bool, error) {
 		snap, err := v.snapshot() // with the delayed transitions since it was saved
 		if err != nil {
-			return nil, core.Record{}, false, fmt.Errorf("marshaling the state: %w", err)
+			return nil, Record{}, false, fmt.Errorf("marshaling the state: %w", err)
 		}
 		rec, stop, err := change(v, snap)
-		return v.state, rec, stop, err
+		return v.State, rec, stop, err
 	})
 }
 
@@ -142,17 +141,17 @@ func (g *gateCore) rewrite(ctx context.Context, t target, v *view, change func(v
 // current view (v first), or stop to end without saving (a nil error:
 // nothing to do). It returns the saved view; after the last conflict, an
 // error that matches ErrConflict.
-func (g *gateCore) update(ctx context.Context, t target, v *view, change func(v *view) (state statechart.State, rec core.Record, stop bool, err error)) (*view, error) {
-	var nv *view
+func (g *Core) update(ctx context.Context, t Target, v *View, change func(v *View) (state statechart.State, rec Record, stop bool, err error)) (*View, error) {
+	var nv *View
 	err := g.records.Retry(ctx, func() (bool, error) {
 		state, rec, stop, err := change(v)
 		if stop || err != nil {
 			return false, err
 		}
-		nv, err = g.save(ctx, t, v, state, rec)
-		return isConflict(err), err
+		nv, err = g.Save(ctx, t, v, state, rec)
+		return IsConflict(err), err
 	}, func() (err error) {
-		v, err = g.load(ctx, t)
+		v, err = g.Load(ctx, t)
 		return err
 	})
 	if err != nil {

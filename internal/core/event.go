@@ -1,80 +1,79 @@
 // This file builds the event a successful call sends: its type, the
 // tool, the call's arguments and its structured result as JSON values.
 
-package mcpbind
+package core
 
 import (
 	"encoding/json"
 
 	"github.com/chartgate/chartgate/gate"
-	"github.com/chartgate/chartgate/internal/core"
 	"github.com/chartgate/chartgate/statechart"
 )
 
 // maxDataDepth is core.MaxDataDepth.
-const maxDataDepth = core.MaxDataDepth
+const maxDataDepth = MaxDataDepth
 
 // arguments are a call's arguments as the gate uses them, decoded once.
 type arguments struct {
-	raw     json.RawMessage // as the front door gave them
+	Raw     json.RawMessage // as the front door gave them
 	bounded bool            // checked against the bounds
 	decoded bool
 	value   any // the decoded arguments; {} when absent or not JSON
 }
 
 // input returns the decoded arguments of a call.
-func (c *gatedCall) input() any {
-	if !c.args.decoded {
-		c.args.value = decodeJSON(c.rawArguments())
-		c.args.decoded = true
+func (c *Call) input() any {
+	if !c.Args.decoded {
+		c.Args.value = decodeJSON(c.RawArguments())
+		c.Args.decoded = true
 	}
-	return c.args.value
+	return c.Args.value
 }
 
-// rawArguments returns a call's arguments as JSON, as its front door gave
+// RawArguments returns a call's arguments as JSON, as its front door gave
 // them, or nil (an event sent from outside MCP, a job's report).
-func (c *gatedCall) rawArguments() json.RawMessage {
-	return c.args.raw
+func (c *Call) RawArguments() json.RawMessage {
+	return c.Args.Raw
 }
 
-// toolOutcome is what a call's tool did, as the commit reads it, in no
+// ToolOutcome is what a call's tool did, as the commit reads it, in no
 // transport's terms.
-type toolOutcome struct {
-	ok     bool // it succeeded, so its event is sent
-	output any  // its structured result (any Go value, or JSON), nil if none
+type ToolOutcome struct {
+	Ok     bool // it succeeded, so its event is sent
+	Output any  // its structured result (any Go value, or JSON), nil if none
 }
 
 // outcomeOf is a front door's gate.Outcome as the commit reads it.
-func outcomeOf(o gate.Outcome) toolOutcome {
-	out := toolOutcome{ok: !o.Failed}
+func outcomeOf(o gate.Outcome) ToolOutcome {
+	out := ToolOutcome{Ok: !o.Failed}
 	if len(o.Output) > 0 {
-		out.output = json.RawMessage(o.Output)
+		out.Output = json.RawMessage(o.Output)
 	}
 	return out
 }
 
 // word names how a call that ran ended, for its history entry.
-func (o toolOutcome) word() string {
-	if o.ok {
+func (o ToolOutcome) word() string {
+	if o.Ok {
 		return "ran"
 	}
 	return "failed"
 }
 
 // callEvent builds the event of a call whose tool succeeded with o.
-func (g *gateCore) callEvent(c *gatedCall, o toolOutcome) statechart.Event {
-	if c.kind == callTransition || c.kind == callSend {
-		return c.event
+func (g *Core) callEvent(c *Call, o ToolOutcome) statechart.Event {
+	if c.Kind == CallTransition || c.Kind == CallSend {
+		return c.Event
 	}
 	if g.dataless && g.onTrans == nil && g.hlimit == 0 {
-		return g.event(c.info.Event, c.name, nil, nil) // nobody would look at the data
+		return g.Event(c.Info.Event, c.Name, nil, nil) // nobody would look at the data
 	}
-	return g.event(c.info.Event, c.name, c.input(), normalize(o.output))
+	return g.Event(c.Info.Event, c.Name, c.input(), normalize(o.Output))
 }
 
-// event builds the event a successful call sends: the type, plus "tool",
+// Event builds the event a successful call sends: the type, plus "tool",
 // "input" (the call's arguments) and "output" (its structured result).
-func (g *gateCore) event(typ, tool string, input, output any) statechart.Event {
+func (g *Core) Event(typ, tool string, input, output any) statechart.Event {
 	if input == nil {
 		input = map[string]any{}
 	}

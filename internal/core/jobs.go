@@ -5,7 +5,7 @@
 // to the workflow through the steps of a call: load, reserve, commit,
 // notify.
 
-package mcpbind
+package core
 
 import (
 	"context"
@@ -18,7 +18,6 @@ import (
 	"time"
 
 	"github.com/chartgate/chartgate/gate"
-	"github.com/chartgate/chartgate/internal/core"
 	"github.com/chartgate/chartgate/statechart"
 )
 
@@ -63,8 +62,8 @@ func wantsJob(s statechart.State, session string) bool {
 	return slices.ContainsFunc(wantedJobs(s), func(w jobSpec) bool { return w.session == session })
 }
 
-func leaseIndex(leases []core.JobLease, session string) int {
-	return slices.IndexFunc(leases, func(l core.JobLease) bool { return l.Session == session })
+func leaseIndex(leases []JobLease, session string) int {
+	return slices.IndexFunc(leases, func(l JobLease) bool { return l.Session == session })
 }
 
 // jobStart is a job that a save claimed, to be started once the save
@@ -79,7 +78,7 @@ type jobStart struct {
 // are kept, the others dropped, and each job that has no live lease (a new
 // child, or one whose instance died) is claimed by this gate, to be
 // started if the save succeeds. A closed gate claims nothing.
-func (g *gateCore) planJobs(leases []core.JobLease, s statechart.State) ([]core.JobLease, []jobStart) {
+func (g *Core) planJobs(leases []JobLease, s statechart.State) ([]JobLease, []jobStart) {
 	if g.jobs == nil {
 		return leases, nil
 	}
@@ -87,8 +86,8 @@ func (g *gateCore) planJobs(leases []core.JobLease, s statechart.State) ([]core.
 	if len(want) == 0 {
 		return nil, nil
 	}
-	now, closed := g.now(), g.jobs.isClosed()
-	out := make([]core.JobLease, 0, len(want))
+	now, closed := g.Now(), g.jobs.isClosed()
+	out := make([]JobLease, 0, len(want))
 	var starts []jobStart
 	for _, w := range want {
 		if i := leaseIndex(leases, w.session); i >= 0 && (closed || now.Before(leases[i].Until)) {
@@ -98,7 +97,7 @@ func (g *gateCore) planJobs(leases []core.JobLease, s statechart.State) ([]core.
 		if closed {
 			continue
 		}
-		l := core.JobLease{Session: w.session, ID: g.newLeaseID(), Until: now.Add(g.leaseTTL)}
+		l := JobLease{Session: w.session, ID: g.newLeaseID(), Until: now.Add(g.leaseTTL)}
 		out = append(out, l)
 		starts = append(starts, jobStart{spec: w, claim: l.ID})
 	}
@@ -114,11 +113,6 @@ type jobRunner struct {
 	mu      sync.Mutex
 	closed  bool
 	running map[string]map[*job]struct{} // by store key
-}
-
-func newJobRunner() *jobRunner {
-	ctx, cancel := context.WithCancel(context.Background())
-	return &jobRunner{ctx: ctx, cancel: cancel, running: map[string]map[*job]struct{}{}}
 }
 
 func (r *jobRunner) isClosed() bool {
@@ -141,7 +135,7 @@ type job struct {
 // jobs the save claimed, and asks the other jobs of the workflow running
 // here to check that they still should (the state may have stopped their
 // child).
-func (g *gateCore) jobsSaved(key string, starts []jobStart) {
+func (g *Core) jobsSaved(key string, starts []jobStart) {
 	r := g.jobs
 	if r == nil {
 		return
@@ -173,7 +167,7 @@ func (g *gateCore) jobsSaved(key string, starts []jobStart) {
 
 // pokeJobs asks the jobs of a workflow running here to check that they
 // still should.
-func (g *gateCore) pokeJobs(key string) { g.jobsSaved(key, nil) }
+func (g *Core) pokeJobs(key string) { g.jobsSaved(key, nil) }
 
 // jobOutcome is what a job's function returned.
 type jobOutcome struct {
@@ -186,7 +180,7 @@ type jobOutcome struct {
 // workflow is saved, that the job should still run. The function's result
 // is sent to the workflow, unless the job was cancelled meanwhile: its
 // child was stopped, another instance took it over, or the gate closed.
-func (g *gateCore) runJob(j *job) {
+func (g *Core) runJob(j *job) {
 	r := g.jobs
 	defer r.wg.Done()
 	defer func() {
@@ -237,10 +231,10 @@ func callPromise(ctx context.Context, p statechart.Promise, input any) (out any,
 
 // jobTarget is the target of the workflow stored under key, for a job:
 // a workflow that no longer has a record is not started again.
-func (g *gateCore) jobTarget(key string) target {
-	t := target{key: key, existing: true}
+func (g *Core) jobTarget(key string) Target {
+	t := Target{Key: key, existing: true}
 	if id, ok := strings.CutPrefix(key, g.prefix+"wf:"); ok {
-		t.handle = id
+		t.Handle = id
 	}
 	return t
 }
@@ -248,24 +242,24 @@ func (g *gateCore) jobTarget(key string) target {
 // tendJob checks that a job should still run: its workflow still runs its
 // child, and its lease is still this job's. If not, the job is cancelled.
 // With renew, it also extends the lease.
-func (g *gateCore) tendJob(j *job, renew bool) {
-	ctx, cancel := context.WithTimeout(g.jobs.ctx, g.timeout)
+func (g *Core) tendJob(j *job, renew bool) {
+	ctx, cancel := context.WithTimeout(g.jobs.ctx, g.Timeout)
 	defer cancel()
 	t := g.jobTarget(j.key)
 	for attempt := 0; attempt <= g.retries; attempt++ {
-		v, err := g.load(ctx, t)
-		if errors.Is(err, ErrUnknownWorkflow) {
+		v, err := g.Load(ctx, t)
+		if errors.Is(err, gate.ErrUnknownWorkflow) {
 			j.cancel() // the workflow is gone
 			return
 		}
 		if err != nil {
 			if j.ctx.Err() == nil {
-				g.log.Warn("mcpbind: checking a job", "key", fingerprint(j.key), "src", j.src, "error", err)
+				g.Log.Warn("mcpbind: checking a job", "key", Fingerprint(j.key), "src", j.src, "error", err)
 			}
 			return // try again at the next renewal
 		}
-		i := leaseIndex(v.rec.Jobs, j.session)
-		if i < 0 || v.rec.Jobs[i].ID != j.claim || !wantsJob(v.state, j.session) {
+		i := leaseIndex(v.Rec.Jobs, j.session)
+		if i < 0 || v.Rec.Jobs[i].ID != j.claim || !wantsJob(v.State, j.session) {
 			j.cancel() // its child was stopped, or another instance took it over
 			return
 		}
@@ -276,16 +270,16 @@ func (g *gateCore) tendJob(j *job, renew bool) {
 		if err != nil {
 			return
 		}
-		rec := v.rec
+		rec := v.Rec
 		rec.Snap = snap
-		rec.Jobs = slices.Clone(v.rec.Jobs)
-		rec.Jobs[i].Until = g.now().Add(g.leaseTTL)
-		if _, err = g.save(ctx, t, v, v.state, rec); err == nil {
+		rec.Jobs = slices.Clone(v.Rec.Jobs)
+		rec.Jobs[i].Until = g.Now().Add(g.leaseTTL)
+		if _, err = g.Save(ctx, t, v, v.State, rec); err == nil {
 			return
 		}
-		if !isConflict(err) {
+		if !IsConflict(err) {
 			if j.ctx.Err() == nil {
-				g.log.Warn("mcpbind: renewing a job's lease", "key", fingerprint(j.key), "src", j.src, "error", err)
+				g.Log.Warn("mcpbind: renewing a job's lease", "key", Fingerprint(j.key), "src", j.src, "error", err)
 			}
 			return
 		}
@@ -301,7 +295,7 @@ func (g *gateCore) tendJob(j *job, renew bool) {
 // list_changed if their tools changed. A result for a child that no
 // longer runs (stopped, or already delivered by another instance that ran
 // it too) changes nothing: each child moves its workflow once.
-func (g *gateCore) deliverJob(j *job, o jobOutcome) {
+func (g *Core) deliverJob(j *job, o jobOutcome) {
 	rep := statechart.Report{Session: j.session}
 	var ev statechart.Event
 	out, err := jsonValue(o.out)
@@ -317,21 +311,21 @@ func (g *gateCore) deliverJob(j *job, o jobOutcome) {
 		rep.Kind, rep.Output = statechart.ReportDone, out
 		ev = statechart.Event{Type: "xstate.done.actor." + j.id, Data: map[string]any{"output": out}}
 	}
-	ctx, cancel := context.WithTimeout(g.jobs.ctx, g.busyWait+g.timeout)
+	ctx, cancel := context.WithTimeout(g.jobs.ctx, g.busyWait+g.Timeout)
 	defer cancel()
 	t := g.jobTarget(j.key)
 	by := "actor:" + j.id
-	s := &steps{g: g, c: &gatedCall{kind: callSend, rules: g.rules.Load(), info: unboundInfo, target: t, event: ev, by: by, report: &rep}}
+	s := &Steps{G: g, C: &Call{Kind: CallSend, Rules: g.Rules.Load(), Info: UnboundInfo, Target: t, Event: ev, By: by, Report: &rep}}
 	gate.Do(ctx, s)
 	switch {
-	case s.out.err != nil || s.err != nil && !errors.Is(s.err, ErrUnknownWorkflow) && g.jobs.ctx.Err() == nil:
-		err := s.err
+	case s.Out.Err != nil || s.Err != nil && !errors.Is(s.Err, gate.ErrUnknownWorkflow) && g.jobs.ctx.Err() == nil:
+		err := s.Err
 		if err == nil {
-			err = s.out.err
+			err = s.Out.Err
 		}
-		g.log.Error("mcpbind: a job's result was not recorded; another run of the job will be started when its lease expires",
-			"key", fingerprint(j.key), "src", j.src, "event", ev.Type, "error", err)
-	case s.err == nil && (s.dropped || s.vd != nil):
+		g.Log.Error("mcpbind: a job's result was not recorded; another run of the job will be started when its lease expires",
+			"key", Fingerprint(j.key), "src", j.src, "event", ev.Type, "error", err)
+	case s.Err == nil && (s.dropped || s.Vd != nil):
 		// The child no longer runs, or was over by the time the result was
 		// processed (a result changes the child's status).
 		g.dropped(j)
@@ -340,9 +334,9 @@ func (g *gateCore) deliverJob(j *job, o jobOutcome) {
 
 // dropped logs the result of a job whose child no longer runs: it was
 // stopped, or another run of it (in another instance) landed first.
-func (g *gateCore) dropped(j *job) {
-	g.log.Info("mcpbind: a job's result was dropped: its child no longer runs (stopped, or another run of it landed first)",
-		"key", fingerprint(j.key), "src", j.src, "id", j.id)
+func (g *Core) dropped(j *job) {
+	g.Log.Info("mcpbind: a job's result was dropped: its child no longer runs (stopped, or another run of it landed first)",
+		"key", Fingerprint(j.key), "src", j.src, "id", j.id)
 }
 
 // jsonValue returns v as a JSON value (what encoding/json decodes into).
@@ -364,14 +358,14 @@ func jsonValue(v any) (any, error) {
 	return out, err
 }
 
-// ResumeJobs is [Gate.ResumeJobs].
-func (g *gateCore) ResumeJobs(ctx context.Context) (int, error) {
+// ResumeJobs implements mcpbind's Gate.ResumeJobs.
+func (g *Core) ResumeJobs(ctx context.Context) (int, error) {
 	if g.jobs == nil {
 		return 0, nil
 	}
-	l, ok := g.store.(Lister)
+	l, ok := g.store.(gate.Lister)
 	if !ok {
-		return 0, ErrNoListing
+		return 0, gate.ErrNoListing
 	}
 	keys, err := l.Keys(ctx, g.prefix)
 	if err != nil {
@@ -393,40 +387,40 @@ func (g *gateCore) ResumeJobs(ctx context.Context) (int, error) {
 
 // resumeKey claims and starts the jobs of one workflow that no instance
 // runs.
-func (g *gateCore) resumeKey(ctx context.Context, key string) (int, error) {
+func (g *Core) resumeKey(ctx context.Context, key string) (int, error) {
 	t := g.jobTarget(key)
-	v, err := g.load(ctx, t)
-	if errors.Is(err, ErrUnknownWorkflow) {
+	v, err := g.Load(ctx, t)
+	if errors.Is(err, gate.ErrUnknownWorkflow) {
 		return 0, nil // gone since it was listed
 	}
 	if err != nil {
 		return 0, err
 	}
 	n := 0
-	_, err = g.rewrite(ctx, t, v, func(v *view, snap []byte) (core.Record, bool, error) {
-		_, starts := g.planJobs(v.rec.Jobs, v.state)
+	_, err = g.Rewrite(ctx, t, v, func(v *View, snap []byte) (Record, bool, error) {
+		_, starts := g.planJobs(v.Rec.Jobs, v.State)
 		n = len(starts)
-		rec := v.rec
+		rec := v.Rec
 		rec.Snap = snap
 		return rec, n == 0, nil // save claims the jobs planJobs gives
 	})
 	switch {
-	case errors.Is(err, ErrUnknownWorkflow):
+	case errors.Is(err, gate.ErrUnknownWorkflow):
 		return 0, nil
 	case err != nil:
-		return 0, fmt.Errorf("mcpbind: claiming the jobs of workflow %s: %w", fingerprint(key), err)
+		return 0, fmt.Errorf("mcpbind: claiming the jobs of workflow %s: %w", Fingerprint(key), err)
 	}
 	return n, nil
 }
 
 // resumeLoop calls ResumeJobs every interval until the gate closes.
-func (g *gateCore) resumeLoop(every time.Duration) {
+func (g *Core) resumeLoop(every time.Duration) {
 	defer g.jobs.wg.Done()
 	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
 		if _, err := g.ResumeJobs(g.jobs.ctx); err != nil && g.jobs.ctx.Err() == nil {
-			g.log.Warn("mcpbind: resuming jobs", "error", err)
+			g.Log.Warn("mcpbind: resuming jobs", "error", err)
 		}
 		select {
 		case <-g.jobs.ctx.Done():
@@ -436,8 +430,8 @@ func (g *gateCore) resumeLoop(every time.Duration) {
 	}
 }
 
-// Close is [Gate.Close].
-func (g *gateCore) Close() error {
+// Close implements mcpbind's Gate.Close.
+func (g *Core) Close() error {
 	g.stopWatch()
 	r := g.jobs
 	if r == nil {

@@ -15,7 +15,7 @@
 // ([gate.NoSyncStore]): it acknowledges nothing, and the commit that
 // releases it is synced.
 
-package mcpbind
+package core
 
 import (
 	"context"
@@ -24,49 +24,47 @@ import (
 	"strconv"
 	"sync"
 	"time"
-
-	"github.com/chartgate/chartgate/internal/core"
 )
 
 // holder is a call's hold on its workflow: the lease it took and the
 // newest view of the record that carries it.
 type holder struct {
-	t     target
+	t     Target
 	key   string
 	id    string
 	tool  string
 	mu    sync.Mutex
-	view  *view       // the newest record saved or loaded with the lease
+	view  *View       // the newest record saved or loaded with the lease
 	timer *time.Timer // the next renewal
 	done  bool        // the call has finished: no more renewals
 	lost  bool        // the lease was lost (expired and taken, or the record vanished)
 }
 
 // latest returns the newest view of the holder's record.
-func (h *holder) latest() *view {
+func (h *holder) latest() *View {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return h.view
 }
 
-// reserve saves what a call takes from its workflow before its tool runs:
+// ReserveCall saves what a call takes from its workflow before its tool runs:
 // a count against active budgets and, for a call that may send an event,
 // the lease. It returns the view as saved and the holder of the lease
 // (nil if the call takes none), or a verdict if, once the workflow was
 // free, the call was no longer allowed.
-func (g *gateCore) reserve(ctx context.Context, c *gatedCall, v *view) (*view, *holder, *verdict, error) {
+func (g *Core) ReserveCall(ctx context.Context, c *Call, v *View) (*View, *holder, *Verdict, error) {
 	serial := c.serialised()
 	if !serial && !g.counts(ctx, c, v) {
 		return v, nil, nil, nil
 	}
-	key, _ := g.keyFor(c.target)
+	key, _ := g.keyFor(c.Target)
 	deadline := time.Now().Add(g.busyWait)
 	for attempt := 0; ; attempt++ {
-		if v.key != key {
+		if v.Key != key {
 			v = v.withKey(key)
 		}
-		if serial && v.rec.Lease.Live(g.now()) {
-			var vd *verdict
+		if serial && v.Rec.Lease.Live(g.Now()) {
+			var vd *Verdict
 			var err error
 			if v, vd, err = g.awaitLease(ctx, c, key, v, deadline); vd != nil || err != nil {
 				return nil, nil, vd, err
@@ -77,32 +75,32 @@ func (g *gateCore) reserve(ctx context.Context, c *gatedCall, v *view) (*view, *
 		if err != nil {
 			return nil, nil, nil, fmt.Errorf("marshaling the state: %w", err)
 		}
-		rec := core.Record{Snap: snap, Calls: v.rec.Calls, History: v.rec.History, Lease: v.rec.Lease, Jobs: v.rec.Jobs}
+		rec := Record{Snap: snap, Calls: v.Rec.Calls, History: v.Rec.History, Lease: v.Rec.Lease, Jobs: v.Rec.Jobs}
 		counted := g.counts(ctx, c, v)
 		if counted {
-			rec.Calls = make(map[string]int, len(v.rec.Calls)+1)
-			for id, n := range v.rec.Calls {
+			rec.Calls = make(map[string]int, len(v.Rec.Calls)+1)
+			for id, n := range v.Rec.Calls {
 				rec.Calls[id] = n
 			}
-			for _, l := range g.limits(v) {
+			for _, l := range g.Limits(v) {
 				rec.Calls[l.StateID] = l.Calls + 1
 			}
 		}
 		var h *holder
 		if serial {
-			h = &holder{t: c.target, key: key, id: g.newLeaseID(), tool: c.name}
-			rec.Lease = &core.Lease{ID: h.id, Tool: c.name, Until: g.now().Add(g.leaseTTL)}
+			h = &holder{t: c.Target, key: key, id: g.newLeaseID(), tool: c.Name}
+			rec.Lease = &Lease{ID: h.id, Tool: c.Name, Until: g.Now().Add(g.leaseTTL)}
 		}
 		// A write that only takes the lease acknowledges nothing: it need
 		// not wait for the disk (the commit that ends the call does).
-		nv, err := g.saveDurable(ctx, c.target, v, v.state, rec, !serial || counted)
+		nv, err := g.saveDurable(ctx, c.Target, v, v.State, rec, !serial || counted)
 		if err == nil {
 			if h != nil {
 				h.view = nv
 			}
 			return nv, h, nil, nil
 		}
-		if !isConflict(err) {
+		if !IsConflict(err) {
 			return nil, nil, nil, err
 		}
 		switch {
@@ -120,9 +118,9 @@ func (g *gateCore) reserve(ctx context.Context, c *gatedCall, v *view) (*view, *
 			wait = min(attempt, 3) // later losers are not pushed to the back of the queue
 		}
 		backoff(ctx, wait)
-		if v, err = g.load(ctx, c.target); err != nil {
-			vd, err := g.loadFailed(ctx, c, err)
-			return nil, nil, &verdict{answer: vd, err: err}, nil
+		if v, err = g.Load(ctx, c.Target); err != nil {
+			vd, err := g.LoadFailed(ctx, c, err)
+			return nil, nil, &Verdict{Answer: vd, Err: err}, nil
 		}
 		if vd := g.authorize(ctx, c, v); vd != nil {
 			return nil, nil, vd, nil
@@ -134,29 +132,29 @@ func (g *gateCore) reserve(ctx context.Context, c *gatedCall, v *view) (*view, *
 // active limited states: some are active, none is used up (a call that
 // runs past a used-up budget leaves its state), and the server has the
 // tool (calls of names it does not have are not counted).
-func (g *gateCore) counts(ctx context.Context, c *gatedCall, v *view) bool {
-	if c.kind != callTool {
+func (g *Core) counts(ctx context.Context, c *Call, v *View) bool {
+	if c.Kind != CallTool {
 		return false // the workflow tools do not count
 	}
-	lims := g.limits(v)
+	lims := g.Limits(v)
 	if len(lims) == 0 || len(usedUp(lims)) > 0 {
 		return false
 	}
-	if c.door == nil {
+	if c.Door == nil {
 		return true // a caller outside MCP reports a tool that ran
 	}
-	tools, err := g.toolNames(ctx, c)
-	return err != nil || slices.Contains(tools, c.name)
+	tools, err := g.ToolNames(ctx, c)
+	return err != nil || slices.Contains(tools, c.Name)
 }
 
 // awaitLease waits until the lease on a workflow is released or expires,
 // then returns the workflow's newest state, if the call is still allowed
 // there. Past the deadline it refuses the call with CodeWorkflowBusy.
-func (g *gateCore) awaitLease(ctx context.Context, c *gatedCall, key string, v *view, deadline time.Time) (*view, *verdict, error) {
+func (g *Core) awaitLease(ctx context.Context, c *Call, key string, v *View, deadline time.Time) (*View, *Verdict, error) {
 	for i := 0; ; i++ {
 		w := g.leases.watch(key) // before the check, so that no release is missed
-		l := v.rec.Lease
-		now := g.now()
+		l := v.Rec.Lease
+		now := g.Now()
 		if !l.Live(now) {
 			g.leases.unwatch(key, w)
 			return v, nil, nil
@@ -181,9 +179,9 @@ func (g *gateCore) awaitLease(ctx context.Context, c *gatedCall, key string, v *
 			return nil, nil, err
 		}
 		var err error
-		if v, err = g.load(ctx, c.target); err != nil {
-			res, err := g.loadFailed(ctx, c, err)
-			return nil, &verdict{answer: res, err: err}, nil
+		if v, err = g.Load(ctx, c.Target); err != nil {
+			res, err := g.LoadFailed(ctx, c, err)
+			return nil, &Verdict{Answer: res, Err: err}, nil
 		}
 		if vd := g.authorize(ctx, c, v); vd != nil {
 			return nil, vd, nil
@@ -193,7 +191,7 @@ func (g *gateCore) awaitLease(ctx context.Context, c *gatedCall, key string, v *
 
 // keepAlive renews a holder's lease every third of Options.LeaseTTL while
 // the call runs, until the holder's stopRenewals.
-func (g *gateCore) keepAlive(ctx context.Context, h *holder) {
+func (g *Core) keepAlive(ctx context.Context, h *holder) {
 	every := g.leaseTTL / 3
 	h.mu.Lock()
 	h.timer = time.AfterFunc(every, func() { g.renew(context.WithoutCancel(ctx), h, every) })
@@ -209,38 +207,38 @@ func (h *holder) stopRenewals() {
 }
 
 // renew extends a holder's lease, and schedules the next renewal.
-func (g *gateCore) renew(base context.Context, h *holder, every time.Duration) {
+func (g *Core) renew(base context.Context, h *holder, every time.Duration) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.done || h.lost {
 		return
 	}
-	ctx, cancel := context.WithTimeout(base, g.timeout)
+	ctx, cancel := context.WithTimeout(base, g.Timeout)
 	defer cancel()
 	cur := h.view
 	for attempt := 0; attempt < 10; attempt++ {
-		if cur.rec.Lease == nil || cur.rec.Lease.ID != h.id {
+		if cur.Rec.Lease == nil || cur.Rec.Lease.ID != h.id {
 			h.lost = true
-			g.log.Warn("mcpbind: a call lost its hold on the workflow while its tool ran (the lease expired and another call took it)",
-				"key", fingerprint(h.key), "tool", h.tool)
+			g.Log.Warn("mcpbind: a call lost its hold on the workflow while its tool ran (the lease expired and another call took it)",
+				"key", Fingerprint(h.key), "tool", h.tool)
 			return
 		}
-		rec := cur.rec
-		l := *cur.rec.Lease
-		l.Until = g.now().Add(g.leaseTTL)
+		rec := cur.Rec
+		l := *cur.Rec.Lease
+		l.Until = g.Now().Add(g.leaseTTL)
 		rec.Lease = &l
-		nv, err := g.saveDurable(ctx, h.t, cur, cur.state, rec, false) // a lease, as reserve's
+		nv, err := g.saveDurable(ctx, h.t, cur, cur.State, rec, false) // a lease, as reserve's
 		if err == nil {
 			h.view = nv
 			break
 		}
-		if !isConflict(err) {
-			g.log.Warn("mcpbind: renewing a call's hold on the workflow", "key", fingerprint(h.key), "tool", h.tool, "error", err)
+		if !IsConflict(err) {
+			g.Log.Warn("mcpbind: renewing a call's hold on the workflow", "key", Fingerprint(h.key), "tool", h.tool, "error", err)
 			break // try again at the next renewal
 		}
-		if cur, err = g.load(ctx, h.t); err != nil {
+		if cur, err = g.Load(ctx, h.t); err != nil {
 			h.lost = true
-			g.log.Warn("mcpbind: the workflow of a running call vanished", "key", fingerprint(h.key), "tool", h.tool, "error", err)
+			g.Log.Warn("mcpbind: the workflow of a running call vanished", "key", Fingerprint(h.key), "tool", h.tool, "error", err)
 			return
 		}
 	}
@@ -250,7 +248,7 @@ func (g *gateCore) renew(base context.Context, h *holder, every time.Duration) {
 // newLeaseID returns a lease id no other lease of any instance has: the
 // gate's random instance id and a count. (It is a fencing token, not a
 // secret: only what can write the store sees it.)
-func (g *gateCore) newLeaseID() string {
+func (g *Core) newLeaseID() string {
 	var buf [64]byte
 	b := append(append(buf[:0], g.instance...), '.')
 	return string(strconv.AppendUint(b, g.seq.Add(1), 36))

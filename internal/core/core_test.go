@@ -1,0 +1,139 @@
+package core_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chartgate/chartgate/gate"
+	"github.com/chartgate/chartgate/internal/core"
+	"github.com/chartgate/chartgate/statechart"
+)
+
+// checkout is a machine whose pay tool may run once: it sends PAY, and
+// no state after it lists the tool.
+const checkout = `{
+  "id": "checkout", "initial": "cart",
+  "states": {
+    "cart":    {"on": {"CHECKOUT": "payment"},
+                "meta": {"mcp": {"tools": ["cart_add", "checkout"], "events": {"checkout": "CHECKOUT"}}}},
+    "payment": {"on": {"PAY": "paid"},
+                "meta": {"mcp": {"tools": ["pay"], "events": {"pay": "PAY"}}}},
+    "paid":    {"meta": {"mcp": {"tools": ["receipt"]}}}
+  }}`
+
+func newCore(t *testing.T, store gate.Store) *core.Core {
+	t.Helper()
+	m, err := statechart.Compile([]byte(checkout), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := core.New(m.Engine(), &core.Options{Store: store, DefaultDeny: true, BusyWait: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+// TestDecideAndCommit drives the core as a hook does, with no MCP server
+// and no front door: a refusal names the path, a committed call moves the
+// workflow, and the tool is allowed in the state that follows.
+func TestDecideAndCommit(t *testing.T) {
+	ctx := context.Background()
+	c := newCore(t, nil)
+	var d gate.Decider = c
+	ref := gate.Ref{Name: "s1"}
+	tools := []string{"cart_add", "checkout", "pay", "receipt"}
+
+	dec, err := d.Decide(ctx, gate.Request{Ref: ref, Tool: "pay", Tools: tools})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if dec.Allowed || dec.Refusal == nil || dec.Refusal.Code != gate.CodeForbidden {
+		t.Fatalf("pay in cart: got %+v, want a FORBIDDEN refusal", dec)
+	}
+	if len(dec.Refusal.Path) != 1 || dec.Refusal.Path[0].Tool != "checkout" {
+		t.Errorf("pay in cart: path %+v, want through checkout", dec.Refusal.Path)
+	}
+
+	tr, err := d.Commit(ctx, gate.Request{Ref: ref, Tool: "checkout", Tools: tools}, gate.Outcome{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tr == nil || tr.Event.Type != "CHECKOUT" || tr.To != "payment" {
+		t.Fatalf("commit of checkout: got %+v, want CHECKOUT to payment", tr)
+	}
+	dec, err = d.Decide(ctx, gate.Request{Ref: ref, Tool: "pay", Tools: tools})
+	if err != nil || !dec.Allowed {
+		t.Fatalf("pay in payment: got %+v, %v; want allowed", dec, err)
+	}
+	// Another workflow is where it started.
+	dec, err = d.Decide(ctx, gate.Request{Ref: gate.Ref{Name: "s2"}, Tool: "pay", Tools: tools})
+	if err != nil || dec.Allowed {
+		t.Fatalf("pay in another workflow: got %+v, %v; want refused", dec, err)
+	}
+}
+
+// TestReserveOnce runs a once-only tool from many goroutines through two
+// cores on one store (two instances): exactly one reservation is allowed
+// and moves the workflow; every other one waits for it and is refused in
+// the state it left.
+func TestReserveOnce(t *testing.T) {
+	ctx := context.Background()
+	store := gate.NewMemoryStore(nil)
+	cores := []*core.Core{newCore(t, store), newCore(t, store)}
+	ref := gate.Ref{Name: "s1"}
+	if _, err := cores[0].Commit(ctx, gate.Request{Ref: ref, Tool: "checkout"}, gate.Outcome{}); err != nil {
+		t.Fatal(err)
+	}
+
+	const n = 16
+	var (
+		wg      sync.WaitGroup
+		mu      sync.Mutex
+		allowed int
+		refused = map[string]int{}
+		moved   []*gate.Transition
+	)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c := cores[i%2]
+			dec, rv, err := c.Reserve(ctx, gate.Request{Ref: ref, Tool: "pay"})
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			if !dec.Allowed {
+				mu.Lock()
+				refused[dec.Refusal.Code]++
+				mu.Unlock()
+				return
+			}
+			tr, err := rv.Commit(ctx, gate.Outcome{})
+			mu.Lock()
+			defer mu.Unlock()
+			allowed++
+			if err != nil {
+				t.Error(err)
+			}
+			if tr != nil {
+				moved = append(moved, tr)
+			}
+		}()
+	}
+	wg.Wait()
+	if allowed != 1 || len(moved) != 1 || refused[gate.CodeForbidden] != n-1 {
+		t.Fatalf("allowed %d, moved %d, refused %v; want 1, 1, %d FORBIDDEN", allowed, len(moved), refused, n-1)
+	}
+	wf, err := cores[1].WorkflowOf(ctx, ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if wf.State.Value() != "paid" {
+		t.Fatalf("state %v, want paid", wf.State.Value())
+	}
+}

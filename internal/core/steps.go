@@ -1,0 +1,187 @@
+// This file implements gate.Steps for the gate: one request on its way
+// through the steps gate.Do composes, whichever front door made it. A
+// front door makes a steps value (its request translated in), calls
+// gate.Do or gate.Decide, and translates what the steps left out.
+
+package core
+
+import (
+	"context"
+	"log/slog"
+
+	"github.com/chartgate/chartgate/gate"
+)
+
+// Steps is a request as gate.Do takes it through the steps: the call,
+// what each step found, and the answer for its front door.
+type Steps struct {
+	G *Core
+	// door is the front door whose request Resolve translates into the
+	// call; nil for a caller that made the call itself (c is set).
+	Door Door
+	C    *Call
+
+	v      *View // the workflow as the last step saw it (after reserve: as saved)
+	Before *View // the workflow as load found it
+	h      *holder
+	did    ToolOutcome // what the tool did (given for a tool that already ran)
+	Out    Committed
+
+	// res and err are the answer: the front door's answer (the tool's
+	// result), or the answer of the step that stopped the request.
+	Res any
+	Err error
+	// vd is the answer of the step that refused the request, if one did;
+	// its front door translates it (res is not set then).
+	Vd *Verdict
+	// unbound: the workflow does not gate the tool (resolve stopped).
+	unbound bool
+	// dropped: a job's result for a child its workflow no longer runs
+	// (load stopped, or the commit changed nothing).
+	dropped bool
+}
+
+var _ gate.Steps = (*Steps)(nil)
+
+// answered reports whether a call is answered through its front door (a
+// tools/call through the MCP middleware), which translates the answer;
+// every other caller gets errors as they are.
+func (c *Call) answered() bool { return c.Door != nil && c.Kind != CallSend }
+
+// Resolve implements gate.Steps.
+func (s *Steps) Resolve(ctx context.Context) (context.Context, bool) {
+	if s.C == nil {
+		ctx2, c, res, err := s.Door.Resolve(ctx)
+		if c == nil {
+			s.Res, s.Err = res, err // not gated, the start tool, or answered by the door
+			return ctx, false
+		}
+		ctx, s.C = ctx2, c
+	}
+	if s.C.Info.Mode == ModeUnbound && s.C.Kind == CallTool {
+		s.unbound = true // a caller outside MCP asked about a tool the workflow does not gate
+		return ctx, false
+	}
+	return ctx, true
+}
+
+// Load implements gate.Steps. A front door that read the workflow for the
+// same request (a hook's Workflow, an approval's pending state) sets s.v.
+func (s *Steps) Load(ctx context.Context) bool {
+	c := s.C
+	if s.v == nil {
+		v, err := s.G.Load(ctx, c.Target)
+		if err != nil {
+			s.Res, s.Err = s.G.LoadFailed(ctx, c, err)
+			return false
+		}
+		s.v = v
+	}
+	s.Before = s.v
+	switch {
+	case c.Kind == CallStatus:
+		s.Res, s.Err = c.Door.Status(ctx, c, s.v)
+		return false
+	case c.Report != nil && !wantsJob(s.v.State, c.Report.Session):
+		s.dropped = true
+		return false
+	}
+	return true
+}
+
+// Authorize implements gate.Steps.
+func (s *Steps) Authorize(ctx context.Context) bool {
+	return s.refused(s.G.authorize(ctx, s.C, s.v))
+}
+
+// refused keeps a step's refusal, if any, as the answer, and reports
+// whether the request goes on.
+func (s *Steps) refused(vd *Verdict) bool {
+	if vd == nil {
+		return true
+	}
+	s.Vd, s.Err = vd, vd.Err
+	return false
+}
+
+// Reserve implements gate.Steps.
+func (s *Steps) Reserve(ctx context.Context) bool {
+	v, h, vd, err := s.G.ReserveCall(ctx, s.C, s.v)
+	if err != nil {
+		s.Res, s.Err = nil, err
+		if s.C.answered() {
+			s.Err = s.C.Door.StoreFailed(err)
+		}
+		return false
+	}
+	if !s.refused(vd) {
+		return false
+	}
+	s.v, s.h = v, h
+	return true
+}
+
+// Run implements gate.Steps: the front door runs the tool, while the
+// lease the call holds (if any) is kept alive. A workflow_transition and
+// Send have no tool: the event is their effect.
+func (s *Steps) Run(ctx context.Context) {
+	c := s.C
+	if c.ran || c.Kind != CallTool {
+		return
+	}
+	if s.h != nil {
+		s.G.keepAlive(ctx, s.h)
+		defer s.h.stopRenewals()
+	}
+	s.Res, s.did, s.Err = c.Door.Run(ctx, c)
+}
+
+// Commit implements gate.Steps.
+func (s *Steps) Commit(ctx context.Context) {
+	g, c := s.G, s.C
+	s.Out = g.CommitCall(ctx, c, s.h, s.v, s.did)
+	if s.h == nil && c.Kind == CallTool {
+		g.auditCall(ctx, c, s.v, s.did.word()) // a call that held nothing: recorded on its own
+	}
+	if c.answered() && c.Kind == CallTool {
+		s.Out = c.Door.FollowUps(ctx, c, s.v, s.Out, s.Res, s.Err)
+	}
+}
+
+// Notify implements gate.Steps: the front door tells its client; for
+// every other caller, the transition is logged and reported to
+// Options.OnTransition and, for a job's result, to the sessions whose
+// workflow it moved.
+func (s *Steps) Notify(ctx context.Context) {
+	g, c := s.G, s.C
+	if c.answered() {
+		s.Res, s.Err = c.Door.Notify(ctx, c, s.Before, s.Out, s.Res, s.Err)
+		return
+	}
+	tr := s.Out.Tr
+	switch {
+	case s.Out.Err != nil:
+		return
+	case tr == nil:
+		s.dropped = c.Report != nil // the child was over by the time its result was processed
+		return
+	case c.Kind == CallTool && g.invalidated != nil:
+		g.invalidated(ctx, c.Name, c.Info)
+	}
+	g.Transitioned(ctx, *tr)
+	if c.Report != nil && g.moved != nil {
+		g.moved(ctx, c, s.Out)
+	}
+}
+
+// Transitioned reports a saved transition: a log record and OnTransition.
+func (g *Core) Transitioned(ctx context.Context, tr gate.Transition) {
+	if g.Log.Enabled(ctx, slog.LevelInfo) {
+		g.Log.LogAttrs(ctx, slog.LevelInfo, "mcpbind: transition",
+			slog.String("key", Fingerprint(tr.Key)), slog.String("tool", tr.Tool), slog.String("event", tr.Event.Type),
+			slog.Any("from", tr.From), slog.Any("to", tr.To))
+	}
+	if g.onTrans != nil {
+		g.onTrans(ctx, tr)
+	}
+}
