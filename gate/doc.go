@@ -32,13 +32,10 @@
 // adapter: middleware, tools/list filtering, MCP result shapes for
 // refusals, workflow handles, the MCP approval channels and the workflow
 // tools. It names every type of this package under the same name (type
-// aliases), so code written against mcpbind keeps compiling. The parts
-// of mcpbind.Gate that need no MCP type (the record it stores for each
-// workflow, the meta.mcp rules, how a tool is gated, the path model of a
-// refusal) are in chartgate's internal/core package; the step bodies
-// (load, authorize, reserve, commit, approvals, jobs) are methods of the
-// part of mcpbind.Gate that holds no MCP type and reaches MCP only
-// through a front door's interface, not yet moved to internal/core.
+// aliases), so code written against mcpbind keeps compiling. The
+// decisions are made by chartgate's internal/core package, which imports
+// no MCP SDK: its Core implements [Decider] and runs every step, and
+// mcpbind.Gate is its MCP front door.
 //
 // A request goes through the steps the README lists (resolve, load,
 // authorize, reserve, run, commit, notify), composed once, by [Do], over

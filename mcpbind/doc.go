@@ -18,19 +18,18 @@
 // examples/checkout is a complete program.
 //
 // The gate's public types and the composition of its steps ([gate.Do])
-// are package gate's; the parts that need no MCP type (the record it
-// stores for each workflow, the meta.mcp rules, how a tool is gated, the
-// path model of a refusal) are in chartgate's internal/core package. This
-// package holds the MCP sessions and the translation of MCP requests and
-// results, and, for now, the bodies of the steps: Gate holds a gateCore,
-// the part with no MCP type (the machine's tables, the store, leases,
-// budgets, approvals, jobs, the sessions' store keys, and the steps
-// themselves: Decide, Commit, Send, Approve, Reserve are its methods, and
-// Gate forwards to them). What only a front door knows, the core asks
-// through the door interface: the request translated into a call, the
-// server's tool names, running the tool, the answers to an unknown tool,
-// a workflow it cannot load or workflow_status, and what the client is
-// told after the call.
+// are package gate's; the decisions themselves are made by chartgate's
+// internal/core package (core.Core: the machine's tables, the store,
+// leases, budgets, approvals, jobs, refusals, and the steps with their
+// compositions Decide, Commit, Send, Approve and Reserve, to which Gate
+// forwards). This package is the MCP front door over it: the middleware
+// and its door (the tools/call translated into a call, the server's tool
+// names, running the tool, the MCP answers to an unknown tool, a
+// workflow it cannot load or workflow_status, and the client told after
+// the call), tools/list filtering, list_changed and the new state's
+// guidance to the sessions of a workflow, workflow handles and the start
+// tool, elicitation of approvals, AfterCall, and the sweep that forgets
+// ended sessions.
 //
 // # Binding tools to states
 //
