@@ -156,20 +156,21 @@ func (t childTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	t.u.mu.Lock()
 	t.u.conn = conn
 	t.u.mu.Unlock()
-	return orderedConn{conn, t.u.g}, nil
+	return orderedConn{conn, t.u}, nil
 }
 
 // orderedConn forwards an upstream's progress and log notifications
 // downstream as it reads them, so that they reach the downstream client
 // before the response that follows them. (go-sdk hands a response to its
 // caller as soon as it is read, but queues notifications for another
-// goroutine: forwarded from the client's handlers, the last progress
-// notifications of a call would come after its result, or be dropped.)
+// goroutine: forwarded from the client's handlers, the last progress or
+// log notifications of a call would come after its result, or be
+// dropped.)
 // It is used for stdio upstreams only: wrapping go-sdk's Streamable HTTP
 // connection would hide the methods it needs from its client.
 type orderedConn struct {
 	mcp.Connection
-	g *Gateway
+	u *upstream
 }
 
 func (c orderedConn) Read(ctx context.Context) (jsonrpc.Message, error) {
@@ -186,7 +187,13 @@ func (c orderedConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		case "notifications/progress":
 			var p mcp.ProgressNotificationParams
 			if json.Unmarshal(req.Params, &p) == nil {
-				c.g.forwardProgress(&p)
+				c.u.g.forwardProgress(&p)
+				continue
+			}
+		case "notifications/message":
+			var p mcp.LoggingMessageParams
+			if json.Unmarshal(req.Params, &p) == nil {
+				c.u.g.forwardLog(c.u, &p)
 				continue
 			}
 		}

@@ -54,7 +54,7 @@ type echoArgs struct {
 // runTestUpstream serves echo and pid over stdio, then exits; or, in
 // mode "linger", goes on running after its stdin ends, as a server that
 // does not notice would (then only a signal stops it); in mode "rename",
-// it also has a tool that renames echo.
+// it also has a tool that renames echo; in mode "log", a tool that logs.
 func runTestUpstream() {
 	s := mcp.NewServer(&mcp.Implementation{Name: "test-upstream", Version: "1"}, nil)
 	echo := func(_ context.Context, _ *mcp.CallToolRequest, in echoArgs) (*mcp.CallToolResult, any, error) {
@@ -77,6 +77,14 @@ func runTestUpstream() {
 	mcp.AddTool(s, &mcp.Tool{Name: "pid"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strconv.Itoa(os.Getpid())}}}, nil, nil
 	})
+	if os.Getenv(envUpstream) == "log" {
+		// log sends its text as a warning log message, right before its
+		// result.
+		mcp.AddTool(s, &mcp.Tool{Name: "log"}, func(ctx context.Context, req *mcp.CallToolRequest, in echoArgs) (*mcp.CallToolResult, any, error) {
+			err := req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: "warning", Data: in.Text})
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "logged"}}}, nil, err
+		})
+	}
 	_ = s.Run(context.Background(), &mcp.StdioTransport{})
 	if os.Getenv(envUpstream) == "linger" {
 		time.Sleep(time.Hour)
