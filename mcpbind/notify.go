@@ -167,7 +167,7 @@ func (g *Gate) signature(ctx context.Context, r *core.Rules, v *core.View) core.
 	if c := v.Sig.Load(); c != nil && c.Rules == r {
 		return c.Bits
 	}
-	n := len(g.core.JsonPatterns) + len(r.SigTools)
+	n := len(g.core.Patterns) + len(r.SigTools)
 	var sig core.Bitset
 	defer func() { v.Sig.Store(&core.SigCache{Rules: r, Bits: sig}) }()
 	if lims := g.core.Exhausted(v); len(lims) > 0 {
@@ -182,14 +182,14 @@ func (g *Gate) signature(ctx context.Context, r *core.Rules, v *core.View) core.
 		return sig
 	}
 	sig = core.NewBitset(n)
-	for i, p := range g.core.JsonPatterns {
+	for i, p := range g.core.Patterns {
 		if p.Nodes.Intersects(v.Active) {
 			sig.Set(i)
 		}
 	}
 	for j, t := range r.SigTools {
 		if g.core.Visible(ctx, v, t, g.core.Info(r, t, false)) {
-			sig.Set(len(g.core.JsonPatterns) + j)
+			sig.Set(len(g.core.Patterns) + j)
 		}
 	}
 	return sig

@@ -74,7 +74,7 @@ type Core struct {
 	jsonEvents      map[string]string
 	jsonInvalidates map[string][]string
 	jsonOutput      map[string]bool // meta.mcp.outputGuards
-	JsonPatterns    []pattern
+	Patterns        []pattern
 	allNodes        Bitset    // every node
 	Refs            []NameRef // every tool name and pattern the machine gives
 
@@ -264,7 +264,7 @@ func (g *Core) BuildRules(bound map[string]*ToolInfo) *Rules {
 }
 
 func (g *Core) matchedByPattern(tool string) bool {
-	for _, p := range g.JsonPatterns {
+	for _, p := range g.Patterns {
 		if !p.deny && MatchGlob(p.glob, tool) {
 			return true
 		}
@@ -338,7 +338,7 @@ func (g *Core) Info(r *Rules, tool string, remember bool) *ToolInfo {
 	}
 	ti := UnboundInfo
 	var nodes, deny Bitset
-	for _, p := range g.JsonPatterns {
+	for _, p := range g.Patterns {
 		if !MatchGlob(p.glob, tool) && (alias == "" || !MatchGlob(p.glob, alias)) {
 			continue
 		}
@@ -526,12 +526,12 @@ func New(engine statechart.Engine, o *Options) (*Core, error) {
 		for _, p := range append(patterns(sm.Tools, false), patterns(sm.Deny, true)...) {
 			j, ok := patIdx[patKey{p.glob, p.deny}]
 			if !ok {
-				j = len(g.JsonPatterns)
+				j = len(g.Patterns)
 				patIdx[patKey{p.glob, p.deny}] = j
 				p.Nodes = NewBitset(len(g.Nodes))
-				g.JsonPatterns = append(g.JsonPatterns, p)
+				g.Patterns = append(g.Patterns, p)
 			}
-			g.JsonPatterns[j].Nodes.Set(i)
+			g.Patterns[j].Nodes.Set(i)
 		}
 		for _, tool := range SortedKeys(sm.Events) {
 			ev := sm.Events[tool]
