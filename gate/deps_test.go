@@ -7,9 +7,9 @@ import (
 )
 
 // TestNoMCPDependency checks that the core (packages gate and
-// internal/core) and the front doors that are not MCP servers (the hooks,
-// the workflow files, the shell policy) link no MCP SDK: `go list -deps`
-// names none of its packages.
+// internal/core), the stores, and the front doors that are not MCP
+// servers (the hooks, the workflow files, the shell policy) link no MCP
+// SDK: `go list -deps` names none of its packages.
 func TestNoMCPDependency(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs go list")
@@ -18,7 +18,8 @@ func TestNoMCPDependency(t *testing.T) {
 	if err != nil {
 		t.Skip("no go command in PATH")
 	}
-	cmd := exec.Command(goBin, "list", "-deps", "./gate", "./internal/core", "./hook", "./workflow", "./shellpolicy")
+	cmd := exec.Command(goBin, "list", "-deps", "./gate", "./internal/core", "./hook", "./workflow", "./shellpolicy",
+		"./mcpbind/sqlitestore", "./mcpbind/redisstore", "./mcpbind/pgstore")
 	cmd.Dir = ".."
 	out, err := cmd.CombinedOutput()
 	if err != nil {
@@ -30,7 +31,7 @@ func TestNoMCPDependency(t *testing.T) {
 	}
 	for _, p := range pkgs {
 		if strings.Contains(p, "modelcontextprotocol") || strings.HasSuffix(p, "/mcpbind") || strings.HasSuffix(p, "/statesync") {
-			t.Errorf("gate, internal/core, hook, workflow and shellpolicy must not depend on MCP; they depend on %s", p)
+			t.Errorf("the core, the stores, hook, workflow and shellpolicy must not depend on MCP; they depend on %s", p)
 		}
 	}
 }

@@ -1,4 +1,4 @@
-// This file defines Store, the mcpbind.Store in PostgreSQL: Open and the
+// This file defines Store, the gate.Store in PostgreSQL: Open and the
 // schema, Load, CompareAndSwap, Delete, Keys, and the purge of expired
 // records.
 
@@ -12,11 +12,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/chartgate/chartgate/gate"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
-
-	"github.com/chartgate/chartgate/mcpbind"
 )
 
 // DefaultSchema is the schema of the store's tables when Options.Schema is
@@ -60,7 +59,7 @@ type Options struct {
 	MaxConns int32
 }
 
-// Store is an [mcpbind.Store] in a PostgreSQL database. It is safe for
+// Store is an [gate.Store] in a PostgreSQL database. It is safe for
 // concurrent use, and any number of Stores, in one process or on many
 // machines, may use one database and schema at once. The zero value is not
 // usable: call [Open].
@@ -75,14 +74,14 @@ type Store struct {
 
 	mu        sync.Mutex
 	nextPurge time.Time // when a write next purges expired records
-	feed      *mcpbind.Feed
+	feed      *gate.Feed
 	closed    bool
 }
 
 var (
-	_ mcpbind.Store   = (*Store)(nil)
-	_ mcpbind.Lister  = (*Store)(nil)
-	_ mcpbind.Watcher = (*Store)(nil)
+	_ gate.Store   = (*Store)(nil)
+	_ gate.Lister  = (*Store)(nil)
+	_ gate.Watcher = (*Store)(nil)
 )
 
 // Open connects to the database that dsn names (a PostgreSQL connection
@@ -162,7 +161,7 @@ func newStore(pool *pgxpool.Pool, o Options) *Store {
 	// concurrent write created anew: it is not deleted.
 	s.sqlPurge = `DELETE FROM ` + records + ` WHERE key IN
 		(SELECT key FROM ` + records + ` WHERE expires <= now() LIMIT ` + fmt.Sprint(purgeBatch) + `) AND expires <= now()`
-	s.feed = mcpbind.NewFeed(s.listen)
+	s.feed = gate.NewFeed(s.listen)
 	return s
 }
 
@@ -246,7 +245,7 @@ func (s *Store) Close() error {
 	return nil
 }
 
-// Load implements [mcpbind.Store]. A missing key, a deleted record and an
+// Load implements [gate.Store]. A missing key, a deleted record and an
 // expired one give nil, 0 and no error. Load only reads: it does not extend
 // the record's expiry.
 func (s *Store) Load(ctx context.Context, key string) ([]byte, uint64, error) {
@@ -270,15 +269,15 @@ func (s *Store) Load(ctx context.Context, key string) ([]byte, uint64, error) {
 	return data, uint64(version), nil
 }
 
-// CompareAndSwap implements [mcpbind.Store] in one statement: an UPDATE of
+// CompareAndSwap implements [gate.Store] in one statement: an UPDATE of
 // the key's row if its version is old (and it has not expired), or for old
 // 0 an INSERT that replaces only an expired row. The new version comes
 // from the schema's sequence. If no row was written the error matches
-// [mcpbind.ErrConflict]. The write notifies the store's watchers (see
+// [gate.ErrConflict]. The write notifies the store's watchers (see
 // [Store.Watch]) when it commits.
 func (s *Store) CompareAndSwap(ctx context.Context, key string, old uint64, data []byte) (uint64, error) {
 	if old > 1<<63-1 {
-		return 0, fmt.Errorf("pgstore: compare-and-swap of %q: expected version %d, which no record has: %w", key, old, mcpbind.ErrConflict)
+		return 0, fmt.Errorf("pgstore: compare-and-swap of %q: expected version %d, which no record has: %w", key, old, gate.ErrConflict)
 	}
 	if data == nil {
 		data = []byte{}
@@ -293,11 +292,11 @@ func (s *Store) CompareAndSwap(ctx context.Context, key string, old uint64, data
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
 		if old == 0 {
-			return 0, fmt.Errorf("pgstore: compare-and-swap of %q: expected no record, there is one: %w", key, mcpbind.ErrConflict)
+			return 0, fmt.Errorf("pgstore: compare-and-swap of %q: expected no record, there is one: %w", key, gate.ErrConflict)
 		}
-		return 0, fmt.Errorf("pgstore: compare-and-swap of %q: expected version %d, the record has another or is gone: %w", key, old, mcpbind.ErrConflict)
+		return 0, fmt.Errorf("pgstore: compare-and-swap of %q: expected version %d, the record has another or is gone: %w", key, old, gate.ErrConflict)
 	case errors.As(err, &pe) && pe.Code == "23505" && old == 0: // unique_violation: a concurrent create won
-		return 0, fmt.Errorf("pgstore: compare-and-swap of %q: expected no record, another was created at once: %w", key, mcpbind.ErrConflict)
+		return 0, fmt.Errorf("pgstore: compare-and-swap of %q: expected no record, another was created at once: %w", key, gate.ErrConflict)
 	case err != nil:
 		return 0, fmt.Errorf("pgstore: compare-and-swap of %q: %w", key, err)
 	}
@@ -324,7 +323,7 @@ func (s *Store) maybePurge(ctx context.Context) {
 	}
 }
 
-// Delete implements [mcpbind.Store]. It removes the record; the versions
+// Delete implements [gate.Store]. It removes the record; the versions
 // it had are never handed out again, since they come from a sequence that
 // outlives every record. Deleting a missing key is not an error.
 func (s *Store) Delete(ctx context.Context, key string) error {
@@ -334,7 +333,7 @@ func (s *Store) Delete(ctx context.Context, key string) error {
 	return nil
 }
 
-// Keys implements [mcpbind.Lister]: the keys of the records that start
+// Keys implements [gate.Lister]: the keys of the records that start
 // with prefix and have not expired, in byte order (a range scan of the
 // primary key).
 func (s *Store) Keys(ctx context.Context, prefix string) ([]string, error) {

@@ -10,27 +10,26 @@ import (
 	"strings"
 	"time"
 
+	"github.com/chartgate/chartgate/gate"
 	"github.com/jackc/pgx/v5"
-
-	"github.com/chartgate/chartgate/mcpbind"
 )
 
-// Watch implements [mcpbind.Watcher]: the writes of every Store on this
+// Watch implements [gate.Watcher]: the writes of every Store on this
 // database and schema, through PostgreSQL's LISTEN/NOTIFY. Every write
 // notifies "VERSION HEXKEY" on the channel "SCHEMA.changes" when it
 // commits (but for keys longer than 3,900 bytes, which no notification
 // can carry). The store listens on one connection of its own (outside
 // its pool) while it has watchers; Watch returns once it listens (or
-// after [mcpbind.FeedReadyWait]). If the connection is lost it connects
+// after [gate.FeedReadyWait]). If the connection is lost it connects
 // again, and the changes made meanwhile are missed.
-func (s *Store) Watch(ctx context.Context, prefix string) (<-chan mcpbind.Change, error) {
+func (s *Store) Watch(ctx context.Context, prefix string) (<-chan gate.Change, error) {
 	return s.feed.Watch(ctx, prefix)
 }
 
 // listen receives the notifications of the store's channel and publishes
 // them, until ctx ends, connecting again (after a pause growing up to 5
 // s) when the connection fails.
-func (s *Store) listen(ctx context.Context, publish func(mcpbind.Change), ready func()) {
+func (s *Store) listen(ctx context.Context, publish func(gate.Change), ready func()) {
 	pause := 50 * time.Millisecond
 	for ctx.Err() == nil {
 		if s.listenOnce(ctx, publish, ready) {
@@ -46,7 +45,7 @@ func (s *Store) listen(ctx context.Context, publish func(mcpbind.Change), ready 
 
 // listenOnce connects, listens and publishes until the connection fails or
 // ctx ends. It reports whether it was listening.
-func (s *Store) listenOnce(ctx context.Context, publish func(mcpbind.Change), ready func()) bool {
+func (s *Store) listenOnce(ctx context.Context, publish func(gate.Change), ready func()) bool {
 	conn, err := pgx.ConnectConfig(ctx, s.pool.Config().ConnConfig)
 	if err != nil {
 		return false
@@ -73,15 +72,15 @@ func (s *Store) listenOnce(ctx context.Context, publish func(mcpbind.Change), re
 
 // parseChange reads a notification's payload: the version, a space, the
 // key in hex.
-func parseChange(p string) (mcpbind.Change, bool) {
+func parseChange(p string) (gate.Change, bool) {
 	vs, hk, ok := strings.Cut(p, " ")
 	if !ok {
-		return mcpbind.Change{}, false
+		return gate.Change{}, false
 	}
 	v, err1 := strconv.ParseUint(vs, 10, 64)
 	k, err2 := hex.DecodeString(hk)
 	if err1 != nil || err2 != nil {
-		return mcpbind.Change{}, false
+		return gate.Change{}, false
 	}
-	return mcpbind.Change{Key: string(k), Version: v}, true
+	return gate.Change{Key: string(k), Version: v}, true
 }

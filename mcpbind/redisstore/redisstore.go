@@ -1,4 +1,4 @@
-// Package redisstore is an [mcpbind.Store] on Redis
+// Package redisstore is an [gate.Store] on Redis
 // (github.com/redis/go-redis/v9), for gates that run in several server
 // instances and must share the workflow state of their sessions.
 //
@@ -34,13 +34,13 @@
 // expected one, and only if they are equal writes the data, the new version
 // and the expiry. Redis runs a script atomically, so two gate instances
 // that race in one workflow cannot both win: the loser gets an error that
-// matches [mcpbind.ErrConflict], and the gate reloads and applies its event
+// matches [gate.ErrConflict], and the gate reloads and applies its event
 // again. (Redis replication is asynchronous: a failover may still lose the
 // last writes the old master acknowledged, as for any data in Redis.)
 //
 // # Versions
 //
-// [mcpbind.Store] requires that a version is never reused for a key, even
+// [gate.Store] requires that a version is never reused for a key, even
 // after the record was deleted or expired. A per-key counter that outlives
 // the record would have to live forever (one key per session ever seen), and
 // a store-wide counter would be a second key in the script, which Redis
@@ -90,9 +90,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/chartgate/chartgate/gate"
 	"github.com/redis/go-redis/v9"
-
-	"github.com/chartgate/chartgate/mcpbind"
 )
 
 // DefaultTTL is the expiry of a record when Options.TTL is zero.
@@ -112,20 +111,20 @@ type Options struct {
 	Prefix string
 }
 
-// Store is an [mcpbind.Store] on Redis. It is safe for concurrent use; the
+// Store is an [gate.Store] on Redis. It is safe for concurrent use; the
 // zero value is not usable: call [New].
 type Store struct {
 	client redis.UniversalClient
 	ttl    time.Duration
 	ttlMS  string // ttl in milliseconds, as the script's argument
 	prefix string
-	feed   *mcpbind.Feed // the writes, from the channel Prefix + "mcpbind:changes"
+	feed   *gate.Feed // the writes, from the channel Prefix + "mcpbind:changes"
 }
 
 var (
-	_ mcpbind.Store   = (*Store)(nil)
-	_ mcpbind.Lister  = (*Store)(nil)
-	_ mcpbind.Watcher = (*Store)(nil)
+	_ gate.Store   = (*Store)(nil)
+	_ gate.Lister  = (*Store)(nil)
+	_ gate.Watcher = (*Store)(nil)
 )
 
 // New returns a store on client. opts may be nil.
@@ -144,7 +143,7 @@ func New(client redis.UniversalClient, opts *Options) *Store {
 		ttlMS:  strconv.FormatInt(int64(ms), 10),
 		prefix: o.Prefix,
 	}
-	s.feed = mcpbind.NewFeed(s.listen)
+	s.feed = gate.NewFeed(s.listen)
 	return s
 }
 
@@ -213,21 +212,21 @@ return r
 // channel is the Redis pub/sub channel of the store's changes.
 func (s *Store) channel() string { return s.prefix + "mcpbind:changes" }
 
-// Watch implements [mcpbind.Watcher]: the writes of every Store with the
+// Watch implements [gate.Watcher]: the writes of every Store with the
 // same Options.Prefix on this Redis, with pub/sub. Each write publishes
 // "VERSION KEY" on the channel Options.Prefix + "mcpbind:changes", in the
 // compare-and-swap script. The store subscribes (on a connection of its
 // own, which go-redis reconnects) while it has watchers; Watch returns
-// once the subscription is confirmed (or after [mcpbind.FeedReadyWait]).
+// once the subscription is confirmed (or after [gate.FeedReadyWait]).
 // Changes published while the connection was down are missed: Redis
 // pub/sub keeps nothing.
-func (s *Store) Watch(ctx context.Context, prefix string) (<-chan mcpbind.Change, error) {
+func (s *Store) Watch(ctx context.Context, prefix string) (<-chan gate.Change, error) {
 	return s.feed.Watch(ctx, prefix)
 }
 
 // listen subscribes to the channel and publishes its messages until ctx
 // ends.
-func (s *Store) listen(ctx context.Context, publish func(mcpbind.Change), ready func()) {
+func (s *Store) listen(ctx context.Context, publish func(gate.Change), ready func()) {
 	ps := s.client.Subscribe(ctx, s.channel())
 	defer ps.Close()
 	for {
@@ -254,13 +253,13 @@ func (s *Store) listen(ctx context.Context, publish func(mcpbind.Change), ready 
 			}
 			vs, key, found := strings.Cut(m.Payload, " ")
 			if v, err := strconv.ParseUint(vs, 10, 64); found && err == nil {
-				publish(mcpbind.Change{Key: key, Version: v})
+				publish(gate.Change{Key: key, Version: v})
 			}
 		}
 	}
 }
 
-// Load implements [mcpbind.Store]. A missing key, a deleted record (a
+// Load implements [gate.Store]. A missing key, a deleted record (a
 // tombstone) and an expired one give nil, 0 and no error. Loading a record
 // refreshes its expiry.
 func (s *Store) Load(ctx context.Context, key string) ([]byte, uint64, error) {
@@ -283,10 +282,10 @@ func (s *Store) Load(ctx context.Context, key string) ([]byte, uint64, error) {
 	return []byte(data), ver, nil
 }
 
-// CompareAndSwap implements [mcpbind.Store], atomically, with a Lua
+// CompareAndSwap implements [gate.Store], atomically, with a Lua
 // script. It writes data and a new version and sets the record's expiry to
 // the TTL if the current version is old (0: there is no record, or only a
-// tombstone). Otherwise the error matches [mcpbind.ErrConflict].
+// tombstone). Otherwise the error matches [gate.ErrConflict].
 func (s *Store) CompareAndSwap(ctx context.Context, key string, old uint64, data []byte) (uint64, error) {
 	res, err := casScript.Run(ctx, s.client, []string{s.prefix + key},
 		strconv.FormatUint(old, 10), data, s.ttlMS, s.channel(), key).Slice()
@@ -302,7 +301,7 @@ func (s *Store) CompareAndSwap(ctx context.Context, key string, old uint64, data
 		return 0, fmt.Errorf("redisstore: compare-and-swap of %q: unexpected reply %v", key, res)
 	}
 	if won == 0 {
-		return 0, fmt.Errorf("redisstore: compare-and-swap of %q: expected version %d, the record has %s: %w", key, old, vs, mcpbind.ErrConflict)
+		return 0, fmt.Errorf("redisstore: compare-and-swap of %q: expected version %d, the record has %s: %w", key, old, vs, gate.ErrConflict)
 	}
 	ver, err := strconv.ParseUint(vs, 10, 64)
 	if err != nil {
@@ -311,7 +310,7 @@ func (s *Store) CompareAndSwap(ctx context.Context, key string, old uint64, data
 	return ver, nil
 }
 
-// Keys implements [mcpbind.Lister] with SCAN: the keys of the records
+// Keys implements [gate.Lister] with SCAN: the keys of the records
 // (not tombstones) that start with prefix, sorted. On a Cluster client it
 // scans every master.
 func (s *Store) Keys(ctx context.Context, prefix string) ([]string, error) {
@@ -361,7 +360,7 @@ func escapeGlob(s string) string {
 	return b.String()
 }
 
-// Delete implements [mcpbind.Store]. It removes the record's data and
+// Delete implements [gate.Store]. It removes the record's data and
 // leaves its version as a tombstone, which expires when the record would
 // have (see the package documentation). Deleting a missing key is not an
 // error.

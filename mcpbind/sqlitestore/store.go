@@ -1,4 +1,4 @@
-// This file defines Store, the mcpbind.Store in a SQLite file: Load,
+// This file defines Store, the gate.Store in a SQLite file: Load,
 // CompareAndSwap and Delete, the expiry of records, the purge of expired
 // ones, and the errors of a database that stays locked.
 
@@ -18,7 +18,6 @@ import (
 	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/chartgate/chartgate/gate"
-	"github.com/chartgate/chartgate/mcpbind"
 )
 
 // ErrBusy is matched (errors.Is) by the error of an operation that gave up
@@ -35,7 +34,7 @@ const (
 	purgeBatch    = 1000
 )
 
-// Store is an [mcpbind.Store] in a SQLite database file. It is safe for
+// Store is an [gate.Store] in a SQLite database file. It is safe for
 // concurrent use, and several Stores, in one process or in several, may
 // use one file at once. The zero value is not usable: call [Open].
 type Store struct {
@@ -67,7 +66,7 @@ type Store struct {
 	syncMode string
 	connSync map[any]string
 
-	feed *mcpbind.Feed // the writes to the file, by any process (watch.go)
+	feed *gate.Feed // the writes to the file, by any process (watch.go)
 }
 
 // The statements' SQL.
@@ -132,8 +131,8 @@ func (st *stmt) close() error {
 }
 
 var (
-	_ mcpbind.Store    = (*Store)(nil)
-	_ mcpbind.Watcher  = (*Store)(nil)
+	_ gate.Store       = (*Store)(nil)
+	_ gate.Watcher     = (*Store)(nil)
 	_ gate.NoSyncStore = (*Store)(nil)
 )
 
@@ -157,14 +156,14 @@ func (s *Store) Close() error {
 	return nil
 }
 
-// Watch implements [mcpbind.Watcher]: the writes made through this Store
+// Watch implements [gate.Watcher]: the writes made through this Store
 // at once, and those of other Stores and processes on the file within
 // watchInterval (see watch.go).
-func (s *Store) Watch(ctx context.Context, prefix string) (<-chan mcpbind.Change, error) {
+func (s *Store) Watch(ctx context.Context, prefix string) (<-chan gate.Change, error) {
 	return s.feed.Watch(ctx, prefix)
 }
 
-// Load implements [mcpbind.Store]. A missing key, a deleted record and an
+// Load implements [gate.Store]. A missing key, a deleted record and an
 // expired one give nil, 0 and no error. Load only reads: it neither waits
 // for writers nor extends the record's expiry.
 func (s *Store) Load(ctx context.Context, key string) ([]byte, uint64, error) {
@@ -195,7 +194,7 @@ func (s *Store) Load(ctx context.Context, key string) ([]byte, uint64, error) {
 	return data, version, nil
 }
 
-// Keys implements [mcpbind.Lister]: the keys of the records that start
+// Keys implements [gate.Lister]: the keys of the records that start
 // with prefix and have not expired, sorted.
 func (s *Store) Keys(ctx context.Context, prefix string) ([]string, error) {
 	rows, err := s.db.QueryContext(ctx,
@@ -219,11 +218,11 @@ func (s *Store) Keys(ctx context.Context, prefix string) ([]string, error) {
 	return out, nil
 }
 
-// CompareAndSwap implements [mcpbind.Store]. In one transaction that holds
+// CompareAndSwap implements [gate.Store]. In one transaction that holds
 // the database's write lock, it reads the key's current version (0 if there
 // is no record or it expired), and only if that is old writes data, a new
 // version from the store-wide counter and, with a TTL, a new expiry.
-// Otherwise the error matches [mcpbind.ErrConflict]. It returns the new
+// Otherwise the error matches [gate.ErrConflict]. It returns the new
 // version only once the transaction committed.
 func (s *Store) CompareAndSwap(ctx context.Context, key string, old uint64, data []byte) (uint64, error) {
 	return s.compareAndSwap(ctx, key, old, data, true)
@@ -256,7 +255,7 @@ func (s *Store) compareAndSwap(ctx context.Context, key string, old uint64, data
 			cur = 0
 		}
 		if cur != old {
-			return mcpbind.ErrConflict
+			return gate.ErrConflict
 		}
 		if err := s.next.in(ctx, tx).QueryRowContext(ctx, now.UnixMicro()).Scan(&version); err != nil {
 			return err
@@ -269,7 +268,7 @@ func (s *Store) compareAndSwap(ctx context.Context, key string, old uint64, data
 		return err
 	})
 	switch {
-	case err == mcpbind.ErrConflict:
+	case err == gate.ErrConflict:
 		if cur == 0 {
 			return 0, fmt.Errorf("sqlitestore: compare-and-swap of %q: expected version %d, there is no record: %w", key, old, err)
 		}
@@ -277,11 +276,11 @@ func (s *Store) compareAndSwap(ctx context.Context, key string, old uint64, data
 	case err != nil:
 		return 0, s.fail(ctx, "compare-and-swap of", key, err)
 	}
-	s.feed.Publish(mcpbind.Change{Key: key, Version: version})
+	s.feed.Publish(gate.Change{Key: key, Version: version})
 	return version, nil
 }
 
-// Delete implements [mcpbind.Store]. It removes the record; the versions
+// Delete implements [gate.Store]. It removes the record; the versions
 // it had are never handed out again, since they come from a counter that
 // outlives every record. Deleting a missing key is not an error.
 func (s *Store) Delete(ctx context.Context, key string) error {

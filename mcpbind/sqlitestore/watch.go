@@ -8,7 +8,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/chartgate/chartgate/mcpbind"
+	"github.com/chartgate/chartgate/gate"
 )
 
 // watchInterval is how often a watched Store reads the version counter.
@@ -24,7 +24,7 @@ const (
 // Store, in any process) after the counter it read first. The writes
 // through this Store are also published as they are made; the gates take
 // a change of a version they know once.
-func (s *Store) poll(ctx context.Context, publish func(mcpbind.Change), ready func()) {
+func (s *Store) poll(ctx context.Context, publish func(gate.Change), ready func()) {
 	last, err := s.lastVersion(ctx)
 	for err != nil { // the file is busy or failing: try again
 		select {
@@ -61,15 +61,15 @@ func (s *Store) lastVersion(ctx context.Context) (uint64, error) {
 }
 
 // writtenSince publishes the records whose version is in (from, to].
-func (s *Store) writtenSince(ctx context.Context, from, to uint64, publish func(mcpbind.Change)) error {
+func (s *Store) writtenSince(ctx context.Context, from, to uint64, publish func(gate.Change)) error {
 	rows, err := s.db.QueryContext(ctx, sqlWrittenSince, from, to)
 	if err != nil {
 		return err
 	}
 	defer rows.Close()
-	var changes []mcpbind.Change
+	var changes []gate.Change
 	for rows.Next() {
-		var c mcpbind.Change
+		var c gate.Change
 		if err := rows.Scan(&c.Key, &c.Version); err != nil {
 			return err
 		}
@@ -85,4 +85,4 @@ func (s *Store) writtenSince(ctx context.Context, from, to uint64, publish func(
 }
 
 // newFeed returns the Store's change feed, which polls while watched.
-func (s *Store) newFeed() *mcpbind.Feed { return mcpbind.NewFeed(s.poll) }
+func (s *Store) newFeed() *gate.Feed { return gate.NewFeed(s.poll) }
