@@ -191,6 +191,7 @@ func (c orderedConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 				continue
 			}
 		case "notifications/message":
+			//lint:ignore SA1019 logging is deprecated from 2026-07-28 on; the gateway passes it through for the versions that have it.
 			var p mcp.LoggingMessageParams
 			if json.Unmarshal(req.Params, &p) == nil {
 				c.u.g.forwardLog(c.u, &p)

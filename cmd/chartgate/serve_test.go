@@ -81,6 +81,7 @@ func runTestUpstream() {
 		// log sends its text as a warning log message, right before its
 		// result.
 		mcp.AddTool(s, &mcp.Tool{Name: "log"}, func(ctx context.Context, req *mcp.CallToolRequest, in echoArgs) (*mcp.CallToolResult, any, error) {
+			//lint:ignore SA1019 the upstream of a test of logging, deprecated from 2026-07-28 on
 			err := req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: "warning", Data: in.Text})
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "logged"}}}, nil, err
 		})
