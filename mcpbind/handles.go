@@ -20,6 +20,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/tidwall/gjson"
 
+	"github.com/chartgate/chartgate/gate"
 	"github.com/chartgate/chartgate/internal/core"
 )
 
@@ -89,7 +90,7 @@ func (g *Gate) startCall(ctx context.Context, next mcp.MethodHandler, req *mcp.C
 			g.core.Log.Warn("mcpbind: the store is full: a workflow was not started", "error", err)
 			return toolError(fmt.Sprintf("Tool %q was not run: the server holds as many workflows as it can and cannot start another now. Try again later, or go on with a workflow already started.", g.core.Start)), nil
 		}
-		if err != nil && (!core.IsConflict(err) || attempt >= 2) {
+		if err != nil && (!gate.IsConflict(err) || attempt >= 2) {
 			return nil, g.unavailable(err, false)
 		}
 	}

@@ -47,7 +47,7 @@ func (g *Core) auditCall(ctx context.Context, c *Call, v *View, outcome string) 
 		rec.History = AppendHistory(v.Rec.History, g.callEntry(c, v, outcome), g.hlimit, g.hbytes)
 		return rec, false, nil
 	})
-	if err != nil && !IsConflict(err) {
+	if err != nil && !gate.IsConflict(err) {
 		g.Log.Warn("mcpbind: recording a call in the run history", "key", Fingerprint(v.Key), "tool", c.Name, "error", err)
 	}
 }

@@ -239,6 +239,8 @@ func (g *Core) ResolveState(s string) (int, error) {
 	return 0, fmt.Errorf("machine %q has no state %q", g.engine.ID(), s)
 }
 
+// BuildRules derives the tables of a set of Go bindings (Bind replaces
+// the rules with the result).
 func (g *Core) BuildRules(bound map[string]*ToolInfo) *Rules {
 	r := &Rules{Bound: bound}
 	evs := map[string]bool{}

@@ -277,7 +277,7 @@ func (g *Core) tendJob(j *job, renew bool) {
 		if _, err = g.Save(ctx, t, v, v.State, rec); err == nil {
 			return
 		}
-		if !IsConflict(err) {
+		if !gate.IsConflict(err) {
 			if j.ctx.Err() == nil {
 				g.Log.Warn("mcpbind: renewing a job's lease", "key", Fingerprint(j.key), "src", j.src, "error", err)
 			}

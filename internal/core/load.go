@@ -157,7 +157,7 @@ func (g *Core) startSession(ctx context.Context, t Target) (*View, error) {
 		}
 		return v, nil
 	}
-	if !IsConflict(err) {
+	if !gate.IsConflict(err) {
 		return nil, err
 	}
 	// Another request of the session saved it first.
@@ -215,6 +215,7 @@ func (g *Core) Workflow(ctx context.Context, id string) (*gate.Workflow, error) 
 	return g.WorkflowAt(ctx, g.handleTarget(id))
 }
 
+// WorkflowAt returns the workflow at t as callers read it.
 func (g *Core) WorkflowAt(ctx context.Context, t Target) (*gate.Workflow, error) {
 	v, err := g.Load(ctx, t)
 	if err != nil {
@@ -251,6 +252,7 @@ func (c *ViewCache) Get(key string, ver uint64) *View {
 	return nil
 }
 
+// Put keeps v as the last decoded record of key.
 func (c *ViewCache) Put(key string, v *View) {
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -24,6 +24,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/chartgate/chartgate/gate"
 )
 
 // holder is a call's hold on its workflow: the lease it took and the
@@ -100,7 +102,7 @@ func (g *Core) ReserveCall(ctx context.Context, c *Call, v *View) (*View, *holde
 			}
 			return nv, h, nil, nil
 		}
-		if !IsConflict(err) {
+		if !gate.IsConflict(err) {
 			return nil, nil, nil, err
 		}
 		switch {
@@ -232,7 +234,7 @@ func (g *Core) renew(base context.Context, h *holder, every time.Duration) {
 			h.view = nv
 			break
 		}
-		if !IsConflict(err) {
+		if !gate.IsConflict(err) {
 			g.Log.Warn("mcpbind: renewing a call's hold on the workflow", "key", Fingerprint(h.key), "tool", h.tool, "error", err)
 			break // try again at the next renewal
 		}

@@ -101,7 +101,7 @@ func (g *Core) write(ctx context.Context, v *View, old uint64, prev *ApprovalRec
 	switch {
 	case err == nil:
 		g.jobsSaved(v.Key, starts)
-	case !IsConflict(err):
+	case !gate.IsConflict(err):
 		err = fmt.Errorf("saving the workflow state: %w", err)
 	}
 	return err
@@ -114,8 +114,6 @@ func (g *Core) swap(ctx context.Context, key string, old uint64, v *View, durabl
 	v.Rec.WorkflowVersion = g.wversion
 	return g.records.Swap(ctx, key, old, v, func(ver uint64) { v.Version = ver }, durable)
 }
-
-func IsConflict(err error) bool { return gate.IsConflict(err) }
 
 // backoff sleeps a little, more after each conflict, with jitter.
 func backoff(ctx context.Context, attempt int) { gate.Backoff(ctx, attempt) }
@@ -149,7 +147,7 @@ func (g *Core) update(ctx context.Context, t Target, v *View, change func(v *Vie
 			return false, err
 		}
 		nv, err = g.Save(ctx, t, v, state, rec)
-		return IsConflict(err), err
+		return gate.IsConflict(err), err
 	}, func() (err error) {
 		v, err = g.Load(ctx, t)
 		return err
