@@ -1,10 +1,10 @@
-package mcpbind
+package core
 
 import (
 	"context"
 	"testing"
 
-	"github.com/chartgate/chartgate/internal/core"
+	"github.com/chartgate/chartgate/gate"
 	"github.com/chartgate/chartgate/statechart"
 )
 
@@ -23,14 +23,16 @@ func TestDeliverOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := New(m.Engine(), nil)
+	g, err := New(m.Engine(), &Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer g.core.Close()
-	tgt := core.Target{Name: "w", Key: g.core.NameKey("w")}
-	send(t, g, tgt, statechart.Event{Type: "GO"})
-	v, err := g.core.Load(context.Background(), tgt)
+	defer g.Close()
+	tgt := Target{Name: "w", Key: g.NameKey("w")}
+	if _, err := g.Send(context.Background(), gate.Ref{Name: "w"}, statechart.Event{Type: "GO"}, "test"); err != nil {
+		t.Fatal(err)
+	}
+	v, err := g.Load(context.Background(), tgt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,19 +40,19 @@ func TestDeliverOnce(t *testing.T) {
 	if !ok || child.Status != statechart.StatusActive {
 		t.Fatalf("no running child: %+v", child)
 	}
-	deliver := func(session string) core.Committed {
+	deliver := func(session string) Committed {
 		ev := statechart.Event{Type: "xstate.done.actor.job"}
-		c := &core.Call{Kind: core.CallSend, Rules: g.core.Rules.Load(), Info: core.UnboundInfo, Target: tgt, Event: ev, By: "actor:job",
+		c := &Call{Kind: CallSend, Rules: g.Rules.Load(), Info: UnboundInfo, Target: tgt, Event: ev, By: "actor:job",
 			Report: &statechart.Report{Session: session, Kind: statechart.ReportDone, Output: "ok"}}
-		v, err := g.core.Load(context.Background(), tgt)
+		v, err := g.Load(context.Background(), tgt)
 		if err != nil {
 			t.Fatal(err)
 		}
-		v, h, vd, err := g.core.ReserveCall(context.Background(), c, v)
+		v, h, vd, err := g.ReserveCall(context.Background(), c, v)
 		if err != nil || vd != nil {
 			t.Fatalf("reserve: %v %v", vd, err)
 		}
-		return g.core.CommitCall(context.Background(), c, h, v, core.ToolOutcome{})
+		return g.CommitCall(context.Background(), c, h, v, ToolOutcome{})
 	}
 	if out := deliver("no such session"); out.Err != nil || out.Tr != nil {
 		t.Fatalf("a result for no child: %+v", out)
