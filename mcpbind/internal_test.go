@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync/atomic"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -383,19 +382,6 @@ func connectSession(t testing.TB, g *Gate) *mcp.ServerSession {
 	return ss
 }
 
-type countingStore struct {
-	Store
-	conflicts atomic.Int32
-}
-
-func (s *countingStore) CompareAndSwap(ctx context.Context, key string, old uint64, data []byte) (uint64, error) {
-	v, err := s.Store.CompareAndSwap(ctx, key, old, data)
-	if errors.Is(err, ErrConflict) {
-		s.conflicts.Add(1)
-	}
-	return v, err
-}
-
 // send sends an event to a target's workflow as workflow_transition does:
 // reserve (the lease), then commit.
 func send(t testing.TB, g *Gate, tgt core.Target, ev statechart.Event) core.Committed {
@@ -411,54 +397,4 @@ func send(t testing.TB, g *Gate, tgt core.Target, ev statechart.Event) core.Comm
 		t.Fatalf("reserve: %v %v", vd, err)
 	}
 	return g.core.CommitCall(ctx, c, h, v, core.ToolOutcome{})
-}
-
-// TestCommitRetriesOnConflict: a call's commit that finds its workflow
-// saved since its reservation (by a call that was only counted) reloads
-// and applies its event to the newer state, keeping both changes.
-func TestCommitRetriesOnConflict(t *testing.T) {
-	impl, err := statechart.ParseImplementations([]byte(`{"actions": {"inc": {"assign": {"n": {"$inc": 1}}}}}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := statechart.Compile([]byte(`{"id": "c", "initial": "a", "context": {"n": 0}, "states": {"a": {"on": {"INC": {"actions": "inc"}}}}}`),
-		&statechart.Options{Implementations: impl})
-	if err != nil {
-		t.Fatal(err)
-	}
-	store := &countingStore{Store: NewMemoryStore(nil)}
-	g, err := New(m.Engine(), &Options{Store: store})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ss := connectSession(t, g)
-	ctx := context.Background()
-	tgt := core.Target{Ss: ss}
-	c := &core.Call{Kind: core.CallTransition, Name: "inc", Rules: g.core.Rules.Load(), Info: core.UnboundInfo, Target: tgt, Event: statechart.NewEvent("INC")}
-	v, err := g.core.Load(ctx, tgt)
-	if err != nil {
-		t.Fatal(err)
-	}
-	v, h, vd, err := g.core.ReserveCall(ctx, c, v)
-	if err != nil || vd != nil {
-		t.Fatalf("reserve: %v %v", vd, err)
-	}
-	// Another call saves the record (as a counted call does), keeping the lease.
-	if _, err := g.core.Save(ctx, tgt, v, v.State, v.Rec); err != nil {
-		t.Fatal(err)
-	}
-	out := g.core.CommitCall(ctx, c, h, v, core.ToolOutcome{})
-	if out.Err != nil || out.Tr == nil {
-		t.Fatalf("commit: %+v", out)
-	}
-	s, err := g.State(ctx, ss)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if n := s.Context()["n"]; n != 1.0 || store.conflicts.Load() != 1 {
-		t.Fatalf("n = %v, %d conflicts; want 1 and 1", n, store.conflicts.Load())
-	}
-	if out.After.Rec.Lease != nil {
-		t.Fatalf("the lease was kept: %+v", out.After.Rec.Lease)
-	}
 }
