@@ -385,11 +385,25 @@ func (s *Snapshot) NextDue() (time.Time, bool) {
 // clearTimers drops every pending delayed event.
 func (s *Snapshot) clearTimers() { s.timers = nil }
 
-// clone returns a copy that shares the copy-on-write parts.
+// clone returns a copy that shares the copy-on-write parts. A copy of a
+// configuration of up to len(snapshotCell{}.nodes) nodes lives in the same
+// allocation as the snapshot: one allocation instead of two.
 func (s *Snapshot) clone() *Snapshot {
+	if len(s.nodes) <= len(snapshotCell{}.nodes) {
+		cell := &snapshotCell{s: *s}
+		cell.s.nodes = cell.nodes[:copy(cell.nodes[:], s.nodes)]
+		return &cell.s
+	}
 	c := *s
 	c.nodes = append([]int(nil), s.nodes...)
 	return &c
+}
+
+// snapshotCell is a Snapshot with room for its nodes. The snapshot owns
+// the array, as clone's copy owns its slice, so appending in place is safe.
+type snapshotCell struct {
+	s     Snapshot
+	nodes [4]int
 }
 
 // toStateValue turns "a.b.c" into {"a": {"b": "c"}}; other values pass.
