@@ -13,7 +13,6 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
-	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -137,7 +136,26 @@ const (
 	maxCreatedWorkflows = 256
 )
 
-var createdName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$`)
+// validCreatedName reports whether name is a created workflow's name: 1
+// to 128 ASCII letters, digits, '_', '.' and '-', starting with a letter
+// or a digit. It is a loop rather than a regular expression because the
+// expression's bounded repeat compiles into 128 nested states at every
+// process start, the hook's included.
+func validCreatedName(name string) bool {
+	if len(name) == 0 || len(name) > 128 {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		switch {
+		case 'A' <= c && c <= 'Z', 'a' <= c && c <= 'z', '0' <= c && c <= '9':
+		case i > 0 && (c == '_' || c == '.' || c == '-'):
+		default:
+			return false
+		}
+	}
+	return true
+}
 
 func (t *statewrightTools) listWorkflows(ctx context.Context, _ *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	return swJSON(map[string]any{"workflows": t.names(ctx), "active": t.name()}), nil
@@ -258,7 +276,7 @@ func (t *statewrightTools) createWorkflow(ctx context.Context, req *mcp.CallTool
 	switch {
 	case in.Name == "":
 		return swError("Workflow name is required"), nil
-	case !createdName.MatchString(in.Name):
+	case !validCreatedName(in.Name):
 		return swError(fmt.Sprintf("Invalid workflow name %q: use letters, digits, '-', '_' and '.' (at most 128), e.g. 'data-pipeline'.", in.Name)), nil
 	case len(in.Definition) > maxCreatedBytes:
 		return swError(fmt.Sprintf("Invalid workflow definition: %d bytes, more than the %d a created workflow may have.", len(in.Definition), maxCreatedBytes)), nil
