@@ -131,6 +131,8 @@ func (c *cell) ownChildren(s *Snapshot) {
 // made, and that no one else holds, become the buffers of the next
 // change; those of next that this macrostep made are the cell's.
 func (c *cell) retire(old, next *Snapshot) {
+	// old's list is read before its ext is cleared for reuse below.
+	nl, ol := next.x().children, old.x().children
 	if next.ext != old.ext {
 		if old.ext != nil && old.ext == c.myExt {
 			*old.ext = snapshotExt{}
@@ -141,7 +143,7 @@ func (c *cell) retire(old, next *Snapshot) {
 			c.myExt = next.ext
 		}
 	}
-	if nl, ol := next.x().children, old.x().children; nl != ol {
+	if nl != ol {
 		if ol != nil && ol == c.myList {
 			ol.reset()
 			c.putList(ol)
