@@ -311,8 +311,7 @@ func New(engine statechart.Engine, opts *Options) (*Gate, error) {
 		Sweeper:                g.sweep,
 		Invalidated:            g.invalidate,
 		Moved:                  g.jobMoved,
-		Watched:                func(key string) bool { return len(g.sessionsOfKey(key)) > 0 },
-		Told:                   g.tell,
+		Watchers:               g.watchers,
 	})
 	if err != nil {
 		return nil, err

@@ -13,11 +13,22 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// tell tells the sessions of this instance whose workflow is stored under
-// key, but for except, of a change from before to after made elsewhere:
-// list_changed if their tools differ, and the new state's guidance.
-func (g *Gate) tell(ctx context.Context, key string, before, after *core.View, except core.Conn) {
+// watchers implements core.Options.Watchers: the sessions of this
+// instance whose workflow is stored under key, told by tell.
+func (g *Gate) watchers(key string) core.Teller {
 	sessions := g.sessionsOfKey(key)
+	if len(sessions) == 0 {
+		return nil
+	}
+	return func(ctx context.Context, before, after *core.View, except core.Conn) {
+		g.tell(ctx, sessions, before, after, except)
+	}
+}
+
+// tell tells sessions, but for except, of a change from before to after
+// made elsewhere: list_changed if their tools differ, and the new state's
+// guidance.
+func (g *Gate) tell(ctx context.Context, sessions []sessionTarget, before, after *core.View, except core.Conn) {
 	r := g.core.Rules.Load()
 	toolsChanged := !g.signature(ctx, r, before).Equal(g.signature(ctx, r, after))
 	guidance := g.guidance(before, after)

@@ -116,10 +116,9 @@ type Core struct {
 	// the sessions whose workflow a job's result moved (mcpbind's Gate.jobMoved).
 	invalidated func(ctx context.Context, tool string, ti *ToolInfo)
 	moved       func(ctx context.Context, c *Call, out Committed)
-	// watched and told: the sessions of a key that changed in the store,
-	// and telling them (mcpbind's Gate.tell).
-	watched func(key string) bool
-	told    func(ctx context.Context, key string, before, after *View, except Conn)
+	// watchers: how to tell the sessions of a key that changed in the
+	// store (mcpbind's Gate.watchers).
+	watchers func(key string) Teller
 }
 
 var (
@@ -190,12 +189,15 @@ type Options struct {
 	// workflow a job's result moved.
 	Invalidated func(ctx context.Context, tool string, ti *ToolInfo)
 	Moved       func(ctx context.Context, c *Call, out Committed)
-	// Watched reports whether a session of this process has the workflow
-	// stored under a key; Told tells them of a change made elsewhere, but
-	// the one that wrote it (see Core.changed).
-	Watched func(key string) bool
-	Told    func(ctx context.Context, key string, before, after *View, except Conn)
+	// Watchers returns how to tell the sessions of this process whose
+	// workflow is stored under a key of a change made elsewhere, nil when
+	// no session has it (see Core.changed).
+	Watchers func(key string) Teller
 }
+
+// Teller tells sessions of a change of their workflow from before to
+// after, but the session except, whose own call wrote it.
+type Teller func(ctx context.Context, before, after *View, except Conn)
 
 // Engine implements mcpbind's Gate.Engine.
 func (g *Core) Engine() statechart.Engine { return g.engine }
@@ -432,8 +434,7 @@ func New(engine statechart.Engine, o *Options) (*Core, error) {
 		sweeper:     o.Sweeper,
 		invalidated: o.Invalidated,
 		moved:       o.Moved,
-		watched:     o.Watched,
-		told:        o.Told,
+		watchers:    o.Watchers,
 		sessions:    map[Conn]*session{},
 	}
 	switch {

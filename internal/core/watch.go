@@ -175,9 +175,9 @@ func (w *gateWatch) take() []pendingChange {
 }
 
 // changed handles a change of key's record (version 0: unknown): the
-// sessions of this instance whose workflow it is are told (told) of the
-// state they were last brought up to date with and the new one, but for
-// a session whose own call wrote it (told by the call).
+// sessions of this instance whose workflow it is are told (Options.Watchers)
+// of the state they were last brought up to date with and the new one, but
+// for a session whose own call wrote it (told by the call).
 func (g *Core) changed(ctx context.Context, w *gateWatch, key string, version uint64) {
 	w.mu.Lock()
 	own, before := w.own[key], w.last[key]
@@ -200,7 +200,11 @@ func (g *Core) changed(ctx context.Context, w *gateWatch, key string, version ui
 	case before != nil && version != 0 && before.Version == version:
 		return
 	}
-	if g.watched == nil || !g.watched(key) {
+	var tell Teller
+	if g.watchers != nil {
+		tell = g.watchers(key)
+	}
+	if tell == nil {
 		w.forget(key)
 		return
 	}
@@ -235,7 +239,7 @@ func (g *Core) changed(ctx context.Context, w *gateWatch, key string, version ui
 	if before.Version == after.Version && before.Version != 0 {
 		return
 	}
-	g.told(ctx, key, before, after, own.ss)
+	tell(ctx, before, after, own.ss)
 }
 
 // maxWatched bounds the keys a watch remembers a state of; past it, it
