@@ -1,6 +1,6 @@
 // This file defines a gated tools/call as the MCP middleware takes it in:
-// the call's kinds, how it is resolved to a workflow, and how it runs its
-// tool. gate.Do composes the steps (steps.go).
+// how it is resolved to a workflow, how it runs its tool, and how its
+// answer goes out. gate.Do composes the steps (internal/core's steps.go).
 
 package mcpbind
 
@@ -52,8 +52,8 @@ func mcpOf(c *core.Call) *mcpDoor {
 
 // call answers a gated tools/call: the MCP request is taken through the
 // steps gate.Do composes (resolve, load, authorize, reserve, run, commit,
-// notify; see steps.go), and the answer is what they left. Each step that
-// refuses the call answers it without running the tool.
+// notify; internal/core's steps.go), and the answer is what they left.
+// Each step that refuses the call answers it without running the tool.
 func (g *Gate) call(ctx context.Context, next mcp.MethodHandler, a *attachment, req *mcp.CallToolRequest) (mcp.Result, error) {
 	s := &core.Steps{G: g.core, Door: &mcpDoor{g: g, a: a, next: next, req: req}}
 	gate.Do(ctx, s)

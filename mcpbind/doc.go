@@ -235,7 +235,8 @@
 // several server instances sharing a store: a tool the workflow allows once
 // runs once. Every gated call, and every event from outside MCP (Send, an
 // approval's grant, a job's result, a hook's Commit), goes through the
-// same steps, composed once by gate.Do (steps.go implements them):
+// same steps, composed once by gate.Do (internal/core's steps.go
+// implements them):
 //
 //	resolve    which workflow: the session's, or the one its workflow_id names
 //	load       its state, delayed transitions applied

@@ -259,7 +259,7 @@ func (g *Core) sendGrant(ctx context.Context, t Target, v *View, p *gate.Pending
 }
 
 // errReservedEvent is the error of an approval's event sent other than
-// by a grant (Gate.Send).
+// by a grant (Send).
 var errReservedEvent = errors.New("mcpbind: chartgate.approve and chartgate.reject are sent only by a person's grant (Gate.Approve or the MCP channels), not with Send")
 
 // checkGrant decides, in the compare-and-swap that saves it, whether an

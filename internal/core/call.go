@@ -17,7 +17,7 @@ const (
 	CallTool       callKind = iota // a tool of the server (or, in a gateway, of an upstream server)
 	CallStatus                     // workflow_status
 	CallTransition                 // workflow_transition
-	CallSend                       // Gate.Send: an event from outside an MCP request
+	CallSend                       // Send: an event from outside an MCP request
 )
 
 // Call is one gated call on its way through the steps.

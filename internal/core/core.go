@@ -109,7 +109,7 @@ type Core struct {
 	sessions map[Conn]*session
 	sweeping bool // a goroutine forgets the sessions that ended (sweep)
 	// sweeper, run on a goroutine of its own when the first session is
-	// registered, forgets the sessions that ended (Gate.sweep).
+	// registered, forgets the sessions that ended (mcpbind's Gate.sweep).
 	sweeper func()
 	// invalidated reports the invalidation patterns of a tool that moved
 	// its workflow outside any front door (mcpbind's Gate.invalidate); moved tells

@@ -106,7 +106,7 @@ func (g *Core) planJobs(leases []JobLease, s statechart.State) ([]JobLease, []jo
 
 // jobRunner holds the jobs running in a gate.
 type jobRunner struct {
-	ctx    context.Context // cancelled by Gate.Close
+	ctx    context.Context // cancelled by Close
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 
@@ -287,7 +287,7 @@ func (g *Core) tendJob(j *job, renew bool) {
 	}
 }
 
-// deliverJob sends a job's result to its workflow, as Gate.Send sends an
+// deliverJob sends a job's result to its workflow, as Send sends an
 // event: it waits for a call that holds the workflow, and the done (or
 // error) event is processed, saved with compare-and-swap and retried on
 // conflict, kept in the run history (By "actor:<id>"), logged, passed to

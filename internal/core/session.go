@@ -18,7 +18,7 @@ import (
 type session struct {
 	key    string
 	named  bool        // SessionKey named its workflow: it outlives the session
-	closed bool        // guarded by Gate.mu
+	closed bool        // guarded by Core.mu
 	saved  atomic.Bool // the gate saved a state under key
 }
 
