@@ -1,6 +1,6 @@
 // This file implements gate.Steps for the gate: one request on its way
 // through the steps gate.Do composes, whichever front door made it. A
-// front door makes a steps value (its request translated in), calls
+// front door makes a Steps value (its request translated in), calls
 // gate.Do or gate.Decide, and translates what the steps left out.
 
 package core
@@ -16,8 +16,8 @@ import (
 // what each step found, and the answer for its front door.
 type Steps struct {
 	G *Core
-	// door is the front door whose request Resolve translates into the
-	// call; nil for a caller that made the call itself (c is set).
+	// Door is the front door whose request Resolve translates into the
+	// call; nil for a caller that made the call itself (C is set).
 	Door Door
 	C    *Call
 
@@ -27,12 +27,12 @@ type Steps struct {
 	did    ToolOutcome // what the tool did (given for a tool that already ran)
 	Out    Committed
 
-	// res and err are the answer: the front door's answer (the tool's
+	// Res and Err are the answer: the front door's answer (the tool's
 	// result), or the answer of the step that stopped the request.
 	Res any
 	Err error
-	// vd is the answer of the step that refused the request, if one did;
-	// its front door translates it (res is not set then).
+	// Vd is the answer of the step that refused the request, if one did;
+	// its front door translates it (Res is not set then).
 	Vd *Verdict
 	// unbound: the workflow does not gate the tool (resolve stopped).
 	unbound bool
