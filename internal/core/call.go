@@ -22,7 +22,7 @@ const (
 
 // Call is one gated call on its way through the steps.
 type Call struct {
-	// door is the front door the call came through, for what only it
+	// Door is the front door the call came through, for what only it
 	// knows; nil for a caller outside any transport (a hook's Decide and
 	// Commit, Send, a job's report).
 	Door    Door
@@ -33,15 +33,15 @@ type Call struct {
 	Wf      *WorkflowTools // the attachment's workflow tools, if any
 	Target  Target
 	Handles bool // the workflow is named by a handle
-	// listsVary: the session's tool list follows its workflow, and it gets
+	// ListsVary: the session's tool list follows its workflow, and it gets
 	// list_changed (sessions of protocols before 2026-07-28, unless
 	// Options.ListAllTools).
 	ListsVary bool
 	Args      arguments // the call's arguments, checked and decoded
-	// event is the event workflow_transition or Send sends.
+	// Event is the event workflow_transition or Send sends.
 	Event statechart.Event
 	By    string // who sent it, for Send
-	// report is what a job reports (jobs.go): the event is its done or
+	// Report is what a job reports (jobs.go): the event is its done or
 	// error event, processed with the engine's Deliver.
 	Report *statechart.Report
 	ran    bool // the tool already ran (Record): nothing to authorize
@@ -62,28 +62,28 @@ type Call struct {
 // through. Its answers (any) are the door's own; the steps hand them back
 // to it.
 type Door interface {
-	// resolve translates the door's request into a call, and the context
+	// Resolve translates the door's request into a call, and the context
 	// the call runs under. It returns a nil call and the answer for a
 	// request that is not a gated call, or that it answers itself.
 	Resolve(ctx context.Context) (context.Context, *Call, any, error)
-	// toolNames lists the tools of the server the call is for.
+	// ToolNames lists the tools of the server the call is for.
 	ToolNames(ctx context.Context) ([]string, error)
-	// unknownTool answers a call of a tool the server does not have, as
+	// UnknownTool answers a call of a tool the server does not have, as
 	// the server itself does.
 	UnknownTool(ctx context.Context) (answer any, err error)
-	// loadFailed answers a call whose workflow could not be loaded.
+	// LoadFailed answers a call whose workflow could not be loaded.
 	LoadFailed(ctx context.Context, c *Call, err error) (answer any, rerr error)
-	// status answers the workflow_status tool in the state v.
+	// Status answers the workflow_status tool in the state v.
 	Status(ctx context.Context, c *Call, v *View) (answer any, err error)
-	// storeFailed is the error of a call the store failed before the
+	// StoreFailed is the error of a call the store failed before the
 	// tool ran.
 	StoreFailed(err error) error
-	// run runs the call's tool and returns its answer and what it did.
+	// Run runs the call's tool and returns its answer and what it did.
 	Run(ctx context.Context, c *Call) (answer any, did ToolOutcome, err error)
-	// followUps adds to a committed call what the door does after it (the
+	// FollowUps adds to a committed call what the door does after it (the
 	// budgets that warn, a server's follow-up events), in the state v.
 	FollowUps(ctx context.Context, c *Call, v *View, out Committed, answer any, err error) Committed
-	// notify tells the door's client what the call did and returns the
+	// Notify tells the door's client what the call did and returns the
 	// answer.
 	Notify(ctx context.Context, c *Call, before *View, out Committed, answer any, err error) (any, error)
 }

@@ -24,10 +24,10 @@ type Committed struct {
 	sent  bool             // an event was sent
 	Tr    *gate.Transition // the transition, if the event changed the workflow and it was saved
 	Err   error            // the event could not be recorded
-	// checkpoints are the budgets that warn (onMaxCalls "warn") that the
+	// Checkpoints are the budgets that warn (onMaxCalls "warn") that the
 	// call went past.
 	Checkpoints []gate.CallLimit
-	// notices are appended to the call's result: the follow-up events
+	// Notices are appended to the call's result: the follow-up events
 	// that moved the workflow (Options.AfterCall).
 	Notices []string
 }
