@@ -1,4 +1,4 @@
-package core_test
+package core
 
 import (
 	"context"
@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/chartgate/chartgate/gate"
-	"github.com/chartgate/chartgate/internal/core"
 	"github.com/chartgate/chartgate/statechart"
 )
 
@@ -23,18 +22,26 @@ const checkout = `{
     "paid":    {"meta": {"mcp": {"tools": ["receipt"]}}}
   }}`
 
-func newCore(t *testing.T, store gate.Store) *core.Core {
+// newGate compiles a machine and returns a core for it, closed at the
+// end of the test.
+func newGate(t testing.TB, config string, opts *Options) *Core {
 	t.Helper()
-	m, err := statechart.Compile([]byte(checkout), nil)
+	m, err := statechart.Compile([]byte(config), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := core.New(m.Engine(), &core.Options{Store: store, DefaultDeny: true, BusyWait: 5 * time.Second})
+	g, err := New(m.Engine(), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = c.Close() })
-	return c
+	t.Cleanup(func() { _ = g.Close() })
+	return g
+}
+
+// newCore returns a core for the checkout machine on store.
+func newCore(t *testing.T, store gate.Store) *Core {
+	t.Helper()
+	return newGate(t, checkout, &Options{Store: store, DefaultDeny: true, BusyWait: 5 * time.Second})
 }
 
 // TestDecideAndCommit drives the core as a hook does, with no MCP server
@@ -83,7 +90,7 @@ func TestDecideAndCommit(t *testing.T) {
 func TestReserveOnce(t *testing.T) {
 	ctx := context.Background()
 	store := gate.NewMemoryStore(nil)
-	cores := []*core.Core{newCore(t, store), newCore(t, store)}
+	cores := []*Core{newCore(t, store), newCore(t, store)}
 	ref := gate.Ref{Name: "s1"}
 	if _, err := cores[0].Commit(ctx, gate.Request{Ref: ref, Tool: "checkout"}, gate.Outcome{}); err != nil {
 		t.Fatal(err)

@@ -64,17 +64,3 @@ func TestWorkflowVersion(t *testing.T) {
 	assert.False(t, errors.As(err, &ve))
 	assert.Contains(t, err.Error(), "restoring the workflow state")
 }
-
-func newGate(t testing.TB, config string, opts *Options) *Core {
-	t.Helper()
-	m, err := statechart.Compile([]byte(config), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := New(m.Engine(), opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = g.Close() })
-	return g
-}
