@@ -179,15 +179,22 @@ func (s *Store) Watch(ctx context.Context, prefix string) (<-chan gate.Change, e
 // Load implements [gate.Store]. A missing key, a deleted record and an
 // expired one give nil, 0 and no error. Load only reads: it neither waits
 // for writers nor extends the record's expiry.
+//
+// While no write is in progress, Load reads on the writes' connection:
+// its cache holds the pages the last write changed, which another
+// connection would read again from the file.
 func (s *Store) Load(ctx context.Context, key string) ([]byte, uint64, error) {
 	var (
 		data    []byte
 		version uint64
 		expires int64
 	)
-	load, err := s.load.get(ctx, s.db)
-	if err == nil {
-		err = load.QueryRowContext(ctx, key).Scan(&version, &data, &expires)
+	err, done := s.loadIdle(key, &version, &data, &expires)
+	if !done {
+		var load *sql.Stmt
+		if load, err = s.load.get(ctx, s.db); err == nil {
+			err = load.QueryRowContext(ctx, key).Scan(&version, &data, &expires)
+		}
 	}
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, 0, nil
@@ -205,6 +212,22 @@ func (s *Store) Load(ctx context.Context, key string) ([]byte, uint64, error) {
 		data = []byte{} // an empty record, not a missing one
 	}
 	return data, version, nil
+}
+
+// loadIdle runs Load's query on the writes' connection if it is open and
+// no write is in progress (it waits for none), and reports whether it
+// did.
+func (s *Store) loadIdle(key string, dest ...any) (err error, done bool) {
+	select {
+	case s.writer <- struct{}{}:
+	default:
+		return nil, false
+	}
+	defer func() { <-s.writer }()
+	if s.w == nil {
+		return nil, false
+	}
+	return s.w.scan(sqlLoad, []any{key}, dest...), true
 }
 
 // Keys implements [gate.Lister]: the keys of the records that start
