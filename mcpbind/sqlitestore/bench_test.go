@@ -144,6 +144,40 @@ func BenchmarkCompareAndSwap(b *testing.B) {
 	}
 }
 
+// BenchmarkMovingCall is what the gate does with the store for a call
+// that moves a workflow: a load, a write without sync (the lease), and a
+// durable one (the commit), under the RelaxedSync that chartgate serve
+// opens its store with by default, and without.
+func BenchmarkMovingCall(b *testing.B) {
+	ctx := context.Background()
+	for _, relaxed := range []bool{true, false} {
+		name := "relaxed-sync"
+		if !relaxed {
+			name = "full-sync"
+		}
+		b.Run(name, func(b *testing.B) {
+			s := open(b, &sqlitestore.Options{RelaxedSync: relaxed})
+			v, err := s.CompareAndSwap(ctx, "k", 0, record)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				data, cur, err := s.Load(ctx, "k")
+				if err != nil || cur != v || len(data) != len(record) {
+					b.Fatalf("load: %d bytes, version %d, %v; want %d, %d", len(data), cur, err, len(record), v)
+				}
+				if v, err = s.CompareAndSwapNoSync(ctx, "k", v, record); err != nil {
+					b.Fatal(err)
+				}
+				if v, err = s.CompareAndSwap(ctx, "k", v, record); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
 // BenchmarkCompareAndSwapConcurrent has 8 goroutines per CPU write each
 // its own key, as the sessions of a gateway do: writes that wait for each
 // other are committed together.

@@ -42,15 +42,18 @@
 // # Compare-and-swap
 //
 // [Store.CompareAndSwap] runs one BEGIN IMMEDIATE transaction, which takes
-// the database's write lock before it reads anything: it reads the key's
-// version (0 if there is no row or the row expired), compares it with the
-// expected one, and only if they are equal takes a new version from the
-// counter and writes the row, then commits. SQLite lets one connection at
-// a time hold the write lock, across processes, so two writers that race
+// the database's write lock before it reads anything: it takes a new
+// version from the counter and writes the row with a statement that
+// changes it only if it has the expected version (0: there is no row, or
+// the row expired), then commits. If the statement changed no row, the
+// swap is a conflict and the transaction is rolled back (the key's
+// version is read then, for the error). SQLite lets one connection at a
+// time hold the write lock, across processes, so two writers that race
 // on one key cannot both win: the loser gets an error that matches
 // [mcpbind.ErrConflict], and the gate reloads and applies its event again.
 // A version is returned only once its transaction committed. Within one
-// process, the writes of a Store queue in Go, and only writes of different
+// process, the writes of a Store queue in Go and run on one connection,
+// kept open with their statements prepared, and only writes of different
 // Stores (other processes) wait for SQLite's lock. Writes that queue are
 // committed in groups: the next writer runs every write waiting, each in
 // a savepoint of one transaction (a write that conflicts or fails is

@@ -17,8 +17,8 @@ func (s *Store) DB() *sql.DB { return s.db }
 // NORMAL).
 func (s *Store) WriteSynchronous(ctx context.Context, durable bool) (int, error) {
 	var mode int
-	err := s.write(ctx, durable, nil, func(ctx context.Context, tx *sql.Tx, _ time.Time) error {
-		return tx.QueryRowContext(ctx, "PRAGMA synchronous").Scan(&mode)
+	err := s.write(ctx, durable, func(w *writeConn, _ time.Time) error {
+		return w.scan("PRAGMA synchronous", nil, &mode)
 	})
 	return mode, err
 }

@@ -27,8 +27,8 @@ const DefaultPath = ".chartgate/state.db"
 // another connection when Options.BusyTimeout is zero.
 const DefaultBusyTimeout = 5 * time.Second
 
-// maxConns bounds the connections of one Store: writes take one at a time
-// (see Store.writer), the others serve concurrent loads.
+// maxConns bounds the connections of one Store: the writes keep one (see
+// Store.writer), the others serve concurrent loads.
 const maxConns = 4
 
 // Options configures [Open]. The zero value (or nil) means the defaults.
@@ -94,19 +94,16 @@ func Open(path string, opts *Options) (*Store, error) {
 	db.SetMaxOpenConns(maxConns)
 	db.SetMaxIdleConns(maxConns)
 	s := &Store{
-		db:     db,
-		path:   abs,
-		ttlMS:  roundMS(o.TTL),
-		busy:   time.Duration(busyMS) * time.Millisecond,
-		now:    o.Now,
-		writer: make(chan struct{}, 1),
-		// The DSN sets every new connection to syncMode.
+		db:       db,
+		path:     abs,
+		ttlMS:    roundMS(o.TTL),
+		busy:     time.Duration(busyMS) * time.Millisecond,
+		now:      o.Now,
+		writer:   make(chan struct{}, 1),
 		syncMode: syncMode(o.RelaxedSync),
-		connSync: make(map[any]string, maxConns),
 	}
 	s.feed = s.newFeed()
-	s.load.query, s.current.query, s.next.query = sqlLoad, sqlCurrent, sqlNext
-	s.upsert.query, s.remove.query, s.purge.query = sqlUpsert, sqlRemove, sqlPurge
+	s.load.query = sqlLoad
 	// Another process may be creating the schema at this moment: waiting
 	// for it is bounded by the busy timeout (retryBusy and SQLite's).
 	ctx := context.Background()
@@ -144,9 +141,10 @@ func createFile(path string) error {
 // dsn is the driver's data source name for the file at path: a file: URI
 // (so that any character may appear in path) with the per-connection
 // settings, which the driver applies to every connection it opens:
-// _txlock=immediate makes every read-write transaction BEGIN IMMEDIATE, so a
-// compare-and-swap takes the database's write lock (or waits for it) before
-// it reads the current version.
+// _txlock=immediate makes every transaction begun through database/sql (a
+// migration's) BEGIN IMMEDIATE, so that it takes the database's write lock
+// (or waits for it) before it reads the schema version. The writes begin
+// theirs with BEGIN IMMEDIATE themselves (Store.runGroup).
 func dsn(path string, busyMS int64, relaxed bool) string {
 	p := filepath.ToSlash(path)
 	if p[0] != '/' {

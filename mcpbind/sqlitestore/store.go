@@ -57,14 +57,17 @@ type Store struct {
 	qmu   sync.Mutex
 	queue []*writeOp
 
-	// The statements.
-	load, current, next, upsert, remove, purge stmt
+	// load is Load's statement, prepared on the pool.
+	load stmt
+	// w is the connection the writes run on, opened at the first write
+	// and kept (guarded by writer).
+	w *writeConn
+	// closed is set by Close (guarded by writer).
+	closed bool
 
 	// syncMode is the synchronous setting of a durable write (FULL, or
-	// NORMAL with RelaxedSync); connSync is the setting each connection
-	// that wrote last had (guarded by writer).
+	// NORMAL with RelaxedSync).
 	syncMode string
-	connSync map[any]string
 
 	feed *gate.Feed // the writes to the file, by any process (watch.go)
 }
@@ -75,9 +78,15 @@ const (
 	sqlCurrent = `SELECT version, expires FROM records WHERE key = ?`
 	// The counter only grows, and never below the time in microseconds:
 	// see "Versions" in the package documentation.
-	sqlNext   = `UPDATE counter SET last = max(last + 1, ?) RETURNING last`
-	sqlUpsert = `INSERT INTO records (key, version, data, expires) VALUES (?1, ?2, ?3, ?4)
-		ON CONFLICT (key) DO UPDATE SET version = ?2, data = ?3, expires = ?4`
+	sqlNext = `UPDATE counter SET last = max(last + 1, ?) RETURNING last`
+	// sqlSwap replaces the record of key ?4 if it has version ?5 and has
+	// not expired at ?6; sqlCreate writes the record of key ?1 if there
+	// is none or it expired at ?5. Either changes no row on a conflict.
+	sqlSwap = `UPDATE records SET version = ?1, data = ?2, expires = ?3
+		WHERE key = ?4 AND version = ?5 AND (expires = 0 OR expires > ?6)`
+	sqlCreate = `INSERT INTO records (key, version, data, expires) VALUES (?1, ?2, ?3, ?4)
+		ON CONFLICT (key) DO UPDATE SET version = ?2, data = ?3, expires = ?4
+		WHERE expires > 0 AND expires <= ?5`
 	sqlRemove = `DELETE FROM records WHERE key = ?`
 	sqlPurge  = `DELETE FROM records WHERE key IN
 		(SELECT key FROM records WHERE expires > 0 AND expires <= ? LIMIT ?)`
@@ -146,10 +155,14 @@ func (s *Store) TTL() time.Duration { return time.Duration(s.ttlMS) * time.Milli
 // operations started after it fail.
 func (s *Store) Close() error {
 	s.feed.Close()
-	var errs []error
-	for _, st := range []*stmt{&s.load, &s.current, &s.next, &s.upsert, &s.remove, &s.purge} {
-		errs = append(errs, st.close())
+	errs := []error{s.load.close()}
+	s.writer <- struct{}{} // the write in progress ends first
+	s.closed = true
+	if s.w != nil {
+		errs = append(errs, s.w.close())
+		s.w = nil
 	}
+	<-s.writer
 	if err := errors.Join(append(errs, s.db.Close())...); err != nil {
 		return fmt.Errorf("sqlitestore: closing %s: %w", s.path, err)
 	}
@@ -166,15 +179,22 @@ func (s *Store) Watch(ctx context.Context, prefix string) (<-chan gate.Change, e
 // Load implements [gate.Store]. A missing key, a deleted record and an
 // expired one give nil, 0 and no error. Load only reads: it neither waits
 // for writers nor extends the record's expiry.
+//
+// While no write is in progress, Load reads on the writes' connection:
+// its cache holds the pages the last write changed, which another
+// connection would read again from the file.
 func (s *Store) Load(ctx context.Context, key string) ([]byte, uint64, error) {
 	var (
 		data    []byte
 		version uint64
 		expires int64
 	)
-	load, err := s.load.get(ctx, s.db)
-	if err == nil {
-		err = load.QueryRowContext(ctx, key).Scan(&version, &data, &expires)
+	err, done := s.loadIdle(key, &version, &data, &expires)
+	if !done {
+		var load *sql.Stmt
+		if load, err = s.load.get(ctx, s.db); err == nil {
+			err = load.QueryRowContext(ctx, key).Scan(&version, &data, &expires)
+		}
 	}
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, 0, nil
@@ -192,6 +212,22 @@ func (s *Store) Load(ctx context.Context, key string) ([]byte, uint64, error) {
 		data = []byte{} // an empty record, not a missing one
 	}
 	return data, version, nil
+}
+
+// loadIdle runs Load's query on the writes' connection if it is open and
+// no write is in progress (it waits for none), and reports whether it
+// did.
+func (s *Store) loadIdle(key string, dest ...any) (err error, done bool) {
+	select {
+	case s.writer <- struct{}{}:
+	default:
+		return nil, false
+	}
+	defer func() { <-s.writer }()
+	if s.w == nil {
+		return nil, false
+	}
+	return s.w.scan(sqlLoad, []any{key}, dest...), true
 }
 
 // Keys implements [gate.Lister]: the keys of the records that start
@@ -243,29 +279,37 @@ func (s *Store) compareAndSwap(ctx context.Context, key string, old uint64, data
 		data = []byte{}
 	}
 	var cur, version uint64
-	err := s.write(ctx, durable, []*stmt{&s.current, &s.next, &s.upsert}, func(ctx context.Context, tx *sql.Tx, now time.Time) error {
-		var expires int64
-		err := s.current.in(ctx, tx).QueryRowContext(ctx, key).Scan(&cur, &expires)
-		switch {
-		case errors.Is(err, sql.ErrNoRows):
-			cur = 0
-		case err != nil:
-			return err
-		case expired(expires, now):
-			cur = 0
-		}
-		if cur != old {
-			return gate.ErrConflict
-		}
-		if err := s.next.in(ctx, tx).QueryRowContext(ctx, now.UnixMicro()).Scan(&version); err != nil {
+	err := s.write(ctx, durable, func(w *writeConn, now time.Time) error {
+		if err := w.scan(sqlNext, []any{now.UnixMicro()}, &version); err != nil {
 			return err
 		}
-		expires = 0
+		expires := int64(0)
 		if s.ttlMS > 0 {
 			expires = now.UnixMilli() + s.ttlMS
 		}
-		_, err = s.upsert.in(ctx, tx).ExecContext(ctx, key, version, data, expires)
-		return err
+		// One statement compares and writes; only a conflict reads the
+		// current version, for its error.
+		var res sql.Result
+		var err error
+		if old == 0 {
+			res, err = w.exec(sqlCreate, key, version, data, expires, now.UnixMilli())
+		} else {
+			res, err = w.exec(sqlSwap, version, data, expires, key, old, now.UnixMilli())
+		}
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil || n == 1 {
+			return err
+		}
+		err = w.scan(sqlCurrent, []any{key}, &cur, &expires)
+		switch {
+		case errors.Is(err, sql.ErrNoRows), err == nil && expired(expires, now):
+			cur = 0
+		case err != nil:
+			return err
+		}
+		return gate.ErrConflict
 	})
 	switch {
 	case err == gate.ErrConflict:
@@ -284,8 +328,8 @@ func (s *Store) compareAndSwap(ctx context.Context, key string, old uint64, data
 // it had are never handed out again, since they come from a counter that
 // outlives every record. Deleting a missing key is not an error.
 func (s *Store) Delete(ctx context.Context, key string) error {
-	err := s.write(ctx, true, []*stmt{&s.remove}, func(ctx context.Context, tx *sql.Tx, _ time.Time) error {
-		_, err := s.remove.in(ctx, tx).ExecContext(ctx, key)
+	err := s.write(ctx, true, func(w *writeConn, _ time.Time) error {
+		_, err := w.exec(sqlRemove, key)
 		return err
 	})
 	if err != nil {
@@ -294,17 +338,11 @@ func (s *Store) Delete(ctx context.Context, key string) error {
 	return nil
 }
 
-// in returns the statement for use in tx. get must have prepared it.
-func (st *stmt) in(ctx context.Context, tx *sql.Tx) *sql.Stmt {
-	return tx.StmtContext(ctx, st.ready.Load())
-}
-
 // writeOp is one write waiting to be committed with others.
 type writeOp struct {
 	ctx     context.Context
 	durable bool // synced before it returns
-	uses    []*stmt
-	fn      func(ctx context.Context, tx *sql.Tx, now time.Time) error
+	fn      func(w *writeConn, now time.Time) error
 	err     error
 	done    chan struct{} // closed once err is set
 	taken   bool          // by a group; guarded by Store.qmu
@@ -321,15 +359,11 @@ type writeOp struct {
 // alone and gets its error), then commits once, so that concurrent
 // sessions share the commit's sync instead of queueing for one each. A
 // write still queued when ctx ends is dropped; one taken into a group
-// waits for the group's commit. fn gets a context that does not end
+// waits for the group's commit. fn's statements run without a context
 // (ending a statement's context would make SQLite roll back the whole
 // group's transaction); the wait for the lock is bounded by BusyTimeout.
-// fn may use the statements uses, which are prepared before the
-// transaction, on the connection that the transaction then takes (the
-// pool hands out the connection returned last): preparing them in the
-// transaction would take a second connection.
-func (s *Store) write(ctx context.Context, durable bool, uses []*stmt, fn func(ctx context.Context, tx *sql.Tx, now time.Time) error) error {
-	op := &writeOp{ctx: ctx, durable: durable, uses: uses, fn: fn, done: make(chan struct{})}
+func (s *Store) write(ctx context.Context, durable bool, fn func(w *writeConn, now time.Time) error) error {
+	op := &writeOp{ctx: ctx, durable: durable, fn: fn, done: make(chan struct{})}
 	s.qmu.Lock()
 	s.queue = append(s.queue, op)
 	s.qmu.Unlock()
@@ -397,22 +431,26 @@ func (s *Store) commitGroup() {
 
 // runGroup runs the writes in one transaction and commits it. A write
 // that fails gets its error in op.err (its savepoint rolled back); the
-// error returned is the transaction's, for the others.
-func (s *Store) runGroup(group []*writeOp) error {
+// error returned is the transaction's, for the others. The caller holds
+// the writer token.
+func (s *Store) runGroup(group []*writeOp) (err error) {
+	if s.closed {
+		return errClosed
+	}
 	ctx := context.Background()
-	now := s.now()
-	purge := !now.Before(s.nextPurge)
-	if purge {
-		if _, err := s.purge.get(ctx, s.db); err != nil {
+	if s.w == nil {
+		if s.w, err = s.openWriter(ctx); err != nil {
 			return err
 		}
 	}
-	for _, op := range group {
-		for _, st := range op.uses {
-			if _, err := st.get(ctx, s.db); err != nil {
-				return err
-			}
-		}
+	w := s.w
+	now := s.now()
+	mode := "NORMAL"
+	if slices.ContainsFunc(group, func(op *writeOp) bool { return op.durable }) {
+		mode = s.syncMode
+	}
+	if err := w.setSync(mode); err != nil {
+		return err
 	}
 	// BEGIN IMMEDIATE waits for the write lock: in slices, up to the busy
 	// timeout, or until the context of a write alone ends.
@@ -420,81 +458,128 @@ func (s *Store) runGroup(group []*writeOp) error {
 	if len(group) == 1 {
 		wait = group[0].ctx
 	}
-	mode := "NORMAL"
-	if slices.ContainsFunc(group, func(op *writeOp) bool { return op.durable }) {
-		mode = s.syncMode
-	}
-	conn, err := s.db.Conn(ctx)
-	if err != nil {
+	if err := retryBusy(wait, s.busy, func() error { _, err := w.exec("BEGIN IMMEDIATE"); return err }); err != nil {
 		return err
 	}
-	defer conn.Close()
-	if err := s.setSync(ctx, conn, mode); err != nil {
-		return err
-	}
-	var tx *sql.Tx
-	err = retryBusy(wait, s.busy, func() error {
-		var err error
-		tx, err = conn.BeginTx(ctx, nil)
-		return err
-	})
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback() // a no-op after Commit; the error of a failed operation is the one to report
+	committed := false
+	defer func() {
+		if !committed {
+			// A failed COMMIT may leave the transaction open; the error
+			// of a failed operation is the one to report.
+			w.exec("ROLLBACK")
+		}
+	}()
 	if len(group) == 1 {
-		if err := group[0].fn(ctx, tx, now); err != nil {
+		if err := group[0].fn(w, now); err != nil {
 			group[0].err = err
 			return err
 		}
 	} else {
 		for _, op := range group {
-			if _, err := tx.ExecContext(ctx, "SAVEPOINT w"); err != nil {
+			if _, err := w.exec("SAVEPOINT w"); err != nil {
 				return err
 			}
-			if op.err = op.fn(ctx, tx, now); op.err != nil {
-				if _, err := tx.ExecContext(ctx, "ROLLBACK TO w"); err != nil {
+			if op.err = op.fn(w, now); op.err != nil {
+				if _, err := w.exec("ROLLBACK TO w"); err != nil {
 					return err
 				}
 			}
-			if _, err := tx.ExecContext(ctx, "RELEASE w"); err != nil {
+			if _, err := w.exec("RELEASE w"); err != nil {
 				return err
 			}
 		}
 	}
+	purge := !now.Before(s.nextPurge)
 	if purge {
-		if _, err := s.purge.in(ctx, tx).ExecContext(ctx, now.UnixMilli(), purgeBatch); err != nil {
+		if _, err := w.exec(sqlPurge, now.UnixMilli(), purgeBatch); err != nil {
 			return fmt.Errorf("purging expired records: %w", err)
 		}
 	}
-	if err := tx.Commit(); err != nil {
+	if _, err := w.exec("COMMIT"); err != nil {
 		return err
 	}
+	committed = true
 	if purge {
 		s.nextPurge = now.Add(purgeInterval)
 	}
 	return nil
 }
 
-// setSync gives conn the synchronous setting mode, unless it has it. The
-// setting is per connection and cannot change inside a transaction. The
-// caller holds the writer token.
-func (s *Store) setSync(ctx context.Context, conn *sql.Conn, mode string) error {
-	var id any
-	if err := conn.Raw(func(dc any) error { id = dc; return nil }); err != nil {
+// writeConn is the connection a Store's writes run on, taken from the pool
+// for as long as the Store is open, with the statements of the writes
+// prepared on it once: preparing (parsing) them costs about as much as
+// running them. The transactions are begun and ended with statements, so
+// that they use the connection's prepared statements as they are
+// (database/sql prepares a statement again in each sql.Tx). The holder
+// of the Store's writer token uses it.
+type writeConn struct {
+	conn  *sql.Conn
+	stmts map[string]*sql.Stmt // by query
+	sync  string               // the synchronous setting it has
+}
+
+// openWriter takes the connection of the writes from the pool.
+func (s *Store) openWriter(ctx context.Context) (*writeConn, error) {
+	conn, err := s.db.Conn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	// The DSN sets every new connection to syncMode.
+	return &writeConn{conn: conn, stmts: make(map[string]*sql.Stmt), sync: s.syncMode}, nil
+}
+
+// prepared returns the statement of query, preparing it the first time.
+func (w *writeConn) prepared(query string) (*sql.Stmt, error) {
+	if st := w.stmts[query]; st != nil {
+		return st, nil
+	}
+	st, err := w.conn.PrepareContext(context.Background(), query)
+	if err != nil {
+		return nil, err
+	}
+	w.stmts[query] = st
+	return st, nil
+}
+
+// exec runs query with args.
+func (w *writeConn) exec(query string, args ...any) (sql.Result, error) {
+	st, err := w.prepared(query)
+	if err != nil {
+		return nil, err
+	}
+	return st.ExecContext(context.Background(), args...)
+}
+
+// scan runs query with args and scans its first row into dest; no row
+// gives sql.ErrNoRows.
+func (w *writeConn) scan(query string, args []any, dest ...any) error {
+	st, err := w.prepared(query)
+	if err != nil {
 		return err
 	}
-	if s.connSync[id] == mode {
+	return st.QueryRowContext(context.Background(), args...).Scan(dest...)
+}
+
+// setSync gives the connection the synchronous setting mode, unless it
+// has it. The setting cannot change inside a transaction.
+func (w *writeConn) setSync(mode string) error {
+	if w.sync == mode {
 		return nil
 	}
-	if _, err := conn.ExecContext(ctx, "PRAGMA synchronous = "+mode); err != nil {
+	if _, err := w.exec("PRAGMA synchronous = " + mode); err != nil {
 		return fmt.Errorf("setting synchronous=%s: %w", mode, err)
 	}
-	if len(s.connSync) >= 2*maxConns {
-		clear(s.connSync) // connections the pool closed
-	}
-	s.connSync[id] = mode
+	w.sync = mode
 	return nil
+}
+
+// close closes the statements and returns the connection to the pool.
+func (w *writeConn) close() error {
+	var errs []error
+	for _, st := range w.stmts {
+		errs = append(errs, st.Close())
+	}
+	return errors.Join(append(errs, w.conn.Close())...)
 }
 
 // expired reports whether a record with the given expiry (Unix

@@ -87,6 +87,33 @@ func TestContractTwoStores(t *testing.T) {
 	})
 }
 
+// TestLoadAfterOtherWrites: a Store loads on the connection of its own
+// writes while they are idle; what another Store of the file (another
+// process) wrote since is what it reads, not the pages its connection
+// still has of its own last write.
+func TestLoadAfterOtherWrites(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "state.db")
+	a, b := openAt(t, path, nil), openAt(t, path, nil)
+	v, err := a.CompareAndSwap(ctx, "k", 0, []byte("from a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		want := "from b " + strconv.Itoa(i)
+		if v, err = b.CompareAndSwap(ctx, "k", v, []byte(want)); err != nil {
+			t.Fatal(err)
+		}
+		if d, got, err := a.Load(ctx, "k"); string(d) != want || got != v || err != nil {
+			t.Fatalf("a loads after b's write %d: %q, version %d, %v; want %q, %d", i, d, got, err, want, v)
+		}
+	}
+	if _, err := a.CompareAndSwap(ctx, "k", v-1, []byte("stale")); !errors.Is(err, mcpbind.ErrConflict) {
+		t.Fatalf("a writes against an older version: err = %v, want a conflict", err)
+	}
+}
+
 // alternate is an mcpbind.Store that sends each call to the next of its
 // stores.
 type alternate struct {
