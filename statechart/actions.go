@@ -225,7 +225,12 @@ func (r *runner) assignEntries(entries []assignEntry, ev Event) {
 	undoing := r.undoing && r.ownsContext // the writes below change old in place
 	for _, e := range entries {
 		prev, had := old[e.key]
-		vals = append(vals, e.expr.eval(sc, prev))
+		if e.expr.kind == exprInc {
+			n, _ := prev.(float64)
+			vals = append(vals, r.numbers.box(n+e.expr.inc))
+		} else {
+			vals = append(vals, e.expr.eval(sc, prev))
+		}
 		if undoing {
 			r.undo = append(r.undo, contextUndo{key: e.key, value: prev, had: had})
 		}
@@ -287,7 +292,7 @@ func (r *runner) assignInPlace(entries []assignEntry, ev Event) {
 		var v any
 		if e.expr.kind == exprInc {
 			n, _ := prev.(float64)
-			v = boxNumber(n + e.expr.inc)
+			v = r.numbers.box(n + e.expr.inc)
 		} else {
 			v = e.expr.eval(scope{context: ctx, event: ev}, prev)
 		}

@@ -57,6 +57,7 @@ type runner struct {
 	// replacedContext: the call replaced s.context by a new map.
 	contextSeen, replacedContext bool
 	assignVals                   []any         // assignEntries: the values, computed before any is set
+	numbers                      numberBoxes   // the numbers assigns compute
 	cache                        stepCache     // recorded microsteps (see stepcache.go)
 	evID                         int32         // the id of the event selectTransitions selects for (Machine.eventIDs), -1 if none
 	recentTypes                  [4]recentType // eventID's last lookups

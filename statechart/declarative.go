@@ -12,7 +12,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"reflect"
 	"strings"
 	"time"
@@ -352,25 +351,6 @@ func (e *expr) eval(s scope, prev any) any {
 		return append(arr, v)
 	}
 	return cloneValue(e.literal)
-}
-
-// smallNumbers holds the integers 0..255 as float64 in interfaces, so that
-// counters (an assign's $inc) do not allocate while they are small. It is
-// never changed.
-var smallNumbers = func() (t [256]any) {
-	for i := range t {
-		t[i] = float64(i)
-	}
-	return t
-}()
-
-// boxNumber returns f as an interface, without allocating for the
-// integers 0..255 (negative zero keeps its sign).
-func boxNumber(f float64) any {
-	if f >= 0 && f < float64(len(smallNumbers)) && f == math.Trunc(f) && !math.Signbit(f) {
-		return smallNumbers[int(f)]
-	}
-	return f
 }
 
 // cond is a compiled declarative condition. Compile resolves what it can
