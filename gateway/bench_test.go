@@ -47,33 +47,22 @@ func gatewaySession(b *testing.B, s *gateway.ServerConfig) *mcp.ClientSession {
 }
 
 // gatedSession is gatewaySession with a workflow gate on the gateway's
-// server, if gate is not nil (as chartgate serve --workflow attaches it).
+// server, if gate is not nil, whose calls a Dispatch takes (as chartgate
+// serve --workflow runs it).
 func gatedSession(b *testing.B, s *gateway.ServerConfig, gate *mcpbind.Gate) *mcp.ClientSession {
 	g, err := gateway.New(context.Background(), &gateway.Config{Servers: []*gateway.ServerConfig{s}}, nil)
 	require.NoError(b, err)
 	b.Cleanup(func() { g.Close() })
+	t := &stdio.Transport{}
+	serve := g.Server().Run
 	if gate != nil {
 		gate.Attach(g.Server())
+		d := g.Dispatch()
+		t.Bypass, serve = d.Bypass, d.Run
+	} else {
+		t.Bypass = g.Passthrough()
 	}
-	toServer, fromClient, err := os.Pipe()
-	require.NoError(b, err)
-	toClient, fromServer, err := os.Pipe()
-	require.NoError(b, err)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		t := &stdio.Transport{Reader: toServer, Writer: fromServer}
-		if gate == nil {
-			t.Bypass = g.Passthrough()
-		}
-		_ = g.Server().Run(ctx, t)
-	}()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil).Connect(context.Background(),
-		&mcp.IOTransport{Reader: toClient, Writer: fromClient}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
-	require.NoError(b, err)
-	b.Cleanup(func() { cs.Close(); cancel(); <-done })
-	return cs
+	return pipeSession(b, serve, t, "bench", nil)
 }
 
 func benchCalls(b *testing.B, cs *mcp.ClientSession, name string, args map[string]any) {
