@@ -11,11 +11,13 @@ import (
 	"encoding/json"
 	"errors"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/tidwall/gjson"
 )
 
 // Dispatch takes the tool calls of one downstream stdio session of
@@ -83,9 +85,10 @@ func (d *Dispatch) Run(ctx context.Context, t mcp.Transport) error {
 }
 
 // Bypass is the stdio transport's Bypass. It takes a tools/call line
-// that passes only a tool's name and arguments (no _meta, so no progress
-// token), on a session of a protocol version before 2026-07-28, and hands
-// the call to the server's handlers; it leaves any other line to go-sdk.
+// that passes only a tool's name, arguments and _meta (a progress token,
+// a host's keys; none of SEP-2575's), on a session of a protocol version
+// before 2026-07-28, and hands the call to the server's handlers; it
+// leaves any other line to go-sdk.
 // A call cancelled by the client gets no answer, and its handlers' context
 // is cancelled.
 func (d *Dispatch) Bypass(line []byte, version string, reply func([]byte) error) bool {
@@ -104,6 +107,9 @@ func (d *Dispatch) Bypass(line []byte, version string, reply func([]byte) error)
 	p := &mcp.CallToolParamsRaw{Name: params[0].Str}
 	if params[1].Exists() {
 		p.Arguments = json.RawMessage(params[1].Raw) // a copy: line is the transport's buffer
+	}
+	if meta := params[2]; meta.Exists() && !readMeta(meta, &p.Meta) {
+		return false
 	}
 	ctx, cancel := context.WithCancel(on.ctx)
 	d.mu.Lock()
@@ -147,6 +153,25 @@ func (d *Dispatch) cancelled(id string) {
 	if cancel != nil {
 		(*cancel)()
 	}
+}
+
+// readMeta decodes a tools/call's _meta into m, as go-sdk decodes it,
+// and reports whether it holds none of the keys by which a request
+// describes its connection (SEP-2575, "io.modelcontextprotocol/..."),
+// which go-sdk's server reads.
+func readMeta(meta gjson.Result, m *mcp.Meta) bool {
+	if meta.Type == gjson.Null {
+		return true
+	}
+	if !meta.IsObject() || json.Unmarshal([]byte(meta.Raw), m) != nil {
+		return false
+	}
+	for k := range *m {
+		if strings.HasPrefix(k, "io.modelcontextprotocol/") {
+			return false
+		}
+	}
+	return true
 }
 
 // answerLine is the answer line to the request with id (as written),

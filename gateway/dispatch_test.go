@@ -128,10 +128,10 @@ func TestDispatchOnceUnderConcurrency(t *testing.T) {
 	assert.Zero(t, viaSDK.Load())
 }
 
-// TestDispatchProgressCancellationTimeout: a call with a progress token
-// goes through go-sdk and gets its progress; a call the client cancels is
-// cancelled upstream and its workflow's lease freed; a call that times
-// out is answered so and sends no event.
+// TestDispatchProgressCancellationTimeout: a call the client cancels is
+// cancelled upstream and sends no event; a call that times out is
+// answered so and sends no event; a call with a progress token gets its
+// progress; one with a _meta key of SEP-2575 goes through go-sdk.
 func TestDispatchProgressCancellationTimeout(t *testing.T) {
 	marks := t.TempDir()
 	up := upstreamCommand(t, "up", "full", marks)
@@ -160,15 +160,22 @@ func TestDispatchProgressCancellationTimeout(t *testing.T) {
 	assert.Contains(t, text(call(t, cs, "workflow_status", nil)), `"a"`, "the timed-out call sent no event")
 	assert.Zero(t, viaSDK.Load())
 
-	// With a progress token: through go-sdk, with the progress.
-	params := &mcp.CallToolParams{Name: "slow", Arguments: map[string]any{"steps": 2, "stepMillis": 1}}
+	// With a progress token (and a host's own _meta key): taken too, and
+	// the progress reaches the client with its token.
+	params := &mcp.CallToolParams{Name: "slow", Arguments: map[string]any{"steps": 2, "stepMillis": 1}, Meta: mcp.Meta{"host/id": "x"}}
 	params.SetProgressToken("tok")
 	res, err := cs.CallTool(context.Background(), params)
 	require.NoError(t, err)
 	assert.Equal(t, "2 steps done", text(res))
-	assert.EqualValues(t, 1, viaSDK.Load())
 	eventually(t, "the progress reached the client", func() bool { return progress.Load() == 2 })
 	assert.Contains(t, text(call(t, cs, "workflow_status", nil)), `"slowed"`)
+	assert.Zero(t, viaSDK.Load())
+
+	// A _meta key of SEP-2575 is go-sdk's to read: through its server.
+	res, err = cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "pid", Meta: mcp.Meta{"io.modelcontextprotocol/logLevel": "debug"}})
+	require.NoError(t, err)
+	assert.False(t, res.IsError, text(res))
+	assert.EqualValues(t, 1, viaSDK.Load())
 }
 
 // TestDispatchNoGate: without middleware, Dispatch serves the upstream's

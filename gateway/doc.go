@@ -216,7 +216,8 @@
 // call as it sees any other (a gate decides, reserves, commits and tells
 // the client as it does through go-sdk), and the call reaches a stdio
 // upstream as above. A client's notifications/cancelled of such a call
-// cancels the handlers' context, and the call gets no answer. A call
-// with _meta (a progress token), and every other message, go through
-// go-sdk's server.
+// cancels the handlers' context, and the call gets no answer. Its _meta
+// is read as go-sdk reads it (a progress token is routed as above); a
+// call whose _meta has a key of SEP-2575, a session of protocol
+// 2026-07-28, and every other message go through go-sdk's server.
 package gateway

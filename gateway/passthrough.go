@@ -57,7 +57,7 @@ func (p *passthrough) take(line []byte, version string, reply func([]byte) error
 	if cancelled.Exists() {
 		p.cancelled(cancelled)
 	}
-	if !ok {
+	if !ok || params[2].Exists() { // _meta: go-sdk's way routes a progress token
 		return false
 	}
 	name := params[0].Str
@@ -106,11 +106,11 @@ func (p *passthrough) cancelled(params gjson.Result) {
 }
 
 // readCall reads a tools/call line that passes only a tool's name (a
-// string) and arguments: its id (a string or an integer) and its params'
-// name and arguments; ok is false for any other line. For a
-// notifications/cancelled line that names a request, it returns the
+// string), arguments and _meta: its id (a string or an integer) and its
+// params' name, arguments and _meta; ok is false for any other line. For
+// a notifications/cancelled line that names a request, it returns the
 // notification's params in cancelled.
-func readCall(line []byte) (id gjson.Result, params [2]gjson.Result, cancelled gjson.Result, ok bool) {
+func readCall(line []byte) (id gjson.Result, params [3]gjson.Result, cancelled gjson.Result, ok bool) {
 	if line[0] != '{' {
 		return id, params, cancelled, false
 	}
@@ -132,7 +132,7 @@ func readCall(line []byte) (id gjson.Result, params [2]gjson.Result, cancelled g
 	if id.Type != gjson.String && (id.Type != gjson.Number || !intID(id.Raw)) || !top[3].IsObject() {
 		return id, params, cancelled, false
 	}
-	ok = fields(top[3], []string{`"name"`, `"arguments"`}, params[:]) && params[0].Type == gjson.String
+	ok = fields(top[3], []string{`"name"`, `"arguments"`, `"_meta"`}, params[:]) && params[0].Type == gjson.String
 	return id, params, cancelled, ok
 }
 
