@@ -43,13 +43,13 @@ func directSession(b *testing.B, s *gateway.ServerConfig) *mcp.ClientSession {
 // gatewaySession connects a client to a gateway in front of s, over a
 // pair of OS pipes framed as stdio, as a host would run chartgate serve.
 func gatewaySession(b *testing.B, s *gateway.ServerConfig) *mcp.ClientSession {
-	return gatedSession(b, s, nil)
+	return gatedSession(b, s, nil, true)
 }
 
 // gatedSession is gatewaySession with a workflow gate on the gateway's
 // server, if gate is not nil, whose calls a Dispatch takes (as chartgate
-// serve --workflow runs it).
-func gatedSession(b *testing.B, s *gateway.ServerConfig, gate *mcpbind.Gate) *mcp.ClientSession {
+// serve --workflow runs it) if dispatch is set, else go-sdk's server.
+func gatedSession(b *testing.B, s *gateway.ServerConfig, gate *mcpbind.Gate, dispatch bool) *mcp.ClientSession {
 	g, err := gateway.New(context.Background(), &gateway.Config{Servers: []*gateway.ServerConfig{s}}, nil)
 	require.NoError(b, err)
 	b.Cleanup(func() { g.Close() })
@@ -57,8 +57,10 @@ func gatedSession(b *testing.B, s *gateway.ServerConfig, gate *mcpbind.Gate) *mc
 	serve := g.Server().Run
 	if gate != nil {
 		gate.Attach(g.Server())
-		d := g.Dispatch()
-		t.Bypass, serve = d.Bypass, d.Run
+		if dispatch {
+			d := g.Dispatch()
+			t.Bypass, serve = d.Bypass, d.Run
+		}
 	} else {
 		t.Bypass = g.Passthrough()
 	}
@@ -101,10 +103,14 @@ func BenchmarkCall(b *testing.B) {
 		b.Run(u.name+"/gateway", func(b *testing.B) { benchCalls(b, gatewaySession(b, u.cfg(b)), u.tool, u.args) })
 		for _, store := range []string{"memory", "sqlite", "sqlite-relaxed"} {
 			b.Run(u.name+"/gated/visible/"+store, func(b *testing.B) {
-				benchCalls(b, gatedSession(b, u.cfg(b), benchGate(b, store, false)), u.tool, u.args)
+				benchCalls(b, gatedSession(b, u.cfg(b), benchGate(b, store, false), true), u.tool, u.args)
 			})
 			b.Run(u.name+"/gated/transition/"+store, func(b *testing.B) {
-				benchCalls(b, gatedSession(b, u.cfg(b), benchGate(b, store, true)), u.tool, u.args)
+				benchCalls(b, gatedSession(b, u.cfg(b), benchGate(b, store, true), true), u.tool, u.args)
+			})
+			// The same through go-sdk's server, for comparison.
+			b.Run(u.name+"/gated/transition/"+store+"/sdk", func(b *testing.B) {
+				benchCalls(b, gatedSession(b, u.cfg(b), benchGate(b, store, true), false), u.tool, u.args)
 			})
 		}
 	}
