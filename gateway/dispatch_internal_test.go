@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"testing"
@@ -38,4 +39,54 @@ func TestAnswerLine(t *testing.T) {
 			assert.JSONEq(t, tc.want, string(line))
 		})
 	}
+}
+
+// FuzzReadCall: a line the stdio transport hands over (valid JSON) is
+// read as a tools/call only if encoding/json reads the same call in it:
+// method tools/call, the same name and arguments, an id that is a string
+// or an integer, and no params but name, arguments and _meta.
+func FuzzReadCall(f *testing.F) {
+	for _, seed := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"}}}`,
+		`{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"e\u0063ho","_meta":{"progressToken":1}}}`,
+		`{"jsonrpc":"2.0","id":1.5,"method":"tools/call","params":{"name":"echo"}}`,
+		`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":3,"reason":"x"}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","name":"other"}}`,
+		`{"jsonrpc":"1.0","id":1,"method":"tools/call","params":{"name":"echo"}}`,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, line []byte) {
+		if len(line) == 0 || !json.Valid(line) {
+			return // the transport answers such a line itself
+		}
+		id, params, _, ok := readCall(line)
+		if !ok {
+			return
+		}
+		var msg struct {
+			JSONRPC string          `json:"jsonrpc"`
+			ID      json.RawMessage `json:"id"`
+			Method  string          `json:"method"`
+			Params  map[string]json.RawMessage
+		}
+		if err := json.Unmarshal(line, &msg); err != nil {
+			t.Fatalf("read as a call, but encoding/json fails: %v", err)
+		}
+		if msg.JSONRPC != "2.0" || msg.Method != "tools/call" || string(msg.ID) != id.Raw {
+			t.Fatalf("read as a call: %+v", msg)
+		}
+		var name string
+		if err := json.Unmarshal(msg.Params["name"], &name); err != nil || name != params[0].Str {
+			t.Fatalf("name %q, encoding/json %q (%v)", params[0].Str, name, err)
+		}
+		if string(msg.Params["arguments"]) != params[1].Raw {
+			t.Fatalf("arguments %s, encoding/json %s", params[1].Raw, msg.Params["arguments"])
+		}
+		for k := range msg.Params {
+			if k != "name" && k != "arguments" && k != "_meta" {
+				t.Fatalf("params has %q", k)
+			}
+		}
+	})
 }
