@@ -18,6 +18,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/tidwall/gjson"
+
+	"github.com/chartgate/chartgate/internal/jsonx"
 )
 
 // Dispatch takes the tool calls of one downstream stdio session of
@@ -185,6 +187,11 @@ func answerLine(id string, res mcp.Result, err error) []byte {
 	if err == nil && res == nil {
 		err = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the handler returned no result and no error"}
 	}
+	if cr, ok := res.(*mcp.CallToolResult); ok && err == nil {
+		if out, ok := appendToolResult(append(b, `,"result":`...), cr); ok {
+			return append(out, "}\n"...)
+		}
+	}
 	if err == nil {
 		data, merr := json.Marshal(res)
 		if merr == nil {
@@ -206,4 +213,64 @@ func answerLine(id string, res mcp.Result, err error) []byte {
 	b = append(b, `,"error":`...)
 	b = append(b, data...)
 	return append(b, "}\n"...)
+}
+
+// appendToolResult appends the JSON of a tool call's result of the shape
+// most tools answer with (text content without annotations,
+// structuredContent as the upstream wrote it, isError, _meta), as go-sdk
+// encodes it, without encoding/json's reflection; it reports false, having
+// appended nothing, for any other result, which encoding/json encodes.
+// (Dispatch takes the calls of protocol versions before 2026-07-28 only,
+// whose results carry no resultType.)
+func appendToolResult(b []byte, r *mcp.CallToolResult) ([]byte, bool) {
+	sc, raw := r.StructuredContent.(json.RawMessage)
+	if r.InputRequests != nil || r.RequestState != "" || r.StructuredContent != nil && (!raw || !json.Valid(sc)) {
+		return b, false
+	}
+	start := len(b)
+	b = append(b, '{')
+	if len(r.Meta) > 0 {
+		m, err := json.Marshal(r.Meta)
+		if err != nil {
+			return b[:start], false
+		}
+		b = append(b, `"_meta":`...)
+		b = append(b, m...)
+		b = append(b, ',')
+	}
+	b = append(b, `"content":`...)
+	if r.Content == nil {
+		b = append(b, "null"...)
+	} else {
+		b = append(b, '[')
+		for i, c := range r.Content {
+			t, ok := c.(*mcp.TextContent)
+			if !ok || t == nil || t.Annotations != nil {
+				return b[:start], false
+			}
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, `{"type":"text","text":`...)
+			b = jsonx.AppendString(b, t.Text)
+			if len(t.Meta) > 0 {
+				m, err := json.Marshal(t.Meta)
+				if err != nil {
+					return b[:start], false
+				}
+				b = append(b, `,"_meta":`...)
+				b = append(b, m...)
+			}
+			b = append(b, '}')
+		}
+		b = append(b, ']')
+	}
+	if raw {
+		b = append(b, `,"structuredContent":`...)
+		b = append(b, sc...)
+	}
+	if r.IsError {
+		b = append(b, `,"isError":true`...)
+	}
+	return append(b, '}'), true
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // TestAnswerLine: a handler's answer is written as go-sdk's connection
@@ -87,6 +88,58 @@ func FuzzReadCall(f *testing.F) {
 			if k != "name" && k != "arguments" && k != "_meta" {
 				t.Fatalf("params has %q", k)
 			}
+		}
+	})
+}
+
+// TestAppendToolResult: a result of the common shape is written as
+// encoding/json writes it (go-sdk's MarshalJSON), and any other is left
+// to encoding/json.
+func TestAppendToolResult(t *testing.T) {
+	text := func(s string) *mcp.TextContent { return &mcp.TextContent{Text: s} }
+	for _, r := range []*mcp.CallToolResult{
+		{Content: []mcp.Content{text("héllo <b> & \u2028 \"q\" \n")}},
+		{Content: []mcp.Content{text("\xff\xfe invalid")}},
+		{Content: []mcp.Content{text(""), &mcp.TextContent{Text: "m", Meta: mcp.Meta{"k": []any{1.5, "x"}}}}, IsError: true},
+		{Content: []mcp.Content{}, StructuredContent: json.RawMessage(` {"a": [1, 2]} `), Meta: mcp.Meta{"chartgate": map[string]any{"moved": true}}},
+		{},
+	} {
+		want, err := json.Marshal(r)
+		require.NoError(t, err)
+		got, ok := appendToolResult([]byte("x"), r)
+		require.True(t, ok, "%s", want)
+		assert.Equal(t, byte('x'), got[0])
+		assert.JSONEq(t, string(want), string(got[1:]))
+	}
+	for _, r := range []*mcp.CallToolResult{
+		{Content: []mcp.Content{&mcp.ImageContent{Data: []byte{1}, MIMEType: "image/png"}}},
+		{Content: []mcp.Content{&mcp.TextContent{Text: "a", Annotations: &mcp.Annotations{Priority: 1}}}},
+		{Content: []mcp.Content{text("a")}, StructuredContent: map[string]any{"a": 1}},
+		{Content: []mcp.Content{text("a")}, StructuredContent: json.RawMessage(`{"a":`)},
+		{Content: []mcp.Content{text("a")}, RequestState: "s"},
+	} {
+		got, ok := appendToolResult([]byte("x"), r)
+		assert.False(t, ok)
+		assert.Equal(t, "x", string(got))
+	}
+}
+
+// BenchmarkAnswerLine writes the answer to an echo call with a structured
+// result and a _meta note, as Dispatch does, and with encoding/json as
+// go-sdk does.
+func BenchmarkAnswerLine(b *testing.B) {
+	r := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "hello"}},
+		StructuredContent: json.RawMessage(`{"text":"hello"}`), Meta: mcp.Meta{"note": "moved"}}
+	b.Run("dispatch", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			_ = answerLine(`1`, r, nil)
+		}
+	})
+	b.Run("encoding-json", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			_, _ = json.Marshal(r)
 		}
 	})
 }
