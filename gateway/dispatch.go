@@ -48,8 +48,9 @@ type served struct {
 }
 
 // Dispatch returns a Dispatch for one stdio session of the server. It
-// takes the server's handlers as they are: middleware added to the
-// server afterwards does not see the calls it takes.
+// takes the server's handlers as they are (adding to them a middleware
+// that does nothing): middleware added to the server afterwards does not
+// see the calls it takes.
 func (g *Gateway) Dispatch() *Dispatch {
 	d := &Dispatch{g: g, calls: map[string]*context.CancelFunc{}}
 	g.Server().AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
