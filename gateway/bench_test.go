@@ -43,37 +43,28 @@ func directSession(b *testing.B, s *gateway.ServerConfig) *mcp.ClientSession {
 // gatewaySession connects a client to a gateway in front of s, over a
 // pair of OS pipes framed as stdio, as a host would run chartgate serve.
 func gatewaySession(b *testing.B, s *gateway.ServerConfig) *mcp.ClientSession {
-	return gatedSession(b, s, nil)
+	return gatedSession(b, s, nil, true)
 }
 
 // gatedSession is gatewaySession with a workflow gate on the gateway's
-// server, if gate is not nil (as chartgate serve --workflow attaches it).
-func gatedSession(b *testing.B, s *gateway.ServerConfig, gate *mcpbind.Gate) *mcp.ClientSession {
+// server, if gate is not nil, whose calls a Dispatch takes (as chartgate
+// serve --workflow runs it) if dispatch is set, else go-sdk's server.
+func gatedSession(b *testing.B, s *gateway.ServerConfig, gate *mcpbind.Gate, dispatch bool) *mcp.ClientSession {
 	g, err := gateway.New(context.Background(), &gateway.Config{Servers: []*gateway.ServerConfig{s}}, nil)
 	require.NoError(b, err)
 	b.Cleanup(func() { g.Close() })
+	t := &stdio.Transport{}
+	serve := g.Server().Run
 	if gate != nil {
 		gate.Attach(g.Server())
-	}
-	toServer, fromClient, err := os.Pipe()
-	require.NoError(b, err)
-	toClient, fromServer, err := os.Pipe()
-	require.NoError(b, err)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		t := &stdio.Transport{Reader: toServer, Writer: fromServer}
-		if gate == nil {
-			t.Bypass = g.Passthrough()
+		if dispatch {
+			d := g.Dispatch()
+			t.Bypass, serve = d.Bypass, d.Run
 		}
-		_ = g.Server().Run(ctx, t)
-	}()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil).Connect(context.Background(),
-		&mcp.IOTransport{Reader: toClient, Writer: fromClient}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
-	require.NoError(b, err)
-	b.Cleanup(func() { cs.Close(); cancel(); <-done })
-	return cs
+	} else {
+		t.Bypass = g.Passthrough()
+	}
+	return pipeSession(b, serve, t, "bench", nil)
 }
 
 func benchCalls(b *testing.B, cs *mcp.ClientSession, name string, args map[string]any) {
@@ -112,10 +103,14 @@ func BenchmarkCall(b *testing.B) {
 		b.Run(u.name+"/gateway", func(b *testing.B) { benchCalls(b, gatewaySession(b, u.cfg(b)), u.tool, u.args) })
 		for _, store := range []string{"memory", "sqlite", "sqlite-relaxed"} {
 			b.Run(u.name+"/gated/visible/"+store, func(b *testing.B) {
-				benchCalls(b, gatedSession(b, u.cfg(b), benchGate(b, store, false)), u.tool, u.args)
+				benchCalls(b, gatedSession(b, u.cfg(b), benchGate(b, store, false), true), u.tool, u.args)
 			})
 			b.Run(u.name+"/gated/transition/"+store, func(b *testing.B) {
-				benchCalls(b, gatedSession(b, u.cfg(b), benchGate(b, store, true)), u.tool, u.args)
+				benchCalls(b, gatedSession(b, u.cfg(b), benchGate(b, store, true), true), u.tool, u.args)
+			})
+			// The same through go-sdk's server, for comparison.
+			b.Run(u.name+"/gated/transition/"+store+"/sdk", func(b *testing.B) {
+				benchCalls(b, gatedSession(b, u.cfg(b), benchGate(b, store, true), false), u.tool, u.args)
 			})
 		}
 	}

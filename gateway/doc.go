@@ -205,4 +205,19 @@
 // loss of the upstream apply as to other calls. Middleware on the server
 // does not see such calls: chartgate serve uses it only without a
 // workflow.
+//
+// With middleware that must see every call (chartgate serve --workflow:
+// the gate), [Gateway.Dispatch] skips go-sdk on the downstream hop
+// instead: a tools/call line that passes only a tool's name and
+// arguments, on a session of a protocol version before 2026-07-28, is
+// read with gjson into the request the server's handlers take and handed
+// to them on a goroutine of its own, the middleware first; their answer
+// is encoded and written as go-sdk writes it. The middleware sees the
+// call as it sees any other (a gate decides, reserves, commits and tells
+// the client as it does through go-sdk), and the call reaches a stdio
+// upstream as above. A client's notifications/cancelled of such a call
+// cancels the handlers' context, and the call gets no answer. Its _meta
+// is read as go-sdk reads it (a progress token is routed as above); a
+// call whose _meta has a key of SEP-2575, a session of protocol
+// 2026-07-28, and every other message go through go-sdk's server.
 package gateway

@@ -50,27 +50,14 @@ type passthrough struct {
 
 // take is the stdio transport's Bypass.
 func (p *passthrough) take(line []byte, version string, reply func([]byte) error) bool {
-	if version == "" || len(line) > p.g.opts.MaxArgumentBytes || line[0] != '{' {
+	if version == "" || len(line) > p.g.opts.MaxArgumentBytes {
 		return false
 	}
-	var top [4]gjson.Result // jsonrpc, id, method, params
-	if !fields(gjson.ParseBytes(line), []string{`"jsonrpc"`, `"id"`, `"method"`, `"params"`}, top[:]) {
-		return false
+	id, params, cancelled, ok := readCall(line)
+	if cancelled.Exists() {
+		p.cancelled(cancelled)
 	}
-	switch top[2].Raw {
-	case `"notifications/cancelled"`:
-		p.cancelled(top[3])
-		return false // go-sdk ignores it
-	case `"tools/call"`:
-	default:
-		return false
-	}
-	id := top[1]
-	if id.Type != gjson.String && id.Type != gjson.Number || top[3].Type != gjson.JSON || !top[3].IsObject() {
-		return false
-	}
-	var params [2]gjson.Result // name, arguments
-	if !fields(top[3], []string{`"name"`, `"arguments"`}, params[:]) || params[0].Type != gjson.String {
+	if !ok || params[2].Exists() { // _meta: go-sdk's way routes a progress token
 		return false
 	}
 	name := params[0].Str
@@ -110,16 +97,50 @@ func (p *passthrough) drop(down string) {
 // cancelled passes a client's notifications/cancelled of a call taken
 // to the upstream.
 func (p *passthrough) cancelled(params gjson.Result) {
-	id := params.Get("requestId")
-	if !id.Exists() {
-		return
-	}
 	p.mu.Lock()
-	c := p.calls[id.Raw]
+	c := p.calls[params.Get("requestId").Raw]
 	p.mu.Unlock()
 	if c != nil {
 		c.cancel(params.Get("reason").String())
 	}
+}
+
+// readCall reads a tools/call line that passes only a tool's name (a
+// string), arguments and _meta: its id (a string or an integer) and its
+// params' name, arguments and _meta; ok is false for any other line. For
+// a notifications/cancelled line that names a request, it returns the
+// notification's params in cancelled.
+func readCall(line []byte) (id gjson.Result, params [3]gjson.Result, cancelled gjson.Result, ok bool) {
+	if line[0] != '{' {
+		return id, params, cancelled, false
+	}
+	var top [4]gjson.Result // jsonrpc, id, method, params
+	if !fields(gjson.ParseBytes(line), []string{`"jsonrpc"`, `"id"`, `"method"`, `"params"`}, top[:]) || top[0].Raw != `"2.0"` {
+		return id, params, cancelled, false
+	}
+	switch top[2].Raw {
+	case `"notifications/cancelled"`:
+		if top[3].Get("requestId").Exists() {
+			cancelled = top[3]
+		}
+		return id, params, cancelled, false
+	case `"tools/call"`:
+	default:
+		return id, params, cancelled, false
+	}
+	id = top[1]
+	if id.Type != gjson.String && (id.Type != gjson.Number || !intID(id.Raw)) || !top[3].IsObject() {
+		return id, params, cancelled, false
+	}
+	ok = fields(top[3], []string{`"name"`, `"arguments"`, `"_meta"`}, params[:]) && params[0].Type == gjson.String
+	return id, params, cancelled, ok
+}
+
+// intID reports whether a JSON number is an integer that go-sdk reads as
+// a request id.
+func intID(raw string) bool {
+	_, err := strconv.ParseInt(raw, 10, 64)
+	return err == nil
 }
 
 // fields fills vals with the values of obj's keys, each of which must be

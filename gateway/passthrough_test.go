@@ -25,30 +25,49 @@ import (
 // tools/call requests go-sdk's server handled (not passed through).
 func connectStdio(t testing.TB, g *gateway.Gateway) (*mcp.ClientSession, *atomic.Int64) {
 	t.Helper()
-	var seen atomic.Int64
+	seen := countCalls(g, "test-client")
+	cs := pipeSession(t, g.Server().Run, &stdio.Transport{Bypass: g.Passthrough()}, "test-client", nil)
+	return cs, seen
+}
+
+// countCalls counts the tools/call requests that reach the handlers of
+// the gateway's server after it, of the sessions of the client named
+// client.
+func countCalls(g *gateway.Gateway, client string) *atomic.Int64 {
+	var n atomic.Int64
 	g.Server().AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-			if method == "tools/call" {
-				seen.Add(1)
+			if ss, ok := req.GetSession().(*mcp.ServerSession); ok && method == "tools/call" && ss.InitializeParams().ClientInfo.Name == client {
+				n.Add(1)
 			}
 			return next(ctx, method, req)
 		}
 	})
+	return &n
+}
+
+// pipeSession serves a session with serve (the server's Run, or a
+// Dispatch's) on st over a pair of OS pipes, as a host runs chartgate
+// serve, and connects a client named client to it, over protocol
+// 2025-11-25.
+func pipeSession(t testing.TB, serve func(context.Context, mcp.Transport) error, st *stdio.Transport, client string, copts *mcp.ClientOptions) *mcp.ClientSession {
+	t.Helper()
 	toServer, fromClient, err := os.Pipe()
 	require.NoError(t, err)
 	toClient, fromServer, err := os.Pipe()
 	require.NoError(t, err)
+	st.Reader, st.Writer = toServer, fromServer
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		_ = g.Server().Run(ctx, &stdio.Transport{Reader: toServer, Writer: fromServer, Bypass: g.Passthrough()})
+		_ = serve(ctx, st)
 	}()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test-client", Version: "1"}, nil).Connect(context.Background(),
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: client, Version: "1"}, copts).Connect(context.Background(),
 		&mcp.IOTransport{Reader: toClient, Writer: fromClient}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	require.NoError(t, err)
 	t.Cleanup(func() { cs.Close(); cancel(); <-done })
-	return cs, &seen
+	return cs
 }
 
 func TestPassthroughResultUnchanged(t *testing.T) {
@@ -103,19 +122,7 @@ func TestPassthroughTimeoutAndCancellation(t *testing.T) {
 	})
 	require.NoError(t, os.Remove(filepath.Join(marks, "cancelled")))
 
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() {
-		_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "slow", Arguments: map[string]any{"steps": 1, "stepMillis": 1, "hang": true}})
-		done <- err
-	}()
-	time.Sleep(100 * time.Millisecond)
-	cancel()
-	require.ErrorIs(t, <-done, context.Canceled)
-	eventually(t, "the upstream sees the client's cancellation", func() bool {
-		data, err := os.ReadFile(filepath.Join(marks, "cancelled"))
-		return err == nil && string(data) == "hang"
-	})
+	cancelHanging(t, cs, marks)
 	assert.Zero(t, seen.Load())
 }
 
@@ -138,4 +145,24 @@ func TestPassthroughUpstreamKilledMidCall(t *testing.T) {
 	assert.Contains(t, text(res), `upstream "up"`)
 	assert.Contains(t, text(res), "exited (signal: killed)")
 	assert.Equal(t, "again", text(call(t, cs, "echo", map[string]any{"text": "again"})))
+}
+
+// cancelHanging calls the upstream's slow tool, which hangs, cancels the
+// call from the client, and waits until the upstream sees it cancelled.
+func cancelHanging(t *testing.T, cs *mcp.ClientSession, marks string) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "slow", Arguments: map[string]any{"steps": 0, "stepMillis": 0, "hang": true}})
+		done <- err
+	}()
+	time.Sleep(200 * time.Millisecond)
+	cancel()
+	require.ErrorIs(t, <-done, context.Canceled)
+	eventually(t, "the upstream sees the client's cancellation", func() bool {
+		data, err := os.ReadFile(filepath.Join(marks, "cancelled"))
+		return err == nil && string(data) == "hang"
+	})
+	require.NoError(t, os.Remove(filepath.Join(marks, "cancelled")))
 }

@@ -183,12 +183,18 @@ func cmdServe(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	defer g.Close()
 	if o.http == "" {
 		t := &stdio.Transport{Reader: io.NopCloser(stdin), Writer: nopWriteCloser{stdout}, Logger: logger}
+		run := server.Run
 		if len(o.hooks) == 0 {
 			// Nothing on the server must see each call: plain tool calls
 			// pass through undecoded.
 			t.Bypass = g.Passthrough()
+		} else {
+			// The hooks' middleware (the workflow gate) sees each call,
+			// which skips go-sdk's decoding and dispatch.
+			d := g.Dispatch()
+			t.Bypass, run = d.Bypass, d.Run
 		}
-		err = serveStdio(ctx, server, t)
+		err = serveStdio(ctx, run, t)
 	} else {
 		err = serveHTTP(ctx, server, &o, stderr, logger)
 	}
@@ -371,8 +377,8 @@ func commandName(command []string) string {
 
 // serveStdio serves one session on t until its input ends or ctx is
 // done.
-func serveStdio(ctx context.Context, server *mcp.Server, t *stdio.Transport) error {
-	err := server.Run(ctx, t)
+func serveStdio(ctx context.Context, run func(context.Context, mcp.Transport) error, t *stdio.Transport) error {
+	err := run(ctx, t)
 	if err == nil || errors.Is(err, io.EOF) || ctx.Err() != nil {
 		return nil
 	}

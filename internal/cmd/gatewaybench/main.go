@@ -175,6 +175,7 @@ func stdioGateway(upstream *gateway.ServerConfig, newStore func() (mcpbind.Store
 			return nil, nil, err
 		}
 		t := &stdio.Transport{}
+		serve := g.Server().Run
 		if newStore != nil {
 			store, err := newStore()
 			if err != nil {
@@ -187,6 +188,8 @@ func stdioGateway(upstream *gateway.ServerConfig, newStore func() (mcpbind.Store
 				return nil, nil, err
 			}
 			gate.Attach(g.Server())
+			d := g.Dispatch()
+			t.Bypass, serve = d.Bypass, d.Run
 		} else {
 			t.Bypass = g.Passthrough()
 		}
@@ -201,7 +204,7 @@ func stdioGateway(upstream *gateway.ServerConfig, newStore func() (mcpbind.Store
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
-			_ = g.Server().Run(sctx, t)
+			_ = serve(sctx, t)
 		}()
 		cs, err := connect(ctx, &mcp.IOTransport{Reader: toClient, Writer: fromClient})
 		end := func() { cancel(); <-done; g.Close() }
