@@ -200,20 +200,20 @@ func (h *hop) ended(ctx context.Context, id string, err error) error {
 // the background and under a deadline.
 func (h *hop) cancel(id, reason string) {
 	go func() {
-		params, _ := json.Marshal(mcp.CancelledParams{RequestID: id, Reason: reason})
-		msg, _ := json.Marshal(&jsonrpcNotification{JSONRPC: "2.0", Method: "notifications/cancelled", Params: params})
-		sctx, cancel := context.WithTimeout(h.u.g.ctx, 10*time.Second)
-		defer cancel()
-		if err := h.send(sctx, msg); err != nil {
+		params, err := json.Marshal(mcp.CancelledParams{RequestID: id, Reason: reason})
+		var msg []byte
+		if err == nil {
+			msg, err = jsonrpc.EncodeMessage(&jsonrpc.Request{Method: "notifications/cancelled", Params: params})
+		}
+		if err == nil {
+			sctx, cancel := context.WithTimeout(h.u.g.ctx, 10*time.Second)
+			defer cancel()
+			err = h.send(sctx, msg)
+		}
+		if err != nil {
 			h.u.logger.Debug("cancelling a call", "error", err)
 		}
 	}()
-}
-
-type jsonrpcNotification struct {
-	JSONRPC string          `json:"jsonrpc"`
-	Method  string          `json:"method"`
-	Params  json.RawMessage `json:"params,omitempty"`
 }
 
 // check turns an HTTP error into the error go-sdk's client gives, and
@@ -444,7 +444,7 @@ type eventStream struct {
 	ctx context.Context
 
 	mu      sync.Mutex
-	pending map[string]context.CancelFunc // upstream request id (raw JSON) → cancel
+	pending map[jsonrpc.ID]context.CancelFunc // of the upstream's requests
 }
 
 // stop cancels the upstream's requests still being answered; their
@@ -493,93 +493,73 @@ func (s *eventStream) read(body io.Reader, id string) (answer []byte, lastID str
 // notification is passed on as go-sdk's client passes it (before the
 // answer: progress reaches the client before the result), a request is
 // answered by the gateway as go-sdk's client would answer it.
-func (s *eventStream) handle(msg []byte) {
-	var id, method, params gjson.Result
-	gjson.ParseBytes(msg).ForEach(func(k, v gjson.Result) bool {
-		switch k.Str {
-		case "id":
-			id = v
-		case "method":
-			method = v
-		case "params":
-			params = v
-		}
-		return true
-	})
-	if method.Type != gjson.String {
+func (s *eventStream) handle(data []byte) {
+	msg, err := jsonrpc.DecodeMessage(data)
+	if err != nil {
+		s.h.u.logger.Warn("dropping a message of the upstream", "error", err)
+		return
+	}
+	req, ok := msg.(*jsonrpc.Request)
+	if !ok {
 		return // a response to nothing of ours
 	}
-	raw := json.RawMessage(nil)
-	if params.Exists() {
-		raw = json.RawMessage(params.Raw)
-	}
-	if !id.Exists() {
-		if method.Str == "notifications/cancelled" {
-			s.cancelled(gjson.GetBytes(raw, "requestId").Raw)
+	if !req.IsCall() {
+		if req.Method == "notifications/cancelled" {
+			s.cancelled(req.Params)
 			return
 		}
-		s.g.notified(s.ctx, s.h.u, method.Str, raw)
+		s.g.notified(s.ctx, s.h.u, req.Method, req.Params)
 		return
 	}
 	ctx, cancel := context.WithCancel(s.ctx)
 	s.mu.Lock()
 	if s.pending == nil {
-		s.pending = map[string]context.CancelFunc{}
+		s.pending = map[jsonrpc.ID]context.CancelFunc{}
 	}
-	s.pending[id.Raw] = cancel
+	s.pending[req.ID] = cancel
 	s.mu.Unlock()
-	reqID := id.Raw
 	go func() {
 		defer func() {
 			s.mu.Lock()
-			delete(s.pending, reqID)
+			delete(s.pending, req.ID)
 			s.mu.Unlock()
 			cancel()
 		}()
-		res, err := s.g.answer(ctx, s.h.u, method.Str, raw)
-		msg := responseMessage(reqID, res, err)
-		sctx, scancel := context.WithTimeout(s.h.u.g.ctx, 30*time.Second)
-		defer scancel()
-		if err := s.h.send(sctx, msg); err != nil {
-			s.h.u.logger.Warn("answering a request of the upstream", "method", method.Str, "error", err)
+		resp := &jsonrpc.Response{ID: req.ID}
+		res, err := s.g.answer(ctx, s.h.u, req.Method, req.Params)
+		if err == nil {
+			resp.Result, err = json.Marshal(res)
+		}
+		resp.Error = err
+		msg, err := jsonrpc.EncodeMessage(resp)
+		if err == nil {
+			sctx, scancel := context.WithTimeout(s.h.u.g.ctx, 30*time.Second)
+			defer scancel()
+			err = s.h.send(sctx, msg)
+		}
+		if err != nil {
+			s.h.u.logger.Warn("answering a request of the upstream", "method", req.Method, "error", err)
 		}
 	}()
 }
 
-func (s *eventStream) cancelled(id string) {
+// cancelled cancels the upstream's request that notifications/cancelled
+// with params names, if it is still being answered.
+func (s *eventStream) cancelled(params json.RawMessage) {
+	var p mcp.CancelledParams
+	if json.Unmarshal(params, &p) != nil {
+		return
+	}
+	id, err := jsonrpc.MakeID(p.RequestID)
+	if err != nil {
+		return
+	}
 	s.mu.Lock()
 	cancel := s.pending[id]
 	s.mu.Unlock()
 	if cancel != nil {
 		cancel()
 	}
-}
-
-// responseMessage is the JSON-RPC response with id (raw JSON) to a
-// request, with its result or error.
-func responseMessage(id string, res any, err error) []byte {
-	var b bytes.Buffer
-	b.WriteString(`{"jsonrpc":"2.0","id":`)
-	b.WriteString(id)
-	if err == nil {
-		data, merr := json.Marshal(res)
-		if merr == nil {
-			b.WriteString(`,"result":`)
-			b.Write(data)
-			b.WriteByte('}')
-			return b.Bytes()
-		}
-		err = merr
-	}
-	var werr *jsonrpc.Error
-	if !errors.As(err, &werr) {
-		werr = &jsonrpc.Error{Message: err.Error()}
-	}
-	data, _ := json.Marshal(werr)
-	b.WriteString(`,"error":`)
-	b.Write(data)
-	b.WriteByte('}')
-	return b.Bytes()
 }
 
 // notified passes on a notification of upstream u read outside go-sdk's
