@@ -113,10 +113,10 @@
 // the workflow it held for the call: an upstream that never answers holds
 // the workflow for CallTimeout at most. A progress
 // token is replaced by one of the gateway's, and the upstream's progress
-// notifications go back to the calling client with its own token (over a
-// stdio upstream in order, before the result; over HTTP the go-sdk client
-// hands the result over before queued notifications, so the last ones
-// may be dropped).
+// notifications go back to the calling client with its own token, in
+// order, before the result (except over HTTP with protocol 2026-07-28,
+// where go-sdk's client hands the result over before queued
+// notifications, so the last ones may be dropped).
 //
 // Prompts, resources, resource templates, completions, resource
 // subscriptions (notifications/resources/updated goes to the subscribed
@@ -192,8 +192,20 @@
 // isError and _meta; go-sdk decodes any other result), so that the
 // upstream hop decodes nothing twice. The call is otherwise the same:
 // the progress token, the bounds, cancellation and the loss of the
-// upstream apply as above. An upstream that speaks protocol 2026-07-28,
-// or over HTTP, is called through go-sdk.
+// upstream apply as above. A tool call to a Streamable HTTP upstream
+// also goes without go-sdk's client: the gateway POSTs the request with
+// the session's Mcp-Session-Id and Mcp-Protocol-Version headers (and the
+// configured ones) and reads the answer, JSON or server-sent events, with
+// gjson. What the event stream carries before the answer goes where
+// go-sdk's client sends it: notifications to the downstream sessions, in
+// order, requests (sampling, elicitation, roots, ping) answered by the
+// gateway. A stream cut after an event with an id is resumed as go-sdk's
+// client resumes it (a GET with Last-Event-ID, up to 5 attempts without
+// progress, 1s apart growing by half); a call whose answer is lost fails
+// with an error result naming the upstream, and is cancelled upstream. An HTTP 404
+// ends the session (the upstream is reconnected), a 500, 502, 503, 504 or
+// 429 fails the call only, as in go-sdk. An upstream that speaks protocol
+// 2026-07-28 is called through go-sdk.
 //
 // Over stdio, [Gateway.Passthrough] lets a tools/call skip go-sdk on both
 // hops: when the call names a listed tool of a stdio upstream by its own

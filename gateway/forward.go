@@ -93,7 +93,17 @@ func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest, u *ups
 		callCtx, cancel = context.WithTimeoutCause(ctx, timeout, errCallTimeout)
 		defer cancel()
 	}
-	res, err := cs.CallTool(callCtx, params)
+	var res *mcp.CallToolResult
+	if session, version, ok := u.httpSession(cs); ok {
+		// An HTTP upstream: the call goes without go-sdk's client too.
+		var raw []byte
+		if raw, err = rawParams(name, req.Params.Arguments, params.Meta); err != nil {
+			return nil, err
+		}
+		res, err = g.httpCallTool(callCtx, &hop{u: u, cs: cs, session: session, version: version}, raw)
+	} else {
+		res, err = cs.CallTool(callCtx, params)
+	}
 	var werr *jsonrpc.Error
 	switch {
 	case err == nil:
@@ -585,6 +595,16 @@ func (g *Gateway) elicit(ctx context.Context, u *upstream, p *mcp.ElicitParams) 
 		g.mu.Unlock()
 	}
 	return ss.Elicit(fctx, p)
+}
+
+// resourceUpdated forwards an upstream's notifications/resources/updated
+// to the downstream sessions.
+func (g *Gateway) resourceUpdated(ctx context.Context, u *upstream, p *mcp.ResourceUpdatedNotificationParams) {
+	if srv := g.srv(); srv == nil {
+		return
+	} else if err := srv.ResourceUpdated(ctx, p); err != nil {
+		u.logger.Warn("forwarding notifications/resources/updated", "error", err)
+	}
 }
 
 // elicitationComplete forwards notifications/elicitation/complete to the

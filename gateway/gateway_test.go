@@ -109,6 +109,23 @@ func call(t testing.TB, cs *mcp.ClientSession, name string, args any) *mcp.CallT
 	return res
 }
 
+// hangingCall calls the upstream's slow tool with a progress token: it
+// takes one step, notifies its progress and hangs. The result comes on the
+// channel returned; a protocol error comes as a result that says so.
+func hangingCall(cs *mcp.ClientSession) <-chan *mcp.CallToolResult {
+	done := make(chan *mcp.CallToolResult, 1)
+	go func() {
+		params := &mcp.CallToolParams{Name: "slow", Arguments: map[string]any{"steps": 1, "stepMillis": 1, "hang": true}}
+		params.SetProgressToken(1)
+		res, err := cs.CallTool(context.Background(), params)
+		if err != nil {
+			res = errorResultOf(err)
+		}
+		done <- res
+	}()
+	return done
+}
+
 // eventually waits up to 20s for cond, polling.
 func eventually(t testing.TB, what string, cond func() bool) {
 	t.Helper()
@@ -428,16 +445,7 @@ func TestUpstreamKilledMidCall(t *testing.T) {
 	pid, err := strconv.Atoi(text(call(t, cs, "pid", nil)))
 	require.NoError(t, err)
 
-	done := make(chan *mcp.CallToolResult, 1)
-	go func() {
-		params := &mcp.CallToolParams{Name: "slow", Arguments: map[string]any{"steps": 1, "stepMillis": 1, "hang": true}}
-		params.SetProgressToken(1)
-		res, err := cs.CallTool(context.Background(), params)
-		if err != nil {
-			res = &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "protocol error: " + err.Error()}}}
-		}
-		done <- res
-	}()
+	done := hangingCall(cs)
 	<-hanging // the call is in the upstream
 	require.NoError(t, syscall.Kill(pid, syscall.SIGKILL))
 

@@ -15,6 +15,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -34,6 +35,8 @@ type upstream struct {
 	name   string
 	client *mcp.Client
 	logger *slog.Logger
+	http   *http.Client  // of an HTTP upstream: its connections, reused
+	rawIDs atomic.Uint64 // request ids of the raw HTTP hop
 
 	mu       sync.Mutex
 	cs       *mcp.ClientSession // nil while not connected
@@ -43,6 +46,7 @@ type upstream struct {
 	lastErr  error              // why it last went down or failed to restart
 	child    *child             // the running child of a stdio upstream
 	conn     *lineConn          // the child's connection, for calls passed through
+	ending   *mcp.ClientSession // the session the raw HTTP hop ended, if any
 	init     *mcp.InitializeResult
 	closed   bool
 	sessions int            // sessions started
@@ -70,6 +74,9 @@ func newUpstream(g *Gateway, s *ServerConfig) *upstream {
 		subs:     map[string]int{},
 		relistCh: make(chan struct{}, 1),
 	}
+	if s.Transport != TransportStdio {
+		u.http = newHTTPClient()
+	}
 	u.client = mcp.NewClient(&mcp.Implementation{Name: "chartgate-gateway", Version: g.opts.Implementation.Version}, &mcp.ClientOptions{
 		Logger: u.logger,
 		// No roots: the session is shared by every downstream client and
@@ -93,11 +100,7 @@ func newUpstream(g *Gateway, s *ServerConfig) *upstream {
 		PromptListChangedHandler:   func(context.Context, *mcp.PromptListChangedRequest) { u.relist(kindPrompts) },
 		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) { u.relist(kindResources) },
 		ResourceUpdatedHandler: func(ctx context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
-			if srv := g.srv(); srv == nil {
-				return
-			} else if err := srv.ResourceUpdated(ctx, req.Params); err != nil {
-				u.logger.Warn("forwarding notifications/resources/updated", "error", err)
-			}
+			g.resourceUpdated(ctx, u, req.Params)
 		},
 		LoggingMessageHandler: func(_ context.Context, req *mcp.LoggingMessageRequest) {
 			g.forwardLog(u, req.Params)
@@ -140,12 +143,30 @@ func (u *upstream) transport() mcp.Transport {
 	return childTransport{u}
 }
 
+// httpClient is go-sdk's client for the upstream: u.http, with the
+// configured headers. (The raw HTTP hop sets them itself.)
 func (u *upstream) httpClient() *http.Client {
 	if len(u.cfg.Headers) == 0 {
-		return http.DefaultClient
+		return u.http
 	}
-	return &http.Client{Transport: &headerTransport{base: http.DefaultTransport, headers: u.cfg.Headers}}
+	return &http.Client{Transport: &headerTransport{base: u.http.Transport, headers: u.cfg.Headers}}
 }
+
+// newHTTPClient is the client of an HTTP upstream. Every downstream
+// session's calls go through the gateway's one session with the
+// upstream: it keeps as many idle connections to it as calls may be in
+// flight at once (http.DefaultTransport keeps 2, and opens a new one for
+// each call beyond that).
+func newHTTPClient() *http.Client {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConnsPerHost = maxIdleConns
+	t.MaxIdleConns = maxIdleConns
+	return &http.Client{Transport: t}
+}
+
+// maxIdleConns is how many idle connections to an HTTP upstream are
+// kept.
+const maxIdleConns = 256
 
 // headerTransport adds the configured headers to every request.
 type headerTransport struct {
@@ -401,6 +422,9 @@ func (u *upstream) close() {
 		cs.Close()
 	}
 	u.stopChild()
+	if u.http != nil {
+		u.http.CloseIdleConnections()
+	}
 }
 
 // relist asks the relister to list kinds again. It is called from the
