@@ -370,7 +370,8 @@ func (c *cell) initMachine(context map[string]any) (err error) {
 	plain := context == nil && !c.hasInput
 	if t := c.m.plainInitial.Load(); plain && t != nil {
 		c.sys.count(t.steps, ev)
-		c.snap, c.deferred, c.initialFx = t.snapshot(c.m), nil, true
+		c.snap, c.spare = t.snapshot(c.m)
+		c.deferred, c.initialFx = nil, true
 		return nil
 	}
 	c.m.initialSnapshot(c.sys.ctx, context, ev, c.sys.timeNow(), c, func(r *runner, computed, failed *Snapshot) {
@@ -417,13 +418,10 @@ func (m *Machine) rememberInitial(r *runner, s *Snapshot) {
 }
 
 // snapshot returns a new snapshot of the template, whose context is the
-// caller's own.
-func (t *initialTemplate) snapshot(m *Machine) *Snapshot {
-	s := &Snapshot{machine: m, status: StatusActive, nodes: slices.Clone(t.nodes)}
-	if t.context != nil {
-		s.context = cloneContext(t.context)
-	}
-	return s
+// caller's own, and a spare buffer for the first macrostep from it (nil
+// when it could not share the snapshot's allocation).
+func (t *initialTemplate) snapshot(m *Machine) (s, spare *Snapshot) {
+	return newSnapshotWithSpare(m, t.nodes, cloneContext(t.context))
 }
 
 // executeInitialEffects is the first of the two rounds in which XState
