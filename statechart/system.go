@@ -22,7 +22,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strconv"
 	"sync"
 	"time"
 )
@@ -186,6 +185,7 @@ type system struct {
 	now       time.Time
 	pure      bool
 	sessions  uint64
+	ids       sessionIDs // the strings of the session ids
 	bySession map[string]*cell
 	keyed     map[string]*cell // by system id
 	seq       uint64           // scheduling counter of every delayed event of the system
@@ -220,7 +220,7 @@ func newSystem(ctx context.Context, m *Machine) *system {
 const rootSession = "x:0"
 
 func (sys *system) newSession() string {
-	s := "x:" + strconv.FormatUint(sys.sessions, 10)
+	s := sys.ids.id(sys.sessions)
 	sys.sessions++
 	return s
 }
