@@ -191,6 +191,7 @@ type system struct {
 	seq       uint64           // scheduling counter of every delayed event of the system
 	micro     []microtask      // promise settlements waiting for the synchronous work to end, from mhead on
 	mhead     int
+	moved     any      // the output of the declarative promise that settled last, a copy no one else holds (see runner.movedOutput)
 	effects   []Effect // pure mode: for the caller
 	due       *dueHeap // pure mode, AdvanceEffects: the delayed events due, in firing order
 	maxSteps  int
@@ -1305,6 +1306,7 @@ func (t microtask) run() {
 	if l.reject {
 		c.settle(nil, false, v)
 	} else {
+		c.sys.moved = v // a fresh copy, for its done event's output
 		c.settle(v, ok, nil)
 	}
 }
