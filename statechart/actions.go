@@ -220,7 +220,7 @@ func (r *runner) assignEntries(entries []assignEntry, ev Event) {
 		r.assignInPlace(entries, ev)
 		return
 	}
-	sc := scope{context: old, event: ev}
+	sc := scope{context: old, event: ev, moved: r.movedOutput()}
 	vals := r.assignVals[:0]
 	undoing := r.undoing && r.ownsContext // the writes below change old in place
 	for _, e := range entries {
@@ -294,7 +294,7 @@ func (r *runner) assignInPlace(entries []assignEntry, ev Event) {
 			n, _ := prev.(float64)
 			v = r.numbers.box(n + e.expr.inc)
 		} else {
-			v = e.expr.eval(scope{context: ctx, event: ev}, prev)
+			v = e.expr.eval(scope{context: ctx, event: ev, moved: r.movedOutput()}, prev)
 		}
 		if r.undoing {
 			r.undo = append(r.undo, contextUndo{key: e.key, value: prev, had: had})

@@ -8,7 +8,10 @@ package statechart
 
 import (
 	"context"
+	"math"
 	"slices"
+	"strconv"
+	"strings"
 )
 
 // startSystem is Start for a machine with actors.
@@ -218,4 +221,49 @@ func (a *Actor) Deliver(ctx context.Context, rep Report) error {
 	c.deliver(rep)
 	a.afterEntry()
 	return a.callResult()
+}
+
+// sessionIDs hands out session ids, "x:N", as substrings of one string
+// that holds the ids of a run of numbers with as many digits: an actor
+// system that starts many children allocates once per run rather than once
+// per child. A run grows with the ids handed out, up to maxSessionRun.
+type sessionIDs struct {
+	ids        string // the ids of from, from+1, … from+n-1, each w bytes long
+	from, n, w uint64
+	handed     uint64
+}
+
+const maxSessionRun = 32
+
+// id returns the session id of number n.
+func (s *sessionIDs) id(n uint64) string {
+	if n < s.from || n-s.from >= s.n {
+		s.fill(n)
+	}
+	s.handed++
+	i := (n - s.from) * s.w
+	return s.ids[i : i+s.w]
+}
+
+// fill writes the ids of a run that starts at n.
+func (s *sessionIDs) fill(n uint64) {
+	// room: the numbers from n on with as many digits as n.
+	digits, limit := uint64(1), uint64(10)
+	for n >= limit && limit <= math.MaxUint64/10 {
+		digits, limit = digits+1, limit*10
+	}
+	room := limit - n
+	if n >= limit { // 20 digits: the numbers up to math.MaxUint64
+		digits, room = digits+1, math.MaxUint64-n+1
+	}
+	run := min(max(s.handed, 1), maxSessionRun, room)
+	s.from, s.n, s.w = n, run, digits+2
+	var b strings.Builder
+	b.Grow(int(run * s.w))
+	var d [20]byte
+	for k := range run {
+		b.WriteString("x:")
+		b.Write(strconv.AppendUint(d[:0], n+k, 10))
+	}
+	s.ids = b.String()
 }

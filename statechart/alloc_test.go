@@ -202,3 +202,55 @@ func TestActorSystemContextInPlace(t *testing.T) {
 		t.Errorf("after LOOP ran out of steps: n=%v, want 2 (the context before LOOP)", n)
 	}
 }
+
+// TestActorSpawnedChildSnapshots starts and stops children machines: a
+// cycle allocates at most 4 times once warm (the child's cell, its
+// snapshot with the buffer of its first macrostep in one, and its context
+// map, two; session ids come many to an allocation), and a snapshot that holds a child taken before the child's
+// first event still reads the same after it.
+func TestActorSpawnedChildSnapshots(t *testing.T) {
+	ctx := context.Background()
+	worker, err := statechart.Compile([]byte(`{"id":"worker","context":{"n":0},"initial":"a","states":{"a":{"on":{"NEXT":"b"}},"b":{"on":{"NEXT":"a"}}}}`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := statechart.Compile([]byte(`{"id":"parent","initial":"idle","states":{
+		"idle":{"on":{"START":"running"}},
+		"running":{"invoke":{"src":"worker","id":"worker"},"on":{"STOP":"idle",
+			"NEXT":{"actions":{"type":"xstate.sendTo","params":{"to":"worker","event":{"type":"NEXT"}}}}}}}}`),
+		&statechart.Options{Implementations: statechart.Implementations{Actors: map[string]statechart.ActorLogic{"worker": worker}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := statechart.NewActor(m, nil)
+	if err := a.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	send := func(typ string) {
+		t.Helper()
+		if err := a.Send(ctx, statechart.NewEvent(typ)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range 3 {
+		send("START")
+		before := a.Snapshot()
+		was := statechartValue(t, before)
+		send("NEXT")
+		after := statechartValue(t, a.Snapshot())
+		if now := statechartValue(t, before); now != was {
+			t.Fatalf("the snapshot taken before the child's first event reads\n%s\nnow, was\n%s", now, was)
+		}
+		if after == was {
+			t.Fatalf("NEXT did not move the child: %s", after)
+		}
+		send("STOP")
+	}
+	allocs := testing.AllocsPerRun(100, func() {
+		send("START")
+		send("STOP")
+	})
+	if allocs > 4 && !raceEnabled {
+		t.Errorf("a child's start and stop allocates %.1f times, want at most 4", allocs)
+	}
+}

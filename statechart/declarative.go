@@ -198,6 +198,10 @@ type scope struct {
 	// event}), with no context, and with an event only when hasEvent.
 	input                          any
 	hasInput, actorScope, hasEvent bool
+	// moved, when set, holds a value of the event that no one else may
+	// change: the first $ref that reads it keeps it without a copy, and
+	// clears it (see runner.movedOutput).
+	moved *any
 }
 
 // lookup resolves a dotted path "context.a.b", "event.x" or "input.y"
@@ -335,6 +339,10 @@ func (e *expr) eval(s scope, prev any) any {
 		v, ok := s.lookup(e.ref)
 		if !ok {
 			return undefined{}
+		}
+		if s.moved != nil && sameReference(*s.moved, v) {
+			*s.moved = nil
+			return v
 		}
 		return cloneValue(v)
 	case exprInc:

@@ -213,7 +213,12 @@
 // cannot fail — declarative guards and assigns, and undelayed sends
 // (sendTo, sendParent, forwardTo) to actors that exist — skips the
 // general algorithm as an Actor's does; the sends are delivered after
-// the snapshot is committed, as always.
+// the snapshot is committed, as always. A new child machine's snapshot
+// comes with the spare buffer of its first macrostep in one allocation.
+// The output of a declarative promise is a copy made when it settles; a
+// $ref to event.output of its done event keeps that copy rather than
+// copying it again, unless an inspection or a Go guard or action of the
+// machine could see the event (and change the value) after the assign.
 // `go run ./conformance/bench` compares the result with XState.
 //
 // # Differences from XState

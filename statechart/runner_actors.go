@@ -10,6 +10,7 @@ package statechart
 
 import (
 	"fmt"
+	"reflect"
 )
 
 // enterInvoking runs what entering node n, which invokes children, does
@@ -344,4 +345,36 @@ func (r *runner) enqueueActions(items []enqueueItem, ev Event, node int) {
 		}
 	}
 	r.executeActions(acts, ev, node)
+}
+
+// movedOutput returns where the output of the declarative promise that
+// settled last waits, for an assign of the machine to keep it without a
+// copy (a $ref to event.output of its done event); nil when a copy is
+// needed. The template that made the output made a copy of its own, the
+// promise's snapshot gives copies of it, and the done event is the
+// machine's alone: no inspection, no Go guard or action sees it, which
+// might change the value once the context holds it.
+func (r *runner) movedOutput() *any {
+	sys := r.sys
+	if sys == nil || sys.moved == nil || sys.inspect != nil {
+		return nil
+	}
+	if impl := &r.m.opts.Implementations; len(impl.Guards) > 0 || len(impl.Actions) > 0 {
+		return nil
+	}
+	return &sys.moved
+}
+
+// sameReference reports whether a and b are the same JSON object or array
+// (not merely equal ones).
+func sameReference(a, b any) bool {
+	switch x := a.(type) {
+	case map[string]any:
+		y, ok := b.(map[string]any)
+		return ok && reflect.ValueOf(x).UnsafePointer() == reflect.ValueOf(y).UnsafePointer()
+	case []any:
+		y, ok := b.([]any)
+		return ok && len(x) == len(y) && cap(x) > 0 && &x[:1][0] == &y[:1][0]
+	}
+	return false
 }

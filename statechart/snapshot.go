@@ -406,6 +406,25 @@ type snapshotCell struct {
 	nodes [4]int
 }
 
+// snapshotPair is a snapshot and a spare buffer for the next one, both
+// with room for their nodes.
+type snapshotPair struct{ s, spare snapshotCell }
+
+// newSnapshotWithSpare returns an active snapshot of m in configuration
+// nodes (copied) with context ctx, and spare, an empty snapshot no one
+// holds for the first macrostep to work on (see cell.work), in one
+// allocation when the configuration fits in a snapshotCell; otherwise
+// spare is nil.
+func newSnapshotWithSpare(m *Machine, nodes []int, ctx map[string]any) (s, spare *Snapshot) {
+	if len(nodes) > len(snapshotCell{}.nodes) {
+		return &Snapshot{machine: m, status: StatusActive, context: ctx, nodes: slices.Clone(nodes)}, nil
+	}
+	p := new(snapshotPair)
+	p.s.s = Snapshot{machine: m, status: StatusActive, context: ctx, nodes: p.s.nodes[:copy(p.s.nodes[:], nodes)]}
+	p.spare.s.nodes = p.spare.nodes[:0]
+	return &p.s.s, &p.spare.s
+}
+
 // toStateValue turns "a.b.c" into {"a": {"b": "c"}}; other values pass.
 func toStateValue(v any) any {
 	s, ok := v.(string)

@@ -22,7 +22,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strconv"
 	"sync"
 	"time"
 )
@@ -186,11 +185,13 @@ type system struct {
 	now       time.Time
 	pure      bool
 	sessions  uint64
+	ids       sessionIDs // the strings of the session ids
 	bySession map[string]*cell
 	keyed     map[string]*cell // by system id
 	seq       uint64           // scheduling counter of every delayed event of the system
 	micro     []microtask      // promise settlements waiting for the synchronous work to end, from mhead on
 	mhead     int
+	moved     any      // the output of the declarative promise that settled last, a copy no one else holds (see runner.movedOutput)
 	effects   []Effect // pure mode: for the caller
 	due       *dueHeap // pure mode, AdvanceEffects: the delayed events due, in firing order
 	maxSteps  int
@@ -220,7 +221,7 @@ func newSystem(ctx context.Context, m *Machine) *system {
 const rootSession = "x:0"
 
 func (sys *system) newSession() string {
-	s := "x:" + strconv.FormatUint(sys.sessions, 10)
+	s := sys.ids.id(sys.sessions)
 	sys.sessions++
 	return s
 }
@@ -370,7 +371,8 @@ func (c *cell) initMachine(context map[string]any) (err error) {
 	plain := context == nil && !c.hasInput
 	if t := c.m.plainInitial.Load(); plain && t != nil {
 		c.sys.count(t.steps, ev)
-		c.snap, c.deferred, c.initialFx = t.snapshot(c.m), nil, true
+		c.snap, c.spare = t.snapshot(c.m)
+		c.deferred, c.initialFx = nil, true
 		return nil
 	}
 	c.m.initialSnapshot(c.sys.ctx, context, ev, c.sys.timeNow(), c, func(r *runner, computed, failed *Snapshot) {
@@ -417,13 +419,10 @@ func (m *Machine) rememberInitial(r *runner, s *Snapshot) {
 }
 
 // snapshot returns a new snapshot of the template, whose context is the
-// caller's own.
-func (t *initialTemplate) snapshot(m *Machine) *Snapshot {
-	s := &Snapshot{machine: m, status: StatusActive, nodes: slices.Clone(t.nodes)}
-	if t.context != nil {
-		s.context = cloneContext(t.context)
-	}
-	return s
+// caller's own, and a spare buffer for the first macrostep from it (nil
+// when it could not share the snapshot's allocation).
+func (t *initialTemplate) snapshot(m *Machine) (s, spare *Snapshot) {
+	return newSnapshotWithSpare(m, t.nodes, cloneContext(t.context))
 }
 
 // executeInitialEffects is the first of the two rounds in which XState
@@ -1307,6 +1306,7 @@ func (t microtask) run() {
 	if l.reject {
 		c.settle(nil, false, v)
 	} else {
+		c.sys.moved = v // a fresh copy, for its done event's output
 		c.settle(v, ok, nil)
 	}
 }
