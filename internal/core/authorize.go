@@ -47,7 +47,10 @@ func (g *Core) authorize(ctx context.Context, c *Call, v *View) *Verdict {
 	if c.Info.Event != "" {
 		// What the event will do is decided once the tool has run, with
 		// its result; what can fail without the result fails now.
-		ev := g.Event(c.Info.Event, c.Name, c.input(), nil)
+		ev := statechart.Event{Type: c.Info.Event} // the engine reads no more
+		if !g.dataless {
+			ev = g.Event(c.Info.Event, c.Name, c.input(), nil)
+		}
 		ns, err := g.engine.Send(ctx, v.State, ev, g.Now())
 		if err != nil {
 			return g.refuseEvent(ctx, c, v, err)

@@ -19,7 +19,6 @@ import (
 
 	"github.com/chartgate/chartgate/gate"
 	"github.com/chartgate/chartgate/statechart"
-	"github.com/chartgate/chartgate/statechart/flat"
 )
 
 // Core decides and records calls in no transport's terms: the machine
@@ -58,8 +57,9 @@ type Core struct {
 	limited   bool          // some state has maxCalls
 	// Options.ResetCallsOnTransition.
 	resetCalls bool
-	// dataless: the engine ignores event data (the flat engine), so the
-	// call's arguments and result need not be decoded into the event.
+	// dataless: the engine ignores event data (the flat engine, or a
+	// machine none of whose guards and actions reads it), so the call's
+	// arguments and result need not be decoded into the event it runs.
 	dataless bool
 	onTrans  func(context.Context, gate.Transition)
 	// effects and jobs are set when the machine has actors: the gate runs
@@ -502,7 +502,7 @@ func New(engine statechart.Engine, o *Options) (*Core, error) {
 		g.byPath[p] = i
 	}
 	g.Paths = keyPaths
-	_, g.dataless = engine.(*flat.Machine)
+	g.dataless = ignoresData(engine)
 	g.Events = MachineEvents(g.Nodes)
 	g.Model = NewModel(g.Nodes, g.byID)
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/chartgate/chartgate/gate"
 	"github.com/chartgate/chartgate/statechart"
+	"github.com/chartgate/chartgate/statechart/flat"
 )
 
 // maxDataDepth is core.MaxDataDepth.
@@ -69,6 +70,20 @@ func (g *Core) callEvent(c *Call, o ToolOutcome) statechart.Event {
 		return g.Event(c.Info.Event, c.Name, nil, nil) // nobody would look at the data
 	}
 	return g.Event(c.Info.Event, c.Name, c.input(), normalize(o.Output))
+}
+
+// dataReader is implemented by engines that can tell whether they read
+// event data ([statechart.Machine.ReadsEventData]).
+type dataReader interface{ ReadsEventData() bool }
+
+// ignoresData reports whether an engine goes to the same state whatever
+// the data of the events it is sent.
+func ignoresData(e statechart.Engine) bool {
+	if _, ok := e.(*flat.Machine); ok {
+		return true
+	}
+	r, ok := e.(dataReader)
+	return ok && !r.ReadsEventData()
 }
 
 // Event builds the event a successful call sends: the type, plus "tool",

@@ -35,6 +35,7 @@ type holder struct {
 	key   string
 	id    string
 	tool  string
+	lease Lease // the lease taken, which the records saved with it point to
 	mu    sync.Mutex
 	view  *View       // the newest record saved or loaded with the lease
 	timer *time.Timer // the next renewal
@@ -91,7 +92,8 @@ func (g *Core) ReserveCall(ctx context.Context, c *Call, v *View) (*View, *holde
 		var h *holder
 		if serial {
 			h = &holder{t: c.Target, key: key, id: g.newLeaseID(), tool: c.Name}
-			rec.Lease = &Lease{ID: h.id, Tool: c.Name, Until: g.Now().Add(g.leaseTTL)}
+			h.lease = Lease{ID: h.id, Tool: c.Name, Until: g.Now().Add(g.leaseTTL)}
+			rec.Lease = &h.lease // one allocation; a lease is never changed
 		}
 		// A write that only takes the lease acknowledges nothing: it need
 		// not wait for the disk (the commit that ends the call does).
