@@ -146,7 +146,7 @@ func decideHook(ev hook.Event, cfg hookConfig, project *string) hookAnswer {
 		return hookAnswer{out: hook.Encode(ev, hook.Result{})}
 	}
 	*project = dir
-	if hook.StepsAside(ev.Host, dir, os.Getenv, hook.Ancestry()) {
+	if hook.StepsAside(ev.Host, dir, os.Getenv, hook.Ancestry) {
 		// Copilot CLI running Claude Code's hooks: its own decide.
 		return hookAnswer{out: hook.Encode(ev, hook.Result{})}
 	}
