@@ -71,3 +71,15 @@ func BenchmarkHandle(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkAncestry reads the test process' ancestry, the cost a hook
+// process skips when StepsAside does not need it (on Linux a walk of
+// /proc; elsewhere a ps process).
+func BenchmarkAncestry(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		if len(Ancestry()) == 0 {
+			b.Fatal("no ancestry")
+		}
+	}
+}

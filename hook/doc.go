@@ -443,11 +443,24 @@
 //
 // A hook is a process started for every tool call. `chartgate hook` opens
 // the SQLite store, compiles the workflow (about 1.5 ms for the coding
-// workflow), records the session and decides; BenchmarkHookProcess in
-// cmd/chartgate measures the whole process, and BenchmarkHookRatio runs it
-// alternately with a trivial Go program and with one that only opens a
-// SQLite file, and reports the ratios. No compiled form is cached
-// between processes: it would save little and could go stale.
+// workflow), builds the gate's core (internal/core, without an MCP
+// server), records the session and decides; it reads its process tree
+// only when it must know whether Copilot CLI runs it beside Claude Code
+// ([StepsAside]). BenchmarkHookProcess in cmd/chartgate measures the whole
+// process, BenchmarkHookInProcess the same work without the process'
+// start, and BenchmarkHookRatio runs it alternately with a trivial Go
+// program, with one that only opens a SQLite file, and with
+// testdata/hookfloor (the hook's work in a program that links only the
+// packages it needs), and reports the ratios. Most of a hook's time is
+// the start of the chartgate program, whose other commands link go-sdk,
+// OpenTelemetry and the stores' clients.
+//
+// No compiled form is cached between processes: it would save the
+// Statewright compile (1-1.5 ms, a few percent of the process), could go
+// stale (subflow files, options and chartgate's own version change it,
+// not only the workflow file's digest), and an entry planted in
+// .chartgate/ by a program the agent runs would change what is enforced
+// while the workflow file stays as reviewed.
 //
 // # Compared with Statewright's hooks
 //

@@ -620,15 +620,17 @@ const CopilotHooksFile = ".github/hooks/chartgate.json"
 // Copilot CLI hook. Copilot CLI sets COPILOT_CLI=1 in its hooks'
 // environment (getenv reads it); a Claude Code that Copilot CLI's shell
 // started (a process named claude in the hook's ancestry, nearest first)
-// keeps its hooks.
-func StepsAside(host Host, project string, getenv func(string) string, ancestry []Proc) bool {
+// keeps its hooks. ancestry returns that ancestry ([Ancestry]); it is
+// called only when the answer depends on it, since reading it walks the
+// process tree (runs ps where there is no /proc).
+func StepsAside(host Host, project string, getenv func(string) string, ancestry func() []Proc) bool {
 	if host != ClaudeCode || getenv("COPILOT_CLI") != "1" {
 		return false
 	}
 	if _, err := os.Stat(filepath.Join(project, CopilotHooksFile)); err != nil {
 		return false
 	}
-	return !slices.ContainsFunc(ancestry, func(p Proc) bool { return filepath.Base(p.Name) == "claude" })
+	return !slices.ContainsFunc(ancestry(), func(p Proc) bool { return filepath.Base(p.Name) == "claude" })
 }
 
 // copilotHooks merges chartgate's hooks into a Copilot CLI hooks file:

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // ServersFile is the gateway's upstream MCP servers, in the mcpServers
@@ -300,11 +301,16 @@ type tomlServer struct {
 	blocks [][2]int
 }
 
+// The TOML patterns are compiled on first use, not when the program
+// starts: every chartgate process, a hook's included, links this package,
+// and only the commands that read a Codex config.toml use them.
 var (
-	tomlHeader       = regexp.MustCompile(`^\s*\[\s*([^\[\]]*?)\s*\]\s*(#.*)?$`)
-	tomlAnyHeader    = regexp.MustCompile(`^\s*\[`)
+	tomlHeader       = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s*\[\s*([^\[\]]*?)\s*\]\s*(#.*)?$`) })
+	tomlAnyHeader    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s*\[`) })
 	tomlBareKeyChars = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-"
-	tomlNumber       = regexp.MustCompile(`^[+-]?(0|[1-9][0-9_]*)(\.[0-9_]+)?([eE][+-]?[0-9_]+)?$`)
+	tomlNumber       = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^[+-]?(0|[1-9][0-9_]*)(\.[0-9_]+)?([eE][+-]?[0-9_]+)?$`)
+	})
 )
 
 // parseTOMLServers reads the [mcp_servers.NAME] tables of a Codex
@@ -314,7 +320,7 @@ func parseTOMLServers(rel string, data []byte) ([]*tomlServer, error) {
 	var out []*tomlServer
 	byName := map[string]*tomlServer{}
 	for i := 0; i < len(lines); i++ {
-		m := tomlHeader.FindStringSubmatch(strings.TrimRight(lines[i], "\r\n"))
+		m := tomlHeader().FindStringSubmatch(strings.TrimRight(lines[i], "\r\n"))
 		if m == nil {
 			continue
 		}
@@ -323,7 +329,7 @@ func parseTOMLServers(rel string, data []byte) ([]*tomlServer, error) {
 			continue
 		}
 		end := i + 1
-		for end < len(lines) && !tomlAnyHeader.MatchString(lines[end]) {
+		for end < len(lines) && !tomlAnyHeader().MatchString(lines[end]) {
 			end++
 		}
 		name := keys[1]
@@ -553,7 +559,7 @@ func (p *tomlParser) value() (*jvalue, error) {
 	case word == "true" || word == "false":
 		p.pos = end
 		return &jvalue{raw: []byte(word)}, nil
-	case tomlNumber.MatchString(word):
+	case tomlNumber().MatchString(word):
 		p.pos = end
 		num := strings.TrimPrefix(strings.ReplaceAll(word, "_", ""), "+")
 		return &jvalue{raw: []byte(num)}, nil

@@ -108,14 +108,24 @@ func TestStepsAside(t *testing.T) {
 	dir := t.TempDir()
 	copilot := func(k string) string { return map[string]string{"COPILOT_CLI": "1"}[k] }
 	none := func(string) string { return "" }
-	shell := []Proc{{PID: 3, Name: "bash"}, {PID: 2, Name: "MainThread"}, {PID: 1, Name: "init"}}
-	nested := []Proc{{PID: 4, Name: "sh"}, {PID: 3, Name: "claude"}, {PID: 2, Name: "MainThread"}}
+	walks := 0
+	procs := func(p ...Proc) func() []Proc {
+		return func() []Proc { walks++; return p }
+	}
+	shell := procs(Proc{PID: 3, Name: "bash"}, Proc{PID: 2, Name: "MainThread"}, Proc{PID: 1, Name: "init"})
+	nested := procs(Proc{PID: 4, Name: "sh"}, Proc{PID: 3, Name: "claude"}, Proc{PID: 2, Name: "MainThread"})
 	assert.False(t, StepsAside(ClaudeCode, dir, copilot, shell), "not installed for Copilot CLI")
+	assert.False(t, StepsAside(ClaudeCode, dir, none, shell), "run by Claude Code")
+	assert.False(t, StepsAside(Copilot, dir, copilot, shell), "Copilot CLI's own hook")
+	// The process tree is read only when the answer depends on it: most
+	// hook processes never walk it.
+	assert.Zero(t, walks, "the ancestry read where the answer did not depend on it")
 	writeTestFile(t, filepath.Join(dir, CopilotHooksFile), "{}")
 	assert.True(t, StepsAside(ClaudeCode, dir, copilot, shell))
 	assert.False(t, StepsAside(ClaudeCode, dir, none, shell), "run by Claude Code")
 	assert.False(t, StepsAside(ClaudeCode, dir, copilot, nested), "a Claude Code that Copilot CLI's shell started")
 	assert.False(t, StepsAside(Copilot, dir, copilot, shell), "Copilot CLI's own hook")
+	assert.Equal(t, 2, walks)
 }
 
 // TestUninstallLastHostTakesTheFormatRecord: the record of the workflow's

@@ -1,10 +1,12 @@
 package main
 
 import (
+	"bytes"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -51,4 +53,22 @@ func benchProcess(b *testing.B, newCmd func() *exec.Cmd) {
 	slices.Sort(times)
 	b.ReportMetric(float64(times[len(times)/2].Microseconds())/1000, "ms-median")
 	b.ReportMetric(float64(times[len(times)*9/10].Microseconds())/1000, "ms-p90")
+}
+
+// BenchmarkHookInProcess answers Claude Code's PreToolUse of a Write with
+// `chartgate hook claude-code` run in this process against the project's
+// SQLite store: the hook's own work (reading the workflow, opening the
+// store, building the gate, deciding), without the process' start.
+func BenchmarkHookInProcess(b *testing.B) {
+	project := hookProject(b)
+	in := fixture(b, "claude-code", "pre-tool-use-write.json", project, "bench")
+	b.Setenv("CLAUDE_PROJECT_DIR", "")
+	b.Setenv("GEMINI_PROJECT_DIR", "")
+	b.ReportAllocs()
+	for b.Loop() {
+		var out, errOut bytes.Buffer
+		if code := run([]string{"hook", "claude-code"}, strings.NewReader(in), &out, &errOut); code != 0 || !strings.Contains(out.String(), `"permissionDecision":"deny"`) {
+			b.Fatalf("exit %d: %s %s", code, out.String(), errOut.String())
+		}
+	}
 }

@@ -17,11 +17,14 @@ import (
 // reports each one's median wall time and their ratio ("x-trivial"), the
 // figure the hook's cost is stated in. "sqlite" adds a program that only
 // opens a SQLite file with modernc.org/sqlite, the floor of any process
-// that opens the store itself.
+// that opens the store itself; "floor" adds testdata/hookfloor, which
+// does the hook's work on the same event with only the packages the hook
+// needs linked, the floor of a dedicated hook binary.
 func BenchmarkHookRatio(b *testing.B) {
 	dir := b.TempDir()
 	trivial := buildProgram(b, dir, "trivial", "package main\n\nfunc main() {}\n")
 	sqliteOnly := buildProgram(b, dir, "sqlite", "./testdata/sqliteonly")
+	hookFloor := buildProgram(b, dir, "floor", "./testdata/hookfloor")
 	bin := chartgateBinary(b)
 	project := hookProject(b)
 	in := fixture(b, "claude-code", "pre-tool-use-write.json", project, "bench")
@@ -35,12 +38,22 @@ func BenchmarkHookRatio(b *testing.B) {
 	if out, err := hookCmd().CombinedOutput(); err != nil || !strings.Contains(string(out), `"permissionDecision":"deny"`) {
 		b.Fatalf("hook: %v: %s", err, out)
 	}
+	floorCmd := exec.Command(hookFloor)
+	floorCmd.Stdin = strings.NewReader(in)
+	if out, err := floorCmd.CombinedOutput(); err != nil || !strings.Contains(string(out), `"permissionDecision":"deny"`) {
+		b.Fatalf("hookfloor: %v: %s", err, out)
+	}
 	for _, c := range []struct {
 		name string
 		cmd  func() *exec.Cmd
 	}{
 		{"hook", hookCmd},
 		{"sqlite", func() *exec.Cmd { return exec.Command(sqliteOnly, filepath.Join(project, ".chartgate", "bench.db")) }},
+		{"floor", func() *exec.Cmd {
+			cmd := exec.Command(hookFloor)
+			cmd.Stdin = strings.NewReader(in)
+			return cmd
+		}},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			b.ReportAllocs()

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/chartgate/chartgate/hook"
-	"github.com/chartgate/chartgate/mcpbind"
+	"github.com/chartgate/chartgate/internal/core"
 	"github.com/chartgate/chartgate/workflow"
 )
 
@@ -146,7 +146,7 @@ func decideHook(ev hook.Event, cfg hookConfig, project *string) hookAnswer {
 		return hookAnswer{out: hook.Encode(ev, hook.Result{})}
 	}
 	*project = dir
-	if hook.StepsAside(ev.Host, dir, os.Getenv, hook.Ancestry()) {
+	if hook.StepsAside(ev.Host, dir, os.Getenv, hook.Ancestry) {
 		// Copilot CLI running Claude Code's hooks: its own decide.
 		return hookAnswer{out: hook.Encode(ev, hook.Result{})}
 	}
@@ -159,15 +159,7 @@ func decideHook(ev hook.Event, cfg hookConfig, project *string) hookAnswer {
 		return failedAnswer(ev, err)
 	}
 	defer p.close()
-	opts := agreedGateOptions(p, nil, cfg.defaultDeny, defaultLeaseTTL)
-	// The host's own tools are not bounded by the gate's default argument
-	// size: a Write of a large file is decided like a small one.
-	opts.MaxArgumentBytes = hook.MaxInput
-	// An event waits for a call that holds its workflow for at most two
-	// thirds of the hook's deadline, which leaves the rest to keep it for
-	// later if it still cannot be applied.
-	opts.BusyWait = cfg.deadline * 2 / 3
-	gate, err := mcpbind.New(p.workflow.Machine.Engine(), opts)
+	gate, err := hookCore(p, cfg)
 	if err != nil {
 		return failedAnswer(ev, err)
 	}
@@ -182,6 +174,34 @@ func decideHook(ev hook.Event, cfg hookConfig, project *string) hookAnswer {
 		return failedAnswer(ev, err)
 	}
 	return hookAnswer{out: hook.Encode(ev, res)}
+}
+
+// hookCore returns the gate a hook decides with: the core of the gate
+// serve builds (package internal/core), with the options every process of
+// the project agrees on, and without the MCP server a hook has no use for.
+func hookCore(p *project, cfg hookConfig) (*core.Core, error) {
+	o := agreedGateOptions(p, nil, cfg.defaultDeny, defaultLeaseTTL)
+	return core.New(p.workflow.Machine.Engine(), &core.Options{
+		Store:           o.Store,
+		Logger:          o.Logger,
+		AuditCalls:      o.AuditCalls,
+		HistoryLimit:    o.HistoryLimit,
+		DefaultDeny:     o.DefaultDeny,
+		LeaseTTL:        o.LeaseTTL,
+		ExternalTools:   o.ExternalTools,
+		WorkflowVersion: o.WorkflowVersion,
+		// The start tool of serve's gate (mcpbind.Options.StartTool's
+		// default), so that both refuse and allow it alike.
+		StartTool: "workflow_start",
+		// The host's own tools are not bounded by the gate's default
+		// argument size: a Write of a large file is decided like a small
+		// one.
+		MaxArgumentBytes: hook.MaxInput,
+		// An event waits for a call that holds its workflow for at most
+		// two thirds of the hook's deadline, which leaves the rest to keep
+		// it for later if it still cannot be applied.
+		BusyWait: cfg.deadline * 2 / 3,
+	})
 }
 
 // awaitHook runs decide and waits for its answer at most deadline; past
