@@ -271,7 +271,7 @@ func New(engine statechart.Engine, opts *Options) (*Gate, error) {
 	if o.Handles == HandlesNever {
 		start = ""
 	} else if start == "" {
-		start = "workflow_start"
+		start = core.DefaultStartTool
 	}
 	g := &Gate{
 		handles:       o.Handles,

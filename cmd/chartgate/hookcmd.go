@@ -180,8 +180,15 @@ func decideHook(ev hook.Event, cfg hookConfig, project *string) hookAnswer {
 // serve builds (package internal/core), with the options every process of
 // the project agrees on, and without the MCP server a hook has no use for.
 func hookCore(p *project, cfg hookConfig) (*core.Core, error) {
+	return core.New(p.workflow.Machine.Engine(), hookCoreOptions(p, cfg))
+}
+
+// hookCoreOptions are the core's options of a hook's gate: the options
+// every process of the project agrees on (agreedGateOptions, which serve
+// gives mcpbind.New), and the hook's own bounds.
+func hookCoreOptions(p *project, cfg hookConfig) *core.Options {
 	o := agreedGateOptions(p, nil, cfg.defaultDeny, defaultLeaseTTL)
-	return core.New(p.workflow.Machine.Engine(), &core.Options{
+	return &core.Options{
 		Store:           o.Store,
 		Logger:          o.Logger,
 		AuditCalls:      o.AuditCalls,
@@ -192,7 +199,7 @@ func hookCore(p *project, cfg hookConfig) (*core.Core, error) {
 		WorkflowVersion: o.WorkflowVersion,
 		// The start tool of serve's gate (mcpbind.Options.StartTool's
 		// default), so that both refuse and allow it alike.
-		StartTool: "workflow_start",
+		StartTool: core.DefaultStartTool,
 		// The host's own tools are not bounded by the gate's default
 		// argument size: a Write of a large file is decided like a small
 		// one.
@@ -201,7 +208,7 @@ func hookCore(p *project, cfg hookConfig) (*core.Core, error) {
 		// two thirds of the hook's deadline, which leaves the rest to keep
 		// it for later if it still cannot be applied.
 		BusyWait: cfg.deadline * 2 / 3,
-	})
+	}
 }
 
 // awaitHook runs decide and waits for its answer at most deadline; past

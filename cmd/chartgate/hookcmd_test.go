@@ -5,13 +5,17 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/chartgate/chartgate/gate"
+	"github.com/chartgate/chartgate/internal/core"
 	"github.com/chartgate/chartgate/mcpbind/sqlitestore"
 )
 
@@ -239,5 +243,36 @@ func BenchmarkHookProcess(b *testing.B) {
 				})
 			})
 		}
+	}
+}
+
+// TestHookCoreKeepsAgreedOptions checks that the hook's gate, built on
+// the core without mcpbind, is given every option the project's processes
+// agree on: an option added to agreedGateOptions and not to
+// hookCoreOptions would make a hook decide otherwise than serve.
+func TestHookCoreKeepsAgreedOptions(t *testing.T) {
+	p := &project{store: gate.NewMemoryStore(nil), version: "0123abcd"}
+	cfg := hookConfig{defaultDeny: true, deadline: 3 * time.Second}
+	agreed := reflect.ValueOf(agreedGateOptions(p, nil, cfg.defaultDeny, defaultLeaseTTL)).Elem()
+	got := reflect.ValueOf(hookCoreOptions(p, cfg)).Elem()
+	for i := range agreed.NumField() {
+		f := agreed.Type().Field(i)
+		if agreed.Field(i).IsZero() {
+			continue
+		}
+		g := got.FieldByName(f.Name)
+		switch {
+		case !g.IsValid():
+			t.Errorf("agreedGateOptions sets %s, which core.Options has not", f.Name)
+		case f.Name == "Logger":
+			if g.IsNil() {
+				t.Errorf("hookCoreOptions has no Logger")
+			}
+		case !reflect.DeepEqual(g.Interface(), agreed.Field(i).Interface()):
+			t.Errorf("hookCoreOptions' %s = %v, agreedGateOptions' %v", f.Name, g.Interface(), agreed.Field(i).Interface())
+		}
+	}
+	if s := got.FieldByName("StartTool").String(); s != core.DefaultStartTool {
+		t.Errorf("hookCoreOptions' StartTool = %q, serve's gate uses %q", s, core.DefaultStartTool)
 	}
 }

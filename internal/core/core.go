@@ -148,6 +148,11 @@ type pattern struct {
 
 const maxCachedTools = 100_000
 
+// DefaultStartTool is the name of the tool that starts a workflow named
+// by a handle when the options name none: mcpbind's start tool, which a
+// hook's gate must refuse and allow as serve's does.
+const DefaultStartTool = "workflow_start"
+
 // Options configure a Core: the fields of mcpbind.Options it reads, with
 // the same meanings, and the hooks of the front door that holds sessions.
 type Options struct {
