@@ -197,10 +197,18 @@ func TestCallResultUnchanged(t *testing.T) {
 // flight at once on one upstream each get their own answer.
 func TestConcurrentCallsKeepTheirAnswers(t *testing.T) {
 	g := newGateway(t, nil, upstreamCommand(t, "up", "full", ""))
+	assertConcurrentCallsKeepAnswers(t, g, 4, 4)
+}
+
+// assertConcurrentCallsKeepAnswers makes sessions sessions on g, each
+// with callers goroutines that call echo 25 times with a text of their
+// own, and asserts that every call gets its own text back.
+func assertConcurrentCallsKeepAnswers(t *testing.T, g *gateway.Gateway, sessions, callers int) {
+	t.Helper()
 	var wg sync.WaitGroup
-	for s := range 4 {
+	for s := range sessions {
 		cs := connect(t, g, nil, "2025-11-25")
-		for c := range 4 {
+		for c := range callers {
 			wg.Go(func() {
 				for i := range 25 {
 					want := fmt.Sprintf("session %d caller %d call %d", s, c, i)

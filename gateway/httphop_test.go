@@ -90,22 +90,7 @@ func TestHTTPUpstreamCallResultUnchanged(t *testing.T) {
 // once on one HTTP upstream each get their own answer.
 func TestHTTPUpstreamConcurrentCalls(t *testing.T) {
 	g := newGateway(t, nil, httpUpstream(t, "up", "full", "", nil, nil))
-	var wg sync.WaitGroup
-	for s := range 4 {
-		cs := connect(t, g, nil, "2025-11-25")
-		for c := range 8 {
-			wg.Go(func() {
-				for i := range 25 {
-					want := fmt.Sprintf("session %d caller %d call %d", s, c, i)
-					res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": want}})
-					if !assert.NoError(t, err) || !assert.Equal(t, want, text(res)) {
-						return
-					}
-				}
-			})
-		}
-	}
-	wg.Wait()
+	assertConcurrentCallsKeepAnswers(t, g, 4, 8)
 }
 
 // TestHTTPUpstreamProgressAndCancellation: the upstream's progress
@@ -328,48 +313,12 @@ func TestHTTPReferenceServer(t *testing.T) {
 	g := newGateway(t, nil, up)
 	var mu sync.Mutex
 	var progress []*mcp.ProgressNotificationParams
-	opts := func(record bool) *mcp.ClientOptions {
-		return &mcp.ClientOptions{
-			Capabilities: &mcp.ClientCapabilities{
-				Sampling:    &mcp.SamplingCapabilities{},
-				Elicitation: &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}, URL: &mcp.URLElicitationCapabilities{}},
-			},
-			CreateMessageHandler: func(context.Context, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
-				return &mcp.CreateMessageResult{Model: "test-model", Role: "assistant", Content: &mcp.TextContent{Text: "sampled answer"}}, nil
-			},
-			ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
-				return &mcp.ElicitResult{Action: "decline"}, nil
-			},
-			ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
-				if record {
-					mu.Lock()
-					progress = append(progress, req.Params)
-					mu.Unlock()
-				}
-			},
-		}
-	}
 	wire := &wireOrder{}
-	cs := connectVia(t, g, opts(true), "2025-11-25", wire.wrap)
-	direct := directHTTP(t, up, opts(false))
+	cs := connectVia(t, g, everythingClientOptions(&progress, &mu), "2025-11-25", wire.wrap)
+	direct := directHTTP(t, up, everythingClientOptions(nil, nil))
 	ctx := context.Background()
 
-	for _, c := range []struct {
-		name string
-		args map[string]any
-	}{
-		{"echo", map[string]any{"message": "hello, gateway"}},
-		{"get-sum", map[string]any{"a": 2, "b": 40}},
-		{"get-tiny-image", nil},
-		{"get-structured-content", map[string]any{"location": "Chicago"}},
-		{"get-annotated-message", map[string]any{"messageType": "success", "includeImage": true}},
-		{"get-resource-links", map[string]any{"count": 2}},
-		{"get-sum", map[string]any{"a": "not a number"}},
-	} {
-		got, gerr := cs.CallTool(ctx, &mcp.CallToolParams{Name: c.name, Arguments: c.args})
-		want, werr := direct.CallTool(ctx, &mcp.CallToolParams{Name: c.name, Arguments: c.args})
-		assert.Equal(t, jsonOf(t, want, werr), jsonOf(t, got, gerr), c.name)
-	}
+	assertCallsAsEverything(t, cs, direct)
 
 	params := &mcp.CallToolParams{Name: "trigger-long-running-operation", Arguments: map[string]any{"duration": 0.3, "steps": 3}}
 	params.SetProgressToken(42)

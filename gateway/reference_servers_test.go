@@ -78,37 +78,14 @@ func TestReferenceServersThroughGateway(t *testing.T) {
 	g := newGateway(t, nil, everything, fs)
 	ctx := context.Background()
 	// Sampling and elicitation answered by the downstream client.
-	clientOpts := func(progress *[]*mcp.ProgressNotificationParams, mu *sync.Mutex) *mcp.ClientOptions {
-		return &mcp.ClientOptions{
-			// What the gateway asks of its upstreams, so that
-			// server-everything registers the same tools for both.
-			Capabilities: &mcp.ClientCapabilities{
-				Sampling:    &mcp.SamplingCapabilities{},
-				Elicitation: &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}, URL: &mcp.URLElicitationCapabilities{}},
-			},
-			CreateMessageHandler: func(_ context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
-				return &mcp.CreateMessageResult{Model: "test-model", Role: "assistant", Content: &mcp.TextContent{Text: "sampled answer"}}, nil
-			},
-			ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
-				return &mcp.ElicitResult{Action: "decline"}, nil
-			},
-			ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
-				if progress != nil {
-					mu.Lock()
-					*progress = append(*progress, req.Params)
-					mu.Unlock()
-				}
-			},
-		}
-	}
 	var mu sync.Mutex
 	var progress []*mcp.ProgressNotificationParams
 	// The order the client reads messages in: go-sdk runs notification
 	// handlers on another goroutine, so a handler may run after the call
 	// that follows returned; the order is defined on the wire.
 	wire := &wireOrder{}
-	cs := connectVia(t, g, clientOpts(&progress, &mu), "2025-11-25", wire.wrap)
-	ref := direct(t, everything, clientOpts(nil, nil))
+	cs := connectVia(t, g, everythingClientOptions(&progress, &mu), "2025-11-25", wire.wrap)
+	ref := direct(t, everything, everythingClientOptions(nil, nil))
 
 	t.Run("tools", func(t *testing.T) {
 		names := toolNames(t, cs)
@@ -131,22 +108,7 @@ func TestReferenceServersThroughGateway(t *testing.T) {
 	})
 
 	t.Run("calls return what the upstream returns", func(t *testing.T) {
-		for _, c := range []struct {
-			name string
-			args map[string]any
-		}{
-			{"echo", map[string]any{"message": "hello, gateway"}},
-			{"get-sum", map[string]any{"a": 2, "b": 40}},
-			{"get-tiny-image", nil},
-			{"get-structured-content", map[string]any{"location": "Chicago"}},
-			{"get-annotated-message", map[string]any{"messageType": "success", "includeImage": true}},
-			{"get-resource-links", map[string]any{"count": 2}},
-			{"get-sum", map[string]any{"a": "not a number"}},
-		} {
-			got, gerr := cs.CallTool(ctx, &mcp.CallToolParams{Name: c.name, Arguments: c.args})
-			want, werr := ref.CallTool(ctx, &mcp.CallToolParams{Name: c.name, Arguments: c.args})
-			assert.Equal(t, jsonOf(t, want, werr), jsonOf(t, got, gerr), c.name)
-		}
+		assertCallsAsEverything(t, cs, ref)
 		res := call(t, cs, "echo", map[string]any{"message": "hi"})
 		assert.Equal(t, "Echo: hi", text(res))
 	})
@@ -453,4 +415,55 @@ func (c wireConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		c.w.mu.Unlock()
 	}
 	return msg, err
+}
+
+// everythingClientOptions are the options of a client of server-everything
+// in these tests: what the gateway asks of its upstreams, so that
+// server-everything registers the same tools for both, answering sampling
+// and declining elicitation; progress, when not nil, records the progress
+// notifications the client gets (under mu).
+func everythingClientOptions(progress *[]*mcp.ProgressNotificationParams, mu *sync.Mutex) *mcp.ClientOptions {
+	return &mcp.ClientOptions{
+		Capabilities: &mcp.ClientCapabilities{
+			Sampling:    &mcp.SamplingCapabilities{},
+			Elicitation: &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}, URL: &mcp.URLElicitationCapabilities{}},
+		},
+		CreateMessageHandler: func(context.Context, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+			return &mcp.CreateMessageResult{Model: "test-model", Role: "assistant", Content: &mcp.TextContent{Text: "sampled answer"}}, nil
+		},
+		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			return &mcp.ElicitResult{Action: "decline"}, nil
+		},
+		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+			if progress != nil {
+				mu.Lock()
+				*progress = append(*progress, req.Params)
+				mu.Unlock()
+			}
+		},
+	}
+}
+
+// assertCallsAsEverything calls tools of server-everything through the
+// gateway (via) and directly (ref), and asserts that both answer alike:
+// results, content of every kind, and a tool's error.
+func assertCallsAsEverything(t *testing.T, via, ref *mcp.ClientSession) {
+	t.Helper()
+	ctx := context.Background()
+	for _, c := range []struct {
+		name string
+		args map[string]any
+	}{
+		{"echo", map[string]any{"message": "hello, gateway"}},
+		{"get-sum", map[string]any{"a": 2, "b": 40}},
+		{"get-tiny-image", nil},
+		{"get-structured-content", map[string]any{"location": "Chicago"}},
+		{"get-annotated-message", map[string]any{"messageType": "success", "includeImage": true}},
+		{"get-resource-links", map[string]any{"count": 2}},
+		{"get-sum", map[string]any{"a": "not a number"}},
+	} {
+		got, gerr := via.CallTool(ctx, &mcp.CallToolParams{Name: c.name, Arguments: c.args})
+		want, werr := ref.CallTool(ctx, &mcp.CallToolParams{Name: c.name, Arguments: c.args})
+		assert.Equal(t, jsonOf(t, want, werr), jsonOf(t, got, gerr), c.name)
+	}
 }
