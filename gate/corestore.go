@@ -72,17 +72,22 @@ func (c *Core) Load(ctx context.Context, key string) (Value, uint64, error) {
 	return Bytes(data), ver, nil
 }
 
+// Stamped is a record that takes the version it is stored under.
+type Stamped interface {
+	Value
+	// Stamp records ver, the version the record is stored under, and
+	// returns the record to store.
+	Stamp(ver uint64) Value
+}
+
 // Swap writes v under key if the key's version is still old, and returns
-// the new version, which it passes to setVersion first: for a store that
+// the new version, which it passes to v.Stamp first: for a store that
 // holds values, before v is shared. A store that holds bytes gets v's
 // encoding; with durable false, a [NoSyncStore] need not wait for the
 // disk. On a conflict the error matches [ErrConflict].
-func (c *Core) Swap(ctx context.Context, key string, old uint64, v Value, setVersion func(uint64), durable bool) (uint64, error) {
+func (c *Core) Swap(ctx context.Context, key string, old uint64, v Stamped, durable bool) (uint64, error) {
 	if c.values != nil {
-		return c.values.CompareAndSwapValue(ctx, key, old, func(ver uint64) Value {
-			setVersion(ver)
-			return v
-		})
+		return c.values.CompareAndSwapValue(ctx, key, old, v.Stamp)
 	}
 	var ver uint64
 	var err error
@@ -92,7 +97,7 @@ func (c *Core) Swap(ctx context.Context, key string, old uint64, v Value, setVer
 		ver, err = c.store.CompareAndSwap(ctx, key, old, v.Encode())
 	}
 	if err == nil {
-		setVersion(ver)
+		v.Stamp(ver)
 	}
 	return ver, err
 }

@@ -22,6 +22,17 @@ func (s bytesStore) CompareAndSwap(ctx context.Context, key string, old uint64, 
 
 func (s bytesStore) Delete(ctx context.Context, key string) error { return s.m.Delete(ctx, key) }
 
+// stamped is a record that keeps the version it is stored under in *got.
+type stamped struct {
+	gate.Bytes
+	got *uint64
+}
+
+func (s stamped) Stamp(ver uint64) gate.Value {
+	*s.got = ver
+	return s
+}
+
 // TestCoreSwap writes a record through a Core over a store of values and
 // one of bytes: the first write and one against the version it returned
 // succeed and hand the new version to the caller, a write against a stale
@@ -39,16 +50,15 @@ func TestCoreSwap(t *testing.T) {
 				t.Fatalf("Load of a new key = %v, %d, %v; want nil, 0, nil", v, ver, err)
 			}
 			var got uint64
-			set := func(ver uint64) { got = ver }
-			v1, err := c.Swap(ctx, "k", 0, gate.Bytes(`{"n":1}`), set, true)
+			v1, err := c.Swap(ctx, "k", 0, stamped{gate.Bytes(`{"n":1}`), &got}, true)
 			if err != nil || v1 == 0 || got != v1 {
 				t.Fatalf("first Swap = %d, %v (set %d)", v1, err, got)
 			}
-			v2, err := c.Swap(ctx, "k", v1, gate.Bytes(`{"n":2}`), set, false)
+			v2, err := c.Swap(ctx, "k", v1, stamped{gate.Bytes(`{"n":2}`), &got}, false)
 			if err != nil || v2 == v1 || got != v2 {
 				t.Fatalf("second Swap = %d, %v (set %d)", v2, err, got)
 			}
-			if _, err := c.Swap(ctx, "k", v1, gate.Bytes(`{"n":3}`), set, true); !errors.Is(err, gate.ErrConflict) || !gate.IsConflict(err) {
+			if _, err := c.Swap(ctx, "k", v1, stamped{gate.Bytes(`{"n":3}`), &got}, true); !errors.Is(err, gate.ErrConflict) || !gate.IsConflict(err) {
 				t.Fatalf("stale Swap: err = %v, want ErrConflict", err)
 			}
 			if got != v2 {
@@ -81,18 +91,18 @@ func TestCoreDefaults(t *testing.T) {
 func TestCoreRetry(t *testing.T) {
 	ctx := context.Background()
 	c := gate.NewCore(&gate.CoreOptions{MaxRetries: 2})
-	set := func(uint64) {}
-	if _, err := c.Swap(ctx, "k", 0, gate.Bytes(`1`), set, true); err != nil {
+	var got uint64
+	if _, err := c.Swap(ctx, "k", 0, stamped{gate.Bytes(`1`), &got}, true); err != nil {
 		t.Fatal(err)
 	}
 	// Another writer moves the key on after our load at version 1.
-	if _, err := c.Swap(ctx, "k", 1, gate.Bytes(`2`), set, true); err != nil {
+	if _, err := c.Swap(ctx, "k", 1, stamped{gate.Bytes(`2`), &got}, true); err != nil {
 		t.Fatal(err)
 	}
 	ver, attempts, reloads := uint64(1), 0, 0
 	err := c.Retry(ctx, func() (bool, error) {
 		attempts++
-		_, err := c.Swap(ctx, "k", ver, gate.Bytes(`3`), set, true)
+		_, err := c.Swap(ctx, "k", ver, stamped{gate.Bytes(`3`), &got}, true)
 		return gate.IsConflict(err), err
 	}, func() (err error) {
 		reloads++
@@ -109,7 +119,7 @@ func TestCoreRetry(t *testing.T) {
 	attempts = 0
 	err = c.Retry(ctx, func() (bool, error) {
 		attempts++
-		_, err := c.Swap(ctx, "k", 1, gate.Bytes(`4`), set, true) // always stale
+		_, err := c.Swap(ctx, "k", 1, stamped{gate.Bytes(`4`), &got}, true) // always stale
 		return gate.IsConflict(err), err
 	}, func() error { return nil })
 	if !errors.Is(err, gate.ErrConflict) || attempts != 3 {

@@ -112,17 +112,12 @@ func (g *Core) write(ctx context.Context, v *View, old uint64, prev *ApprovalRec
 // false, a [gate.NoSyncStore] need not wait for the disk.
 func (g *Core) swap(ctx context.Context, key string, old uint64, v *View, durable bool) (uint64, error) {
 	v.Rec.WorkflowVersion = g.wversion
-	if vs := g.records.Values(); vs != nil {
-		// What gate.Core.Swap does for a store of values, with one
-		// closure rather than two: a swap is on every moving call's path.
-		return vs.CompareAndSwapValue(ctx, key, old, v.stamped)
-	}
-	return g.records.Swap(ctx, key, old, v, func(ver uint64) { v.Version = ver }, durable)
+	return g.records.Swap(ctx, key, old, v, durable)
 }
 
-// stamped sets v's version to ver, the one it is stored under, and
-// returns v.
-func (v *View) stamped(ver uint64) gate.Value {
+// Stamp sets v's version to ver, the one it is stored under, and returns
+// v ([gate.Stamped]).
+func (v *View) Stamp(ver uint64) gate.Value {
 	v.Version = ver
 	return v
 }
