@@ -131,6 +131,22 @@ that you can tell.
 // returns the exit code. Help that was asked for goes to stdout (exit 0);
 // usage shown because the command line is wrong goes to stderr (exit 2).
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	return runOpts(args, stdin, stdout, stderr, nil)
+}
+
+// runOptions says how run is run; nil means the zero value.
+type runOptions struct {
+	// exiting: the process ends when run returns (main), so a command may
+	// leave to the exit what the exit does anyway. The hook leaves its
+	// SQLite store open (see decideHook).
+	exiting bool
+}
+
+// runOpts is run with options.
+func runOpts(args []string, stdin io.Reader, stdout, stderr io.Writer, o *runOptions) int {
+	if o == nil {
+		o = &runOptions{}
+	}
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usageText)
 		return exitUsage
@@ -160,7 +176,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	case "ui":
 		return cmdUI(rest, stdout, stderr)
 	case "hook":
-		return cmdHook(rest, stdin, stdout, stderr)
+		return cmdHook(rest, stdin, stdout, stderr, o.exiting)
 	case "install":
 		return cmdInstall(rest, stdout, stderr)
 	case "uninstall":

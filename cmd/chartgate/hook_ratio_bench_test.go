@@ -12,8 +12,9 @@ import (
 
 // BenchmarkHookRatio runs, alternately in one loop, a trivial Go program
 // and `chartgate hook claude-code` on Claude Code's PreToolUse of a Write
-// against the project's real SQLite store (kept open in this process, as
-// the session's gateway does), so that both see the same load; it
+// against the project's real SQLite store, which no other process holds
+// open (no gateway runs: each hook is the file's only connection), so
+// that both see the same load; it
 // reports each one's median wall time and their ratio ("x-trivial"), the
 // figure the hook's cost is stated in. "sqlite" adds a program that only
 // opens a SQLite file with modernc.org/sqlite, the floor of any process

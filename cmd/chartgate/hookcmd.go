@@ -16,6 +16,7 @@ import (
 
 	"github.com/chartgate/chartgate/hook"
 	"github.com/chartgate/chartgate/internal/core"
+	"github.com/chartgate/chartgate/mcpbind/sqlitestore"
 	"github.com/chartgate/chartgate/workflow"
 )
 
@@ -63,7 +64,9 @@ type hookAnswer struct {
 	code int
 }
 
-func cmdHook(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+// cmdHook runs `chartgate hook`; exiting says that the process ends when
+// it returns (runOptions).
+func cmdHook(args []string, stdin io.Reader, stdout, stderr io.Writer, exiting bool) int {
 	flags := newFlagSet("hook")
 	pf := addProjectFlags(flags)
 	event := flags.String("event", "", "the event's name")
@@ -114,7 +117,7 @@ func cmdHook(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		_, _ = stdout.Write(hook.Encode(ev, hook.Result{}))
 		return exitOK
 	}
-	cfg := hookConfig{pf: pf, projectDir: *projectDir, gateway: *gateway, checkpoint: cp, compat: workflow.Compat(*compat), defaultDeny: *defaultDeny, deadline: *deadline}
+	cfg := hookConfig{pf: pf, projectDir: *projectDir, gateway: *gateway, checkpoint: cp, compat: workflow.Compat(*compat), defaultDeny: *defaultDeny, deadline: *deadline, exiting: exiting}
 	return awaitHook(ev, *deadline, func(project *string) hookAnswer {
 		return decideHook(ev, cfg, project)
 	}).write(stdout, stderr)
@@ -129,6 +132,8 @@ type hookConfig struct {
 	compat      workflow.Compat
 	defaultDeny bool
 	deadline    time.Duration
+	// exiting: the process ends once the event is answered.
+	exiting bool
 }
 
 // decideHook answers an event from its session's workflow; it sets
@@ -158,7 +163,7 @@ func decideHook(ev hook.Event, cfg hookConfig, project *string) hookAnswer {
 	if err != nil {
 		return failedAnswer(ev, err)
 	}
-	defer p.close()
+	defer closeHookStore(p, cfg.exiting)
 	gate, err := hookCore(p, cfg)
 	if err != nil {
 		return failedAnswer(ev, err)
@@ -174,6 +179,20 @@ func decideHook(ev hook.Event, cfg hookConfig, project *string) hookAnswer {
 		return failedAnswer(ev, err)
 	}
 	return hookAnswer{out: hook.Encode(ev, res)}
+}
+
+// closeHookStore closes the project's store, unless it is a SQLite file
+// and the process ends anyway (exiting): the exit then leaves the file as
+// a crash right after the hook's last commit would, which SQLite's
+// write-ahead log recovers from, and saves the checkpoint and the log's
+// deletion the last close makes (package hook's doc, "Speed"). Postgres
+// and Redis connections are closed: their servers would log a dropped
+// connection.
+func closeHookStore(p *project, exiting bool) {
+	if _, ok := p.store.(*sqlitestore.Store); ok && exiting {
+		return
+	}
+	_ = p.close()
 }
 
 // hookCore returns the gate a hook decides with: the core of the gate

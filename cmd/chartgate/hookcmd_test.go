@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -275,4 +276,39 @@ func TestHookCoreKeepsAgreedOptions(t *testing.T) {
 	if s := got.FieldByName("StartTool").String(); s != core.DefaultStartTool {
 		t.Errorf("hookCoreOptions' StartTool = %q, serve's gate uses %q", s, core.DefaultStartTool)
 	}
+}
+
+// TestHookBinaryLeavesStoreToExit: the hook process leaves its SQLite
+// store to the process' exit, without the close that would checkpoint and
+// remove the write-ahead log; each next process still sees every write
+// the previous ones made (here, the count of reads of a file), and a
+// process that closes the file last checkpoints the log into it.
+func TestHookBinaryLeavesStoreToExit(t *testing.T) {
+	bin := chartgateBinary(t)
+	project := hookProject(t)
+	pre := fixture(t, "claude-code", "pre-tool-use-read.json", project, "s1")
+	post := fixture(t, "claude-code", "post-tool-use-read.json", project, "s1")
+	db := filepath.Join(project, ".chartgate", "state.db")
+	for n, nth := range []string{"1st", "2nd", "3rd", "4th", "5th"} {
+		r := runHook(t, bin, project, pre, nil, "claude-code")
+		require.Equal(t, 0, r.code, r.errOut)
+		assert.NotContains(t, r.out, "deny")
+		if n+1 >= 3 {
+			assert.Contains(t, r.out, "is read for the "+nth+" time in state plan", "read %d", n+1)
+		} else {
+			assert.NotContains(t, r.out, "is read for the", "read %d", n+1)
+		}
+		r = runHook(t, bin, project, post, nil, "claude-code")
+		require.Equal(t, 0, r.code, r.errOut)
+		_, err := os.Stat(db + "-wal")
+		require.NoError(t, err, "the hook process closed the store: its log is gone")
+	}
+	s, err := sqlitestore.Open(db, nil)
+	require.NoError(t, err)
+	require.NoError(t, s.Close())
+	_, err = os.Stat(db + "-wal")
+	require.ErrorIs(t, err, fs.ErrNotExist, "the last close checkpoints the log and removes it")
+	r := runHook(t, bin, project, pre, nil, "claude-code")
+	require.Equal(t, 0, r.code, r.errOut)
+	assert.Contains(t, r.out, "is read for the 6th time in state plan")
 }

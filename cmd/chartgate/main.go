@@ -50,5 +50,5 @@ package main
 import "os"
 
 func main() {
-	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	os.Exit(runOpts(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, &runOptions{exiting: true}))
 }
