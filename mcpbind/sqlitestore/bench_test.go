@@ -198,3 +198,42 @@ func BenchmarkCompareAndSwapConcurrent(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkMovingCallConcurrent is BenchmarkMovingCall with 8 goroutines
+// per CPU, each a session with its own key, as a gateway's sessions move
+// their workflows at once: writes that wait for each other are committed
+// together.
+func BenchmarkMovingCallConcurrent(b *testing.B) {
+	for _, relaxed := range []bool{true, false} {
+		name := "relaxed-sync"
+		if !relaxed {
+			name = "full-sync"
+		}
+		b.Run(name, func(b *testing.B) {
+			s := open(b, &sqlitestore.Options{RelaxedSync: relaxed})
+			var next atomic.Int64
+			b.ReportAllocs()
+			b.SetParallelism(8)
+			b.RunParallel(func(pb *testing.PB) {
+				ctx := context.Background()
+				key := "k" + strconv.FormatInt(next.Add(1), 10)
+				v, err := s.CompareAndSwap(ctx, key, 0, record)
+				if err != nil {
+					b.Fatal(err)
+				}
+				for pb.Next() {
+					data, cur, err := s.Load(ctx, key)
+					if err != nil || cur != v || len(data) != len(record) {
+						b.Fatalf("load: %d bytes, version %d, %v; want %d, %d", len(data), cur, err, len(record), v)
+					}
+					if v, err = s.CompareAndSwapNoSync(ctx, key, v, record); err != nil {
+						b.Fatal(err)
+					}
+					if v, err = s.CompareAndSwap(ctx, key, v, record); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		})
+	}
+}
