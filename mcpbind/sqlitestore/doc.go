@@ -134,6 +134,9 @@
 // workflow instead of two. The WAL is appended in order and a synced
 // commit syncs all of it, so a lease is on disk once a later write is;
 // a lease lost with the machine leaves the workflow free, as it was.
+// Writes without sync that queue with durable ones are committed first,
+// in a group of their own, so that a session's lease does not wait for
+// the sync of other sessions' commits.
 //
 // # Several processes
 //

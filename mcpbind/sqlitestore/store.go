@@ -288,7 +288,8 @@ func (s *Store) CompareAndSwap(ctx context.Context, key string, old uint64, data
 // not sync the WAL. The commit is in the operating system's cache at once
 // (other connections see it, a crash of the process keeps it) and reaches
 // the disk at the next synced commit, which syncs the whole WAL, or at a
-// checkpoint. In a group with a durable write it is synced with it.
+// checkpoint. Queued with durable writes, it is committed before them,
+// in a group of its own, and does not wait for their sync.
 func (s *Store) CompareAndSwapNoSync(ctx context.Context, key string, old uint64, data []byte) (uint64, error) {
 	return s.compareAndSwap(ctx, key, old, data, false)
 }
@@ -437,15 +438,32 @@ func (s *Store) commitGroup() {
 		}
 		live = append(live, op)
 	}
-	if len(live) == 0 {
-		return
-	}
-	err := s.runGroup(live)
-	for _, op := range live {
-		if op.err == nil {
-			op.err = err
+	// In a durable store, the writes that need no sync are committed
+	// first, in a group of their own, and return without waiting for the
+	// sync of the durable ones (which then syncs theirs too).
+	var nosync []*writeOp
+	if s.syncMode != "NORMAL" {
+		durable := live[:0]
+		for _, op := range live {
+			if op.durable {
+				durable = append(durable, op)
+			} else {
+				nosync = append(nosync, op)
+			}
 		}
-		close(op.done)
+		live = durable
+	}
+	for _, g := range [2][]*writeOp{nosync, live} {
+		if len(g) == 0 {
+			continue
+		}
+		err := s.runGroup(g)
+		for _, op := range g {
+			if op.err == nil {
+				op.err = err
+			}
+			close(op.done)
+		}
 	}
 }
 
