@@ -40,7 +40,6 @@ func (s *Store) Queued() int {
 // a constraint of the counter table) and returns its error.
 func (s *Store) WriteFailing(ctx context.Context) error {
 	return s.write(ctx, true, func(w *writeConn, _ time.Time) error {
-		_, err := w.exec("INSERT INTO counter (id, last) VALUES (2, 0)")
-		return err
+		return w.exec("INSERT INTO counter (id, last) VALUES (2, 0)")
 	})
 }

@@ -343,8 +343,7 @@ func (s *Store) compareAndSwap(ctx context.Context, key string, old uint64, data
 // outlives every record. Deleting a missing key is not an error.
 func (s *Store) Delete(ctx context.Context, key string) error {
 	err := s.write(ctx, true, func(w *writeConn, _ time.Time) error {
-		_, err := w.exec(sqlRemove, key)
-		return err
+		return w.exec(sqlRemove, key)
 	})
 	if err != nil {
 		return s.fail(ctx, "deleting", key, err)
@@ -505,7 +504,7 @@ func (s *Store) runGroup(group []*writeOp) (err error) {
 	if len(group) == 1 {
 		wait = group[0].ctx
 	}
-	if err := retryBusy(wait, s.busy, func() error { _, err := w.exec("BEGIN IMMEDIATE"); return err }); err != nil {
+	if err := retryBusy(wait, s.busy, func() error { return w.exec("BEGIN IMMEDIATE") }); err != nil {
 		return err
 	}
 	committed := false
@@ -531,11 +530,11 @@ func (s *Store) runGroup(group []*writeOp) (err error) {
 		return s.runGroup(rest)
 	}
 	if purge {
-		if _, err := w.exec(sqlPurge, now.UnixMilli(), purgeBatch); err != nil {
+		if err := w.exec(sqlPurge, now.UnixMilli(), purgeBatch); err != nil {
 			return fmt.Errorf("purging expired records: %w", err)
 		}
 	}
-	if _, err := w.exec("COMMIT"); err != nil {
+	if err := w.exec("COMMIT"); err != nil {
 		return err
 	}
 	committed = true
@@ -543,117 +542,6 @@ func (s *Store) runGroup(group []*writeOp) (err error) {
 		s.nextPurge = now.Add(purgeInterval)
 	}
 	return nil
-}
-
-// writeConn is the connection a Store's writes run on, taken from the pool
-// for as long as the Store is open, with the statements of the writes
-// prepared on it once: preparing (parsing) them costs about as much as
-// running them. The transactions are begun and ended with statements, so
-// that they use the connection's prepared statements as they are
-// (database/sql prepares a statement again in each sql.Tx). The holder
-// of the Store's writer token uses it.
-type writeConn struct {
-	conn  *sql.Conn
-	stmts map[string]*sql.Stmt // by query
-	sync  string               // the synchronous setting it has
-}
-
-// openWriter takes the connection of the writes from the pool.
-func (s *Store) openWriter(ctx context.Context) (*writeConn, error) {
-	conn, err := s.db.Conn(ctx)
-	if err != nil {
-		return nil, err
-	}
-	for _, q := range versionTriggers {
-		if _, err := conn.ExecContext(ctx, q); err != nil {
-			conn.Close()
-			return nil, fmt.Errorf("creating the version triggers: %w", err)
-		}
-	}
-	// The DSN sets every new connection to syncMode.
-	return &writeConn{conn: conn, stmts: make(map[string]*sql.Stmt), sync: s.syncMode}, nil
-}
-
-// prepared returns the statement of query, preparing it the first time.
-func (w *writeConn) prepared(query string) (*sql.Stmt, error) {
-	if st := w.stmts[query]; st != nil {
-		return st, nil
-	}
-	st, err := w.conn.PrepareContext(context.Background(), query)
-	if err != nil {
-		return nil, err
-	}
-	w.stmts[query] = st
-	return st, nil
-}
-
-// exec runs query with args.
-func (w *writeConn) exec(query string, args ...any) (sql.Result, error) {
-	st, err := w.prepared(query)
-	if err != nil {
-		return nil, err
-	}
-	return st.ExecContext(context.Background(), args...)
-}
-
-// scan runs query with args and scans its first row into dest; no row
-// gives sql.ErrNoRows.
-func (w *writeConn) scan(query string, args []any, dest ...any) error {
-	st, err := w.prepared(query)
-	if err != nil {
-		return err
-	}
-	return st.QueryRowContext(context.Background(), args...).Scan(dest...)
-}
-
-// returning runs query, a write with a RETURNING clause, with args, and
-// scans its first row, if it returns one, into dest. It steps the
-// statement to its end, where SQLite commits a statement run outside a
-// transaction, so that the error of that commit is returned.
-func (w *writeConn) returning(query string, args []any, dest ...any) (found bool, err error) {
-	st, err := w.prepared(query)
-	if err != nil {
-		return false, err
-	}
-	rows, err := st.QueryContext(context.Background(), args...)
-	if err != nil {
-		return false, err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		if !found {
-			if err := rows.Scan(dest...); err != nil {
-				return false, err
-			}
-			found = true
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return false, err
-	}
-	return found, rows.Close()
-}
-
-// setSync gives the connection the synchronous setting mode, unless it
-// has it. The setting cannot change inside a transaction.
-func (w *writeConn) setSync(mode string) error {
-	if w.sync == mode {
-		return nil
-	}
-	if _, err := w.exec("PRAGMA synchronous = " + mode); err != nil {
-		return fmt.Errorf("setting synchronous=%s: %w", mode, err)
-	}
-	w.sync = mode
-	return nil
-}
-
-// close closes the statements and returns the connection to the pool.
-func (w *writeConn) close() error {
-	var errs []error
-	for _, st := range w.stmts {
-		errs = append(errs, st.Close())
-	}
-	return errors.Join(append(errs, w.conn.Close())...)
 }
 
 // expired reports whether a record with the given expiry (Unix
