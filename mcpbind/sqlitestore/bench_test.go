@@ -127,6 +127,7 @@ func BenchmarkCompareAndSwap(b *testing.B) {
 			s := open(b, &sqlitestore.Options{RelaxedSync: c.relaxed})
 			var v uint64
 			b.ReportAllocs()
+			defer reportCPU(b)()
 			for b.Loop() {
 				for _, synced := range c.writes {
 					var err error
@@ -162,10 +163,23 @@ func BenchmarkMovingCall(b *testing.B) {
 				b.Fatal(err)
 			}
 			b.ReportAllocs()
+			defer reportCPU(b)()
 			for b.Loop() {
 				v = movingCall(b, s, "k", v)
 			}
 		})
+	}
+}
+
+// reportCPU returns a function that reports the CPU time the process
+// used per operation since reportCPU was called ("cpu-ns/op"; 0 where it
+// is not read). Call it when the benchmark's loop is done.
+func reportCPU(b *testing.B) func() {
+	start := cpuTime()
+	return func() {
+		if b.N > 0 {
+			b.ReportMetric(float64(cpuTime()-start)/float64(b.N), "cpu-ns/op")
+		}
 	}
 }
 
@@ -195,6 +209,7 @@ func BenchmarkCompareAndSwapConcurrent(b *testing.B) {
 	s := open(b, nil)
 	var next atomic.Int64
 	b.ReportAllocs()
+	defer reportCPU(b)()
 	b.SetParallelism(8)
 	b.RunParallel(func(pb *testing.PB) {
 		ctx := context.Background()
@@ -223,6 +238,7 @@ func BenchmarkMovingCallConcurrent(b *testing.B) {
 			s := open(b, &sqlitestore.Options{RelaxedSync: relaxed})
 			var next atomic.Int64
 			b.ReportAllocs()
+			defer reportCPU(b)()
 			b.SetParallelism(8)
 			b.RunParallel(func(pb *testing.PB) {
 				ctx := context.Background()
