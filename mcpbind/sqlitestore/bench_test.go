@@ -58,6 +58,7 @@ func BenchmarkHookCall(b *testing.B) {
 	path := filepath.Join(b.TempDir(), "state.db")
 	openAt(b, path, nil) // the gateway
 	b.ReportAllocs()
+	defer reportCPU(b)()
 	for b.Loop() {
 		s, err := sqlitestore.Open(path, nil)
 		if err != nil {
