@@ -41,27 +41,31 @@
 //
 // # Compare-and-swap
 //
-// [Store.CompareAndSwap] runs one BEGIN IMMEDIATE transaction, which takes
-// the database's write lock before it reads anything: it takes a new
-// version from the counter and writes the row with a statement that
-// changes it only if it has the expected version (0: there is no row, or
-// the row expired), then commits. If the statement changed no row, the
-// swap is a conflict and the transaction is rolled back (the key's
-// version is read then, for the error). SQLite lets one connection at a
-// time hold the write lock, across processes, so two writers that race
-// on one key cannot both win: the loser gets an error that matches
-// [mcpbind.ErrConflict], and the gate reloads and applies its event again.
-// A version is returned only once its transaction committed. Within one
-// process, the writes of a Store queue in Go and run on one connection,
-// kept open with their statements prepared, and only writes of different
-// Stores (other processes) wait for SQLite's lock. Writes that queue are
-// committed in groups: the next writer runs every write waiting, each in
-// a savepoint of one transaction (a write that conflicts or fails is
-// rolled back alone and gets its error), and commits once, so that
-// concurrent sessions share one sync to disk instead of taking one each;
-// each write still returns only once the group's commit is done. Loads
-// read without waiting for writers (WAL mode) and see the last committed
-// write.
+// [Store.CompareAndSwap] is one statement: it writes the row, with a new
+// version from the counter, only if the row has the expected version (0:
+// there is no row, or the row expired), and returns the new version (the
+// statement changes no row on a conflict, and then the key's version is
+// read, for the error). Run alone, the statement is its own transaction,
+// which takes the database's write lock before it reads anything (as
+// BEGIN IMMEDIATE does) and commits when it ends. The counter is set to
+// the new version in the same statement, by TEMP triggers of the Store's
+// connection (they live in the connection, not in the file). SQLite lets
+// one connection at a time hold the write lock, across processes, so two
+// writers that race on one key cannot both win: the loser gets an error
+// that matches [mcpbind.ErrConflict], and the gate reloads and applies
+// its event again. A version is returned only once its transaction
+// committed. Within one process, the writes of a Store queue in Go and run
+// on one connection, kept open with their statements prepared, and only
+// writes of different Stores (other processes) wait for SQLite's lock.
+// Writes that queue are committed in groups: the next writer runs every
+// write waiting in one BEGIN IMMEDIATE transaction and commits once, so
+// that concurrent sessions share one commit (its locks, the write of the
+// counter's page and the sync to disk) instead of taking one each; each
+// write still returns only once the group's commit is done. A write that
+// conflicts changes nothing (SQLite undoes a statement as a whole) and
+// leaves the others be; one that fails otherwise gets its error, and the
+// others are run again without it. Loads read without waiting for writers
+// (WAL mode) and see the last committed write.
 //
 // # Versions
 //
@@ -130,6 +134,9 @@
 // workflow instead of two. The WAL is appended in order and a synced
 // commit syncs all of it, so a lease is on disk once a later write is;
 // a lease lost with the machine leaves the workflow free, as it was.
+// Writes without sync that queue with durable ones are committed first,
+// in a group of their own, so that a session's lease does not wait for
+// the sync of other sessions' commits.
 //
 // # Several processes
 //

@@ -35,3 +35,11 @@ func (s *Store) Queued() int {
 	defer s.qmu.Unlock()
 	return len(s.queue)
 }
+
+// WriteFailing runs a write whose statement fails when it runs (it breaks
+// a constraint of the counter table) and returns its error.
+func (s *Store) WriteFailing(ctx context.Context) error {
+	return s.write(ctx, true, func(w *writeConn, _ time.Time) error {
+		return w.exec("INSERT INTO counter (id, last) VALUES (2, 0)")
+	})
+}

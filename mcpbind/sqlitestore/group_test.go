@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/chartgate/chartgate/mcpbind"
 	"github.com/chartgate/chartgate/mcpbind/sqlitestore"
@@ -70,5 +72,54 @@ func TestConcurrentWritesCommittedInGroups(t *testing.T) {
 	}
 	if data, _, err := s.Load(ctx, "shared"); err != nil || data == nil {
 		t.Fatalf("shared: %q, %v", data, err)
+	}
+}
+
+// TestGroupWithFailingWrite: a write that fails in a group gets its
+// error alone; the writes before and after it in the group are committed
+// with the versions they returned.
+func TestGroupWithFailingWrite(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "state.db")
+	s := openAt(t, path, nil)
+	release := s.HoldWriter()
+	const n = 6
+	var wg sync.WaitGroup
+	versions := make([]uint64, n)
+	var failed error
+	for i := range n {
+		wg.Go(func() {
+			if i == n/2 {
+				failed = s.WriteFailing(ctx)
+				return
+			}
+			v, err := s.CompareAndSwap(ctx, fmt.Sprintf("k%d", i), 0, []byte(fmt.Sprint(i)))
+			if err != nil {
+				t.Errorf("k%d: %v", i, err)
+			}
+			versions[i] = v
+		})
+	}
+	for s.Queued() < n {
+		time.Sleep(time.Millisecond)
+	}
+	release()
+	wg.Wait()
+	if failed == nil || !strings.Contains(failed.Error(), "CHECK constraint failed") {
+		t.Fatalf("the failing write: %v; want its CHECK constraint error", failed)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s = openAt(t, path, nil)
+	for i := range n {
+		if i == n/2 {
+			continue
+		}
+		data, v, err := s.Load(ctx, fmt.Sprintf("k%d", i))
+		if err != nil || string(data) != fmt.Sprint(i) || v != versions[i] {
+			t.Errorf("k%d: %q, version %d, %v; want %q, version %d", i, data, v, err, fmt.Sprint(i), versions[i])
+		}
 	}
 }

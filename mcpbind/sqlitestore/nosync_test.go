@@ -53,30 +53,36 @@ func TestNoSync(t *testing.T) {
 	}
 }
 
-// TestNoSyncInGroup: a write without sync committed in one group with a
-// durable write is synced with it.
+// TestNoSyncInGroup: writes without sync queued with durable ones are
+// committed without sync (in a group of their own, before them), and the
+// durable ones with it.
 func TestNoSyncInGroup(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	s := open(t, nil)
 	release := s.HoldWriter()
-	modes := make(chan int, 2)
-	for _, durable := range []bool{false, true} {
+	type result struct {
+		durable bool
+		mode    int
+	}
+	results := make(chan result, 4)
+	for _, durable := range []bool{false, true, false, true} {
 		go func() {
 			m, err := s.WriteSynchronous(ctx, durable)
 			if err != nil {
 				t.Error(err)
 			}
-			modes <- m
+			results <- result{durable, m}
 		}()
 	}
-	for s.Queued() < 2 {
+	for s.Queued() < 4 {
 		time.Sleep(time.Millisecond)
 	}
 	release()
-	for range 2 {
-		if m := <-modes; m != 2 {
-			t.Errorf("a write of a group with a durable one: synchronous %d, want 2 (FULL)", m)
+	for range 4 {
+		r := <-results
+		if want := map[bool]int{false: 1, true: 2}[r.durable]; r.mode != want {
+			t.Errorf("a write (durable %v) queued with others: synchronous %d, want %d", r.durable, r.mode, want)
 		}
 	}
 }

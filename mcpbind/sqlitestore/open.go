@@ -144,7 +144,7 @@ func createFile(path string) error {
 // _txlock=immediate makes every transaction begun through database/sql (a
 // migration's) BEGIN IMMEDIATE, so that it takes the database's write lock
 // (or waits for it) before it reads the schema version. The writes begin
-// theirs with BEGIN IMMEDIATE themselves (Store.runGroup).
+// theirs themselves (Store.runGroup).
 func dsn(path string, busyMS int64, relaxed bool) string {
 	p := filepath.ToSlash(path)
 	if p[0] != '/' {

@@ -76,21 +76,40 @@ type Store struct {
 const (
 	sqlLoad    = `SELECT version, data, expires FROM records WHERE key = ?`
 	sqlCurrent = `SELECT version, expires FROM records WHERE key = ?`
-	// The counter only grows, and never below the time in microseconds:
-	// see "Versions" in the package documentation.
-	sqlNext = `UPDATE counter SET last = max(last + 1, ?) RETURNING last`
-	// sqlSwap replaces the record of key ?4 if it has version ?5 and has
-	// not expired at ?6; sqlCreate writes the record of key ?1 if there
-	// is none or it expired at ?5. Either changes no row on a conflict.
-	sqlSwap = `UPDATE records SET version = ?1, data = ?2, expires = ?3
-		WHERE key = ?4 AND version = ?5 AND (expires = 0 OR expires > ?6)`
-	sqlCreate = `INSERT INTO records (key, version, data, expires) VALUES (?1, ?2, ?3, ?4)
-		ON CONFLICT (key) DO UPDATE SET version = ?2, data = ?3, expires = ?4
-		WHERE expires > 0 AND expires <= ?5`
+	// sqlSwap replaces the record of key ?3 if it has version ?4 and has
+	// not expired at ?5; sqlCreate writes the record of key ?1 if there
+	// is none or it expired at ?4. Either returns the record's new
+	// version, and no row on a conflict. The new version is the
+	// counter's next (see "Versions" in the package documentation: it
+	// only grows, and never below the time in microseconds, ?6 or ?5),
+	// and the writes' connection has triggers (versionTriggers) that set
+	// the counter to it in the same statement: one statement takes a
+	// version, compares and writes, so that a write alone is one
+	// transaction of one statement.
+	sqlSwap = `UPDATE records
+		SET version = (SELECT max(last + 1, ?6) FROM counter WHERE id = 1), data = ?1, expires = ?2
+		WHERE key = ?3 AND version = ?4 AND (expires = 0 OR expires > ?5)
+		RETURNING version`
+	sqlCreate = `INSERT INTO records (key, version, data, expires)
+		VALUES (?1, (SELECT max(last + 1, ?5) FROM counter WHERE id = 1), ?2, ?3)
+		ON CONFLICT (key) DO UPDATE SET version = excluded.version, data = excluded.data, expires = excluded.expires
+		WHERE expires > 0 AND expires <= ?4
+		RETURNING version`
 	sqlRemove = `DELETE FROM records WHERE key = ?`
 	sqlPurge  = `DELETE FROM records WHERE key IN
 		(SELECT key FROM records WHERE expires > 0 AND expires <= ? LIMIT ?)`
 )
+
+// versionTriggers make every version a write of the writes' connection
+// gives a record the counter's last version. They are TEMP triggers,
+// which live in the connection, not in the file: the file's schema stays
+// the one every version of this package knows (see migrations).
+var versionTriggers = [...]string{
+	`CREATE TEMP TRIGGER IF NOT EXISTS records_version_update AFTER UPDATE OF version ON main.records
+	BEGIN UPDATE counter SET last = NEW.version WHERE id = 1; END`,
+	`CREATE TEMP TRIGGER IF NOT EXISTS records_version_insert AFTER INSERT ON main.records
+	BEGIN UPDATE counter SET last = NEW.version WHERE id = 1; END`,
+}
 
 // stmt is a statement prepared at its first use, then reused: preparing
 // (parsing) these statements costs about as much as running them.
@@ -269,7 +288,8 @@ func (s *Store) CompareAndSwap(ctx context.Context, key string, old uint64, data
 // not sync the WAL. The commit is in the operating system's cache at once
 // (other connections see it, a crash of the process keeps it) and reaches
 // the disk at the next synced commit, which syncs the whole WAL, or at a
-// checkpoint. In a group with a durable write it is synced with it.
+// checkpoint. Queued with durable writes, it is committed before them,
+// in a group of its own, and does not wait for their sync.
 func (s *Store) CompareAndSwapNoSync(ctx context.Context, key string, old uint64, data []byte) (uint64, error) {
 	return s.compareAndSwap(ctx, key, old, data, false)
 }
@@ -280,26 +300,20 @@ func (s *Store) compareAndSwap(ctx context.Context, key string, old uint64, data
 	}
 	var cur, version uint64
 	err := s.write(ctx, durable, func(w *writeConn, now time.Time) error {
-		if err := w.scan(sqlNext, []any{now.UnixMicro()}, &version); err != nil {
-			return err
-		}
 		expires := int64(0)
 		if s.ttlMS > 0 {
 			expires = now.UnixMilli() + s.ttlMS
 		}
-		// One statement compares and writes; only a conflict reads the
-		// current version, for its error.
-		var res sql.Result
+		// One statement takes a version, compares and writes; only a
+		// conflict reads the current version, for its error.
+		var found bool
 		var err error
 		if old == 0 {
-			res, err = w.exec(sqlCreate, key, version, data, expires, now.UnixMilli())
+			found, err = w.returning(sqlCreate, []any{key, data, expires, now.UnixMilli(), now.UnixMicro()}, &version)
 		} else {
-			res, err = w.exec(sqlSwap, version, data, expires, key, old, now.UnixMilli())
+			found, err = w.returning(sqlSwap, []any{data, expires, key, old, now.UnixMilli(), now.UnixMicro()}, &version)
 		}
-		if err != nil {
-			return err
-		}
-		if n, err := res.RowsAffected(); err != nil || n == 1 {
+		if err != nil || found {
 			return err
 		}
 		err = w.scan(sqlCurrent, []any{key}, &cur, &expires)
@@ -329,8 +343,7 @@ func (s *Store) compareAndSwap(ctx context.Context, key string, old uint64, data
 // outlives every record. Deleting a missing key is not an error.
 func (s *Store) Delete(ctx context.Context, key string) error {
 	err := s.write(ctx, true, func(w *writeConn, _ time.Time) error {
-		_, err := w.exec(sqlRemove, key)
-		return err
+		return w.exec(sqlRemove, key)
 	})
 	if err != nil {
 		return s.fail(ctx, "deleting", key, err)
@@ -348,16 +361,23 @@ type writeOp struct {
 	taken   bool          // by a group; guarded by Store.qmu
 }
 
-// write runs fn in a transaction that holds the database's write lock (a
-// BEGIN IMMEDIATE transaction; see dsn), purges expired records when a
-// purge is due, and commits; it returns once the commit is done (on disk,
-// unless RelaxedSync or not durable). now is the time of the write.
+// write runs fn, which makes one write statement (and reads), in a
+// transaction that holds the database's write lock, purges expired
+// records when a purge is due, and commits; it returns once the commit is
+// done (on disk, unless RelaxedSync or not durable). now is the time of
+// the write. fn returns [gate.ErrConflict] itself for a write that lost
+// (its statement changed nothing).
 //
-// Writes of one Store that wait for each other are committed in groups:
-// the write that gets the writer token takes every write queued and runs
-// each in a savepoint of one transaction (one that fails is rolled back
-// alone and gets its error), then commits once, so that concurrent
-// sessions share the commit's sync instead of queueing for one each. A
+// A write alone runs as its statement's own transaction (SQLite's
+// autocommit, which takes the write lock before it reads, as BEGIN
+// IMMEDIATE does). Writes of one Store that wait for each other are
+// committed in groups: the write that gets the writer token takes every
+// write queued and runs them in one transaction, then commits once, so
+// that concurrent sessions share the commit (its locks, its counter page
+// and its sync) instead of queueing for one each. SQLite undoes a
+// statement that fails as a whole, so a write that conflicts changes
+// nothing and leaves the others be; one that fails otherwise rolls the
+// group back, gets its error, and the others run again without it. A
 // write still queued when ctx ends is dropped; one taken into a group
 // waits for the group's commit. fn's statements run without a context
 // (ending a statement's context would make SQLite roll back the whole
@@ -417,22 +437,39 @@ func (s *Store) commitGroup() {
 		}
 		live = append(live, op)
 	}
-	if len(live) == 0 {
-		return
-	}
-	err := s.runGroup(live)
-	for _, op := range live {
-		if op.err == nil {
-			op.err = err
+	// In a durable store, the writes that need no sync are committed
+	// first, in a group of their own, and return without waiting for the
+	// sync of the durable ones (which then syncs theirs too).
+	var nosync []*writeOp
+	if s.syncMode != "NORMAL" {
+		durable := live[:0]
+		for _, op := range live {
+			if op.durable {
+				durable = append(durable, op)
+			} else {
+				nosync = append(nosync, op)
+			}
 		}
-		close(op.done)
+		live = durable
+	}
+	for _, g := range [2][]*writeOp{nosync, live} {
+		if len(g) == 0 {
+			continue
+		}
+		err := s.runGroup(g)
+		for _, op := range g {
+			if op.err == nil {
+				op.err = err
+			}
+			close(op.done)
+		}
 	}
 }
 
-// runGroup runs the writes in one transaction and commits it. A write
-// that fails gets its error in op.err (its savepoint rolled back); the
-// error returned is the transaction's, for the others. The caller holds
-// the writer token.
+// runGroup runs the writes in one transaction and commits it. Each
+// write gets its own error in op.err; the error returned is the
+// transaction's, for the writes without one. The caller holds the writer
+// token.
 func (s *Store) runGroup(group []*writeOp) (err error) {
 	if s.closed {
 		return errClosed
@@ -452,13 +489,22 @@ func (s *Store) runGroup(group []*writeOp) (err error) {
 	if err := w.setSync(mode); err != nil {
 		return err
 	}
+	purge := !now.Before(s.nextPurge)
+	if len(group) == 1 && !purge {
+		// Its statement is its transaction, which waits for the write
+		// lock in slices, up to the busy timeout or until the write's
+		// context ends, and changes nothing while it waits.
+		op := group[0]
+		op.err = retryBusy(op.ctx, s.busy, func() error { return op.fn(w, now) })
+		return op.err
+	}
 	// BEGIN IMMEDIATE waits for the write lock: in slices, up to the busy
 	// timeout, or until the context of a write alone ends.
 	wait := ctx
 	if len(group) == 1 {
 		wait = group[0].ctx
 	}
-	if err := retryBusy(wait, s.busy, func() error { _, err := w.exec("BEGIN IMMEDIATE"); return err }); err != nil {
+	if err := retryBusy(wait, s.busy, func() error { return w.exec("BEGIN IMMEDIATE") }); err != nil {
 		return err
 	}
 	committed := false
@@ -469,33 +515,26 @@ func (s *Store) runGroup(group []*writeOp) (err error) {
 			w.exec("ROLLBACK")
 		}
 	}()
-	if len(group) == 1 {
-		if err := group[0].fn(w, now); err != nil {
-			group[0].err = err
-			return err
+	for i, op := range group {
+		if op.err = op.fn(w, now); op.err == nil || op.err == gate.ErrConflict {
+			continue
 		}
-	} else {
-		for _, op := range group {
-			if _, err := w.exec("SAVEPOINT w"); err != nil {
-				return err
-			}
-			if op.err = op.fn(w, now); op.err != nil {
-				if _, err := w.exec("ROLLBACK TO w"); err != nil {
-					return err
-				}
-			}
-			if _, err := w.exec("RELEASE w"); err != nil {
-				return err
-			}
+		if len(group) == 1 {
+			return op.err
 		}
+		// Some errors make SQLite roll back the whole transaction: start
+		// again without the write that failed.
+		w.exec("ROLLBACK")
+		committed = true
+		rest := slices.Concat(group[:i], group[i+1:])
+		return s.runGroup(rest)
 	}
-	purge := !now.Before(s.nextPurge)
 	if purge {
-		if _, err := w.exec(sqlPurge, now.UnixMilli(), purgeBatch); err != nil {
+		if err := w.exec(sqlPurge, now.UnixMilli(), purgeBatch); err != nil {
 			return fmt.Errorf("purging expired records: %w", err)
 		}
 	}
-	if _, err := w.exec("COMMIT"); err != nil {
+	if err := w.exec("COMMIT"); err != nil {
 		return err
 	}
 	committed = true
@@ -503,83 +542,6 @@ func (s *Store) runGroup(group []*writeOp) (err error) {
 		s.nextPurge = now.Add(purgeInterval)
 	}
 	return nil
-}
-
-// writeConn is the connection a Store's writes run on, taken from the pool
-// for as long as the Store is open, with the statements of the writes
-// prepared on it once: preparing (parsing) them costs about as much as
-// running them. The transactions are begun and ended with statements, so
-// that they use the connection's prepared statements as they are
-// (database/sql prepares a statement again in each sql.Tx). The holder
-// of the Store's writer token uses it.
-type writeConn struct {
-	conn  *sql.Conn
-	stmts map[string]*sql.Stmt // by query
-	sync  string               // the synchronous setting it has
-}
-
-// openWriter takes the connection of the writes from the pool.
-func (s *Store) openWriter(ctx context.Context) (*writeConn, error) {
-	conn, err := s.db.Conn(ctx)
-	if err != nil {
-		return nil, err
-	}
-	// The DSN sets every new connection to syncMode.
-	return &writeConn{conn: conn, stmts: make(map[string]*sql.Stmt), sync: s.syncMode}, nil
-}
-
-// prepared returns the statement of query, preparing it the first time.
-func (w *writeConn) prepared(query string) (*sql.Stmt, error) {
-	if st := w.stmts[query]; st != nil {
-		return st, nil
-	}
-	st, err := w.conn.PrepareContext(context.Background(), query)
-	if err != nil {
-		return nil, err
-	}
-	w.stmts[query] = st
-	return st, nil
-}
-
-// exec runs query with args.
-func (w *writeConn) exec(query string, args ...any) (sql.Result, error) {
-	st, err := w.prepared(query)
-	if err != nil {
-		return nil, err
-	}
-	return st.ExecContext(context.Background(), args...)
-}
-
-// scan runs query with args and scans its first row into dest; no row
-// gives sql.ErrNoRows.
-func (w *writeConn) scan(query string, args []any, dest ...any) error {
-	st, err := w.prepared(query)
-	if err != nil {
-		return err
-	}
-	return st.QueryRowContext(context.Background(), args...).Scan(dest...)
-}
-
-// setSync gives the connection the synchronous setting mode, unless it
-// has it. The setting cannot change inside a transaction.
-func (w *writeConn) setSync(mode string) error {
-	if w.sync == mode {
-		return nil
-	}
-	if _, err := w.exec("PRAGMA synchronous = " + mode); err != nil {
-		return fmt.Errorf("setting synchronous=%s: %w", mode, err)
-	}
-	w.sync = mode
-	return nil
-}
-
-// close closes the statements and returns the connection to the pool.
-func (w *writeConn) close() error {
-	var errs []error
-	for _, st := range w.stmts {
-		errs = append(errs, st.Close())
-	}
-	return errors.Join(append(errs, w.conn.Close())...)
 }
 
 // expired reports whether a record with the given expiry (Unix
