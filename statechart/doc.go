@@ -185,10 +185,10 @@
 // only on the configuration and the transitions taken, so each runner (an
 // Actor's, or one of a Machine's for the pure functions) records it the
 // first time and replays it after, from a small bounded cache. Guards are
-// still evaluated and actions still run on every event; steps that depend
-// on more than the configuration (history states), that start or stop
-// children, or that enter a final state always take the general
-// algorithm. The guards and assigns [ParseImplementations] makes are
+// still evaluated and actions still run on every event, and the children
+// a state invokes start and stop on replay as on the general path; steps
+// that depend on more than the configuration (history states), or that
+// enter a final state, always take the general algorithm. The guards and assigns [ParseImplementations] makes are
 // compiled, not interpreted: operators resolved once, literal numbers and
 // strings compared as such, "in" over a literal list as a set. An Actor
 // whose context no one else holds (no snapshot handed out, no Go

@@ -15,26 +15,35 @@ import (
 
 // enterInvoking runs what entering node n, which invokes children, does
 // (XState's enterStates): its entry actions, the start of its children,
-// then its initial actions when it is entered by default; a sendTo in
-// these actions may name the children before they exist.
-func (r *runner) enterInvoking(node *stateNode, n int, ev Event) {
+// then, with initial (it is entered by default), its initial actions; a
+// sendTo in these actions may name the children before they exist.
+func (r *runner) enterInvoking(node *stateNode, n int, ev Event, initial bool) {
 	r.deferredInvokes = node.invokes()
-	defer func() { r.deferredInvokes = nil }()
 	r.executeActions(node.entry, ev, n)
-	if r.err != nil {
-		return
+	if r.err == nil {
+		for _, inv := range node.invokes() {
+			if r.spawnChild(inv, ev, n); r.err != nil {
+				break
+			}
+		}
 	}
-	for _, inv := range node.invokes() {
-		if r.spawnChild(inv, ev, n); r.err != nil {
+	if r.err == nil && initial {
+		r.executeActions(node.initial.actions, ev, n)
+	}
+	if r.err == nil {
+		r.resolvePendingSends()
+	}
+	r.deferredInvokes = nil
+}
+
+// exitInvoking stops the children node x invoked, as it is exited, after
+// its exit actions (XState's exitStates).
+func (r *runner) exitInvoking(x int) {
+	for _, inv := range r.m.nodes[x].invokes() {
+		if r.stopChildByID(inv.id); r.err != nil {
 			return
 		}
 	}
-	if r.defaultEntry.has[n] && node.initial != nil {
-		if r.executeActions(node.initial.actions, ev, n); r.err != nil {
-			return
-		}
-	}
-	r.resolvePendingSends()
 }
 
 // invokesID reports whether one of the invokes has the id.
