@@ -210,10 +210,13 @@
 // (undone if the macrostep fails) while their context map is their own:
 // made by one of their macrosteps and not handed out since in a
 // snapshot. A macrostep of theirs that the cache knows wholly and that
-// cannot fail — declarative guards and assigns, and undelayed sends
-// (sendTo, sendParent, forwardTo) to actors that exist — skips the
-// general algorithm as an Actor's does; the sends are delivered after
-// the snapshot is committed, as always. A new child machine's snapshot
+// cannot fail — declarative guards and assigns, undelayed sends (sendTo,
+// sendParent, forwardTo) to actors that exist, and, in a step that sends
+// nothing, the start of invoked children without a system id (a child
+// machine's without input, once its initial snapshot is known) and the
+// stop of invoked children that have none of their own — skips the
+// general algorithm as an Actor's does; the sends, starts and stops take
+// effect after the snapshot is committed, as always. A new child machine's snapshot
 // comes with the spare buffer of its first macrostep in one allocation.
 // The output of a declarative promise is a copy made when it settles; a
 // $ref to event.output of its done event keeps that copy rather than

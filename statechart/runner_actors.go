@@ -46,6 +46,69 @@ func (r *runner) exitInvoking(x int) {
 	}
 }
 
+// quickInvokes reports whether the children that plan p starts and stops
+// can do so without failing: each has logic and no system id (which
+// another actor might hold), and a child machine has no input (so its
+// initial snapshot is its machine's, see Machine.plainInitial).
+func (r *runner) quickInvokes(p *stepPlan) bool {
+	ok := func(n int) bool {
+		for _, def := range r.m.nodes[n].invokes() {
+			if def.logic == nil || def.systemID != "" {
+				return false
+			}
+			if _, machine := def.logic.(*Machine); machine && def.input != nil {
+				return false
+			}
+		}
+		return true
+	}
+	for _, x := range p.exit {
+		if !ok(x) {
+			return false
+		}
+	}
+	for _, n := range p.enter {
+		if !ok(n) {
+			return false
+		}
+	}
+	return true
+}
+
+// invokesCannotFail reports whether replaying plan p (whose quickInvokes
+// holds) in the cell attached to r can neither fail nor run out of steps:
+// no child it stops has children of its own (a stop fails on a
+// descendant an unknown src left), and the system's step budget has room
+// for the step and the initial microsteps of the child machines it
+// starts, which are known.
+func (r *runner) invokesCannotFail(p *stepPlan) bool {
+	c := r.self
+	if c == nil || c.proc != procRunning {
+		return false
+	}
+	for _, x := range p.exit {
+		for _, def := range r.m.nodes[x].invokes() {
+			e, ok := r.s.x().children.get(def.id)
+			if ok && e.cell != nil && e.cell.kind == cellMachine && e.cell.snap.x().children.len() > 0 {
+				return false
+			}
+		}
+	}
+	steps := c.sys.steps + 2 // the step and the macrostep, see cell.fastStep
+	for _, n := range p.enter {
+		for _, def := range r.m.nodes[n].invokes() {
+			if m, ok := def.logic.(*Machine); ok {
+				t := m.plainInitial.Load()
+				if t == nil {
+					return false
+				}
+				steps += t.steps
+			}
+		}
+	}
+	return steps <= c.sys.maxSteps
+}
+
 // invokesID reports whether one of the invokes has the id.
 func invokesID(invokes []*spawnDef, id string) bool {
 	for _, inv := range invokes {

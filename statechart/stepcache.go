@@ -51,8 +51,11 @@ type stepPlan struct {
 	sends     []*sendDef
 	messaging bool
 	// invokes: a state it exits or enters invokes children, which it
-	// stops or starts.
-	invokes bool
+	// stops or starts; quickInvokes: every such child can start and stop
+	// without failing, and the step sends nothing, so that a cell may
+	// take the step by fastStep when the children it stops have no
+	// children (see runner.invokesCannotFail).
+	invokes, quickInvokes bool
 	// next: the plans of the configuration final, once looked up.
 	next *confPlans
 }
@@ -604,7 +607,8 @@ func (r *runner) recordPlan() {
 	}
 	if p.invokes {
 		// Children start or stop: see replay.
-		p.silent, p.pure, p.messaging = false, false, false
+		p.silent, p.pure = false, false
+		p.quickInvokes = p.messaging && len(p.sends) == 0 && r.quickInvokes(p)
 	}
 	if r.cache.count >= maxCachedSteps {
 		// Start again; nothing refers to the old records any more.
@@ -707,6 +711,9 @@ func (r *runner) fastStep(s *Snapshot, ev Event, ownContext, messaging bool) boo
 		return false
 	}
 	if !plan.pure && (!messaging || !plan.messaging || !r.sendTargetsExist(plan)) {
+		return false
+	}
+	if plan.invokes && (!plan.quickInvokes || !r.invokesCannotFail(plan)) {
 		return false
 	}
 	r.ownsContext, r.undoing = true, false

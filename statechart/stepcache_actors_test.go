@@ -18,8 +18,9 @@ import (
 
 // withInvokes gives about one state in three of a machine config (the root
 // and history states aside) an invoke: of the child machine "kid" (which
-// says HI to its parent when it starts, and answers PING with PONG) or of
-// the promise "p", whose done event is logged. Some of these states also
+// says HI to its parent when it starts, and answers PING with PONG), of
+// the child machine "quiet" (which does nothing), or of the promise "p",
+// whose done event is logged. Some of these states also
 // send PING to their child in an entry action, before it exists. The root
 // logs every HI and PONG.
 func withInvokes(t *testing.T, rng *rand.Rand, src []byte) []byte {
@@ -50,7 +51,11 @@ func withInvokes(t *testing.T, rng *rand.Rand, src []byte) []byte {
 			continue
 		}
 		id := fmt.Sprintf("c%d", i)
-		if rng.IntN(2) == 0 {
+		switch rng.IntN(3) {
+		case 0:
+			n["invoke"] = map[string]any{"src": "quiet", "id": id}
+			continue
+		case 1:
 			n["invoke"] = map[string]any{"src": "kid", "id": id}
 			if rng.IntN(2) == 0 {
 				entry, _ := n["entry"].([]any)
@@ -88,21 +93,25 @@ func compileWithInvokes(t *testing.T, src []byte, general bool) *Machine {
 	if err != nil {
 		t.Fatal(err)
 	}
-	impl.Actors = map[string]ActorLogic{"kid": kid, "p": actors.Actors["p"]}
+	quiet, err := Compile([]byte(`{"id":"quiet","initial":"a","states":{"a":{"on":{"NEXT":"b"}},"b":{}}}`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	impl.Actors = map[string]ActorLogic{"kid": kid, "quiet": quiet, "p": actors.Actors["p"]}
 	m, err := Compile(src, &Options{Implementations: impl})
 	if err != nil {
 		return nil
 	}
 	if general {
 		// A machine with history states takes no step from the cache.
-		kid.hasHistory, m.hasHistory = true, true
+		kid.hasHistory, quiet.hasHistory, m.hasHistory = true, true, true
 	}
 	return m
 }
 
 func TestStepCacheStartsAndStopsChildrenAsTheGeneralPath(t *testing.T) {
 	ctx := context.Background()
-	tested, invoking := 0, 0
+	tested, invoking, fast := 0, 0, 0
 	for seed := uint64(0); tested < 150 && seed < 5000; seed++ {
 		rng := rand.New(rand.NewPCG(seed, 21))
 		src := withInvokes(t, rng, randomDeclarative(t, seed, 21))
@@ -148,10 +157,11 @@ func TestStepCacheStartsAndStopsChildrenAsTheGeneralPath(t *testing.T) {
 					}
 				}
 			}
+			fast += r.cache.fast
 		}
 	}
-	if tested < 100 || invoking == 0 {
-		t.Fatalf("%d machines tested, %d plans that start or stop children: the test does not exercise them", tested, invoking)
+	if tested < 100 || invoking == 0 || fast == 0 {
+		t.Fatalf("%d machines tested, %d plans that start or stop children, %d events taken by fastStep: the test does not exercise them", tested, invoking, fast)
 	}
-	t.Logf("%d machines, %d plans that start or stop children", tested, invoking)
+	t.Logf("%d machines, %d plans that start or stop children, %d events taken by fastStep", tested, invoking, fast)
 }

@@ -678,11 +678,13 @@ func (c *cell) fastStep(next *Snapshot, ev Event) bool {
 	}
 	r.s = next
 	r.attach(c)
-	r.fx, r.deferredInvokes, r.pendingFx = r.fx[:0], nil, r.pendingFx[:0]
+	r.fx, r.deferredInvokes, r.pendingFx, r.pendingTimers = r.fx[:0], nil, r.pendingFx[:0], r.pendingTimers[:0]
+	r.ownsChildren = false
 	if !r.fastStep(next, ev, c.ctxOwned, true) {
 		r.s = nil
 		return false
 	}
+	r.endChildren()
 	r.synced = false
 	c.deferred = append(c.deferred, r.fx...)
 	clear(r.fx)
