@@ -216,9 +216,12 @@
 // machine's without input, once its initial snapshot is known) and the
 // stop of invoked children that have none of their own — skips the
 // general algorithm as an Actor's does; the sends, starts and stops take
-// effect after the snapshot is committed, as always. A new child machine's snapshot
-// comes with the spare buffer of its first macrostep in one allocation.
-// The output of a declarative promise is a copy made when it settles; a
+// effect after the snapshot is committed, as always. A new child
+// machine's snapshot comes with the spare buffer of its first macrostep in
+// the allocation of its cell, and, when its machine has no Go guard or
+// action, shares its initial context with the other children of its
+// machine until its first assign copies it. A child machine without
+// children stops without a runner. The output of a declarative promise is a copy made when it settles; a
 // $ref to event.output of its done event keeps that copy rather than
 // copying it again, unless an inspection or a Go guard or action of the
 // machine could see the event (and change the value) after the assign.

@@ -125,6 +125,9 @@ type cell struct {
 	cb        *callbackGate      // a Go Callback's sendBack and receive functions
 
 	names childNames // of a child
+	// first: room for the initial snapshot of a child machine, in the
+	// cell's allocation (see machineCell), until initMachine uses it.
+	first *snapshotPair
 }
 
 // childNames are what the events a child sends its parent about itself
@@ -337,10 +340,23 @@ func (sys *system) createChild(parent *cell, def *spawnDef, input any, hasInput 
 	if def.logic == nil {
 		return nil, nil
 	}
-	c := &cell{
+	// A child machine whose initial snapshot is its machine's gets it, and
+	// the spare buffer of its first macrostep, in the cell's allocation.
+	var c *cell
+	var pair *snapshotPair
+	if m, ok := def.logic.(*Machine); ok && !hasInput {
+		if t := m.plainInitial.Load(); t != nil && len(t.nodes) <= len(snapshotCell{}.nodes) {
+			mc := new(machineCell)
+			c, pair = &mc.cell, &mc.first
+		}
+	}
+	if c == nil {
+		c = new(cell)
+	}
+	*c = cell{
 		sys: sys, parent: parent, id: def.id, session: sys.newSession(), src: def.src,
 		systemID: def.systemID, sync: def.sync, logic: def.logic, kind: kindOf(def.logic),
-		input: input, hasInput: hasInput, names: def.names,
+		input: input, hasInput: hasInput, names: def.names, first: pair,
 	}
 	if c.systemID != "" {
 		if err := sys.setSystemID(c); err != nil {
@@ -371,7 +387,8 @@ func (c *cell) initMachine(context map[string]any) (err error) {
 	plain := context == nil && !c.hasInput
 	if t := c.m.plainInitial.Load(); plain && t != nil {
 		c.sys.count(t.steps, ev)
-		c.snap, c.spare = t.snapshot(c.m)
+		c.snap, c.spare = t.snapshot(c.m, c.first)
+		c.first = nil
 		c.deferred, c.initialFx = nil, true
 		return nil
 	}
@@ -396,8 +413,13 @@ func (c *cell) initMachine(context map[string]any) (err error) {
 // input or context, when nothing but the machine decided it: its
 // configuration and context, and the microsteps it took.
 type initialTemplate struct {
-	nodes   []int
-	context map[string]any // never handed out: snapshot gives a copy
+	nodes []int
+	// context: handed out only when shared (snapshot gives a copy
+	// otherwise), for a machine whose guards and actions are declarative:
+	// nothing changes a context map in place but a cell's assigns, and
+	// only in a map one of its macrosteps made (see cell.ctxOwned).
+	context map[string]any
+	shared  bool
 	steps   int
 }
 
@@ -415,14 +437,47 @@ func (m *Machine) rememberInitial(r *runner, s *Snapshot) {
 	if s.context != nil {
 		t.context = cloneContext(s.context)
 	}
+	t.shared = !m.opts.Implementations.hasGoCode()
 	m.plainInitial.Store(t)
 }
 
+// hasGoCode reports whether a guard or action of impl is a Go function
+// (one ParseImplementations did not make as a declarative guard or
+// assign), which is given the context.
+func (impl *Implementations) hasGoCode() bool {
+	for name, f := range impl.Guards {
+		if impl.declared.guard(name, f) == nil {
+			return true
+		}
+	}
+	for name, f := range impl.Actions {
+		if impl.declared.action(name, f) == nil {
+			return true
+		}
+	}
+	return false
+}
+
 // snapshot returns a new snapshot of the template, whose context is the
-// caller's own, and a spare buffer for the first macrostep from it (nil
-// when it could not share the snapshot's allocation).
-func (t *initialTemplate) snapshot(m *Machine) (s, spare *Snapshot) {
-	return newSnapshotWithSpare(m, t.nodes, cloneContext(t.context))
+// caller's own unless the template's is shared, and a spare buffer for the first macrostep from it (nil
+// when it could not share the snapshot's allocation), made in pair when
+// pair is not nil (the configuration then fits in it).
+func (t *initialTemplate) snapshot(m *Machine, pair *snapshotPair) (s, spare *Snapshot) {
+	ctx := t.context
+	if !t.shared {
+		ctx = cloneContext(ctx)
+	}
+	if pair != nil && len(t.nodes) <= len(snapshotCell{}.nodes) {
+		return pair.fill(m, t.nodes, ctx)
+	}
+	return newSnapshotWithSpare(m, t.nodes, ctx)
+}
+
+// machineCell is the allocation of a child machine's cell with room for
+// its initial snapshot and spare buffer.
+type machineCell struct {
+	cell  cell
+	first snapshotPair
 }
 
 // executeInitialEffects is the first of the two rounds in which XState
@@ -587,6 +642,9 @@ func (c *cell) process(ev Event) {
 // error, as XState does.
 func (c *cell) processMachine(ev Event) {
 	sys := c.sys
+	if ev.Type == EventStop && c.stopWithoutChildren(ev) {
+		return
+	}
 	r := c.r
 	if r == nil {
 		r = c.m.getRunner()
@@ -660,6 +718,34 @@ func (c *cell) processMachine(ev Event) {
 	if ev.Type == EventStop {
 		c.stopProcedure()
 	}
+}
+
+// stopWithoutChildren is processMachine for xstate.stop, ev, when the
+// cell has no children and its initial effects have run: the macrostep
+// only sets the status to stopped and drops the delayed events (see
+// runner.macrostep), so no runner is needed. It reports false, having
+// changed nothing, when the general path must take the event.
+func (c *cell) stopWithoutChildren(ev Event) bool {
+	if c.initialFx || c.snap.x().children.len() > 0 {
+		return false
+	}
+	if !c.sys.count(1, ev) { // the macrostep, which takes no microstep
+		return true
+	}
+	next := c.snap
+	if next != c.mine {
+		next = c.work()
+		if c.synced == c.snap {
+			c.synced = next // the same nodes
+		}
+		c.retire(c.snap, next)
+		c.snap, c.mine = next, next
+	}
+	next.status = StatusStopped
+	next.clearTimers()
+	c.update(nil)
+	c.stopProcedure()
+	return true
 }
 
 // fastStep takes the macrostep of ev on next, a copy of the cell's
