@@ -220,8 +220,11 @@
 // machine's snapshot comes with the spare buffer of its first macrostep in
 // the allocation of its cell, and, when its machine has no Go guard or
 // action, shares its initial context with the other children of its
-// machine until its first assign copies it. A child machine without
-// children stops without a runner. The output of a declarative promise is a copy made when it settles; a
+// machine until its first assign copies it (a snapshot handed out gets a
+// copy). A child machine without children stops without a runner. The
+// done events of children share one data map, one event at a time, when
+// nothing can keep the event after its macrostep: no inspection, no Go
+// guard or action of the parent, no forwardTo of it. The output of a declarative promise is a copy made when it settles; a
 // $ref to event.output of its done event keeps that copy rather than
 // copying it again, unless an inspection or a Go guard or action of the
 // machine could see the event (and change the value) after the assign.

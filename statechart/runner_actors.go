@@ -313,6 +313,8 @@ func (r *runner) sendTo(a *action, ev Event, node int) {
 	out := ev
 	if d.event != nil {
 		out = d.event.resolve(scope{context: r.s.context, event: ev})
+	} else {
+		r.keepEventData(ev)
 	}
 	var target *cell
 	pending := ""
@@ -357,6 +359,15 @@ func (r *runner) sendTo(a *action, ev Event, node int) {
 	r.fx = append(r.fx, effect{kind: fxSend, cell: target, event: out, id: pending})
 	if pending != "" {
 		r.pendingFx = append(r.pendingFx, len(r.fx)-1)
+	}
+}
+
+// keepEventData notes that ev, forwarded, outlives the macrostep: when
+// its data is the system's lent done-event map, the event keeps it, and
+// the system makes another.
+func (r *runner) keepEventData(ev Event) {
+	if sys := r.sys; sys != nil && sys.doneLent && sameMap(ev.Data, sys.doneData) {
+		sys.doneData, sys.doneLent = nil, false
 	}
 }
 

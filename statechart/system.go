@@ -21,6 +21,7 @@ import (
 	"container/heap"
 	"context"
 	"fmt"
+	"reflect"
 	"slices"
 	"sync"
 	"time"
@@ -103,6 +104,9 @@ type cell struct {
 	// its macrosteps, never handed out since: materialize shares it), so
 	// a macrostep may assign in place, with an undo log.
 	ctxOwned bool
+	// goCode: the machine has a Go guard or action (1) or none (-1); 0
+	// until asked (see lendDoneData).
+	goCode int8
 	// myExt, myList: snap's ext and children list, when the cell's
 	// macrosteps made them and no snapshot handed out shares them;
 	// madeExt, madeList: those the macrostep under way made; spareExt,
@@ -194,12 +198,17 @@ type system struct {
 	seq       uint64           // scheduling counter of every delayed event of the system
 	micro     []microtask      // promise settlements waiting for the synchronous work to end, from mhead on
 	mhead     int
-	moved     any      // the output of the declarative promise that settled last, a copy no one else holds (see runner.movedOutput)
-	effects   []Effect // pure mode: for the caller
-	due       *dueHeap // pure mode, AdvanceEffects: the delayed events due, in firing order
-	maxSteps  int
-	steps     int
-	halted    *StepBudgetError // the call ran out of steps: everything stops
+	moved     any // the output of the declarative promise that settled last, a copy no one else holds (see runner.movedOutput)
+	// doneData: the data map of done events, lent to one at a time while
+	// no one can keep the event (see cell.doneEventData); doneLent: lent
+	// to an event not processed yet.
+	doneData map[string]any
+	doneLent bool
+	effects  []Effect // pure mode: for the caller
+	due      *dueHeap // pure mode, AdvanceEffects: the delayed events due, in firing order
+	maxSteps int
+	steps    int
+	halted   *StepBudgetError // the call ran out of steps: everything stops
 
 	// Set by an Actor.
 	inspect func(Inspection)
@@ -387,7 +396,7 @@ func (c *cell) initMachine(context map[string]any) (err error) {
 	plain := context == nil && !c.hasInput
 	if t := c.m.plainInitial.Load(); plain && t != nil {
 		c.sys.count(t.steps, ev)
-		c.snap, c.spare = t.snapshot(c.m, c.first)
+		c.snap, c.spare = t.snapshot(c.m, c.first, c.sys.inspect == nil)
 		c.first = nil
 		c.deferred, c.initialFx = nil, true
 		return nil
@@ -414,10 +423,11 @@ func (c *cell) initMachine(context map[string]any) (err error) {
 // configuration and context, and the microsteps it took.
 type initialTemplate struct {
 	nodes []int
-	// context: handed out only when shared (snapshot gives a copy
-	// otherwise), for a machine whose guards and actions are declarative:
-	// nothing changes a context map in place but a cell's assigns, and
-	// only in a map one of its macrosteps made (see cell.ctxOwned).
+	// context: never handed out; shared by the snapshots snapshot makes
+	// when shared, for a machine whose guards and actions are
+	// declarative: nothing changes a context map in place but a cell's
+	// assigns, and only in a map one of its macrosteps made (see
+	// cell.ctxOwned), and materialize gives a copy of it.
 	context map[string]any
 	shared  bool
 	steps   int
@@ -459,12 +469,14 @@ func (impl *Implementations) hasGoCode() bool {
 }
 
 // snapshot returns a new snapshot of the template, whose context is the
-// caller's own unless the template's is shared, and a spare buffer for the first macrostep from it (nil
+// caller's own unless the template's is shared and share allows it (no
+// inspection would see the map; materialize hands out a copy), and a
+// spare buffer for the first macrostep from it (nil
 // when it could not share the snapshot's allocation), made in pair when
 // pair is not nil (the configuration then fits in it).
-func (t *initialTemplate) snapshot(m *Machine, pair *snapshotPair) (s, spare *Snapshot) {
+func (t *initialTemplate) snapshot(m *Machine, pair *snapshotPair, share bool) (s, spare *Snapshot) {
 	ctx := t.context
-	if !t.shared {
+	if !t.shared || !share {
 		ctx = cloneContext(ctx)
 	}
 	if pair != nil && len(t.nodes) <= len(snapshotCell{}.nodes) {
@@ -622,6 +634,9 @@ func (c *cell) process(ev Event) {
 	}
 	if c.kind == cellMachine {
 		c.processMachine(ev)
+		if sys.doneLent && sameMap(ev.Data, sys.doneData) {
+			sys.doneLent = false // the event is over
+		}
 		return
 	}
 	if !sys.count(1, ev) {
@@ -866,7 +881,7 @@ func (c *cell) update(fx []effect) {
 				c.names = newChildNames(c.id)
 			}
 			out, ok := c.outputNow()
-			data := make(map[string]any, 2)
+			data := c.doneEventData()
 			data["actorId"] = c.names.id
 			if ok {
 				data["output"] = out
@@ -880,6 +895,41 @@ func (c *cell) update(fx []effect) {
 	if c.parent == nil && sys.changed != nil {
 		sys.changed()
 	}
+}
+
+// doneEventData returns an empty map for the data of the done event c
+// sends its parent: the system's map, lent until the parent has processed
+// the event, when nothing can keep the event after that — no inspection,
+// no Go guard or action of the parent, no caller of the pure API; a
+// forwardTo keeps the map (see runner.keepEventData) — and a new one
+// otherwise.
+func (c *cell) doneEventData() map[string]any {
+	sys, p := c.sys, c.parent
+	if sys.pure || sys.inspect != nil || sys.doneLent || p.proc != procRunning || p.kind != cellMachine {
+		return make(map[string]any, 2)
+	}
+	if p.goCode == 0 {
+		p.goCode = -1
+		if p.m.opts.Implementations.hasGoCode() {
+			p.goCode = 1
+		}
+	}
+	if p.goCode > 0 {
+		return make(map[string]any, 2)
+	}
+	if sys.doneData == nil {
+		sys.doneData = make(map[string]any, 2)
+	} else {
+		clear(sys.doneData)
+	}
+	sys.doneLent = true
+	return sys.doneData
+}
+
+// sameMap reports whether a and b are the same map (not merely equal
+// ones); nil maps are never the same.
+func sameMap(a, b map[string]any) bool {
+	return a != nil && b != nil && reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
 }
 
 // dropDeferred drops the effects that wait.
@@ -1278,6 +1328,9 @@ func (c *cell) cancelLogic() {
 func (c *cell) materialize() *Snapshot {
 	c.ctxOwned = false // s shares the context map
 	s := c.snap.clone()
+	if t := c.m.plainInitial.Load(); t != nil && t.shared && sameMap(s.context, t.context) {
+		s.context = cloneContext(s.context) // the template's stays private
+	}
 	defer c.shareSnapshot(s)
 	if kids := s.x().children; kids.len() > 0 {
 		s.setChildren(kids.mapEntries(func(e childEntry) childEntry {
