@@ -215,8 +215,9 @@
 // nothing, the start of invoked children without a system id (a child
 // machine's without input, once its initial snapshot is known) and the
 // stop of invoked children that have none of their own — skips the
-// general algorithm as an Actor's does; the sends, starts and stops take
-// effect after the snapshot is committed, as always. A new child
+// general algorithm as an Actor's does, in place when the cell's snapshot
+// is its own (not handed out); the sends, starts and stops take effect
+// after the snapshot is committed, as always. A new child
 // machine's snapshot comes with the spare buffer of its first macrostep in
 // the allocation of its cell, and, when its machine has no Go guard or
 // action, shares its initial context with the other children of its

@@ -204,12 +204,17 @@ func (c *cell) ownChildren(s *Snapshot) {
 // made, and that no one else holds, become the buffers of the next
 // change; those of next that this macrostep made are the cell's.
 func (c *cell) retire(old, next *Snapshot) {
-	// old's list is read before its ext is cleared for reuse below.
-	nl, ol := next.x().children, old.x().children
-	if next.ext != old.ext {
-		if old.ext != nil && old.ext == c.myExt {
-			*old.ext = snapshotExt{}
-			c.spareExt = old.ext
+	c.retireParts(old.ext, old.x().children, next)
+}
+
+// retireParts is retire given the ext and children list the old snapshot
+// had (next may be the old snapshot, changed in place).
+func (c *cell) retireParts(oldExt *snapshotExt, ol *childList, next *Snapshot) {
+	nl := next.x().children
+	if next.ext != oldExt {
+		if oldExt != nil && oldExt == c.myExt {
+			*oldExt = snapshotExt{}
+			c.spareExt = oldExt
 		}
 		c.myExt = nil
 		if next.ext != nil && next.ext == c.madeExt {
@@ -322,7 +327,7 @@ func (r *runner) sendTo(a *action, ev Event, node int) {
 	case sendToParent:
 		target = r.self.parent
 		if target == nil {
-			r.fail(node, fmt.Errorf("cannot send %q to the parent: machine %q has no parent", out.Type, r.m.id))
+			r.failSend(node, out.Type, "")
 			return
 		}
 	case sendToSystem:
@@ -338,28 +343,46 @@ func (r *runner) sendTo(a *action, ev Event, node int) {
 		}
 		e, ok := r.s.x().children.get(d.to)
 		if !ok || e.cell == nil {
-			r.fail(node, fmt.Errorf("cannot send %q to actor %q: machine %q has no child with that id", out.Type, d.to, r.m.id))
+			r.failSend(node, out.Type, d.to)
 			return
 		}
 		target = e.cell
 	}
 	if d.hasDelay {
-		seq := r.nextSeq()
-		t := timer{id: a.id, event: out, due: r.now.Add(d.delay), seq: seq}
-		if target != nil && target != r.self {
-			t.to = target.session
-		}
-		r.mutableTimers().push(t, true)
-		if pending != "" {
-			r.pendingTimers = append(r.pendingTimers, pendingTimer{seq: seq, id: pending})
-		}
-		r.logTimer(seq, true)
+		r.sendLater(a, out, target, pending)
 		return
 	}
 	r.fx = append(r.fx, effect{kind: fxSend, cell: target, event: out, id: pending})
 	if pending != "" {
 		r.pendingFx = append(r.pendingFx, len(r.fx)-1)
 	}
+}
+
+// failSend fails a sendTo of an event of type typ to the child to, or to
+// the parent when to is "", that does not exist.
+func (r *runner) failSend(node int, typ, to string) {
+	if to == "" {
+		r.fail(node, fmt.Errorf("cannot send %q to the parent: machine %q has no parent", typ, r.m.id))
+		return
+	}
+	r.fail(node, fmt.Errorf("cannot send %q to actor %q: machine %q has no child with that id", typ, to, r.m.id))
+}
+
+// sendLater is sendTo with a delay: the event is scheduled as a delayed
+// event of this actor, for the target (the actor itself when nil), or for
+// the child pending invokes once it exists. (Apart from sendTo, whose
+// every event pays for the frame of what is rare.)
+func (r *runner) sendLater(a *action, out Event, target *cell, pending string) {
+	seq := r.nextSeq()
+	t := timer{id: a.id, event: out, due: r.now.Add(a.send.delay), seq: seq}
+	if target != nil && target != r.self {
+		t.to = target.session
+	}
+	r.mutableTimers().push(t, true)
+	if pending != "" {
+		r.pendingTimers = append(r.pendingTimers, pendingTimer{seq: seq, id: pending})
+	}
+	r.logTimer(seq, true)
 }
 
 // keepEventData notes that ev, forwarded, outlives the macrostep: when

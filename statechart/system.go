@@ -198,17 +198,18 @@ type system struct {
 	seq       uint64           // scheduling counter of every delayed event of the system
 	micro     []microtask      // promise settlements waiting for the synchronous work to end, from mhead on
 	mhead     int
-	moved     any // the output of the declarative promise that settled last, a copy no one else holds (see runner.movedOutput)
+	moved     any      // the output of the declarative promise that settled last, a copy no one else holds (see runner.movedOutput)
+	effects   []Effect // pure mode: for the caller
+	due       *dueHeap // pure mode, AdvanceEffects: the delayed events due, in firing order
+	maxSteps  int
+	steps     int
+	halted    *StepBudgetError // the call ran out of steps: everything stops
+
 	// doneData: the data map of done events, lent to one at a time while
 	// no one can keep the event (see cell.doneEventData); doneLent: lent
 	// to an event not processed yet.
 	doneData map[string]any
 	doneLent bool
-	effects  []Effect // pure mode: for the caller
-	due      *dueHeap // pure mode, AdvanceEffects: the delayed events due, in firing order
-	maxSteps int
-	steps    int
-	halted   *StepBudgetError // the call ran out of steps: everything stops
 
 	// Set by an Actor.
 	inspect func(Inspection)
@@ -665,14 +666,14 @@ func (c *cell) processMachine(ev Event) {
 		r = c.m.getRunner()
 		c.r = r
 	}
-	next := c.work()
 	c.madeExt, c.madeList = nil, nil
 	if c.synced == c.snap && c.synced != nil {
 		r.synced = true // see runner.synced
-		if c.fastStep(next, ev) {
+		if c.fastStep(ev) {
 			return
 		}
 	}
+	next := c.work()
 	c.synced = nil
 	// Only delayed events need the time: a clock is read for machines
 	// that have some (and, through r.clock, for a RaiseAfter of a Go
@@ -770,19 +771,29 @@ func (c *cell) stopWithoutChildren(ev Event) bool {
 // and the system's step budget has room for it. It
 // reports false, having changed nothing, when the general path must take
 // the event.
-func (c *cell) fastStep(next *Snapshot, ev Event) bool {
+func (c *cell) fastStep(ev Event) bool {
 	sys, r := c.sys, c.r
 	// A step counts as one microstep and the macrostep itself (see
 	// processMachine).
 	if sys.inspect != nil || sys.halted != nil || c.initialFx || sys.steps+2 > sys.maxSteps {
 		return false
 	}
+	// The step changes next in place, c.snap itself when no one else
+	// holds it: nothing in the step can fail.
+	next, inPlace := c.snap, c.snap == c.mine
+	if !inPlace {
+		next = c.work()
+	}
+	oldExt, oldList := next.ext, next.x().children
 	r.s = next
 	r.attach(c)
 	r.fx, r.deferredInvokes, r.pendingFx, r.pendingTimers = r.fx[:0], nil, r.pendingFx[:0], r.pendingTimers[:0]
 	r.ownsChildren = false
 	if !r.fastStep(next, ev, c.ctxOwned, true) {
 		r.s = nil
+		if !inPlace {
+			c.spare = next
+		}
 		return false
 	}
 	r.endChildren()
@@ -792,10 +803,10 @@ func (c *cell) fastStep(next *Snapshot, ev Event) bool {
 	r.fx = r.fx[:0]
 	c.idleRunner()
 	sys.count(2, ev)
-	if c.snap == c.mine {
+	if !inPlace && c.snap == c.mine {
 		c.spare = c.snap
 	}
-	c.retire(c.snap, next)
+	c.retireParts(oldExt, oldList, next)
 	c.snap, c.mine, c.synced = next, next, next
 	c.update(nil)
 	return true
