@@ -713,7 +713,7 @@ func (c *cell) processMachine(ev Event) {
 	if c.initialFx {
 		fx = append(fx, r.fx...)
 	} else {
-		c.deferred = append(c.deferred, r.fx...)
+		c.takeEffects(r)
 	}
 	clear(r.fx)
 	if r.replacedContext {
@@ -798,9 +798,7 @@ func (c *cell) fastStep(ev Event) bool {
 	}
 	r.endChildren()
 	r.synced = false
-	c.deferred = append(c.deferred, r.fx...)
-	clear(r.fx)
-	r.fx = r.fx[:0]
+	c.takeEffects(r)
 	c.idleRunner()
 	sys.count(2, ev)
 	if !inPlace && c.snap == c.mine {
@@ -810,6 +808,19 @@ func (c *cell) fastStep(ev Event) bool {
 	c.snap, c.mine, c.synced = next, next, next
 	c.update(nil)
 	return true
+}
+
+// takeEffects moves the effects of the macrostep r ran to the cell's
+// deferred ones: when none waits, by trading the two slices' arrays
+// rather than copying.
+func (c *cell) takeEffects(r *runner) {
+	if c.dhead == len(c.deferred) {
+		c.deferred, r.fx, c.dhead = r.fx, c.deferred[:0], 0
+		return
+	}
+	c.deferred = append(c.deferred, r.fx...)
+	clear(r.fx)
+	r.fx = r.fx[:0]
 }
 
 // idleRunner drops what the cell's runner holds of the macrostep it ran
