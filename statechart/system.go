@@ -210,6 +210,10 @@ type system struct {
 	// to an event not processed yet.
 	doneData map[string]any
 	doneLent bool
+	// retired: declarative promise cells that settled during the entry
+	// point under way; free: cells no one refers to any more, for
+	// createChild to use again (see recycle).
+	retired, free []*cell
 
 	// Set by an Actor.
 	inspect func(Inspection)
@@ -354,7 +358,11 @@ func (sys *system) createChild(parent *cell, def *spawnDef, input any, hasInput 
 	// the spare buffer of its first macrostep, in the cell's allocation.
 	var c *cell
 	var pair *snapshotPair
-	if m, ok := def.logic.(*Machine); ok && !hasInput {
+	if _, ok := def.logic.(*declPromise); ok && len(sys.free) > 0 {
+		c = sys.free[len(sys.free)-1]
+		sys.free[len(sys.free)-1] = nil
+		sys.free = sys.free[:len(sys.free)-1]
+	} else if m, ok := def.logic.(*Machine); ok && !hasInput {
 		if t := m.plainInitial.Load(); t != nil && len(t.nodes) <= len(snapshotCell{}.nodes) {
 			mc := new(machineCell)
 			c, pair = &mc.cell, &mc.first
@@ -875,7 +883,9 @@ func (c *cell) update(fx []effect) {
 		c.initialFx = false
 		c.executeInitialEffects()
 	}
-	c.deferred = append(c.deferred, fx...)
+	if len(fx) > 0 {
+		c.deferred = append(c.deferred, fx...)
+	}
 	for c.dhead < len(c.deferred) && sys.halted == nil {
 		e := c.deferred[c.dhead]
 		c.deferred[c.dhead] = effect{}
@@ -909,6 +919,7 @@ func (c *cell) update(fx []effect) {
 				data["output"] = out
 			}
 			c.parent.send(Event{Type: c.names.doneType, Data: data})
+			sys.retire(c)
 		}
 	case StatusError:
 		c.reportError()
@@ -946,6 +957,43 @@ func (c *cell) doneEventData() map[string]any {
 	}
 	sys.doneLent = true
 	return sys.doneData
+}
+
+// maxFreeCells bounds the cells a system keeps for reuse.
+const maxFreeCells = 8
+
+// retire notes that c, done, may be used again once the entry point is
+// over (see recycle): a declarative promise that settled at once, in a
+// system that hands no cell out (no inspection, not the pure API).
+func (sys *system) retire(c *cell) {
+	if sys.pure || sys.inspect != nil || c.restored || c.kind != cellDeclPromise {
+		return
+	}
+	if l, ok := c.run.(*declPromise); ok && l.after <= 0 {
+		sys.retired = append(sys.retired, c)
+	}
+}
+
+// recycle, at the end of an entry point whose settlements all ran, keeps
+// for createChild the retired cells nothing refers to: stopped, and no
+// longer among their parent's children. Nothing else keeps a cell past
+// its entry point: its effects and events have run, its microtasks too,
+// it is unregistered, and every snapshot handed out holds records of
+// children, not cells.
+func (sys *system) recycle() {
+	if sys.halted == nil && !sys.pendingMicro() {
+		for _, c := range sys.retired {
+			if c.proc != procStopped || c.parent == nil || len(sys.free) >= maxFreeCells {
+				continue
+			}
+			if e, ok := c.parent.snap.x().children.get(c.id); ok && e.cell == c {
+				continue
+			}
+			sys.free = append(sys.free, c)
+		}
+	}
+	clear(sys.retired)
+	sys.retired = sys.retired[:0]
 }
 
 // sameMap reports whether a and b are the same map (not merely equal
