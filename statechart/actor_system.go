@@ -89,6 +89,9 @@ func (a *Actor) afterEntry() {
 		}
 		sys.drain()
 	}
+	if len(sys.retired) > 0 {
+		sys.recycle()
+	}
 	if h := sys.halted; h != nil && sys.root.proc != procStopped {
 		// No caller can be told which event was too much: the root keeps
 		// its state with status error, and the system stops.

@@ -1047,11 +1047,8 @@ func (r *runner) exitStates(ts []*transition, ev Event) {
 		if r.err != nil {
 			return
 		}
-		for _, inv := range r.m.nodes[x].invokes() {
-			r.stopChildByID(inv.id)
-			if r.err != nil {
-				return
-			}
+		if r.exitInvoking(x); r.err != nil {
+			return
 		}
 		r.active[x] = false
 	}
@@ -1156,7 +1153,7 @@ func (r *runner) enterStates(ts []*transition, ev Event, isInitial bool) {
 			r.s.nodes = append(r.s.nodes, n)
 		}
 		if len(node.invokes()) > 0 {
-			if r.enterInvoking(node, n, ev); r.err != nil {
+			if r.enterInvoking(node, n, ev, r.defaultEntry.has[n] && node.initial != nil); r.err != nil {
 				return
 			}
 		} else {

@@ -162,8 +162,8 @@ func TestCellKeepsItsRunner(t *testing.T) {
 // initial steps are declarative (an entry assign and an eventless
 // transition), gets its initial snapshot from the machine's template
 // after the first start; every child still starts with a context of its
-// own, equal to the first child's, and the template is not kept when a
-// Go action took part.
+// own, equal to the first child's (even when a snapshot handed out was
+// changed), and the template is not kept when a Go action took part.
 func TestPlainInitialReused(t *testing.T) {
 	ctx := t.Context()
 	impl, err := ParseImplementations([]byte(`{"actions":{"hello":{"assign":{"visits":{"$inc":1}}}}}`))
@@ -181,6 +181,13 @@ func TestPlainInitialReused(t *testing.T) {
 		for _, typ := range []string{"START", "BUMP", "BUMP"} {
 			if err := a.Send(ctx, Event{Type: typ}); err != nil {
 				t.Fatal(err)
+			}
+			if typ == "START" && i > 0 {
+				// The child's context is the template's. A snapshot is
+				// not to be changed; changing it changes no child even so.
+				if kid, ok := a.Snapshot().Child("kid"); ok && kid.Snapshot != nil {
+					kid.Snapshot.Context()["visits"] = "spoiled"
+				}
 			}
 		}
 		kid, ok := a.Snapshot().Child("kid")
@@ -221,4 +228,108 @@ func TestPlainInitialReused(t *testing.T) {
 	if withGo.plainInitial.Load() != nil {
 		t.Fatal("an initial snapshot a Go action took part in was kept as a template")
 	}
+}
+
+// TestDoneEventsKeepTheirData: the done events of promises share one data
+// map while nothing can keep them, but a done event that a parent
+// forwards keeps its own: a Go callback that holds every event it
+// receives sees each with the data it was sent with.
+func TestDoneEventsKeepTheirData(t *testing.T) {
+	ctx := t.Context()
+	impl, err := ParseImplementations([]byte(`{"actors":{"one":{"promise":{"resolve":1}},"two":{"promise":{"resolve":2}}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []Event
+	impl.Actors["log"] = Callback(func(_ context.Context, args CallbackArgs) func() {
+		args.Receive(func(ev Event) { got = append(got, ev) })
+		return nil
+	})
+	a := startActor(t, impl, `{"id":"p","initial":"idle","invoke":{"src":"log","id":"log"},"context":{"sum":0},"states":{
+		"idle":{"on":{"ONE":"one","TWO":"two","QUIET":"quiet"}},
+		"one":{"invoke":{"src":"one","id":"one","onDone":{"target":"idle","actions":{"type":"xstate.forwardTo","params":{"to":"log"}}}}},
+		"two":{"invoke":{"src":"two","id":"two","onDone":{"target":"idle","actions":{"type":"xstate.forwardTo","params":{"to":"log"}}}}},
+		"quiet":{"invoke":{"src":"one","id":"quiet","onDone":{"target":"idle","actions":{"type":"xstate.assign","params":{"sum":{"$ref":"event.output"}}}}}}}}`)
+	for _, typ := range []string{"QUIET", "ONE", "QUIET", "TWO", "QUIET", "ONE", "QUIET"} {
+		if err := a.Send(ctx, Event{Type: typ}); err != nil {
+			t.Fatal(err)
+		}
+		if v := a.Snapshot().Value(); v != "idle" {
+			t.Fatalf("after %s: %v, want idle", typ, v)
+		}
+	}
+	want := []string{"one 1", "two 2", "one 1"}
+	if len(got) != len(want) {
+		t.Fatalf("the callback received %d events, want %d", len(got), len(want))
+	}
+	for i, ev := range got {
+		if s := fmt.Sprint(ev.Data["actorId"], " ", ev.Data["output"]); ev.Type != "xstate.done.actor."+ev.Data["actorId"].(string) || s != want[i] {
+			t.Errorf("event %d: %s %v, want the data %s", i, ev.Type, ev.Data, want[i])
+		}
+	}
+	if a.sys.doneData == nil {
+		t.Error("no done-event data map kept for reuse")
+	}
+}
+
+// TestSettledPromiseCellsReusedOnlyOnceGone: the cell of a declarative
+// promise that settled is used again for a later child only once its
+// parent no longer lists it. One region cycles promises (each cell used
+// again); the other holds a settled promise that stays listed, and keeps
+// its session, status and output.
+func TestSettledPromiseCellsReusedOnlyOnceGone(t *testing.T) {
+	ctx := t.Context()
+	impl, err := ParseImplementations([]byte(`{"actors":{"one":{"promise":{"resolve":{"n":1}}},"two":{"promise":{"resolve":{"n":2}}}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := startActor(t, impl, `{"id":"p","type":"parallel","context":{"got":0},"states":{
+		"a":{"initial":"held","states":{"held":{"invoke":{"src":"one","id":"held","onDone":{"actions":{"type":"xstate.assign","params":{"held":{"$ref":"event.output"}}}}}}}},
+		"b":{"initial":"idle","states":{
+			"idle":{"on":{"GO":"loading"}},
+			"loading":{"invoke":{"src":"two","id":"cycle","onDone":{"target":"idle","actions":{"type":"xstate.assign","params":{"got":{"$ref":"event.output.n"}}}}}}}}}}`)
+	first, ok := a.Snapshot().Child("held")
+	if !ok || first.Status != StatusDone {
+		t.Fatalf("held child %+v, want a done one", first)
+	}
+	var sessions []string
+	for i := range 5 {
+		if err := a.Send(ctx, Event{Type: "GO"}); err != nil {
+			t.Fatal(err)
+		}
+		s := a.Snapshot()
+		held, ok := s.Child("held")
+		if !ok || held.Session != first.Session || held.Status != StatusDone || fmt.Sprint(held.Output) != "map[n:1]" {
+			t.Fatalf("round %d: held child %+v, want %+v", i, held, first)
+		}
+		if got := s.Context()["got"]; got != 2.0 {
+			t.Fatalf("round %d: got %v, want 2", i, got)
+		}
+		if _, listed := s.Child("cycle"); listed {
+			t.Fatalf("round %d: the settled promise is still listed", i)
+		}
+		sessions = append(sessions, a.sys.free[0].session)
+	}
+	if len(a.sys.free) != 1 {
+		t.Fatalf("%d cells kept for reuse, want 1 (the cycling region's)", len(a.sys.free))
+	}
+	if distinct := slices.Compact(slices.Clone(sessions)); len(distinct) != len(sessions) {
+		t.Fatalf("the reused cell kept an old session: %v", sessions)
+	}
+}
+
+// startActor compiles src with impl and starts an Actor of it, stopped
+// when the test ends.
+func startActor(t *testing.T, impl Implementations, src string) *Actor {
+	t.Helper()
+	m, err := Compile([]byte(src), &Options{Implementations: impl})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := NewActor(m, nil)
+	if err := a.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(a.Stop)
+	return a
 }

@@ -185,10 +185,10 @@
 // only on the configuration and the transitions taken, so each runner (an
 // Actor's, or one of a Machine's for the pure functions) records it the
 // first time and replays it after, from a small bounded cache. Guards are
-// still evaluated and actions still run on every event; steps that depend
-// on more than the configuration (history states), that start or stop
-// children, or that enter a final state always take the general
-// algorithm. The guards and assigns [ParseImplementations] makes are
+// still evaluated and actions still run on every event, and the children
+// a state invokes start and stop on replay as on the general path; steps
+// that depend on more than the configuration (history states), or that
+// enter a final state, always take the general algorithm. The guards and assigns [ParseImplementations] makes are
 // compiled, not interpreted: operators resolved once, literal numbers and
 // strings compared as such, "in" over a literal list as a set. An Actor
 // whose context no one else holds (no snapshot handed out, no Go
@@ -210,12 +210,24 @@
 // (undone if the macrostep fails) while their context map is their own:
 // made by one of their macrosteps and not handed out since in a
 // snapshot. A macrostep of theirs that the cache knows wholly and that
-// cannot fail — declarative guards and assigns, and undelayed sends
-// (sendTo, sendParent, forwardTo) to actors that exist — skips the
-// general algorithm as an Actor's does; the sends are delivered after
-// the snapshot is committed, as always. A new child machine's snapshot
-// comes with the spare buffer of its first macrostep in one allocation.
-// The output of a declarative promise is a copy made when it settles; a
+// cannot fail — declarative guards and assigns, undelayed sends (sendTo,
+// sendParent, forwardTo) to actors that exist, and, in a step that sends
+// nothing, the start of invoked children without a system id (a child
+// machine's without input, once its initial snapshot is known) and the
+// stop of invoked children that have none of their own — skips the
+// general algorithm as an Actor's does, in place when the cell's snapshot
+// is its own (not handed out); the sends, starts and stops take effect
+// after the snapshot is committed, as always. A new child
+// machine's snapshot comes with the spare buffer of its first macrostep in
+// the allocation of its cell, and, when its machine has no Go guard or
+// action, shares its initial context with the other children of its
+// machine until its first assign copies it (a snapshot handed out gets a
+// copy). A child machine without children stops without a runner. The
+// done events of children share one data map, one event at a time, when
+// nothing can keep the event after its macrostep: no inspection, no Go
+// guard or action of the parent, no forwardTo of it; and the cell of a
+// declarative promise that settled at once is used again for a later
+// child once its parent no longer lists it. The output of a declarative promise is a copy made when it settles; a
 // $ref to event.output of its done event keeps that copy rather than
 // copying it again, unless an inspection or a Go guard or action of the
 // machine could see the event (and change the value) after the assign.

@@ -15,26 +15,98 @@ import (
 
 // enterInvoking runs what entering node n, which invokes children, does
 // (XState's enterStates): its entry actions, the start of its children,
-// then its initial actions when it is entered by default; a sendTo in
-// these actions may name the children before they exist.
-func (r *runner) enterInvoking(node *stateNode, n int, ev Event) {
+// then, with initial (it is entered by default), its initial actions; a
+// sendTo in these actions may name the children before they exist.
+func (r *runner) enterInvoking(node *stateNode, n int, ev Event, initial bool) {
 	r.deferredInvokes = node.invokes()
-	defer func() { r.deferredInvokes = nil }()
 	r.executeActions(node.entry, ev, n)
-	if r.err != nil {
-		return
+	if r.err == nil {
+		for _, inv := range node.invokes() {
+			if r.spawnChild(inv, ev, n); r.err != nil {
+				break
+			}
+		}
 	}
-	for _, inv := range node.invokes() {
-		if r.spawnChild(inv, ev, n); r.err != nil {
+	if r.err == nil && initial {
+		r.executeActions(node.initial.actions, ev, n)
+	}
+	if r.err == nil {
+		r.resolvePendingSends()
+	}
+	r.deferredInvokes = nil
+}
+
+// exitInvoking stops the children node x invoked, as it is exited, after
+// its exit actions (XState's exitStates).
+func (r *runner) exitInvoking(x int) {
+	for _, inv := range r.m.nodes[x].invokes() {
+		if r.stopChildByID(inv.id); r.err != nil {
 			return
 		}
 	}
-	if r.defaultEntry.has[n] && node.initial != nil {
-		if r.executeActions(node.initial.actions, ev, n); r.err != nil {
-			return
+}
+
+// quickInvokes reports whether the children that plan p starts and stops
+// can do so without failing: each has logic and no system id (which
+// another actor might hold), and a child machine has no input (so its
+// initial snapshot is its machine's, see Machine.plainInitial).
+func (r *runner) quickInvokes(p *stepPlan) bool {
+	ok := func(n int) bool {
+		for _, def := range r.m.nodes[n].invokes() {
+			if def.logic == nil || def.systemID != "" {
+				return false
+			}
+			if _, machine := def.logic.(*Machine); machine && def.input != nil {
+				return false
+			}
+		}
+		return true
+	}
+	for _, x := range p.exit {
+		if !ok(x) {
+			return false
 		}
 	}
-	r.resolvePendingSends()
+	for _, n := range p.enter {
+		if !ok(n) {
+			return false
+		}
+	}
+	return true
+}
+
+// invokesCannotFail reports whether replaying plan p (whose quickInvokes
+// holds) in the cell attached to r can neither fail nor run out of steps:
+// no child it stops has children of its own (a stop fails on a
+// descendant an unknown src left), and the system's step budget has room
+// for the step and the initial microsteps of the child machines it
+// starts, which are known.
+func (r *runner) invokesCannotFail(p *stepPlan) bool {
+	c := r.self
+	if c == nil || c.proc != procRunning {
+		return false
+	}
+	for _, x := range p.exit {
+		for _, def := range r.m.nodes[x].invokes() {
+			e, ok := r.s.x().children.get(def.id)
+			if ok && e.cell != nil && e.cell.kind == cellMachine && e.cell.snap.x().children.len() > 0 {
+				return false
+			}
+		}
+	}
+	steps := c.sys.steps + 2 // the step and the macrostep, see cell.fastStep
+	for _, n := range p.enter {
+		for _, def := range r.m.nodes[n].invokes() {
+			if m, ok := def.logic.(*Machine); ok {
+				t := m.plainInitial.Load()
+				if t == nil {
+					return false
+				}
+				steps += t.steps
+			}
+		}
+	}
+	return steps <= c.sys.maxSteps
 }
 
 // invokesID reports whether one of the invokes has the id.
@@ -132,12 +204,17 @@ func (c *cell) ownChildren(s *Snapshot) {
 // made, and that no one else holds, become the buffers of the next
 // change; those of next that this macrostep made are the cell's.
 func (c *cell) retire(old, next *Snapshot) {
-	// old's list is read before its ext is cleared for reuse below.
-	nl, ol := next.x().children, old.x().children
-	if next.ext != old.ext {
-		if old.ext != nil && old.ext == c.myExt {
-			*old.ext = snapshotExt{}
-			c.spareExt = old.ext
+	c.retireParts(old.ext, old.x().children, next)
+}
+
+// retireParts is retire given the ext and children list the old snapshot
+// had (next may be the old snapshot, changed in place).
+func (c *cell) retireParts(oldExt *snapshotExt, ol *childList, next *Snapshot) {
+	nl := next.x().children
+	if next.ext != oldExt {
+		if oldExt != nil && oldExt == c.myExt {
+			*oldExt = snapshotExt{}
+			c.spareExt = oldExt
 		}
 		c.myExt = nil
 		if next.ext != nil && next.ext == c.madeExt {
@@ -241,6 +318,8 @@ func (r *runner) sendTo(a *action, ev Event, node int) {
 	out := ev
 	if d.event != nil {
 		out = d.event.resolve(scope{context: r.s.context, event: ev})
+	} else {
+		r.keepEventData(ev)
 	}
 	var target *cell
 	pending := ""
@@ -248,7 +327,7 @@ func (r *runner) sendTo(a *action, ev Event, node int) {
 	case sendToParent:
 		target = r.self.parent
 		if target == nil {
-			r.fail(node, fmt.Errorf("cannot send %q to the parent: machine %q has no parent", out.Type, r.m.id))
+			r.failSend(node, out.Type, "")
 			return
 		}
 	case sendToSystem:
@@ -264,27 +343,54 @@ func (r *runner) sendTo(a *action, ev Event, node int) {
 		}
 		e, ok := r.s.x().children.get(d.to)
 		if !ok || e.cell == nil {
-			r.fail(node, fmt.Errorf("cannot send %q to actor %q: machine %q has no child with that id", out.Type, d.to, r.m.id))
+			r.failSend(node, out.Type, d.to)
 			return
 		}
 		target = e.cell
 	}
 	if d.hasDelay {
-		seq := r.nextSeq()
-		t := timer{id: a.id, event: out, due: r.now.Add(d.delay), seq: seq}
-		if target != nil && target != r.self {
-			t.to = target.session
-		}
-		r.mutableTimers().push(t, true)
-		if pending != "" {
-			r.pendingTimers = append(r.pendingTimers, pendingTimer{seq: seq, id: pending})
-		}
-		r.logTimer(seq, true)
+		r.sendLater(a, out, target, pending)
 		return
 	}
 	r.fx = append(r.fx, effect{kind: fxSend, cell: target, event: out, id: pending})
 	if pending != "" {
 		r.pendingFx = append(r.pendingFx, len(r.fx)-1)
+	}
+}
+
+// failSend fails a sendTo of an event of type typ to the child to, or to
+// the parent when to is "", that does not exist.
+func (r *runner) failSend(node int, typ, to string) {
+	if to == "" {
+		r.fail(node, fmt.Errorf("cannot send %q to the parent: machine %q has no parent", typ, r.m.id))
+		return
+	}
+	r.fail(node, fmt.Errorf("cannot send %q to actor %q: machine %q has no child with that id", typ, to, r.m.id))
+}
+
+// sendLater is sendTo with a delay: the event is scheduled as a delayed
+// event of this actor, for the target (the actor itself when nil), or for
+// the child pending invokes once it exists. (Apart from sendTo, whose
+// every event pays for the frame of what is rare.)
+func (r *runner) sendLater(a *action, out Event, target *cell, pending string) {
+	seq := r.nextSeq()
+	t := timer{id: a.id, event: out, due: r.now.Add(a.send.delay), seq: seq}
+	if target != nil && target != r.self {
+		t.to = target.session
+	}
+	r.mutableTimers().push(t, true)
+	if pending != "" {
+		r.pendingTimers = append(r.pendingTimers, pendingTimer{seq: seq, id: pending})
+	}
+	r.logTimer(seq, true)
+}
+
+// keepEventData notes that ev, forwarded, outlives the macrostep: when
+// its data is the system's lent done-event map, the event keeps it, and
+// the system makes another.
+func (r *runner) keepEventData(ev Event) {
+	if sys := r.sys; sys != nil && sys.doneLent && sameMap(ev.Data, sys.doneData) {
+		sys.doneData, sys.doneLent = nil, false
 	}
 }
 

@@ -419,7 +419,11 @@ func newSnapshotWithSpare(m *Machine, nodes []int, ctx map[string]any) (s, spare
 	if len(nodes) > len(snapshotCell{}.nodes) {
 		return &Snapshot{machine: m, status: StatusActive, context: ctx, nodes: slices.Clone(nodes)}, nil
 	}
-	p := new(snapshotPair)
+	return new(snapshotPair).fill(m, nodes, ctx)
+}
+
+// fill is newSnapshotWithSpare in p, for a configuration that fits.
+func (p *snapshotPair) fill(m *Machine, nodes []int, ctx map[string]any) (s, spare *Snapshot) {
 	p.s.s = Snapshot{machine: m, status: StatusActive, context: ctx, nodes: p.s.nodes[:copy(p.s.nodes[:], nodes)]}
 	p.spare.s.nodes = p.spare.nodes[:0]
 	return &p.s.s, &p.spare.s

@@ -5,11 +5,11 @@
 // records it the first time and replays it after. Guards are still
 // evaluated and actions still run every time; only the computation of
 // exit and entry sets is skipped. Microsteps that depend on more than the
-// configuration (history), that start or stop invoked actors, or that
-// enter a final state are never cached: they take the general algorithm in
-// algorithm.go. The steps of the machines of an actor system are cached
-// too (the actions, sendTo and spawnChild included, run on replay as on
-// the general path). fastStep is an Actor's whole macrostep from the
+// configuration (history) or that enter a final state are never cached:
+// they take the general algorithm in algorithm.go. The steps of the
+// machines of an actor system are cached too (the actions, sendTo and
+// spawnChild included, and the start and stop of invoked children, run on
+// replay as on the general path). fastStep is an Actor's whole macrostep from the
 // cache, for a step nothing in can fail.
 
 package statechart
@@ -50,6 +50,12 @@ type stepPlan struct {
 	// every target exists (see sendTargetsExist).
 	sends     []*sendDef
 	messaging bool
+	// invokes: a state it exits or enters invokes children, which it
+	// stops or starts; quickInvokes: every such child can start and stop
+	// without failing, and the step sends nothing, so that a cell may
+	// take the step by fastStep when the children it stops have no
+	// children (see runner.invokesCannotFail).
+	invokes, quickInvokes bool
 	// next: the plans of the configuration final, once looked up.
 	next *confPlans
 }
@@ -512,6 +518,11 @@ func (r *runner) replay(p *stepPlan, ev Event) {
 		if r.err != nil {
 			return
 		}
+		if p.invokes {
+			if r.exitInvoking(x); r.err != nil {
+				return
+			}
+		}
 		r.active[x] = false
 	}
 	r.s.nodes = append(r.s.nodes[:0], p.kept...)
@@ -527,6 +538,12 @@ func (r *runner) replay(p *stepPlan, ev Event) {
 			r.s.nodes = append(r.s.nodes, n)
 		}
 		node := r.m.nodes[n]
+		if p.invokes && len(node.invokes()) > 0 {
+			if r.enterInvoking(node, n, ev, p.initial[i]); r.err != nil {
+				return
+			}
+			continue
+		}
 		r.executeActions(node.entry, ev, n)
 		if r.err != nil {
 			return
@@ -551,13 +568,8 @@ func (r *runner) recordPlan() {
 	if r.err != nil || r.s.status != StatusActive || r.historyChanged {
 		return
 	}
-	for _, x := range r.toExit {
-		if len(r.m.nodes[x].invokes()) > 0 {
-			return
-		}
-	}
 	for _, n := range r.order {
-		if node := r.m.nodes[n]; node.kind == kindFinal || len(node.invokes()) > 0 {
+		if r.m.nodes[n].kind == kindFinal {
 			return
 		}
 	}
@@ -577,6 +589,7 @@ func (r *runner) recordPlan() {
 	for _, x := range p.exit {
 		p.silent = p.silent && len(r.m.nodes[x].exit) == 0
 		p.classify(r.m.nodes[x].exit)
+		p.invokes = p.invokes || len(r.m.nodes[x].invokes()) > 0
 	}
 	for _, t := range p.ts {
 		p.silent = p.silent && len(t.actions) == 0
@@ -590,6 +603,12 @@ func (r *runner) recordPlan() {
 		if p.initial[i] {
 			p.classify(node.initial.actions)
 		}
+		p.invokes = p.invokes || len(node.invokes()) > 0
+	}
+	if p.invokes {
+		// Children start or stop: see replay.
+		p.silent, p.pure = false, false
+		p.quickInvokes = p.messaging && len(p.sends) == 0 && r.quickInvokes(p)
 	}
 	if r.cache.count >= maxCachedSteps {
 		// Start again; nothing refers to the old records any more.
@@ -692,6 +711,9 @@ func (r *runner) fastStep(s *Snapshot, ev Event, ownContext, messaging bool) boo
 		return false
 	}
 	if !plan.pure && (!messaging || !plan.messaging || !r.sendTargetsExist(plan)) {
+		return false
+	}
+	if plan.invokes && (!plan.quickInvokes || !r.invokesCannotFail(plan)) {
 		return false
 	}
 	r.ownsContext, r.undoing = true, false

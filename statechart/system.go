@@ -21,6 +21,7 @@ import (
 	"container/heap"
 	"context"
 	"fmt"
+	"reflect"
 	"slices"
 	"sync"
 	"time"
@@ -103,6 +104,9 @@ type cell struct {
 	// its macrosteps, never handed out since: materialize shares it), so
 	// a macrostep may assign in place, with an undo log.
 	ctxOwned bool
+	// goCode: the machine has a Go guard or action (1) or none (-1); 0
+	// until asked (see lendDoneData).
+	goCode int8
 	// myExt, myList: snap's ext and children list, when the cell's
 	// macrosteps made them and no snapshot handed out shares them;
 	// madeExt, madeList: those the macrostep under way made; spareExt,
@@ -125,6 +129,9 @@ type cell struct {
 	cb        *callbackGate      // a Go Callback's sendBack and receive functions
 
 	names childNames // of a child
+	// first: room for the initial snapshot of a child machine, in the
+	// cell's allocation (see machineCell), until initMachine uses it.
+	first *snapshotPair
 }
 
 // childNames are what the events a child sends its parent about itself
@@ -197,6 +204,16 @@ type system struct {
 	maxSteps  int
 	steps     int
 	halted    *StepBudgetError // the call ran out of steps: everything stops
+
+	// doneData: the data map of done events, lent to one at a time while
+	// no one can keep the event (see cell.doneEventData); doneLent: lent
+	// to an event not processed yet.
+	doneData map[string]any
+	doneLent bool
+	// retired: declarative promise cells that settled during the entry
+	// point under way; free: cells no one refers to any more, for
+	// createChild to use again (see recycle).
+	retired, free []*cell
 
 	// Set by an Actor.
 	inspect func(Inspection)
@@ -337,10 +354,27 @@ func (sys *system) createChild(parent *cell, def *spawnDef, input any, hasInput 
 	if def.logic == nil {
 		return nil, nil
 	}
-	c := &cell{
+	// A child machine whose initial snapshot is its machine's gets it, and
+	// the spare buffer of its first macrostep, in the cell's allocation.
+	var c *cell
+	var pair *snapshotPair
+	if _, ok := def.logic.(*declPromise); ok && len(sys.free) > 0 {
+		c = sys.free[len(sys.free)-1]
+		sys.free[len(sys.free)-1] = nil
+		sys.free = sys.free[:len(sys.free)-1]
+	} else if m, ok := def.logic.(*Machine); ok && !hasInput {
+		if t := m.plainInitial.Load(); t != nil && len(t.nodes) <= len(snapshotCell{}.nodes) {
+			mc := new(machineCell)
+			c, pair = &mc.cell, &mc.first
+		}
+	}
+	if c == nil {
+		c = new(cell)
+	}
+	*c = cell{
 		sys: sys, parent: parent, id: def.id, session: sys.newSession(), src: def.src,
 		systemID: def.systemID, sync: def.sync, logic: def.logic, kind: kindOf(def.logic),
-		input: input, hasInput: hasInput, names: def.names,
+		input: input, hasInput: hasInput, names: def.names, first: pair,
 	}
 	if c.systemID != "" {
 		if err := sys.setSystemID(c); err != nil {
@@ -371,7 +405,8 @@ func (c *cell) initMachine(context map[string]any) (err error) {
 	plain := context == nil && !c.hasInput
 	if t := c.m.plainInitial.Load(); plain && t != nil {
 		c.sys.count(t.steps, ev)
-		c.snap, c.spare = t.snapshot(c.m)
+		c.snap, c.spare = t.snapshot(c.m, c.first, c.sys.inspect == nil)
+		c.first = nil
 		c.deferred, c.initialFx = nil, true
 		return nil
 	}
@@ -396,8 +431,14 @@ func (c *cell) initMachine(context map[string]any) (err error) {
 // input or context, when nothing but the machine decided it: its
 // configuration and context, and the microsteps it took.
 type initialTemplate struct {
-	nodes   []int
-	context map[string]any // never handed out: snapshot gives a copy
+	nodes []int
+	// context: never handed out; shared by the snapshots snapshot makes
+	// when shared, for a machine whose guards and actions are
+	// declarative: nothing changes a context map in place but a cell's
+	// assigns, and only in a map one of its macrosteps made (see
+	// cell.ctxOwned), and materialize gives a copy of it.
+	context map[string]any
+	shared  bool
 	steps   int
 }
 
@@ -415,14 +456,49 @@ func (m *Machine) rememberInitial(r *runner, s *Snapshot) {
 	if s.context != nil {
 		t.context = cloneContext(s.context)
 	}
+	t.shared = !m.opts.Implementations.hasGoCode()
 	m.plainInitial.Store(t)
 }
 
+// hasGoCode reports whether a guard or action of impl is a Go function
+// (one ParseImplementations did not make as a declarative guard or
+// assign), which is given the context.
+func (impl *Implementations) hasGoCode() bool {
+	for name, f := range impl.Guards {
+		if impl.declared.guard(name, f) == nil {
+			return true
+		}
+	}
+	for name, f := range impl.Actions {
+		if impl.declared.action(name, f) == nil {
+			return true
+		}
+	}
+	return false
+}
+
 // snapshot returns a new snapshot of the template, whose context is the
-// caller's own, and a spare buffer for the first macrostep from it (nil
-// when it could not share the snapshot's allocation).
-func (t *initialTemplate) snapshot(m *Machine) (s, spare *Snapshot) {
-	return newSnapshotWithSpare(m, t.nodes, cloneContext(t.context))
+// caller's own unless the template's is shared and share allows it (no
+// inspection would see the map; materialize hands out a copy), and a
+// spare buffer for the first macrostep from it (nil
+// when it could not share the snapshot's allocation), made in pair when
+// pair is not nil (the configuration then fits in it).
+func (t *initialTemplate) snapshot(m *Machine, pair *snapshotPair, share bool) (s, spare *Snapshot) {
+	ctx := t.context
+	if !t.shared || !share {
+		ctx = cloneContext(ctx)
+	}
+	if pair != nil && len(t.nodes) <= len(snapshotCell{}.nodes) {
+		return pair.fill(m, t.nodes, ctx)
+	}
+	return newSnapshotWithSpare(m, t.nodes, ctx)
+}
+
+// machineCell is the allocation of a child machine's cell with room for
+// its initial snapshot and spare buffer.
+type machineCell struct {
+	cell  cell
+	first snapshotPair
 }
 
 // executeInitialEffects is the first of the two rounds in which XState
@@ -567,6 +643,9 @@ func (c *cell) process(ev Event) {
 	}
 	if c.kind == cellMachine {
 		c.processMachine(ev)
+		if sys.doneLent && sameMap(ev.Data, sys.doneData) {
+			sys.doneLent = false // the event is over
+		}
 		return
 	}
 	if !sys.count(1, ev) {
@@ -587,19 +666,22 @@ func (c *cell) process(ev Event) {
 // error, as XState does.
 func (c *cell) processMachine(ev Event) {
 	sys := c.sys
+	if ev.Type == EventStop && c.stopWithoutChildren(ev) {
+		return
+	}
 	r := c.r
 	if r == nil {
 		r = c.m.getRunner()
 		c.r = r
 	}
-	next := c.work()
 	c.madeExt, c.madeList = nil, nil
 	if c.synced == c.snap && c.synced != nil {
 		r.synced = true // see runner.synced
-		if c.fastStep(next, ev) {
+		if c.fastStep(ev) {
 			return
 		}
 	}
+	next := c.work()
 	c.synced = nil
 	// Only delayed events need the time: a clock is read for machines
 	// that have some (and, through r.clock, for a RaiseAfter of a Go
@@ -639,7 +721,7 @@ func (c *cell) processMachine(ev Event) {
 	if c.initialFx {
 		fx = append(fx, r.fx...)
 	} else {
-		c.deferred = append(c.deferred, r.fx...)
+		c.takeEffects(r)
 	}
 	clear(r.fx)
 	if r.replacedContext {
@@ -662,6 +744,34 @@ func (c *cell) processMachine(ev Event) {
 	}
 }
 
+// stopWithoutChildren is processMachine for xstate.stop, ev, when the
+// cell has no children and its initial effects have run: the macrostep
+// only sets the status to stopped and drops the delayed events (see
+// runner.macrostep), so no runner is needed. It reports false, having
+// changed nothing, when the general path must take the event.
+func (c *cell) stopWithoutChildren(ev Event) bool {
+	if c.initialFx || c.snap.x().children.len() > 0 {
+		return false
+	}
+	if !c.sys.count(1, ev) { // the macrostep, which takes no microstep
+		return true
+	}
+	next := c.snap
+	if next != c.mine {
+		next = c.work()
+		if c.synced == c.snap {
+			c.synced = next // the same nodes
+		}
+		c.retire(c.snap, next)
+		c.snap, c.mine = next, next
+	}
+	next.status = StatusStopped
+	next.clearTimers()
+	c.update(nil)
+	c.stopProcedure()
+	return true
+}
+
 // fastStep takes the macrostep of ev on next, a copy of the cell's
 // snapshot, by runner.fastStep, when the step cache knows all of it and
 // nothing in it can fail (declarative guards and assigns, and sends to
@@ -669,33 +779,56 @@ func (c *cell) processMachine(ev Event) {
 // and the system's step budget has room for it. It
 // reports false, having changed nothing, when the general path must take
 // the event.
-func (c *cell) fastStep(next *Snapshot, ev Event) bool {
+func (c *cell) fastStep(ev Event) bool {
 	sys, r := c.sys, c.r
 	// A step counts as one microstep and the macrostep itself (see
 	// processMachine).
 	if sys.inspect != nil || sys.halted != nil || c.initialFx || sys.steps+2 > sys.maxSteps {
 		return false
 	}
+	// The step changes next in place, c.snap itself when no one else
+	// holds it: nothing in the step can fail.
+	next, inPlace := c.snap, c.snap == c.mine
+	if !inPlace {
+		next = c.work()
+	}
+	oldExt, oldList := next.ext, next.x().children
 	r.s = next
 	r.attach(c)
-	r.fx, r.deferredInvokes, r.pendingFx = r.fx[:0], nil, r.pendingFx[:0]
+	r.fx, r.deferredInvokes, r.pendingFx, r.pendingTimers = r.fx[:0], nil, r.pendingFx[:0], r.pendingTimers[:0]
+	r.ownsChildren = false
 	if !r.fastStep(next, ev, c.ctxOwned, true) {
 		r.s = nil
+		if !inPlace {
+			c.spare = next
+		}
 		return false
 	}
+	r.endChildren()
 	r.synced = false
-	c.deferred = append(c.deferred, r.fx...)
-	clear(r.fx)
-	r.fx = r.fx[:0]
+	c.takeEffects(r)
 	c.idleRunner()
 	sys.count(2, ev)
-	if c.snap == c.mine {
+	if !inPlace && c.snap == c.mine {
 		c.spare = c.snap
 	}
-	c.retire(c.snap, next)
+	c.retireParts(oldExt, oldList, next)
 	c.snap, c.mine, c.synced = next, next, next
 	c.update(nil)
 	return true
+}
+
+// takeEffects moves the effects of the macrostep r ran to the cell's
+// deferred ones: when none waits, by trading the two slices' arrays
+// rather than copying.
+func (c *cell) takeEffects(r *runner) {
+	if c.dhead == len(c.deferred) {
+		c.deferred, r.fx, c.dhead = r.fx, c.deferred[:0], 0
+		return
+	}
+	c.deferred = append(c.deferred, r.fx...)
+	clear(r.fx)
+	r.fx = r.fx[:0]
 }
 
 // idleRunner drops what the cell's runner holds of the macrostep it ran
@@ -750,7 +883,9 @@ func (c *cell) update(fx []effect) {
 		c.initialFx = false
 		c.executeInitialEffects()
 	}
-	c.deferred = append(c.deferred, fx...)
+	if len(fx) > 0 {
+		c.deferred = append(c.deferred, fx...)
+	}
 	for c.dhead < len(c.deferred) && sys.halted == nil {
 		e := c.deferred[c.dhead]
 		c.deferred[c.dhead] = effect{}
@@ -778,12 +913,13 @@ func (c *cell) update(fx []effect) {
 				c.names = newChildNames(c.id)
 			}
 			out, ok := c.outputNow()
-			data := make(map[string]any, 2)
+			data := c.doneEventData()
 			data["actorId"] = c.names.id
 			if ok {
 				data["output"] = out
 			}
 			c.parent.send(Event{Type: c.names.doneType, Data: data})
+			sys.retire(c)
 		}
 	case StatusError:
 		c.reportError()
@@ -792,6 +928,78 @@ func (c *cell) update(fx []effect) {
 	if c.parent == nil && sys.changed != nil {
 		sys.changed()
 	}
+}
+
+// doneEventData returns an empty map for the data of the done event c
+// sends its parent: the system's map, lent until the parent has processed
+// the event, when nothing can keep the event after that — no inspection,
+// no Go guard or action of the parent, no caller of the pure API; a
+// forwardTo keeps the map (see runner.keepEventData) — and a new one
+// otherwise.
+func (c *cell) doneEventData() map[string]any {
+	sys, p := c.sys, c.parent
+	if sys.pure || sys.inspect != nil || sys.doneLent || p.proc != procRunning || p.kind != cellMachine {
+		return make(map[string]any, 2)
+	}
+	if p.goCode == 0 {
+		p.goCode = -1
+		if p.m.opts.Implementations.hasGoCode() {
+			p.goCode = 1
+		}
+	}
+	if p.goCode > 0 {
+		return make(map[string]any, 2)
+	}
+	if sys.doneData == nil {
+		sys.doneData = make(map[string]any, 2)
+	} else {
+		clear(sys.doneData)
+	}
+	sys.doneLent = true
+	return sys.doneData
+}
+
+// maxFreeCells bounds the cells a system keeps for reuse.
+const maxFreeCells = 8
+
+// retire notes that c, done, may be used again once the entry point is
+// over (see recycle): a declarative promise that settled at once, in a
+// system that hands no cell out (no inspection, not the pure API).
+func (sys *system) retire(c *cell) {
+	if sys.pure || sys.inspect != nil || c.restored || c.kind != cellDeclPromise {
+		return
+	}
+	if l, ok := c.run.(*declPromise); ok && l.after <= 0 {
+		sys.retired = append(sys.retired, c)
+	}
+}
+
+// recycle, at the end of an entry point whose settlements all ran, keeps
+// for createChild the retired cells nothing refers to: stopped, and no
+// longer among their parent's children. Nothing else keeps a cell past
+// its entry point: its effects and events have run, its microtasks too,
+// it is unregistered, and every snapshot handed out holds records of
+// children, not cells.
+func (sys *system) recycle() {
+	if sys.halted == nil && !sys.pendingMicro() {
+		for _, c := range sys.retired {
+			if c.proc != procStopped || c.parent == nil || len(sys.free) >= maxFreeCells {
+				continue
+			}
+			if e, ok := c.parent.snap.x().children.get(c.id); ok && e.cell == c {
+				continue
+			}
+			sys.free = append(sys.free, c)
+		}
+	}
+	clear(sys.retired)
+	sys.retired = sys.retired[:0]
+}
+
+// sameMap reports whether a and b are the same map (not merely equal
+// ones); nil maps are never the same.
+func sameMap(a, b map[string]any) bool {
+	return a != nil && b != nil && reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
 }
 
 // dropDeferred drops the effects that wait.
@@ -1190,6 +1398,9 @@ func (c *cell) cancelLogic() {
 func (c *cell) materialize() *Snapshot {
 	c.ctxOwned = false // s shares the context map
 	s := c.snap.clone()
+	if t := c.m.plainInitial.Load(); t != nil && t.shared && sameMap(s.context, t.context) {
+		s.context = cloneContext(s.context) // the template's stays private
+	}
 	defer c.shareSnapshot(s)
 	if kids := s.x().children; kids.len() > 0 {
 		s.setChildren(kids.mapEntries(func(e childEntry) childEntry {
