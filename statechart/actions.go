@@ -209,6 +209,19 @@ func (r *runner) assign(updates map[string]any) {
 	r.changed = true
 }
 
+// assignAction runs the declarative assign of action a, entries: on the
+// slots while they are live (see slots.go).
+func (r *runner) assignAction(a *action, entries []assignEntry, ev Event) {
+	if r.slotCtx.live {
+		if a.slots != nil {
+			r.assignSlots(a.slots, ev)
+			return
+		}
+		r.leaveSlots()
+	}
+	r.assignEntries(entries, ev)
+}
+
 // assignEntries is XState's assign with a property map: every value is
 // computed from the context before the assign, then set in one new context.
 // The context is copied only when the runner does not own it (see
@@ -402,6 +415,12 @@ func (r *runner) evalGuard(g *guard, ev Event) (bool, error) {
 		return ok && to == g.to, nil
 	}
 	if g.decl != nil {
+		if r.slotCtx.live {
+			if g.slot != nil {
+				return r.evalSlots(g.slot, &scope{event: ev}), nil
+			}
+			r.leaveSlots()
+		}
 		return g.decl.eval(&scope{context: r.s.context, event: ev}), nil
 	}
 	if g.impl == nil {
@@ -421,7 +440,7 @@ func (r *runner) executeActions(actions []*action, ev Event, node int) {
 				continue // XState: a missing action implementation is a no-op
 			}
 			if a.decl != nil {
-				r.assignEntries(a.decl, ev)
+				r.assignAction(a, a.decl, ev)
 				continue
 			}
 			r.exposeContext() // the action may keep the map
@@ -436,7 +455,7 @@ func (r *runner) executeActions(actions []*action, ev Event, node int) {
 				return
 			}
 		case actionAssign:
-			r.assignEntries(a.assign, ev)
+			r.assignAction(a, a.assign, ev)
 		case actionRaise:
 			if !a.hasDelay {
 				// XState: a raise without a resolved delay is an internal event.

@@ -152,6 +152,7 @@ func (a *Actor) Send(ctx context.Context, ev Event) error {
 		now = a.clock.Now() // only delayed events need the time
 	}
 	if a.opts.Inspect != nil {
+		a.r.leaveSlots()
 		a.opts.Inspect(Inspection{Event: ev, Snapshot: a.cur})
 	}
 	if a.r.fastStep(a.cur, ev, !a.contextShared && a.cur.context != nil, false) {
@@ -233,6 +234,7 @@ func (a *Actor) Snapshot() *Snapshot {
 	if a.cur == nil {
 		return nil
 	}
+	a.r.leaveSlots()
 	a.timersShared, a.contextShared = true, true
 	return a.cur.clone()
 }
@@ -295,6 +297,7 @@ func (a *Actor) afterChange(changes []timerChange, incremental bool) {
 		a.applyTimerChanges(changes)
 	}
 	if len(a.subs) > 0 {
+		a.r.leaveSlots()
 		s := a.cur.clone()
 		a.timersShared, a.contextShared = true, true
 		for _, f := range a.subs {
@@ -369,6 +372,7 @@ func (a *Actor) fire(seq uint64) {
 	if a.cur.status != StatusActive || !a.cur.timers.has(seq) {
 		return
 	}
+	a.r.leaveSlots()
 	a.prepareWork()
 	a.r.begin(a.ctx, a.work, a.clock.Now())
 	if !a.contextShared && a.sys == nil {

@@ -57,6 +57,7 @@ type runner struct {
 	// replacedContext: the call replaced s.context by a new map.
 	contextSeen, replacedContext bool
 	assignVals                   []any         // assignEntries: the values, computed before any is set
+	slotCtx                      slotContext   // the slots of an Actor's context (see slots.go)
 	numbers                      numberBoxes   // the numbers assigns compute
 	cache                        stepCache     // recorded microsteps (see stepcache.go)
 	evID                         int32         // the id of the event selectTransitions selects for (Machine.eventIDs), -1 if none
@@ -162,6 +163,7 @@ func newRunner(m *Machine) *runner {
 // begin makes s the working snapshot and starts a new call: the step count
 // starts again from zero.
 func (r *runner) begin(ctx context.Context, s *Snapshot, now time.Time) {
+	r.leaveSlots() // the general path works on the map
 	r.ctx, r.s, r.now, r.err, r.errNode = ctx, s, now, nil, -1
 	r.steps, r.outOfSteps, r.valueOK, r.value = 0, nil, false, nil
 	r.ownsTimers, r.copiedTimers, r.logTimers, r.timerLog = false, false, false, r.timerLog[:0]

@@ -651,6 +651,9 @@ func (r *runner) fastStep(s *Snapshot, ev Event, ownContext, messaging bool) boo
 		return false
 	}
 	r.evID = evID
+	if ownContext && !messaging && r.m.slots != nil && r.sys == nil {
+		r.enterSlots(s.context)
+	}
 	// taken: in a chain, the one transition selected (the common case,
 	// kept free of selectFrom's bookkeeping); otherwise r.selected.
 	var taken *transition
