@@ -285,6 +285,9 @@ func (a *Actor) Stop() {
 // timer changes of the macrostep that made the current snapshot;
 // incremental is false when the snapshot is new and is compared as a whole.
 func (a *Actor) afterChange(changes []timerChange, incremental bool) {
+	if incremental && len(changes) == 0 && len(a.subs) == 0 && a.cur.status == StatusActive {
+		return // nothing to arm, stop or tell
+	}
 	switch {
 	case a.cur.status != StatusActive:
 		for seq, stop := range a.armed {

@@ -507,6 +507,9 @@ func (r *runner) replay(p *stepPlan, ev Event) {
 		r.changed = r.changed || p.moved
 		return
 	}
+	// The actions of a pure plan do not see the configuration: it
+	// changes once, at the end.
+	track := !p.pure
 	for _, x := range p.exit {
 		r.executeActions(r.m.nodes[x].exit, ev, x)
 		if r.err != nil {
@@ -514,7 +517,9 @@ func (r *runner) replay(p *stepPlan, ev Event) {
 		}
 		r.active[x] = false
 	}
-	r.s.nodes = append(r.s.nodes[:0], p.kept...)
+	if track {
+		r.s.nodes = append(r.s.nodes[:0], p.kept...)
+	}
 	for _, t := range p.ts {
 		r.executeActions(t.actions, ev, int(t.source))
 		if r.err != nil {
@@ -524,7 +529,9 @@ func (r *runner) replay(p *stepPlan, ev Event) {
 	for i, n := range p.enter {
 		if !r.active[n] {
 			r.activate(n)
-			r.s.nodes = append(r.s.nodes, n)
+			if track {
+				r.s.nodes = append(r.s.nodes, n)
+			}
 		}
 		node := r.m.nodes[n]
 		r.executeActions(node.entry, ev, n)
