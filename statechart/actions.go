@@ -213,7 +213,7 @@ func (r *runner) assign(updates map[string]any) {
 // slots while they are live (see slots.go).
 func (r *runner) assignAction(a *action, entries []assignEntry, ev Event) {
 	if r.slotCtx.live {
-		if a.slots != nil {
+		if a.slots != nil && r.ownsContext {
 			r.assignSlots(a.slots, ev)
 			return
 		}
@@ -228,6 +228,7 @@ func (r *runner) assignAction(a *action, entries []assignEntry, ev Event) {
 // ownsContext): at most once per call, and not at all for an Actor whose
 // context nobody else holds, which is changed in place with an undo log.
 func (r *runner) assignEntries(entries []assignEntry, ev Event) {
+	r.leaveSlots()
 	old := r.s.context
 	if r.ownsContext && independent(entries) {
 		r.assignInPlace(entries, ev)
@@ -343,6 +344,7 @@ func (r *runner) rollbackContext() {
 	if !r.undoing {
 		return
 	}
+	r.rollbackSlots()
 	ctx := r.s.context
 	for i := len(r.undo) - 1; i >= 0; i-- {
 		u := r.undo[i]
@@ -361,6 +363,7 @@ func (r *runner) rollbackContext() {
 // A map the call changed in place is then the Actor's, restored at once,
 // and the call goes on with a copy.
 func (r *runner) exposeContext() {
+	r.leaveSlots()
 	if r.undoing {
 		if len(r.undo) > 0 {
 			ctx := maps.Clone(r.s.context)

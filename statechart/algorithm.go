@@ -163,7 +163,7 @@ func newRunner(m *Machine) *runner {
 // begin makes s the working snapshot and starts a new call: the step count
 // starts again from zero.
 func (r *runner) begin(ctx context.Context, s *Snapshot, now time.Time) {
-	r.leaveSlots() // the general path works on the map
+	r.syncSlots() // the map is up to date; the call may go on with the slots
 	r.ctx, r.s, r.now, r.err, r.errNode = ctx, s, now, nil, -1
 	r.steps, r.outOfSteps, r.valueOK, r.value = 0, nil, false, nil
 	r.ownsTimers, r.copiedTimers, r.logTimers, r.timerLog = false, false, false, r.timerLog[:0]
@@ -1198,6 +1198,7 @@ func (r *runner) enterStates(ts []*transition, ev Event, isInitial bool) {
 		}
 		if parent >= 0 && r.m.nodes[parent].kind == kindCompound {
 			done := Event{Type: doneStatePrefix + r.m.nodes[parent].id}
+			r.leaveSlots() // the output may read the context
 			if out, ok := node.output().resolve(scope{context: r.s.context, event: ev}); ok {
 				done.Data = map[string]any{"output": out}
 			}
@@ -1274,6 +1275,7 @@ func (r *runner) machineOutput(completion int, ev Event) (any, bool) {
 		return cloneValue(root.output().value), true
 	}
 	done := Event{Type: doneStatePrefix + r.m.nodes[completion].id}
+	r.leaveSlots() // the outputs may read the context
 	if c := r.m.nodes[completion]; c.parent >= 0 && c.kind == kindFinal {
 		if out, ok := c.output().resolve(scope{context: r.s.context, event: ev}); ok {
 			done.Data = map[string]any{"output": out}

@@ -6,7 +6,10 @@
 // the context's public form: a key's slot is read from it the first time
 // it is needed, and the keys set are written back to it (leaveSlots)
 // before anything else can see the map: a snapshot handed out, a
-// subscriber, an inspection, a step on the general path.
+// subscriber, an inspection, a Go guard or action, a state's output. A
+// call on the general path starts by writing them back (syncSlots) and
+// goes on with the slots, recording how to undo what it sets, as it does
+// for the map.
 
 package statechart
 
@@ -179,6 +182,15 @@ type slotContext struct {
 	set   []bool      // per slot: listed in dirty
 	dirty []int32     // the slots set since the map was last written
 	next  []slotValue // assignSlots' values, computed before any is set
+	// undo: while the runner is undoing (a call on the general path),
+	// the value each slot had before it was set, in order.
+	undo []slotUndo
+}
+
+// slotUndo restores one slot.
+type slotUndo struct {
+	slot int32
+	was  slotValue
 }
 
 // slotValue is a value for a slot: the number n when num, else v.
@@ -209,26 +221,72 @@ func (r *runner) enterSlots(ctx map[string]any) {
 }
 
 // leaveSlots writes the slots set back to the map and stops using them.
+// In a call that is undoing, the writes are recorded in the map's undo
+// log, and the slots' own log is dropped: rollbackContext restores the
+// map.
 func (r *runner) leaveSlots() {
 	x := &r.slotCtx
 	if !x.live {
 		return
 	}
+	r.writeSlots(r.undoing)
+	clear(x.vals) // the values are the map's now
+	clear(x.undo)
+	x.live, x.m, x.undo = false, nil, x.undo[:0]
+}
+
+// syncSlots writes the slots set back to the map and goes on using them:
+// a call on the general path starts from a map that is up to date.
+func (r *runner) syncSlots() {
+	x := &r.slotCtx
+	clear(x.undo) // a log of an earlier call
+	x.undo = x.undo[:0]
+	if x.live {
+		r.writeSlots(false)
+	}
+}
+
+// writeSlots writes the slots set to the map; undoing: recording in
+// r.undo how to restore it.
+func (r *runner) writeSlots(undoing bool) {
+	x := &r.slotCtx
 	keys := r.m.slots.keys
 	for _, i := range x.dirty {
+		k := keys[i]
+		if undoing {
+			prev, had := x.m[k]
+			r.undo = append(r.undo, contextUndo{key: k, value: prev, had: had})
+		}
 		switch _, ok := x.vals[i].(undefined); {
 		case x.num[i]:
-			x.m[keys[i]] = r.numbers.box(x.nums[i])
+			x.m[k] = r.numbers.box(x.nums[i])
 		case ok:
-			delete(x.m, keys[i])
+			delete(x.m, k)
 		default:
-			x.m[keys[i]] = x.vals[i]
+			x.m[k] = x.vals[i]
 		}
 		x.set[i] = false
 	}
 	x.dirty = x.dirty[:0]
-	clear(x.vals) // the values are the map's now
-	x.live, x.m = false, nil
+}
+
+// rollbackSlots undoes what the call set in the slots, in reverse.
+func (r *runner) rollbackSlots() {
+	x := &r.slotCtx
+	if !x.live {
+		return
+	}
+	for j := len(x.undo) - 1; j >= 0; j-- {
+		u := x.undo[j]
+		x.vals[u.slot], x.nums[u.slot], x.num[u.slot] = u.was.v, u.was.n, u.was.num
+	}
+	clear(x.undo)
+	x.undo = x.undo[:0]
+	// The call started with the map up to date (syncSlots).
+	for _, i := range x.dirty {
+		x.set[i] = false
+	}
+	x.dirty = x.dirty[:0]
 }
 
 // slotNumber returns the value of slot i when it is a number.
@@ -271,6 +329,12 @@ func (r *runner) loadSlot(i int32) {
 // setSlot sets slot i (undefined{} removes the key).
 func (r *runner) setSlot(i int32, v slotValue) {
 	x := &r.slotCtx
+	if r.undoing {
+		if x.gen[i] != x.cur {
+			r.loadSlot(i)
+		}
+		x.undo = append(x.undo, slotUndo{slot: i, was: slotValue{v: x.vals[i], n: x.nums[i], num: x.num[i]}})
+	}
 	x.vals[i], x.nums[i], x.num[i], x.gen[i] = v.v, v.n, v.num, x.cur
 	if !x.set[i] {
 		x.set[i] = true

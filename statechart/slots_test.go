@@ -3,6 +3,7 @@ package statechart
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -270,5 +271,74 @@ func TestSlotsNotUsedForWholeContext(t *testing.T) {
 	}
 	if g, w := contextJSON(t, a.Snapshot().Context()), `{"copy":{"n":2},"n":3}`; g != w {
 		t.Fatalf("context %s, want %s", g, w)
+	}
+}
+
+// TestSlotContextRollsBack checks that a call on the general path that
+// fails, or runs out of steps, after assigns that set slots leaves the
+// context as it was before the call, and that the actor goes on counting
+// from there.
+func TestSlotContextRollsBack(t *testing.T) {
+	decl, err := ParseImplementations([]byte(`{"actions": {"inc": {"assign": {"n": {"$inc": 1}}}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	impl := decl.Merge(Implementations{Actions: map[string]ActionFunc{
+		"boom": func(context.Context, *ActionArgs) error { return fmt.Errorf("boom") },
+	}})
+	m, err := Compile([]byte(`{
+		"context": {"n": 0},
+		"initial": "idle",
+		"on": {"INC": {"actions": "inc"}},
+		"states": {
+			"idle": {"on": {"LOOP": "spin", "FAIL": {"actions": ["inc", "inc", "boom"]}, "CHECK": "check"}},
+			"check": {"always": {"target": "idle", "actions": ["inc", "inc"]}},
+			"spin": {"always": {"target": "spin2", "actions": "inc"}},
+			"spin2": {"always": {"target": "spin", "actions": "inc"}}
+		}
+	}`), &Options{Implementations: impl, MaxSteps: 50})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	a := NewActor(m, nil)
+	if err := a.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	n := func() any { return a.Snapshot().Context()["n"] }
+	for range 300 {
+		if err := a.Send(ctx, Event{Type: "INC"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := a.Send(ctx, Event{Type: "CHECK"}); err != nil { // the general path, with the slots
+		t.Fatal(err)
+	}
+	var budget *StepBudgetError
+	if err := a.Send(ctx, Event{Type: "LOOP"}); !errors.As(err, &budget) {
+		t.Fatalf("LOOP: %v, want a StepBudgetError", err)
+	}
+	if s := a.Snapshot(); s.Value() != "idle" || s.Status() != StatusActive || s.Context()["n"] != 302.0 {
+		t.Fatalf("after running out of steps: %v %v n=%v, want idle active n=302", s.Value(), s.Status(), s.Context()["n"])
+	}
+	for range 3 {
+		if err := a.Send(ctx, Event{Type: "INC"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := a.Send(ctx, Event{Type: "LOOP"}); !errors.As(err, &budget) { // no snapshot in between
+		t.Fatalf("LOOP: %v, want a StepBudgetError", err)
+	}
+	if g := n(); g != 305.0 {
+		t.Fatalf("n=%v after a second LOOP, want 305", g)
+	}
+	if err := a.Send(ctx, Event{Type: "INC"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Send(ctx, Event{Type: "FAIL"}); err == nil {
+		t.Fatal("FAIL: no error")
+	}
+	if s := a.Snapshot(); s.Status() != StatusError || s.Context()["n"] != 306.0 {
+		t.Fatalf("after a failing action: %v n=%v, want error n=306", s.Status(), s.Context()["n"])
 	}
 }
