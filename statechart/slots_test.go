@@ -115,10 +115,7 @@ func TestSlotContextMatchesPureTransition(t *testing.T) {
 			if mA.slots == nil {
 				t.Fatal("the machine has no slots")
 			}
-			a := NewActor(mA, nil)
-			if err := a.Start(ctx); err != nil {
-				t.Fatal(err)
-			}
+			a := startedActor(t, mA, nil)
 			now := time.Unix(0, 0)
 			s, err := mP.Start(ctx, now)
 			if err != nil {
@@ -225,10 +222,7 @@ func TestSlotContextSeenByEveryReader(t *testing.T) {
 	if g := contextJSON(t, restored.Context()); g != wantCtx {
 		t.Fatalf("restored context %s, want %s", g, wantCtx)
 	}
-	b := NewActor(m, &ActorOptions{Snapshot: restored, Clock: clock})
-	if err := b.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
+	b := startedActor(t, m, &ActorOptions{Snapshot: restored, Clock: clock})
 	for range 3 {
 		if err := b.Send(ctx, Event{Type: "INC"}); err != nil {
 			t.Fatal(err)
@@ -260,10 +254,7 @@ func TestSlotsNotUsedForWholeContext(t *testing.T) {
 		t.Fatalf("slots %v for a machine that reads the whole context", m.slots.keys)
 	}
 	ctx := context.Background()
-	a := NewActor(m, nil)
-	if err := a.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
+	a := startedActor(t, m, nil)
 	for _, typ := range []string{"INC", "INC", "KEEP", "INC"} {
 		if err := a.Send(ctx, Event{Type: typ}); err != nil {
 			t.Fatal(err)
@@ -301,10 +292,7 @@ func TestSlotContextRollsBack(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	a := NewActor(m, nil)
-	if err := a.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
+	a := startedActor(t, m, nil)
 	n := func() any { return a.Snapshot().Context()["n"] }
 	for range 300 {
 		if err := a.Send(ctx, Event{Type: "INC"}); err != nil {
@@ -341,4 +329,14 @@ func TestSlotContextRollsBack(t *testing.T) {
 	if s := a.Snapshot(); s.Status() != StatusError || s.Context()["n"] != 306.0 {
 		t.Fatalf("after a failing action: %v n=%v, want error n=306", s.Status(), s.Context()["n"])
 	}
+}
+
+// startedActor returns a started actor of m.
+func startedActor(t *testing.T, m *Machine, opts *ActorOptions) *Actor {
+	t.Helper()
+	a := NewActor(m, opts)
+	if err := a.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return a
 }
