@@ -163,7 +163,7 @@ func newRunner(m *Machine) *runner {
 // begin makes s the working snapshot and starts a new call: the step count
 // starts again from zero.
 func (r *runner) begin(ctx context.Context, s *Snapshot, now time.Time) {
-	r.syncSlots() // the map is up to date; the call may go on with the slots
+	r.beginSlots()
 	r.ctx, r.s, r.now, r.err, r.errNode = ctx, s, now, nil, -1
 	r.steps, r.outOfSteps, r.valueOK, r.value = 0, nil, false, nil
 	r.ownsTimers, r.copiedTimers, r.logTimers, r.timerLog = false, false, false, r.timerLog[:0]

@@ -7,9 +7,8 @@
 // it is needed, and the keys set are written back to it (leaveSlots)
 // before anything else can see the map: a snapshot handed out, a
 // subscriber, an inspection, a Go guard or action, a state's output. A
-// call on the general path starts by writing them back (syncSlots) and
-// goes on with the slots, recording how to undo what it sets, as it does
-// for the map.
+// call on the general path goes on with the slots, recording how to undo
+// what it sets, as it does for the map.
 
 package statechart
 
@@ -185,6 +184,9 @@ type slotContext struct {
 	// undo: while the runner is undoing (a call on the general path),
 	// the value each slot had before it was set, in order.
 	undo []slotUndo
+	// callSet, mark: leaveSlots' scratch.
+	callSet []slotUndo
+	mark    []bool
 }
 
 // slotUndo restores one slot.
@@ -209,7 +211,7 @@ func (r *runner) enterSlots(ctx map[string]any) {
 	}
 	if n := len(r.m.slots.keys); len(x.vals) != n {
 		x.vals, x.gen, x.set = make([]any, n), make([]uint32, n), make([]bool, n)
-		x.nums, x.num = make([]float64, n), make([]bool, n)
+		x.nums, x.num, x.mark = make([]float64, n), make([]bool, n), make([]bool, n)
 		x.cur = 0
 	}
 	x.cur++
@@ -221,42 +223,64 @@ func (r *runner) enterSlots(ctx map[string]any) {
 }
 
 // leaveSlots writes the slots set back to the map and stops using them.
-// In a call that is undoing, the writes are recorded in the map's undo
-// log, and the slots' own log is dropped: rollbackContext restores the
-// map.
+// In a call that is undoing, what earlier calls set is written as it is
+// (it is the actor's), and what this call set is recorded in the map's
+// undo log: rollbackContext restores the map.
 func (r *runner) leaveSlots() {
 	x := &r.slotCtx
 	if !x.live {
 		return
 	}
-	r.writeSlots(r.undoing)
+	if !r.undoing || len(x.undo) == 0 {
+		r.writeSlots()
+	} else {
+		// The values this call set, then the values before it.
+		set := x.callSet[:0]
+		for _, u := range x.undo {
+			if i := u.slot; !x.mark[i] {
+				x.mark[i] = true
+				set = append(set, slotUndo{slot: i, was: slotValue{v: x.vals[i], n: x.nums[i], num: x.num[i]}})
+			}
+		}
+		r.rollbackSlots()
+		r.writeSlots()
+		keys := r.m.slots.keys
+		for _, c := range set {
+			k := keys[c.slot]
+			x.mark[c.slot] = false
+			prev, had := x.m[k]
+			r.undo = append(r.undo, contextUndo{key: k, value: prev, had: had})
+			switch _, ok := c.was.v.(undefined); {
+			case c.was.num:
+				x.m[k] = r.numbers.box(c.was.n)
+			case ok:
+				delete(x.m, k)
+			default:
+				x.m[k] = c.was.v
+			}
+		}
+		clear(set)
+		x.callSet = set[:0]
+	}
 	clear(x.vals) // the values are the map's now
 	clear(x.undo)
 	x.live, x.m, x.undo = false, nil, x.undo[:0]
 }
 
-// syncSlots writes the slots set back to the map and goes on using them:
-// a call on the general path starts from a map that is up to date.
-func (r *runner) syncSlots() {
+// beginSlots starts a call on the general path: the slots' undo log is
+// that of the call.
+func (r *runner) beginSlots() {
 	x := &r.slotCtx
-	clear(x.undo) // a log of an earlier call
+	clear(x.undo)
 	x.undo = x.undo[:0]
-	if x.live {
-		r.writeSlots(false)
-	}
 }
 
-// writeSlots writes the slots set to the map; undoing: recording in
-// r.undo how to restore it.
-func (r *runner) writeSlots(undoing bool) {
+// writeSlots writes the slots set to the map.
+func (r *runner) writeSlots() {
 	x := &r.slotCtx
 	keys := r.m.slots.keys
 	for _, i := range x.dirty {
 		k := keys[i]
-		if undoing {
-			prev, had := x.m[k]
-			r.undo = append(r.undo, contextUndo{key: k, value: prev, had: had})
-		}
 		switch _, ok := x.vals[i].(undefined); {
 		case x.num[i]:
 			x.m[k] = r.numbers.box(x.nums[i])
@@ -270,7 +294,9 @@ func (r *runner) writeSlots(undoing bool) {
 	x.dirty = x.dirty[:0]
 }
 
-// rollbackSlots undoes what the call set in the slots, in reverse.
+// rollbackSlots undoes what the call set in the slots, in reverse. A slot
+// the call set stays listed in dirty: writing it back writes the value
+// the map has, or one an earlier call set.
 func (r *runner) rollbackSlots() {
 	x := &r.slotCtx
 	if !x.live {
@@ -282,11 +308,6 @@ func (r *runner) rollbackSlots() {
 	}
 	clear(x.undo)
 	x.undo = x.undo[:0]
-	// The call started with the map up to date (syncSlots).
-	for _, i := range x.dirty {
-		x.set[i] = false
-	}
-	x.dirty = x.dirty[:0]
 }
 
 // slotNumber returns the value of slot i when it is a number.

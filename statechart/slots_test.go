@@ -14,8 +14,8 @@ import (
 // numbers kept boxed in advance, $push, a $ref of the event that may be
 // missing (which removes the key), a $ref of a nested context path, a
 // nested guard path, a key no context has at first. GO runs a Go action
-// that reads the context and assigns; the delayed transition of busy has
-// a Go guard that reads it.
+// that reads the context and assigns (BOTH runs it between two assigns);
+// the delayed transition of busy has a Go guard that reads it.
 const slotMachine = `{
 	"id": "slots",
 	"initial": "idle",
@@ -26,7 +26,8 @@ const slotMachine = `{
 		"SET": {"actions": "set"},
 		"COPY": {"actions": "copy"},
 		"SWAP": {"actions": "swap"},
-		"GO": {"actions": "seeGo"}
+		"GO": {"actions": "seeGo"},
+		"BOTH": {"actions": ["inc", "seeGo", "inc"]}
 	},
 	"states": {
 		"idle": {"on": {"MOVE": {"target": "busy", "guard": "big", "actions": "count"}}},
@@ -83,6 +84,7 @@ var slotEvents = []Event{
 	{Type: "SET"}, {Type: "MOVE"}, {Type: "INC"}, {Type: "SWAP"}, {Type: "GO"},
 	{Type: "INC"}, {Type: "SET", Data: map[string]any{"name": "c"}}, {Type: "MOVE"},
 	{Type: "MOVE"}, {Type: "INC"}, {Type: "SWAP"}, {Type: "COPY"}, {Type: "INC"},
+	{Type: "BOTH"}, {Type: "INC"},
 }
 
 func contextJSON(t *testing.T, c map[string]any) string {
@@ -320,14 +322,21 @@ func TestSlotContextRollsBack(t *testing.T) {
 	if g := n(); g != 305.0 {
 		t.Fatalf("n=%v after a second LOOP, want 305", g)
 	}
-	if err := a.Send(ctx, Event{Type: "INC"}); err != nil {
-		t.Fatal(err)
+	// The snapshot above shares the context: the first INC copies it, the
+	// next ones take the slots again.
+	for range 3 {
+		if err := a.Send(ctx, Event{Type: "INC"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !a.r.slotCtx.live {
+		t.Fatal("the slots are not in use before FAIL")
 	}
 	if err := a.Send(ctx, Event{Type: "FAIL"}); err == nil {
 		t.Fatal("FAIL: no error")
 	}
-	if s := a.Snapshot(); s.Status() != StatusError || s.Context()["n"] != 306.0 {
-		t.Fatalf("after a failing action: %v n=%v, want error n=306", s.Status(), s.Context()["n"])
+	if s := a.Snapshot(); s.Status() != StatusError || s.Context()["n"] != 308.0 {
+		t.Fatalf("after a failing action: %v n=%v, want error n=308", s.Status(), s.Context()["n"])
 	}
 }
 
