@@ -209,12 +209,26 @@ func (r *runner) assign(updates map[string]any) {
 	r.changed = true
 }
 
+// assignAction runs the declarative assign of action a, entries: on the
+// slots while they are live (see slots.go).
+func (r *runner) assignAction(a *action, entries []assignEntry, ev Event) {
+	if r.slotCtx.live {
+		if a.slots != nil && r.ownsContext {
+			r.assignSlots(a.slots, ev)
+			return
+		}
+		r.leaveSlots()
+	}
+	r.assignEntries(entries, ev)
+}
+
 // assignEntries is XState's assign with a property map: every value is
 // computed from the context before the assign, then set in one new context.
 // The context is copied only when the runner does not own it (see
 // ownsContext): at most once per call, and not at all for an Actor whose
 // context nobody else holds, which is changed in place with an undo log.
 func (r *runner) assignEntries(entries []assignEntry, ev Event) {
+	r.leaveSlots()
 	old := r.s.context
 	if r.ownsContext && independent(entries) {
 		r.assignInPlace(entries, ev)
@@ -330,6 +344,7 @@ func (r *runner) rollbackContext() {
 	if !r.undoing {
 		return
 	}
+	r.rollbackSlots()
 	ctx := r.s.context
 	for i := len(r.undo) - 1; i >= 0; i-- {
 		u := r.undo[i]
@@ -348,6 +363,7 @@ func (r *runner) rollbackContext() {
 // A map the call changed in place is then the Actor's, restored at once,
 // and the call goes on with a copy.
 func (r *runner) exposeContext() {
+	r.leaveSlots()
 	if r.undoing {
 		if len(r.undo) > 0 {
 			ctx := maps.Clone(r.s.context)
@@ -402,6 +418,12 @@ func (r *runner) evalGuard(g *guard, ev Event) (bool, error) {
 		return ok && to == g.to, nil
 	}
 	if g.decl != nil {
+		if r.slotCtx.live {
+			if g.slot != nil {
+				return r.evalSlots(g.slot, &scope{event: ev}), nil
+			}
+			r.leaveSlots()
+		}
 		return g.decl.eval(&scope{context: r.s.context, event: ev}), nil
 	}
 	if g.impl == nil {
@@ -421,7 +443,7 @@ func (r *runner) executeActions(actions []*action, ev Event, node int) {
 				continue // XState: a missing action implementation is a no-op
 			}
 			if a.decl != nil {
-				r.assignEntries(a.decl, ev)
+				r.assignAction(a, a.decl, ev)
 				continue
 			}
 			r.exposeContext() // the action may keep the map
@@ -436,7 +458,7 @@ func (r *runner) executeActions(actions []*action, ev Event, node int) {
 				return
 			}
 		case actionAssign:
-			r.assignEntries(a.assign, ev)
+			r.assignAction(a, a.assign, ev)
 		case actionRaise:
 			if !a.hasDelay {
 				// XState: a raise without a resolved delay is an internal event.

@@ -152,6 +152,7 @@ func (a *Actor) Send(ctx context.Context, ev Event) error {
 		now = a.clock.Now() // only delayed events need the time
 	}
 	if a.opts.Inspect != nil {
+		a.r.leaveSlots()
 		a.opts.Inspect(Inspection{Event: ev, Snapshot: a.cur})
 	}
 	if a.r.fastStep(a.cur, ev, !a.contextShared && a.cur.context != nil, false) {
@@ -233,6 +234,7 @@ func (a *Actor) Snapshot() *Snapshot {
 	if a.cur == nil {
 		return nil
 	}
+	a.r.leaveSlots()
 	a.timersShared, a.contextShared = true, true
 	return a.cur.clone()
 }
@@ -283,6 +285,9 @@ func (a *Actor) Stop() {
 // timer changes of the macrostep that made the current snapshot;
 // incremental is false when the snapshot is new and is compared as a whole.
 func (a *Actor) afterChange(changes []timerChange, incremental bool) {
+	if incremental && len(changes) == 0 && len(a.subs) == 0 && a.cur.status == StatusActive {
+		return // nothing to arm, stop or tell
+	}
 	switch {
 	case a.cur.status != StatusActive:
 		for seq, stop := range a.armed {
@@ -295,6 +300,7 @@ func (a *Actor) afterChange(changes []timerChange, incremental bool) {
 		a.applyTimerChanges(changes)
 	}
 	if len(a.subs) > 0 {
+		a.r.leaveSlots()
 		s := a.cur.clone()
 		a.timersShared, a.contextShared = true, true
 		for _, f := range a.subs {
@@ -369,6 +375,7 @@ func (a *Actor) fire(seq uint64) {
 	if a.cur.status != StatusActive || !a.cur.timers.has(seq) {
 		return
 	}
+	a.r.leaveSlots()
 	a.prepareWork()
 	a.r.begin(a.ctx, a.work, a.clock.Now())
 	if !a.contextShared && a.sys == nil {

@@ -57,6 +57,7 @@ type runner struct {
 	// replacedContext: the call replaced s.context by a new map.
 	contextSeen, replacedContext bool
 	assignVals                   []any         // assignEntries: the values, computed before any is set
+	slotCtx                      slotContext   // the slots of an Actor's context (see slots.go)
 	numbers                      numberBoxes   // the numbers assigns compute
 	cache                        stepCache     // recorded microsteps (see stepcache.go)
 	evID                         int32         // the id of the event selectTransitions selects for (Machine.eventIDs), -1 if none
@@ -162,6 +163,7 @@ func newRunner(m *Machine) *runner {
 // begin makes s the working snapshot and starts a new call: the step count
 // starts again from zero.
 func (r *runner) begin(ctx context.Context, s *Snapshot, now time.Time) {
+	r.beginSlots()
 	r.ctx, r.s, r.now, r.err, r.errNode = ctx, s, now, nil, -1
 	r.steps, r.outOfSteps, r.valueOK, r.value = 0, nil, false, nil
 	r.ownsTimers, r.copiedTimers, r.logTimers, r.timerLog = false, false, false, r.timerLog[:0]
@@ -1193,6 +1195,7 @@ func (r *runner) enterStates(ts []*transition, ev Event, isInitial bool) {
 		}
 		if parent >= 0 && r.m.nodes[parent].kind == kindCompound {
 			done := Event{Type: doneStatePrefix + r.m.nodes[parent].id}
+			r.leaveSlots() // the output may read the context
 			if out, ok := node.output().resolve(scope{context: r.s.context, event: ev}); ok {
 				done.Data = map[string]any{"output": out}
 			}
@@ -1269,6 +1272,7 @@ func (r *runner) machineOutput(completion int, ev Event) (any, bool) {
 		return cloneValue(root.output().value), true
 	}
 	done := Event{Type: doneStatePrefix + r.m.nodes[completion].id}
+	r.leaveSlots() // the outputs may read the context
 	if c := r.m.nodes[completion]; c.parent >= 0 && c.kind == kindFinal {
 		if out, ok := c.output().resolve(scope{context: r.s.context, event: ev}); ok {
 			done.Data = map[string]any{"output": out}

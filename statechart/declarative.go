@@ -237,7 +237,12 @@ func (s scope) lookup(path []string) (any, bool) {
 	default:
 		return nil, false
 	}
-	for _, k := range path[1:] {
+	return lookupIn(cur, path[1:])
+}
+
+// lookupIn resolves the keys of path (object keys, array indexes) in cur.
+func lookupIn(cur any, path []string) (any, bool) {
+	for _, k := range path {
 		switch c := cur.(type) {
 		case map[string]any:
 			v, ok := c[k]
@@ -653,8 +658,19 @@ func (c *cond) eval(s *scope) bool {
 	case condNot:
 		return !c.subs[0].eval(s)
 	}
-	// A missing field equals nothing; null is a value, except for exists.
 	field, present := c.fieldValue(s)
+	if c.value == nil || c.value.kind == exprLiteral {
+		return c.leaf(field, present, nil, false)
+	}
+	want, ok := s.lookup(c.value.ref)
+	return c.leaf(field, present, want, ok)
+}
+
+// leaf evaluates a condition that is not and, or, not: on the field's
+// value (present: it is defined) and, for a $ref value, the value it
+// refers to (wantOK: defined).
+func (c *cond) leaf(field any, present bool, want any, wantOK bool) bool {
+	// A missing field equals nothing; null is a value, except for exists.
 	switch c.code {
 	case condExists:
 		return present && field != nil
@@ -667,8 +683,7 @@ func (c *cond) eval(s *scope) bool {
 	if c.value.kind == exprLiteral {
 		return c.evalLiteral(field)
 	}
-	want, ok := s.lookup(c.value.ref)
-	if !ok {
+	if !wantOK {
 		return c.code == condNeq
 	}
 	return c.compare(field, want)

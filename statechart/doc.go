@@ -194,7 +194,12 @@
 // whose context no one else holds (no snapshot handed out, no Go
 // implementation given it) assigns in place and undoes the assigns if the
 // macrostep fails; otherwise a call copies the context once, on its first
-// assign. When the cache knows the whole of an Actor's macrostep (the
+// assign. Such an Actor keeps the top-level keys its declarative guards
+// and assigns name (numbered when the machine is compiled) in a slice,
+// numbers unboxed, and writes them back to the context map only when
+// something else is to read it: [Actor.Snapshot], a subscriber, an
+// inspection, a Go guard or action, a state's output (a machine whose
+// guards or assigns read the whole context keeps the map alone). When the cache knows the whole of an Actor's macrostep (the
 // transitions of every region of a parallel state included) and nothing
 // in it can fail — declarative guards and assigns only, no raise, timer
 // or child, no state with an eventless transition in the configuration it

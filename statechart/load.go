@@ -41,6 +41,7 @@ func Compile(data []byte, opts *Options) (*Machine, error) {
 	}
 	m.warnings = l.errs
 	m.index()
+	m.compileSlots()
 	return m, nil
 }
 

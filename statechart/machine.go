@@ -168,6 +168,10 @@ type Machine struct {
 	// actors or emits, so it runs in an actor system (see system.go); a
 	// machine without any of them takes the plain paths.
 	usesActors bool
+	// slots: the context keys of the declarative guards and assigns, by
+	// number (see slots.go); nil when there are none or one reads the
+	// context as a whole.
+	slots *slotPlan
 }
 
 // ID returns the machine's id ("(machine)" when the config has none, as in XState).
@@ -485,7 +489,8 @@ type guard struct {
 	name    string
 	params  map[string]any
 	impl    GuardFunc
-	decl    *cond // impl is a declarative condition: evaluated directly
+	decl    *cond     // impl is a declarative condition: evaluated directly
+	slot    *slotCond // decl with the machine's slots (see compileSlots)
 	subs    []*guard
 	inNode  int    // stateIn("#id"): the node; -1 when inValue is used
 	inValue any    // stateIn(stateValue)
@@ -530,6 +535,7 @@ type action struct {
 	params    map[string]any
 	impl      ActionFunc     // actionCustom; nil when not implemented (a no-op)
 	decl      []assignEntry  // actionCustom: impl is a declarative assign, run directly
+	slots     []slotEntry    // decl or assign with the machine's slots (see compileSlots)
 	assign    []assignEntry  // actionAssign
 	event     Event          // actionRaise
 	hasDelay  bool           // actionRaise: delayed (scheduled) rather than internal

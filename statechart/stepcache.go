@@ -513,6 +513,9 @@ func (r *runner) replay(p *stepPlan, ev Event) {
 		r.changed = r.changed || p.moved
 		return
 	}
+	// The actions of a pure plan do not see the configuration: it
+	// changes once, at the end.
+	track := !p.pure
 	for _, x := range p.exit {
 		r.executeActions(r.m.nodes[x].exit, ev, x)
 		if r.err != nil {
@@ -525,7 +528,9 @@ func (r *runner) replay(p *stepPlan, ev Event) {
 		}
 		r.active[x] = false
 	}
-	r.s.nodes = append(r.s.nodes[:0], p.kept...)
+	if track {
+		r.s.nodes = append(r.s.nodes[:0], p.kept...)
+	}
 	for _, t := range p.ts {
 		r.executeActions(t.actions, ev, int(t.source))
 		if r.err != nil {
@@ -535,7 +540,9 @@ func (r *runner) replay(p *stepPlan, ev Event) {
 	for i, n := range p.enter {
 		if !r.active[n] {
 			r.activate(n)
-			r.s.nodes = append(r.s.nodes, n)
+			if track {
+				r.s.nodes = append(r.s.nodes, n)
+			}
 		}
 		node := r.m.nodes[n]
 		if p.invokes && len(node.invokes()) > 0 {
@@ -670,6 +677,9 @@ func (r *runner) fastStep(s *Snapshot, ev Event, ownContext, messaging bool) boo
 		return false
 	}
 	r.evID = evID
+	if ownContext && !messaging && r.m.slots != nil && r.sys == nil {
+		r.enterSlots(s.context)
+	}
 	// taken: in a chain, the one transition selected (the common case,
 	// kept free of selectFrom's bookkeeping); otherwise r.selected.
 	var taken *transition

@@ -9,6 +9,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"regexp"
 	"slices"
@@ -245,9 +246,9 @@ func TestActorFastStepMatchesGeneralPath(t *testing.T) {
 				cached.Snapshot()
 			}
 			a, b := general.cur, cached.cur
-			if !slices.Equal(a.nodes, b.nodes) || a.status != b.status || !jsonEqual(a.context, b.context) {
+			if bc := slotView(cached); !slices.Equal(a.nodes, b.nodes) || a.status != b.status || !jsonEqual(a.context, bc) {
 				t.Fatalf("seed %d event %d: general path %v %v %v, cached %v %v %v",
-					seed, i, a.nodes, a.status, a.context, b.nodes, b.status, b.context)
+					seed, i, a.nodes, a.status, a.context, b.nodes, b.status, bc)
 			}
 		}
 		if !slices.Equal(seen[0], seen[1]) {
@@ -440,4 +441,26 @@ func TestCellFastStepMatchesGeneralPath(t *testing.T) {
 		t.Fatalf("%d machines tested, %d events taken by the cell's fastStep: the test does not exercise it", tested, fast)
 	}
 	t.Logf("%d machines, %d events taken by the cell's fastStep", tested, fast)
+}
+
+// slotView returns the context of a's current snapshot as its slots have
+// it, without writing them back (which would change what the next events
+// do): the map with the slots set since it was last written.
+func slotView(a *Actor) map[string]any {
+	x := &a.r.slotCtx
+	if !x.live {
+		return a.cur.context
+	}
+	c := maps.Clone(a.cur.context)
+	for _, i := range x.dirty {
+		switch _, ok := x.vals[i].(undefined); {
+		case x.num[i]:
+			c[a.m.slots.keys[i]] = x.nums[i]
+		case ok:
+			delete(c, a.m.slots.keys[i])
+		default:
+			c[a.m.slots.keys[i]] = x.vals[i]
+		}
+	}
+	return c
 }

@@ -1,0 +1,537 @@
+// This file defines the slot context. Compile numbers the top-level
+// context keys that a machine's declarative guards and assigns name; while
+// an Actor owns its context map and takes its steps from the step cache
+// (fastStep), those guards read and those assigns write the keys' values
+// in a slice indexed by these numbers, without hashing a key. The map stays
+// the context's public form: a key's slot is read from it the first time
+// it is needed, and the keys set are written back to it (leaveSlots)
+// before anything else can see the map: a snapshot handed out, a
+// subscriber, an inspection, a Go guard or action, a state's output. A
+// call on the general path goes on with the slots, recording how to undo
+// what it sets, as it does for the map.
+
+package statechart
+
+// slotPlan numbers the context keys of a machine's declarative guards and
+// assigns.
+type slotPlan struct {
+	keys  []string         // by slot
+	index map[string]int32 // slot by key
+}
+
+// slotCond is a declarative condition compiled for one machine: its
+// context paths resolved to slots.
+type slotCond struct {
+	c *cond
+	// field, ref: the slot of the key c.field (c.value's $ref) starts
+	// with, when it is a context path; -1 otherwise.
+	field, ref int32
+	subs       []*slotCond
+}
+
+// slotEntry is one entry of a declarative assign, compiled for one
+// machine.
+type slotEntry struct {
+	key  string
+	slot int32
+	expr *slotExpr
+}
+
+// slotExpr is an assign expression compiled for one machine: ref is the
+// slot of e's $ref when it is a context path, -1 otherwise.
+type slotExpr struct {
+	e    *expr
+	ref  int32
+	push *slotExpr
+}
+
+// compileSlots gives the machine a slot plan, and its declarative guards
+// and assigns their slot forms, unless one of them reads the context as a
+// whole (a "context" path): that machine keeps the map alone.
+func (m *Machine) compileSlots() {
+	sc := slotCompiler{p: &slotPlan{index: map[string]int32{}}, ok: true}
+	for _, n := range m.nodes {
+		sc.actions(n.entry)
+		sc.actions(n.exit)
+		sc.transition(n.initial)
+		for _, g := range n.on {
+			for _, t := range g.transitions {
+				sc.transition(t)
+			}
+		}
+		for _, t := range n.always {
+			sc.transition(t)
+		}
+		if r := n.rare; r != nil {
+			sc.transition(r.historyDef)
+			sc.transition(r.parallelDef)
+		}
+	}
+	if sc.ok && len(sc.p.keys) > 0 {
+		m.slots = sc.p
+	}
+}
+
+// slotCompiler is compileSlots' state: ok turns false at the first path
+// that cannot be a slot.
+type slotCompiler struct {
+	p  *slotPlan
+	ok bool
+}
+
+func (sc *slotCompiler) slot(key string) int32 {
+	i, ok := sc.p.index[key]
+	if !ok {
+		i = int32(len(sc.p.keys))
+		sc.p.keys = append(sc.p.keys, key)
+		sc.p.index[key] = i
+	}
+	return i
+}
+
+// path returns the slot of a context path's key, -1 for another path.
+func (sc *slotCompiler) path(p []string) int32 {
+	if len(p) == 0 || p[0] != "context" {
+		return -1
+	}
+	if len(p) == 1 {
+		sc.ok = false // the whole context
+		return -1
+	}
+	return sc.slot(p[1])
+}
+
+func (sc *slotCompiler) transition(t *transition) {
+	if t != nil {
+		sc.guard(t.guard)
+		sc.actions(t.actions)
+	}
+}
+
+func (sc *slotCompiler) guard(g *guard) {
+	if g == nil {
+		return
+	}
+	for _, s := range g.subs {
+		sc.guard(s)
+	}
+	if g.decl != nil && g.slot == nil {
+		g.slot = sc.cond(g.decl)
+	}
+}
+
+func (sc *slotCompiler) cond(c *cond) *slotCond {
+	s := &slotCond{c: c, field: -1, ref: -1}
+	for _, sub := range c.subs {
+		s.subs = append(s.subs, sc.cond(sub))
+	}
+	if c.field != nil {
+		s.field = sc.path(c.field)
+	}
+	if c.value != nil && c.value.kind == exprRef {
+		s.ref = sc.path(c.value.ref)
+	}
+	return s
+}
+
+func (sc *slotCompiler) actions(as []*action) {
+	for _, a := range as {
+		switch {
+		case a.kind == actionAssign && a.slots == nil:
+			a.slots = sc.entries(a.assign)
+		case a.kind == actionCustom && a.decl != nil && a.slots == nil:
+			a.slots = sc.entries(a.decl)
+		}
+	}
+}
+
+func (sc *slotCompiler) entries(es []assignEntry) []slotEntry {
+	out := make([]slotEntry, len(es))
+	for i, e := range es {
+		out[i] = slotEntry{key: e.key, slot: sc.slot(e.key), expr: sc.expr(e.expr)}
+	}
+	return out
+}
+
+func (sc *slotCompiler) expr(e *expr) *slotExpr {
+	if e == nil {
+		return nil
+	}
+	s := &slotExpr{e: e, ref: -1, push: sc.expr(e.push)}
+	if e.kind == exprRef {
+		s.ref = sc.path(e.ref)
+	}
+	return s
+}
+
+// slotContext is a runner's slots: while live, they hold the values of
+// the plan's keys of the context map m, which is behind by the slots in
+// dirty.
+type slotContext struct {
+	live bool
+	m    map[string]any
+	// vals: per slot, its key's value, undefined{} when absent; unless
+	// num says the value is the number in nums, kept out of an interface
+	// until the map is written.
+	vals  []any
+	nums  []float64
+	num   []bool
+	gen   []uint32 // per slot: equal to cur when the slot holds the value
+	cur   uint32
+	set   []bool      // per slot: listed in dirty
+	dirty []int32     // the slots set since the map was last written
+	next  []slotValue // assignSlots' values, computed before any is set
+	// undo: while the runner is undoing (a call on the general path),
+	// the value each slot had before it was set, in order.
+	undo []slotUndo
+	// callSet, mark: leaveSlots' scratch.
+	callSet []slotUndo
+	mark    []bool
+}
+
+// slotUndo restores one slot.
+type slotUndo struct {
+	slot int32
+	was  slotValue
+}
+
+// slotValue is a value for a slot: the number n when num, else v.
+type slotValue struct {
+	v   any
+	n   float64
+	num bool
+}
+
+// enterSlots makes the slots stand for ctx, a context map the runner may
+// change in place, unless they do already.
+func (r *runner) enterSlots(ctx map[string]any) {
+	x := &r.slotCtx
+	if x.live {
+		return
+	}
+	if n := len(r.m.slots.keys); len(x.vals) != n {
+		x.vals, x.gen, x.set = make([]any, n), make([]uint32, n), make([]bool, n)
+		x.nums, x.num, x.mark = make([]float64, n), make([]bool, n), make([]bool, n)
+		x.cur = 0
+	}
+	x.cur++
+	if x.cur == 0 { // wrapped: no slot may look loaded
+		clear(x.gen)
+		x.cur = 1
+	}
+	x.live, x.m = true, ctx
+}
+
+// leaveSlots writes the slots set back to the map and stops using them.
+// In a call that is undoing, what earlier calls set is written as it is
+// (it is the actor's), and what this call set is recorded in the map's
+// undo log: rollbackContext restores the map.
+func (r *runner) leaveSlots() {
+	x := &r.slotCtx
+	if !x.live {
+		return
+	}
+	if !r.undoing || len(x.undo) == 0 {
+		r.writeSlots()
+	} else {
+		// The values this call set, then the values before it.
+		set := x.callSet[:0]
+		for _, u := range x.undo {
+			if i := u.slot; !x.mark[i] {
+				x.mark[i] = true
+				set = append(set, slotUndo{slot: i, was: slotValue{v: x.vals[i], n: x.nums[i], num: x.num[i]}})
+			}
+		}
+		r.rollbackSlots()
+		r.writeSlots()
+		keys := r.m.slots.keys
+		for _, c := range set {
+			k := keys[c.slot]
+			x.mark[c.slot] = false
+			prev, had := x.m[k]
+			r.undo = append(r.undo, contextUndo{key: k, value: prev, had: had})
+			switch _, ok := c.was.v.(undefined); {
+			case c.was.num:
+				x.m[k] = r.numbers.box(c.was.n)
+			case ok:
+				delete(x.m, k)
+			default:
+				x.m[k] = c.was.v
+			}
+		}
+		clear(set)
+		x.callSet = set[:0]
+	}
+	clear(x.vals) // the values are the map's now
+	clear(x.undo)
+	x.live, x.m, x.undo = false, nil, x.undo[:0]
+}
+
+// beginSlots starts a call on the general path: the slots' undo log is
+// that of the call.
+func (r *runner) beginSlots() {
+	x := &r.slotCtx
+	clear(x.undo)
+	x.undo = x.undo[:0]
+}
+
+// writeSlots writes the slots set to the map.
+func (r *runner) writeSlots() {
+	x := &r.slotCtx
+	keys := r.m.slots.keys
+	for _, i := range x.dirty {
+		k := keys[i]
+		switch _, ok := x.vals[i].(undefined); {
+		case x.num[i]:
+			x.m[k] = r.numbers.box(x.nums[i])
+		case ok:
+			delete(x.m, k)
+		default:
+			x.m[k] = x.vals[i]
+		}
+		x.set[i] = false
+	}
+	x.dirty = x.dirty[:0]
+}
+
+// rollbackSlots undoes what the call set in the slots, in reverse. A slot
+// the call set stays listed in dirty: writing it back writes the value
+// the map has, or one an earlier call set.
+func (r *runner) rollbackSlots() {
+	x := &r.slotCtx
+	if !x.live {
+		return
+	}
+	for j := len(x.undo) - 1; j >= 0; j-- {
+		u := x.undo[j]
+		x.vals[u.slot], x.nums[u.slot], x.num[u.slot] = u.was.v, u.was.n, u.was.num
+	}
+	clear(x.undo)
+	x.undo = x.undo[:0]
+}
+
+// slotNumber returns the value of slot i when it is a number.
+func (r *runner) slotNumber(i int32) (float64, bool) {
+	x := &r.slotCtx
+	if x.gen[i] != x.cur {
+		r.loadSlot(i)
+	}
+	if x.num[i] {
+		return x.nums[i], true
+	}
+	n, ok := x.vals[i].(float64)
+	return n, ok
+}
+
+// slotValue returns the value of slot i, undefined{} when its key is
+// absent.
+func (r *runner) slotValue(i int32) any {
+	x := &r.slotCtx
+	if x.gen[i] != x.cur {
+		r.loadSlot(i)
+	}
+	if x.num[i] {
+		// Kept in its interface, so that reading it again costs nothing.
+		x.vals[i], x.num[i] = r.numbers.box(x.nums[i]), false
+	}
+	return x.vals[i]
+}
+
+// loadSlot reads slot i from the map.
+func (r *runner) loadSlot(i int32) {
+	x := &r.slotCtx
+	v, ok := x.m[r.m.slots.keys[i]]
+	if !ok {
+		v = undefined{}
+	}
+	x.vals[i], x.num[i], x.gen[i] = v, false, x.cur
+}
+
+// setSlot sets slot i (undefined{} removes the key).
+func (r *runner) setSlot(i int32, v slotValue) {
+	x := &r.slotCtx
+	if r.undoing {
+		if x.gen[i] != x.cur {
+			r.loadSlot(i)
+		}
+		x.undo = append(x.undo, slotUndo{slot: i, was: slotValue{v: x.vals[i], n: x.nums[i], num: x.num[i]}})
+	}
+	x.vals[i], x.nums[i], x.num[i], x.gen[i] = v.v, v.n, v.num, x.cur
+	if !x.set[i] {
+		x.set[i] = true
+		x.dirty = append(x.dirty, i)
+	}
+}
+
+// slotPath resolves path (a context path when slot >= 0) as scope.lookup
+// does, reading the context's key from its slot.
+func (r *runner) slotPath(slot int32, path []string, s *scope) (any, bool) {
+	if slot < 0 {
+		return s.lookup(path)
+	}
+	v := r.slotValue(slot)
+	if _, ok := v.(undefined); ok {
+		return nil, false
+	}
+	if len(path) == 2 {
+		return v, true
+	}
+	return lookupIn(v, path[2:])
+}
+
+// evalSlots is c.eval with the context read from the slots.
+func (r *runner) evalSlots(sc *slotCond, s *scope) bool {
+	c := sc.c
+	switch c.code {
+	case condAnd:
+		for _, sub := range sc.subs {
+			if !r.evalSlots(sub, s) {
+				return false
+			}
+		}
+		return true
+	case condOr:
+		for _, sub := range sc.subs {
+			if r.evalSlots(sub, s) {
+				return true
+			}
+		}
+		return false
+	case condNot:
+		return !r.evalSlots(sc.subs[0], s)
+	}
+	if sc.field >= 0 && len(c.field) == 2 {
+		if n, ok := r.slotNumber(sc.field); ok {
+			if pass, done := c.leafNumber(n); done {
+				return pass
+			}
+		}
+	}
+	field, present := r.slotPath(sc.field, c.field, s)
+	if c.value == nil || c.value.kind == exprLiteral {
+		return c.leaf(field, present, nil, false)
+	}
+	want, ok := r.slotPath(sc.ref, c.value.ref, s)
+	return c.leaf(field, present, want, ok)
+}
+
+// assignSlots is assignEntries on the slots: every value is computed
+// before any is set, unless they are independent.
+func (r *runner) assignSlots(entries []slotEntry, ev Event) {
+	s := scope{event: ev, moved: r.movedOutput()}
+	if len(entries) == 1 || independentSlots(entries) {
+		for i := range entries {
+			e := &entries[i]
+			r.setSlot(e.slot, r.slotExprValue(e.expr, e.slot, &s))
+		}
+	} else {
+		x := &r.slotCtx
+		vals := x.next[:0]
+		for i := range entries {
+			e := &entries[i]
+			vals = append(vals, r.slotExprValue(e.expr, e.slot, &s))
+		}
+		for i := range entries {
+			r.setSlot(entries[i].slot, vals[i])
+		}
+		clear(vals)
+		x.next = vals[:0]
+	}
+	r.changed = true
+}
+
+// independentSlots is independent for slot entries.
+func independentSlots(entries []slotEntry) bool {
+	if len(entries) > 4 {
+		return false
+	}
+	for i, e := range entries {
+		if k := e.expr.e.kind; k != exprLiteral && k != exprInc {
+			return false
+		}
+		for _, f := range entries[:i] {
+			if f.slot == e.slot {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// slotExprValue is e.eval with the context read from the slots; slot is
+// the key the value is for.
+func (r *runner) slotExprValue(se *slotExpr, slot int32, s *scope) slotValue {
+	e := se.e
+	switch e.kind {
+	case exprLiteral:
+		if n, ok := e.literal.(float64); ok {
+			return slotValue{n: n, num: true}
+		}
+		return slotValue{v: cloneValue(e.literal)}
+	case exprInc:
+		n, _ := r.slotNumber(slot)
+		return slotValue{n: n + e.inc, num: true}
+	}
+	return slotValue{v: r.slotExprAny(se, slot, s)}
+}
+
+// slotExprAny is slotExprValue for a $ref or a $push.
+func (r *runner) slotExprAny(se *slotExpr, slot int32, s *scope) any {
+	e := se.e
+	switch e.kind {
+	case exprLiteral:
+		return cloneValue(e.literal)
+	case exprInc:
+		n, _ := r.slotNumber(slot)
+		return r.numbers.box(n + e.inc)
+	case exprRef:
+		v, ok := r.slotPath(se.ref, e.ref, s)
+		if !ok {
+			return undefined{}
+		}
+		if s.moved != nil && sameReference(*s.moved, v) {
+			*s.moved = nil
+			return v
+		}
+		return cloneValue(v)
+	}
+	// exprPush
+	prev := r.slotValue(slot)
+	if _, ok := prev.(undefined); ok {
+		prev = nil
+	}
+	old, _ := prev.([]any)
+	arr := make([]any, len(old), len(old)+1)
+	copy(arr, old)
+	v := r.slotExprAny(se.push, slot, s)
+	if _, ok := v.(undefined); ok {
+		v = nil // [undefined] serializes as [null]
+	}
+	return append(arr, v)
+}
+
+// leafNumber is c.leaf on a field whose value is the number n, for the
+// conditions that need no interface to compare it: done is false for the
+// others.
+func (c *cond) leafNumber(n float64) (pass, done bool) {
+	switch c.code {
+	case condExists:
+		return true, true
+	case condNotExists:
+		return false, true
+	}
+	if c.value.kind != exprLiteral {
+		return false, false
+	}
+	switch c.code {
+	case condGt, condGte, condLt, condLte:
+		return c.lit.kind == scalarNum && compareNumbers(c.code, n, c.lit.num), true
+	case condEq, condNeq:
+		if c.lit.kind == scalarNone {
+			return false, false
+		}
+		eq := c.lit.kind == scalarNum && c.lit.num == n
+		return eq == (c.code == condEq), true
+	}
+	return false, false
+}
