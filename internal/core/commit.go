@@ -74,7 +74,11 @@ func (g *Core) CommitCall(ctx context.Context, c *Call, h *holder, v *View, o To
 				out.Tr = &gate.Transition{Key: cur.Key, Tool: c.Name, By: c.By, Approval: c.grant, Event: out.Ev, From: cur.State.Value(), To: ns.Value(), Time: g.Now()}
 				if g.hlimit > 0 {
 					buf := g.scratch()
-					b := AppendTransition((*buf)[:0], *out.Tr)
+					var d *callData
+					if sd, ok := g.sparse(c, out.Ev, o); ok {
+						d = &sd
+					}
+					b := appendTransition((*buf)[:0], *out.Tr, d)
 					entry = bytes.Clone(b) // its exact size: records keep it
 					g.release(buf, b)
 				}
