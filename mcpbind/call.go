@@ -75,7 +75,7 @@ func (d *mcpDoor) Resolve(ctx context.Context) (context.Context, *core.Call, any
 		return ctx, nil, res, err
 	}
 	if c.Handles {
-		ctx = context.WithValue(ctx, workflowIDKey{}, c.Target.Handle)
+		ctx = withWorkflowID(ctx, c.Target.Handle)
 	}
 	if c.Kind == core.CallTransition && d.req.Params.RequestState != "" {
 		res, err := d.g.inputAnswered(ctx, c) // the client's answer to an approval's question
