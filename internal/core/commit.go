@@ -157,7 +157,7 @@ func (g *Core) process(ctx context.Context, c *Call, s statechart.State, ev stat
 // event data) saves that state: the engine runs the event once. Otherwise
 // the engine processes ev now, with the result.
 func (g *Core) eventState(ctx context.Context, c *Call, s statechart.State, ev statechart.Event, o ToolOutcome) (statechart.State, error) {
-	if d := c.decided; d != nil && c.Kind == CallTool && c.Report == nil && d.from == s && (g.dataless || o.Output == nil) {
+	if d := c.decided; d.to != nil && c.Kind == CallTool && c.Report == nil && d.from == s && (g.dataless || o.Output == nil) {
 		return d.to, nil
 	}
 	return g.process(ctx, c, s, ev)
