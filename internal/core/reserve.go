@@ -103,7 +103,11 @@ func (g *Core) ReserveCall(ctx context.Context, c *Call, v *View) (*View, *holde
 		}
 		var h *holder
 		if serial {
-			h = &holder{t: c.Target, key: key, id: g.newLeaseID(), tool: c.Name, taken: start}
+			taken := start
+			if attempt > 0 {
+				taken = time.Now() // after a wait for the workflow
+			}
+			h = &holder{t: c.Target, key: key, id: g.newLeaseID(), tool: c.Name, taken: taken}
 			h.lease = Lease{ID: h.id, Tool: c.Name, Until: g.Now().Add(g.leaseTTL)}
 			rec.Lease = &h.lease // one allocation; a lease is never changed
 		}
