@@ -25,6 +25,17 @@ type mcpDoor struct {
 	req  *mcp.CallToolRequest
 	// tools is the set of workflow tools the call is one of, if it is.
 	tools *mcpWorkflowTools
+	// slot is where resolve makes the call, if the door has one
+	// (allocated with it).
+	slot *core.Call
+}
+
+// mcpCall is what a gated tools/call allocates, in one: its steps, its
+// door and its call.
+type mcpCall struct {
+	steps core.Steps
+	door  mcpDoor
+	call  core.Call
 }
 
 // ToolNames implements core.Door: the tools the handlers below the gate list.
@@ -55,7 +66,10 @@ func mcpOf(c *core.Call) *mcpDoor {
 // notify; internal/core's steps.go), and the answer is what they left.
 // Each step that refuses the call answers it without running the tool.
 func (g *Gate) call(ctx context.Context, next mcp.MethodHandler, a *attachment, req *mcp.CallToolRequest) (mcp.Result, error) {
-	s := &core.Steps{G: g.core, Door: &mcpDoor{g: g, a: a, next: next, req: req}}
+	x := &mcpCall{door: mcpDoor{g: g, a: a, next: next, req: req}}
+	x.door.slot = &x.call
+	x.steps = core.Steps{G: g.core, Door: &x.door}
+	s := &x.steps
 	gate.Do(ctx, s)
 	if s.Vd != nil {
 		g.auditVerdict(ctx, s.C, s.Before, s.Vd)
@@ -75,7 +89,7 @@ func (d *mcpDoor) Resolve(ctx context.Context) (context.Context, *core.Call, any
 		return ctx, nil, res, err
 	}
 	if c.Handles {
-		ctx = context.WithValue(ctx, workflowIDKey{}, c.Target.Handle)
+		ctx = withWorkflowID(ctx, c.Target.Handle)
 	}
 	if c.Kind == core.CallTransition && d.req.Params.RequestState != "" {
 		res, err := d.g.inputAnswered(ctx, c) // the client's answer to an approval's question
@@ -95,7 +109,11 @@ func (g *Gate) resolve(ctx context.Context, d *mcpDoor) (*core.Call, mcp.Result,
 		g.checkNames(ctx, next, req.Session, req.Extra)
 	}
 	sets := a.wf.Load()
-	c := &core.Call{Door: d, Name: req.Params.Name, Rules: g.core.Rules.Load(), Info: core.UnboundInfo, Wf: sets.primary()}
+	c := d.slot
+	if c == nil {
+		c = new(core.Call)
+	}
+	*c = core.Call{Door: d, Name: req.Params.Name, Rules: g.core.Rules.Load(), Info: core.UnboundInfo, Wf: sets.primary()}
 	wf, status := sets.byName(c.Name)
 	switch {
 	case c.Name == g.core.Start && g.core.Start != "":

@@ -40,6 +40,26 @@ type WorkflowStart struct {
 // workflowIDKey is the context key of WorkflowID.
 type workflowIDKey struct{}
 
+// handleContext is a call's context with the workflow id it names
+// (context.WithValue, in one allocation instead of two).
+type handleContext struct {
+	context.Context
+	id string
+}
+
+// withWorkflowID returns ctx carrying the workflow id a call names.
+func withWorkflowID(ctx context.Context, id string) context.Context {
+	return &handleContext{Context: ctx, id: id}
+}
+
+// Value implements context.Context.
+func (c *handleContext) Value(key any) any {
+	if key == (workflowIDKey{}) {
+		return c.id
+	}
+	return c.Context.Value(key)
+}
+
 // WorkflowID returns the workflow id a tool call names, for the tool's
 // handler: with handles the gate removes the workflow_id argument before
 // the handler sees the arguments, and passes the id in the context
@@ -127,11 +147,14 @@ func (g *Gate) takeHandle(ctx context.Context, next mcp.MethodHandler, req *mcp.
 		res, err := g.refuseHandle(ctx, next, req, CodeUnknownWorkflow, id.Raw)
 		return "", nil, orError(res, err)
 	}
-	params := *req.Params
-	params.Arguments = rest
-	stripped := *req
-	stripped.Params = &params
-	return id.Str, &stripped, nil
+	// The request and its parameters, in one allocation.
+	stripped := &struct {
+		req    mcp.CallToolRequest
+		params mcp.CallToolParamsRaw
+	}{*req, *req.Params}
+	stripped.params.Arguments = rest
+	stripped.req.Params = &stripped.params
+	return id.Str, &stripped.req, nil
 }
 
 // cutHandle finds the workflow_id member of a call's arguments: it

@@ -293,6 +293,66 @@ func TestLeaseExpiresWhenHolderDies(t *testing.T) {
 	}
 }
 
+// TestLeaseRenewedWhileToolRuns: a call whose tool runs for several
+// LeaseTTLs keeps renewing its lease, so that a call of another instance
+// on the same workflow waits for it instead of taking the workflow over,
+// and is then authorized against the state the first call left.
+func TestLeaseRenewedWhileToolRuns(t *testing.T) {
+	const ttl = 60 * time.Millisecond
+	store := mcpbind.NewMemoryStore(nil)
+	slow := newGatedServer(t, &mcpbind.Options{Store: store, Handles: mcpbind.HandlesAlways, LeaseTTL: ttl, BusyWait: 5 * time.Second})
+	other := newGatedServer(t, &mcpbind.Options{Store: store, Handles: mcpbind.HandlesAlways, LeaseTTL: ttl, BusyWait: 5 * time.Second})
+	close(other.release)
+	cs := (&fixture{server: slow.server, gate: slow.gate}).connect(t, "2025-11-25")
+	co := (&fixture{server: other.server, gate: other.gate}).connect(t, "2025-11-25")
+	release := sync.OnceFunc(func() { close(slow.release) })
+	t.Cleanup(release) // before the sessions close, which waits for the handler
+	id := co.start()
+	first := make(chan *mcp.CallToolResult, 1)
+	go func() { first <- cs.call("claim_bonus", withID(id, nil)) }()
+	waitFor(t, "the slow call's handler", func() bool { return slow.claimed.Load() == 1 })
+	w, err := other.gate.Workflow(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := w.Key
+	taken := leaseUntil(t, store, key)
+	waitFor(t, "a renewal of the slow call's lease", func() bool { return leaseUntil(t, store, key).After(taken) })
+	second := make(chan *mcp.CallToolResult, 1)
+	go func() { second <- co.call("claim_bonus", withID(id, nil)) }()
+	select {
+	case res := <-second:
+		t.Fatalf("a call of another instance ran while the slow call's tool ran (%d runs): %s", other.claimed.Load(), resultText(res))
+	case <-time.After(4 * ttl):
+	}
+	release()
+	if res := <-first; res.IsError {
+		t.Fatalf("slow call: %s", resultText(res))
+	}
+	res := <-second
+	if ref := refusal(t, res); ref.State != "b" || other.claimed.Load() != 0 {
+		t.Fatalf("the waiting call after the slow one: %+v (runs %d): %s", ref, other.claimed.Load(), resultText(res))
+	}
+}
+
+// leaseUntil returns when the lease in a workflow's record ends.
+func leaseUntil(t *testing.T, store mcpbind.Store, key string) time.Time {
+	t.Helper()
+	data, _, err := store.Load(context.Background(), key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rec struct {
+		Lease *struct {
+			Until time.Time `json:"until"`
+		} `json:"lease"`
+	}
+	if err := json.Unmarshal(data, &rec); err != nil || rec.Lease == nil {
+		t.Fatalf("the record's lease: %v, %s", err, data)
+	}
+	return rec.Lease.Until
+}
+
 // TestQueuedCallsDoNotUseUpRetries: calls of two instances that wait for
 // one workflow's lease race to take it when it is released, and all but
 // one lose that race. Losing to a call that took the lease is the queue

@@ -60,7 +60,7 @@ func (g *Core) authorize(ctx context.Context, c *Call, v *View) *Verdict {
 				return g.refuseGuards(ctx, c, v, guards)
 			}
 		}
-		c.decided = &decidedEvent{from: v.State, to: ns}
+		c.decided = decidedEvent{from: v.State, to: ns}
 		return g.checkRecordSize(ctx, c, v, ns)
 	}
 	return nil

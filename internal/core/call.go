@@ -50,8 +50,9 @@ type Call struct {
 	grant *gate.ApprovalGrant
 
 	// decided is what the call's authorization computed of its event, for
-	// the commit to save instead of running the event again.
-	decided *decidedEvent
+	// the commit to save instead of running the event again (to is nil
+	// if it computed nothing).
+	decided decidedEvent
 
 	// tools are the names of the tools the caller may call; nil until
 	// asked (toolNames), or given by a caller outside MCP.

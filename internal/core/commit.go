@@ -74,7 +74,11 @@ func (g *Core) CommitCall(ctx context.Context, c *Call, h *holder, v *View, o To
 				out.Tr = &gate.Transition{Key: cur.Key, Tool: c.Name, By: c.By, Approval: c.grant, Event: out.Ev, From: cur.State.Value(), To: ns.Value(), Time: g.Now()}
 				if g.hlimit > 0 {
 					buf := g.scratch()
-					b := AppendTransition((*buf)[:0], *out.Tr)
+					var d *callData
+					if sd, ok := g.sparse(c, out.Ev, o); ok {
+						d = &sd
+					}
+					b := appendTransition((*buf)[:0], *out.Tr, d)
 					entry = bytes.Clone(b) // its exact size: records keep it
 					g.release(buf, b)
 				}
@@ -153,7 +157,7 @@ func (g *Core) process(ctx context.Context, c *Call, s statechart.State, ev stat
 // event data) saves that state: the engine runs the event once. Otherwise
 // the engine processes ev now, with the result.
 func (g *Core) eventState(ctx context.Context, c *Call, s statechart.State, ev statechart.Event, o ToolOutcome) (statechart.State, error) {
-	if d := c.decided; d != nil && c.Kind == CallTool && c.Report == nil && d.from == s && (g.dataless || o.Output == nil) {
+	if d := c.decided; d.to != nil && c.Kind == CallTool && c.Report == nil && d.from == s && (g.dataless || o.Output == nil) {
 		return d.to, nil
 	}
 	return g.process(ctx, c, s, ev)

@@ -53,6 +53,7 @@ type Core struct {
 	maxRecord int
 	bufs      sync.Pool     // *[]byte: scratch buffers (scratch, release)
 	leases    leaseWatchers // calls waiting for a lease
+	renewals  renewals      // calls that hold a lease, until their first renewal
 	Paths     []string      // key path of each node ("" for the root)
 	limited   bool          // some state has maxCalls
 	// Options.ResetCallsOnTransition.

@@ -66,10 +66,27 @@ func (g *Core) callEvent(c *Call, o ToolOutcome) statechart.Event {
 	if c.Kind == CallTransition || c.Kind == CallSend {
 		return c.Event
 	}
-	if g.dataless && g.onTrans == nil && g.hlimit == 0 {
-		return g.Event(c.Info.Event, c.Name, nil, nil) // nobody would look at the data
+	if g.dataless && g.onTrans == nil {
+		if g.hlimit == 0 {
+			return g.Event(c.Info.Event, c.Name, nil, nil) // nobody would look at the data
+		}
+		if c.Door != nil {
+			// The transition goes to the front door, which shows its event's
+			// type only: the data is for the history entry, which writes it
+			// from the arguments as they came (sparse).
+			return statechart.Event{Type: c.Info.Event}
+		}
 	}
 	return g.Event(c.Info.Event, c.Name, c.input(), normalize(o.Output))
+}
+
+// sparse returns the data a call's event (from callEvent) would carry but
+// does not, for its history entry; false if the event carries its data.
+func (g *Core) sparse(c *Call, ev statechart.Event, o ToolOutcome) (callData, bool) {
+	if ev.Data != nil || c.Kind != CallTool {
+		return callData{}, false
+	}
+	return callData{tool: c.Name, args: c.RawArguments(), output: normalize(o.Output)}, true
 }
 
 // dataReader is implemented by engines that can tell whether they read

@@ -306,6 +306,21 @@ const maxHistoryValue = 1024
 // json.Marshal(tr) would write it (with large values as digests) but
 // without its reflection: history is written on every transition.
 func AppendTransition(b []byte, tr gate.Transition) []byte {
+	return appendTransition(b, tr, nil)
+}
+
+// callData is the data of the event of a call whose event carries none
+// (callEvent): what it would carry, as the call has it.
+type callData struct {
+	tool   string
+	args   json.RawMessage // the call's arguments, as its front door gave them
+	output any             // the tool's structured result, normalized; nil if none
+}
+
+// appendTransition is AppendTransition; with d, the event's data is d's,
+// written as AppendTransition writes the data callEvent would give the
+// event ({"tool", "input": decodeJSON(args), "output"}), without building it.
+func appendTransition(b []byte, tr gate.Transition, d *callData) []byte {
 	b = append(b, `{"tool":`...)
 	b = jsonx.AppendString(b, tr.Tool)
 	if tr.By != "" {
@@ -332,6 +347,9 @@ func AppendTransition(b []byte, tr gate.Transition) []byte {
 	if tr.Event.Type != "" { // a call's entry (Outcome) has no event
 		b = append(b, `,"event":{"type":`...)
 		b = jsonx.AppendString(b, tr.Event.Type)
+		if d != nil {
+			b = d.appendMembers(b)
+		}
 		var short [8]string // most events have a few keys: no allocation
 		keys := short[:0]
 		for k := range tr.Event.Data {
@@ -355,6 +373,22 @@ func AppendTransition(b []byte, tr gate.Transition) []byte {
 	b = append(b, `,"time":"`...)
 	b = tr.Time.AppendFormat(b, time.RFC3339Nano)
 	return append(b, `"}`...)
+}
+
+// appendMembers appends the members of a call's event data, in the order
+// of their keys.
+func (d *callData) appendMembers(b []byte) []byte {
+	b = append(b, `,"input":`...)
+	b = appendRawHistoryValue(b, d.args)
+	if d.output != nil {
+		b = append(b, `,"output":`...)
+		b = AppendHistoryValue(b, d.output)
+	}
+	b = append(b, `,"tool":`...)
+	if jsonx.StringLen(d.tool) > maxHistoryValue {
+		return AppendHistoryValue(b, d.tool)
+	}
+	return jsonx.AppendString(b, d.tool)
 }
 
 // AppendHistoryValue appends a value of a history entry: its JSON if that

@@ -62,7 +62,7 @@ func (rv *Reservation) Commit(ctx context.Context, o gate.Outcome) (*gate.Transi
 		return nil, nil
 	}
 	if s.h != nil {
-		s.h.stopRenewals()
+		s.G.stopRenewals(s.h)
 	}
 	s.C.ran, s.did = true, outcomeOf(o)
 	gate.Finish(ctx, s)

@@ -36,9 +36,20 @@ type holder struct {
 	id    string
 	tool  string
 	lease Lease // the lease taken, which the records saved with it point to
+	// taken is when the lease was taken (the clock of the process, for
+	// the renewals' timers).
+	taken time.Time
+	// ctx is the context of the call, for the values of its renewals; set
+	// by keepAlive.
+	ctx context.Context
+	// prev and next link the holder into its gate's renewals while it
+	// waits for its first renewal (guarded by the renewals' mutex).
+	prev, next *holder
+	listed     bool
+
 	mu    sync.Mutex
 	view  *View       // the newest record saved or loaded with the lease
-	timer *time.Timer // the next renewal
+	timer *time.Timer // the next renewal, once the first is due
 	done  bool        // the call has finished: no more renewals
 	lost  bool        // the lease was lost (expired and taken, or the record vanished)
 }
@@ -61,7 +72,8 @@ func (g *Core) ReserveCall(ctx context.Context, c *Call, v *View) (*View, *holde
 		return v, nil, nil, nil
 	}
 	key, _ := g.keyFor(c.Target)
-	deadline := time.Now().Add(g.busyWait)
+	start := time.Now()
+	deadline := start.Add(g.busyWait)
 	for attempt := 0; ; attempt++ {
 		if v.Key != key {
 			v = v.withKey(key)
@@ -91,7 +103,11 @@ func (g *Core) ReserveCall(ctx context.Context, c *Call, v *View) (*View, *holde
 		}
 		var h *holder
 		if serial {
-			h = &holder{t: c.Target, key: key, id: g.newLeaseID(), tool: c.Name}
+			taken := start
+			if attempt > 0 {
+				taken = time.Now() // after a wait for the workflow
+			}
+			h = &holder{t: c.Target, key: key, id: g.newLeaseID(), tool: c.Name, taken: taken}
 			h.lease = Lease{ID: h.id, Tool: c.Name, Until: g.Now().Add(g.leaseTTL)}
 			rec.Lease = &h.lease // one allocation; a lease is never changed
 		}
@@ -194,20 +210,106 @@ func (g *Core) awaitLease(ctx context.Context, c *Call, key string, v *View, dea
 }
 
 // keepAlive renews a holder's lease every third of Options.LeaseTTL while
-// the call runs, until the holder's stopRenewals.
+// the call runs, until the holder's stopRenewals. Most calls end well
+// before their first renewal is due: the holder only joins the gate's
+// renewals, whose one timer starts the renewals of the calls that run
+// that long.
 func (g *Core) keepAlive(ctx context.Context, h *holder) {
-	every := g.leaseTTL / 3
-	h.mu.Lock()
-	h.timer = time.AfterFunc(every, func() { g.renew(context.WithoutCancel(ctx), h, every) })
-	h.mu.Unlock()
+	h.ctx = ctx
+	g.renewals.add(g, h)
 }
 
 // stopRenewals stops the renewals keepAlive started.
-func (h *holder) stopRenewals() {
+func (g *Core) stopRenewals(h *holder) {
+	g.renewals.remove(h)
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.done = true
-	h.timer.Stop()
+	if h.timer != nil {
+		h.timer.Stop()
+	}
+}
+
+// renewals are the holders of a gate whose first renewal is not due yet,
+// in the order they took their leases, and the timer that starts the
+// renewals of those whose first one comes due. The zero value is ready to
+// use.
+type renewals struct {
+	mu         sync.Mutex
+	head, tail *holder
+	timer      *time.Timer // made at the first add
+	armed      bool        // the timer will fire
+}
+
+// add lists a holder, and arms the timer for it if it is not armed.
+func (r *renewals) add(g *Core, h *holder) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	h.prev, h.next, h.listed = r.tail, nil, true
+	if r.tail != nil {
+		r.tail.next = h
+	} else {
+		r.head = h
+	}
+	r.tail = h
+	if !r.armed {
+		r.arm(g, time.Until(h.taken.Add(g.leaseTTL/3)))
+	}
+}
+
+// arm sets the timer to fire after d. r.mu is held.
+func (r *renewals) arm(g *Core, d time.Duration) {
+	r.armed = true
+	if r.timer == nil {
+		r.timer = time.AfterFunc(d, func() { r.due(g) })
+	} else {
+		r.timer.Reset(d)
+	}
+}
+
+// remove unlists a holder, if it is listed.
+func (r *renewals) remove(h *holder) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !h.listed {
+		return
+	}
+	if h.prev != nil {
+		h.prev.next = h.next
+	} else {
+		r.head = h.next
+	}
+	if h.next != nil {
+		h.next.prev = h.prev
+	} else {
+		r.tail = h.prev
+	}
+	h.prev, h.next, h.listed = nil, nil, false
+}
+
+// due starts the renewals of the listed holders whose first renewal is
+// due (each then renews on its own timer), and arms the timer for the
+// next one.
+func (r *renewals) due(g *Core) {
+	every := g.leaseTTL / 3
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.armed = false
+	now := time.Now()
+	for h := r.head; h != nil; h = r.head {
+		if at := h.taken.Add(every); at.After(now) {
+			r.arm(g, at.Sub(now))
+			return
+		}
+		r.head = h.next
+		if r.head != nil {
+			r.head.prev = nil
+		} else {
+			r.tail = nil
+		}
+		h.prev, h.next, h.listed = nil, nil, false
+		go g.renew(context.WithoutCancel(h.ctx), h, every)
+	}
 }
 
 // renew extends a holder's lease, and schedules the next renewal.

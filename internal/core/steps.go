@@ -131,7 +131,7 @@ func (s *Steps) Run(ctx context.Context) {
 	}
 	if s.h != nil {
 		s.G.keepAlive(ctx, s.h)
-		defer s.h.stopRenewals()
+		defer s.G.stopRenewals(s.h)
 	}
 	s.Res, s.did, s.Err = c.Door.Run(ctx, c)
 }

@@ -37,6 +37,26 @@ type ownWrite struct {
 	view    *View
 	ss      Conn
 	settled bool
+	// quiet: nobody is left to tell of it (settled, or the workflow is
+	// its session's own: Options.SessionKey does not name it).
+	quiet bool
+}
+
+// ownChange handles the pending change of key if it reports the gate's
+// own newest write of key and nobody is left to tell of that: the
+// sessions of key are up to date with it, as changed would find, without
+// waking the watch's goroutine. It reports whether it did. w.mu is held.
+func (w *gateWatch) ownChange(key string) bool {
+	version, ok := w.pending[key]
+	own := w.own[key]
+	if !ok || !own.quiet || own.view == nil || version == 0 || own.view.Version != version {
+		return false
+	}
+	delete(w.pending, key)
+	if _, ok := w.last[key]; ok {
+		w.last[key] = own.view
+	}
+	return true
 }
 
 // watchWrite is a write of the gate in progress, for its watch.
@@ -45,6 +65,7 @@ type watchWrite struct {
 	key     string
 	ss      Conn
 	settled bool
+	quiet   bool
 }
 
 // writing tells the gate's watch, if it has one, that the gate writes
@@ -57,7 +78,7 @@ func (g *Core) writing(key string, ss Conn, settled bool) watchWrite {
 	w.mu.Lock()
 	w.writing[key]++
 	w.mu.Unlock()
-	return watchWrite{w: w, key: key, ss: ss, settled: settled}
+	return watchWrite{w: w, key: key, ss: ss, settled: settled, quiet: settled || (ss != nil && g.Named == nil)}
 }
 
 // done ends a write of v, which failed with err or else has its new
@@ -69,17 +90,17 @@ func (ww watchWrite) done(v *View, err error) {
 	w := ww.w
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.writing[ww.key]--; w.writing[ww.key] <= 0 {
-		delete(w.writing, ww.key)
-		if _, ok := w.pending[ww.key]; ok {
-			w.poke()
-		}
-	}
 	if err == nil && v != nil && v.Version != 0 {
 		if len(w.own) >= maxWatched && w.own[ww.key].view == nil { // keys of sessions gone, and changes never reported
 			clear(w.own)
 		}
-		w.own[ww.key] = ownWrite{view: v, ss: ww.ss, settled: ww.settled}
+		w.own[ww.key] = ownWrite{view: v, ss: ww.ss, settled: ww.settled, quiet: ww.quiet}
+	}
+	if w.writing[ww.key]--; w.writing[ww.key] <= 0 {
+		delete(w.writing, ww.key)
+		if _, ok := w.pending[ww.key]; ok && !w.ownChange(ww.key) {
+			w.poke()
+		}
 	}
 }
 
@@ -146,7 +167,7 @@ func (g *Core) follow(ctx context.Context, w *gateWatch, ch <-chan gate.Change) 
 		if old, ok := w.pending[c.Key]; !ok || old != 0 {
 			w.pending[c.Key] = c.Version
 		}
-		if w.writing[c.Key] == 0 {
+		if w.writing[c.Key] == 0 && !w.ownChange(c.Key) {
 			w.poke()
 		}
 		w.mu.Unlock()
@@ -188,7 +209,7 @@ func (g *Core) changed(ctx context.Context, w *gateWatch, key string, version ui
 	mine := func(v uint64) bool { return own.view != nil && v != 0 && own.view.Version == v }
 	// settled: nobody else to tell of the gate's own write (a session's
 	// workflow is its own when SessionKey does not name it).
-	settled := func() bool { return own.settled || (own.ss != nil && g.Named == nil) }
+	settled := func() bool { return own.quiet }
 	var after *View
 	switch {
 	case mine(version):

@@ -124,11 +124,17 @@ func StringLen(s string) int {
 // quotes: printable ASCII without quotes, backslashes or <, > and &.
 func plainString(s string) bool {
 	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+		if !PlainByte(s[i]) {
 			return false
 		}
 	}
 	return true
+}
+
+// PlainByte reports whether encoding/json writes the byte c of a string
+// as it is: printable ASCII but quotes, backslashes and <, > and &.
+func PlainByte(c byte) bool {
+	return c >= 0x20 && c < 0x7f && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&'
 }
 
 // Position returns the line and column (1-based, in bytes) of data[off].
