@@ -241,19 +241,19 @@
 // 2026-07-28, is read with gjson and handed to the server's handlers for
 // that session, the middleware first, as Dispatch hands it. The answer is
 // go-sdk's: an event stream (or, with JSONResponse, JSON) with go-sdk's
-// headers, the notifications the call's handlers send on its context
-// (progress, log messages) as events before the answer, the answer
-// encoded as over stdio (JSON-identical to go-sdk's; the gateway escapes
-// <, > and & in strings, go-sdk does not). A client's notifications/cancelled
-// of such a call cancels its handlers' context; a second call with the id
-// of one in flight gets go-sdk's error. Everything else goes to go-sdk's
+// headers; the notifications the call's handlers send on its context
+// (progress, log messages) and their requests to the client (sampling,
+// elicitation, roots; the client's answer is a POST of its own) as events
+// before the answer; the answer encoded as over stdio (JSON-identical to
+// go-sdk's; the gateway escapes <, > and & in strings, go-sdk does not).
+// With JSONResponse they go on the session's stream, as go-sdk sends them.
+// A client's notifications/cancelled of such a call cancels its handlers'
+// context; a second call with the id of one in flight gets go-sdk's error. Everything else goes to go-sdk's
 // handler untouched: other methods and messages, other sessions (unknown,
 // ended, or another handler's), POSTs go-sdk would refuse (media types,
 // Host, origin, Last-Event-ID, a protocol header other than the
 // session's), requests with a user (go-sdk checks it against the
 // session's), bodies longer than [Options.MaxArgumentBytes] or the
 // handler's MaxRequestBodyBytes, and, with Stateless, an EventStore or a
-// SessionTimeout, every request. Requests the server sends during such a
-// call (sampling, elicitation, roots) go on the session's own stream (its
-// GET), where go-sdk would send them on the call's.
+// SessionTimeout, every request.
 package gateway

@@ -10,12 +10,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"mime"
 	"net"
 	"net/http"
 	"net/netip"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -39,6 +41,8 @@ type HTTPHandler struct {
 	take bool              // opts let calls be taken
 
 	mu       sync.Mutex
+	asked    uint64                   // the requests sent to clients on a call's stream
+	pending  map[string]*ask          // id of such a request (unquoted) → where its answer goes
 	mine     map[string]bool          // the ids of the sessions go-sdk's handler started here (and some that ended)
 	swept    int                      // len(mine) after the last sweep
 	sessions map[string]*frontSession // session id → a session with calls taken
@@ -56,12 +60,20 @@ type frontSession struct {
 
 // frontCall is a call taken, being answered on its POST's response.
 type frontCall struct {
-	cancel context.CancelFunc
-	sse    bool // the response is a stream of events
+	session string // its session's id
+	cancel  context.CancelFunc
+	sse     bool // the response is a stream of events
 
 	mu   sync.Mutex
 	w    http.ResponseWriter
 	done bool // answered: nothing more is written
+}
+
+// ask is a request sent to a client on the stream of a call taken,
+// waiting for the client's answer.
+type ask struct {
+	session string // the session whose client must answer
+	answer  chan []byte
 }
 
 // frontCallKey is the context key of a call taken, in its handlers'
@@ -75,7 +87,7 @@ type frontCallKey struct{}
 // middleware added to the server afterwards does not see the calls it
 // takes.
 func (g *Gateway) HTTPHandler(opts *mcp.StreamableHTTPOptions) *HTTPHandler {
-	h := &HTTPHandler{g: g, mine: map[string]bool{}, sessions: map[string]*frontSession{}}
+	h := &HTTPHandler{g: g, pending: map[string]*ask{}, mine: map[string]bool{}, sessions: map[string]*frontSession{}}
 	if opts != nil {
 		h.opts = *opts
 	}
@@ -93,11 +105,8 @@ func (g *Gateway) HTTPHandler(opts *mcp.StreamableHTTPOptions) *HTTPHandler {
 func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	id := r.Header.Get("Mcp-Session-Id")
 	if h.take && r.Method == http.MethodPost && id == "" {
-		// A new session: learn its id.
-		h.sdk.ServeHTTP(w, r)
-		if id := w.Header().Get("Mcp-Session-Id"); id != "" {
-			h.started(id)
-		}
+		// A new session: learn its id before its client does.
+		h.sdk.ServeHTTP(&status{ResponseWriter: w, h: h}, r)
 		return
 	}
 	if h.take && r.Method == http.MethodDelete && id != "" {
@@ -119,17 +128,33 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.sdk.ServeHTTP(w, r)
 }
 
-// status is a response writer that records the status written.
+// status is a response writer that records the status written and,
+// with h, the id of the session go-sdk's handler starts, if it does,
+// before the response is sent.
 type status struct {
 	http.ResponseWriter
+	h    *HTTPHandler
 	code int
 }
 
 func (w *status) WriteHeader(code int) {
-	if w.code == 0 {
-		w.code = code
-	}
+	w.header(code)
 	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *status) Write(b []byte) (int, error) {
+	w.header(http.StatusOK)
+	return w.ResponseWriter.Write(b)
+}
+
+func (w *status) header(code int) {
+	if w.code != 0 {
+		return
+	}
+	w.code = code
+	if id := w.Header().Get("Mcp-Session-Id"); w.h != nil && id != "" {
+		w.h.started(id)
+	}
 }
 
 func (w *status) Unwrap() http.ResponseWriter { return w.ResponseWriter }
@@ -253,6 +278,10 @@ func (h *HTTPHandler) serve(w http.ResponseWriter, r *http.Request, id string, b
 	if len(body) == 0 || !json.Valid(body) { // gjson reads what it can of invalid JSON
 		return false
 	}
+	if h.answered(id, body) {
+		w.WriteHeader(http.StatusAccepted)
+		return true
+	}
 	rid, params, cancelled, ok := readCall(body)
 	if cancelled.Exists() {
 		h.cancelled(id, cancelled.Get("requestId").Raw)
@@ -272,7 +301,7 @@ func (h *HTTPHandler) serve(w http.ResponseWriter, r *http.Request, id string, b
 		return false
 	}
 	down := rid.Raw
-	c := &frontCall{sse: !h.opts.JSONResponse, w: w}
+	c := &frontCall{session: id, sse: !h.opts.JSONResponse, w: w}
 	ctx, cancel := context.WithCancel(context.WithValue(s.ctx, frontCallKey{}, c))
 	c.cancel = cancel
 	h.mu.Lock()
@@ -420,30 +449,122 @@ func (c *frontCall) write(msg []byte, answer bool) error {
 	return http.NewResponseController(c.w).Flush()
 }
 
-// sending is the server's sending middleware: a notification sent in the
-// context of a call taken whose response is a stream of events goes on
-// that stream, as go-sdk sends it on the stream of the POST of a call it
-// handles. Anything else goes to go-sdk (with a JSON response, go-sdk
-// sends notifications on the session's stream; requests to the client go
-// there too).
+// sending is the server's sending middleware: a notification or a
+// request (sampling, elicitation, roots) sent in the context of a call
+// taken whose response is a stream of events goes on that stream, as
+// go-sdk sends it on the stream of the POST of a call it handles.
+// Anything else goes to go-sdk (with a JSON response, go-sdk sends them
+// on the session's stream).
 func (h *HTTPHandler) sending(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		c, _ := ctx.Value(frontCallKey{}).(*frontCall)
-		if c == nil || !c.sse || !strings.HasPrefix(method, "notifications/") {
+		if c == nil || !c.sse {
 			return next(ctx, method, req)
 		}
-		b := make([]byte, 0, 256)
-		b = append(b, `{"jsonrpc":"2.0","method":`...)
-		m, _ := json.Marshal(method)
-		b = append(b, m...)
-		if p := req.GetParams(); p != nil {
-			data, err := json.Marshal(p)
+		if strings.HasPrefix(method, "notifications/") {
+			b, err := message("", method, req.GetParams())
 			if err != nil {
 				return nil, err
 			}
-			b = append(b, `,"params":`...)
-			b = append(b, data...)
+			return nil, c.write(b, false)
 		}
-		return nil, c.write(append(b, '}'), false)
+		var res mcp.Result
+		switch method {
+		case "sampling/createMessage":
+			res = &mcp.CreateMessageWithToolsResult{}
+		case "elicitation/create":
+			res = &mcp.ElicitResult{}
+		case "roots/list":
+			res = &mcp.ListRootsResult{}
+		default:
+			return next(ctx, method, req)
+		}
+		return res, h.ask(ctx, c, method, req.GetParams(), res)
 	}
+}
+
+// message is a JSON-RPC request (a notification if id is "") as go-sdk
+// writes it.
+func message(id, method string, params any) ([]byte, error) {
+	b := make([]byte, 0, 256)
+	b = append(b, `{"jsonrpc":"2.0",`...)
+	if id != "" {
+		b = append(b, `"id":`...)
+		b = append(b, id...)
+		b = append(b, ',')
+	}
+	b = append(b, `"method":`...)
+	m, _ := json.Marshal(method)
+	b = append(b, m...)
+	if params != nil {
+		data, err := json.Marshal(params)
+		if err != nil {
+			return nil, err
+		}
+		b = append(b, `,"params":`...)
+		b = append(b, data...)
+	}
+	return append(b, '}'), nil
+}
+
+// ask sends the request method with params to the client on the stream
+// of call c, and decodes the client's answer into res. If ctx is done
+// first, it tells the client the request is cancelled.
+func (h *HTTPHandler) ask(ctx context.Context, c *frontCall, method string, params any, res mcp.Result) error {
+	a := &ask{session: c.session, answer: make(chan []byte, 1)}
+	h.mu.Lock()
+	h.asked++
+	id := "chartgate-" + strconv.FormatUint(h.asked, 10)
+	h.pending[id] = a
+	h.mu.Unlock()
+	defer func() {
+		h.mu.Lock()
+		delete(h.pending, id)
+		h.mu.Unlock()
+	}()
+	quoted := `"` + id + `"`
+	b, err := message(quoted, method, params)
+	if err != nil {
+		return err
+	}
+	if err := c.write(b, false); err != nil {
+		return err
+	}
+	select {
+	case line := <-a.answer:
+		if e := gjson.GetBytes(line, "error"); e.Exists() {
+			return fmt.Errorf("calling %q: %w", method, readError(e)) // as go-sdk's call
+		}
+		if err := json.Unmarshal([]byte(gjson.GetBytes(line, "result").Raw), res); err != nil {
+			return fmt.Errorf("calling %q: %w", method, err)
+		}
+		return nil
+	case <-ctx.Done():
+		if b, err := message("", "notifications/cancelled", map[string]any{"requestId": id, "reason": ctx.Err().Error()}); err == nil {
+			_ = c.write(b, false)
+		}
+		return ctx.Err()
+	}
+}
+
+// answered takes a POST of session id that answers a request ask sent to
+// its client: the answer goes to the request, and the POST is accepted.
+func (h *HTTPHandler) answered(id string, body []byte) bool {
+	var top [4]gjson.Result // jsonrpc, id, result, error
+	if !fields(gjson.ParseBytes(body), []string{`"jsonrpc"`, `"id"`, `"result"`, `"error"`}, top[:]) ||
+		top[0].Raw != `"2.0"` || top[1].Type != gjson.String || top[2].Exists() == top[3].Exists() ||
+		!strings.HasPrefix(top[1].Str, "chartgate-") {
+		return false
+	}
+	h.mu.Lock()
+	a := h.pending[top[1].Str]
+	if a != nil && a.session == id {
+		delete(h.pending, top[1].Str)
+	}
+	h.mu.Unlock()
+	if a == nil || a.session != id {
+		return false
+	}
+	a.answer <- slices.Clone(body)
+	return true
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"log/slog"
 	"net/http"
@@ -352,15 +353,24 @@ func FuzzHTTPHandler(f *testing.F) {
 		h.ServeHTTP(rec, req)
 		return rec
 	}
-	open := func(h http.Handler) string {
+	open := func(t *testing.T, h http.Handler) string {
 		rec := post(h, "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"fuzz","version":"1"}}}`)
 		id := rec.Header().Get("Mcp-Session-Id")
-		require.NotEmpty(f, id)
-		require.Equal(f, http.StatusAccepted, post(h, id, `{"jsonrpc":"2.0","method":"notifications/initialized"}`).Code)
+		require.NotEmpty(t, id)
+		require.Equal(t, http.StatusAccepted, post(h, id, `{"jsonrpc":"2.0","method":"notifications/initialized"}`).Code)
 		return id
 	}
-	fs, rs := open(front), open(ref)
+	end := func(h http.Handler, session string) {
+		req := httptest.NewRequest(http.MethodDelete, "/", nil)
+		req.Header.Set("Mcp-Session-Id", session)
+		h.ServeHTTP(httptest.NewRecorder(), req)
+	}
 	f.Fuzz(func(t *testing.T, body string) {
+		// Sessions of their own: what one body does (a cancellation) must
+		// not meet the next.
+		fs, rs := open(t, front), open(t, ref)
+		defer end(front, fs)
+		defer end(ref, rs)
 		var got, want *httptest.ResponseRecorder
 		done := make(chan struct{})
 		go func() {
@@ -400,4 +410,51 @@ func assertSameMessages(t *testing.T, want, got string) {
 			assert.Equal(t, w, gl[i])
 		}
 	}
+}
+
+// TestHTTPHandlerLogSamplingElicitation: during a call taken, the
+// upstream's log messages come on the POST's stream before the answer;
+// its sampling and elicitation requests reach the client on that stream
+// too (the client opens no stream of the session's, on which go-sdk's
+// handler could send nothing), and their answers reach the upstream.
+func TestHTTPHandlerLogSamplingElicitation(t *testing.T) {
+	g := newGateway(t, nil, upstreamCommand(t, "up", "full", ""))
+	url, viaSDK := serveFront(t, g, nil)
+
+	w := openWire(t, url, "front-client")
+	code, _, _ := w.post(`{"jsonrpc":"2.0","id":2,"method":"logging/setLevel","params":{"level":"info"}}`, nil)
+	require.Equal(t, http.StatusOK, code)
+	code, _, body := w.post(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"log","arguments":{"level":"warning","text":"careful"}}}`, nil)
+	require.Equal(t, http.StatusOK, code)
+	var data []string
+	for line := range strings.SplitSeq(body, "\n") {
+		if d, ok := strings.CutPrefix(line, "data: "); ok {
+			data = append(data, d)
+		}
+	}
+	require.Len(t, data, 2, body)
+	assert.JSONEq(t, `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"warning","logger":"up","data":"careful"}}`, data[0])
+	assert.JSONEq(t, `{"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"logged"}]}}`, data[1])
+
+	handlers := answeringClient()
+	noStream := func(url string) *mcp.ClientSession {
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "front-client", Version: "1"}, handlers).Connect(context.Background(),
+			&mcp.StreamableClientTransport{Endpoint: url, DisableStandaloneSSE: true}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+		require.NoError(t, err)
+		t.Cleanup(func() { cs.Close() })
+		return cs
+	}
+	for _, cs := range []*mcp.ClientSession{frontClient(t, url, handlers), noStream(url)} {
+		assert.Equal(t, "sampled: QUIET", text(call(t, cs, "sample", map[string]any{"text": "quiet"})))
+		assert.Equal(t, "accept Ada", text(call(t, cs, "elicit", nil)))
+	}
+	assert.Zero(t, viaSDK.Load())
+
+	// A client's error answer reaches the upstream as go-sdk's would.
+	refuse := &mcp.ClientOptions{ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+		return nil, errors.New("no one is here")
+	}}
+	res, err := frontClient(t, url, refuse).CallTool(context.Background(), &mcp.CallToolParams{Name: "elicit"})
+	want, werr := frontClient(t, sdkURL(t, g, nil), refuse).CallTool(context.Background(), &mcp.CallToolParams{Name: "elicit"})
+	assert.Equal(t, jsonOf(t, want, werr), jsonOf(t, res, err))
 }
