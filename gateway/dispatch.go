@@ -52,12 +52,18 @@ type served struct {
 // that does nothing): middleware added to the server afterwards does not
 // see the calls it takes.
 func (g *Gateway) Dispatch() *Dispatch {
-	d := &Dispatch{g: g, calls: map[string]*context.CancelFunc{}}
-	g.Server().AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
-		d.next = next
+	return &Dispatch{g: g, next: handlers(g.Server()), calls: map[string]*context.CancelFunc{}}
+}
+
+// handlers returns s's handlers as they are, middleware included (adding
+// to them a middleware that does nothing).
+func handlers(s *mcp.Server) mcp.MethodHandler {
+	var h mcp.MethodHandler
+	s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		h = next
 		return next
 	})
-	return d
+	return h
 }
 
 // Run connects the server on t (whose Bypass is [Dispatch.Bypass]) and
@@ -107,11 +113,8 @@ func (d *Dispatch) Bypass(line []byte, version string, reply func([]byte) error)
 		return false
 	}
 	down := id.Raw
-	p := &mcp.CallToolParamsRaw{Name: params[0].Str}
-	if params[1].Exists() {
-		p.Arguments = json.RawMessage(params[1].Raw) // a copy: line is the transport's buffer
-	}
-	if meta := params[2]; meta.Exists() && !readMeta(meta, &p.Meta) {
+	p, ok := callParams(params)
+	if !ok {
 		return false
 	}
 	ctx, cancel := context.WithCancel(on.ctx)
@@ -156,6 +159,20 @@ func (d *Dispatch) cancelled(id string) {
 	if cancel != nil {
 		(*cancel)()
 	}
+}
+
+// callParams are the params of a tools/call readCall read (a copy of
+// them: the line may be a transport's buffer); ok is false if its _meta
+// is not one readMeta takes.
+func callParams(params [3]gjson.Result) (p *mcp.CallToolParamsRaw, ok bool) {
+	p = &mcp.CallToolParamsRaw{Name: params[0].Str}
+	if params[1].Exists() {
+		p.Arguments = json.RawMessage(params[1].Raw)
+	}
+	if meta := params[2]; meta.Exists() && !readMeta(meta, &p.Meta) {
+		return nil, false
+	}
+	return p, true
 }
 
 // readMeta decodes a tools/call's _meta into m, as go-sdk decodes it,

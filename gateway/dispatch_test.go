@@ -42,40 +42,47 @@ func resultJSON(t *testing.T, cs *mcp.ClientSession, name string, args any) stri
 	return string(data)
 }
 
-// TestDispatchAnswersAsGoSDK: calls taken by Dispatch reach the gate,
-// which moves the workflow, tells the client its tools changed, and
-// refuses with the same refusal (code, state, available tools, path) as
-// the same calls through go-sdk's server; workflow_status and
-// workflow_transition answer the same way too.
-func TestDispatchAnswersAsGoSDK(t *testing.T) {
-	g := newGateway(t, nil, upstreamCommand(t, "up", "full", ""))
-	attachGate(t, g, `{"id": "w", "initial": "a", "states": {
-		"a": {"on": {"ECHOED": "b"}, "meta": {"mcp": {"tools": ["echo", "fail"], "events": {"echo": "ECHOED"}}}},
-		"b": {"on": {"BACK": "a"}, "meta": {"mcp": {"tools": ["fail"]}}}}}`)
-	changed := make(chan struct{}, 10)
-	cs, viaSDK := connectDispatch(t, g, &mcp.ClientOptions{ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
-		changed <- struct{}{}
-	}})
-	direct := connect(t, g, nil, "2025-11-25") // through go-sdk's server
+// echoMovesMachine is a workflow in which echo moves a → b, where only
+// fail is allowed and BACK goes back.
+const echoMovesMachine = `{"id": "w", "initial": "a", "states": {
+	"a": {"on": {"ECHOED": "b"}, "meta": {"mcp": {"tools": ["echo", "fail"], "events": {"echo": "ECHOED"}}}},
+	"b": {"on": {"BACK": "a"}, "meta": {"mcp": {"tools": ["fail"]}}}}}`
 
-	steps := []struct {
+// toolsChanged returns client options whose tools/list_changed handler
+// signals on the channel returned.
+func toolsChanged() (*mcp.ClientOptions, <-chan struct{}) {
+	changed := make(chan struct{}, 10)
+	return &mcp.ClientOptions{ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+		changed <- struct{}{}
+	}}, changed
+}
+
+// assertAnswersAsDirect makes the same calls on cs and on direct (a
+// session through go-sdk's server), each with a workflow of its own on
+// echoMovesMachine, and asserts the same answers: the gate moves the
+// workflow, refuses in b with the refusal (code, state, available tools)
+// the client reads, tells the client its tools changed; workflow_status,
+// workflow_transition and an unknown tool answer the same way too. None
+// of cs's calls may reach go-sdk's dispatch (viaSDK).
+func assertAnswersAsDirect(t *testing.T, cs, direct *mcp.ClientSession, changed <-chan struct{}, viaSDK *atomic.Int64) {
+	t.Helper()
+	for i, s := range []struct {
 		tool string
 		args any
 	}{
 		{"fail", nil},
-		{"echo", map[string]any{"text": "héllo"}}, // moves a → b
-		{"echo", map[string]any{"text": "again"}}, // refused in b
+		{"echo", map[string]any{"text": "héllo <&>"}}, // moves a → b
+		{"echo", map[string]any{"text": "again"}},     // refused in b
 		{"workflow_status", nil},
 		{"workflow_transition", map[string]any{"event": "NOPE"}},
 		{"workflow_transition", map[string]any{"event": "BACK"}},
 		{"echo", map[string]any{"text": "back"}},
-	}
-	for i, s := range steps {
+	} {
 		want := resultJSON(t, direct, s.tool, s.args)
 		got := resultJSON(t, cs, s.tool, s.args)
 		assert.JSONEq(t, want, got, "step %d: %s", i, s.tool)
 	}
-	assert.Zero(t, viaSDK.Load(), "every call was taken by Dispatch")
+	assert.Zero(t, viaSDK.Load(), "every call was taken")
 
 	res := call(t, cs, "echo", map[string]any{"text": "x"}) // in b again: refused
 	ref, ok := mcpbind.RefusalOf(res)
@@ -96,18 +103,31 @@ func TestDispatchAnswersAsGoSDK(t *testing.T) {
 	_, werr := direct.CallTool(context.Background(), &mcp.CallToolParams{Name: "unknown_tool"})
 	require.Error(t, err)
 	assert.Equal(t, werr.Error(), err.Error())
-	assert.Zero(t, viaSDK.Load(), "the unknown tool's call was taken by Dispatch too")
+	assert.Zero(t, viaSDK.Load(), "the unknown tool's call was taken too")
 }
 
-// TestDispatchOnceUnderConcurrency: calls sent at once, each of which may
-// move the workflow out of the only state that allows it, move it once:
-// one runs, the others are refused.
-func TestDispatchOnceUnderConcurrency(t *testing.T) {
+// TestDispatchAnswersAsGoSDK: calls taken by Dispatch answer as the
+// same calls through go-sdk's server (assertAnswersAsDirect).
+func TestDispatchAnswersAsGoSDK(t *testing.T) {
 	g := newGateway(t, nil, upstreamCommand(t, "up", "full", ""))
-	attachGate(t, g, `{"id": "w", "initial": "a", "states": {
-		"a": {"on": {"ECHOED": "b"}, "meta": {"mcp": {"tools": ["echo"], "events": {"echo": "ECHOED"}}}},
-		"b": {"meta": {"mcp": {"tools": []}}}}}`)
-	cs, viaSDK := connectDispatch(t, g, nil)
+	attachGate(t, g, echoMovesMachine)
+	copts, changed := toolsChanged()
+	cs, viaSDK := connectDispatch(t, g, copts)
+	assertAnswersAsDirect(t, cs, connect(t, g, nil, "2025-11-25"), changed, viaSDK)
+}
+
+// onceMachine is a workflow in which echo moves a → b, where nothing is
+// allowed.
+const onceMachine = `{"id": "w", "initial": "a", "states": {
+	"a": {"on": {"ECHOED": "b"}, "meta": {"mcp": {"tools": ["echo"], "events": {"echo": "ECHOED"}}}},
+	"b": {"meta": {"mcp": {"tools": []}}}}}`
+
+// assertOnceUnderConcurrency sends calls at once on cs (on onceMachine),
+// each of which may move the workflow out of the only state that allows
+// it, and asserts it moved once: one runs, the others are refused. None
+// may reach go-sdk's dispatch (viaSDK).
+func assertOnceUnderConcurrency(t *testing.T, cs *mcp.ClientSession, viaSDK *atomic.Int64) {
+	t.Helper()
 	const n = 8
 	var ran, refused atomic.Int64
 	var wg sync.WaitGroup
@@ -126,6 +146,15 @@ func TestDispatchOnceUnderConcurrency(t *testing.T) {
 	assert.EqualValues(t, n-1, refused.Load())
 	assert.Contains(t, text(call(t, cs, "workflow_status", nil)), `"b"`)
 	assert.Zero(t, viaSDK.Load())
+}
+
+// TestDispatchOnceUnderConcurrency: calls sent at once through Dispatch
+// move the workflow once (assertOnceUnderConcurrency).
+func TestDispatchOnceUnderConcurrency(t *testing.T) {
+	g := newGateway(t, nil, upstreamCommand(t, "up", "full", ""))
+	attachGate(t, g, onceMachine)
+	cs, viaSDK := connectDispatch(t, g, nil)
+	assertOnceUnderConcurrency(t, cs, viaSDK)
 }
 
 // TestDispatchProgressCancellationTimeout: a call the client cancels is
@@ -171,8 +200,15 @@ func TestDispatchProgressCancellationTimeout(t *testing.T) {
 	assert.Contains(t, text(call(t, cs, "workflow_status", nil)), `"slowed"`)
 	assert.Zero(t, viaSDK.Load())
 
-	// A _meta key of SEP-2575 is go-sdk's to read: through its server.
-	res, err = cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "pid", Meta: mcp.Meta{"io.modelcontextprotocol/logLevel": "debug"}})
+	assertSEPMetaViaSDK(t, cs, viaSDK)
+}
+
+// assertSEPMetaViaSDK calls pid on cs with a _meta key of SEP-2575, which
+// is go-sdk's to read, and asserts the call went through go-sdk's
+// dispatch, the first of cs's to do so.
+func assertSEPMetaViaSDK(t *testing.T, cs *mcp.ClientSession, viaSDK *atomic.Int64) {
+	t.Helper()
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "pid", Meta: mcp.Meta{"io.modelcontextprotocol/logLevel": "debug"}})
 	require.NoError(t, err)
 	assert.False(t, res.IsError, text(res))
 	assert.EqualValues(t, 1, viaSDK.Load())

@@ -181,8 +181,8 @@
 // # Serving
 //
 // [Gateway.Server] is a go-sdk *mcp.Server: serve it on stdio, or with
-// mcp.NewStreamableHTTPHandler (sessions, or stateless), for protocol
-// versions 2025-06-18, 2025-11-25 and 2026-07-28. The gateway's own
+// [Gateway.HTTPHandler] or mcp.NewStreamableHTTPHandler (sessions, or
+// stateless), for protocol versions 2025-06-18, 2025-11-25 and 2026-07-28. The gateway's own
 // receiving middleware is installed by New; middleware added afterwards,
 // such as mcpbind's gate, wraps it and sees every request first.
 //
@@ -232,4 +232,28 @@
 // is read as go-sdk reads it (a progress token is routed as above); a
 // call whose _meta has a key of SEP-2575, a session of protocol
 // 2026-07-28, and every other message go through go-sdk's server.
+//
+// Over Streamable HTTP, [Gateway.HTTPHandler] does the same: it is
+// go-sdk's handler (mcp.NewStreamableHTTPHandler, with the options given),
+// in front of which a POST carrying a tools/call that passes only a tool's
+// name, arguments and _meta (none of SEP-2575's keys), for a session this
+// handler started and initialized with a protocol version before
+// 2026-07-28, is read with gjson and handed to the server's handlers for
+// that session, the middleware first, as Dispatch hands it. The answer is
+// go-sdk's: an event stream (or, with JSONResponse, JSON) with go-sdk's
+// headers; the notifications the call's handlers send on its context
+// (progress, log messages) and their requests to the client (sampling,
+// elicitation, roots; the client's answer is a POST of its own) as events
+// before the answer; the answer encoded as over stdio (JSON-identical to
+// go-sdk's; the gateway escapes <, > and & in strings, go-sdk does not).
+// With JSONResponse they go on the session's stream, as go-sdk sends them.
+// A client's notifications/cancelled of such a call cancels its handlers'
+// context; a second call with the id of one in flight gets go-sdk's error. Everything else goes to go-sdk's
+// handler untouched: other methods and messages, other sessions (unknown,
+// ended, or another handler's), POSTs go-sdk would refuse (media types,
+// Host, origin, Last-Event-ID, a protocol header other than the
+// session's), requests with a user (go-sdk checks it against the
+// session's), bodies longer than [Options.MaxArgumentBytes] or the
+// handler's MaxRequestBodyBytes, and, with Stateless, an EventStore or a
+// SessionTimeout, every request.
 package gateway

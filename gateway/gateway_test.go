@@ -382,9 +382,11 @@ func TestResourcesPromptsCompletionsLogging(t *testing.T) {
 	}
 }
 
-func TestSamplingAndElicitation(t *testing.T) {
-	g := newGateway(t, nil, upstreamCommand(t, "up", "full", ""))
-	handlers := &mcp.ClientOptions{
+// answeringClient returns client options that answer sampling with the
+// text of the first message in capitals, and elicitation with the name
+// Ada.
+func answeringClient() *mcp.ClientOptions {
+	return &mcp.ClientOptions{
 		CreateMessageHandler: func(_ context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
 			in := req.Params.Messages[0].Content.(*mcp.TextContent).Text
 			return &mcp.CreateMessageResult{Model: "m", Role: "assistant", Content: &mcp.TextContent{Text: strings.ToUpper(in)}}, nil
@@ -393,6 +395,11 @@ func TestSamplingAndElicitation(t *testing.T) {
 			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Ada"}}, nil
 		},
 	}
+}
+
+func TestSamplingAndElicitation(t *testing.T) {
+	g := newGateway(t, nil, upstreamCommand(t, "up", "full", ""))
+	handlers := answeringClient()
 	cs := connect(t, g, handlers, "2025-11-25")
 	assert.Equal(t, "sampled: QUIET", text(call(t, cs, "sample", map[string]any{"text": "quiet"})))
 	assert.Equal(t, "accept Ada", text(call(t, cs, "elicit", nil)))

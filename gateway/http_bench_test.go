@@ -37,7 +37,7 @@ func httpSession(t testing.TB, url string) *mcp.ClientSession {
 }
 
 // BenchmarkCallHTTP calls an echo tool of an upstream served over
-// Streamable HTTP, directly and through a gateway served the same way.
+// Streamable HTTP, directly and through a gateway's HTTP handler.
 func BenchmarkCallHTTP(b *testing.B) {
 	up := httpServe(b, newUpstreamServer("small", "up", ""))
 	b.Run("direct", func(b *testing.B) { benchCalls(b, httpSession(b, up.URL), "echo", map[string]any{"text": "hello"}) })
@@ -46,6 +46,8 @@ func BenchmarkCallHTTP(b *testing.B) {
 			&gateway.Options{Logger: slog.New(slog.DiscardHandler)})
 		require.NoError(b, err)
 		b.Cleanup(func() { g.Close() })
-		benchCalls(b, httpSession(b, httpServe(b, g.Server()).URL), "echo", map[string]any{"text": "hello"})
+		srv := httptest.NewServer(g.HTTPHandler(&mcp.StreamableHTTPOptions{Logger: slog.New(slog.DiscardHandler)}))
+		b.Cleanup(srv.Close)
+		benchCalls(b, httpSession(b, srv.URL), "echo", map[string]any{"text": "hello"})
 	})
 }

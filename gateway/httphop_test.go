@@ -168,16 +168,8 @@ func TestHTTPUpstreamProgressAndCancellation(t *testing.T) {
 func TestHTTPUpstreamRequestsAndLogs(t *testing.T) {
 	g := newGateway(t, nil, httpUpstream(t, "up", "full", "", nil, nil))
 	logs := make(chan *mcp.LoggingMessageParams, 10)
-	handlers := &mcp.ClientOptions{
-		CreateMessageHandler: func(_ context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
-			in := req.Params.Messages[0].Content.(*mcp.TextContent).Text
-			return &mcp.CreateMessageResult{Model: "m", Role: "assistant", Content: &mcp.TextContent{Text: strings.ToUpper(in)}}, nil
-		},
-		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
-			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Ada"}}, nil
-		},
-		LoggingMessageHandler: func(_ context.Context, req *mcp.LoggingMessageRequest) { logs <- req.Params },
-	}
+	handlers := answeringClient()
+	handlers.LoggingMessageHandler = func(_ context.Context, req *mcp.LoggingMessageRequest) { logs <- req.Params }
 	cs := connect(t, g, handlers, "2025-11-25")
 	assert.Equal(t, "sampled: QUIET", text(call(t, cs, "sample", map[string]any{"text": "quiet"})))
 	assert.Equal(t, "accept Ada", text(call(t, cs, "elicit", nil)))

@@ -104,11 +104,7 @@ func decodeAnswer(line []byte) (*mcp.CallToolResult, error) {
 		return nil, fmt.Errorf("the answer to a tools/call is not valid JSON")
 	}
 	if e := gjson.GetBytes(line, "error"); e.Exists() {
-		werr := &jsonrpc.Error{Code: e.Get("code").Int(), Message: e.Get("message").String()}
-		if d := e.Get("data"); d.Exists() {
-			werr.Data = json.RawMessage(d.Raw)
-		}
-		return nil, werr
+		return nil, readError(e)
 	}
 	r := gjson.GetBytes(line, "result")
 	if !r.IsObject() {
@@ -122,6 +118,15 @@ func decodeAnswer(line []byte) (*mcp.CallToolResult, error) {
 		return nil, fmt.Errorf("decoding the result of a tools/call: %w", err)
 	}
 	return res, nil
+}
+
+// readError reads a JSON-RPC error object.
+func readError(e gjson.Result) *jsonrpc.Error {
+	werr := &jsonrpc.Error{Code: e.Get("code").Int(), Message: e.Get("message").String()}
+	if d := e.Get("data"); d.Exists() {
+		werr.Data = json.RawMessage(d.Raw)
+	}
+	return werr
 }
 
 // decodeToolResult decodes the result of a tool call of the shape most

@@ -110,11 +110,10 @@ func openRawSession(b *testing.B, g *gateway.Gateway) func() {
 	return func() { fromClient.Close(); cancel(); <-done }
 }
 
-// httpSessions serves g's server with a Streamable HTTP handler on
+// httpSessions serves g's server with its Streamable HTTP handler on
 // loopback and returns a function that opens one session on it.
 func httpSessions(b *testing.B, g *gateway.Gateway) func(*testing.B, *gateway.Gateway) func() {
-	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return g.Server() },
-		&mcp.StreamableHTTPOptions{Logger: slog.New(slog.DiscardHandler)}))
+	srv := httptest.NewServer(g.HTTPHandler(&mcp.StreamableHTTPOptions{Logger: slog.New(slog.DiscardHandler)}))
 	b.Cleanup(srv.Close)
 	client := srv.Client()
 	post := func(session, body string) string {

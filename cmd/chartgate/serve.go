@@ -196,7 +196,7 @@ func cmdServe(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 		err = serveStdio(ctx, run, t)
 	} else {
-		err = serveHTTP(ctx, server, &o, stderr, logger)
+		err = serveHTTP(ctx, g, &o, stderr, logger)
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "chartgate serve: %v\n", err)
@@ -391,14 +391,15 @@ func (nopWriteCloser) Close() error { return nil }
 
 // serveHTTP serves Streamable HTTP at /mcp until ctx is done. It says
 // where on stderr, whatever the log level.
-func serveHTTP(ctx context.Context, server *mcp.Server, o *serveOptions, stderr io.Writer, logger *slog.Logger) error {
+func serveHTTP(ctx context.Context, g *gateway.Gateway, o *serveOptions, stderr io.Writer, logger *slog.Logger) error {
 	ln, err := net.Listen("tcp", o.http)
 	if err != nil {
 		return err
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server },
-		&mcp.StreamableHTTPOptions{Stateless: o.stateless, Logger: logger}))
+	// The gateway's handler takes plain tool calls past go-sdk's decoding,
+	// to the same handlers (the gate's middleware first).
+	mux.Handle("/mcp", g.HTTPHandler(&mcp.StreamableHTTPOptions{Stateless: o.stateless, Logger: logger}))
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	fmt.Fprintf(stderr, "chartgate serve: MCP over Streamable HTTP at http://%s/mcp (stateless: %v)\n", ln.Addr(), o.stateless)
 	done := make(chan error, 1)

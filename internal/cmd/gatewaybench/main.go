@@ -121,8 +121,7 @@ func run(out io.Writer, sessionList string, duration, round time.Duration, only 
 		return err
 	}
 	defer httpGateway.Close()
-	httpGw := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return httpGateway.Server() },
-		&mcp.StreamableHTTPOptions{Logger: slog.New(slog.DiscardHandler)}))
+	httpGw := httptest.NewServer(httpGateway.HTTPHandler(&mcp.StreamableHTTPOptions{Logger: slog.New(slog.DiscardHandler)}))
 	defer httpGw.Close()
 
 	paths := []path{

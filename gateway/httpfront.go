@@ -1,0 +1,570 @@
+// This file defines the gateway's Streamable HTTP front end: go-sdk's
+// handler, in front of which a POST carrying a plain tools/call of an
+// initialized session is read with gjson and handed to the server's
+// handlers, the middleware first, and answered as go-sdk answers it.
+
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net"
+	"net/http"
+	"net/netip"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/tidwall/gjson"
+)
+
+// HTTPHandler serves [Gateway.Server] over Streamable HTTP: it is go-sdk's
+// handler (mcp.NewStreamableHTTPHandler with opts), except that it takes
+// the tool calls of its sessions to the server's handlers, middleware
+// included, without go-sdk's decoding and dispatch (see "Over HTTP" in the
+// package documentation). Make it with [Gateway.HTTPHandler] once every
+// middleware is added.
+type HTTPHandler struct {
+	g    *Gateway
+	sdk  *mcp.StreamableHTTPHandler
+	opts mcp.StreamableHTTPOptions
+	next mcp.MethodHandler // the server's handlers when HTTPHandler was made
+	take bool              // opts let calls be taken
+
+	mu       sync.Mutex
+	asked    uint64                   // the requests sent to clients on a call's stream
+	pending  map[string]*ask          // id of such a request (unquoted) → where its answer goes
+	mine     map[string]bool          // the ids of the sessions go-sdk's handler started here (and some that ended)
+	swept    int                      // len(mine) after the last sweep
+	sessions map[string]*frontSession // session id → a session with calls taken
+}
+
+// frontSession is a session of the server some of whose calls the
+// HTTPHandler took.
+type frontSession struct {
+	ss      *mcp.ServerSession
+	version string          // its protocol version
+	ctx     context.Context // its calls run under it: cancelled when the session ends
+	cancel  context.CancelFunc
+	calls   map[string]*frontCall
+}
+
+// frontCall is a call taken, being answered on its POST's response.
+type frontCall struct {
+	session string // its session's id
+	cancel  context.CancelFunc
+	sse     bool // the response is a stream of events
+
+	mu   sync.Mutex
+	w    http.ResponseWriter
+	done bool // answered: nothing more is written
+}
+
+// ask is a request sent to a client on the stream of a call taken,
+// waiting for the client's answer.
+type ask struct {
+	session string // the session whose client must answer
+	answer  chan []byte
+}
+
+// frontCallKey is the context key of a call taken, in its handlers'
+// context.
+type frontCallKey struct{}
+
+// HTTPHandler returns the Streamable HTTP handler of the server, with opts
+// as go-sdk's handler takes them. It takes the server's handlers as they
+// are (adding to them a middleware that does nothing, and a sending
+// middleware that routes the notifications of the calls it takes):
+// middleware added to the server afterwards does not see the calls it
+// takes.
+func (g *Gateway) HTTPHandler(opts *mcp.StreamableHTTPOptions) *HTTPHandler {
+	h := &HTTPHandler{g: g, pending: map[string]*ask{}, mine: map[string]bool{}, sessions: map[string]*frontSession{}}
+	if opts != nil {
+		h.opts = *opts
+	}
+	s := g.Server()
+	h.sdk = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &h.opts)
+	// With these, go-sdk keeps state per POST (resumable streams, idle
+	// timers) or per request (no sessions): it answers every POST.
+	h.take = !h.opts.Stateless && h.opts.EventStore == nil && h.opts.SessionTimeout == 0
+	h.next = handlers(s)
+	s.AddSendingMiddleware(h.sending)
+	return h
+}
+
+// ServeHTTP serves a request as go-sdk's handler does.
+func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	id := r.Header.Get("Mcp-Session-Id")
+	if h.take && r.Method == http.MethodPost && id == "" {
+		// A new session: learn its id before its client does.
+		h.sdk.ServeHTTP(&status{ResponseWriter: w, h: h}, r)
+		return
+	}
+	if h.take && r.Method == http.MethodDelete && id != "" {
+		sw := &status{ResponseWriter: w}
+		h.sdk.ServeHTTP(sw, r)
+		if sw.code == http.StatusNoContent { // go-sdk closed the session
+			h.ended(id)
+		}
+		return
+	}
+	if !h.take || r.Method != http.MethodPost || !h.plain(r) {
+		h.sdk.ServeHTTP(w, r)
+		return
+	}
+	body, whole := h.readBody(r)
+	if whole && h.serve(w, r, id, body) {
+		return
+	}
+	h.sdk.ServeHTTP(w, r)
+}
+
+// status is a response writer that records the status written and,
+// with h, the id of the session go-sdk's handler starts, if it does,
+// before the response is sent.
+type status struct {
+	http.ResponseWriter
+	h    *HTTPHandler
+	code int
+}
+
+func (w *status) WriteHeader(code int) {
+	w.header(code)
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *status) Write(b []byte) (int, error) {
+	w.header(http.StatusOK)
+	return w.ResponseWriter.Write(b)
+}
+
+func (w *status) header(code int) {
+	if w.code != 0 {
+		return
+	}
+	w.code = code
+	if id := w.Header().Get("Mcp-Session-Id"); w.h != nil && id != "" {
+		w.h.started(id)
+	}
+}
+
+func (w *status) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// started records the id of a session go-sdk's handler started. The ids
+// of sessions that ended are dropped whenever the ids recorded have
+// doubled since the last sweep.
+func (h *HTTPHandler) started(id string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.mine[id] = true
+	if len(h.mine) < max(2*h.swept, 64) {
+		return
+	}
+	live := map[string]bool{}
+	for ss := range h.g.Server().Sessions() {
+		live[ss.ID()] = true
+	}
+	for id := range h.mine {
+		if !live[id] {
+			delete(h.mine, id)
+		}
+	}
+	h.swept = len(h.mine)
+}
+
+// plain reports whether go-sdk would serve the POST r as a message of its
+// session, with no error of its own: its media types, its Host and origin
+// accepted, no Last-Event-ID, no user (whom go-sdk checks against the
+// session's).
+func (h *HTTPHandler) plain(r *http.Request) bool {
+	if ct := r.Header.Get("Content-Type"); ct != "application/json" {
+		if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" {
+			return false
+		}
+	}
+	if !accepts(r.Header.Values("Accept")) || len(r.Header.Values("Last-Event-ID")) > 0 || auth.TokenInfoFromContext(r.Context()) != nil {
+		return false
+	}
+	if !h.opts.DisableLocalhostProtection {
+		if a, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok && a != nil && loopback(a.String()) && !loopback(r.Host) {
+			return false
+		}
+	}
+	return h.opts.CrossOriginProtection == nil || h.opts.CrossOriginProtection.Check(r) == nil
+}
+
+// accepts reports whether the Accept values take both JSON and a stream
+// of events, as go-sdk requires of a POST.
+func accepts(values []string) bool {
+	var data, stream bool
+	for _, v := range values {
+		for t := range strings.SplitSeq(v, ",") {
+			t, _, _ = strings.Cut(t, ";")
+			switch strings.ToLower(strings.TrimSpace(t)) {
+			case "application/json", "application/*":
+				data = true
+			case "text/event-stream", "text/*":
+				stream = true
+			case "*/*":
+				data, stream = true, true
+			}
+		}
+	}
+	return data && stream
+}
+
+// loopback reports whether a host (with or without a port) is a loopback
+// address or "localhost".
+func loopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		host = strings.Trim(addr, "[]")
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.IsLoopback()
+}
+
+// readBody reads r's body if it is at most as long as a call taken may
+// be, and leaves r's body as it was for go-sdk; whole is false if it is
+// longer, or could not be read.
+func (h *HTTPHandler) readBody(r *http.Request) (body []byte, whole bool) {
+	limit := int64(h.g.opts.MaxArgumentBytes)
+	if m := h.opts.MaxRequestBodyBytes; m == 0 {
+		limit = min(limit, mcp.DefaultMaxRequestBodyBytes)
+	} else if m > 0 {
+		limit = min(limit, m)
+	}
+	if r.ContentLength > limit {
+		return nil, false
+	}
+	size := int64(512)
+	if r.ContentLength > 0 {
+		size = r.ContentLength + 1 // +1: ReadFrom reads until EOF
+	}
+	buf := bytes.NewBuffer(make([]byte, 0, size))
+	_, err := buf.ReadFrom(io.LimitReader(r.Body, limit+1))
+	body = buf.Bytes()
+	if err != nil || int64(len(body)) > limit {
+		// go-sdk reads the rest, and says what is wrong.
+		r.Body = struct {
+			io.Reader
+			io.Closer
+		}{io.MultiReader(bytes.NewReader(body), r.Body), r.Body}
+		return nil, false
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	return body, true
+}
+
+// serve answers the POST r of session id if its body is a tools/call that
+// passes only a tool's name, arguments and _meta (none of SEP-2575's keys),
+// on a session of this handler's server initialized with a protocol
+// version before 2026-07-28; it reports false, having written nothing,
+// otherwise. A notifications/cancelled of a call it took cancels the
+// call, and is left to go-sdk.
+func (h *HTTPHandler) serve(w http.ResponseWriter, r *http.Request, id string, body []byte) bool {
+	if len(body) == 0 || !json.Valid(body) { // gjson reads what it can of invalid JSON
+		return false
+	}
+	if h.answered(id, body) {
+		w.WriteHeader(http.StatusAccepted)
+		return true
+	}
+	rid, params, cancelled, ok := readCall(body)
+	if cancelled.Exists() {
+		h.cancelled(id, cancelled.Get("requestId").Raw)
+	}
+	if !ok {
+		return false
+	}
+	s := h.session(id)
+	if s == nil || !slices.Contains(rawVersions, s.version) {
+		return false
+	}
+	if v := r.Header.Get("Mcp-Protocol-Version"); v != "" && v != s.version {
+		return false // go-sdk checks it, and serves the POST as of that version
+	}
+	p, ok := callParams(params)
+	if !ok {
+		return false
+	}
+	down := rid.Raw
+	c := &frontCall{session: id, sse: !h.opts.JSONResponse, w: w}
+	ctx, cancel := context.WithCancel(context.WithValue(s.ctx, frontCallKey{}, c))
+	c.cancel = cancel
+	h.mu.Lock()
+	dup := s.calls[down] != nil
+	if !dup {
+		s.calls[down] = c
+	}
+	h.mu.Unlock()
+	if dup {
+		cancel()
+		shown := rid.Raw
+		if rid.Type == gjson.String {
+			shown = rid.Str
+		}
+		line := answerLine(down, nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "duplicate in-flight request ID " + shown})
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusBadRequest)
+		_, _ = w.Write(line[:len(line)-1])
+		return true
+	}
+	hd := w.Header()
+	hd.Set("Cache-Control", "no-cache, no-transform")
+	if c.sse {
+		hd.Set("Content-Type", "text/event-stream")
+		hd.Set("Connection", "keep-alive")
+	} else {
+		hd.Set("Content-Type", "application/json")
+	}
+	req := &mcp.CallToolRequest{Session: s.ss, Params: p, Extra: &mcp.RequestExtra{Header: r.Header}}
+	res, err := h.next(ctx, "tools/call", req)
+	h.mu.Lock()
+	if s.calls[down] == c {
+		delete(s.calls, down)
+	}
+	h.mu.Unlock()
+	cancel()
+	line := answerLine(down, res, err)
+	if err := c.write(line[:len(line)-1], true); err != nil {
+		h.g.logger.Debug("answering a call taken over HTTP", "error", err)
+	}
+	return true
+}
+
+// session returns the server's session with the given id, if it is
+// initialized.
+func (h *HTTPHandler) session(id string) *frontSession {
+	h.mu.Lock()
+	s, mine := h.sessions[id], h.mine[id]
+	h.mu.Unlock()
+	if s != nil || !mine {
+		return s // go-sdk's handler knows no session with another id
+	}
+	var ss *mcp.ServerSession
+	for o := range h.g.Server().Sessions() {
+		if o.ID() == id {
+			ss = o
+			break
+		}
+	}
+	if ss == nil {
+		return nil
+	}
+	init := ss.InitializeParams()
+	if init == nil {
+		return nil
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	s = &frontSession{ss: ss, version: init.ProtocolVersion, ctx: ctx, cancel: cancel, calls: map[string]*frontCall{}}
+	h.mu.Lock()
+	if o := h.sessions[id]; o != nil {
+		h.mu.Unlock()
+		cancel()
+		return o
+	}
+	h.sessions[id] = s
+	h.mu.Unlock()
+	go func() {
+		_ = ss.Wait()
+		h.drop(id, s)
+	}()
+	return s
+}
+
+// ended forgets session id, which go-sdk's handler has just ended, so
+// that no call of it is taken after the DELETE that ended it.
+func (h *HTTPHandler) ended(id string) {
+	h.mu.Lock()
+	s := h.sessions[id]
+	delete(h.mine, id)
+	h.mu.Unlock()
+	if s != nil {
+		h.drop(id, s)
+	}
+}
+
+// drop forgets session id, which was s, and cancels its calls.
+func (h *HTTPHandler) drop(id string, s *frontSession) {
+	h.mu.Lock()
+	if h.sessions[id] == s {
+		delete(h.sessions, id)
+		delete(h.mine, id)
+	}
+	h.mu.Unlock()
+	s.cancel()
+}
+
+// cancelled cancels the call of session id that a client's
+// notifications/cancelled names (its id as written), if it was taken.
+func (h *HTTPHandler) cancelled(id, call string) {
+	h.mu.Lock()
+	var c *frontCall
+	if s := h.sessions[id]; s != nil {
+		c = s.calls[call]
+	}
+	h.mu.Unlock()
+	if c != nil {
+		c.cancel()
+	}
+}
+
+// errAnswered is the error of a notification sent in the context of a
+// call taken after its answer, as go-sdk's for a stream that ended.
+var errAnswered = errors.New("write to closed stream: the call was answered")
+
+// write writes a message on the call's response: an event of its stream,
+// or, with answer, its JSON answer.
+func (c *frontCall) write(msg []byte, answer bool) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.done {
+		return errAnswered
+	}
+	c.done = answer
+	if !c.sse {
+		_, err := c.w.Write(msg)
+		return err
+	}
+	b := make([]byte, 0, len(msg)+len("event: message\ndata: \n\n"))
+	b = append(b, "event: message\ndata: "...)
+	b = append(b, msg...)
+	b = append(b, "\n\n"...)
+	if _, err := c.w.Write(b); err != nil {
+		return err
+	}
+	return http.NewResponseController(c.w).Flush()
+}
+
+// sending is the server's sending middleware: a notification or a
+// request (sampling, elicitation, roots) sent in the context of a call
+// taken whose response is a stream of events goes on that stream, as
+// go-sdk sends it on the stream of the POST of a call it handles.
+// Anything else goes to go-sdk (with a JSON response, go-sdk sends them
+// on the session's stream).
+func (h *HTTPHandler) sending(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		c, _ := ctx.Value(frontCallKey{}).(*frontCall)
+		if c == nil || !c.sse {
+			return next(ctx, method, req)
+		}
+		if strings.HasPrefix(method, "notifications/") {
+			b, err := message("", method, req.GetParams())
+			if err != nil {
+				return nil, err
+			}
+			return nil, c.write(b, false)
+		}
+		var res mcp.Result
+		switch method {
+		case "sampling/createMessage":
+			res = &mcp.CreateMessageWithToolsResult{}
+		case "elicitation/create":
+			res = &mcp.ElicitResult{}
+		case "roots/list":
+			res = &mcp.ListRootsResult{}
+		default:
+			return next(ctx, method, req)
+		}
+		return res, h.ask(ctx, c, method, req.GetParams(), res)
+	}
+}
+
+// message is a JSON-RPC request (a notification if id is "") as go-sdk
+// writes it.
+func message(id, method string, params any) ([]byte, error) {
+	b := make([]byte, 0, 256)
+	b = append(b, `{"jsonrpc":"2.0",`...)
+	if id != "" {
+		b = append(b, `"id":`...)
+		b = append(b, id...)
+		b = append(b, ',')
+	}
+	b = append(b, `"method":`...)
+	m, _ := json.Marshal(method)
+	b = append(b, m...)
+	if params != nil {
+		data, err := json.Marshal(params)
+		if err != nil {
+			return nil, err
+		}
+		b = append(b, `,"params":`...)
+		b = append(b, data...)
+	}
+	return append(b, '}'), nil
+}
+
+// ask sends the request method with params to the client on the stream
+// of call c, and decodes the client's answer into res. If ctx is done
+// first, it tells the client the request is cancelled.
+func (h *HTTPHandler) ask(ctx context.Context, c *frontCall, method string, params any, res mcp.Result) error {
+	a := &ask{session: c.session, answer: make(chan []byte, 1)}
+	h.mu.Lock()
+	h.asked++
+	id := "chartgate-" + strconv.FormatUint(h.asked, 10)
+	h.pending[id] = a
+	h.mu.Unlock()
+	defer func() {
+		h.mu.Lock()
+		delete(h.pending, id)
+		h.mu.Unlock()
+	}()
+	quoted := `"` + id + `"`
+	b, err := message(quoted, method, params)
+	if err != nil {
+		return err
+	}
+	if err := c.write(b, false); err != nil {
+		return err
+	}
+	select {
+	case line := <-a.answer:
+		if e := gjson.GetBytes(line, "error"); e.Exists() {
+			return fmt.Errorf("calling %q: %w", method, readError(e)) // as go-sdk's call
+		}
+		if err := json.Unmarshal([]byte(gjson.GetBytes(line, "result").Raw), res); err != nil {
+			return fmt.Errorf("calling %q: %w", method, err)
+		}
+		return nil
+	case <-ctx.Done():
+		if b, err := message("", "notifications/cancelled", map[string]any{"requestId": id, "reason": ctx.Err().Error()}); err == nil {
+			_ = c.write(b, false)
+		}
+		return ctx.Err()
+	}
+}
+
+// answered takes a POST of session id that answers a request ask sent to
+// its client: the answer goes to the request, and the POST is accepted.
+func (h *HTTPHandler) answered(id string, body []byte) bool {
+	var top [4]gjson.Result // jsonrpc, id, result, error
+	if !fields(gjson.ParseBytes(body), []string{`"jsonrpc"`, `"id"`, `"result"`, `"error"`}, top[:]) ||
+		top[0].Raw != `"2.0"` || top[1].Type != gjson.String || top[2].Exists() == top[3].Exists() ||
+		!strings.HasPrefix(top[1].Str, "chartgate-") {
+		return false
+	}
+	h.mu.Lock()
+	a := h.pending[top[1].Str]
+	if a != nil && a.session == id {
+		delete(h.pending, top[1].Str)
+	}
+	h.mu.Unlock()
+	if a == nil || a.session != id {
+		return false
+	}
+	a.answer <- slices.Clone(body)
+	return true
+}
