@@ -417,21 +417,52 @@ func (p *stepPlan) classify(actions []*action) {
 }
 
 // sendTargetsExist reports whether every send of plan p finds its target
-// in the working snapshot, so that none can fail.
+// in the working snapshot, so that none can fail. The children found are
+// left in r.knownTargets for the replay of p: a plan with sends neither
+// starts nor stops a child (see classify), so they stay the targets
+// throughout it.
 func (r *runner) sendTargetsExist(p *stepPlan) bool {
+	r.knownTargets = r.knownTargets[:0]
 	for _, d := range p.sends {
 		switch d.target {
 		case sendToParent:
 			if r.self.parent == nil {
+				r.forgetTargets()
 				return false
 			}
 		case sendToChild:
-			if e, ok := r.s.x().children.get(d.to); !ok || e.cell == nil {
+			e, ok := r.s.x().children.get(d.to)
+			if !ok || e.cell == nil {
+				r.forgetTargets()
 				return false
 			}
+			r.knownTargets = append(r.knownTargets, knownTarget{send: d, cell: e.cell})
 		}
 	}
 	return true
+}
+
+// knownTarget is a child a send of a replayed plan goes to.
+type knownTarget struct {
+	send *sendDef
+	cell *cell
+}
+
+// knownTarget returns the child sendTargetsExist found for send d, nil
+// outside the replay of its plan.
+func (r *runner) knownTarget(d *sendDef) *cell {
+	for _, k := range r.knownTargets {
+		if k.send == d {
+			return k.cell
+		}
+	}
+	return nil
+}
+
+// forgetTargets empties r.knownTargets.
+func (r *runner) forgetTargets() {
+	clear(r.knownTargets)
+	r.knownTargets = r.knownTargets[:0]
 }
 
 // cachedMicrostep replays the recorded plan of the microstep, if there is
@@ -720,10 +751,10 @@ func (r *runner) fastStep(s *Snapshot, ev Event, ownContext, messaging bool) boo
 	if plan == nil || !plan.quiet || plan.assigns && !ownContext {
 		return false
 	}
-	if !plan.pure && (!messaging || !plan.messaging || !r.sendTargetsExist(plan)) {
+	if plan.invokes && (!plan.quickInvokes || !r.invokesCannotFail(plan)) {
 		return false
 	}
-	if plan.invokes && (!plan.quickInvokes || !r.invokesCannotFail(plan)) {
+	if !plan.pure && (!messaging || !plan.messaging || !r.sendTargetsExist(plan)) {
 		return false
 	}
 	r.ownsContext, r.undoing = true, false
@@ -731,6 +762,9 @@ func (r *runner) fastStep(s *Snapshot, ev Event, ownContext, messaging bool) boo
 	r.cache.replayed++
 	r.cache.fast++
 	r.replay(plan, ev)
+	if len(r.knownTargets) > 0 {
+		r.forgetTargets()
+	}
 	r.cache.cur, r.cache.known = plan.next, false
 	if plan.next == nil {
 		r.cache.last = plan
