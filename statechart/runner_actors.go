@@ -320,6 +320,7 @@ func (r *runner) sendTo(a *action, ev Event, node int) {
 	case d.event != nil && d.event.data == nil:
 		out = Event{Type: d.event.typ}
 	case d.event != nil:
+		r.leaveSlots() // the event may read the context
 		out = d.event.resolve(scope{context: r.s.context, event: ev})
 	default:
 		r.keepEventData(ev)

@@ -544,6 +544,9 @@ func (r *runner) replay(p *stepPlan, ev Event) {
 		r.changed = r.changed || p.moved
 		return
 	}
+	if p.invokes {
+		r.leaveSlots() // an invoke's input may read the context
+	}
 	// The actions of a pure plan do not see the configuration: it
 	// changes once, at the end.
 	track := !p.pure
@@ -708,7 +711,7 @@ func (r *runner) fastStep(s *Snapshot, ev Event, ownContext, messaging bool) boo
 		return false
 	}
 	r.evID = evID
-	if ownContext && !messaging && r.m.slots != nil && r.sys == nil {
+	if ownContext && r.m.slots != nil {
 		r.enterSlots(s.context)
 	}
 	// taken: in a chain, the one transition selected (the common case,
