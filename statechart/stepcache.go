@@ -35,6 +35,9 @@ type stepPlan struct {
 	final   []int         // s.nodes at the end of the microstep
 	moved   bool          // the configuration differs from the one before
 	silent  bool          // no exit, transition, entry or initial action at all
+	// still: no state is exited or entered, so s.nodes stays as it is,
+	// in order (kept and final are the configuration's nodes).
+	still bool
 	// pure: every action it runs is a declarative assign (or a log, or a
 	// missing implementation): none can fail, raise, schedule or see the
 	// context, so an Actor may take it without a working copy (fastStep).
@@ -431,12 +434,18 @@ func (r *runner) sendTargetsExist(p *stepPlan) bool {
 				return false
 			}
 		case sendToChild:
-			e, ok := r.s.x().children.get(d.to)
-			if !ok || e.cell == nil {
+			l := r.s.x().children
+			var c *cell
+			if l != nil {
+				if i, ok := l.find(d.to); ok {
+					c = l.at(i).cell
+				}
+			}
+			if c == nil {
 				r.forgetTargets()
 				return false
 			}
-			r.knownTargets = append(r.knownTargets, knownTarget{send: d, cell: e.cell})
+			r.knownTargets = append(r.knownTargets, knownTarget{send: d, cell: c})
 		}
 	}
 	return true
@@ -461,7 +470,9 @@ func (r *runner) knownTarget(d *sendDef) *cell {
 
 // forgetTargets empties r.knownTargets.
 func (r *runner) forgetTargets() {
-	clear(r.knownTargets)
+	for i := range r.knownTargets {
+		r.knownTargets[i] = knownTarget{}
+	}
 	r.knownTargets = r.knownTargets[:0]
 }
 
@@ -549,7 +560,7 @@ func (r *runner) replay(p *stepPlan, ev Event) {
 	}
 	// The actions of a pure plan do not see the configuration: it
 	// changes once, at the end.
-	track := !p.pure
+	track := !p.pure && !p.still
 	for _, x := range p.exit {
 		r.executeActions(r.m.nodes[x].exit, ev, x)
 		if r.err != nil {
@@ -596,7 +607,9 @@ func (r *runner) replay(p *stepPlan, ev Event) {
 			}
 		}
 	}
-	r.s.nodes = append(r.s.nodes[:0], p.final...)
+	if !p.still {
+		r.s.nodes = append(r.s.nodes[:0], p.final...)
+	}
 	if p.moved {
 		r.changed = true
 	}
@@ -624,6 +637,7 @@ func (r *runner) recordPlan() {
 		final:   append([]int(nil), r.s.nodes...),
 		moved:   !r.sameNodes(),
 	}
+	p.still = len(p.exit) == 0 && len(p.enter) == 0 && slices.Equal(p.kept, r.prevNodes) && slices.Equal(p.final, r.prevNodes)
 	copy(p.ids, r.cache.recording)
 	p.quiet = r.quietNodes(p.final)
 	p.silent, p.pure, p.messaging = true, true, true
