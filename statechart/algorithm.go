@@ -137,7 +137,11 @@ type runner struct {
 	deferredInvokes []*spawnDef
 	pendingFx       []int
 	pendingTimers   []pendingTimer
-	ownsChildren    bool // s.children was cloned in this call and may change in place
+	// knownTargets: the children sendTargetsExist found for the sends of
+	// the plan fastStep replays, so that sendTo need not look them up
+	// again; empty outside that replay.
+	knownTargets []knownTarget
+	ownsChildren bool // s.children was cloned in this call and may change in place
 	// synced: the next begin is given a copy of the snapshot the last
 	// call ended with, successfully, so active already marks its nodes
 	// (an Actor sets it; begin clears it).

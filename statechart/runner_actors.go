@@ -316,9 +316,13 @@ func (sys *system) stopExec(c *cell, deferStop func()) error {
 func (r *runner) sendTo(a *action, ev Event, node int) {
 	d := a.send
 	out := ev
-	if d.event != nil {
+	switch {
+	case d.event != nil && d.event.data == nil:
+		out = Event{Type: d.event.typ}
+	case d.event != nil:
+		r.leaveSlots() // the event may read the context
 		out = d.event.resolve(scope{context: r.s.context, event: ev})
-	} else {
+	default:
 		r.keepEventData(ev)
 	}
 	var target *cell
@@ -339,6 +343,9 @@ func (r *runner) sendTo(a *action, ev Event, node int) {
 	default:
 		if invokesID(r.deferredInvokes, d.to) {
 			pending = d.to
+			break
+		}
+		if target = r.knownTarget(d); target != nil {
 			break
 		}
 		e, ok := r.s.x().children.get(d.to)

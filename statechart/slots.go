@@ -1,14 +1,17 @@
 // This file defines the slot context. Compile numbers the top-level
 // context keys that a machine's declarative guards and assigns name; while
-// an Actor owns its context map and takes its steps from the step cache
-// (fastStep), those guards read and those assigns write the keys' values
-// in a slice indexed by these numbers, without hashing a key. The map stays
-// the context's public form: a key's slot is read from it the first time
-// it is needed, and the keys set are written back to it (leaveSlots)
-// before anything else can see the map: a snapshot handed out, a
-// subscriber, an inspection, a Go guard or action, a state's output. A
-// call on the general path goes on with the slots, recording how to undo
-// what it sets, as it does for the map.
+// an Actor, or a machine cell of an actor system, owns its context map and
+// takes its steps from the step cache (fastStep), those guards read and
+// those assigns write the keys' values in a slice indexed by these
+// numbers, without hashing a key. The map stays the context's public
+// form: a key's slot is read from it the first time it is needed, and the
+// keys set are written back to it (leaveSlots) before anything else can
+// see the map: a snapshot handed out, a subscriber, an inspection, a Go
+// guard or action, a state's output, an event sent or an invoke's input
+// that may read the context. An Actor's call on the general path goes on
+// with the slots, recording how to undo what it sets, as it does for the
+// map; a cell's writes them back first, and so does a cell that stops or
+// gives its runner back.
 
 package statechart
 

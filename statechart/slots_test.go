@@ -349,3 +349,94 @@ func startedActor(t *testing.T, m *Machine, opts *ActorOptions) *Actor {
 	}
 	return a
 }
+
+// TestSlotContextOfActorSystem checks the slots of a machine cell in an
+// actor system: a sendTo event, an invoke's input (of a promise, which a
+// cached step may start), a subscriber and a snapshot read the context
+// its fast steps keep in slots.
+func TestSlotContextOfActorSystem(t *testing.T) {
+	ctx := context.Background()
+	kid, err := Compile([]byte(`{"id": "kid", "context": {},
+		"entry": {"type": "xstate.assign", "params": {"got": {"$ref": "event.input.n"}}},
+		"on": {"N": {"actions": {"type": "xstate.assign", "params": {"got": {"$ref": "event.n"}}}}}}`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	impl, err := ParseImplementations([]byte(`{"actions": {"inc": {"assign": {"n": {"$inc": 3}}}},
+		"actors": {"p": {"promise": {"resolve": {"$ref": "input.n"}}}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	impl.Actors["kid"] = kid
+	m, err := Compile([]byte(`{"id": "parent", "initial": "idle", "context": {"n": 250},
+		"invoke": {"src": "kid", "id": "kid"},
+		"on": {
+			"INC": {"actions": "inc"},
+			"TELL": {"actions": ["inc", {"type": "xstate.sendTo", "params": {"to": "kid", "event": {"type": "N", "n": {"$ref": "context.n"}}}}]}
+		},
+		"states": {
+			"idle": {"on": {"GO": "busy"}},
+			"busy": {"invoke": {"src": "p", "id": "late", "input": {"n": {"$ref": "context.n"}}}, "on": {"BACK": "idle"}}
+		}}`), &Options{Implementations: impl})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := startedActor(t, m, nil)
+	send := func(types ...string) {
+		t.Helper()
+		for _, typ := range types {
+			if err := a.Send(ctx, Event{Type: typ}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	got := func(s *Snapshot, id string) any {
+		t.Helper()
+		c, ok := s.Child(id)
+		if !ok || c.Snapshot == nil {
+			t.Fatalf("no child %q in %v", id, s.Children())
+		}
+		return c.Snapshot.Context()["got"]
+	}
+	root := a.sys.root
+	// live sends the events, INC last, and checks that the parent's
+	// context is then in its slots: the INC that follows a snapshot
+	// copies the map, the next two record and link the cached step.
+	live := func(types ...string) {
+		t.Helper()
+		send(append(types, "INC", "INC", "INC", "INC")...)
+		if !root.r.slotCtx.live {
+			t.Fatalf("after %v: the parent's slots are not in use", types)
+		}
+	}
+	// Each event twice or more: the first takes the general path, which
+	// writes the slots back.
+	for i, want := range []float64{265, 292, 319} {
+		live()
+		send("TELL")
+		live()
+		s := a.Snapshot()
+		if n, g := s.Context()["n"], got(s, "kid"); n != want+12 || g != want {
+			t.Fatalf("TELL %d: n=%v, the child got %v; want %v, %v", i, n, g, want+12, want)
+		}
+	}
+	for i, want := range []float64{343, 355, 367} {
+		live("BACK")
+		send("GO")
+		s := a.Snapshot()
+		c, _ := s.Child("late")
+		if n := s.Context()["n"]; n != want || c.Output != want {
+			t.Fatalf("GO %d: n=%v, the child resolved to its input's %v; want %v both", i, n, c.Output, want)
+		}
+	}
+	var seen []any
+	stop := a.Subscribe(func(s *Snapshot) { seen = append(seen, s.Context()["n"]) })
+	send("INC", "INC")
+	stop()
+	if want := []any{370.0, 373.0}; fmt.Sprint(seen) != fmt.Sprint(want) {
+		t.Fatalf("the subscriber saw n %v, want %v", seen, want)
+	}
+	if root.r.cache.fast == 0 {
+		t.Fatal("no fast step")
+	}
+}

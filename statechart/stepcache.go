@@ -35,6 +35,9 @@ type stepPlan struct {
 	final   []int         // s.nodes at the end of the microstep
 	moved   bool          // the configuration differs from the one before
 	silent  bool          // no exit, transition, entry or initial action at all
+	// still: no state is exited or entered, so s.nodes stays as it is,
+	// in order (kept and final are the configuration's nodes).
+	still bool
 	// pure: every action it runs is a declarative assign (or a log, or a
 	// missing implementation): none can fail, raise, schedule or see the
 	// context, so an Actor may take it without a working copy (fastStep).
@@ -417,21 +420,60 @@ func (p *stepPlan) classify(actions []*action) {
 }
 
 // sendTargetsExist reports whether every send of plan p finds its target
-// in the working snapshot, so that none can fail.
+// in the working snapshot, so that none can fail. The children found are
+// left in r.knownTargets for the replay of p: a plan with sends neither
+// starts nor stops a child (see classify), so they stay the targets
+// throughout it.
 func (r *runner) sendTargetsExist(p *stepPlan) bool {
+	r.knownTargets = r.knownTargets[:0]
 	for _, d := range p.sends {
 		switch d.target {
 		case sendToParent:
 			if r.self.parent == nil {
+				r.forgetTargets()
 				return false
 			}
 		case sendToChild:
-			if e, ok := r.s.x().children.get(d.to); !ok || e.cell == nil {
+			l := r.s.x().children
+			var c *cell
+			if l != nil {
+				if i, ok := l.find(d.to); ok {
+					c = l.at(i).cell
+				}
+			}
+			if c == nil {
+				r.forgetTargets()
 				return false
 			}
+			r.knownTargets = append(r.knownTargets, knownTarget{send: d, cell: c})
 		}
 	}
 	return true
+}
+
+// knownTarget is a child a send of a replayed plan goes to.
+type knownTarget struct {
+	send *sendDef
+	cell *cell
+}
+
+// knownTarget returns the child sendTargetsExist found for send d, nil
+// outside the replay of its plan.
+func (r *runner) knownTarget(d *sendDef) *cell {
+	for _, k := range r.knownTargets {
+		if k.send == d {
+			return k.cell
+		}
+	}
+	return nil
+}
+
+// forgetTargets empties r.knownTargets.
+func (r *runner) forgetTargets() {
+	for i := range r.knownTargets {
+		r.knownTargets[i] = knownTarget{}
+	}
+	r.knownTargets = r.knownTargets[:0]
 }
 
 // cachedMicrostep replays the recorded plan of the microstep, if there is
@@ -513,9 +555,12 @@ func (r *runner) replay(p *stepPlan, ev Event) {
 		r.changed = r.changed || p.moved
 		return
 	}
+	if p.invokes {
+		r.leaveSlots() // an invoke's input may read the context
+	}
 	// The actions of a pure plan do not see the configuration: it
 	// changes once, at the end.
-	track := !p.pure
+	track := !p.pure && !p.still
 	for _, x := range p.exit {
 		r.executeActions(r.m.nodes[x].exit, ev, x)
 		if r.err != nil {
@@ -562,7 +607,9 @@ func (r *runner) replay(p *stepPlan, ev Event) {
 			}
 		}
 	}
-	r.s.nodes = append(r.s.nodes[:0], p.final...)
+	if !p.still {
+		r.s.nodes = append(r.s.nodes[:0], p.final...)
+	}
 	if p.moved {
 		r.changed = true
 	}
@@ -590,6 +637,7 @@ func (r *runner) recordPlan() {
 		final:   append([]int(nil), r.s.nodes...),
 		moved:   !r.sameNodes(),
 	}
+	p.still = len(p.exit) == 0 && len(p.enter) == 0 && slices.Equal(p.kept, r.prevNodes) && slices.Equal(p.final, r.prevNodes)
 	copy(p.ids, r.cache.recording)
 	p.quiet = r.quietNodes(p.final)
 	p.silent, p.pure, p.messaging = true, true, true
@@ -677,7 +725,7 @@ func (r *runner) fastStep(s *Snapshot, ev Event, ownContext, messaging bool) boo
 		return false
 	}
 	r.evID = evID
-	if ownContext && !messaging && r.m.slots != nil && r.sys == nil {
+	if ownContext && r.m.slots != nil {
 		r.enterSlots(s.context)
 	}
 	// taken: in a chain, the one transition selected (the common case,
@@ -720,10 +768,10 @@ func (r *runner) fastStep(s *Snapshot, ev Event, ownContext, messaging bool) boo
 	if plan == nil || !plan.quiet || plan.assigns && !ownContext {
 		return false
 	}
-	if !plan.pure && (!messaging || !plan.messaging || !r.sendTargetsExist(plan)) {
+	if plan.invokes && (!plan.quickInvokes || !r.invokesCannotFail(plan)) {
 		return false
 	}
-	if plan.invokes && (!plan.quickInvokes || !r.invokesCannotFail(plan)) {
+	if !plan.pure && (!messaging || !plan.messaging || !r.sendTargetsExist(plan)) {
 		return false
 	}
 	r.ownsContext, r.undoing = true, false
@@ -731,6 +779,9 @@ func (r *runner) fastStep(s *Snapshot, ev Event, ownContext, messaging bool) boo
 	r.cache.replayed++
 	r.cache.fast++
 	r.replay(plan, ev)
+	if len(r.knownTargets) > 0 {
+		r.forgetTargets()
+	}
 	r.cache.cur, r.cache.known = plan.next, false
 	if plan.next == nil {
 		r.cache.last = plan

@@ -639,6 +639,7 @@ func (c *cell) clearMailbox() {
 func (c *cell) process(ev Event) {
 	sys := c.sys
 	if sys.inspect != nil && ev.Type != EventStop {
+		c.leaveSlots()
 		sys.inspect(Inspection{Actor: c.path(), Event: ev, Snapshot: c.snap})
 	}
 	if c.kind == cellMachine {
@@ -666,8 +667,11 @@ func (c *cell) process(ev Event) {
 // error, as XState does.
 func (c *cell) processMachine(ev Event) {
 	sys := c.sys
-	if ev.Type == EventStop && c.stopWithoutChildren(ev) {
-		return
+	if ev.Type == EventStop {
+		c.leaveSlots()
+		if c.stopWithoutChildren(ev) {
+			return
+		}
 	}
 	r := c.r
 	if r == nil {
@@ -681,6 +685,7 @@ func (c *cell) processMachine(ev Event) {
 			return
 		}
 	}
+	r.leaveSlots()
 	next := c.work()
 	c.synced = nil
 	// Only delayed events need the time: a clock is read for machines
@@ -843,9 +848,18 @@ func (c *cell) idleRunner() {
 	r.ctx, r.s, r.err, r.clock = nil, nil, nil, nil
 }
 
+// leaveSlots writes the context keys the cell's fast steps keep in its
+// runner's slots back to its snapshot's context map (see slots.go).
+func (c *cell) leaveSlots() {
+	if c.r != nil {
+		c.r.leaveSlots()
+	}
+}
+
 // releaseRunner gives the cell's runner back to the machine's pool.
 func (c *cell) releaseRunner() {
 	if c.r != nil {
+		c.r.leaveSlots()
 		c.r.synced = false
 		c.m.putRunner(c.r)
 		c.r, c.synced = nil, nil
@@ -1396,6 +1410,7 @@ func (c *cell) cancelLogic() {
 // materialize returns the snapshot of a machine cell with its children's
 // state frozen into records: what Actor.Snapshot and the pure API return.
 func (c *cell) materialize() *Snapshot {
+	c.leaveSlots()
 	c.ctxOwned = false // s shares the context map
 	s := c.snap.clone()
 	if t := c.m.plainInitial.Load(); t != nil && t.shared && sameMap(s.context, t.context) {
