@@ -199,6 +199,7 @@ func (h *HTTPHandler) plain(r *http.Request) bool {
 			return false
 		}
 	}
+	//lint:ignore SA1019 go-sdk's handler still checks the option when set; the fast path must refuse what it refuses.
 	return h.opts.CrossOriginProtection == nil || h.opts.CrossOriginProtection.Check(r) == nil
 }
 
@@ -471,10 +472,12 @@ func (h *HTTPHandler) sending(next mcp.MethodHandler) mcp.MethodHandler {
 		var res mcp.Result
 		switch method {
 		case "sampling/createMessage":
+			//lint:ignore SA1019 sampling is deprecated from 2026-07-28 on; the fast path serves only the versions before.
 			res = &mcp.CreateMessageWithToolsResult{}
 		case "elicitation/create":
 			res = &mcp.ElicitResult{}
 		case "roots/list":
+			//lint:ignore SA1019 roots are deprecated from 2026-07-28 on; the fast path serves only the versions before.
 			res = &mcp.ListRootsResult{}
 		default:
 			return next(ctx, method, req)
