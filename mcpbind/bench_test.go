@@ -13,6 +13,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/chartgate/chartgate/internal/cputime"
 	"github.com/chartgate/chartgate/mcpbind"
 )
 
@@ -71,13 +72,13 @@ func BenchmarkCall(b *testing.B) {
 			b.Run(engine+"/"+c.name, func(b *testing.B) {
 				call := newBenchCall(b, engine, c)
 				b.ReportAllocs()
-				cpu0 := cpuTime()
+				cpu0 := cputime.Process()
 				for b.Loop() {
 					call()
 				}
 				// CPU time (client and server, both in this process) is less
 				// sensitive than wall time to other load on the machine.
-				if cpu := cpuTime() - cpu0; cpu > 0 {
+				if cpu := cputime.Process() - cpu0; cpu > 0 {
 					b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/op")
 				}
 			})
@@ -112,11 +113,11 @@ func BenchmarkPairedCalls(b *testing.B) {
 	cpu := make([]time.Duration, len(names))
 	for b.Loop() {
 		for i, call := range calls {
-			cpu0 := cpuTime()
+			cpu0 := cputime.Process()
 			for range batch {
 				call()
 			}
-			cpu[i] += cpuTime() - cpu0
+			cpu[i] += cputime.Process() - cpu0
 		}
 	}
 	if cpu[0] == 0 {

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/chartgate/chartgate/internal/cputime"
 	"github.com/chartgate/chartgate/mcpbind/sqlitestore"
 )
 
@@ -176,10 +177,10 @@ func BenchmarkMovingCall(b *testing.B) {
 // used per operation since reportCPU was called ("cpu-ns/op"; 0 where it
 // is not read). Call it when the benchmark's loop is done.
 func reportCPU(b *testing.B) func() {
-	start := cpuTime()
+	start := cputime.Process()
 	return func() {
 		if b.N > 0 {
-			b.ReportMetric(float64(cpuTime()-start)/float64(b.N), "cpu-ns/op")
+			b.ReportMetric(float64(cputime.Process()-start)/float64(b.N), "cpu-ns/op")
 		}
 	}
 }
