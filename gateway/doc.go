@@ -252,8 +252,9 @@
 // handler untouched: other methods and messages, other sessions (unknown,
 // ended, or another handler's), POSTs go-sdk would refuse (media types,
 // Host, origin, Last-Event-ID, a protocol header other than the
-// session's), requests with a user (go-sdk checks it against the
-// session's), bodies longer than [Options.MaxArgumentBytes] or the
+// session's), requests with a user and every request of a session a
+// user started (go-sdk checks each request's user against the
+// session's: a request without the token is refused), bodies longer than [Options.MaxArgumentBytes] or the
 // handler's MaxRequestBodyBytes, and, with Stateless, an EventStore or a
 // SessionTimeout, every request.
 package gateway

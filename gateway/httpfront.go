@@ -105,6 +105,12 @@ func (g *Gateway) HTTPHandler(opts *mcp.StreamableHTTPOptions) *HTTPHandler {
 func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	id := r.Header.Get("Mcp-Session-Id")
 	if h.take && r.Method == http.MethodPost && id == "" {
+		if auth.TokenInfoFromContext(r.Context()) != nil {
+			// A session with a user: go-sdk checks each request's user
+			// against it, so all of its requests stay with go-sdk.
+			h.sdk.ServeHTTP(w, r)
+			return
+		}
 		// A new session: learn its id before its client does.
 		h.sdk.ServeHTTP(&status{ResponseWriter: w, h: h}, r)
 		return

@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -457,4 +458,61 @@ func TestHTTPHandlerLogSamplingElicitation(t *testing.T) {
 	res, err := frontClient(t, url, refuse).CallTool(context.Background(), &mcp.CallToolParams{Name: "elicit"})
 	want, werr := frontClient(t, sdkURL(t, g, nil), refuse).CallTool(context.Background(), &mcp.CallToolParams{Name: "elicit"})
 	assert.Equal(t, jsonOf(t, want, werr), jsonOf(t, res, err))
+}
+
+// TestHTTPHandlerLeavesUsersSessionsToGoSDK: behind an authentication
+// that is optional (a request with a bearer token gets its user, one
+// without none), a session started by a user is not taken over by a
+// request without the token: the call is refused as go-sdk refuses it
+// ("session user mismatch") and never reaches a tool, and the user's own
+// calls still run.
+func TestHTTPHandlerLeavesUsersSessionsToGoSDK(t *testing.T) {
+	g := newGateway(t, nil, upstreamCommand(t, "up", "full", ""))
+	attachGate(t, g, echoMovesMachine)
+	verify := func(_ context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
+		if token != "alice-token" {
+			return nil, auth.ErrInvalidToken
+		}
+		return &auth.TokenInfo{UserID: "alice", Expiration: time.Now().Add(time.Hour)}, nil
+	}
+	optional := func(h http.Handler) http.Handler {
+		withUser := auth.RequireBearerToken(verify, nil)(h)
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Header.Get("Authorization") != "" {
+				withUser.ServeHTTP(w, r)
+				return
+			}
+			h.ServeHTTP(w, r)
+		})
+	}
+	front := httptest.NewServer(optional(g.HTTPHandler(nil)))
+	t.Cleanup(front.Close)
+	viaSDK := countCalls(g, "front-client")
+	alice := map[string]string{"Authorization": "Bearer alice-token"}
+
+	w := &wire{t: t, url: front.URL}
+	req, err := http.NewRequest(http.MethodPost, front.URL, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"front-client","version":"1"}}}`))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Authorization", alice["Authorization"])
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	w.id = resp.Header.Get("Mcp-Session-Id")
+	require.NotEmpty(t, w.id)
+	code, _, _ := w.post(`{"jsonrpc":"2.0","method":"notifications/initialized"}`, alice)
+	require.Equal(t, http.StatusAccepted, code)
+
+	call := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"text":"x"}}}`
+	code, _, body := w.post(call, nil)
+	assert.Equal(t, http.StatusForbidden, code, body)
+	assert.Equal(t, "session user mismatch\n", body)
+	assert.Zero(t, viaSDK.Load(), "no call ran")
+
+	code, _, body = w.post(strings.Replace(call, `"id":2`, `"id":3`, 1), alice)
+	assert.Equal(t, http.StatusOK, code, body)
+	assert.Contains(t, body, `"result"`)
+	assert.EqualValues(t, 1, viaSDK.Load(), "the user's call went through go-sdk")
 }
