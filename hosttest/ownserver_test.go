@@ -25,7 +25,11 @@ func TestMain(m *testing.M) {
 		serveNotes(file)
 		os.Exit(0)
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	if binDir != "" { // what chartgateDir built
+		_ = os.RemoveAll(binDir)
+	}
+	os.Exit(code)
 }
 
 type noteArgs struct {

@@ -59,9 +59,18 @@ func fixture(t testing.TB, host, name, cwd, session string) string {
 
 var (
 	binOnce sync.Once
+	binDir  string // the temporary folder binPath is in
 	binPath string
 	binErr  error
 )
+
+// removeChartgateBinary removes what chartgateBinary built, once the
+// package's tests are over (TestMain).
+func removeChartgateBinary() {
+	if binDir != "" {
+		_ = os.RemoveAll(binDir)
+	}
+}
 
 // chartgateBinary builds the chartgate command once per test run.
 func chartgateBinary(t testing.TB) string {
@@ -72,6 +81,7 @@ func chartgateBinary(t testing.TB) string {
 			binErr = err
 			return
 		}
+		binDir = dir
 		binPath = filepath.Join(dir, "chartgate")
 		out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput()
 		if err != nil {

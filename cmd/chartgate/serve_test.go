@@ -44,7 +44,9 @@ func TestMain(m *testing.M) {
 	case os.Getenv(envMain) != "":
 		os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	removeChartgateBinary()
+	os.Exit(code)
 }
 
 type echoArgs struct {
