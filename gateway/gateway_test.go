@@ -226,35 +226,61 @@ func assertConcurrentCallsKeepAnswers(t *testing.T, g *gateway.Gateway, sessions
 func TestProgressAndCancellation(t *testing.T) {
 	marks := t.TempDir()
 	g := newGateway(t, nil, upstreamCommand(t, "up", "full", marks))
-	var mu sync.Mutex
-	var progress []*mcp.ProgressNotificationParams
-	cs := connect(t, g, &mcp.ClientOptions{ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
-		mu.Lock()
-		progress = append(progress, req.Params)
-		mu.Unlock()
-	}}, "")
+	var progress progressLog
+	cs := connect(t, g, &mcp.ClientOptions{ProgressNotificationHandler: progress.record}, "")
+	assertSlowProgress(t, cs, &progress)
+	// Cancelling the downstream request cancels the upstream one.
+	cancelAfterOneStep(t, cs, &progress, marks)
+}
 
+// progressLog records the progress notifications a client receives.
+type progressLog struct {
+	mu  sync.Mutex
+	got []*mcp.ProgressNotificationParams
+}
+
+// record is a client's ProgressNotificationHandler.
+func (l *progressLog) record(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.got = append(l.got, req.Params)
+}
+
+func (l *progressLog) count() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.got)
+}
+
+// assertSlowProgress calls the upstream's slow tool for 3 steps with the
+// client's progress token "my-token", and asserts its result and that
+// the 3 progress notifications reached the client (l, empty before) as
+// the upstream sent them, with the client's token.
+func assertSlowProgress(t *testing.T, cs *mcp.ClientSession, l *progressLog) {
+	t.Helper()
 	params := &mcp.CallToolParams{Name: "slow", Arguments: map[string]any{"steps": 3, "stepMillis": 1}}
 	params.SetProgressToken("my-token")
 	res, err := cs.CallTool(context.Background(), params)
 	require.NoError(t, err)
 	assert.Equal(t, "3 steps done", text(res))
 	// The client may handle the notifications after the response.
-	eventually(t, "3 progress notifications", func() bool {
-		mu.Lock()
-		defer mu.Unlock()
-		return len(progress) == 3
-	})
-	mu.Lock()
-	for i, p := range progress {
+	eventually(t, "3 progress notifications", func() bool { return l.count() == 3 })
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for i, p := range l.got {
 		assert.Equal(t, "my-token", p.ProgressToken, "the client's own token")
 		assert.Equal(t, float64(i+1), p.Progress)
 		assert.Equal(t, float64(3), p.Total)
 		assert.Equal(t, "step "+strconv.Itoa(i+1), p.Message)
 	}
-	mu.Unlock()
+}
 
-	// Cancelling the downstream request cancels the upstream one.
+// cancelAfterOneStep calls the upstream's slow tool so that it hangs after
+// one step, cancels the call once that step's progress reached the client
+// (l), and asserts that the upstream sees the cancellation (in marks).
+func cancelAfterOneStep(t *testing.T, cs *mcp.ClientSession, l *progressLog, marks string) {
+	t.Helper()
+	before := l.count()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
@@ -263,11 +289,7 @@ func TestProgressAndCancellation(t *testing.T) {
 		_, err := cs.CallTool(ctx, params)
 		done <- err
 	}()
-	eventually(t, "the upstream hangs (its one step is done)", func() bool {
-		mu.Lock()
-		defer mu.Unlock()
-		return len(progress) == 4
-	})
+	eventually(t, "the upstream hangs (its one step is done)", func() bool { return l.count() == before+1 })
 	cancel()
 	require.ErrorIs(t, <-done, context.Canceled)
 	eventually(t, "the upstream sees the cancellation", func() bool {

@@ -118,18 +118,27 @@ func (w *wire) post(body string, hdr map[string]string) (int, http.Header, strin
 // named client.
 func openWire(t *testing.T, url, client string) *wire {
 	t.Helper()
+	return openWireWith(t, url, client, nil)
+}
+
+// openWireWith is openWire with the headers hdr added to its POSTs.
+func openWireWith(t *testing.T, url, client string, hdr map[string]string) *wire {
+	t.Helper()
 	w := &wire{t: t, url: url}
 	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":`+strconv.Quote(client)+`,"version":"1"}}}`))
 	require.NoError(t, err)
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
+	for k, v := range hdr {
+		req.Header.Set(k, v)
+	}
 	resp, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)
 	_, _ = io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
 	w.id = resp.Header.Get("Mcp-Session-Id")
 	require.NotEmpty(t, w.id)
-	code, _, _ := w.post(`{"jsonrpc":"2.0","method":"notifications/initialized"}`, nil)
+	code, _, _ := w.post(`{"jsonrpc":"2.0","method":"notifications/initialized"}`, hdr)
 	require.Equal(t, http.StatusAccepted, code)
 	return w
 }
@@ -490,20 +499,7 @@ func TestHTTPHandlerLeavesUsersSessionsToGoSDK(t *testing.T) {
 	viaSDK := countCalls(g, "front-client")
 	alice := map[string]string{"Authorization": "Bearer alice-token"}
 
-	w := &wire{t: t, url: front.URL}
-	req, err := http.NewRequest(http.MethodPost, front.URL, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"front-client","version":"1"}}}`))
-	require.NoError(t, err)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("Authorization", alice["Authorization"])
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	_, _ = io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
-	w.id = resp.Header.Get("Mcp-Session-Id")
-	require.NotEmpty(t, w.id)
-	code, _, _ := w.post(`{"jsonrpc":"2.0","method":"notifications/initialized"}`, alice)
-	require.Equal(t, http.StatusAccepted, code)
+	w := openWireWith(t, front.URL, "front-client", alice)
 
 	call := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"text":"x"}}}`
 	code, _, body := w.post(call, nil)

@@ -100,59 +100,20 @@ func TestHTTPUpstreamConcurrentCalls(t *testing.T) {
 func TestHTTPUpstreamProgressAndCancellation(t *testing.T) {
 	marks := t.TempDir()
 	g := newGateway(t, &gateway.Options{CallTimeout: 300 * time.Millisecond}, httpUpstream(t, "up", "full", marks, nil, nil))
-	var mu sync.Mutex
-	var progress []*mcp.ProgressNotificationParams
+	var progress progressLog
 	wire := &wireOrder{}
-	cs := connectVia(t, g, &mcp.ClientOptions{ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
-		mu.Lock()
-		progress = append(progress, req.Params)
-		mu.Unlock()
-	}}, "2025-11-25", wire.wrap)
+	cs := connectVia(t, g, &mcp.ClientOptions{ProgressNotificationHandler: progress.record}, "2025-11-25", wire.wrap)
 	wire.reset() // the answer to initialize
 
-	params := &mcp.CallToolParams{Name: "slow", Arguments: map[string]any{"steps": 3, "stepMillis": 1}}
-	params.SetProgressToken("my-token")
-	res, err := cs.CallTool(context.Background(), params)
-	require.NoError(t, err)
-	assert.Equal(t, "3 steps done", text(res))
+	assertSlowProgress(t, cs, &progress)
 	assert.Equal(t, []string{"notifications/progress", "notifications/progress", "notifications/progress", "response"}, wire.read())
-	eventually(t, "3 progress notifications", func() bool {
-		mu.Lock()
-		defer mu.Unlock()
-		return len(progress) == 3
-	})
-	mu.Lock()
-	for i, p := range progress {
-		assert.Equal(t, "my-token", p.ProgressToken, "the client's own token")
-		assert.Equal(t, float64(i+1), p.Progress)
-		assert.Equal(t, "step "+fmt.Sprint(i+1), p.Message)
-	}
-	mu.Unlock()
 
 	// Cancelled by the client.
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() {
-		params := &mcp.CallToolParams{Name: "slow", Arguments: map[string]any{"steps": 1, "stepMillis": 1, "hang": true}}
-		params.SetProgressToken("hang")
-		_, err := cs.CallTool(ctx, params)
-		done <- err
-	}()
-	eventually(t, "the upstream hangs (its one step is done)", func() bool {
-		mu.Lock()
-		defer mu.Unlock()
-		return len(progress) == 4
-	})
-	cancel()
-	require.ErrorIs(t, <-done, context.Canceled)
-	eventually(t, "the upstream sees the cancellation", func() bool {
-		data, err := os.ReadFile(filepath.Join(marks, "cancelled"))
-		return err == nil && string(data) == "hang"
-	})
+	cancelAfterOneStep(t, cs, &progress, marks)
 	require.NoError(t, os.Remove(filepath.Join(marks, "cancelled")))
 
 	// The call's timeout passes.
-	res = call(t, cs, "slow", map[string]any{"steps": 0, "stepMillis": 0, "hang": true})
+	res := call(t, cs, "slow", map[string]any{"steps": 0, "stepMillis": 0, "hang": true})
 	assert.True(t, res.IsError)
 	assert.Contains(t, text(res), "did not answer the call of tool \"slow\" within 300ms")
 	eventually(t, "the upstream sees the cancellation", func() bool {
