@@ -51,25 +51,24 @@
 // there is no row, or the row expired), and returns the new version (the
 // statement changes no row on a conflict, and then the key's version is
 // read, for the error). Run alone, the statement is its own transaction,
-// which takes the database's write lock before it reads anything (as
-// BEGIN IMMEDIATE does) and commits when it ends; it changes the page of
-// the row and no other. SQLite lets
-// one connection at a time hold the write lock, across processes, so two
-// writers that race on one key cannot both win: the loser gets an error
-// that matches [mcpbind.ErrConflict], and the gate reloads and applies
-// its event again. A version is returned only once its transaction
-// committed. Within one process, the writes of a Store queue in Go and run
-// on one connection, kept open with their statements prepared, and only
-// writes of different Stores (other processes) wait for SQLite's lock.
-// Writes that queue are committed in groups: the next writer runs every
-// write waiting in one BEGIN IMMEDIATE transaction and commits once, so
-// that concurrent sessions share one commit (its locks, the write of the
-// pages and the sync to disk) instead of taking one each; each
-// write still returns only once the group's commit is done. A write that
-// conflicts changes nothing (SQLite undoes a statement as a whole) and
-// leaves the others be; one that fails otherwise gets its error, and the
-// others are run again without it. Loads read without waiting for writers
-// (WAL mode) and see the last committed write.
+// which takes the database's write lock before it reads anything (as BEGIN
+// IMMEDIATE does) and commits when it ends; it changes the page of the row
+// and no other. SQLite lets one connection at a time hold the write lock,
+// across processes, so two writers that race on one key cannot both win:
+// the loser gets an error that matches [mcpbind.ErrConflict], and the gate
+// reloads and applies its event again. A version is returned only once its
+// transaction committed. Within one process, the writes of a Store queue
+// in Go and run on one connection, kept open with their statements
+// prepared, and only writes of different Stores (other processes) wait for
+// SQLite's lock. Writes that queue are committed in groups: the next
+// writer runs every write waiting in one BEGIN IMMEDIATE transaction and
+// commits once, so that concurrent sessions share one commit (its locks,
+// the write of the pages and the sync to disk) instead of taking one each;
+// each write still returns only once the group's commit is done. A write
+// that conflicts changes nothing (SQLite undoes a statement as a whole)
+// and leaves the others be; one that fails otherwise gets its error, and
+// the others are run again without it. Loads read without waiting for
+// writers (WAL mode) and see the last committed write.
 //
 // # Versions
 //
