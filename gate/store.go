@@ -26,7 +26,11 @@ import (
 //   - 0 means "no record"; CompareAndSwap with old 0 creates the record
 //     only if there is none;
 //   - a version is never reused for the same key, not even after the record
-//     was deleted or expired (the Gate caches decoded states by version).
+//     was deleted or expired, by any instance or process sharing the
+//     store: the Gate caches decoded states by version, and takes a
+//     compare-and-swap that succeeded against the version it cached as
+//     proof that the record was the one it cached (a call that moves a
+//     workflow takes its lease so, without loading the record first).
 //
 // A store must never drop a record to make room for another: a workflow
 // whose record vanished is refused as expired, not restarted, so a store

@@ -130,6 +130,57 @@ func (g *Core) Load(ctx context.Context, t Target) (*View, error) {
 		// began, so the session needs its own initial state, saved.
 		return g.startSession(ctx, t)
 	}
+	return g.advance(ctx, v)
+}
+
+// loadCall returns the state of the workflow a call is for, as Load
+// does, and whether it was taken from this process' cache without asking
+// the store: then it is the last record this process saved or decoded of
+// the workflow, which is current only if no other writer (another call of
+// this process, another process or instance on the store) saved one
+// since. That is the case for a call through a front door that may send
+// an event (gate.Do takes it on to Reserve): the lease it takes is a
+// compare-and-swap against the cached version, which succeeds only if
+// that is still the record's version, and versions are never reused for
+// a key, so that the record is the one cached; on a conflict
+// ReserveCall loads the record and authorizes the call again. A caller
+// that acts on a cached view otherwise (a refusal) loads it first.
+// Stores that hold values are read as cheaply as the cache: they are
+// always read.
+func (g *Core) loadCall(ctx context.Context, c *Call) (v *View, cached bool, err error) {
+	if g.values == nil && c.Door != nil && c.serialised() {
+		if v := g.cachedView(c.Target); v != nil {
+			v, err := g.advance(ctx, v)
+			return v, err == nil, err
+		}
+	}
+	v, err = g.Load(ctx, c.Target)
+	return v, false, err
+}
+
+// cachedView returns the view this process last saved or decoded of the
+// workflow t names, if it keeps one: that of a session's workflow or of
+// a handle's.
+func (g *Core) cachedView(t Target) *View {
+	key := g.storeKey(t)
+	if t.Handle != "" {
+		return g.handled.Latest(key)
+	}
+	if key != "" {
+		return nil // a name's: not cached
+	}
+	key, sess := g.keyOf(t.Ss)
+	if sess == nil || key == "" {
+		return nil
+	}
+	if c, ok := g.decoded.Load(key); ok && c.(*View).Version != 0 {
+		return c.(*View)
+	}
+	return nil
+}
+
+// advance applies to v the delayed transitions due since it was saved.
+func (g *Core) advance(ctx context.Context, v *View) (*View, error) {
 	s, err := g.engine.Advance(ctx, v.State, g.Now())
 	if err != nil {
 		g.Log.Warn("mcpbind: delayed transition failed", "key", Fingerprint(v.Key), "error", err)
@@ -247,6 +298,16 @@ func (c *ViewCache) Get(key string, ver uint64) *View {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if v := c.Views[key]; v != nil && v.Version == ver {
+		return v
+	}
+	return nil
+}
+
+// Latest returns the cached view of key, whatever its version, or nil.
+func (c *ViewCache) Latest(key string) *View {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if v := c.Views[key]; v != nil && v.Version != 0 {
 		return v
 	}
 	return nil

@@ -23,6 +23,9 @@ type Steps struct {
 
 	v      *View // the workflow as the last step saw it (after reserve: as saved)
 	Before *View // the workflow as load found it
+	// cached: v is this process' cached view, not read from the store
+	// (loadCall); Reserve's compare-and-swap verifies it.
+	cached bool
 	h      *holder
 	did    ToolOutcome // what the tool did (given for a tool that already ran)
 	Out    Committed
@@ -70,12 +73,12 @@ func (s *Steps) Resolve(ctx context.Context) (context.Context, bool) {
 func (s *Steps) Load(ctx context.Context) bool {
 	c := s.C
 	if s.v == nil {
-		v, err := s.G.Load(ctx, c.Target)
+		v, cached, err := s.G.loadCall(ctx, c)
 		if err != nil {
 			s.Res, s.Err = s.G.LoadFailed(ctx, c, err)
 			return false
 		}
-		s.v = v
+		s.v, s.cached = v, cached
 	}
 	s.Before = s.v
 	switch {
@@ -89,9 +92,20 @@ func (s *Steps) Load(ctx context.Context) bool {
 	return true
 }
 
-// Authorize implements gate.Steps.
+// Authorize implements gate.Steps. A call refused in the state this
+// process had cached is authorized again in the stored one.
 func (s *Steps) Authorize(ctx context.Context) bool {
-	return s.refused(s.G.authorize(ctx, s.C, s.v))
+	vd := s.G.authorize(ctx, s.C, s.v)
+	if vd != nil && s.cached {
+		v, err := s.G.Load(ctx, s.C.Target)
+		if err != nil {
+			s.Res, s.Err = s.G.LoadFailed(ctx, s.C, err)
+			return false
+		}
+		s.v, s.Before, s.cached = v, v, false
+		vd = s.G.authorize(ctx, s.C, s.v)
+	}
+	return s.refused(vd)
 }
 
 // refused keeps a step's refusal, if any, as the answer, and reports

@@ -24,66 +24,74 @@
 // # Layout
 //
 // The database has two tables, and its PRAGMA user_version holds the
-// version of the schema (1), which Open creates or migrates in one
+// version of the schema (2), which Open creates or migrates in one
 // transaction (several processes opening a new file at once are fine: one
 // creates the schema, the others find it):
 //
 //	records (key TEXT PRIMARY KEY, version INTEGER, data BLOB, expires INTEGER)
-//	counter (id INTEGER PRIMARY KEY CHECK (id = 1), last INTEGER)
+//	retired (id INTEGER PRIMARY KEY CHECK (id = 1), last INTEGER)
 //
 // records holds one row per key, with its data, its version and its expiry
 // in Unix milliseconds (0: never; a partial index on expires serves the
-// purge). counter holds one row, the last version handed out. Open refuses
-// a file whose schema is newer than this package knows, and a database of
-// some other application (tables, but user_version 0). The file is in WAL
+// purge). retired holds one row, at least the version of every record
+// deleted. Open refuses a file whose schema is newer than this package
+// knows ("upgrade chartgate"), and a database of some other application
+// (tables, but user_version 0). A file of version 1, whose counter table
+// held the last version handed out, is migrated when it is opened: the
+// counter becomes retired, and a process that still has the file open
+// with version 1 fails its writes from then on (restart it with this
+// version). The file is in WAL
 // mode, and SQLite keeps two files next to it while it is in use,
 // state.db-wal and state.db-shm; a new file is created with mode 0600.
 //
 // # Compare-and-swap
 //
 // [Store.CompareAndSwap] is one statement: it writes the row, with a new
-// version from the counter, only if the row has the expected version (0:
+// version (see Versions), only if the row has the expected version (0:
 // there is no row, or the row expired), and returns the new version (the
 // statement changes no row on a conflict, and then the key's version is
 // read, for the error). Run alone, the statement is its own transaction,
-// which takes the database's write lock before it reads anything (as
-// BEGIN IMMEDIATE does) and commits when it ends. The counter is set to
-// the new version in the same statement, by TEMP triggers of the Store's
-// connection (they live in the connection, not in the file). SQLite lets
-// one connection at a time hold the write lock, across processes, so two
-// writers that race on one key cannot both win: the loser gets an error
-// that matches [mcpbind.ErrConflict], and the gate reloads and applies
-// its event again. A version is returned only once its transaction
-// committed. Within one process, the writes of a Store queue in Go and run
-// on one connection, kept open with their statements prepared, and only
-// writes of different Stores (other processes) wait for SQLite's lock.
-// Writes that queue are committed in groups: the next writer runs every
-// write waiting in one BEGIN IMMEDIATE transaction and commits once, so
-// that concurrent sessions share one commit (its locks, the write of the
-// counter's page and the sync to disk) instead of taking one each; each
-// write still returns only once the group's commit is done. A write that
-// conflicts changes nothing (SQLite undoes a statement as a whole) and
-// leaves the others be; one that fails otherwise gets its error, and the
-// others are run again without it. Loads read without waiting for writers
-// (WAL mode) and see the last committed write.
+// which takes the database's write lock before it reads anything (as BEGIN
+// IMMEDIATE does) and commits when it ends; it changes the page of the row
+// and no other. SQLite lets one connection at a time hold the write lock,
+// across processes, so two writers that race on one key cannot both win:
+// the loser gets an error that matches [mcpbind.ErrConflict], and the gate
+// reloads and applies its event again. A version is returned only once its
+// transaction committed. Within one process, the writes of a Store queue
+// in Go and run on one connection, kept open with their statements
+// prepared, and only writes of different Stores (other processes) wait for
+// SQLite's lock. Writes that queue are committed in groups: the next
+// writer runs every write waiting in one BEGIN IMMEDIATE transaction and
+// commits once, so that concurrent sessions share one commit (its locks,
+// the write of the pages and the sync to disk) instead of taking one each;
+// each write still returns only once the group's commit is done. A write
+// that conflicts changes nothing (SQLite undoes a statement as a whole)
+// and leaves the others be; one that fails otherwise gets its error, and
+// the others are run again without it. Loads read without waiting for
+// writers (WAL mode) and see the last committed write.
 //
 // # Versions
 //
 // [mcpbind.Store] requires that a version is never reused for a key, even
-// after the record was deleted or expired. A version kept only in the
-// key's row would start again at 1 after a delete. Instead, every write
-// takes its version from one store-wide counter, in the transaction that
-// writes the row: the counter row outlives every record, and SQLite
-// already lets only one writer at a time in, so a single counter costs no
-// concurrency. Versions therefore increase across all keys of a file.
-// Each new version is
+// after the record was deleted or expired. Each write gives the record
 //
-//	max(last version + 1, the time of the write in microseconds since 1970)
+//	max(its version + 1, the time of the write in microseconds since 1970)
 //
-// so that a file that was deleted and created again also starts above the
-// versions the old file handed out, unless the clock went back or the old
-// file took more than one write per microsecond. (Versions stay far below
-// 2^63, SQLite's largest integer, until the year 294,000.)
+// or, for a record created (a new key, or one whose row expired or was
+// deleted),
+//
+//	max(retired + 1, the time of the write in microseconds since 1970)
+//
+// where retired is at least the version of every record deleted: the
+// Store's connection keeps it so with a TEMP trigger on deletions, the
+// only writes that change it (a write changes no page but its row's). So
+// a key's versions only grow, across deletes, expiry and every process on
+// the file; and a file that was deleted and created again also starts
+// above the versions the old file handed out, unless the clock went back
+// or the old file took more than one write per microsecond. Within one
+// Store, versions also increase across keys (a write's is above the
+// Store's last); across processes they follow the clock. (Versions stay
+// far below 2^63, SQLite's largest integer, until the year 294,000.)
 //
 // # Expiry
 //
@@ -169,9 +177,11 @@
 // [Store.Watch] reports the writes to the file ([mcpbind.Watcher]): those
 // made through the Store at once, and those of other Stores on the file
 // (other chartgate serve processes, chartgate approve from a shell) within
-// a fifth of a second. While the Store has watchers it reads the file's
-// version counter (one row) five times a second, and, when it moved, the
-// keys and versions of the records written since, so that the gates of
-// every process on the file tell their sessions of each other's
-// transitions. A deletion is not reported.
+// a fifth of a second. While the Store has watchers it reads SQLite's
+// data version on a connection of its own five times a second (which
+// reads no page), and, when another connection committed meanwhile, the
+// keys and versions of the records written since (those whose version is
+// at least the time of the last read, less the busy timeout and a
+// second), so that the gates of every process on the file tell their
+// sessions of each other's transitions. A deletion is not reported.
 package sqlitestore

@@ -37,9 +37,9 @@ func (s *Store) Queued() int {
 }
 
 // WriteFailing runs a write whose statement fails when it runs (it breaks
-// a constraint of the counter table) and returns its error.
+// a constraint of the retired table) and returns its error.
 func (s *Store) WriteFailing(ctx context.Context) error {
 	return s.write(ctx, true, func(w *writeConn, _ time.Time) error {
-		return w.exec("INSERT INTO counter (id, last) VALUES (2, 0)")
+		return w.exec("INSERT INTO retired (id, last) VALUES (2, 0)")
 	})
 }

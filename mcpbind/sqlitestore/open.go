@@ -194,6 +194,19 @@ var migrations = [...]string{
 		last INTEGER NOT NULL -- the last version handed out
 	);
 	INSERT INTO counter (id, last) VALUES (1, 0);`,
+	// 1 -> 2: a write takes its version from the record it replaces
+	// (sqlSwap, sqlCreate), so that it changes no page but the record's;
+	// the counter gives way to retired, which only deletions write (the
+	// writes' TEMP trigger records_retire). Dropping counter also makes
+	// the writes of a process that opened the file at version 1, whose
+	// statements and triggers use it, fail instead of handing out
+	// versions from a counter no longer kept.
+	`CREATE TABLE retired (
+		id   INTEGER PRIMARY KEY CHECK (id = 1),
+		last INTEGER NOT NULL -- at least the version of every record deleted
+	);
+	INSERT INTO retired (id, last) SELECT id, last FROM counter WHERE id = 1;
+	DROP TABLE counter;`,
 }
 
 // migrate brings the schema of the file up to schemaVersion. In the common

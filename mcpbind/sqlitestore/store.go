@@ -52,6 +52,9 @@ type Store struct {
 	// nextPurge is when the next write purges expired records (the zero
 	// time: at the first write). Guarded by writer.
 	nextPurge time.Time
+	// last is the highest version a write of this Store was given: the
+	// next is above it (guarded by writer).
+	last uint64
 	// queue holds the writes waiting for the writer token; its holder
 	// commits them together (see write).
 	qmu   sync.Mutex
@@ -79,20 +82,20 @@ const (
 	// sqlSwap replaces the record of key ?3 if it has version ?4 and has
 	// not expired at ?5; sqlCreate writes the record of key ?1 if there
 	// is none or it expired at ?4. Either returns the record's new
-	// version, and no row on a conflict. The new version is the
-	// counter's next (see "Versions" in the package documentation: it
-	// only grows, and never below the time in microseconds, ?6 or ?5),
-	// and the writes' connection has triggers (versionTriggers) that set
-	// the counter to it in the same statement: one statement takes a
-	// version, compares and writes, so that a write alone is one
-	// transaction of one statement.
+	// version, and no row on a conflict. The new version is above the
+	// record's (if there is a row) and, for a new row, above every
+	// deleted record's (retired, which only deletions write), and never
+	// below the time in microseconds, ?6 or ?5 (see "Versions" in the
+	// package documentation; the Store passes the time, or its last
+	// version + 1 if that is more): one statement takes a version,
+	// compares and writes, and changes the record's page only.
 	sqlSwap = `UPDATE records
-		SET version = (SELECT max(last + 1, ?6) FROM counter WHERE id = 1), data = ?1, expires = ?2
+		SET version = max(version + 1, ?6), data = ?1, expires = ?2
 		WHERE key = ?3 AND version = ?4 AND (expires = 0 OR expires > ?5)
 		RETURNING version`
 	sqlCreate = `INSERT INTO records (key, version, data, expires)
-		VALUES (?1, (SELECT max(last + 1, ?5) FROM counter WHERE id = 1), ?2, ?3)
-		ON CONFLICT (key) DO UPDATE SET version = excluded.version, data = excluded.data, expires = excluded.expires
+		VALUES (?1, (SELECT max(last + 1, ?5) FROM retired WHERE id = 1), ?2, ?3)
+		ON CONFLICT (key) DO UPDATE SET version = max(excluded.version, version + 1), data = excluded.data, expires = excluded.expires
 		WHERE expires > 0 AND expires <= ?4
 		RETURNING version`
 	sqlRemove = `DELETE FROM records WHERE key = ?`
@@ -100,15 +103,14 @@ const (
 		(SELECT key FROM records WHERE expires > 0 AND expires <= ? LIMIT ?)`
 )
 
-// versionTriggers make every version a write of the writes' connection
-// gives a record the counter's last version. They are TEMP triggers,
-// which live in the connection, not in the file: the file's schema stays
-// the one every version of this package knows (see migrations).
+// versionTriggers keep retired.last at or above the version of every
+// record the writes' connection deletes (Delete and the purge), so that
+// a record created again under its key takes a version above those it
+// had. It is a TEMP trigger, which lives in the connection, not in the
+// file.
 var versionTriggers = [...]string{
-	`CREATE TEMP TRIGGER IF NOT EXISTS records_version_update AFTER UPDATE OF version ON main.records
-	BEGIN UPDATE counter SET last = NEW.version WHERE id = 1; END`,
-	`CREATE TEMP TRIGGER IF NOT EXISTS records_version_insert AFTER INSERT ON main.records
-	BEGIN UPDATE counter SET last = NEW.version WHERE id = 1; END`,
+	`CREATE TEMP TRIGGER IF NOT EXISTS records_retire AFTER DELETE ON main.records
+	BEGIN UPDATE retired SET last = max(last, OLD.version) WHERE id = 1; END`,
 }
 
 // stmt is a statement prepared at its first use, then reused: preparing
@@ -276,7 +278,7 @@ func (s *Store) Keys(ctx context.Context, prefix string) ([]string, error) {
 // CompareAndSwap implements [gate.Store]. In one transaction that holds
 // the database's write lock, it reads the key's current version (0 if there
 // is no record or it expired), and only if that is old writes data, a new
-// version from the store-wide counter and, with a TTL, a new expiry.
+// version above the key's earlier ones and, with a TTL, a new expiry.
 // Otherwise the error matches [gate.ErrConflict]. It returns the new
 // version only once the transaction committed.
 func (s *Store) CompareAndSwap(ctx context.Context, key string, old uint64, data []byte) (uint64, error) {
@@ -308,10 +310,14 @@ func (s *Store) compareAndSwap(ctx context.Context, key string, old uint64, data
 		// conflict reads the current version, for its error.
 		var found bool
 		var err error
+		floor := max(now.UnixMicro(), int64(s.last)+1) // see "Versions"; versions stay below 2^63
 		if old == 0 {
-			found, err = w.returning(sqlCreate, []any{key, data, expires, now.UnixMilli(), now.UnixMicro()}, &version)
+			found, err = w.returning(sqlCreate, []any{key, data, expires, now.UnixMilli(), floor}, &version)
 		} else {
-			found, err = w.returning(sqlSwap, []any{data, expires, key, old, now.UnixMilli(), now.UnixMicro()}, &version)
+			found, err = w.returning(sqlSwap, []any{data, expires, key, old, now.UnixMilli(), floor}, &version)
+		}
+		if found {
+			s.last = max(s.last, version)
 		}
 		if err != nil || found {
 			return err
@@ -339,8 +345,9 @@ func (s *Store) compareAndSwap(ctx context.Context, key string, old uint64, data
 }
 
 // Delete implements [gate.Store]. It removes the record; the versions
-// it had are never handed out again, since they come from a counter that
-// outlives every record. Deleting a missing key is not an error.
+// it had are never handed out again: the retired row, which outlives
+// every record, keeps the highest, and a record created again gets a
+// version above it. Deleting a missing key is not an error.
 func (s *Store) Delete(ctx context.Context, key string) error {
 	err := s.write(ctx, true, func(w *writeConn, _ time.Time) error {
 		return w.exec(sqlRemove, key)
@@ -373,7 +380,7 @@ type writeOp struct {
 // IMMEDIATE does). Writes of one Store that wait for each other are
 // committed in groups: the write that gets the writer token takes every
 // write queued and runs them in one transaction, then commits once, so
-// that concurrent sessions share the commit (its locks, its counter page
+// that concurrent sessions share the commit (its locks, its WAL frames
 // and its sync) instead of queueing for one each. SQLite undoes a
 // statement that fails as a whole, so a write that conflicts changes
 // nothing and leaves the others be; one that fails otherwise rolls the

@@ -1,0 +1,130 @@
+package sqlitestore_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chartgate/chartgate/mcpbind/sqlitestore"
+)
+
+// The file testdata/v1.db was written by the store at schema version 1:
+// "kept" written twice, "gone" written twice and deleted. Its counter
+// holds the last version handed out, gone's second.
+const (
+	v1Kept     = 1795938419304585 // kept's version
+	v1Gone     = 1795938419311120 // gone's last version, before its delete
+	v1KeptData = "kept 2"
+)
+
+// v1Swap is the compare-and-swap of a process that opened the file at
+// schema version 1, with its connection's triggers: it takes its version
+// from the counter.
+var v1Swap = []string{
+	`CREATE TEMP TRIGGER records_version_update AFTER UPDATE OF version ON main.records
+	BEGIN UPDATE counter SET last = NEW.version WHERE id = 1; END`,
+	`UPDATE records SET version = (SELECT max(last + 1, ?) FROM counter WHERE id = 1), data = ? WHERE key = ? AND version = ?`,
+}
+
+// TestMigrateV1File: a file of schema version 1 is brought to version 2
+// when it is opened: its records keep their data and versions, a write
+// gives a version above the record's, a key deleted under version 1 and
+// created again gets a version above those it had (even with the clock
+// behind them), and a process that still has the file open at version 1
+// can no longer write (its writes would take versions from a counter no
+// longer kept).
+func TestMigrateV1File(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "state.db")
+	data, err := os.ReadFile(filepath.Join("testdata", "v1.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	old := rawDB(t, path)
+	v1, err := old.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer v1.Close()
+	if _, err := v1.ExecContext(ctx, v1Swap[0]); err != nil {
+		t.Fatal(err)
+	}
+	behind := func() time.Time { return time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC) } // before every version of the file
+	s := openAt(t, path, &sqlitestore.Options{Now: behind})
+	var schema int
+	if err := old.QueryRow("PRAGMA user_version").Scan(&schema); err != nil || schema != 2 {
+		t.Fatalf("schema version %d, %v; want 2", schema, err)
+	}
+	got, v, err := s.Load(ctx, "kept")
+	if err != nil || string(got) != v1KeptData || v != v1Kept {
+		t.Fatalf("kept: %q, version %d, %v; want %q, version %d", got, v, err, v1KeptData, uint64(v1Kept))
+	}
+	if v, err = s.CompareAndSwap(ctx, "kept", v1Kept, []byte("kept 3")); err != nil || v <= v1Kept {
+		t.Fatalf("kept written again: version %d, %v; want above %d", v, err, uint64(v1Kept))
+	}
+	if v, err = s.CompareAndSwap(ctx, "gone", 0, []byte("gone 3")); err != nil || v <= v1Gone {
+		t.Fatalf("gone created again: version %d, %v; want above %d", v, err, uint64(v1Gone))
+	}
+	// A key deleted under version 2 and created again by another Store,
+	// whose writes have handed out nothing yet, with the clock behind.
+	if err := s.Delete(ctx, "gone"); err != nil {
+		t.Fatal(err)
+	}
+	other := openAt(t, path, &sqlitestore.Options{Now: behind})
+	if nv, err := other.CompareAndSwap(ctx, "gone", 0, []byte("gone 4")); err != nil || nv <= v {
+		t.Fatalf("gone created again after a delete: version %d, %v; want above %d", nv, err, v)
+	}
+	_, err = v1.ExecContext(ctx, v1Swap[1], 1, "x", "kept", v1Kept)
+	if err == nil || !strings.Contains(err.Error(), "counter") {
+		t.Fatalf("a write of version 1 after the migration: %v; want an error about the counter", err)
+	}
+}
+
+// TestWriteChangesOnePage: a compare-and-swap of a record changes its
+// page and no other: it appends one frame to the WAL (the page and the
+// frame's header), whatever the number of records. Before schema version
+// 2, each write also changed the page of the version counter.
+func TestWriteChangesOnePage(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "state.db")
+	s := openAt(t, path, &sqlitestore.Options{RelaxedSync: true})
+	var pageSize int64
+	if err := rawDB(t, path).QueryRow("PRAGMA page_size").Scan(&pageSize); err != nil {
+		t.Fatal(err)
+	}
+	walSize := func() int64 {
+		t.Helper()
+		fi, err := os.Stat(path + "-wal")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fi.Size()
+	}
+	versions := map[string]uint64{}
+	for _, key := range []string{"a", "b", "c"} {
+		v, err := s.CompareAndSwap(ctx, key, 0, []byte(key))
+		if err != nil {
+			t.Fatal(err)
+		}
+		versions[key] = v
+	}
+	for i, key := range []string{"a", "b", "a", "c"} {
+		before := walSize()
+		v, err := s.CompareAndSwapNoSync(ctx, key, versions[key], []byte(key+"!"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		versions[key] = v
+		if grew, want := walSize()-before, pageSize+24; grew != want {
+			t.Fatalf("write %d (%s): the WAL grew by %d bytes; want %d, one frame", i, key, grew, want)
+		}
+	}
+}
