@@ -283,3 +283,41 @@ func BenchmarkEngineSend(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkTransitionInto steps one snapshot in place with
+// Machine.TransitionInto, the form of the pure API that reuses the
+// caller's storage: no allocation per event, the counter's context
+// included.
+func BenchmarkTransitionInto(b *testing.B) {
+	for _, bm := range []struct {
+		name, src, event string
+	}{{"toggle", benchToggle, "TOGGLE"}, {"hierarchy", benchHierarchy, "GO"}, {"parallel", benchParallel, "GO"}, {"counter", benchCounter, "TICK"}} {
+		b.Run(bm.name, func(b *testing.B) {
+			ctx := context.Background()
+			impl, err := statechart.ParseImplementations([]byte(benchCounterImpl))
+			if err != nil {
+				b.Fatal(err)
+			}
+			m, err := statechart.Compile([]byte(bm.src), &statechart.Options{Implementations: impl})
+			if err != nil {
+				b.Fatal(err)
+			}
+			start, err := m.Start(ctx, epoch)
+			if err != nil {
+				b.Fatal(err)
+			}
+			var s statechart.Snapshot
+			ev := statechart.Event{Type: bm.event}
+			if err := m.TransitionInto(ctx, &s, start, ev, epoch); err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for range b.N {
+				if err := m.TransitionInto(ctx, &s, &s, ev, epoch); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
