@@ -189,8 +189,8 @@ func (b *snapshotBuffer) load(dst, s *Snapshot) {
 	r := b.r
 	r.leaveSlots()
 	r.synced, r.s = false, nil
-	own := !b.contextShared && dst.context != nil && s.context != nil
 	ctx := dst.context
+	own := !b.contextShared && ctx != nil && s.context != nil && !sameMap(ctx, s.context)
 	nodes := dst.nodes[:0]
 	*dst = *s
 	dst.own, dst.nodes = b, append(nodes, s.nodes...)

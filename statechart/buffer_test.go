@@ -328,3 +328,44 @@ func mustImpl(t testing.TB, src string) statechart.Implementations {
 	}
 	return impl
 }
+
+// TestIntoFromASnapshotOnItsOwnMap writes a buffer from a snapshot started
+// with the buffer's own context map (which Context handed out): the
+// context is neither lost nor changed under that snapshot.
+func TestIntoFromASnapshotOnItsOwnMap(t *testing.T) {
+	ctx := context.Background()
+	m := compile(t, benchCounter, &statechart.Options{Implementations: mustImpl(t, benchCounterImpl)})
+	s, err := m.Start(ctx, epoch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tick := statechart.NewEvent("TICK")
+	var buf statechart.Snapshot
+	for i := range 3 {
+		from := &buf
+		if i == 0 {
+			from = s
+		}
+		if err := m.TransitionInto(ctx, &buf, from, tick, epoch); err != nil {
+			t.Fatal(err)
+		}
+	}
+	again, err := m.StartWithContext(ctx, buf.Context(), epoch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := m.Transition(ctx, again, tick, epoch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := persistedForm(t, again)
+	if err := m.TransitionInto(ctx, &buf, again, tick, epoch); err != nil {
+		t.Fatal(err)
+	}
+	if got, w := persistedForm(t, &buf), persistedForm(t, want); got != w {
+		t.Errorf("TransitionInto gave %s, Transition %s", got, w)
+	}
+	if after := persistedForm(t, again); after != before {
+		t.Errorf("the snapshot it was written from changed from %s to %s", before, after)
+	}
+}
