@@ -220,7 +220,7 @@ func TestIntoMatchesTheImmutableAPI(t *testing.T) {
 // function returned is refused as dst, and left as it was.
 func TestIntoNeverWritesASharedSnapshot(t *testing.T) {
 	ctx := context.Background()
-	m := compile(t, benchCounter, &statechart.Options{Implementations: mustImpl(t, benchCounterImpl)})
+	m := compilePure(t, benchCounter)
 	s, err := m.Start(ctx, epoch)
 	if err != nil {
 		t.Fatal(err)
@@ -276,11 +276,9 @@ func TestIntoAllocatesNothingPerEvent(t *testing.T) {
 		t.Skip("the race detector allocates")
 	}
 	ctx := context.Background()
-	for _, c := range []struct{ name, src, event string }{
-		{"toggle", benchToggle, "TOGGLE"}, {"hierarchy", benchHierarchy, "GO"}, {"parallel", benchParallel, "GO"}, {"counter", benchCounter, "TICK"},
-	} {
+	for _, c := range pureBenches {
 		t.Run(c.name, func(t *testing.T) {
-			m := compile(t, c.src, &statechart.Options{Implementations: mustImpl(t, benchCounterImpl)})
+			m := compilePure(t, c.src)
 			start, err := m.Start(ctx, epoch)
 			if err != nil {
 				t.Fatal(err)
@@ -334,7 +332,7 @@ func mustImpl(t testing.TB, src string) statechart.Implementations {
 // context is neither lost nor changed under that snapshot.
 func TestIntoFromASnapshotOnItsOwnMap(t *testing.T) {
 	ctx := context.Background()
-	m := compile(t, benchCounter, &statechart.Options{Implementations: mustImpl(t, benchCounterImpl)})
+	m := compilePure(t, benchCounter)
 	s, err := m.Start(ctx, epoch)
 	if err != nil {
 		t.Fatal(err)
