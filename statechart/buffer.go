@@ -45,8 +45,8 @@ var ErrSharedSnapshot = errors.New("statechart: the snapshot to write into must 
 // and not changed.
 //
 // dst is storage the caller owns and hands back: the zero Snapshot (its
-// first call takes the storage), or a snapshot TransitionInto wrote
-// before. Its previous state is overwritten, so it must be a snapshot the
+// first call takes the storage, about an Actor's), or a snapshot
+// TransitionInto wrote before. Its previous state is overwritten, so it must be a snapshot the
 // caller no longer needs, and that nothing else holds. A snapshot that any
 // other function returned (Start, Transition, Restore, an Actor's) may be
 // shared, and is never changed: as dst it is refused with
@@ -57,7 +57,8 @@ var ErrSharedSnapshot = errors.New("statechart: the snapshot to write into must 
 // reading, and what its methods hand out (the map Context returns, and
 // the values in it) belongs to it and changes at its next call; copy
 // what must outlive that, or take an immutable snapshot with
-// [Snapshot.Clone]. It may be given to every function of the immutable
+// [Snapshot.Clone]. Copy it only with Clone: a copy of the struct would
+// share its storage. It may be given to every function of the immutable
 // API, whose results never share its storage.
 //
 // A machine with actors takes the immutable path and copies its result

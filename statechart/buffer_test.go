@@ -75,6 +75,12 @@ func bufferMachines(t *testing.T) []bufferMachine {
 		{"always", compile(t, benchAlways, nil), []string{"GO", "NOPE"}},
 		{"go", compile(t, bufferGoMachine, bufferGoOptions(t)), []string{"INC", "INC", "GO", "BACK", "FAIL", "LOOP", "ADD", "GOCOUNT", "NOPE"}},
 	}
+	worker := compile(t, `{"id":"worker","context":{"n":0},"initial":"a","states":{"a":{"on":{"NEXT":"b"}},"b":{"on":{"NEXT":"a"}}}}`, nil)
+	echo := compile(t, `{"id":"e","initial":"on","states":{"on":{"on":{"PING":{"actions":{"type":"xstate.sendParent","params":{"event":{"type":"PONG"}}}}}}}}`, nil)
+	actors := &statechart.Options{Implementations: statechart.Implementations{Actors: map[string]statechart.ActorLogic{"worker": worker, "echo": echo}}}
+	out = append(out,
+		bufferMachine{"spawnstop", compile(t, benchSpawnStop, actors), []string{"START", "STOP", "NEXT"}},
+		bufferMachine{"pingpong", compile(t, benchPingPong, actors), []string{"PING", "PONG", "NOPE"}})
 	for _, fm := range fuzzMachines {
 		impl, err := statechart.ParseImplementations([]byte(fm.impl))
 		if err != nil {
