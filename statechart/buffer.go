@@ -122,6 +122,7 @@ func (b *snapshotBuffer) macrostep(ctx context.Context, dst *Snapshot, now time.
 	} else {
 		r.macrostep(ev)
 	}
+	r.ctx = nil // the buffer keeps its runner, not the caller's context
 	if r.err != nil {
 		// What the call changed in dst's context map is undone.
 		r.rollbackContext()
