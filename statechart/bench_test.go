@@ -251,23 +251,27 @@ func benchActorCompiled(b *testing.B, m *statechart.Machine, events ...string) {
 	}
 }
 
+// pureBench is a machine the pure API's benchmarks run, and its event.
+type pureBench struct{ name, src, event string }
+
+var pureBenches = []pureBench{
+	{"toggle", benchToggle, "TOGGLE"}, {"hierarchy", benchHierarchy, "GO"}, {"parallel", benchParallel, "GO"}, {"counter", benchCounter, "TICK"},
+}
+
+// compilePure compiles a machine of pureBenches, with the counter's
+// implementations.
+func compilePure(tb testing.TB, src string) *statechart.Machine {
+	tb.Helper()
+	return compile(tb, src, &statechart.Options{Implementations: mustImpl(tb, benchCounterImpl)})
+}
+
 // BenchmarkEngineSend runs the pure API through the Engine interface, as
 // the MCP layer does: every event returns a new immutable State.
 func BenchmarkEngineSend(b *testing.B) {
-	for _, bm := range []struct {
-		name, src, event string
-	}{{"toggle", benchToggle, "TOGGLE"}, {"hierarchy", benchHierarchy, "GO"}, {"parallel", benchParallel, "GO"}, {"counter", benchCounter, "TICK"}} {
+	for _, bm := range pureBenches {
 		b.Run(bm.name, func(b *testing.B) {
 			ctx := context.Background()
-			impl, err := statechart.ParseImplementations([]byte(benchCounterImpl))
-			if err != nil {
-				b.Fatal(err)
-			}
-			m, err := statechart.Compile([]byte(bm.src), &statechart.Options{Implementations: impl})
-			if err != nil {
-				b.Fatal(err)
-			}
-			e := m.Engine()
+			e := compilePure(b, bm.src).Engine()
 			s, err := e.Start(ctx, epoch)
 			if err != nil {
 				b.Fatal(err)
@@ -277,6 +281,35 @@ func BenchmarkEngineSend(b *testing.B) {
 			b.ResetTimer()
 			for range b.N {
 				if s, err = e.Send(ctx, s, ev, epoch); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkTransitionInto steps one snapshot in place with
+// Machine.TransitionInto, the form of the pure API that reuses the
+// caller's storage: no allocation per event, the counter's context
+// included.
+func BenchmarkTransitionInto(b *testing.B) {
+	for _, bm := range pureBenches {
+		b.Run(bm.name, func(b *testing.B) {
+			ctx := context.Background()
+			m := compilePure(b, bm.src)
+			start, err := m.Start(ctx, epoch)
+			if err != nil {
+				b.Fatal(err)
+			}
+			var s statechart.Snapshot
+			ev := statechart.Event{Type: bm.event}
+			if err := m.TransitionInto(ctx, &s, start, ev, epoch); err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for range b.N {
+				if err := m.TransitionInto(ctx, &s, &s, ev, epoch); err != nil {
 					b.Fatal(err)
 				}
 			}

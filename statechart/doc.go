@@ -50,7 +50,10 @@
 // or an [EventLoopClock] in tests). The pure functions [Machine.Start],
 // [Machine.Transition], [Machine.Advance] and [Machine.Can] do the same on
 // immutable [*Snapshot] values, for callers that keep state elsewhere (a
-// database, a shared store). A snapshot marshals to JSON and restores with
+// database, a shared store); [Machine.TransitionInto] and
+// [Machine.AdvanceInto] write the result into a snapshot the caller hands
+// back instead, so that a machine without actors steps without
+// allocating, its context included. A snapshot marshals to JSON and restores with
 // [Machine.Restore] on another process, history and pending delayed events
 // included. Restore accepts only a state the machine can be in — known
 // states in a legal configuration, a value that agrees with it, history

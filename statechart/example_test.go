@@ -187,3 +187,38 @@ func ExampleStepBudgetError() {
 	// true true active
 	// statechart: on event "PING": more than 1000 steps in one call (Options.MaxSteps): the machine loops, or needs a larger budget; nothing was changed
 }
+
+// TransitionInto steps a snapshot the caller owns in place, so that a long
+// run of events allocates nothing, the counter's context included. The
+// snapshot Start returned stays as it was; Clone keeps a step for later.
+func ExampleMachine_TransitionInto() {
+	ctx := context.Background()
+	impl, _ := statechart.ParseImplementations([]byte(`{"actions": {"count": {"assign": {"n": {"$inc": 1}}}}}`))
+	m, _ := statechart.Compile([]byte(`{
+		"id": "counter",
+		"context": {"n": 0},
+		"initial": "even",
+		"states": {
+			"even": {"on": {"TICK": {"target": "odd", "actions": "count"}}},
+			"odd": {"on": {"TICK": {"target": "even", "actions": "count"}}}
+		}
+	}`), &statechart.Options{Implementations: impl})
+	start, _ := m.Start(ctx, time.Time{})
+
+	var s statechart.Snapshot // storage for TransitionInto
+	tick := statechart.NewEvent("TICK")
+	_ = m.TransitionInto(ctx, &s, start, tick, time.Time{}) // s is start's next
+	kept := s.Clone()
+	for range 999 {
+		if err := m.TransitionInto(ctx, &s, &s, tick, time.Time{}); err != nil {
+			fmt.Println(err)
+			return
+		}
+	}
+	data, _ := json.Marshal(&s)
+	fmt.Println(string(data))
+	fmt.Println(start.Context()["n"], kept.Context()["n"], kept.Value())
+	// Output:
+	// {"status":"active","value":"even","context":{"n":1000},"historyValue":{},"children":{},"nodes":["counter","counter.even"]}
+	// 0 1 odd
+}

@@ -98,6 +98,7 @@ func (s *Snapshot) MarshalJSON() ([]byte, error) {
 // for them, so that a caller that only needs the size (or keeps a buffer)
 // pays for no reflection and no intermediate values.
 func (s *Snapshot) AppendJSON(b []byte) ([]byte, error) {
+	s.flush()
 	m := s.machine
 	b = append(b, `{"status":`...)
 	b = jsonx.AppendString(b, string(s.status))

@@ -66,6 +66,7 @@ func (m *Machine) StartEffects(ctx context.Context, opts *StartOptions, now time
 // call runs out of steps it returns s and no effects, with the
 // [*StepBudgetError]; when the root ends in status error, the error.
 func (m *Machine) TransitionEffects(ctx context.Context, s *Snapshot, ev Event, now time.Time) (*Snapshot, []Effect, error) {
+	s = s.Clone()
 	if s.status != StatusActive {
 		return s, nil, nil
 	}
@@ -79,6 +80,7 @@ func (m *Machine) TransitionEffects(ctx context.Context, s *Snapshot, ev Event, 
 // or before now is processed, earliest first (ties in scheduling order),
 // each with what it causes. When none is due it returns s.
 func (m *Machine) AdvanceEffects(ctx context.Context, s *Snapshot, now time.Time) (*Snapshot, []Effect, error) {
+	s = s.Clone()
 	if s.status != StatusActive {
 		return s, nil, nil
 	}
@@ -150,6 +152,7 @@ func (sys *system) collectDue(c *cell) {
 // in XState, with everything it causes. A report for a child that is no
 // longer running changes nothing and returns s with [ErrNoChild].
 func (m *Machine) Deliver(ctx context.Context, s *Snapshot, rep Report, now time.Time) (*Snapshot, []Effect, error) {
+	s = s.Clone()
 	if s.status != StatusActive {
 		return s, nil, ErrNoChild
 	}

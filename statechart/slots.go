@@ -408,6 +408,14 @@ func (r *runner) evalSlots(sc *slotCond, s *scope) bool {
 			if pass, done := c.leafNumber(n); done {
 				return pass
 			}
+			if w, ok := r.refNumber(sc); ok {
+				// Two numbers: an order compares them as compare would,
+				// without putting them in interfaces.
+				switch c.code {
+				case condGt, condGte, condLt, condLte:
+					return compareNumbers(c.code, n, w)
+				}
+			}
 		}
 	}
 	field, present := r.slotPath(sc.field, c.field, s)
@@ -416,6 +424,15 @@ func (r *runner) evalSlots(sc *slotCond, s *scope) bool {
 	}
 	want, ok := r.slotPath(sc.ref, c.value.ref, s)
 	return c.leaf(field, present, want, ok)
+}
+
+// refNumber returns the number sc's value refers to, when it is a
+// context key's whole value and a number.
+func (r *runner) refNumber(sc *slotCond) (float64, bool) {
+	if sc.ref < 0 || len(sc.c.value.ref) != 2 {
+		return 0, false
+	}
+	return r.slotNumber(sc.ref)
 }
 
 // assignSlots is assignEntries on the slots: every value is computed

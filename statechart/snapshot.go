@@ -25,7 +25,9 @@ const (
 )
 
 // Snapshot is the state of one machine instance. It is immutable: the
-// functions that process events return a new Snapshot.
+// functions that process events return a new Snapshot; only
+// [Machine.TransitionInto] writes into a Snapshot, one the caller hands it
+// as storage.
 type Snapshot struct {
 	machine *Machine
 	status  Status
@@ -38,6 +40,9 @@ type Snapshot struct {
 	timers  *timerQueue   // pending delayed events; copy-on-write (nil: none)
 	seq     uint64        // scheduling counter, orders timers with equal due times
 	ext     *snapshotExt  // what most snapshots do not have; copy-on-write (nil: none)
+	// own: the storage of a snapshot that TransitionInto writes, which
+	// changes in place (nil for every other snapshot: immutable).
+	own *snapshotBuffer
 }
 
 // snapshotExt holds the parts of a snapshot that most snapshots do not
@@ -100,8 +105,13 @@ func (s *Snapshot) Machine() *Machine { return s.machine }
 // Status returns the snapshot's status.
 func (s *Snapshot) Status() Status { return s.status }
 
-// Context returns the context. It must not be modified.
-func (s *Snapshot) Context() map[string]any { return s.context }
+// Context returns the context. It must not be modified. For a snapshot
+// that [Machine.TransitionInto] wrote, the map is valid until its next
+// call.
+func (s *Snapshot) Context() map[string]any {
+	s.flush()
+	return s.context
+}
 
 // Output returns the machine's output once it is done (nil otherwise).
 func (s *Snapshot) Output() any { return s.x().output }
@@ -388,15 +398,22 @@ func (s *Snapshot) clearTimers() { s.timers = nil }
 // clone returns a copy that shares the copy-on-write parts. A copy of a
 // configuration of up to len(snapshotCell{}.nodes) nodes lives in the same
 // allocation as the snapshot: one allocation instead of two.
+// The copy of a buffer (see TransitionInto) shares none of its storage.
 func (s *Snapshot) clone() *Snapshot {
+	var c *Snapshot
 	if len(s.nodes) <= len(snapshotCell{}.nodes) {
 		cell := &snapshotCell{s: *s}
 		cell.s.nodes = cell.nodes[:copy(cell.nodes[:], s.nodes)]
-		return &cell.s
+		c = &cell.s
+	} else {
+		cc := *s
+		cc.nodes = append([]int(nil), s.nodes...)
+		c = &cc
 	}
-	c := *s
-	c.nodes = append([]int(nil), s.nodes...)
-	return &c
+	if s.own != nil {
+		s.detach(c)
+	}
+	return c
 }
 
 // snapshotCell is a Snapshot with room for its nodes. The snapshot owns

@@ -110,6 +110,7 @@ func (m *Machine) initialSnapshot(ctx context.Context, context map[string]any, i
 // may return the same *Snapshot; a call that takes an event never returns
 // s itself.
 func (m *Machine) Transition(ctx context.Context, s *Snapshot, ev Event, now time.Time) (*Snapshot, error) {
+	s = s.Clone()
 	if s.status != StatusActive {
 		return s, nil
 	}
@@ -212,6 +213,7 @@ func failed(s *Snapshot, err error) (*Snapshot, error) {
 // fails, the result is s with status error. For a machine with actors,
 // Advance drops the effects that [Machine.AdvanceEffects] returns.
 func (m *Machine) Advance(ctx context.Context, s *Snapshot, now time.Time) (*Snapshot, error) {
+	s = s.Clone()
 	if m.usesActors {
 		next, _, err := m.AdvanceEffects(ctx, s, now)
 		return next, err
@@ -257,6 +259,7 @@ func (r *runner) advance() (Event, bool) {
 // transition is enabled (guards evaluated) and it has a target or actions.
 // Eventless follow-ups are not considered. This is XState's snapshot.can.
 func (m *Machine) Can(ctx context.Context, s *Snapshot, ev Event) (bool, error) {
+	s.flush()
 	r := m.getRunner()
 	defer m.putRunner(r)
 	r.begin(ctx, s, time.Time{})
