@@ -10,7 +10,11 @@
 // machines of an actor system are cached too (the actions, sendTo and
 // spawnChild included, and the start and stop of invoked children, run on
 // replay as on the general path). fastStep is an Actor's whole macrostep from the
-// cache, for a step nothing in can fail.
+// cache, for a step nothing in can fail, with the eventless microsteps
+// that follow it when their guards and plans are pure: those guards may
+// read what the step assigned, so they are evaluated on replay, and when
+// the cache lacks what they select the step is undone and the general
+// path takes the event.
 
 package statechart
 
@@ -59,6 +63,10 @@ type stepPlan struct {
 	// take the step by fastStep when the children it stops have no
 	// children (see runner.invokesCannotFail).
 	invokes, quickInvokes bool
+	// noChain: fastStep does not take the eventless microsteps that may
+	// follow the step (see fastEventless): one of them, or the selection
+	// of one, needs the general path whatever the context.
+	noChain bool
 	// next: the plans of the configuration final, once looked up.
 	next *confPlans
 }
@@ -75,6 +83,11 @@ type confPlans struct {
 	// quiet: 1 when no state of the configuration has an eventless
 	// transition, -1 when one has, 0 until asked (see runner.confQuiet).
 	quiet int8
+	// always: the eventless candidates of a chain configuration, once
+	// alwaysOK is 1 (see runner.eventlessCandidates); alwaysOK is -1 when
+	// fastStep cannot select eventless transitions in it.
+	always   []*transition
+	alwaysOK int8
 }
 
 // selection lists the candidates of one event (by Machine.eventIDs; -1
@@ -128,6 +141,7 @@ type stepCache struct {
 	off       bool // the cache is not used (tests compare with the general path)
 	hits      int  // plans replayed, for tests
 	fast      int  // events fastStep took, for tests
+	chains    int  // eventless microsteps fastStep took, for tests
 	// replayed counts the replays since the cache was last emptied; when
 	// it was emptied for being full with few of them (a machine whose
 	// steps rarely repeat within the bound), the cache rests for pause
@@ -696,9 +710,11 @@ func (r *runner) recordPlan() {
 // configuration's record selects ev's transitions by pure guards, and the
 // step's plan is pure (or, with messaging, for a cell of an actor system
 // attached to the runner, pure but for undelayed sends whose targets
-// exist: their effects join r.fx); no state of the configuration it leads
-// to has an eventless transition to try after it. The step then changes s in place: no working copy, no undo
-// log, since nothing can fail or be rolled back. A step that runs actions
+// exist: their effects join r.fx); and, for a cell, no state of the
+// configuration it leads to has an eventless transition to try after it.
+// An Actor takes the eventless microsteps after a pure step too (see
+// fastEventless). The step then changes s in place: no working copy, and
+// no undo log unless eventless microsteps follow, since nothing can fail. A step that runs actions
 // needs ownContext: s's context is the Actor's alone (see grantContext).
 // It reports false, having changed nothing, when the general path must
 // take the event.
@@ -765,7 +781,13 @@ func (r *runner) fastStep(s *Snapshot, ev Event, ownContext, messaging bool) boo
 			break
 		}
 	}
-	if plan == nil || !plan.quiet || plan.assigns && !ownContext {
+	if plan == nil || plan.assigns && !ownContext {
+		return false
+	}
+	// chain: eventless transitions may be selected after the step. An
+	// Actor takes them here after a pure step (see fastEventless).
+	chain := !plan.quiet
+	if chain && (messaging || plan.noChain || !plan.pure) {
 		return false
 	}
 	if plan.invokes && (!plan.quickInvokes || !r.invokesCannotFail(plan)) {
@@ -775,20 +797,180 @@ func (r *runner) fastStep(s *Snapshot, ev Event, ownContext, messaging bool) boo
 		return false
 	}
 	r.ownsContext, r.undoing = true, false
+	hits, replayed := r.cache.hits, r.cache.replayed
 	r.cache.hits++
 	r.cache.replayed++
-	r.cache.fast++
+	end := plan
+	if chain {
+		// What the eventless microsteps find may send the event to the
+		// general path: the context's changes are logged to be undone.
+		r.dropUndo()
+		r.undoing = true
+	}
 	r.replay(plan, ev)
+	if chain {
+		var steps int
+		if end, steps = r.fastEventless(plan, ev, ownContext); end == nil {
+			r.undoFastStep(c)
+			r.cache.hits, r.cache.replayed = hits, replayed
+			return false
+		}
+		r.dropUndo()
+		r.cache.chains += steps
+	}
+	r.cache.fast++
 	if len(r.knownTargets) > 0 {
 		r.forgetTargets()
 	}
-	r.cache.cur, r.cache.known = plan.next, false
-	if plan.next == nil {
-		r.cache.last = plan
+	r.cache.cur, r.cache.known = end.next, false
+	if end.next == nil {
+		r.cache.last = end
 	}
 	if len(r.activated) > 2*len(s.nodes)+32 {
 		// active marks exactly s.nodes; activated need not list more.
 		r.activated = append(r.activated[:0], s.nodes...)
 	}
 	return true
+}
+
+// maxFastChain bounds the eventless microsteps fastStep takes after a
+// step; a longer chain takes the general path.
+const maxFastChain = 16
+
+// fastEventless takes, after plan p that fastStep replayed, the eventless
+// microsteps that the general path would take (macrostepLoop): in a chain
+// configuration, the first candidate whose guard passes, from the atomic
+// state up, by its recorded plan, until no candidate passes, a microstep
+// changes nothing, or the configuration has no eventless transition. It
+// returns the plan of the last microstep taken and how many eventless ones
+// it took, or nil when the general path must take the event (a record is
+// missing, a guard or a plan is not pure, or the microsteps would reach
+// the call's budget or maxFastChain): fastStep then undoes the step.
+func (r *runner) fastEventless(p *stepPlan, ev Event, ownContext bool) (*stepPlan, int) {
+	first := p
+	limit := min(maxFastChain, r.m.opts.MaxMicrosteps, r.m.opts.MaxSteps-1)
+	steps := 0
+	for !p.quiet {
+		c := p.next
+		if c == nil {
+			if c = r.cache.confs[string(r.confKey(p.final))]; c == nil {
+				return nil, 0
+			}
+			p.next = c
+		}
+		ts, ok := r.eventlessCandidates(c)
+		if !ok {
+			first.noChain = true
+			return nil, 0
+		}
+		var taken *transition
+		for _, t := range ts {
+			if t.guard == nil || r.evaluateGuard(t, ev) {
+				taken = t
+				break
+			}
+		}
+		if taken == nil {
+			break
+		}
+		if steps++; steps > limit {
+			first.noChain = true
+			return nil, 0
+		}
+		var next *stepPlan
+		for _, q := range c.plans {
+			if len(q.ids) == 1 && q.ids[0] == int(taken.id) {
+				next = q
+				break
+			}
+		}
+		if next == nil || next.assigns && !ownContext {
+			return nil, 0
+		}
+		if !next.pure {
+			first.noChain = true
+			return nil, 0
+		}
+		r.cache.hits++
+		r.cache.replayed++
+		r.changed = false
+		r.replay(next, ev)
+		p = next
+		if !r.changed {
+			break // XState selects no eventless transition after such a step
+		}
+	}
+	return p, steps
+}
+
+// eventlessCandidates returns the eventless candidates of configuration c
+// (see chainEventless), computed once; ok is false when fastEventless
+// cannot select in c.
+func (r *runner) eventlessCandidates(c *confPlans) (ts []*transition, ok bool) {
+	if c.alwaysOK == 0 {
+		c.alwaysOK = -1
+		if ts, ok := r.m.chainEventless(c.nodes); ok {
+			c.always, c.alwaysOK = ts, 1
+		}
+	}
+	return c.always, c.alwaysOK > 0
+}
+
+// chainEventless returns the eventless transitions that
+// selectEventlessTransitions considers in configuration nodes when it is a
+// chain, one atomic (or final) state and exactly its ancestors: those of
+// the state, then of each ancestor up to the root, in order; the first
+// whose guard passes is selected, alone. ok is false for another
+// configuration, or when a guard is not pure (see pureGuard).
+func (m *Machine) chainEventless(nodes []int) (ts []*transition, ok bool) {
+	leaf := -1
+	for _, n := range nodes {
+		switch m.nodes[n].kind {
+		case kindAtomic, kindFinal:
+			if leaf >= 0 {
+				return nil, false
+			}
+			leaf = n
+		case kindParallel:
+			return nil, false
+		}
+	}
+	if leaf < 0 || m.nodes[leaf].depth+1 != len(nodes) {
+		return nil, false
+	}
+	for s := leaf; s >= 0; s = m.nodes[s].parent {
+		if !slices.Contains(nodes, s) {
+			return nil, false
+		}
+		for _, t := range m.nodes[s].always {
+			if !pureGuard(t.guard) {
+				return nil, false
+			}
+			ts = append(ts, t)
+		}
+	}
+	return ts, true
+}
+
+// dropUndo empties the undo logs of the context and its slots, and stops
+// recording them.
+func (r *runner) dropUndo() {
+	r.beginSlots()
+	clear(r.undo)
+	r.undo, r.undoing = r.undo[:0], false
+}
+
+// undoFastStep restores what fastStep changed before fastEventless sent
+// the event to the general path: the context, from the undo logs, and the
+// configuration c the step started from.
+func (r *runner) undoFastStep(c *confPlans) {
+	r.rollbackContext()
+	for _, n := range r.s.nodes {
+		r.active[n] = false
+	}
+	for _, n := range c.nodes {
+		r.activate(n)
+	}
+	r.s.nodes = append(r.s.nodes[:0], c.nodes...)
+	r.cache.cur, r.cache.known, r.cache.last = c, false, nil
 }
