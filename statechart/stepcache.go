@@ -38,7 +38,6 @@ type stepPlan struct {
 	initial []bool        // per entered state: its initial actions run
 	final   []int         // s.nodes at the end of the microstep
 	moved   bool          // the configuration differs from the one before
-	silent  bool          // no exit, transition, entry or initial action at all
 	// still: no state is exited or entered, so s.nodes stays as it is,
 	// in order (kept and final are the configuration's nodes).
 	still bool
@@ -46,6 +45,8 @@ type stepPlan struct {
 	// missing implementation): none can fail, raise, schedule or see the
 	// context, so an Actor may take it without a working copy (fastStep).
 	pure bool
+	// run: of a pure plan, the assigns it runs, in order (see replay).
+	run []*action
 	// quiet: no state of final has an eventless transition, so none can
 	// be selected after the step (see quietNodes).
 	quiet bool
@@ -253,6 +254,20 @@ func (r *runner) selectFrom(sel *selection, ev Event) {
 	r.selStarts = starts
 }
 
+// passes is evaluateGuard for transition t whose guard is pure (see
+// pureGuard), which cannot fail: a declarative guard is evaluated on the
+// slots directly while they are live.
+func (r *runner) passes(t *transition, ev *Event) bool {
+	g := t.guard
+	switch {
+	case g == nil:
+		return true
+	case g.kind == guardNamed && g.slot != nil && r.slotCtx.live:
+		return r.evalSlots(g.slot, ev)
+	}
+	return r.evaluateGuard(t, *ev)
+}
+
 // evaluateGuardOnce is evaluateGuard, with the answers of declarative
 // guards kept in memo: a guard already evaluated in this selection is not
 // evaluated again.
@@ -417,12 +432,15 @@ func pureGuard(g *guard) bool {
 }
 
 // classify folds actions, run by the step, into the plan's pure,
-// messaging, assigns and sends.
+// messaging, assigns, sends and run.
 func (p *stepPlan) classify(actions []*action) {
 	for _, a := range actions {
 		switch {
 		case a.kind == actionAssign, a.kind == actionCustom && a.decl != nil:
 			p.assigns = true
+			if a.kind == actionAssign || a.impl != nil { // see executeActions
+				p.run = append(p.run, a)
+			}
 		case a.kind == actionLog, a.kind == actionCustom && a.impl == nil:
 		case a.kind == actionSendTo && !a.send.hasDelay:
 			p.pure = false
@@ -555,8 +573,9 @@ func sameTransitions(ids []int, ts []*transition) bool {
 // its own, the transitions' actions, then entry (and initial) actions with
 // each state joining the configuration before its own.
 func (r *runner) replay(p *stepPlan, ev Event) {
-	if p.silent {
-		// No action runs, so nothing sees the configuration in between.
+	if p.pure {
+		// Its assigns do not see the configuration: it changes first, and
+		// they run after, in order.
 		for _, x := range p.exit {
 			r.active[x] = false
 		}
@@ -565,16 +584,29 @@ func (r *runner) replay(p *stepPlan, ev Event) {
 				r.activate(n)
 			}
 		}
-		r.s.nodes = append(r.s.nodes[:0], p.final...)
-		r.changed = r.changed || p.moved
+		if !p.still {
+			r.s.nodes = append(r.s.nodes[:0], p.final...)
+		}
+		for _, a := range p.run {
+			if a.slots != nil && r.ownsContext && r.slotCtx.live {
+				r.assignSlots(a.slots, a.slotsSeq, ev)
+				continue
+			}
+			entries := a.assign
+			if a.kind == actionCustom {
+				entries = a.decl
+			}
+			r.assignAction(a, entries, ev)
+		}
+		if p.moved {
+			r.changed = true
+		}
 		return
 	}
 	if p.invokes {
 		r.leaveSlots() // an invoke's input may read the context
 	}
-	// The actions of a pure plan do not see the configuration: it
-	// changes once, at the end.
-	track := !p.pure && !p.still
+	track := !p.still
 	for _, x := range p.exit {
 		r.executeActions(r.m.nodes[x].exit, ev, x)
 		if r.err != nil {
@@ -654,20 +686,17 @@ func (r *runner) recordPlan() {
 	p.still = len(p.exit) == 0 && len(p.enter) == 0 && slices.Equal(p.kept, r.prevNodes) && slices.Equal(p.final, r.prevNodes)
 	copy(p.ids, r.cache.recording)
 	p.quiet = r.quietNodes(p.final)
-	p.silent, p.pure, p.messaging = true, true, true
+	p.pure, p.messaging = true, true
 	for _, x := range p.exit {
-		p.silent = p.silent && len(r.m.nodes[x].exit) == 0
 		p.classify(r.m.nodes[x].exit)
 		p.invokes = p.invokes || len(r.m.nodes[x].invokes()) > 0
 	}
 	for _, t := range p.ts {
-		p.silent = p.silent && len(t.actions) == 0
 		p.classify(t.actions)
 	}
 	for i, n := range r.order {
 		node := r.m.nodes[n]
 		p.initial[i] = r.defaultEntry.has[n] && node.initial != nil
-		p.silent = p.silent && len(node.entry) == 0 && (!p.initial[i] || len(node.initial.actions) == 0)
 		p.classify(node.entry)
 		if p.initial[i] {
 			p.classify(node.initial.actions)
@@ -676,8 +705,11 @@ func (r *runner) recordPlan() {
 	}
 	if p.invokes {
 		// Children start or stop: see replay.
-		p.silent, p.pure = false, false
+		p.pure = false
 		p.quickInvokes = p.messaging && len(p.sends) == 0 && r.quickInvokes(p)
+	}
+	if !p.pure {
+		p.run = nil
 	}
 	if r.cache.count >= maxCachedSteps {
 		// Start again; nothing refers to the old records any more.
@@ -749,7 +781,7 @@ func (r *runner) fastStep(s *Snapshot, ev Event, ownContext, messaging bool) boo
 	var taken *transition
 	if sel.tree == nil {
 		for _, t := range sel.ts {
-			if t.guard == nil || r.evaluateGuard(t, ev) {
+			if r.passes(t, &ev) {
 				taken = t
 				break
 			}
@@ -865,7 +897,7 @@ func (r *runner) fastEventless(p *stepPlan, ev Event, ownContext bool) (*stepPla
 		}
 		var taken *transition
 		for _, t := range ts {
-			if t.guard == nil || r.evaluateGuard(t, ev) {
+			if r.passes(t, &ev) {
 				taken = t
 				break
 			}
