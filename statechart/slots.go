@@ -432,6 +432,9 @@ func (r *runner) evalSlots(sc *slotCond, ev *Event) bool {
 			if pass, done := c.leafNumber(n); done {
 				return pass
 			}
+		} else if b, ok := r.slotCtx.vals[sc.field].(bool); ok && (c.code == condEq || c.code == condNeq) && c.value.kind == exprLiteral && c.lit.kind != scalarNone {
+			// c.leaf on a boolean (slotNumber loaded the slot).
+			return (c.lit.kind == scalarBool && c.lit.b == b) == (c.code == condEq)
 		}
 	}
 	field, present := r.condPath(sc.field, c.field, ev)
@@ -447,8 +450,6 @@ func (r *runner) evalSlots(sc *slotCond, ev *Event) bool {
 func (r *runner) assignSlots(entries []slotEntry, seq bool, ev Event) {
 	r.changed = true
 	if seq {
-		var sc scope
-		var s *scope // &sc, once made: literals and increments need none
 		for i := range entries {
 			e := &entries[i]
 			switch x := e.expr.e; x.kind {
@@ -462,10 +463,7 @@ func (r *runner) assignSlots(entries []slotEntry, seq bool, ev Event) {
 					continue
 				}
 			}
-			if s == nil {
-				sc, s = scope{event: ev, moved: r.movedOutput()}, &sc
-			}
-			r.setSlot(e.slot, r.slotExprValue(e.expr, e.slot, s))
+			r.setSlot(e.slot, r.slotEntryValue(e, ev))
 		}
 		return
 	}
@@ -481,6 +479,13 @@ func (r *runner) assignSlots(entries []slotEntry, seq bool, ev Event) {
 	}
 	clear(vals)
 	x.next = vals[:0]
+}
+
+// slotEntryValue is the value of entry e in the scope of event ev; the
+// scope is made here, for the entries that need it.
+func (r *runner) slotEntryValue(e *slotEntry, ev Event) slotValue {
+	s := scope{event: ev, moved: r.movedOutput()}
+	return r.slotExprValue(e.expr, e.slot, &s)
 }
 
 // independentSlots is independent for slot entries: one entry, or up to

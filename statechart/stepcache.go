@@ -87,8 +87,28 @@ type confPlans struct {
 	// always: the eventless candidates of a chain configuration, once
 	// alwaysOK is 1 (see runner.eventlessCandidates); alwaysOK is -1 when
 	// fastStep cannot select eventless transitions in it.
-	always   []*transition
-	alwaysOK int8
+	always      []*transition
+	alwaysPlans []*stepPlan // per candidate of always, its plan once found
+	alwaysOK    int8
+}
+
+// soloPlan returns the plan of configuration c that takes transition
+// ts[i] alone, if one is recorded, remembered in (*memo)[i] once found: a
+// configuration records one plan per set of transitions, and keeps it.
+func (c *confPlans) soloPlan(ts []*transition, i int, memo *[]*stepPlan) *stepPlan {
+	if i < len(*memo) && (*memo)[i] != nil {
+		return (*memo)[i]
+	}
+	for _, p := range c.plans {
+		if len(p.ids) == 1 && p.ids[0] == int(ts[i].id) {
+			if len(*memo) != len(ts) {
+				*memo = make([]*stepPlan, len(ts))
+			}
+			(*memo)[i] = p
+			return p
+		}
+	}
+	return nil
 }
 
 // selection lists the candidates of one event (by Machine.eventIDs; -1
@@ -112,6 +132,9 @@ type selection struct {
 	pure bool
 	// shared: two candidates of the tree have the same declarative guard.
 	shared bool
+	// plans: in a chain, per candidate of ts, its plan once found (see
+	// confPlans.soloPlan).
+	plans []*stepPlan
 }
 
 // selNode is one active state of a selection's tree: its candidates, and
@@ -779,10 +802,11 @@ func (r *runner) fastStep(s *Snapshot, ev Event, ownContext, messaging bool) boo
 	// taken: in a chain, the one transition selected (the common case,
 	// kept free of selectFrom's bookkeeping); otherwise r.selected.
 	var taken *transition
+	ti := 0
 	if sel.tree == nil {
-		for _, t := range sel.ts {
+		for i, t := range sel.ts {
 			if r.passes(t, &ev) {
-				taken = t
+				taken, ti = t, i
 				break
 			}
 		}
@@ -807,10 +831,14 @@ func (r *runner) fastStep(s *Snapshot, ev Event, ownContext, messaging bool) boo
 		return true
 	}
 	var plan *stepPlan
-	for _, p := range c.plans {
-		if taken != nil && len(p.ids) == 1 && p.ids[0] == int(taken.id) || taken == nil && sameTransitions(p.ids, r.selected) {
-			plan = p
-			break
+	if taken != nil {
+		plan = c.soloPlan(sel.ts, ti, &sel.plans)
+	} else {
+		for _, p := range c.plans {
+			if sameTransitions(p.ids, r.selected) {
+				plan = p
+				break
+			}
 		}
 	}
 	if plan == nil || plan.assigns && !ownContext {
@@ -895,27 +923,21 @@ func (r *runner) fastEventless(p *stepPlan, ev Event, ownContext bool) (*stepPla
 			first.noChain = true
 			return nil, 0
 		}
-		var taken *transition
-		for _, t := range ts {
+		ti := -1
+		for i, t := range ts {
 			if r.passes(t, &ev) {
-				taken = t
+				ti = i
 				break
 			}
 		}
-		if taken == nil {
+		if ti < 0 {
 			break
 		}
 		if steps++; steps > limit {
 			first.noChain = true
 			return nil, 0
 		}
-		var next *stepPlan
-		for _, q := range c.plans {
-			if len(q.ids) == 1 && q.ids[0] == int(taken.id) {
-				next = q
-				break
-			}
-		}
+		next := c.soloPlan(ts, ti, &c.alwaysPlans)
 		if next == nil || next.assigns && !ownContext {
 			return nil, 0
 		}
