@@ -64,9 +64,10 @@ type stepPlan struct {
 	// take the step by fastStep when the children it stops have no
 	// children (see runner.invokesCannotFail).
 	invokes, quickInvokes bool
-	// noChain: fastStep does not take the eventless microsteps that may
-	// follow the step (see fastEventless): one of them, or the selection
-	// of one, needs the general path whatever the context.
+	// noChain: fastStep no longer takes the eventless microsteps that
+	// may follow the step (see fastEventless): once, one of them or the
+	// selection of one needed the general path (a guard or a plan that is
+	// not pure, a configuration that is not a chain, a chain too long).
 	noChain bool
 	// next: the plans of the configuration final, once looked up.
 	next *confPlans
