@@ -7,7 +7,6 @@ package statechart
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -26,55 +25,32 @@ import (
 // end; a few loop until a budget ends them.
 func withEventlessChains(t *testing.T, rng *rand.Rand, src []byte) []byte {
 	t.Helper()
-	var cfg map[string]any
-	if err := json.Unmarshal(src, &cfg); err != nil {
-		t.Fatal(err)
-	}
-	var ids []string
-	var states []map[string]any
-	var walk func(n map[string]any)
-	walk = func(n map[string]any) {
-		if n["type"] != "history" {
-			ids = append(ids, n["id"].(string))
-			states = append(states, n)
+	return editStates(t, src, func(_ map[string]any, ids []string, states []map[string]any) {
+		assign := func(params map[string]any) []any {
+			return []any{map[string]any{"type": "xstate.assign", "params": params}}
 		}
-		kids, _ := n["states"].(map[string]any)
-		for _, c := range kids {
-			walk(c.(map[string]any))
+		for _, n := range states {
+			if rng.IntN(3) != 0 {
+				continue
+			}
+			id := n["id"].(string)
+			always := []any{
+				map[string]any{"target": "#" + ids[rng.IntN(len(ids))], "guard": "fresh",
+					"actions": assign(map[string]any{"mark": map[string]any{"$ref": "context.n"}, "log": map[string]any{"$push": "fresh:" + id}})},
+				map[string]any{"target": "#" + ids[rng.IntN(len(ids))], "guard": "k1",
+					"actions": assign(map[string]any{"mark": map[string]any{"$ref": "context.n"}, "log": map[string]any{"$push": "k1:" + id}})},
+			}
+			if rng.IntN(3) == 0 {
+				always = append([]any{
+					map[string]any{"guard": "loop", "actions": assign(map[string]any{"c": map[string]any{"$inc": 1}, "log": map[string]any{"$push": "loop:" + id}})},
+					map[string]any{"guard": "k2"},
+				}, always...)
+				exit, _ := n["exit"].([]any)
+				n["exit"] = append(exit, assign(map[string]any{"c": 0})...)
+			}
+			n["always"] = always
 		}
-	}
-	walk(cfg)
-	slices.Sort(ids) // map order is random; the choices below must not be
-	slices.SortFunc(states, func(a, b map[string]any) int { return strings.Compare(a["id"].(string), b["id"].(string)) })
-	assign := func(params map[string]any) []any {
-		return []any{map[string]any{"type": "xstate.assign", "params": params}}
-	}
-	for _, n := range states {
-		if rng.IntN(3) != 0 {
-			continue
-		}
-		id := n["id"].(string)
-		always := []any{
-			map[string]any{"target": "#" + ids[rng.IntN(len(ids))], "guard": "fresh",
-				"actions": assign(map[string]any{"mark": map[string]any{"$ref": "context.n"}, "log": map[string]any{"$push": "fresh:" + id}})},
-			map[string]any{"target": "#" + ids[rng.IntN(len(ids))], "guard": "k1",
-				"actions": assign(map[string]any{"mark": map[string]any{"$ref": "context.n"}, "log": map[string]any{"$push": "k1:" + id}})},
-		}
-		if rng.IntN(3) == 0 {
-			always = append([]any{
-				map[string]any{"guard": "loop", "actions": assign(map[string]any{"c": map[string]any{"$inc": 1}, "log": map[string]any{"$push": "loop:" + id}})},
-				map[string]any{"guard": "k2"},
-			}, always...)
-			exit, _ := n["exit"].([]any)
-			n["exit"] = append(exit, assign(map[string]any{"c": 0})...)
-		}
-		n["always"] = always
-	}
-	out, err := json.Marshal(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
+	})
 }
 
 // TestActorFastStepEventlessChains sends the same events, with data, to
@@ -141,11 +117,7 @@ func TestActorFastStepEventlessChains(t *testing.T) {
 			if errA != nil {
 				failed++
 			}
-			a, b := general.cur, cached.cur
-			if bc := slotView(cached); !slices.Equal(a.nodes, b.nodes) || a.status != b.status || !jsonEqual(a.context, bc) {
-				t.Fatalf("seed %d event %d: general path %v %v %v, cached %v %v %v",
-					seed, i, a.nodes, a.status, a.context, b.nodes, b.status, bc)
-			}
+			sameActorStates(t, general, cached, "seed %d event %d", seed, i)
 		}
 		if !slices.Equal(seen[0], seen[1]) {
 			t.Fatalf("seed %d: subscribers saw\n%v\nand, with the cache,\n%v", seed, seen[0], seen[1])
@@ -201,10 +173,7 @@ func TestActorFastStepEventlessBudget(t *testing.T) {
 			if errA != nil {
 				failed++
 			}
-			a, b := general.cur, cached.cur
-			if bc := slotView(cached); !slices.Equal(a.nodes, b.nodes) || a.status != b.status || !jsonEqual(a.context, bc) {
-				t.Fatalf("%s event %d: general path %v %v %v, cached %v %v %v", name, i, a.nodes, a.status, a.context, b.nodes, b.status, bc)
-			}
+			sameActorStates(t, general, cached, "%s event %d", name, i)
 		}
 		if failed == 0 || cached.r.cache.chains == 0 {
 			t.Fatalf("%s: %d events failed, %d eventless microsteps taken by fastStep: the test does not exercise them", name, failed, cached.r.cache.chains)

@@ -142,6 +142,21 @@ func withDeclarativeActions(t *testing.T, src []byte, silent bool) []byte {
 // transitions to try after a step and some steps take one.
 func withEventless(t *testing.T, rng *rand.Rand, src []byte) []byte {
 	t.Helper()
+	return editStates(t, src, func(_ map[string]any, ids []string, states []map[string]any) {
+		for _, n := range states {
+			if rng.IntN(4) == 0 {
+				n["always"] = map[string]any{"target": "#" + ids[rng.IntN(len(ids))], "guard": "rare"}
+			}
+		}
+	})
+}
+
+// editStates decodes a machine config, calls edit with it, the ids of its
+// states (history states aside) and those states, both in the order of
+// their ids (map order is random; the random choices of edit must not
+// be), and encodes the config edit changed.
+func editStates(t *testing.T, src []byte, edit func(cfg map[string]any, ids []string, states []map[string]any)) []byte {
+	t.Helper()
 	var cfg map[string]any
 	if err := json.Unmarshal(src, &cfg); err != nil {
 		t.Fatal(err)
@@ -161,18 +176,26 @@ func withEventless(t *testing.T, rng *rand.Rand, src []byte) []byte {
 		}
 	}
 	walk(cfg)
-	slices.Sort(ids) // map order is random; the choice below must not be
+	slices.Sort(ids)
 	slices.SortFunc(states, func(a, b map[string]any) int { return strings.Compare(a["id"].(string), b["id"].(string)) })
-	for _, n := range states {
-		if rng.IntN(4) == 0 {
-			n["always"] = map[string]any{"target": "#" + ids[rng.IntN(len(ids))], "guard": "rare"}
-		}
-	}
+	edit(cfg, ids, states)
 	out, err := json.Marshal(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return out
+}
+
+// sameActorStates fails the test unless the Actors general (the step
+// cache off) and cached are in the same configuration and status, with
+// the same context (the slots of cached included); where and its args
+// say which event the test sent last.
+func sameActorStates(t *testing.T, general, cached *Actor, where string, args ...any) {
+	t.Helper()
+	a, b := general.cur, cached.cur
+	if bc := slotView(cached); !slices.Equal(a.nodes, b.nodes) || a.status != b.status || !jsonEqual(a.context, bc) {
+		t.Fatalf("%s: general path %v %v %v, cached %v %v %v", fmt.Sprintf(where, args...), a.nodes, a.status, a.context, b.nodes, b.status, bc)
+	}
 }
 
 // declarativeGuards are the guards of the machines of randomDeclarative:
@@ -245,11 +268,7 @@ func TestActorFastStepMatchesGeneralPath(t *testing.T) {
 				general.Snapshot()
 				cached.Snapshot()
 			}
-			a, b := general.cur, cached.cur
-			if bc := slotView(cached); !slices.Equal(a.nodes, b.nodes) || a.status != b.status || !jsonEqual(a.context, bc) {
-				t.Fatalf("seed %d event %d: general path %v %v %v, cached %v %v %v",
-					seed, i, a.nodes, a.status, a.context, b.nodes, b.status, bc)
-			}
+			sameActorStates(t, general, cached, "seed %d event %d", seed, i)
 		}
 		if !slices.Equal(seen[0], seen[1]) {
 			t.Fatalf("seed %d: subscribers saw\n%v\nand, with the cache,\n%v", seed, seen[0], seen[1])
