@@ -7,7 +7,6 @@ package statechart
 
 import (
 	"context"
-	"fmt"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -93,14 +92,7 @@ func TestActorFastStepEventlessChains(t *testing.T) {
 			continue
 		}
 		tested++
-		general, cached := NewActor(m, nil), NewActor(m, nil)
-		general.r.cache.off = true
-		var seen [2][]string
-		if seed%6 == 1 {
-			for i, a := range []*Actor{general, cached} {
-				a.Subscribe(func(s *Snapshot) { seen[i] = append(seen[i], fmt.Sprint(s.nodes, s.status, s.context)) })
-			}
-		}
+		general, cached, seen := actorPair(m, seed%6 == 1)
 		errA, errB := general.Start(ctx), cached.Start(ctx)
 		if (errA == nil) != (errB == nil) {
 			t.Fatalf("seed %d: start: general path error %v, cached %v", seed, errA, errB)
@@ -110,14 +102,9 @@ func TestActorFastStepEventlessChains(t *testing.T) {
 			if i%7 == 6 {
 				ev = Event{Type: "OTHER"}
 			}
-			errA, errB := general.Send(ctx, ev), cached.Send(ctx, ev)
-			if fmt.Sprint(errA) != fmt.Sprint(errB) {
-				t.Fatalf("seed %d event %d: general path error %v, cached %v", seed, i, errA, errB)
-			}
-			if errA != nil {
+			if sendBoth(t, general, cached, ev, "seed %d event %d", seed, i) != nil {
 				failed++
 			}
-			sameActorStates(t, general, cached, "seed %d event %d", seed, i)
 		}
 		if !slices.Equal(seen[0], seen[1]) {
 			t.Fatalf("seed %d: subscribers saw\n%v\nand, with the cache,\n%v", seed, seen[0], seen[1])
@@ -166,14 +153,9 @@ func TestActorFastStepEventlessBudget(t *testing.T) {
 		failed := 0
 		for i, k := range []float64{1, 1, 1, 0, 1, 3, 1, 2, 1} {
 			ev := Event{Type: "E", Data: map[string]any{"k": k}}
-			errA, errB := general.Send(ctx, ev), cached.Send(ctx, ev)
-			if fmt.Sprint(errA) != fmt.Sprint(errB) {
-				t.Fatalf("%s event %d: general path error %v, cached %v", name, i, errA, errB)
-			}
-			if errA != nil {
+			if sendBoth(t, general, cached, ev, "%s event %d", name, i) != nil {
 				failed++
 			}
-			sameActorStates(t, general, cached, "%s event %d", name, i)
 		}
 		if failed == 0 || cached.r.cache.chains == 0 {
 			t.Fatalf("%s: %d events failed, %d eventless microsteps taken by fastStep: the test does not exercise them", name, failed, cached.r.cache.chains)

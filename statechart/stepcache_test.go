@@ -186,6 +186,33 @@ func editStates(t *testing.T, src []byte, edit func(cfg map[string]any, ids []st
 	return out
 }
 
+// actorPair returns two Actors of m, the first with the step cache off;
+// with subscribe, a subscriber of each records the snapshots in seen.
+func actorPair(m *Machine, subscribe bool) (general, cached *Actor, seen *[2][]string) {
+	general, cached, seen = NewActor(m, nil), NewActor(m, nil), new([2][]string)
+	general.r.cache.off = true
+	if subscribe {
+		for i, a := range []*Actor{general, cached} {
+			a.Subscribe(func(s *Snapshot) { seen[i] = append(seen[i], fmt.Sprint(s.nodes, s.status, s.context)) })
+		}
+	}
+	return general, cached, seen
+}
+
+// sendBoth sends ev to the Actors general and cached, fails the test
+// unless they return the same error and agree (see sameActorStates), and
+// returns the error.
+func sendBoth(t *testing.T, general, cached *Actor, ev Event, where string, args ...any) error {
+	t.Helper()
+	ctx := context.Background()
+	errA, errB := general.Send(ctx, ev), cached.Send(ctx, ev)
+	if fmt.Sprint(errA) != fmt.Sprint(errB) {
+		t.Fatalf("%s: general path error %v, cached %v", fmt.Sprintf(where, args...), errA, errB)
+	}
+	sameActorStates(t, general, cached, where, args...)
+	return errA
+}
+
 // sameActorStates fails the test unless the Actors general (the step
 // cache off) and cached are in the same configuration and status, with
 // the same context (the slots of cached included); where and its args
@@ -239,15 +266,8 @@ func TestActorFastStepMatchesGeneralPath(t *testing.T) {
 			continue
 		}
 		tested++
-		general, cached := NewActor(m, nil), NewActor(m, nil)
-		general.r.cache.off = true
-		var seen [2][]string
-		if seed%4 == 1 {
-			// A subscriber holds every snapshot: the context is shared.
-			for i, a := range []*Actor{general, cached} {
-				a.Subscribe(func(s *Snapshot) { seen[i] = append(seen[i], fmt.Sprint(s.nodes, s.status, s.context)) })
-			}
-		}
+		// A subscriber holds every snapshot: the context is shared.
+		general, cached, seen := actorPair(m, seed%4 == 1)
 		if err := general.Start(ctx); err != nil {
 			t.Fatalf("seed %d: %v", seed, err)
 		}
