@@ -214,7 +214,7 @@ func (r *runner) assign(updates map[string]any) {
 func (r *runner) assignAction(a *action, entries []assignEntry, ev Event) {
 	if r.slotCtx.live {
 		if a.slots != nil && r.ownsContext {
-			r.assignSlots(a.slots, ev)
+			r.assignSlots(a.slots, a.slotsSeq, ev)
 			return
 		}
 		r.leaveSlots()
@@ -420,7 +420,7 @@ func (r *runner) evalGuard(g *guard, ev Event) (bool, error) {
 	if g.decl != nil {
 		if r.slotCtx.live {
 			if g.slot != nil {
-				return r.evalSlots(g.slot, &scope{event: ev}), nil
+				return r.evalSlots(g.slot, &ev), nil
 			}
 			r.leaveSlots()
 		}

@@ -156,7 +156,9 @@ func (a *Actor) Send(ctx context.Context, ev Event) error {
 		a.opts.Inspect(Inspection{Event: ev, Snapshot: a.cur})
 	}
 	if a.r.fastStep(a.cur, ev, !a.contextShared && a.cur.context != nil, false) {
-		a.afterChange(nil, true)
+		if len(a.subs) > 0 || a.cur.status != StatusActive { // a fast step arms no timer
+			a.afterChange(nil, true)
+		}
 		return nil
 	}
 	a.prepareWork()

@@ -18,6 +18,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unsafe"
 
 	"github.com/chartgate/chartgate/internal/jsonx"
 )
@@ -669,7 +670,13 @@ func (r *runner) next(n int, ev Event) *transition {
 // a stream of events usually repeats a few types, often the same strings.
 func (r *runner) eventID(typ string) int32 {
 	for i := range r.recentTypes {
-		if e := &r.recentTypes[i]; e.ok && e.typ == typ {
+		e := &r.recentTypes[i]
+		if !e.ok || len(e.typ) != len(typ) {
+			continue
+		}
+		// The same string (equal pointers) needs no comparison of bytes,
+		// and a first byte that differs tells most others apart.
+		if len(typ) == 0 || unsafe.StringData(e.typ) == unsafe.StringData(typ) || e.typ[0] == typ[0] && e.typ == typ {
 			return e.id
 		}
 	}

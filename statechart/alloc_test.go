@@ -254,3 +254,54 @@ func TestActorSpawnedChildSnapshots(t *testing.T) {
 		t.Errorf("a child's start and stop allocates %.1f times, want at most 4", allocs)
 	}
 }
+
+// TestActorEventlessCheckAllocatesNothing sends an order workflow's events
+// to an Actor: an event guarded by its data, assigns that keep the event's
+// amount, and a state whose eventless transitions compare it with the
+// total. Once warm, a round of the stream allocates nothing.
+func TestActorEventlessCheckAllocatesNothing(t *testing.T) {
+	ctx := context.Background()
+	impl, err := statechart.ParseImplementations([]byte(`{
+		"guards":{"positive":{"field":"event.qty","op":"gt","value":0},
+			"hasItems":{"field":"context.items","op":"gt","value":0},
+			"enough":{"field":"context.last","op":"gte","value":{"$ref":"context.total"}}},
+		"actions":{"add":{"assign":{"items":{"$inc":1},"total":{"$inc":5}}},
+			"remember":{"assign":{"last":{"$ref":"event.amount"}}},
+			"settle":{"assign":{"paid":{"$inc":1}}},
+			"reset":{"assign":{"items":0,"total":0}}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := statechart.Compile([]byte(`{"id":"order","initial":"cart","context":{"items":0,"total":0,"paid":0,"last":null},"states":{
+		"cart":{"on":{"ADD":{"guard":"positive","actions":"add"},"CHECKOUT":{"target":"checkout","guard":"hasItems"}}},
+		"checkout":{"on":{"PAY":{"target":"check","actions":"remember"}}},
+		"check":{"always":[{"target":"paid","guard":"enough"},{"target":"checkout"}]},
+		"paid":{"entry":"settle","on":{"DONE":{"target":"cart","actions":"reset"}}}}}`), &statechart.Options{Implementations: impl})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := statechart.NewActor(m, nil)
+	if err := a.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	stream := []statechart.Event{
+		{Type: "ADD", Data: map[string]any{"qty": 2.0}}, {Type: "ADD", Data: map[string]any{"qty": 0.0}},
+		{Type: "CHECKOUT"}, {Type: "PAY", Data: map[string]any{"amount": 3.0}},
+		{Type: "PAY", Data: map[string]any{"amount": 5.0}}, {Type: "DONE"},
+	}
+	round := func() {
+		for _, ev := range stream {
+			if err := a.Send(ctx, ev); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	round()
+	allocs := testing.AllocsPerRun(100, round)
+	if got := a.Snapshot().Context()["paid"]; got != 102.0 {
+		t.Fatalf("paid = %v after 102 rounds, want 102: the stream does not pay once a round", got)
+	}
+	if allocs != 0 && !raceEnabled {
+		t.Errorf("a round of %d events allocates %.1f times, want 0", len(stream), allocs)
+	}
+}

@@ -536,6 +536,7 @@ type action struct {
 	impl      ActionFunc     // actionCustom; nil when not implemented (a no-op)
 	decl      []assignEntry  // actionCustom: impl is a declarative assign, run directly
 	slots     []slotEntry    // decl or assign with the machine's slots (see compileSlots)
+	slotsSeq  bool           // slots may be set one after the other (see independentSlots)
 	assign    []assignEntry  // actionAssign
 	event     Event          // actionRaise
 	hasDelay  bool           // actionRaise: delayed (scheduled) rather than internal

@@ -142,8 +142,10 @@ func (sc *slotCompiler) actions(as []*action) {
 		switch {
 		case a.kind == actionAssign && a.slots == nil:
 			a.slots = sc.entries(a.assign)
+			a.slotsSeq = independentSlots(a.slots)
 		case a.kind == actionCustom && a.decl != nil && a.slots == nil:
 			a.slots = sc.entries(a.decl)
+			a.slotsSeq = independentSlots(a.slots)
 		}
 	}
 }
@@ -372,6 +374,11 @@ func (r *runner) slotPath(slot int32, path []string, s *scope) (any, bool) {
 	if slot < 0 {
 		return s.lookup(path)
 	}
+	return r.slotIn(slot, path)
+}
+
+// slotIn resolves context path in slot, its key's.
+func (r *runner) slotIn(slot int32, path []string) (any, bool) {
 	v := r.slotValue(slot)
 	if _, ok := v.(undefined); ok {
 		return nil, false
@@ -382,26 +389,43 @@ func (r *runner) slotPath(slot int32, path []string, s *scope) (any, bool) {
 	return lookupIn(v, path[2:])
 }
 
-// evalSlots is c.eval with the context read from the slots.
-func (r *runner) evalSlots(sc *slotCond, s *scope) bool {
+// condPath is slotPath for a guard, whose scope has the context and the
+// event ev: an event path is resolved without making the scope.
+func (r *runner) condPath(slot int32, path []string, ev *Event) (any, bool) {
+	if slot >= 0 {
+		return r.slotIn(slot, path)
+	}
+	if len(path) >= 2 && path[0] == "event" {
+		v, ok := ev.Field(path[1])
+		if !ok || len(path) == 2 {
+			return v, ok
+		}
+		return lookupIn(v, path[2:])
+	}
+	return scope{event: *ev}.lookup(path)
+}
+
+// evalSlots is c.eval with the context read from the slots, in the scope
+// of event ev.
+func (r *runner) evalSlots(sc *slotCond, ev *Event) bool {
 	c := sc.c
 	switch c.code {
 	case condAnd:
 		for _, sub := range sc.subs {
-			if !r.evalSlots(sub, s) {
+			if !r.evalSlots(sub, ev) {
 				return false
 			}
 		}
 		return true
 	case condOr:
 		for _, sub := range sc.subs {
-			if r.evalSlots(sub, s) {
+			if r.evalSlots(sub, ev) {
 				return true
 			}
 		}
 		return false
 	case condNot:
-		return !r.evalSlots(sc.subs[0], s)
+		return !r.evalSlots(sc.subs[0], ev)
 	}
 	if sc.field >= 0 && len(c.field) == 2 {
 		if n, ok := r.slotNumber(sc.field); ok {
@@ -416,13 +440,16 @@ func (r *runner) evalSlots(sc *slotCond, s *scope) bool {
 					return compareNumbers(c.code, n, w)
 				}
 			}
+		} else if b, ok := r.slotCtx.vals[sc.field].(bool); ok && (c.code == condEq || c.code == condNeq) && c.value != nil && c.value.kind == exprLiteral && c.lit.kind != scalarNone {
+			// c.leaf on a boolean (slotNumber loaded the slot).
+			return (c.lit.kind == scalarBool && c.lit.b == b) == (c.code == condEq)
 		}
 	}
-	field, present := r.slotPath(sc.field, c.field, s)
+	field, present := r.condPath(sc.field, c.field, ev)
 	if c.value == nil || c.value.kind == exprLiteral {
 		return c.leaf(field, present, nil, false)
 	}
-	want, ok := r.slotPath(sc.ref, c.value.ref, s)
+	want, ok := r.condPath(sc.ref, c.value.ref, ev)
 	return c.leaf(field, present, want, ok)
 }
 
@@ -436,32 +463,54 @@ func (r *runner) refNumber(sc *slotCond) (float64, bool) {
 }
 
 // assignSlots is assignEntries on the slots: every value is computed
-// before any is set, unless they are independent.
-func (r *runner) assignSlots(entries []slotEntry, ev Event) {
-	s := scope{event: ev, moved: r.movedOutput()}
-	if len(entries) == 1 || independentSlots(entries) {
-		for i := range entries {
-			e := &entries[i]
-			r.setSlot(e.slot, r.slotExprValue(e.expr, e.slot, &s))
-		}
-	} else {
-		x := &r.slotCtx
-		vals := x.next[:0]
-		for i := range entries {
-			e := &entries[i]
-			vals = append(vals, r.slotExprValue(e.expr, e.slot, &s))
-		}
-		for i := range entries {
-			r.setSlot(entries[i].slot, vals[i])
-		}
-		clear(vals)
-		x.next = vals[:0]
-	}
+// before any is set, unless seq says the entries are independent.
+func (r *runner) assignSlots(entries []slotEntry, seq bool, ev Event) {
 	r.changed = true
+	if seq {
+		for i := range entries {
+			e := &entries[i]
+			switch x := e.expr.e; x.kind {
+			case exprInc:
+				n, _ := r.slotNumber(e.slot)
+				r.setSlot(e.slot, slotValue{n: n + x.inc, num: true})
+				continue
+			case exprLiteral:
+				if n, ok := x.literal.(float64); ok {
+					r.setSlot(e.slot, slotValue{n: n, num: true})
+					continue
+				}
+			}
+			r.setSlot(e.slot, r.slotEntryValue(e, ev))
+		}
+		return
+	}
+	s := scope{event: ev, moved: r.movedOutput()}
+	x := &r.slotCtx
+	vals := x.next[:0]
+	for i := range entries {
+		e := &entries[i]
+		vals = append(vals, r.slotExprValue(e.expr, e.slot, &s))
+	}
+	for i := range entries {
+		r.setSlot(entries[i].slot, vals[i])
+	}
+	clear(vals)
+	x.next = vals[:0]
 }
 
-// independentSlots is independent for slot entries.
+// slotEntryValue is the value of entry e in the scope of event ev; the
+// scope is made here, for the entries that need it.
+func (r *runner) slotEntryValue(e *slotEntry, ev Event) slotValue {
+	s := scope{event: ev, moved: r.movedOutput()}
+	return r.slotExprValue(e.expr, e.slot, &s)
+}
+
+// independentSlots is independent for slot entries: one entry, or up to
+// four literals and increments of distinct keys.
 func independentSlots(entries []slotEntry) bool {
+	if len(entries) == 1 {
+		return true
+	}
 	if len(entries) > 4 {
 		return false
 	}

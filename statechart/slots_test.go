@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 )
@@ -438,5 +439,63 @@ func TestSlotContextOfActorSystem(t *testing.T) {
 	}
 	if root.r.cache.fast == 0 {
 		t.Fatal("no fast step")
+	}
+}
+
+// TestSlotBooleanGuardsMatchMaps compares guards that test a boolean
+// context value against literals of every kind, evaluated on an Actor's
+// slots and by Machine.Transition on maps: after each SET, one event per
+// guard counts, in the guard's own key, whether it passes.
+func TestSlotBooleanGuardsMatchMaps(t *testing.T) {
+	ctx := context.Background()
+	literals := []string{`true`, `false`, `1`, `0`, `null`, `"true"`, `[true]`}
+	var on, impl, names []string
+	for i, lit := range literals {
+		for _, op := range []string{"eq", "neq"} {
+			g := fmt.Sprintf("%s%d", op, i)
+			names = append(names, g)
+			impl = append(impl, fmt.Sprintf(`%q: {"field": "context.flag", "op": %q, "value": %s}`, g, op, lit))
+			on = append(on, fmt.Sprintf(`%q: {"guard": %q, "actions": {"type": "xstate.assign", "params": {%q: {"$inc": 1}}}}`, g, g, g))
+		}
+	}
+	src := fmt.Sprintf(`{"id": "b", "context": {"flag": false}, "on": {%s,
+		"SET": {"actions": {"type": "xstate.assign", "params": {"flag": {"$ref": "event.v"}}}}}}`, strings.Join(on, ","))
+	decl, err := ParseImplementations([]byte(`{"guards": {` + strings.Join(impl, ",") + `}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := Compile([]byte(src), &Options{Implementations: decl})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.slots == nil {
+		t.Fatal("the machine has no slots")
+	}
+	a := startedActor(t, m, nil)
+	now := time.Unix(0, 0)
+	s, err := m.Start(ctx, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stream []Event
+	for _, v := range []any{true, false, 1.0, nil, "true", true, false} {
+		stream = append(stream, Event{Type: "SET", Data: map[string]any{"v": v}})
+		for _, g := range names {
+			stream = append(stream, Event{Type: g})
+		}
+	}
+	for _, ev := range stream {
+		if err := a.Send(ctx, ev); err != nil {
+			t.Fatal(err)
+		}
+		if s, err = m.Transition(ctx, s, ev, now); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if g, w := contextJSON(t, a.Snapshot().Context()), contextJSON(t, s.Context()); g != w {
+		t.Fatalf("actor context %s, pure %s", g, w)
+	}
+	if a.r.cache.fast == 0 {
+		t.Fatal("the actor took no step from the cache: the slots were not used")
 	}
 }

@@ -10,7 +10,11 @@
 // machines of an actor system are cached too (the actions, sendTo and
 // spawnChild included, and the start and stop of invoked children, run on
 // replay as on the general path). fastStep is an Actor's whole macrostep from the
-// cache, for a step nothing in can fail.
+// cache, for a step nothing in can fail, with the eventless microsteps
+// that follow it when their guards and plans are pure: those guards may
+// read what the step assigned, so they are evaluated on replay, and when
+// the cache lacks what they select the step is undone and the general
+// path takes the event.
 
 package statechart
 
@@ -34,7 +38,6 @@ type stepPlan struct {
 	initial []bool        // per entered state: its initial actions run
 	final   []int         // s.nodes at the end of the microstep
 	moved   bool          // the configuration differs from the one before
-	silent  bool          // no exit, transition, entry or initial action at all
 	// still: no state is exited or entered, so s.nodes stays as it is,
 	// in order (kept and final are the configuration's nodes).
 	still bool
@@ -42,6 +45,8 @@ type stepPlan struct {
 	// missing implementation): none can fail, raise, schedule or see the
 	// context, so an Actor may take it without a working copy (fastStep).
 	pure bool
+	// run: of a pure plan, the assigns it runs, in order (see replay).
+	run []*action
 	// quiet: no state of final has an eventless transition, so none can
 	// be selected after the step (see quietNodes).
 	quiet bool
@@ -59,6 +64,11 @@ type stepPlan struct {
 	// take the step by fastStep when the children it stops have no
 	// children (see runner.invokesCannotFail).
 	invokes, quickInvokes bool
+	// noChain: fastStep no longer takes the eventless microsteps that
+	// may follow the step (see fastEventless): once, one of them or the
+	// selection of one needed the general path (a guard or a plan that is
+	// not pure, a configuration that is not a chain, a chain too long).
+	noChain bool
 	// next: the plans of the configuration final, once looked up.
 	next *confPlans
 }
@@ -75,6 +85,31 @@ type confPlans struct {
 	// quiet: 1 when no state of the configuration has an eventless
 	// transition, -1 when one has, 0 until asked (see runner.confQuiet).
 	quiet int8
+	// always: the eventless candidates of a chain configuration, once
+	// alwaysOK is 1 (see runner.eventlessCandidates); alwaysOK is -1 when
+	// fastStep cannot select eventless transitions in it.
+	always      []*transition
+	alwaysPlans []*stepPlan // per candidate of always, its plan once found
+	alwaysOK    int8
+}
+
+// soloPlan returns the plan of configuration c that takes transition
+// ts[i] alone, if one is recorded, remembered in (*memo)[i] once found: a
+// configuration records one plan per set of transitions, and keeps it.
+func (c *confPlans) soloPlan(ts []*transition, i int, memo *[]*stepPlan) *stepPlan {
+	if i < len(*memo) && (*memo)[i] != nil {
+		return (*memo)[i]
+	}
+	for _, p := range c.plans {
+		if len(p.ids) == 1 && p.ids[0] == int(ts[i].id) {
+			if len(*memo) != len(ts) {
+				*memo = make([]*stepPlan, len(ts))
+			}
+			(*memo)[i] = p
+			return p
+		}
+	}
+	return nil
 }
 
 // selection lists the candidates of one event (by Machine.eventIDs; -1
@@ -98,6 +133,9 @@ type selection struct {
 	pure bool
 	// shared: two candidates of the tree have the same declarative guard.
 	shared bool
+	// plans: in a chain, per candidate of ts, its plan once found (see
+	// confPlans.soloPlan).
+	plans []*stepPlan
 }
 
 // selNode is one active state of a selection's tree: its candidates, and
@@ -128,6 +166,7 @@ type stepCache struct {
 	off       bool // the cache is not used (tests compare with the general path)
 	hits      int  // plans replayed, for tests
 	fast      int  // events fastStep took, for tests
+	chains    int  // eventless microsteps fastStep took, for tests
 	// replayed counts the replays since the cache was last emptied; when
 	// it was emptied for being full with few of them (a machine whose
 	// steps rarely repeat within the bound), the cache rests for pause
@@ -237,6 +276,20 @@ func (r *runner) selectFrom(sel *selection, ev Event) {
 		}
 	}
 	r.selStarts = starts
+}
+
+// passes is evaluateGuard for transition t whose guard is pure (see
+// pureGuard), which cannot fail: a declarative guard is evaluated on the
+// slots directly while they are live.
+func (r *runner) passes(t *transition, ev *Event) bool {
+	g := t.guard
+	switch {
+	case g == nil:
+		return true
+	case g.kind == guardNamed && g.slot != nil && r.slotCtx.live:
+		return r.evalSlots(g.slot, ev)
+	}
+	return r.evaluateGuard(t, *ev)
 }
 
 // evaluateGuardOnce is evaluateGuard, with the answers of declarative
@@ -403,12 +456,15 @@ func pureGuard(g *guard) bool {
 }
 
 // classify folds actions, run by the step, into the plan's pure,
-// messaging, assigns and sends.
+// messaging, assigns, sends and run.
 func (p *stepPlan) classify(actions []*action) {
 	for _, a := range actions {
 		switch {
 		case a.kind == actionAssign, a.kind == actionCustom && a.decl != nil:
 			p.assigns = true
+			if a.kind == actionAssign || a.impl != nil { // see executeActions
+				p.run = append(p.run, a)
+			}
 		case a.kind == actionLog, a.kind == actionCustom && a.impl == nil:
 		case a.kind == actionSendTo && !a.send.hasDelay:
 			p.pure = false
@@ -541,8 +597,9 @@ func sameTransitions(ids []int, ts []*transition) bool {
 // its own, the transitions' actions, then entry (and initial) actions with
 // each state joining the configuration before its own.
 func (r *runner) replay(p *stepPlan, ev Event) {
-	if p.silent {
-		// No action runs, so nothing sees the configuration in between.
+	if p.pure {
+		// Its assigns do not see the configuration: it changes first, and
+		// they run after, in order.
 		for _, x := range p.exit {
 			r.active[x] = false
 		}
@@ -551,16 +608,29 @@ func (r *runner) replay(p *stepPlan, ev Event) {
 				r.activate(n)
 			}
 		}
-		r.s.nodes = append(r.s.nodes[:0], p.final...)
-		r.changed = r.changed || p.moved
+		if !p.still {
+			r.s.nodes = append(r.s.nodes[:0], p.final...)
+		}
+		for _, a := range p.run {
+			if a.slots != nil && r.ownsContext && r.slotCtx.live {
+				r.assignSlots(a.slots, a.slotsSeq, ev)
+				continue
+			}
+			entries := a.assign
+			if a.kind == actionCustom {
+				entries = a.decl
+			}
+			r.assignAction(a, entries, ev)
+		}
+		if p.moved {
+			r.changed = true
+		}
 		return
 	}
 	if p.invokes {
 		r.leaveSlots() // an invoke's input may read the context
 	}
-	// The actions of a pure plan do not see the configuration: it
-	// changes once, at the end.
-	track := !p.pure && !p.still
+	track := !p.still
 	for _, x := range p.exit {
 		r.executeActions(r.m.nodes[x].exit, ev, x)
 		if r.err != nil {
@@ -640,20 +710,17 @@ func (r *runner) recordPlan() {
 	p.still = len(p.exit) == 0 && len(p.enter) == 0 && slices.Equal(p.kept, r.prevNodes) && slices.Equal(p.final, r.prevNodes)
 	copy(p.ids, r.cache.recording)
 	p.quiet = r.quietNodes(p.final)
-	p.silent, p.pure, p.messaging = true, true, true
+	p.pure, p.messaging = true, true
 	for _, x := range p.exit {
-		p.silent = p.silent && len(r.m.nodes[x].exit) == 0
 		p.classify(r.m.nodes[x].exit)
 		p.invokes = p.invokes || len(r.m.nodes[x].invokes()) > 0
 	}
 	for _, t := range p.ts {
-		p.silent = p.silent && len(t.actions) == 0
 		p.classify(t.actions)
 	}
 	for i, n := range r.order {
 		node := r.m.nodes[n]
 		p.initial[i] = r.defaultEntry.has[n] && node.initial != nil
-		p.silent = p.silent && len(node.entry) == 0 && (!p.initial[i] || len(node.initial.actions) == 0)
 		p.classify(node.entry)
 		if p.initial[i] {
 			p.classify(node.initial.actions)
@@ -662,8 +729,11 @@ func (r *runner) recordPlan() {
 	}
 	if p.invokes {
 		// Children start or stop: see replay.
-		p.silent, p.pure = false, false
+		p.pure = false
 		p.quickInvokes = p.messaging && len(p.sends) == 0 && r.quickInvokes(p)
+	}
+	if !p.pure {
+		p.run = nil
 	}
 	if r.cache.count >= maxCachedSteps {
 		// Start again; nothing refers to the old records any more.
@@ -696,9 +766,11 @@ func (r *runner) recordPlan() {
 // configuration's record selects ev's transitions by pure guards, and the
 // step's plan is pure (or, with messaging, for a cell of an actor system
 // attached to the runner, pure but for undelayed sends whose targets
-// exist: their effects join r.fx); no state of the configuration it leads
-// to has an eventless transition to try after it. The step then changes s in place: no working copy, no undo
-// log, since nothing can fail or be rolled back. A step that runs actions
+// exist: their effects join r.fx); and, for a cell, no state of the
+// configuration it leads to has an eventless transition to try after it.
+// An Actor takes the eventless microsteps after a pure step too (see
+// fastEventless). The step then changes s in place: no working copy, and
+// no undo log unless eventless microsteps follow, since nothing can fail. A step that runs actions
 // needs ownContext: s's context is the Actor's alone (see grantContext).
 // It reports false, having changed nothing, when the general path must
 // take the event.
@@ -731,10 +803,11 @@ func (r *runner) fastStep(s *Snapshot, ev Event, ownContext, messaging bool) boo
 	// taken: in a chain, the one transition selected (the common case,
 	// kept free of selectFrom's bookkeeping); otherwise r.selected.
 	var taken *transition
+	ti := 0
 	if sel.tree == nil {
-		for _, t := range sel.ts {
-			if t.guard == nil || r.evaluateGuard(t, ev) {
-				taken = t
+		for i, t := range sel.ts {
+			if r.passes(t, &ev) {
+				taken, ti = t, i
 				break
 			}
 		}
@@ -759,13 +832,23 @@ func (r *runner) fastStep(s *Snapshot, ev Event, ownContext, messaging bool) boo
 		return true
 	}
 	var plan *stepPlan
-	for _, p := range c.plans {
-		if taken != nil && len(p.ids) == 1 && p.ids[0] == int(taken.id) || taken == nil && sameTransitions(p.ids, r.selected) {
-			plan = p
-			break
+	if taken != nil {
+		plan = c.soloPlan(sel.ts, ti, &sel.plans)
+	} else {
+		for _, p := range c.plans {
+			if sameTransitions(p.ids, r.selected) {
+				plan = p
+				break
+			}
 		}
 	}
-	if plan == nil || !plan.quiet || plan.assigns && !ownContext {
+	if plan == nil || plan.assigns && !ownContext {
+		return false
+	}
+	// chain: eventless transitions may be selected after the step. An
+	// Actor takes them here after a pure step (see fastEventless).
+	chain := !plan.quiet
+	if chain && (messaging || plan.noChain || !plan.pure) {
 		return false
 	}
 	if plan.invokes && (!plan.quickInvokes || !r.invokesCannotFail(plan)) {
@@ -775,20 +858,174 @@ func (r *runner) fastStep(s *Snapshot, ev Event, ownContext, messaging bool) boo
 		return false
 	}
 	r.ownsContext, r.undoing = true, false
+	hits, replayed := r.cache.hits, r.cache.replayed
 	r.cache.hits++
 	r.cache.replayed++
-	r.cache.fast++
+	end := plan
+	if chain {
+		// What the eventless microsteps find may send the event to the
+		// general path: the context's changes are logged to be undone.
+		r.dropUndo()
+		r.undoing = true
+	}
 	r.replay(plan, ev)
+	if chain {
+		var steps int
+		if end, steps = r.fastEventless(plan, ev, ownContext); end == nil {
+			r.undoFastStep(c)
+			r.cache.hits, r.cache.replayed = hits, replayed
+			return false
+		}
+		r.dropUndo()
+		r.cache.chains += steps
+	}
+	r.cache.fast++
 	if len(r.knownTargets) > 0 {
 		r.forgetTargets()
 	}
-	r.cache.cur, r.cache.known = plan.next, false
-	if plan.next == nil {
-		r.cache.last = plan
+	r.cache.cur, r.cache.known = end.next, false
+	if end.next == nil {
+		r.cache.last = end
 	}
 	if len(r.activated) > 2*len(s.nodes)+32 {
 		// active marks exactly s.nodes; activated need not list more.
 		r.activated = append(r.activated[:0], s.nodes...)
 	}
 	return true
+}
+
+// maxFastChain bounds the eventless microsteps fastStep takes after a
+// step; a longer chain takes the general path.
+const maxFastChain = 16
+
+// fastEventless takes, after plan p that fastStep replayed, the eventless
+// microsteps that the general path would take (macrostepLoop): in a chain
+// configuration, the first candidate whose guard passes, from the atomic
+// state up, by its recorded plan, until no candidate passes, a microstep
+// changes nothing, or the configuration has no eventless transition. It
+// returns the plan of the last microstep taken and how many eventless ones
+// it took, or nil when the general path must take the event (a record is
+// missing, a guard or a plan is not pure, or the microsteps would reach
+// the call's budget or maxFastChain): fastStep then undoes the step.
+func (r *runner) fastEventless(p *stepPlan, ev Event, ownContext bool) (*stepPlan, int) {
+	first := p
+	limit := min(maxFastChain, r.m.opts.MaxMicrosteps, r.m.opts.MaxSteps-1)
+	steps := 0
+	for !p.quiet {
+		c := p.next
+		if c == nil {
+			if c = r.cache.confs[string(r.confKey(p.final))]; c == nil {
+				return nil, 0
+			}
+			p.next = c
+		}
+		ts, ok := r.eventlessCandidates(c)
+		if !ok {
+			first.noChain = true
+			return nil, 0
+		}
+		ti := -1
+		for i, t := range ts {
+			if r.passes(t, &ev) {
+				ti = i
+				break
+			}
+		}
+		if ti < 0 {
+			break
+		}
+		if steps++; steps > limit {
+			first.noChain = true
+			return nil, 0
+		}
+		next := c.soloPlan(ts, ti, &c.alwaysPlans)
+		if next == nil || next.assigns && !ownContext {
+			return nil, 0
+		}
+		if !next.pure {
+			first.noChain = true
+			return nil, 0
+		}
+		r.cache.hits++
+		r.cache.replayed++
+		r.changed = false
+		r.replay(next, ev)
+		p = next
+		if !r.changed {
+			break // XState selects no eventless transition after such a step
+		}
+	}
+	return p, steps
+}
+
+// eventlessCandidates returns the eventless candidates of configuration c
+// (see chainEventless), computed once; ok is false when fastEventless
+// cannot select in c.
+func (r *runner) eventlessCandidates(c *confPlans) (ts []*transition, ok bool) {
+	if c.alwaysOK == 0 {
+		c.alwaysOK = -1
+		if ts, ok := r.m.chainEventless(c.nodes); ok {
+			c.always, c.alwaysOK = ts, 1
+		}
+	}
+	return c.always, c.alwaysOK > 0
+}
+
+// chainEventless returns the eventless transitions that
+// selectEventlessTransitions considers in configuration nodes when it is a
+// chain, one atomic (or final) state and exactly its ancestors: those of
+// the state, then of each ancestor up to the root, in order; the first
+// whose guard passes is selected, alone. ok is false for another
+// configuration, or when a guard is not pure (see pureGuard).
+func (m *Machine) chainEventless(nodes []int) (ts []*transition, ok bool) {
+	leaf := -1
+	for _, n := range nodes {
+		switch m.nodes[n].kind {
+		case kindAtomic, kindFinal:
+			if leaf >= 0 {
+				return nil, false
+			}
+			leaf = n
+		case kindParallel:
+			return nil, false
+		}
+	}
+	if leaf < 0 || m.nodes[leaf].depth+1 != len(nodes) {
+		return nil, false
+	}
+	for s := leaf; s >= 0; s = m.nodes[s].parent {
+		if !slices.Contains(nodes, s) {
+			return nil, false
+		}
+		for _, t := range m.nodes[s].always {
+			if !pureGuard(t.guard) {
+				return nil, false
+			}
+			ts = append(ts, t)
+		}
+	}
+	return ts, true
+}
+
+// dropUndo empties the undo logs of the context and its slots, and stops
+// recording them.
+func (r *runner) dropUndo() {
+	r.beginSlots()
+	clear(r.undo)
+	r.undo, r.undoing = r.undo[:0], false
+}
+
+// undoFastStep restores what fastStep changed before fastEventless sent
+// the event to the general path: the context, from the undo logs, and the
+// configuration c the step started from.
+func (r *runner) undoFastStep(c *confPlans) {
+	r.rollbackContext()
+	for _, n := range r.s.nodes {
+		r.active[n] = false
+	}
+	for _, n := range c.nodes {
+		r.activate(n)
+	}
+	r.s.nodes = append(r.s.nodes[:0], c.nodes...)
+	r.cache.cur, r.cache.known, r.cache.last = c, false, nil
 }

@@ -11,8 +11,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
-	"slices"
-	"strings"
 	"testing"
 )
 
@@ -25,58 +23,37 @@ import (
 // logs every HI and PONG.
 func withInvokes(t *testing.T, rng *rand.Rand, src []byte) []byte {
 	t.Helper()
-	var cfg map[string]any
-	if err := json.Unmarshal(src, &cfg); err != nil {
-		t.Fatal(err)
-	}
-	var states []map[string]any
-	var walk func(n map[string]any)
-	walk = func(n map[string]any) {
-		if n["type"] != "history" {
-			states = append(states, n)
+	return editStates(t, src, func(cfg map[string]any, _ []string, states []map[string]any) {
+		push := func(what string) map[string]any {
+			return map[string]any{"type": "xstate.assign", "params": map[string]any{"log": map[string]any{"$push": what}}}
 		}
-		kids, _ := n["states"].(map[string]any)
-		for _, c := range kids {
-			walk(c.(map[string]any))
-		}
-	}
-	walk(cfg)
-	// map order is random; the choices below must not be
-	slices.SortFunc(states, func(a, b map[string]any) int { return strings.Compare(a["id"].(string), b["id"].(string)) })
-	push := func(what string) map[string]any {
-		return map[string]any{"type": "xstate.assign", "params": map[string]any{"log": map[string]any{"$push": what}}}
-	}
-	for i, n := range states {
-		if n["id"] == cfg["id"] || rng.IntN(3) != 0 {
-			continue
-		}
-		id := fmt.Sprintf("c%d", i)
-		switch rng.IntN(3) {
-		case 0:
-			n["invoke"] = map[string]any{"src": "quiet", "id": id}
-			continue
-		case 1:
-			n["invoke"] = map[string]any{"src": "kid", "id": id}
-			if rng.IntN(2) == 0 {
-				entry, _ := n["entry"].([]any)
-				n["entry"] = append(entry, map[string]any{"type": "xstate.sendTo", "params": map[string]any{"to": id, "event": map[string]any{"type": "PING"}}})
+		for i, n := range states {
+			if n["id"] == cfg["id"] || rng.IntN(3) != 0 {
+				continue
 			}
-			continue
+			id := fmt.Sprintf("c%d", i)
+			switch rng.IntN(3) {
+			case 0:
+				n["invoke"] = map[string]any{"src": "quiet", "id": id}
+				continue
+			case 1:
+				n["invoke"] = map[string]any{"src": "kid", "id": id}
+				if rng.IntN(2) == 0 {
+					entry, _ := n["entry"].([]any)
+					n["entry"] = append(entry, map[string]any{"type": "xstate.sendTo", "params": map[string]any{"to": id, "event": map[string]any{"type": "PING"}}})
+				}
+				continue
+			}
+			n["invoke"] = map[string]any{"src": "p", "id": id, "onDone": map[string]any{"actions": []any{push("done:" + id)}}}
 		}
-		n["invoke"] = map[string]any{"src": "p", "id": id, "onDone": map[string]any{"actions": []any{push("done:" + id)}}}
-	}
-	on, _ := cfg["on"].(map[string]any)
-	if on == nil {
-		on = map[string]any{}
-		cfg["on"] = on
-	}
-	on["HI"] = map[string]any{"actions": []any{push("hi")}}
-	on["PONG"] = map[string]any{"actions": []any{push("pong")}}
-	out, err := json.Marshal(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
+		on, _ := cfg["on"].(map[string]any)
+		if on == nil {
+			on = map[string]any{}
+			cfg["on"] = on
+		}
+		on["HI"] = map[string]any{"actions": []any{push("hi")}}
+		on["PONG"] = map[string]any{"actions": []any{push("pong")}}
+	})
 }
 
 // compileWithInvokes compiles a machine of withInvokes and its actors; with

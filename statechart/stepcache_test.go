@@ -142,6 +142,21 @@ func withDeclarativeActions(t *testing.T, src []byte, silent bool) []byte {
 // transitions to try after a step and some steps take one.
 func withEventless(t *testing.T, rng *rand.Rand, src []byte) []byte {
 	t.Helper()
+	return editStates(t, src, func(_ map[string]any, ids []string, states []map[string]any) {
+		for _, n := range states {
+			if rng.IntN(4) == 0 {
+				n["always"] = map[string]any{"target": "#" + ids[rng.IntN(len(ids))], "guard": "rare"}
+			}
+		}
+	})
+}
+
+// editStates decodes a machine config, calls edit with it, the ids of its
+// states (history states aside) and those states, both in the order of
+// their ids (map order is random; the random choices of edit must not
+// be), and encodes the config edit changed.
+func editStates(t *testing.T, src []byte, edit func(cfg map[string]any, ids []string, states []map[string]any)) []byte {
+	t.Helper()
 	var cfg map[string]any
 	if err := json.Unmarshal(src, &cfg); err != nil {
 		t.Fatal(err)
@@ -161,18 +176,53 @@ func withEventless(t *testing.T, rng *rand.Rand, src []byte) []byte {
 		}
 	}
 	walk(cfg)
-	slices.Sort(ids) // map order is random; the choice below must not be
+	slices.Sort(ids)
 	slices.SortFunc(states, func(a, b map[string]any) int { return strings.Compare(a["id"].(string), b["id"].(string)) })
-	for _, n := range states {
-		if rng.IntN(4) == 0 {
-			n["always"] = map[string]any{"target": "#" + ids[rng.IntN(len(ids))], "guard": "rare"}
-		}
-	}
+	edit(cfg, ids, states)
 	out, err := json.Marshal(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return out
+}
+
+// actorPair returns two Actors of m, the first with the step cache off;
+// with subscribe, a subscriber of each records the snapshots in seen.
+func actorPair(m *Machine, subscribe bool) (general, cached *Actor, seen *[2][]string) {
+	general, cached, seen = NewActor(m, nil), NewActor(m, nil), new([2][]string)
+	general.r.cache.off = true
+	if subscribe {
+		for i, a := range []*Actor{general, cached} {
+			a.Subscribe(func(s *Snapshot) { seen[i] = append(seen[i], fmt.Sprint(s.nodes, s.status, s.context)) })
+		}
+	}
+	return general, cached, seen
+}
+
+// sendBoth sends ev to the Actors general and cached, fails the test
+// unless they return the same error and agree (see sameActorStates), and
+// returns the error.
+func sendBoth(t *testing.T, general, cached *Actor, ev Event, where string, args ...any) error {
+	t.Helper()
+	ctx := context.Background()
+	errA, errB := general.Send(ctx, ev), cached.Send(ctx, ev)
+	if fmt.Sprint(errA) != fmt.Sprint(errB) {
+		t.Fatalf("%s: general path error %v, cached %v", fmt.Sprintf(where, args...), errA, errB)
+	}
+	sameActorStates(t, general, cached, where, args...)
+	return errA
+}
+
+// sameActorStates fails the test unless the Actors general (the step
+// cache off) and cached are in the same configuration and status, with
+// the same context (the slots of cached included); where and its args
+// say which event the test sent last.
+func sameActorStates(t *testing.T, general, cached *Actor, where string, args ...any) {
+	t.Helper()
+	a, b := general.cur, cached.cur
+	if bc := slotView(cached); !slices.Equal(a.nodes, b.nodes) || a.status != b.status || !jsonEqual(a.context, bc) {
+		t.Fatalf("%s: general path %v %v %v, cached %v %v %v", fmt.Sprintf(where, args...), a.nodes, a.status, a.context, b.nodes, b.status, bc)
+	}
 }
 
 // declarativeGuards are the guards of the machines of randomDeclarative:
@@ -216,15 +266,8 @@ func TestActorFastStepMatchesGeneralPath(t *testing.T) {
 			continue
 		}
 		tested++
-		general, cached := NewActor(m, nil), NewActor(m, nil)
-		general.r.cache.off = true
-		var seen [2][]string
-		if seed%4 == 1 {
-			// A subscriber holds every snapshot: the context is shared.
-			for i, a := range []*Actor{general, cached} {
-				a.Subscribe(func(s *Snapshot) { seen[i] = append(seen[i], fmt.Sprint(s.nodes, s.status, s.context)) })
-			}
-		}
+		// A subscriber holds every snapshot: the context is shared.
+		general, cached, seen := actorPair(m, seed%4 == 1)
 		if err := general.Start(ctx); err != nil {
 			t.Fatalf("seed %d: %v", seed, err)
 		}
@@ -245,11 +288,7 @@ func TestActorFastStepMatchesGeneralPath(t *testing.T) {
 				general.Snapshot()
 				cached.Snapshot()
 			}
-			a, b := general.cur, cached.cur
-			if bc := slotView(cached); !slices.Equal(a.nodes, b.nodes) || a.status != b.status || !jsonEqual(a.context, bc) {
-				t.Fatalf("seed %d event %d: general path %v %v %v, cached %v %v %v",
-					seed, i, a.nodes, a.status, a.context, b.nodes, b.status, bc)
-			}
+			sameActorStates(t, general, cached, "seed %d event %d", seed, i)
 		}
 		if !slices.Equal(seen[0], seen[1]) {
 			t.Fatalf("seed %d: subscribers saw\n%v\nand, with the cache,\n%v", seed, seen[0], seen[1])
