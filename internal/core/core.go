@@ -63,6 +63,9 @@ type Core struct {
 	// arguments and result need not be decoded into the event it runs.
 	dataless bool
 	onTrans  func(context.Context, gate.Transition)
+	// realClock: Now is time.Now (Options.Now unset), so that a time read
+	// from it serves for the process' own timers too.
+	realClock bool
 	// effects and jobs are set when the machine has actors: the gate runs
 	// its promise children as jobs (jobs.go); waits are the steps of a
 	// refusal's path that wait for an actor's result.
@@ -463,7 +466,7 @@ func New(engine statechart.Engine, o *Options) (*Core, error) {
 		g.prefix = "mcpbind:" + engine.ID() + ":"
 	}
 	if g.Now == nil {
-		g.Now = time.Now
+		g.Now, g.realClock = time.Now, true
 	}
 	if g.Log == nil {
 		g.Log = slog.Default()

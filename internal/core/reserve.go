@@ -72,13 +72,13 @@ func (g *Core) ReserveCall(ctx context.Context, c *Call, v *View) (*View, *holde
 		return v, nil, nil, nil
 	}
 	key, _ := g.keyFor(c.Target)
-	start := time.Now()
+	start := g.processTime(c)
 	deadline := start.Add(g.busyWait)
 	for attempt := 0; ; attempt++ {
 		if v.Key != key {
 			v = v.withKey(key)
 		}
-		if serial && v.Rec.Lease.Live(g.Now()) {
+		if serial && v.Rec.Lease.Live(g.callTime(c)) {
 			var vd *Verdict
 			var err error
 			if v, vd, err = g.awaitLease(ctx, c, key, v, deadline); vd != nil || err != nil {
@@ -108,7 +108,7 @@ func (g *Core) ReserveCall(ctx context.Context, c *Call, v *View) (*View, *holde
 				taken = time.Now() // after a wait for the workflow
 			}
 			h = &holder{t: c.Target, key: key, id: g.newLeaseID(), tool: c.Name, taken: taken}
-			h.lease = Lease{ID: h.id, Tool: c.Name, Until: g.Now().Add(g.leaseTTL)}
+			h.lease = Lease{ID: h.id, Tool: c.Name, Until: g.callTime(c).Add(g.leaseTTL)}
 			rec.Lease = &h.lease // one allocation; a lease is never changed
 		}
 		// A write that only takes the lease acknowledges nothing: it need
@@ -138,6 +138,7 @@ func (g *Core) ReserveCall(ctx context.Context, c *Call, v *View) (*View, *holde
 			wait = min(attempt, 3) // later losers are not pushed to the back of the queue
 		}
 		backoff(ctx, wait)
+		c.now = time.Time{} // it waited
 		if v, err = g.Load(ctx, c.Target); err != nil {
 			vd, err := g.LoadFailed(ctx, c, err)
 			return nil, nil, &Verdict{Answer: vd, Err: err}, nil
@@ -195,6 +196,7 @@ func (g *Core) awaitLease(ctx context.Context, c *Call, key string, v *View, dea
 		}
 		t.Stop()
 		g.leases.unwatch(key, w)
+		c.now = time.Time{} // it waited
 		if err := ctx.Err(); err != nil {
 			return nil, nil, err
 		}
