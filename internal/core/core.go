@@ -81,6 +81,10 @@ type Core struct {
 	Patterns        []pattern
 	allNodes        Bitset    // every node
 	Refs            []NameRef // every tool name and pattern the machine gives
+	// named are the tool names the machine's meta.mcp gives as they are
+	// (not as patterns): Info caches how they are gated whether or not
+	// the server lists them, since they are bounded by the machine.
+	named map[string]struct{}
 
 	approvalTTL    time.Duration
 	approverKey    []byte
@@ -334,7 +338,7 @@ func (g *Core) isUngated(tool string) bool {
 
 // Info returns how a tool is gated. When remember is set, the answer is
 // cached (only for names the server lists, so that clients cannot grow the
-// cache with made-up names).
+// cache with made-up names); it is for the names the machine gives too.
 func (g *Core) Info(r *Rules, tool string, remember bool) *ToolInfo {
 	if g.OwnTools.Has(tool) {
 		return UnboundInfo // workflow_status and workflow_transition: never gated, whatever the patterns
@@ -378,6 +382,9 @@ func (g *Core) Info(r *Rules, tool string, remember bool) *ToolInfo {
 		ti = &ToolInfo{Mode: ModeStates, Nodes: g.allNodes, Deny: deny}
 	case g.DefaultDeny && !g.isUngated(tool) && (alias == "" || !g.isUngated(alias)):
 		ti = deniedInfo
+	}
+	if _, ok := g.named[tool]; ok {
+		remember = true
 	}
 	if remember && r.cached.Load() < maxCachedTools {
 		if _, loaded := r.cache.LoadOrStore(tool, ti); !loaded {
@@ -566,6 +573,15 @@ func New(engine statechart.Engine, o *Options) (*Core, error) {
 			}
 			g.jsonInvalidates[tool] = Dedupe(g.jsonInvalidates[tool], sm.Invalidates[tool])
 		}
+	}
+	g.named = map[string]struct{}{}
+	for _, p := range g.Patterns {
+		if !strings.Contains(p.glob, "*") {
+			g.named[p.glob] = struct{}{}
+		}
+	}
+	for tool := range g.jsonEvents {
+		g.named[tool] = struct{}{}
 	}
 	for _, tool := range SortedKeys(invalFrom) {
 		if _, ok := g.jsonEvents[tool]; !ok {
