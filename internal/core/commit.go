@@ -99,7 +99,7 @@ func (g *Core) CommitCall(ctx context.Context, c *Call, h *holder, v *View, o To
 			out.Tr = nil
 			return nil, Record{}, true, nil // nothing of the call's to write
 		}
-		rec := Record{Calls: cur.Rec.Calls, History: cur.Rec.History, Jobs: cur.Rec.Jobs}
+		rec := Record{Calls: cur.Rec.Calls, History: cur.Rec.History, Jobs: cur.Rec.Jobs, hist: cur.Rec.hist}
 		if ours {
 			rec.Lease = nil
 		} else {
@@ -113,10 +113,10 @@ func (g *Core) CommitCall(ctx context.Context, c *Call, h *holder, v *View, o To
 			} else if out.sent && out.Err == nil {
 				word = "ran"
 			}
-			rec.History = AppendHistory(cur.Rec.History, g.callEntry(c, cur, word), g.hlimit, g.hbytes)
+			rec.History, rec.hist = appendHistory(cur.Rec.History, cur.Rec.hist, g.callEntry(c, cur, word), g.hlimit, g.hbytes)
 		}
 		if changed {
-			rec.History = AppendHistory(cur.Rec.History, entry, g.hlimit, g.hbytes)
+			rec.History, rec.hist = appendHistory(cur.Rec.History, cur.Rec.hist, entry, g.hlimit, g.hbytes)
 			if g.resetCalls {
 				rec.Calls = nil
 			} else if len(cur.Rec.Calls) > 0 {

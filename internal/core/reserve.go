@@ -90,7 +90,7 @@ func (g *Core) ReserveCall(ctx context.Context, c *Call, v *View) (*View, *holde
 		if err != nil {
 			return nil, nil, nil, fmt.Errorf("marshaling the state: %w", err)
 		}
-		rec := Record{Snap: snap, Calls: v.Rec.Calls, History: v.Rec.History, Lease: v.Rec.Lease, Jobs: v.Rec.Jobs}
+		rec := Record{Snap: snap, Calls: v.Rec.Calls, History: v.Rec.History, Lease: v.Rec.Lease, Jobs: v.Rec.Jobs, hist: v.Rec.hist}
 		counted := g.counts(ctx, c, v)
 		if counted {
 			rec.Calls = make(map[string]int, len(v.Rec.Calls)+1)
