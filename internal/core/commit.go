@@ -52,7 +52,8 @@ func (g *Core) CommitCall(ctx context.Context, c *Call, h *holder, v *View, o To
 	if !g.realClock {
 		ran = time.Now()
 	}
-	ar := newAfterRun(ctx, ran, g.Timeout)
+	ar := &c.afterRun
+	ar.start(ctx, ran, g.Timeout)
 	defer ar.Stop()
 	ctx = ar
 	defer g.leases.released(h.key)
