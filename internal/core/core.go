@@ -10,6 +10,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -144,7 +145,47 @@ type Rules struct {
 	cached     atomic.Int64
 	Lists      sync.Map // cursor -> *listMemo
 	Nlists     atomic.Int64
+	// sigs are tool-list signatures by active nodes (ActiveSig).
+	sigs atomic.Pointer[map[uint64]Bitset]
 }
+
+// maxActiveSigs bounds the signatures Rules keeps by active nodes.
+const maxActiveSigs = 1024
+
+// ActiveSig returns the signature kept for the active nodes active (the
+// one word of a machine of at most 64 nodes), if one is.
+func (r *Rules) ActiveSig(active uint64) (Bitset, bool) {
+	if m := r.sigs.Load(); m != nil {
+		b, ok := (*m)[active]
+		return b, ok
+	}
+	return nil, false
+}
+
+// KeepActiveSig keeps sig as the signature of the active nodes active,
+// for a machine whose signatures depend on its active nodes alone. Kept
+// signatures are never changed; past maxActiveSigs no more are kept.
+func (r *Rules) KeepActiveSig(active uint64, sig Bitset) {
+	for {
+		old := r.sigs.Load()
+		var m map[uint64]Bitset
+		if old != nil {
+			if len(*old) >= maxActiveSigs {
+				return
+			}
+			m = maps.Clone(*old)
+		} else {
+			m = map[uint64]Bitset{}
+		}
+		m[active] = sig
+		if r.sigs.CompareAndSwap(old, &m) {
+			return
+		}
+	}
+}
+
+// Limited reports whether some state of the machine has maxCalls.
+func (g *Core) Limited() bool { return g.limited }
 
 // pattern is one distinct tool pattern of the machine's meta.mcp.tools
 // (or, deny set, of its meta.mcp.deny), with the nodes that list it.
