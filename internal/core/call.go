@@ -64,9 +64,6 @@ type Call struct {
 	// workflow; zero until then, and again after the call waited (for a
 	// lease, after a conflict).
 	now time.Time
-	// afterRun is the context its commit runs under (allocated with the
-	// call).
-	afterRun AfterRun
 }
 
 // callTime returns the time of a call's steps before its tool runs:

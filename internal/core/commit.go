@@ -52,7 +52,7 @@ func (g *Core) CommitCall(ctx context.Context, c *Call, h *holder, v *View, o To
 	if !g.realClock {
 		ran = time.Now()
 	}
-	ar := &c.afterRun
+	ar := &h.afterRun
 	ar.start(ctx, ran, g.Timeout)
 	defer ar.Stop()
 	ctx = ar

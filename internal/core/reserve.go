@@ -52,6 +52,8 @@ type holder struct {
 	timer *time.Timer // the next renewal, once the first is due
 	done  bool        // the call has finished: no more renewals
 	lost  bool        // the lease was lost (expired and taken, or the record vanished)
+
+	afterRun AfterRun // the context of the call's commit, allocated with the holder
 }
 
 // latest returns the newest view of the holder's record.
