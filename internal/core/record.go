@@ -240,6 +240,16 @@ func AppendHistory(history []json.RawMessage, entry json.RawMessage, limit, maxB
 	if limit <= 0 {
 		return nil
 	}
+	keep := historyKept(history, entry, limit, maxBytes)
+	out := make([]json.RawMessage, 0, len(keep)+1)
+	out = append(out, keep...)
+	return append(out, entry)
+}
+
+// historyKept returns the newest entries of history that are kept when
+// entry is added: at most limit entries and maxBytes bytes in all, entry
+// included.
+func historyKept(history []json.RawMessage, entry json.RawMessage, limit, maxBytes int) []json.RawMessage {
 	keep := history
 	if len(keep) >= limit {
 		keep = keep[len(keep)-limit+1:]
@@ -252,9 +262,7 @@ func AppendHistory(history []json.RawMessage, entry json.RawMessage, limit, maxB
 		size -= len(keep[0]) + 1
 		keep = keep[1:]
 	}
-	out := make([]json.RawMessage, 0, len(keep)+1)
-	out = append(out, keep...)
-	return append(out, entry)
+	return keep
 }
 
 // historyArray is the backing array of the histories of records that
@@ -276,18 +284,7 @@ func appendHistory(history []json.RawMessage, arr *historyArray, entry json.RawM
 	if limit <= 0 {
 		return nil, nil
 	}
-	keep := history
-	if len(keep) >= limit {
-		keep = keep[len(keep)-limit+1:]
-	}
-	size := len(entry) + 1
-	for _, h := range keep {
-		size += len(h) + 1
-	}
-	for len(keep) > 0 && size > maxBytes {
-		size -= len(keep[0]) + 1
-		keep = keep[1:]
-	}
+	keep := historyKept(history, entry, limit, maxBytes)
 	n := len(keep)
 	if arr != nil && n < cap(keep) {
 		out := keep[:n+1]
