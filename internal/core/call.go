@@ -38,6 +38,7 @@ type Call struct {
 	// list_changed (sessions of protocols before 2026-07-28, unless
 	// Options.ListAllTools).
 	ListsVary bool
+	ran       bool      // the tool already ran (Record): nothing to authorize
 	Args      arguments // the call's arguments, checked and decoded
 	// Event is the event workflow_transition or Send sends.
 	Event statechart.Event
@@ -45,7 +46,6 @@ type Call struct {
 	// Report is what a job reports (jobs.go): the event is its done or
 	// error event, processed with the engine's Deliver.
 	Report *statechart.Report
-	ran    bool // the tool already ran (Record): nothing to authorize
 	// grant is the answer an approval's event carries (approval.go); nil
 	// for every other call, which cannot send an approval's event.
 	grant *gate.ApprovalGrant
