@@ -398,3 +398,32 @@ func send(t testing.TB, g *Gate, tgt core.Target, ev statechart.Event) core.Comm
 	}
 	return g.core.CommitCall(ctx, c, h, v, core.ToolOutcome{})
 }
+
+// TestSignatureByActiveStates: views of the same active states, on a
+// machine without budgets whose tools are all listed by patterns, share
+// one signature, worked out once; a machine with a budget works out each
+// view's.
+func TestSignatureByActiveStates(t *testing.T) {
+	const plain = `{"id": "m", "initial": "a", "states": {
+	  "a": {"on": {"GO": "b"}, "meta": {"mcp": {"tools": ["go", "look"], "events": {"go": "GO"}}}},
+	  "b": {"meta": {"mcp": {"tools": ["look"]}}}}}`
+	limited := strings.Replace(plain, `"events"`, `"maxCalls": 3, "events"`, 1)
+	for _, c := range []struct {
+		machine string
+		shared  bool
+	}{{plain, true}, {limited, false}} {
+		g := compileGate(t, c.machine, nil)
+		ctx, r := context.Background(), g.core.Rules.Load()
+		view := func() *core.View {
+			v, err := g.core.NewView("k", g.core.Initial.State, core.Record{}, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return v
+		}
+		a, b := g.signature(ctx, r, view()), g.signature(ctx, r, view())
+		if !a.Equal(b) || (&a[0] == &b[0]) != c.shared {
+			t.Fatalf("signatures %v and %v; shared %v, want %v", a, b, &a[0] == &b[0], c.shared)
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -239,5 +240,68 @@ func TestAuditCalls(t *testing.T) {
 	w, err = small.gate.SessionWorkflow(context.Background(), sc.ss)
 	if err != nil || len(w.History) >= 30 || len(w.History) < 5 {
 		t.Fatalf("%d entries kept in 1000 bytes: %v", len(w.History), err)
+	}
+}
+
+// recordingHandler keeps the records logged through it.
+type recordingHandler struct {
+	mu      sync.Mutex
+	records []slog.Record
+}
+
+func (h *recordingHandler) Enabled(context.Context, slog.Level) bool { return true }
+func (h *recordingHandler) WithAttrs([]slog.Attr) slog.Handler       { return h }
+func (h *recordingHandler) WithGroup(string) slog.Handler            { return h }
+func (h *recordingHandler) Handle(_ context.Context, r slog.Record) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.records = append(h.records, r.Clone())
+	return nil
+}
+
+// TestTransitionLogRecord: the log record of a saved transition names the
+// workflow by its key's fingerprint, the tool, the event and both states,
+// at the transition's time (OnTransition's), from the core's Transitioned.
+func TestTransitionLogRecord(t *testing.T) {
+	h := &recordingHandler{}
+	var seen []mcpbind.Transition
+	f := newFixture(t, compile(t, "full", checkoutJSON, nil), &mcpbind.Options{
+		Logger:       slog.New(h),
+		OnTransition: func(_ context.Context, tr mcpbind.Transition) { seen = append(seen, tr) },
+	})
+	c := f.connect(t, "2025-11-25")
+	c.call("cart_add_item", map[string]any{"product_id": "p1"})
+	if len(seen) != 1 {
+		t.Fatalf("OnTransition saw %d transitions", len(seen))
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var got []slog.Record
+	for _, r := range h.records {
+		if r.Message == "mcpbind: transition" {
+			got = append(got, r)
+		}
+	}
+	if len(got) != 1 {
+		t.Fatalf("%d transition records", len(got))
+	}
+	r := got[0]
+	attrs := map[string]string{}
+	r.Attrs(func(a slog.Attr) bool { attrs[a.Key] = a.Value.String(); return true })
+	want := map[string]string{"tool": "cart_add_item", "event": "ADD_ITEM", "from": "empty", "to": "has_items"}
+	for k, v := range want {
+		if attrs[k] != v {
+			t.Errorf("%s = %q, want %q", k, attrs[k], v)
+		}
+	}
+	if len(attrs) != 5 || len(attrs["key"]) != 12 {
+		t.Errorf("attributes %v", attrs)
+	}
+	if r.Level != slog.LevelInfo || !r.Time.Equal(seen[0].Time) {
+		t.Errorf("level %v, time %v; want INFO at the transition's time %v", r.Level, r.Time, seen[0].Time)
+	}
+	fr, _ := runtime.CallersFrames([]uintptr{r.PC}).Next()
+	if !strings.HasSuffix(fr.Function, "internal/core.(*Core).Transitioned") {
+		t.Errorf("source %s (%s:%d)", fr.Function, fr.File, fr.Line)
 	}
 }

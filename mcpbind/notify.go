@@ -167,6 +167,15 @@ func (g *Gate) signature(ctx context.Context, r *core.Rules, v *core.View) core.
 	if c := v.Sig.Load(); c != nil && c.Rules == r {
 		return c.Bits
 	}
+	// Without budgets and tools whose visibility depends on more than
+	// the active states, the signature is that of the active states:
+	// kept by them, for a machine of at most 64 nodes.
+	byActive := len(r.SigTools) == 0 && !g.core.Limited() && len(v.Active) == 1
+	if byActive {
+		if sig, ok := r.ActiveSig(v.Active[0]); ok {
+			return sig
+		}
+	}
 	n := len(g.core.Patterns) + len(r.SigTools)
 	var sig core.Bitset
 	defer func() { v.Sig.Store(&core.SigCache{Rules: r, Bits: sig}) }()
@@ -191,6 +200,9 @@ func (g *Gate) signature(ctx context.Context, r *core.Rules, v *core.View) core.
 		if g.core.Visible(ctx, v, t, g.core.Info(r, t, false)) {
 			sig.Set(len(g.core.Patterns) + j)
 		}
+	}
+	if byActive {
+		r.KeepActiveSig(v.Active[0], sig)
 	}
 	return sig
 }

@@ -32,7 +32,21 @@ type AfterRun struct {
 // NewAfterRun returns the context of what records a call after its tool
 // ran; its stop method releases it (as a cancel function does).
 func NewAfterRun(parent context.Context, timeout time.Duration) *AfterRun {
-	return &AfterRun{parent: parent, deadline: time.Now().Add(timeout)}
+	return newAfterRun(parent, time.Now(), timeout)
+}
+
+// newAfterRun is NewAfterRun for a call whose tool ran until now (the
+// process' clock).
+func newAfterRun(parent context.Context, now time.Time, timeout time.Duration) *AfterRun {
+	c := &AfterRun{}
+	c.start(parent, now, timeout)
+	return c
+}
+
+// start makes c, a zero AfterRun, the context of what records a call
+// whose tool ran until now.
+func (c *AfterRun) start(parent context.Context, now time.Time, timeout time.Duration) {
+	c.parent, c.deadline = parent, now.Add(timeout)
 }
 
 // Deadline implements context.Context.

@@ -51,7 +51,7 @@ func (g *Core) authorize(ctx context.Context, c *Call, v *View) *Verdict {
 		if !g.dataless {
 			ev = g.Event(c.Info.Event, c.Name, c.input(), nil)
 		}
-		ns, err := g.engine.Send(ctx, v.State, ev, g.Now())
+		ns, err := g.engine.Send(ctx, v.State, ev, g.callTime(c))
 		if err != nil {
 			return g.refuseEvent(ctx, c, v, err)
 		}

@@ -5,6 +5,7 @@ package core
 
 import (
 	"context"
+	"time"
 
 	"github.com/chartgate/chartgate/gate"
 	"github.com/chartgate/chartgate/statechart"
@@ -37,6 +38,7 @@ type Call struct {
 	// list_changed (sessions of protocols before 2026-07-28, unless
 	// Options.ListAllTools).
 	ListsVary bool
+	ran       bool      // the tool already ran (Record): nothing to authorize
 	Args      arguments // the call's arguments, checked and decoded
 	// Event is the event workflow_transition or Send sends.
 	Event statechart.Event
@@ -44,7 +46,6 @@ type Call struct {
 	// Report is what a job reports (jobs.go): the event is its done or
 	// error event, processed with the engine's Deliver.
 	Report *statechart.Report
-	ran    bool // the tool already ran (Record): nothing to authorize
 	// grant is the answer an approval's event carries (approval.go); nil
 	// for every other call, which cannot send an approval's event.
 	grant *gate.ApprovalGrant
@@ -57,6 +58,31 @@ type Call struct {
 	// tools are the names of the tools the caller may call; nil until
 	// asked (toolNames), or given by a caller outside MCP.
 	tools []string
+
+	// now is the time of the call's steps before its tool runs (load,
+	// authorize, reserve), read once when the load step loads its
+	// workflow; zero until then, and again after the call waited (for a
+	// lease, after a conflict).
+	now time.Time
+}
+
+// callTime returns the time of a call's steps before its tool runs:
+// c.now, or Core.Now if it is not set.
+func (g *Core) callTime(c *Call) time.Time {
+	if !c.now.IsZero() {
+		return c.now
+	}
+	return g.Now()
+}
+
+// processTime returns the process' clock for a call's own timers (its
+// lease's renewals, its wait for a lease): the call's time if Core.Now is
+// the process' clock, else time.Now.
+func (g *Core) processTime(c *Call) time.Time {
+	if g.realClock && !c.now.IsZero() {
+		return c.now
+	}
+	return time.Now()
 }
 
 // Door is what the steps of a call ask of the front door it came

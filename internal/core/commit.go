@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/chartgate/chartgate/gate"
 	"github.com/chartgate/chartgate/statechart"
@@ -43,8 +44,16 @@ func (g *Core) CommitCall(ctx context.Context, c *Call, h *holder, v *View, o To
 	if o.Ok || c.Kind == CallTransition || c.Kind == CallSend {
 		out.Ev, out.sent = g.callEvent(c, o), true
 	}
-	// The tool has run: its event is recorded even if the client goes away.
-	ar := NewAfterRun(ctx, g.Timeout)
+	// The tool has run: its event is recorded even if the client goes
+	// away. The time is read once for the first attempt (the clock of the
+	// process too, unless Options.Now is set).
+	now := g.Now()
+	ran := now
+	if !g.realClock {
+		ran = time.Now()
+	}
+	ar := &h.afterRun
+	ar.start(ctx, ran, g.Timeout)
 	defer ar.Stop()
 	ctx = ar
 	defer g.leases.released(h.key)
@@ -57,6 +66,9 @@ func (g *Core) CommitCall(ctx context.Context, c *Call, h *holder, v *View, o To
 			g.Log.Warn("mcpbind: a call's hold on the workflow expired while its tool ran; its event is applied to the newer state",
 				"key", Fingerprint(h.key), "tool", c.Name)
 		}
+		if !first {
+			now = g.Now() // after a conflict
+		}
 		first = false
 		state, changed := cur.State, false
 		var entry, snap []byte // snap: the persisted form of state, once known
@@ -65,13 +77,13 @@ func (g *Core) CommitCall(ctx context.Context, c *Call, h *holder, v *View, o To
 			// workflow waits for now, in the write that saves it.
 			if err := g.checkGrant(cur, out.Ev.Type, c.grant); err != nil {
 				out.Err = err
-			} else if ns, err := g.eventState(ctx, c, cur.State, out.Ev, o); err != nil {
+			} else if ns, err := g.eventState(ctx, c, cur.State, out.Ev, o, now); err != nil {
 				out.Err = fmt.Errorf("the machine failed on event %q: %w", out.Ev.Type, err)
 			} else if nsnap, err := ns.MarshalJSON(); err != nil {
 				out.Err = fmt.Errorf("marshaling the new state: %w", err)
 			} else if !bytes.Equal(nsnap, cur.Rec.Snap) {
 				state, changed, snap = ns, true, nsnap
-				out.Tr = &gate.Transition{Key: cur.Key, Tool: c.Name, By: c.By, Approval: c.grant, Event: out.Ev, From: cur.State.Value(), To: ns.Value(), Time: g.Now()}
+				out.Tr = &gate.Transition{Key: cur.Key, Tool: c.Name, By: c.By, Approval: c.grant, Event: out.Ev, From: cur.State.Value(), To: ns.Value(), Time: now}
 				if g.hlimit > 0 {
 					buf := g.scratch()
 					var d *callData
@@ -88,7 +100,7 @@ func (g *Core) CommitCall(ctx context.Context, c *Call, h *holder, v *View, o To
 			out.Tr = nil
 			return nil, Record{}, true, nil // nothing of the call's to write
 		}
-		rec := Record{Calls: cur.Rec.Calls, History: cur.Rec.History, Jobs: cur.Rec.Jobs}
+		rec := Record{Calls: cur.Rec.Calls, History: cur.Rec.History, Jobs: cur.Rec.Jobs, hist: cur.Rec.hist}
 		if ours {
 			rec.Lease = nil
 		} else {
@@ -102,10 +114,10 @@ func (g *Core) CommitCall(ctx context.Context, c *Call, h *holder, v *View, o To
 			} else if out.sent && out.Err == nil {
 				word = "ran"
 			}
-			rec.History = AppendHistory(cur.Rec.History, g.callEntry(c, cur, word), g.hlimit, g.hbytes)
+			rec.History, rec.hist = appendHistory(cur.Rec.History, cur.Rec.hist, g.callEntry(c, cur, word), g.hlimit, g.hbytes)
 		}
 		if changed {
-			rec.History = AppendHistory(cur.Rec.History, entry, g.hlimit, g.hbytes)
+			rec.History, rec.hist = appendHistory(cur.Rec.History, cur.Rec.hist, entry, g.hlimit, g.hbytes)
 			if g.resetCalls {
 				rec.Calls = nil
 			} else if len(cur.Rec.Calls) > 0 {
@@ -140,11 +152,11 @@ func (g *Core) CommitCall(ctx context.Context, c *Call, h *holder, v *View, o To
 // process sends a call's event to the engine, or for a job's report
 // (jobs.go), delivers it: a report for a child that no longer runs changes
 // nothing.
-func (g *Core) process(ctx context.Context, c *Call, s statechart.State, ev statechart.Event) (statechart.State, error) {
+func (g *Core) process(ctx context.Context, c *Call, s statechart.State, ev statechart.Event, now time.Time) (statechart.State, error) {
 	if c.Report == nil {
-		return g.engine.Send(ctx, s, ev, g.Now())
+		return g.engine.Send(ctx, s, ev, now)
 	}
-	ns, _, err := g.effects.Deliver(ctx, s, *c.Report, g.Now())
+	ns, _, err := g.effects.Deliver(ctx, s, *c.Report, now)
 	if errors.Is(err, statechart.ErrNoChild) {
 		return s, nil
 	}
@@ -156,9 +168,9 @@ func (g *Core) process(ctx context.Context, c *Call, s statechart.State, ev stat
 // same event (the tool gave no structured result, or the engine ignores
 // event data) saves that state: the engine runs the event once. Otherwise
 // the engine processes ev now, with the result.
-func (g *Core) eventState(ctx context.Context, c *Call, s statechart.State, ev statechart.Event, o ToolOutcome) (statechart.State, error) {
+func (g *Core) eventState(ctx context.Context, c *Call, s statechart.State, ev statechart.Event, o ToolOutcome, now time.Time) (statechart.State, error) {
 	if d := c.decided; d.to != nil && c.Kind == CallTool && c.Report == nil && d.from == s && (g.dataless || o.Output == nil) {
 		return d.to, nil
 	}
-	return g.process(ctx, c, s, ev)
+	return g.process(ctx, c, s, ev, now)
 }

@@ -10,6 +10,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -63,6 +64,9 @@ type Core struct {
 	// arguments and result need not be decoded into the event it runs.
 	dataless bool
 	onTrans  func(context.Context, gate.Transition)
+	// realClock: Now is time.Now (Options.Now unset), so that a time read
+	// from it serves for the process' own timers too.
+	realClock bool
 	// effects and jobs are set when the machine has actors: the gate runs
 	// its promise children as jobs (jobs.go); waits are the steps of a
 	// refusal's path that wait for an actor's result.
@@ -78,6 +82,10 @@ type Core struct {
 	Patterns        []pattern
 	allNodes        Bitset    // every node
 	Refs            []NameRef // every tool name and pattern the machine gives
+	// named are the tool names the machine's meta.mcp gives as they are
+	// (not as patterns): Info caches how they are gated whether or not
+	// the server lists them, since they are bounded by the machine.
+	named map[string]struct{}
 
 	approvalTTL    time.Duration
 	approverKey    []byte
@@ -137,7 +145,47 @@ type Rules struct {
 	cached     atomic.Int64
 	Lists      sync.Map // cursor -> *listMemo
 	Nlists     atomic.Int64
+	// sigs are tool-list signatures by active nodes (ActiveSig).
+	sigs atomic.Pointer[map[uint64]Bitset]
 }
+
+// maxActiveSigs bounds the signatures Rules keeps by active nodes.
+const maxActiveSigs = 1024
+
+// ActiveSig returns the signature kept for the active nodes active (the
+// one word of a machine of at most 64 nodes), if one is.
+func (r *Rules) ActiveSig(active uint64) (Bitset, bool) {
+	if m := r.sigs.Load(); m != nil {
+		b, ok := (*m)[active]
+		return b, ok
+	}
+	return nil, false
+}
+
+// KeepActiveSig keeps sig as the signature of the active nodes active,
+// for a machine whose signatures depend on its active nodes alone. Kept
+// signatures are never changed; past maxActiveSigs no more are kept.
+func (r *Rules) KeepActiveSig(active uint64, sig Bitset) {
+	for {
+		old := r.sigs.Load()
+		var m map[uint64]Bitset
+		if old != nil {
+			if len(*old) >= maxActiveSigs {
+				return
+			}
+			m = maps.Clone(*old)
+		} else {
+			m = map[uint64]Bitset{}
+		}
+		m[active] = sig
+		if r.sigs.CompareAndSwap(old, &m) {
+			return
+		}
+	}
+}
+
+// Limited reports whether some state of the machine has maxCalls.
+func (g *Core) Limited() bool { return g.limited }
 
 // pattern is one distinct tool pattern of the machine's meta.mcp.tools
 // (or, deny set, of its meta.mcp.deny), with the nodes that list it.
@@ -331,7 +379,7 @@ func (g *Core) isUngated(tool string) bool {
 
 // Info returns how a tool is gated. When remember is set, the answer is
 // cached (only for names the server lists, so that clients cannot grow the
-// cache with made-up names).
+// cache with made-up names); it is for the names the machine gives too.
 func (g *Core) Info(r *Rules, tool string, remember bool) *ToolInfo {
 	if g.OwnTools.Has(tool) {
 		return UnboundInfo // workflow_status and workflow_transition: never gated, whatever the patterns
@@ -375,6 +423,9 @@ func (g *Core) Info(r *Rules, tool string, remember bool) *ToolInfo {
 		ti = &ToolInfo{Mode: ModeStates, Nodes: g.allNodes, Deny: deny}
 	case g.DefaultDeny && !g.isUngated(tool) && (alias == "" || !g.isUngated(alias)):
 		ti = deniedInfo
+	}
+	if _, ok := g.named[tool]; ok {
+		remember = true
 	}
 	if remember && r.cached.Load() < maxCachedTools {
 		if _, loaded := r.cache.LoadOrStore(tool, ti); !loaded {
@@ -463,7 +514,7 @@ func New(engine statechart.Engine, o *Options) (*Core, error) {
 		g.prefix = "mcpbind:" + engine.ID() + ":"
 	}
 	if g.Now == nil {
-		g.Now = time.Now
+		g.Now, g.realClock = time.Now, true
 	}
 	if g.Log == nil {
 		g.Log = slog.Default()
@@ -563,6 +614,15 @@ func New(engine statechart.Engine, o *Options) (*Core, error) {
 			}
 			g.jsonInvalidates[tool] = Dedupe(g.jsonInvalidates[tool], sm.Invalidates[tool])
 		}
+	}
+	g.named = map[string]struct{}{}
+	for _, p := range g.Patterns {
+		if !strings.Contains(p.glob, "*") {
+			g.named[p.glob] = struct{}{}
+		}
+	}
+	for tool := range g.jsonEvents {
+		g.named[tool] = struct{}{}
 	}
 	for _, tool := range SortedKeys(invalFrom) {
 		if _, ok := g.jsonEvents[tool]; !ok {

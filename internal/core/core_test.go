@@ -144,3 +144,28 @@ func TestReserveOnce(t *testing.T) {
 		t.Fatalf("state %v, want paid", wf.State.Value())
 	}
 }
+
+// TestInfoOfNamedToolsIsKept: how a tool the machine names is gated is
+// worked out once, whether or not the server listed it (a call resolves
+// its tool with remember unset), and a name only a pattern matches is not
+// kept unless the server lists it.
+func TestInfoOfNamedToolsIsKept(t *testing.T) {
+	g := newGate(t, `{"id": "m", "initial": "a", "states": {
+	  "a": {"on": {"GO": "b"}, "meta": {"mcp": {"tools": ["pay", "cart_*"], "events": {"pay": "GO"}}}},
+	  "b": {}}}`, &Options{})
+	r := g.Rules.Load()
+	if ti := g.Info(r, "pay", false); ti.Event != "GO" || ti.Mode != ModeStates {
+		t.Fatalf("pay: %+v", ti)
+	}
+	if n := testing.AllocsPerRun(100, func() { g.Info(r, "pay", false) }); n != 0 {
+		t.Fatalf("Info of a named tool: %v allocations, want 0 (kept)", n)
+	}
+	for _, name := range []string{"cart_add", "cart_x"} {
+		if ti := g.Info(r, name, false); ti.Mode != ModeStates {
+			t.Fatalf("%s: %+v", name, ti)
+		}
+	}
+	if n := r.cached.Load(); n != 1 {
+		t.Fatalf("%d tools kept, want 1 (pay; not the names only a pattern matches)", n)
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/chartgate/chartgate/gate"
 	"github.com/chartgate/chartgate/statechart"
@@ -76,6 +77,12 @@ func (g *Core) NewView(key string, s statechart.State, rec Record, version uint6
 // Load returns the current state of a workflow. For a handle with no
 // record it returns ErrUnknownWorkflow.
 func (g *Core) Load(ctx context.Context, t Target) (*View, error) {
+	return g.LoadAt(ctx, t, g.Now())
+}
+
+// LoadAt is Load at the time now (Core.Now's), as a call's steps read it
+// once.
+func (g *Core) LoadAt(ctx context.Context, t Target, now time.Time) (*View, error) {
 	key := g.storeKey(t)
 	var sess *session
 	if key == "" {
@@ -130,7 +137,7 @@ func (g *Core) Load(ctx context.Context, t Target) (*View, error) {
 		// began, so the session needs its own initial state, saved.
 		return g.startSession(ctx, t)
 	}
-	return g.advance(ctx, v)
+	return g.advance(ctx, v, now)
 }
 
 // loadCall returns the state of the workflow a call is for, as Load
@@ -150,11 +157,11 @@ func (g *Core) Load(ctx context.Context, t Target) (*View, error) {
 func (g *Core) loadCall(ctx context.Context, c *Call) (v *View, cached bool, err error) {
 	if g.values == nil && c.Door != nil && c.serialised() {
 		if v := g.cachedView(c.Target); v != nil {
-			v, err := g.advance(ctx, v)
+			v, err := g.advance(ctx, v, c.now)
 			return v, err == nil, err
 		}
 	}
-	v, err = g.Load(ctx, c.Target)
+	v, err = g.LoadAt(ctx, c.Target, c.now)
 	return v, false, err
 }
 
@@ -179,9 +186,10 @@ func (g *Core) cachedView(t Target) *View {
 	return nil
 }
 
-// advance applies to v the delayed transitions due since it was saved.
-func (g *Core) advance(ctx context.Context, v *View) (*View, error) {
-	s, err := g.engine.Advance(ctx, v.State, g.Now())
+// advance applies to v the delayed transitions due at now since it was
+// saved.
+func (g *Core) advance(ctx context.Context, v *View, now time.Time) (*View, error) {
+	s, err := g.engine.Advance(ctx, v.State, now)
 	if err != nil {
 		g.Log.Warn("mcpbind: delayed transition failed", "key", Fingerprint(v.Key), "error", err)
 		return v, nil

@@ -236,20 +236,26 @@ func (w *canonWriter) number(b []byte, i int) ([]byte, int, bool) {
 	} else if !digits() {
 		return b, i, false
 	}
+	frac := false // a fraction or an exponent
 	if j < len(w.raw) && w.raw[j] == '.' {
-		j++
+		j, frac = j+1, true
 		if !digits() {
 			return b, i, false
 		}
 	}
 	if j < len(w.raw) && (w.raw[j] == 'e' || w.raw[j] == 'E') {
-		j++
+		j, frac = j+1, true
 		if j < len(w.raw) && (w.raw[j] == '+' || w.raw[j] == '-') {
 			j++
 		}
 		if !digits() {
 			return b, i, false
 		}
+	}
+	if n := j - i; !frac && (n <= 15 || n == 16 && w.raw[i] == '-') {
+		// An integer of at most 15 digits is a float64 exactly, which
+		// AppendFloat writes as it is written here.
+		return append(b, w.raw[i:j]...), j, true
 	}
 	f, err := strconv.ParseFloat(string(w.raw[i:j]), 64)
 	if err != nil {

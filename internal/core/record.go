@@ -17,6 +17,7 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/chartgate/chartgate/gate"
@@ -48,6 +49,10 @@ type Record struct {
 	// WorkflowVersion is the Options.WorkflowVersion of the gate that saved it
 	// ("" if none was set).
 	WorkflowVersion string
+	// hist is the backing array of History, shared with the records that
+	// hold another window of it, through which an entry is appended in
+	// place (appendHistory); nil for a History nothing appends to in place.
+	hist *historyArray
 }
 
 // Lease is the hold a call whose tool sends an event has on its workflow
@@ -235,6 +240,16 @@ func AppendHistory(history []json.RawMessage, entry json.RawMessage, limit, maxB
 	if limit <= 0 {
 		return nil
 	}
+	keep := historyKept(history, entry, limit, maxBytes)
+	out := make([]json.RawMessage, 0, len(keep)+1)
+	out = append(out, keep...)
+	return append(out, entry)
+}
+
+// historyKept returns the newest entries of history that are kept when
+// entry is added: at most limit entries and maxBytes bytes in all, entry
+// included.
+func historyKept(history []json.RawMessage, entry json.RawMessage, limit, maxBytes int) []json.RawMessage {
 	keep := history
 	if len(keep) >= limit {
 		keep = keep[len(keep)-limit+1:]
@@ -247,9 +262,52 @@ func AppendHistory(history []json.RawMessage, entry json.RawMessage, limit, maxB
 		size -= len(keep[0]) + 1
 		keep = keep[1:]
 	}
-	out := make([]json.RawMessage, 0, len(keep)+1)
-	out = append(out, keep...)
-	return append(out, entry)
+	return keep
+}
+
+// historyArray is the backing array of the histories of records that
+// hold windows of it: the free slot past the last entry any of them
+// appended, which the next append in place claims.
+type historyArray struct {
+	free atomic.Pointer[json.RawMessage] // nil: the array is full
+}
+
+// appendHistory is AppendHistory for a history whose backing array is
+// arr: the entry is written in place into the array's free slot when it
+// is the one right after history (no other record's history was
+// appended there first), and the window slides; else the history is
+// copied into a new array with room to grow. Records that share the
+// array never see each other's entries, since each holds its own
+// window. An array holds at most twice limit entries, so that a history
+// keeps up to twice its bytes alive until it is copied again.
+func appendHistory(history []json.RawMessage, arr *historyArray, entry json.RawMessage, limit, maxBytes int) ([]json.RawMessage, *historyArray) {
+	if limit <= 0 {
+		return nil, nil
+	}
+	keep := historyKept(history, entry, limit, maxBytes)
+	n := len(keep)
+	if arr != nil && n < cap(keep) {
+		out := keep[:n+1]
+		if arr.free.CompareAndSwap(&out[n], nextSlot(out)) {
+			out[n] = entry
+			return out, arr
+		}
+	}
+	out := make([]json.RawMessage, n+1, n+1+min(max(n, 4), limit))
+	copy(out, keep)
+	out[n] = entry
+	arr = &historyArray{}
+	arr.free.Store(nextSlot(out))
+	return out, arr
+}
+
+// nextSlot returns the slot of h's backing array past its end, nil if
+// there is none.
+func nextSlot(h []json.RawMessage) *json.RawMessage {
+	if len(h) == cap(h) {
+		return nil
+	}
+	return &h[:len(h)+1][len(h)]
 }
 
 // DecodeHistory reads the encoded entries of a record's history. Entries

@@ -196,3 +196,38 @@ func TestRecordSize(t *testing.T) {
 		}
 	}
 }
+
+// TestAppendHistoryInPlace: an entry appended to the newest history goes
+// into its backing array's free slot (no copy), while a second entry
+// appended to the same history (another call's, that lost the
+// compare-and-swap) gets its own array: neither history sees the other's
+// entry, and the history both started from is unchanged.
+func TestAppendHistoryInPlace(t *testing.T) {
+	entry := func(i int) json.RawMessage { return json.RawMessage(strconv.Itoa(i)) }
+	var h []json.RawMessage
+	var arr *historyArray
+	for i := range 30 {
+		h, arr = appendHistory(h, arr, entry(i), 20, 1<<20)
+	}
+	if len(h) != 20 || string(h[0]) != "10" || string(h[19]) != "29" {
+		t.Fatalf("history %s", h)
+	}
+	// Find a history whose array has room, as most have.
+	for cap(h) == len(h) {
+		h, arr = appendHistory(h, arr, entry(0), 20, 1<<20)
+	}
+	base := h
+	a, _ := appendHistory(base, arr, json.RawMessage(`"A"`), 20, 1<<20)
+	if &a[0] != &base[1] {
+		t.Fatal("the first append to the newest history copied it")
+	}
+	b, _ := appendHistory(base, arr, json.RawMessage(`"B"`), 20, 1<<20)
+	if string(a[19]) != `"A"` || string(b[19]) != `"B"` || len(base) != 20 || string(base[19]) != string(h[19]) {
+		t.Fatalf("a ends with %s, b with %s, base with %s", a[19], b[19], base[19])
+	}
+	for i := range 19 {
+		if string(a[i]) != string(base[i+1]) || string(b[i]) != string(base[i+1]) {
+			t.Fatalf("entry %d: a %s, b %s, base %s", i, a[i], b[i], base[i+1])
+		}
+	}
+}

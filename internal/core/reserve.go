@@ -52,6 +52,8 @@ type holder struct {
 	timer *time.Timer // the next renewal, once the first is due
 	done  bool        // the call has finished: no more renewals
 	lost  bool        // the lease was lost (expired and taken, or the record vanished)
+
+	afterRun AfterRun // the context of the call's commit, allocated with the holder
 }
 
 // latest returns the newest view of the holder's record.
@@ -72,13 +74,13 @@ func (g *Core) ReserveCall(ctx context.Context, c *Call, v *View) (*View, *holde
 		return v, nil, nil, nil
 	}
 	key, _ := g.keyFor(c.Target)
-	start := time.Now()
+	start := g.processTime(c)
 	deadline := start.Add(g.busyWait)
 	for attempt := 0; ; attempt++ {
 		if v.Key != key {
 			v = v.withKey(key)
 		}
-		if serial && v.Rec.Lease.Live(g.Now()) {
+		if serial && v.Rec.Lease.Live(g.callTime(c)) {
 			var vd *Verdict
 			var err error
 			if v, vd, err = g.awaitLease(ctx, c, key, v, deadline); vd != nil || err != nil {
@@ -90,7 +92,7 @@ func (g *Core) ReserveCall(ctx context.Context, c *Call, v *View) (*View, *holde
 		if err != nil {
 			return nil, nil, nil, fmt.Errorf("marshaling the state: %w", err)
 		}
-		rec := Record{Snap: snap, Calls: v.Rec.Calls, History: v.Rec.History, Lease: v.Rec.Lease, Jobs: v.Rec.Jobs}
+		rec := Record{Snap: snap, Calls: v.Rec.Calls, History: v.Rec.History, Lease: v.Rec.Lease, Jobs: v.Rec.Jobs, hist: v.Rec.hist}
 		counted := g.counts(ctx, c, v)
 		if counted {
 			rec.Calls = make(map[string]int, len(v.Rec.Calls)+1)
@@ -108,7 +110,7 @@ func (g *Core) ReserveCall(ctx context.Context, c *Call, v *View) (*View, *holde
 				taken = time.Now() // after a wait for the workflow
 			}
 			h = &holder{t: c.Target, key: key, id: g.newLeaseID(), tool: c.Name, taken: taken}
-			h.lease = Lease{ID: h.id, Tool: c.Name, Until: g.Now().Add(g.leaseTTL)}
+			h.lease = Lease{ID: h.id, Tool: c.Name, Until: g.callTime(c).Add(g.leaseTTL)}
 			rec.Lease = &h.lease // one allocation; a lease is never changed
 		}
 		// A write that only takes the lease acknowledges nothing: it need
@@ -138,6 +140,7 @@ func (g *Core) ReserveCall(ctx context.Context, c *Call, v *View) (*View, *holde
 			wait = min(attempt, 3) // later losers are not pushed to the back of the queue
 		}
 		backoff(ctx, wait)
+		c.now = time.Time{} // it waited
 		if v, err = g.Load(ctx, c.Target); err != nil {
 			vd, err := g.LoadFailed(ctx, c, err)
 			return nil, nil, &Verdict{Answer: vd, Err: err}, nil
@@ -195,6 +198,7 @@ func (g *Core) awaitLease(ctx context.Context, c *Call, key string, v *View, dea
 		}
 		t.Stop()
 		g.leases.unwatch(key, w)
+		c.now = time.Time{} // it waited
 		if err := ctx.Err(); err != nil {
 			return nil, nil, err
 		}

@@ -8,6 +8,9 @@ package core
 import (
 	"context"
 	"log/slog"
+	"runtime"
+	"sync/atomic"
+	"time"
 
 	"github.com/chartgate/chartgate/gate"
 )
@@ -73,6 +76,7 @@ func (s *Steps) Resolve(ctx context.Context) (context.Context, bool) {
 func (s *Steps) Load(ctx context.Context) bool {
 	c := s.C
 	if s.v == nil {
+		c.now = s.G.Now()
 		v, cached, err := s.G.loadCall(ctx, c)
 		if err != nil {
 			s.Res, s.Err = s.G.LoadFailed(ctx, c, err)
@@ -189,13 +193,31 @@ func (s *Steps) Notify(ctx context.Context) {
 }
 
 // Transitioned reports a saved transition: a log record and OnTransition.
+// The record is what Logger.LogAttrs makes, but for its time, the
+// transition's when it was read from the process' clock, and its source,
+// read once.
 func (g *Core) Transitioned(ctx context.Context, tr gate.Transition) {
-	if g.Log.Enabled(ctx, slog.LevelInfo) {
-		g.Log.LogAttrs(ctx, slog.LevelInfo, "mcpbind: transition",
-			slog.String("key", Fingerprint(tr.Key)), slog.String("tool", tr.Tool), slog.String("event", tr.Event.Type),
+	if h := g.Log.Handler(); h.Enabled(ctx, slog.LevelInfo) {
+		pc := transitionPC.Load()
+		if pc == 0 {
+			var pcs [1]uintptr
+			runtime.Callers(1, pcs[:])
+			pc = pcs[0]
+			transitionPC.Store(pc)
+		}
+		t := tr.Time
+		if !g.realClock || t.IsZero() {
+			t = time.Now()
+		}
+		r := slog.NewRecord(t, slog.LevelInfo, "mcpbind: transition", pc)
+		r.AddAttrs(slog.String("key", Fingerprint(tr.Key)), slog.String("tool", tr.Tool), slog.String("event", tr.Event.Type),
 			slog.Any("from", tr.From), slog.Any("to", tr.To))
+		_ = h.Handle(ctx, r) // as Logger's methods do
 	}
 	if g.onTrans != nil {
 		g.onTrans(ctx, tr)
 	}
 }
+
+// transitionPC is the source of Transitioned's log records.
+var transitionPC atomic.Uintptr
