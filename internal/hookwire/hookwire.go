@@ -20,8 +20,11 @@ import (
 const MaxInput = 64 << 20
 
 // maxMeta bounds what a message holds besides the hook's input and
-// output: the arguments, the directory, the environment.
-const maxMeta = 1 << 20
+// output: the arguments, the directory, the environment; above what
+// Linux lets a program's arguments and environment take together (a
+// quarter of the stack limit's default 8 MiB), so that a client's request
+// always fits.
+const maxMeta = 8 << 20
 
 // magic starts every message; its last byte is the protocol's version.
 var magic = [4]byte{'c', 'g', 'h', 1}
@@ -167,11 +170,7 @@ func (d *decoder) uvarint() uint64 {
 		return 0
 	}
 	v, n := binary.Uvarint(d.b)
-	if n <= 0 {
-		d.err = errShort
-		return 0
-	}
-	d.b = d.b[n:]
+	d.advance(n)
 	return v
 }
 
@@ -180,12 +179,17 @@ func (d *decoder) varint() int64 {
 		return 0
 	}
 	v, n := binary.Varint(d.b)
+	d.advance(n)
+	return v
+}
+
+// advance skips the n bytes of a varint read; n <= 0 says none was.
+func (d *decoder) advance(n int) {
 	if n <= 0 {
 		d.err = errShort
-		return 0
+		return
 	}
 	d.b = d.b[n:]
-	return v
 }
 
 func (d *decoder) bytes() []byte {
