@@ -104,6 +104,7 @@ func TestHookClientAnswersAsHook(t *testing.T) {
 	for host, files := range hostFixtures(t) {
 		for _, m := range modes {
 			t.Run(host+"/"+m.name, func(t *testing.T) {
+				t.Parallel()
 				want, got := hookProject(t), hookProject(t)
 				for _, f := range files {
 					w := runHook(t, bin, t.TempDir(), fixture(t, host, f, want, "s1"), nil, host)
