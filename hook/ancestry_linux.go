@@ -18,6 +18,16 @@ func Ancestry() []Proc {
 	return ancestryOf(os.Getppid())
 }
 
+// AncestryOf returns the ancestry process pid sees as its own (what
+// [Ancestry] returns in it): its parent, the parent's parent and so on.
+// The hook daemon answers a client's event with its client's.
+func AncestryOf(pid int) []Proc {
+	if _, ppid, ok := readProc(pid); ok {
+		return ancestryOf(ppid)
+	}
+	return nil
+}
+
 func ancestryOf(pid int) []Proc {
 	var out []Proc
 	for len(out) < 64 && pid > 0 {

@@ -7,3 +7,6 @@ package hook
 // Ancestry returns nothing on systems whose process tree the package does
 // not read (Windows): the gateway then takes the session seen last.
 func Ancestry() []Proc { return nil }
+
+// AncestryOf returns nothing, as [Ancestry].
+func AncestryOf(pid int) []Proc { return nil }

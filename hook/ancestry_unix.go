@@ -18,6 +18,12 @@ import (
 // time (Unix seconds) and command name, from one run of ps. It is empty
 // when ps cannot be run.
 func Ancestry() []Proc {
+	return AncestryOf(os.Getpid())
+}
+
+// AncestryOf returns the ancestry process pid sees as its own (what
+// [Ancestry] returns in it): its parent, the parent's parent and so on.
+func AncestryOf(pid int) []Proc {
 	out, err := exec.Command("ps", "-A", "-o", "pid=,ppid=,lstart=,comm=").Output()
 	if err != nil {
 		return nil
@@ -42,7 +48,7 @@ func Ancestry() []Proc {
 		procs[pid], parents[pid] = p, ppid
 	}
 	var anc []Proc
-	for pid := os.Getppid(); len(anc) < 64 && pid > 0; pid = parents[pid] {
+	for pid := parents[pid]; len(anc) < 64 && pid > 0; pid = parents[pid] {
 		p, ok := procs[pid]
 		if !ok {
 			break

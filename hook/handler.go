@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"time"
@@ -46,6 +47,10 @@ type Options struct {
 	Refresh time.Duration
 	// Ancestry returns the hook process' ancestry; default [Ancestry].
 	Ancestry func() []Proc
+	// Getenv reads the hook process' environment (HOME, XDG_CONFIG_HOME,
+	// CODEX_HOME, COPILOT_HOME: where the files no tool may touch are);
+	// default os.Getenv. The hook daemon gives its client's.
+	Getenv func(string) string
 	// Now returns the current time; default time.Now.
 	Now func() time.Time
 }
@@ -95,6 +100,9 @@ func NewHandler(w *workflow.Workflow, g gate.Decider, store gate.Store, project 
 	}
 	if o.Now == nil {
 		o.Now = time.Now
+	}
+	if o.Getenv == nil {
+		o.Getenv = os.Getenv
 	}
 	stop, err := stopSetting(w)
 	if err != nil {
@@ -470,7 +478,7 @@ var userFiles = []string{
 // name; and the chartgate program. CODEX_HOME and COPILOT_HOME move those
 // hosts' user folders, as they do for the hosts.
 func (h *Handler) protection(ev Event) *shellpolicy.Protection {
-	home, _ := os.UserHomeDir()
+	home := h.homeDir()
 	pr := &shellpolicy.Protection{
 		Paths:    append([]string{ConfigDir + "/**"}, hostFiles...),
 		Secrets:  []string{ConfigDir + "/state.db*"},
@@ -489,7 +497,7 @@ func (h *Handler) protection(ev Event) *shellpolicy.Protection {
 		}
 	}
 	for env, dir := range map[string]string{"CODEX_HOME": ".codex", "COPILOT_HOME": ".copilot"} {
-		if d := os.Getenv(env); filepath.IsAbs(d) {
+		if d := h.o.Getenv(env); filepath.IsAbs(d) {
 			for _, f := range userFiles {
 				if rest, ok := strings.CutPrefix(f, dir+"/"); ok {
 					pr.Paths = append(pr.Paths, filepath.ToSlash(filepath.Join(d, rest)))
@@ -497,7 +505,7 @@ func (h *Handler) protection(ev Event) *shellpolicy.Protection {
 			}
 		}
 	}
-	config := os.Getenv("XDG_CONFIG_HOME")
+	config := h.o.Getenv("XDG_CONFIG_HOME")
 	switch {
 	case filepath.IsAbs(config):
 		config = filepath.ToSlash(filepath.Join(config, "chartgate")) + "/**"
@@ -511,6 +519,18 @@ func (h *Handler) protection(ev Event) *shellpolicy.Protection {
 		pr.Secrets = append(pr.Secrets, config)
 	}
 	return pr
+}
+
+// homeDir returns the user's home folder as os.UserHomeDir finds it, from
+// the environment Options.Getenv reads ("" when it is not set).
+func (h *Handler) homeDir() string {
+	switch runtime.GOOS {
+	case "windows":
+		return h.o.Getenv("USERPROFILE")
+	case "plan9":
+		return h.o.Getenv("home")
+	}
+	return h.o.Getenv("HOME")
 }
 
 // resolveLinks returns an absolute path with the symbolic links of its

@@ -30,6 +30,10 @@ type InstallOptions struct {
 	// absolute path of the running chartgate, or npx's form ("npx", "--no",
 	// "chartgate") when it runs from the project's npm package.
 	Command []string
+	// HookCommand, if set, runs the hooks in place of Command's "hook":
+	// a hook runs HookCommand HOST [flags]. `chartgate install` gives the
+	// hook client (cmd/chartgate-hook) when it sits beside chartgate.
+	HookCommand []string
 	// Workflow is the workflow file (default .chartgate/workflow.json);
 	// Store the store (default .chartgate/state.db). Relative paths are
 	// relative to the project folder. The hooks and the gateway get them
@@ -437,9 +441,13 @@ func (in *installer) projectArgs() []string {
 	return args
 }
 
-// hookCommand is the command of every hook: chartgate hook HOST [flags].
+// hookCommand is the command of every hook: chartgate hook HOST [flags],
+// or HookCommand HOST [flags].
 func (in *installer) hookCommand() string {
 	words := append(slices.Clone(in.o.Command), "hook", string(in.host))
+	if len(in.o.HookCommand) > 0 {
+		words = append(slices.Clone(in.o.HookCommand), string(in.host))
+	}
 	if w := in.o.Workflow; w != "" && filepath.Clean(w) != filepath.Join(ConfigDir, "workflow.json") {
 		words = append(words, "--workflow", filepath.ToSlash(w))
 	}
@@ -483,9 +491,13 @@ func (in *installer) serveArgs() []string {
 
 // ours reports whether a hook command is chartgate's hook for this host:
 // "[RUNNER ...] <chartgate> hook HOST ...", chartgate named by a path or,
-// after a package runner (npx --no, pnpm exec …), by its package name.
+// after a package runner (npx --no, pnpm exec …), by its package name; or
+// "<chartgate-hook> HOST ...", the hook client.
 func (in *installer) ours(cmd string) bool {
 	f := strings.Fields(cmd)
+	if len(f) >= 2 && filepath.Base(strings.Trim(f[0], `'"`)) == "chartgate-hook" {
+		return f[1] == string(in.host)
+	}
 	for i := 0; i+2 < len(f); i++ {
 		if isChartgateWord(f[i]) && f[i+1] == "hook" {
 			return f[i+2] == string(in.host)

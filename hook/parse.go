@@ -12,12 +12,13 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/chartgate/chartgate/internal/hookwire"
 	"github.com/chartgate/chartgate/internal/jsonx"
 )
 
 // MaxInput bounds the size of one hook event's input, in bytes. A tool's
 // arguments can be large (a Write of a whole file), so the bound is loose.
-const MaxInput = 64 << 20
+const MaxInput = hookwire.MaxInput
 
 // maxDepth bounds the nesting of an event's input.
 const maxDepth = 128

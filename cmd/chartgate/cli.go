@@ -177,6 +177,9 @@ func runOpts(args []string, stdin io.Reader, stdout, stderr io.Writer, o *runOpt
 		return cmdUI(rest, stdout, stderr)
 	case "hook":
 		return cmdHook(rest, stdin, stdout, stderr, o.exiting)
+	case "hook-daemon":
+		// Started by the hook client (cmd/chartgate-hook); not listed.
+		return cmdHookDaemon(rest, stderr)
 	case "install":
 		return cmdInstall(rest, stdout, stderr)
 	case "uninstall":

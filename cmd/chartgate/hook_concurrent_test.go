@@ -45,7 +45,14 @@ type hookRun struct {
 // (without the hosts' variables) and env.
 func runHook(t testing.TB, bin, dir, stdin string, env []string, args ...string) hookRun {
 	t.Helper()
-	cmd := exec.Command(bin, append([]string{"hook"}, args...)...)
+	return runArgv(t, append([]string{bin, "hook"}, args...), dir, stdin, env)
+}
+
+// runArgv runs argv in dir with stdin and env (added to the test's
+// environment without the hosts' variables).
+func runArgv(t testing.TB, argv []string, dir, stdin string, env []string) hookRun {
+	t.Helper()
+	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = dir
 	cmd.Env = append(hostlessEnv(), env...)
 	cmd.Stdin = strings.NewReader(stdin)
@@ -56,7 +63,7 @@ func runHook(t testing.TB, bin, dir, stdin string, env []string, args ...string)
 	if ee, ok := err.(*exec.ExitError); ok {
 		code = ee.ExitCode()
 	} else if err != nil {
-		t.Errorf("running the hook: %v", err)
+		t.Errorf("running %s: %v", argv[0], err)
 	}
 	return hookRun{out.String(), errOut.String(), code}
 }

@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -20,7 +21,10 @@ import (
 // opens a SQLite file with modernc.org/sqlite, the floor of any process
 // that opens the store itself; "floor" adds testdata/hookfloor, which
 // does the hook's work on the same event with only the packages the hook
-// needs linked, the floor of a dedicated hook binary.
+// needs linked, the floor of a dedicated hook binary. "client" runs the
+// hook client (cmd/chartgate-hook) on the same event, answered by a hook
+// daemon started once before the loop, as the events after a session's
+// first are.
 func BenchmarkHookRatio(b *testing.B) {
 	dir := b.TempDir()
 	trivial := buildProgram(b, dir, "trivial", "package main\n\nfunc main() {}\n")
@@ -44,11 +48,13 @@ func BenchmarkHookRatio(b *testing.B) {
 	if out, err := floorCmd.CombinedOutput(); err != nil || !strings.Contains(string(out), `"permissionDecision":"deny"`) {
 		b.Fatalf("hookfloor: %v: %s", err, out)
 	}
+	clientCmd := hookClientCmd(b, in)
 	for _, c := range []struct {
 		name string
 		cmd  func() *exec.Cmd
 	}{
 		{"hook", hookCmd},
+		{"client", clientCmd},
 		{"sqlite", func() *exec.Cmd { return exec.Command(sqliteOnly, filepath.Join(project, ".chartgate", "bench.db")) }},
 		{"floor", func() *exec.Cmd {
 			cmd := exec.Command(hookFloor)
@@ -56,6 +62,9 @@ func BenchmarkHookRatio(b *testing.B) {
 			return cmd
 		}},
 	} {
+		if c.cmd == nil {
+			continue
+		}
 		b.Run(c.name, func(b *testing.B) {
 			b.ReportAllocs()
 			floor := make([]time.Duration, 0, b.N)
@@ -105,4 +114,44 @@ func timeProcess(b *testing.B, cmd *exec.Cmd) time.Duration {
 func median(times []time.Duration) time.Duration {
 	slices.Sort(times)
 	return times[len(times)/2]
+}
+
+// hookClientCmd starts a hook daemon for the benchmark, and returns the
+// command of the hook client on the event in (nil where the client runs
+// chartgate hook itself: outside Linux).
+func hookClientCmd(b *testing.B, in string) func() *exec.Cmd {
+	if runtime.GOOS != "linux" {
+		return nil
+	}
+	client := hookClientBinary(b)
+	config := b.TempDir()
+	daemon := exec.Command(filepath.Join(filepath.Dir(client), "chartgate"), "hook-daemon")
+	daemon.Env = append(hostlessEnv(), "XDG_CONFIG_HOME="+config)
+	if err := daemon.Start(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() {
+		_ = daemon.Process.Kill()
+		_ = daemon.Wait()
+	})
+	clientCmd := func() *exec.Cmd {
+		cmd := exec.Command(client, "claude-code")
+		cmd.Env = append(hostlessEnv(), "XDG_CONFIG_HOME="+config)
+		cmd.Stdin = strings.NewReader(in)
+		return cmd
+	}
+	// Until the daemon listens, the client answers by chartgate hook.
+	sock := filepath.Join(config, "chartgate", "hookd", "sock")
+	for start := time.Now(); ; time.Sleep(10 * time.Millisecond) {
+		if _, err := os.Stat(sock); err == nil {
+			break
+		}
+		if time.Since(start) > 30*time.Second {
+			b.Fatal("the hook daemon does not listen")
+		}
+	}
+	if out, err := clientCmd().CombinedOutput(); err != nil || !strings.Contains(string(out), `"permissionDecision":"deny"`) {
+		b.Fatalf("client: %v: %s", err, out)
+	}
+	return clientCmd
 }

@@ -67,6 +67,40 @@ type hookAnswer struct {
 // cmdHook runs `chartgate hook`; exiting says that the process ends when
 // it returns (runOptions).
 func cmdHook(args []string, stdin io.Reader, stdout, stderr io.Writer, exiting bool) int {
+	return hookWith(args, stdin, stdout, stderr, processHookEnv(), exiting)
+}
+
+// hookEnv is where a hook event comes from: the environment, working
+// directory and ancestry of the hook process, and how it opens the
+// project. `chartgate hook` has its own process' (processHookEnv); the
+// hook daemon gives each event its client's.
+type hookEnv struct {
+	getenv   func(string) string
+	wd       string
+	ancestry func() []hook.Proc
+	// open opens the project's workflow and store; release ends the
+	// event's use of them.
+	open func(pf projectFlags, opts *workflow.Options, exiting bool) (p *project, release func(), err error)
+}
+
+// processHookEnv is the environment of this process.
+func processHookEnv() hookEnv {
+	wd, _ := os.Getwd()
+	return hookEnv{getenv: os.Getenv, wd: wd, ancestry: hook.Ancestry, open: openHookProject}
+}
+
+// openHookProject opens the project for one event, and closes it after
+// (closeHookStore).
+func openHookProject(pf projectFlags, opts *workflow.Options, exiting bool) (*project, func(), error) {
+	p, err := openProjectOpts(pf, opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	return p, func() { closeHookStore(p, exiting) }, nil
+}
+
+// hookWith runs `chartgate hook` with the arguments args, in env.
+func hookWith(args []string, stdin io.Reader, stdout, stderr io.Writer, env hookEnv, exiting bool) int {
 	flags := newFlagSet("hook")
 	pf := addProjectFlags(flags)
 	event := flags.String("event", "", "the event's name")
@@ -76,6 +110,9 @@ func cmdHook(args []string, stdin io.Reader, stdout, stderr io.Writer, exiting b
 	defaultDeny := flags.Bool("default-deny", false, "refuse the tools the workflow does not name, as serve's")
 	compat := flags.String("compat", "", `"statewright": compile the workflow as serve --compat statewright does`)
 	deadline := flags.Duration("deadline", defaultHookDeadline, "how long the hook may take to answer; past it, a pre tool event is refused")
+	// Hidden: the hook client answers with it an event whose answer from
+	// the hook daemon was lost, which must not be decided twice.
+	undecided := flags.String("undecided", "", "answer the event as one that could not be decided, for this reason")
 	pos, err := parseArgs(flags, args)
 	if err != nil {
 		return argsError(stdout, stderr, "hook", err)
@@ -117,7 +154,10 @@ func cmdHook(args []string, stdin io.Reader, stdout, stderr io.Writer, exiting b
 		_, _ = stdout.Write(hook.Encode(ev, hook.Result{}))
 		return exitOK
 	}
-	cfg := hookConfig{pf: pf, projectDir: *projectDir, gateway: *gateway, checkpoint: cp, compat: workflow.Compat(*compat), defaultDeny: *defaultDeny, deadline: *deadline, exiting: exiting}
+	if *undecided != "" {
+		return failedAnswer(ev, errors.New(*undecided)).write(stdout, stderr)
+	}
+	cfg := hookConfig{pf: pf, projectDir: *projectDir, gateway: *gateway, checkpoint: cp, compat: workflow.Compat(*compat), defaultDeny: *defaultDeny, deadline: *deadline, exiting: exiting, env: env}
 	return awaitHook(ev, *deadline, func(project *string) hookAnswer {
 		return decideHook(ev, cfg, project)
 	}).write(stdout, stderr)
@@ -134,24 +174,34 @@ type hookConfig struct {
 	deadline    time.Duration
 	// exiting: the process ends once the event is answered.
 	exiting bool
+	env     hookEnv
 }
 
 // decideHook answers an event from its session's workflow; it sets
 // *project once the project folder is known (for the log of a panic).
 func decideHook(ev hook.Event, cfg hookConfig, project *string) hookAnswer {
-	wd, _ := os.Getwd()
+	env := cfg.env
+	// Relative folders are relative to the hook's working directory (the
+	// client's, in the hook daemon).
+	abs := func(d string) string {
+		if d != "" && !filepath.IsAbs(d) {
+			return filepath.Join(env.wd, d)
+		}
+		return d
+	}
+	ev.Cwd = abs(ev.Cwd)
 	// The project: the folder the host names (Claude Code's
 	// CLAUDE_PROJECT_DIR, Gemini CLI's GEMINI_PROJECT_DIR, Cursor's
 	// workspace root), else the event's cwd, else the hook's own working
 	// directory; the first inside a chartgate project wins, so that an agent
 	// that changed its shell's directory outside the project is still gated.
-	dir, ok := hook.FindProject(cfg.projectDir, os.Getenv("CLAUDE_PROJECT_DIR"), os.Getenv("GEMINI_PROJECT_DIR"), ev.Root, ev.Cwd, wd)
+	dir, ok := hook.FindProject(abs(cfg.projectDir), abs(env.getenv("CLAUDE_PROJECT_DIR")), abs(env.getenv("GEMINI_PROJECT_DIR")), abs(ev.Root), ev.Cwd, env.wd)
 	if !ok {
 		// Not a chartgate project: nothing is gated.
 		return hookAnswer{out: hook.Encode(ev, hook.Result{})}
 	}
 	*project = dir
-	if hook.StepsAside(ev.Host, dir, os.Getenv, hook.Ancestry) {
+	if hook.StepsAside(ev.Host, dir, env.getenv, env.ancestry) {
 		// Copilot CLI running Claude Code's hooks: its own decide.
 		return hookAnswer{out: hook.Encode(ev, hook.Result{})}
 	}
@@ -159,16 +209,16 @@ func decideHook(ev hook.Event, cfg hookConfig, project *string) hookAnswer {
 		ev.Cwd = dir
 	}
 	inProject(dir, cfg.pf)
-	p, err := openProjectOpts(cfg.pf, &workflow.Options{Checkpoint: cfg.checkpoint, Compat: cfg.compat})
+	p, release, err := env.open(cfg.pf, &workflow.Options{Checkpoint: cfg.checkpoint, Compat: cfg.compat}, cfg.exiting)
 	if err != nil {
 		return failedAnswer(ev, err)
 	}
-	defer closeHookStore(p, cfg.exiting)
+	defer release()
 	gate, err := hookCore(p, cfg)
 	if err != nil {
 		return failedAnswer(ev, err)
 	}
-	h, err := hook.NewHandler(p.workflow, gate, p.store, dir, &hook.Options{Gateway: cfg.gateway})
+	h, err := hook.NewHandler(p.workflow, gate, p.store, dir, &hook.Options{Gateway: cfg.gateway, Ancestry: env.ancestry, Getenv: env.getenv})
 	if err != nil {
 		return failedAnswer(ev, err)
 	}

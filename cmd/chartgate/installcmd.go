@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -119,6 +120,7 @@ func cmdInstall(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "chartgate install: %v\n", err)
 		return exitFail
 	}
+	o.HookCommand = hookClient(o.Command)
 	if err := checkCommand(*dir, o.Command); err != nil {
 		fmt.Fprintf(stderr, "chartgate install: %v\n", err)
 		return exitFail
@@ -208,6 +210,21 @@ func selfCommandOf(exe, dir string) ([]string, error) {
 		return nil, err
 	}
 	return []string{onPath}, nil
+}
+
+// hookClient returns the hook client's command (cmd/chartgate-hook) when
+// it sits beside the chartgate that command runs, named by its path, on
+// Linux, where the client checks who its daemon is; nil otherwise, and the
+// hooks run `chartgate hook`.
+func hookClient(command []string) []string {
+	if runtime.GOOS != "linux" || len(command) != 1 || !filepath.IsAbs(command[0]) {
+		return nil
+	}
+	client := filepath.Join(filepath.Dir(command[0]), "chartgate-hook")
+	if fi, err := os.Stat(client); err != nil || !fi.Mode().IsRegular() || fi.Mode().Perm()&0o111 == 0 {
+		return nil
+	}
+	return []string{client}
 }
 
 // temporaryBuild reports whether a program is one go run or go test built

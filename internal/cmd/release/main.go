@@ -8,11 +8,12 @@
 // stamped (-ldflags -X main.releaseVersion, which chartgate --version
 // prints), and writes into -out:
 //
-//   - chartgate_VERSION_OS_ARCH.tar.gz (.zip for windows): the binary,
-//     LICENSE and README.md, and SHA256SUMS over the archives;
+//   - chartgate_VERSION_OS_ARCH.tar.gz (.zip for windows): the binary
+//     (on Linux also the hook client, cmd/chartgate-hook), LICENSE and
+//     README.md, and SHA256SUMS over the archives;
 //   - npm/chartgate-PLATFORM-ARCH/: the package @chartgate/chartgate-PLATFORM-ARCH
 //     (Node.js names: linux, darwin, win32; x64, arm64), its "os" and
-//     "cpu" set, the binary in bin/;
+//     "cpu" set, the binaries in bin/;
 //   - npm/chartgate/: the package chartgate (npm/chartgate in the
 //     repository), whose optionalDependencies name every platform's
 //     package at this version, and whose bin/chartgate.js runs the
@@ -100,6 +101,21 @@ func release(version string, targets []string, out string, pack bool) error {
 			return fmt.Errorf("building %s: %w", t, err)
 		}
 		files := map[string]string{exe: bin, "LICENSE": filepath.Join(root, "LICENSE"), "README.md": filepath.Join(root, "README.md")}
+		bins := []string{bin}
+		if goos == "linux" {
+			// The hook client, which `chartgate install` writes in the
+			// hooks when it sits beside chartgate (Linux only).
+			client := filepath.Join(build, "chartgate-hook")
+			cmd := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-o", client, "./cmd/chartgate-hook")
+			cmd.Dir = root
+			cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS="+goos, "GOARCH="+goarch)
+			cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+			if err := cmd.Run(); err != nil {
+				return fmt.Errorf("building the hook client for %s: %w", t, err)
+			}
+			files["chartgate-hook"] = client
+			bins = append(bins, client)
+		}
 		name := fmt.Sprintf("chartgate_%s_%s_%s", version, goos, goarch)
 		archive := filepath.Join(out, name+".tar.gz")
 		if goos == "windows" {
@@ -116,7 +132,7 @@ func release(version string, targets []string, out string, pack bool) error {
 			return err
 		}
 		sums = append(sums, sum+"  "+filepath.Base(archive))
-		if err := platformPackage(filepath.Join(out, "npm"), version, goos, goarch, bin); err != nil {
+		if err := platformPackage(filepath.Join(out, "npm"), version, goos, goarch, bins...); err != nil {
 			return err
 		}
 	}
@@ -177,8 +193,8 @@ func platformName(goos, goarch string) string {
 	return "@chartgate/chartgate-" + nodeNames[goos] + "-" + nodeNames[goarch]
 }
 
-// platformPackage writes the npm package of one platform's binary.
-func platformPackage(npmDir, version, goos, goarch, bin string) error {
+// platformPackage writes the npm package of one platform's binaries.
+func platformPackage(npmDir, version, goos, goarch string, bins ...string) error {
 	dir := filepath.Join(npmDir, "chartgate-"+nodeNames[goos]+"-"+nodeNames[goarch])
 	if err := os.MkdirAll(filepath.Join(dir, "bin"), 0o755); err != nil {
 		return err
@@ -197,7 +213,12 @@ func platformPackage(npmDir, version, goos, goarch, bin string) error {
 	if err := writeJSON(filepath.Join(dir, "package.json"), manifest); err != nil {
 		return err
 	}
-	return copyFile(filepath.Join(dir, "bin", filepath.Base(bin)), bin, 0o755)
+	for _, bin := range bins {
+		if err := copyFile(filepath.Join(dir, "bin", filepath.Base(bin)), bin, 0o755); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // mainPackage writes the package chartgate from its source folder: its
