@@ -82,6 +82,15 @@ func chartgateDir(t testing.TB) string {
 			buildErr = errors.New("go build ./cmd/chartgate: " + err.Error() + "\n" + string(out))
 			return
 		}
+		// The hook client beside chartgate, as the release archives and
+		// the npm package ship them: chartgate install then writes it as
+		// the hooks' command, and the hosts run it.
+		client := exec.Command("go", "build", "-o", filepath.Join(dir, "chartgate-hook"), "./cmd/chartgate-hook")
+		client.Dir = repoRoot(t)
+		if out, err := client.CombinedOutput(); err != nil {
+			buildErr = errors.New("go build ./cmd/chartgate-hook: " + err.Error() + "\n" + string(out))
+			return
+		}
 		if capture != "" {
 			// chartgate hook HOST ... saves its input first.
 			script := "#!/bin/sh\nif [ \"$1\" = hook ]; then\n  mkdir -p '" + capture + "'/\"$2\"\n" +

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -115,6 +116,13 @@ func walk(t *testing.T, h host) {
 	}
 	if st := p.chartgate("status"); !strings.Contains(st, "done") {
 		t.Errorf("chartgate status after the run does not show the workflow done:\n%s", st)
+	}
+	if runtime.GOOS == "linux" && os.Getenv(captureEnv) == "" {
+		// The hooks ran chartgate-hook, which starts the hook daemon at its
+		// first event and sends it the next ones.
+		if _, err := os.Stat(filepath.Join(p.home, ".config", "chartgate", "hookd", "sock")); err != nil {
+			t.Errorf("the hook client started no hook daemon: %v", err)
+		}
 	}
 
 	for _, name := range append([]string{h.name}, h.also...) {

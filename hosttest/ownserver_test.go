@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -27,6 +28,7 @@ func TestMain(m *testing.M) {
 	}
 	code := m.Run()
 	if binDir != "" { // what chartgateDir built
+		stopHookDaemons(binDir)
 		_ = os.RemoveAll(binDir)
 	}
 	os.Exit(code)
@@ -180,4 +182,21 @@ func TestGeminiOwnServer(t *testing.T) {
 func TestCopilotOwnServer(t *testing.T) {
 	t.Parallel()
 	ownServer(t, copilotAnthropic(), ".github/mcp.json", jsonServers(`"type": "local", "tools": ["*"], `), "")
+}
+
+// stopHookDaemons ends the hook daemons that the hook client started from
+// the chartgate in dir (they would otherwise wait 10 idle minutes).
+func stopHookDaemons(dir string) {
+	procs, _ := filepath.Glob("/proc/[0-9]*/exe")
+	for _, exe := range procs {
+		target, err := os.Readlink(exe)
+		if err != nil || filepath.Dir(target) != dir {
+			continue
+		}
+		if pid, err := strconv.Atoi(filepath.Base(filepath.Dir(exe))); err == nil {
+			if p, err := os.FindProcess(pid); err == nil {
+				_ = p.Kill()
+			}
+		}
+	}
 }
