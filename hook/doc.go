@@ -459,6 +459,23 @@
 // starts faster; chartgate's own packages do next to nothing at
 // initialisation.
 //
+// That smaller program is chartgate-hook (cmd/chartgate-hook), which
+// `chartgate install` writes as the hooks' command on Linux when it sits
+// beside chartgate (the release archives and the npm package ship both).
+// It links only the standard library and sends the event, with its
+// arguments, working folder and environment, over a Unix socket to
+// `chartgate hook-daemon`, one per user in chartgate's user folder (which
+// the agent may not read, name or write), which answers by the code path
+// of `chartgate hook` in the client's environment and ancestry, keeping
+// the SQLite stores open and the compiled workflows while their files
+// read the same bytes. The client uses a daemon only if the kernel says
+// the socket's peer runs, as the same user, the very chartgate beside the
+// client; otherwise, and when no daemon runs (it then starts one), it
+// runs `chartgate hook` itself, so the answer is always the same. An
+// event once sent is never decided again: a lost answer is the answer to
+// an event that could not be decided. BenchmarkHookRatio's "client" case
+// measures it.
+//
 // The hook process does not close a SQLite store: it exits with the
 // file open, as a crash right after its last commit would, which
 // SQLite's write-ahead log is made for. Every write it made was committed
