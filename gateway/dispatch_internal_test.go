@@ -54,6 +54,8 @@ func FuzzReadCall(f *testing.F) {
 		`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":3,"reason":"x"}}`,
 		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","name":"other"}}`,
 		`{"jsonrpc":"1.0","id":1,"method":"tools/call","params":{"name":"echo"}}`,
+		"{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"tools/call\",\"params\":{\"name\":\"\x95\"}}",
+		`{"jsonrpc":"2.0","id":0,"method":"tools/call","params":{"name":"\ud800\u0041"}}`,
 	} {
 		f.Add([]byte(seed))
 	}

@@ -343,6 +343,9 @@ func FuzzHTTPHandler(f *testing.F) {
 		`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":3}}`,
 		`{"jsonrpc":"2.0","id":3,"method":"tools/list"}`,
 		`[]`, ``, `  {"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"x"}}  `,
+		// Names that gjson and encoding/json read differently.
+		"{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"tools/call\",\"params\":{\"name\":\"\x95\"}}",
+		`{"jsonrpc":"2.0","id":0,"method":"tools/call","params":{"name":"\ud800\u0041"}}`,
 	} {
 		f.Add(s)
 	}

@@ -14,8 +14,10 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -106,8 +108,9 @@ func (p *passthrough) cancelled(params gjson.Result) {
 }
 
 // readCall reads a tools/call line that passes only a tool's name (a
-// string), arguments and _meta: its id (a string or an integer) and its
-// params' name, arguments and _meta; ok is false for any other line. For
+// string of valid UTF-8 with no escapes, which gjson and encoding/json
+// read alike), arguments and _meta: its id (a string or an integer) and
+// its params' name, arguments and _meta; ok is false for any other line. For
 // a notifications/cancelled line that names a request, it returns the
 // notification's params in cancelled.
 func readCall(line []byte) (id gjson.Result, params [3]gjson.Result, cancelled gjson.Result, ok bool) {
@@ -132,7 +135,8 @@ func readCall(line []byte) (id gjson.Result, params [3]gjson.Result, cancelled g
 	if id.Type != gjson.String && (id.Type != gjson.Number || !intID(id.Raw)) || !top[3].IsObject() {
 		return id, params, cancelled, false
 	}
-	ok = fields(top[3], []string{`"name"`, `"arguments"`, `"_meta"`}, params[:]) && params[0].Type == gjson.String
+	ok = fields(top[3], []string{`"name"`, `"arguments"`, `"_meta"`}, params[:]) && params[0].Type == gjson.String &&
+		strings.IndexByte(params[0].Raw, '\\') < 0 && utf8.ValidString(params[0].Raw)
 	return id, params, cancelled, ok
 }
 
