@@ -192,13 +192,23 @@ func (d *decoder) advance(n int) {
 	d.b = d.b[n:]
 }
 
-func (d *decoder) bytes() []byte {
+// count reads a count of bytes or of strings (each takes at least one
+// byte); a count past the bytes left is a lie, and reads as 0 with
+// errShort.
+func (d *decoder) count() uint64 {
 	n := d.uvarint()
-	if d.err != nil {
-		return nil
-	}
-	if n > uint64(len(d.b)) {
+	if d.err == nil && n > uint64(len(d.b)) {
 		d.err = errShort
+	}
+	if d.err != nil {
+		return 0
+	}
+	return n
+}
+
+func (d *decoder) bytes() []byte {
+	n := d.count()
+	if d.err != nil {
 		return nil
 	}
 	v := d.b[:n:n]
@@ -207,14 +217,8 @@ func (d *decoder) bytes() []byte {
 }
 
 func (d *decoder) strings() []string {
-	n := d.uvarint()
+	n := d.count()
 	if d.err != nil {
-		return nil
-	}
-	// Each string takes at least one byte: a count past the body's size
-	// is a lie.
-	if n > uint64(len(d.b)) {
-		d.err = errShort
 		return nil
 	}
 	v := make([]string, 0, n)
