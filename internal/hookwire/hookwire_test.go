@@ -54,3 +54,27 @@ func TestBadMessages(t *testing.T) {
 		}
 	}
 }
+
+// FuzzReadRequest: whatever the daemon is sent, reading it is an error
+// or a request that, written again, reads the same, never a panic.
+func FuzzReadRequest(f *testing.F) {
+	var good bytes.Buffer
+	if err := WriteRequest(&good, &Request{Args: []string{"claude-code", "--event", "Stop"}, Stdin: []byte(`{"a":1}`), Dir: "/p", Env: []string{"HOME=/h"}}); err != nil {
+		f.Fatal(err)
+	}
+	f.Add(good.Bytes())
+	f.Add(good.Bytes()[:good.Len()-1])
+	f.Fuzz(func(t *testing.T, msg []byte) {
+		r, err := ReadRequest(bytes.NewReader(msg))
+		if err != nil {
+			return
+		}
+		var again bytes.Buffer
+		if err := WriteRequest(&again, r); err != nil {
+			t.Fatalf("WriteRequest of what ReadRequest read: %v", err)
+		}
+		if back, err := ReadRequest(&again); err != nil || !reflect.DeepEqual(back, r) {
+			t.Fatalf("read %+v from %q; written again, it reads %+v, %v", r, msg, back, err)
+		}
+	})
+}
