@@ -273,3 +273,51 @@ func TestInstallWritesHookClient(t *testing.T) {
 	require.NoError(t, err, "%s", out)
 	assert.Contains(t, string(out), `Tool \"Write\" is not available in the current workflow state (\"plan\")`)
 }
+
+// TestHookDaemonExits: a daemon without events for its idle time, and
+// one whose executable is replaced (an upgrade), exits by itself, having
+// removed its socket and released its folder's lock, so that the next
+// client starts a new one.
+func TestHookDaemonExits(t *testing.T) {
+	bin := chartgateBinary(t)
+	for _, c := range []struct {
+		name, idle string
+		upgrade    bool
+	}{{"idle", "300ms", false}, {"upgraded", "10m", true}} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			// The daemon runs from a link of its own, which the upgrade
+			// replaces as a package manager would: a new file renamed over it.
+			dir, err := os.MkdirTemp(filepath.Dir(bin), "daemon-")
+			require.NoError(t, err)
+			t.Cleanup(func() { _ = os.RemoveAll(dir) })
+			exe := filepath.Join(dir, "chartgate")
+			require.NoError(t, os.Link(bin, exe))
+			config := t.TempDir()
+			cmd := exec.Command(exe, "hook-daemon", "-idle", c.idle)
+			cmd.Env = append(hostlessEnv(), "XDG_CONFIG_HOME="+config)
+			require.NoError(t, cmd.Start())
+			exited := make(chan error, 1)
+			go func() { exited <- cmd.Wait() }()
+			t.Cleanup(func() { _ = cmd.Process.Kill() })
+			waitSocket(t, config)
+			if c.upgrade {
+				next := filepath.Join(dir, "chartgate.new")
+				require.NoError(t, os.WriteFile(next, []byte("#!/bin/sh\n"), 0o755))
+				require.NoError(t, os.Rename(next, exe))
+			}
+			select {
+			case err := <-exited:
+				require.NoError(t, err)
+			case <-time.After(30 * time.Second):
+				t.Fatal("the daemon is still running")
+			}
+			hookd := filepath.Join(config, "chartgate", "hookd")
+			assert.NoFileExists(t, filepath.Join(hookd, hookwire.SocketName))
+			lock, err := os.OpenFile(filepath.Join(hookd, "lock"), os.O_RDWR, 0)
+			require.NoError(t, err)
+			defer lock.Close()
+			assert.NoError(t, syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB), "the lock is still held")
+		})
+	}
+}
