@@ -137,6 +137,22 @@ func (a *Actor) Start(ctx context.Context) error {
 // [*StepBudgetError] is returned.
 func (a *Actor) Send(ctx context.Context, ev Event) error {
 	a.mu.Lock()
+	if a.sys == nil && a.opts.Inspect == nil && a.started && a.cur.status == StatusActive &&
+		a.r.fastStep(a.cur, ev, !a.contextShared && a.cur.context != nil, false) {
+		// fastStep runs no implementation and arms no timer: the lock is
+		// released without a deferred call.
+		if len(a.subs) > 0 || a.cur.status != StatusActive {
+			a.afterChange(nil, true)
+		}
+		a.mu.Unlock()
+		return nil
+	}
+	return a.sendLocked(ctx, ev)
+}
+
+// sendLocked is Send with the actor locked, for an event that fastStep did
+// not take; it unlocks the actor.
+func (a *Actor) sendLocked(ctx context.Context, ev Event) error {
 	defer a.mu.Unlock()
 	if !a.started {
 		return errNotStarted
@@ -154,12 +170,12 @@ func (a *Actor) Send(ctx context.Context, ev Event) error {
 	if a.opts.Inspect != nil {
 		a.r.leaveSlots()
 		a.opts.Inspect(Inspection{Event: ev, Snapshot: a.cur})
-	}
-	if a.r.fastStep(a.cur, ev, !a.contextShared && a.cur.context != nil, false) {
-		if len(a.subs) > 0 || a.cur.status != StatusActive { // a fast step arms no timer
-			a.afterChange(nil, true)
+		if a.r.fastStep(a.cur, ev, !a.contextShared && a.cur.context != nil, false) {
+			if len(a.subs) > 0 || a.cur.status != StatusActive { // a fast step arms no timer
+				a.afterChange(nil, true)
+			}
+			return nil
 		}
-		return nil
 	}
 	a.prepareWork()
 	a.r.begin(ctx, a.work, now)

@@ -467,15 +467,27 @@ func (r *runner) refNumber(sc *slotCond) (float64, bool) {
 func (r *runner) assignSlots(entries []slotEntry, seq bool, ev Event) {
 	r.changed = true
 	if seq {
+		x := &r.slotCtx
 		for i := range entries {
 			e := &entries[i]
-			switch x := e.expr.e; x.kind {
+			// mine: the slot is loaded and already listed in dirty, and
+			// no undo is recorded: a number is set in place.
+			mine := !r.undoing && x.set[e.slot] && x.gen[e.slot] == x.cur
+			switch ex := e.expr.e; ex.kind {
 			case exprInc:
+				if mine && x.num[e.slot] {
+					x.nums[e.slot] += ex.inc
+					continue
+				}
 				n, _ := r.slotNumber(e.slot)
-				r.setSlot(e.slot, slotValue{n: n + x.inc, num: true})
+				r.setSlot(e.slot, slotValue{n: n + ex.inc, num: true})
 				continue
 			case exprLiteral:
-				if n, ok := x.literal.(float64); ok {
+				if n, ok := ex.literal.(float64); ok {
+					if mine {
+						x.vals[e.slot], x.nums[e.slot], x.num[e.slot] = nil, n, true
+						continue
+					}
 					r.setSlot(e.slot, slotValue{n: n, num: true})
 					continue
 				}

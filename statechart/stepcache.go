@@ -282,11 +282,15 @@ func (r *runner) selectFrom(sel *selection, ev Event) {
 // pureGuard), which cannot fail: a declarative guard is evaluated on the
 // slots directly while they are live.
 func (r *runner) passes(t *transition, ev *Event) bool {
-	g := t.guard
-	switch {
-	case g == nil:
-		return true
-	case g.kind == guardNamed && g.slot != nil && r.slotCtx.live:
+	if t.guard == nil {
+		return true // kept small enough to be inlined
+	}
+	return r.passesGuard(t, ev)
+}
+
+// passesGuard is passes for a transition with a guard.
+func (r *runner) passesGuard(t *transition, ev *Event) bool {
+	if g := t.guard; g.kind == guardNamed && g.slot != nil && r.slotCtx.live {
 		return r.evalSlots(g.slot, ev)
 	}
 	return r.evaluateGuard(t, *ev)
@@ -609,7 +613,7 @@ func (r *runner) replay(p *stepPlan, ev Event) {
 			}
 		}
 		if !p.still {
-			r.s.nodes = append(r.s.nodes[:0], p.final...)
+			r.s.nodes = copyNodes(r.s.nodes, p.final)
 		}
 		for _, a := range p.run {
 			if a.slots != nil && r.ownsContext && r.slotCtx.live {
@@ -683,6 +687,21 @@ func (r *runner) replay(p *stepPlan, ev Event) {
 	if p.moved {
 		r.changed = true
 	}
+}
+
+// copyNodes returns dst with the contents of src, reusing dst's array. A
+// configuration is a few states: they are copied one by one, cheaper than
+// a call to memmove.
+func copyNodes(dst, src []int) []int {
+	if cap(dst) < len(src) {
+		return append(dst[:0], src...)
+	}
+	dst = dst[:len(src)]
+	//lint:ignore S1001 copy calls memmove, which costs more than the loop for a few states.
+	for i, n := range src {
+		dst[i] = n
+	}
+	return dst
 }
 
 // recordPlan stores the plan of the microstep the general path just took

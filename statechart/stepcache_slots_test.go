@@ -1,0 +1,108 @@
+// This file checks the assigns an Actor's fast step writes into the slots
+// in place against the general path: random machines whose assigns are
+// increments and numeric literals of a few keys, read by their guards.
+
+package statechart
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// numericAssigns are the assigns withNumericAssigns puts in place of the
+// log pushes: one increment, one literal, or several of distinct keys, the
+// shapes whose slots a step may set in place.
+var numericAssigns = []string{
+	`{"n":{"$inc":1}}`,
+	`{"n":0}`,
+	`{"m":{"$inc":2}}`,
+	`{"m":1}`,
+	`{"n":{"$inc":1},"m":{"$inc":1}}`,
+	`{"m":0,"n":{"$inc":3}}`,
+	`{"n":2,"m":5}`,
+}
+
+// withNumericAssigns is withLoggingActions with every log push replaced by
+// one of numericAssigns, chosen by rng, and a context of n and m; the
+// guard flip reads n, and low (given to every other guarded transition)
+// reads m.
+func withNumericAssigns(t *testing.T, rng *rand.Rand, src []byte) []byte {
+	t.Helper()
+	push := regexp.MustCompile(`\{"log":\{"\$push":"[^"]*"\}\}`)
+	out := push.ReplaceAllStringFunc(string(withLoggingActions(t, src, false)), func(string) string {
+		return numericAssigns[rng.IntN(len(numericAssigns))]
+	})
+	guard := 0
+	out = regexp.MustCompile(`"guard":"flip"`).ReplaceAllStringFunc(out, func(g string) string {
+		if guard++; guard%2 == 0 {
+			return `"guard":"low"`
+		}
+		return g
+	})
+	return []byte(strings.Replace(out, `"context":{"log":[]}`, `"context":{"n":0,"m":0}`, 1))
+}
+
+// TestActorSlotAssignsMatchGeneralPath sends the same events to two Actors
+// of random machines with numeric assigns, one with the step cache off,
+// and takes snapshots of both every few events (which writes the slots
+// back and lets the next step load them again): every snapshot, and the
+// slots after every event, must agree.
+func TestActorSlotAssignsMatchGeneralPath(t *testing.T) {
+	impl, err := ParseImplementations([]byte(`{"guards":{
+		"flip":{"field":"context.n","op":"in","value":[1,2,4,5,7,8,10,11,13,14,16,17,19,20,22,23]},
+		"low":{"field":"context.m","op":"lt","value":3},
+		"rare":{"field":"context.n","op":"in","value":[3,9,16,30]}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	tested, fast := 0, 0
+	for seed := uint64(0); tested < 150 && seed < 5000; seed++ {
+		rng := rand.New(rand.NewPCG(seed, 17))
+		src := withNumericAssigns(t, rng, randomTree(rng))
+		if seed%2 == 1 {
+			src = withEventless(t, rng, src) // chains: steps undone on the general path
+		}
+		m, err := Compile(src, &Options{Implementations: impl})
+		if err != nil || !m.cacheable() {
+			continue
+		}
+		general, cached, _ := actorPair(m, false)
+		errA, errB := general.Start(ctx), cached.Start(ctx)
+		if fmt.Sprint(errA) != fmt.Sprint(errB) {
+			t.Fatalf("seed %d: start: general path %v, cached %v", seed, errA, errB)
+		}
+		if errA != nil {
+			continue // an eventless loop at start
+		}
+		tested++
+		every := 2 + int(seed%4)
+		for i := range 60 {
+			ev := Event{Type: "E"}
+			if i%7 == 6 {
+				ev = Event{Type: "OTHER"}
+			}
+			sendBoth(t, general, cached, ev, "seed %d event %d", seed, i)
+			if i%every == every-1 {
+				a, b := general.Snapshot(), cached.Snapshot()
+				if !slices.Equal(a.nodes, b.nodes) || !jsonEqual(a.context, b.context) {
+					t.Fatalf("seed %d event %d: snapshots %v %v and, with the cache, %v %v", seed, i, a.nodes, a.context, b.nodes, b.context)
+				}
+			}
+		}
+		a, b := general.Snapshot(), cached.Snapshot()
+		if got, want := fmt.Sprint(b.nodes, b.context), fmt.Sprint(a.nodes, a.context); got != want {
+			t.Fatalf("seed %d: last snapshot %s, want %s", seed, got, want)
+		}
+		fast += cached.r.cache.fast
+	}
+	if tested < 100 || fast == 0 {
+		t.Fatalf("%d machines tested, %d events taken by fastStep: the test does not exercise it", tested, fast)
+	}
+	t.Logf("%d machines, %d events taken by fastStep", tested, fast)
+}
