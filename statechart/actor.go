@@ -140,11 +140,14 @@ func (a *Actor) Send(ctx context.Context, ev Event) error {
 	if a.sys == nil && a.opts.Inspect == nil && a.started && a.cur.status == StatusActive &&
 		a.r.fastStep(a.cur, ev, !a.contextShared && a.cur.context != nil, false) {
 		// fastStep runs no implementation and arms no timer: the lock is
-		// released without a deferred call.
-		if len(a.subs) > 0 || a.cur.status != StatusActive {
-			a.afterChange(nil, true)
+		// released without a deferred call, unless subscribers (code of
+		// the caller's, which may panic) are told.
+		if len(a.subs) == 0 && a.cur.status == StatusActive {
+			a.mu.Unlock()
+			return nil
 		}
-		a.mu.Unlock()
+		defer a.mu.Unlock()
+		a.afterChange(nil, true)
 		return nil
 	}
 	return a.sendLocked(ctx, ev)

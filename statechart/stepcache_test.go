@@ -506,3 +506,42 @@ func slotView(a *Actor) map[string]any {
 	}
 	return c
 }
+
+// TestActorSubscriberPanicOnFastStep: a subscriber that panics on a step
+// the cache takes leaves the actor usable once the caller recovers, as on
+// the general path.
+func TestActorSubscriberPanicOnFastStep(t *testing.T) {
+	m, err := Compile([]byte(`{"id":"t","initial":"a","states":{"a":{"on":{"T":"b"}},"b":{"on":{"T":"a"}}}}`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := NewActor(m, nil)
+	ctx := context.Background()
+	if err := a.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for range 20 { // the cache learns both steps
+		if err := a.Send(ctx, Event{Type: "T"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a.Subscribe(func(*Snapshot) { panic("subscriber") })
+	func() {
+		defer func() {
+			if recover() == nil {
+				t.Error("the subscriber's panic did not reach Send's caller")
+			}
+		}()
+		_ = a.Send(ctx, Event{Type: "T"})
+	}()
+	done := make(chan any, 1)
+	go func() { done <- a.Snapshot().Value() }()
+	select {
+	case v := <-done:
+		if v != "b" {
+			t.Errorf("value %v after the step, want b", v)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the actor stays locked after a subscriber's panic")
+	}
+}
