@@ -148,6 +148,10 @@ type Gateway struct {
 	elicits   map[string]*mcp.ServerSession           // URL elicitation id → session it went to
 	nextToken uint64
 	closed    bool
+
+	endsMu   sync.RWMutex
+	ends     []func(id string) // told of each session the server disconnects (see endHook)
+	watching atomic.Bool       // len(ends) > 0
 }
 
 // ToolInfo says where a downstream tool comes from.
@@ -262,6 +266,7 @@ func (g *Gateway) serverOptions() *mcp.ServerOptions {
 	if so.Logger == nil {
 		so.Logger = g.logger
 	}
+	so.Logger = slog.New(endHook{Handler: so.Logger.Handler(), g: g})
 	caps := &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}}
 	var instructions []string
 	for _, u := range g.upstreams {

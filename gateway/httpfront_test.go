@@ -255,6 +255,78 @@ func TestHTTPHandlerDuplicateInFlight(t *testing.T) {
 	assert.Contains(t, answers[0], "duplicate in-flight request ID 7")
 }
 
+// TestHTTPHandlerSessionEndedByServer: a session the server ends, by
+// closing it or because its client does not answer a keepalive ping,
+// has its calls taken cancelled, and is forgotten: its next call gets
+// go-sdk's answer for a session that ended.
+func TestHTTPHandlerSessionEndedByServer(t *testing.T) {
+	hang := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"slow","arguments":{"steps":0,"stepMillis":0,"hang":true}}}`
+	for _, c := range []struct {
+		name string
+		opts *gateway.Options
+		end  func(g *gateway.Gateway, id string)
+	}{{"closed", nil, func(g *gateway.Gateway, id string) {
+		for ss := range g.Server().Sessions() {
+			if ss.ID() == id {
+				require.NoError(t, ss.Close())
+			}
+		}
+	}}, {"keepalive", &gateway.Options{ServerOptions: &mcp.ServerOptions{KeepAlive: 2 * time.Second}}, nil}} {
+		t.Run(c.name, func(t *testing.T) {
+			marks := t.TempDir()
+			g := newGateway(t, c.opts, upstreamCommand(t, "up", "full", marks))
+			url, viaSDK := serveFront(t, g, nil)
+			w := openWire(t, url, "front-client") // it has no stream for the server's pings
+			var wg sync.WaitGroup
+			wg.Go(func() { w.post(hang, nil) })
+			time.Sleep(300 * time.Millisecond)
+			if c.end != nil {
+				c.end(g, w.id)
+			}
+			eventually(t, "the upstream sees the call cancelled", func() bool {
+				data, err := os.ReadFile(filepath.Join(marks, "cancelled"))
+				return err == nil && string(data) == "hang"
+			})
+			wg.Wait()
+			code, _, body := w.post(`{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"echo","arguments":{"text":"x"}}}`, nil)
+			assert.Equal(t, http.StatusNotFound, code, body)
+			assert.Zero(t, viaSDK.Load())
+		})
+	}
+}
+
+// TestHTTPHandlerServerLog: the server logs to the gateway's logger what
+// that logger is enabled for, and only that, though the gateway reads
+// the server's log at Info to learn of sessions ending.
+func TestHTTPHandlerServerLog(t *testing.T) {
+	for _, level := range []slog.Level{slog.LevelInfo, slog.LevelWarn} {
+		var mu sync.Mutex
+		var log strings.Builder
+		g := newGateway(t, &gateway.Options{Logger: slog.New(slog.NewTextHandler(writerFunc(func(p []byte) (int, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			return log.Write(p)
+		}), &slog.HandlerOptions{Level: level}))})
+		url, _ := serveFront(t, g, nil)
+		w := openWire(t, url, "front-client")
+		req, err := http.NewRequest(http.MethodDelete, url, nil)
+		require.NoError(t, err)
+		req.Header.Set("Mcp-Session-Id", w.id)
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		resp.Body.Close()
+		require.Equal(t, http.StatusNoContent, resp.StatusCode)
+		mu.Lock()
+		got := log.String()
+		mu.Unlock()
+		if level == slog.LevelInfo {
+			assert.Contains(t, got, `msg="server session disconnected" session_id=`+w.id)
+		} else {
+			assert.NotContains(t, got, "level=INFO")
+		}
+	}
+}
+
 // TestHTTPHandlerOnceUnderConcurrency: calls sent at once through the
 // HTTP handler move the workflow once (assertOnceUnderConcurrency).
 func TestHTTPHandlerOnceUnderConcurrency(t *testing.T) {
