@@ -114,6 +114,18 @@ func (w *wire) post(body string, hdr map[string]string) (int, http.Header, strin
 	return resp.StatusCode, kept, string(data)
 }
 
+// end ends the session with a DELETE, and returns the response's status.
+func (w *wire) end() int {
+	w.t.Helper()
+	req, err := http.NewRequest(http.MethodDelete, w.url, nil)
+	require.NoError(w.t, err)
+	req.Header.Set("Mcp-Session-Id", w.id)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(w.t, err)
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
 // openWire initializes a session at url with raw POSTs, as a client
 // named client.
 func openWire(t *testing.T, url, client string) *wire {
@@ -204,12 +216,7 @@ func TestHTTPHandlerWireAsGoSDK(t *testing.T) {
 			}
 			// A session ended.
 			for _, w := range []*wire{front, ref} {
-				req, err := http.NewRequest(http.MethodDelete, w.url, nil)
-				require.NoError(t, err)
-				req.Header.Set("Mcp-Session-Id", w.id)
-				resp, err := http.DefaultClient.Do(req)
-				require.NoError(t, err)
-				resp.Body.Close()
+				w.end()
 			}
 			same("ended session", `{"jsonrpc":"2.0","id":20,"method":"tools/call","params":{"name":"echo","arguments":{"text":"x"}}}`, nil)
 		})
@@ -242,13 +249,7 @@ func TestHTTPHandlerDuplicateInFlight(t *testing.T) {
 			return err == nil && string(data) == "hang"
 		})
 		require.NoError(t, os.Remove(filepath.Join(marks, "cancelled")))
-		// The hanging POST ends once the session does.
-		req, err := http.NewRequest(http.MethodDelete, u, nil)
-		require.NoError(t, err)
-		req.Header.Set("Mcp-Session-Id", w.id)
-		resp, err := http.DefaultClient.Do(req)
-		require.NoError(t, err)
-		resp.Body.Close()
+		w.end() // the hanging POST ends once the session does
 		wg.Wait()
 	}
 	assert.Equal(t, answers[1], answers[0])
@@ -309,13 +310,7 @@ func TestHTTPHandlerServerLog(t *testing.T) {
 		}), &slog.HandlerOptions{Level: level}))})
 		url, _ := serveFront(t, g, nil)
 		w := openWire(t, url, "front-client")
-		req, err := http.NewRequest(http.MethodDelete, url, nil)
-		require.NoError(t, err)
-		req.Header.Set("Mcp-Session-Id", w.id)
-		resp, err := http.DefaultClient.Do(req)
-		require.NoError(t, err)
-		resp.Body.Close()
-		require.Equal(t, http.StatusNoContent, resp.StatusCode)
+		require.Equal(t, http.StatusNoContent, w.end())
 		mu.Lock()
 		got := log.String()
 		mu.Unlock()
