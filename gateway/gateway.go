@@ -33,7 +33,9 @@ type Options struct {
 	// options (KeepAlive, PageSize, GetSessionID, SetCacheable, ...). The
 	// gateway sets Capabilities, Instructions (unless set),
 	// CompletionHandler, SubscribeHandler, UnsubscribeHandler and Logger
-	// (unless set) from the upstreams.
+	// (unless set) from the upstreams. The server's logger gets what the
+	// server logs at the levels it enables; the gateway also reads the
+	// server's Info log, to learn of the sessions that end.
 	ServerOptions *mcp.ServerOptions
 
 	// ConnectTimeout bounds starting an upstream and listing its features
