@@ -154,6 +154,9 @@ type Gateway struct {
 	endsMu   sync.RWMutex
 	ends     []func(id string) // told of each session the server disconnects (see endHook)
 	watching atomic.Bool       // len(ends) > 0
+
+	levelEnds  sync.Map  // id of a session in levels → the func that forgets it
+	levelWatch sync.Once // onSessionEnd for levelEnds
 }
 
 // ToolInfo says where a downstream tool comes from.
