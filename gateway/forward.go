@@ -642,13 +642,7 @@ func (g *Gateway) setLevel(ctx context.Context, ss *mcp.ServerSession, level mcp
 	changed := g.updateLevel()
 	g.mu.Unlock()
 	if !known {
-		go func() {
-			_ = ss.Wait()
-			g.mu.Lock()
-			delete(g.levels, ss)
-			g.updateLevel() // the upstreams keep the old level until the next setLevel
-			g.mu.Unlock()
-		}()
+		g.forgetLevel(ss)
 	}
 	if changed == "" {
 		return
@@ -667,6 +661,34 @@ func (g *Gateway) setLevel(ctx context.Context, ss *mcp.ServerSession, level mcp
 			u.logger.Warn("setting the logging level", "level", changed, "error", err)
 		}
 	}
+}
+
+// forgetLevel has the level ss set forgotten when ss ends: the server's
+// log tells of a session with an id (onSessionEnd); one without (stdio,
+// a session per process) is waited on.
+func (g *Gateway) forgetLevel(ss *mcp.ServerSession) {
+	forget := func() {
+		g.mu.Lock()
+		delete(g.levels, ss)
+		g.updateLevel() // the upstreams keep the old level until the next setLevel
+		g.mu.Unlock()
+	}
+	id := ss.ID()
+	if id == "" {
+		go func() {
+			_ = ss.Wait()
+			forget()
+		}()
+		return
+	}
+	g.levelEnds.Store(id, forget)
+	g.levelWatch.Do(func() {
+		g.onSessionEnd(func(id string) {
+			if f, ok := g.levelEnds.LoadAndDelete(id); ok {
+				go f.(func())() // not under the server's lock, which onSessionEnd's callers hold
+			}
+		})
+	})
 }
 
 // updateLevel recomputes g.level from g.levels, and returns it if it

@@ -33,7 +33,9 @@ type Options struct {
 	// options (KeepAlive, PageSize, GetSessionID, SetCacheable, ...). The
 	// gateway sets Capabilities, Instructions (unless set),
 	// CompletionHandler, SubscribeHandler, UnsubscribeHandler and Logger
-	// (unless set) from the upstreams.
+	// (unless set) from the upstreams. The server's logger gets what the
+	// server logs at the levels it enables; the gateway also reads the
+	// server's Info log, to learn of the sessions that end.
 	ServerOptions *mcp.ServerOptions
 
 	// ConnectTimeout bounds starting an upstream and listing its features
@@ -148,6 +150,13 @@ type Gateway struct {
 	elicits   map[string]*mcp.ServerSession           // URL elicitation id → session it went to
 	nextToken uint64
 	closed    bool
+
+	endsMu   sync.RWMutex
+	ends     []func(id string) // told of each session the server disconnects (see endHook)
+	watching atomic.Bool       // len(ends) > 0
+
+	levelEnds  sync.Map  // id of a session in levels → the func that forgets it
+	levelWatch sync.Once // onSessionEnd for levelEnds
 }
 
 // ToolInfo says where a downstream tool comes from.
@@ -262,6 +271,7 @@ func (g *Gateway) serverOptions() *mcp.ServerOptions {
 	if so.Logger == nil {
 		so.Logger = g.logger
 	}
+	so.Logger = slog.New(endHook{Handler: so.Logger.Handler(), g: g})
 	caps := &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}}
 	var instructions []string
 	for _, u := range g.upstreams {

@@ -404,6 +404,33 @@ func TestResourcesPromptsCompletionsLogging(t *testing.T) {
 	}
 }
 
+// TestLevelOfEndedSession: the upstreams get the lowest log level the
+// sessions set; the level of a session that ended (over Streamable
+// HTTP) no longer counts.
+func TestLevelOfEndedSession(t *testing.T) {
+	marks := t.TempDir()
+	g := newGateway(t, nil, upstreamCommand(t, "up", "full", marks))
+	url, _ := serveFront(t, g, nil)
+	level := func() string {
+		data, _ := os.ReadFile(filepath.Join(marks, "level"))
+		return string(data)
+	}
+	ctx := context.Background()
+	a, b := frontClient(t, url, nil), frontClient(t, url, nil)
+	require.NoError(t, a.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "debug"}))
+	require.Equal(t, "debug", level())
+	require.NoError(t, b.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "warning"}))
+	require.Equal(t, "debug", level())
+	require.NoError(t, a.Close())
+	// Once a's level is forgotten, each change of b's is the lowest.
+	levels, i := []mcp.LoggingLevel{"error", "critical"}, 0
+	eventually(t, "the upstream gets b's level", func() bool {
+		i++
+		require.NoError(t, b.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: levels[i%2]}))
+		return level() != "debug"
+	})
+}
+
 // answeringClient returns client options that answer sampling with the
 // text of the first message in capitals, and elicitation with the name
 // Ada.

@@ -40,23 +40,18 @@ type HTTPHandler struct {
 	next mcp.MethodHandler // the server's handlers when HTTPHandler was made
 	take bool              // opts let calls be taken
 
+	// Per session, the handler holds one entry of sessions, and nothing
+	// else while no call of it is in flight.
 	mu       sync.Mutex
-	asked    uint64                   // the requests sent to clients on a call's stream
-	pending  map[string]*ask          // id of such a request (unquoted) → where its answer goes
-	mine     map[string]bool          // the ids of the sessions go-sdk's handler started here (and some that ended)
-	swept    int                      // len(mine) after the last sweep
-	sessions map[string]*frontSession // session id → a session with calls taken
+	asked    uint64                        // the requests sent to clients on a call's stream
+	pending  map[string]*ask               // id of such a request (unquoted) → where its answer goes
+	sessions map[string]*mcp.ServerSession // id of a live session go-sdk's handler started here → it, nil until a call of it is taken
+	calls    map[callKey]*frontCall        // the calls taken, in flight
 }
 
-// frontSession is a session of the server some of whose calls the
-// HTTPHandler took.
-type frontSession struct {
-	ss      *mcp.ServerSession
-	version string          // its protocol version
-	ctx     context.Context // its calls run under it: cancelled when the session ends
-	cancel  context.CancelFunc
-	calls   map[string]*frontCall
-}
+// callKey is the key of a call taken: its session's id, and its request
+// id as written.
+type callKey struct{ session, id string }
 
 // frontCall is a call taken, being answered on its POST's response.
 type frontCall struct {
@@ -87,7 +82,7 @@ type frontCallKey struct{}
 // middleware added to the server afterwards does not see the calls it
 // takes.
 func (g *Gateway) HTTPHandler(opts *mcp.StreamableHTTPOptions) *HTTPHandler {
-	h := &HTTPHandler{g: g, pending: map[string]*ask{}, mine: map[string]bool{}, sessions: map[string]*frontSession{}}
+	h := &HTTPHandler{g: g, pending: map[string]*ask{}, sessions: map[string]*mcp.ServerSession{}, calls: map[callKey]*frontCall{}}
 	if opts != nil {
 		h.opts = *opts
 	}
@@ -98,6 +93,9 @@ func (g *Gateway) HTTPHandler(opts *mcp.StreamableHTTPOptions) *HTTPHandler {
 	h.take = !h.opts.Stateless && h.opts.EventStore == nil && h.opts.SessionTimeout == 0
 	h.next = handlers(s)
 	s.AddSendingMiddleware(h.sending)
+	if h.take {
+		g.onSessionEnd(h.ended)
+	}
 	return h
 }
 
@@ -118,7 +116,7 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if h.take && r.Method == http.MethodDelete && id != "" {
 		sw := &status{ResponseWriter: w}
 		h.sdk.ServeHTTP(sw, r)
-		if sw.code == http.StatusNoContent { // go-sdk closed the session
+		if sw.code == http.StatusNoContent { // go-sdk closed the session (its server's log has told ended, as a rule)
 			h.ended(id)
 		}
 		return
@@ -165,26 +163,14 @@ func (w *status) header(code int) {
 
 func (w *status) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
-// started records the id of a session go-sdk's handler started. The ids
-// of sessions that ended are dropped whenever the ids recorded have
-// doubled since the last sweep.
+// started records the id of a session go-sdk's handler started, until
+// the session ends (ended).
 func (h *HTTPHandler) started(id string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.mine[id] = true
-	if len(h.mine) < max(2*h.swept, 64) {
-		return
+	if _, ok := h.sessions[id]; !ok {
+		h.sessions[id] = nil
 	}
-	live := map[string]bool{}
-	for ss := range h.g.Server().Sessions() {
-		live[ss.ID()] = true
-	}
-	for id := range h.mine {
-		if !live[id] {
-			delete(h.mine, id)
-		}
-	}
-	h.swept = len(h.mine)
 }
 
 // plain reports whether go-sdk would serve the POST r as a message of its
@@ -296,11 +282,11 @@ func (h *HTTPHandler) serve(w http.ResponseWriter, r *http.Request, id string, b
 	if !ok {
 		return false
 	}
-	s := h.session(id)
-	if s == nil || !slices.Contains(rawVersions, s.version) {
+	ss, version := h.session(id)
+	if ss == nil || !slices.Contains(rawVersions, version) {
 		return false
 	}
-	if v := r.Header.Get("Mcp-Protocol-Version"); v != "" && v != s.version {
+	if v := r.Header.Get("Mcp-Protocol-Version"); v != "" && v != version {
 		return false // go-sdk checks it, and serves the POST as of that version
 	}
 	p, ok := callParams(params)
@@ -308,15 +294,21 @@ func (h *HTTPHandler) serve(w http.ResponseWriter, r *http.Request, id string, b
 		return false
 	}
 	down := rid.Raw
+	key := callKey{id, down}
 	c := &frontCall{session: id, sse: !h.opts.JSONResponse, w: w}
-	ctx, cancel := context.WithCancel(context.WithValue(s.ctx, frontCallKey{}, c))
+	ctx, cancel := context.WithCancel(context.WithValue(context.Background(), frontCallKey{}, c))
 	c.cancel = cancel
 	h.mu.Lock()
-	dup := s.calls[down] != nil
-	if !dup {
-		s.calls[down] = c
+	_, live := h.sessions[id]
+	dup := h.calls[key] != nil
+	if live && !dup {
+		h.calls[key] = c
 	}
 	h.mu.Unlock()
+	if !live { // it ended since: go-sdk says so
+		cancel()
+		return false
+	}
 	if dup {
 		cancel()
 		shown := rid.Raw
@@ -337,11 +329,11 @@ func (h *HTTPHandler) serve(w http.ResponseWriter, r *http.Request, id string, b
 	} else {
 		hd.Set("Content-Type", "application/json")
 	}
-	req := &mcp.CallToolRequest{Session: s.ss, Params: p, Extra: &mcp.RequestExtra{Header: r.Header}}
+	req := &mcp.CallToolRequest{Session: ss, Params: p, Extra: &mcp.RequestExtra{Header: r.Header}}
 	res, err := h.next(ctx, "tools/call", req)
 	h.mu.Lock()
-	if s.calls[down] == c {
-		delete(s.calls, down)
+	if h.calls[key] == c {
+		delete(h.calls, key)
 	}
 	h.mu.Unlock()
 	cancel()
@@ -352,77 +344,69 @@ func (h *HTTPHandler) serve(w http.ResponseWriter, r *http.Request, id string, b
 	return true
 }
 
-// session returns the server's session with the given id, if it is
-// initialized.
-func (h *HTTPHandler) session(id string) *frontSession {
+// session returns the server's session with the given id and the
+// protocol version it was initialized with, if this handler started it
+// and it is initialized.
+func (h *HTTPHandler) session(id string) (*mcp.ServerSession, string) {
 	h.mu.Lock()
-	s, mine := h.sessions[id], h.mine[id]
+	ss, mine := h.sessions[id]
 	h.mu.Unlock()
-	if s != nil || !mine {
-		return s // go-sdk's handler knows no session with another id
-	}
-	var ss *mcp.ServerSession
-	for o := range h.g.Server().Sessions() {
-		if o.ID() == id {
-			ss = o
-			break
-		}
+	if !mine {
+		return nil, "" // go-sdk's handler knows no live session with another id
 	}
 	if ss == nil {
-		return nil
+		for o := range h.g.Server().Sessions() {
+			if o.ID() == id {
+				ss = o
+				break
+			}
+		}
+		h.mu.Lock()
+		if _, mine = h.sessions[id]; mine {
+			if ss == nil {
+				delete(h.sessions, id) // it ended before started recorded it
+			} else {
+				h.sessions[id] = ss
+			}
+		}
+		h.mu.Unlock()
+		if !mine || ss == nil {
+			return nil, ""
+		}
 	}
 	init := ss.InitializeParams()
 	if init == nil {
-		return nil
+		return nil, ""
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	s = &frontSession{ss: ss, version: init.ProtocolVersion, ctx: ctx, cancel: cancel, calls: map[string]*frontCall{}}
-	h.mu.Lock()
-	if o := h.sessions[id]; o != nil {
-		h.mu.Unlock()
-		cancel()
-		return o
-	}
-	h.sessions[id] = s
-	h.mu.Unlock()
-	go func() {
-		_ = ss.Wait()
-		h.drop(id, s)
-	}()
-	return s
+	return ss, init.ProtocolVersion
 }
 
-// ended forgets session id, which go-sdk's handler has just ended, so
-// that no call of it is taken after the DELETE that ended it.
+// ended forgets session id, which ended, and cancels its calls taken:
+// the server said so (onSessionEnd), or go-sdk's handler answered the
+// DELETE that ended it. It runs while go-sdk's server holds its lock.
 func (h *HTTPHandler) ended(id string) {
 	h.mu.Lock()
-	s := h.sessions[id]
-	delete(h.mine, id)
-	h.mu.Unlock()
-	if s != nil {
-		h.drop(id, s)
-	}
-}
-
-// drop forgets session id, which was s, and cancels its calls.
-func (h *HTTPHandler) drop(id string, s *frontSession) {
-	h.mu.Lock()
-	if h.sessions[id] == s {
-		delete(h.sessions, id)
-		delete(h.mine, id)
+	_, mine := h.sessions[id]
+	delete(h.sessions, id)
+	var calls []*frontCall
+	if mine {
+		for k, c := range h.calls {
+			if k.session == id {
+				calls = append(calls, c)
+			}
+		}
 	}
 	h.mu.Unlock()
-	s.cancel()
+	for _, c := range calls {
+		c.cancel()
+	}
 }
 
 // cancelled cancels the call of session id that a client's
 // notifications/cancelled names (its id as written), if it was taken.
 func (h *HTTPHandler) cancelled(id, call string) {
 	h.mu.Lock()
-	var c *frontCall
-	if s := h.sessions[id]; s != nil {
-		c = s.calls[call]
-	}
+	c := h.calls[callKey{id, call}]
 	h.mu.Unlock()
 	if c != nil {
 		c.cancel()

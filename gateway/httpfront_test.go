@@ -114,6 +114,18 @@ func (w *wire) post(body string, hdr map[string]string) (int, http.Header, strin
 	return resp.StatusCode, kept, string(data)
 }
 
+// end ends the session with a DELETE, and returns the response's status.
+func (w *wire) end() int {
+	w.t.Helper()
+	req, err := http.NewRequest(http.MethodDelete, w.url, nil)
+	require.NoError(w.t, err)
+	req.Header.Set("Mcp-Session-Id", w.id)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(w.t, err)
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
 // openWire initializes a session at url with raw POSTs, as a client
 // named client.
 func openWire(t *testing.T, url, client string) *wire {
@@ -204,12 +216,7 @@ func TestHTTPHandlerWireAsGoSDK(t *testing.T) {
 			}
 			// A session ended.
 			for _, w := range []*wire{front, ref} {
-				req, err := http.NewRequest(http.MethodDelete, w.url, nil)
-				require.NoError(t, err)
-				req.Header.Set("Mcp-Session-Id", w.id)
-				resp, err := http.DefaultClient.Do(req)
-				require.NoError(t, err)
-				resp.Body.Close()
+				w.end()
 			}
 			same("ended session", `{"jsonrpc":"2.0","id":20,"method":"tools/call","params":{"name":"echo","arguments":{"text":"x"}}}`, nil)
 		})
@@ -242,17 +249,77 @@ func TestHTTPHandlerDuplicateInFlight(t *testing.T) {
 			return err == nil && string(data) == "hang"
 		})
 		require.NoError(t, os.Remove(filepath.Join(marks, "cancelled")))
-		// The hanging POST ends once the session does.
-		req, err := http.NewRequest(http.MethodDelete, u, nil)
-		require.NoError(t, err)
-		req.Header.Set("Mcp-Session-Id", w.id)
-		resp, err := http.DefaultClient.Do(req)
-		require.NoError(t, err)
-		resp.Body.Close()
+		w.end() // the hanging POST ends once the session does
 		wg.Wait()
 	}
 	assert.Equal(t, answers[1], answers[0])
 	assert.Contains(t, answers[0], "duplicate in-flight request ID 7")
+}
+
+// TestHTTPHandlerSessionEndedByServer: a session the server ends, by
+// closing it or because its client does not answer a keepalive ping,
+// has its calls taken cancelled, and is forgotten: its next call gets
+// go-sdk's answer for a session that ended.
+func TestHTTPHandlerSessionEndedByServer(t *testing.T) {
+	hang := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"slow","arguments":{"steps":0,"stepMillis":0,"hang":true}}}`
+	for _, c := range []struct {
+		name string
+		opts *gateway.Options
+		end  func(g *gateway.Gateway, id string)
+	}{{"closed", nil, func(g *gateway.Gateway, id string) {
+		for ss := range g.Server().Sessions() {
+			if ss.ID() == id {
+				require.NoError(t, ss.Close())
+			}
+		}
+	}}, {"keepalive", &gateway.Options{ServerOptions: &mcp.ServerOptions{KeepAlive: 2 * time.Second}}, nil}} {
+		t.Run(c.name, func(t *testing.T) {
+			marks := t.TempDir()
+			g := newGateway(t, c.opts, upstreamCommand(t, "up", "full", marks))
+			url, viaSDK := serveFront(t, g, nil)
+			w := openWire(t, url, "front-client") // it has no stream for the server's pings
+			var wg sync.WaitGroup
+			wg.Go(func() { w.post(hang, nil) })
+			time.Sleep(300 * time.Millisecond)
+			if c.end != nil {
+				c.end(g, w.id)
+			}
+			eventually(t, "the upstream sees the call cancelled", func() bool {
+				data, err := os.ReadFile(filepath.Join(marks, "cancelled"))
+				return err == nil && string(data) == "hang"
+			})
+			wg.Wait()
+			code, _, body := w.post(`{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"echo","arguments":{"text":"x"}}}`, nil)
+			assert.Equal(t, http.StatusNotFound, code, body)
+			assert.Zero(t, viaSDK.Load())
+		})
+	}
+}
+
+// TestHTTPHandlerServerLog: the server logs to the gateway's logger what
+// that logger is enabled for, and only that, though the gateway reads
+// the server's log at Info to learn of sessions ending.
+func TestHTTPHandlerServerLog(t *testing.T) {
+	for _, level := range []slog.Level{slog.LevelInfo, slog.LevelWarn} {
+		var mu sync.Mutex
+		var log strings.Builder
+		g := newGateway(t, &gateway.Options{Logger: slog.New(slog.NewTextHandler(writerFunc(func(p []byte) (int, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			return log.Write(p)
+		}), &slog.HandlerOptions{Level: level}))})
+		url, _ := serveFront(t, g, nil)
+		w := openWire(t, url, "front-client")
+		require.Equal(t, http.StatusNoContent, w.end())
+		mu.Lock()
+		got := log.String()
+		mu.Unlock()
+		if level == slog.LevelInfo {
+			assert.Contains(t, got, `msg="server session disconnected" session_id=`+w.id)
+		} else {
+			assert.NotContains(t, got, "level=INFO")
+		}
+	}
 }
 
 // TestHTTPHandlerOnceUnderConcurrency: calls sent at once through the

@@ -27,15 +27,20 @@ import (
 // in); over HTTP, the sessions are those of one Streamable HTTP handler,
 // as chartgate serve --http runs it, reached over loopback (the client's
 // connections are shared). With gated, a workflow gate on a memory store
-// is attached, as chartgate serve --workflow does.
+// is attached, as chartgate serve --workflow does. With called, each
+// HTTP session also calls a tool once, which the handler takes; with
+// logging, it sets a log level.
 func BenchmarkSessionMemory(b *testing.B) {
 	const n = 1000
 	for _, c := range []struct {
 		name  string
 		gated bool
 		open  func(*testing.B, *gateway.Gateway) func()
-	}{{"stdio", false, openRawSession}, {"stdio/gated", true, openRawSession}, {"http", false, nil}, {"http/gated", true, nil}} {
-		gated := c.gated
+		extra string // what each HTTP session sends after listing the tools
+	}{{"stdio", false, openRawSession, ""}, {"stdio/gated", true, openRawSession, ""}, {"http", false, nil, ""}, {"http/gated", true, nil, ""},
+		{"http/called", false, nil, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":{"text":"x"}}}`},
+		{"http/logging", false, nil, `{"jsonrpc":"2.0","id":3,"method":"logging/setLevel","params":{"level":"info"}}`}} {
+		gated, extra := c.gated, c.extra
 		b.Run(c.name, func(b *testing.B) {
 			for b.Loop() {
 				b.StopTimer()
@@ -46,7 +51,7 @@ func BenchmarkSessionMemory(b *testing.B) {
 				}
 				open := c.open
 				if open == nil {
-					open = httpSessions(b, g)
+					open = httpSessions(b, g, extra)
 				}
 				b.StartTimer()
 				before := inUse()
@@ -111,8 +116,9 @@ func openRawSession(b *testing.B, g *gateway.Gateway) func() {
 }
 
 // httpSessions serves g's server with its Streamable HTTP handler on
-// loopback and returns a function that opens one session on it.
-func httpSessions(b *testing.B, g *gateway.Gateway) func(*testing.B, *gateway.Gateway) func() {
+// loopback and returns a function that opens one session on it (and
+// sends it extra, unless "").
+func httpSessions(b *testing.B, g *gateway.Gateway, extra string) func(*testing.B, *gateway.Gateway) func() {
 	srv := httptest.NewServer(g.HTTPHandler(&mcp.StreamableHTTPOptions{Logger: slog.New(slog.DiscardHandler)}))
 	b.Cleanup(srv.Close)
 	client := srv.Client()
@@ -138,6 +144,9 @@ func httpSessions(b *testing.B, g *gateway.Gateway) func(*testing.B, *gateway.Ga
 		id := post("", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}`)
 		post(id, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 		post(id, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
+		if extra != "" {
+			post(id, extra)
+		}
 		return func() {
 			req, _ := http.NewRequest(http.MethodDelete, srv.URL, nil)
 			req.Header.Set("Mcp-Session-Id", id)

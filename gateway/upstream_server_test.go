@@ -113,6 +113,14 @@ func newUpstreamServer(mode, name, marks string) *mcp.Server {
 		opts = nil
 	}
 	s := mcp.NewServer(&mcp.Implementation{Name: name, Version: "1.0.0"}, opts)
+	s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if p, ok := req.GetParams().(*mcp.SetLoggingLevelParams); ok {
+				mark(marks, "level", string(p.Level))
+			}
+			return next(ctx, method, req)
+		}
+	})
 	if mode == "many" {
 		for i := range 1000 {
 			mcp.AddTool(s, &mcp.Tool{Name: fmt.Sprintf("tool_%04d", i), Description: fmt.Sprintf("Tool number %d, which takes a text.", i)},
