@@ -56,12 +56,12 @@ func (g *Core) CommitCall(ctx context.Context, c *Call, h *holder, v *View, o To
 	ar.start(ctx, ran, g.Timeout)
 	defer ar.Stop()
 	ctx = ar
-	defer g.leases.released(h.key)
+	defer g.leases.release(h)
 	first := true
 	var cur *View // the view the last attempt wrote against
 	nv, err := g.update(ctx, c.Target, h.latest(), func(v *View) (statechart.State, Record, bool, error) {
 		cur, out.Tr, out.Err = v, nil, nil
-		ours := cur.Rec.Lease != nil && cur.Rec.Lease.ID == h.id
+		ours := g.leases.holdsLocally(h) || cur.Rec.Lease != nil && cur.Rec.Lease.ID == h.id
 		if !ours && first {
 			g.Log.Warn("mcpbind: a call's hold on the workflow expired while its tool ran; its event is applied to the newer state",
 				"key", Fingerprint(h.key), "tool", c.Name)

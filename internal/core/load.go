@@ -126,7 +126,7 @@ func (g *Core) LoadAt(ctx context.Context, t Target, now time.Time) (*View, erro
 			}
 			if sess != nil {
 				// Only for sessions the gate will forget when they end.
-				g.decoded.Store(key, v)
+				g.cacheDecoded(key, v)
 			} else if t.Handle != "" {
 				g.handled.Put(key, v)
 			}
@@ -184,6 +184,20 @@ func (g *Core) cachedView(t Target) *View {
 		return c.(*View)
 	}
 	return nil
+}
+
+// cacheDecoded keeps v as the last record of a session's workflow this
+// process saved or decoded, unless it keeps a newer one: a load that
+// read the record before a concurrent save does not put back the older
+// record (see current, which trusts this cache for keys that only this
+// process writes).
+func (g *Core) cacheDecoded(key string, v *View) {
+	for {
+		old, loaded := g.decoded.LoadOrStore(key, v)
+		if !loaded || old == v || old.(*View).Version > v.Version || g.decoded.CompareAndSwap(key, old, v) {
+			return
+		}
+	}
 }
 
 // advance applies to v the delayed transitions due at now since it was

@@ -13,7 +13,10 @@
 // tools that send no event take no lease and never wait. A lease is
 // written without waiting for the disk when the store can
 // ([gate.NoSyncStore]): it acknowledges nothing, and the commit that
-// releases it is synced.
+// releases it is synced. The lease on the workflow of a session that only
+// this process can reach (localKey: a stdio session's) is held in the
+// process and not written at all, so that a call that moves it writes the
+// store once, at its commit.
 
 package core
 
@@ -22,6 +25,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -36,6 +40,9 @@ type holder struct {
 	id    string
 	tool  string
 	lease Lease // the lease taken, which the records saved with it point to
+	// local: the holder holds its workflow's lease in this process (see
+	// localKey), whether or not the record carries it too.
+	local bool
 	// taken is when the lease was taken (the clock of the process, for
 	// the renewals' timers).
 	taken time.Time
@@ -51,6 +58,7 @@ type holder struct {
 	view  *View       // the newest record saved or loaded with the lease
 	timer *time.Timer // the next renewal, once the first is due
 	done  bool        // the call has finished: no more renewals
+	ended time.Time   // when done was set
 	lost  bool        // the lease was lost (expired and taken, or the record vanished)
 
 	afterRun AfterRun // the context of the call's commit, allocated with the holder
@@ -80,7 +88,7 @@ func (g *Core) ReserveCall(ctx context.Context, c *Call, v *View) (*View, *holde
 		if v.Key != key {
 			v = v.withKey(key)
 		}
-		if serial && v.Rec.Lease.Live(g.callTime(c)) {
+		if serial && (v.Rec.Lease.Live(g.callTime(c)) || g.heldLocally(key)) {
 			var vd *Verdict
 			var err error
 			if v, vd, err = g.awaitLease(ctx, c, key, v, deadline); vd != nil || err != nil {
@@ -112,6 +120,18 @@ func (g *Core) ReserveCall(ctx context.Context, c *Call, v *View) (*View, *holde
 			h = &holder{t: c.Target, key: key, id: g.newLeaseID(), tool: c.Name, taken: taken}
 			h.lease = Lease{ID: h.id, Tool: c.Name, Until: g.callTime(c).Add(g.leaseTTL)}
 			rec.Lease = &h.lease // one allocation; a lease is never changed
+			if g.localKey(key) {
+				if !g.leases.takeLocal(h, g.abandonAfter()) {
+					continue // taken since the check above: wait for it
+				}
+				h.local = true
+				if !counted && g.current(key, v) {
+					// Nothing to save: the lease is this process' alone.
+					nv := &View{gate: g, Key: key, State: v.State, Rec: rec, Version: v.Version, Active: v.Active, advanced: v.advanced}
+					h.view = nv
+					return nv, h, nil, nil
+				}
+			}
 		}
 		// A write that only takes the lease acknowledges nothing: it need
 		// not wait for the disk (the commit that ends the call does).
@@ -121,6 +141,9 @@ func (g *Core) ReserveCall(ctx context.Context, c *Call, v *View) (*View, *holde
 				h.view = nv
 			}
 			return nv, h, nil, nil
+		}
+		if h != nil {
+			g.leases.release(h)
 		}
 		if !gate.IsConflict(err) {
 			return nil, nil, nil, err
@@ -178,7 +201,8 @@ func (g *Core) awaitLease(ctx context.Context, c *Call, key string, v *View, dea
 		w := g.leases.watch(key) // before the check, so that no release is missed
 		l := v.Rec.Lease
 		now := g.Now()
-		if !l.Live(now) {
+		local := g.heldLocally(key)
+		if !l.Live(now) && !local {
 			g.leases.unwatch(key, w)
 			return v, nil, nil
 		}
@@ -189,7 +213,10 @@ func (g *Core) awaitLease(ctx context.Context, c *Call, key string, v *View, dea
 		}
 		// A release in this process wakes the call at once; a lease held
 		// by another instance is polled, more slowly each time.
-		wait := min(time.Millisecond<<min(i, 6), l.Until.Sub(now), left)
+		wait := min(time.Millisecond<<min(i, 6), left)
+		if l.Live(now) && !local {
+			wait = min(wait, l.Until.Sub(now))
+		}
 		t := time.NewTimer(wait)
 		select {
 		case <-w:
@@ -219,6 +246,9 @@ func (g *Core) awaitLease(ctx context.Context, c *Call, key string, v *View, dea
 // renewals, whose one timer starts the renewals of the calls that run
 // that long.
 func (g *Core) keepAlive(ctx context.Context, h *holder) {
+	if h.local {
+		return // held in this process, for as long as the call runs
+	}
 	h.ctx = ctx
 	g.renewals.add(g, h)
 }
@@ -228,7 +258,7 @@ func (g *Core) stopRenewals(h *holder) {
 	g.renewals.remove(h)
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.done = true
+	h.done, h.ended = true, time.Now()
 	if h.timer != nil {
 		h.timer.Stop()
 	}
@@ -370,6 +400,10 @@ func (g *Core) newLeaseID() string {
 type leaseWatchers struct {
 	mu sync.Mutex
 	m  map[string]*leaseWatch
+	// local holds the holders of the leases on workflows of localKey
+	// keys, by key: this process' calls are the only ones that may move
+	// those, and this map orders them.
+	local map[string]*holder
 }
 
 type leaseWatch struct {
@@ -404,12 +438,91 @@ func (lw *leaseWatchers) unwatch(key string, ch chan struct{}) {
 	}
 }
 
-// released wakes the calls waiting for key's lease.
-func (lw *leaseWatchers) released(key string) {
+// release ends h's lease in this process, if it holds it, and wakes the
+// calls waiting for the lease of h's workflow.
+func (lw *leaseWatchers) release(h *holder) {
 	lw.mu.Lock()
 	defer lw.mu.Unlock()
-	if w := lw.m[key]; w != nil {
-		close(w.ch)
-		delete(lw.m, key)
+	if h.local && lw.local[h.key] == h {
+		delete(lw.local, h.key)
 	}
+	if w := lw.m[h.key]; w != nil {
+		close(w.ch)
+		delete(lw.m, h.key)
+	}
+}
+
+// takeLocal gives h the lease of its workflow in this process, unless
+// another holder has it (one abandoned for abandon counts as none).
+func (lw *leaseWatchers) takeLocal(h *holder, abandon time.Duration) bool {
+	lw.mu.Lock()
+	defer lw.mu.Unlock()
+	if o := lw.local[h.key]; o != nil && !o.abandoned(abandon) {
+		return false
+	}
+	if lw.local == nil {
+		lw.local = map[string]*holder{}
+	}
+	lw.local[h.key] = h
+	return true
+}
+
+// heldLocally reports whether a call of this process holds the lease of
+// key's workflow in the process (and has not abandoned it).
+func (g *Core) heldLocally(key string) bool {
+	lw := &g.leases
+	lw.mu.Lock()
+	defer lw.mu.Unlock()
+	h := lw.local[key]
+	return h != nil && !h.abandoned(g.abandonAfter())
+}
+
+// holdsLocally reports whether h holds its workflow's lease in this
+// process.
+func (lw *leaseWatchers) holdsLocally(h *holder) bool {
+	lw.mu.Lock()
+	defer lw.mu.Unlock()
+	return h.local && lw.local[h.key] == h
+}
+
+// abandonAfter is how long after its tool ended a call that holds a lease
+// in the process and has not committed is taken to have abandoned it (its
+// commit, which the tool's end starts at once, is bounded by
+// Options.StoreTimeout): a tool that panicked through a recovering
+// middleware, which skipped the commit. A lease in the store expires
+// after LeaseTTL in that case.
+func (g *Core) abandonAfter() time.Duration { return g.leaseTTL + g.Timeout }
+
+// abandoned reports whether h's tool ended more than d ago.
+func (h *holder) abandoned(d time.Duration) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.done && time.Since(h.ended) > d
+}
+
+// localKey reports whether the workflow stored under key is one only
+// this process' calls may move, so that its lease need not be written to
+// the store: the workflow of a session without an id (stdio) of this
+// gate, whose key no other instance or process has (their keys carry
+// their own instance id, and a Ref cannot name it), of a machine without
+// jobs (which would send events to it from outside the session), in a
+// store of encoded records that never expire.
+func (g *Core) localKey(key string) bool {
+	if g.values != nil || g.jobs != nil {
+		return false
+	}
+	rest, ok := strings.CutPrefix(key, g.prefix+"local:")
+	if !ok || len(rest) <= len(g.instance) || rest[:len(g.instance)] != g.instance || rest[len(g.instance)] != ':' {
+		return false
+	}
+	ttl, ok := g.store.(interface{ TTL() time.Duration })
+	return ok && ttl.TTL() == 0
+}
+
+// current reports whether v is the newest record of key's workflow that
+// this process saved or loaded: for a localKey, whose every save this
+// process makes, the record in the store.
+func (g *Core) current(key string, v *View) bool {
+	c, ok := g.decoded.Load(key)
+	return ok && c.(*View).Version == v.Version
 }

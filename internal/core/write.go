@@ -54,7 +54,7 @@ func (g *Core) saveDurable(ctx context.Context, t Target, prev *View, state stat
 	case sess == nil:
 		g.handled.Put(key, nv)
 	default:
-		g.decoded.Store(key, nv)
+		g.cacheDecoded(key, nv)
 	}
 	if sess != nil {
 		sess.saved.Store(true)
@@ -102,6 +102,11 @@ func (g *Core) write(ctx context.Context, v *View, old uint64, prev *ApprovalRec
 	case err == nil:
 		g.jobsSaved(v.Key, starts)
 	case !gate.IsConflict(err):
+		if g.localKey(v.Key) {
+			// The write may have landed: the record this process keeps of
+			// the workflow is no longer known to be the store's (current).
+			g.decoded.Delete(v.Key)
+		}
 		err = fmt.Errorf("saving the workflow state: %w", err)
 	}
 	return err
