@@ -166,3 +166,60 @@ func BenchmarkGateCall(b *testing.B) {
 		}
 	}
 }
+
+// TestHandleCallAllocs: a moving call whose workflow a handle names
+// allocates at most four times more than one of a session's workflow
+// (the handle's store key, the arguments without workflow_id and their
+// parse among them): its request without workflow_id and the context
+// naming the workflow come with the call's own allocation.
+func TestHandleCallAllocs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates")
+	}
+	const machine = `{"id": "flip", "initial": "a", "states": {
+	  "a": {"on": {"FLIP": "b"}, "meta": {"mcp": {"tools": ["flip"], "events": {"flip": "FLIP"}}}},
+	  "b": {"on": {"FLIP": "a"}, "meta": {"mcp": {"tools": ["flip"]}}}}}`
+	allocs := func(handles bool) float64 {
+		opts := &Options{Logger: slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelWarn}))}
+		args := `{"x":1}`
+		if handles {
+			opts.Handles = HandlesAlways
+		}
+		g := compileGate(t, machine, opts)
+		ss := connectSession(t, g)
+		ctx := context.Background()
+		if handles {
+			id := newHandle()
+			if _, err := g.core.Create(ctx, g.core.HandleKey(id)); err != nil {
+				t.Fatal(err)
+			}
+			args = `{"x":1,"workflow_id":"` + id + `"}`
+		}
+		var gotID string
+		next := func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method != "tools/call" {
+				return &mcp.ListToolsResult{Tools: []*mcp.Tool{{Name: "flip"}}}, nil
+			}
+			gotID = WorkflowID(ctx)
+			if a := string(req.(*mcp.CallToolRequest).Params.Arguments); a != `{"x":1}` {
+				t.Errorf("the handler got arguments %s", a)
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok"}}}, nil
+		}
+		req := &mcp.CallToolRequest{Session: ss, Params: &mcp.CallToolParamsRaw{Name: "flip", Arguments: []byte(args)}}
+		n := testing.AllocsPerRun(200, func() {
+			res, err := g.call(ctx, next, &attachment{}, req)
+			if err != nil || res.(*mcp.CallToolResult).IsError {
+				t.Fatal(err, res)
+			}
+		})
+		if handles && gotID == "" {
+			t.Error("the handler's context names no workflow")
+		}
+		return n
+	}
+	session, handle := allocs(false), allocs(true)
+	if handle > session+4 {
+		t.Fatalf("a handle's moving call: %v allocations, a session's %v; want at most 4 more", handle, session)
+	}
+}
