@@ -176,25 +176,9 @@ func TestHandleCallAllocs(t *testing.T) {
 	if raceEnabled {
 		t.Skip("the race detector allocates")
 	}
-	const machine = `{"id": "flip", "initial": "a", "states": {
-	  "a": {"on": {"FLIP": "b"}, "meta": {"mcp": {"tools": ["flip"], "events": {"flip": "FLIP"}}}},
-	  "b": {"on": {"FLIP": "a"}, "meta": {"mcp": {"tools": ["flip"]}}}}}`
 	allocs := func(handles bool) float64 {
-		opts := &Options{Logger: slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelWarn}))}
-		args := `{"x":1}`
-		if handles {
-			opts.Handles = HandlesAlways
-		}
-		g := compileGate(t, machine, opts)
-		ss := connectSession(t, g)
+		g, req := movingCall(t, handles, slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelWarn})))
 		ctx := context.Background()
-		if handles {
-			id := newHandle()
-			if _, err := g.core.Create(ctx, g.core.HandleKey(id)); err != nil {
-				t.Fatal(err)
-			}
-			args = `{"x":1,"workflow_id":"` + id + `"}`
-		}
 		var gotID string
 		next := func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			if method != "tools/call" {
@@ -206,7 +190,6 @@ func TestHandleCallAllocs(t *testing.T) {
 			}
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok"}}}, nil
 		}
-		req := &mcp.CallToolRequest{Session: ss, Params: &mcp.CallToolParamsRaw{Name: "flip", Arguments: []byte(args)}}
 		n := testing.AllocsPerRun(200, func() {
 			res, err := g.call(ctx, next, &attachment{}, req)
 			if err != nil || res.(*mcp.CallToolResult).IsError {

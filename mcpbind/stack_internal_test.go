@@ -35,25 +35,9 @@ func TestMovingCallStack(t *testing.T) {
 	if raceEnabled {
 		t.Skip("the race detector's instrumentation takes more stack")
 	}
-	const machine = `{"id": "flip", "initial": "a", "states": {
-	  "a": {"on": {"FLIP": "b"}, "meta": {"mcp": {"tools": ["flip"], "events": {"flip": "FLIP"}}}},
-	  "b": {"on": {"FLIP": "a"}, "meta": {"mcp": {"tools": ["flip"]}}}}}`
 	for _, handles := range []bool{false, true} {
-		opts := &Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
-		args := `{"x":1}`
-		if handles {
-			opts.Handles = HandlesAlways
-		}
-		g := compileGate(t, machine, opts)
-		ss := connectSession(t, g)
+		g, req := movingCall(t, handles, slog.New(slog.NewTextHandler(io.Discard, nil)))
 		ctx := context.Background()
-		if handles {
-			id := newHandle()
-			if _, err := g.core.Create(ctx, g.core.HandleKey(id)); err != nil {
-				t.Fatal(err)
-			}
-			args = `{"x":1,"workflow_id":"` + id + `"}`
-		}
 		next := func(_ context.Context, method string, _ mcp.Request) (mcp.Result, error) {
 			if method != "tools/call" {
 				return &mcp.ListToolsResult{Tools: []*mcp.Tool{{Name: "flip"}}}, nil
@@ -61,7 +45,6 @@ func TestMovingCallStack(t *testing.T) {
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok"}},
 				StructuredContent: map[string]any{"tool": "flip", "args": map[string]any{"x": 1.0}}}, nil
 		}
-		req := &mcp.CallToolRequest{Session: ss, Params: &mcp.CallToolParamsRaw{Name: "flip", Arguments: []byte(args)}}
 		call := func() {
 			res, err := g.call(ctx, next, &attachment{}, req)
 			if err != nil || res.(*mcp.CallToolResult).IsError {
@@ -88,4 +71,29 @@ func TestMovingCallStack(t *testing.T) {
 			t.Errorf("handles %v: %.0f bytes of stack per goroutine, want at most 8 KiB", handles, per)
 		}
 	}
+}
+
+// movingCall returns a gate whose tool "flip" moves the workflow at every
+// call, and a call of it, whose workflow its session or (handles) a handle
+// names.
+func movingCall(t testing.TB, handles bool, logger *slog.Logger) (*Gate, *mcp.CallToolRequest) {
+	t.Helper()
+	const machine = `{"id": "flip", "initial": "a", "states": {
+	  "a": {"on": {"FLIP": "b"}, "meta": {"mcp": {"tools": ["flip"], "events": {"flip": "FLIP"}}}},
+	  "b": {"on": {"FLIP": "a"}, "meta": {"mcp": {"tools": ["flip"]}}}}}`
+	opts := &Options{Logger: logger}
+	args := `{"x":1}`
+	if handles {
+		opts.Handles = HandlesAlways
+	}
+	g := compileGate(t, machine, opts)
+	ss := connectSession(t, g)
+	if handles {
+		id := newHandle()
+		if _, err := g.core.Create(context.Background(), g.core.HandleKey(id)); err != nil {
+			t.Fatal(err)
+		}
+		args = `{"x":1,"workflow_id":"` + id + `"}`
+	}
+	return g, &mcp.CallToolRequest{Session: ss, Params: &mcp.CallToolParamsRaw{Name: "flip", Arguments: []byte(args)}}
 }
