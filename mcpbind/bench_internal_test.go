@@ -166,3 +166,43 @@ func BenchmarkGateCall(b *testing.B) {
 		}
 	}
 }
+
+// TestHandleCallAllocs: a moving call whose workflow a handle names
+// allocates at most four times more than one of a session's workflow
+// (the handle's store key, the arguments without workflow_id and their
+// parse among them): its request without workflow_id and the context
+// naming the workflow come with the call's own allocation.
+func TestHandleCallAllocs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates")
+	}
+	allocs := func(handles bool) float64 {
+		g, req := movingCall(t, handles, slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelWarn})))
+		ctx := context.Background()
+		var gotID string
+		next := func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method != "tools/call" {
+				return &mcp.ListToolsResult{Tools: []*mcp.Tool{{Name: "flip"}}}, nil
+			}
+			gotID = WorkflowID(ctx)
+			if a := string(req.(*mcp.CallToolRequest).Params.Arguments); a != `{"x":1}` {
+				t.Errorf("the handler got arguments %s", a)
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok"}}}, nil
+		}
+		n := testing.AllocsPerRun(200, func() {
+			res, err := g.call(ctx, next, &attachment{}, req)
+			if err != nil || res.(*mcp.CallToolResult).IsError {
+				t.Fatal(err, res)
+			}
+		})
+		if handles && gotID == "" {
+			t.Error("the handler's context names no workflow")
+		}
+		return n
+	}
+	session, handle := allocs(false), allocs(true)
+	if handle > session+4 {
+		t.Fatalf("a handle's moving call: %v allocations, a session's %v; want at most 4 more", handle, session)
+	}
+}

@@ -25,17 +25,21 @@ type mcpDoor struct {
 	req  *mcp.CallToolRequest
 	// tools is the set of workflow tools the call is one of, if it is.
 	tools *mcpWorkflowTools
-	// slot is where resolve makes the call, if the door has one
-	// (allocated with it).
-	slot *core.Call
+	// x is what resolve fills in (the call; with a handle, the request
+	// without its workflow_id and the context naming the workflow), if
+	// the door was allocated with it.
+	x *mcpCall
 }
 
 // mcpCall is what a gated tools/call allocates, in one: its steps, its
-// door and its call.
+// door and its call, and for a call of a handle, its request as the
+// handler gets it and the context naming the workflow.
 type mcpCall struct {
-	steps core.Steps
-	door  mcpDoor
-	call  core.Call
+	steps    core.Steps
+	door     mcpDoor
+	call     core.Call
+	stripped strippedRequest
+	hctx     handleContext
 }
 
 // ToolNames implements core.Door: the tools the handlers below the gate list.
@@ -67,7 +71,7 @@ func mcpOf(c *core.Call) *mcpDoor {
 // Each step that refuses the call answers it without running the tool.
 func (g *Gate) call(ctx context.Context, next mcp.MethodHandler, a *attachment, req *mcp.CallToolRequest) (mcp.Result, error) {
 	x := &mcpCall{door: mcpDoor{g: g, a: a, next: next, req: req}}
-	x.door.slot = &x.call
+	x.door.x = x
 	x.steps = core.Steps{G: g.core, Door: &x.door}
 	s := &x.steps
 	gate.Do(ctx, s)
@@ -89,7 +93,12 @@ func (d *mcpDoor) Resolve(ctx context.Context) (context.Context, *core.Call, any
 		return ctx, nil, res, err
 	}
 	if c.Handles {
-		ctx = withWorkflowID(ctx, c.Target.Handle)
+		if x := d.x; x != nil {
+			x.hctx = handleContext{Context: ctx, id: c.Target.Handle}
+			ctx = &x.hctx
+		} else {
+			ctx = withWorkflowID(ctx, c.Target.Handle)
+		}
 	}
 	if c.Kind == core.CallTransition && d.req.Params.RequestState != "" {
 		res, err := d.g.inputAnswered(ctx, c) // the client's answer to an approval's question
@@ -109,8 +118,11 @@ func (g *Gate) resolve(ctx context.Context, d *mcpDoor) (*core.Call, mcp.Result,
 		g.checkNames(ctx, next, req.Session, req.Extra)
 	}
 	sets := a.wf.Load()
-	c := d.slot
-	if c == nil {
+	var c *core.Call
+	var stripped *strippedRequest
+	if d.x != nil {
+		c, stripped = &d.x.call, &d.x.stripped
+	} else {
 		c = new(core.Call)
 	}
 	*c = core.Call{Door: d, Name: req.Params.Name, Rules: g.core.Rules.Load(), Info: core.UnboundInfo, Wf: sets.primary()}
@@ -133,11 +145,11 @@ func (g *Gate) resolve(ctx context.Context, d *mcpDoor) (*core.Call, mcp.Result,
 	c.Target = core.Target{Ss: connOf(req.Session)}
 	switch g.keyingOf(req) {
 	case byHandle:
-		id, stripped, refusal := g.takeHandle(ctx, next, req)
+		id, sreq, refusal := g.takeHandle(ctx, next, req, stripped)
 		if refusal != nil {
 			return nil, refusal, nil
 		}
-		c.Handles, c.Target.Handle, c.Target.Key, d.req = true, id, g.core.HandleKey(id), stripped
+		c.Handles, c.Target.Handle, c.Target.Key, d.req = true, id, g.core.HandleKey(id), sreq
 	case unkeyed:
 		return nil, nil, g.unkeyed()
 	default:

@@ -134,10 +134,18 @@ func (g *Gate) startCall(ctx context.Context, next mcp.MethodHandler, req *mcp.C
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: b.String()}}, StructuredContent: st}, nil
 }
 
+// strippedRequest is a call's request without its workflow_id argument,
+// and its parameters.
+type strippedRequest struct {
+	req    mcp.CallToolRequest
+	params mcp.CallToolParamsRaw
+}
+
 // takeHandle reads the workflow id of a call and returns it with the call
-// stripped of it, as the tool's handler expects its arguments. A call
-// without a well-formed id gets a refusal instead.
-func (g *Gate) takeHandle(ctx context.Context, next mcp.MethodHandler, req *mcp.CallToolRequest) (string, *mcp.CallToolRequest, mcp.Result) {
+// stripped of it, as the tool's handler expects its arguments (made in
+// into, if not nil). A call without a well-formed id gets a refusal
+// instead.
+func (g *Gate) takeHandle(ctx context.Context, next mcp.MethodHandler, req *mcp.CallToolRequest, into *strippedRequest) (string, *mcp.CallToolRequest, mcp.Result) {
 	id, rest, ok := cutHandle(req.Params.Arguments)
 	if !ok {
 		res, err := g.refuseHandle(ctx, next, req, CodeWorkflowRequired, "")
@@ -147,11 +155,11 @@ func (g *Gate) takeHandle(ctx context.Context, next mcp.MethodHandler, req *mcp.
 		res, err := g.refuseHandle(ctx, next, req, CodeUnknownWorkflow, id.Raw)
 		return "", nil, orError(res, err)
 	}
-	// The request and its parameters, in one allocation.
-	stripped := &struct {
-		req    mcp.CallToolRequest
-		params mcp.CallToolParamsRaw
-	}{*req, *req.Params}
+	stripped := into
+	if stripped == nil {
+		stripped = new(strippedRequest) // the request and its parameters, in one allocation
+	}
+	*stripped = strippedRequest{*req, *req.Params}
 	stripped.params.Arguments = rest
 	stripped.req.Params = &stripped.params
 	return id.Str, &stripped.req, nil

@@ -10,6 +10,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"strconv"
+	"sync"
 
 	"github.com/chartgate/chartgate/internal/jsonx"
 )
@@ -19,13 +20,24 @@ import (
 func appendRawHistoryValue(b []byte, raw json.RawMessage) []byte {
 	start := len(b)
 	if len(raw) <= 2*maxHistoryValue {
-		w := canonWriter{raw: raw, limit: start + maxHistoryValue}
-		if out, i, ok := w.object(b, skipSpace(raw, 0), 0); ok && skipSpace(raw, i) == len(raw) && len(out)-start <= maxHistoryValue {
+		w := canonWriters.Get().(*canonWriter)
+		w.raw, w.limit = raw, start+maxHistoryValue
+		out, i, ok := w.object(b, skipSpace(raw, 0), 0)
+		*w = canonWriter{} // nothing of raw kept
+		canonWriters.Put(w)
+		if ok && skipSpace(raw, i) == len(raw) && len(out)-start <= maxHistoryValue {
 			return out
 		}
 	}
 	return AppendHistoryValue(b[:start], decodeJSON(raw))
 }
+
+// canonWriters keeps the one-pass copy's writers between calls. A writer
+// is over a kilobyte (its members' spans): in the frame of the function
+// that records a call's arguments, deep in the request's goroutine, it
+// would make that goroutine's stack grow (a copy of the whole stack) on
+// every call that moves a workflow.
+var canonWriters = sync.Pool{New: func() any { return new(canonWriter) }}
 
 // Bounds of the one-pass copy: past them, arguments are decoded.
 const (

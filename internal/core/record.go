@@ -478,11 +478,8 @@ var errValueTooLarge = errors.New("value too large")
 // as far as it got, when the value nests deeper than MaxDataDepth or b
 // grows past limit bytes.
 func AppendJSONValue(b []byte, v any, depth, limit int) ([]byte, error) {
-	if depth > MaxDataDepth {
-		return b, fmt.Errorf("value nested deeper than %d levels", MaxDataDepth)
-	}
-	if len(b) > limit {
-		return b, errValueTooLarge
+	if depth > MaxDataDepth || len(b) > limit {
+		return appendJSONOther(b, v, depth, limit)
 	}
 	switch x := v.(type) {
 	case nil:
@@ -492,30 +489,30 @@ func AppendJSONValue(b []byte, v any, depth, limit int) ([]byte, error) {
 	case bool:
 		return strconv.AppendBool(b, x), nil
 	case float64:
-		if math.IsInf(x, 0) || math.IsNaN(x) {
-			return b, fmt.Errorf("unsupported number %v", x)
+		if !math.IsInf(x, 0) && !math.IsNaN(x) {
+			return jsonx.AppendFloat(b, x), nil
 		}
-		return jsonx.AppendFloat(b, x), nil
 	case map[string]any:
-		var short [8]string // most objects have a few keys: no allocation
-		keys := short[:0]
-		for k := range x {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		b = append(b, '{')
-		var err error
-		for i, k := range keys {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = jsonx.AppendString(b, k)
-			b = append(b, ':')
-			if b, err = AppendJSONValue(b, x[k], depth+1, limit); err != nil {
-				return b, err
-			}
-		}
-		return append(b, '}'), nil
+		return appendJSONObject(b, x, depth, limit)
+	}
+	return appendJSONOther(b, v, depth, limit)
+}
+
+// appendJSONOther is AppendJSONValue of what it leaves: arrays, values it
+// refuses, and values that are not JSON-shaped. The functions that write
+// objects and the rest are apart from AppendJSONValue, which writes most
+// values, so that its frame stays small: history entries are written
+// deep in a call's stack.
+func appendJSONOther(b []byte, v any, depth, limit int) ([]byte, error) {
+	if depth > MaxDataDepth {
+		return b, fmt.Errorf("value nested deeper than %d levels", MaxDataDepth)
+	}
+	if len(b) > limit {
+		return b, errValueTooLarge
+	}
+	switch x := v.(type) {
+	case float64:
+		return b, fmt.Errorf("unsupported number %v", x)
 	case []any:
 		b = append(b, '[')
 		var err error
@@ -534,4 +531,27 @@ func AppendJSONValue(b []byte, v any, depth, limit int) ([]byte, error) {
 		return b, err
 	}
 	return append(b, out...), nil
+}
+
+// appendJSONObject is AppendJSONValue of an object, its keys sorted.
+func appendJSONObject(b []byte, x map[string]any, depth, limit int) ([]byte, error) {
+	var short [8]string // most objects have a few keys: no allocation
+	keys := short[:0]
+	for k := range x {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	b = append(b, '{')
+	var err error
+	for i, k := range keys {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = jsonx.AppendString(b, k)
+		b = append(b, ':')
+		if b, err = AppendJSONValue(b, x[k], depth+1, limit); err != nil {
+			return b, err
+		}
+	}
+	return append(b, '}'), nil
 }

@@ -156,14 +156,32 @@ func (s *Steps) Run(ctx context.Context) {
 
 // Commit implements gate.Steps.
 func (s *Steps) Commit(ctx context.Context) {
-	g, c := s.G, s.C
-	s.Out = g.CommitCall(ctx, c, s.h, s.v, s.did)
+	s.commit(ctx)
+	c := s.C
 	if s.h == nil && c.Kind == CallTool {
-		g.auditCall(ctx, c, s.v, s.did.word()) // a call that held nothing: recorded on its own
+		s.G.auditCall(ctx, c, s.v, s.did.word()) // a call that held nothing: recorded on its own
 	}
 	if c.answered() && c.Kind == CallTool {
-		s.Out = c.Door.FollowUps(ctx, c, s.v, s.Out, s.Res, s.Err)
+		s.followUps(ctx)
 	}
+}
+
+// commit records the call (CommitCall). It and followUps are not inlined
+// into Commit: the Committed values they pass and return by value would
+// take room in Commit's frame, below which the commit's deepest work runs
+// (the history entry), and push the request's goroutine past its stack
+// (which is then copied to one twice as large, on every moving call).
+//
+//go:noinline
+func (s *Steps) commit(ctx context.Context) {
+	s.Out = s.G.CommitCall(ctx, s.C, s.h, s.v, s.did)
+}
+
+// followUps adds what the front door does after a commit.
+//
+//go:noinline
+func (s *Steps) followUps(ctx context.Context) {
+	s.Out = s.C.Door.FollowUps(ctx, s.C, s.v, s.Out, s.Res, s.Err)
 }
 
 // Notify implements gate.Steps: the front door tells its client; for

@@ -263,8 +263,12 @@ func TestAppendStringMatchesEncodingJSON(t *testing.T) {
 
 func TestAppendFloatMatchesEncodingJSON(t *testing.T) {
 	values := []float64{0, math.Copysign(0, -1), 1, -1, 0.25, 1e6, 123456789, 1e20, 1e21, -1e21, 1e-6, 1e-7, 5e-324,
-		math.MaxFloat64, -math.SmallestNonzeroFloat64, 1.5e300, 2.5e-300, 0.1 + 0.2, 1 << 53, 12.5e-10}
+		math.MaxFloat64, -math.SmallestNonzeroFloat64, 1.5e300, 2.5e-300, 0.1 + 0.2, 1 << 53, 12.5e-10,
+		1e15 - 1, -(1e15 - 1), 1e15, -1e15, 1e15 + 1, 999999999999999.5, -0.5, 0.5, 1 << 60, -(1 << 60)}
 	r := rand.New(rand.NewPCG(1, 2))
+	for range 10000 {
+		values = append(values, float64(r.Int64N(2e15)-1e15), float64(r.Int64N(2000)-1000))
+	}
 	for range 10000 {
 		if f := math.Float64frombits(r.Uint64()); !math.IsInf(f, 0) && !math.IsNaN(f) {
 			values = append(values, f)
