@@ -265,6 +265,12 @@
 // after the first. A call that waited [Options.BusyWait] (30 s) is
 // refused with CodeWorkflowBusy, not run. Calls of tools that send no event
 // take no lease and never wait. workflow_transition takes the lease too.
+// A session without an id (stdio's, with no [Options.SessionKey]) is kept
+// under a key only this gate can name, so when its machine has no jobs
+// and its store keeps records that never expire, the gate holds its lease
+// in the process instead (it dies with the process, and the session with
+// it) and the call writes the store once, at its commit, if the state it
+// was authorized on is the newest this process saved or loaded.
 // If an instance dies during a call, its lease expires after LeaseTTL and
 // the workflow goes on; its tool's event is lost with it. A holder whose
 // lease expired and was taken meanwhile (its store was unreachable for a
