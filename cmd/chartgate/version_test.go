@@ -104,3 +104,14 @@ func TestWorkflowVersionsAcrossEdits(t *testing.T) {
 	assert.Equal(t, exitFail, code)
 	assert.Contains(t, errOut, "--yes needs the approver key")
 }
+
+// TestEmptyWorkflowArgRefused: an empty WORKFLOW is a usage error for
+// every command that takes one, never a match for the workflows no Ref
+// names (a stdio session's), which reset would otherwise delete.
+func TestEmptyWorkflowArgRefused(t *testing.T) {
+	for _, cmd := range []string{"reset", "history", "resume"} {
+		code, _, errOut := chartgate(cmd, "")
+		assert.Equal(t, exitUsage, code, cmd)
+		assert.Contains(t, errOut, "an empty WORKFLOW names no workflow", cmd)
+	}
+}

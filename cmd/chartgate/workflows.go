@@ -302,7 +302,13 @@ func workflowArg(fs *flag.FlagSet, cmd string, args []string, stdout, stderr io.
 	if len(pos) != 1 {
 		return mcpbind.Ref{}, usageError(stderr, cmd, errors.New("one WORKFLOW expected: a workflow id, or a session's name")), false
 	}
-	return refOf(pos[0]), exitOK, true
+	ref := refOf(pos[0])
+	if ref == (mcpbind.Ref{}) {
+		// An empty name would match the workflows that no Ref names (a
+		// stdio session's), which only their own gateway may move.
+		return ref, usageError(stderr, cmd, errors.New("an empty WORKFLOW names no workflow")), false
+	}
+	return ref, exitOK, true
 }
 
 // atProjectRoot points the project flags that were not given (the workflow,
