@@ -4,7 +4,10 @@ package main
 
 import (
 	"bytes"
+	"context"
+	"database/sql"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"os"
@@ -320,4 +323,64 @@ func TestHookDaemonExits(t *testing.T) {
 			assert.NoError(t, syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB), "the lock is still held")
 		})
 	}
+}
+
+// TestHookClientLostAnswer: a daemon that dies while it decides an event
+// (here, waiting for the project's store, which another connection
+// holds) leaves the client without an answer: the client refuses the
+// tool as undecided rather than deciding the event a second time.
+func TestHookClientLostAnswer(t *testing.T) {
+	client := hookClientBinary(t)
+	config := t.TempDir()
+	daemon := exec.Command(filepath.Join(filepath.Dir(client), "chartgate"), "hook-daemon")
+	daemon.Env = append(hostlessEnv(), "XDG_CONFIG_HOME="+config)
+	require.NoError(t, daemon.Start())
+	t.Cleanup(func() {
+		_ = daemon.Process.Kill()
+		_ = daemon.Wait()
+	})
+	waitSocket(t, config)
+
+	project := hookProject(t)
+	store := filepath.Join(project, ".chartgate", "state.db")
+	db, err := sql.Open("sqlite", store)
+	require.NoError(t, err)
+	defer db.Close()
+	conn, err := db.Conn(context.Background())
+	require.NoError(t, err)
+	defer conn.Close()
+	_, err = conn.ExecContext(context.Background(), "BEGIN EXCLUSIVE")
+	require.NoError(t, err)
+
+	var r hookRun
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		r = runArgv(t, []string{client, "claude-code"}, t.TempDir(), fixture(t, "claude-code", "pre-tool-use-write.json", project, "s1"), []string{"XDG_CONFIG_HOME=" + config})
+	}()
+	// The daemon opens the project's store once it has the event.
+	require.Eventually(t, func() bool { return opened(daemon.Process.Pid, store) }, 30*time.Second, 5*time.Millisecond,
+		"the daemon never opened the project's store")
+	require.NoError(t, daemon.Process.Kill())
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the client is still waiting")
+	}
+	assert.Contains(t, r.out, `"permissionDecision":"deny"`, r.errOut)
+	assert.Contains(t, r.out, "chartgate could not decide whether this tool may run, so it is refused", r.errOut)
+}
+
+// opened reports whether process pid has file open.
+func opened(pid int, file string) bool {
+	fds, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
+	if err != nil {
+		return false
+	}
+	for _, fd := range fds {
+		if target, err := os.Readlink(fmt.Sprintf("/proc/%d/fd/%s", pid, fd.Name())); err == nil && target == file {
+			return true
+		}
+	}
+	return false
 }
