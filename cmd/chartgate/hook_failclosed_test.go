@@ -88,15 +88,7 @@ func TestHookBinaryDeadlineOnLockedStore(t *testing.T) {
 	r := runHook(t, bin, project, fixture(t, "claude-code", "session-start.json", project, "s1"), nil, "claude-code")
 	require.Equal(t, 0, r.code, r.errOut)
 
-	db, err := sql.Open("sqlite", filepath.Join(project, ".chartgate", "state.db"))
-	require.NoError(t, err)
-	defer db.Close()
-	conn, err := db.Conn(context.Background())
-	require.NoError(t, err)
-	defer conn.Close()
-	_, err = conn.ExecContext(context.Background(), "BEGIN EXCLUSIVE")
-	require.NoError(t, err)
-	defer func() { _, _ = conn.ExecContext(context.Background(), "ROLLBACK") }()
+	holdStore(t, filepath.Join(project, ".chartgate", "state.db"))
 
 	start := time.Now()
 	// A session the store has no record of: the hook must write one.
@@ -106,4 +98,19 @@ func TestHookBinaryDeadlineOnLockedStore(t *testing.T) {
 	assert.Contains(t, r.out, `"permissionDecision":"deny"`)
 	assert.Contains(t, r.out, "did not decide within its deadline of 1s")
 	assert.Less(t, took, 4*time.Second)
+}
+
+// holdStore holds the SQLite file store with an exclusive transaction,
+// so that every other connection waits on it, until the test ends.
+func holdStore(t *testing.T, store string) {
+	t.Helper()
+	db, err := sql.Open("sqlite", store)
+	require.NoError(t, err)
+	t.Cleanup(func() { db.Close() })
+	conn, err := db.Conn(context.Background())
+	require.NoError(t, err)
+	t.Cleanup(func() { conn.Close() })
+	_, err = conn.ExecContext(context.Background(), "BEGIN EXCLUSIVE")
+	require.NoError(t, err)
+	t.Cleanup(func() { _, _ = conn.ExecContext(context.Background(), "ROLLBACK") })
 }

@@ -4,8 +4,6 @@ package main
 
 import (
 	"bytes"
-	"context"
-	"database/sql"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -343,14 +341,7 @@ func TestHookClientLostAnswer(t *testing.T) {
 
 	project := hookProject(t)
 	store := filepath.Join(project, ".chartgate", "state.db")
-	db, err := sql.Open("sqlite", store)
-	require.NoError(t, err)
-	defer db.Close()
-	conn, err := db.Conn(context.Background())
-	require.NoError(t, err)
-	defer conn.Close()
-	_, err = conn.ExecContext(context.Background(), "BEGIN EXCLUSIVE")
-	require.NoError(t, err)
+	holdStore(t, store)
 
 	var r hookRun
 	done := make(chan struct{})
