@@ -63,6 +63,13 @@ func movingSession(tb testing.TB, store *sqlitestore.Store) *mcp.ClientSession {
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: in.Text}}}, nil, nil
 	})
 	g.Attach(s)
+	return connect(tb, s, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+}
+
+// connect connects a client to s over in-memory transports, both closed
+// when tb ends.
+func connect(tb testing.TB, s *mcp.Server, opts *mcp.ClientSessionOptions) *mcp.ClientSession {
+	tb.Helper()
 	ct, st := mcp.NewInMemoryTransports()
 	ctx := context.Background()
 	ss, err := s.Connect(ctx, st, nil)
@@ -70,7 +77,7 @@ func movingSession(tb testing.TB, store *sqlitestore.Store) *mcp.ClientSession {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { ss.Close() })
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil).Connect(ctx, ct, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "client", Version: "1"}, nil).Connect(ctx, ct, opts)
 	if err != nil {
 		tb.Fatal(err)
 	}

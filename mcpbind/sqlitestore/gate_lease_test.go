@@ -72,19 +72,7 @@ func leaseSession(t *testing.T, store mcpbind.Store, opts *mcpbind.Options, run 
 			return next(ctx, method, req)
 		}
 	})
-	ct, st := mcp.NewInMemoryTransports()
-	ctx := context.Background()
-	ss, err := s.Connect(ctx, st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ss.Close() })
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx, ct, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cs.Close() })
-	return cs
+	return connect(t, s, nil)
 }
 
 // count returns the call count in the context of the one workflow
