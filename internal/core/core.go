@@ -67,6 +67,8 @@ type Core struct {
 	// realClock: Now is time.Now (Options.Now unset), so that a time read
 	// from it serves for the process' own timers too.
 	realClock bool
+	// transitionPC is the source of Transitioned's log records, read once.
+	transitionPC atomic.Uintptr
 	// effects and jobs are set when the machine has actors: the gate runs
 	// its promise children as jobs (jobs.go); waits are the steps of a
 	// refusal's path that wait for an actor's result.

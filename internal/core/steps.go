@@ -9,7 +9,6 @@ import (
 	"context"
 	"log/slog"
 	"runtime"
-	"sync/atomic"
 	"time"
 
 	"github.com/chartgate/chartgate/gate"
@@ -216,12 +215,12 @@ func (s *Steps) Notify(ctx context.Context) {
 // read once.
 func (g *Core) Transitioned(ctx context.Context, tr gate.Transition) {
 	if h := g.Log.Handler(); h.Enabled(ctx, slog.LevelInfo) {
-		pc := transitionPC.Load()
+		pc := g.transitionPC.Load()
 		if pc == 0 {
 			var pcs [1]uintptr
 			runtime.Callers(1, pcs[:])
 			pc = pcs[0]
-			transitionPC.Store(pc)
+			g.transitionPC.Store(pc)
 		}
 		t := tr.Time
 		if !g.realClock || t.IsZero() {
@@ -236,6 +235,3 @@ func (g *Core) Transitioned(ctx context.Context, tr gate.Transition) {
 		g.onTrans(ctx, tr)
 	}
 }
-
-// transitionPC is the source of Transitioned's log records.
-var transitionPC atomic.Uintptr
