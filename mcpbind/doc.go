@@ -267,7 +267,8 @@
 // take no lease and never wait. workflow_transition takes the lease too.
 // A session without an id (stdio's, with no [Options.SessionKey]) is kept
 // under a key only this gate can name, so when its machine has no jobs
-// and its store keeps records that never expire, the gate holds its lease
+// and its store says its records never expire (a TTL method that returns
+// 0, as a sqlitestore.Store's without a TTL), the gate holds its lease
 // in the process instead (it dies with the process, and the session with
 // it) and the call writes the store once, at its commit, if the state it
 // was authorized on is the newest this process saved or loaded.

@@ -67,6 +67,10 @@ type Core struct {
 	// realClock: Now is time.Now (Options.Now unset), so that a time read
 	// from it serves for the process' own timers too.
 	realClock bool
+	// localLeases: a session's workflow that only this process may move
+	// (localKey) holds its lease in the process: the machine has no jobs
+	// and the store keeps encoded records that never expire.
+	localLeases bool
 	// transitionPC is the source of Transitioned's log records, read once.
 	transitionPC atomic.Uintptr
 	// effects and jobs are set when the machine has actors: the gate runs
@@ -675,6 +679,9 @@ func New(engine statechart.Engine, o *Options) (*Core, error) {
 	if ee, ok := engine.(statechart.EffectEngine); ok && ee.UsesActors() {
 		g.effects, g.jobs, g.waits = ee, newJobRunner(), ActorWaits(g.Nodes)
 		g.initialTimers = g.initialTimers || len(wantedJobs(s)) > 0 // each workflow runs its own jobs
+	}
+	if ttl, ok := g.store.(interface{ TTL() time.Duration }); ok {
+		g.localLeases = g.values == nil && g.jobs == nil && ttl.TTL() == 0
 	}
 	g.Initial, err = g.NewView("", s, Record{}, 0)
 	if err != nil {

@@ -504,19 +504,16 @@ func (h *holder) abandoned(d time.Duration) bool {
 // this process' calls may move, so that its lease need not be written to
 // the store: the workflow of a session without an id (stdio) of this
 // gate, whose key no other instance or process has (their keys carry
-// their own instance id, and a Ref cannot name it), of a machine without
-// jobs (which would send events to it from outside the session), in a
-// store of encoded records that never expire.
+// their own instance id, and a Ref cannot name it), when the gate holds
+// such leases in the process (localLeases: a machine without jobs, which
+// would send events to it from outside the session, and a store of
+// encoded records that never expire).
 func (g *Core) localKey(key string) bool {
-	if g.values != nil || g.jobs != nil {
+	if !g.localLeases {
 		return false
 	}
 	rest, ok := strings.CutPrefix(key, g.prefix+"local:")
-	if !ok || len(rest) <= len(g.instance) || rest[:len(g.instance)] != g.instance || rest[len(g.instance)] != ':' {
-		return false
-	}
-	ttl, ok := g.store.(interface{ TTL() time.Duration })
-	return ok && ttl.TTL() == 0
+	return ok && len(rest) > len(g.instance) && rest[:len(g.instance)] == g.instance && rest[len(g.instance)] == ':'
 }
 
 // current reports whether v is the newest record of key's workflow that
