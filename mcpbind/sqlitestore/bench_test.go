@@ -256,3 +256,43 @@ func BenchmarkMovingCallConcurrent(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkFreshGoroutine runs each operation on a goroutine of its own,
+// started for it, as the MCP SDK runs each request of a session: a
+// compare-and-swap, a load, and a moving call (load, lease and commit),
+// under RelaxedSync. A new goroutine starts with a small stack, which
+// SQLite's code, compiled to Go, grows; the other benchmarks run on one
+// goroutine, whose stack stays grown.
+func BenchmarkFreshGoroutine(b *testing.B) {
+	ctx := context.Background()
+	for _, op := range []string{"compare-and-swap", "load", "moving-call"} {
+		b.Run(op, func(b *testing.B) {
+			s := open(b, &sqlitestore.Options{RelaxedSync: true})
+			v, err := s.CompareAndSwap(ctx, "k", 0, record)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			defer reportCPU(b)()
+			for b.Loop() {
+				done := make(chan struct{})
+				go func() {
+					defer close(done)
+					switch op {
+					case "compare-and-swap":
+						if v, err = s.CompareAndSwap(ctx, "k", v, record); err != nil {
+							b.Error(err)
+						}
+					case "load":
+						if d, _, err := s.Load(ctx, "k"); err != nil || len(d) != len(record) {
+							b.Error(len(d), err)
+						}
+					default:
+						v = movingCall(b, s, "k", v)
+					}
+				}()
+				<-done
+			}
+		})
+	}
+}
