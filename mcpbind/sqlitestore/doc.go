@@ -58,15 +58,12 @@
 // the loser gets an error that matches [mcpbind.ErrConflict], and the gate
 // reloads and applies its event again. A version is returned only once its
 // transaction committed. Within one process, the writes of a Store queue
-// in Go and run on one goroutine of the Store (started by its first write,
-// ended by [Store.Close]; its stack stays grown to the depth SQLite's code
-// needs, which the goroutine of each request of a server would grow anew)
-// and on one connection, kept open with their statements prepared, and
-// only writes of different Stores (other processes) wait for SQLite's
-// lock. Writes that queue are committed in groups: that goroutine runs
-// every write waiting in one BEGIN IMMEDIATE transaction and commits
-// once, so that concurrent sessions share one commit (its locks, the
-// write of the pages and the sync to disk) instead of taking one each;
+// in Go and run on one connection, kept open with their statements
+// prepared, and only writes of different Stores (other processes) wait for
+// SQLite's lock. Writes that queue are committed in groups: the next
+// writer runs every write waiting in one BEGIN IMMEDIATE transaction and
+// commits once, so that concurrent sessions share one commit (its locks,
+// the write of the pages and the sync to disk) instead of taking one each;
 // each write still returns only once the group's commit is done. A write
 // that conflicts changes nothing (SQLite undoes a statement as a whole)
 // and leaves the others be; one that fails otherwise gets its error, and
@@ -112,8 +109,8 @@
 // CompareAndSwap treats it as none (old version 0 creates the record
 // again). Rows are purged lazily: a Store's writes delete up to 1,000
 // expired rows, in the write's own transaction, at the first write of the
-// Store and then at most once a minute. No timer runs in the background,
-// and the goroutine that runs the writes ends with [Store.Close].
+// Store and then at most once a minute. No goroutine runs in the
+// background, so nothing outlives [Store.Close].
 //
 // # Durability
 //

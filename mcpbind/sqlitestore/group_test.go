@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -123,68 +122,4 @@ func TestGroupWithFailingWrite(t *testing.T) {
 			t.Errorf("k%d: %q, version %d, %v; want %q, version %d", i, data, v, err, fmt.Sprint(i), versions[i])
 		}
 	}
-}
-
-// TestCloseDuringWrites closes the store while writes are queued: each
-// write either returned a version, which the file then holds, or failed
-// with an error that is not a conflict; a second Close does no harm; and
-// no goroutine of the Store outlives Close. It does not run in parallel:
-// it looks at every goroutine.
-func TestCloseDuringWrites(t *testing.T) {
-	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "state.db")
-	s, err := sqlitestore.Open(path, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	const n = 16
-	versions := make([]uint64, n)
-	errs := make([]error, n)
-	release := s.HoldWriter()
-	var wg sync.WaitGroup
-	for i := range n {
-		wg.Go(func() {
-			versions[i], errs[i] = s.CompareAndSwap(ctx, fmt.Sprintf("k%d", i), 0, []byte(fmt.Sprint(i)))
-		})
-	}
-	for s.Queued() < n/2 {
-		time.Sleep(time.Millisecond)
-	}
-	closed := make(chan error, 1)
-	go func() { closed <- s.Close() }()
-	release()
-	if err := <-closed; err != nil {
-		t.Fatal(err)
-	}
-	wg.Wait()
-	s.Close() // again: returns, whatever it says
-	if stacks := storeGoroutines(); stacks != "" {
-		t.Fatalf("goroutines of the store after Close:\n%s", stacks)
-	}
-	s = openAt(t, path, nil)
-	for i := range n {
-		data, v, err := s.Load(ctx, fmt.Sprintf("k%d", i))
-		switch {
-		case err != nil:
-			t.Fatal(err)
-		case errs[i] == nil && (v != versions[i] || string(data) != fmt.Sprint(i)):
-			t.Errorf("k%d: acknowledged version %d, the file has %q, version %d", i, versions[i], data, v)
-		case errs[i] != nil && (errors.Is(errs[i], mcpbind.ErrConflict) || data != nil):
-			t.Errorf("k%d: failed with %v, the file has %q", i, errs[i], data)
-		}
-	}
-}
-
-// storeGoroutines returns the stacks of the goroutines that run code of
-// package sqlitestore (not its tests), or "".
-func storeGoroutines() string {
-	buf := make([]byte, 1<<20)
-	buf = buf[:runtime.Stack(buf, true)]
-	var out []string
-	for g := range strings.SplitSeq(string(buf), "\n\n") {
-		if strings.Contains(g, "mcpbind/sqlitestore.") {
-			out = append(out, g)
-		}
-	}
-	return strings.Join(out, "\n\n")
 }

@@ -100,9 +100,6 @@ func Open(path string, opts *Options) (*Store, error) {
 		busy:     time.Duration(busyMS) * time.Millisecond,
 		now:      o.Now,
 		writer:   make(chan struct{}, 1),
-		kick:     make(chan struct{}, 1),
-		stop:     make(chan struct{}),
-		exited:   make(chan struct{}),
 		syncMode: syncMode(o.RelaxedSync),
 	}
 	s.feed = s.newFeed()

@@ -44,11 +44,10 @@ type Store struct {
 	busy  time.Duration
 	now   func() time.Time
 
-	// writer holds a token while a write of this Store is in progress
-	// (or Load reads on w, or Close closes it). The writes of one process
-	// queue here, in Go, instead of in SQLite's busy handler, which waits
-	// by sleeping; SQLite's lock orders them with the writes of other
-	// processes.
+	// writer holds a token while a write of this Store is in progress.
+	// The writes of one process queue here, in Go, instead of in SQLite's
+	// busy handler, which waits by sleeping; SQLite's lock orders them with
+	// the writes of other processes.
 	writer chan struct{}
 	// nextPurge is when the next write purges expired records (the zero
 	// time: at the first write). Guarded by writer.
@@ -56,24 +55,19 @@ type Store struct {
 	// last is the highest version a write of this Store was given: the
 	// next is above it (guarded by writer).
 	last uint64
-	// queue holds the writes waiting for the committer, which commits
-	// them together (see write). kick wakes the committer, started by
-	// the first write (running); closing is set by Close, after which
-	// writes fail; stop tells the committer to return, and exited is
-	// closed when it has.
-	qmu     sync.Mutex
-	queue   []*writeOp
-	running bool // guarded by qmu
-	closing bool // guarded by qmu
-	kick    chan struct{}
-	stop    chan struct{}
-	exited  chan struct{}
+	// queue holds the writes waiting for the writer token; its holder
+	// commits them together (see write).
+	qmu   sync.Mutex
+	queue []*writeOp
 
 	// load is Load's statement, prepared on the pool.
 	load stmt
 	// w is the connection the writes run on, opened at the first write
 	// and kept (guarded by writer).
 	w *writeConn
+	// closed is set by Close (guarded by writer).
+	closed bool
+
 	// syncMode is the synchronous setting of a durable write (FULL, or
 	// NORMAL with RelaxedSync).
 	syncMode string
@@ -182,20 +176,9 @@ func (s *Store) TTL() time.Duration { return time.Duration(s.ttlMS) * time.Milli
 // operations started after it fail.
 func (s *Store) Close() error {
 	s.feed.Close()
-	s.qmu.Lock()
-	first := !s.closing
-	s.closing = true
-	running := s.running
-	s.qmu.Unlock()
-	if running {
-		// The committer commits the writes queued, then returns.
-		if first {
-			close(s.stop)
-		}
-		<-s.exited
-	}
 	errs := []error{s.load.close()}
-	s.writer <- struct{}{} // a load on w ends first
+	s.writer <- struct{}{} // the write in progress ends first
+	s.closed = true
 	if s.w != nil {
 		errs = append(errs, s.w.close())
 		s.w = nil
@@ -392,46 +375,32 @@ type writeOp struct {
 // the write. fn returns [gate.ErrConflict] itself for a write that lost
 // (its statement changed nothing).
 //
-// The writes run on one goroutine of the Store, the committer (see
-// commit), not on their callers': SQLite compiled to Go needs a deep
-// stack, which a caller's goroutine, new for each request in a server,
-// would grow at every write, while the committer's stays grown.
-//
 // A write alone runs as its statement's own transaction (SQLite's
 // autocommit, which takes the write lock before it reads, as BEGIN
 // IMMEDIATE does). Writes of one Store that wait for each other are
-// committed in groups: the committer takes every write queued and runs
-// them in one transaction, then commits once, so that concurrent sessions
-// share the commit (its locks, its WAL frames and its sync) instead of
-// queueing for one each. SQLite undoes a statement that fails as a
-// whole, so a write that conflicts changes nothing and leaves the others
-// be; one that fails otherwise rolls the group back, gets its error, and
-// the others run again without it. A write still queued when ctx ends is
-// dropped; one taken into a group waits for the group's commit. fn's
-// statements run without a context (ending a statement's context would
-// make SQLite roll back the whole group's transaction); the wait for the
-// lock is bounded by BusyTimeout.
+// committed in groups: the write that gets the writer token takes every
+// write queued and runs them in one transaction, then commits once, so
+// that concurrent sessions share the commit (its locks, its WAL frames
+// and its sync) instead of queueing for one each. SQLite undoes a
+// statement that fails as a whole, so a write that conflicts changes
+// nothing and leaves the others be; one that fails otherwise rolls the
+// group back, gets its error, and the others run again without it. A
+// write still queued when ctx ends is dropped; one taken into a group
+// waits for the group's commit. fn's statements run without a context
+// (ending a statement's context would make SQLite roll back the whole
+// group's transaction); the wait for the lock is bounded by BusyTimeout.
 func (s *Store) write(ctx context.Context, durable bool, fn func(w *writeConn, now time.Time) error) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
 	op := &writeOp{ctx: ctx, durable: durable, fn: fn, done: make(chan struct{})}
 	s.qmu.Lock()
-	if s.closing {
-		s.qmu.Unlock()
-		return errClosed
-	}
 	s.queue = append(s.queue, op)
-	if !s.running {
-		s.running = true
-		go s.commit()
-	}
 	s.qmu.Unlock()
 	select {
-	case s.kick <- struct{}{}:
-	default: // the committer is awake already
-	}
-	select {
+	case s.writer <- struct{}{}:
+		for !op.finished() {
+			s.commitGroup()
+		}
+		<-s.writer
+		return op.err
 	case <-op.done:
 		return op.err
 	case <-ctx.Done():
@@ -447,33 +416,18 @@ func (s *Store) write(ctx context.Context, durable bool, fn func(w *writeConn, n
 	}
 }
 
-// commit is the committer: the goroutine that runs the Store's writes,
-// from its first write until Close. Woken, it takes the writer token and
-// commits the queued writes, in groups, until the queue is empty. Once
-// stopped, it commits those queued before Close and returns.
-func (s *Store) commit() {
-	defer close(s.exited)
-	for {
-		stopped := false
-		select {
-		case <-s.kick:
-		case <-s.stop:
-			stopped = true
-		}
-		s.writer <- struct{}{}
-		for s.commitGroup() {
-		}
-		<-s.writer
-		if stopped {
-			return
-		}
+func (op *writeOp) finished() bool {
+	select {
+	case <-op.done:
+		return true
+	default:
+		return false
 	}
 }
 
 // commitGroup takes the queued writes and commits them in one
-// transaction, and reports whether there were any. The caller holds the
-// writer token.
-func (s *Store) commitGroup() bool {
+// transaction. The caller holds the writer token.
+func (s *Store) commitGroup() {
 	s.qmu.Lock()
 	group := s.queue
 	s.queue = nil
@@ -481,9 +435,6 @@ func (s *Store) commitGroup() bool {
 		op.taken = true
 	}
 	s.qmu.Unlock()
-	if len(group) == 0 {
-		return false
-	}
 	live := group[:0:0]
 	for _, op := range group {
 		if err := op.ctx.Err(); err != nil {
@@ -520,7 +471,6 @@ func (s *Store) commitGroup() bool {
 			close(op.done)
 		}
 	}
-	return true
 }
 
 // runGroup runs the writes in one transaction and commits it. Each
@@ -528,6 +478,9 @@ func (s *Store) commitGroup() bool {
 // transaction's, for the writes without one. The caller holds the writer
 // token.
 func (s *Store) runGroup(group []*writeOp) (err error) {
+	if s.closed {
+		return errClosed
+	}
 	ctx := context.Background()
 	if s.w == nil {
 		if s.w, err = s.openWriter(ctx); err != nil {
