@@ -152,18 +152,13 @@ func BenchmarkCompareAndSwap(b *testing.B) {
 // durable one (the commit), under the RelaxedSync that chartgate serve
 // opens its store with by default, and without.
 func BenchmarkMovingCall(b *testing.B) {
-	ctx := context.Background()
 	for _, relaxed := range []bool{true, false} {
 		name := "relaxed-sync"
 		if !relaxed {
 			name = "full-sync"
 		}
 		b.Run(name, func(b *testing.B) {
-			s := open(b, &sqlitestore.Options{RelaxedSync: relaxed})
-			v, err := s.CompareAndSwap(ctx, "k", 0, record)
-			if err != nil {
-				b.Fatal(err)
-			}
+			s, v := openWithRecord(b, &sqlitestore.Options{RelaxedSync: relaxed})
 			b.ReportAllocs()
 			defer reportCPU(b)()
 			for b.Loop() {
@@ -171,6 +166,18 @@ func BenchmarkMovingCall(b *testing.B) {
 			}
 		})
 	}
+}
+
+// openWithRecord opens a store in a new file, with record under key "k",
+// and returns it with the record's version.
+func openWithRecord(b *testing.B, opts *sqlitestore.Options) (*sqlitestore.Store, uint64) {
+	b.Helper()
+	s := open(b, opts)
+	v, err := s.CompareAndSwap(context.Background(), "k", 0, record)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return s, v
 }
 
 // reportCPU returns a function that reports the CPU time the process
@@ -267,11 +274,7 @@ func BenchmarkFreshGoroutine(b *testing.B) {
 	ctx := context.Background()
 	for _, op := range []string{"compare-and-swap", "load", "moving-call"} {
 		b.Run(op, func(b *testing.B) {
-			s := open(b, &sqlitestore.Options{RelaxedSync: true})
-			v, err := s.CompareAndSwap(ctx, "k", 0, record)
-			if err != nil {
-				b.Fatal(err)
-			}
+			s, v := openWithRecord(b, &sqlitestore.Options{RelaxedSync: true})
 			b.ReportAllocs()
 			defer reportCPU(b)()
 			for b.Loop() {
@@ -280,6 +283,7 @@ func BenchmarkFreshGoroutine(b *testing.B) {
 					defer close(done)
 					switch op {
 					case "compare-and-swap":
+						var err error
 						if v, err = s.CompareAndSwap(ctx, "k", v, record); err != nil {
 							b.Error(err)
 						}
