@@ -86,6 +86,9 @@ type Stamped interface {
 // encoding; with durable false, a [NoSyncStore] need not wait for the
 // disk. On a conflict the error matches [ErrConflict].
 func (c *Core) Swap(ctx context.Context, key string, old uint64, v Stamped, durable bool) (uint64, error) {
+	if ms, ok := c.values.(*MemoryStore); ok {
+		return ms.swap(key, old, v)
+	}
 	if c.values != nil {
 		return c.values.CompareAndSwapValue(ctx, key, old, v.Stamp)
 	}

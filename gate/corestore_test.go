@@ -72,6 +72,37 @@ func TestCoreSwap(t *testing.T) {
 	}
 }
 
+// record is a record that keeps the version it is stored under, as a
+// gate's workflow records do.
+type record struct {
+	gate.Bytes
+	ver uint64
+}
+
+func (r *record) Stamp(ver uint64) gate.Value {
+	r.ver = ver
+	return r
+}
+
+// TestCoreSwapAllocs: a Core over a MemoryStore rewrites a record held as
+// a value without allocating (the store keeps the record the Core passes).
+func TestCoreSwapAllocs(t *testing.T) {
+	ctx := context.Background()
+	c := gate.NewCore(&gate.CoreOptions{Store: gate.NewMemoryStore(nil)})
+	r := &record{Bytes: gate.Bytes(`{"n":1}`)}
+	if _, err := c.Swap(ctx, "k", 0, r, true); err != nil {
+		t.Fatal(err)
+	}
+	n := testing.AllocsPerRun(100, func() {
+		if _, err := c.Swap(ctx, "k", r.ver, r, true); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if n != 0 {
+		t.Errorf("a Swap allocates %v times; want 0", n)
+	}
+}
+
 // TestCoreDefaults checks that a Core without options gets a memory store
 // and the default retry bound.
 func TestCoreDefaults(t *testing.T) {

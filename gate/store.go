@@ -272,6 +272,22 @@ func (s *MemoryStore) CompareAndSwap(ctx context.Context, key string, old uint64
 // CompareAndSwapValue implements [ValueStore]. Creating a record in a full
 // store fails with an error that matches [ErrStoreFull].
 func (s *MemoryStore) CompareAndSwapValue(_ context.Context, key string, old uint64, newValue func(uint64) Value) (uint64, error) {
+	return s.swap(key, old, stampFunc(newValue))
+}
+
+// stampFunc is CompareAndSwapValue's newValue as a [Stamped]'s Stamp.
+type stampFunc func(uint64) Value
+
+func (f stampFunc) Stamp(ver uint64) Value { return f(ver) }
+
+// stamper is what MemoryStore.swap stores: what Stamp returns for the
+// record's new version.
+type stamper interface{ Stamp(ver uint64) Value }
+
+// swap is CompareAndSwapValue, with the value to store taken from v.Stamp:
+// a Core passes its record as it is, where a method value v.Stamp would be
+// allocated on every write.
+func (s *MemoryStore) swap(key string, old uint64, v stamper) (uint64, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.now()
@@ -294,7 +310,7 @@ func (s *MemoryStore) CompareAndSwapValue(_ context.Context, key string, old uin
 		}
 	}
 	ver := s.seq + 1
-	val := newValue(ver)
+	val := v.Stamp(ver)
 	size := val.Size()
 	if ok {
 		s.bytes += int64(size - e.size)
