@@ -167,6 +167,40 @@ func BenchmarkGateCall(b *testing.B) {
 	}
 }
 
+// TestMovingCallAllocs: the gate's share of the allocations of a call
+// that moves the workflow (its session's, on a MemoryStore, the handler
+// stubbed out and the transition's log line not written) stays at 16:
+// the call's own, its lease with the transition, the lease id, the views
+// saved with the lease and with the new state, the new state's snapshot,
+// active states and history entry, the states' values, and the result's
+// copy with its note (a map and the note in it).
+func TestMovingCallAllocs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates")
+	}
+	g, req := movingCall(t, false, slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelWarn})))
+	ctx := context.Background()
+	next := func(_ context.Context, method string, _ mcp.Request) (mcp.Result, error) {
+		if method != "tools/call" {
+			return &mcp.ListToolsResult{Tools: []*mcp.Tool{{Name: "flip"}}}, nil
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok"}}}, nil
+	}
+	handler := testing.AllocsPerRun(200, func() { resultSink, _ = next(ctx, "tools/call", req) })
+	call := testing.AllocsPerRun(200, func() {
+		res, err := g.call(ctx, next, &attachment{}, req)
+		if err != nil || res.(*mcp.CallToolResult).IsError {
+			t.Fatal(err, res)
+		}
+	})
+	if gate := call - handler; gate > 16 {
+		t.Fatalf("a moving call: the gate allocates %v times (the handler %v); want at most 16", gate, handler)
+	}
+}
+
+// resultSink keeps a result, so that it is allocated as the gate's are.
+var resultSink mcp.Result
+
 // TestHandleCallAllocs: a moving call whose workflow a handle names
 // allocates at most four times more than one of a session's workflow
 // (the handle's store key, the arguments without workflow_id and their

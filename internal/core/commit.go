@@ -83,7 +83,8 @@ func (g *Core) CommitCall(ctx context.Context, c *Call, h *holder, v *View, o To
 				out.Err = fmt.Errorf("marshaling the new state: %w", err)
 			} else if !bytes.Equal(nsnap, cur.Rec.Snap) {
 				state, changed, snap = ns, true, nsnap
-				out.Tr = &gate.Transition{Key: cur.Key, Tool: c.Name, By: c.By, Approval: c.grant, Event: out.Ev, From: cur.State.Value(), To: ns.Value(), Time: now}
+				h.tr = gate.Transition{Key: cur.Key, Tool: c.Name, By: c.By, Approval: c.grant, Event: out.Ev, From: cur.State.Value(), To: ns.Value(), Time: now}
+				out.Tr = &h.tr
 				if g.hlimit > 0 {
 					buf := g.scratch()
 					var d *callData

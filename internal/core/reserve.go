@@ -62,6 +62,9 @@ type holder struct {
 	lost  bool        // the lease was lost (expired and taken, or the record vanished)
 
 	afterRun AfterRun // the context of the call's commit, allocated with the holder
+	// tr is the transition the call's commit saved, if any (Committed.Tr
+	// points to it), allocated with the holder.
+	tr gate.Transition
 }
 
 // latest returns the newest view of the holder's record.
