@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/chartgate/chartgate/gate"
 )
@@ -162,5 +163,50 @@ func TestCoreRetry(t *testing.T) {
 	err = c.Retry(ctx, func() (bool, error) { attempts++; return false, boom }, func() error { return nil })
 	if err != boom || attempts != 1 {
 		t.Errorf("failing: Retry = %v after %d attempts; want boom after 1", err, attempts)
+	}
+}
+
+// TestMemoryStoreWatchFunc: a function that watches a MemoryStore has seen
+// each write under its prefix by the time the write returns, misses none
+// however many come (a channel of Watch would fill up), and is called no
+// more once its context ended.
+func TestMemoryStoreWatchFunc(t *testing.T) {
+	s := gate.NewMemoryStore(nil)
+	ctx, stop := context.WithCancel(context.Background())
+	var seen []gate.Change
+	if err := s.WatchFunc(ctx, "a:", func(c gate.Change) { seen = append(seen, c) }); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.CompareAndSwap(ctx, "b:1", 0, []byte(`{}`)); err != nil {
+		t.Fatal(err)
+	}
+	var ver uint64
+	const writes = 2000
+	for i := range writes {
+		v, err := s.CompareAndSwap(ctx, "a:1", ver, []byte(`{}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ver = v
+		if len(seen) != i+1 || seen[i] != (gate.Change{Key: "a:1", Version: v}) {
+			t.Fatalf("after write %d (version %d), the function saw %d changes: %v", i+1, v, len(seen), seen[max(0, len(seen)-3):])
+		}
+	}
+	stop()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		n := len(seen)
+		v, err := s.CompareAndSwap(context.Background(), "a:1", ver, []byte(`{}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ver = v
+		if len(seen) == n {
+			break // the watch ended (once ctx's AfterFunc ran)
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the function is still called 5s after its context ended")
+		}
+		time.Sleep(time.Millisecond)
 	}
 }

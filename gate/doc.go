@@ -14,12 +14,12 @@
 //     decides, commits, sends events and reads workflows;
 //   - the store contract: [Store] (versioned Load and CompareAndSwap),
 //     [ValueStore], [Keeper], [Lister], the change feed ([Watcher],
-//     [Change], [Feed]) and [MemoryStore]; packages mcpbind/sqlitestore,
-//     mcpbind/redisstore and mcpbind/pgstore implement it, and
-//     mcpbind/storetest checks an implementation; [Core], a gate's
-//     access to its store (a record's load and compare-and-swap, with
-//     or without waiting for the disk, and the retries, with backoff,
-//     of a write that lost a conflict);
+//     [FuncWatcher], [Change], [Feed]) and [MemoryStore]; packages
+//     mcpbind/sqlitestore, mcpbind/redisstore and mcpbind/pgstore
+//     implement it, and mcpbind/storetest checks an implementation;
+//     [Core], a gate's access to its store (a record's load and
+//     compare-and-swap, with or without waiting for the disk, and the
+//     retries, with backoff, of a write that lost a conflict);
 //   - what a gate keeps of a workflow and reports: [Ref], [Workflow],
 //     [Transition], [WorkflowInfo], [WorkflowStatus], [TransitionResult],
 //     [CallLimit], [Step];

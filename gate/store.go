@@ -197,10 +197,11 @@ type memEntry struct {
 }
 
 var (
-	_ Keeper     = (*MemoryStore)(nil)
-	_ Lister     = (*MemoryStore)(nil)
-	_ ValueStore = (*MemoryStore)(nil)
-	_ Watcher    = (*MemoryStore)(nil)
+	_ Keeper      = (*MemoryStore)(nil)
+	_ Lister      = (*MemoryStore)(nil)
+	_ ValueStore  = (*MemoryStore)(nil)
+	_ Watcher     = (*MemoryStore)(nil)
+	_ FuncWatcher = (*MemoryStore)(nil)
 )
 
 // NewMemoryStore returns an empty MemoryStore. opts may be nil.
@@ -416,6 +417,18 @@ type Watcher interface {
 	Watch(ctx context.Context, prefix string) (<-chan Change, error)
 }
 
+// FuncWatcher is implemented by a [Watcher] that can also hand its changes
+// to a function: the watcher then learns of each write without a
+// goroutine of its own being woken for it. [MemoryStore] implements it.
+type FuncWatcher interface {
+	Watcher
+	// WatchFunc calls fn with each change Watch would send, from now on
+	// until ctx ends. fn is called on the goroutine that reports the
+	// change (for a store in process, the writer's, while the write holds
+	// the store's lock): it must return quickly and not use the store.
+	WatchFunc(ctx context.Context, prefix string, fn func(Change)) error
+}
+
 // Change is a write of a record that a [Watcher] reports.
 type Change struct {
 	Key     string
@@ -456,7 +469,8 @@ type Feed struct {
 
 type feedSub struct {
 	prefix string
-	ch     chan Change
+	ch     chan Change  // for Watch
+	fn     func(Change) // for WatchFunc
 }
 
 // NewFeed returns a feed whose changes come from listen, which runs
@@ -472,14 +486,30 @@ func NewFeed(listen func(ctx context.Context, publish func(Change), ready func()
 // Watch implements [Watcher]. With a listen function, it returns once
 // that receives the backend's changes, or after [FeedReadyWait].
 func (f *Feed) Watch(ctx context.Context, prefix string) (<-chan Change, error) {
-	if err := ctx.Err(); err != nil {
+	w := &feedSub{prefix: prefix, ch: make(chan Change, feedBuffer)}
+	if err := f.watch(ctx, w); err != nil {
 		return nil, err
 	}
-	w := &feedSub{prefix: prefix, ch: make(chan Change, feedBuffer)}
+	return w.ch, nil
+}
+
+// WatchFunc implements [FuncWatcher]: fn is called by Publish, which
+// holds the feed's lock (and an in-process store's) meanwhile. With a
+// listen function, it returns once that receives the backend's changes,
+// or after [FeedReadyWait].
+func (f *Feed) WatchFunc(ctx context.Context, prefix string, fn func(Change)) error {
+	return f.watch(ctx, &feedSub{prefix: prefix, fn: fn})
+}
+
+// watch adds w to the feed's watchers until ctx ends.
+func (f *Feed) watch(ctx context.Context, w *feedSub) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	f.mu.Lock()
 	if f.closed {
 		f.mu.Unlock()
-		return nil, ErrFeedClosed
+		return ErrFeedClosed
 	}
 	if f.subs == nil {
 		f.subs = map[*feedSub]struct{}{}
@@ -508,7 +538,7 @@ func (f *Feed) Watch(ctx context.Context, prefix string) (<-chan Change, error) 
 		case <-ctx.Done():
 		}
 	}
-	return w.ch, nil
+	return nil
 }
 
 // unwatch ends a watch, and the listen function after the last one.
@@ -520,7 +550,9 @@ func (f *Feed) unwatch(w *feedSub) {
 	}
 	delete(f.subs, w)
 	f.n.Add(-1)
-	close(w.ch)
+	if w.ch != nil {
+		close(w.ch)
+	}
 	var stop context.CancelFunc
 	var done chan struct{}
 	if len(f.subs) == 0 && f.stop != nil {
@@ -535,7 +567,8 @@ func (f *Feed) unwatch(w *feedSub) {
 }
 
 // Publish hands a change to the watchers whose prefix its key has. It
-// never blocks: a watcher whose channel is full misses it.
+// never blocks (but for the functions of WatchFunc): a watcher whose
+// channel is full misses it.
 func (f *Feed) Publish(c Change) {
 	if f.n.Load() == 0 {
 		return
@@ -543,7 +576,12 @@ func (f *Feed) Publish(c Change) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for w := range f.subs {
-		if strings.HasPrefix(c.Key, w.prefix) {
+		if !strings.HasPrefix(c.Key, w.prefix) {
+			continue
+		}
+		if w.fn != nil {
+			w.fn(c)
+		} else {
 			select {
 			case w.ch <- c:
 			default:
@@ -570,4 +608,10 @@ func (f *Feed) Close() {
 // Watch implements [Watcher]: the writes made through this store.
 func (s *MemoryStore) Watch(ctx context.Context, prefix string) (<-chan Change, error) {
 	return s.feed.Watch(ctx, prefix)
+}
+
+// WatchFunc implements [FuncWatcher]: fn is called by the writer, under
+// the store's lock.
+func (s *MemoryStore) WatchFunc(ctx context.Context, prefix string, fn func(Change)) error {
+	return s.feed.WatchFunc(ctx, prefix, fn)
 }

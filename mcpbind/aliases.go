@@ -32,6 +32,7 @@ type (
 	Value              = gate.Value
 	ValueStore         = gate.ValueStore
 	Watcher            = gate.Watcher
+	FuncWatcher        = gate.FuncWatcher
 	Workflow           = gate.Workflow
 	WorkflowInfo       = gate.WorkflowInfo
 	VersionError       = gate.VersionError
