@@ -126,7 +126,15 @@ func (g *Core) StartWatch() {
 		cancel()
 		return
 	}
-	ch, err := st.Watch(ctx, g.prefix)
+	// A store that hands its changes to a function does so on the
+	// writer's goroutine: the gate's own writes, most changes, wake none.
+	var ch <-chan gate.Change
+	var err error
+	if fw, ok := st.(gate.FuncWatcher); ok {
+		err = fw.WatchFunc(ctx, g.prefix, w.note)
+	} else {
+		ch, err = st.Watch(ctx, g.prefix)
+	}
 	if err != nil {
 		g.Log.Warn("mcpbind: watching the store: sessions learn of changes made elsewhere at their next request only", "error", err)
 		cancel()
@@ -144,35 +152,51 @@ func (g *Core) stopWatch() {
 	}
 }
 
-// follow takes the store's changes from ch into pending, and handles
-// them, until ctx ends.
+// follow handles the pending changes until ctx ends, and meanwhile
+// notes those of ch, if the store sends them on a channel.
 func (g *Core) follow(ctx context.Context, w *gateWatch, ch <-chan gate.Change) {
 	defer close(w.done)
+	if ch == nil {
+		g.handle(ctx, w)
+		return
+	}
 	handled := make(chan struct{})
 	go func() { // the handling, so that ch is drained while a change is handled
 		defer close(handled)
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-w.wake:
-			}
-			for _, k := range w.take() {
-				g.changed(ctx, w, k.key, k.version)
-			}
-		}
+		g.handle(ctx, w)
 	}()
 	for c := range ch {
-		w.mu.Lock()
-		if old, ok := w.pending[c.Key]; !ok || old != 0 {
-			w.pending[c.Key] = c.Version
-		}
-		if w.writing[c.Key] == 0 && !w.ownChange(c.Key) {
-			w.poke()
-		}
-		w.mu.Unlock()
+		w.note(c)
 	}
 	<-handled
+}
+
+// handle handles the pending changes as it is woken, until ctx ends.
+func (g *Core) handle(ctx context.Context, w *gateWatch) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-w.wake:
+		}
+		for _, k := range w.take() {
+			g.changed(ctx, w, k.key, k.version)
+		}
+	}
+}
+
+// note adds a change the store reported to pending, and wakes the
+// handling unless the gate writes the key (its write's end sees to the
+// change) or the change is the gate's own quiet write.
+func (w *gateWatch) note(c gate.Change) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if old, ok := w.pending[c.Key]; !ok || old != 0 {
+		w.pending[c.Key] = c.Version
+	}
+	if w.writing[c.Key] == 0 && !w.ownChange(c.Key) {
+		w.poke()
+	}
 }
 
 type pendingChange struct {
