@@ -163,6 +163,7 @@ func (st *stmt) close() error {
 var (
 	_ gate.Store       = (*Store)(nil)
 	_ gate.Watcher     = (*Store)(nil)
+	_ gate.FuncWatcher = (*Store)(nil)
 	_ gate.NoSyncStore = (*Store)(nil)
 )
 
@@ -195,6 +196,13 @@ func (s *Store) Close() error {
 // watchInterval (see watch.go).
 func (s *Store) Watch(ctx context.Context, prefix string) (<-chan gate.Change, error) {
 	return s.feed.Watch(ctx, prefix)
+}
+
+// WatchFunc implements [gate.FuncWatcher]: fn is called by the writer
+// once its write is committed, and by the Store's poll for the writes of
+// others.
+func (s *Store) WatchFunc(ctx context.Context, prefix string, fn func(gate.Change)) error {
+	return s.feed.WatchFunc(ctx, prefix, fn)
 }
 
 // Load implements [gate.Store]. A missing key, a deleted record and an
