@@ -80,19 +80,20 @@ const (
 	sqlLoad    = `SELECT version, data, expires FROM records WHERE key = ?`
 	sqlCurrent = `SELECT version, expires FROM records WHERE key = ?`
 	// sqlSwap replaces the record of key ?3 if it has version ?4 and has
-	// not expired at ?5; sqlCreate writes the record of key ?1 if there
-	// is none or it expired at ?4. Either returns the record's new
-	// version, and no row on a conflict. The new version is above the
-	// record's (if there is a row) and, for a new row, above every
-	// deleted record's (retired, which only deletions write), and never
-	// below the time in microseconds, ?6 or ?5 (see "Versions" in the
-	// package documentation; the Store passes the time, or its last
-	// version + 1 if that is more): one statement takes a version,
-	// compares and writes, and changes the record's page only.
+	// not expired at ?5, giving it version ?6, which the Store computes:
+	// above ?4 and never below the time in microseconds (see "Versions"
+	// in the package documentation); it changes no row on a conflict.
+	// sqlCreate writes the record of key ?1 if there is none or it
+	// expired at ?4, and returns its new version (no row on a conflict):
+	// above the record's (if there is a row) and every deleted record's
+	// (retired, which only deletions write), and never below ?5, the
+	// time in microseconds or the Store's last version + 1. Each is one
+	// statement that compares and writes, and changes the record's page
+	// only. sqlSwap returns no row: SQLite gathers the rows of RETURNING
+	// in a table of their own, a cost on every moving call.
 	sqlSwap = `UPDATE records
-		SET version = max(version + 1, ?6), data = ?1, expires = ?2
-		WHERE key = ?3 AND version = ?4 AND (expires = 0 OR expires > ?5)
-		RETURNING version`
+		SET version = ?6, data = ?1, expires = ?2
+		WHERE key = ?3 AND version = ?4 AND (expires = 0 OR expires > ?5)`
 	sqlCreate = `INSERT INTO records (key, version, data, expires)
 		VALUES (?1, (SELECT max(last + 1, ?5) FROM retired WHERE id = 1), ?2, ?3)
 		ON CONFLICT (key) DO UPDATE SET version = max(excluded.version, version + 1), data = excluded.data, expires = excluded.expires
@@ -322,7 +323,10 @@ func (s *Store) compareAndSwap(ctx context.Context, key string, old uint64, data
 		if old == 0 {
 			found, err = w.returning(sqlCreate, []any{key, data, expires, now.UnixMilli(), floor}, &version)
 		} else {
-			found, err = w.returning(sqlSwap, []any{data, expires, key, old, now.UnixMilli(), floor}, &version)
+			version = max(old+1, uint64(floor))
+			var changed int64
+			changed, err = w.execChanged(sqlSwap, data, expires, key, old, now.UnixMilli(), version)
+			found = err == nil && changed == 1
 		}
 		if found {
 			s.last = max(s.last, version)

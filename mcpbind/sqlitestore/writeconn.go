@@ -94,7 +94,14 @@ func (w *writeConn) bind(args []any) ([]driver.NamedValue, error) {
 
 // exec runs query with args.
 func (w *writeConn) exec(query string, args ...any) error {
-	return w.conn.Raw(func(dc any) error {
+	_, err := w.execChanged(query, args...)
+	return err
+}
+
+// execChanged runs query with args and returns the number of rows it
+// changed.
+func (w *writeConn) execChanged(query string, args ...any) (changed int64, err error) {
+	err = w.conn.Raw(func(dc any) error {
 		st, named, err := w.statement(dc, query, args)
 		if err != nil {
 			return err
@@ -103,9 +110,14 @@ func (w *writeConn) exec(query string, args ...any) error {
 		if !ok {
 			return fmt.Errorf("the SQLite driver's statement (%T) cannot be executed", st)
 		}
-		_, err = ex.ExecContext(context.Background(), named)
+		res, err := ex.ExecContext(context.Background(), named)
+		if err != nil {
+			return err
+		}
+		changed, err = res.RowsAffected()
 		return err
 	})
+	return changed, err
 }
 
 // scan runs query with args and scans its first row into dest; no row
