@@ -29,7 +29,10 @@ type slotCond struct {
 	// field, ref: the slot of the key c.field (c.value's $ref) starts
 	// with, when it is a context path; -1 otherwise.
 	field, ref int32
-	subs       []*slotCond
+	// event: the key of the event's data c.field names, when it is
+	// "event.<key>" (not "event.type"); "" otherwise.
+	event string
+	subs  []*slotCond
 }
 
 // slotEntry is one entry of a declarative assign, compiled for one
@@ -46,6 +49,9 @@ type slotExpr struct {
 	e    *expr
 	ref  int32
 	push *slotExpr
+	// event: the key of the event's data e's $ref names, when it is
+	// "event.<key>" (not "event.type"); "" otherwise.
+	event string
 }
 
 // compileSlots gives the machine a slot plan, and its declarative guards
@@ -130,6 +136,7 @@ func (sc *slotCompiler) cond(c *cond) *slotCond {
 	}
 	if c.field != nil {
 		s.field = sc.path(c.field)
+		s.event = eventKey(c.field)
 	}
 	if c.value != nil && c.value.kind == exprRef {
 		s.ref = sc.path(c.value.ref)
@@ -165,8 +172,24 @@ func (sc *slotCompiler) expr(e *expr) *slotExpr {
 	s := &slotExpr{e: e, ref: -1, push: sc.expr(e.push)}
 	if e.kind == exprRef {
 		s.ref = sc.path(e.ref)
+		s.event = eventKey(e.ref)
 	}
 	return s
+}
+
+// isNumber reports whether v is a float64, a number as JSON decodes it.
+func isNumber(v any) bool {
+	_, ok := v.(float64)
+	return ok
+}
+
+// eventKey returns key when path is "event.<key>", a key of the event's
+// data (Event.Field reads "type" from the event itself); "" otherwise.
+func eventKey(path []string) string {
+	if len(path) == 2 && path[0] == "event" && path[1] != "type" {
+		return path[1]
+	}
+	return ""
 }
 
 // slotContext is a runner's slots: while live, they hold the values of
@@ -445,7 +468,19 @@ func (r *runner) evalSlots(sc *slotCond, ev *Event) bool {
 			return (c.lit.kind == scalarBool && c.lit.b == b) == (c.code == condEq)
 		}
 	}
-	field, present := r.condPath(sc.field, c.field, ev)
+	var field any
+	var present bool
+	if sc.event != "" {
+		// An event key, whose number needs no interface to compare.
+		field, present = ev.Data[sc.event]
+		if n, ok := field.(float64); ok {
+			if pass, done := c.leafNumber(n); done {
+				return pass
+			}
+		}
+	} else {
+		field, present = r.condPath(sc.field, c.field, ev)
+	}
 	if c.value == nil || c.value.kind == exprLiteral {
 		return c.leaf(field, present, nil, false)
 	}
@@ -490,6 +525,15 @@ func (r *runner) assignSlots(entries []slotEntry, seq bool, ev Event) {
 					}
 					r.setSlot(e.slot, slotValue{n: n, num: true})
 					continue
+				}
+			case exprRef:
+				// A number of the event's data: its copy is itself, kept in
+				// its interface.
+				if k := e.expr.event; k != "" {
+					if v := ev.Data[k]; isNumber(v) {
+						r.setSlot(e.slot, slotValue{v: v})
+						continue
+					}
 				}
 			}
 			r.setSlot(e.slot, r.slotEntryValue(e, ev))

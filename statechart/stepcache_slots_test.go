@@ -7,6 +7,7 @@ package statechart
 import (
 	"context"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"regexp"
 	"slices"
@@ -88,6 +89,99 @@ func TestActorSlotAssignsMatchGeneralPath(t *testing.T) {
 				ev = Event{Type: "OTHER"}
 			}
 			sendBoth(t, general, cached, ev, "seed %d event %d", seed, i)
+			if i%every == every-1 {
+				a, b := general.Snapshot(), cached.Snapshot()
+				if !slices.Equal(a.nodes, b.nodes) || !jsonEqual(a.context, b.context) {
+					t.Fatalf("seed %d event %d: snapshots %v %v and, with the cache, %v %v", seed, i, a.nodes, a.context, b.nodes, b.context)
+				}
+			}
+		}
+		a, b := general.Snapshot(), cached.Snapshot()
+		if got, want := fmt.Sprint(b.nodes, b.context), fmt.Sprint(a.nodes, a.context); got != want {
+			t.Fatalf("seed %d: last snapshot %s, want %s", seed, got, want)
+		}
+		fast += cached.r.cache.fast
+	}
+	if tested < 100 || fast == 0 {
+		t.Fatalf("%d machines tested, %d events taken by fastStep: the test does not exercise it", tested, fast)
+	}
+	t.Logf("%d machines, %d events taken by fastStep", tested, fast)
+}
+
+// eventDataAssigns are the assigns withEventDataAssigns puts in place of
+// the log pushes: copies of the event's data, and increments of what they
+// copied.
+var eventDataAssigns = []string{
+	`{"n":{"$ref":"event.q"}}`,
+	`{"m":{"$ref":"event.r"}}`,
+	`{"n":{"$inc":1}}`,
+	`{"m":{"$ref":"event.type"}}`,
+	`{"n":{"$ref":"event.q"},"m":{"$inc":1}}`,
+}
+
+// eventDataValues are the values of the keys q and r of the events of
+// TestActorEventDataMatchesGeneralPath: numbers as JSON decodes them (a
+// negative zero among them), and values that are not such a number.
+var eventDataValues = []any{0.0, 1.0, 2.0, 3.0, 2.5, math.Copysign(0, -1), 2, int64(3), "2", true, nil, map[string]any{"a": 1.0}, []any{2.0}}
+
+// TestActorEventDataMatchesGeneralPath sends the same events, with data
+// of every kind, to two Actors of random machines whose guards compare
+// the event's data and whose assigns copy it into the context, one with
+// the step cache off, and takes snapshots of both every few events: every
+// snapshot, and the slots after every event, must agree.
+func TestActorEventDataMatchesGeneralPath(t *testing.T) {
+	impl, err := ParseImplementations([]byte(`{"guards":{
+		"flip":{"or":[{"field":"event.q","op":"gt","value":1},{"field":"event.r","op":"eq","value":2},{"field":"event.q","op":"neq","value":0}]},
+		"low":{"and":[{"field":"event.r","op":"exists"},{"field":"event.q","op":"lte","value":2},{"field":"context.n","op":"gte","value":{"$ref":"event.r"}}]},
+		"rare":{"or":[{"field":"event.q","op":"in","value":[3,9]},{"field":"event.q","op":"eq","value":0},{"field":"event.r","op":"not_exists"}]}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	push := regexp.MustCompile(`\{"log":\{"\$push":"[^"]*"\}\}`)
+	ctx := context.Background()
+	tested, fast := 0, 0
+	for seed := uint64(0); tested < 150 && seed < 5000; seed++ {
+		rng := rand.New(rand.NewPCG(seed, 23))
+		src := randomTree(rng)
+		if seed%2 == 1 {
+			src = withEventless(t, rng, src)
+		}
+		out := push.ReplaceAllStringFunc(string(withLoggingActions(t, src, false)), func(string) string {
+			return eventDataAssigns[rng.IntN(len(eventDataAssigns))]
+		})
+		guard := 0
+		out = regexp.MustCompile(`"guard":"flip"`).ReplaceAllStringFunc(out, func(g string) string {
+			if guard++; guard%2 == 0 {
+				return `"guard":"low"`
+			}
+			return g
+		})
+		out = strings.Replace(out, `"context":{"log":[]}`, `"context":{"n":0,"m":0}`, 1)
+		m, err := Compile([]byte(out), &Options{Implementations: impl})
+		if err != nil || !m.cacheable() {
+			continue
+		}
+		general, cached, _ := actorPair(m, false)
+		errA, errB := general.Start(ctx), cached.Start(ctx)
+		if fmt.Sprint(errA) != fmt.Sprint(errB) {
+			t.Fatalf("seed %d: start: general path %v, cached %v", seed, errA, errB)
+		}
+		if errA != nil {
+			continue
+		}
+		tested++
+		every := 2 + int(seed%4)
+		for i := range 60 {
+			ev := Event{Type: "E", Data: map[string]any{}}
+			if i%7 == 6 {
+				ev.Type = "OTHER"
+			}
+			for _, k := range []string{"q", "r"} {
+				if j := rng.IntN(len(eventDataValues) + 1); j < len(eventDataValues) {
+					ev.Data[k] = eventDataValues[j]
+				}
+			}
+			sendBoth(t, general, cached, ev, "seed %d event %d (%v)", seed, i, ev.Data)
 			if i%every == every-1 {
 				a, b := general.Snapshot(), cached.Snapshot()
 				if !slices.Equal(a.nodes, b.nodes) || !jsonEqual(a.context, b.context) {
