@@ -57,17 +57,19 @@ type runner struct {
 	// contextSeen: an implementation was handed s.context in this call;
 	// replacedContext: the call replaced s.context by a new map.
 	contextSeen, replacedContext bool
-	assignVals                   []any         // assignEntries: the values, computed before any is set
-	slotCtx                      slotContext   // the slots of an Actor's context (see slots.go)
-	numbers                      numberBoxes   // the numbers assigns compute
-	cache                        stepCache     // recorded microsteps (see stepcache.go)
-	evID                         int32         // the id of the event selectTransitions selects for (Machine.eventIDs), -1 if none
-	recentTypes                  [4]recentType // eventID's last lookups
-	chainScratch                 []int         // recordSelection's chain of active states
-	selStarts                    []int32       // selectFrom's scratch
-	condMemo                     [8]condAnswer // selectFrom's guard answers
-	quietSeen                    stampSet      // quietNodes' scratch
-	recentNext                   int
+	assignVals                   []any                       // assignEntries: the values, computed before any is set
+	slotCtx                      slotContext                 // the slots of an Actor's context (see slots.go)
+	numbers                      numberBoxes                 // the numbers assigns compute
+	cache                        stepCache                   // recorded microsteps (see stepcache.go)
+	evID                         int32                       // the id of the event selectTransitions selects for (Machine.eventIDs), -1 if none
+	recentTypes                  [4]recentType               // eventID's last lookups
+	typeStrings                  [typeStringSlots]recentType // eventID's last strings, by address
+	chainScratch                 []int                       // recordSelection's chain of active states
+	selStarts                    []int32                     // selectFrom's scratch
+	condMemo                     [8]condAnswer               // selectFrom's guard answers
+	quietSeen                    stampSet                    // quietNodes' scratch
+	recentNext, typeNext         int
+	typeLast                     int           // eventID: the slot of typeStrings found last
 	exitKept                     []int         // s.nodes after exitStates, while a microstep is recorded
 	logTimers                    bool          // record timer changes in timerLog (for an Actor)
 	timerLog                     []timerChange // this call's changes to s.timers
@@ -668,7 +670,31 @@ func (r *runner) next(n int, ev Event) *transition {
 // eventID returns the id of an event type in Machine.eventIDs, -1 if no
 // node has that descriptor. The last few types looked up are remembered:
 // a stream of events usually repeats a few types, often the same strings.
+// A string seen lately is found by its address and length alone
+// (typeStrings; a string held there is not freed, so its address is not
+// reused), one with the same bytes by comparing them (recentTypes).
 func (r *runner) eventID(typ string) int32 {
+	p := unsafe.StringData(typ)
+	// From the string found last: the same type again, or the one that
+	// followed it when a stream repeats its types, is found first.
+	i := r.typeLast
+	for range typeStringSlots {
+		if e := &r.typeStrings[i&(typeStringSlots-1)]; unsafe.StringData(e.typ) == p && len(e.typ) == len(typ) && e.ok {
+			r.typeLast = i
+			return e.id
+		}
+		i++
+	}
+	return r.eventIDSlow(typ)
+}
+
+// typeStringSlots is the size of runner.typeStrings, a power of two.
+const typeStringSlots = 8
+
+// eventIDSlow is eventID for a string not in typeStrings, which it
+// joins.
+func (r *runner) eventIDSlow(typ string) int32 {
+	id, found := int32(-1), false
 	for i := range r.recentTypes {
 		e := &r.recentTypes[i]
 		if !e.ok || len(e.typ) != len(typ) {
@@ -677,15 +703,21 @@ func (r *runner) eventID(typ string) int32 {
 		// The same string (equal pointers) needs no comparison of bytes,
 		// and a first byte that differs tells most others apart.
 		if len(typ) == 0 || unsafe.StringData(e.typ) == unsafe.StringData(typ) || e.typ[0] == typ[0] && e.typ == typ {
-			return e.id
+			id, found = e.id, true
+			break
 		}
 	}
-	id, ok := r.m.eventIDs[typ]
-	if !ok {
-		id = -1
+	if !found {
+		var ok bool
+		if id, ok = r.m.eventIDs[typ]; !ok {
+			id = -1
+		}
+		r.recentTypes[r.recentNext] = recentType{typ: typ, id: id, ok: true}
+		r.recentNext = (r.recentNext + 1) % len(r.recentTypes)
 	}
-	r.recentTypes[r.recentNext] = recentType{typ: typ, id: id, ok: true}
-	r.recentNext = (r.recentNext + 1) % len(r.recentTypes)
+	r.typeLast = r.typeNext
+	r.typeStrings[r.typeNext] = recentType{typ: typ, id: id, ok: true}
+	r.typeNext = (r.typeNext + 1) % len(r.typeStrings)
 	return id
 }
 

@@ -8,6 +8,7 @@ package statechart
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -595,6 +596,47 @@ func TestWildcardLookupMatchesScan(t *testing.T) {
 			if got := r.nextByPrefix(node, ev); got != want {
 				t.Fatalf("event %q: lookup picks %v, scan %v (descriptors %v)", ev.Type, describeTs(m, []*transition{got}), describeTs(m, []*transition{want}), b.String())
 			}
+		}
+	}
+}
+
+// TestEventIDMatchesMachine looks event types up with runner.eventID, which
+// remembers the last strings by address, and checks each id against the
+// machine's: the same bytes at new addresses, prefixes sharing a longer
+// string's address, types no descriptor names and the empty type, in
+// random order, more of them than the runner remembers.
+func TestEventIDMatchesMachine(t *testing.T) {
+	on := map[string]string{}
+	for i := range 12 {
+		on[fmt.Sprintf("E%d", i)] = "a"
+	}
+	on["E1X"] = "a"
+	src, err := json.Marshal(map[string]any{"id": "m", "initial": "a", "states": map[string]any{"a": map[string]any{"on": on}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := Compile(src, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf := "E10E1XE11"
+	types := []string{buf[:3], buf[:2], buf[3:6], buf[3:5], buf[6:], buf[6:8], buf[:1], "", "E12", "OTHER"}
+	for i := range 12 {
+		types = append(types, fmt.Sprintf("E%d", i))
+	}
+	r := newRunner(m)
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := range 5000 {
+		typ := types[rng.IntN(len(types))]
+		if rng.IntN(4) == 0 {
+			typ = strings.Clone(typ) // the same bytes elsewhere
+		}
+		want, ok := m.eventIDs[typ]
+		if !ok {
+			want = -1
+		}
+		if got := r.eventID(typ); got != want {
+			t.Fatalf("lookup %d: eventID(%q) = %d, want %d", i, typ, got, want)
 		}
 	}
 }
