@@ -69,7 +69,7 @@ type runner struct {
 	condMemo                     [8]condAnswer               // selectFrom's guard answers
 	quietSeen                    stampSet                    // quietNodes' scratch
 	recentNext, typeNext         int
-	typeLast                     int           // eventID: the slot of typeStrings found last
+	typeLast, typeCount          int           // eventID: the slot of typeStrings found last; the slots filled
 	exitKept                     []int         // s.nodes after exitStates, while a microstep is recorded
 	logTimers                    bool          // record timer changes in timerLog (for an Actor)
 	timerLog                     []timerChange // this call's changes to s.timers
@@ -677,13 +677,15 @@ func (r *runner) eventID(typ string) int32 {
 	p := unsafe.StringData(typ)
 	// From the string found last: the same type again, or the one that
 	// followed it when a stream repeats its types, is found first.
-	i := r.typeLast
-	for range typeStringSlots {
-		if e := &r.typeStrings[i&(typeStringSlots-1)]; unsafe.StringData(e.typ) == p && len(e.typ) == len(typ) && e.ok {
+	i, n := r.typeLast, r.typeCount
+	for range n {
+		if e := &r.typeStrings[i&(typeStringSlots-1)]; unsafe.StringData(e.typ) == p && len(e.typ) == len(typ) {
 			r.typeLast = i
 			return e.id
 		}
-		i++
+		if i++; i >= n {
+			i = 0
+		}
 	}
 	return r.eventIDSlow(typ)
 }
@@ -718,6 +720,7 @@ func (r *runner) eventIDSlow(typ string) int32 {
 	r.typeLast = r.typeNext
 	r.typeStrings[r.typeNext] = recentType{typ: typ, id: id, ok: true}
 	r.typeNext = (r.typeNext + 1) % len(r.typeStrings)
+	r.typeCount = max(r.typeCount, r.typeLast+1)
 	return id
 }
 
