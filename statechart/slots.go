@@ -198,24 +198,34 @@ func eventKey(path []string) string {
 type slotContext struct {
 	live bool
 	m    map[string]any
-	// vals: per slot, its key's value, undefined{} when absent; unless
-	// num says the value is the number in nums, kept out of an interface
-	// until the map is written.
-	vals  []any
-	nums  []float64
-	num   []bool
-	gen   []uint32 // per slot: equal to cur when the slot holds the value
-	cur   uint32
-	set   []bool      // per slot: listed in dirty
+	// cells: per slot, its value and marks, together so that a step
+	// reads one bounds-checked element.
+	cells []slotCell
+	cur   uint32      // the generation of the cells that hold their values
 	dirty []int32     // the slots set since the map was last written
 	next  []slotValue // assignSlots' values, computed before any is set
 	// undo: while the runner is undoing (a call on the general path),
 	// the value each slot had before it was set, in order.
 	undo []slotUndo
-	// callSet, mark: leaveSlots' scratch.
+	// callSet: leaveSlots' scratch.
 	callSet []slotUndo
-	mark    []bool
 }
+
+// slotCell is one slot: its key's value v, undefined{} when absent,
+// unless num says the value is the number n, kept out of an interface
+// until the map is written.
+type slotCell struct {
+	v   any
+	n   float64
+	gen uint32 // equal to slotContext.cur when the slot holds the value
+	num bool
+	set bool // listed in dirty
+	// mark: leaveSlots' scratch.
+	mark bool
+}
+
+// value returns the cell's value as a slotValue.
+func (c *slotCell) value() slotValue { return slotValue{v: c.v, n: c.n, num: c.num} }
 
 // slotUndo restores one slot.
 type slotUndo struct {
@@ -237,14 +247,15 @@ func (r *runner) enterSlots(ctx map[string]any) {
 	if x.live {
 		return
 	}
-	if n := len(r.m.slots.keys); len(x.vals) != n {
-		x.vals, x.gen, x.set = make([]any, n), make([]uint32, n), make([]bool, n)
-		x.nums, x.num, x.mark = make([]float64, n), make([]bool, n), make([]bool, n)
+	if n := len(r.m.slots.keys); len(x.cells) != n {
+		x.cells = make([]slotCell, n)
 		x.cur = 0
 	}
 	x.cur++
 	if x.cur == 0 { // wrapped: no slot may look loaded
-		clear(x.gen)
+		for i := range x.cells {
+			x.cells[i].gen = 0
+		}
 		x.cur = 1
 	}
 	x.live, x.m = true, ctx
@@ -265,9 +276,9 @@ func (r *runner) leaveSlots() {
 		// The values this call set, then the values before it.
 		set := x.callSet[:0]
 		for _, u := range x.undo {
-			if i := u.slot; !x.mark[i] {
-				x.mark[i] = true
-				set = append(set, slotUndo{slot: i, was: slotValue{v: x.vals[i], n: x.nums[i], num: x.num[i]}})
+			if c := &x.cells[u.slot]; !c.mark {
+				c.mark = true
+				set = append(set, slotUndo{slot: u.slot, was: c.value()})
 			}
 		}
 		r.rollbackSlots()
@@ -275,7 +286,7 @@ func (r *runner) leaveSlots() {
 		keys := r.m.slots.keys
 		for _, c := range set {
 			k := keys[c.slot]
-			x.mark[c.slot] = false
+			x.cells[c.slot].mark = false
 			prev, had := x.m[k]
 			r.undo = append(r.undo, contextUndo{key: k, value: prev, had: had})
 			switch _, ok := c.was.v.(undefined); {
@@ -290,7 +301,7 @@ func (r *runner) leaveSlots() {
 		clear(set)
 		x.callSet = set[:0]
 	}
-	clear(x.vals) // the values are the map's now
+	clear(x.cells) // the values are the map's now; none is dirty or loaded
 	clear(x.undo)
 	x.live, x.m, x.undo = false, nil, x.undo[:0]
 }
@@ -308,16 +319,16 @@ func (r *runner) writeSlots() {
 	x := &r.slotCtx
 	keys := r.m.slots.keys
 	for _, i := range x.dirty {
-		k := keys[i]
-		switch _, ok := x.vals[i].(undefined); {
-		case x.num[i]:
-			x.m[k] = r.numbers.box(x.nums[i])
+		k, c := keys[i], &x.cells[i]
+		switch _, ok := c.v.(undefined); {
+		case c.num:
+			x.m[k] = r.numbers.box(c.n)
 		case ok:
 			delete(x.m, k)
 		default:
-			x.m[k] = x.vals[i]
+			x.m[k] = c.v
 		}
-		x.set[i] = false
+		c.set = false
 	}
 	x.dirty = x.dirty[:0]
 }
@@ -331,8 +342,9 @@ func (r *runner) rollbackSlots() {
 		return
 	}
 	for j := len(x.undo) - 1; j >= 0; j-- {
-		u := x.undo[j]
-		x.vals[u.slot], x.nums[u.slot], x.num[u.slot] = u.was.v, u.was.n, u.was.num
+		u := &x.undo[j]
+		c := &x.cells[u.slot]
+		c.v, c.n, c.num = u.was.v, u.was.n, u.was.num
 	}
 	clear(x.undo)
 	x.undo = x.undo[:0]
@@ -341,13 +353,14 @@ func (r *runner) rollbackSlots() {
 // slotNumber returns the value of slot i when it is a number.
 func (r *runner) slotNumber(i int32) (float64, bool) {
 	x := &r.slotCtx
-	if x.gen[i] != x.cur {
-		r.loadSlot(i)
+	c := &x.cells[i]
+	if c.gen != x.cur {
+		r.loadSlot(c, i)
 	}
-	if x.num[i] {
-		return x.nums[i], true
+	if c.num {
+		return c.n, true
 	}
-	n, ok := x.vals[i].(float64)
+	n, ok := c.v.(float64)
 	return n, ok
 }
 
@@ -355,38 +368,40 @@ func (r *runner) slotNumber(i int32) (float64, bool) {
 // absent.
 func (r *runner) slotValue(i int32) any {
 	x := &r.slotCtx
-	if x.gen[i] != x.cur {
-		r.loadSlot(i)
+	c := &x.cells[i]
+	if c.gen != x.cur {
+		r.loadSlot(c, i)
 	}
-	if x.num[i] {
+	if c.num {
 		// Kept in its interface, so that reading it again costs nothing.
-		x.vals[i], x.num[i] = r.numbers.box(x.nums[i]), false
+		c.v, c.num = r.numbers.box(c.n), false
 	}
-	return x.vals[i]
+	return c.v
 }
 
-// loadSlot reads slot i from the map.
-func (r *runner) loadSlot(i int32) {
+// loadSlot reads slot i, cell c, from the map.
+func (r *runner) loadSlot(c *slotCell, i int32) {
 	x := &r.slotCtx
 	v, ok := x.m[r.m.slots.keys[i]]
 	if !ok {
 		v = undefined{}
 	}
-	x.vals[i], x.num[i], x.gen[i] = v, false, x.cur
+	c.v, c.num, c.gen = v, false, x.cur
 }
 
 // setSlot sets slot i (undefined{} removes the key).
 func (r *runner) setSlot(i int32, v slotValue) {
 	x := &r.slotCtx
+	c := &x.cells[i]
 	if r.undoing {
-		if x.gen[i] != x.cur {
-			r.loadSlot(i)
+		if c.gen != x.cur {
+			r.loadSlot(c, i)
 		}
-		x.undo = append(x.undo, slotUndo{slot: i, was: slotValue{v: x.vals[i], n: x.nums[i], num: x.num[i]}})
+		x.undo = append(x.undo, slotUndo{slot: i, was: c.value()})
 	}
-	x.vals[i], x.nums[i], x.num[i], x.gen[i] = v.v, v.n, v.num, x.cur
-	if !x.set[i] {
-		x.set[i] = true
+	c.v, c.n, c.num, c.gen = v.v, v.n, v.num, x.cur
+	if !c.set {
+		c.set = true
 		x.dirty = append(x.dirty, i)
 	}
 }
@@ -463,7 +478,7 @@ func (r *runner) evalSlots(sc *slotCond, ev *Event) bool {
 					return compareNumbers(c.code, n, w)
 				}
 			}
-		} else if b, ok := r.slotCtx.vals[sc.field].(bool); ok && (c.code == condEq || c.code == condNeq) && c.value != nil && c.value.kind == exprLiteral && c.lit.kind != scalarNone {
+		} else if b, ok := r.slotCtx.cells[sc.field].v.(bool); ok && (c.code == condEq || c.code == condNeq) && c.value != nil && c.value.kind == exprLiteral && c.lit.kind != scalarNone {
 			// c.leaf on a boolean (slotNumber loaded the slot).
 			return (c.lit.kind == scalarBool && c.lit.b == b) == (c.code == condEq)
 		}
@@ -507,11 +522,12 @@ func (r *runner) assignSlots(entries []slotEntry, seq bool, ev Event) {
 			e := &entries[i]
 			// mine: the slot is loaded and already listed in dirty, and
 			// no undo is recorded: a number is set in place.
-			mine := !r.undoing && x.set[e.slot] && x.gen[e.slot] == x.cur
+			c := &x.cells[e.slot]
+			mine := !r.undoing && c.set && c.gen == x.cur
 			switch ex := e.expr.e; ex.kind {
 			case exprInc:
-				if mine && x.num[e.slot] {
-					x.nums[e.slot] += ex.inc
+				if mine && c.num {
+					c.n += ex.inc
 					continue
 				}
 				n, _ := r.slotNumber(e.slot)
@@ -520,7 +536,7 @@ func (r *runner) assignSlots(entries []slotEntry, seq bool, ev Event) {
 			case exprLiteral:
 				if n, ok := ex.literal.(float64); ok {
 					if mine {
-						x.vals[e.slot], x.nums[e.slot], x.num[e.slot] = nil, n, true
+						c.v, c.n, c.num = nil, n, true
 						continue
 					}
 					r.setSlot(e.slot, slotValue{n: n, num: true})

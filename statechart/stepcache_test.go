@@ -495,13 +495,13 @@ func slotView(a *Actor) map[string]any {
 	}
 	c := maps.Clone(a.cur.context)
 	for _, i := range x.dirty {
-		switch _, ok := x.vals[i].(undefined); {
-		case x.num[i]:
-			c[a.m.slots.keys[i]] = x.nums[i]
+		switch _, ok := x.cells[i].v.(undefined); {
+		case x.cells[i].num:
+			c[a.m.slots.keys[i]] = x.cells[i].n
 		case ok:
 			delete(c, a.m.slots.keys[i])
 		default:
-			c[a.m.slots.keys[i]] = x.vals[i]
+			c[a.m.slots.keys[i]] = x.cells[i].v
 		}
 	}
 	return c
