@@ -32,6 +32,9 @@ type slotCond struct {
 	// event: the key of the event's data c.field names, when it is
 	// "event.<key>" (not "event.type"); "" otherwise.
 	event string
+	// order: c orders its field (gt, gte, lt, lte) against a literal
+	// number; a field that is not a number fails it.
+	order bool
 	subs  []*slotCond
 }
 
@@ -140,6 +143,10 @@ func (sc *slotCompiler) cond(c *cond) *slotCond {
 	}
 	if c.value != nil && c.value.kind == exprRef {
 		s.ref = sc.path(c.value.ref)
+	}
+	switch c.code {
+	case condGt, condGte, condLt, condLte:
+		s.order = c.value != nil && c.value.kind == exprLiteral && c.lit.kind == scalarNum
 	}
 	return s
 }
@@ -466,7 +473,21 @@ func (r *runner) evalSlots(sc *slotCond, ev *Event) bool {
 		return !r.evalSlots(sc.subs[0], ev)
 	}
 	if sc.field >= 0 && len(c.field) == 2 {
-		if n, ok := r.slotNumber(sc.field); ok {
+		// slotNumber, inlined: the field is a key's whole value.
+		x := &r.slotCtx
+		cell := &x.cells[sc.field]
+		if cell.gen != x.cur {
+			r.loadSlot(cell, sc.field)
+		}
+		n, ok := cell.n, cell.num
+		if !ok {
+			n, ok = cell.v.(float64)
+		}
+		if sc.order {
+			// evalLiteral: only a number is ordered.
+			return ok && compareNumbers(c.code, n, c.lit.num)
+		}
+		if ok {
 			if pass, done := c.leafNumber(n); done {
 				return pass
 			}
@@ -478,7 +499,7 @@ func (r *runner) evalSlots(sc *slotCond, ev *Event) bool {
 					return compareNumbers(c.code, n, w)
 				}
 			}
-		} else if b, ok := r.slotCtx.cells[sc.field].v.(bool); ok && (c.code == condEq || c.code == condNeq) && c.value != nil && c.value.kind == exprLiteral && c.lit.kind != scalarNone {
+		} else if b, ok := cell.v.(bool); ok && (c.code == condEq || c.code == condNeq) && c.value != nil && c.value.kind == exprLiteral && c.lit.kind != scalarNone {
 			// c.leaf on a boolean (slotNumber loaded the slot).
 			return (c.lit.kind == scalarBool && c.lit.b == b) == (c.code == condEq)
 		}

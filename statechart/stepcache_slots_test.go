@@ -126,13 +126,14 @@ var eventDataValues = []any{0.0, 1.0, 2.0, 3.0, 2.5, math.Copysign(0, -1), 2, in
 
 // TestActorEventDataMatchesGeneralPath sends the same events, with data
 // of every kind, to two Actors of random machines whose guards compare
-// the event's data and whose assigns copy it into the context, one with
+// the event's data, and the context keys the assigns copy it into, one with
 // the step cache off, and takes snapshots of both every few events: every
 // snapshot, and the slots after every event, must agree.
 func TestActorEventDataMatchesGeneralPath(t *testing.T) {
 	impl, err := ParseImplementations([]byte(`{"guards":{
 		"flip":{"or":[{"field":"event.q","op":"gt","value":1},{"field":"event.r","op":"eq","value":2},{"field":"event.q","op":"neq","value":0}]},
 		"low":{"and":[{"field":"event.r","op":"exists"},{"field":"event.q","op":"lte","value":2},{"field":"context.n","op":"gte","value":{"$ref":"event.r"}}]},
+		"mid":{"or":[{"field":"context.n","op":"gte","value":2},{"field":"context.m","op":"lt","value":1}]},
 		"rare":{"or":[{"field":"event.q","op":"in","value":[3,9]},{"field":"event.q","op":"eq","value":0},{"field":"event.r","op":"not_exists"}]}}}`))
 	if err != nil {
 		t.Fatal(err)
@@ -150,11 +151,9 @@ func TestActorEventDataMatchesGeneralPath(t *testing.T) {
 			return eventDataAssigns[rng.IntN(len(eventDataAssigns))]
 		})
 		guard := 0
-		out = regexp.MustCompile(`"guard":"flip"`).ReplaceAllStringFunc(out, func(g string) string {
-			if guard++; guard%2 == 0 {
-				return `"guard":"low"`
-			}
-			return g
+		out = regexp.MustCompile(`"guard":"flip"`).ReplaceAllStringFunc(out, func(string) string {
+			guard++
+			return `"guard":"` + []string{"flip", "low", "mid"}[guard%3] + `"`
 		})
 		out = strings.Replace(out, `"context":{"log":[]}`, `"context":{"n":0,"m":0}`, 1)
 		m, err := Compile([]byte(out), &Options{Implementations: impl})
