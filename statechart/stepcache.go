@@ -69,6 +69,11 @@ type stepPlan struct {
 	// selection of one needed the general path (a guard or a plan that is
 	// not pure, a configuration that is not a chain, a chain too long).
 	noChain bool
+	// closed: 1 once every eventless microstep that may follow the step
+	// is known to be recorded and pure (see chainClosed); -1 when it was
+	// not, with closedAt the number of plans recorded then.
+	closed   int8
+	closedAt int
 	// next: the plans of the configuration final, once looked up.
 	next *confPlans
 }
@@ -881,9 +886,11 @@ func (r *runner) fastStep(s *Snapshot, ev Event, ownContext, messaging bool) boo
 	r.cache.hits++
 	r.cache.replayed++
 	end := plan
-	if chain {
-		// What the eventless microsteps find may send the event to the
-		// general path: the context's changes are logged to be undone.
+	// undo: what the eventless microsteps find may send the event to the
+	// general path, so the context's changes are logged to be undone;
+	// not when every microstep they may take is recorded and pure.
+	undo := chain && !(ownContext && r.chainClosed(plan))
+	if undo {
 		r.dropUndo()
 		r.undoing = true
 	}
@@ -895,7 +902,9 @@ func (r *runner) fastStep(s *Snapshot, ev Event, ownContext, messaging bool) boo
 			r.cache.hits, r.cache.replayed = hits, replayed
 			return false
 		}
-		r.dropUndo()
+		if undo {
+			r.dropUndo()
+		}
 		r.cache.chains += steps
 	}
 	r.cache.fast++
@@ -975,6 +984,63 @@ func (r *runner) fastEventless(p *stepPlan, ev Event, ownContext bool) (*stepPla
 		}
 	}
 	return p, steps
+}
+
+// chainClosed reports whether fastEventless, after plan p, cannot send
+// the event to the general path: from the configuration p leads to, every
+// eventless candidate has a recorded pure plan, and so on from where
+// each leads, within the chain's limit, until configurations without
+// eventless transitions. The step then needs no undo log (with the
+// context its own: plans that assign need it). A true answer stays true,
+// since records are only added until the cache is emptied with its
+// plans; a false one is kept until another plan is recorded.
+func (r *runner) chainClosed(p *stepPlan) bool {
+	if p.closed > 0 {
+		return true
+	}
+	if p.closed < 0 && p.closedAt == r.cache.count {
+		return false
+	}
+	limit := min(maxFastChain, r.m.opts.MaxMicrosteps, r.m.opts.MaxSteps-1)
+	visits := maxClosedVisits
+	if r.closedFrom(p, 0, limit, &visits) {
+		p.closed = 1
+		return true
+	}
+	p.closed, p.closedAt = -1, r.cache.count
+	return false
+}
+
+// maxClosedVisits bounds the plans chainClosed looks at for one step.
+const maxClosedVisits = 64
+
+// closedFrom is chainClosed after steps eventless microsteps, the last
+// of plan p; it looks at no more than *visits plans.
+func (r *runner) closedFrom(p *stepPlan, steps, limit int, visits *int) bool {
+	if p.quiet {
+		return true
+	}
+	if *visits--; *visits < 0 || steps >= limit {
+		return false
+	}
+	c := p.next
+	if c == nil {
+		if c = r.cache.confs[string(r.confKey(p.final))]; c == nil {
+			return false
+		}
+		p.next = c
+	}
+	ts, ok := r.eventlessCandidates(c)
+	if !ok {
+		return false
+	}
+	for i := range ts {
+		next := c.soloPlan(ts, i, &c.alwaysPlans)
+		if next == nil || !next.pure || !r.closedFrom(next, steps+1, limit, visits) {
+			return false
+		}
+	}
+	return true
 }
 
 // eventlessCandidates returns the eventless candidates of configuration c

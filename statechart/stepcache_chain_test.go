@@ -162,3 +162,46 @@ func TestActorFastStepEventlessBudget(t *testing.T) {
 		}
 	}
 }
+
+// TestActorFastStepClosedChainBudget: a step whose eventless microsteps
+// are all recorded takes them without an undo log only when they are pure
+// and fit the call's budget. From v, the one microstep raises an event:
+// the general path takes it. Entered at z, y or x, the chain takes two,
+// three or four eventless microsteps, each counting; with MaxSteps 4 (the
+// event's step and three) the last runs out of steps, and must leave the
+// context as it was, once its plans are all recorded too.
+func TestActorFastStepClosedChainBudget(t *testing.T) {
+	src := []byte(`{"id":"m","initial":"a","context":{"c":0},"states":{
+		"a":{"on":{"GOX":{"target":"x","actions":"count"},"GOY":{"target":"y","actions":"count"},"GOZ":{"target":"z","actions":"count"},
+			"GOV":{"target":"v","actions":"count"},"PING":{"actions":"count"}}},
+		"v":{"always":{"target":"a","actions":["count",{"type":"xstate.raise","params":{"event":{"type":"PING"}}}]}},
+		"x":{"always":{"target":"y","actions":"count"}},
+		"y":{"always":{"target":"z","actions":"count"}},
+		"z":{"always":{"target":"w","actions":"count"}},
+		"w":{"always":{"target":"a","actions":"count"}}}}`)
+	impl, err := ParseImplementations([]byte(`{"actions":{"count":{"assign":{"c":{"$inc":1}}}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := Compile(src, &Options{Implementations: impl, MaxSteps: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	general, cached := NewActor(m, nil), NewActor(m, nil)
+	general.r.cache.off = true
+	for _, a := range []*Actor{general, cached} {
+		if err := a.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	failed := 0
+	for i, typ := range []string{"GOZ", "GOY", "GOZ", "GOY", "GOX", "GOX", "GOY", "GOX", "GOZ", "GOX", "GOY", "GOV", "GOV", "GOZ", "GOV"} {
+		if sendBoth(t, general, cached, Event{Type: typ}, "event %d (%s)", i, typ) != nil {
+			failed++
+		}
+	}
+	if failed == 0 || cached.r.cache.chains == 0 {
+		t.Fatalf("%d events failed, %d eventless microsteps taken by fastStep: the test does not exercise them", failed, cached.r.cache.chains)
+	}
+}
