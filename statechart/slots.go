@@ -509,7 +509,11 @@ func (r *runner) evalSlots(sc *slotCond, ev *Event) bool {
 	if sc.event != "" {
 		// An event key, whose number needs no interface to compare.
 		field, present = ev.Data[sc.event]
-		if n, ok := field.(float64); ok {
+		n, ok := field.(float64)
+		if sc.order {
+			return ok && compareNumbers(c.code, n, c.lit.num)
+		}
+		if ok {
 			if pass, done := c.leafNumber(n); done {
 				return pass
 			}
