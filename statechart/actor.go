@@ -146,11 +146,18 @@ func (a *Actor) Send(ctx context.Context, ev Event) error {
 			a.mu.Unlock()
 			return nil
 		}
-		defer a.mu.Unlock()
-		a.afterChange(nil, true)
+		a.afterFastStep()
 		return nil
 	}
 	return a.sendLocked(ctx, ev)
+}
+
+// afterFastStep tells the subscribers of a fast step and unlocks the
+// actor, even if one panics; apart from Send, whose fast path then sets up
+// no deferred call.
+func (a *Actor) afterFastStep() {
+	defer a.mu.Unlock()
+	a.afterChange(nil, true)
 }
 
 // sendLocked is Send with the actor locked, for an event that fastStep did
