@@ -872,40 +872,19 @@ func (r *runner) fastStep(s *Snapshot, ev Event, ownContext, messaging bool) boo
 	// chain: eventless transitions may be selected after the step. An
 	// Actor takes them here after a pure step (see fastEventless).
 	chain := !plan.quiet
-	if chain && (messaging || plan.noChain || !plan.pure) {
-		return false
-	}
-	if plan.invokes && (!plan.quickInvokes || !r.invokesCannotFail(plan)) {
-		return false
-	}
-	if !plan.pure && (!messaging || !plan.messaging || !r.sendTargetsExist(plan)) {
+	if (chain || !plan.pure) && !r.fastPlanAllowed(plan, chain, messaging) {
 		return false
 	}
 	r.ownsContext, r.undoing = true, false
-	hits, replayed := r.cache.hits, r.cache.replayed
 	r.cache.hits++
 	r.cache.replayed++
 	end := plan
-	// undo: what the eventless microsteps find may send the event to the
-	// general path, so the context's changes are logged to be undone;
-	// not when every microstep they may take is recorded and pure.
-	undo := chain && !(ownContext && r.chainClosed(plan))
-	if undo {
-		r.dropUndo()
-		r.undoing = true
-	}
-	r.replay(plan, ev)
 	if chain {
-		var steps int
-		if end, steps = r.fastEventless(plan, ev, ownContext); end == nil {
-			r.undoFastStep(c)
-			r.cache.hits, r.cache.replayed = hits, replayed
+		if end = r.fastChainStep(c, plan, ev, ownContext); end == nil {
 			return false
 		}
-		if undo {
-			r.dropUndo()
-		}
-		r.cache.chains += steps
+	} else {
+		r.replay(plan, ev)
 	}
 	r.cache.fast++
 	if len(r.knownTargets) > 0 {
@@ -920,6 +899,46 @@ func (r *runner) fastStep(s *Snapshot, ev Event, ownContext, messaging bool) boo
 		r.activated = append(r.activated[:0], s.nodes...)
 	}
 	return true
+}
+
+// fastPlanAllowed reports whether fastStep may replay plan, which is not
+// pure or which eventless microsteps may follow (chain).
+func (r *runner) fastPlanAllowed(plan *stepPlan, chain, messaging bool) bool {
+	if chain && (messaging || plan.noChain || !plan.pure) {
+		return false
+	}
+	if plan.invokes && (!plan.quickInvokes || !r.invokesCannotFail(plan)) {
+		return false
+	}
+	return plan.pure || messaging && plan.messaging && r.sendTargetsExist(plan)
+}
+
+// fastChainStep is fastStep's replay of plan p from configuration c, for
+// a pure plan that eventless microsteps may follow: it takes them too (see
+// fastEventless) and returns the plan of the last microstep, or nil when
+// the general path must take the event, having undone the step.
+func (r *runner) fastChainStep(c *confPlans, p *stepPlan, ev Event, ownContext bool) *stepPlan {
+	hits, replayed := r.cache.hits-1, r.cache.replayed-1 // fastStep counted p
+	// undo: what the eventless microsteps find may send the event to the
+	// general path, so the context's changes are logged to be undone;
+	// not when every microstep they may take is recorded and pure.
+	undo := !(ownContext && r.chainClosed(p))
+	if undo {
+		r.dropUndo()
+		r.undoing = true
+	}
+	r.replay(p, ev)
+	end, steps := r.fastEventless(p, ev, ownContext)
+	if end == nil {
+		r.undoFastStep(c)
+		r.cache.hits, r.cache.replayed = hits, replayed
+		return nil
+	}
+	if undo {
+		r.dropUndo()
+	}
+	r.cache.chains += steps
+	return end
 }
 
 // maxFastChain bounds the eventless microsteps fastStep takes after a
