@@ -581,6 +581,12 @@ func (r *runner) assignSlots(entries []slotEntry, seq bool, ev Event) {
 		}
 		return
 	}
+	r.assignSlotsAtOnce(entries, ev)
+}
+
+// assignSlotsAtOnce is assignSlots for entries that may depend on each
+// other: every value is computed before any is set.
+func (r *runner) assignSlotsAtOnce(entries []slotEntry, ev Event) {
 	s := scope{event: ev, moved: r.movedOutput()}
 	x := &r.slotCtx
 	vals := x.next[:0]
