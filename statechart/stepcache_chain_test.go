@@ -136,20 +136,13 @@ func TestActorFastStepEventlessBudget(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx := context.Background()
 	for name, opts := range map[string]Options{"MaxSteps 4": {MaxSteps: 4}, "MaxMicrosteps 3": {MaxMicrosteps: 3}} {
 		opts.Implementations = impl
 		m, err := Compile(src, &opts)
 		if err != nil {
 			t.Fatal(err)
 		}
-		general, cached := NewActor(m, nil), NewActor(m, nil)
-		general.r.cache.off = true
-		for _, a := range []*Actor{general, cached} {
-			if err := a.Start(ctx); err != nil {
-				t.Fatal(err)
-			}
-		}
+		general, cached := startedPair(t, m)
 		failed := 0
 		for i, k := range []float64{1, 1, 1, 0, 1, 3, 1, 2, 1} {
 			ev := Event{Type: "E", Data: map[string]any{"k": k}}
@@ -187,14 +180,7 @@ func TestActorFastStepClosedChainBudget(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx := context.Background()
-	general, cached := NewActor(m, nil), NewActor(m, nil)
-	general.r.cache.off = true
-	for _, a := range []*Actor{general, cached} {
-		if err := a.Start(ctx); err != nil {
-			t.Fatal(err)
-		}
-	}
+	general, cached := startedPair(t, m)
 	failed := 0
 	for i, typ := range []string{"GOZ", "GOY", "GOZ", "GOY", "GOX", "GOX", "GOY", "GOX", "GOZ", "GOX", "GOY", "GOV", "GOV", "GOZ", "GOV"} {
 		if sendBoth(t, general, cached, Event{Type: typ}, "event %d (%s)", i, typ) != nil {
@@ -204,4 +190,18 @@ func TestActorFastStepClosedChainBudget(t *testing.T) {
 	if failed == 0 || cached.r.cache.chains == 0 {
 		t.Fatalf("%d events failed, %d eventless microsteps taken by fastStep: the test does not exercise them", failed, cached.r.cache.chains)
 	}
+}
+
+// startedPair returns two started Actors of m, the first with the step
+// cache off.
+func startedPair(t *testing.T, m *Machine) (general, cached *Actor) {
+	t.Helper()
+	general, cached = NewActor(m, nil), NewActor(m, nil)
+	general.r.cache.off = true
+	for _, a := range []*Actor{general, cached} {
+		if err := a.Start(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return general, cached
 }

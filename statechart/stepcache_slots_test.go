@@ -61,7 +61,6 @@ func TestActorSlotAssignsMatchGeneralPath(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx := context.Background()
 	tested, fast := 0, 0
 	for seed := uint64(0); tested < 150 && seed < 5000; seed++ {
 		rng := rand.New(rand.NewPCG(seed, 17))
@@ -69,17 +68,9 @@ func TestActorSlotAssignsMatchGeneralPath(t *testing.T) {
 		if seed%2 == 1 {
 			src = withEventless(t, rng, src) // chains: steps undone on the general path
 		}
-		m, err := Compile(src, &Options{Implementations: impl})
-		if err != nil || !m.cacheable() {
+		general, cached, ok := startBoth(t, src, impl, seed)
+		if !ok {
 			continue
-		}
-		general, cached, _ := actorPair(m, false)
-		errA, errB := general.Start(ctx), cached.Start(ctx)
-		if fmt.Sprint(errA) != fmt.Sprint(errB) {
-			t.Fatalf("seed %d: start: general path %v, cached %v", seed, errA, errB)
-		}
-		if errA != nil {
-			continue // an eventless loop at start
 		}
 		tested++
 		every := 2 + int(seed%4)
@@ -90,18 +81,49 @@ func TestActorSlotAssignsMatchGeneralPath(t *testing.T) {
 			}
 			sendBoth(t, general, cached, ev, "seed %d event %d", seed, i)
 			if i%every == every-1 {
-				a, b := general.Snapshot(), cached.Snapshot()
-				if !slices.Equal(a.nodes, b.nodes) || !jsonEqual(a.context, b.context) {
-					t.Fatalf("seed %d event %d: snapshots %v %v and, with the cache, %v %v", seed, i, a.nodes, a.context, b.nodes, b.context)
-				}
+				sameSnapshots(t, general, cached, "seed %d event %d", seed, i)
 			}
 		}
-		a, b := general.Snapshot(), cached.Snapshot()
-		if got, want := fmt.Sprint(b.nodes, b.context), fmt.Sprint(a.nodes, a.context); got != want {
-			t.Fatalf("seed %d: last snapshot %s, want %s", seed, got, want)
-		}
+		sameSnapshots(t, general, cached, "seed %d: last", seed)
 		fast += cached.r.cache.fast
 	}
+	checkSlotTest(t, tested, fast)
+}
+
+// startBoth compiles src with impl and starts two Actors of it, the first
+// with the step cache off, and fails the test (of seed) unless they start
+// alike; ok is false for a machine that does not compile or cannot be
+// cached, and when both failed to start (an eventless loop at start).
+func startBoth(t *testing.T, src []byte, impl Implementations, seed uint64) (general, cached *Actor, ok bool) {
+	t.Helper()
+	m, err := Compile(src, &Options{Implementations: impl})
+	if err != nil || !m.cacheable() {
+		return nil, nil, false
+	}
+	general, cached, _ = actorPair(m, false)
+	ctx := context.Background()
+	errA, errB := general.Start(ctx), cached.Start(ctx)
+	if fmt.Sprint(errA) != fmt.Sprint(errB) {
+		t.Fatalf("seed %d: start: general path %v, cached %v", seed, errA, errB)
+	}
+	return general, cached, errA == nil
+}
+
+// sameSnapshots takes a snapshot of the Actors general and cached, which
+// writes the slots back and lets the next step load them again, and fails
+// the test unless they agree, in the Go types of their values too.
+func sameSnapshots(t *testing.T, general, cached *Actor, where string, args ...any) {
+	t.Helper()
+	a, b := general.Snapshot(), cached.Snapshot()
+	if !slices.Equal(a.nodes, b.nodes) || !jsonEqual(a.context, b.context) || fmt.Sprint(a.context) != fmt.Sprint(b.context) {
+		t.Fatalf("%s: snapshots %v %v and, with the cache, %v %v", fmt.Sprintf(where, args...), a.nodes, a.context, b.nodes, b.context)
+	}
+}
+
+// checkSlotTest fails a slot test that tested fewer than 100 machines or
+// whose events fastStep never took.
+func checkSlotTest(t *testing.T, tested, fast int) {
+	t.Helper()
 	if tested < 100 || fast == 0 {
 		t.Fatalf("%d machines tested, %d events taken by fastStep: the test does not exercise it", tested, fast)
 	}
@@ -139,7 +161,6 @@ func TestActorEventDataMatchesGeneralPath(t *testing.T) {
 		t.Fatal(err)
 	}
 	push := regexp.MustCompile(`\{"log":\{"\$push":"[^"]*"\}\}`)
-	ctx := context.Background()
 	tested, fast := 0, 0
 	for seed := uint64(0); tested < 150 && seed < 5000; seed++ {
 		rng := rand.New(rand.NewPCG(seed, 23))
@@ -156,16 +177,8 @@ func TestActorEventDataMatchesGeneralPath(t *testing.T) {
 			return `"guard":"` + []string{"flip", "low", "mid"}[guard%3] + `"`
 		})
 		out = strings.Replace(out, `"context":{"log":[]}`, `"context":{"n":0,"m":0}`, 1)
-		m, err := Compile([]byte(out), &Options{Implementations: impl})
-		if err != nil || !m.cacheable() {
-			continue
-		}
-		general, cached, _ := actorPair(m, false)
-		errA, errB := general.Start(ctx), cached.Start(ctx)
-		if fmt.Sprint(errA) != fmt.Sprint(errB) {
-			t.Fatalf("seed %d: start: general path %v, cached %v", seed, errA, errB)
-		}
-		if errA != nil {
+		general, cached, ok := startBoth(t, []byte(out), impl, seed)
+		if !ok {
 			continue
 		}
 		tested++
@@ -182,20 +195,11 @@ func TestActorEventDataMatchesGeneralPath(t *testing.T) {
 			}
 			sendBoth(t, general, cached, ev, "seed %d event %d (%v)", seed, i, ev.Data)
 			if i%every == every-1 {
-				a, b := general.Snapshot(), cached.Snapshot()
-				if !slices.Equal(a.nodes, b.nodes) || !jsonEqual(a.context, b.context) {
-					t.Fatalf("seed %d event %d: snapshots %v %v and, with the cache, %v %v", seed, i, a.nodes, a.context, b.nodes, b.context)
-				}
+				sameSnapshots(t, general, cached, "seed %d event %d", seed, i)
 			}
 		}
-		a, b := general.Snapshot(), cached.Snapshot()
-		if got, want := fmt.Sprint(b.nodes, b.context), fmt.Sprint(a.nodes, a.context); got != want {
-			t.Fatalf("seed %d: last snapshot %s, want %s", seed, got, want)
-		}
+		sameSnapshots(t, general, cached, "seed %d: last", seed)
 		fast += cached.r.cache.fast
 	}
-	if tested < 100 || fast == 0 {
-		t.Fatalf("%d machines tested, %d events taken by fastStep: the test does not exercise it", tested, fast)
-	}
-	t.Logf("%d machines, %d events taken by fastStep", tested, fast)
+	checkSlotTest(t, tested, fast)
 }
