@@ -79,9 +79,10 @@ type Store struct {
 }
 
 var (
-	_ gate.Store   = (*Store)(nil)
-	_ gate.Lister  = (*Store)(nil)
-	_ gate.Watcher = (*Store)(nil)
+	_ gate.Store       = (*Store)(nil)
+	_ gate.Lister      = (*Store)(nil)
+	_ gate.Watcher     = (*Store)(nil)
+	_ gate.FuncWatcher = (*Store)(nil)
 )
 
 // Open connects to the database that dsn names (a PostgreSQL connection

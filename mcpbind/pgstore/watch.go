@@ -26,6 +26,13 @@ func (s *Store) Watch(ctx context.Context, prefix string) (<-chan gate.Change, e
 	return s.feed.Watch(ctx, prefix)
 }
 
+// WatchFunc implements [gate.FuncWatcher]: fn is called with each
+// change Watch would send, by the goroutine that receives the
+// notifications.
+func (s *Store) WatchFunc(ctx context.Context, prefix string, fn func(gate.Change)) error {
+	return s.feed.WatchFunc(ctx, prefix, fn)
+}
+
 // listen receives the notifications of the store's channel and publishes
 // them, until ctx ends, connecting again (after a pause growing up to 5
 // s) when the connection fails.

@@ -122,9 +122,10 @@ type Store struct {
 }
 
 var (
-	_ gate.Store   = (*Store)(nil)
-	_ gate.Lister  = (*Store)(nil)
-	_ gate.Watcher = (*Store)(nil)
+	_ gate.Store       = (*Store)(nil)
+	_ gate.Lister      = (*Store)(nil)
+	_ gate.Watcher     = (*Store)(nil)
+	_ gate.FuncWatcher = (*Store)(nil)
 )
 
 // New returns a store on client. opts may be nil.
@@ -222,6 +223,13 @@ func (s *Store) channel() string { return s.prefix + "mcpbind:changes" }
 // pub/sub keeps nothing.
 func (s *Store) Watch(ctx context.Context, prefix string) (<-chan gate.Change, error) {
 	return s.feed.Watch(ctx, prefix)
+}
+
+// WatchFunc implements [gate.FuncWatcher]: fn is called with each
+// change Watch would send, by the goroutine that receives the channel's
+// messages.
+func (s *Store) WatchFunc(ctx context.Context, prefix string, fn func(gate.Change)) error {
+	return s.feed.WatchFunc(ctx, prefix, fn)
 }
 
 // listen subscribes to the channel and publishes its messages until ctx
