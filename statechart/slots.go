@@ -36,7 +36,36 @@ type slotCond struct {
 	// number; a field that is not a number fails it.
 	order bool
 	subs  []*slotCond
+	// tests: c as plain tests, all of which must pass (see
+	// slotContext.tests), when it is one or an "and" of them; nil otherwise.
+	tests []slotTest
 }
+
+// slotTest is a condition on a context key's whole value that
+// slotContext.tests evaluates without dispatch, by kind.
+type slotTest struct {
+	slot int32
+	code condCode
+	kind testKind
+	b    bool    // testBool's literal
+	num  float64 // testOrder's literal
+	ref  int32   // testOrderRef's slot
+}
+
+// testKind is what a slotTest compares its key's value with.
+type testKind uint8
+
+const (
+	// testOrder orders it against a literal number; a value that is not a
+	// number fails it.
+	testOrder testKind = iota
+	// testBool compares it (eq, neq) with a literal boolean; a value that
+	// is not a boolean takes evalSlots.
+	testBool
+	// testOrderRef orders it against the whole value of another context
+	// key; a value that is not a number, on either side, takes evalSlots.
+	testOrderRef
+)
 
 // slotEntry is one entry of a declarative assign, compiled for one
 // machine.
@@ -148,7 +177,39 @@ func (sc *slotCompiler) cond(c *cond) *slotCond {
 	case condGt, condGte, condLt, condLte:
 		s.order = c.value != nil && c.value.kind == exprLiteral && c.lit.kind == scalarNum
 	}
+	if t, ok := s.test(); ok {
+		s.tests = []slotTest{t}
+	} else if c.code == condAnd && len(s.subs) > 0 {
+		for _, sub := range s.subs {
+			t, ok := sub.test()
+			if !ok {
+				s.tests = nil
+				break
+			}
+			s.tests = append(s.tests, t)
+		}
+	}
 	return s
+}
+
+// test returns s as a slotTest, when it is one.
+func (s *slotCond) test() (slotTest, bool) {
+	c := s.c
+	if s.field < 0 || len(c.field) != 2 {
+		return slotTest{}, false
+	}
+	t := slotTest{slot: s.field, code: c.code}
+	switch {
+	case s.order:
+		t.kind, t.num = testOrder, c.lit.num
+	case (c.code == condEq || c.code == condNeq) && c.value != nil && c.value.kind == exprLiteral && c.lit.kind == scalarBool:
+		t.kind, t.b = testBool, c.lit.b
+	case c.code >= condGt && c.code <= condLte && c.value != nil && c.value.kind == exprRef && s.ref >= 0 && len(c.value.ref) == 2:
+		t.kind, t.ref = testOrderRef, s.ref
+	default:
+		return slotTest{}, false
+	}
+	return t, true
 }
 
 func (sc *slotCompiler) actions(as []*action) {
@@ -229,6 +290,15 @@ type slotCell struct {
 	set bool // listed in dirty
 	// mark: leaveSlots' scratch.
 	mark bool
+}
+
+// number returns the cell's value when it is a number.
+func (c *slotCell) number() (float64, bool) {
+	if c.num {
+		return c.n, true
+	}
+	n, ok := c.v.(float64)
+	return n, ok
 }
 
 // value returns the cell's value as a slotValue.
@@ -526,6 +596,50 @@ func (r *runner) evalSlots(sc *slotCond, ev *Event) bool {
 	}
 	want, ok := r.condPath(sc.ref, c.value.ref, ev)
 	return c.leaf(field, present, want, ok)
+}
+
+// tests is evalSlots for a condition whose tests are ts, each reading its
+// slot's cell directly, as evalSlots does for a leaf. It calls nothing: it
+// reports done false, having evaluated in part, when a slot is not loaded
+// or a test meets a value of a kind it leaves to evalSlots (see testKind);
+// evalSlots then takes the whole condition (conditions have no effects).
+func (x *slotContext) tests(ts []slotTest) (pass, done bool) {
+	for i := range ts {
+		t := &ts[i]
+		cell := &x.cells[t.slot]
+		if cell.gen != x.cur {
+			return false, false
+		}
+		switch t.kind {
+		case testOrder:
+			n, ok := cell.number()
+			if !ok || !compareNumbers(t.code, n, t.num) {
+				return false, true
+			}
+		case testBool:
+			b, ok := cell.v.(bool)
+			if !ok || cell.num {
+				return false, false
+			}
+			if (b == t.b) != (t.code == condEq) {
+				return false, true
+			}
+		default: // testOrderRef
+			ref := &x.cells[t.ref]
+			if ref.gen != x.cur {
+				return false, false
+			}
+			n, ok := cell.number()
+			w, wok := ref.number()
+			if !ok || !wok {
+				return false, false
+			}
+			if !compareNumbers(t.code, n, w) {
+				return false, true
+			}
+		}
+	}
+	return true, true
 }
 
 // refNumber returns the number sc's value refers to, when it is a

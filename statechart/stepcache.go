@@ -296,6 +296,11 @@ func (r *runner) passes(t *transition, ev *Event) bool {
 // passesGuard is passes for a transition with a guard.
 func (r *runner) passesGuard(t *transition, ev *Event) bool {
 	if g := t.guard; g.kind == guardNamed && g.slot != nil && r.slotCtx.live {
+		if ts := g.slot.tests; ts != nil {
+			if pass, done := r.slotCtx.tests(ts); done {
+				return pass
+			}
+		}
 		return r.evalSlots(g.slot, ev)
 	}
 	return r.evaluateGuard(t, *ev)

@@ -73,19 +73,12 @@ func TestActorSlotAssignsMatchGeneralPath(t *testing.T) {
 			continue
 		}
 		tested++
-		every := 2 + int(seed%4)
-		for i := range 60 {
-			ev := Event{Type: "E"}
+		fast += sendStream(t, general, cached, seed, 60, 2+int(seed%4), func(i int) Event {
 			if i%7 == 6 {
-				ev = Event{Type: "OTHER"}
+				return Event{Type: "OTHER"}
 			}
-			sendBoth(t, general, cached, ev, "seed %d event %d", seed, i)
-			if i%every == every-1 {
-				sameSnapshots(t, general, cached, "seed %d event %d", seed, i)
-			}
-		}
-		sameSnapshots(t, general, cached, "seed %d: last", seed)
-		fast += cached.r.cache.fast
+			return Event{Type: "E"}
+		})
 	}
 	checkSlotTest(t, tested, fast)
 }
@@ -118,6 +111,23 @@ func sameSnapshots(t *testing.T, general, cached *Actor, where string, args ...a
 	if !slices.Equal(a.nodes, b.nodes) || !jsonEqual(a.context, b.context) || fmt.Sprint(a.context) != fmt.Sprint(b.context) {
 		t.Fatalf("%s: snapshots %v %v and, with the cache, %v %v", fmt.Sprintf(where, args...), a.nodes, a.context, b.nodes, b.context)
 	}
+}
+
+// sendStream sends the events next returns, n of them, to the Actors
+// general and cached, takes snapshots of both every few (every) events and
+// after the last (see sameSnapshots), and returns how many events the
+// cached Actor's fast step took.
+func sendStream(t *testing.T, general, cached *Actor, seed uint64, n, every int, next func(i int) Event) int {
+	t.Helper()
+	for i := range n {
+		ev := next(i)
+		sendBoth(t, general, cached, ev, "seed %d event %d (%v)", seed, i, ev.Data)
+		if i%every == every-1 {
+			sameSnapshots(t, general, cached, "seed %d event %d", seed, i)
+		}
+	}
+	sameSnapshots(t, general, cached, "seed %d: last", seed)
+	return cached.r.cache.fast
 }
 
 // checkSlotTest fails a slot test that tested fewer than 100 machines or
@@ -182,8 +192,7 @@ func TestActorEventDataMatchesGeneralPath(t *testing.T) {
 			continue
 		}
 		tested++
-		every := 2 + int(seed%4)
-		for i := range 60 {
+		fast += sendStream(t, general, cached, seed, 60, 2+int(seed%4), func(i int) Event {
 			ev := Event{Type: "E", Data: map[string]any{}}
 			if i%7 == 6 {
 				ev.Type = "OTHER"
@@ -193,13 +202,52 @@ func TestActorEventDataMatchesGeneralPath(t *testing.T) {
 					ev.Data[k] = eventDataValues[j]
 				}
 			}
-			sendBoth(t, general, cached, ev, "seed %d event %d (%v)", seed, i, ev.Data)
-			if i%every == every-1 {
-				sameSnapshots(t, general, cached, "seed %d event %d", seed, i)
-			}
+			return ev
+		})
+	}
+	checkSlotTest(t, tested, fast)
+}
+
+// TestActorSlotTestsMatchGeneralPath sends random events to two Actors of
+// a machine whose guards are "and"s of plain tests on context keys
+// (ordered against a number or another key, compared with a boolean),
+// one with the step cache off. SET copies values of every kind into the
+// keys (booleans, strings and null take the general path, and the tests
+// then meet them), E moves between states by those guards; snapshots
+// every few events unload the slots. Every snapshot must agree.
+func TestActorSlotTestsMatchGeneralPath(t *testing.T) {
+	impl, err := ParseImplementations([]byte(`{"guards":{
+		"both":{"and":[{"field":"context.n","op":"lt","value":3},{"field":"context.m","op":"neq","value":false}]},
+		"ref":{"and":[{"field":"context.n","op":"gte","value":{"$ref":"context.m"}},{"field":"context.n","op":"lt","value":4}]},
+		"on":{"field":"context.m","op":"neq","value":true}},
+		"actions":{
+		"set":{"assign":{"n":{"$ref":"event.q"},"m":{"$ref":"event.r"}}},
+		"inc":{"assign":{"n":{"$inc":1}}}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := []byte(`{"id":"t","initial":"a","context":{"n":0,"m":0},
+		"on":{"SET":{"actions":"set"}},
+		"states":{
+		"a":{"on":{"E":[{"target":"b","guard":"both","actions":"inc"},{"target":"c","guard":"ref"},{"target":"d","guard":"on"}]}},
+		"b":{"on":{"E":[{"target":"a","guard":"ref","actions":"inc"},{"target":"c","guard":"on"}]}},
+		"c":{"on":{"E":[{"target":"a","guard":"on"},{"target":"d","guard":"both","actions":"inc"}]}},
+		"d":{"on":{"E":[{"target":"a","guard":"both"},{"target":"b","guard":"ref"}]}}}}`)
+	values := append([]any{false, -1.0}, eventDataValues...)
+	tested, fast := 0, 0
+	for seed := range uint64(100) {
+		rng := rand.New(rand.NewPCG(seed, 29))
+		general, cached, ok := startBoth(t, src, impl, seed)
+		if !ok {
+			t.Fatalf("seed %d: the machine does not start", seed)
 		}
-		sameSnapshots(t, general, cached, "seed %d: last", seed)
-		fast += cached.r.cache.fast
+		tested++
+		fast += sendStream(t, general, cached, seed, 80, 2+int(seed%5), func(int) Event {
+			if rng.IntN(3) == 0 {
+				return Event{Type: "SET", Data: map[string]any{"q": values[rng.IntN(len(values))], "r": values[rng.IntN(len(values))]}}
+			}
+			return Event{Type: "E"}
+		})
 	}
 	checkSlotTest(t, tested, fast)
 }
