@@ -581,6 +581,16 @@ func (m *Machine) restoreNodes(s *Snapshot, p *restoring) error {
 		if err != nil {
 			return err
 		}
+		if !p.likeXState {
+			// As in "nodes": a value that names a history state, or leaves
+			// a compound state whose initial state is one, would persist a
+			// configuration that does not restore.
+			for _, n := range nodes {
+				if m.nodes[n].kind == kindHistory {
+					return fmt.Errorf("value: history state %q cannot be active", m.nodes[n].id)
+				}
+			}
+		}
 		s.nodes = nodes
 	} else {
 		for i, id := range p.Nodes {
