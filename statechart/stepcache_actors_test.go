@@ -8,7 +8,6 @@ package statechart
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"testing"
@@ -107,21 +106,7 @@ func TestStepCacheStartsAndStopsChildrenAsTheGeneralPath(t *testing.T) {
 			if i%7 == 6 {
 				ev = Event{Type: "OTHER"}
 			}
-			errA, errB := general.Send(ctx, ev), cached.Send(ctx, ev)
-			if fmt.Sprint(errA) != fmt.Sprint(errB) {
-				t.Fatalf("seed %d event %d: general path error %v, cached %v", seed, i, errA, errB)
-			}
-			a, err := json.Marshal(general.Snapshot())
-			if err != nil {
-				t.Fatal(err)
-			}
-			b, err := json.Marshal(cached.Snapshot())
-			if err != nil {
-				t.Fatal(err)
-			}
-			if string(a) != string(b) {
-				t.Fatalf("seed %d event %d: general path\n%s\ncached\n%s", seed, i, a, b)
-			}
+			sendBothJSON(t, general, cached, ev, fmt.Sprintf("seed %d event %d", seed, i))
 		}
 		if cached.sys == nil {
 			continue

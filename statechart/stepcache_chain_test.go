@@ -125,23 +125,8 @@ func TestActorFastStepEventlessChains(t *testing.T) {
 // fast once must still end in the general path's error when a longer one
 // runs out of steps or microsteps.
 func TestActorFastStepEventlessBudget(t *testing.T) {
-	src := []byte(`{"id":"m","initial":"a","context":{"c":0},"states":{
-		"a":{"on":{"E":"b"}},
-		"b":{"always":[
-			{"guard":"more","actions":"count"},
-			{"target":"a","actions":"reset"}]}}}`)
-	impl, err := ParseImplementations([]byte(`{
-		"guards":{"more":{"field":"context.c","op":"lt","value":{"$ref":"event.k"}}},
-		"actions":{"count":{"assign":{"c":{"$inc":1}}},"reset":{"assign":{"c":0}}}}`))
-	if err != nil {
-		t.Fatal(err)
-	}
 	for name, opts := range map[string]Options{"MaxSteps 4": {MaxSteps: 4}, "MaxMicrosteps 3": {MaxMicrosteps: 3}} {
-		opts.Implementations = impl
-		m, err := Compile(src, &opts)
-		if err != nil {
-			t.Fatal(err)
-		}
+		m := countingChain(t, &opts)
 		general, cached := startedPair(t, m)
 		failed := 0
 		for i, k := range []float64{1, 1, 1, 0, 1, 3, 1, 2, 1} {
@@ -204,4 +189,48 @@ func startedPair(t *testing.T, m *Machine) (general, cached *Actor) {
 		}
 	}
 	return general, cached
+}
+
+// countingChain compiles, with opts, a machine whose event E leads to a
+// state whose eventless microsteps count c up to the event's k, and back.
+func countingChain(tb testing.TB, opts *Options) *Machine {
+	tb.Helper()
+	src := []byte(`{"id":"m","initial":"a","context":{"c":0},"states":{
+		"a":{"on":{"E":"b"}},
+		"b":{"always":[
+			{"guard":"more","actions":"count"},
+			{"target":"a","actions":"reset"}]}}}`)
+	impl, err := ParseImplementations([]byte(`{
+		"guards":{"more":{"field":"context.c","op":"lt","value":{"$ref":"event.k"}}},
+		"actions":{"count":{"assign":{"c":{"$inc":1}}},"reset":{"assign":{"c":0}}}}`))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	opts.Implementations = impl
+	m, err := Compile(src, opts)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return m
+}
+
+// BenchmarkActorChainOverFastLimit sends events whose eventless chain
+// (twenty targetless microsteps) is longer than fastStep takes
+// (maxFastChain): once it found so, fastStep leaves the step to the
+// general path (stepPlan.noChain) instead of replaying and undoing the
+// chain's first microsteps on every event.
+func BenchmarkActorChainOverFastLimit(b *testing.B) {
+	m := countingChain(b, &Options{})
+	ctx := context.Background()
+	a := NewActor(m, nil)
+	if err := a.Start(ctx); err != nil {
+		b.Fatal(err)
+	}
+	ev := Event{Type: "E", Data: map[string]any{"k": float64(20)}}
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := a.Send(ctx, ev); err != nil {
+			b.Fatal(err)
+		}
+	}
 }
