@@ -421,34 +421,3 @@ func TestWatchGates(t *testing.T) {
 		return openAt(t, &pgstore.Options{Schema: schema}), openAt(t, &pgstore.Options{Schema: schema})
 	})
 }
-
-// TestWatchFunc: a function watching one store is called, by the store's
-// listening connection, with the write another store of the schema makes
-// under its prefix, and not with one under another prefix.
-func TestWatchFunc(t *testing.T) {
-	ctx := context.Background()
-	schema := newSchema(t)
-	a := openAt(t, &pgstore.Options{Schema: schema})
-	b := openAt(t, &pgstore.Options{Schema: schema})
-	wctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	got := make(chan mcpbind.Change, 10)
-	if err := b.WatchFunc(wctx, "app:", func(c mcpbind.Change) { got <- c }); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := a.CompareAndSwap(ctx, "other:k", 0, []byte("x")); err != nil {
-		t.Fatal(err)
-	}
-	v, err := a.CompareAndSwap(ctx, "app:k", 0, []byte("x"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case c := <-got:
-		if c != (mcpbind.Change{Key: "app:k", Version: v}) {
-			t.Fatalf("change %+v, want app:k at version %d (other:k is not under the prefix)", c, v)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("no change reported within 10 s")
-	}
-}

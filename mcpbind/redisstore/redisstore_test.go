@@ -287,37 +287,3 @@ func TestWatchGates(t *testing.T) {
 		return redisstore.New(client, opts), redisstore.New(other, opts)
 	})
 }
-
-// TestWatchFunc: a function watching one store is called, by the store's
-// subscription, with the write another store makes under its prefix, and
-// not with one under another prefix.
-func TestWatchFunc(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
-	client := redistest.Start(t)
-	other := redis.NewClient(client.Options())
-	t.Cleanup(func() { _ = other.Close() })
-	a := redisstore.New(client, &redisstore.Options{Prefix: "app1:"})
-	b := redisstore.New(other, &redisstore.Options{Prefix: "app1:"})
-	wctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	got := make(chan mcpbind.Change, 10)
-	if err := b.WatchFunc(wctx, "wf:", func(c mcpbind.Change) { got <- c }); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := a.CompareAndSwap(ctx, "other:k", 0, []byte("x")); err != nil {
-		t.Fatal(err)
-	}
-	v, err := a.CompareAndSwap(ctx, "wf:k", 0, []byte("x"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case c := <-got:
-		if c != (mcpbind.Change{Key: "wf:k", Version: v}) {
-			t.Fatalf("change %+v, want wf:k at version %d (other:k is not under the watch's prefix)", c, v)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("no change reported within 10 s")
-	}
-}

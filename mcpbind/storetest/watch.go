@@ -154,8 +154,13 @@ func (c *watchClient) expectQuiet(what string) {
 // gate, give notifications/tools/list_changed to the sessions of that
 // workflow on both, and the session whose call moved it gets one, not two. pair returns two handles on one empty
 // backend, as two server instances would have; the store must implement
-// [mcpbind.Watcher].
+// [mcpbind.Watcher]. A store that implements [mcpbind.FuncWatcher] is
+// checked to call its function with the other handle's writes too.
 func RunWatch(t *testing.T, pair func(t *testing.T) (a, b mcpbind.Store)) {
+	t.Run("WatchFunc", func(t *testing.T) {
+		storeA, storeB := pair(t)
+		testWatchFunc(t, storeA, storeB)
+	})
 	t.Run("CallOnOtherInstance", func(t *testing.T) {
 		storeA, storeB := pair(t)
 		if _, ok := storeA.(mcpbind.Watcher); !ok {
@@ -232,4 +237,35 @@ func RunWatch(t *testing.T, pair func(t *testing.T) (a, b mcpbind.Store)) {
 		ca.expectChanged("A's session after the job's result on A", "ship")
 		ca.expectQuiet("A's session after the job's result on A")
 	})
+}
+
+// testWatchFunc checks b's [mcpbind.FuncWatcher], when it has one: a
+// function watching "wf:" is called with the write a makes under that
+// prefix, its key and version, and not with one under another prefix.
+func testWatchFunc(t *testing.T, a, b mcpbind.Store) {
+	fw, ok := b.(mcpbind.FuncWatcher)
+	if !ok {
+		t.Skipf("%T does not implement mcpbind.FuncWatcher", b)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	got := make(chan mcpbind.Change, 100)
+	if err := fw.WatchFunc(ctx, "wf:", func(c mcpbind.Change) { got <- c }); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.CompareAndSwap(ctx, "other:k", 0, []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	v, err := a.CompareAndSwap(ctx, "wf:k", 0, []byte("x"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case c := <-got:
+		if c != (mcpbind.Change{Key: "wf:k", Version: v}) {
+			t.Fatalf("change %+v, want wf:k at version %d (other:k is not under the prefix)", c, v)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no change reported within 10 s")
+	}
 }
