@@ -434,11 +434,7 @@ func (r *runner) slotNumber(i int32) (float64, bool) {
 	if c.gen != x.cur {
 		r.loadSlot(c, i)
 	}
-	if c.num {
-		return c.n, true
-	}
-	n, ok := c.v.(float64)
-	return n, ok
+	return c.number()
 }
 
 // slotValue returns the value of slot i, undefined{} when its key is
@@ -549,10 +545,7 @@ func (r *runner) evalSlots(sc *slotCond, ev *Event) bool {
 		if cell.gen != x.cur {
 			r.loadSlot(cell, sc.field)
 		}
-		n, ok := cell.n, cell.num
-		if !ok {
-			n, ok = cell.v.(float64)
-		}
+		n, ok := cell.number()
 		if sc.order {
 			// evalLiteral: only a number is ordered.
 			return ok && compareNumbers(c.code, n, c.lit.num)

@@ -950,6 +950,21 @@ func (r *runner) fastChainStep(c *confPlans, p *stepPlan, ev Event, ownContext b
 // step; a longer chain takes the general path.
 const maxFastChain = 16
 
+// chainLimit is the number of eventless microsteps fastStep may take
+// after a step: maxFastChain, within the call's budgets.
+func (r *runner) chainLimit() int {
+	return min(maxFastChain, r.m.opts.MaxMicrosteps, r.m.opts.MaxSteps-1)
+}
+
+// nextConf returns the recorded plans of the configuration plan p leads
+// to, nil if there are none, remembering them in p.
+func (r *runner) nextConf(p *stepPlan) *confPlans {
+	if p.next == nil {
+		p.next = r.cache.confs[string(r.confKey(p.final))]
+	}
+	return p.next
+}
+
 // fastEventless takes, after plan p that fastStep replayed, the eventless
 // microsteps that the general path would take (macrostepLoop): in a chain
 // configuration, the first candidate whose guard passes, from the atomic
@@ -961,15 +976,12 @@ const maxFastChain = 16
 // the call's budget or maxFastChain): fastStep then undoes the step.
 func (r *runner) fastEventless(p *stepPlan, ev Event, ownContext bool) (*stepPlan, int) {
 	first := p
-	limit := min(maxFastChain, r.m.opts.MaxMicrosteps, r.m.opts.MaxSteps-1)
+	limit := r.chainLimit()
 	steps := 0
 	for !p.quiet {
-		c := p.next
+		c := r.nextConf(p)
 		if c == nil {
-			if c = r.cache.confs[string(r.confKey(p.final))]; c == nil {
-				return nil, 0
-			}
-			p.next = c
+			return nil, 0
 		}
 		ts, ok := r.eventlessCandidates(c)
 		if !ok {
@@ -1025,7 +1037,7 @@ func (r *runner) chainClosed(p *stepPlan) bool {
 	if p.closed < 0 && p.closedAt == r.cache.count {
 		return false
 	}
-	limit := min(maxFastChain, r.m.opts.MaxMicrosteps, r.m.opts.MaxSteps-1)
+	limit := r.chainLimit()
 	visits := maxClosedVisits
 	if r.closedFrom(p, 0, limit, &visits) {
 		p.closed = 1
@@ -1047,12 +1059,9 @@ func (r *runner) closedFrom(p *stepPlan, steps, limit int, visits *int) bool {
 	if *visits--; *visits < 0 || steps >= limit {
 		return false
 	}
-	c := p.next
+	c := r.nextConf(p)
 	if c == nil {
-		if c = r.cache.confs[string(r.confKey(p.final))]; c == nil {
-			return false
-		}
-		p.next = c
+		return false
 	}
 	ts, ok := r.eventlessCandidates(c)
 	if !ok {
