@@ -419,7 +419,9 @@ type Watcher interface {
 
 // FuncWatcher is implemented by a [Watcher] that can also hand its changes
 // to a function: the watcher then learns of each write without a
-// goroutine of its own being woken for it. [MemoryStore] implements it.
+// goroutine of its own being woken for it. [MemoryStore] implements it,
+// and so do the stores of mcpbind/sqlitestore, mcpbind/redisstore and
+// mcpbind/pgstore.
 type FuncWatcher interface {
 	Watcher
 	// WatchFunc calls fn with each change Watch would send, from now on
