@@ -38,7 +38,22 @@ type Dispatch struct {
 	calls  map[string]*context.CancelFunc // downstream id as written → cancels its call
 	wg     sync.WaitGroup                 // the calls being handled
 	closed bool                           // the session ended: take no more calls
+
+	// The calls run on workers: goroutines that wait for the next call
+	// when theirs is over, keeping the stack it grew. A call through a
+	// workflow gate on SQLite grows a fresh goroutine's stack to tens of
+	// KiB (the driver is transpiled C, with large frames), copying it at
+	// each doubling; a worker grows it again only after a GC shrank it
+	// while it waited.
+	work chan func()   // hands a call to an idle worker
+	idle atomic.Int32  // workers waiting on work, about
+	stop chan struct{} // closed when the session's calls are over
 }
+
+// maxIdleWorkers is how many workers of a session wait for calls; a
+// worker that finishes with as many waiting ends. A stdio session's
+// calls come from one agent: a few at a time.
+const maxIdleWorkers = 4
 
 // served is the session a Dispatch serves, and the context its calls
 // run under: cancelled when the session ends.
@@ -52,7 +67,8 @@ type served struct {
 // that does nothing): middleware added to the server afterwards does not
 // see the calls it takes.
 func (g *Gateway) Dispatch() *Dispatch {
-	return &Dispatch{g: g, next: handlers(g.Server()), calls: map[string]*context.CancelFunc{}}
+	return &Dispatch{g: g, next: handlers(g.Server()), calls: map[string]*context.CancelFunc{},
+		work: make(chan func()), stop: make(chan struct{})}
 }
 
 // handlers returns s's handlers as they are, middleware included (adding
@@ -90,7 +106,36 @@ func (d *Dispatch) Run(ctx context.Context, t mcp.Transport) error {
 	d.mu.Unlock()
 	cancel()
 	d.wg.Wait()
+	close(d.stop)
 	return err
+}
+
+// run runs call on an idle worker, or on a new one if none is waiting.
+func (d *Dispatch) run(call func()) {
+	select {
+	case d.work <- call:
+	default:
+		go d.worker(call)
+	}
+}
+
+// worker runs call, and then the calls run hands it, until the session's
+// calls are over or enough other workers wait.
+func (d *Dispatch) worker(call func()) {
+	for {
+		call()
+		call = nil // what the call held is not kept while waiting
+		if d.idle.Add(1) > maxIdleWorkers {
+			d.idle.Add(-1)
+			return
+		}
+		select {
+		case call = <-d.work:
+			d.idle.Add(-1)
+		case <-d.stop:
+			return
+		}
+	}
 }
 
 // Bypass is the stdio transport's Bypass. It takes a tools/call line
@@ -129,7 +174,7 @@ func (d *Dispatch) Bypass(line []byte, version string, reply func([]byte) error)
 	d.wg.Add(1)
 	d.mu.Unlock()
 	req := &mcp.CallToolRequest{Session: on.ss, Params: p}
-	go func() {
+	d.run(func() {
 		defer d.wg.Done()
 		defer cancel()
 		res, err := d.next(ctx, "tools/call", req)
@@ -145,7 +190,7 @@ func (d *Dispatch) Bypass(line []byte, version string, reply func([]byte) error)
 		if err := reply(answerLine(down, res, err)); err != nil {
 			d.g.logger.Debug("answering a call dispatched", "error", err)
 		}
-	}()
+	})
 	return true
 }
 

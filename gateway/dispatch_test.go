@@ -3,8 +3,11 @@ package gateway_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -224,4 +227,43 @@ func TestDispatchNoGate(t *testing.T) {
 	assert.JSONEq(t, `{"content":[{"type":"text","text":"it failed on purpose"}],"isError":true,"_meta":{"why":"purpose"}}`,
 		resultJSON(t, cs, "fail", nil))
 	assert.Zero(t, viaSDK.Load())
+}
+
+// TestDispatchWorkers: while a call hangs, the session's other calls,
+// made at once, are answered; once the session is over, no goroutine that
+// ran its calls is left.
+func TestDispatchWorkers(t *testing.T) {
+	marks := t.TempDir()
+	g := newGateway(t, nil, upstreamCommand(t, "up", "full", marks))
+	t.Run("session", func(t *testing.T) {
+		cs, viaSDK := connectDispatch(t, g, nil)
+		ctx, cancel := context.WithCancel(context.Background())
+		hung := make(chan error, 1)
+		go func() {
+			_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "slow", Arguments: map[string]any{"steps": 0, "stepMillis": 0, "hang": true}})
+			hung <- err
+		}()
+		for range 3 {
+			var wg sync.WaitGroup
+			for i := range 8 {
+				wg.Go(func() {
+					msg := fmt.Sprint("call ", i)
+					assert.Equal(t, msg, text(call(t, cs, "echo", map[string]any{"text": msg})))
+				})
+			}
+			wg.Wait()
+		}
+		select {
+		case err := <-hung:
+			t.Fatalf("the hanging call ended: %v", err)
+		default:
+		}
+		cancel()
+		require.ErrorIs(t, <-hung, context.Canceled)
+		assert.Zero(t, viaSDK.Load())
+	})
+	eventually(t, "the session's workers end", func() bool {
+		buf := make([]byte, 1<<20)
+		return !strings.Contains(string(buf[:runtime.Stack(buf, true)]), "gateway.(*Dispatch).worker")
+	})
 }
