@@ -223,8 +223,10 @@
 // instead: a tools/call line that passes only a tool's name and
 // arguments, on a session of a protocol version before 2026-07-28, is
 // read with gjson into the request the server's handlers take and handed
-// to them on a goroutine of its own, the middleware first; their answer
-// is encoded and written as go-sdk writes it. The middleware sees the
+// to them, the middleware first, on one of the session's workers (a
+// goroutine that takes the session's next call when its call is over,
+// keeping the stack it grew; one more is started when none waits); their
+// answer is encoded and written as go-sdk writes it. The middleware sees the
 // call as it sees any other (a gate decides, reserves, commits and tells
 // the client as it does through go-sdk), and the call reaches a stdio
 // upstream as above. A client's notifications/cancelled of such a call
