@@ -145,11 +145,11 @@ func (g *Gate) resolve(ctx context.Context, d *mcpDoor) (*core.Call, mcp.Result,
 	c.Target = core.Target{Ss: connOf(req.Session)}
 	switch g.keyingOf(req) {
 	case byHandle:
-		id, sreq, refusal := g.takeHandle(ctx, next, req, stripped)
+		id, key, sreq, refusal := g.takeHandle(ctx, next, req, stripped)
 		if refusal != nil {
 			return nil, refusal, nil
 		}
-		c.Handles, c.Target.Handle, c.Target.Key, d.req = true, id, g.core.HandleKey(id), sreq
+		c.Handles, c.Target.Handle, c.Target.Key, d.req = true, id, key, sreq
 	case unkeyed:
 		return nil, nil, g.unkeyed()
 	default:

@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/tidwall/gjson"
@@ -52,10 +53,12 @@ func withWorkflowID(ctx context.Context, id string) context.Context {
 	return &handleContext{Context: ctx, id: id}
 }
 
-// Value implements context.Context.
+// Value implements context.Context. Under workflowIDKey it gives the
+// handleContext itself: a pointer goes into an interface without an
+// allocation, the id (a string) would not.
 func (c *handleContext) Value(key any) any {
 	if key == (workflowIDKey{}) {
-		return c.id
+		return c
 	}
 	return c.Context.Value(key)
 }
@@ -66,8 +69,10 @@ func (c *handleContext) Value(key any) any {
 // instead. It returns "" for calls keyed by their session (use the
 // request's session there).
 func WorkflowID(ctx context.Context) string {
-	id, _ := ctx.Value(workflowIDKey{}).(string)
-	return id
+	if c, _ := ctx.Value(workflowIDKey{}).(*handleContext); c != nil {
+		return c.id
+	}
+	return ""
 }
 
 // newHandle returns a fresh workflow id: 128 random bits, in hex.
@@ -141,20 +146,25 @@ type strippedRequest struct {
 	params mcp.CallToolParamsRaw
 }
 
-// takeHandle reads the workflow id of a call and returns it with the call
-// stripped of it, as the tool's handler expects its arguments (made in
-// into, if not nil). A call without a well-formed id gets a refusal
-// instead.
-func (g *Gate) takeHandle(ctx context.Context, next mcp.MethodHandler, req *mcp.CallToolRequest, into *strippedRequest) (string, *mcp.CallToolRequest, mcp.Result) {
-	id, rest, ok := cutHandle(req.Params.Arguments)
+// takeHandle reads the workflow id of a call and returns it and its store
+// key, with the call stripped of it, as the tool's handler expects its
+// arguments (made in into, if not nil). A call without a well-formed id
+// gets a refusal instead.
+func (g *Gate) takeHandle(ctx context.Context, next mcp.MethodHandler, req *mcp.CallToolRequest, into *strippedRequest) (id, key string, _ *mcp.CallToolRequest, _ mcp.Result) {
+	idv, rest, ok := cutHandle(req.Params.Arguments)
 	if !ok {
 		res, err := g.refuseHandle(ctx, next, req, CodeWorkflowRequired, "")
-		return "", nil, orError(res, err)
+		return "", "", nil, orError(res, err)
 	}
-	if id.Type != gjson.String || !core.ValidHandle(id.Str) {
-		res, err := g.refuseHandle(ctx, next, req, CodeUnknownWorkflow, id.Raw)
-		return "", nil, orError(res, err)
+	if idv.Type != gjson.String || !core.ValidHandle(idv.Str) {
+		// A copy: idv may point into the arguments (see cutHandle).
+		res, err := g.refuseHandle(ctx, next, req, CodeUnknownWorkflow, strings.Clone(idv.Raw))
+		return "", "", nil, orError(res, err)
 	}
+	// The key copies the id, and the id is its end: one allocation for
+	// both, and nothing kept points into the arguments.
+	key = g.core.HandleKey(idv.Str)
+	id = key[len(key)-len(idv.Str):]
 	stripped := into
 	if stripped == nil {
 		stripped = new(strippedRequest) // the request and its parameters, in one allocation
@@ -162,7 +172,7 @@ func (g *Gate) takeHandle(ctx context.Context, next mcp.MethodHandler, req *mcp.
 	*stripped = strippedRequest{*req, *req.Params}
 	stripped.params.Arguments = rest
 	stripped.req.Params = &stripped.params
-	return id.Str, &stripped.req, nil
+	return id, key, &stripped.req, nil
 }
 
 // cutHandle finds the workflow_id member of a call's arguments: it
@@ -170,11 +180,15 @@ func (g *Gate) takeHandle(ctx context.Context, next mcp.MethodHandler, req *mcp.
 // order, values as they were written), or false if the arguments are not
 // a JSON object with that member. Of repeated members the last counts, as
 // in encoding/json, and none is kept.
+//
+// The arguments are read in place, not copied into a string for gjson:
+// the value's strings may point into them, so a caller copies what it
+// keeps beyond the call (the arguments are not changed while it runs).
 func cutHandle(args json.RawMessage) (id gjson.Result, rest []byte, ok bool) {
 	if !gjson.ValidBytes(args) {
 		return id, nil, false
 	}
-	obj := gjson.ParseBytes(args)
+	obj := gjson.Parse(unsafe.String(unsafe.SliceData(args), len(args)))
 	if !obj.IsObject() {
 		return id, nil, false
 	}

@@ -1,9 +1,12 @@
 package mcpbind
 
 import (
+	"context"
 	"encoding/json"
 	"reflect"
 	"testing"
+
+	"github.com/tidwall/gjson"
 )
 
 // checkCutHandle checks cutHandle against encoding/json: for arguments
@@ -75,4 +78,26 @@ func FuzzCutHandle(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(checkCutHandle)
+}
+
+// TestTakeHandleCopiesID: the workflow id and store key a call's handle
+// gives are the handle's even after the request's arguments, which are
+// parsed in place, are overwritten (as a transport reusing its buffer
+// would): nothing the call keeps points into them.
+func TestTakeHandleCopiesID(t *testing.T) {
+	g, req := movingCall(t, true, nil)
+	want := gjson.GetBytes(req.Params.Arguments, handleArg).Str
+	id, key, stripped, refusal := g.takeHandle(context.Background(), nil, req, nil)
+	if refusal != nil {
+		t.Fatalf("refused: %v", refusal)
+	}
+	for i := range req.Params.Arguments {
+		req.Params.Arguments[i] = '0'
+	}
+	if id != want || key != g.core.HandleKey(want) {
+		t.Fatalf("after the arguments changed: id %q, key %q; want %q, %q", id, key, want, g.core.HandleKey(want))
+	}
+	if a := string(stripped.Params.Arguments); a != `{"x":1}` {
+		t.Fatalf("the handler's arguments became %s", a)
+	}
 }
