@@ -2,6 +2,8 @@ package core
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"sync"
 	"testing"
 	"time"
@@ -167,5 +169,18 @@ func TestInfoOfNamedToolsIsKept(t *testing.T) {
 	}
 	if n := r.cached.Load(); n != 1 {
 		t.Fatalf("%d tools kept, want 1 (pay; not the names only a pattern matches)", n)
+	}
+}
+
+// TestFingerprintAllocs: a key's fingerprint, which every transition's
+// log record carries, allocates only the string it returns.
+func TestFingerprintAllocs(t *testing.T) {
+	key := "mcpbind:flip:wf:0123456789abcdef0123456789abcdef"
+	var fp string
+	if n := testing.AllocsPerRun(100, func() { fp = Fingerprint(key) }); n != 1 {
+		t.Fatalf("Fingerprint allocates %v times; want 1", n)
+	}
+	if sum := sha256.Sum256([]byte(key)); fp != hex.EncodeToString(sum[:6]) {
+		t.Fatalf("Fingerprint(%q) = %q, want the first 6 bytes of its SHA-256 in hex", key, fp)
 	}
 }

@@ -74,8 +74,13 @@ func Fingerprint(key string) string {
 	if key == "" {
 		return ""
 	}
-	sum := sha256.Sum256([]byte(key))
-	return hex.EncodeToString(sum[:6])
+	// On the stack, for keys of up to 96 bytes (a handle's or a
+	// session's): the string returned is the only allocation.
+	var kb [96]byte
+	sum := sha256.Sum256(append(kb[:0], key...))
+	var b [12]byte
+	hex.Encode(b[:], sum[:6])
+	return string(b[:])
 }
 
 // NameKey is the store key of the workflow of a name: the name a session
