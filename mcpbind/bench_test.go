@@ -99,20 +99,26 @@ func BenchmarkPairedCalls(b *testing.B) {
 	const batch = 20
 	names := []string{"plain", "plain+note", "gated/transition", "plain-2026", "handles/transition", "gated/transition-unlogged", "http/plain", "http/gated/transition"}
 	calls := make([]func(), len(names))
+	labelled := make([]context.Context, len(names))
 	for i, name := range names {
 		for _, c := range callCases {
 			if c.name == name {
-				// Labelled, so that a CPU profile of the run tells the cases'
-				// server goroutines apart (go tool pprof -tagfocus case=plain).
+				// Labelled, so that a CPU profile of the run tells the cases
+				// apart (go tool pprof -tagfocus case=plain): the server's and
+				// the client's goroutines, and below the benchmark's while it
+				// calls.
+				labelled[i] = pprof.WithLabels(context.Background(), pprof.Labels("case", name))
 				pprof.Do(context.Background(), pprof.Labels("case", name), func(context.Context) {
 					calls[i] = newBenchCall(b, "full", c)
 				})
 			}
 		}
 	}
+	defer pprof.SetGoroutineLabels(context.Background())
 	cpu := make([]time.Duration, len(names))
 	for b.Loop() {
 		for i, call := range calls {
+			pprof.SetGoroutineLabels(labelled[i])
 			cpu0 := cputime.Process()
 			for range batch {
 				call()
