@@ -674,9 +674,33 @@ func (r *runner) next(n int, ev Event) *transition {
 // (typeStrings; a string held there is not freed, so its address is not
 // reused), one with the same bytes by comparing them (recentTypes).
 func (r *runner) eventID(typ string) int32 {
+	if id, ok := r.nextType(typ); ok {
+		return id
+	}
+	return r.eventIDScan(typ)
+}
+
+// nextType is eventID for typ when it is the string that followed the one
+// found last: a stream that repeats its strings in order finds each at
+// the first look. Kept small enough to be inlined.
+func (r *runner) nextType(typ string) (int32, bool) {
+	i := r.typeLast + 1
+	if i >= r.typeCount {
+		i = 0
+	}
+	// A slot not filled yet (ok false) holds no string.
+	if e := &r.typeStrings[i&(typeStringSlots-1)]; unsafe.StringData(e.typ) == unsafe.StringData(typ) && len(e.typ) == len(typ) && e.ok {
+		r.typeLast = i
+		return e.id, true
+	}
+	return 0, false
+}
+
+// eventIDScan is eventID for a string that did not follow the one found
+// last.
+func (r *runner) eventIDScan(typ string) int32 {
 	p := unsafe.StringData(typ)
-	// From the string found last: the same type again, or the one that
-	// followed it when a stream repeats its types, is found first.
+	// From the string found last: the same type again is found first.
 	i, n := r.typeLast, r.typeCount
 	for range n {
 		if e := &r.typeStrings[i&(typeStringSlots-1)]; unsafe.StringData(e.typ) == p && len(e.typ) == len(typ) {

@@ -47,6 +47,10 @@ type stepPlan struct {
 	pure bool
 	// run: of a pure plan, the assigns it runs, in order (see replay).
 	run []*action
+	// slots: the entries of run's assigns, in order, when each has slot
+	// entries that it sets one by one (see independentSlots): setting
+	// them one by one in that order is running the assigns in order.
+	slots []slotEntry
 	// quiet: no state of final has an eventless transition, so none can
 	// be selected after the step (see quietNodes).
 	quiet bool
@@ -614,19 +618,30 @@ func (r *runner) replay(p *stepPlan, ev Event) {
 	if p.pure {
 		// Its assigns do not see the configuration: it changes first, and
 		// they run after, in order.
-		for _, x := range p.exit {
-			r.active[x] = false
-		}
-		for _, n := range p.enter {
-			if !r.active[n] {
-				r.activate(n)
+		if !p.still { // else it exits and enters no state
+			for _, x := range p.exit {
+				r.active[x] = false
 			}
-		}
-		if !p.still {
+			for _, n := range p.enter {
+				if !r.active[n] {
+					r.activate(n)
+				}
+			}
 			r.s.nodes = copyNodes(r.s.nodes, p.final)
 		}
+		if p.moved {
+			r.changed = true
+		}
+		if len(p.run) == 0 {
+			return
+		}
+		live := r.ownsContext && r.slotCtx.live
+		if p.slots != nil && live {
+			r.assignSlots(p.slots, true, ev)
+			return
+		}
 		for _, a := range p.run {
-			if a.slots != nil && r.ownsContext && r.slotCtx.live {
+			if a.slots != nil && live {
 				r.assignSlots(a.slots, a.slotsSeq, ev)
 				continue
 			}
@@ -635,9 +650,6 @@ func (r *runner) replay(p *stepPlan, ev Event) {
 				entries = a.decl
 			}
 			r.assignAction(a, entries, ev)
-		}
-		if p.moved {
-			r.changed = true
 		}
 		return
 	}
@@ -697,6 +709,19 @@ func (r *runner) replay(p *stepPlan, ev Event) {
 	if p.moved {
 		r.changed = true
 	}
+}
+
+// flatSlots returns the slot entries of assigns run, in order, when each
+// sets its entries one by one (see stepPlan.slots); nil otherwise.
+func flatSlots(run []*action) []slotEntry {
+	var out []slotEntry
+	for _, a := range run {
+		if a.slots == nil || !a.slotsSeq {
+			return nil
+		}
+		out = append(out, a.slots...)
+	}
+	return out
 }
 
 // copyNodes returns dst with the contents of src, reusing dst's array. A
@@ -764,6 +789,7 @@ func (r *runner) recordPlan() {
 	if !p.pure {
 		p.run = nil
 	}
+	p.slots = flatSlots(p.run)
 	if r.cache.count >= maxCachedSteps {
 		// Start again; nothing refers to the old records any more.
 		r.cache.confs, r.cache.count, r.cache.into = nil, 0, nil
@@ -814,7 +840,10 @@ func (r *runner) fastStep(s *Snapshot, ev Event, ownContext, messaging bool) boo
 	if ev.Type == EventStop || ev.Type == EventInit {
 		return false
 	}
-	evID := r.eventID(ev.Type)
+	evID, ok := r.nextType(ev.Type)
+	if !ok {
+		evID = r.eventIDScan(ev.Type)
+	}
 	var sel *selection
 	for i := range c.sels {
 		if c.sels[i].evID == evID {
