@@ -138,7 +138,7 @@ func (a *Actor) Start(ctx context.Context) error {
 func (a *Actor) Send(ctx context.Context, ev Event) error {
 	a.mu.Lock()
 	if a.sys == nil && a.opts.Inspect == nil && a.started && a.cur.status == StatusActive &&
-		a.r.fastStep(a.cur, ev, !a.contextShared && a.cur.context != nil, false) {
+		a.r.fastStep(a.cur, ev, !a.contextShared && a.cur.context != nil, false, true) {
 		// fastStep runs no implementation and arms no timer: the lock is
 		// released without a deferred call, unless subscribers (code of
 		// the caller's, which may panic) are told.
@@ -180,7 +180,7 @@ func (a *Actor) sendLocked(ctx context.Context, ev Event) error {
 	if a.opts.Inspect != nil {
 		a.r.leaveSlots()
 		a.opts.Inspect(Inspection{Event: ev, Snapshot: a.cur})
-		if a.r.fastStep(a.cur, ev, !a.contextShared && a.cur.context != nil, false) {
+		if a.r.fastStep(a.cur, ev, !a.contextShared && a.cur.context != nil, false, true) {
 			if len(a.subs) > 0 || a.cur.status != StatusActive { // a fast step arms no timer
 				a.afterChange(nil, true)
 			}

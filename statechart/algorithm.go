@@ -176,6 +176,7 @@ func (r *runner) begin(ctx context.Context, s *Snapshot, now time.Time) {
 	r.ownsTimers, r.copiedTimers, r.logTimers, r.timerLog = false, false, false, r.timerLog[:0]
 	r.ownsHistory, r.ownsContext, r.contextSeen, r.replacedContext = false, false, false, false
 	r.undoing, r.undo = false, r.undo[:0]
+	r.cache.exact = nil // the call may change s.nodes (see fastStep)
 	if r.actorState {
 		// Only a call for an actor system, or a start, sets these.
 		r.sys, r.self, r.fx = nil, nil, r.fx[:0]

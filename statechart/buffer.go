@@ -76,7 +76,7 @@ func (m *Machine) TransitionInto(ctx context.Context, dst, s *Snapshot, ev Event
 		b.load(dst, next)
 		return err
 	}
-	if b.r.fastStep(dst, ev, !b.contextShared && dst.context != nil, false) {
+	if b.r.fastStep(dst, ev, !b.contextShared && dst.context != nil, false, false) {
 		return nil
 	}
 	return b.macrostep(ctx, dst, now, ev, false)

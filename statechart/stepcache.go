@@ -167,6 +167,10 @@ type stepCache struct {
 	// known: cur is the record of the configuration as it is now (nil if
 	// it has none), until the configuration changes.
 	known bool
+	// exact: the snapshot an Actor's fastStep last changed, when cur is
+	// nil or the record of its configuration (see fastStep); nil
+	// otherwise. begin clears it.
+	exact *Snapshot
 	last  *stepPlan  // the plan last replayed, whose next is not known yet
 	into  *confPlans // recordPlan: the configuration of the step being recorded; nil for a new one
 	key   []byte     // the key of the configuration looked up
@@ -829,12 +833,21 @@ func (r *runner) recordPlan() {
 // needs ownContext: s's context is the Actor's alone (see grantContext).
 // It reports false, having changed nothing, when the general path must
 // take the event.
-func (r *runner) fastStep(s *Snapshot, ev Event, ownContext, messaging bool) bool {
-	if r.s != s || !r.synced || !r.cacheOn() {
-		return false
-	}
+func (r *runner) fastStep(s *Snapshot, ev Event, ownContext, messaging, private bool) bool {
 	c := r.cache.cur
-	if c == nil || !slices.Equal(c.nodes, s.nodes) {
+	if s != r.cache.exact {
+		if r.s != s || !r.synced || !r.cacheOn() || c == nil || !slices.Equal(c.nodes, s.nodes) {
+			return false
+		}
+	} else if c == nil {
+		// s is r.cache.exact: the snapshot of an Actor (private) whose
+		// last call was fastStep, which found the runner synced with s
+		// and the cache on, and left them so, with c the record of the
+		// configuration it left s in, if any (by the key of its nodes,
+		// see nextConf). Only the runner changes an Actor's current
+		// snapshot and those fields; it does so in a call that starts
+		// with begin, which clears exact, or in fastStep (see
+		// TestActorExactConfiguration).
 		return false
 	}
 	if ev.Type == EventStop || ev.Type == EventInit {
@@ -927,6 +940,9 @@ func (r *runner) fastStep(s *Snapshot, ev Event, ownContext, messaging bool) boo
 	r.cache.cur, r.cache.known = end.next, false
 	if end.next == nil {
 		r.cache.last = end
+	}
+	if private && r.cache.exact != s {
+		r.cache.exact = s
 	}
 	if len(r.activated) > 2*len(s.nodes)+32 {
 		// active marks exactly s.nodes; activated need not list more.
@@ -1175,4 +1191,5 @@ func (r *runner) undoFastStep(c *confPlans) {
 	}
 	r.s.nodes = append(r.s.nodes[:0], c.nodes...)
 	r.cache.cur, r.cache.known, r.cache.last = c, false, nil
+	r.cache.exact = nil // the general path takes the event
 }

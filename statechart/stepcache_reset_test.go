@@ -2,14 +2,18 @@
 // cache: random machines with more recorded steps than the cache holds
 // (maxCachedSteps), and eventless chains whose guards read what the step
 // before assigned, run long random event sequences with the cache and
-// without it, and must agree after every event.
+// without it, and must agree after every event; so must those whose events
+// often run out of steps, which fastStep's shortcut after a fast step
+// must survive (TestActorExactConfiguration).
 
 package statechart
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -145,4 +149,48 @@ func TestActorFastStepAcrossCacheResets(t *testing.T) {
 		t.Fatalf("%d cache resets, %d closed chains seen, %d eventless microsteps and %d events taken by fastStep: the test does not exercise them", resets, closed, chains, fast)
 	}
 	t.Logf("%d cache resets, %d closed chains seen, %d eventless microsteps and %d events taken by fastStep, %d events failed", resets, closed, chains, fast, failed)
+}
+
+// TestActorExactConfiguration checks what lets an Actor's fastStep skip
+// its checks of the runner and of the configuration (runner's
+// cache.exact): whenever exact is the Actor's current snapshot, the runner
+// is synced with it, the cache is on, and the record of the configuration
+// is that of its nodes. Random machines whose events often run out of
+// steps (the call keeps the snapshot the last fast step left, while the
+// general path moved the runner on) run long random event sequences, with
+// the cache and without it, and must agree after every event.
+func TestActorExactConfiguration(t *testing.T) {
+	exact, failed := 0, 0
+	for seed := uint64(0); seed < 6; seed++ {
+		rng := rand.New(rand.NewPCG(seed, 512))
+		opts := &Options{MaxSteps: 2 + int(seed%3)}
+		m := manyStepsMachine(t, rng, 4, 8, opts)
+		general, cached := startedPair(t, m)
+		for i := range 2000 {
+			ev := Event{Type: fmt.Sprintf("E%d", rng.IntN(6)), Data: map[string]any{"v": float64(rng.IntN(24)), "w": float64(rng.IntN(2))}}
+			if err := sendBoth(t, general, cached, ev, "seed %d event %d", seed, i); err != nil {
+				var budget *StepBudgetError
+				if !errors.As(err, &budget) {
+					general, cached = startedPair(t, m) // an Actor in error takes no more events
+					continue
+				}
+				failed++
+			}
+			r := cached.r
+			if r.cache.exact != cached.cur {
+				continue
+			}
+			exact++
+			if r.s != cached.cur || !r.synced || !r.cacheOn() {
+				t.Fatalf("seed %d event %d: exact snapshot, but the runner's snapshot %v, synced %v, cache on %v", seed, i, r.s == cached.cur, r.synced, r.cacheOn())
+			}
+			if c := r.cache.cur; c != nil && !slices.Equal(c.nodes, cached.cur.nodes) {
+				t.Fatalf("seed %d event %d: exact snapshot in %v, its record's configuration %v", seed, i, cached.cur.nodes, c.nodes)
+			}
+		}
+	}
+	if exact == 0 || failed == 0 {
+		t.Fatalf("%d events left an exact snapshot, %d ran out of steps: the test does not exercise them", exact, failed)
+	}
+	t.Logf("%d events left an exact snapshot, %d ran out of steps", exact, failed)
 }

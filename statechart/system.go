@@ -802,7 +802,7 @@ func (c *cell) fastStep(ev Event) bool {
 	r.attach(c)
 	r.fx, r.deferredInvokes, r.pendingFx, r.pendingTimers = r.fx[:0], nil, r.pendingFx[:0], r.pendingTimers[:0]
 	r.ownsChildren = false
-	if !r.fastStep(next, ev, c.ctxOwned, true) {
+	if !r.fastStep(next, ev, c.ctxOwned, true, false) {
 		r.s = nil
 		if !inPlace {
 			c.spare = next
