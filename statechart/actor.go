@@ -53,6 +53,9 @@ type Actor struct {
 	started   bool
 	ctx       context.Context
 	armed     map[uint64]func() bool // clock registrations, by timer seq
+	// plain: started without an actor system and without Inspect, so
+	// that Send may take an event by fastStep; set by Start alone.
+	plain bool
 	// timersShared: a snapshot handed out (or given in ActorOptions)
 	// shares cur's timer queue, so it must not change in place.
 	timersShared bool
@@ -112,6 +115,7 @@ func (a *Actor) Start(ctx context.Context) error {
 	if a.m.usesActors {
 		return a.startSystem()
 	}
+	a.plain = a.opts.Inspect == nil
 	var err error
 	if a.opts.Snapshot != nil {
 		a.cur = a.opts.Snapshot.clone()
@@ -137,7 +141,7 @@ func (a *Actor) Start(ctx context.Context) error {
 // [*StepBudgetError] is returned.
 func (a *Actor) Send(ctx context.Context, ev Event) error {
 	a.mu.Lock()
-	if a.sys == nil && a.opts.Inspect == nil && a.started && a.cur.status == StatusActive &&
+	if a.plain && a.cur.status == StatusActive &&
 		a.r.fastStep(a.cur, ev, !a.contextShared && a.cur.context != nil, false, true) {
 		// fastStep runs no implementation and arms no timer: the lock is
 		// released without a deferred call, unless subscribers (code of

@@ -691,6 +691,72 @@ func (r *runner) assignSlots(entries []slotEntry, seq bool, ev Event) {
 	r.assignSlotsAtOnce(entries, ev)
 }
 
+// numAssign is a slot entry that adds n to its slot's number (inc; a
+// value that is not a number counts as 0) or sets it to the number n.
+type numAssign struct {
+	slot int32
+	inc  bool
+	n    float64
+}
+
+// numAssigns returns entries as numAssigns, when each is an $inc or a
+// number literal; nil otherwise.
+func numAssigns(entries []slotEntry) []numAssign {
+	if len(entries) == 0 {
+		return nil
+	}
+	out := make([]numAssign, 0, len(entries))
+	for _, e := range entries {
+		if e.expr == nil {
+			return nil
+		}
+		switch ex := e.expr.e; ex.kind {
+		case exprInc:
+			out = append(out, numAssign{slot: e.slot, inc: true, n: ex.inc})
+		case exprLiteral:
+			n, ok := ex.literal.(float64)
+			if !ok {
+				return nil
+			}
+			out = append(out, numAssign{slot: e.slot, n: n})
+		default:
+			return nil
+		}
+	}
+	return out
+}
+
+// assignNumbers is assignSlots, one by one, for entries that are all
+// numAssigns, while the runner records no undo: it calls nothing for a
+// slot this macrostep already set and loaded (a number is set in place).
+func (r *runner) assignNumbers(ops []numAssign) {
+	r.changed = true
+	x := &r.slotCtx
+	for i := range ops {
+		o := &ops[i]
+		c := &x.cells[o.slot]
+		if c.set && c.gen == x.cur {
+			switch {
+			case !o.inc && c.num:
+				c.n = o.n // v is nil while num is set
+				continue
+			case !o.inc:
+				c.v, c.n, c.num = nil, o.n, true
+				continue
+			case c.num:
+				c.n += o.n
+				continue
+			}
+		}
+		n := o.n
+		if o.inc {
+			was, _ := r.slotNumber(o.slot)
+			n += was
+		}
+		r.setSlot(o.slot, slotValue{n: n, num: true})
+	}
+}
+
 // assignSlotsAtOnce is assignSlots for entries that may depend on each
 // other: every value is computed before any is set.
 func (r *runner) assignSlotsAtOnce(entries []slotEntry, ev Event) {

@@ -51,6 +51,9 @@ type stepPlan struct {
 	// entries that it sets one by one (see independentSlots): setting
 	// them one by one in that order is running the assigns in order.
 	slots []slotEntry
+	// nums: slots as numAssigns, when each entry adds to its key's
+	// number or sets a number literal (see assignNumbers).
+	nums []numAssign
 	// quiet: no state of final has an eventless transition, so none can
 	// be selected after the step (see quietNodes).
 	quiet bool
@@ -641,7 +644,11 @@ func (r *runner) replay(p *stepPlan, ev Event) {
 		}
 		live := r.ownsContext && r.slotCtx.live
 		if p.slots != nil && live {
-			r.assignSlots(p.slots, true, ev)
+			if p.nums != nil && !r.undoing {
+				r.assignNumbers(p.nums)
+			} else {
+				r.assignSlots(p.slots, true, ev)
+			}
 			return
 		}
 		for _, a := range p.run {
@@ -794,6 +801,7 @@ func (r *runner) recordPlan() {
 		p.run = nil
 	}
 	p.slots = flatSlots(p.run)
+	p.nums = numAssigns(p.slots)
 	if r.cache.count >= maxCachedSteps {
 		// Start again; nothing refers to the old records any more.
 		r.cache.confs, r.cache.count, r.cache.into = nil, 0, nil
