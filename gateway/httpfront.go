@@ -53,11 +53,18 @@ type HTTPHandler struct {
 // id as written.
 type callKey struct{ session, id string }
 
-// frontCall is a call taken, being answered on its POST's response.
+// frontCall is a call taken, being answered on its POST's response. It
+// is its handlers' context: a context cancelled when the call ends, whose
+// value at frontCallKey is the call itself. Its request is made with it,
+// in one allocation.
 type frontCall struct {
+	context.Context
 	session string // its session's id
 	cancel  context.CancelFunc
 	sse     bool // the response is a stream of events
+	req     mcp.CallToolRequest
+	extra   mcp.RequestExtra
+	header  [3]string // the values of its answer's headers
 
 	mu   sync.Mutex
 	w    http.ResponseWriter
@@ -74,6 +81,15 @@ type ask struct {
 // frontCallKey is the context key of a call taken, in its handlers'
 // context.
 type frontCallKey struct{}
+
+// Value is the call itself at frontCallKey, and its context's value
+// otherwise.
+func (c *frontCall) Value(key any) any {
+	if key == (frontCallKey{}) {
+		return c
+	}
+	return c.Context.Value(key)
+}
 
 // HTTPHandler returns the Streamable HTTP handler of the server, with opts
 // as go-sdk's handler takes them. It takes the server's handlers as they
@@ -126,8 +142,11 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	body, whole := h.readBody(r)
-	if whole && h.serve(w, r, id, body) {
-		return
+	if whole {
+		if h.serve(w, r, id, body) {
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
 	}
 	h.sdk.ServeHTTP(w, r)
 }
@@ -183,11 +202,11 @@ func (h *HTTPHandler) plain(r *http.Request) bool {
 			return false
 		}
 	}
-	if !accepts(r.Header.Values("Accept")) || len(r.Header.Values("Last-Event-ID")) > 0 || auth.TokenInfoFromContext(r.Context()) != nil {
+	if !accepts(r.Header["Accept"]) || len(r.Header["Last-Event-Id"]) > 0 || auth.TokenInfoFromContext(r.Context()) != nil {
 		return false
 	}
 	if !h.opts.DisableLocalhostProtection {
-		if a, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok && a != nil && loopback(a.String()) && !loopback(r.Host) {
+		if a, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok && a != nil && localLoopback(a) && !loopback(r.Host) {
 			return false
 		}
 	}
@@ -200,7 +219,9 @@ func (h *HTTPHandler) plain(r *http.Request) bool {
 func accepts(values []string) bool {
 	var data, stream bool
 	for _, v := range values {
-		for t := range strings.SplitSeq(v, ",") {
+		for more := true; more; {
+			var t string
+			t, v, more = strings.Cut(v, ",")
 			t, _, _ = strings.Cut(t, ";")
 			switch strings.ToLower(strings.TrimSpace(t)) {
 			case "application/json", "application/*":
@@ -213,6 +234,16 @@ func accepts(values []string) bool {
 		}
 	}
 	return data && stream
+}
+
+// localLoopback reports whether a, the local address of a request, is a
+// loopback address, as loopback(a.String()) does, without writing a TCP
+// address out.
+func localLoopback(a net.Addr) bool {
+	if t, ok := a.(*net.TCPAddr); ok && t != nil {
+		return t.IP.IsLoopback()
+	}
+	return loopback(a.String())
 }
 
 // loopback reports whether a host (with or without a port) is a loopback
@@ -230,8 +261,9 @@ func loopback(addr string) bool {
 }
 
 // readBody reads r's body if it is at most as long as a call taken may
-// be, and leaves r's body as it was for go-sdk; whole is false if it is
-// longer, or could not be read.
+// be; whole is false if it is longer, or could not be read, and then r's
+// body is left as it was for go-sdk. When whole, r's body is read to its
+// end: the caller gives body back to go-sdk if it is not taken.
 func (h *HTTPHandler) readBody(r *http.Request) (body []byte, whole bool) {
 	limit := int64(h.g.opts.MaxArgumentBytes)
 	if m := h.opts.MaxRequestBodyBytes; m == 0 {
@@ -244,11 +276,24 @@ func (h *HTTPHandler) readBody(r *http.Request) (body []byte, whole bool) {
 	}
 	size := int64(512)
 	if r.ContentLength > 0 {
-		size = r.ContentLength + 1 // +1: ReadFrom reads until EOF
+		size = r.ContentLength + 1 // +1: the read that finds the end
 	}
-	buf := bytes.NewBuffer(make([]byte, 0, size))
-	_, err := buf.ReadFrom(io.LimitReader(r.Body, limit+1))
-	body = buf.Bytes()
+	body = make([]byte, 0, min(size, limit+1))
+	var err error
+	for {
+		if len(body) == cap(body) {
+			body = slices.Grow(body, min(cap(body), int(limit+1)-len(body)))
+		}
+		var n int
+		n, err = r.Body.Read(body[len(body):cap(body)])
+		body = body[:len(body)+n]
+		if err != nil || int64(len(body)) > limit {
+			break
+		}
+	}
+	if err == io.EOF {
+		err = nil
+	}
 	if err != nil || int64(len(body)) > limit {
 		// go-sdk reads the rest, and says what is wrong.
 		r.Body = struct {
@@ -257,7 +302,6 @@ func (h *HTTPHandler) readBody(r *http.Request) (body []byte, whole bool) {
 		}{io.MultiReader(bytes.NewReader(body), r.Body), r.Body}
 		return nil, false
 	}
-	r.Body = io.NopCloser(bytes.NewReader(body))
 	return body, true
 }
 
@@ -296,8 +340,8 @@ func (h *HTTPHandler) serve(w http.ResponseWriter, r *http.Request, id string, b
 	down := rid.Raw
 	key := callKey{id, down}
 	c := &frontCall{session: id, sse: !h.opts.JSONResponse, w: w}
-	ctx, cancel := context.WithCancel(context.WithValue(context.Background(), frontCallKey{}, c))
-	c.cancel = cancel
+	ctx, cancel := context.WithCancel(context.Background())
+	c.Context, c.cancel = ctx, cancel
 	h.mu.Lock()
 	_, live := h.sessions[id]
 	dup := h.calls[key] != nil
@@ -321,16 +365,19 @@ func (h *HTTPHandler) serve(w http.ResponseWriter, r *http.Request, id string, b
 		_, _ = w.Write(line[:len(line)-1])
 		return true
 	}
+	// The keys are in canonical form: no Set needed. The values are the
+	// call's, each a full slice (Add appends to a copy).
 	hd := w.Header()
-	hd.Set("Cache-Control", "no-cache, no-transform")
+	c.header = [3]string{"no-cache, no-transform", "application/json"}
 	if c.sse {
-		hd.Set("Content-Type", "text/event-stream")
-		hd.Set("Connection", "keep-alive")
-	} else {
-		hd.Set("Content-Type", "application/json")
+		c.header[1], c.header[2] = "text/event-stream", "keep-alive"
+		hd["Connection"] = c.header[2:3:3]
 	}
-	req := &mcp.CallToolRequest{Session: ss, Params: p, Extra: &mcp.RequestExtra{Header: r.Header}}
-	res, err := h.next(ctx, "tools/call", req)
+	hd["Cache-Control"] = c.header[0:1:1]
+	hd["Content-Type"] = c.header[1:2:2]
+	c.extra.Header = r.Header
+	c.req = mcp.CallToolRequest{Session: ss, Params: p, Extra: &c.extra}
+	res, err := h.next(c, "tools/call", &c.req)
 	h.mu.Lock()
 	if h.calls[key] == c {
 		delete(h.calls, key)
@@ -430,15 +477,28 @@ func (c *frontCall) write(msg []byte, answer bool) error {
 		_, err := c.w.Write(msg)
 		return err
 	}
-	b := make([]byte, 0, len(msg)+len("event: message\ndata: \n\n"))
-	b = append(b, "event: message\ndata: "...)
-	b = append(b, msg...)
-	b = append(b, "\n\n"...)
-	if _, err := c.w.Write(b); err != nil {
-		return err
+	// The event in three writes, which the response buffers, rather than
+	// a copy of msg.
+	for _, b := range [...][]byte{eventStart, msg, eventEnd} {
+		if _, err := c.w.Write(b); err != nil {
+			return err
+		}
+	}
+	switch f := c.w.(type) { // as http.ResponseController flushes, without making one
+	case interface{ FlushError() error }:
+		return f.FlushError()
+	case http.Flusher:
+		f.Flush()
+		return nil
 	}
 	return http.NewResponseController(c.w).Flush()
 }
+
+// The framing of a message in a stream of events.
+var (
+	eventStart = []byte("event: message\ndata: ")
+	eventEnd   = []byte("\n\n")
+)
 
 // sending is the server's sending middleware: a notification or a
 // request (sampling, elicitation, roots) sent in the context of a call
@@ -543,6 +603,9 @@ func (h *HTTPHandler) ask(ctx context.Context, c *frontCall, method string, para
 // answered takes a POST of session id that answers a request ask sent to
 // its client: the answer goes to the request, and the POST is accepted.
 func (h *HTTPHandler) answered(id string, body []byte) bool {
+	if !bytes.Contains(body, []byte(`"result"`)) && !bytes.Contains(body, []byte(`"error"`)) {
+		return false // fields below reads keys as written: a call need not be parsed twice
+	}
 	var top [4]gjson.Result // jsonrpc, id, result, error
 	if !fields(gjson.ParseBytes(body), []string{`"jsonrpc"`, `"id"`, `"result"`, `"error"`}, top[:]) ||
 		top[0].Raw != `"2.0"` || top[1].Type != gjson.String || top[2].Exists() == top[3].Exists() ||
