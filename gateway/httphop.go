@@ -77,17 +77,22 @@ func (h *hop) request(ctx context.Context, method string, body []byte) (*http.Re
 	if err != nil {
 		return nil, err
 	}
-	// The keys are in canonical form: no Set needed.
-	req.Header["Mcp-Protocol-Version"] = []string{h.version}
+	// The Host header is then the URL's host, which NewRequest copied:
+	// with req.Host set, http.Client copies the URL for its cookies.
+	req.Host = ""
+	// The keys are in canonical form: no Set needed. The values share one
+	// array, each a full slice (Add appends to a copy).
+	vals := &[4]string{h.version, h.session, "application/json", "application/json, text/event-stream"}
+	req.Header["Mcp-Protocol-Version"] = vals[0:1:1]
 	if h.session != "" {
-		req.Header["Mcp-Session-Id"] = []string{h.session}
+		req.Header["Mcp-Session-Id"] = vals[1:2:2]
 	}
 	if method == http.MethodPost {
-		req.Header["Content-Type"] = []string{"application/json"}
-		req.Header["Accept"] = []string{"application/json, text/event-stream"}
+		req.Header["Content-Type"] = vals[2:3:3]
 	} else {
-		req.Header["Accept"] = []string{"text/event-stream"}
+		vals[3] = "text/event-stream"
 	}
+	req.Header["Accept"] = vals[3:4:4]
 	for k, v := range h.u.cfg.Headers {
 		req.Header.Set(k, v)
 	}
@@ -332,7 +337,8 @@ func answers(msg []byte, id string) bool {
 // nextID returns a new request id for the raw hop; go-sdk's own ids are
 // numbers.
 func (u *upstream) nextID() string {
-	return rawHTTPPrefix + strconv.FormatUint(u.rawIDs.Add(1), 10)
+	var b [len(rawHTTPPrefix) + 20]byte
+	return string(strconv.AppendUint(append(b[:0], rawHTTPPrefix...), u.rawIDs.Add(1), 10))
 }
 
 // rawHTTPPrefix starts the ids of the raw hop's requests.
@@ -462,6 +468,7 @@ func (s *eventStream) stop() {
 // and the error that ended it (nil at its end).
 func (s *eventStream) read(body io.Reader, id string) (answer []byte, lastID string, retry time.Duration, err error) {
 	r := newEventReader(body)
+	defer r.free()
 	for {
 		ev, err := r.next()
 		if err != nil {
@@ -672,9 +679,28 @@ type eventReader struct {
 	r *bufio.Reader
 }
 
-func newEventReader(r io.Reader) *eventReader {
-	return &eventReader{r: bufio.NewReaderSize(r, 4096)}
+// newEventReader returns a reader of r's events, whose buffer is one of
+// bufReaders until it is given back (free).
+func newEventReader(r io.Reader) eventReader {
+	br, _ := bufReaders.Get().(*bufio.Reader)
+	if br == nil {
+		br = bufio.NewReaderSize(r, 4096)
+	} else {
+		br.Reset(r)
+	}
+	return eventReader{r: br}
 }
+
+// free gives the reader's buffer back to bufReaders, emptied: the events
+// it returned do not share it.
+func (e *eventReader) free() {
+	e.r.Reset(nil)
+	bufReaders.Put(e.r)
+	e.r = nil
+}
+
+// bufReaders are the buffers of eventReaders not in use.
+var bufReaders sync.Pool
 
 // next returns the next event; io.EOF at the end of the stream (an
 // event not ended by a blank line is dropped, as the SSE standard says).

@@ -87,3 +87,18 @@ func FuzzEventReader(f *testing.F) {
 		assert.Equal(t, data, string(evs[0].data))
 	})
 }
+
+// TestEventStreamAnswerOwnsItsBytes checks that the answer read from a
+// stream is not in the reading buffer, which the next stream's reading
+// reuses.
+func TestEventStreamAnswerOwnsItsBytes(t *testing.T) {
+	s := &eventStream{}
+	first, _, _, err := s.read(strings.NewReader("data: {\"jsonrpc\":\"2.0\",\"id\":\"a\",\"result\":{\"secret\":1}}\n\n"), "a")
+	require.NoError(t, err)
+	want := string(first)
+	for range 10 {
+		_, _, _, err := s.read(strings.NewReader("data: {\"jsonrpc\":\"2.0\",\"id\":\"b\",\"result\":{\"public\":2}}\n\n"), "b")
+		require.NoError(t, err)
+	}
+	assert.Equal(t, want, string(first))
+}
