@@ -302,6 +302,9 @@ func (h *HTTPHandler) readBody(r *http.Request) (body []byte, whole bool) {
 		}{io.MultiReader(bytes.NewReader(body), r.Body), r.Body}
 		return nil, false
 	}
+	// Read to its end: closed, the server has nothing to discard of it
+	// after the answer.
+	r.Body.Close()
 	return body, true
 }
 
@@ -402,12 +405,7 @@ func (h *HTTPHandler) session(id string) (*mcp.ServerSession, string) {
 		return nil, "" // go-sdk's handler knows no live session with another id
 	}
 	if ss == nil {
-		for o := range h.g.Server().Sessions() {
-			if o.ID() == id {
-				ss = o
-				break
-			}
-		}
+		ss = h.serverSession(id)
 		h.mu.Lock()
 		if _, mine = h.sessions[id]; mine {
 			if ss == nil {
@@ -426,6 +424,18 @@ func (h *HTTPHandler) session(id string) (*mcp.ServerSession, string) {
 		return nil, ""
 	}
 	return ss, init.ProtocolVersion
+}
+
+// serverSession is the server's live session with the given id, nil if
+// none. (Apart from session, whose ss the loop would move to the heap on
+// every call.)
+func (h *HTTPHandler) serverSession(id string) *mcp.ServerSession {
+	for ss := range h.g.Server().Sessions() {
+		if ss.ID() == id {
+			return ss
+		}
+	}
+	return nil
 }
 
 // ended forgets session id, which ended, and cancels its calls taken:

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 )
 
@@ -22,6 +23,16 @@ func TestPlainAllocates(t *testing.T) {
 	r = r.WithContext(context.WithValue(r.Context(), http.LocalAddrContextKey, &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 8080}))
 	assert.True(t, h.plain(r))
 	assert.Zero(t, testing.AllocsPerRun(100, func() { h.plain(r) }))
+}
+
+// TestSessionAllocates checks that finding the session of a call, which
+// every call over HTTP asks, allocates nothing once the session is known
+// (here one not initialized, which session reads as none).
+func TestSessionAllocates(t *testing.T) {
+	h := &HTTPHandler{sessions: map[string]*mcp.ServerSession{"s": new(mcp.ServerSession)}}
+	ss, _ := h.session("s")
+	assert.Nil(t, ss)
+	assert.Zero(t, testing.AllocsPerRun(100, func() { h.session("s") }))
 }
 
 // TestLocalLoopback checks that a local address is a loopback one
