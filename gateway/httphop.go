@@ -349,7 +349,7 @@ const rawHTTPPrefix = "chartgate-http-"
 // after an event with an id is resumed, as go-sdk's client resumes it;
 // one that cannot be resumed is given up, and the request cancelled.
 func (g *Gateway) stream(ctx context.Context, h *hop, id, method string, resp *http.Response) ([]byte, error) {
-	s := &eventStream{g: g, h: h, ctx: ctx}
+	s := eventStream{g: g, h: h, ctx: ctx}
 	defer s.stop()
 	var prev string
 	stalls := 0
@@ -443,24 +443,34 @@ func resumeDelay(attempt int) time.Duration {
 var errMalformed = errors.New("malformed event stream")
 
 // eventStream is the state of the stream of one exchange: the requests of
-// the upstream it carried that are still being answered.
+// the upstream it carried that are still being answered. It is the
+// exchange's alone (its goroutines share calls only): it stays on the
+// stack.
 type eventStream struct {
-	g   *Gateway
-	h   *hop
-	ctx context.Context
+	g     *Gateway
+	h     *hop
+	ctx   context.Context
+	calls *upstreamCalls // nil until the stream carries a request
+}
 
+// upstreamCalls are the requests of the upstream a stream carried that
+// are still being answered.
+type upstreamCalls struct {
 	mu      sync.Mutex
-	pending map[jsonrpc.ID]context.CancelFunc // of the upstream's requests
+	pending map[jsonrpc.ID]context.CancelFunc
 }
 
 // stop cancels the upstream's requests still being answered; their
 // answers would go to a request that is over.
 func (s *eventStream) stop() {
-	s.mu.Lock()
-	for _, cancel := range s.pending {
+	if s.calls == nil {
+		return
+	}
+	s.calls.mu.Lock()
+	for _, cancel := range s.calls.pending {
 		cancel()
 	}
-	s.mu.Unlock()
+	s.calls.mu.Unlock()
 }
 
 // read reads events from body until the answer to id, which it returns.
@@ -518,34 +528,35 @@ func (s *eventStream) handle(data []byte) {
 		s.g.notified(s.ctx, s.h.u, req.Method, req.Params)
 		return
 	}
-	ctx, cancel := context.WithCancel(s.ctx)
-	s.mu.Lock()
-	if s.pending == nil {
-		s.pending = map[jsonrpc.ID]context.CancelFunc{}
+	if s.calls == nil {
+		s.calls = &upstreamCalls{pending: map[jsonrpc.ID]context.CancelFunc{}}
 	}
-	s.pending[req.ID] = cancel
-	s.mu.Unlock()
+	g, h, calls := s.g, s.h, s.calls
+	ctx, cancel := context.WithCancel(s.ctx)
+	calls.mu.Lock()
+	calls.pending[req.ID] = cancel
+	calls.mu.Unlock()
 	go func() {
 		defer func() {
-			s.mu.Lock()
-			delete(s.pending, req.ID)
-			s.mu.Unlock()
+			calls.mu.Lock()
+			delete(calls.pending, req.ID)
+			calls.mu.Unlock()
 			cancel()
 		}()
 		resp := &jsonrpc.Response{ID: req.ID}
-		res, err := s.g.answer(ctx, s.h.u, req.Method, req.Params)
+		res, err := g.answer(ctx, h.u, req.Method, req.Params)
 		if err == nil {
 			resp.Result, err = json.Marshal(res)
 		}
 		resp.Error = err
 		msg, err := jsonrpc.EncodeMessage(resp)
 		if err == nil {
-			sctx, scancel := context.WithTimeout(s.h.u.g.ctx, 30*time.Second)
+			sctx, scancel := context.WithTimeout(h.u.g.ctx, 30*time.Second)
 			defer scancel()
-			err = s.h.send(sctx, msg)
+			err = h.send(sctx, msg)
 		}
 		if err != nil {
-			s.h.u.logger.Warn("answering a request of the upstream", "method", req.Method, "error", err)
+			h.u.logger.Warn("answering a request of the upstream", "method", req.Method, "error", err)
 		}
 	}()
 }
@@ -561,9 +572,12 @@ func (s *eventStream) cancelled(params json.RawMessage) {
 	if err != nil {
 		return
 	}
-	s.mu.Lock()
-	cancel := s.pending[id]
-	s.mu.Unlock()
+	if s.calls == nil {
+		return
+	}
+	s.calls.mu.Lock()
+	cancel := s.calls.pending[id]
+	s.calls.mu.Unlock()
 	if cancel != nil {
 		cancel()
 	}
