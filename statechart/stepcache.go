@@ -861,6 +861,8 @@ func (r *runner) fastStep(s *Snapshot, ev Event, ownContext, messaging, private 
 	if ev.Type == EventStop || ev.Type == EventInit {
 		return false
 	}
+	// eventID, spelled out: eventID itself is too large to be inlined,
+	// and its first probe (nextType) finds most events here.
 	evID, ok := r.nextType(ev.Type)
 	if !ok {
 		evID = r.eventIDScan(ev.Type)
