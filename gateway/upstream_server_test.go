@@ -20,6 +20,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/chartgate/chartgate/gateway"
+	"github.com/chartgate/chartgate/internal/stdio"
 )
 
 // Environment of a test upstream.
@@ -38,7 +39,9 @@ func TestMain(m *testing.M) {
 		os.Exit(0)
 	default:
 		server := newUpstreamServer(mode, os.Getenv(envName), os.Getenv(envMarks))
-		if err := server.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
+		// Standard input through the poller, as chartgate serve reads
+		// its own: see stdio.Pollable.
+		if err := server.Run(context.Background(), &mcp.IOTransport{Reader: stdio.Pollable(os.Stdin), Writer: os.Stdout}); err != nil {
 			fmt.Fprintln(os.Stderr, "test upstream:", err)
 		}
 		os.Exit(0)

@@ -14,6 +14,8 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/chartgate/chartgate/internal/stdio"
 )
 
 // serverEnv, set to a file, makes the test binary the project's own MCP
@@ -54,7 +56,8 @@ func serveNotes(file string) {
 		}
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "noted: " + in.Text}}}, nil, nil
 	})
-	_ = s.Run(context.Background(), &mcp.StdioTransport{})
+	// Standard input through the poller: see stdio.Pollable.
+	_ = s.Run(context.Background(), &mcp.IOTransport{Reader: stdio.Pollable(os.Stdin), Writer: os.Stdout})
 }
 
 // ownServer is a host's own-server walk: a project whose host configuration

@@ -182,7 +182,11 @@ func cmdServe(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	defer g.Close()
 	if o.http == "" {
-		t := &stdio.Transport{Reader: io.NopCloser(stdin), Writer: nopWriteCloser{stdout}, Logger: logger}
+		in := io.NopCloser(stdin)
+		if f, ok := stdin.(*os.File); ok {
+			in = stdio.Pollable(f)
+		}
+		t := &stdio.Transport{Reader: in, Writer: nopWriteCloser{stdout}, Logger: logger}
 		run := server.Run
 		if len(o.hooks) == 0 {
 			// Nothing on the server must see each call: plain tool calls

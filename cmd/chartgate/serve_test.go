@@ -21,6 +21,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/chartgate/chartgate/internal/stdio"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -88,7 +90,8 @@ func runTestUpstream() {
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "logged"}}}, nil, err
 		})
 	}
-	_ = s.Run(context.Background(), &mcp.StdioTransport{})
+	// Standard input through the poller: see stdio.Pollable.
+	_ = s.Run(context.Background(), &mcp.IOTransport{Reader: stdio.Pollable(os.Stdin), Writer: os.Stdout})
 	if os.Getenv(envUpstream) == "linger" {
 		time.Sleep(time.Hour)
 	}

@@ -27,8 +27,9 @@ import (
 // value serves on os.Stdin and os.Stdout. Like every go-sdk transport, use
 // it for one connection only.
 type Transport struct {
-	// Reader is read line by line; nil means os.Stdin. It is closed when
-	// the connection is.
+	// Reader is read line by line; nil means os.Stdin, read through the
+	// runtime's poller when it is a pipe or a socket (see [Pollable]). It
+	// is closed when the connection is.
 	Reader io.ReadCloser
 	// Writer receives go-sdk's messages and the error answers, one line
 	// each, never two at once; nil means os.Stdout, which is not closed.
@@ -56,7 +57,7 @@ type Transport struct {
 func (t *Transport) Connect(ctx context.Context) (mcp.Connection, error) {
 	in, out := t.Reader, t.Writer
 	if in == nil {
-		in = os.Stdin
+		in = Pollable(os.Stdin)
 	}
 	if out == nil {
 		out = nopCloser{os.Stdout}

@@ -53,7 +53,8 @@ const envUpstream = "CHARTGATE_GATEWAYBENCH_UPSTREAM"
 
 func main() {
 	if os.Getenv(envUpstream) != "" {
-		if err := echoServer().Run(context.Background(), &mcp.StdioTransport{}); err != nil {
+		// Standard input through the poller: see stdio.Pollable.
+		if err := echoServer().Run(context.Background(), &mcp.IOTransport{Reader: stdio.Pollable(os.Stdin), Writer: os.Stdout}); err != nil {
 			os.Exit(1)
 		}
 		return
