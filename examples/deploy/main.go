@@ -35,6 +35,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/chartgate/chartgate/internal/stdio"
 	"github.com/chartgate/chartgate/mcpbind"
 	"github.com/chartgate/chartgate/mcpbind/sqlitestore"
 	"github.com/chartgate/chartgate/statechart"
@@ -72,7 +73,9 @@ func main() {
 		log.Fatal(err)
 	}
 	defer gate.Close()
-	if err := server.Run(ctx, &mcp.StdioTransport{}); err != nil && !errors.Is(err, io.EOF) {
+	// chartgate's stdio transport: see internal/stdio (standard input read
+	// through the poller; bad lines answered, not fatal).
+	if err := server.Run(ctx, &stdio.Transport{}); err != nil && !errors.Is(err, io.EOF) {
 		log.Fatal(err)
 	}
 }

@@ -19,6 +19,8 @@ import (
 	"os"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/chartgate/chartgate/internal/stdio"
 )
 
 func main() {
@@ -33,15 +35,17 @@ func main() {
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("sprints", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	stdio := fs.Bool("stdio", false, "serve the tools over stdin/stdout instead of running the demo")
+	overStdio := fs.Bool("stdio", false, "serve the tools over stdin/stdout instead of running the demo")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
-	if *stdio {
-		return serve(ctx, &mcp.StdioTransport{})
+	if *overStdio {
+		// chartgate's stdio transport: see internal/stdio (standard input
+		// read through the poller; bad lines answered, not fatal).
+		return serve(ctx, &stdio.Transport{})
 	}
 	return demo(ctx, stdout)
 }
