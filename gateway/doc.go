@@ -111,7 +111,12 @@
 //
 // An error result sends a workflow gate no event, and the gate releases
 // the workflow it held for the call: an upstream that never answers holds
-// the workflow for CallTimeout at most. A progress
+// the workflow for CallTimeout at most. While a tool call waits for a
+// stdio upstream that has written nothing for a second, the gateway
+// pings it (once a second, and drops the answers): a Go server can stop
+// answering until it reads another line (on Go 1.26, a garbage
+// collection waits for its stdin reader's read(2); see internal/stdio's
+// Pollable), and the ping is that line. A progress
 // token is replaced by one of the gateway's, and the upstream's progress
 // notifications go back to the calling client with its own token, in
 // order, before the result (except over HTTP with protocol 2026-07-28,

@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -248,7 +249,10 @@ type lineConn struct {
 	mu     sync.Mutex
 	calls  map[string]*rawCall // upstream id (without quotes) → call
 	next   uint64
-	closed error // why the connection ended; set once
+	closed error       // why the connection ended; set once
+	nudge  *time.Timer // pings the child while calls wait (see nudgeChild)
+
+	lastRead atomic.Int64 // when the last line came from the child, in Unix nanoseconds
 
 	closeOnce sync.Once
 }
@@ -299,6 +303,7 @@ func (l *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 // readLine reads the next line into the reused buffer, without its end
 // and surrounding space.
 func (l *lineConn) readLine() ([]byte, error) {
+	defer func() { l.lastRead.Store(time.Now().UnixNano()) }()
 	line := l.buf[:0]
 	for {
 		chunk, err := l.r.ReadSlice('\n')
@@ -363,6 +368,9 @@ func (l *lineConn) send(line []byte, at, n int, c *rawCall, timeout time.Duratio
 	if timeout > 0 {
 		c.timer = time.AfterFunc(timeout, func() { l.timedOut(c, timeout) })
 	}
+	if l.nudge == nil {
+		l.nudge = time.AfterFunc(nudgeAfter, l.nudgeChild)
+	}
 	l.mu.Unlock()
 	l.wmu.Lock()
 	w := append(l.wbuf[:0], line[:at]...)
@@ -399,6 +407,48 @@ func (l *lineConn) timedOut(c *rawCall, timeout time.Duration) {
 	})
 }
 
+// nudgeAfter is how long the child may be silent while calls wait for
+// their answers before nudgeChild pings it.
+const nudgeAfter = time.Second
+
+// nudgeChild sends the child a ping when calls wait for answers and it has
+// written nothing for nudgeAfter, and comes back every nudgeAfter while
+// calls wait. A Go child can stop answering until it reads another line:
+// on Go 1.26 a garbage collection that starts as its stdin reader enters
+// read(2) waits for the read to return before it stops the world (see
+// internal/stdio's Pollable), and the child's client, this gateway,
+// writes nothing more while it waits for the answer. The ping is that
+// line; its answer, with an id of the calls passed through that no call
+// has, is dropped.
+func (l *lineConn) nudgeChild() {
+	l.mu.Lock()
+	if l.closed != nil || len(l.calls) == 0 {
+		l.nudge = nil // send starts it again
+		l.mu.Unlock()
+		return
+	}
+	silent := time.Since(time.Unix(0, l.lastRead.Load()))
+	if silent < nudgeAfter {
+		l.nudge.Reset(nudgeAfter - silent)
+		l.mu.Unlock()
+		return
+	}
+	l.next++
+	id := rawPrefix + strconv.FormatUint(l.next, 10)
+	l.nudge.Reset(nudgeAfter)
+	l.mu.Unlock()
+	l.wmu.Lock()
+	w := append(l.wbuf[:0], `{"jsonrpc":"2.0","id":"`...)
+	w = append(w, id...)
+	w = append(w, `","method":"ping"}`+"\n"...)
+	_, err := l.c.stdin.Write(w)
+	l.wbuf = w[:0]
+	l.wmu.Unlock()
+	if err != nil {
+		l.u.logger.Debug("pinging a silent upstream", "error", err)
+	}
+}
+
 // cancelUpstream sends notifications/cancelled for the upstream request
 // id ours.
 func (l *lineConn) cancelUpstream(ours, reason string) {
@@ -427,6 +477,9 @@ func (l *lineConn) fail(why error) {
 	l.mu.Lock()
 	if l.closed == nil {
 		l.closed = why
+	}
+	if l.nudge != nil {
+		l.nudge.Stop()
 	}
 	calls := make([]*rawCall, 0, len(l.calls))
 	for _, c := range l.calls {

@@ -126,6 +126,18 @@ func TestPassthroughTimeoutAndCancellation(t *testing.T) {
 	assert.Zero(t, seen.Load())
 }
 
+// TestPassthroughPingsSilentUpstream: an upstream that answers a call
+// only once it reads another line (a Go 1.26 server whose collection
+// waits on its stdin read) is pinged while the call waits, and answers it
+// within the call's timeout: through the passthrough and through Dispatch.
+func TestPassthroughPingsSilentUpstream(t *testing.T) {
+	g := newGateway(t, &gateway.Options{CallTimeout: 20 * time.Second}, upstreamCommand(t, "up", "held", ""))
+	cs, _ := connectStdio(t, g)
+	assert.Equal(t, "released", text(call(t, cs, "held", nil)))
+	d, _ := connectDispatch(t, g, nil)
+	assert.Equal(t, "released", text(call(t, d, "held", nil)))
+}
+
 func TestPassthroughUpstreamKilledMidCall(t *testing.T) {
 	g := newGateway(t, &gateway.Options{MinBackoff: 10 * time.Millisecond}, upstreamCommand(t, "up", "full", ""))
 	cs, _ := connectStdio(t, g)

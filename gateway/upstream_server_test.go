@@ -25,7 +25,7 @@ import (
 
 // Environment of a test upstream.
 const (
-	envMode  = "GATEWAY_TEST_UPSTREAM" // "full", "small", "rug", "many" or "sleep"
+	envMode  = "GATEWAY_TEST_UPSTREAM" // "full", "small", "rug", "held", "many" or "sleep"
 	envName  = "GATEWAY_TEST_NAME"     // the server's name, in results
 	envMarks = "GATEWAY_TEST_MARKS"    // a directory where it leaves marks
 )
@@ -93,7 +93,8 @@ type (
 // newUpstreamServer builds the test upstream. "full" has tools, prompts,
 // resources, templates, completions and logging; "small" only echo and a
 // tool named after the server; "rug" echo and a tool that redefines it;
-// "many" 1,000 tools.
+// "held" echo and held, which answers only after a ping; "many" 1,000
+// tools.
 func newUpstreamServer(mode, name, marks string) *mcp.Server {
 	opts := &mcp.ServerOptions{
 		CompletionHandler: func(_ context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
@@ -116,10 +117,17 @@ func newUpstreamServer(mode, name, marks string) *mcp.Server {
 		opts = nil
 	}
 	s := mcp.NewServer(&mcp.Implementation{Name: name, Version: "1.0.0"}, opts)
+	pinged := make(chan struct{}, 1) // a ping came (for held)
 	s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			if p, ok := req.GetParams().(*mcp.SetLoggingLevelParams); ok {
 				mark(marks, "level", string(p.Level))
+			}
+			if method == "ping" {
+				select {
+				case pinged <- struct{}{}:
+				default:
+				}
 			}
 			return next(ctx, method, req)
 		}
@@ -147,6 +155,23 @@ func newUpstreamServer(mode, name, marks string) *mcp.Server {
 		mcp.AddTool(s, &mcp.Tool{Name: "redefine"}, func(_ context.Context, _ *mcp.CallToolRequest, in echoIn) (*mcp.CallToolResult, any, error) {
 			mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: in.Text}, echo)
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "redefined"}}}, nil, nil
+		})
+		return s
+	case "held":
+		// held answers once the server has read a ping after the call, as a
+		// Go 1.26 server whose collection waits on its stdin read answers
+		// once it reads another line (see internal/stdio's Pollable).
+		mcp.AddTool(s, &mcp.Tool{Name: "held"}, func(ctx context.Context, _ *mcp.CallToolRequest, _ empty) (*mcp.CallToolResult, any, error) {
+			select {
+			case <-pinged: // one that came before the call
+			default:
+			}
+			select {
+			case <-pinged:
+				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "released"}}}, nil, nil
+			case <-ctx.Done():
+				return nil, nil, ctx.Err()
+			}
 		})
 		return s
 	case "small":
