@@ -1,7 +1,9 @@
 package mcpbind
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -201,6 +203,38 @@ func TestMovingCallAllocs(t *testing.T) {
 // resultSink keeps a result, so that it is allocated as the gate's are.
 var resultSink mcp.Result
 
+// TestLoggedMovingCallAllocs: the log record of a moving call's
+// transition (a TextHandler at Info, writing to io.Discard) allocates
+// nothing once its workflow has moved before, for a session's workflow and
+// for a handle's: the key's fingerprint is kept, not hashed and allocated
+// again.
+func TestLoggedMovingCallAllocs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates")
+	}
+	allocs := func(handles bool, level slog.Level) float64 {
+		g, req := movingCall(t, handles, slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: level})))
+		ctx := context.Background()
+		next := func(_ context.Context, method string, _ mcp.Request) (mcp.Result, error) {
+			if method != "tools/call" {
+				return &mcp.ListToolsResult{Tools: []*mcp.Tool{{Name: "flip"}}}, nil
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok"}}}, nil
+		}
+		return testing.AllocsPerRun(200, func() {
+			res, err := g.call(ctx, next, &attachment{}, req)
+			if err != nil || res.(*mcp.CallToolResult).IsError {
+				t.Fatal(err, res)
+			}
+		})
+	}
+	for _, handles := range []bool{false, true} {
+		if logged, unlogged := allocs(handles, slog.LevelInfo), allocs(handles, slog.LevelWarn); logged > unlogged {
+			t.Errorf("handles %v: a logged moving call allocates %v times, an unlogged one %v", handles, logged, unlogged)
+		}
+	}
+}
+
 // TestHandleCallAllocs: a moving call whose workflow a handle names
 // allocates at most twice more than one of a session's workflow: the
 // handle's store key (the id is its end) and the arguments without
@@ -239,5 +273,42 @@ func TestHandleCallAllocs(t *testing.T) {
 	session, handle := allocs(false), allocs(true)
 	if handle > session+2 {
 		t.Fatalf("a handle's moving call: %v allocations, a session's %v; want at most 2 more", handle, session)
+	}
+}
+
+// TestTransitionLogKey: every transition's log record names its workflow
+// by the fingerprint of its key, the first time and again once it is kept.
+func TestTransitionLogKey(t *testing.T) {
+	var buf bytes.Buffer
+	g, req := movingCall(t, true, slog.New(slog.NewTextHandler(&buf, nil)))
+	var args struct {
+		ID string `json:"workflow_id"`
+	}
+	if err := json.Unmarshal(req.Params.Arguments, &args); err != nil {
+		t.Fatal(err)
+	}
+	next := func(_ context.Context, method string, _ mcp.Request) (mcp.Result, error) {
+		if method != "tools/call" {
+			return &mcp.ListToolsResult{Tools: []*mcp.Tool{{Name: "flip"}}}, nil
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok"}}}, nil
+	}
+	for range 3 {
+		if _, err := g.call(context.Background(), next, &attachment{}, req); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := "key=" + core.Fingerprint(g.core.HandleKey(args.ID))
+	var n int
+	for line := range strings.Lines(buf.String()) {
+		if strings.Contains(line, `msg="mcpbind: transition"`) {
+			n++
+			if !strings.Contains(line, want) {
+				t.Errorf("log record %q, want %s", line, want)
+			}
+		}
+	}
+	if n != 3 {
+		t.Fatalf("%d transitions logged, want 3:\n%s", n, buf.String())
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"hash/maphash"
 	"log/slog"
 	"maps"
 	"slices"
@@ -73,6 +74,8 @@ type Core struct {
 	localLeases bool
 	// transitionPC is the source of Transitioned's log records, read once.
 	transitionPC atomic.Uintptr
+	// prints are the fingerprints of the keys Transitioned logged last.
+	prints keyPrints
 	// effects and jobs are set when the machine has actors: the gate runs
 	// its promise children as jobs (jobs.go); waits are the steps of a
 	// refusal's path that wait for an actor's result.
@@ -543,6 +546,7 @@ func New(engine statechart.Engine, o *Options) (*Core, error) {
 	var rnd [8]byte
 	_, _ = rand.Read(rnd[:])
 	g.instance = hex.EncodeToString(rnd[:])
+	g.prints.seed = maphash.MakeSeed()
 
 	g.byID = make(map[string]int, len(g.Nodes))
 	g.allNodes = NewBitset(len(g.Nodes))

@@ -4,6 +4,8 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
+	"hash/maphash"
 	"sync"
 	"testing"
 	"time"
@@ -182,5 +184,23 @@ func TestFingerprintAllocs(t *testing.T) {
 	}
 	if sum := sha256.Sum256([]byte(key)); fp != hex.EncodeToString(sum[:6]) {
 		t.Fatalf("Fingerprint(%q) = %q, want the first 6 bytes of its SHA-256 in hex", key, fp)
+	}
+}
+
+// TestKeyPrints: the fingerprint kept for a key is the key's own, also
+// when more keys than slots take turns, and two keys share a slot.
+func TestKeyPrints(t *testing.T) {
+	var k keyPrints
+	k.seed = maphash.MakeSeed()
+	keys := make([]string, 3*len(k.slots))
+	for i := range keys {
+		keys[i] = fmt.Sprintf("session:%d", i)
+	}
+	for range 2 {
+		for _, key := range keys {
+			if got, want := k.of(key), Fingerprint(key); got != want {
+				t.Fatalf("of(%q) = %q, want %q", key, got, want)
+			}
+		}
 	}
 }

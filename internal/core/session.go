@@ -8,6 +8,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"hash/maphash"
 	"maps"
 	"sync/atomic"
 
@@ -81,6 +82,29 @@ func Fingerprint(key string) string {
 	var b [12]byte
 	hex.Encode(b[:], sum[:6])
 	return string(b[:])
+}
+
+// keyPrints keeps the fingerprints of the keys whose transitions the gate
+// logged last, so that the log record of a workflow that moves again
+// costs no hash of its key and no allocation: one slot per hash of the
+// key (mod the slots), holding the last key logged with that hash. A
+// process holds its keys anyway; the slots keep at most as many.
+type keyPrints struct {
+	seed  maphash.Seed
+	slots [64]atomic.Pointer[keyPrint]
+}
+
+type keyPrint struct{ key, print string }
+
+// of returns Fingerprint(key).
+func (k *keyPrints) of(key string) string {
+	slot := &k.slots[maphash.String(k.seed, key)%uint64(len(k.slots))]
+	if p := slot.Load(); p != nil && p.key == key {
+		return p.print
+	}
+	p := &keyPrint{key: key, print: Fingerprint(key)}
+	slot.Store(p)
+	return p.print
 }
 
 // NameKey is the store key of the workflow of a name: the name a session

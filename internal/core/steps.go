@@ -227,7 +227,7 @@ func (g *Core) Transitioned(ctx context.Context, tr gate.Transition) {
 			t = time.Now()
 		}
 		r := slog.NewRecord(t, slog.LevelInfo, "mcpbind: transition", pc)
-		r.AddAttrs(slog.String("key", Fingerprint(tr.Key)), slog.String("tool", tr.Tool), slog.String("event", tr.Event.Type),
+		r.AddAttrs(slog.String("key", g.prints.of(tr.Key)), slog.String("tool", tr.Tool), slog.String("event", tr.Event.Type),
 			slog.Any("from", tr.From), slog.Any("to", tr.To))
 		_ = h.Handle(ctx, r) // as Logger's methods do
 	}
