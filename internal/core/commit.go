@@ -61,7 +61,7 @@ func (g *Core) CommitCall(ctx context.Context, c *Call, h *holder, v *View, o To
 	var cur *View // the view the last attempt wrote against
 	nv, err := g.update(ctx, c.Target, h.latest(), func(v *View) (statechart.State, Record, bool, error) {
 		cur, out.Tr, out.Err = v, nil, nil
-		ours := g.leases.holdsLocally(h) || cur.Rec.Lease != nil && cur.Rec.Lease.ID == h.id
+		ours := g.leases.holdsLocally(h) || cur.Rec.Lease != nil && cur.Rec.Lease.ID == h.lease.ID
 		if !ours && first {
 			g.Log.Warn("mcpbind: a call's hold on the workflow expired while its tool ran; its event is applied to the newer state",
 				"key", Fingerprint(h.key), "tool", c.Name)

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"hash/maphash"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -202,5 +203,20 @@ func TestKeyPrints(t *testing.T) {
 				t.Fatalf("of(%q) = %q, want %q", key, got, want)
 			}
 		}
+	}
+}
+
+// TestLeaseIDIn: a lease id written into a holder's bytes is the id
+// newLeaseID gives, and one that does not fit is allocated whole.
+func TestLeaseIDIn(t *testing.T) {
+	g := newCore(t, gate.NewMemoryStore(nil))
+	var h holder
+	id := g.newLeaseIDIn(h.idBytes[:])
+	if want := g.instance + ".1"; id != want {
+		t.Fatalf("lease id %q, want %q", id, want)
+	}
+	g.seq.Store(1 << 62)
+	if id, want := g.newLeaseIDIn(h.idBytes[:]), g.instance+"."+strconv.FormatUint(1<<62+1, 36); id != want {
+		t.Fatalf("lease id %q, want %q", id, want)
 	}
 }

@@ -28,6 +28,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/chartgate/chartgate/gate"
 )
@@ -35,11 +36,11 @@ import (
 // holder is a call's hold on its workflow: the lease it took and the
 // newest view of the record that carries it.
 type holder struct {
-	t     Target
-	key   string
-	id    string
-	tool  string
-	lease Lease // the lease taken, which the records saved with it point to
+	t   Target
+	key string
+	// lease is the lease taken, which the records saved with it point
+	// to: its ID and Tool are the holder's (never changed).
+	lease Lease
 	// local: the holder holds its workflow's lease in this process (see
 	// localKey), whether or not the record carries it too.
 	local bool
@@ -65,6 +66,9 @@ type holder struct {
 	// tr is the transition the call's commit saved, if any (Committed.Tr
 	// points to it), allocated with the holder.
 	tr gate.Transition
+	// idBytes hold the lease's ID, allocated with the holder, when it
+	// fits; never changed once the ID is set.
+	idBytes [24]byte
 }
 
 // latest returns the newest view of the holder's record.
@@ -120,8 +124,8 @@ func (g *Core) ReserveCall(ctx context.Context, c *Call, v *View) (*View, *holde
 			if attempt > 0 {
 				taken = time.Now() // after a wait for the workflow
 			}
-			h = &holder{t: c.Target, key: key, id: g.newLeaseID(), tool: c.Name, taken: taken}
-			h.lease = Lease{ID: h.id, Tool: c.Name, Until: g.callTime(c).Add(g.leaseTTL)}
+			h = &holder{t: c.Target, key: key, taken: taken}
+			h.lease = Lease{ID: g.newLeaseIDIn(h.idBytes[:]), Tool: c.Name, Until: g.callTime(c).Add(g.leaseTTL)}
 			rec.Lease = &h.lease // one allocation; a lease is never changed
 			if g.localKey(key) {
 				if !g.leases.takeLocal(h, g.abandonAfter()) {
@@ -360,10 +364,10 @@ func (g *Core) renew(base context.Context, h *holder, every time.Duration) {
 	defer cancel()
 	cur := h.view
 	for attempt := 0; attempt < 10; attempt++ {
-		if cur.Rec.Lease == nil || cur.Rec.Lease.ID != h.id {
+		if cur.Rec.Lease == nil || cur.Rec.Lease.ID != h.lease.ID {
 			h.lost = true
 			g.Log.Warn("mcpbind: a call lost its hold on the workflow while its tool ran (the lease expired and another call took it)",
-				"key", Fingerprint(h.key), "tool", h.tool)
+				"key", Fingerprint(h.key), "tool", h.lease.Tool)
 			return
 		}
 		rec := cur.Rec
@@ -376,12 +380,12 @@ func (g *Core) renew(base context.Context, h *holder, every time.Duration) {
 			break
 		}
 		if !gate.IsConflict(err) {
-			g.Log.Warn("mcpbind: renewing a call's hold on the workflow", "key", Fingerprint(h.key), "tool", h.tool, "error", err)
+			g.Log.Warn("mcpbind: renewing a call's hold on the workflow", "key", Fingerprint(h.key), "tool", h.lease.Tool, "error", err)
 			break // try again at the next renewal
 		}
 		if cur, err = g.Load(ctx, h.t); err != nil {
 			h.lost = true
-			g.Log.Warn("mcpbind: the workflow of a running call vanished", "key", Fingerprint(h.key), "tool", h.tool, "error", err)
+			g.Log.Warn("mcpbind: the workflow of a running call vanished", "key", Fingerprint(h.key), "tool", h.lease.Tool, "error", err)
 			return
 		}
 	}
@@ -391,10 +395,19 @@ func (g *Core) renew(base context.Context, h *holder, every time.Duration) {
 // newLeaseID returns a lease id no other lease of any instance has: the
 // gate's random instance id and a count. (It is a fencing token, not a
 // secret: only what can write the store sees it.)
-func (g *Core) newLeaseID() string {
+func (g *Core) newLeaseID() string { return g.newLeaseIDIn(nil) }
+
+// newLeaseIDIn is newLeaseID, its bytes in dst if they fit: dst is not
+// changed again while the id is in use.
+func (g *Core) newLeaseIDIn(dst []byte) string {
 	var buf [64]byte
 	b := append(append(buf[:0], g.instance...), '.')
-	return string(strconv.AppendUint(b, g.seq.Add(1), 36))
+	b = strconv.AppendUint(b, g.seq.Add(1), 36)
+	if len(b) > len(dst) {
+		return string(b)
+	}
+	n := copy(dst, b)
+	return unsafe.String(&dst[0], n)
 }
 
 // leaseWatchers lets calls waiting for a workflow's lease in this process
