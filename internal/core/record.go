@@ -177,6 +177,25 @@ func (a *ApprovalRecord) JSON() []byte {
 	return b
 }
 
+// timeLen returns the length of t in UTC in RFC 3339 with nanoseconds, as
+// a record encodes its times, without formatting it (for years 0 to 9999:
+// the date and time, a fraction without its trailing zeros, and "Z").
+func timeLen(t time.Time) int {
+	t = t.UTC()
+	if y := t.Year(); y < 0 || y > 9999 {
+		var buf [64]byte
+		return len(t.AppendFormat(buf[:0], time.RFC3339Nano))
+	}
+	n := len("2006-01-02T15:04:05Z")
+	if ns := t.Nanosecond(); ns != 0 {
+		n += len(".999999999")
+		for ; ns%10 == 0; ns /= 10 {
+			n--
+		}
+	}
+	return n
+}
+
 // Size returns the length of the record's encoding, without encoding it.
 func (r *Record) Size() int {
 	n := len(`{"state":`) + len(r.Snap) + len(`}`)
@@ -191,16 +210,12 @@ func (r *Record) Size() int {
 		n += len(`,"history":[]`) + r.HistoryBytes() - 1 // historyBytes counts a comma per entry
 	}
 	if l := r.Lease; l != nil {
-		var buf [64]byte
-		n += len(`,"lease":{"id":,"tool":,"until":""}`) + jsonx.StringLen(l.ID) + jsonx.StringLen(l.Tool) +
-			len(l.Until.UTC().AppendFormat(buf[:0], time.RFC3339Nano))
+		n += len(`,"lease":{"id":,"tool":,"until":""}`) + jsonx.StringLen(l.ID) + jsonx.StringLen(l.Tool) + timeLen(l.Until)
 	}
 	if len(r.Jobs) > 0 {
-		var buf [64]byte
 		n += len(`,"jobs":[]`) + len(r.Jobs) - 1
 		for _, j := range r.Jobs {
-			n += len(`{"session":,"id":,"until":""}`) + jsonx.StringLen(j.Session) + jsonx.StringLen(j.ID) +
-				len(j.Until.UTC().AppendFormat(buf[:0], time.RFC3339Nano))
+			n += len(`{"session":,"id":,"until":""}`) + jsonx.StringLen(j.Session) + jsonx.StringLen(j.ID) + timeLen(j.Until)
 		}
 	}
 	if r.Approval != nil {

@@ -231,3 +231,28 @@ func TestAppendHistoryInPlace(t *testing.T) {
 		}
 	}
 }
+
+// TestTimeLen: timeLen is the length of a time as a record encodes it,
+// for fractions with and without trailing zeros, other zones, and years
+// past four digits.
+func TestTimeLen(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	times := []time.Time{{}, time.Date(9999, 12, 31, 23, 59, 59, 999999999, time.UTC), time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC),
+		time.Date(-1, 1, 1, 0, 0, 0, 5, time.UTC), time.Unix(0, 0), time.Unix(1, 1e8).In(time.FixedZone("X", -7*3600))}
+	for range 1000 {
+		ns := r.Int64N(1e9)
+		for range r.IntN(10) {
+			ns -= ns % 10 // one more trailing zero
+			ns /= 10
+		}
+		for ns != 0 && ns < 1e8 {
+			ns *= 10
+		}
+		times = append(times, time.Unix(r.Int64N(1e11)-1e10, ns).In(time.FixedZone("Y", r.IntN(50000)-25000)))
+	}
+	for _, tm := range times {
+		if got, want := timeLen(tm), len(tm.UTC().Format(time.RFC3339Nano)); got != want {
+			t.Fatalf("timeLen(%v) = %d, want %d", tm, got, want)
+		}
+	}
+}
