@@ -9,6 +9,7 @@ import (
 	"container/list"
 	"context"
 	"errors"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -461,8 +462,10 @@ type Feed struct {
 	listen func(ctx context.Context, publish func(Change), ready func())
 	n      atomic.Int32 // len(subs), read without mu by Publish
 
-	mu     sync.Mutex
-	subs   map[*feedSub]struct{}
+	mu sync.Mutex
+	// subs are the watchers, in the order they came: a slice, which
+	// Publish ranges over at every write without a map's iterator.
+	subs   []*feedSub
 	closed bool
 	stop   context.CancelFunc // ends the running listen, if any
 	done   chan struct{}      // closed when it returned
@@ -513,10 +516,7 @@ func (f *Feed) watch(ctx context.Context, w *feedSub) error {
 		f.mu.Unlock()
 		return ErrFeedClosed
 	}
-	if f.subs == nil {
-		f.subs = map[*feedSub]struct{}{}
-	}
-	f.subs[w] = struct{}{}
+	f.subs = append(f.subs, w)
 	f.n.Add(1)
 	if f.listen != nil && f.stop == nil {
 		lctx, cancel := context.WithCancel(context.Background())
@@ -546,11 +546,12 @@ func (f *Feed) watch(ctx context.Context, w *feedSub) error {
 // unwatch ends a watch, and the listen function after the last one.
 func (f *Feed) unwatch(w *feedSub) {
 	f.mu.Lock()
-	if _, ok := f.subs[w]; !ok {
+	i := slices.Index(f.subs, w)
+	if i < 0 {
 		f.mu.Unlock()
 		return
 	}
-	delete(f.subs, w)
+	f.subs = slices.Delete(f.subs, i, i+1)
 	f.n.Add(-1)
 	if w.ch != nil {
 		close(w.ch)
@@ -577,7 +578,7 @@ func (f *Feed) Publish(c Change) {
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	for w := range f.subs {
+	for _, w := range f.subs {
 		if !strings.HasPrefix(c.Key, w.prefix) {
 			continue
 		}
@@ -597,10 +598,7 @@ func (f *Feed) Publish(c Change) {
 func (f *Feed) Close() {
 	f.mu.Lock()
 	f.closed = true
-	subs := make([]*feedSub, 0, len(f.subs))
-	for w := range f.subs {
-		subs = append(subs, w)
-	}
+	subs := slices.Clone(f.subs)
 	f.mu.Unlock()
 	for _, w := range subs {
 		f.unwatch(w)
