@@ -42,7 +42,7 @@ func (a *Actor) startSystem() error {
 		if err != nil {
 			return err
 		}
-		root = &cell{sys: sys, session: rootSession, m: a.m, kind: cellMachine, input: input, hasInput: a.opts.Input != nil}
+		root = &cell{sys: sys, session: rootSession, numbered: true, m: a.m, kind: cellMachine, input: input, hasInput: a.opts.Input != nil}
 		sys.root = root
 		sys.register(root)
 		if err := root.initMachine(cloneContext(a.opts.Context)); err != nil && a.callErr == nil {
@@ -216,7 +216,7 @@ func (a *Actor) Deliver(ctx context.Context, rep Report) error {
 	if a.sys == nil {
 		return ErrNoChild
 	}
-	c := a.sys.bySession[rep.Session]
+	c := a.sys.lookup(rep.Session)
 	if c == nil || c.kind == cellMachine || c.proc != procRunning || c.status != StatusActive {
 		return ErrNoChild
 	}

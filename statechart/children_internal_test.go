@@ -308,7 +308,7 @@ func TestSettledPromiseCellsReusedOnlyOnceGone(t *testing.T) {
 		if _, listed := s.Child("cycle"); listed {
 			t.Fatalf("round %d: the settled promise is still listed", i)
 		}
-		sessions = append(sessions, a.sys.free[0].session)
+		sessions = append(sessions, a.sys.free[0].sessionID())
 	}
 	if len(a.sys.free) != 1 {
 		t.Fatalf("%d cells kept for reuse, want 1 (the cycling region's)", len(a.sys.free))

@@ -47,7 +47,7 @@ func (m *Machine) StartEffects(ctx context.Context, opts *StartOptions, now time
 		return nil, nil, err
 	}
 	sys := newPureSystem(ctx, m, now)
-	root := &cell{sys: sys, session: rootSession, m: m, kind: cellMachine, input: input, hasInput: o.Input != nil}
+	root := &cell{sys: sys, session: rootSession, numbered: true, m: m, kind: cellMachine, input: input, hasInput: o.Input != nil}
 	sys.root = root
 	sys.register(root)
 	_ = root.initMachine(cloneContext(o.Context))
@@ -157,7 +157,7 @@ func (m *Machine) Deliver(ctx context.Context, s *Snapshot, rep Report, now time
 		return s, nil, ErrNoChild
 	}
 	sys := continuePure(ctx, m, s, now)
-	c := sys.bySession[rep.Session]
+	c := sys.lookup(rep.Session)
 	if c == nil || c.kind == cellMachine || c.proc != procRunning || c.status != StatusActive {
 		return s, nil, ErrNoChild
 	}

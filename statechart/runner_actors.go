@@ -383,7 +383,7 @@ func (r *runner) sendLater(a *action, out Event, target *cell, pending string) {
 	seq := r.nextSeq()
 	t := timer{id: a.id, event: out, due: r.now.Add(a.send.delay), seq: seq}
 	if target != nil && target != r.self {
-		t.to = target.session
+		t.to = target.sessionID()
 	}
 	r.mutableTimers().push(t, true)
 	if pending != "" {
@@ -422,7 +422,7 @@ func (r *runner) resolvePendingSends() {
 		}
 		q.heap[i].to = noActor
 		if e, ok := r.s.x().children.get(p.id); ok && e.cell != nil {
-			q.heap[i].to = e.cell.session
+			q.heap[i].to = e.cell.sessionID()
 		}
 	}
 	r.pendingTimers = r.pendingTimers[:0]

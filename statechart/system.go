@@ -23,6 +23,7 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 )
@@ -63,10 +64,14 @@ func kindOf(l ActorLogic) cellKind {
 
 // cell is one actor of a running system.
 type cell struct {
-	sys      *system
-	parent   *cell
-	id       string // its id under the parent; "" for the root
+	sys    *system
+	parent *cell
+	id     string // its id under the parent; "" for the root
+	// session: its session id; for a numbered cell, "x:<sessionN>", made
+	// when first asked for (see sessionID), since most are never read.
 	session  string
+	sessionN uint64
+	numbered bool
 	src      string
 	systemID string
 	sync     bool // syncSnapshot: relays its snapshots to the parent once started
@@ -130,8 +135,13 @@ type cell struct {
 
 	names childNames // of a child
 	// first: room for the initial snapshot of a child machine, in the
-	// cell's allocation (see machineCell), until initMachine uses it.
-	first *snapshotPair
+	// cell's allocation (see machineCell), until initMachine uses it;
+	// home: that room, for as long as the cell lives, so that a cell used
+	// again (see recycle) has it for its next initial snapshot.
+	first, home *snapshotPair
+	// parented: the cell has had a child, whose parent it stays even
+	// once stopped, so it is never used again for another actor.
+	parented bool
 }
 
 // childNames are what the events a child sends its parent about itself
@@ -192,8 +202,9 @@ type system struct {
 	now       time.Time
 	pure      bool
 	sessions  uint64
-	ids       sessionIDs // the strings of the session ids
-	bySession map[string]*cell
+	ids       sessionIDs       // the strings of the session ids
+	bySession map[uint64]*cell // by the number of a session id "x:N" (see sessionNumber)
+	byOther   map[string]*cell // by any other session id (one a snapshot from elsewhere gave)
 	keyed     map[string]*cell // by system id
 	seq       uint64           // scheduling counter of every delayed event of the system
 	micro     []microtask      // promise settlements waiting for the synchronous work to end, from mhead on
@@ -210,10 +221,11 @@ type system struct {
 	// to an event not processed yet.
 	doneData map[string]any
 	doneLent bool
-	// retired: declarative promise cells that settled during the entry
-	// point under way; free: cells no one refers to any more, for
+	// retired: cells that ended during the entry point under way and may
+	// be used again (see retire); free, freeMachines: declarative promise
+	// cells and child machine cells no one refers to any more, for
 	// createChild to use again (see recycle).
-	retired, free []*cell
+	retired, free, freeMachines []*cell
 
 	// Set by an Actor.
 	inspect func(Inspection)
@@ -228,7 +240,7 @@ type system struct {
 func newSystem(ctx context.Context, m *Machine) *system {
 	return &system{
 		ctx:       ctx,
-		bySession: map[string]*cell{},
+		bySession: map[uint64]*cell{},
 		keyed:     map[string]*cell{},
 		maxSteps:  m.opts.MaxSteps,
 		sessions:  1, // x:0 is the root
@@ -237,10 +249,43 @@ func newSystem(ctx context.Context, m *Machine) *system {
 
 const rootSession = "x:0"
 
-func (sys *system) newSession() string {
-	s := sys.ids.id(sys.sessions)
+// nextSession returns the number of a new session.
+func (sys *system) nextSession() uint64 {
+	n := sys.sessions
 	sys.sessions++
-	return s
+	return n
+}
+
+// sessionNumber returns N for a session id "x:N" written as sessionIDs
+// writes it (decimal, no leading zero).
+func sessionNumber(s string) (uint64, bool) {
+	if len(s) < 3 || s[:2] != "x:" || (s[2] == '0' && len(s) > 3) {
+		return 0, false
+	}
+	n, err := strconv.ParseUint(s[2:], 10, 64)
+	return n, err == nil
+}
+
+// setSession gives c session id s.
+func (c *cell) setSession(s string) {
+	c.session = s
+	c.sessionN, c.numbered = sessionNumber(s)
+}
+
+// sessionID returns c's session id.
+func (c *cell) sessionID() string {
+	if c.session == "" {
+		c.session = c.sys.ids.id(c.sessionN)
+	}
+	return c.session
+}
+
+// lookup returns the cell registered under session id s, nil when none is.
+func (sys *system) lookup(s string) *cell {
+	if n, ok := sessionNumber(s); ok {
+		return sys.bySession[n]
+	}
+	return sys.byOther[s]
 }
 
 func (sys *system) timeNow() time.Time {
@@ -264,11 +309,24 @@ func (sys *system) count(steps int, ev Event) bool {
 	return true
 }
 
-func (sys *system) register(c *cell) { sys.bySession[c.session] = c }
+func (sys *system) register(c *cell) {
+	if c.numbered {
+		sys.bySession[c.sessionN] = c
+		return
+	}
+	if sys.byOther == nil {
+		sys.byOther = map[string]*cell{}
+	}
+	sys.byOther[c.session] = c
+}
 
 func (sys *system) unregister(c *cell) {
-	if sys.bySession[c.session] == c {
-		delete(sys.bySession, c.session)
+	if c.numbered {
+		if sys.bySession[c.sessionN] == c {
+			delete(sys.bySession, c.sessionN)
+		}
+	} else if sys.byOther[c.session] == c {
+		delete(sys.byOther, c.session)
 	}
 	if c.systemID != "" && sys.keyed[c.systemID] == c {
 		delete(sys.keyed, c.systemID)
@@ -322,7 +380,7 @@ func (c *cell) path() []string {
 }
 
 func (c *cell) ref() ChildRef {
-	return ChildRef{Session: c.session, Path: c.path(), Src: c.src, SystemID: c.systemID}
+	return ChildRef{Session: c.sessionID(), Path: c.path(), Src: c.src, SystemID: c.systemID}
 }
 
 // statusNow is the status of the cell's snapshot.
@@ -358,23 +416,28 @@ func (sys *system) createChild(parent *cell, def *spawnDef, input any, hasInput 
 	// the spare buffer of its first macrostep, in the cell's allocation.
 	var c *cell
 	var pair *snapshotPair
-	if _, ok := def.logic.(*declPromise); ok && len(sys.free) > 0 {
-		c = sys.free[len(sys.free)-1]
-		sys.free[len(sys.free)-1] = nil
-		sys.free = sys.free[:len(sys.free)-1]
+	if _, ok := def.logic.(*declPromise); ok {
+		c = popCell(&sys.free)
 	} else if m, ok := def.logic.(*Machine); ok && !hasInput {
 		if t := m.plainInitial.Load(); t != nil && len(t.nodes) <= len(snapshotCell{}.nodes) {
-			mc := new(machineCell)
-			c, pair = &mc.cell, &mc.first
+			if c = popCell(&sys.freeMachines); c != nil {
+				pair = c.home
+			} else {
+				mc := new(machineCell)
+				c, pair = &mc.cell, &mc.first
+			}
 		}
 	}
 	if c == nil {
 		c = new(cell)
 	}
 	*c = cell{
-		sys: sys, parent: parent, id: def.id, session: sys.newSession(), src: def.src,
+		sys: sys, parent: parent, id: def.id, sessionN: sys.nextSession(), numbered: true, src: def.src,
 		systemID: def.systemID, sync: def.sync, logic: def.logic, kind: kindOf(def.logic),
-		input: input, hasInput: hasInput, names: def.names, first: pair,
+		input: input, hasInput: hasInput, names: def.names, first: pair, home: pair,
+	}
+	if parent != nil {
+		parent.parented = true
 	}
 	if c.systemID != "" {
 		if err := sys.setSystemID(c); err != nil {
@@ -774,6 +837,9 @@ func (c *cell) stopWithoutChildren(ev Event) bool {
 	next.clearTimers()
 	c.update(nil)
 	c.stopProcedure()
+	if c.parent != nil {
+		c.sys.retire(c)
+	}
 	return true
 }
 
@@ -973,19 +1039,32 @@ func (c *cell) doneEventData() map[string]any {
 	return sys.doneData
 }
 
-// maxFreeCells bounds the cells a system keeps for reuse.
+// maxFreeCells bounds the cells of each kind a system keeps for reuse.
 const maxFreeCells = 8
 
-// retire notes that c, done, may be used again once the entry point is
-// over (see recycle): a declarative promise that settled at once, in a
-// system that hands no cell out (no inspection, not the pure API).
+// retire notes that c, done or stopped, may be used again once the entry
+// point is over (see recycle), in a system that hands no cell out (no
+// inspection, not the pure API): a declarative promise that settled at
+// once, or a child machine in the allocation of a machineCell that never
+// had a child (which would keep it as its parent) nor a delayed event
+// (whose clock registration names it).
 func (sys *system) retire(c *cell) {
-	if sys.pure || sys.inspect != nil || c.restored || c.kind != cellDeclPromise {
+	if sys.pure || sys.inspect != nil || c.restored {
 		return
 	}
-	if l, ok := c.run.(*declPromise); ok && l.after <= 0 {
-		sys.retired = append(sys.retired, c)
+	switch c.kind {
+	case cellDeclPromise:
+		if l, ok := c.run.(*declPromise); !ok || l.after > 0 {
+			return
+		}
+	case cellMachine:
+		if c.home == nil || c.parented || c.armed != nil {
+			return
+		}
+	default:
+		return
 	}
+	sys.retired = append(sys.retired, c)
 }
 
 // recycle, at the end of an entry point whose settlements all ran, keeps
@@ -993,21 +1072,38 @@ func (sys *system) retire(c *cell) {
 // longer among their parent's children. Nothing else keeps a cell past
 // its entry point: its effects and events have run, its microtasks too,
 // it is unregistered, and every snapshot handed out holds records of
-// children, not cells.
+// children, not cells, with copies of a child machine's snapshot (see
+// materialize), never the cell's own.
 func (sys *system) recycle() {
 	if sys.halted == nil && !sys.pendingMicro() {
 		for _, c := range sys.retired {
-			if c.proc != procStopped || c.parent == nil || len(sys.free) >= maxFreeCells {
+			free := &sys.free
+			if c.kind == cellMachine {
+				free = &sys.freeMachines
+			}
+			if c.proc != procStopped || c.parent == nil || len(*free) >= maxFreeCells {
 				continue
 			}
 			if e, ok := c.parent.snap.x().children.get(c.id); ok && e.cell == c {
 				continue
 			}
-			sys.free = append(sys.free, c)
+			*free = append(*free, c)
 		}
 	}
 	clear(sys.retired)
 	sys.retired = sys.retired[:0]
+}
+
+// popCell takes the last cell of free, nil when there is none.
+func popCell(free *[]*cell) *cell {
+	n := len(*free)
+	if n == 0 {
+		return nil
+	}
+	c := (*free)[n-1]
+	(*free)[n-1] = nil
+	*free = (*free)[:n-1]
+	return c
 }
 
 // sameMap reports whether a and b are the same map (not merely equal
@@ -1169,7 +1265,7 @@ func (c *cell) arm(seq uint64) {
 		}
 		to := c.path()
 		if t.to != "" {
-			if target := sys.bySession[t.to]; target != nil {
+			if target := sys.lookup(t.to); target != nil {
 				to = target.path()
 			}
 		}
@@ -1242,7 +1338,7 @@ func (sys *system) fire(c *cell, seq uint64) {
 	c.snap = s
 	target := c
 	if t.to != "" {
-		target = sys.bySession[t.to]
+		target = sys.lookup(t.to)
 		if target == nil {
 			return // the target was stopped
 		}
@@ -1435,7 +1531,7 @@ func (c *cell) materialize() *Snapshot {
 // record freezes the state of a child cell.
 func (c *cell) record() *childRecord {
 	r := &childRecord{
-		src: c.src, systemID: c.systemID, session: c.session, sync: c.sync, logic: c.logic,
+		src: c.src, systemID: c.systemID, session: c.sessionID(), sync: c.sync, logic: c.logic,
 		input: c.input, hasInput: c.hasInput,
 	}
 	if c.kind == cellMachine {
@@ -1463,7 +1559,7 @@ func (sys *system) adoptRoot(m *Machine, s *Snapshot, restore bool) *cell {
 	if s.seq > sys.seq {
 		sys.seq = s.seq
 	}
-	root := &cell{sys: sys, session: rootSession, m: m, kind: cellMachine, restored: restore}
+	root := &cell{sys: sys, session: rootSession, numbered: true, m: m, kind: cellMachine, restored: restore}
 	sys.register(root)
 	root.snap = sys.adoptChildren(root, s, restore)
 	if !restore {
@@ -1492,13 +1588,18 @@ func (sys *system) adoptChildren(parent *cell, s *Snapshot, restore bool) *Snaps
 
 func (sys *system) adopt(parent *cell, id string, rec *childRecord, restore bool) *cell {
 	c := &cell{
-		sys: sys, parent: parent, id: id, session: rec.session, src: rec.src, systemID: rec.systemID,
+		sys: sys, parent: parent, id: id, src: rec.src, systemID: rec.systemID,
 		sync: rec.sync, logic: rec.logic, kind: kindOf(rec.logic), restored: restore,
 		status: rec.status, input: rec.input, hasInput: rec.hasInput, output: rec.output,
 		hasOutput: rec.hasOutput, errValue: rec.errValue,
 	}
-	if c.session == "" {
-		c.session = sys.newSession()
+	if parent != nil {
+		parent.parented = true
+	}
+	if rec.session == "" {
+		c.sessionN, c.numbered = sys.nextSession(), true
+	} else {
+		c.setSession(rec.session)
 	}
 	sys.register(c)
 	if c.kind == cellMachine {
@@ -1558,14 +1659,22 @@ func (sys *system) drain() {
 // Actor's Stop): contexts cancelled, timers stopped, cleanups run.
 func (sys *system) stopAll() {
 	for _, c := range sys.bySession {
-		c.disarmAll()
-		if c.kind != cellMachine && c.status == StatusActive {
-			c.stopLogic()
-		}
-		c.proc = procStopped
-		c.releaseRunner()
+		c.stopNow()
+	}
+	for _, c := range sys.byOther {
+		c.stopNow()
 	}
 	sys.micro, sys.mhead = nil, 0
+}
+
+// stopNow ends c's logic, for stopAll.
+func (c *cell) stopNow() {
+	c.disarmAll()
+	if c.kind != cellMachine && c.status == StatusActive {
+		c.stopLogic()
+	}
+	c.proc = procStopped
+	c.releaseRunner()
 }
 
 // callbackGate holds what a Go Callback's functions share with other
