@@ -136,3 +136,34 @@ func TestPromiseOutputInContext(t *testing.T) {
 		}
 	})
 }
+
+// TestFlatPromiseOutputIsACopy is TestPromiseOutputInContext's first case
+// for a result with no object or array in it, which is copied another
+// way: each settlement still gives the context a value of its own.
+func TestFlatPromiseOutputIsACopy(t *testing.T) {
+	ctx := context.Background()
+	const want = `{"n":1,"ok":true}`
+	decl, err := statechart.ParseImplementations([]byte(`{"actors":{"fetch":{"promise":{"resolve":{"ok":true,"n":1}}}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := statechart.Compile([]byte(fmt.Sprintf(outputMachine, "")), &statechart.Options{Implementations: decl})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := statechart.NewActor(m, nil)
+	if err := a.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer a.Stop()
+	for i := range 3 {
+		if err := a.Send(ctx, statechart.NewEvent("FETCH")); err != nil {
+			t.Fatal(err)
+		}
+		s := a.Snapshot()
+		if got := lastJSON(t, s); got != want || s.Value() != "idle" {
+			t.Fatalf("settlement %d: %v, last = %s, want idle and %s", i+1, s.Value(), got, want)
+		}
+		s.Context()["last"].(map[string]any)["ok"] = false // a snapshot is not to be changed; its value is its own even so
+	}
+}

@@ -10,6 +10,8 @@ package statechart
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/tidwall/gjson"
@@ -21,6 +23,9 @@ import (
 type template struct {
 	value  any  // the JSON value, with refValue for each $ref object
 	hasRef bool // some $ref is in it; otherwise value is a literal
+	// flat: value is a literal object or array with no object or array
+	// in it, which a shallow copy copies wholly.
+	flat bool
 }
 
 // templateRoots are the first segments a $ref path may start with, per use.
@@ -39,7 +44,31 @@ func compileTemplate(v gjson.Result, path jsonPath, roots []string) (*template, 
 		return nil, err
 	}
 	t.value = val
+	t.flat = !t.hasRef && flatValue(val)
 	return t, nil
+}
+
+// flatValue reports whether v is an object or array with no object or
+// array in it.
+func flatValue(v any) bool {
+	var elems []any
+	switch x := v.(type) {
+	case map[string]any:
+		for _, e := range x {
+			elems = append(elems, e)
+		}
+	case []any:
+		elems = x
+	default:
+		return false
+	}
+	for _, e := range elems {
+		switch e.(type) {
+		case map[string]any, []any:
+			return false
+		}
+	}
+	return true
 }
 
 // refValue is a $ref object inside a compiled template: its path.
@@ -104,6 +133,14 @@ func quoteRoots(roots []string) string {
 func (t *template) resolve(s scope) (v any, ok bool) {
 	if t == nil {
 		return nil, false
+	}
+	if t.flat {
+		// A copy of the table, which, unlike cloneValue's, does not hash
+		// the keys again.
+		if m, ok := t.value.(map[string]any); ok {
+			return maps.Clone(m), true
+		}
+		return slices.Clone(t.value.([]any)), true
 	}
 	if !t.hasRef {
 		return cloneValue(t.value), true
