@@ -234,8 +234,10 @@
 // done events of children share one data map, one event at a time, when
 // nothing can keep the event after its macrostep: no inspection, no Go
 // guard or action of the parent, no forwardTo of it; and the cell of a
-// declarative promise that settled at once is used again for a later
-// child once its parent no longer lists it. The output of a declarative promise is a copy made when it settles; a
+// declarative promise that settled at once, or of a child machine that
+// stopped without ever having had a child or a delayed event, is used
+// again for a later child of its kind once its parent no longer lists it.
+// A child's session id is written only when something reads it. The output of a declarative promise is a copy made when it settles; a
 // $ref to event.output of its done event keeps that copy rather than
 // copying it again, unless an inspection or a Go guard or action of the
 // machine could see the event (and change the value) after the assign.
