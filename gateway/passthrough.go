@@ -434,17 +434,10 @@ func (l *lineConn) nudgeChild() {
 		return
 	}
 	l.next++
-	id := rawPrefix + strconv.FormatUint(l.next, 10)
+	id, _ := jsonrpc.MakeID(rawPrefix + strconv.FormatUint(l.next, 10))
 	l.nudge.Reset(nudgeAfter)
 	l.mu.Unlock()
-	l.wmu.Lock()
-	w := append(l.wbuf[:0], `{"jsonrpc":"2.0","id":"`...)
-	w = append(w, id...)
-	w = append(w, `","method":"ping"}`+"\n"...)
-	_, err := l.c.stdin.Write(w)
-	l.wbuf = w[:0]
-	l.wmu.Unlock()
-	if err != nil {
+	if err := l.Write(context.Background(), &jsonrpc.Request{ID: id, Method: "ping"}); err != nil {
 		l.u.logger.Debug("pinging a silent upstream", "error", err)
 	}
 }
