@@ -12,6 +12,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"time"
+
+	"github.com/chartgate/chartgate/internal/histrec"
 )
 
 // CoreOptions configures a [Core].
@@ -83,8 +85,9 @@ type Stamped interface {
 // Swap writes v under key if the key's version is still old, and returns
 // the new version, which it passes to v.Stamp first: for a store that
 // holds values, before v is shared. A store that holds bytes gets v's
-// encoding; with durable false, a [NoSyncStore] need not wait for the
-// disk. On a conflict the error matches [ErrConflict].
+// encoding, or v split in head and history if both can (see package
+// internal/histrec); with durable false, a [NoSyncStore] need not wait
+// for the disk. On a conflict the error matches [ErrConflict].
 func (c *Core) Swap(ctx context.Context, key string, old uint64, v Stamped, durable bool) (uint64, error) {
 	if ms, ok := c.values.(*MemoryStore); ok {
 		return ms.swap(key, old, v)
@@ -94,9 +97,14 @@ func (c *Core) Swap(ctx context.Context, key string, old uint64, v Stamped, dura
 	}
 	var ver uint64
 	var err error
-	if ns, ok := c.store.(NoSyncStore); ok && !durable {
+	sp, split := v.(histrec.Splitter)
+	hs, _ := c.store.(histrec.Store)
+	switch ns, nosync := c.store.(NoSyncStore); {
+	case split && hs != nil:
+		ver, err = hs.CompareAndSwapSplit(ctx, key, old, sp.Split(), durable)
+	case nosync && !durable:
 		ver, err = ns.CompareAndSwapNoSync(ctx, key, old, v.Encode())
-	} else {
+	default:
 		ver, err = c.store.CompareAndSwap(ctx, key, old, v.Encode())
 	}
 	if err == nil {

@@ -91,7 +91,20 @@ type ApprovalRecord struct {
 // Encode writes the record. Its history entries are kept encoded, so a
 // transition costs one entry's encoding, not the whole history's.
 func (r *Record) Encode() []byte {
-	b := make([]byte, 0, r.Size())
+	return r.encode(make([]byte, 0, r.Size()), true)
+}
+
+// encodeHead writes the record without its history (histrec.Write.Head).
+func (r *Record) encodeHead() []byte {
+	n := r.Size()
+	if len(r.History) > 0 {
+		n -= len(`,"history":[]`) + r.HistoryBytes() - 1
+	}
+	return r.encode(make([]byte, 0, n), false)
+}
+
+// encode appends the record's encoding to b, with its history or without.
+func (r *Record) encode(b []byte, history bool) []byte {
 	b = append(b, `{"state":`...)
 	b = append(b, r.Snap...)
 	if len(r.Calls) > 0 {
@@ -111,7 +124,7 @@ func (r *Record) Encode() []byte {
 		}
 		b = append(b, '}')
 	}
-	if len(r.History) > 0 {
+	if history && len(r.History) > 0 {
 		b = append(b, `,"history":[`...)
 		for i, h := range r.History {
 			if i > 0 {

@@ -7,12 +7,14 @@ import (
 	"math"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/chartgate/chartgate/gate"
+	"github.com/chartgate/chartgate/internal/histrec"
 	"github.com/chartgate/chartgate/statechart"
 )
 
@@ -174,6 +176,18 @@ func TestRecordSize(t *testing.T) {
 		if rec.Size() != len(b) {
 			t.Fatalf("size %d, encoding of %d bytes: %s", rec.Size(), len(b), b)
 		}
+		// Written split and joined again, the record reads back alike.
+		var entries []byte
+		for j, h := range rec.History {
+			if j > 0 {
+				entries = append(entries, ',')
+			}
+			entries = append(entries, h...)
+		}
+		head := rec.encodeHead()
+		if fromSplit, err := DecodeRecord(histrec.Join(head, entries)); err != nil || !reflect.DeepEqual(fromSplit.History, mustDecode(t, b).History) {
+			t.Fatalf("split %s and joined: %+v, %v; want the history of %s", head, fromSplit, err, b)
+		}
 		back, err := DecodeRecord(b)
 		if err != nil {
 			t.Fatalf("%v: %s", err, b)
@@ -194,6 +208,66 @@ func TestRecordSize(t *testing.T) {
 				t.Fatalf("read back job %+v, wrote %+v: %s", bj, jl, b)
 			}
 		}
+	}
+}
+
+// mustDecode decodes a record's encoding.
+func mustDecode(t *testing.T, b []byte) Record {
+	t.Helper()
+	r, err := DecodeRecord(b)
+	if err != nil {
+		t.Fatalf("%v: %s", err, b)
+	}
+	return r
+}
+
+// TestHistoryDelta: the histories a record goes through as entries are
+// appended (in place or copied, dropped by count or by bytes) are told as
+// a change of the one before, which applied to it gives the next; a
+// history whose entries are equal but not the same (decoded again) is
+// told as all of them dropped and the new ones appended; one in another
+// order is no change of it.
+func TestHistoryDelta(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	apply := func(prev []json.RawMessage, next []json.RawMessage, dropped, appended int) []json.RawMessage {
+		return append(slices.Clone(prev[dropped:]), next[len(next)-appended:]...)
+	}
+	var h []json.RawMessage
+	var arr *historyArray
+	for i := range 300 {
+		entry := json.RawMessage(strings.Repeat("x", r.IntN(40)) + strconv.Itoa(i))
+		var next []json.RawMessage
+		if r.IntN(3) == 0 {
+			next = AppendHistory(h, entry, 20, 400)
+		} else {
+			next, arr = appendHistory(h, arr, entry, 20, 400)
+		}
+		dropped, appended, ok := historyDelta(h, next)
+		if !ok || appended != 1 {
+			t.Fatalf("step %d: delta %d, %d, %v; want one appended", i, dropped, appended, ok)
+		}
+		if got := apply(h, next, dropped, appended); !reflect.DeepEqual(got, next) {
+			t.Fatalf("step %d: the delta gives %s; want %s", i, got, next)
+		}
+		h = next
+	}
+	if _, _, ok := historyDelta(h, h); !ok {
+		t.Fatal("an unchanged history is not a delta of itself")
+	}
+	if d, a, ok := historyDelta(h, nil); !ok || d != len(h) || a != 0 {
+		t.Fatalf("an emptied history: %d, %d, %v; want every entry dropped", d, a, ok)
+	}
+	copied := make([]json.RawMessage, len(h))
+	for i, e := range h {
+		copied[i] = slices.Clone(e)
+	}
+	if d, a, ok := historyDelta(h, copied); !ok || d != len(h) || a != len(copied) {
+		t.Fatalf("a history of equal copies: %d, %d, %v; want every entry dropped and the copies appended", d, a, ok)
+	}
+	swapped := slices.Clone(h)
+	swapped[3], swapped[4] = swapped[4], swapped[3]
+	if _, _, ok := historyDelta(h, swapped); ok {
+		t.Fatal("a reordered history is told as a change of the original")
 	}
 }
 

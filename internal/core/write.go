@@ -11,9 +11,12 @@ package core
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"unsafe"
 
 	"github.com/chartgate/chartgate/gate"
+	"github.com/chartgate/chartgate/internal/histrec"
 	"github.com/chartgate/chartgate/statechart"
 )
 
@@ -45,7 +48,7 @@ func (g *Core) saveDurable(ctx context.Context, t Target, prev *View, state stat
 		}
 	}
 	// A job's (existing) result tells every session itself.
-	if err := g.write(ctx, nv, prev.Version, prev.Rec.Approval, t.Ss, t.existing, durable); err != nil {
+	if err := g.write(ctx, nv, prev, t.Ss, t.existing, durable); err != nil {
 		return nil, err
 	}
 	switch {
@@ -78,25 +81,31 @@ func (g *Core) Create(ctx context.Context, key string) (*View, error) {
 		return nil, err
 	}
 	// A new workflow is in the initial state every session saw.
-	if err := g.write(ctx, v, 0, nil, nil, true, true); err != nil {
+	if err := g.write(ctx, v, nil, nil, true, true); err != nil {
 		return nil, err
 	}
 	return v, nil
 }
 
 // write is the tail every save and create share: it plans v's jobs and
-// stamps its approval (against prev, the approval of the record it
-// replaces), swaps it in under v.key if the key's version is still old,
-// tells the sessions that watch the key (ss: the session that wrote;
-// settled: every session tells itself), and starts the jobs the write
-// claimed. A conflict's error matches ErrConflict as it is; another
+// stamps its approval (against prev's, the record it replaces; nil for a
+// new workflow), swaps it in under v.key if the key's version is still
+// prev's, tells the sessions that watch the key (ss: the session that
+// wrote; settled: every session tells itself), and starts the jobs the
+// write claimed. A conflict's error matches ErrConflict as it is; another
 // failure is wrapped.
-func (g *Core) write(ctx context.Context, v *View, old uint64, prev *ApprovalRecord, ss Conn, settled, durable bool) error {
+func (g *Core) write(ctx context.Context, v *View, prev *View, ss Conn, settled, durable bool) error {
 	var starts []jobStart
 	v.Rec.Jobs, starts = g.planJobs(v.Rec.Jobs, v.State)
-	g.stampApproval(&v.Rec, v.Active, prev)
+	var old uint64
+	var prevApproval *ApprovalRecord
+	var prevHistory []json.RawMessage
+	if prev != nil {
+		old, prevApproval, prevHistory = prev.Version, prev.Rec.Approval, prev.Rec.History
+	}
+	g.stampApproval(&v.Rec, v.Active, prevApproval)
 	ww := g.writing(v.Key, ss, settled)
-	_, err := g.swap(ctx, v.Key, old, v, durable)
+	_, err := g.swap(ctx, v.Key, old, v, prevHistory, durable)
 	ww.done(v, err)
 	switch {
 	case err == nil:
@@ -114,10 +123,60 @@ func (g *Core) write(ctx context.Context, v *View, old uint64, prev *ApprovalRec
 
 // swap writes v's record under key if the key's version is old, and sets
 // v's version to the record's new one. v is not yet shared. With durable
-// false, a [gate.NoSyncStore] need not wait for the disk.
-func (g *Core) swap(ctx context.Context, key string, old uint64, v *View, durable bool) (uint64, error) {
+// false, a [gate.NoSyncStore] need not wait for the disk. A store that
+// keeps histories apart (histrec.Store) is told how v's history differs
+// from prevHistory, the history of the record at version old.
+func (g *Core) swap(ctx context.Context, key string, old uint64, v *View, prevHistory []json.RawMessage, durable bool) (uint64, error) {
 	v.Rec.WorkflowVersion = g.wversion
+	if g.splits {
+		return g.records.Swap(ctx, key, old, &splitView{View: v, prev: prevHistory, replaces: old != 0}, durable)
+	}
 	return g.records.Swap(ctx, key, old, v, durable)
+}
+
+// splitView is a view to be written to a histrec.Store: its record split
+// in head and history, the history as a change of prev's.
+type splitView struct {
+	*View
+	prev     []json.RawMessage // the history of the record the write replaces
+	replaces bool              // the write replaces a record (prev is its history)
+}
+
+// Split implements histrec.Splitter.
+func (s *splitView) Split() *histrec.Write {
+	w := &histrec.Write{Head: s.Rec.encodeHead(), History: s.Rec.History}
+	if s.replaces {
+		w.Dropped, w.Appended, w.Delta = historyDelta(s.prev, s.Rec.History)
+	}
+	return w
+}
+
+// historyDelta reports how next extends prev: next is prev without its
+// first dropped entries, followed by appended entries (ok), the entries
+// they share being the same ones, by identity (the bytes at the same
+// address: a history is only ever extended by slicing and appending, see
+// appendHistory). Otherwise ok is false.
+func historyDelta(prev, next []json.RawMessage) (dropped, appended int, ok bool) {
+	for dropped = 0; dropped < len(prev); dropped++ {
+		if len(next) > 0 && sameEntry(prev[dropped], next[0]) {
+			break
+		}
+	}
+	kept := len(prev) - dropped
+	if kept > len(next) {
+		return 0, 0, false
+	}
+	for i := range kept {
+		if !sameEntry(prev[dropped+i], next[i]) {
+			return 0, 0, false
+		}
+	}
+	return dropped, len(next) - kept, true
+}
+
+// sameEntry reports whether a and b are the same bytes in memory.
+func sameEntry(a, b json.RawMessage) bool {
+	return len(a) == len(b) && unsafe.SliceData(a) == unsafe.SliceData(b)
 }
 
 // Stamp sets v's version to ver, the one it is stored under, and returns

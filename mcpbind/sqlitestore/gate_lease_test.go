@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/chartgate/chartgate/internal/histrec"
 	"github.com/chartgate/chartgate/mcpbind"
 	"github.com/chartgate/chartgate/mcpbind/sqlitestore"
 	"github.com/chartgate/chartgate/statechart"
@@ -32,6 +34,11 @@ func (s *countingStore) CompareAndSwap(ctx context.Context, key string, old uint
 func (s *countingStore) CompareAndSwapNoSync(ctx context.Context, key string, old uint64, data []byte) (uint64, error) {
 	s.swaps.Add(1)
 	return s.Store.CompareAndSwapNoSync(ctx, key, old, data)
+}
+
+func (s *countingStore) CompareAndSwapSplit(ctx context.Context, key string, old uint64, w *histrec.Write, durable bool) (uint64, error) {
+	s.swaps.Add(1)
+	return s.Store.CompareAndSwapSplit(ctx, key, old, w, durable)
 }
 
 // leaseSession returns a client session without an id (as over stdio) of
@@ -186,5 +193,53 @@ func TestLocalLeaseOfPanickedToolAbandoned(t *testing.T) {
 	}
 	if n := count(t, store); n != 2.0 {
 		t.Errorf("the workflow counted %v calls; want 2 (the panicked one was not committed)", n)
+	}
+}
+
+// TestGateKeepsHistoryApart: a gate on the store writes its workflow's
+// record split: the run history, at most HistoryLimit entries, each call
+// audited, is kept in rows of its own, and the record loaded (by another
+// Store on the file) holds the newest entries, oldest first.
+func TestGateKeepsHistoryApart(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.db")
+	store := openAt(t, path, &sqlitestore.Options{RelaxedSync: true})
+	cs := leaseSession(t, store, &mcpbind.Options{HistoryLimit: 3, AuditCalls: true}, func() {})
+	ctx := context.Background()
+	for range 7 {
+		if res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "step"}); err != nil || res.IsError {
+			t.Fatal(err, res)
+		}
+	}
+	other := openAt(t, path, nil)
+	keys, err := other.Keys(ctx, "")
+	if err != nil || len(keys) != 1 {
+		t.Fatalf("keys %q, %v; want one", keys, err)
+	}
+	if n := historyRows(t, path, keys[0]); n != 3 {
+		t.Fatalf("%d rows of history; want 3", n)
+	}
+	data, _, err := other.Load(ctx, keys[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rec struct {
+		State struct {
+			Context struct{ N int } `json:"context"`
+		} `json:"state"`
+		History []struct {
+			Tool string    `json:"tool"`
+			Time time.Time `json:"time"`
+		} `json:"history"`
+	}
+	if err := json.Unmarshal(data, &rec); err != nil {
+		t.Fatalf("%s: %v", data, err)
+	}
+	if rec.State.Context.N != 7 || len(rec.History) != 3 {
+		t.Fatalf("n = %d, %d history entries; want 7 and 3: %s", rec.State.Context.N, len(rec.History), data)
+	}
+	for i, h := range rec.History {
+		if h.Tool != "step" || (i > 0 && h.Time.Before(rec.History[i-1].Time)) {
+			t.Fatalf("history entry %d: %+v; want step calls, oldest first: %s", i, h, data)
+		}
 	}
 }

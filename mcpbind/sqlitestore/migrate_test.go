@@ -2,12 +2,14 @@ package sqlitestore_test
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/chartgate/chartgate/internal/histrec"
 	"github.com/chartgate/chartgate/mcpbind/sqlitestore"
 )
 
@@ -29,8 +31,8 @@ var v1Swap = []string{
 	`UPDATE records SET version = (SELECT max(last + 1, ?) FROM counter WHERE id = 1), data = ? WHERE key = ? AND version = ?`,
 }
 
-// TestMigrateV1File: a file of schema version 1 is brought to version 2
-// when it is opened: its records keep their data and versions, a write
+// TestMigrateV1File: a file of schema version 1 is brought to the
+// current version when it is opened: its records keep their data and versions, a write
 // gives a version above the record's, a key deleted under version 1 and
 // created again gets a version above those it had (even with the clock
 // behind them), and a process that still has the file open at version 1
@@ -59,8 +61,8 @@ func TestMigrateV1File(t *testing.T) {
 	behind := func() time.Time { return time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC) } // before every version of the file
 	s := openAt(t, path, &sqlitestore.Options{Now: behind})
 	var schema int
-	if err := old.QueryRow("PRAGMA user_version").Scan(&schema); err != nil || schema != 2 {
-		t.Fatalf("schema version %d, %v; want 2", schema, err)
+	if err := old.QueryRow("PRAGMA user_version").Scan(&schema); err != nil || schema != 3 {
+		t.Fatalf("schema version %d, %v; want 3", schema, err)
 	}
 	got, v, err := s.Load(ctx, "kept")
 	if err != nil || string(got) != v1KeptData || v != v1Kept {
@@ -82,8 +84,77 @@ func TestMigrateV1File(t *testing.T) {
 		t.Fatalf("gone created again after a delete: version %d, %v; want above %d", nv, err, v)
 	}
 	_, err = v1.ExecContext(ctx, v1Swap[1], 1, "x", "kept", v1Kept)
-	if err == nil || !strings.Contains(err.Error(), "counter") {
-		t.Fatalf("a write of version 1 after the migration: %v; want an error about the counter", err)
+	if err == nil || !strings.Contains(err.Error(), "no such table") {
+		t.Fatalf("a write of version 1 after the migration: %v; want an error about a table gone", err)
+	}
+}
+
+// The file testdata/v2.db was written by the store at schema version 2:
+// "kept" written twice, the second time with a history, "gone" written
+// and deleted.
+const (
+	v2Kept     = 1795991884006294 // kept's version
+	v2Gone     = 1795991884006859 // gone's version, before its delete
+	v2KeptData = `{"state":{"value":"a"},"history":[{"tool":"one"},{"tool":"two"}]}`
+)
+
+// TestMigrateV2File: a file of schema version 2 is brought to version 3
+// when it is opened: its records keep their data (their histories
+// included) and versions; a split write replaces a record's history
+// whole the first time (the record held its history itself) and then
+// changes it; a key deleted under version 2 and created again gets a
+// version above it; and a process that still has the file open at
+// version 2 can no longer write (it would write a record with its history
+// inside over one whose history is kept apart).
+func TestMigrateV2File(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "state.db")
+	data, err := os.ReadFile(filepath.Join("testdata", "v2.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	old := rawDB(t, path)
+	v2, err := old.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer v2.Close()
+	v2Swap := `UPDATE records SET version = ?, data = ? WHERE key = ? AND version = ?`
+	if _, err := v2.ExecContext(ctx, "SELECT count(*) FROM records"); err != nil {
+		t.Fatal(err)
+	}
+	behind := func() time.Time { return time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC) }
+	s := openAt(t, path, &sqlitestore.Options{Now: behind})
+	var schema int
+	if err := old.QueryRow("PRAGMA user_version").Scan(&schema); err != nil || schema != 3 {
+		t.Fatalf("schema version %d, %v; want 3", schema, err)
+	}
+	got, v, err := s.Load(ctx, "kept")
+	if err != nil || string(got) != v2KeptData || v != v2Kept {
+		t.Fatalf("kept: %s, version %d, %v; want %s, version %d", got, v, err, v2KeptData, uint64(v2Kept))
+	}
+	// The gate's write of its next record: one entry dropped, one added,
+	// told as a change of the history it loaded.
+	two, three := json.RawMessage(`{"tool":"two"}`), json.RawMessage(`{"tool":"three"}`)
+	v, err = s.CompareAndSwapSplit(ctx, "kept", v2Kept, &histrec.Write{Head: []byte(`{"state":{"value":"b"}}`),
+		History: []json.RawMessage{two, three}, Delta: true, Dropped: 1, Appended: 1}, true)
+	if err != nil || v <= v2Kept {
+		t.Fatalf("kept written split: version %d, %v; want above %d", v, err, uint64(v2Kept))
+	}
+	want := `{"state":{"value":"b"},"history":[{"tool":"two"},{"tool":"three"}]}`
+	if got, _, err := s.Load(ctx, "kept"); err != nil || string(got) != want {
+		t.Fatalf("kept after a split write: %s, %v; want %s", got, err, want)
+	}
+	if nv, err := s.CompareAndSwap(ctx, "gone", 0, []byte("gone 2")); err != nil || nv <= v2Gone {
+		t.Fatalf("gone created again: version %d, %v; want above %d", nv, err, uint64(v2Gone))
+	}
+	_, err = v2.ExecContext(ctx, v2Swap, v+1, `{"state":{}}`, "kept", v)
+	if err == nil || !strings.Contains(err.Error(), "no such table: records") {
+		t.Fatalf("a write of version 2 after the migration: %v; want an error about the table records", err)
 	}
 }
 

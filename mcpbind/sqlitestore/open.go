@@ -207,6 +207,26 @@ var migrations = [...]string{
 	);
 	INSERT INTO retired (id, last) SELECT id, last FROM counter WHERE id = 1;
 	DROP TABLE counter;`,
+	// 2 -> 3: a record written split (CompareAndSwapSplit) keeps its run
+	// history's entries in history, a row each, so that a write adds and
+	// removes entries instead of writing the whole history again; split
+	// says which records do (a plain write clears it, and the trigger
+	// workflows_unsplit their rows). Renaming records makes the writes of a
+	// process that opened the file at version 2, which would leave split
+	// set under a record that holds its history itself, fail.
+	`ALTER TABLE records RENAME TO workflows;
+	ALTER TABLE workflows ADD COLUMN split INTEGER NOT NULL DEFAULT 0;
+	CREATE TABLE history (
+		key     TEXT NOT NULL,
+		version INTEGER NOT NULL, -- of the write that added the entry
+		i       INTEGER NOT NULL, -- its place among that write's entries
+		entry   BLOB NOT NULL,
+		PRIMARY KEY (key, version, i)
+	) WITHOUT ROWID;
+	CREATE TRIGGER workflows_deleted AFTER DELETE ON workflows
+	BEGIN DELETE FROM history WHERE key = OLD.key; END;
+	CREATE TRIGGER workflows_unsplit AFTER UPDATE OF split ON workflows WHEN OLD.split AND NOT NEW.split
+	BEGIN DELETE FROM history WHERE key = OLD.key; END;`,
 }
 
 // migrate brings the schema of the file up to schemaVersion. In the common

@@ -7,6 +7,7 @@ package sqlitestore
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -18,6 +19,7 @@ import (
 	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/chartgate/chartgate/gate"
+	"github.com/chartgate/chartgate/internal/histrec"
 )
 
 // ErrBusy is matched (errors.Is) by the error of an operation that gave up
@@ -77,8 +79,13 @@ type Store struct {
 
 // The statements' SQL.
 const (
-	sqlLoad    = `SELECT version, data, expires FROM records WHERE key = ?`
-	sqlCurrent = `SELECT version, expires FROM records WHERE key = ?`
+	// sqlLoad reads a record, with the entries of its history joined by
+	// commas if it was written split: in one statement, so that head and
+	// history are of one version.
+	sqlLoad = `SELECT version, data, expires,
+		CASE WHEN split THEN (SELECT group_concat(entry, ',' ORDER BY version, i) FROM history WHERE history.key = workflows.key) END
+		FROM workflows WHERE key = ?`
+	sqlCurrent = `SELECT version, expires FROM workflows WHERE key = ?`
 	// sqlSwap replaces the record of key ?3 if it has version ?4 and has
 	// not expired at ?5, giving it version ?6, which the Store computes:
 	// above ?4 and never below the time in microseconds (see "Versions"
@@ -90,18 +97,32 @@ const (
 	// time in microseconds or the Store's last version + 1. Each is one
 	// statement that compares and writes, and changes the record's page
 	// only. sqlSwap returns no row: SQLite gathers the rows of RETURNING
-	// in a table of their own, a cost on every moving call.
-	sqlSwap = `UPDATE records
-		SET version = ?6, data = ?1, expires = ?2
+	// in a table of their own, a cost on every moving call. Both clear
+	// split (?7): the record holds its history itself, if it has one.
+	// With ?7 set they write a split record's head instead, and
+	// sqlSwapKept replaces the head of a record already split.
+	sqlSwap = `UPDATE workflows
+		SET version = ?6, data = ?1, expires = ?2, split = ?7
 		WHERE key = ?3 AND version = ?4 AND (expires = 0 OR expires > ?5)`
-	sqlCreate = `INSERT INTO records (key, version, data, expires)
-		VALUES (?1, (SELECT max(last + 1, ?5) FROM retired WHERE id = 1), ?2, ?3)
-		ON CONFLICT (key) DO UPDATE SET version = max(excluded.version, version + 1), data = excluded.data, expires = excluded.expires
+	sqlSwapKept = `UPDATE workflows
+		SET version = ?6, data = ?1, expires = ?2
+		WHERE key = ?3 AND version = ?4 AND (expires = 0 OR expires > ?5) AND split`
+	sqlCreate = `INSERT INTO workflows (key, version, data, expires, split)
+		VALUES (?1, (SELECT max(last + 1, ?5) FROM retired WHERE id = 1), ?2, ?3, ?6)
+		ON CONFLICT (key) DO UPDATE SET version = max(excluded.version, version + 1), data = excluded.data, expires = excluded.expires, split = excluded.split
 		WHERE expires > 0 AND expires <= ?4
 		RETURNING version`
-	sqlRemove = `DELETE FROM records WHERE key = ?`
-	sqlPurge  = `DELETE FROM records WHERE key IN
-		(SELECT key FROM records WHERE expires > 0 AND expires <= ? LIMIT ?)`
+	sqlRemove = `DELETE FROM workflows WHERE key = ?`
+	sqlPurge  = `DELETE FROM workflows WHERE key IN
+		(SELECT key FROM workflows WHERE expires > 0 AND expires <= ? LIMIT ?)`
+	// The history of a split record: its entries before the one at
+	// offset ?2 dropped (with a bound LIMIT instead of OFFSET, SQLite
+	// would prepare the statement again at each run), all of them, an
+	// entry added.
+	sqlHistoryDrop = `DELETE FROM history WHERE key = ?1 AND (version, i) <
+		(SELECT version, i FROM history WHERE key = ?1 ORDER BY version, i LIMIT 1 OFFSET ?2)`
+	sqlHistoryClear = `DELETE FROM history WHERE key = ?`
+	sqlHistoryAdd   = `INSERT INTO history (key, version, i, entry) VALUES (?, ?, ?, ?)`
 )
 
 // versionTriggers keep retired.last at or above the version of every
@@ -110,7 +131,7 @@ const (
 // had. It is a TEMP trigger, which lives in the connection, not in the
 // file.
 var versionTriggers = [...]string{
-	`CREATE TEMP TRIGGER IF NOT EXISTS records_retire AFTER DELETE ON main.records
+	`CREATE TEMP TRIGGER IF NOT EXISTS workflows_retire AFTER DELETE ON main.workflows
 	BEGIN UPDATE retired SET last = max(last, OLD.version) WHERE id = 1; END`,
 }
 
@@ -166,6 +187,7 @@ var (
 	_ gate.Watcher     = (*Store)(nil)
 	_ gate.FuncWatcher = (*Store)(nil)
 	_ gate.NoSyncStore = (*Store)(nil)
+	_ histrec.Store    = (*Store)(nil)
 )
 
 // Path returns the absolute path of the database file.
@@ -215,15 +237,15 @@ func (s *Store) WatchFunc(ctx context.Context, prefix string, fn func(gate.Chang
 // connection would read again from the file.
 func (s *Store) Load(ctx context.Context, key string) ([]byte, uint64, error) {
 	var (
-		data    []byte
-		version uint64
-		expires int64
+		data, history []byte
+		version       uint64
+		expires       int64
 	)
-	err, done := s.loadIdle(key, &version, &data, &expires)
+	err, done := s.loadIdle(key, &version, &data, &expires, &history)
 	if !done {
 		var load *sql.Stmt
 		if load, err = s.load.get(ctx, s.db); err == nil {
-			err = load.QueryRowContext(ctx, key).Scan(&version, &data, &expires)
+			err = load.QueryRowContext(ctx, key).Scan(&version, &data, &expires, &history)
 		}
 	}
 	if errors.Is(err, sql.ErrNoRows) {
@@ -241,7 +263,7 @@ func (s *Store) Load(ctx context.Context, key string) ([]byte, uint64, error) {
 	if data == nil {
 		data = []byte{} // an empty record, not a missing one
 	}
-	return data, version, nil
+	return histrec.Join(data, history), version, nil
 }
 
 // loadIdle runs Load's query on the writes' connection if it is open and
@@ -264,7 +286,7 @@ func (s *Store) loadIdle(key string, dest ...any) (err error, done bool) {
 // with prefix and have not expired, sorted.
 func (s *Store) Keys(ctx context.Context, prefix string) ([]string, error) {
 	rows, err := s.db.QueryContext(ctx,
-		`SELECT key FROM records WHERE substr(key, 1, ?) = ? AND (expires = 0 OR expires > ?) ORDER BY key`,
+		`SELECT key FROM workflows WHERE substr(key, 1, ?) = ? AND (expires = 0 OR expires > ?) ORDER BY key`,
 		len(prefix), prefix, s.now().UnixMilli())
 	if err != nil {
 		return nil, s.fail(ctx, "listing", prefix, err)
@@ -321,11 +343,11 @@ func (s *Store) compareAndSwap(ctx context.Context, key string, old uint64, data
 		var err error
 		floor := max(now.UnixMicro(), int64(s.last)+1) // see "Versions"; versions stay below 2^63
 		if old == 0 {
-			found, err = w.returning(sqlCreate, []any{key, data, expires, now.UnixMilli(), floor}, &version)
+			found, err = w.returning(sqlCreate, []any{key, data, expires, now.UnixMilli(), floor, false}, &version)
 		} else {
 			version = max(old+1, uint64(floor))
 			var changed int64
-			changed, err = w.execChanged(sqlSwap, data, expires, key, old, now.UnixMilli(), version)
+			changed, err = w.execChanged(sqlSwap, data, expires, key, old, now.UnixMilli(), version, false)
 			found = err == nil && changed == 1
 		}
 		if found {
@@ -334,15 +356,120 @@ func (s *Store) compareAndSwap(ctx context.Context, key string, old uint64, data
 		if err != nil || found {
 			return err
 		}
-		err = w.scan(sqlCurrent, []any{key}, &cur, &expires)
-		switch {
-		case errors.Is(err, sql.ErrNoRows), err == nil && expired(expires, now):
-			cur = 0
-		case err != nil:
+		cur, err = s.current(w, key, now)
+		return err
+	})
+	return s.swapped(ctx, key, old, cur, version, err)
+}
+
+// CompareAndSwapSplit implements histrec.Store, through which the gate
+// writes its workflows' records: CompareAndSwap for a record given as its
+// head and history, which it keeps apart, an entry a row. A write whose
+// history is a change of the stored one (w.Delta) removes the dropped
+// entries' rows and adds the appended ones, so that it changes a few
+// pages, not every page of a history of hundreds of entries; another
+// replaces the rows. The head, its rows and the version change in one
+// transaction. With durable false it is CompareAndSwapNoSync.
+func (s *Store) CompareAndSwapSplit(ctx context.Context, key string, old uint64, w *histrec.Write, durable bool) (uint64, error) {
+	head := w.Head
+	if head == nil {
+		head = []byte{}
+	}
+	var cur, version uint64
+	err := s.writeMulti(ctx, durable, func(c *writeConn, now time.Time) error {
+		expires := int64(0)
+		if s.ttlMS > 0 {
+			expires = now.UnixMilli() + s.ttlMS
+		}
+		floor := max(now.UnixMicro(), int64(s.last)+1) // see "Versions"; versions stay below 2^63
+		var found bool
+		var err error
+		if old == 0 {
+			found, err = c.returning(sqlCreate, []any{key, head, expires, now.UnixMilli(), floor, true}, &version)
+		} else {
+			version = max(old+1, uint64(floor))
+			if w.Delta {
+				var changed int64
+				changed, err = c.execChanged(sqlSwapKept, head, expires, key, old, now.UnixMilli(), version)
+				if err == nil && changed == 1 {
+					s.last = max(s.last, version)
+					return c.changeHistory(key, version, w)
+				}
+			}
+			if err == nil {
+				// Not split yet (or no delta): the rows are replaced.
+				var changed int64
+				changed, err = c.execChanged(sqlSwap, head, expires, key, old, now.UnixMilli(), version, true)
+				found = err == nil && changed == 1
+			}
+		}
+		if err != nil {
 			return err
 		}
-		return gate.ErrConflict
+		if found {
+			s.last = max(s.last, version)
+			return c.replaceHistory(key, version, w.History)
+		}
+		cur, err = s.current(c, key, now)
+		return err
 	})
+	return s.swapped(ctx, key, old, cur, version, err)
+}
+
+// changeHistory drops the first w.Dropped rows of key's history and adds
+// its w.Appended new entries under version.
+func (c *writeConn) changeHistory(key string, version uint64, w *histrec.Write) error {
+	switch {
+	case w.Dropped == 0:
+	case len(w.History) == w.Appended: // every entry dropped
+		if err := c.exec(sqlHistoryClear, key); err != nil {
+			return err
+		}
+	default:
+		if err := c.exec(sqlHistoryDrop, key, w.Dropped); err != nil {
+			return err
+		}
+	}
+	return c.addHistory(key, version, w.History[len(w.History)-w.Appended:])
+}
+
+// replaceHistory makes history the rows of key's history, under version.
+func (c *writeConn) replaceHistory(key string, version uint64, history []json.RawMessage) error {
+	if err := c.exec(sqlHistoryClear, key); err != nil {
+		return err
+	}
+	return c.addHistory(key, version, history)
+}
+
+// addHistory adds the entries to key's history under version.
+func (c *writeConn) addHistory(key string, version uint64, entries []json.RawMessage) error {
+	for i, e := range entries {
+		if err := c.exec(sqlHistoryAdd, key, version, i, []byte(e)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// current returns the version of the record of key at now (0 if there is
+// none) and gate.ErrConflict, for a write that lost; or another error.
+func (s *Store) current(w *writeConn, key string, now time.Time) (uint64, error) {
+	var cur uint64
+	var expires int64
+	err := w.scan(sqlCurrent, []any{key}, &cur, &expires)
+	switch {
+	case errors.Is(err, sql.ErrNoRows), err == nil && expired(expires, now):
+		return 0, gate.ErrConflict
+	case err != nil:
+		return 0, err
+	}
+	return cur, gate.ErrConflict
+}
+
+// swapped ends a compare-and-swap of key against old: it returns the new
+// version and tells the watchers, or the write's error (a conflict's
+// naming cur, the version found).
+func (s *Store) swapped(ctx context.Context, key string, old, cur, version uint64, err error) (uint64, error) {
 	switch {
 	case err == gate.ErrConflict:
 		if cur == 0 {
@@ -374,6 +501,7 @@ func (s *Store) Delete(ctx context.Context, key string) error {
 type writeOp struct {
 	ctx     context.Context
 	durable bool // synced before it returns
+	multi   bool // fn makes several write statements: it needs a transaction
 	fn      func(w *writeConn, now time.Time) error
 	err     error
 	done    chan struct{} // closed once err is set
@@ -402,7 +530,18 @@ type writeOp struct {
 // (ending a statement's context would make SQLite roll back the whole
 // group's transaction); the wait for the lock is bounded by BusyTimeout.
 func (s *Store) write(ctx context.Context, durable bool, fn func(w *writeConn, now time.Time) error) error {
-	op := &writeOp{ctx: ctx, durable: durable, fn: fn, done: make(chan struct{})}
+	return s.enqueue(&writeOp{ctx: ctx, durable: durable, fn: fn, done: make(chan struct{})})
+}
+
+// writeMulti is write for an fn that makes several write statements (and
+// returns gate.ErrConflict only before the first changed anything).
+func (s *Store) writeMulti(ctx context.Context, durable bool, fn func(w *writeConn, now time.Time) error) error {
+	return s.enqueue(&writeOp{ctx: ctx, durable: durable, multi: true, fn: fn, done: make(chan struct{})})
+}
+
+// enqueue queues op and waits until it is committed (see write).
+func (s *Store) enqueue(op *writeOp) error {
+	ctx := op.ctx
 	s.qmu.Lock()
 	s.queue = append(s.queue, op)
 	s.qmu.Unlock()
@@ -509,7 +648,7 @@ func (s *Store) runGroup(group []*writeOp) (err error) {
 		return err
 	}
 	purge := !now.Before(s.nextPurge)
-	if len(group) == 1 && !purge {
+	if len(group) == 1 && !purge && !group[0].multi {
 		// Its statement is its transaction, which waits for the write
 		// lock in slices, up to the busy timeout or until the write's
 		// context ends, and changes nothing while it waits.

@@ -315,7 +315,7 @@ func TestPurge(t *testing.T) {
 	raw := rawDB(t, path)
 	rows := func() []string {
 		t.Helper()
-		r, err := raw.Query("SELECT key FROM records ORDER BY key")
+		r, err := raw.Query("SELECT key FROM workflows ORDER BY key")
 		if err != nil {
 			t.Fatal(err)
 		}

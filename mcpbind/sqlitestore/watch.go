@@ -25,7 +25,7 @@ const watchSlack = time.Second
 
 const (
 	sqlDataVersion  = `PRAGMA data_version`
-	sqlWrittenSince = `SELECT key, version FROM records WHERE version >= ? ORDER BY version`
+	sqlWrittenSince = `SELECT key, version FROM workflows WHERE version >= ? ORDER BY version`
 )
 
 // poll is the listen function of the Store's feed: from when it starts

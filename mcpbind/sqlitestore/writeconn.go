@@ -86,6 +86,11 @@ func (w *writeConn) bind(args []any) ([]driver.NamedValue, error) {
 			a = int64(v)
 		case int:
 			a = int64(v)
+		case bool:
+			a = int64(0)
+			if v {
+				a = int64(1)
+			}
 		}
 		w.args = append(w.args, driver.NamedValue{Ordinal: i + 1, Value: a})
 	}

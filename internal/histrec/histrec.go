@@ -1,0 +1,62 @@
+// Package histrec describes the write of a workflow record split in two:
+// its head (the record without its run history) and the entries of its
+// history, with what changed since the record the write replaces. A store
+// that keeps the history apart from the head (sqlitestore) then adds the
+// new entries and removes the dropped ones, instead of writing the whole
+// history again on every write: a workflow keeps hundreds of entries (the
+// chartgate command keeps 500), tens of kilobytes rewritten by every call
+// otherwise. Loaded, the record is the head with its history added back
+// ([Join]).
+package histrec
+
+import (
+	"context"
+	"encoding/json"
+)
+
+// Write is a record to be written split.
+type Write struct {
+	// Head is the record's encoding without its "history" member: a JSON
+	// object.
+	Head []byte
+	// History is the record's history, oldest entry first.
+	History []json.RawMessage
+	// Delta reports that History is the history of the record the write
+	// replaces (the version it compares against) without that history's
+	// first Dropped entries, followed by Appended new entries. Without
+	// Delta the store replaces the history whole.
+	Delta             bool
+	Dropped, Appended int
+}
+
+// Store is implemented by a store (a gate.Store) that can keep a record's
+// history apart from its head.
+type Store interface {
+	// CompareAndSwapSplit is gate.Store's CompareAndSwap for a record
+	// given split; with durable false, the write need not wait for the
+	// disk (gate.NoSyncStore). Load returns the record joined ([Join]).
+	CompareAndSwapSplit(ctx context.Context, key string, old uint64, w *Write, durable bool) (uint64, error)
+}
+
+// Splitter is implemented by a record value that can be written split.
+type Splitter interface {
+	Split() *Write
+}
+
+// Join returns the encoding of a record kept as head and history: head
+// with a "history" member holding the entries, which history holds
+// already joined by commas (what SQL's group_concat(entry, ',') gives);
+// head as it is if history is empty.
+func Join(head, history []byte) []byte {
+	if len(history) == 0 || len(head) < 2 || head[len(head)-1] != '}' {
+		return head
+	}
+	out := make([]byte, 0, len(head)+len(`,"history":[]`)+len(history))
+	out = append(out, head[:len(head)-1]...)
+	if len(head) > 2 { // a member before it
+		out = append(out, ',')
+	}
+	out = append(out, `"history":[`...)
+	out = append(out, history...)
+	return append(out, "]}"...)
+}

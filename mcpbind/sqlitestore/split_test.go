@@ -1,0 +1,200 @@
+package sqlitestore_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chartgate/chartgate/gate"
+	"github.com/chartgate/chartgate/internal/histrec"
+	"github.com/chartgate/chartgate/mcpbind/sqlitestore"
+)
+
+// entries returns n history entries, numbered from first, of about the
+// size of a gate's.
+func entries(first, n int) []json.RawMessage {
+	out := make([]json.RawMessage, n)
+	for i := range out {
+		out[i] = json.RawMessage(fmt.Sprintf(`{"tool":"echo","event":{"type":"E","input":{"text":"hello"}},"from":"a","to":"a","n":%d,"time":"2026-11-29T22:33:20.29357472Z"}`, first+i))
+	}
+	return out
+}
+
+// joined is the record a Load returns for head and history.
+func joined(head string, history []json.RawMessage) string {
+	if len(history) == 0 {
+		return head
+	}
+	parts := make([]string, len(history))
+	for i, h := range history {
+		parts[i] = string(h)
+	}
+	return strings.TrimSuffix(head, "}") + `,"history":[` + strings.Join(parts, ",") + "]}"
+}
+
+// historyRows returns the number of rows of key's history in the file.
+func historyRows(t *testing.T, path, key string) int {
+	t.Helper()
+	var n int
+	if err := rawDB(t, path).QueryRow("SELECT count(*) FROM history WHERE key = ?", key).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// TestSplitWrites: a record written split loads as its head with its
+// history joined in, through a change of the stored history (entries
+// dropped and appended), a whole replacement, a create, a plain write
+// (which leaves no rows behind), a conflict (which changes nothing), a
+// delete and an expiry; another Store on the file loads the same.
+func TestSplitWrites(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	clk := newClock()
+	path := filepath.Join(t.TempDir(), "state.db")
+	s := openAt(t, path, &sqlitestore.Options{TTL: time.Hour, Now: clk.Now})
+	other := openAt(t, path, &sqlitestore.Options{Now: clk.Now})
+	h := entries(0, 5)
+	check := func(what, want string, rows int) {
+		t.Helper()
+		for i, st := range []*sqlitestore.Store{s, other} {
+			if got, _, err := st.Load(ctx, "k"); err != nil || string(got) != want {
+				t.Fatalf("%s: Store %d loads %s, %v; want %s", what, i, got, err, want)
+			}
+		}
+		if n := historyRows(t, path, "k"); n != rows {
+			t.Fatalf("%s: %d rows of history; want %d", what, n, rows)
+		}
+	}
+	v, err := s.CompareAndSwapSplit(ctx, "k", 0, &histrec.Write{Head: []byte(`{"state":1}`), History: h[:3]}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("created", joined(`{"state":1}`, h[:3]), 3)
+	v, err = s.CompareAndSwapSplit(ctx, "k", v, &histrec.Write{Head: []byte(`{"state":2}`), History: h[1:5], Delta: true, Dropped: 1, Appended: 2}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("one dropped, two appended", joined(`{"state":2}`, h[1:5]), 4)
+	if _, err := s.CompareAndSwapSplit(ctx, "k", v-1, &histrec.Write{Head: []byte(`{"state":3}`), History: h[4:], Delta: true, Dropped: 3, Appended: 0}, true); !gate.IsConflict(err) {
+		t.Fatalf("a split write against an old version: %v; want a conflict", err)
+	}
+	check("after a conflict", joined(`{"state":2}`, h[1:5]), 4)
+	v, err = s.CompareAndSwapSplit(ctx, "k", v, &histrec.Write{Head: []byte(`{"state":4}`), History: h[:2]}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("replaced", joined(`{"state":4}`, h[:2]), 2)
+	v, err = s.CompareAndSwapSplit(ctx, "k", v, &histrec.Write{Head: []byte(`{"state":5}`), Delta: true, Dropped: 2}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("every entry dropped", `{"state":5}`, 0)
+	v, err = s.CompareAndSwapSplit(ctx, "k", v, &histrec.Write{Head: []byte(`{"state":6}`), History: h[:1], Delta: true, Appended: 1}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("one appended", joined(`{"state":6}`, h[:1]), 1)
+	plain := joined(`{"state":7}`, h[2:4])
+	if v, err = s.CompareAndSwap(ctx, "k", v, []byte(plain)); err != nil {
+		t.Fatal(err)
+	}
+	check("written plain", plain, 0)
+	// A change told against a record that holds its history itself
+	// replaces the history.
+	if _, err = s.CompareAndSwapSplit(ctx, "k", v, &histrec.Write{Head: []byte(`{"state":8}`), History: h[2:5], Delta: true, Appended: 1}, true); err != nil {
+		t.Fatal(err)
+	}
+	check("split again", joined(`{"state":8}`, h[2:5]), 3)
+	if err := s.Delete(ctx, "k"); err != nil {
+		t.Fatal(err)
+	}
+	if n := historyRows(t, path, "k"); n != 0 {
+		t.Fatalf("deleted: %d rows of history; want 0", n)
+	}
+	// An expired record created again: the new history only.
+	if _, err = s.CompareAndSwapSplit(ctx, "k", 0, &histrec.Write{Head: []byte(`{"state":9}`), History: h[:4]}, true); err != nil {
+		t.Fatal(err)
+	}
+	clk.Advance(2 * time.Hour)
+	if _, err = s.CompareAndSwapSplit(ctx, "k", 0, &histrec.Write{Head: []byte(`{"state":10}`), History: h[4:]}, true); err != nil {
+		t.Fatal(err)
+	}
+	if got, _, err := s.Load(ctx, "k"); err != nil || string(got) != joined(`{"state":10}`, h[4:]) {
+		t.Fatalf("created again after it expired: %s, %v", got, err)
+	}
+	if n := historyRows(t, path, "k"); n != 1 {
+		t.Fatalf("created again after it expired: %d rows of history; want 1", n)
+	}
+}
+
+// TestSplitWriteChangesFewPages: a split write that drops an entry from a
+// history of 500 (~60 KB, as the chartgate command keeps) and appends one
+// changes a few pages of the file (the head's, the first and the last of
+// the history's, about 3.7 on average), where a plain write of the same
+// record changes every page it spans.
+func TestSplitWriteChangesFewPages(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "state.db")
+	s := openAt(t, path, &sqlitestore.Options{RelaxedSync: true})
+	var pageSize int64
+	if err := rawDB(t, path).QueryRow("PRAGMA page_size").Scan(&pageSize); err != nil {
+		t.Fatal(err)
+	}
+	frames := func(write func()) int64 {
+		t.Helper()
+		fi, err := os.Stat(path + "-wal")
+		if err != nil {
+			t.Fatal(err)
+		}
+		write()
+		fj, err := os.Stat(path + "-wal")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return (fj.Size() - fi.Size()) / (pageSize + 24)
+	}
+	h := entries(0, 600)
+	head := []byte(`{"state":{"value":"a","context":{"n":1}}}`)
+	v, err := s.CompareAndSwapSplit(ctx, "k", 0, &histrec.Write{Head: head, History: h[:500]}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, err := s.CompareAndSwap(ctx, "p", 0, []byte(joined(string(head), h[:500])))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var total int64
+	for i := 1; i <= 100; i++ {
+		n := frames(func() {
+			v, err = s.CompareAndSwapSplit(ctx, "k", v, &histrec.Write{Head: head, History: h[i : 500+i], Delta: true, Dropped: 1, Appended: 1}, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+		})
+		total += n
+		if n > 10 { // a leaf page split, a page freed
+			t.Fatalf("split write %d changed %d pages; want at most 10", i, n)
+		}
+	}
+	if total > 400 {
+		t.Fatalf("100 split writes changed %d pages; want at most 4 each on average", total)
+	}
+	if got, _, err := s.Load(ctx, "k"); err != nil || string(got) != joined(string(head), h[100:600]) {
+		t.Fatalf("after 100 split writes: %.200s…, %v", got, err)
+	}
+	n := frames(func() {
+		if _, err := s.CompareAndSwap(ctx, "p", plain, []byte(joined(string(head), h[1:501]))); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if n < 10 {
+		t.Fatalf("a plain write of the record changed %d pages; want its ~16", n)
+	}
+}
