@@ -1,24 +1,31 @@
 // Command gatewaybench measures what the gateway adds to a tool call, the
 // way MCP proxies publish it: clients call an echo tool of an upstream
-// directly and through a gateway, alternating the two in one run, with 1,
-// 8 and 32 concurrent sessions, and it prints each path's p50 and p99
+// directly and through a gateway, alternating the paths in one run, with
+// 1, 8 and 32 concurrent sessions, and it prints each path's p50 and p99
 // latency and the ratio to the direct path.
 //
-//	go run ./internal/cmd/gatewaybench [-sessions 1,8,32] [-duration 3s] [-round 250ms] [-paths stdio|http]
+//	go run ./internal/cmd/gatewaybench [-sessions 1,8,32] [-duration 3s] [-round 250ms] [-paths stdio|http] [-chartgate BIN|none]
 //
-// The paths: over stdio, direct (a client per upstream process), through
-// the gateway (package gateway and internal/stdio, as chartgate serve
-// runs them, one gateway per session), and through a gateway with a
-// workflow gate whose every call moves the workflow (mcpbind on the
-// memory store, on a SQLite file as chartgate serve opens it,
-// synchronous=NORMAL, and as with --durable, synchronous=FULL; the
-// sessions share each file, as the sessions of one machine's gateways
-// do); over Streamable
-// HTTP, direct to an upstream HTTP server and through a gateway's HTTP
-// handler in front of it. The upstream is this program, run again as a
-// stdio server or served over loopback HTTP. Each round runs one path for
-// -round, all sessions at once; rounds go through the paths in turn
-// until each has had -duration.
+// The paths over stdio: direct (a client per upstream process); through a
+// relay process, which only copies lines to the upstream and back (what
+// any stdio proxy costs at least: a process more on each call's way);
+// through chartgate serve, as a host runs it (a process per session,
+// built from this module with go build unless -chartgate names one):
+// without a workflow, and with a workflow whose every call moves it, on
+// the memory store and on a SQLite file (the sessions share it, as a
+// machine's gateways do); and through the gateway run in this process
+// (package gateway and internal/stdio on a pair of pipes, what serve runs
+// without its process: its own cost), without a workflow, and with the
+// workflow on the memory store, on SQLite (synchronous=NORMAL, serve's
+// default) and on SQLite as with --durable (synchronous=FULL). The
+// in-process gate keeps mcpbind's default history of 20 entries, serve
+// keeps 500 and audits every call. Over Streamable HTTP: direct to an
+// upstream HTTP server, through chartgate serve --http in front of it
+// (one process for all sessions), and through a gateway's HTTP handler in
+// this process. The upstream is this program, run again as a stdio server
+// or served over loopback HTTP. Each round runs one path for -round, all
+// sessions at once; rounds go through the paths in turn until each has
+// had -duration.
 package main
 
 import (
@@ -28,6 +35,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -48,10 +56,23 @@ import (
 	"github.com/chartgate/chartgate/statechart"
 )
 
-// envUpstream makes this program a stdio echo server.
-const envUpstream = "CHARTGATE_GATEWAYBENCH_UPSTREAM"
+// envUpstream makes this program a stdio echo server, and envRelay a
+// relay in front of one: a process that starts it and copies its standard
+// input to the server and the server's output to its standard output,
+// what any stdio proxy does at least.
+const (
+	envUpstream = "CHARTGATE_GATEWAYBENCH_UPSTREAM"
+	envRelay    = "CHARTGATE_GATEWAYBENCH_RELAY"
+)
 
 func main() {
+	if os.Getenv(envRelay) != "" {
+		if err := relay(); err != nil {
+			fmt.Fprintf(os.Stderr, "gatewaybench relay: %v\n", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if os.Getenv(envUpstream) != "" {
 		// Standard input through the poller: see stdio.Pollable.
 		if err := echoServer().Run(context.Background(), &mcp.IOTransport{Reader: stdio.Pollable(os.Stdin), Writer: os.Stdout}); err != nil {
@@ -63,8 +84,9 @@ func main() {
 	duration := flag.Duration("duration", 3*time.Second, "time each path is measured, per number of sessions")
 	round := flag.Duration("round", 250*time.Millisecond, "time of one round of one path")
 	only := flag.String("paths", "", "measure only the paths whose names start with this (stdio, http)")
+	serveBin := flag.String("chartgate", "", `the chartgate binary whose serve command is measured (default: built with "go build"; "none": skip those paths)`)
 	flag.Parse()
-	if err := run(os.Stdout, *sessions, *duration, *round, *only); err != nil {
+	if err := run(os.Stdout, *sessions, *duration, *round, *only, *serveBin); err != nil {
 		fmt.Fprintf(os.Stderr, "gatewaybench: %v\n", err)
 		os.Exit(1)
 	}
@@ -89,7 +111,7 @@ type path struct {
 	open func(ctx context.Context) (cs *mcp.ClientSession, end func(), err error)
 }
 
-func run(out io.Writer, sessionList string, duration, round time.Duration, only string) error {
+func run(out io.Writer, sessionList string, duration, round time.Duration, only, serveBin string) error {
 	ctx := context.Background()
 	exe, err := os.Executable()
 	if err != nil {
@@ -132,21 +154,58 @@ func run(out io.Writer, sessionList string, duration, round time.Duration, only 
 			cs, err := connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: time.Second})
 			return cs, func() {}, err
 		}},
-		{"stdio gateway", stdioGateway(upstream, nil)},
-		{"stdio gateway+workflow memory", stdioGateway(upstream, func() (mcpbind.Store, error) { return mcpbind.NewMemoryStore(nil), nil })},
-		{"stdio gateway+workflow sqlite", stdioGateway(upstream, func() (mcpbind.Store, error) { return store, nil })},
-		{"stdio gateway+workflow sqlite durable", stdioGateway(upstream, func() (mcpbind.Store, error) { return durable, nil })},
+		{"stdio in-process gateway", stdioGateway(upstream, nil)},
+		{"stdio in-process gateway, workflow, memory", stdioGateway(upstream, func() (mcpbind.Store, error) { return mcpbind.NewMemoryStore(nil), nil })},
+		{"stdio in-process gateway, workflow, SQLite", stdioGateway(upstream, func() (mcpbind.Store, error) { return store, nil })},
+		{"stdio in-process, workflow, SQLite durable", stdioGateway(upstream, func() (mcpbind.Store, error) { return durable, nil })},
 		{"http direct", func(ctx context.Context) (*mcp.ClientSession, func(), error) {
 			cs, err := connect(ctx, &mcp.StreamableClientTransport{Endpoint: httpUp.URL})
 			return cs, func() {}, err
 		}},
-		{"http gateway", func(ctx context.Context) (*mcp.ClientSession, func(), error) {
+		{"http in-process gateway", func(ctx context.Context) (*mcp.ClientSession, func(), error) {
 			cs, err := connect(ctx, &mcp.StreamableClientTransport{Endpoint: httpGw.URL})
 			return cs, func() {}, err
 		}},
 	}
+	if serveBin != "none" {
+		if serveBin == "" {
+			serveBin = filepath.Join(dir, "chartgate")
+			build := exec.Command("go", "build", "-o", serveBin, "github.com/chartgate/chartgate/cmd/chartgate")
+			build.Stdout, build.Stderr = os.Stderr, os.Stderr
+			if err := build.Run(); err != nil {
+				return fmt.Errorf("building chartgate (give one with -chartgate, or -chartgate none): %w", err)
+			}
+		}
+		wf := filepath.Join(dir, "moving.json")
+		if err := os.WriteFile(wf, []byte(movingWorkflow), 0o644); err != nil {
+			return err
+		}
+		cfg := filepath.Join(dir, "http.json")
+		if err := os.WriteFile(cfg, []byte(`{"mcpServers": {"up": {"url": "`+httpUp.URL+`"}}}`), 0o644); err != nil {
+			return err
+		}
+		serveHTTP, stop, err := startServeHTTP(serveBin, cfg)
+		if err != nil {
+			return err
+		}
+		defer stop()
+		paths = slices.Insert(paths, 1,
+			path{"stdio relay process", func(ctx context.Context) (*mcp.ClientSession, func(), error) {
+				cmd := exec.Command(exe)
+				cmd.Env = append(os.Environ(), envRelay+"=1")
+				cs, err := connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: time.Second})
+				return cs, func() {}, err
+			}},
+			path{"stdio chartgate serve", servePath(serveBin, exe)},
+			path{"stdio chartgate serve, workflow, memory", servePath(serveBin, exe, "--workflow", wf, "--store", "memory")},
+			path{"stdio chartgate serve, workflow, SQLite", servePath(serveBin, exe, "--workflow", wf, "--store", filepath.Join(dir, "serve.db"))})
+		paths = append(paths, path{"http chartgate serve --http", func(ctx context.Context) (*mcp.ClientSession, func(), error) {
+			cs, err := connect(ctx, &mcp.StreamableClientTransport{Endpoint: serveHTTP})
+			return cs, func() {}, err
+		}})
+	}
 	paths = slices.DeleteFunc(paths, func(p path) bool { return !strings.HasPrefix(p.name, only) })
-	fmt.Fprintf(out, "%-8s  %-38s  %9s  %9s  %7s  %7s  %s\n", "sessions", "path", "p50", "p99", "p50 ×", "p99 ×", "calls")
+	fmt.Fprintf(out, "%-8s  %-44s  %9s  %9s  %7s  %7s  %s\n", "sessions", "path", "p50", "p99", "p50 ×", "p99 ×", "calls")
 	for _, field := range strings.Split(sessionList, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(field))
 		if err != nil || n < 1 {
@@ -216,12 +275,76 @@ func stdioGateway(upstream *gateway.ServerConfig, newStore func() (mcpbind.Store
 	}
 }
 
+// relay starts this program as the stdio echo server and copies lines
+// between it and this process' standard input and output.
+func relay() error {
+	cmd := exec.Command(os.Args[0])
+	// The server, not another relay.
+	cmd.Env = append(slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, envRelay+"=") }), envUpstream+"=1")
+	cmd.Stderr = os.Stderr
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		return err
+	}
+	cmd.Stdout = os.Stdout
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	// Standard input through the poller: see stdio.Pollable.
+	_, err = io.Copy(in, stdio.Pollable(os.Stdin))
+	in.Close()
+	return cmp.Or(err, cmd.Wait())
+}
+
+// startServeHTTP starts chartgate serve --http in front of the servers of
+// the configuration file cfg, on a free loopback port, and returns its
+// endpoint once it accepts connections, and the function that stops it.
+func startServeHTTP(bin, cfg string) (endpoint string, stop func(), err error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", nil, err
+	}
+	addr := l.Addr().String()
+	l.Close()
+	cmd := exec.Command(bin, "serve", "--http", addr, "--config", cfg, "--log-level", "error")
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		return "", nil, err
+	}
+	stop = func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if c, err := net.Dial("tcp", addr); err == nil {
+			c.Close()
+			return "http://" + addr + "/mcp", stop, nil
+		}
+		if time.Now().After(deadline) {
+			stop()
+			return "", nil, fmt.Errorf("chartgate serve --http %s: not listening after 10 s", addr)
+		}
+	}
+}
+
+// servePath is the path through a chartgate serve process with args, in
+// front of this program as a stdio upstream, as a host runs it.
+func servePath(bin, exe string, args ...string) func(context.Context) (*mcp.ClientSession, func(), error) {
+	return func(ctx context.Context) (*mcp.ClientSession, func(), error) {
+		cmd := exec.Command(bin, append(append([]string{"serve", "--log-level", "error"}, args...), "--", exe)...)
+		cmd.Env = append(os.Environ(), envUpstream+"=1")
+		cs, err := connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: time.Second})
+		return cs, func() {}, err
+	}
+}
+
+// movingWorkflow is a workflow whose every echo call moves it (its
+// context counts the calls).
+const movingWorkflow = `{"id": "w", "initial": "a", "context": {"n": 0}, "states": {"a": {
+	"on": {"E": {"actions": {"type": "xstate.assign", "params": {"n": {"$inc": 1}}}}},
+	"meta": {"mcp": {"tools": ["*"], "events": {"echo": "E"}}}}}}`
+
 // movingGate is a gate whose workflow every echo call moves (its context
 // counts the calls): a lease, the event and their writes per call.
 func movingGate(store mcpbind.Store) (*mcpbind.Gate, error) {
-	m, err := statechart.Compile([]byte(`{"id": "w", "initial": "a", "context": {"n": 0}, "states": {"a": {
-		"on": {"E": {"actions": {"type": "xstate.assign", "params": {"n": {"$inc": 1}}}}},
-		"meta": {"mcp": {"tools": ["*"], "events": {"echo": "E"}}}}}}`), nil)
+	m, err := statechart.Compile([]byte(movingWorkflow), nil)
 	if err != nil {
 		return nil, err
 	}
@@ -281,7 +404,7 @@ func measure(ctx context.Context, out io.Writer, paths []path, n int, duration, 
 			direct[transport] = [2]time.Duration{p50, p99}
 		}
 		d := direct[transport]
-		fmt.Fprintf(out, "%-8d  %-38s  %9v  %9v  %6.2f×  %6.2f×  %d\n", n, p.name, p50.Round(time.Microsecond), p99.Round(time.Microsecond),
+		fmt.Fprintf(out, "%-8d  %-44s  %9v  %9v  %6.2f×  %6.2f×  %d\n", n, p.name, p50.Round(time.Microsecond), p99.Round(time.Microsecond),
 			float64(p50)/float64(d[0]), float64(p99)/float64(d[1]), len(lat))
 	}
 	return nil
