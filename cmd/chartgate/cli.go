@@ -137,8 +137,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 // runOptions says how run is run; nil means the zero value.
 type runOptions struct {
 	// exiting: the process ends when run returns (main), so a command may
-	// leave to the exit what the exit does anyway. The hook leaves its
-	// SQLite store open (see decideHook).
+	// leave to the exit what the exit does anyway, and set what holds for
+	// the whole process. The hook leaves its SQLite store open (see
+	// decideHook); serve over stdio runs on one processor.
 	exiting bool
 }
 
@@ -162,7 +163,7 @@ func runOpts(args []string, stdin io.Reader, stdout, stderr io.Writer, o *runOpt
 	case "bench":
 		return cmdBench(rest, stdin, stdout, stderr)
 	case "serve":
-		return cmdServe(rest, stdin, stdout, stderr)
+		return cmdServe(rest, stdin, stdout, stderr, o.exiting)
 	case "status":
 		return cmdStatus(rest, stdout, stderr)
 	case "history":
