@@ -4,7 +4,7 @@
 // 1, 8 and 32 concurrent sessions, and it prints each path's p50 and p99
 // latency and the ratio to the direct path.
 //
-//	go run ./internal/cmd/gatewaybench [-sessions 1,8,32] [-duration 3s] [-round 250ms] [-paths stdio|http] [-chartgate BIN|none]
+//	go run ./internal/cmd/gatewaybench [-sessions 1,8,32] [-duration 3s] [-round 250ms] [-paths REGEXP] [-chartgate BIN|none]
 //
 // The paths over stdio: direct (a client per upstream process); through a
 // relay process, which only copies lines to the upstream and back (what
@@ -20,10 +20,11 @@
 // default) and on SQLite as with --durable (synchronous=FULL). The
 // in-process gate keeps mcpbind's default history of 20 entries, serve
 // keeps 500 and audits every call. Over Streamable HTTP: direct to an
-// upstream HTTP server, through chartgate serve --http in front of it
+// upstream HTTP server, through a reverse proxy process (net/http/httputil:
+// the floor of an HTTP hop), through chartgate serve --http in front of it
 // (one process for all sessions), and through a gateway's HTTP handler in
 // this process. The upstream is this program, run again as a stdio server
-// or served over loopback HTTP. Each round runs one path for -round, all
+// or as an HTTP server on loopback. Each round runs one path for -round, all
 // sessions at once; rounds go through the paths in turn until each has
 // had -duration.
 package main
@@ -34,13 +35,17 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -60,12 +65,33 @@ import (
 // relay in front of one: a process that starts it and copies its standard
 // input to the server and the server's output to its standard output,
 // what any stdio proxy does at least.
+// envUpstreamHTTP makes it an echo server over Streamable HTTP on the
+// address it holds, and envRelayHTTP a reverse proxy (net/http/httputil)
+// in front of the server at the URL it holds, on a loopback port; both
+// print their URL.
 const (
-	envUpstream = "CHARTGATE_GATEWAYBENCH_UPSTREAM"
-	envRelay    = "CHARTGATE_GATEWAYBENCH_RELAY"
+	envUpstream     = "CHARTGATE_GATEWAYBENCH_UPSTREAM"
+	envRelay        = "CHARTGATE_GATEWAYBENCH_RELAY"
+	envUpstreamHTTP = "CHARTGATE_GATEWAYBENCH_HTTP"
+	envRelayHTTP    = "CHARTGATE_GATEWAYBENCH_HTTP_RELAY"
 )
 
 func main() {
+	if addr := os.Getenv(envUpstreamHTTP); addr != "" {
+		serveHTTP(addr, "", mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return echoServer() },
+			&mcp.StreamableHTTPOptions{Logger: slog.New(slog.DiscardHandler)}))
+	}
+	if target := os.Getenv(envRelayHTTP); target != "" {
+		u, err := url.Parse(target)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "gatewaybench relay: %v\n", err)
+			os.Exit(1)
+		}
+		rp := httputil.NewSingleHostReverseProxy(u)
+		// A session's stream ends when the client closes it.
+		rp.ErrorLog = log.New(io.Discard, "", 0)
+		serveHTTP("127.0.0.1:0", u.Path, rp)
+	}
 	if os.Getenv(envRelay) != "" {
 		if err := relay(); err != nil {
 			fmt.Fprintf(os.Stderr, "gatewaybench relay: %v\n", err)
@@ -83,7 +109,7 @@ func main() {
 	sessions := flag.String("sessions", "1,8,32", "numbers of concurrent sessions, comma-separated")
 	duration := flag.Duration("duration", 3*time.Second, "time each path is measured, per number of sessions")
 	round := flag.Duration("round", 250*time.Millisecond, "time of one round of one path")
-	only := flag.String("paths", "", "measure only the paths whose names start with this (stdio, http)")
+	only := flag.String("paths", "", "measure only the paths whose names match this regular expression (^stdio, ^http, serve, ...)")
 	serveBin := flag.String("chartgate", "", `the chartgate binary whose serve command is measured (default: built with "go build"; "none": skip those paths)`)
 	flag.Parse()
 	if err := run(os.Stdout, *sessions, *duration, *round, *only, *serveBin); err != nil {
@@ -135,10 +161,13 @@ func run(out io.Writer, sessionList string, duration, round time.Duration, only,
 		return err
 	}
 	defer durable.Close()
-	httpUp := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return echoServer() },
-		&mcp.StreamableHTTPOptions{Logger: slog.New(slog.DiscardHandler)}))
-	defer httpUp.Close()
-	httpGateway, err := gateway.New(ctx, &gateway.Config{Servers: []*gateway.ServerConfig{{Name: "up", Transport: gateway.TransportHTTP, URL: httpUp.URL}}},
+	// The HTTP upstream is a process of its own, as the stdio one is.
+	httpUp, stopUp, err := startSelf(envUpstreamHTTP, "127.0.0.1:0")
+	if err != nil {
+		return fmt.Errorf("the HTTP upstream: %w", err)
+	}
+	defer stopUp()
+	httpGateway, err := gateway.New(ctx, &gateway.Config{Servers: []*gateway.ServerConfig{{Name: "up", Transport: gateway.TransportHTTP, URL: httpUp}}},
 		&gateway.Options{Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		return err
@@ -159,7 +188,7 @@ func run(out io.Writer, sessionList string, duration, round time.Duration, only,
 		{"stdio in-process gateway, workflow, SQLite", stdioGateway(upstream, func() (mcpbind.Store, error) { return store, nil })},
 		{"stdio in-process, workflow, SQLite durable", stdioGateway(upstream, func() (mcpbind.Store, error) { return durable, nil })},
 		{"http direct", func(ctx context.Context) (*mcp.ClientSession, func(), error) {
-			cs, err := connect(ctx, &mcp.StreamableClientTransport{Endpoint: httpUp.URL})
+			cs, err := connect(ctx, &mcp.StreamableClientTransport{Endpoint: httpUp})
 			return cs, func() {}, err
 		}},
 		{"http in-process gateway", func(ctx context.Context) (*mcp.ClientSession, func(), error) {
@@ -181,10 +210,10 @@ func run(out io.Writer, sessionList string, duration, round time.Duration, only,
 			return err
 		}
 		cfg := filepath.Join(dir, "http.json")
-		if err := os.WriteFile(cfg, []byte(`{"mcpServers": {"up": {"url": "`+httpUp.URL+`"}}}`), 0o644); err != nil {
+		if err := os.WriteFile(cfg, []byte(`{"mcpServers": {"up": {"url": "`+httpUp+`"}}}`), 0o644); err != nil {
 			return err
 		}
-		serveHTTP, stop, err := startServeHTTP(serveBin, cfg)
+		serveURL, stop, err := startServeHTTP(serveBin, cfg)
 		if err != nil {
 			return err
 		}
@@ -199,12 +228,24 @@ func run(out io.Writer, sessionList string, duration, round time.Duration, only,
 			path{"stdio chartgate serve", servePath(serveBin, exe)},
 			path{"stdio chartgate serve, workflow, memory", servePath(serveBin, exe, "--workflow", wf, "--store", "memory")},
 			path{"stdio chartgate serve, workflow, SQLite", servePath(serveBin, exe, "--workflow", wf, "--store", filepath.Join(dir, "serve.db"))})
-		paths = append(paths, path{"http chartgate serve --http", func(ctx context.Context) (*mcp.ClientSession, func(), error) {
-			cs, err := connect(ctx, &mcp.StreamableClientTransport{Endpoint: serveHTTP})
+		relayHTTP, stopRelay, err := startSelf(envRelayHTTP, httpUp)
+		if err != nil {
+			return fmt.Errorf("the HTTP relay: %w", err)
+		}
+		defer stopRelay()
+		paths = append(paths, path{"http relay process", func(ctx context.Context) (*mcp.ClientSession, func(), error) {
+			cs, err := connect(ctx, &mcp.StreamableClientTransport{Endpoint: relayHTTP})
+			return cs, func() {}, err
+		}}, path{"http chartgate serve --http", func(ctx context.Context) (*mcp.ClientSession, func(), error) {
+			cs, err := connect(ctx, &mcp.StreamableClientTransport{Endpoint: serveURL})
 			return cs, func() {}, err
 		}})
 	}
-	paths = slices.DeleteFunc(paths, func(p path) bool { return !strings.HasPrefix(p.name, only) })
+	match, err := regexp.Compile(only)
+	if err != nil {
+		return fmt.Errorf("-paths: %w", err)
+	}
+	paths = slices.DeleteFunc(paths, func(p path) bool { return !match.MatchString(p.name) })
 	fmt.Fprintf(out, "%-8s  %-44s  %9s  %9s  %7s  %7s  %s\n", "sessions", "path", "p50", "p99", "p50 ×", "p99 ×", "calls")
 	for _, field := range strings.Split(sessionList, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(field))
@@ -275,6 +316,20 @@ func stdioGateway(upstream *gateway.ServerConfig, newStore func() (mcpbind.Store
 	}
 }
 
+// serveHTTP serves h on addr, after printing its URL (with path), until
+// the process is killed.
+func serveHTTP(addr, path string, h http.Handler) {
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "gatewaybench: %v\n", err)
+		os.Exit(1)
+	}
+	fmt.Printf("http://%s%s\n", l.Addr(), path)
+	err = http.Serve(l, h)
+	fmt.Fprintf(os.Stderr, "gatewaybench: %v\n", err)
+	os.Exit(1)
+}
+
 // relay starts this program as the stdio echo server and copies lines
 // between it and this process' standard input and output.
 func relay() error {
@@ -286,14 +341,48 @@ func relay() error {
 	if err != nil {
 		return err
 	}
-	cmd.Stdout = os.Stdout
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return err
+	}
 	if err := cmd.Start(); err != nil {
 		return err
 	}
+	copied := make(chan error, 1)
+	go func() {
+		_, err := io.Copy(os.Stdout, out)
+		copied <- err
+	}()
 	// Standard input through the poller: see stdio.Pollable.
 	_, err = io.Copy(in, stdio.Pollable(os.Stdin))
 	in.Close()
-	return cmp.Or(err, cmd.Wait())
+	return cmp.Or(err, <-copied, cmd.Wait())
+}
+
+// startSelf starts this program with env set to value, and returns the
+// URL it prints and the function that stops it.
+func startSelf(env, value string) (string, func(), error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return "", nil, err
+	}
+	cmd := exec.Command(exe)
+	cmd.Env = append(os.Environ(), env+"="+value)
+	cmd.Stderr = os.Stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return "", nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return "", nil, err
+	}
+	stop := func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }
+	var u string
+	if _, err := fmt.Fscanln(out, &u); err != nil {
+		stop()
+		return "", nil, fmt.Errorf("it did not say where it listens: %w", err)
+	}
+	return u, stop, nil
 }
 
 // startServeHTTP starts chartgate serve --http in front of the servers of
