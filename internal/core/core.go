@@ -41,7 +41,7 @@ type Core struct {
 	records   *gate.Core // the store's load and compare-and-swap
 	store     gate.Store
 	values    gate.ValueStore // store, if it can hold records as values
-	splits    bool            // store keeps histories apart (histrec.Store)
+	splits    histrec.Store   // store, if it keeps histories apart
 	prefix    string
 	Now       func() time.Time
 	Log       *slog.Logger
@@ -521,7 +521,7 @@ func New(engine statechart.Engine, o *Options) (*Core, error) {
 	}
 	g.records = gate.NewCore(&gate.CoreOptions{Store: g.store, MaxRetries: g.retries})
 	g.store, g.values, g.retries = g.records.Store(), g.records.Values(), g.records.MaxRetries()
-	_, g.splits = g.store.(histrec.Store)
+	g.splits, _ = g.store.(histrec.Store)
 	if g.prefix == "" {
 		g.prefix = "mcpbind:" + engine.ID() + ":"
 	}

@@ -124,11 +124,12 @@ func (g *Core) write(ctx context.Context, v *View, prev *View, ss Conn, settled,
 // swap writes v's record under key if the key's version is old, and sets
 // v's version to the record's new one. v is not yet shared. With durable
 // false, a [gate.NoSyncStore] need not wait for the disk. A store that
-// keeps histories apart (histrec.Store) is told how v's history differs
-// from prevHistory, the history of the record at version old.
+// keeps histories apart (histrec.Store) is given a record past its size
+// split, told how v's history differs from prevHistory, the history of
+// the record at version old.
 func (g *Core) swap(ctx context.Context, key string, old uint64, v *View, prevHistory []json.RawMessage, durable bool) (uint64, error) {
 	v.Rec.WorkflowVersion = g.wversion
-	if g.splits {
+	if g.splits != nil && v.Rec.Size() >= g.splits.SplitAbove() {
 		return g.records.Swap(ctx, key, old, &splitView{View: v, prev: prevHistory, replaces: old != 0}, durable)
 	}
 	return g.records.Swap(ctx, key, old, v, durable)

@@ -36,6 +36,10 @@ type Store interface {
 	// given split; with durable false, the write need not wait for the
 	// disk (gate.NoSyncStore). Load returns the record joined ([Join]).
 	CompareAndSwapSplit(ctx context.Context, key string, old uint64, w *Write, durable bool) (uint64, error)
+	// SplitAbove returns the size of a record's encoding from which the
+	// store keeps its history apart: a smaller record is written whole
+	// (CompareAndSwapSplit writes it so too).
+	SplitAbove() int
 }
 
 // Splitter is implemented by a record value that can be written split.

@@ -43,3 +43,7 @@ func (s *Store) WriteFailing(ctx context.Context) error {
 		return w.exec("INSERT INTO retired (id, last) VALUES (2, 0)")
 	})
 }
+
+// SetSplitAbove sets the size from which CompareAndSwapSplit keeps a
+// record's history apart (0: always).
+func (s *Store) SetSplitAbove(n int) { s.splitAbove = n }

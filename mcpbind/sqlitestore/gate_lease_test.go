@@ -36,6 +36,8 @@ func (s *countingStore) CompareAndSwapNoSync(ctx context.Context, key string, ol
 	return s.Store.CompareAndSwapNoSync(ctx, key, old, data)
 }
 
+func (s *countingStore) SplitAbove() int { return s.Store.SplitAbove() }
+
 func (s *countingStore) CompareAndSwapSplit(ctx context.Context, key string, old uint64, w *histrec.Write, durable bool) (uint64, error) {
 	s.swaps.Add(1)
 	return s.Store.CompareAndSwapSplit(ctx, key, old, w, durable)
@@ -203,6 +205,7 @@ func TestLocalLeaseOfPanickedToolAbandoned(t *testing.T) {
 func TestGateKeepsHistoryApart(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "state.db")
 	store := openAt(t, path, &sqlitestore.Options{RelaxedSync: true})
+	store.SetSplitAbove(0) // a history of 3 entries fits in a page
 	cs := leaseSession(t, store, &mcpbind.Options{HistoryLimit: 3, AuditCalls: true}, func() {})
 	ctx := context.Background()
 	for range 7 {

@@ -60,6 +60,7 @@ func TestMigrateV1File(t *testing.T) {
 	}
 	behind := func() time.Time { return time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC) } // before every version of the file
 	s := openAt(t, path, &sqlitestore.Options{Now: behind})
+	s.SetSplitAbove(0) // the small records of the file too
 	var schema int
 	if err := old.QueryRow("PRAGMA user_version").Scan(&schema); err != nil || schema != 3 {
 		t.Fatalf("schema version %d, %v; want 3", schema, err)
@@ -129,6 +130,7 @@ func TestMigrateV2File(t *testing.T) {
 	}
 	behind := func() time.Time { return time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC) }
 	s := openAt(t, path, &sqlitestore.Options{Now: behind})
+	s.SetSplitAbove(0) // the small records of the file too
 	var schema int
 	if err := old.QueryRow("PRAGMA user_version").Scan(&schema); err != nil || schema != 3 {
 		t.Fatalf("schema version %d, %v; want 3", schema, err)
@@ -148,6 +150,9 @@ func TestMigrateV2File(t *testing.T) {
 	want := `{"state":{"value":"b"},"history":[{"tool":"two"},{"tool":"three"}]}`
 	if got, _, err := s.Load(ctx, "kept"); err != nil || string(got) != want {
 		t.Fatalf("kept after a split write: %s, %v; want %s", got, err, want)
+	}
+	if n := historyRows(t, path, "kept"); n != 2 {
+		t.Fatalf("kept after a split write: %d rows of history; want 2", n)
 	}
 	if nv, err := s.CompareAndSwap(ctx, "gone", 0, []byte("gone 2")); err != nil || nv <= v2Gone {
 		t.Fatalf("gone created again: version %d, %v; want above %d", nv, err, uint64(v2Gone))

@@ -94,13 +94,14 @@ func Open(path string, opts *Options) (*Store, error) {
 	db.SetMaxOpenConns(maxConns)
 	db.SetMaxIdleConns(maxConns)
 	s := &Store{
-		db:       db,
-		path:     abs,
-		ttlMS:    roundMS(o.TTL),
-		busy:     time.Duration(busyMS) * time.Millisecond,
-		now:      o.Now,
-		writer:   make(chan struct{}, 1),
-		syncMode: syncMode(o.RelaxedSync),
+		db:         db,
+		path:       abs,
+		ttlMS:      roundMS(o.TTL),
+		busy:       time.Duration(busyMS) * time.Millisecond,
+		now:        o.Now,
+		writer:     make(chan struct{}, 1),
+		syncMode:   syncMode(o.RelaxedSync),
+		splitAbove: 3 << 10,
 	}
 	s.feed = s.newFeed()
 	s.load.query = sqlLoad

@@ -47,8 +47,8 @@ func historyRows(t *testing.T, path, key string) int {
 	return n
 }
 
-// TestSplitWrites: a record written split loads as its head with its
-// history joined in, through a change of the stored history (entries
+// TestSplitWrites: a record written split (however small) loads as its
+// head with its history joined in, through a change of the stored history (entries
 // dropped and appended), a whole replacement, a create, a plain write
 // (which leaves no rows behind), a conflict (which changes nothing), a
 // delete and an expiry; another Store on the file loads the same.
@@ -58,6 +58,7 @@ func TestSplitWrites(t *testing.T) {
 	clk := newClock()
 	path := filepath.Join(t.TempDir(), "state.db")
 	s := openAt(t, path, &sqlitestore.Options{TTL: time.Hour, Now: clk.Now})
+	s.SetSplitAbove(0) // small records too
 	other := openAt(t, path, &sqlitestore.Options{Now: clk.Now})
 	h := entries(0, 5)
 	check := func(what, want string, rows int) {
@@ -196,5 +197,35 @@ func TestSplitWriteChangesFewPages(t *testing.T) {
 	})
 	if n < 10 {
 		t.Fatalf("a plain write of the record changed %d pages; want its ~16", n)
+	}
+}
+
+// TestSmallRecordWrittenWhole: a record of less than 3 KiB given split is
+// written whole (one page either way, and one statement); once it grows
+// past that its history is kept apart, and when it shrinks again its rows
+// go.
+func TestSmallRecordWrittenWhole(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "state.db")
+	s := openAt(t, path, nil)
+	h := entries(0, 40) // ~130 bytes each
+	head := `{"state":1}`
+	v := uint64(0)
+	for _, c := range []struct {
+		history []json.RawMessage
+		rows    int
+	}{{h[:3], 0}, {h[:30], 30}, {h[:10], 0}} {
+		var err error
+		v, err = s.CompareAndSwapSplit(ctx, "k", v, &histrec.Write{Head: []byte(head), History: c.history}, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, _, err := s.Load(ctx, "k"); err != nil || string(got) != joined(head, c.history) {
+			t.Fatalf("%d entries: loads %.100s…, %v", len(c.history), got, err)
+		}
+		if n := historyRows(t, path, "k"); n != c.rows {
+			t.Fatalf("%d entries: %d rows of history; want %d", len(c.history), n, c.rows)
+		}
 	}
 }

@@ -73,6 +73,10 @@ type Store struct {
 	// syncMode is the synchronous setting of a durable write (FULL, or
 	// NORMAL with RelaxedSync).
 	syncMode string
+	// splitAbove is the size from which CompareAndSwapSplit keeps a
+	// record's history apart: a smaller record fits in a page of the
+	// file (4 KiB) whole.
+	splitAbove int
 
 	feed *gate.Feed // the writes to the file, by any process (watch.go)
 }
@@ -364,7 +368,8 @@ func (s *Store) compareAndSwap(ctx context.Context, key string, old uint64, data
 
 // CompareAndSwapSplit implements histrec.Store, through which the gate
 // writes its workflows' records: CompareAndSwap for a record given as its
-// head and history, which it keeps apart, an entry a row. A write whose
+// head and history, which it keeps apart, an entry a row, once the record
+// takes more than 3 KiB (a smaller one is written whole). A write whose
 // history is a change of the stored one (w.Delta) removes the dropped
 // entries' rows and adds the appended ones, so that it changes a few
 // pages, not every page of a history of hundreds of entries; another
@@ -374,6 +379,11 @@ func (s *Store) CompareAndSwapSplit(ctx context.Context, key string, old uint64,
 	head := w.Head
 	if head == nil {
 		head = []byte{}
+	}
+	if size := len(head) + historySize(w.History); size < s.splitAbove {
+		// A small record is written whole, in one statement: split, its
+		// head and its history would take a page each.
+		return s.compareAndSwap(ctx, key, old, histrec.Join(head, joinHistory(w.History, size)), durable)
 	}
 	var cur, version uint64
 	err := s.writeMulti(ctx, durable, func(c *writeConn, now time.Time) error {
@@ -414,6 +424,31 @@ func (s *Store) CompareAndSwapSplit(ctx context.Context, key string, old uint64,
 		return err
 	})
 	return s.swapped(ctx, key, old, cur, version, err)
+}
+
+// SplitAbove implements histrec.Store: 3 KiB.
+func (s *Store) SplitAbove() int { return s.splitAbove }
+
+// historySize returns the length of the entries joined by commas.
+func historySize(h []json.RawMessage) int {
+	n := 0
+	for _, e := range h {
+		n += len(e) + 1
+	}
+	return n
+}
+
+// joinHistory returns the entries joined by commas; size bounds their
+// length.
+func joinHistory(h []json.RawMessage, size int) []byte {
+	b := make([]byte, 0, size)
+	for i, e := range h {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, e...)
+	}
+	return b
 }
 
 // changeHistory drops the first w.Dropped rows of key's history and adds
