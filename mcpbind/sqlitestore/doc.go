@@ -34,8 +34,8 @@
 //
 // workflows holds one row per key, with its data, its version and its
 // expiry in Unix milliseconds (0: never; a partial index on expires serves
-// the purge). A workflow's record as the gate writes it is split: its
-// data is the record without its run history, whose entries are rows of
+// the purge). A workflow's record of more than 3 KiB, as the gate writes
+// it, is split: its data is the record without its run history, whose entries are rows of
 // history, in order, each under the version of the write that added it
 // (split is 1); Load returns the record with its history joined in (in
 // one statement). So a call that moves a workflow whose history holds
