@@ -2,6 +2,7 @@ package sqlitestore_test
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -31,6 +32,39 @@ var v1Swap = []string{
 	`UPDATE records SET version = (SELECT max(last + 1, ?) FROM counter WHERE id = 1), data = ? WHERE key = ? AND version = ?`,
 }
 
+// oldFile copies testdata/name, a file of an older schema version, to a
+// temporary file, and returns its path, a pool on it and a connection
+// that the pool keeps open (as a process that opened the file before it
+// was migrated does).
+func oldFile(t *testing.T, name string) (string, *sql.DB, *sql.Conn) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "state.db")
+	data, err := os.ReadFile(filepath.Join("testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	db := rawDB(t, path)
+	conn, err := db.Conn(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	return path, db, conn
+}
+
+// checkSchema fails t unless the file of db has the current schema
+// version.
+func checkSchema(t *testing.T, db *sql.DB) {
+	t.Helper()
+	var schema int
+	if err := db.QueryRow("PRAGMA user_version").Scan(&schema); err != nil || schema != 3 {
+		t.Fatalf("schema version %d, %v; want 3", schema, err)
+	}
+}
+
 // TestMigrateV1File: a file of schema version 1 is brought to the
 // current version when it is opened: its records keep their data and versions, a write
 // gives a version above the record's, a key deleted under version 1 and
@@ -41,30 +75,13 @@ var v1Swap = []string{
 func TestMigrateV1File(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "state.db")
-	data, err := os.ReadFile(filepath.Join("testdata", "v1.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, data, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	old := rawDB(t, path)
-	v1, err := old.Conn(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer v1.Close()
+	path, old, v1 := oldFile(t, "v1.db")
 	if _, err := v1.ExecContext(ctx, v1Swap[0]); err != nil {
 		t.Fatal(err)
 	}
 	behind := func() time.Time { return time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC) } // before every version of the file
 	s := openAt(t, path, &sqlitestore.Options{Now: behind})
-	s.SetSplitAbove(0) // the small records of the file too
-	var schema int
-	if err := old.QueryRow("PRAGMA user_version").Scan(&schema); err != nil || schema != 3 {
-		t.Fatalf("schema version %d, %v; want 3", schema, err)
-	}
+	checkSchema(t, old)
 	got, v, err := s.Load(ctx, "kept")
 	if err != nil || string(got) != v1KeptData || v != v1Kept {
 		t.Fatalf("kept: %q, version %d, %v; want %q, version %d", got, v, err, v1KeptData, uint64(v1Kept))
@@ -110,20 +127,7 @@ const (
 func TestMigrateV2File(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "state.db")
-	data, err := os.ReadFile(filepath.Join("testdata", "v2.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, data, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	old := rawDB(t, path)
-	v2, err := old.Conn(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer v2.Close()
+	path, old, v2 := oldFile(t, "v2.db")
 	v2Swap := `UPDATE records SET version = ?, data = ? WHERE key = ? AND version = ?`
 	if _, err := v2.ExecContext(ctx, "SELECT count(*) FROM records"); err != nil {
 		t.Fatal(err)
@@ -131,10 +135,7 @@ func TestMigrateV2File(t *testing.T) {
 	behind := func() time.Time { return time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC) }
 	s := openAt(t, path, &sqlitestore.Options{Now: behind})
 	s.SetSplitAbove(0) // the small records of the file too
-	var schema int
-	if err := old.QueryRow("PRAGMA user_version").Scan(&schema); err != nil || schema != 3 {
-		t.Fatalf("schema version %d, %v; want 3", schema, err)
-	}
+	checkSchema(t, old)
 	got, v, err := s.Load(ctx, "kept")
 	if err != nil || string(got) != v2KeptData || v != v2Kept {
 		t.Fatalf("kept: %s, version %d, %v; want %s, version %d", got, v, err, v2KeptData, uint64(v2Kept))
@@ -172,18 +173,7 @@ func TestWriteChangesOnePage(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "state.db")
 	s := openAt(t, path, &sqlitestore.Options{RelaxedSync: true})
-	var pageSize int64
-	if err := rawDB(t, path).QueryRow("PRAGMA page_size").Scan(&pageSize); err != nil {
-		t.Fatal(err)
-	}
-	walSize := func() int64 {
-		t.Helper()
-		fi, err := os.Stat(path + "-wal")
-		if err != nil {
-			t.Fatal(err)
-		}
-		return fi.Size()
-	}
+	frames := walFrames(t, path)
 	versions := map[string]uint64{}
 	for _, key := range []string{"a", "b", "c"} {
 		v, err := s.CompareAndSwap(ctx, key, 0, []byte(key))
@@ -193,14 +183,41 @@ func TestWriteChangesOnePage(t *testing.T) {
 		versions[key] = v
 	}
 	for i, key := range []string{"a", "b", "a", "c"} {
-		before := walSize()
-		v, err := s.CompareAndSwapNoSync(ctx, key, versions[key], []byte(key+"!"))
+		n, exact := frames(func() {
+			v, err := s.CompareAndSwapNoSync(ctx, key, versions[key], []byte(key+"!"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			versions[key] = v
+		})
+		if n != 1 || !exact {
+			t.Fatalf("write %d (%s): the WAL grew by %d frames (whole: %v); want one", i, key, n, exact)
+		}
+	}
+}
+
+// walFrames returns a function that runs write and returns the number of
+// frames (a page and its header) it appended to the WAL of the file at
+// path, and whether it grew by whole frames.
+func walFrames(t *testing.T, path string) func(write func()) (int64, bool) {
+	t.Helper()
+	var pageSize int64
+	if err := rawDB(t, path).QueryRow("PRAGMA page_size").Scan(&pageSize); err != nil {
+		t.Fatal(err)
+	}
+	size := func() int64 {
+		t.Helper()
+		fi, err := os.Stat(path + "-wal")
 		if err != nil {
 			t.Fatal(err)
 		}
-		versions[key] = v
-		if grew, want := walSize()-before, pageSize+24; grew != want {
-			t.Fatalf("write %d (%s): the WAL grew by %d bytes; want %d, one frame", i, key, grew, want)
-		}
+		return fi.Size()
+	}
+	return func(write func()) (int64, bool) {
+		t.Helper()
+		before := size()
+		write()
+		grew := size() - before
+		return grew / (pageSize + 24), grew%(pageSize+24) == 0
 	}
 }

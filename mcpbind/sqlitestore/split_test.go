@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -144,22 +143,11 @@ func TestSplitWriteChangesFewPages(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "state.db")
 	s := openAt(t, path, &sqlitestore.Options{RelaxedSync: true})
-	var pageSize int64
-	if err := rawDB(t, path).QueryRow("PRAGMA page_size").Scan(&pageSize); err != nil {
-		t.Fatal(err)
-	}
+	walFrames := walFrames(t, path)
 	frames := func(write func()) int64 {
 		t.Helper()
-		fi, err := os.Stat(path + "-wal")
-		if err != nil {
-			t.Fatal(err)
-		}
-		write()
-		fj, err := os.Stat(path + "-wal")
-		if err != nil {
-			t.Fatal(err)
-		}
-		return (fj.Size() - fi.Size()) / (pageSize + 24)
+		n, _ := walFrames(write)
+		return n
 	}
 	h := entries(0, 600)
 	head := []byte(`{"state":{"value":"a","context":{"n":1}}}`)
