@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/chartgate/chartgate/internal/cputime"
+	"github.com/chartgate/chartgate/internal/histrec"
 	"github.com/chartgate/chartgate/mcpbind/sqlitestore"
 )
 
@@ -141,6 +142,55 @@ func BenchmarkCompareAndSwap(b *testing.B) {
 					if err != nil {
 						b.Fatal(err)
 					}
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkSplitWrite writes a record with a history of 500 entries
+// (~60 KB, what chartgate keeps) the ways a moving call of a named
+// session does, with RelaxedSync: "lease" changes the head alone,
+// "commit" drops the oldest entry and appends one, "whole" does the same
+// with CompareAndSwap, the record written whole (what every write did
+// before histories were kept apart; the benchmark joins the history into
+// it, as the gate encodes a record: into one buffer).
+func BenchmarkSplitWrite(b *testing.B) {
+	ctx := context.Background()
+	h := entries(0, 500)
+	head := []byte(`{"state":{"value":"a","context":{"n":1}}}`)
+	for _, c := range []string{"lease", "commit", "whole"} {
+		b.Run(c, func(b *testing.B) {
+			s := open(b, &sqlitestore.Options{RelaxedSync: true})
+			hist := h
+			var buf []byte
+			v, err := s.CompareAndSwapSplit(ctx, "k", 0, &histrec.Write{Head: head, History: hist}, true)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			defer reportCPU(b)()
+			for i := 0; b.Loop(); i++ {
+				switch c {
+				case "lease":
+					v, err = s.CompareAndSwapSplit(ctx, "k", v, &histrec.Write{Head: head, History: hist, Delta: true}, false)
+				case "commit":
+					hist = append(hist[1:len(hist):len(hist)], entries(500+i, 1)...)
+					v, err = s.CompareAndSwapSplit(ctx, "k", v, &histrec.Write{Head: head, History: hist, Delta: true, Dropped: 1, Appended: 1}, true)
+				case "whole":
+					hist = append(hist[1:len(hist):len(hist)], entries(500+i, 1)...)
+					buf = append(append(buf[:0], head[:len(head)-1]...), `,"history":[`...)
+					for j, e := range hist {
+						if j > 0 {
+							buf = append(buf, ',')
+						}
+						buf = append(buf, e...)
+					}
+					// The store keeps what it is given: a copy.
+					v, err = s.CompareAndSwap(ctx, "k", v, append([]byte(nil), append(buf, "]}"...)...))
+				}
+				if err != nil {
+					b.Fatal(err)
 				}
 			}
 		})

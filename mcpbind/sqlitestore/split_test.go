@@ -105,6 +105,24 @@ func TestSplitWrites(t *testing.T) {
 		t.Fatal(err)
 	}
 	check("written plain", plain, 0)
+	// Told as a change of the head alone, a write over a record that
+	// holds its history itself still gives the history its rows.
+	if v, err = s.CompareAndSwapSplit(ctx, "k", v, &histrec.Write{Head: []byte(`{"state":7.5}`), History: h[2:4], Delta: true}, true); err != nil {
+		t.Fatal(err)
+	}
+	check("the head alone, over a record written plain", joined(`{"state":7.5}`, h[2:4]), 2)
+	if v, err = s.CompareAndSwapSplit(ctx, "k", v, &histrec.Write{Head: []byte(`{"state":7.6}`), History: h[2:4], Delta: true}, true); err != nil {
+		t.Fatal(err)
+	}
+	check("the head alone", joined(`{"state":7.6}`, h[2:4]), 2)
+	if _, err := s.CompareAndSwapSplit(ctx, "k", v-1, &histrec.Write{Head: []byte(`{"state":0}`), History: h[2:4], Delta: true}, true); !gate.IsConflict(err) {
+		t.Fatalf("a write of the head alone against an old version: %v; want a conflict", err)
+	}
+	check("the head alone, after a conflict", joined(`{"state":7.6}`, h[2:4]), 2)
+	if v, err = s.CompareAndSwap(ctx, "k", v, []byte(plain)); err != nil {
+		t.Fatal(err)
+	}
+	check("written plain again", plain, 0)
 	// A change told against a record that holds its history itself
 	// replaces the history.
 	if _, err = s.CompareAndSwapSplit(ctx, "k", v, &histrec.Write{Head: []byte(`{"state":8}`), History: h[2:5], Delta: true, Appended: 1}, true); err != nil {
@@ -177,6 +195,19 @@ func TestSplitWriteChangesFewPages(t *testing.T) {
 	}
 	if got, _, err := s.Load(ctx, "k"); err != nil || string(got) != joined(string(head), h[100:600]) {
 		t.Fatalf("after 100 split writes: %.200s…, %v", got, err)
+	}
+	// A write that changes the head only (a lease) changes its page.
+	leased := []byte(`{"state":{"value":"a","context":{"n":1}},"lease":{"id":"x","tool":"t","until":"2026-11-29T23:00:00Z"}}`)
+	if n := frames(func() {
+		v, err = s.CompareAndSwapSplit(ctx, "k", v, &histrec.Write{Head: leased, History: h[100:600], Delta: true}, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+	}); n != 1 {
+		t.Fatalf("a write of the head alone changed %d pages; want 1", n)
+	}
+	if got, _, err := s.Load(ctx, "k"); err != nil || string(got) != joined(string(leased), h[100:600]) {
+		t.Fatalf("after a write of the head: %.200s…, %v", got, err)
 	}
 	n := frames(func() {
 		if _, err := s.CompareAndSwap(ctx, "p", plain, []byte(joined(string(head), h[1:501]))); err != nil {

@@ -386,11 +386,25 @@ func (s *Store) CompareAndSwapSplit(ctx context.Context, key string, old uint64,
 		return s.compareAndSwap(ctx, key, old, histrec.Join(head, joinHistory(w.History, size)), durable)
 	}
 	var cur, version uint64
-	err := s.writeMulti(ctx, durable, func(c *writeConn, now time.Time) error {
-		expires := int64(0)
-		if s.ttlMS > 0 {
-			expires = now.UnixMilli() + s.ttlMS
+	if old != 0 && w.Delta && w.Appended == 0 && w.Dropped == 0 {
+		// Only the head changes (a lease taken or released): one
+		// statement, if the record is split already; else (or on a
+		// conflict) the write below finds out which.
+		var kept bool
+		err := s.write(ctx, durable, func(c *writeConn, now time.Time) error {
+			version = max(old+1, uint64(max(now.UnixMicro(), int64(s.last)+1)))
+			changed, err := c.execChanged(sqlSwapKept, head, s.expiry(now), key, old, now.UnixMilli(), version)
+			if kept = err == nil && changed == 1; kept {
+				s.last = max(s.last, version)
+			}
+			return err
+		})
+		if err != nil || kept {
+			return s.swapped(ctx, key, old, 0, version, err)
 		}
+	}
+	err := s.writeMulti(ctx, durable, func(c *writeConn, now time.Time) error {
+		expires := s.expiry(now)
 		floor := max(now.UnixMicro(), int64(s.last)+1) // see "Versions"; versions stay below 2^63
 		var found bool
 		var err error
@@ -428,6 +442,15 @@ func (s *Store) CompareAndSwapSplit(ctx context.Context, key string, old uint64,
 
 // SplitAbove implements histrec.Store: 3 KiB.
 func (s *Store) SplitAbove() int { return s.splitAbove }
+
+// expiry returns the expiry of a record written at now (Unix
+// milliseconds; 0: never).
+func (s *Store) expiry(now time.Time) int64 {
+	if s.ttlMS == 0 {
+		return 0
+	}
+	return now.UnixMilli() + s.ttlMS
+}
 
 // historySize returns the length of the entries joined by commas.
 func historySize(h []json.RawMessage) int {
