@@ -309,7 +309,8 @@ var (
 	tomlAnyHeader    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s*\[`) })
 	tomlBareKeyChars = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-"
 	tomlNumber       = sync.OnceValue(func() *regexp.Regexp {
-		return regexp.MustCompile(`^[+-]?(0|[1-9][0-9_]*)(\.[0-9_]+)?([eE][+-]?[0-9_]+)?$`)
+		// TOML's decimal numbers: an underscore only between two digits.
+		return regexp.MustCompile(`^[+-]?(0|[1-9](_?[0-9])*)(\.[0-9](_?[0-9])*)?([eE][+-]?[0-9](_?[0-9])*)?$`)
 	})
 )
 
