@@ -202,7 +202,11 @@ func (h *hop) ended(ctx context.Context, id string, err error) error {
 }
 
 // cancel sends the upstream notifications/cancelled for request id, in
-// the background and under a deadline.
+// the background and under a deadline. A failed send is tried again, up
+// to three times: when the call's connection broke, the client's pool
+// may still hold a connection the upstream closed, and net/http sends a
+// POST that failed on one no second time (it is not idempotent to it);
+// a cancellation sent twice is harmless.
 func (h *hop) cancel(id, reason string) {
 	go func() {
 		params, err := json.Marshal(mcp.CancelledParams{RequestID: id, Reason: reason})
@@ -213,7 +217,15 @@ func (h *hop) cancel(id, reason string) {
 		if err == nil {
 			sctx, cancel := context.WithTimeout(h.u.g.ctx, 10*time.Second)
 			defer cancel()
-			err = h.send(sctx, msg)
+			for attempt := 0; ; attempt++ {
+				if err = h.send(sctx, msg); err == nil || attempt == 2 {
+					break
+				}
+				select {
+				case <-time.After(50 * time.Millisecond << attempt):
+				case <-sctx.Done():
+				}
+			}
 		}
 		if err != nil {
 			h.u.logger.Debug("cancelling a call", "error", err)
