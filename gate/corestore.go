@@ -29,7 +29,8 @@ type CoreOptions struct {
 // or writes a workflow's record. It is safe for concurrent use.
 type Core struct {
 	store   Store
-	values  ValueStore // store, if it can hold records as values
+	values  ValueStore    // store, if it can hold records as values
+	splits  histrec.Store // store, if it can keep histories apart
 	retries int
 }
 
@@ -43,6 +44,7 @@ func NewCore(o *CoreOptions) *Core {
 		c.store = NewMemoryStore(nil)
 	}
 	c.values, _ = c.store.(ValueStore)
+	c.splits, _ = c.store.(histrec.Store)
 	if c.retries <= 0 {
 		c.retries = 100
 	}
@@ -98,10 +100,9 @@ func (c *Core) Swap(ctx context.Context, key string, old uint64, v Stamped, dura
 	var ver uint64
 	var err error
 	sp, split := v.(histrec.Splitter)
-	hs, _ := c.store.(histrec.Store)
 	switch ns, nosync := c.store.(NoSyncStore); {
-	case split && hs != nil:
-		ver, err = hs.CompareAndSwapSplit(ctx, key, old, sp.Split(), durable)
+	case split && c.splits != nil:
+		ver, err = c.splits.CompareAndSwapSplit(ctx, key, old, sp.Split(), durable)
 	case nosync && !durable:
 		ver, err = ns.CompareAndSwapNoSync(ctx, key, old, v.Encode())
 	default:

@@ -10,6 +10,7 @@ import (
 	"fmt"
 
 	"github.com/chartgate/chartgate/gate"
+	"github.com/chartgate/chartgate/internal/histrec"
 	"github.com/chartgate/chartgate/internal/jsonx"
 	"github.com/chartgate/chartgate/statechart"
 )
@@ -117,7 +118,7 @@ func (g *Core) checkRecordSize(ctx context.Context, c *Call, v *View, ns statech
 	if err != nil {
 		return g.refuseEvent(ctx, c, v, err)
 	}
-	size := n + v.Rec.HistoryBytes() + MaxEntryBytes
+	size := n + histrec.EntriesLen(v.Rec.History) + MaxEntryBytes
 	if size <= g.maxRecord {
 		return nil
 	}

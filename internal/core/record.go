@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/chartgate/chartgate/gate"
+	"github.com/chartgate/chartgate/internal/histrec"
 	"github.com/chartgate/chartgate/internal/jsonx"
 )
 
@@ -96,11 +97,7 @@ func (r *Record) Encode() []byte {
 
 // encodeHead writes the record without its history (histrec.Write.Head).
 func (r *Record) encodeHead() []byte {
-	n := r.Size()
-	if len(r.History) > 0 {
-		n -= len(`,"history":[]`) + r.HistoryBytes() - 1
-	}
-	return r.encode(make([]byte, 0, n), false)
+	return r.encode(make([]byte, 0, r.headSize()), false)
 }
 
 // encode appends the record's encoding to b, with its history or without.
@@ -126,12 +123,7 @@ func (r *Record) encode(b []byte, history bool) []byte {
 	}
 	if history && len(r.History) > 0 {
 		b = append(b, `,"history":[`...)
-		for i, h := range r.History {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = append(b, h...)
-		}
+		b = histrec.AppendEntries(b, r.History)
 		b = append(b, ']')
 	}
 	if l := r.Lease; l != nil {
@@ -210,7 +202,11 @@ func timeLen(t time.Time) int {
 }
 
 // Size returns the length of the record's encoding, without encoding it.
-func (r *Record) Size() int {
+func (r *Record) Size() int { return histrec.Size(r.headSize(), r.History) }
+
+// headSize returns the length of the record's encoding without its
+// history.
+func (r *Record) headSize() int {
 	n := len(`{"state":`) + len(r.Snap) + len(`}`)
 	if len(r.Calls) > 0 {
 		n += len(`,"calls":{}`) + len(r.Calls) - 1 // and a comma between entries
@@ -218,9 +214,6 @@ func (r *Record) Size() int {
 		for id, c := range r.Calls {
 			n += jsonx.StringLen(id) + len(`:`) + len(strconv.AppendInt(buf[:0], int64(c), 10))
 		}
-	}
-	if len(r.History) > 0 {
-		n += len(`,"history":[]`) + r.HistoryBytes() - 1 // historyBytes counts a comma per entry
 	}
 	if l := r.Lease; l != nil {
 		n += len(`,"lease":{"id":,"tool":,"until":""}`) + jsonx.StringLen(l.ID) + jsonx.StringLen(l.Tool) + timeLen(l.Until)
@@ -372,15 +365,6 @@ func CarryCalls(calls map[string]int, active func(id string) bool) map[string]in
 // names, and five values of at most maxHistoryValue bytes each (with
 // quoting, and a margin).
 const MaxEntryBytes = 8 << 10
-
-// HistoryBytes returns the size of a record's history.
-func (r *Record) HistoryBytes() int {
-	n := 0
-	for _, h := range r.History {
-		n += len(h) + 1
-	}
-	return n
-}
 
 // maxHistoryValue bounds the JSON of one value of a history entry's event
 // (the call's arguments, its result): a larger or deeper value is kept as

@@ -130,7 +130,7 @@ func (g *Core) write(ctx context.Context, v *View, prev *View, ss Conn, settled,
 func (g *Core) swap(ctx context.Context, key string, old uint64, v *View, prevHistory []json.RawMessage, durable bool) (uint64, error) {
 	v.Rec.WorkflowVersion = g.wversion
 	if g.splits != nil && v.Rec.Size() >= g.splits.SplitAbove() {
-		return g.records.Swap(ctx, key, old, &splitView{View: v, prev: prevHistory, replaces: old != 0}, durable)
+		return g.records.Swap(ctx, key, old, &splitView{View: v, prev: prevHistory}, durable)
 	}
 	return g.records.Swap(ctx, key, old, v, durable)
 }
@@ -139,16 +139,13 @@ func (g *Core) swap(ctx context.Context, key string, old uint64, v *View, prevHi
 // in head and history, the history as a change of prev's.
 type splitView struct {
 	*View
-	prev     []json.RawMessage // the history of the record the write replaces
-	replaces bool              // the write replaces a record (prev is its history)
+	prev []json.RawMessage // the history of the record the write replaces
 }
 
 // Split implements histrec.Splitter.
 func (s *splitView) Split() *histrec.Write {
 	w := &histrec.Write{Head: s.Rec.encodeHead(), History: s.Rec.History}
-	if s.replaces {
-		w.Dropped, w.Appended, w.Delta = historyDelta(s.prev, s.Rec.History)
-	}
+	w.Dropped, w.Appended, w.Delta = historyDelta(s.prev, s.Rec.History)
 	return w
 }
 

@@ -24,7 +24,8 @@ type Write struct {
 	// Delta reports that History is the history of the record the write
 	// replaces (the version it compares against) without that history's
 	// first Dropped entries, followed by Appended new entries. Without
-	// Delta the store replaces the history whole.
+	// Delta the store replaces the history whole; the write of a new
+	// record (old 0) ignores it.
 	Delta             bool
 	Dropped, Appended int
 }
@@ -63,4 +64,37 @@ func Join(head, history []byte) []byte {
 	out = append(out, `"history":[`...)
 	out = append(out, history...)
 	return append(out, "]}"...)
+}
+
+// EntriesLen returns the length of entries joined by commas.
+func EntriesLen(entries []json.RawMessage) int {
+	if len(entries) == 0 {
+		return 0
+	}
+	n := len(entries) - 1
+	for _, e := range entries {
+		n += len(e)
+	}
+	return n
+}
+
+// AppendEntries appends entries joined by commas to b.
+func AppendEntries(b []byte, entries []json.RawMessage) []byte {
+	for i, e := range entries {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, e...)
+	}
+	return b
+}
+
+// Size returns the size of the encoding of a record whose head takes
+// headLen bytes and whose history is entries: the length of Join's
+// result, for a head with a member (a record's has its state).
+func Size(headLen int, entries []json.RawMessage) int {
+	if len(entries) == 0 {
+		return headLen
+	}
+	return headLen + len(`,"history":[]`) + EntriesLen(entries)
 }
