@@ -337,19 +337,15 @@ func (s *Store) compareAndSwap(ctx context.Context, key string, old uint64, data
 	}
 	var cur, version uint64
 	err := s.write(ctx, durable, func(w *writeConn, now time.Time) error {
-		expires := int64(0)
-		if s.ttlMS > 0 {
-			expires = now.UnixMilli() + s.ttlMS
-		}
 		// One statement takes a version, compares and writes; only a
 		// conflict reads the current version, for its error.
 		var found bool
 		var err error
-		floor := max(now.UnixMicro(), int64(s.last)+1) // see "Versions"; versions stay below 2^63
+		expires := s.expiry(now)
 		if old == 0 {
-			found, err = w.returning(sqlCreate, []any{key, data, expires, now.UnixMilli(), floor, false}, &version)
+			found, err = w.returning(sqlCreate, []any{key, data, expires, now.UnixMilli(), s.nextVersion(0, now), false}, &version)
 		} else {
-			version = max(old+1, uint64(floor))
+			version = s.nextVersion(old, now)
 			var changed int64
 			changed, err = w.execChanged(sqlSwap, data, expires, key, old, now.UnixMilli(), version, false)
 			found = err == nil && changed == 1
@@ -380,10 +376,11 @@ func (s *Store) CompareAndSwapSplit(ctx context.Context, key string, old uint64,
 	if head == nil {
 		head = []byte{}
 	}
-	if size := len(head) + historySize(w.History); size < s.splitAbove {
+	if size := histrec.Size(len(head), w.History); size < s.splitAbove {
 		// A small record is written whole, in one statement: split, its
 		// head and its history would take a page each.
-		return s.compareAndSwap(ctx, key, old, histrec.Join(head, joinHistory(w.History, size)), durable)
+		history := histrec.AppendEntries(make([]byte, 0, size), w.History)
+		return s.compareAndSwap(ctx, key, old, histrec.Join(head, history), durable)
 	}
 	var cur, version uint64
 	if old != 0 && w.Delta && w.Appended == 0 && w.Dropped == 0 {
@@ -392,7 +389,7 @@ func (s *Store) CompareAndSwapSplit(ctx context.Context, key string, old uint64,
 		// conflict) the write below finds out which.
 		var kept bool
 		err := s.write(ctx, durable, func(c *writeConn, now time.Time) error {
-			version = max(old+1, uint64(max(now.UnixMicro(), int64(s.last)+1)))
+			version = s.nextVersion(old, now)
 			changed, err := c.execChanged(sqlSwapKept, head, s.expiry(now), key, old, now.UnixMilli(), version)
 			if kept = err == nil && changed == 1; kept {
 				s.last = max(s.last, version)
@@ -405,13 +402,12 @@ func (s *Store) CompareAndSwapSplit(ctx context.Context, key string, old uint64,
 	}
 	err := s.writeMulti(ctx, durable, func(c *writeConn, now time.Time) error {
 		expires := s.expiry(now)
-		floor := max(now.UnixMicro(), int64(s.last)+1) // see "Versions"; versions stay below 2^63
 		var found bool
 		var err error
 		if old == 0 {
-			found, err = c.returning(sqlCreate, []any{key, head, expires, now.UnixMilli(), floor, true}, &version)
+			found, err = c.returning(sqlCreate, []any{key, head, expires, now.UnixMilli(), s.nextVersion(0, now), true}, &version)
 		} else {
-			version = max(old+1, uint64(floor))
+			version = s.nextVersion(old, now)
 			if w.Delta {
 				var changed int64
 				changed, err = c.execChanged(sqlSwapKept, head, expires, key, old, now.UnixMilli(), version)
@@ -452,26 +448,12 @@ func (s *Store) expiry(now time.Time) int64 {
 	return now.UnixMilli() + s.ttlMS
 }
 
-// historySize returns the length of the entries joined by commas.
-func historySize(h []json.RawMessage) int {
-	n := 0
-	for _, e := range h {
-		n += len(e) + 1
-	}
-	return n
-}
-
-// joinHistory returns the entries joined by commas; size bounds their
-// length.
-func joinHistory(h []json.RawMessage, size int) []byte {
-	b := make([]byte, 0, size)
-	for i, e := range h {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = append(b, e...)
-	}
-	return b
+// nextVersion returns the version a write at now gives the record at
+// version old; for a new record (old 0), the least version it may take
+// (the statement takes one above the key's earlier ones). See "Versions";
+// versions stay below 2^63.
+func (s *Store) nextVersion(old uint64, now time.Time) uint64 {
+	return max(old+1, uint64(now.UnixMicro()), s.last+1)
 }
 
 // changeHistory drops the first w.Dropped rows of key's history and adds
