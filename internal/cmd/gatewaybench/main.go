@@ -177,24 +177,13 @@ func run(out io.Writer, sessionList string, duration, round time.Duration, only,
 	defer httpGw.Close()
 
 	paths := []path{
-		{"stdio direct", func(ctx context.Context) (*mcp.ClientSession, func(), error) {
-			cmd := exec.Command(exe)
-			cmd.Env = append(os.Environ(), envUpstream+"=1")
-			cs, err := connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: time.Second})
-			return cs, func() {}, err
-		}},
+		{"stdio direct", processPath(envUpstream, exe)},
 		{"stdio in-process gateway", stdioGateway(upstream, nil)},
 		{"stdio in-process gateway, workflow, memory", stdioGateway(upstream, func() (mcpbind.Store, error) { return mcpbind.NewMemoryStore(nil), nil })},
 		{"stdio in-process gateway, workflow, SQLite", stdioGateway(upstream, func() (mcpbind.Store, error) { return store, nil })},
 		{"stdio in-process, workflow, SQLite durable", stdioGateway(upstream, func() (mcpbind.Store, error) { return durable, nil })},
-		{"http direct", func(ctx context.Context) (*mcp.ClientSession, func(), error) {
-			cs, err := connect(ctx, &mcp.StreamableClientTransport{Endpoint: httpUp})
-			return cs, func() {}, err
-		}},
-		{"http in-process gateway", func(ctx context.Context) (*mcp.ClientSession, func(), error) {
-			cs, err := connect(ctx, &mcp.StreamableClientTransport{Endpoint: httpGw.URL})
-			return cs, func() {}, err
-		}},
+		{"http direct", httpPath(httpUp)},
+		{"http in-process gateway", httpPath(httpGw.URL)},
 	}
 	if serveBin != "none" {
 		if serveBin == "" {
@@ -219,12 +208,7 @@ func run(out io.Writer, sessionList string, duration, round time.Duration, only,
 		}
 		defer stop()
 		paths = slices.Insert(paths, 1,
-			path{"stdio relay process", func(ctx context.Context) (*mcp.ClientSession, func(), error) {
-				cmd := exec.Command(exe)
-				cmd.Env = append(os.Environ(), envRelay+"=1")
-				cs, err := connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: time.Second})
-				return cs, func() {}, err
-			}},
+			path{"stdio relay process", processPath(envRelay, exe)},
 			path{"stdio chartgate serve", servePath(serveBin, exe)},
 			path{"stdio chartgate serve, workflow, memory", servePath(serveBin, exe, "--workflow", wf, "--store", "memory")},
 			path{"stdio chartgate serve, workflow, SQLite", servePath(serveBin, exe, "--workflow", wf, "--store", filepath.Join(dir, "serve.db"))})
@@ -233,13 +217,8 @@ func run(out io.Writer, sessionList string, duration, round time.Duration, only,
 			return fmt.Errorf("the HTTP relay: %w", err)
 		}
 		defer stopRelay()
-		paths = append(paths, path{"http relay process", func(ctx context.Context) (*mcp.ClientSession, func(), error) {
-			cs, err := connect(ctx, &mcp.StreamableClientTransport{Endpoint: relayHTTP})
-			return cs, func() {}, err
-		}}, path{"http chartgate serve --http", func(ctx context.Context) (*mcp.ClientSession, func(), error) {
-			cs, err := connect(ctx, &mcp.StreamableClientTransport{Endpoint: serveURL})
-			return cs, func() {}, err
-		}})
+		paths = append(paths, path{"http relay process", httpPath(relayHTTP)},
+			path{"http chartgate serve --http", httpPath(serveURL)})
 	}
 	match, err := regexp.Compile(only)
 	if err != nil {
@@ -416,10 +395,27 @@ func startServeHTTP(bin, cfg string) (endpoint string, stop func(), err error) {
 // servePath is the path through a chartgate serve process with args, in
 // front of this program as a stdio upstream, as a host runs it.
 func servePath(bin, exe string, args ...string) func(context.Context) (*mcp.ClientSession, func(), error) {
+	return processPath(envUpstream, bin, append(append([]string{"serve", "--log-level", "error"}, args...), "--", exe)...)
+}
+
+// processPath is the path to the MCP server a new process of bin with
+// args serves over stdio, with the environment variable env set to 1
+// (which tells this program, and the upstream a serve process starts,
+// what part to play).
+func processPath(env, bin string, args ...string) func(context.Context) (*mcp.ClientSession, func(), error) {
 	return func(ctx context.Context) (*mcp.ClientSession, func(), error) {
-		cmd := exec.Command(bin, append(append([]string{"serve", "--log-level", "error"}, args...), "--", exe)...)
-		cmd.Env = append(os.Environ(), envUpstream+"=1")
+		cmd := exec.Command(bin, args...)
+		cmd.Env = append(os.Environ(), env+"=1")
 		cs, err := connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: time.Second})
+		return cs, func() {}, err
+	}
+}
+
+// httpPath is the path to the MCP server at endpoint, over Streamable
+// HTTP.
+func httpPath(endpoint string) func(context.Context) (*mcp.ClientSession, func(), error) {
+	return func(ctx context.Context) (*mcp.ClientSession, func(), error) {
+		cs, err := connect(ctx, &mcp.StreamableClientTransport{Endpoint: endpoint})
 		return cs, func() {}, err
 	}
 }
