@@ -9,6 +9,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/chartgate/chartgate/internal/histrec"
 	"github.com/chartgate/chartgate/mcpbind/pgstore"
 )
 
@@ -76,6 +77,47 @@ func BenchmarkCompareAndSwap(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
+		})
+	}
+}
+
+// BenchmarkSplitWrite writes a record with a history of 500 entries, as
+// chartgate serve keeps, the way a moving call does: "commit" drops the
+// oldest entry and appends one (CompareAndSwapSplit with a delta), "lease"
+// changes the head alone, and "whole" writes the same record whole
+// (CompareAndSwap), as version 1 did. It reports the WAL each write
+// generates (wal-B/op).
+func BenchmarkSplitWrite(b *testing.B) {
+	ctx := context.Background()
+	h := entries(0, 500)
+	head := []byte(`{"state":{"value":"a","context":{"n":1}}}`)
+	for _, c := range []string{"lease", "commit", "whole"} {
+		b.Run(c, func(b *testing.B) {
+			s := open(b, nil)
+			hist := h
+			v, err := s.CompareAndSwapSplit(ctx, "k", 0, &histrec.Write{Head: head, History: hist}, true)
+			if err != nil {
+				b.Fatal(err)
+			}
+			wal0 := query(b, `SELECT pg_current_wal_insert_lsn() - '0/0'::pg_lsn`)
+			b.ReportAllocs()
+			for i := 0; b.Loop(); i++ {
+				switch c {
+				case "lease":
+					v, err = s.CompareAndSwapSplit(ctx, "k", v, &histrec.Write{Head: head, History: hist, Delta: true}, false)
+				case "commit":
+					hist = append(hist[1:len(hist):len(hist)], entries(500+i, 1)...)
+					v, err = s.CompareAndSwapSplit(ctx, "k", v, &histrec.Write{Head: head, History: hist, Delta: true, Dropped: 1, Appended: 1}, true)
+				case "whole":
+					hist = append(hist[1:len(hist):len(hist)], entries(500+i, 1)...)
+					buf := histrec.AppendEntries(append(head[:len(head)-1:len(head)-1], `,"history":[`...), hist)
+					v, err = s.CompareAndSwap(ctx, "k", v, append(buf, "]}"...))
+				}
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(query(b, `SELECT pg_current_wal_insert_lsn() - '0/0'::pg_lsn`)-wal0)/float64(b.N), "wal-B/op")
 		})
 	}
 }

@@ -24,15 +24,28 @@
 // (default "chartgate"), in one transaction under an advisory lock (several
 // processes opening a new database at once are fine: one creates the
 // schema, the others find it). Opening a schema that is set up reads one
-// row. The schema holds
+// row; a schema of an older version is brought up to date the same way.
+// The schema holds
 //
-//	records  (key bytea PRIMARY KEY, version bigint, data bytea, expires timestamptz)
-//	versions (a sequence: the versions handed out)
-//	meta     (the schema's version, 1)
+//	workflows (key bytea PRIMARY KEY, version bigint, data bytea, expires timestamptz, split boolean)
+//	history   (key bytea REFERENCES workflows ON DELETE CASCADE, version bigint, i bigint, entry bytea)
+//	versions  (a sequence: the versions handed out)
+//	meta      (the schema's version, 2)
+//
+// A record the gate writes through [Store.CompareAndSwapSplit] (what
+// package internal/histrec describes) once it takes more than 3 KiB is
+// split: workflows holds its head, and history its run history, an entry
+// a row, so that a call that appends an entry adds a row and removes the
+// oldest instead of writing the whole history (tens of kilobytes, which
+// PostgreSQL keeps out of the row and writes whole) again. [Store.Load]
+// reads head and rows in one statement and returns them joined. Version
+// 1 named the table of records "records": the upgrade renames it, so
+// that a process still running with version 1 fails to write instead of
+// writing a record over a split one and leaving its rows.
 //
 // Keys are stored as bytes, so any key works (text or not). Open refuses a
 // schema whose version is newer than this package knows, and a schema
-// with a records table but no meta table (another application's). The
+// with a table of records but no meta table (another application's). The
 // role in the connection string needs CREATE on the database the first
 // time (to create the schema), then SELECT, INSERT, UPDATE and DELETE on
 // the tables and USAGE on the sequence.

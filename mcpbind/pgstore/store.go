@@ -1,11 +1,13 @@
 // This file defines Store, the gate.Store in PostgreSQL: Open and the
-// schema, Load, CompareAndSwap, Delete, Keys, and the purge of expired
+// schema, Load, CompareAndSwap (and CompareAndSwapSplit, for a record
+// whose history is kept apart), Delete, Keys, and the purge of expired
 // records.
 
 package pgstore
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -13,6 +15,7 @@ import (
 	"time"
 
 	"github.com/chartgate/chartgate/gate"
+	"github.com/chartgate/chartgate/internal/histrec"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -24,7 +27,13 @@ const DefaultSchema = "chartgate"
 
 // schemaVersion is the version of the tables this package writes, kept
 // in the meta table.
-const schemaVersion = 1
+const schemaVersion = 2
+
+// splitAbove is the size of a record's encoding from which
+// CompareAndSwapSplit keeps its history apart: PostgreSQL moves a value
+// of more than about 2 KB out of its row (TOAST) and writes it whole,
+// compressed, on every update.
+const splitAbove = 3 << 10
 
 // purgeInterval is the least time between two purges of expired records by
 // one Store, and purgeBatch the most records one purge deletes.
@@ -64,13 +73,14 @@ type Options struct {
 // machines, may use one database and schema at once. The zero value is not
 // usable: call [Open].
 type Store struct {
-	pool   *pgxpool.Pool
-	schema string
-	ttlMS  int64 // 0: records never expire
+	pool       *pgxpool.Pool
+	schema     string
+	ttlMS      int64 // 0: records never expire
+	splitAbove int
 
 	// The statements, with the schema's quoted name in them.
-	sqlLoad, sqlCreate, sqlUpdate, sqlDelete, sqlKeys, sqlPurge string
-	channel                                                     string // the notification channel (see Watch)
+	sqlLoad, sqlCreate, sqlUpdate, sqlUpdateDelta, sqlDelete, sqlKeys, sqlPurge string
+	channel                                                                     string // the notification channel (see Watch)
 
 	mu        sync.Mutex
 	nextPurge time.Time // when a write next purges expired records
@@ -83,6 +93,7 @@ var (
 	_ gate.Lister      = (*Store)(nil)
 	_ gate.Watcher     = (*Store)(nil)
 	_ gate.FuncWatcher = (*Store)(nil)
+	_ histrec.Store    = (*Store)(nil)
 )
 
 // Open connects to the database that dsn names (a PostgreSQL connection
@@ -130,38 +141,62 @@ func Open(ctx context.Context, dsn string, opts *Options) (*Store, error) {
 
 func newStore(pool *pgxpool.Pool, o Options) *Store {
 	q := pgx.Identifier{o.Schema}.Sanitize()
-	records := q + ".records"
+	workflows, history := q+".workflows", q+".history"
 	live := `(expires IS NULL OR expires > now())`
 	// expires is computed from $4, the TTL in milliseconds (0: none).
 	expires := `CASE WHEN $4::bigint > 0 THEN now() + $4::bigint * interval '1 millisecond' END`
 	// notify sends "version hexkey" on the channel ($5) for keys short
 	// enough; a notification is delivered when the write commits.
 	notify := `CASE WHEN length(w.key) <= ` + fmt.Sprint(maxNotifiedKey) + ` THEN pg_notify($5, w.version || ' ' || encode(w.key, 'hex')) END`
+	next := `nextval('` + escapeLiteral(q) + `.versions')`
+	addRows := `, a AS (INSERT INTO ` + history + ` (key, version, i, entry)
+		SELECT w.key, w.version, t.i, t.entry FROM w, unnest($7::bytea[]) WITH ORDINALITY AS t(entry, i))`
+	// A write that replaces a record (w: its key and new version) removes
+	// the rows of the history the record had and adds its entries ($7,
+	// none for a record written whole) under the new version, in the
+	// same statement: sub-statements of WITH see the rows as they were
+	// before it, and the history rows of a version are never written twice.
+	replaceRows := `, d AS (DELETE FROM ` + history + ` h USING w WHERE h.key = w.key)` + addRows
 	s := &Store{
-		pool:    pool,
-		schema:  o.Schema,
-		ttlMS:   int64((o.TTL + time.Millisecond - 1) / time.Millisecond),
-		channel: o.Schema + ".changes",
-		feed:    nil,
+		pool:       pool,
+		schema:     o.Schema,
+		ttlMS:      int64((o.TTL + time.Millisecond - 1) / time.Millisecond),
+		splitAbove: splitAbove,
+		channel:    o.Schema + ".changes",
+		feed:       nil,
 	}
-	s.sqlLoad = `SELECT version, data FROM ` + records + ` WHERE key = $1 AND ` + live
-	// Creates the record if there is none, or only an expired one.
-	s.sqlCreate = `WITH w AS (INSERT INTO ` + records + ` AS r (key, version, data, expires)
-		VALUES ($1, nextval('` + escapeLiteral(q) + `.versions'), $3, ` + expires + `)
-		ON CONFLICT (key) DO UPDATE SET version = excluded.version, data = excluded.data, expires = excluded.expires
+	// A split record's history comes with it from the same snapshot,
+	// its entries joined by commas (histrec.Join adds them back).
+	s.sqlLoad = `SELECT version, data, CASE WHEN split THEN
+		(SELECT string_agg(entry, ','::bytea ORDER BY version, i) FROM ` + history + ` h WHERE h.key = r.key) END
+		FROM ` + workflows + ` r WHERE key = $1 AND ` + live
+	// Creates the record if there is none, or only an expired one; $6
+	// tells whether its history is kept apart.
+	s.sqlCreate = `WITH w AS (INSERT INTO ` + workflows + ` AS r (key, version, data, expires, split)
+		VALUES ($1, ` + next + `, $3, ` + expires + `, $6)
+		ON CONFLICT (key) DO UPDATE SET version = excluded.version, data = excluded.data, expires = excluded.expires, split = excluded.split
 		WHERE r.expires IS NOT NULL AND r.expires <= now() AND $2::bigint = 0
-		RETURNING r.key, r.version)
+		RETURNING r.key, r.version)` + replaceRows + `
 		SELECT w.version, ` + notify + ` FROM w`
-	s.sqlUpdate = `WITH w AS (UPDATE ` + records + ` SET version = nextval('` + escapeLiteral(q) + `.versions'), data = $3, expires = ` + expires + `
+	s.sqlUpdate = `WITH w AS (UPDATE ` + workflows + ` SET version = ` + next + `, data = $3, expires = ` + expires + `, split = $6
 		WHERE key = $1 AND version = $2 AND ` + live + `
-		RETURNING key, version)
+		RETURNING key, version)` + replaceRows + `
 		SELECT w.version, ` + notify + ` FROM w`
-	s.sqlDelete = `DELETE FROM ` + records + ` WHERE key = $1`
-	s.sqlKeys = `SELECT key FROM ` + records + ` WHERE key >= $1 AND ($2::bytea IS NULL OR key < $2) AND ` + live + ` ORDER BY key`
+	// Updates a split record's head, removes the first $6 entries of its
+	// history and adds $7.
+	s.sqlUpdateDelta = `WITH w AS (UPDATE ` + workflows + ` SET version = ` + next + `, data = $3, expires = ` + expires + `
+		WHERE key = $1 AND version = $2 AND ` + live + ` AND split
+		RETURNING key, version),
+		d AS (DELETE FROM ` + history + ` h USING w WHERE h.key = w.key AND (h.version, h.i) IN
+			(SELECT version, i FROM ` + history + ` WHERE key = $1 ORDER BY version, i LIMIT $6))` + addRows + `
+		SELECT w.version, ` + notify + ` FROM w`
+	// A record's history rows go with it (ON DELETE CASCADE).
+	s.sqlDelete = `DELETE FROM ` + workflows + ` WHERE key = $1`
+	s.sqlKeys = `SELECT key FROM ` + workflows + ` WHERE key >= $1 AND ($2::bytea IS NULL OR key < $2) AND ` + live + ` ORDER BY key`
 	// The outer condition on expires is checked again on a row that a
 	// concurrent write created anew: it is not deleted.
-	s.sqlPurge = `DELETE FROM ` + records + ` WHERE key IN
-		(SELECT key FROM ` + records + ` WHERE expires <= now() LIMIT ` + fmt.Sprint(purgeBatch) + `) AND expires <= now()`
+	s.sqlPurge = `DELETE FROM ` + workflows + ` WHERE key IN
+		(SELECT key FROM ` + workflows + ` WHERE expires <= now() LIMIT ` + fmt.Sprint(purgeBatch) + `) AND expires <= now()`
 	s.feed = gate.NewFeed(s.listen)
 	return s
 }
@@ -169,57 +204,87 @@ func newStore(pool *pgxpool.Pool, o Options) *Store {
 // escapeLiteral doubles the single quotes of s, for a string literal.
 func escapeLiteral(s string) string { return strings.ReplaceAll(s, "'", "''") }
 
-// setUp checks the schema, and creates it if it is missing.
+// setUp checks the schema: it creates it if it is missing and brings it
+// up to schemaVersion if it is older.
 func (s *Store) setUp(ctx context.Context) error {
 	q := pgx.Identifier{s.schema}.Sanitize()
 	var v int
 	err := s.pool.QueryRow(ctx, `SELECT schema_version FROM `+q+`.meta WHERE id = 1`).Scan(&v)
-	if err == nil {
+	if err == nil && v >= schemaVersion {
 		return checkVersion(v)
 	}
 	var pe *pgconn.PgError
-	if !errors.As(err, &pe) || (pe.Code != "42P01" && pe.Code != "3F000") { // undefined_table, invalid_schema_name
+	if err != nil && (!errors.As(err, &pe) || (pe.Code != "42P01" && pe.Code != "3F000")) { // undefined_table, invalid_schema_name
 		return fmt.Errorf("reading the schema version: %w", err)
 	}
 	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		// One creator at a time (CREATE ... IF NOT EXISTS races with
-		// itself); the others then find the schema.
+		// One creator (or upgrader) at a time (CREATE ... IF NOT EXISTS
+		// races with itself); the others then find the schema.
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(1667326324, hashtext($1))`, s.schema); err != nil {
 			return fmt.Errorf("locking the schema: %w", err)
 		}
 		var meta, records bool
-		err := tx.QueryRow(ctx, `SELECT to_regclass($1) IS NOT NULL, to_regclass($2) IS NOT NULL`,
-			q+".meta", q+".records").Scan(&meta, &records)
+		err := tx.QueryRow(ctx, `SELECT to_regclass($1) IS NOT NULL, to_regclass($2) IS NOT NULL OR to_regclass($3) IS NOT NULL`,
+			q+".meta", q+".records", q+".workflows").Scan(&meta, &records)
 		if err != nil {
 			return fmt.Errorf("looking for the tables: %w", err)
 		}
-		if meta {
+		v := 0
+		switch {
+		case meta:
 			if err := tx.QueryRow(ctx, `SELECT schema_version FROM `+q+`.meta WHERE id = 1`).Scan(&v); err != nil {
 				return fmt.Errorf("reading the schema version: %w", err)
 			}
-			return checkVersion(v)
+			if err := checkVersion(v); err != nil {
+				return err
+			}
+		case records:
+			return fmt.Errorf("schema %s has a table of records but no meta table: it belongs to something else (choose another Options.Schema)", s.schema)
 		}
-		if records {
-			return fmt.Errorf("schema %s has a table records but no meta table: it belongs to something else (choose another Options.Schema)", s.schema)
+		for ; v < schemaVersion; v++ {
+			for _, st := range migrations(q)[v] {
+				if _, err := tx.Exec(ctx, st); err != nil {
+					return fmt.Errorf("bringing the schema to version %d: %w", v+1, err)
+				}
+			}
 		}
+		return nil
+	})
+}
+
+// migrations returns, at index v, the statements that bring the schema
+// q (quoted) from version v to v+1; from 0, they create it.
+func migrations(q string) [schemaVersion][]string {
+	return [schemaVersion][]string{
 		// Versions start at the time in microseconds, so that a schema
 		// created again starts above the versions the old one handed
 		// out (see "Versions" in the package documentation).
-		stmts := []string{
+		{
 			`CREATE SCHEMA IF NOT EXISTS ` + q,
 			`CREATE TABLE ` + q + `.records (key bytea PRIMARY KEY, version bigint NOT NULL, data bytea NOT NULL, expires timestamptz)`,
 			`CREATE INDEX records_expires ON ` + q + `.records (expires) WHERE expires IS NOT NULL`,
 			fmt.Sprintf(`CREATE SEQUENCE IF NOT EXISTS %s.versions AS bigint START WITH %d`, q, max(time.Now().UnixMicro(), 1)),
 			`CREATE TABLE ` + q + `.meta (id int PRIMARY KEY CHECK (id = 1), schema_version int NOT NULL)`,
-			fmt.Sprintf(`INSERT INTO %s.meta VALUES (1, %d)`, q, schemaVersion),
-		}
-		for _, st := range stmts {
-			if _, err := tx.Exec(ctx, st); err != nil {
-				return fmt.Errorf("creating the schema: %w", err)
-			}
-		}
-		return nil
-	})
+			`INSERT INTO ` + q + `.meta VALUES (1, 1)`,
+		},
+		// 1 -> 2: a record written split (CompareAndSwapSplit) keeps its
+		// run history as rows of history, one an entry, and its head in
+		// data. The table of records is renamed, so that a process that
+		// opened the schema at version 1, and would write a record over
+		// a split one without removing its rows, fails instead.
+		{
+			`ALTER TABLE ` + q + `.records RENAME TO workflows`,
+			`ALTER INDEX ` + q + `.records_expires RENAME TO workflows_expires`,
+			`ALTER TABLE ` + q + `.workflows ADD COLUMN split boolean NOT NULL DEFAULT false`,
+			`CREATE TABLE ` + q + `.history (
+				key     bytea NOT NULL REFERENCES ` + q + `.workflows (key) ON DELETE CASCADE,
+				version bigint NOT NULL, -- of the write that added the entry
+				i       bigint NOT NULL, -- its place among that write's entries
+				entry   bytea NOT NULL,
+				PRIMARY KEY (key, version, i))`,
+			`UPDATE ` + q + `.meta SET schema_version = 2`,
+		},
+	}
 }
 
 func checkVersion(v int) error {
@@ -251,10 +316,10 @@ func (s *Store) Close() error {
 // the record's expiry.
 func (s *Store) Load(ctx context.Context, key string) ([]byte, uint64, error) {
 	var (
-		version int64
-		data    []byte
+		version       int64
+		data, history []byte
 	)
-	err := s.pool.QueryRow(ctx, s.sqlLoad, []byte(key)).Scan(&version, &data)
+	err := s.pool.QueryRow(ctx, s.sqlLoad, []byte(key)).Scan(&version, &data, &history)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, 0, nil
 	}
@@ -267,7 +332,7 @@ func (s *Store) Load(ctx context.Context, key string) ([]byte, uint64, error) {
 	if data == nil {
 		data = []byte{} // an empty record, not a missing one
 	}
-	return data, uint64(version), nil
+	return histrec.Join(data, history), uint64(version), nil
 }
 
 // CompareAndSwap implements [gate.Store] in one statement: an UPDATE of
@@ -277,6 +342,60 @@ func (s *Store) Load(ctx context.Context, key string) ([]byte, uint64, error) {
 // [gate.ErrConflict]. The write notifies the store's watchers (see
 // [Store.Watch]) when it commits.
 func (s *Store) CompareAndSwap(ctx context.Context, key string, old uint64, data []byte) (uint64, error) {
+	return s.compareAndSwap(ctx, key, old, data, nil, false)
+}
+
+// CompareAndSwapSplit implements histrec.Store, through which the gate
+// writes its workflows' records: CompareAndSwap for a record given as its
+// head and history, which it keeps apart, an entry a row, once the record
+// takes more than 3 KiB (a smaller one is written whole). A write whose
+// history is a change of the stored one (w.Delta) removes the dropped
+// entries' rows and adds the appended ones, instead of writing the whole
+// history again; another replaces the rows. Each is one statement. Every
+// write is durable: durable is not read.
+func (s *Store) CompareAndSwapSplit(ctx context.Context, key string, old uint64, w *histrec.Write, durable bool) (uint64, error) {
+	head := w.Head
+	if head == nil {
+		head = []byte{}
+	}
+	if size := histrec.Size(len(head), w.History); size < s.splitAbove {
+		history := histrec.AppendEntries(make([]byte, 0, size), w.History)
+		return s.CompareAndSwap(ctx, key, old, histrec.Join(head, history))
+	}
+	if old != 0 && old <= 1<<63-1 && w.Delta && w.Dropped >= 0 && w.Appended >= 0 && w.Appended <= len(w.History) {
+		var version int64
+		err := s.pool.QueryRow(ctx, s.sqlUpdateDelta, []byte(key), int64(old), head, s.ttlMS, s.channel,
+			int64(w.Dropped), rows(w.History[len(w.History)-w.Appended:])).Scan(&version, nil)
+		if err == nil {
+			s.maybePurge(ctx)
+			return uint64(version), nil
+		}
+		if !errors.Is(err, pgx.ErrNoRows) {
+			return 0, fmt.Errorf("pgstore: compare-and-swap of %q: %w", key, err)
+		}
+		// Not split yet, or a conflict: the write below tells which.
+	}
+	return s.compareAndSwap(ctx, key, old, head, w.History, true)
+}
+
+// SplitAbove implements histrec.Store: 3 KiB.
+func (s *Store) SplitAbove() int { return s.splitAbove }
+
+// rows returns entries as the rows of history take them.
+func rows(entries []json.RawMessage) [][]byte {
+	out := make([][]byte, len(entries))
+	for i, e := range entries {
+		out[i] = e
+	}
+	return out
+}
+
+// compareAndSwap writes data (with split, the head of a record whose
+// history is kept apart, history's entries as its rows) in one
+// statement: an UPDATE of the key's row if its version is old (and it
+// has not expired), or for old 0 an INSERT that replaces only an expired
+// row; either replaces the rows of the history the record had.
+func (s *Store) compareAndSwap(ctx context.Context, key string, old uint64, data []byte, history []json.RawMessage, split bool) (uint64, error) {
 	if old > 1<<63-1 {
 		return 0, fmt.Errorf("pgstore: compare-and-swap of %q: expected version %d, which no record has: %w", key, old, gate.ErrConflict)
 	}
@@ -288,7 +407,7 @@ func (s *Store) CompareAndSwap(ctx context.Context, key string, old uint64, data
 		q = s.sqlCreate
 	}
 	var version int64
-	err := s.pool.QueryRow(ctx, q, []byte(key), int64(old), data, s.ttlMS, s.channel).Scan(&version, nil)
+	err := s.pool.QueryRow(ctx, q, []byte(key), int64(old), data, s.ttlMS, s.channel, split, rows(history)).Scan(&version, nil)
 	var pe *pgconn.PgError
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):

@@ -283,7 +283,7 @@ func TestExpiry(t *testing.T) {
 	}
 }
 
-// hasRow reports whether the schema's records table has a row for key,
+// hasRow reports whether the schema's workflows table has a row for key,
 // expired or not.
 func hasRow(t *testing.T, schema, key string) bool {
 	t.Helper()
@@ -294,7 +294,7 @@ func hasRow(t *testing.T, schema, key string) bool {
 	}
 	defer conn.Close(ctx)
 	var n int
-	if err := conn.QueryRow(ctx, "SELECT count(*) FROM "+pgx.Identifier{schema}.Sanitize()+".records WHERE key = $1", []byte(key)).Scan(&n); err != nil {
+	if err := conn.QueryRow(ctx, "SELECT count(*) FROM "+pgx.Identifier{schema}.Sanitize()+".workflows WHERE key = $1", []byte(key)).Scan(&n); err != nil {
 		t.Fatal(err)
 	}
 	return n == 1

@@ -1,0 +1,281 @@
+package pgstore_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/chartgate/chartgate/gate"
+	"github.com/chartgate/chartgate/internal/histrec"
+	"github.com/chartgate/chartgate/mcpbind"
+	"github.com/chartgate/chartgate/mcpbind/pgstore"
+	"github.com/chartgate/chartgate/statechart"
+)
+
+// entries returns n history entries, numbered from first, of about the
+// size of a gate's.
+func entries(first, n int) []json.RawMessage {
+	out := make([]json.RawMessage, n)
+	for i := range out {
+		out[i] = json.RawMessage(fmt.Sprintf(`{"tool":"echo","event":{"type":"E","input":{"text":"hello"}},"from":"a","to":"a","n":%d,"time":"2026-11-29T22:33:20.29357472Z"}`, first+i))
+	}
+	return out
+}
+
+// joined is the record a Load returns for head and history.
+func joined(head string, history []json.RawMessage) string {
+	if len(history) == 0 {
+		return head
+	}
+	parts := make([]string, len(history))
+	for i, h := range history {
+		parts[i] = string(h)
+	}
+	return strings.TrimSuffix(head, "}") + `,"history":[` + strings.Join(parts, ",") + "]}"
+}
+
+// query runs a query of one int64 on the server, outside any store.
+func query(t testing.TB, sql string, args ...any) int64 {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, dsn(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var n int64
+	if err := conn.QueryRow(ctx, sql, args...).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// historyRows returns the number of rows of key's history, and how many
+// of them the write of version wrote.
+func historyRows(t testing.TB, schema, key string, version uint64) (all, of int64) {
+	t.Helper()
+	q := "SELECT count(*) FROM " + pgx.Identifier{schema}.Sanitize() + ".history WHERE key = $1"
+	return query(t, q, []byte(key)), query(t, q+" AND version = $2", []byte(key), int64(version))
+}
+
+// TestSplitWrites: a record written split (however small) loads as its
+// head with its history joined in, through a change of the stored
+// history (entries dropped and appended, whose kept rows are not written
+// again), the head alone, a whole replacement, a create, a plain write
+// (which leaves no rows behind), a conflict (which changes nothing) and
+// a delete; another Store on the schema loads the same.
+func TestSplitWrites(t *testing.T) {
+	ctx := context.Background()
+	s := open(t, nil)
+	s.SetSplitAbove(0) // small records too
+	schema := s.Schema()
+	other := openAt(t, &pgstore.Options{Schema: schema})
+	h := entries(0, 5)
+	check := func(what, want string, rows int64) {
+		t.Helper()
+		for i, st := range []*pgstore.Store{s, other} {
+			if got, _, err := st.Load(ctx, "k"); err != nil || string(got) != want {
+				t.Fatalf("%s: Store %d loads %s, %v; want %s", what, i, got, err, want)
+			}
+		}
+		if n, _ := historyRows(t, schema, "k", 0); n != rows {
+			t.Fatalf("%s: %d rows of history; want %d", what, n, rows)
+		}
+	}
+	created, err := s.CompareAndSwapSplit(ctx, "k", 0, &histrec.Write{Head: []byte(`{"state":1}`), History: h[:3]}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("created", joined(`{"state":1}`, h[:3]), 3)
+
+	v, err := s.CompareAndSwapSplit(ctx, "k", created, &histrec.Write{Head: []byte(`{"state":2}`), History: h[1:5], Delta: true, Dropped: 1, Appended: 2}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("one dropped, two appended", joined(`{"state":2}`, h[1:5]), 4)
+	if _, kept := historyRows(t, schema, "k", created); kept != 2 {
+		t.Fatalf("%d rows of the first write left after a change; want the 2 kept (not written again)", kept)
+	}
+
+	v, err = s.CompareAndSwapSplit(ctx, "k", v, &histrec.Write{Head: []byte(`{"state":3}`), History: h[1:5], Delta: true}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("head alone", joined(`{"state":3}`, h[1:5]), 4)
+
+	if _, err := s.CompareAndSwapSplit(ctx, "k", created, &histrec.Write{Head: []byte(`{"state":9}`), History: h[:1], Delta: true, Appended: 1}, true); !gate.IsConflict(err) {
+		t.Fatalf("write at an old version: %v; want a conflict", err)
+	}
+	check("after the conflict", joined(`{"state":3}`, h[1:5]), 4)
+
+	v, err = s.CompareAndSwapSplit(ctx, "k", v, &histrec.Write{Head: []byte(`{"state":4}`), History: h[3:4]}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("replaced", joined(`{"state":4}`, h[3:4]), 1)
+
+	v, err = s.CompareAndSwapSplit(ctx, "k", v, &histrec.Write{Head: []byte(`{"state":5}`), History: nil, Delta: true, Dropped: 1}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("every entry dropped", `{"state":5}`, 0)
+
+	v, err = s.CompareAndSwapSplit(ctx, "k", v, &histrec.Write{Head: []byte(`{"state":6}`), History: h[:2], Delta: true, Appended: 2}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("appended to none", joined(`{"state":6}`, h[:2]), 2)
+
+	if _, err = s.CompareAndSwap(ctx, "k", v, []byte(`{"plain":true}`)); err != nil {
+		t.Fatal(err)
+	}
+	check("written whole", `{"plain":true}`, 0)
+
+	if _, err := s.CompareAndSwapSplit(ctx, "j", 0, &histrec.Write{Head: []byte(`{"state":1}`), History: h}, true); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Delete(ctx, "j"); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := historyRows(t, schema, "j", 0); n != 0 {
+		t.Fatalf("%d rows of a deleted record's history; want none", n)
+	}
+}
+
+// TestSmallRecordWrittenWhole: under 3 KiB a split write stores the
+// record whole, with no rows.
+func TestSmallRecordWrittenWhole(t *testing.T) {
+	ctx := context.Background()
+	s := open(t, nil)
+	h := entries(0, 3)
+	if _, err := s.CompareAndSwapSplit(ctx, "k", 0, &histrec.Write{Head: []byte(`{"state":1}`), History: h}, true); err != nil {
+		t.Fatal(err)
+	}
+	if got, _, err := s.Load(ctx, "k"); err != nil || string(got) != joined(`{"state":1}`, h) {
+		t.Fatalf("loaded %s, %v", got, err)
+	}
+	if n, _ := historyRows(t, s.Schema(), "k", 0); n != 0 {
+		t.Fatalf("%d rows of history for a small record; want none", n)
+	}
+}
+
+// TestMigrateV1 opens a schema that version 1 of this package made, with
+// a record in it: the record loads as it was, the schema is at version 2,
+// a write through version 1's table fails, and split writes work.
+func TestMigrateV1(t *testing.T) {
+	ctx := context.Background()
+	schema := newSchema(t)
+	q := pgx.Identifier{schema}.Sanitize()
+	// The statements version 1 created its schema with.
+	for _, st := range []string{
+		`CREATE SCHEMA ` + q,
+		`CREATE TABLE ` + q + `.records (key bytea PRIMARY KEY, version bigint NOT NULL, data bytea NOT NULL, expires timestamptz)`,
+		`CREATE INDEX records_expires ON ` + q + `.records (expires) WHERE expires IS NOT NULL`,
+		`CREATE SEQUENCE ` + q + `.versions AS bigint START WITH 1000`,
+		`CREATE TABLE ` + q + `.meta (id int PRIMARY KEY CHECK (id = 1), schema_version int NOT NULL)`,
+		`INSERT INTO ` + q + `.meta VALUES (1, 1)`,
+		`INSERT INTO ` + q + `.records VALUES ('\x6b', nextval('` + q + `.versions'), '{"state":"old"}', NULL)`,
+	} {
+		exec(t, st)
+	}
+	s := openAt(t, &pgstore.Options{Schema: schema})
+	data, v, err := s.Load(ctx, "k")
+	if err != nil || string(data) != `{"state":"old"}` || v != 1000 {
+		t.Fatalf("loaded %s at %d, %v; want version 1's record at 1000", data, v, err)
+	}
+	if n := query(t, `SELECT schema_version FROM `+q+`.meta`); n != 2 {
+		t.Fatalf("schema version %d after opening; want 2", n)
+	}
+	ctxErr := func() error {
+		conn, err := pgx.Connect(ctx, dsn(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close(ctx)
+		_, err = conn.Exec(ctx, `UPDATE `+q+`.records SET data = 'x' WHERE key = '\x6b'`)
+		return err
+	}
+	if err := ctxErr(); err == nil || !strings.Contains(err.Error(), "does not exist") {
+		t.Fatalf("a write of version 1: %v; want it to fail on the missing table", err)
+	}
+	s.SetSplitAbove(0)
+	h := entries(0, 2)
+	if _, err := s.CompareAndSwapSplit(ctx, "k", v, &histrec.Write{Head: []byte(`{"state":"new"}`), History: h, Delta: true, Appended: 2}, true); err != nil {
+		t.Fatal(err)
+	}
+	if got, _, err := openAt(t, &pgstore.Options{Schema: schema}).Load(ctx, "k"); err != nil || string(got) != joined(`{"state":"new"}`, h) {
+		t.Fatalf("loaded %s, %v after a split write", got, err)
+	}
+}
+
+// TestGateKeepsHistoryApart: a gate on the store writes its records split
+// (the threshold set to 0), and another Store loads the workflow with the
+// newest entries of its history.
+func TestGateKeepsHistoryApart(t *testing.T) {
+	ctx := context.Background()
+	store := open(t, nil)
+	store.SetSplitAbove(0)
+	m, err := statechart.Compile([]byte(`{"id": "w", "initial": "a", "context": {"n": 0}, "states": {"a": {
+		"on": {"E": {"actions": {"type": "xstate.assign", "params": {"n": {"$inc": 1}}}}},
+		"meta": {"mcp": {"tools": ["*"], "events": {"step": "E"}}}}}}`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := mcpbind.New(m.Engine(), &mcpbind.Options{Logger: slog.New(slog.DiscardHandler), Store: store, HistoryLimit: 3, AuditCalls: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := mcp.NewServer(&mcp.Implementation{Name: "split", Version: "1"}, nil)
+	mcp.AddTool(srv, &mcp.Tool{Name: "step"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok"}}}, nil, nil
+	})
+	g.Attach(srv)
+	ct, st := mcp.NewInMemoryTransports()
+	ss, err := srv.Connect(ctx, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ss.Close() })
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	for range 7 {
+		if res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "step"}); err != nil || res.IsError {
+			t.Fatal(err, res)
+		}
+	}
+	other := openAt(t, &pgstore.Options{Schema: store.Schema()})
+	keys, err := other.Keys(ctx, "")
+	if err != nil || len(keys) != 1 {
+		t.Fatalf("keys %q, %v; want one", keys, err)
+	}
+	if n, _ := historyRows(t, store.Schema(), keys[0], 0); n != 3 {
+		t.Fatalf("%d rows of history; want 3", n)
+	}
+	data, _, err := other.Load(ctx, keys[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rec struct {
+		State struct {
+			Context struct{ N int } `json:"context"`
+		} `json:"state"`
+		History []struct {
+			Tool string `json:"tool"`
+		} `json:"history"`
+	}
+	if err := json.Unmarshal(data, &rec); err != nil {
+		t.Fatalf("%s: %v", data, err)
+	}
+	if rec.State.Context.N != 7 || len(rec.History) != 3 || rec.History[0].Tool != "step" {
+		t.Fatalf("n = %d, %d history entries; want 7 and 3 step calls: %s", rec.State.Context.N, len(rec.History), data)
+	}
+}
