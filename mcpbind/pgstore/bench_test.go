@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/chartgate/chartgate/internal/histrec"
+	"github.com/chartgate/chartgate/internal/histrec/histrectest"
 	"github.com/chartgate/chartgate/mcpbind/pgstore"
 )
 
@@ -89,7 +90,7 @@ func BenchmarkCompareAndSwap(b *testing.B) {
 // generates (wal-B/op).
 func BenchmarkSplitWrite(b *testing.B) {
 	ctx := context.Background()
-	h := entries(0, 500)
+	h := histrectest.Entries(0, 500)
 	head := []byte(`{"state":{"value":"a","context":{"n":1}}}`)
 	for _, c := range []string{"lease", "commit", "whole"} {
 		b.Run(c, func(b *testing.B) {
@@ -106,10 +107,10 @@ func BenchmarkSplitWrite(b *testing.B) {
 				case "lease":
 					v, err = s.CompareAndSwapSplit(ctx, "k", v, &histrec.Write{Head: head, History: hist, Delta: true}, false)
 				case "commit":
-					hist = append(hist[1:len(hist):len(hist)], entries(500+i, 1)...)
+					hist = append(hist[1:len(hist):len(hist)], histrectest.Entries(500+i, 1)...)
 					v, err = s.CompareAndSwapSplit(ctx, "k", v, &histrec.Write{Head: head, History: hist, Delta: true, Dropped: 1, Appended: 1}, true)
 				case "whole":
-					hist = append(hist[1:len(hist):len(hist)], entries(500+i, 1)...)
+					hist = append(hist[1:len(hist):len(hist)], histrectest.Entries(500+i, 1)...)
 					buf := histrec.AppendEntries(append(head[:len(head)-1:len(head)-1], `,"history":[`...), hist)
 					v, err = s.CompareAndSwap(ctx, "k", v, append(buf, "]}"...))
 				}

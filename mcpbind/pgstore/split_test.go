@@ -2,43 +2,16 @@ package pgstore_test
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
-	"log/slog"
 	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/chartgate/chartgate/gate"
 	"github.com/chartgate/chartgate/internal/histrec"
-	"github.com/chartgate/chartgate/mcpbind"
+	"github.com/chartgate/chartgate/internal/histrec/histrectest"
 	"github.com/chartgate/chartgate/mcpbind/pgstore"
-	"github.com/chartgate/chartgate/statechart"
 )
-
-// entries returns n history entries, numbered from first, of about the
-// size of a gate's.
-func entries(first, n int) []json.RawMessage {
-	out := make([]json.RawMessage, n)
-	for i := range out {
-		out[i] = json.RawMessage(fmt.Sprintf(`{"tool":"echo","event":{"type":"E","input":{"text":"hello"}},"from":"a","to":"a","n":%d,"time":"2026-11-29T22:33:20.29357472Z"}`, first+i))
-	}
-	return out
-}
-
-// joined is the record a Load returns for head and history.
-func joined(head string, history []json.RawMessage) string {
-	if len(history) == 0 {
-		return head
-	}
-	parts := make([]string, len(history))
-	for i, h := range history {
-		parts[i] = string(h)
-	}
-	return strings.TrimSuffix(head, "}") + `,"history":[` + strings.Join(parts, ",") + "]}"
-}
 
 // query runs a query of one int64 on the server, outside any store.
 func query(t testing.TB, sql string, args ...any) int64 {
@@ -76,7 +49,7 @@ func TestSplitWrites(t *testing.T) {
 	s.SetSplitAbove(0) // small records too
 	schema := s.Schema()
 	other := openAt(t, &pgstore.Options{Schema: schema})
-	h := entries(0, 5)
+	h := histrectest.Entries(0, 5)
 	check := func(what, want string, rows int64) {
 		t.Helper()
 		for i, st := range []*pgstore.Store{s, other} {
@@ -92,13 +65,13 @@ func TestSplitWrites(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	check("created", joined(`{"state":1}`, h[:3]), 3)
+	check("created", histrectest.Joined(`{"state":1}`, h[:3]), 3)
 
 	v, err := s.CompareAndSwapSplit(ctx, "k", created, &histrec.Write{Head: []byte(`{"state":2}`), History: h[1:5], Delta: true, Dropped: 1, Appended: 2}, true)
 	if err != nil {
 		t.Fatal(err)
 	}
-	check("one dropped, two appended", joined(`{"state":2}`, h[1:5]), 4)
+	check("one dropped, two appended", histrectest.Joined(`{"state":2}`, h[1:5]), 4)
 	if _, kept := historyRows(t, schema, "k", created); kept != 2 {
 		t.Fatalf("%d rows of the first write left after a change; want the 2 kept (not written again)", kept)
 	}
@@ -107,18 +80,18 @@ func TestSplitWrites(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	check("head alone", joined(`{"state":3}`, h[1:5]), 4)
+	check("head alone", histrectest.Joined(`{"state":3}`, h[1:5]), 4)
 
 	if _, err := s.CompareAndSwapSplit(ctx, "k", created, &histrec.Write{Head: []byte(`{"state":9}`), History: h[:1], Delta: true, Appended: 1}, true); !gate.IsConflict(err) {
 		t.Fatalf("write at an old version: %v; want a conflict", err)
 	}
-	check("after the conflict", joined(`{"state":3}`, h[1:5]), 4)
+	check("after the conflict", histrectest.Joined(`{"state":3}`, h[1:5]), 4)
 
 	v, err = s.CompareAndSwapSplit(ctx, "k", v, &histrec.Write{Head: []byte(`{"state":4}`), History: h[3:4]}, true)
 	if err != nil {
 		t.Fatal(err)
 	}
-	check("replaced", joined(`{"state":4}`, h[3:4]), 1)
+	check("replaced", histrectest.Joined(`{"state":4}`, h[3:4]), 1)
 
 	v, err = s.CompareAndSwapSplit(ctx, "k", v, &histrec.Write{Head: []byte(`{"state":5}`), History: nil, Delta: true, Dropped: 1}, true)
 	if err != nil {
@@ -130,7 +103,7 @@ func TestSplitWrites(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	check("appended to none", joined(`{"state":6}`, h[:2]), 2)
+	check("appended to none", histrectest.Joined(`{"state":6}`, h[:2]), 2)
 
 	if _, err = s.CompareAndSwap(ctx, "k", v, []byte(`{"plain":true}`)); err != nil {
 		t.Fatal(err)
@@ -153,11 +126,11 @@ func TestSplitWrites(t *testing.T) {
 func TestSmallRecordWrittenWhole(t *testing.T) {
 	ctx := context.Background()
 	s := open(t, nil)
-	h := entries(0, 3)
+	h := histrectest.Entries(0, 3)
 	if _, err := s.CompareAndSwapSplit(ctx, "k", 0, &histrec.Write{Head: []byte(`{"state":1}`), History: h}, true); err != nil {
 		t.Fatal(err)
 	}
-	if got, _, err := s.Load(ctx, "k"); err != nil || string(got) != joined(`{"state":1}`, h) {
+	if got, _, err := s.Load(ctx, "k"); err != nil || string(got) != histrectest.Joined(`{"state":1}`, h) {
 		t.Fatalf("loaded %s, %v", got, err)
 	}
 	if n, _ := historyRows(t, s.Schema(), "k", 0); n != 0 {
@@ -205,11 +178,11 @@ func TestMigrateV1(t *testing.T) {
 		t.Fatalf("a write of version 1: %v; want it to fail on the missing table", err)
 	}
 	s.SetSplitAbove(0)
-	h := entries(0, 2)
+	h := histrectest.Entries(0, 2)
 	if _, err := s.CompareAndSwapSplit(ctx, "k", v, &histrec.Write{Head: []byte(`{"state":"new"}`), History: h, Delta: true, Appended: 2}, true); err != nil {
 		t.Fatal(err)
 	}
-	if got, _, err := openAt(t, &pgstore.Options{Schema: schema}).Load(ctx, "k"); err != nil || string(got) != joined(`{"state":"new"}`, h) {
+	if got, _, err := openAt(t, &pgstore.Options{Schema: schema}).Load(ctx, "k"); err != nil || string(got) != histrectest.Joined(`{"state":"new"}`, h) {
 		t.Fatalf("loaded %s, %v after a split write", got, err)
 	}
 }
@@ -218,64 +191,10 @@ func TestMigrateV1(t *testing.T) {
 // (the threshold set to 0), and another Store loads the workflow with the
 // newest entries of its history.
 func TestGateKeepsHistoryApart(t *testing.T) {
-	ctx := context.Background()
 	store := open(t, nil)
 	store.SetSplitAbove(0)
-	m, err := statechart.Compile([]byte(`{"id": "w", "initial": "a", "context": {"n": 0}, "states": {"a": {
-		"on": {"E": {"actions": {"type": "xstate.assign", "params": {"n": {"$inc": 1}}}}},
-		"meta": {"mcp": {"tools": ["*"], "events": {"step": "E"}}}}}}`), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := mcpbind.New(m.Engine(), &mcpbind.Options{Logger: slog.New(slog.DiscardHandler), Store: store, HistoryLimit: 3, AuditCalls: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := mcp.NewServer(&mcp.Implementation{Name: "split", Version: "1"}, nil)
-	mcp.AddTool(srv, &mcp.Tool{Name: "step"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
-		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok"}}}, nil, nil
-	})
-	g.Attach(srv)
-	ct, st := mcp.NewInMemoryTransports()
-	ss, err := srv.Connect(ctx, st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ss.Close() })
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, nil).Connect(ctx, ct, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cs.Close() })
-	for range 7 {
-		if res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "step"}); err != nil || res.IsError {
-			t.Fatal(err, res)
-		}
-	}
-	other := openAt(t, &pgstore.Options{Schema: store.Schema()})
-	keys, err := other.Keys(ctx, "")
-	if err != nil || len(keys) != 1 {
-		t.Fatalf("keys %q, %v; want one", keys, err)
-	}
-	if n, _ := historyRows(t, store.Schema(), keys[0], 0); n != 3 {
+	key := histrectest.GateHistory(t, store, openAt(t, &pgstore.Options{Schema: store.Schema()}))
+	if n, _ := historyRows(t, store.Schema(), key, 0); n != 3 {
 		t.Fatalf("%d rows of history; want 3", n)
-	}
-	data, _, err := other.Load(ctx, keys[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rec struct {
-		State struct {
-			Context struct{ N int } `json:"context"`
-		} `json:"state"`
-		History []struct {
-			Tool string `json:"tool"`
-		} `json:"history"`
-	}
-	if err := json.Unmarshal(data, &rec); err != nil {
-		t.Fatalf("%s: %v", data, err)
-	}
-	if rec.State.Context.N != 7 || len(rec.History) != 3 || rec.History[0].Tool != "step" {
-		t.Fatalf("n = %d, %d history entries; want 7 and 3 step calls: %s", rec.State.Context.N, len(rec.History), data)
 	}
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/chartgate/chartgate/internal/cputime"
 	"github.com/chartgate/chartgate/internal/histrec"
+	"github.com/chartgate/chartgate/internal/histrec/histrectest"
 	"github.com/chartgate/chartgate/mcpbind/sqlitestore"
 )
 
@@ -157,7 +158,7 @@ func BenchmarkCompareAndSwap(b *testing.B) {
 // it, as the gate encodes a record: into one buffer).
 func BenchmarkSplitWrite(b *testing.B) {
 	ctx := context.Background()
-	h := entries(0, 500)
+	h := histrectest.Entries(0, 500)
 	head := []byte(`{"state":{"value":"a","context":{"n":1}}}`)
 	for _, c := range []string{"lease", "commit", "whole"} {
 		b.Run(c, func(b *testing.B) {
@@ -175,17 +176,11 @@ func BenchmarkSplitWrite(b *testing.B) {
 				case "lease":
 					v, err = s.CompareAndSwapSplit(ctx, "k", v, &histrec.Write{Head: head, History: hist, Delta: true}, false)
 				case "commit":
-					hist = append(hist[1:len(hist):len(hist)], entries(500+i, 1)...)
+					hist = append(hist[1:len(hist):len(hist)], histrectest.Entries(500+i, 1)...)
 					v, err = s.CompareAndSwapSplit(ctx, "k", v, &histrec.Write{Head: head, History: hist, Delta: true, Dropped: 1, Appended: 1}, true)
 				case "whole":
-					hist = append(hist[1:len(hist):len(hist)], entries(500+i, 1)...)
-					buf = append(append(buf[:0], head[:len(head)-1]...), `,"history":[`...)
-					for j, e := range hist {
-						if j > 0 {
-							buf = append(buf, ',')
-						}
-						buf = append(buf, e...)
-					}
+					hist = append(hist[1:len(hist):len(hist)], histrectest.Entries(500+i, 1)...)
+					buf = histrec.AppendEntries(append(append(buf[:0], head[:len(head)-1]...), `,"history":[`...), hist)
 					// The store keeps what it is given: a copy.
 					v, err = s.CompareAndSwap(ctx, "k", v, append([]byte(nil), append(buf, "]}"...)...))
 				}

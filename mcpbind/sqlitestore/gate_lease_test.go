@@ -15,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/chartgate/chartgate/internal/histrec"
+	"github.com/chartgate/chartgate/internal/histrec/histrectest"
 	"github.com/chartgate/chartgate/mcpbind"
 	"github.com/chartgate/chartgate/mcpbind/sqlitestore"
 	"github.com/chartgate/chartgate/statechart"
@@ -206,43 +207,8 @@ func TestGateKeepsHistoryApart(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "state.db")
 	store := openAt(t, path, &sqlitestore.Options{RelaxedSync: true})
 	store.SetSplitAbove(0) // a history of 3 entries fits in a page
-	cs := leaseSession(t, store, &mcpbind.Options{HistoryLimit: 3, AuditCalls: true}, func() {})
-	ctx := context.Background()
-	for range 7 {
-		if res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "step"}); err != nil || res.IsError {
-			t.Fatal(err, res)
-		}
-	}
-	other := openAt(t, path, nil)
-	keys, err := other.Keys(ctx, "")
-	if err != nil || len(keys) != 1 {
-		t.Fatalf("keys %q, %v; want one", keys, err)
-	}
-	if n := historyRows(t, path, keys[0]); n != 3 {
+	key := histrectest.GateHistory(t, store, openAt(t, path, nil))
+	if n := historyRows(t, path, key); n != 3 {
 		t.Fatalf("%d rows of history; want 3", n)
-	}
-	data, _, err := other.Load(ctx, keys[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rec struct {
-		State struct {
-			Context struct{ N int } `json:"context"`
-		} `json:"state"`
-		History []struct {
-			Tool string    `json:"tool"`
-			Time time.Time `json:"time"`
-		} `json:"history"`
-	}
-	if err := json.Unmarshal(data, &rec); err != nil {
-		t.Fatalf("%s: %v", data, err)
-	}
-	if rec.State.Context.N != 7 || len(rec.History) != 3 {
-		t.Fatalf("n = %d, %d history entries; want 7 and 3: %s", rec.State.Context.N, len(rec.History), data)
-	}
-	for i, h := range rec.History {
-		if h.Tool != "step" || (i > 0 && h.Time.Before(rec.History[i-1].Time)) {
-			t.Fatalf("history entry %d: %+v; want step calls, oldest first: %s", i, h, data)
-		}
 	}
 }

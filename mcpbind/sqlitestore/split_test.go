@@ -3,38 +3,15 @@ package sqlitestore_test
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/chartgate/chartgate/gate"
 	"github.com/chartgate/chartgate/internal/histrec"
+	"github.com/chartgate/chartgate/internal/histrec/histrectest"
 	"github.com/chartgate/chartgate/mcpbind/sqlitestore"
 )
-
-// entries returns n history entries, numbered from first, of about the
-// size of a gate's.
-func entries(first, n int) []json.RawMessage {
-	out := make([]json.RawMessage, n)
-	for i := range out {
-		out[i] = json.RawMessage(fmt.Sprintf(`{"tool":"echo","event":{"type":"E","input":{"text":"hello"}},"from":"a","to":"a","n":%d,"time":"2026-11-29T22:33:20.29357472Z"}`, first+i))
-	}
-	return out
-}
-
-// joined is the record a Load returns for head and history.
-func joined(head string, history []json.RawMessage) string {
-	if len(history) == 0 {
-		return head
-	}
-	parts := make([]string, len(history))
-	for i, h := range history {
-		parts[i] = string(h)
-	}
-	return strings.TrimSuffix(head, "}") + `,"history":[` + strings.Join(parts, ",") + "]}"
-}
 
 // historyRows returns the number of rows of key's history in the file.
 func historyRows(t *testing.T, path, key string) int {
@@ -59,7 +36,7 @@ func TestSplitWrites(t *testing.T) {
 	s := openAt(t, path, &sqlitestore.Options{TTL: time.Hour, Now: clk.Now})
 	s.SetSplitAbove(0) // small records too
 	other := openAt(t, path, &sqlitestore.Options{Now: clk.Now})
-	h := entries(0, 5)
+	h := histrectest.Entries(0, 5)
 	check := func(what, want string, rows int) {
 		t.Helper()
 		for i, st := range []*sqlitestore.Store{s, other} {
@@ -75,21 +52,21 @@ func TestSplitWrites(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	check("created", joined(`{"state":1}`, h[:3]), 3)
+	check("created", histrectest.Joined(`{"state":1}`, h[:3]), 3)
 	v, err = s.CompareAndSwapSplit(ctx, "k", v, &histrec.Write{Head: []byte(`{"state":2}`), History: h[1:5], Delta: true, Dropped: 1, Appended: 2}, false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	check("one dropped, two appended", joined(`{"state":2}`, h[1:5]), 4)
+	check("one dropped, two appended", histrectest.Joined(`{"state":2}`, h[1:5]), 4)
 	if _, err := s.CompareAndSwapSplit(ctx, "k", v-1, &histrec.Write{Head: []byte(`{"state":3}`), History: h[4:], Delta: true, Dropped: 3, Appended: 0}, true); !gate.IsConflict(err) {
 		t.Fatalf("a split write against an old version: %v; want a conflict", err)
 	}
-	check("after a conflict", joined(`{"state":2}`, h[1:5]), 4)
+	check("after a conflict", histrectest.Joined(`{"state":2}`, h[1:5]), 4)
 	v, err = s.CompareAndSwapSplit(ctx, "k", v, &histrec.Write{Head: []byte(`{"state":4}`), History: h[:2]}, true)
 	if err != nil {
 		t.Fatal(err)
 	}
-	check("replaced", joined(`{"state":4}`, h[:2]), 2)
+	check("replaced", histrectest.Joined(`{"state":4}`, h[:2]), 2)
 	v, err = s.CompareAndSwapSplit(ctx, "k", v, &histrec.Write{Head: []byte(`{"state":5}`), Delta: true, Dropped: 2}, true)
 	if err != nil {
 		t.Fatal(err)
@@ -99,8 +76,8 @@ func TestSplitWrites(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	check("one appended", joined(`{"state":6}`, h[:1]), 1)
-	plain := joined(`{"state":7}`, h[2:4])
+	check("one appended", histrectest.Joined(`{"state":6}`, h[:1]), 1)
+	plain := histrectest.Joined(`{"state":7}`, h[2:4])
 	if v, err = s.CompareAndSwap(ctx, "k", v, []byte(plain)); err != nil {
 		t.Fatal(err)
 	}
@@ -110,15 +87,15 @@ func TestSplitWrites(t *testing.T) {
 	if v, err = s.CompareAndSwapSplit(ctx, "k", v, &histrec.Write{Head: []byte(`{"state":7.5}`), History: h[2:4], Delta: true}, true); err != nil {
 		t.Fatal(err)
 	}
-	check("the head alone, over a record written plain", joined(`{"state":7.5}`, h[2:4]), 2)
+	check("the head alone, over a record written plain", histrectest.Joined(`{"state":7.5}`, h[2:4]), 2)
 	if v, err = s.CompareAndSwapSplit(ctx, "k", v, &histrec.Write{Head: []byte(`{"state":7.6}`), History: h[2:4], Delta: true}, true); err != nil {
 		t.Fatal(err)
 	}
-	check("the head alone", joined(`{"state":7.6}`, h[2:4]), 2)
+	check("the head alone", histrectest.Joined(`{"state":7.6}`, h[2:4]), 2)
 	if _, err := s.CompareAndSwapSplit(ctx, "k", v-1, &histrec.Write{Head: []byte(`{"state":0}`), History: h[2:4], Delta: true}, true); !gate.IsConflict(err) {
 		t.Fatalf("a write of the head alone against an old version: %v; want a conflict", err)
 	}
-	check("the head alone, after a conflict", joined(`{"state":7.6}`, h[2:4]), 2)
+	check("the head alone, after a conflict", histrectest.Joined(`{"state":7.6}`, h[2:4]), 2)
 	if v, err = s.CompareAndSwap(ctx, "k", v, []byte(plain)); err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +105,7 @@ func TestSplitWrites(t *testing.T) {
 	if _, err = s.CompareAndSwapSplit(ctx, "k", v, &histrec.Write{Head: []byte(`{"state":8}`), History: h[2:5], Delta: true, Appended: 1}, true); err != nil {
 		t.Fatal(err)
 	}
-	check("split again", joined(`{"state":8}`, h[2:5]), 3)
+	check("split again", histrectest.Joined(`{"state":8}`, h[2:5]), 3)
 	if err := s.Delete(ctx, "k"); err != nil {
 		t.Fatal(err)
 	}
@@ -143,7 +120,7 @@ func TestSplitWrites(t *testing.T) {
 	if _, err = s.CompareAndSwapSplit(ctx, "k", 0, &histrec.Write{Head: []byte(`{"state":10}`), History: h[4:]}, true); err != nil {
 		t.Fatal(err)
 	}
-	if got, _, err := s.Load(ctx, "k"); err != nil || string(got) != joined(`{"state":10}`, h[4:]) {
+	if got, _, err := s.Load(ctx, "k"); err != nil || string(got) != histrectest.Joined(`{"state":10}`, h[4:]) {
 		t.Fatalf("created again after it expired: %s, %v", got, err)
 	}
 	if n := historyRows(t, path, "k"); n != 1 {
@@ -167,13 +144,13 @@ func TestSplitWriteChangesFewPages(t *testing.T) {
 		n, _ := walFrames(write)
 		return n
 	}
-	h := entries(0, 600)
+	h := histrectest.Entries(0, 600)
 	head := []byte(`{"state":{"value":"a","context":{"n":1}}}`)
 	v, err := s.CompareAndSwapSplit(ctx, "k", 0, &histrec.Write{Head: head, History: h[:500]}, true)
 	if err != nil {
 		t.Fatal(err)
 	}
-	plain, err := s.CompareAndSwap(ctx, "p", 0, []byte(joined(string(head), h[:500])))
+	plain, err := s.CompareAndSwap(ctx, "p", 0, []byte(histrectest.Joined(string(head), h[:500])))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,7 +170,7 @@ func TestSplitWriteChangesFewPages(t *testing.T) {
 	if total > 400 {
 		t.Fatalf("100 split writes changed %d pages; want at most 4 each on average", total)
 	}
-	if got, _, err := s.Load(ctx, "k"); err != nil || string(got) != joined(string(head), h[100:600]) {
+	if got, _, err := s.Load(ctx, "k"); err != nil || string(got) != histrectest.Joined(string(head), h[100:600]) {
 		t.Fatalf("after 100 split writes: %.200s…, %v", got, err)
 	}
 	// A write that changes the head only (a lease) changes its page.
@@ -206,11 +183,11 @@ func TestSplitWriteChangesFewPages(t *testing.T) {
 	}); n != 1 {
 		t.Fatalf("a write of the head alone changed %d pages; want 1", n)
 	}
-	if got, _, err := s.Load(ctx, "k"); err != nil || string(got) != joined(string(leased), h[100:600]) {
+	if got, _, err := s.Load(ctx, "k"); err != nil || string(got) != histrectest.Joined(string(leased), h[100:600]) {
 		t.Fatalf("after a write of the head: %.200s…, %v", got, err)
 	}
 	n := frames(func() {
-		if _, err := s.CompareAndSwap(ctx, "p", plain, []byte(joined(string(head), h[1:501]))); err != nil {
+		if _, err := s.CompareAndSwap(ctx, "p", plain, []byte(histrectest.Joined(string(head), h[1:501]))); err != nil {
 			t.Fatal(err)
 		}
 	})
@@ -228,7 +205,7 @@ func TestSmallRecordWrittenWhole(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "state.db")
 	s := openAt(t, path, nil)
-	h := entries(0, 40) // ~130 bytes each
+	h := histrectest.Entries(0, 40) // ~130 bytes each
 	head := `{"state":1}`
 	v := uint64(0)
 	for _, c := range []struct {
@@ -240,7 +217,7 @@ func TestSmallRecordWrittenWhole(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got, _, err := s.Load(ctx, "k"); err != nil || string(got) != joined(head, c.history) {
+		if got, _, err := s.Load(ctx, "k"); err != nil || string(got) != histrectest.Joined(head, c.history) {
 			t.Fatalf("%d entries: loads %.100s…, %v", len(c.history), got, err)
 		}
 		if n := historyRows(t, path, "k"); n != c.rows {

@@ -1,0 +1,117 @@
+// Package histrectest helps test the stores that keep a workflow record's
+// history apart from its head (histrec.Store): history entries of a
+// gate's size, the record a load returns, and a gate that writes split
+// records through a store.
+package histrectest
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/chartgate/chartgate/mcpbind"
+	"github.com/chartgate/chartgate/statechart"
+)
+
+// Entries returns n history entries, numbered from first, of about the
+// size of a gate's (136 bytes).
+func Entries(first, n int) []json.RawMessage {
+	out := make([]json.RawMessage, n)
+	for i := range out {
+		out[i] = json.RawMessage(fmt.Sprintf(`{"tool":"echo","event":{"type":"E","input":{"text":"hello"}},"from":"a","to":"a","n":%d,"time":"2026-11-29T22:33:20.29357472Z"}`, first+i))
+	}
+	return out
+}
+
+// Joined is the record a load returns for head and history.
+func Joined(head string, history []json.RawMessage) string {
+	if len(history) == 0 {
+		return head
+	}
+	parts := make([]string, len(history))
+	for i, h := range history {
+		parts[i] = string(h)
+	}
+	return strings.TrimSuffix(head, "}") + `,"history":[` + strings.Join(parts, ",") + "]}"
+}
+
+// GateHistory makes 7 calls through a gate on store that keeps 3 history
+// entries, each of which moves its workflow, and checks that other (a
+// second store on the same backend) loads the workflow with its count at
+// 7 and the 3 newest entries, oldest first. It returns the workflow's
+// key, for the store's own checks of how it keeps the history. A store
+// whose threshold is set to 0 writes each record split.
+func GateHistory(t *testing.T, store, other mcpbind.Store) string {
+	t.Helper()
+	ctx := context.Background()
+	m, err := statechart.Compile([]byte(`{"id": "w", "initial": "a", "context": {"n": 0}, "states": {"a": {
+		"on": {"E": {"actions": {"type": "xstate.assign", "params": {"n": {"$inc": 1}}}}},
+		"meta": {"mcp": {"tools": ["*"], "events": {"step": "E"}}}}}}`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := mcpbind.New(m.Engine(), &mcpbind.Options{Logger: slog.New(slog.DiscardHandler), Store: store, HistoryLimit: 3, AuditCalls: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := mcp.NewServer(&mcp.Implementation{Name: "histrectest", Version: "1"}, nil)
+	mcp.AddTool(srv, &mcp.Tool{Name: "step"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok"}}}, nil, nil
+	})
+	g.Attach(srv)
+	ct, st := mcp.NewInMemoryTransports()
+	ss, err := srv.Connect(ctx, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ss.Close() })
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "histrectest", Version: "1"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	for range 7 {
+		if res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "step"}); err != nil || res.IsError {
+			t.Fatal(err, res)
+		}
+	}
+	lister, ok := other.(mcpbind.Lister)
+	if !ok {
+		t.Fatalf("%T does not list its keys", other)
+	}
+	keys, err := lister.Keys(ctx, "")
+	if err != nil || len(keys) != 1 {
+		t.Fatalf("keys %q, %v; want one", keys, err)
+	}
+	data, _, err := other.Load(ctx, keys[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rec struct {
+		State struct {
+			Context struct{ N int } `json:"context"`
+		} `json:"state"`
+		History []struct {
+			Tool string    `json:"tool"`
+			Time time.Time `json:"time"`
+		} `json:"history"`
+	}
+	if err := json.Unmarshal(data, &rec); err != nil {
+		t.Fatalf("%s: %v", data, err)
+	}
+	if rec.State.Context.N != 7 || len(rec.History) != 3 {
+		t.Fatalf("n = %d, %d history entries; want 7 and 3: %s", rec.State.Context.N, len(rec.History), data)
+	}
+	for i, h := range rec.History {
+		if h.Tool != "step" || (i > 0 && h.Time.Before(rec.History[i-1].Time)) {
+			t.Fatalf("history entry %d: %+v; want step calls, oldest first: %s", i, h, data)
+		}
+	}
+	return keys[0]
+}
