@@ -16,7 +16,8 @@
 //
 // # Layout
 //
-// A record is a Redis hash under Options.Prefix + key with two fields: "v",
+// A record is a Redis hash under Options.Prefix + key with two fields (more
+// for a split record, below): "v",
 // the version (decimal), and "d", the data. The whole hash expires after
 // Options.TTL without use: every write, and every load of a record, sets
 // the expiry again (a load is one small script: HMGET, then PEXPIRE if the
@@ -25,6 +26,15 @@
 // refuses its calls (mcpbind.CodeWorkflowExpired, or
 // mcpbind.CodeUnknownWorkflow for a handle) rather than starting it
 // again. Choose a TTL longer than the longest pause of a live session.
+//
+// A record the gate writes through [Store.CompareAndSwapSplit] (what
+// package internal/histrec describes) once it takes more than 3 KiB is
+// split within its hash: "d" holds its head, and its run history is kept
+// an entry a field, "h0", "h1", ..., from the index in "f" to the one
+// before "n". A call that appends an entry then sends and writes the
+// head and that entry and removes the oldest, instead of the whole
+// history (tens of kilobytes: chartgate serve keeps 500 entries); Load's
+// script joins them back. The record is still one key.
 //
 // # Compare-and-swap
 //
@@ -82,6 +92,7 @@ package redisstore
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
@@ -91,6 +102,7 @@ import (
 	"time"
 
 	"github.com/chartgate/chartgate/gate"
+	"github.com/chartgate/chartgate/internal/histrec"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -119,6 +131,8 @@ type Store struct {
 	ttlMS  string // ttl in milliseconds, as the script's argument
 	prefix string
 	feed   *gate.Feed // the writes, from the channel Prefix + "mcpbind:changes"
+
+	splitAbove int // see SplitAbove
 }
 
 var (
@@ -126,6 +140,7 @@ var (
 	_ gate.Lister      = (*Store)(nil)
 	_ gate.Watcher     = (*Store)(nil)
 	_ gate.FuncWatcher = (*Store)(nil)
+	_ histrec.Store    = (*Store)(nil)
 )
 
 // New returns a store on client. opts may be nil.
@@ -143,6 +158,9 @@ func New(client redis.UniversalClient, opts *Options) *Store {
 		ttl:    ms * time.Millisecond,
 		ttlMS:  strconv.FormatInt(int64(ms), 10),
 		prefix: o.Prefix,
+		// A record's hash is rewritten whole by HSET of "d": from a few
+		// KiB on, its history is sent and written again for nothing.
+		splitAbove: 3 << 10,
 	}
 	s.feed = gate.NewFeed(s.listen)
 	return s
@@ -160,28 +178,58 @@ const (
 	fieldData    = "d"
 )
 
-// casScript is the compare-and-swap.
+// entriesLua defines the Lua functions on a split record's entries
+// (KEYS[1]'s fields "h" .. i, i from f to n-1): field, the name of
+// entry i; drop, which removes entries a to b-1; and read, which
+// returns entries a to b-1 joined by commas. They take the fields a
+// thousand at a time (a call's arguments are bounded).
+const entriesLua = `
+local function field(i)
+	return "h" .. string.format("%.0f", i)
+end
+local function chunks(a, b, fn)
+	local names = {}
+	for i = a, b - 1 do
+		names[#names + 1] = field(i)
+		if #names == 1000 or i == b - 1 then
+			fn(names)
+			names = {}
+		end
+	end
+end
+local function drop(a, b)
+	chunks(a, b, function(names) redis.call("HDEL", KEYS[1], unpack(names)) end)
+end
+local function read(a, b)
+	local parts = {}
+	chunks(a, b, function(names)
+		for _, e in ipairs(redis.call("HMGET", KEYS[1], unpack(names))) do
+			parts[#parts + 1] = e
+		end
+	end)
+	return table.concat(parts, ",")
+end
+`
+
+// casPrelude begins the scripts that write a record: it reads the
+// record's version and entry range (f, n: nil if it is not split),
+// compares the version with the expected one (returning {0, current
+// version} if they differ), and sets vs to the new version. Versions are
+// compared as strings, exactly as stored; the new one is formatted with
+// %.0f, since Lua would print a number of 16 digits in exponent form.
 //
 //	KEYS[1]  the record's key
 //	ARGV[1]  the expected version, decimal ("0": no record)
-//	ARGV[2]  the data
-//	ARGV[3]  the TTL in milliseconds
-//	ARGV[4]  the channel of changes
-//	ARGV[5]  the gate's key (without Options.Prefix), for the change
-//
-// It returns {1, new version} when it wrote, {0, current version} when the
-// current version is not the expected one. Versions are compared as
-// strings, exactly as stored; the new one is formatted with %.0f, since Lua
-// would print a number of 16 digits in exponent form.
-var casScript = redis.NewScript(`
-local r = redis.call("HMGET", KEYS[1], "v", "d")
+const casPrelude = entriesLua + `
+local r = redis.call("HMGET", KEYS[1], "v", "f", "n")
 local cur = "0"
-if r[2] then
+if redis.call("HEXISTS", KEYS[1], "d") == 1 then
 	cur = r[1] or "?"
 end
 if cur ~= ARGV[1] then
 	return {0, cur}
 end
+local f, n = tonumber(r[2]), tonumber(r[3])
 local prev = tonumber(r[1] or "0") or 0
 local t = redis.call("TIME")
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
@@ -190,24 +238,94 @@ if now > v then
 	v = now
 end
 local vs = string.format("%.0f", v)
+`
+
+// casEpilogue ends the scripts that write a record: it writes the new
+// version and the data, sets the expiry, and publishes the change.
+//
+//	ARGV[2]  the data (a split record's head)
+//	ARGV[3]  the TTL in milliseconds
+//	ARGV[4]  the channel of changes
+//	ARGV[5]  the gate's key (without Options.Prefix), for the change
+const casEpilogue = `
 redis.call("HSET", KEYS[1], "v", vs, "d", ARGV[2])
 redis.call("PEXPIRE", KEYS[1], ARGV[3])
 redis.call("PUBLISH", ARGV[4], vs .. " " .. ARGV[5])
 return {1, vs}
-`)
+`
+
+// casScript is the compare-and-swap of a record written whole (its
+// entries removed, if it was split). It returns {1, new version} when it
+// wrote, {0, current version} when the current version is not the
+// expected one.
+var casScript = redis.NewScript(casPrelude + `
+if f then
+	drop(f, n)
+	redis.call("HDEL", KEYS[1], "f", "n")
+end
+` + casEpilogue)
+
+// splitScript is the compare-and-swap of a record written split.
+//
+//	ARGV[6]  how many of the stored entries to drop, or -1 to replace
+//	         them all
+//	ARGV[7]… the entries to add after those kept
+//
+// It returns what casScript does, or {2, current version} for a change
+// (ARGV[6] not -1) of a record that is not split: the caller then
+// replaces its history.
+var splitScript = redis.NewScript(casPrelude + `
+local d = tonumber(ARGV[6])
+if d >= 0 and not f then
+	return {2, cur}
+end
+if d < 0 then
+	if f then
+		drop(f, n)
+	end
+	f, n = 0, 0
+else
+	d = math.min(d, n - f)
+	drop(f, f + d)
+	f = f + d
+end
+for i = 7, #ARGV do
+	redis.call("HSET", KEYS[1], field(n), ARGV[i])
+	n = n + 1
+end
+redis.call("HSET", KEYS[1], "f", string.format("%.0f", f), "n", string.format("%.0f", n))
+` + casEpilogue)
 
 // loadScript reads a record and, if it has data, refreshes its expiry.
 //
 //	KEYS[1]  the record's key
 //	ARGV[1]  the TTL in milliseconds
 //
-// It returns the HMGET reply: {version or false, data or false}.
-var loadScript = redis.NewScript(`
-local r = redis.call("HMGET", KEYS[1], "v", "d")
-if r[2] then
-	redis.call("PEXPIRE", KEYS[1], ARGV[1])
+// It returns {version or false, data or false}, and for a split record
+// its entries joined by commas third.
+var loadScript = redis.NewScript(entriesLua + `
+local r = redis.call("HMGET", KEYS[1], "v", "d", "f", "n")
+if not r[2] then
+	return {r[1], r[2]}
 end
-return r
+redis.call("PEXPIRE", KEYS[1], ARGV[1])
+if not r[3] then
+	return {r[1], r[2]}
+end
+return {r[1], r[2], read(tonumber(r[3]), tonumber(r[4]))}
+`)
+
+// deleteScript removes a record's data and entries, and leaves its
+// version (a tombstone).
+//
+//	KEYS[1]  the record's key
+var deleteScript = redis.NewScript(entriesLua + `
+local r = redis.call("HMGET", KEYS[1], "f", "n")
+if r[1] then
+	drop(tonumber(r[1]), tonumber(r[2]))
+	redis.call("HDEL", KEYS[1], "f", "n")
+end
+return redis.call("HDEL", KEYS[1], "d")
 `)
 
 // channel is the Redis pub/sub channel of the store's changes.
@@ -275,7 +393,7 @@ func (s *Store) Load(ctx context.Context, key string) ([]byte, uint64, error) {
 	if err != nil && !errors.Is(err, redis.Nil) {
 		return nil, 0, fmt.Errorf("redisstore: loading %q: %w", key, err)
 	}
-	if len(vals) != 2 || vals[1] == nil {
+	if len(vals) < 2 || vals[1] == nil {
 		return nil, 0, nil
 	}
 	vs, ok1 := vals[0].(string)
@@ -287,6 +405,13 @@ func (s *Store) Load(ctx context.Context, key string) ([]byte, uint64, error) {
 	if err != nil || ver == 0 {
 		return nil, 0, fmt.Errorf("redisstore: loading %q: bad version %q in the record", key, vs)
 	}
+	if len(vals) == 3 {
+		history, ok := vals[2].(string)
+		if !ok {
+			return nil, 0, fmt.Errorf("redisstore: loading %q: unexpected reply %v", key, vals)
+		}
+		return histrec.Join([]byte(data), []byte(history)), ver, nil
+	}
 	return []byte(data), ver, nil
 }
 
@@ -297,25 +422,81 @@ func (s *Store) Load(ctx context.Context, key string) ([]byte, uint64, error) {
 func (s *Store) CompareAndSwap(ctx context.Context, key string, old uint64, data []byte) (uint64, error) {
 	res, err := casScript.Run(ctx, s.client, []string{s.prefix + key},
 		strconv.FormatUint(old, 10), data, s.ttlMS, s.channel(), key).Slice()
+	ver, _, err := swapped(key, old, res, err)
+	return ver, err
+}
+
+// CompareAndSwapSplit implements histrec.Store, through which the gate
+// writes its workflows' records: CompareAndSwap for a record given as its
+// head and history, which it keeps apart, an entry a field of the
+// record's hash, once the record takes more than 3 KiB (a smaller one is
+// written whole). A write whose history is a change of the stored one
+// (w.Delta) sends and writes only the appended entries, and removes the
+// dropped ones; another replaces them all. Redis' durability is the
+// server's: durable is not read.
+func (s *Store) CompareAndSwapSplit(ctx context.Context, key string, old uint64, w *histrec.Write, durable bool) (uint64, error) {
+	head := w.Head
+	if head == nil {
+		head = []byte{}
+	}
+	if size := histrec.Size(len(head), w.History); size < s.splitAbove {
+		history := histrec.AppendEntries(make([]byte, 0, size), w.History)
+		return s.CompareAndSwap(ctx, key, old, histrec.Join(head, history))
+	}
+	if old != 0 && w.Delta && w.Dropped >= 0 && w.Appended >= 0 && w.Appended <= len(w.History) {
+		ver, split, err := s.swapSplit(ctx, key, old, head, w.Dropped, w.History[len(w.History)-w.Appended:])
+		if split || err != nil {
+			return ver, err
+		}
+		// Not split yet: its history is replaced.
+	}
+	ver, _, err := s.swapSplit(ctx, key, old, head, -1, w.History)
+	return ver, err
+}
+
+// swapSplit runs splitScript: it writes head and, after the first
+// dropped entries of the stored history (all for -1), entries. split is
+// false if the record is not split and dropped is not -1 (nothing was
+// written).
+func (s *Store) swapSplit(ctx context.Context, key string, old uint64, head []byte, dropped int, entries []json.RawMessage) (ver uint64, split bool, err error) {
+	args := make([]any, 0, 6+len(entries))
+	args = append(args, strconv.FormatUint(old, 10), head, s.ttlMS, s.channel(), key, dropped)
+	for _, e := range entries {
+		args = append(args, []byte(e))
+	}
+	res, err := splitScript.Run(ctx, s.client, []string{s.prefix + key}, args...).Slice()
+	return swapped(key, old, res, err)
+}
+
+// SplitAbove implements histrec.Store: 3 KiB.
+func (s *Store) SplitAbove() int { return s.splitAbove }
+
+// swapped reads the reply of a compare-and-swap script: the new version;
+// a conflict's error, which matches gate.ErrConflict; or split false
+// for splitScript's reply that the record is not split.
+func swapped(key string, old uint64, res []any, err error) (ver uint64, split bool, _ error) {
 	if err != nil {
-		return 0, fmt.Errorf("redisstore: compare-and-swap of %q: %w", key, err)
+		return 0, false, fmt.Errorf("redisstore: compare-and-swap of %q: %w", key, err)
 	}
 	if len(res) != 2 {
-		return 0, fmt.Errorf("redisstore: compare-and-swap of %q: unexpected reply %v", key, res)
+		return 0, false, fmt.Errorf("redisstore: compare-and-swap of %q: unexpected reply %v", key, res)
 	}
-	won, ok1 := res[0].(int64)
+	code, ok1 := res[0].(int64)
 	vs, ok2 := res[1].(string)
 	if !ok1 || !ok2 {
-		return 0, fmt.Errorf("redisstore: compare-and-swap of %q: unexpected reply %v", key, res)
+		return 0, false, fmt.Errorf("redisstore: compare-and-swap of %q: unexpected reply %v", key, res)
 	}
-	if won == 0 {
-		return 0, fmt.Errorf("redisstore: compare-and-swap of %q: expected version %d, the record has %s: %w", key, old, vs, gate.ErrConflict)
+	switch code {
+	case 0:
+		return 0, false, fmt.Errorf("redisstore: compare-and-swap of %q: expected version %d, the record has %s: %w", key, old, vs, gate.ErrConflict)
+	case 2:
+		return 0, false, nil
 	}
-	ver, err := strconv.ParseUint(vs, 10, 64)
+	ver, err = strconv.ParseUint(vs, 10, 64)
 	if err != nil {
-		return 0, fmt.Errorf("redisstore: compare-and-swap of %q: bad new version %q: %w", key, vs, err)
+		return 0, false, fmt.Errorf("redisstore: compare-and-swap of %q: bad new version %q: %w", key, vs, err)
 	}
-	return ver, nil
+	return ver, true, nil
 }
 
 // Keys implements [gate.Lister] with SCAN: the keys of the records
@@ -373,7 +554,7 @@ func escapeGlob(s string) string {
 // have (see the package documentation). Deleting a missing key is not an
 // error.
 func (s *Store) Delete(ctx context.Context, key string) error {
-	if err := s.client.HDel(ctx, s.prefix+key, fieldData).Err(); err != nil {
+	if err := deleteScript.Run(ctx, s.client, []string{s.prefix + key}).Err(); err != nil {
 		return fmt.Errorf("redisstore: deleting %q: %w", key, err)
 	}
 	return nil
