@@ -16,9 +16,9 @@
 //
 // # Layout
 //
-// A record is a Redis hash under Options.Prefix + key with two fields (more
-// for a split record, below): "v",
-// the version (decimal), and "d", the data. The whole hash expires after
+// A record is a Redis hash under Options.Prefix + key with two fields
+// (more for a split record, below): "v", the version (decimal), and "d",
+// the data. The whole hash expires after
 // Options.TTL without use: every write, and every load of a record, sets
 // the expiry again (a load is one small script: HMGET, then PEXPIRE if the
 // record has data). A session's gated calls all load its record, so a
