@@ -30,6 +30,29 @@ type Write struct {
 	Dropped, Appended int
 }
 
+// Whole returns the record's encoding, its head and history joined, if
+// it takes fewer than limit bytes: a store writes a record that small
+// whole (split, its head and its history would take more room than they
+// save).
+func (w *Write) Whole(limit int) ([]byte, bool) {
+	size := Size(len(w.Head), w.History)
+	if size >= limit {
+		return nil, false
+	}
+	return Join(w.Head, AppendEntries(make([]byte, 0, size), w.History)), true
+}
+
+// Change returns the write as a change of the stored history: how many
+// of its first entries to drop, and the entries to append after those
+// kept. ok is false without Delta, or if the counts do not fit History:
+// the store then replaces the history whole.
+func (w *Write) Change() (dropped int, appended []json.RawMessage, ok bool) {
+	if !w.Delta || w.Dropped < 0 || w.Appended < 0 || w.Appended > len(w.History) {
+		return 0, nil, false
+	}
+	return w.Dropped, w.History[len(w.History)-w.Appended:], true
+}
+
 // Store is implemented by a store (a gate.Store) that can keep a record's
 // history apart from its head.
 type Store interface {

@@ -354,18 +354,17 @@ func (s *Store) CompareAndSwap(ctx context.Context, key string, old uint64, data
 // history again; another replaces the rows. Each is one statement. Every
 // write is durable: durable is not read.
 func (s *Store) CompareAndSwapSplit(ctx context.Context, key string, old uint64, w *histrec.Write, durable bool) (uint64, error) {
+	if data, ok := w.Whole(s.splitAbove); ok {
+		return s.CompareAndSwap(ctx, key, old, data)
+	}
 	head := w.Head
 	if head == nil {
 		head = []byte{}
 	}
-	if size := histrec.Size(len(head), w.History); size < s.splitAbove {
-		history := histrec.AppendEntries(make([]byte, 0, size), w.History)
-		return s.CompareAndSwap(ctx, key, old, histrec.Join(head, history))
-	}
-	if old != 0 && old <= 1<<63-1 && w.Delta && w.Dropped >= 0 && w.Appended >= 0 && w.Appended <= len(w.History) {
+	if dropped, appended, ok := w.Change(); ok && old != 0 && old <= 1<<63-1 {
 		var version int64
 		err := s.pool.QueryRow(ctx, s.sqlUpdateDelta, []byte(key), int64(old), head, s.ttlMS, s.channel,
-			int64(w.Dropped), rows(w.History[len(w.History)-w.Appended:])).Scan(&version, nil)
+			int64(dropped), rows(appended)).Scan(&version, nil)
 		if err == nil {
 			s.maybePurge(ctx)
 			return uint64(version), nil

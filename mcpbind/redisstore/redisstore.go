@@ -435,16 +435,15 @@ func (s *Store) CompareAndSwap(ctx context.Context, key string, old uint64, data
 // dropped ones; another replaces them all. Redis' durability is the
 // server's: durable is not read.
 func (s *Store) CompareAndSwapSplit(ctx context.Context, key string, old uint64, w *histrec.Write, durable bool) (uint64, error) {
+	if data, ok := w.Whole(s.splitAbove); ok {
+		return s.CompareAndSwap(ctx, key, old, data)
+	}
 	head := w.Head
 	if head == nil {
 		head = []byte{}
 	}
-	if size := histrec.Size(len(head), w.History); size < s.splitAbove {
-		history := histrec.AppendEntries(make([]byte, 0, size), w.History)
-		return s.CompareAndSwap(ctx, key, old, histrec.Join(head, history))
-	}
-	if old != 0 && w.Delta && w.Dropped >= 0 && w.Appended >= 0 && w.Appended <= len(w.History) {
-		ver, split, err := s.swapSplit(ctx, key, old, head, w.Dropped, w.History[len(w.History)-w.Appended:])
+	if dropped, appended, ok := w.Change(); ok && old != 0 {
+		ver, split, err := s.swapSplit(ctx, key, old, head, dropped, appended)
 		if split || err != nil {
 			return ver, err
 		}

@@ -372,18 +372,18 @@ func (s *Store) compareAndSwap(ctx context.Context, key string, old uint64, data
 // replaces the rows. The head, its rows and the version change in one
 // transaction. With durable false it is CompareAndSwapNoSync.
 func (s *Store) CompareAndSwapSplit(ctx context.Context, key string, old uint64, w *histrec.Write, durable bool) (uint64, error) {
+	if data, ok := w.Whole(s.splitAbove); ok {
+		// A small record is written whole, in one statement: split, its
+		// head and its history would take a page each.
+		return s.compareAndSwap(ctx, key, old, data, durable)
+	}
 	head := w.Head
 	if head == nil {
 		head = []byte{}
 	}
-	if size := histrec.Size(len(head), w.History); size < s.splitAbove {
-		// A small record is written whole, in one statement: split, its
-		// head and its history would take a page each.
-		history := histrec.AppendEntries(make([]byte, 0, size), w.History)
-		return s.compareAndSwap(ctx, key, old, histrec.Join(head, history), durable)
-	}
+	dropped, appended, change := w.Change()
 	var cur, version uint64
-	if old != 0 && w.Delta && w.Appended == 0 && w.Dropped == 0 {
+	if old != 0 && change && dropped == 0 && len(appended) == 0 {
 		// Only the head changes (a lease taken or released): one
 		// statement, if the record is split already; else (or on a
 		// conflict) the write below finds out which.
@@ -408,12 +408,12 @@ func (s *Store) CompareAndSwapSplit(ctx context.Context, key string, old uint64,
 			found, err = c.returning(sqlCreate, []any{key, head, expires, now.UnixMilli(), s.nextVersion(0, now), true}, &version)
 		} else {
 			version = s.nextVersion(old, now)
-			if w.Delta {
+			if change {
 				var changed int64
 				changed, err = c.execChanged(sqlSwapKept, head, expires, key, old, now.UnixMilli(), version)
 				if err == nil && changed == 1 {
 					s.last = max(s.last, version)
-					return c.changeHistory(key, version, w)
+					return c.changeHistory(key, version, dropped, appended, len(appended) == len(w.History))
 				}
 			}
 			if err == nil {
@@ -456,21 +456,21 @@ func (s *Store) nextVersion(old uint64, now time.Time) uint64 {
 	return max(old+1, uint64(now.UnixMicro()), s.last+1)
 }
 
-// changeHistory drops the first w.Dropped rows of key's history and adds
-// its w.Appended new entries under version.
-func (c *writeConn) changeHistory(key string, version uint64, w *histrec.Write) error {
+// changeHistory drops the first rows of key's history (all of them with
+// all) and adds the appended entries under version.
+func (c *writeConn) changeHistory(key string, version uint64, dropped int, appended []json.RawMessage, all bool) error {
 	switch {
-	case w.Dropped == 0:
-	case len(w.History) == w.Appended: // every entry dropped
+	case dropped == 0:
+	case all:
 		if err := c.exec(sqlHistoryClear, key); err != nil {
 			return err
 		}
 	default:
-		if err := c.exec(sqlHistoryDrop, key, w.Dropped); err != nil {
+		if err := c.exec(sqlHistoryDrop, key, dropped); err != nil {
 			return err
 		}
 	}
-	return c.addHistory(key, version, w.History[len(w.History)-w.Appended:])
+	return c.addHistory(key, version, appended)
 }
 
 // replaceHistory makes history the rows of key's history, under version.
