@@ -31,10 +31,14 @@
 // package internal/histrec describes) once it takes more than 3 KiB is
 // split within its hash: "d" holds its head, and its run history is kept
 // an entry a field, "h0", "h1", ..., from the index in "f" to the one
-// before "n". A call that appends an entry then sends and writes the
-// head and that entry and removes the oldest, instead of the whole
-// history (tens of kilobytes: chartgate serve keeps 500 entries); Load's
-// script joins them back. The record is still one key.
+// before "n", and "s" holds the version that wrote them. A call that
+// appends an entry then sends and writes the head and that entry and
+// removes the oldest, instead of the whole history (tens of kilobytes:
+// chartgate serve keeps 500 entries); Load's script joins them back. The
+// record is still one key. Load joins the entries only if "s" is the
+// record's version: a process of an earlier chartgate, which knows
+// nothing of them, writes "v" and "d" alone, and its record is loaded as
+// it wrote it.
 //
 // # Compare-and-swap
 //
@@ -212,7 +216,8 @@ end
 `
 
 // casPrelude begins the scripts that write a record: it reads the
-// record's version and entry range (f, n: nil if it is not split),
+// record's version and entry range (f, n: nil if it has no entries; r[4]
+// the version that wrote them),
 // compares the version with the expected one (returning {0, current
 // version} if they differ), and sets vs to the new version. Versions are
 // compared as strings, exactly as stored; the new one is formatted with
@@ -221,7 +226,7 @@ end
 //	KEYS[1]  the record's key
 //	ARGV[1]  the expected version, decimal ("0": no record)
 const casPrelude = entriesLua + `
-local r = redis.call("HMGET", KEYS[1], "v", "f", "n")
+local r = redis.call("HMGET", KEYS[1], "v", "f", "n", "s")
 local cur = "0"
 if redis.call("HEXISTS", KEYS[1], "d") == 1 then
 	cur = r[1] or "?"
@@ -261,7 +266,7 @@ return {1, vs}
 var casScript = redis.NewScript(casPrelude + `
 if f then
 	drop(f, n)
-	redis.call("HDEL", KEYS[1], "f", "n")
+	redis.call("HDEL", KEYS[1], "f", "n", "s")
 end
 ` + casEpilogue)
 
@@ -272,11 +277,12 @@ end
 //	ARGV[7]… the entries to add after those kept
 //
 // It returns what casScript does, or {2, current version} for a change
-// (ARGV[6] not -1) of a record that is not split: the caller then
-// replaces its history.
+// (ARGV[6] not -1) of a record that is not split (or whose entries an
+// earlier version of this package left behind a whole record): the
+// caller then replaces its history.
 var splitScript = redis.NewScript(casPrelude + `
 local d = tonumber(ARGV[6])
-if d >= 0 and not f then
+if d >= 0 and not (f and r[4] == r[1]) then
 	return {2, cur}
 end
 if d < 0 then
@@ -293,7 +299,7 @@ for i = 7, #ARGV do
 	redis.call("HSET", KEYS[1], field(n), ARGV[i])
 	n = n + 1
 end
-redis.call("HSET", KEYS[1], "f", string.format("%.0f", f), "n", string.format("%.0f", n))
+redis.call("HSET", KEYS[1], "f", string.format("%.0f", f), "n", string.format("%.0f", n), "s", vs)
 ` + casEpilogue)
 
 // loadScript reads a record and, if it has data, refreshes its expiry.
@@ -302,14 +308,14 @@ redis.call("HSET", KEYS[1], "f", string.format("%.0f", f), "n", string.format("%
 //	ARGV[1]  the TTL in milliseconds
 //
 // It returns {version or false, data or false}, and for a split record
-// its entries joined by commas third.
+// (entries written by its version) its entries joined by commas third.
 var loadScript = redis.NewScript(entriesLua + `
-local r = redis.call("HMGET", KEYS[1], "v", "d", "f", "n")
+local r = redis.call("HMGET", KEYS[1], "v", "d", "f", "n", "s")
 if not r[2] then
 	return {r[1], r[2]}
 end
 redis.call("PEXPIRE", KEYS[1], ARGV[1])
-if not r[3] then
+if not r[3] or r[5] ~= r[1] then
 	return {r[1], r[2]}
 end
 return {r[1], r[2], read(tonumber(r[3]), tonumber(r[4]))}
@@ -323,7 +329,7 @@ var deleteScript = redis.NewScript(entriesLua + `
 local r = redis.call("HMGET", KEYS[1], "f", "n")
 if r[1] then
 	drop(tonumber(r[1]), tonumber(r[2]))
-	redis.call("HDEL", KEYS[1], "f", "n")
+	redis.call("HDEL", KEYS[1], "f", "n", "s")
 end
 return redis.call("HDEL", KEYS[1], "d")
 `)

@@ -3,6 +3,7 @@ package redisstore_test
 import (
 	"context"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -153,5 +154,40 @@ func TestGateKeepsHistoryApart(t *testing.T) {
 	key := histrectest.GateHistory(t, store, redisstore.New(client, nil))
 	if got := entryFields(t, client, key); len(got) != 3 {
 		t.Fatalf("entry fields %q; want 3", got)
+	}
+}
+
+// TestSplitRecordWrittenByOldVersion: a process of an earlier chartgate
+// writes a split record whole, as it knows records ("v" and "d", the
+// entry fields left alone): Load returns what it wrote, without the
+// entries, and the next split write replaces them.
+func TestSplitRecordWrittenByOldVersion(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	client := redistest.Start(t)
+	s := redisstore.New(client, nil)
+	s.SetSplitAbove(0)
+	h := histrectest.Entries(0, 3)
+	v, err := s.CompareAndSwapSplit(ctx, "k", 0, &histrec.Write{Head: []byte(`{"state":1}`), History: h}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The earlier version's script: the next version, and the record.
+	old := histrectest.Joined(`{"state":"old"}`, h[:1])
+	next := strconv.FormatUint(v+1, 10)
+	if err := client.HSet(ctx, "k", "v", next, "d", old).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if got, ver, err := s.Load(ctx, "k"); err != nil || string(got) != old || ver != v+1 {
+		t.Fatalf("loaded %s at %d, %v; want %s at %d", got, ver, err, old, v+1)
+	}
+	if _, err := s.CompareAndSwapSplit(ctx, "k", v+1, &histrec.Write{Head: []byte(`{"state":2}`), History: h[1:], Delta: true, Dropped: 2, Appended: 1}, true); err != nil {
+		t.Fatal(err)
+	}
+	if got, _, err := s.Load(ctx, "k"); err != nil || string(got) != histrectest.Joined(`{"state":2}`, h[1:]) {
+		t.Fatalf("after a split write: %s, %v; want %s", got, err, histrectest.Joined(`{"state":2}`, h[1:]))
+	}
+	if got := entryFields(t, client, "k"); !slices.Equal(got, []string{"h0", "h1"}) {
+		t.Fatalf("entry fields %q; want the history replaced: h0, h1", got)
 	}
 }
