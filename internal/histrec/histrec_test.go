@@ -55,7 +55,7 @@ func TestWholeAndChange(t *testing.T) {
 	}{
 		{Write{History: h, Delta: true, Dropped: 1, Appended: 2}, 1, 2, true},
 		{Write{History: h, Delta: true}, 0, 0, true},
-		{Write{History: h, Dropped: 1, Appended: 1}, 0, 0, false},             // no Delta
+		{Write{History: h, Dropped: 1, Appended: 1}, 0, 0, false},              // no Delta
 		{Write{History: h, Delta: true, Dropped: 1, Appended: 4}, 0, 0, false}, // more appended than there are
 		{Write{History: h, Delta: true, Dropped: -1}, 0, 0, false},
 		{Write{History: h, Delta: true, Appended: -1}, 0, 0, false},

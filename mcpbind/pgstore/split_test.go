@@ -201,3 +201,12 @@ func TestGateKeepsHistoryApart(t *testing.T) {
 		t.Fatalf("%d rows of history; want 3", n)
 	}
 }
+
+// TestSplitConcurrent: writers on one schema write one split record at
+// once, each write a change of the history it loaded: none is lost or
+// doubled.
+func TestSplitConcurrent(t *testing.T) {
+	s := open(t, nil)
+	s.SetSplitAbove(0)
+	histrectest.Concurrent(t, s, 4, 50)
+}

@@ -191,3 +191,13 @@ func TestSplitRecordWrittenByOldVersion(t *testing.T) {
 		t.Fatalf("entry fields %q; want the history replaced: h0, h1", got)
 	}
 }
+
+// TestSplitConcurrent: writers on one Redis write one split record at
+// once, each write a change of the history it loaded: none is lost or
+// doubled.
+func TestSplitConcurrent(t *testing.T) {
+	t.Parallel()
+	s := redisstore.New(redistest.Start(t), nil)
+	s.SetSplitAbove(0)
+	histrectest.Concurrent(t, s, 4, 50)
+}

@@ -225,3 +225,14 @@ func TestSmallRecordWrittenWhole(t *testing.T) {
 		}
 	}
 }
+
+// TestSplitConcurrent: stores on one file write one split record at
+// once, each write a change of the history it loaded: none is lost or
+// doubled.
+func TestSplitConcurrent(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "state.db")
+	s := openAt(t, path, &sqlitestore.Options{RelaxedSync: true})
+	s.SetSplitAbove(0)
+	histrectest.Concurrent(t, s, 4, 50)
+}

@@ -15,6 +15,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/chartgate/chartgate/gate"
+	"github.com/chartgate/chartgate/internal/histrec"
 	"github.com/chartgate/chartgate/mcpbind"
 	"github.com/chartgate/chartgate/statechart"
 )
@@ -114,4 +116,86 @@ func GateHistory(t *testing.T, store, other mcpbind.Store) string {
 		}
 	}
 	return keys[0]
+}
+
+// Store is a store that keeps histories apart.
+type Store interface {
+	mcpbind.Store
+	histrec.Store
+}
+
+// Concurrent has workers write one record at once, each write a change
+// of the history it loaded (the oldest entry dropped once there are
+// keep, one appended) made by compare-and-swap against the version it
+// loaded, and retried on a conflict; then it checks that the record
+// counts every write once and that its history holds the newest keep
+// entries, in order: no write lost, doubled or mixed with another.
+// store's threshold must be 0, so that each write is split.
+func Concurrent(t *testing.T, store Store, workers, writes int) {
+	t.Helper()
+	const keep = 5
+	ctx := context.Background()
+	head := func(n int) []byte { return fmt.Appendf(nil, `{"n":%d}`, n) }
+	entry := func(n int) json.RawMessage { return fmt.Appendf(nil, `{"write":%d}`, n) }
+	if _, err := store.CompareAndSwapSplit(ctx, "c", 0, &histrec.Write{Head: head(0)}, true); err != nil {
+		t.Fatal(err)
+	}
+	type record struct {
+		N       int               `json:"n"`
+		History []json.RawMessage `json:"history"`
+	}
+	load := func() (record, uint64, error) {
+		data, ver, err := store.Load(ctx, "c")
+		var rec record
+		if err == nil {
+			err = json.Unmarshal(data, &rec)
+		}
+		if err != nil {
+			err = fmt.Errorf("loading %s: %w", data, err)
+		}
+		return rec, ver, err
+	}
+	errs := make(chan error, workers)
+	for range workers {
+		go func() {
+			for range writes {
+				for {
+					rec, ver, err := load()
+					if err != nil {
+						errs <- err
+						return
+					}
+					dropped := max(0, len(rec.History)+1-keep)
+					next := append(rec.History[dropped:len(rec.History):len(rec.History)], entry(rec.N+1))
+					_, err = store.CompareAndSwapSplit(ctx, "c", ver, &histrec.Write{Head: head(rec.N + 1), History: next, Delta: true, Dropped: dropped, Appended: 1}, true)
+					if err == nil {
+						break
+					}
+					if !gate.IsConflict(err) {
+						errs <- err
+						return
+					}
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range workers {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	rec, _, err := load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	total := workers * writes
+	if rec.N != total || len(rec.History) != keep {
+		t.Fatalf("n = %d with %d history entries; want %d and %d", rec.N, len(rec.History), total, keep)
+	}
+	for i, h := range rec.History {
+		if want := entry(total - keep + 1 + i); string(h) != string(want) {
+			t.Fatalf("history entry %d is %s; want %s (history %s)", i, h, want, rec.History)
+		}
+	}
 }
