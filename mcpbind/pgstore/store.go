@@ -79,8 +79,9 @@ type Store struct {
 	splitAbove int
 
 	// The statements, with the schema's quoted name in them.
-	sqlLoad, sqlCreate, sqlUpdate, sqlUpdateDelta, sqlDelete, sqlKeys, sqlPurge string
-	channel                                                                     string // the notification channel (see Watch)
+	sqlLoad, sqlCreate, sqlUpdate, sqlDelete, sqlKeys, sqlPurge string
+	sqlCreateSplit, sqlUpdateSplit, sqlUpdateDelta              string
+	channel                                                     string // the notification channel (see Watch)
 
 	mu        sync.Mutex
 	nextPurge time.Time // when a write next purges expired records
@@ -149,13 +150,15 @@ func newStore(pool *pgxpool.Pool, o Options) *Store {
 	// enough; a notification is delivered when the write commits.
 	notify := `CASE WHEN length(w.key) <= ` + fmt.Sprint(maxNotifiedKey) + ` THEN pg_notify($5, w.version || ' ' || encode(w.key, 'hex')) END`
 	next := `nextval('` + escapeLiteral(q) + `.versions')`
+	// A write of a split record (w: its key and new version) adds the
+	// entries $6 as rows under the new version, in the same statement.
 	addRows := `, a AS (INSERT INTO ` + history + ` (key, version, i, entry)
-		SELECT w.key, w.version, t.i, t.entry FROM w, unnest($7::bytea[]) WITH ORDINALITY AS t(entry, i))`
-	// A write that replaces a record (w: its key and new version) removes
-	// the rows of the history the record had and adds its entries ($7,
-	// none for a record written whole) under the new version, in the
-	// same statement: sub-statements of WITH see the rows as they were
-	// before it, and the history rows of a version are never written twice.
+		SELECT w.key, w.version, t.i, t.entry FROM w, unnest($6::bytea[]) WITH ORDINALITY AS t(entry, i))`
+	// One that replaces its history removes the rows the record had
+	// first: sub-statements of WITH see the rows as they were before it,
+	// and the rows of a version are never written twice. (A record
+	// written whole, split false, loses its rows by the trigger
+	// workflows_unsplit.)
 	replaceRows := `, d AS (DELETE FROM ` + history + ` h USING w WHERE h.key = w.key)` + addRows
 	s := &Store{
 		pool:       pool,
@@ -170,25 +173,30 @@ func newStore(pool *pgxpool.Pool, o Options) *Store {
 	s.sqlLoad = `SELECT version, data, CASE WHEN split THEN
 		(SELECT string_agg(entry, ','::bytea ORDER BY version, i) FROM ` + history + ` h WHERE h.key = r.key) END
 		FROM ` + workflows + ` r WHERE key = $1 AND ` + live
-	// Creates the record if there is none, or only an expired one; $6
-	// tells whether its history is kept apart.
-	s.sqlCreate = `WITH w AS (INSERT INTO ` + workflows + ` AS r (key, version, data, expires, split)
-		VALUES ($1, ` + next + `, $3, ` + expires + `, $6)
+	// Creates the record if there is none, or only an expired one.
+	create := func(split, rows string) string {
+		return `WITH w AS (INSERT INTO ` + workflows + ` AS r (key, version, data, expires, split)
+		VALUES ($1, ` + next + `, $3, ` + expires + `, ` + split + `)
 		ON CONFLICT (key) DO UPDATE SET version = excluded.version, data = excluded.data, expires = excluded.expires, split = excluded.split
 		WHERE r.expires IS NOT NULL AND r.expires <= now() AND $2::bigint = 0
-		RETURNING r.key, r.version)` + replaceRows + `
+		RETURNING r.key, r.version)` + rows + `
 		SELECT w.version, ` + notify + ` FROM w`
-	s.sqlUpdate = `WITH w AS (UPDATE ` + workflows + ` SET version = ` + next + `, data = $3, expires = ` + expires + `, split = $6
+	}
+	update := func(split, rows string) string {
+		return `WITH w AS (UPDATE ` + workflows + ` SET version = ` + next + `, data = $3, expires = ` + expires + `, split = ` + split + `
 		WHERE key = $1 AND version = $2 AND ` + live + `
-		RETURNING key, version)` + replaceRows + `
+		RETURNING key, version)` + rows + `
 		SELECT w.version, ` + notify + ` FROM w`
-	// Updates a split record's head, removes the first $6 entries of its
-	// history and adds $7.
+	}
+	s.sqlCreate, s.sqlUpdate = create("false", ""), update("false", "")
+	s.sqlCreateSplit, s.sqlUpdateSplit = create("true", replaceRows), update("true", replaceRows)
+	// Updates a split record's head, removes the first $7 entries of its
+	// history and adds $6.
 	s.sqlUpdateDelta = `WITH w AS (UPDATE ` + workflows + ` SET version = ` + next + `, data = $3, expires = ` + expires + `
 		WHERE key = $1 AND version = $2 AND ` + live + ` AND split
 		RETURNING key, version),
 		d AS (DELETE FROM ` + history + ` h USING w WHERE h.key = w.key AND (h.version, h.i) IN
-			(SELECT version, i FROM ` + history + ` WHERE key = $1 ORDER BY version, i LIMIT $6))` + addRows + `
+			(SELECT version, i FROM ` + history + ` WHERE key = $1 ORDER BY version, i LIMIT $7))` + addRows + `
 		SELECT w.version, ` + notify + ` FROM w`
 	// A record's history rows go with it (ON DELETE CASCADE).
 	s.sqlDelete = `DELETE FROM ` + workflows + ` WHERE key = $1`
@@ -282,6 +290,11 @@ func migrations(q string) [schemaVersion][]string {
 				i       bigint NOT NULL, -- its place among that write's entries
 				entry   bytea NOT NULL,
 				PRIMARY KEY (key, version, i))`,
+			// A record written whole over a split one loses its rows.
+			`CREATE FUNCTION ` + q + `.workflows_unsplit() RETURNS trigger LANGUAGE plpgsql AS $$
+				BEGIN DELETE FROM ` + q + `.history WHERE key = OLD.key; RETURN NULL; END $$`,
+			`CREATE TRIGGER workflows_unsplit AFTER UPDATE OF split ON ` + q + `.workflows
+				FOR EACH ROW WHEN (OLD.split AND NOT NEW.split) EXECUTE FUNCTION ` + q + `.workflows_unsplit()`,
 			`UPDATE ` + q + `.meta SET schema_version = 2`,
 		},
 	}
@@ -364,7 +377,7 @@ func (s *Store) CompareAndSwapSplit(ctx context.Context, key string, old uint64,
 	if dropped, appended, ok := w.Change(); ok && old != 0 && old <= 1<<63-1 {
 		var version int64
 		err := s.pool.QueryRow(ctx, s.sqlUpdateDelta, []byte(key), int64(old), head, s.ttlMS, s.channel,
-			int64(dropped), rows(appended)).Scan(&version, nil)
+			rows(appended), int64(dropped)).Scan(&version, nil)
 		if err == nil {
 			s.maybePurge(ctx)
 			return uint64(version), nil
@@ -393,7 +406,7 @@ func rows(entries []json.RawMessage) [][]byte {
 // history is kept apart, history's entries as its rows) in one
 // statement: an UPDATE of the key's row if its version is old (and it
 // has not expired), or for old 0 an INSERT that replaces only an expired
-// row; either replaces the rows of the history the record had.
+// row; either removes the rows of the history the record had.
 func (s *Store) compareAndSwap(ctx context.Context, key string, old uint64, data []byte, history []json.RawMessage, split bool) (uint64, error) {
 	if old > 1<<63-1 {
 		return 0, fmt.Errorf("pgstore: compare-and-swap of %q: expected version %d, which no record has: %w", key, old, gate.ErrConflict)
@@ -401,12 +414,20 @@ func (s *Store) compareAndSwap(ctx context.Context, key string, old uint64, data
 	if data == nil {
 		data = []byte{}
 	}
-	q := s.sqlUpdate
-	if old == 0 {
+	args := []any{[]byte(key), int64(old), data, s.ttlMS, s.channel}
+	var q string
+	switch {
+	case split && old == 0:
+		q, args = s.sqlCreateSplit, append(args, rows(history))
+	case split:
+		q, args = s.sqlUpdateSplit, append(args, rows(history))
+	case old == 0:
 		q = s.sqlCreate
+	default:
+		q = s.sqlUpdate
 	}
 	var version int64
-	err := s.pool.QueryRow(ctx, q, []byte(key), int64(old), data, s.ttlMS, s.channel, split, rows(history)).Scan(&version, nil)
+	err := s.pool.QueryRow(ctx, q, args...).Scan(&version, nil)
 	var pe *pgconn.PgError
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
