@@ -198,7 +198,11 @@ func cmdServe(args []string, stdin io.Reader, stdout, stderr io.Writer, exiting 
 		if f, ok := stdin.(*os.File); ok {
 			in = stdio.Pollable(f)
 		}
-		t := &stdio.Transport{Reader: in, Writer: nopWriteCloser{stdout}, Logger: logger}
+		out := io.WriteCloser(nopWriteCloser{stdout})
+		if f, ok := stdout.(*os.File); ok {
+			out = stdio.PollableWriter(f)
+		}
+		t := &stdio.Transport{Reader: in, Writer: out, Logger: logger}
 		run := server.Run
 		if len(o.hooks) == 0 {
 			// Nothing on the server must see each call: plain tool calls

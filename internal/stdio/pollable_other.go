@@ -7,6 +7,10 @@ import (
 	"os"
 )
 
-// Pollable returns f: on this system a server's standard input is read as
-// it is (see the Unix version for why it matters there).
-func Pollable(f *os.File) io.ReadCloser { return f }
+// Pollable returns f: on this system a server's standard input and
+// output are used as they are (see the Unix version for why it matters
+// there).
+func Pollable(f *os.File) io.ReadWriteCloser { return f }
+
+// PollableWriter returns f, which closing it does not close.
+func PollableWriter(f *os.File) io.WriteCloser { return nopCloser{f} }

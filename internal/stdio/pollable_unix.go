@@ -9,13 +9,14 @@ import (
 	"syscall"
 )
 
-// Pollable returns a reader of f that waits for input in the runtime's
-// poller when f is a pipe or a socket: a duplicate of its descriptor,
-// made non-blocking (which the description f shares takes too), whose
-// reads park the goroutine instead of blocking its thread in read(2).
-// Closing it closes the duplicate, not f, and makes the description
-// blocking again. For any other f (a terminal, a regular file) or if the
-// duplicate cannot be made, it returns f itself, which Close closes.
+// Pollable returns f for reading or writing through the runtime's poller
+// when f is a pipe or a socket: a duplicate of its descriptor, made
+// non-blocking (which the description f shares takes too), whose reads
+// and writes park the goroutine instead of blocking its thread in
+// read(2) or write(2), made with raw system calls (see [Raw]). Closing it
+// closes the duplicate, not f, and makes the description blocking again.
+// For any other f (a terminal, a regular file) or if the duplicate cannot
+// be made, it returns f itself, which Close closes.
 //
 // A server's standard input wants this: on Go 1.26, a garbage collection
 // that starts as a goroutine enters read(2) can wait for that read to
@@ -25,7 +26,7 @@ import (
 // "stopping the world" and its stdin reader in read(2), until the next
 // line came). A goroutine parked in the poller holds no thread or P, so
 // the collection never waits for it.
-func Pollable(f *os.File) io.ReadCloser {
+func Pollable(f *os.File) io.ReadWriteCloser {
 	rc, err := f.SyscallConn()
 	if err != nil {
 		return f
@@ -58,14 +59,15 @@ func Pollable(f *os.File) io.ReadCloser {
 	if dup < 0 {
 		return f
 	}
-	// NewFile sees a non-blocking descriptor and reads it through the
+	// NewFile sees a non-blocking descriptor and waits for it in the
 	// poller.
-	return &pollable{File: os.NewFile(uintptr(dup), f.Name()), orig: f}
+	return &pollable{ReadWriteCloser: Raw(os.NewFile(uintptr(dup), f.Name())), orig: f}
 }
 
-// pollable is a duplicate of orig's descriptor, read through the poller.
+// pollable is a duplicate of orig's descriptor, read and written through
+// the poller.
 type pollable struct {
-	*os.File
+	io.ReadWriteCloser
 	orig *os.File
 }
 
@@ -73,9 +75,18 @@ type pollable struct {
 // makes the shared description blocking again, for whoever else reads
 // it once this process is done.
 func (p *pollable) Close() error {
-	err := p.File.Close()
+	err := p.ReadWriteCloser.Close()
 	if rc, rerr := p.orig.SyscallConn(); rerr == nil {
 		_ = rc.Control(func(fd uintptr) { err = errors.Join(err, syscall.SetNonblock(int(fd), false)) })
 	}
 	return err
+}
+
+// PollableWriter is Pollable for a server's standard output: closing it
+// never closes f (only its duplicate, if it made one).
+func PollableWriter(f *os.File) io.WriteCloser {
+	if p := Pollable(f); p != io.ReadWriteCloser(f) {
+		return p
+	}
+	return nopCloser{f}
 }

@@ -32,7 +32,9 @@ type Transport struct {
 	// is closed when the connection is.
 	Reader io.ReadCloser
 	// Writer receives go-sdk's messages and the error answers, one line
-	// each, never two at once; nil means os.Stdout, which is not closed.
+	// each, never two at once; nil means os.Stdout, written through the
+	// poller when it is a pipe or a socket (see [PollableWriter]), which
+	// is not closed.
 	// It is closed when the connection is.
 	Writer io.WriteCloser
 	// MaxLineLength is the longest line, in bytes, accepted as a message;
@@ -60,7 +62,7 @@ func (t *Transport) Connect(ctx context.Context) (mcp.Connection, error) {
 		in = Pollable(os.Stdin)
 	}
 	if out == nil {
-		out = nopCloser{os.Stdout}
+		out = PollableWriter(os.Stdout)
 	}
 	limit := t.MaxLineLength
 	if limit == 0 {
