@@ -18,7 +18,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/chartgate/chartgate/internal/stdio"
+	"github.com/chartgate/chartgate/internal/rawio"
 )
 
 // maxStderrLine is the longest stderr line logged whole; the rest of a
@@ -30,7 +30,7 @@ const maxStderrLine = 16 << 10
 // server npx starts), and whose exit status is out of reach.
 type child struct {
 	cmd    *exec.Cmd
-	stdin  io.WriteCloser // write end (see stdio.Raw)
+	stdin  io.WriteCloser // write end (see package internal/rawio)
 	stdout io.ReadCloser  // read end
 	grace  time.Duration
 	done   chan struct{} // closed once the child has exited and been reaped
@@ -76,7 +76,7 @@ func startChild(s *ServerConfig, env []string, grace time.Duration, logLine func
 	inR.Close()
 	outW.Close()
 	errW.Close()
-	c := &child{cmd: cmd, stdin: stdio.Raw(inW), stdout: stdio.Raw(outR), grace: grace, done: make(chan struct{})}
+	c := &child{cmd: cmd, stdin: rawio.File(inW), stdout: rawio.File(outR), grace: grace, done: make(chan struct{})}
 	go logLines(errR, logLine)
 	go func() {
 		c.err = cmd.Wait()

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"os"
 	"strings"
@@ -19,6 +20,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/chartgate/chartgate/internal/rawio"
 )
 
 // Feature kinds an upstream lists, as bits of upstream.pending.
@@ -159,6 +162,7 @@ func (u *upstream) httpClient() *http.Client {
 // each call beyond that).
 func newHTTPClient() *http.Client {
 	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.DialContext = rawio.Dialer(&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second})
 	t.MaxIdleConnsPerHost = maxIdleConns
 	t.MaxIdleConns = maxIdleConns
 	return &http.Client{Transport: t}

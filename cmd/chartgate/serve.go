@@ -27,6 +27,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/chartgate/chartgate/gateway"
+	"github.com/chartgate/chartgate/internal/rawio"
 	"github.com/chartgate/chartgate/internal/stdio"
 	"github.com/chartgate/chartgate/telemetry"
 )
@@ -423,7 +424,7 @@ func serveHTTP(ctx context.Context, g *gateway.Gateway, o *serveOptions, stderr 
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	fmt.Fprintf(stderr, "chartgate serve: MCP over Streamable HTTP at http://%s/mcp (stateless: %v)\n", ln.Addr(), o.stateless)
 	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ln) }()
+	go func() { done <- srv.Serve(rawio.Listener(ln)) }()
 	select {
 	case err := <-done:
 		return err

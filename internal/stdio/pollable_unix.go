@@ -7,13 +7,16 @@ import (
 	"io"
 	"os"
 	"syscall"
+
+	"github.com/chartgate/chartgate/internal/rawio"
 )
 
 // Pollable returns f for reading or writing through the runtime's poller
 // when f is a pipe or a socket: a duplicate of its descriptor, made
 // non-blocking (which the description f shares takes too), whose reads
 // and writes park the goroutine instead of blocking its thread in
-// read(2) or write(2), made with raw system calls (see [Raw]). Closing it
+// read(2) or write(2), made with raw system calls (see package
+// internal/rawio). Closing it
 // closes the duplicate, not f, and makes the description blocking again.
 // For any other f (a terminal, a regular file) or if the duplicate cannot
 // be made, it returns f itself, which Close closes.
@@ -61,7 +64,7 @@ func Pollable(f *os.File) io.ReadWriteCloser {
 	}
 	// NewFile sees a non-blocking descriptor and waits for it in the
 	// poller.
-	return &pollable{ReadWriteCloser: Raw(os.NewFile(uintptr(dup), f.Name())), orig: f}
+	return &pollable{ReadWriteCloser: rawio.File(os.NewFile(uintptr(dup), f.Name())), orig: f}
 }
 
 // pollable is a duplicate of orig's descriptor, read and written through
