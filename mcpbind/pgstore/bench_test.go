@@ -9,7 +9,6 @@ import (
 	"context"
 	"testing"
 
-	"github.com/chartgate/chartgate/internal/histrec"
 	"github.com/chartgate/chartgate/internal/histrec/histrectest"
 	"github.com/chartgate/chartgate/mcpbind/pgstore"
 )
@@ -83,41 +82,15 @@ func BenchmarkCompareAndSwap(b *testing.B) {
 }
 
 // BenchmarkSplitWrite writes a record with a history of 500 entries, as
-// chartgate serve keeps, the way a moving call does: "commit" drops the
-// oldest entry and appends one (CompareAndSwapSplit with a delta), "lease"
-// changes the head alone, and "whole" writes the same record whole
-// (CompareAndSwap), as version 1 did. It reports the WAL each write
-// generates (wal-B/op).
+// chartgate serve keeps, the ways a moving call does
+// (histrectest.WriteKinds); "whole" is what version 1 did. It reports the
+// WAL each write generates (wal-B/op).
 func BenchmarkSplitWrite(b *testing.B) {
-	ctx := context.Background()
-	h := histrectest.Entries(0, 500)
-	head := []byte(`{"state":{"value":"a","context":{"n":1}}}`)
-	for _, c := range []string{"lease", "commit", "whole"} {
+	for _, c := range histrectest.WriteKinds {
 		b.Run(c, func(b *testing.B) {
 			s := open(b, nil)
-			hist := h
-			v, err := s.CompareAndSwapSplit(ctx, "k", 0, &histrec.Write{Head: head, History: hist}, true)
-			if err != nil {
-				b.Fatal(err)
-			}
-			wal0 := query(b, `SELECT pg_current_wal_insert_lsn() - '0/0'::pg_lsn`)
-			b.ReportAllocs()
-			for i := 0; b.Loop(); i++ {
-				switch c {
-				case "lease":
-					v, err = s.CompareAndSwapSplit(ctx, "k", v, &histrec.Write{Head: head, History: hist, Delta: true}, false)
-				case "commit":
-					hist = append(hist[1:len(hist):len(hist)], histrectest.Entries(500+i, 1)...)
-					v, err = s.CompareAndSwapSplit(ctx, "k", v, &histrec.Write{Head: head, History: hist, Delta: true, Dropped: 1, Appended: 1}, true)
-				case "whole":
-					hist = append(hist[1:len(hist):len(hist)], histrectest.Entries(500+i, 1)...)
-					buf := histrec.AppendEntries(append(head[:len(head)-1:len(head)-1], `,"history":[`...), hist)
-					v, err = s.CompareAndSwap(ctx, "k", v, append(buf, "]}"...))
-				}
-				if err != nil {
-					b.Fatal(err)
-				}
-			}
+			var wal0 int64
+			histrectest.Writes(b, s, c, 500, func() { wal0 = query(b, `SELECT pg_current_wal_insert_lsn() - '0/0'::pg_lsn`) })
 			b.ReportMetric(float64(query(b, `SELECT pg_current_wal_insert_lsn() - '0/0'::pg_lsn`)-wal0)/float64(b.N), "wal-B/op")
 		})
 	}

@@ -13,7 +13,6 @@ import (
 	"testing"
 
 	"github.com/chartgate/chartgate/internal/cputime"
-	"github.com/chartgate/chartgate/internal/histrec"
 	"github.com/chartgate/chartgate/internal/histrec/histrectest"
 	"github.com/chartgate/chartgate/mcpbind/sqlitestore"
 )
@@ -151,43 +150,14 @@ func BenchmarkCompareAndSwap(b *testing.B) {
 
 // BenchmarkSplitWrite writes a record with a history of 500 entries
 // (~60 KB, what chartgate keeps) the ways a moving call of a named
-// session does, with RelaxedSync: "lease" changes the head alone,
-// "commit" drops the oldest entry and appends one, "whole" does the same
-// with CompareAndSwap, the record written whole (what every write did
-// before histories were kept apart; the benchmark joins the history into
-// it, as the gate encodes a record: into one buffer).
+// session does (histrectest.WriteKinds), with RelaxedSync; "whole" is
+// what every write did before histories were kept apart.
 func BenchmarkSplitWrite(b *testing.B) {
-	ctx := context.Background()
-	h := histrectest.Entries(0, 500)
-	head := []byte(`{"state":{"value":"a","context":{"n":1}}}`)
-	for _, c := range []string{"lease", "commit", "whole"} {
+	for _, c := range histrectest.WriteKinds {
 		b.Run(c, func(b *testing.B) {
 			s := open(b, &sqlitestore.Options{RelaxedSync: true})
-			hist := h
-			var buf []byte
-			v, err := s.CompareAndSwapSplit(ctx, "k", 0, &histrec.Write{Head: head, History: hist}, true)
-			if err != nil {
-				b.Fatal(err)
-			}
-			b.ReportAllocs()
 			defer reportCPU(b)()
-			for i := 0; b.Loop(); i++ {
-				switch c {
-				case "lease":
-					v, err = s.CompareAndSwapSplit(ctx, "k", v, &histrec.Write{Head: head, History: hist, Delta: true}, false)
-				case "commit":
-					hist = append(hist[1:len(hist):len(hist)], histrectest.Entries(500+i, 1)...)
-					v, err = s.CompareAndSwapSplit(ctx, "k", v, &histrec.Write{Head: head, History: hist, Delta: true, Dropped: 1, Appended: 1}, true)
-				case "whole":
-					hist = append(hist[1:len(hist):len(hist)], histrectest.Entries(500+i, 1)...)
-					buf = histrec.AppendEntries(append(append(buf[:0], head[:len(head)-1]...), `,"history":[`...), hist)
-					// The store keeps what it is given: a copy.
-					v, err = s.CompareAndSwap(ctx, "k", v, append([]byte(nil), append(buf, "]}"...)...))
-				}
-				if err != nil {
-					b.Fatal(err)
-				}
-			}
+			histrectest.Writes(b, s, c, 500, nil)
 		})
 	}
 }

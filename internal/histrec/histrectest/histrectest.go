@@ -199,3 +199,46 @@ func Concurrent(t *testing.T, store Store, workers, writes int) {
 		}
 	}
 }
+
+// WriteKinds are the writes [Writes] makes: "lease" changes the head
+// alone, "commit" drops the oldest entry and appends one (a change, as a
+// moving call's write), "whole" does the same with CompareAndSwap, the
+// record written whole, joined into one buffer as the gate encodes it.
+var WriteKinds = []string{"lease", "commit", "whole"}
+
+// Writes creates a record with n history entries under "k" and rewrites
+// it in b.Loop, the kind of write it names (see [WriteKinds]). ready, if
+// not nil, is called once the record is created, before the loop.
+func Writes(b *testing.B, s Store, kind string, n int, ready func()) {
+	b.Helper()
+	ctx := context.Background()
+	head := []byte(`{"state":{"value":"a","context":{"n":1}}}`)
+	hist := Entries(0, n)
+	v, err := s.CompareAndSwapSplit(ctx, "k", 0, &histrec.Write{Head: head, History: hist}, true)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if ready != nil {
+		ready()
+	}
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		if kind != "lease" {
+			hist = append(hist[1:len(hist):len(hist)], Entries(n+i, 1)...)
+		}
+		switch kind {
+		case "lease":
+			v, err = s.CompareAndSwapSplit(ctx, "k", v, &histrec.Write{Head: head, History: hist, Delta: true}, false)
+		case "commit":
+			v, err = s.CompareAndSwapSplit(ctx, "k", v, &histrec.Write{Head: head, History: hist, Delta: true, Dropped: 1, Appended: 1}, true)
+		case "whole":
+			buf := histrec.AppendEntries(append(head[:len(head)-1:len(head)-1], `,"history":[`...), hist)
+			v, err = s.CompareAndSwap(ctx, "k", v, append(buf, "]}"...))
+		default:
+			b.Fatalf("no write %q", kind)
+		}
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+}
