@@ -15,11 +15,11 @@ import (
 // when f is a pipe or a socket: a duplicate of its descriptor, made
 // non-blocking (which the description f shares takes too), whose reads
 // and writes park the goroutine instead of blocking its thread in
-// read(2) or write(2), made with raw system calls (see package
-// internal/rawio). Closing it
-// closes the duplicate, not f, and makes the description blocking again.
-// For any other f (a terminal, a regular file) or if the duplicate cannot
-// be made, it returns f itself, which Close closes.
+// read(2) or write(2), and on Linux are raw system calls (see package
+// internal/rawio). Closing it closes the duplicate, not f, and makes the
+// description blocking again. For any other f (a terminal, a regular
+// file) or if the duplicate cannot be made, it returns f itself, which
+// Close closes.
 //
 // A server's standard input wants this: on Go 1.26, a garbage collection
 // that starts as a goroutine enters read(2) can wait for that read to
