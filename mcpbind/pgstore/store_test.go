@@ -287,17 +287,7 @@ func TestExpiry(t *testing.T) {
 // expired or not.
 func hasRow(t *testing.T, schema, key string) bool {
 	t.Helper()
-	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, dsn(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	var n int
-	if err := conn.QueryRow(ctx, "SELECT count(*) FROM "+pgx.Identifier{schema}.Sanitize()+".workflows WHERE key = $1", []byte(key)).Scan(&n); err != nil {
-		t.Fatal(err)
-	}
-	return n == 1
+	return query(t, "SELECT count(*) FROM "+pgx.Identifier{schema}.Sanitize()+".workflows WHERE key = $1", []byte(key)) == 1
 }
 
 // TestKeysAnyBytes checks keys that are not text: NUL bytes, invalid
