@@ -24,36 +24,40 @@
 // # Layout
 //
 // The database has three tables, and its PRAGMA user_version holds the
-// version of the schema (3), which Open creates or migrates in one
+// version of the schema (4), which Open creates or migrates in one
 // transaction (several processes opening a new file at once are fine: one
 // creates the schema, the others find it):
 //
-//	workflows (key TEXT PRIMARY KEY, version INTEGER, data BLOB, expires INTEGER, split INTEGER)
-//	history   (key TEXT, version INTEGER, i INTEGER, entry BLOB, PRIMARY KEY (key, version, i))
+//	workflows (key TEXT PRIMARY KEY, version INTEGER, data BLOB, expires INTEGER, split INTEGER, tail BLOB, live INTEGER, dead INTEGER)
+//	entries   (key TEXT, version INTEGER, i INTEGER, entry BLOB, PRIMARY KEY (key, version, i))
 //	retired   (id INTEGER PRIMARY KEY CHECK (id = 1), last INTEGER)
 //
 // workflows holds one row per key, with its data, its version and its
 // expiry in Unix milliseconds (0: never; a partial index on expires serves
 // the purge). A workflow's record of more than 3 KiB, as the gate writes
-// it, is split: its data is the record without its run history, whose entries are rows of
-// history, in order, each under the version of the write that added it
-// (split is 1); Load returns the record with its history joined in (in
-// one statement). So a call that moves a workflow whose history holds
-// hundreds of entries (chartgate keeps 500, ~60 KB) changes a few pages
-// (the head's, the first and the last of the history's) instead of
-// writing the whole history again. A record written with CompareAndSwap
-// holds what it was given (split 0; a trigger removes history rows
-// left over), and so do deleted and expired ones (another trigger).
-// retired holds one row, at least the version of every record deleted.
-// Open refuses a file whose schema is newer than this package knows
-// ("upgrade chartgate"), and a database of some other application
-// (tables, but user_version 0). Older files are migrated when they are
-// opened: version 1's counter table, which held the last version handed
-// out, becomes retired; version 2's records table becomes workflows, and
-// its records keep their histories in their data until their next split
-// write. A process that still has the file open with an older version
-// fails its writes from then on (restart it with this
-// version). The file is in WAL
+// it, is split (split is 1): its data is the record without its run
+// history, whose entries are the live rows of entries after its first
+// dead ones, in order, each under the version of the write that added
+// it, followed by the entries in tail (joined by commas); Load returns
+// the record with its history joined in (in one statement). The newest
+// entries stay in tail while the record's row holds at most 3 KiB; then
+// they become rows, and the rows of dropped entries are deleted 32 at a
+// time. So a call that moves a workflow whose history holds hundreds of
+// entries (chartgate keeps 500, ~60 KB) changes the record's page, and
+// once in a while a few more, instead of writing the whole history
+// again. A record written with CompareAndSwap holds what it was given
+// (split 0; a trigger removes rows of entries left over), and so do
+// deleted and expired ones (another trigger). retired holds one row, at
+// least the version of every record deleted. Open refuses a file whose
+// schema is newer than this package knows ("upgrade chartgate"), and a
+// database of some other application (tables, but user_version 0). Older
+// files are migrated when they are opened: version 1's counter table,
+// which held the last version handed out, becomes retired; version 2's
+// records table becomes workflows, and its records keep their histories
+// in their data until their next split write; version 3's history table
+// becomes entries, a row of each of its split records' entries. A
+// process that still has the file open with an older version fails its
+// writes from then on (restart it with this version). The file is in WAL
 // mode, and SQLite keeps two files next to it while it is in use,
 // state.db-wal and state.db-shm; a new file is created with mode 0600.
 //

@@ -47,3 +47,6 @@ func (s *Store) WriteFailing(ctx context.Context) error {
 // SetSplitAbove sets the size from which CompareAndSwapSplit keeps a
 // record's history apart (0: always).
 func (s *Store) SetSplitAbove(n int) { s.splitAbove = n }
+
+// SetTailAbove sets the most a split record's head and tail take.
+func (s *Store) SetTailAbove(n int) { s.tailAbove = n }

@@ -203,12 +203,21 @@ func TestLocalLeaseOfPanickedToolAbandoned(t *testing.T) {
 // record split: the run history, at most HistoryLimit entries, each call
 // audited, is kept in rows of its own, and the record loaded (by another
 // Store on the file) holds the newest entries, oldest first.
+// Without a tail, each entry is a row; with one, the newest entries (here
+// all of them) are in the record's row.
 func TestGateKeepsHistoryApart(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "state.db")
-	store := openAt(t, path, &sqlitestore.Options{RelaxedSync: true})
-	store.SetSplitAbove(0) // a history of 3 entries fits in a page
-	key := histrectest.GateHistory(t, store, openAt(t, path, nil))
-	if n := historyRows(t, path, key); n != 3 {
-		t.Fatalf("%d rows of history; want 3", n)
+	for _, tail := range []int{0, 3 << 10} {
+		path := filepath.Join(t.TempDir(), "state.db")
+		store := openAt(t, path, &sqlitestore.Options{RelaxedSync: true})
+		store.SetSplitAbove(0) // a history of 3 entries fits in a page
+		store.SetTailAbove(tail)
+		key := histrectest.GateHistory(t, store, openAt(t, path, nil))
+		want := 3
+		if tail > 0 {
+			want = 0
+		}
+		if n := historyRows(t, path, key); n != want {
+			t.Fatalf("tail of %d bytes: %d rows of history; want %d", tail, n, want)
+		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/chartgate/chartgate/internal/histrec"
+	"github.com/chartgate/chartgate/internal/histrec/histrectest"
 	"github.com/chartgate/chartgate/mcpbind/sqlitestore"
 )
 
@@ -60,8 +62,8 @@ func oldFile(t *testing.T, name string) (string, *sql.DB, *sql.Conn) {
 func checkSchema(t *testing.T, db *sql.DB) {
 	t.Helper()
 	var schema int
-	if err := db.QueryRow("PRAGMA user_version").Scan(&schema); err != nil || schema != 3 {
-		t.Fatalf("schema version %d, %v; want 3", schema, err)
+	if err := db.QueryRow("PRAGMA user_version").Scan(&schema); err != nil || schema != 4 {
+		t.Fatalf("schema version %d, %v; want 4", schema, err)
 	}
 }
 
@@ -116,7 +118,7 @@ const (
 	v2KeptData = `{"state":{"value":"a"},"history":[{"tool":"one"},{"tool":"two"}]}`
 )
 
-// TestMigrateV2File: a file of schema version 2 is brought to version 3
+// TestMigrateV2File: a file of schema version 2 is brought to the current version
 // when it is opened: its records keep their data (their histories
 // included) and versions; a split write replaces a record's history
 // whole the first time (the record held its history itself) and then
@@ -161,6 +163,67 @@ func TestMigrateV2File(t *testing.T) {
 	_, err = v2.ExecContext(ctx, v2Swap, v+1, `{"state":{}}`, "kept", v)
 	if err == nil || !strings.Contains(err.Error(), "no such table: records") {
 		t.Fatalf("a write of version 2 after the migration: %v; want an error about the table records", err)
+	}
+}
+
+// The file testdata/v3.db was written by the store at schema version 3:
+// "kept" written split with 30 entries (v3Entry 0 to 29), then with the
+// first two dropped and two appended; "gone" written and deleted.
+const (
+	v3Kept = 1796012160862445 // kept's version
+	v3Gone = 1796012160863000 // gone's version, before its delete
+	v3Head = `{"state":{"value":"b"}}`
+)
+
+// v3Entry is entry i of kept's history in testdata/v3.db.
+func v3Entry(i int) json.RawMessage {
+	return json.RawMessage(fmt.Sprintf(`{"tool":"t%02d","event":{"type":"E","input":{"text":"hello"}},"from":"a","to":"a","time":"2026-11-30T04:00:00Z"}`, i))
+}
+
+// TestMigrateV3File: a file of schema version 3 is brought to version 4
+// when it is opened: a split record keeps its history and version, and
+// the next change of it keeps its newest entries in its row, as the
+// version-4 writes do; a key deleted under version 3 and created again
+// gets a version above it; and a process that still has the file open at
+// version 3 can no longer write rows of entries (it would leave the
+// record's counts of rows wrong).
+func TestMigrateV3File(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	path, old, v3 := oldFile(t, "v3.db")
+	v3Add := `INSERT INTO history (key, version, i, entry) VALUES (?, ?, ?, ?)`
+	if _, err := v3.ExecContext(ctx, "SELECT count(*) FROM history"); err != nil {
+		t.Fatal(err)
+	}
+	s := openAt(t, path, nil)
+	checkSchema(t, old)
+	var hist []json.RawMessage
+	for i := 2; i < 32; i++ {
+		hist = append(hist, v3Entry(i))
+	}
+	got, v, err := s.Load(ctx, "kept")
+	if err != nil || string(got) != histrectest.Joined(v3Head, hist) || v != v3Kept {
+		t.Fatalf("kept: %.200s…, version %d, %v; want its 30 entries, version %d", got, v, err, uint64(v3Kept))
+	}
+	if n := historyRows(t, path, "kept"); n != 30 {
+		t.Fatalf("kept: %d rows of history; want 30", n)
+	}
+	hist = append(hist[3:], v3Entry(32))
+	if v, err = s.CompareAndSwapSplit(ctx, "kept", v, &histrec.Write{Head: []byte(v3Head), History: hist, Delta: true, Dropped: 3, Appended: 1}, true); err != nil {
+		t.Fatal(err)
+	}
+	if got, _, err := s.Load(ctx, "kept"); err != nil || string(got) != histrectest.Joined(v3Head, hist) {
+		t.Fatalf("kept after a change: %.200s…, %v; want %d entries", got, err, len(hist))
+	}
+	if n := historyRows(t, path, "kept"); n != 27 {
+		t.Fatalf("kept after a change: %d rows of history; want 27 (the entry appended in the record's row)", n)
+	}
+	if nv, err := s.CompareAndSwap(ctx, "gone", 0, []byte("gone 2")); err != nil || nv <= v3Gone {
+		t.Fatalf("gone created again: version %d, %v; want above %d", nv, err, uint64(v3Gone))
+	}
+	_, err = v3.ExecContext(ctx, v3Add, "kept", v+1, 0, `{}`)
+	if err == nil || !strings.Contains(err.Error(), "no such table: history") {
+		t.Fatalf("a write of version 3 after the migration: %v; want an error about the table history", err)
 	}
 }
 

@@ -102,6 +102,7 @@ func Open(path string, opts *Options) (*Store, error) {
 		writer:     make(chan struct{}, 1),
 		syncMode:   syncMode(o.RelaxedSync),
 		splitAbove: 3 << 10,
+		tailAbove:  3 << 10,
 	}
 	s.feed = s.newFeed()
 	s.load.query = sqlLoad
@@ -228,6 +229,17 @@ var migrations = [...]string{
 	BEGIN DELETE FROM history WHERE key = OLD.key; END;
 	CREATE TRIGGER workflows_unsplit AFTER UPDATE OF split ON workflows WHEN OLD.split AND NOT NEW.split
 	BEGIN DELETE FROM history WHERE key = OLD.key; END;`,
+	// 3 -> 4: a split record keeps its newest entries in its own row
+	// (tail) and the rows of its dropped entries until deadRows are dead,
+	// so that most writes change its row alone (see splitPlan); live and
+	// dead count its rows of entries. Renaming history (the triggers
+	// follow) makes the writes of a process that opened the file at
+	// version 3, which would drop and add rows without the counts, fail.
+	`ALTER TABLE history RENAME TO entries;
+	ALTER TABLE workflows ADD COLUMN tail BLOB; -- the newest entries, joined by commas
+	ALTER TABLE workflows ADD COLUMN live INTEGER NOT NULL DEFAULT 0; -- rows of entries in the history
+	ALTER TABLE workflows ADD COLUMN dead INTEGER NOT NULL DEFAULT 0; -- rows of entries dropped, before those
+	UPDATE workflows SET live = (SELECT count(*) FROM entries WHERE entries.key = workflows.key) WHERE split;`,
 }
 
 // migrate brings the schema of the file up to schemaVersion. In the common

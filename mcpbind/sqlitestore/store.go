@@ -77,6 +77,13 @@ type Store struct {
 	// record's history apart: a smaller record fits in a page of the
 	// file (4 KiB) whole.
 	splitAbove int
+	// tailAbove is the most a split record's head and tail take (see
+	// splitPlan): 3 KiB, so that its row fits in a page too.
+	tailAbove int
+	// splits holds the counts of the split records this Store wrote
+	// (see splitPlan), by key.
+	smu    sync.Mutex
+	splits map[string]splitRecord
 
 	feed *gate.Feed // the writes to the file, by any process (watch.go)
 }
@@ -84,11 +91,15 @@ type Store struct {
 // The statements' SQL.
 const (
 	// sqlLoad reads a record, with the entries of its history joined by
-	// commas if it was written split: in one statement, so that head and
-	// history are of one version.
+	// commas if it was written split (see splitPlan): its rows of
+	// entries but the dead ones, then its tail. In one statement, so that
+	// head and history are of one version.
 	sqlLoad = `SELECT version, data, expires,
-		CASE WHEN split THEN (SELECT group_concat(entry, ',' ORDER BY version, i) FROM history WHERE history.key = workflows.key) END
-		FROM workflows WHERE key = ?`
+		CASE WHEN split THEN concat_ws(',',
+			(SELECT group_concat(entry, ',' ORDER BY version, i) FROM (SELECT version, i, entry FROM entries WHERE key = ?1
+				ORDER BY version, i LIMIT -1 OFFSET (SELECT dead FROM workflows WHERE key = ?1))),
+			tail) END
+		FROM workflows WHERE key = ?1`
 	sqlCurrent = `SELECT version, expires FROM workflows WHERE key = ?`
 	// sqlSwap replaces the record of key ?3 if it has version ?4 and has
 	// not expired at ?5, giving it version ?6, which the Store computes:
@@ -103,30 +114,39 @@ const (
 	// only. sqlSwap returns no row: SQLite gathers the rows of RETURNING
 	// in a table of their own, a cost on every moving call. Both clear
 	// split (?7): the record holds its history itself, if it has one.
-	// With ?7 set they write a split record's head instead, and
-	// sqlSwapKept replaces the head of a record already split.
+	// With ?7 set they write a split record's head instead, whose
+	// history will be ?8 rows of entries (no tail, no dead rows).
+	// sqlSwapKept replaces the head of a record already split, and
+	// sqlSwapTail also its tail (?7) and counts of rows (live ?8, dead
+	// ?9); sqlSplit reads these counts.
 	sqlSwap = `UPDATE workflows
-		SET version = ?6, data = ?1, expires = ?2, split = ?7
+		SET version = ?6, data = ?1, expires = ?2, split = ?7, tail = NULL, live = ?8, dead = 0
 		WHERE key = ?3 AND version = ?4 AND (expires = 0 OR expires > ?5)`
 	sqlSwapKept = `UPDATE workflows
 		SET version = ?6, data = ?1, expires = ?2
 		WHERE key = ?3 AND version = ?4 AND (expires = 0 OR expires > ?5) AND split`
-	sqlCreate = `INSERT INTO workflows (key, version, data, expires, split)
-		VALUES (?1, (SELECT max(last + 1, ?5) FROM retired WHERE id = 1), ?2, ?3, ?6)
-		ON CONFLICT (key) DO UPDATE SET version = max(excluded.version, version + 1), data = excluded.data, expires = excluded.expires, split = excluded.split
+	sqlSwapTail = `UPDATE workflows
+		SET version = ?6, data = ?1, expires = ?2, tail = ?7, live = ?8, dead = ?9
+		WHERE key = ?3 AND version = ?4 AND (expires = 0 OR expires > ?5) AND split`
+	sqlSplit = `SELECT live, dead FROM workflows
+		WHERE key = ?1 AND version = ?2 AND (expires = 0 OR expires > ?3) AND split`
+	sqlCreate = `INSERT INTO workflows (key, version, data, expires, split, live)
+		VALUES (?1, (SELECT max(last + 1, ?5) FROM retired WHERE id = 1), ?2, ?3, ?6, ?7)
+		ON CONFLICT (key) DO UPDATE SET version = max(excluded.version, version + 1), data = excluded.data, expires = excluded.expires,
+			split = excluded.split, tail = NULL, live = excluded.live, dead = 0
 		WHERE expires > 0 AND expires <= ?4
 		RETURNING version`
 	sqlRemove = `DELETE FROM workflows WHERE key = ?`
 	sqlPurge  = `DELETE FROM workflows WHERE key IN
 		(SELECT key FROM workflows WHERE expires > 0 AND expires <= ? LIMIT ?)`
-	// The history of a split record: its entries before the one at
-	// offset ?2 dropped (with a bound LIMIT instead of OFFSET, SQLite
-	// would prepare the statement again at each run), all of them, an
+	// The rows of entries of a split record: the first ?2 deleted (with a
+	// bound LIMIT instead of OFFSET, SQLite would prepare the statement
+	// again at each run; some row must follow them), all of them, an
 	// entry added.
-	sqlHistoryDrop = `DELETE FROM history WHERE key = ?1 AND (version, i) <
-		(SELECT version, i FROM history WHERE key = ?1 ORDER BY version, i LIMIT 1 OFFSET ?2)`
-	sqlHistoryClear = `DELETE FROM history WHERE key = ?`
-	sqlHistoryAdd   = `INSERT INTO history (key, version, i, entry) VALUES (?, ?, ?, ?)`
+	sqlHistoryDrop = `DELETE FROM entries WHERE key = ?1 AND (version, i) <
+		(SELECT version, i FROM entries WHERE key = ?1 ORDER BY version, i LIMIT 1 OFFSET ?2)`
+	sqlHistoryClear = `DELETE FROM entries WHERE key = ?`
+	sqlHistoryAdd   = `INSERT INTO entries (key, version, i, entry) VALUES (?, ?, ?, ?)`
 )
 
 // versionTriggers keep retired.last at or above the version of every
@@ -343,11 +363,11 @@ func (s *Store) compareAndSwap(ctx context.Context, key string, old uint64, data
 		var err error
 		expires := s.expiry(now)
 		if old == 0 {
-			found, err = w.returning(sqlCreate, []any{key, data, expires, now.UnixMilli(), s.nextVersion(0, now), false}, &version)
+			found, err = w.returning(sqlCreate, []any{key, data, expires, now.UnixMilli(), s.nextVersion(0, now), false, 0}, &version)
 		} else {
 			version = s.nextVersion(old, now)
 			var changed int64
-			changed, err = w.execChanged(sqlSwap, data, expires, key, old, now.UnixMilli(), version, false)
+			changed, err = w.execChanged(sqlSwap, data, expires, key, old, now.UnixMilli(), version, false, 0)
 			found = err == nil && changed == 1
 		}
 		if found {
@@ -364,13 +384,15 @@ func (s *Store) compareAndSwap(ctx context.Context, key string, old uint64, data
 
 // CompareAndSwapSplit implements histrec.Store, through which the gate
 // writes its workflows' records: CompareAndSwap for a record given as its
-// head and history, which it keeps apart, an entry a row, once the record
-// takes more than 3 KiB (a smaller one is written whole). A write whose
-// history is a change of the stored one (w.Delta) removes the dropped
-// entries' rows and adds the appended ones, so that it changes a few
-// pages, not every page of a history of hundreds of entries; another
-// replaces the rows. The head, its rows and the version change in one
-// transaction. With durable false it is CompareAndSwapNoSync.
+// head and history, which it keeps apart once the record takes more than
+// 3 KiB (a smaller one is written whole). A split record's row holds its
+// head and its newest entries (its tail) while these fit in 3 KiB, and
+// older entries are rows of entries (see splitPlan). A write whose
+// history is a change of the stored one (w.Delta) that this Store wrote
+// last changes the record's row alone, most of the time; another reads
+// the record's counts of rows first, or replaces its rows. The head, its
+// rows and the version change in one transaction. With durable false it
+// is CompareAndSwapNoSync.
 func (s *Store) CompareAndSwapSplit(ctx context.Context, key string, old uint64, w *histrec.Write, durable bool) (uint64, error) {
 	if data, ok := w.Whole(s.splitAbove); ok {
 		// A small record is written whole, in one statement: split, its
@@ -383,45 +405,72 @@ func (s *Store) CompareAndSwapSplit(ctx context.Context, key string, old uint64,
 	}
 	dropped, appended, change := w.Change()
 	var cur, version uint64
-	if old != 0 && change && dropped == 0 && len(appended) == 0 {
-		// Only the head changes (a lease taken or released): one
-		// statement, if the record is split already; else (or on a
-		// conflict) the write below finds out which.
-		var kept bool
-		err := s.write(ctx, durable, func(c *writeConn, now time.Time) error {
-			version = s.nextVersion(old, now)
-			changed, err := c.execChanged(sqlSwapKept, head, s.expiry(now), key, old, now.UnixMilli(), version)
-			if kept = err == nil && changed == 1; kept {
-				s.last = max(s.last, version)
+	if old != 0 && change {
+		// A write of the head alone (a lease taken or released), or one
+		// whose history changes only the record's row: one statement, if
+		// the record is split as this Store knows it; else (or on a
+		// conflict) the write below finds out.
+		var p splitPlan
+		one := dropped == 0 && len(appended) == 0
+		if !one {
+			if rec, ok := s.splitOf(key, old); ok {
+				p, one = s.plan(rec, len(head), w.History, dropped)
+				one = one && p.rowOnly()
 			}
-			return err
-		})
-		if err != nil || kept {
-			return s.swapped(ctx, key, old, 0, version, err)
+		}
+		if one {
+			var kept bool
+			err := s.write(ctx, durable, func(c *writeConn, now time.Time) error {
+				version = s.nextVersion(old, now)
+				var changed int64
+				var err error
+				if dropped == 0 && len(appended) == 0 {
+					changed, err = c.execChanged(sqlSwapKept, head, s.expiry(now), key, old, now.UnixMilli(), version)
+				} else {
+					changed, err = c.execChanged(sqlSwapTail, head, s.expiry(now), key, old, now.UnixMilli(), version, p.tailArg(), p.live, p.dead)
+				}
+				if kept = err == nil && changed == 1; kept {
+					s.last = max(s.last, version)
+				}
+				return err
+			})
+			if kept {
+				s.rewritten(key, old, version, p, dropped == 0 && len(appended) == 0)
+			}
+			if err != nil || kept {
+				return s.swapped(ctx, key, old, 0, version, err)
+			}
 		}
 	}
+	var rec splitRecord
 	err := s.writeMulti(ctx, durable, func(c *writeConn, now time.Time) error {
 		expires := s.expiry(now)
 		var found bool
 		var err error
+		rec = splitRecord{live: len(w.History)}
 		if old == 0 {
-			found, err = c.returning(sqlCreate, []any{key, head, expires, now.UnixMilli(), s.nextVersion(0, now), true}, &version)
+			found, err = c.returning(sqlCreate, []any{key, head, expires, now.UnixMilli(), s.nextVersion(0, now), true, len(w.History)}, &version)
 		} else {
 			version = s.nextVersion(old, now)
 			if change {
-				var changed int64
-				changed, err = c.execChanged(sqlSwapKept, head, expires, key, old, now.UnixMilli(), version)
-				if err == nil && changed == 1 {
-					s.last = max(s.last, version)
-					return c.changeHistory(key, version, dropped, appended, len(appended) == len(w.History))
+				var stored splitRecord
+				if err := c.scan(sqlSplit, []any{key, old, now.UnixMilli()}, &stored.live, &stored.dead); err == nil {
+					if p, ok := s.plan(stored, len(head), w.History, dropped); ok {
+						if err := c.exec(sqlSwapTail, head, expires, key, old, now.UnixMilli(), version, p.tailArg(), p.live, p.dead); err != nil {
+							return err
+						}
+						s.last = max(s.last, version)
+						rec = splitRecord{live: p.live, dead: p.dead}
+						return c.changeRows(key, version, p)
+					}
+				} else if !errors.Is(err, sql.ErrNoRows) {
+					return err
 				}
 			}
-			if err == nil {
-				// Not split yet (or no delta): the rows are replaced.
-				var changed int64
-				changed, err = c.execChanged(sqlSwap, head, expires, key, old, now.UnixMilli(), version, true)
-				found = err == nil && changed == 1
-			}
+			// Not split yet (or no delta): the rows are replaced.
+			var changed int64
+			changed, err = c.execChanged(sqlSwap, head, expires, key, old, now.UnixMilli(), version, true, len(w.History))
+			found = err == nil && changed == 1
 		}
 		if err != nil {
 			return err
@@ -433,7 +482,130 @@ func (s *Store) CompareAndSwapSplit(ctx context.Context, key string, old uint64,
 		cur, err = s.current(c, key, now)
 		return err
 	})
+	if err == nil {
+		rec.version = version
+		s.remember(key, rec)
+	}
 	return s.swapped(ctx, key, old, cur, version, err)
+}
+
+// deadRows is the number of dropped entries' rows from which a write
+// deletes them: deleting them one at a time, as they are dropped, would
+// change the first page of the history (and, as it empties, its
+// neighbours') on every write.
+const deadRows = 32
+
+// splitRecord is what a write knows of a split record: the number of its
+// rows of entries that hold its history (live), after the first dead
+// ones, which hold dropped entries; and, in a Store's cache, the version
+// it wrote the record at.
+type splitRecord struct {
+	version    uint64
+	live, dead int
+}
+
+// splitPlan is how a write keeps a split record's history, given as a
+// change of the stored one (some first entries dropped, some appended):
+// the history is the record's live rows of entries (in the order of
+// their version and place), then the entries of its tail, a field of the
+// record's row. The dropped entries leave the live rows first (their
+// rows become dead) and then the tail; the appended ones join the tail.
+// Once the head and the tail would take more than 3 KiB, the tail's
+// entries become rows, and once deadRows rows are dead (or none is live)
+// those are deleted. So most writes change the record's row alone (one
+// page of the file, one statement), and the others add a page's worth of
+// rows or delete one.
+type splitPlan struct {
+	tail       []byte            // the entries after the live rows, joined; empty if none
+	live, dead int               // the counts of rows after the write
+	drop       int               // the first rows to delete (those dead before)
+	clear      bool              // delete every row (none stays live)
+	add        []json.RawMessage // entries that become rows
+}
+
+// plan returns the plan of a write of history h, with the first dropped
+// entries of the stored one gone, over a record of rec's counts; false if
+// the counts do not fit h (the rows are then replaced).
+func (s *Store) plan(rec splitRecord, headLen int, h []json.RawMessage, dropped int) (splitPlan, bool) {
+	gone := min(dropped, rec.live)
+	p := splitPlan{live: rec.live - gone, dead: rec.dead + gone}
+	if rec.live < 0 || rec.dead < 0 || p.live > len(h) {
+		return splitPlan{}, false
+	}
+	if p.dead >= deadRows || (p.live == 0 && p.dead > 0) {
+		p.drop, p.clear, p.dead = p.dead, p.live == 0, 0
+	}
+	rest := h[p.live:]
+	if headLen+histrec.EntriesLen(rest) > s.tailAbove {
+		p.add, p.live = rest, len(h)
+	} else if len(rest) > 0 {
+		p.tail = histrec.AppendEntries(make([]byte, 0, histrec.EntriesLen(rest)), rest)
+	}
+	return p, true
+}
+
+// rowOnly reports whether the plan changes the record's row alone.
+func (p *splitPlan) rowOnly() bool { return p.drop == 0 && len(p.add) == 0 }
+
+// tailArg is the tail as a statement's argument: NULL if empty.
+func (p *splitPlan) tailArg() any {
+	if len(p.tail) == 0 {
+		return nil
+	}
+	return p.tail
+}
+
+// changeRows deletes and adds the rows of entries the plan says, the
+// added ones under version.
+func (c *writeConn) changeRows(key string, version uint64, p splitPlan) error {
+	switch {
+	case p.clear:
+		if err := c.exec(sqlHistoryClear, key); err != nil {
+			return err
+		}
+	case p.drop > 0:
+		if err := c.exec(sqlHistoryDrop, key, p.drop); err != nil {
+			return err
+		}
+	}
+	return c.addHistory(key, version, p.add)
+}
+
+// maxSplits bounds the split records a Store remembers.
+const maxSplits = 4096
+
+// splitOf returns the counts of the split record of key at version old,
+// if this Store wrote it last.
+func (s *Store) splitOf(key string, old uint64) (splitRecord, bool) {
+	s.smu.Lock()
+	defer s.smu.Unlock()
+	rec, ok := s.splits[key]
+	return rec, ok && rec.version == old
+}
+
+// remember keeps the counts of the split record of key that this Store
+// wrote. A version is never written twice, so a record another Store
+// wrote since is not found by splitOf.
+func (s *Store) remember(key string, rec splitRecord) {
+	s.smu.Lock()
+	defer s.smu.Unlock()
+	if s.splits == nil || len(s.splits) >= maxSplits {
+		s.splits = make(map[string]splitRecord)
+	}
+	s.splits[key] = rec
+}
+
+// rewritten remembers the write of the split record of key from version
+// old to version by plan p, or of its head alone (the counts are kept).
+func (s *Store) rewritten(key string, old, version uint64, p splitPlan, headOnly bool) {
+	if !headOnly {
+		s.remember(key, splitRecord{version: version, live: p.live, dead: p.dead})
+		return
+	}
+	if rec, ok := s.splitOf(key, old); ok {
+		rec.version = version
+		s.remember(key, rec)
+	}
 }
 
 // SplitAbove implements histrec.Store: 3 KiB.
@@ -454,23 +626,6 @@ func (s *Store) expiry(now time.Time) int64 {
 // versions stay below 2^63.
 func (s *Store) nextVersion(old uint64, now time.Time) uint64 {
 	return max(old+1, uint64(now.UnixMicro()), s.last+1)
-}
-
-// changeHistory drops the first rows of key's history (all of them with
-// all) and adds the appended entries under version.
-func (c *writeConn) changeHistory(key string, version uint64, dropped int, appended []json.RawMessage, all bool) error {
-	switch {
-	case dropped == 0:
-	case all:
-		if err := c.exec(sqlHistoryClear, key); err != nil {
-			return err
-		}
-	default:
-		if err := c.exec(sqlHistoryDrop, key, dropped); err != nil {
-			return err
-		}
-	}
-	return c.addHistory(key, version, appended)
 }
 
 // replaceHistory makes history the rows of key's history, under version.
@@ -534,6 +689,9 @@ func (s *Store) Delete(ctx context.Context, key string) error {
 	if err != nil {
 		return s.fail(ctx, "deleting", key, err)
 	}
+	s.smu.Lock()
+	delete(s.splits, key)
+	s.smu.Unlock()
 	return nil
 }
 
