@@ -56,8 +56,10 @@
 // records table becomes workflows, and its records keep their histories
 // in their data until their next split write; version 3's history table
 // becomes entries, a row of each of its split records' entries. A
-// process that still has the file open with an older version fails its
-// writes from then on (restart it with this version). The file is in WAL
+// process that still has the file open with an older version fails, from
+// then on, the writes that would break the new layout (version 3's also
+// its loads of split records, whose rows it cannot find): restart it with
+// this version. The file is in WAL
 // mode, and SQLite keeps two files next to it while it is in use,
 // state.db-wal and state.db-shm; a new file is created with mode 0600.
 //

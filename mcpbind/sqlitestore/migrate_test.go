@@ -186,12 +186,14 @@ func v3Entry(i int) json.RawMessage {
 // version-4 writes do; a key deleted under version 3 and created again
 // gets a version above it; and a process that still has the file open at
 // version 3 can no longer write rows of entries (it would leave the
-// record's counts of rows wrong).
+// record's counts of rows wrong) nor load a split record.
 func TestMigrateV3File(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	path, old, v3 := oldFile(t, "v3.db")
 	v3Add := `INSERT INTO history (key, version, i, entry) VALUES (?, ?, ?, ?)`
+	v3Load := `SELECT CASE WHEN split THEN (SELECT group_concat(entry, ',' ORDER BY version, i) FROM history WHERE history.key = workflows.key) END
+		FROM workflows WHERE key = ?`
 	if _, err := v3.ExecContext(ctx, "SELECT count(*) FROM history"); err != nil {
 		t.Fatal(err)
 	}
@@ -224,6 +226,11 @@ func TestMigrateV3File(t *testing.T) {
 	_, err = v3.ExecContext(ctx, v3Add, "kept", v+1, 0, `{}`)
 	if err == nil || !strings.Contains(err.Error(), "no such table: history") {
 		t.Fatalf("a write of version 3 after the migration: %v; want an error about the table history", err)
+	}
+	var joined []byte
+	err = v3.QueryRowContext(ctx, v3Load, "kept").Scan(&joined)
+	if err == nil || !strings.Contains(err.Error(), "no such table: history") {
+		t.Fatalf("a load of version 3 after the migration: %s, %v; want an error about the table history", joined, err)
 	}
 }
 
