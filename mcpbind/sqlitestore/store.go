@@ -410,13 +410,12 @@ func (s *Store) CompareAndSwapSplit(ctx context.Context, key string, old uint64,
 		// whose history changes only the record's row: one statement, if
 		// the record is split as this Store knows it; else (or on a
 		// conflict) the write below finds out.
-		var p splitPlan
-		one := dropped == 0 && len(appended) == 0
-		if !one {
-			if rec, ok := s.splitOf(key, old); ok {
-				p, one = s.plan(rec, len(head), w.History, dropped)
-				one = one && p.rowOnly()
-			}
+		headOnly := dropped == 0 && len(appended) == 0
+		rec, known := s.splitOf(key, old)
+		p, one := splitPlan{live: rec.live, dead: rec.dead}, headOnly
+		if !headOnly && known {
+			p, one = s.plan(rec, len(head), w.History, dropped)
+			one = one && p.rowOnly()
 		}
 		if one {
 			var kept bool
@@ -424,7 +423,7 @@ func (s *Store) CompareAndSwapSplit(ctx context.Context, key string, old uint64,
 				version = s.nextVersion(old, now)
 				var changed int64
 				var err error
-				if dropped == 0 && len(appended) == 0 {
+				if headOnly {
 					changed, err = c.execChanged(sqlSwapKept, head, s.expiry(now), key, old, now.UnixMilli(), version)
 				} else {
 					changed, err = c.execChanged(sqlSwapTail, head, s.expiry(now), key, old, now.UnixMilli(), version, p.tailArg(), p.live, p.dead)
@@ -434,8 +433,8 @@ func (s *Store) CompareAndSwapSplit(ctx context.Context, key string, old uint64,
 				}
 				return err
 			})
-			if kept {
-				s.rewritten(key, old, version, p, dropped == 0 && len(appended) == 0)
+			if kept && known {
+				s.remember(key, splitRecord{version: version, live: p.live, dead: p.dead})
 			}
 			if err != nil || kept {
 				return s.swapped(ctx, key, old, 0, version, err)
@@ -536,10 +535,10 @@ func (s *Store) plan(rec splitRecord, headLen int, h []json.RawMessage, dropped 
 		p.drop, p.clear, p.dead = p.dead, p.live == 0, 0
 	}
 	rest := h[p.live:]
-	if headLen+histrec.EntriesLen(rest) > s.tailAbove {
+	if n := histrec.EntriesLen(rest); headLen+n > s.tailAbove {
 		p.add, p.live = rest, len(h)
-	} else if len(rest) > 0 {
-		p.tail = histrec.AppendEntries(make([]byte, 0, histrec.EntriesLen(rest)), rest)
+	} else if n > 0 {
+		p.tail = histrec.AppendEntries(make([]byte, 0, n), rest)
 	}
 	return p, true
 }
@@ -593,19 +592,6 @@ func (s *Store) remember(key string, rec splitRecord) {
 		s.splits = make(map[string]splitRecord)
 	}
 	s.splits[key] = rec
-}
-
-// rewritten remembers the write of the split record of key from version
-// old to version by plan p, or of its head alone (the counts are kept).
-func (s *Store) rewritten(key string, old, version uint64, p splitPlan, headOnly bool) {
-	if !headOnly {
-		s.remember(key, splitRecord{version: version, live: p.live, dead: p.dead})
-		return
-	}
-	if rec, ok := s.splitOf(key, old); ok {
-		rec.version = version
-		s.remember(key, rec)
-	}
 }
 
 // SplitAbove implements histrec.Store: 3 KiB.
